@@ -1,0 +1,3 @@
+module github.com/halo-ml/halo
+
+go 1.26
