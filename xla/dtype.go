@@ -16,26 +16,26 @@ type DType uint8
 // The element types halo knows. Sub-byte and 8-bit float kinds are storage
 // types: halo moves their bytes but leaves arithmetic to the backend.
 const (
-	Invalid DType = iota
-	Bool          // i1 / PRED
-	Int2          // i2 (S2)
-	Int4          // i4 (S4)
-	Int8          // i8
-	Int16         // i16
-	Int32         // i32
-	Int64         // i64
-	Uint2         // ui2 (U2)
-	Uint4         // ui4 (U4)
-	Uint8         // ui8
-	Uint16        // ui16
-	Uint32        // ui32
-	Uint64        // ui64
-	Float16       // f16
-	BFloat16      // bf16
-	Float32       // f32
-	Float64       // f64
-	Complex64     // complex<f32>
-	Complex128    // complex<f64>
+	Invalid    DType = iota
+	Bool             // i1 / PRED
+	Int2             // i2 (S2)
+	Int4             // i4 (S4)
+	Int8             // i8
+	Int16            // i16
+	Int32            // i32
+	Int64            // i64
+	Uint2            // ui2 (U2)
+	Uint4            // ui4 (U4)
+	Uint8            // ui8
+	Uint16           // ui16
+	Uint32           // ui32
+	Uint64           // ui64
+	Float16          // f16
+	BFloat16         // bf16
+	Float32          // f32
+	Float64          // f64
+	Complex64        // complex<f32>
+	Complex128       // complex<f64>
 	Float8E5M2
 	Float8E4M3FN
 	Float8E4M3B11FNUZ
