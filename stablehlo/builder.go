@@ -1,0 +1,818 @@
+package stablehlo
+
+import (
+	"fmt"
+	"path/filepath"
+	"reflect"
+	"runtime"
+	"strings"
+
+	"github.com/halo-ml/halo/xla"
+)
+
+// Builder builds a Module: functions, their ops with shape inference, and
+// module attributes. Errors are sticky: an op given bad input records a
+// *BuildError (op name, operand types, the caller's file:line), returns a
+// placeholder value, and every later op is skipped; Build returns the first
+// error. The builder never panics on bad input.
+//
+//	b := stablehlo.NewBuilder("jit_f")
+//	f := b.NewFunction("main", stablehlo.Tensor(xla.Float32, 4))
+//	x := f.Arg(0)
+//	f.Return(f.Add(x, x))
+//	mod, err := b.Build()
+type Builder struct {
+	mod     *Module
+	err     *BuildError
+	funcs   []*FuncBuilder
+	autoLoc bool
+}
+
+// NewBuilder returns a builder of a module named name ("" for an unnamed
+// module).
+func NewBuilder(name string) *Builder {
+	return &Builder{mod: &Module{Name: name}}
+}
+
+// Err returns the first error recorded, or nil.
+func (b *Builder) Err() error {
+	if b.err == nil {
+		return nil
+	}
+	return b.err
+}
+
+// Module returns the module under construction. It is complete only once
+// Build has returned without error.
+func (b *Builder) Module() *Module { return b.mod }
+
+// AutoLocations makes every op built from now on carry the file:line of
+// the user code that built it as its location (off by default: finding the
+// caller costs about a microsecond per op).
+func (b *Builder) AutoLocations(on bool) { b.autoLoc = on }
+
+// SetAttr sets a module attribute.
+func (b *Builder) SetAttr(name string, value Attribute) {
+	if value == nil {
+		b.fail(nil, "module", nil, "attribute %s is nil", name)
+		return
+	}
+	b.mod.SetAttr(name, value)
+}
+
+// SetNumPartitions sets mhlo.num_partitions (an i32, as JAX writes it).
+func (b *Builder) SetNumPartitions(n int) {
+	if n < 1 {
+		b.fail(nil, "module", nil, "mhlo.num_partitions must be >= 1, got %d", n)
+		return
+	}
+	b.mod.SetAttr("mhlo.num_partitions", IntAttr{Value: int64(n), Type: xla.Int32})
+}
+
+// SetNumReplicas sets mhlo.num_replicas (an i32, as JAX writes it).
+func (b *Builder) SetNumReplicas(n int) {
+	if n < 1 {
+		b.fail(nil, "module", nil, "mhlo.num_replicas must be >= 1, got %d", n)
+		return
+	}
+	b.mod.SetAttr("mhlo.num_replicas", IntAttr{Value: int64(n), Type: xla.Int32})
+}
+
+// AddGlobal appends a top-level op of another dialect (e.g. sdy.mesh).
+func (b *Builder) AddGlobal(op *Op) {
+	if op == nil {
+		b.fail(nil, "module", nil, "global op is nil")
+		return
+	}
+	b.mod.Globals = append(b.mod.Globals, op)
+}
+
+// Function returns the function builder named name, or nil.
+func (b *Builder) Function(name string) *FuncBuilder {
+	for _, f := range b.funcs {
+		if f.s.fn.Name == name {
+			return f
+		}
+	}
+	return nil
+}
+
+// NewFunction starts a public function with arguments of the given types.
+// Its result types are those of the values given to Return (or declared
+// earlier with DeclareResults).
+func (b *Builder) NewFunction(name string, argTypes ...Type) *FuncBuilder {
+	fn := &Func{Name: name, Body: NewRegion(NewBlock())}
+	s := &scope{b: b, fn: fn, block: fn.Body.Blocks[0]}
+	s.top = s
+	fb := &FuncBuilder{s: s}
+	if name == "" {
+		b.fail(fb.s, "func.func", nil, "function name is empty")
+	} else if b.Function(name) != nil {
+		b.fail(fb.s, "func.func", nil, "function @%s already exists", name)
+	}
+	for i, t := range argTypes {
+		if t == nil {
+			b.fail(fb.s, "func.func", nil, "@%s: argument %d has a nil type", name, i)
+			t = TensorType{}
+		} else if err := validType(t); err != nil {
+			b.fail(fb.s, "func.func", nil, "@%s: argument %d: %v", name, i, err)
+		}
+		s.block.AddArg(t)
+	}
+	b.mod.AddFunc(fn)
+	b.funcs = append(b.funcs, fb)
+	return fb
+}
+
+// Build finishes the module: every function must have returned. It returns
+// the module, or the first error recorded while building.
+func (b *Builder) Build() (*Module, error) {
+	if b.err != nil {
+		return nil, b.err
+	}
+	for _, f := range b.funcs {
+		if !f.s.returned && f.s.fn.Body != nil {
+			b.err = &BuildError{Op: "func.func", Msg: fmt.Sprintf("function @%s has no Return", f.s.fn.Name)}
+			return nil, b.err
+		}
+		if n := len(f.s.fn.ResultAttrs); n > len(f.s.fn.ResultTypes) {
+			b.err = &BuildError{Op: "func.func", Msg: fmt.Sprintf("function @%s: result attribute set on result %d of %d", f.s.fn.Name, n-1, len(f.s.fn.ResultTypes))}
+			return nil, b.err
+		}
+	}
+	return b.mod, nil
+}
+
+// BuildError is the error the builder records: the op that failed, the
+// types of its operands, where the user's code called it, and why.
+type BuildError struct {
+	Op       string // "stablehlo.add"
+	Operands []Type // operand types (nil for a nil operand)
+	File     string // base name of the caller's file
+	Line     int
+	Msg      string
+}
+
+// Error formats e as "stablehlo.add(tensor<2xf32>, tensor<3xf32>) at f.go:12: msg".
+func (e *BuildError) Error() string {
+	var sb strings.Builder
+	sb.WriteString("stablehlo: ")
+	sb.WriteString(e.Op)
+	sb.WriteByte('(')
+	for i, t := range e.Operands {
+		if i > 0 {
+			sb.WriteString(", ")
+		}
+		if t == nil {
+			sb.WriteString("nil")
+		} else {
+			sb.WriteString(t.String())
+		}
+	}
+	sb.WriteByte(')')
+	if e.File != "" {
+		fmt.Fprintf(&sb, " at %s:%d", e.File, e.Line)
+	}
+	sb.WriteString(": ")
+	sb.WriteString(e.Msg)
+	return sb.String()
+}
+
+// FuncBuilder builds the ops of one function, or of one region of an op
+// (the closures given to Reduce, While, If ... receive a FuncBuilder for
+// the region's block). Values may be used in the block they were built in
+// and in the regions nested in it.
+type FuncBuilder struct {
+	s   *scope
+	loc Location
+}
+
+// scope is the mutable state shared by a FuncBuilder and its WithLoc views.
+type scope struct {
+	b        *Builder
+	fn       *Func
+	top      *scope // the function's own scope
+	block    *Block
+	parent   *scope // enclosing scope of a region
+	before   *Op    // insert before this op instead of appending
+	closed   bool   // a region whose closure has returned
+	returned bool   // (top) Return was called
+	declared bool   // (top) result types known
+}
+
+// Builder returns the module builder.
+func (fb *FuncBuilder) Builder() *Builder { return fb.s.b }
+
+// Func returns the function being built.
+func (fb *FuncBuilder) Func() *Func { return fb.s.fn }
+
+// Block returns the block ops are added to.
+func (fb *FuncBuilder) Block() *Block { return fb.s.block }
+
+// Err returns the first error recorded by the module builder, or nil.
+func (fb *FuncBuilder) Err() error { return fb.s.b.Err() }
+
+// WithLoc returns a view of fb whose ops carry loc as their location.
+func (fb *FuncBuilder) WithLoc(loc Location) *FuncBuilder {
+	return &FuncBuilder{s: fb.s, loc: loc}
+}
+
+// Arg returns argument i of the function (or region) being built.
+func (fb *FuncBuilder) Arg(i int) *Value {
+	args := fb.s.block.Args
+	if i < 0 || i >= len(args) {
+		fb.fail("arg", nil, "argument %d out of range [0, %d)", i, len(args))
+		return deadValue(TensorType{})
+	}
+	return args[i]
+}
+
+// Args returns the arguments of the function (or region) being built.
+func (fb *FuncBuilder) Args() []*Value { return fb.s.block.Args }
+
+// Private marks the function private (sym_visibility = "private").
+func (fb *FuncBuilder) Private() *FuncBuilder {
+	fb.s.fn.Private = true
+	return fb
+}
+
+// SetAttr sets an attribute of the func.func op itself.
+func (fb *FuncBuilder) SetAttr(name string, value Attribute) {
+	if value == nil {
+		fb.fail("func.func", nil, "attribute %s is nil", name)
+		return
+	}
+	setNamed(&fb.s.fn.Attrs, name, value)
+}
+
+// SetArgAttr sets attribute name of argument i (e.g. mhlo.sharding,
+// mhlo.layout_mode, jax.buffer_donor).
+func (fb *FuncBuilder) SetArgAttr(i int, name string, value Attribute) {
+	fn := fb.s.fn
+	if n := len(fn.Args()); i < 0 || i >= n {
+		fb.fail("func.func", nil, "argument %d out of range [0, %d)", i, n)
+		return
+	}
+	if value == nil {
+		fb.fail("func.func", nil, "argument %d: attribute %s is nil", i, name)
+		return
+	}
+	for len(fn.ArgAttrs) < len(fn.Args()) {
+		fn.ArgAttrs = append(fn.ArgAttrs, nil)
+	}
+	setDict(&fn.ArgAttrs[i], name, value)
+}
+
+// SetResultAttr sets attribute name of result i (e.g. jax.result_info,
+// mhlo.sharding). It may be called before Return.
+func (fb *FuncBuilder) SetResultAttr(i int, name string, value Attribute) {
+	fn := fb.s.fn
+	if i < 0 || (fb.s.top.declared && i >= len(fn.ResultTypes)) {
+		fb.fail("func.func", nil, "result %d out of range [0, %d)", i, len(fn.ResultTypes))
+		return
+	}
+	if value == nil {
+		fb.fail("func.func", nil, "result %d: attribute %s is nil", i, name)
+		return
+	}
+	for len(fn.ResultAttrs) <= i {
+		fn.ResultAttrs = append(fn.ResultAttrs, nil)
+	}
+	setDict(&fn.ResultAttrs[i], name, value)
+}
+
+// SetArgSharding sets mhlo.sharding of argument i ("{replicated}", "{devices=[2,1]<=[2]}").
+func (fb *FuncBuilder) SetArgSharding(i int, sharding string) {
+	fb.SetArgAttr(i, "mhlo.sharding", StringAttr(sharding))
+}
+
+// SetResultSharding sets mhlo.sharding of result i.
+func (fb *FuncBuilder) SetResultSharding(i int, sharding string) {
+	fb.SetResultAttr(i, "mhlo.sharding", StringAttr(sharding))
+}
+
+// SetOpAttr sets a (discardable) attribute on the op that defined v.
+func (fb *FuncBuilder) SetOpAttr(v *Value, name string, value Attribute) {
+	if fb.s.b.err != nil {
+		return
+	}
+	if v == nil || v.op == nil {
+		fb.fail("SetOpAttr", nil, "value is nil or not an op result")
+		return
+	}
+	if value == nil {
+		fb.fail("SetOpAttr", nil, "attribute %s is nil", name)
+		return
+	}
+	v.op.SetAttr(name, value)
+}
+
+// SetSharding sets mhlo.sharding on the op that defined v.
+func (fb *FuncBuilder) SetSharding(v *Value, sharding string) {
+	fb.SetOpAttr(v, "mhlo.sharding", StringAttr(sharding))
+}
+
+// SetFrontendAttributes sets mhlo.frontend_attributes on the op that defined v.
+func (fb *FuncBuilder) SetFrontendAttributes(v *Value, attrs DictAttr) {
+	fb.SetOpAttr(v, "mhlo.frontend_attributes", attrs)
+}
+
+// DeclareResults fixes the function's result types before Return, so that
+// other functions can Call it first.
+func (fb *FuncBuilder) DeclareResults(types ...Type) {
+	top := fb.s.top
+	if top.declared {
+		if !typesEqual(top.fn.ResultTypes, types) {
+			fb.fail("func.func", nil, "@%s: result types already declared as %s", top.fn.Name, typeList(top.fn.ResultTypes))
+		}
+		return
+	}
+	for i, t := range types {
+		if t == nil {
+			fb.fail("func.func", nil, "@%s: result %d has a nil type", top.fn.Name, i)
+			return
+		}
+	}
+	top.fn.ResultTypes = append([]Type(nil), types...)
+	top.declared = true
+}
+
+// Return ends the function with func.return of values; their types become
+// the function's result types (or must match the declared ones). In a
+// region builder, use the closure's return values instead.
+func (fb *FuncBuilder) Return(values ...*Value) {
+	const name = "func.return"
+	s := fb.s
+	if s.parent != nil {
+		fb.fail(name, values, "Return called on a region builder: return the values from the closure")
+		return
+	}
+	if s.returned {
+		fb.fail(name, values, "function @%s already returned", s.fn.Name)
+		return
+	}
+	if !fb.checkOperands(name, values) {
+		return
+	}
+	types := make([]Type, len(values))
+	for i, v := range values {
+		types[i] = v.Type
+	}
+	if s.declared {
+		if !typesEqual(s.fn.ResultTypes, types) {
+			fb.fail(name, values, "function @%s declared results %s", s.fn.Name, typeList(s.fn.ResultTypes))
+			return
+		}
+	} else {
+		s.fn.ResultTypes = types
+		s.declared = true
+	}
+	if len(s.fn.ResultAttrs) > len(types) {
+		fb.fail(name, values, "result attribute set on result %d of %d", len(s.fn.ResultAttrs)-1, len(types))
+		return
+	}
+	fb.emit(NewOp(name, append([]*Value(nil), values...), nil))
+	s.returned = true
+}
+
+// Call calls another function of the same module (func.call) and returns
+// its results. The callee's result types must be known: it has returned,
+// or declared them with DeclareResults.
+func (fb *FuncBuilder) Call(callee *FuncBuilder, args ...*Value) []*Value {
+	const name = "func.call"
+	if !fb.checkOperands(name, args) {
+		return deadValues(nil)
+	}
+	if callee == nil {
+		fb.fail(name, args, "callee is nil")
+		return deadValues(nil)
+	}
+	if callee.s.b != fb.s.b {
+		fb.fail(name, args, "callee @%s belongs to another module builder", callee.s.fn.Name)
+		return deadValues(nil)
+	}
+	cf := callee.s.fn
+	if !callee.s.top.declared {
+		fb.fail(name, args, "callee @%s has no known result types: Return or DeclareResults first", cf.Name)
+		return deadValues(nil)
+	}
+	params := cf.ArgTypes()
+	if len(params) != len(args) {
+		fb.fail(name, args, "callee @%s takes %d arguments, got %d", cf.Name, len(params), len(args))
+		return deadValues(cf.ResultTypes)
+	}
+	for i, v := range args {
+		if !TypesEqual(v.Type, params[i]) {
+			fb.fail(name, args, "argument %d of @%s must be %s", i, cf.Name, params[i])
+			return deadValues(cf.ResultTypes)
+		}
+	}
+	op := NewOp(name, append([]*Value(nil), args...), cf.ResultTypes, NamedAttr{Name: "callee", Value: SymbolRefAttr(cf.Name)})
+	fb.emit(op)
+	return op.Results
+}
+
+// CallSymbol calls a function by name with explicitly given result types
+// (for functions that are not built by this builder, e.g. declared in a
+// parsed module).
+func (fb *FuncBuilder) CallSymbol(callee string, resultTypes []Type, args ...*Value) []*Value {
+	const name = "func.call"
+	if !fb.checkOperands(name, args) || !fb.checkTypes(name, args, resultTypes) {
+		return deadValues(resultTypes)
+	}
+	if callee == "" {
+		fb.fail(name, args, "callee name is empty")
+		return deadValues(resultTypes)
+	}
+	op := NewOp(name, append([]*Value(nil), args...), append([]Type(nil), resultTypes...), NamedAttr{Name: "callee", Value: SymbolRefAttr(callee)})
+	fb.emit(op)
+	return op.Results
+}
+
+// BuilderAt returns a FuncBuilder that inserts new ops just before op, in
+// op's block, so rewrites can reuse the typed constructors. Values visible
+// there (op's block and the blocks enclosing it) can be used. Its errors
+// are reported by the returned builder's Err.
+func BuilderAt(op *Op) *FuncBuilder {
+	b := &Builder{mod: &Module{}}
+	if op == nil || op.parent == nil {
+		s := &scope{b: b, fn: &Func{}, block: NewBlock()}
+		s.top = s
+		fb := &FuncBuilder{s: s}
+		fb.fail("BuilderAt", nil, "op is nil or not in a block")
+		return fb
+	}
+	fb := BuilderAtEnd(op.parent)
+	fb.s.before = op
+	return fb
+}
+
+// BuilderAtEnd returns a FuncBuilder that appends new ops at the end of
+// block (after its terminator, if any: use BuilderAt(terminator) to add
+// ops before it).
+func BuilderAtEnd(block *Block) *FuncBuilder {
+	b := &Builder{mod: &Module{}}
+	var chain []*Block
+	for blk := block; blk != nil; {
+		chain = append(chain, blk)
+		r := blk.parent
+		if r == nil || r.parent == nil {
+			break
+		}
+		blk = r.parent.parent
+	}
+	var s *scope
+	fn := &Func{}
+	for i := len(chain) - 1; i >= 0; i-- {
+		ns := &scope{b: b, fn: fn, block: chain[i], parent: s, declared: true}
+		if s == nil {
+			ns.top = ns
+		} else {
+			ns.top = s.top
+		}
+		s = ns
+	}
+	if s == nil {
+		s = &scope{b: b, fn: fn, block: NewBlock()}
+		s.top = s
+	}
+	return &FuncBuilder{s: s}
+}
+
+// ---- internals ----
+
+// emit adds op to the current block (or before the insertion point) and
+// sets its location.
+func (fb *FuncBuilder) emit(op *Op) {
+	s := fb.s
+	if !fb.loc.IsUnknown() {
+		op.Loc = fb.loc
+	} else if s.b.autoLoc {
+		file, line := callerLocation()
+		op.Loc = Location{File: file, Line: line}
+	}
+	if s.before != nil {
+		if err := s.block.InsertBefore(s.before, op); err != nil {
+			fb.fail(op.Name, op.Operands, "%v", err)
+		}
+		return
+	}
+	op.parent = s.block
+	s.block.Ops = append(s.block.Ops, op)
+}
+
+// fail records the first error.
+func (fb *FuncBuilder) fail(op string, operands []*Value, format string, args ...any) {
+	fb.s.b.fail(fb.s, op, operands, format, args...)
+}
+
+func (b *Builder) fail(_ *scope, op string, operands []*Value, format string, args ...any) {
+	if b.err != nil {
+		return
+	}
+	e := &BuildError{Op: op, Msg: fmt.Sprintf(format, args...)}
+	if operands != nil {
+		e.Operands = make([]Type, len(operands))
+		for i, v := range operands {
+			if v != nil {
+				e.Operands[i] = v.Type
+			}
+		}
+	}
+	e.File, e.Line = callerLocation()
+	b.err = e
+}
+
+var pkgPrefix = reflect.TypeFor[Builder]().PkgPath() + "."
+
+// callerLocation returns the first frame outside this package's non-test
+// files: the user's call.
+func callerLocation() (string, int) {
+	var pcs [64]uintptr
+	n := runtime.Callers(3, pcs[:])
+	frames := runtime.CallersFrames(pcs[:n])
+	for {
+		f, more := frames.Next()
+		internal := strings.HasPrefix(f.Function, pkgPrefix) && !strings.HasSuffix(f.File, "_test.go")
+		if !internal && f.File != "" && !strings.HasPrefix(f.Function, "runtime.") {
+			return filepath.Base(f.File), f.Line
+		}
+		if !more {
+			return "", 0
+		}
+	}
+}
+
+// ok reports whether building may go on (no error recorded and the scope
+// is open).
+func (fb *FuncBuilder) ok(op string, operands []*Value) bool {
+	s := fb.s
+	if s.b.err != nil {
+		return false
+	}
+	if s.closed {
+		fb.fail(op, operands, "region builder used after its closure returned")
+		return false
+	}
+	if s.top.returned && s.parent == nil && s.before == nil {
+		fb.fail(op, operands, "function @%s already returned", s.fn.Name)
+		return false
+	}
+	return true
+}
+
+// visible reports whether v may be used in fb's block.
+func (s *scope) visible(v *Value) bool {
+	var blk *Block
+	if v.op != nil {
+		blk = v.op.parent
+	} else {
+		blk = v.block
+	}
+	if blk == nil {
+		return false
+	}
+	for t := s; t != nil; t = t.parent {
+		if t.block == blk {
+			return true
+		}
+	}
+	return false
+}
+
+// checkOperands checks the builder state and that every operand is a
+// non-nil value visible here.
+func (fb *FuncBuilder) checkOperands(op string, operands []*Value) bool {
+	if !fb.ok(op, operands) {
+		return false
+	}
+	for i, v := range operands {
+		if v == nil {
+			fb.fail(op, operands, "operand %d is nil", i)
+			return false
+		}
+		if !fb.s.visible(v) {
+			fb.fail(op, operands, "operand %d %s", i, fb.whyInvisible(v))
+			return false
+		}
+	}
+	return true
+}
+
+// check1, check2 and check3 are allocation-free forms of checkOperands.
+func (fb *FuncBuilder) check1(op string, a *Value) bool {
+	if fb.s.b.err == nil && !fb.s.closed && a != nil && fb.s.visible(a) && (fb.s.parent != nil || !fb.s.returned || fb.s.before != nil) {
+		return true
+	}
+	return fb.checkOperands(op, []*Value{a})
+}
+
+func (fb *FuncBuilder) check2(op string, a, b *Value) bool {
+	s := fb.s
+	if s.b.err == nil && !s.closed && a != nil && b != nil && s.visible(a) && s.visible(b) && (s.parent != nil || !s.returned || s.before != nil) {
+		return true
+	}
+	return fb.checkOperands(op, []*Value{a, b})
+}
+
+func (fb *FuncBuilder) check3(op string, a, b, c *Value) bool {
+	s := fb.s
+	if s.b.err == nil && !s.closed && a != nil && b != nil && c != nil && s.visible(a) && s.visible(b) && s.visible(c) && (s.parent != nil || !s.returned || s.before != nil) {
+		return true
+	}
+	return fb.checkOperands(op, []*Value{a, b, c})
+}
+
+func (fb *FuncBuilder) whyInvisible(v *Value) string {
+	var blk *Block
+	if v.op != nil {
+		blk = v.op.parent
+	} else {
+		blk = v.block
+	}
+	if blk == nil {
+		if v.op == nil {
+			return "is a placeholder returned by a failed op"
+		}
+		return "is the result of a detached op"
+	}
+	// Find the function that holds blk.
+	top := blk
+	for top.parent != nil && top.parent.parent != nil && top.parent.parent.parent != nil {
+		top = top.parent.parent.parent
+	}
+	for _, f := range fb.s.b.funcs {
+		if f.s.fn.Body != nil && len(f.s.fn.Body.Blocks) > 0 && f.s.fn.Body.Blocks[0] == top && f.s.fn != fb.s.fn {
+			return fmt.Sprintf("is defined in another function (@%s)", f.s.fn.Name)
+		}
+	}
+	if fb.s.fn.Body != nil && len(fb.s.fn.Body.Blocks) > 0 && fb.s.fn.Body.Blocks[0] == top {
+		return "is defined in a region that is not visible here"
+	}
+	return "is defined outside this function"
+}
+
+// checkTypes reports an error unless every type is non-nil.
+func (fb *FuncBuilder) checkTypes(op string, operands []*Value, types []Type) bool {
+	for i, t := range types {
+		if t == nil {
+			fb.fail(op, operands, "result type %d is nil", i)
+			return false
+		}
+		if err := validType(t); err != nil {
+			fb.fail(op, operands, "result type %d: %v", i, err)
+			return false
+		}
+	}
+	return true
+}
+
+func validType(t Type) error {
+	switch t := t.(type) {
+	case TensorType:
+		if !t.DType.Valid() {
+			return fmt.Errorf("invalid element type in %s", t)
+		}
+		for _, d := range t.Dims {
+			if d < 0 && d != DynamicDim {
+				return fmt.Errorf("negative dimension in %s", t)
+			}
+		}
+	case TupleType:
+		for _, e := range t.Elems {
+			if e == nil {
+				return fmt.Errorf("nil element in tuple type")
+			}
+			if err := validType(e); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// deadValue is what a failed op returns: a value of type t (or an invalid
+// tensor type) that belongs to no block, so using it is itself an error
+// (which the sticky error hides).
+func deadValue(t Type) *Value {
+	if t == nil {
+		t = TensorType{}
+	}
+	return &Value{Type: t}
+}
+
+func deadValues(types []Type) []*Value {
+	out := make([]*Value, len(types))
+	for i, t := range types {
+		out[i] = deadValue(t)
+	}
+	return out
+}
+
+func deadN(n int) []*Value {
+	out := make([]*Value, n)
+	for i := range out {
+		out[i] = deadValue(nil)
+	}
+	return out
+}
+
+func typesEqual(a, b []Type) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if !TypesEqual(a[i], b[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+func typeList(ts []Type) string {
+	parts := make([]string, len(ts))
+	for i, t := range ts {
+		if t == nil {
+			parts[i] = "nil"
+		} else {
+			parts[i] = t.String()
+		}
+	}
+	return "(" + strings.Join(parts, ", ") + ")"
+}
+
+func valueTypes(vs []*Value) []Type {
+	ts := make([]Type, len(vs))
+	for i, v := range vs {
+		ts[i] = v.Type
+	}
+	return ts
+}
+
+func setNamed(list *[]NamedAttr, name string, value Attribute) {
+	for i, a := range *list {
+		if a.Name == name {
+			(*list)[i].Value = value
+			return
+		}
+	}
+	*list = append(*list, NamedAttr{Name: name, Value: value})
+}
+
+func setDict(d *DictAttr, name string, value Attribute) {
+	for i, a := range *d {
+		if a.Name == name {
+			(*d)[i].Value = value
+			return
+		}
+	}
+	*d = append(*d, NamedAttr{Name: name, Value: value})
+}
+
+// ---- regions ----
+
+// regionFn is the closure that builds a region's block; it returns the
+// values the block's stablehlo.return yields.
+type regionFn = func(rb *FuncBuilder, args []*Value) []*Value
+
+// buildRegion builds a one-block region with arguments of argTypes by
+// calling fn, and appends its stablehlo.return. It returns the region and
+// the returned values, or ok=false after recording an error.
+func (fb *FuncBuilder) buildRegion(op string, operands []*Value, what string, argTypes []Type, fn regionFn) (*Region, []*Value, bool) {
+	if fn == nil {
+		fb.fail(op, operands, "%s closure is nil", what)
+		return nil, nil, false
+	}
+	block := NewBlock(argTypes...)
+	s := &scope{b: fb.s.b, fn: fb.s.fn, top: fb.s.top, block: block, parent: fb.s}
+	rb := &FuncBuilder{s: s, loc: fb.loc}
+	rets := fn(rb, block.Args)
+	s.closed = true
+	if fb.s.b.err != nil {
+		return nil, nil, false
+	}
+	for i, v := range rets {
+		if v == nil {
+			fb.fail(op, operands, "%s returned a nil value (#%d)", what, i)
+			return nil, nil, false
+		}
+		if !s.visible(v) {
+			fb.fail(op, operands, "%s returned value #%d that %s", what, i, rb.whyInvisible(v))
+			return nil, nil, false
+		}
+	}
+	ret := NewOp("stablehlo.return", append([]*Value(nil), rets...), nil)
+	ret.Loc = fb.loc
+	block.Append(ret)
+	return NewRegion(block), rets, true
+}
+
+// scalarTypes returns tensor<dtype> for the element type of each value.
+func scalarTypes(vs []*Value) []Type {
+	ts := make([]Type, len(vs))
+	for i, v := range vs {
+		t, _ := v.TensorType()
+		ts[i] = TensorType{DType: t.DType}
+	}
+	return ts
+}

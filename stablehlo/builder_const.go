@@ -1,0 +1,218 @@
+package stablehlo
+
+import (
+	"fmt"
+	"reflect"
+	"unsafe"
+
+	"github.com/halo-ml/halo/xla"
+)
+
+// Element is a Go type a constant can be built from. BF16 and F16 hold the
+// bits of bfloat16 and half-precision numbers; int and uint are 64-bit.
+type Element interface {
+	~bool | ~int8 | ~int16 | ~int32 | ~int64 | ~int |
+		~uint8 | ~uint16 | ~uint32 | ~uint64 | ~uint |
+		~float32 | ~float64 | ~complex64 | ~complex128
+}
+
+// DTypeOf returns the element type of Go type T (BF16 → bf16, F16 → f16,
+// int → i64, uint → ui64).
+func DTypeOf[T Element]() xla.DType {
+	var zero T
+	switch any(zero).(type) {
+	case BF16:
+		return xla.BFloat16
+	case F16:
+		return xla.Float16
+	}
+	switch reflect.TypeFor[T]().Kind() {
+	case reflect.Bool:
+		return xla.Bool
+	case reflect.Int8:
+		return xla.Int8
+	case reflect.Int16:
+		return xla.Int16
+	case reflect.Int32:
+		return xla.Int32
+	case reflect.Int64, reflect.Int:
+		return xla.Int64
+	case reflect.Uint8:
+		return xla.Uint8
+	case reflect.Uint16:
+		return xla.Uint16
+	case reflect.Uint32:
+		return xla.Uint32
+	case reflect.Uint64, reflect.Uint:
+		return xla.Uint64
+	case reflect.Float32:
+		return xla.Float32
+	case reflect.Float64:
+		return xla.Float64
+	case reflect.Complex64:
+		return xla.Complex64
+	case reflect.Complex128:
+		return xla.Complex128
+	}
+	return xla.Invalid
+}
+
+// elementBytes copies data into host-layout bytes (little-endian hosts).
+func elementBytes[T Element](data []T) []byte {
+	if len(data) == 0 {
+		return []byte{}
+	}
+	size := int(unsafe.Sizeof(data[0]))
+	src := unsafe.Slice((*byte)(unsafe.Pointer(&data[0])), len(data)*size)
+	out := make([]byte, len(src))
+	copy(out, src)
+	if b, ok := any(data).([]bool); ok { // normalise to 0/1
+		for i, v := range b {
+			out[i] = 0
+			if v {
+				out[i] = 1
+			}
+		}
+	}
+	return out
+}
+
+// Constant adds stablehlo.constant holding data (row-major) with the given
+// dimensions; with no dimensions the constant is the 1-D tensor of data.
+func Constant[T Element](fb *FuncBuilder, data []T, dims ...int64) *Value {
+	if dims == nil {
+		dims = []int64{int64(len(data))}
+	}
+	t := Tensor(DTypeOf[T](), dims...)
+	if n := t.Size(); n < 0 || n != int64(len(data)) {
+		fb.fail("stablehlo.constant", nil, "%d elements do not fill %s", len(data), t)
+		return deadValue(t)
+	}
+	return fb.ConstantAttr(DenseElementsAttr{Type: t, Data: elementBytes(data)})
+}
+
+// ConstantScalar adds a rank-0 constant.
+func ConstantScalar[T Element](fb *FuncBuilder, v T) *Value {
+	return fb.ConstantAttr(DenseElementsAttr{Type: TensorType{DType: DTypeOf[T]()}, Data: elementBytes([]T{v})})
+}
+
+// Splat adds a constant of the given dimensions with every element v.
+func Splat[T Element](fb *FuncBuilder, v T, dims ...int64) *Value {
+	t := Tensor(DTypeOf[T](), dims...)
+	return fb.ConstantAttr(DenseElementsAttr{Type: t, Data: elementBytes([]T{v}), Splat: true})
+}
+
+// ConstantBytes adds a constant of type t from host-layout bytes (one
+// element per byte for booleans and sub-byte types): the way to build
+// constants of float8 and other types without a Go equivalent.
+func (fb *FuncBuilder) ConstantBytes(t TensorType, data []byte) *Value {
+	return fb.ConstantAttr(DenseElementsAttr{Type: t, Data: append([]byte{}, data...)})
+}
+
+// ConstantAttr adds stablehlo.constant with value a.
+func (fb *FuncBuilder) ConstantAttr(a DenseElementsAttr) *Value {
+	const name = "stablehlo.constant"
+	if !fb.ok(name, nil) {
+		return deadValue(a.Type)
+	}
+	if err := validType(a.Type); err != nil {
+		fb.fail(name, nil, "%v", err)
+		return deadValue(a.Type)
+	}
+	if err := checkDense(a); err != nil {
+		fb.fail(name, nil, "%v", err)
+		return deadValue(a.Type)
+	}
+	op := NewOp(name, nil, []Type{a.Type}, NamedAttr{Name: "value", Value: a})
+	fb.emit(op)
+	return op.Results[0]
+}
+
+// Zero adds a splat constant 0 (false for booleans) of type t.
+func (fb *FuncBuilder) Zero(t TensorType) *Value {
+	return fb.ConstantAttr(DenseElementsAttr{Type: t, Data: make([]byte, t.DType.HostBytes()), Splat: true})
+}
+
+// ScalarOf adds a rank-0 constant of dtype holding v converted to dtype
+// (floats and complex numbers take v's value, integers its truncation,
+// booleans v != 0).
+func (fb *FuncBuilder) ScalarOf(dtype xla.DType, v float64) *Value {
+	data, err := encodeFloat(dtype, v)
+	if err != nil {
+		fb.fail("stablehlo.constant", nil, "%v", err)
+		return deadValue(TensorType{DType: dtype})
+	}
+	return fb.ConstantAttr(DenseElementsAttr{Type: TensorType{DType: dtype}, Data: data})
+}
+
+// SplatOf adds a constant of dtype and dims with every element v (see ScalarOf).
+func (fb *FuncBuilder) SplatOf(dtype xla.DType, v float64, dims ...int64) *Value {
+	data, err := encodeFloat(dtype, v)
+	t := Tensor(dtype, dims...)
+	if err != nil {
+		fb.fail("stablehlo.constant", nil, "%v", err)
+		return deadValue(t)
+	}
+	return fb.ConstantAttr(DenseElementsAttr{Type: t, Data: data, Splat: true})
+}
+
+func encodeFloat(dt xla.DType, v float64) ([]byte, error) {
+	switch dt {
+	case xla.Bool:
+		if v != 0 {
+			return []byte{1}, nil
+		}
+		return []byte{0}, nil
+	case xla.Int8:
+		return elementBytes([]int8{int8(v)}), nil
+	case xla.Int16:
+		return elementBytes([]int16{int16(v)}), nil
+	case xla.Int32:
+		return elementBytes([]int32{int32(v)}), nil
+	case xla.Int64:
+		return elementBytes([]int64{int64(v)}), nil
+	case xla.Uint8:
+		return elementBytes([]uint8{uint8(v)}), nil
+	case xla.Uint16:
+		return elementBytes([]uint16{uint16(v)}), nil
+	case xla.Uint32:
+		return elementBytes([]uint32{uint32(v)}), nil
+	case xla.Uint64:
+		return elementBytes([]uint64{uint64(v)}), nil
+	case xla.Float16:
+		return elementBytes([]F16{F16FromFloat32(float32(v))}), nil
+	case xla.BFloat16:
+		return elementBytes([]BF16{BF16FromFloat32(float32(v))}), nil
+	case xla.Float32:
+		return elementBytes([]float32{float32(v)}), nil
+	case xla.Float64:
+		return elementBytes([]float64{v}), nil
+	case xla.Complex64:
+		return elementBytes([]complex64{complex(float32(v), 0)}), nil
+	case xla.Complex128:
+		return elementBytes([]complex128{complex(v, 0)}), nil
+	}
+	return nil, fmt.Errorf("no scalar encoding for element type %s: use ConstantBytes", dt)
+}
+
+// checkDense checks that a's data fills its type.
+func checkDense(a DenseElementsAttr) error {
+	w := a.Type.DType.HostBytes()
+	if w == 0 {
+		return fmt.Errorf("constant of element type %s", a.Type.DType)
+	}
+	n := a.Type.Size()
+	if n < 0 {
+		return fmt.Errorf("constant of dynamic type %s", a.Type)
+	}
+	if a.Splat {
+		if len(a.Data) != w {
+			return fmt.Errorf("splat of %s holds %d bytes, want %d", a.Type, len(a.Data), w)
+		}
+		return nil
+	}
+	if int64(len(a.Data)) != n*int64(w) {
+		return fmt.Errorf("constant of %s holds %d bytes, want %d", a.Type, len(a.Data), n*int64(w))
+	}
+	return nil
+}

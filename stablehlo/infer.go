@@ -1,0 +1,780 @@
+package stablehlo
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/halo-ml/halo/xla"
+)
+
+// Shape inference, as the StableHLO spec defines it for each op. The
+// functions take operand types and attributes and return the result type
+// or an error that says which constraint failed (without the op name: the
+// builder adds it). A dimension of DynamicDim is accepted where the spec
+// allows it and propagated.
+
+// checkAxes checks that every entry of dims is an axis of a rank-rank
+// tensor and, if unique, that no axis repeats.
+func checkAxes(what string, dims []int64, rank int, unique bool) error {
+	var seen uint64
+	var seenMap map[int64]bool
+	for _, d := range dims {
+		if d < 0 || d >= int64(rank) {
+			return fmt.Errorf("%s: dimension %d out of range [0, %d)", what, d, rank)
+		}
+		if !unique {
+			continue
+		}
+		if d < 64 {
+			if seen&(1<<d) != 0 {
+				return fmt.Errorf("%s: dimension %d repeated", what, d)
+			}
+			seen |= 1 << d
+		} else {
+			if seenMap == nil {
+				seenMap = map[int64]bool{}
+			}
+			if seenMap[d] {
+				return fmt.Errorf("%s: dimension %d repeated", what, d)
+			}
+			seenMap[d] = true
+		}
+	}
+	return nil
+}
+
+func checkSorted(what string, dims []int64) error {
+	for i := 1; i < len(dims); i++ {
+		if dims[i] <= dims[i-1] {
+			return fmt.Errorf("%s must be sorted and unique, got %v", what, dims)
+		}
+	}
+	return nil
+}
+
+func dimEq(a, b int64) bool { return a == b || a == DynamicDim || b == DynamicDim }
+
+func inferBitcastConvert(t TensorType, dt xla.DType) (TensorType, error) {
+	if !dt.Valid() {
+		return TensorType{}, fmt.Errorf("invalid element type %v", dt)
+	}
+	ib, ob := t.DType.Bits(), dt.Bits()
+	switch {
+	case ib == ob:
+		return TensorType{DType: dt, Dims: t.Dims}, nil
+	case ib > ob:
+		if ib%ob != 0 {
+			return TensorType{}, fmt.Errorf("cannot bitcast %d-bit %s to %d-bit %s", ib, t.DType, ob, dt)
+		}
+		return Tensor(dt, append(slices.Clone(t.Dims), int64(ib/ob))...), nil
+	default:
+		if ob%ib != 0 || t.Rank() == 0 || !dimEq(t.Dims[t.Rank()-1], int64(ob/ib)) {
+			return TensorType{}, fmt.Errorf("bitcast from %s to wider %s needs a last dimension of %d", t.DType, dt, ob/max(ib, 1))
+		}
+		return Tensor(dt, t.Dims[:t.Rank()-1]...), nil
+	}
+}
+
+func inferBroadcastInDim(operand TensorType, shape, bdims []int64) error {
+	if len(bdims) != operand.Rank() {
+		return fmt.Errorf("broadcast_dimensions has %d entries, operand rank is %d", len(bdims), operand.Rank())
+	}
+	if err := checkAxes("broadcast_dimensions", bdims, len(shape), true); err != nil {
+		return err
+	}
+	for _, d := range shape {
+		if d < 0 && d != DynamicDim {
+			return fmt.Errorf("negative result dimension %d", d)
+		}
+	}
+	for i, d := range bdims {
+		if od := operand.Dims[i]; od != 1 && !dimEq(od, shape[d]) {
+			return fmt.Errorf("operand dimension %d (%d) cannot broadcast to result dimension %d (%d)", i, od, d, shape[d])
+		}
+	}
+	return nil
+}
+
+func inferReshape(operand TensorType, dims []int64) error {
+	n := int64(1)
+	for _, d := range dims {
+		if d < 0 {
+			return fmt.Errorf("result dimension %d must be static and >= 0", d)
+		}
+		n *= d
+	}
+	if s := operand.Size(); s >= 0 && s != n {
+		return fmt.Errorf("cannot reshape %d elements into %v", s, dims)
+	}
+	return nil
+}
+
+func inferTranspose(t TensorType, perm []int64) (TensorType, error) {
+	if len(perm) != t.Rank() {
+		return TensorType{}, fmt.Errorf("permutation %v does not match rank %d", perm, t.Rank())
+	}
+	if err := checkAxes("permutation", perm, t.Rank(), true); err != nil {
+		return TensorType{}, err
+	}
+	dims := make([]int64, len(perm))
+	for i, p := range perm {
+		dims[i] = t.Dims[p]
+	}
+	return TensorType{DType: t.DType, Dims: dims}, nil
+}
+
+func inferSlice(t TensorType, start, limit, strides []int64) (TensorType, error) {
+	r := t.Rank()
+	if len(start) != r || len(limit) != r || len(strides) != r {
+		return TensorType{}, fmt.Errorf("start_indices, limit_indices and strides need %d entries, got %d, %d, %d", r, len(start), len(limit), len(strides))
+	}
+	dims := make([]int64, r)
+	for i := range r {
+		if start[i] < 0 || limit[i] < start[i] || (t.Dims[i] != DynamicDim && limit[i] > t.Dims[i]) {
+			return TensorType{}, fmt.Errorf("dimension %d: need 0 <= start (%d) <= limit (%d) <= size (%d)", i, start[i], limit[i], t.Dims[i])
+		}
+		if strides[i] <= 0 {
+			return TensorType{}, fmt.Errorf("dimension %d: stride %d must be > 0", i, strides[i])
+		}
+		dims[i] = (limit[i] - start[i] + strides[i] - 1) / strides[i]
+	}
+	return TensorType{DType: t.DType, Dims: dims}, nil
+}
+
+func checkScalarIndices(idx []*Value, n int) error {
+	if len(idx) != n {
+		return fmt.Errorf("need %d start indices, got %d", n, len(idx))
+	}
+	var dt xla.DType
+	for i, v := range idx {
+		it, ok := v.TensorType()
+		if !ok || it.Rank() != 0 || !it.DType.IsInt() {
+			return fmt.Errorf("start index %d must be an integer scalar, got %s", i, v.Type)
+		}
+		if i == 0 {
+			dt = it.DType
+		} else if it.DType != dt {
+			return fmt.Errorf("start indices must share one element type")
+		}
+	}
+	return nil
+}
+
+func inferDynamicSlice(t TensorType, idx []*Value, sizes []int64) (TensorType, error) {
+	if err := checkScalarIndices(idx, t.Rank()); err != nil {
+		return TensorType{}, err
+	}
+	if len(sizes) != t.Rank() {
+		return TensorType{}, fmt.Errorf("slice_sizes has %d entries, operand rank is %d", len(sizes), t.Rank())
+	}
+	for i, s := range sizes {
+		if s < 0 || (t.Dims[i] != DynamicDim && s > t.Dims[i]) {
+			return TensorType{}, fmt.Errorf("slice size %d out of range [0, %d] in dimension %d", s, t.Dims[i], i)
+		}
+	}
+	return Tensor(t.DType, sizes...), nil
+}
+
+func inferDynamicUpdateSlice(t, u TensorType, idx []*Value) error {
+	if u.DType != t.DType || u.Rank() != t.Rank() {
+		return fmt.Errorf("update must have the operand's element type and rank")
+	}
+	for i := range t.Dims {
+		if t.Dims[i] != DynamicDim && u.Dims[i] > t.Dims[i] {
+			return fmt.Errorf("update dimension %d (%d) exceeds operand (%d)", i, u.Dims[i], t.Dims[i])
+		}
+	}
+	return checkScalarIndices(idx, t.Rank())
+}
+
+func inferConcatenate(ts []TensorType, dim int64) (TensorType, error) {
+	if len(ts) == 0 {
+		return TensorType{}, fmt.Errorf("needs at least one input")
+	}
+	r := ts[0].Rank()
+	if dim < 0 || dim >= int64(r) {
+		return TensorType{}, fmt.Errorf("dimension %d out of range [0, %d)", dim, r)
+	}
+	dims := slices.Clone(ts[0].Dims)
+	for i, t := range ts[1:] {
+		if t.DType != ts[0].DType || t.Rank() != r {
+			return TensorType{}, fmt.Errorf("input %d must have the element type and rank of input 0", i+1)
+		}
+		for d := range r {
+			if int64(d) == dim {
+				if dims[d] == DynamicDim || t.Dims[d] == DynamicDim {
+					dims[d] = DynamicDim
+				} else {
+					dims[d] += t.Dims[d]
+				}
+			} else if !dimEq(dims[d], t.Dims[d]) {
+				return TensorType{}, fmt.Errorf("input %d differs from input 0 in dimension %d", i+1, d)
+			}
+		}
+	}
+	return TensorType{DType: ts[0].DType, Dims: dims}, nil
+}
+
+func inferPad(t TensorType, lo, hi, interior []int64) (TensorType, error) {
+	r := t.Rank()
+	if len(lo) != r || len(hi) != r || len(interior) != r {
+		return TensorType{}, fmt.Errorf("edge_padding_low, edge_padding_high and interior_padding need %d entries", r)
+	}
+	dims := make([]int64, r)
+	for i, d := range t.Dims {
+		if interior[i] < 0 {
+			return TensorType{}, fmt.Errorf("interior padding %d must be >= 0", interior[i])
+		}
+		if d == DynamicDim {
+			dims[i] = DynamicDim
+			continue
+		}
+		n := lo[i] + hi[i] + d + max(d-1, 0)*interior[i]
+		if n < 0 {
+			return TensorType{}, fmt.Errorf("dimension %d would have negative size %d", i, n)
+		}
+		dims[i] = n
+	}
+	return TensorType{DType: t.DType, Dims: dims}, nil
+}
+
+func inferGather(operand, indices TensorType, dn GatherDimensionNumbers, sliceSizes []int64) (TensorType, error) {
+	var zero TensorType
+	if !indices.DType.IsInt() {
+		return zero, fmt.Errorf("start_indices must be integers")
+	}
+	ivd := dn.IndexVectorDim
+	if ivd < 0 || ivd > int64(indices.Rank()) {
+		return zero, fmt.Errorf("index_vector_dim %d out of range [0, %d]", ivd, indices.Rank())
+	}
+	if len(sliceSizes) != operand.Rank() {
+		return zero, fmt.Errorf("slice_sizes has %d entries, operand rank is %d", len(sliceSizes), operand.Rank())
+	}
+	for i, s := range sliceSizes {
+		if s < 0 || (operand.Dims[i] != DynamicDim && s > operand.Dims[i]) {
+			return zero, fmt.Errorf("slice size %d out of range [0, %d] in dimension %d", s, operand.Dims[i], i)
+		}
+	}
+	if err := checkSorted("offset_dims", dn.OffsetDims); err != nil {
+		return zero, err
+	}
+	if err := checkSorted("collapsed_slice_dims", dn.CollapsedSliceDims); err != nil {
+		return zero, err
+	}
+	if err := checkSorted("operand_batching_dims", dn.OperandBatchingDims); err != nil {
+		return zero, err
+	}
+	if err := checkAxes("collapsed_slice_dims", dn.CollapsedSliceDims, operand.Rank(), true); err != nil {
+		return zero, err
+	}
+	if err := checkAxes("operand_batching_dims", dn.OperandBatchingDims, operand.Rank(), true); err != nil {
+		return zero, err
+	}
+	for _, d := range dn.CollapsedSliceDims {
+		if slices.Contains(dn.OperandBatchingDims, d) {
+			return zero, fmt.Errorf("dimension %d is both collapsed and batching", d)
+		}
+		if sliceSizes[d] > 1 {
+			return zero, fmt.Errorf("collapsed dimension %d has slice size %d > 1", d, sliceSizes[d])
+		}
+	}
+	for _, d := range dn.OperandBatchingDims {
+		if sliceSizes[d] > 1 {
+			return zero, fmt.Errorf("batching dimension %d has slice size %d > 1", d, sliceSizes[d])
+		}
+	}
+	if err := checkAxes("start_indices_batching_dims", dn.StartIndicesBatchingDims, indices.Rank(), true); err != nil {
+		return zero, err
+	}
+	if slices.Contains(dn.StartIndicesBatchingDims, ivd) {
+		return zero, fmt.Errorf("start_indices_batching_dims contains index_vector_dim %d", ivd)
+	}
+	if len(dn.OperandBatchingDims) != len(dn.StartIndicesBatchingDims) {
+		return zero, fmt.Errorf("operand_batching_dims and start_indices_batching_dims differ in length")
+	}
+	for i, d := range dn.OperandBatchingDims {
+		if !dimEq(operand.Dims[d], indices.Dims[dn.StartIndicesBatchingDims[i]]) {
+			return zero, fmt.Errorf("batching dimension sizes differ: operand %d, start_indices %d", operand.Dims[d], indices.Dims[dn.StartIndicesBatchingDims[i]])
+		}
+	}
+	indexSize := int64(1)
+	if ivd < int64(indices.Rank()) {
+		indexSize = indices.Dims[ivd]
+	}
+	if indexSize != DynamicDim && int64(len(dn.StartIndexMap)) != indexSize {
+		return zero, fmt.Errorf("start_index_map has %d entries, index vectors have %d", len(dn.StartIndexMap), indexSize)
+	}
+	if err := checkAxes("start_index_map", dn.StartIndexMap, operand.Rank(), true); err != nil {
+		return zero, err
+	}
+	for _, d := range dn.StartIndexMap {
+		if slices.Contains(dn.OperandBatchingDims, d) {
+			return zero, fmt.Errorf("start_index_map contains batching dimension %d", d)
+		}
+	}
+	// Offset dims: slice sizes without collapsed and batching dims.
+	var offsetSizes []int64
+	for i, s := range sliceSizes {
+		if !slices.Contains(dn.CollapsedSliceDims, int64(i)) && !slices.Contains(dn.OperandBatchingDims, int64(i)) {
+			offsetSizes = append(offsetSizes, s)
+		}
+	}
+	if len(offsetSizes) != len(dn.OffsetDims) {
+		return zero, fmt.Errorf("offset_dims has %d entries, want %d (operand rank - collapsed - batching)", len(dn.OffsetDims), len(offsetSizes))
+	}
+	var batchSizes []int64
+	for i, d := range indices.Dims {
+		if int64(i) != ivd {
+			batchSizes = append(batchSizes, d)
+		}
+	}
+	rank := len(offsetSizes) + len(batchSizes)
+	if err := checkAxes("offset_dims", dn.OffsetDims, rank, true); err != nil {
+		return zero, err
+	}
+	dims := make([]int64, rank)
+	oi, bi := 0, 0
+	for d := range rank {
+		if oi < len(dn.OffsetDims) && dn.OffsetDims[oi] == int64(d) {
+			dims[d] = offsetSizes[oi]
+			oi++
+		} else {
+			dims[d] = batchSizes[bi]
+			bi++
+		}
+	}
+	return TensorType{DType: operand.DType, Dims: dims}, nil
+}
+
+func inferScatter(inputs []TensorType, indices TensorType, updates []TensorType, dn ScatterDimensionNumbers) error {
+	if len(inputs) == 0 || len(inputs) != len(updates) {
+		return fmt.Errorf("needs as many updates as inputs (at least one), got %d and %d", len(inputs), len(updates))
+	}
+	in, up := inputs[0], updates[0]
+	for i := range inputs {
+		if !sameDims(inputs[i].Dims, in.Dims) || !sameDims(updates[i].Dims, up.Dims) {
+			return fmt.Errorf("inputs must share one shape, and updates another")
+		}
+		if inputs[i].DType != updates[i].DType {
+			return fmt.Errorf("input %d and update %d differ in element type", i, i)
+		}
+	}
+	if !indices.DType.IsInt() {
+		return fmt.Errorf("scatter_indices must be integers")
+	}
+	ivd := dn.IndexVectorDim
+	if ivd < 0 || ivd > int64(indices.Rank()) {
+		return fmt.Errorf("index_vector_dim %d out of range [0, %d]", ivd, indices.Rank())
+	}
+	if err := checkSorted("update_window_dims", dn.UpdateWindowDims); err != nil {
+		return err
+	}
+	if err := checkAxes("update_window_dims", dn.UpdateWindowDims, up.Rank(), true); err != nil {
+		return err
+	}
+	if err := checkSorted("inserted_window_dims", dn.InsertedWindowDims); err != nil {
+		return err
+	}
+	if err := checkAxes("inserted_window_dims", dn.InsertedWindowDims, in.Rank(), true); err != nil {
+		return err
+	}
+	if err := checkSorted("input_batching_dims", dn.InputBatchingDims); err != nil {
+		return err
+	}
+	if err := checkAxes("input_batching_dims", dn.InputBatchingDims, in.Rank(), true); err != nil {
+		return err
+	}
+	if err := checkAxes("scatter_indices_batching_dims", dn.ScatterIndicesBatchingDims, indices.Rank(), true); err != nil {
+		return err
+	}
+	if len(dn.InputBatchingDims) != len(dn.ScatterIndicesBatchingDims) {
+		return fmt.Errorf("input_batching_dims and scatter_indices_batching_dims differ in length")
+	}
+	if in.Rank() != len(dn.UpdateWindowDims)+len(dn.InsertedWindowDims)+len(dn.InputBatchingDims) {
+		return fmt.Errorf("input rank %d != update_window_dims + inserted_window_dims + input_batching_dims (%d)", in.Rank(), len(dn.UpdateWindowDims)+len(dn.InsertedWindowDims)+len(dn.InputBatchingDims))
+	}
+	indexSize := int64(1)
+	if ivd < int64(indices.Rank()) {
+		indexSize = indices.Dims[ivd]
+	}
+	if indexSize != DynamicDim && int64(len(dn.ScatterDimsToOperandDims)) != indexSize {
+		return fmt.Errorf("scatter_dims_to_operand_dims has %d entries, index vectors have %d", len(dn.ScatterDimsToOperandDims), indexSize)
+	}
+	if err := checkAxes("scatter_dims_to_operand_dims", dn.ScatterDimsToOperandDims, in.Rank(), true); err != nil {
+		return err
+	}
+	// Update scatter dims must match the indices' batch dims.
+	var scatterSizes []int64
+	for i, d := range indices.Dims {
+		if int64(i) != ivd {
+			scatterSizes = append(scatterSizes, d)
+		}
+	}
+	var updScatter []int64
+	for i, d := range up.Dims {
+		if !slices.Contains(dn.UpdateWindowDims, int64(i)) {
+			updScatter = append(updScatter, d)
+		}
+	}
+	if len(updScatter) != len(scatterSizes) {
+		return fmt.Errorf("updates have %d scatter dimensions, scatter_indices %d", len(updScatter), len(scatterSizes))
+	}
+	for i := range updScatter {
+		if !dimEq(updScatter[i], scatterSizes[i]) {
+			return fmt.Errorf("update scatter dimension %d is %d, scatter_indices have %d", i, updScatter[i], scatterSizes[i])
+		}
+	}
+	// Window sizes fit in the input.
+	wi := 0
+	for d := range in.Rank() {
+		if slices.Contains(dn.InsertedWindowDims, int64(d)) || slices.Contains(dn.InputBatchingDims, int64(d)) {
+			continue
+		}
+		ws := up.Dims[dn.UpdateWindowDims[wi]]
+		if ws != DynamicDim && in.Dims[d] != DynamicDim && ws > in.Dims[d] {
+			return fmt.Errorf("update window dimension %d (%d) exceeds input dimension %d (%d)", dn.UpdateWindowDims[wi], ws, d, in.Dims[d])
+		}
+		wi++
+	}
+	return nil
+}
+
+func inferDotGeneral(lhs, rhs TensorType, dn DotDimensionNumbers, resultDType xla.DType) (TensorType, error) {
+	var zero TensorType
+	if len(dn.LhsBatchingDims) != len(dn.RhsBatchingDims) {
+		return zero, fmt.Errorf("lhs and rhs batching dims differ in length")
+	}
+	if len(dn.LhsContractingDims) != len(dn.RhsContractingDims) {
+		return zero, fmt.Errorf("lhs and rhs contracting dims differ in length")
+	}
+	lAll := append(slices.Clone(dn.LhsBatchingDims), dn.LhsContractingDims...)
+	rAll := append(slices.Clone(dn.RhsBatchingDims), dn.RhsContractingDims...)
+	if err := checkAxes("lhs batching and contracting dims", lAll, lhs.Rank(), true); err != nil {
+		return zero, err
+	}
+	if err := checkAxes("rhs batching and contracting dims", rAll, rhs.Rank(), true); err != nil {
+		return zero, err
+	}
+	for i := range dn.LhsBatchingDims {
+		if l, r := lhs.Dims[dn.LhsBatchingDims[i]], rhs.Dims[dn.RhsBatchingDims[i]]; !dimEq(l, r) {
+			return zero, fmt.Errorf("batching dimension sizes differ: %d vs %d", l, r)
+		}
+	}
+	for i := range dn.LhsContractingDims {
+		if l, r := lhs.Dims[dn.LhsContractingDims[i]], rhs.Dims[dn.RhsContractingDims[i]]; !dimEq(l, r) {
+			return zero, fmt.Errorf("contracting dimension sizes differ: %d vs %d", l, r)
+		}
+	}
+	dims := make([]int64, 0, lhs.Rank()+rhs.Rank()-len(lAll)-len(dn.RhsContractingDims))
+	for _, d := range dn.LhsBatchingDims {
+		dims = append(dims, lhs.Dims[d])
+	}
+	for i, d := range lhs.Dims {
+		if !slices.Contains(lAll, int64(i)) {
+			dims = append(dims, d)
+		}
+	}
+	for i, d := range rhs.Dims {
+		if !slices.Contains(rAll, int64(i)) {
+			dims = append(dims, d)
+		}
+	}
+	if resultDType == xla.Invalid {
+		if lhs.DType != rhs.DType {
+			return zero, fmt.Errorf("lhs and rhs element types differ: give a result element type")
+		}
+		resultDType = lhs.DType
+	}
+	return TensorType{DType: resultDType, Dims: dims}, nil
+}
+
+// windowOutput is the number of window positions along one dimension.
+func windowOutput(in, window, stride, baseDil, winDil, lo, hi int64) int64 {
+	if in == DynamicDim {
+		return DynamicDim
+	}
+	padded := lo + hi
+	if in > 0 {
+		padded += (in-1)*baseDil + 1
+	}
+	dw := int64(0)
+	if window > 0 {
+		dw = (window-1)*winDil + 1
+	}
+	if padded < dw || padded <= 0 || window <= 0 {
+		return 0
+	}
+	return (padded-dw)/stride + 1
+}
+
+// convParams are a convolution's attributes with defaults filled in.
+type convParams struct {
+	strides, lhsDil, rhsDil []int64
+	padding                 [][2]int64
+	reversal                []bool
+	dn                      ConvDimensionNumbers
+	fgc, bgc                int64
+}
+
+func inferConvolution(lhs, rhs TensorType, p convParams, resultDType xla.DType) (TensorType, error) {
+	var zero TensorType
+	dn := p.dn
+	n := len(dn.InputSpatialDims)
+	if lhs.Rank() != n+2 || rhs.Rank() != n+2 {
+		return zero, fmt.Errorf("lhs and rhs must have rank %d (%d spatial dims + 2)", n+2, n)
+	}
+	if len(dn.KernelSpatialDims) != n || len(dn.OutputSpatialDims) != n {
+		return zero, fmt.Errorf("input, kernel and output spatial dims differ in count")
+	}
+	in := append([]int64{dn.InputBatchDim, dn.InputFeatureDim}, dn.InputSpatialDims...)
+	if err := checkAxes("input dimensions", in, n+2, true); err != nil {
+		return zero, err
+	}
+	k := append([]int64{dn.KernelInputFeatureDim, dn.KernelOutputFeature}, dn.KernelSpatialDims...)
+	if err := checkAxes("kernel dimensions", k, n+2, true); err != nil {
+		return zero, err
+	}
+	out := append([]int64{dn.OutputBatchDim, dn.OutputFeatureDim}, dn.OutputSpatialDims...)
+	if err := checkAxes("output dimensions", out, n+2, true); err != nil {
+		return zero, err
+	}
+	if len(p.strides) != n || len(p.lhsDil) != n || len(p.rhsDil) != n || len(p.padding) != n {
+		return zero, fmt.Errorf("window_strides, padding, lhs_dilation and rhs_dilation need %d entries", n)
+	}
+	if p.reversal != nil && len(p.reversal) != n {
+		return zero, fmt.Errorf("window_reversal needs %d entries", n)
+	}
+	for i := range n {
+		if p.strides[i] <= 0 || p.lhsDil[i] <= 0 || p.rhsDil[i] <= 0 {
+			return zero, fmt.Errorf("window strides and dilations must be > 0")
+		}
+	}
+	if p.fgc <= 0 || p.bgc <= 0 {
+		return zero, fmt.Errorf("feature_group_count and batch_group_count must be > 0")
+	}
+	if p.fgc != 1 && p.bgc != 1 {
+		return zero, fmt.Errorf("feature_group_count and batch_group_count cannot both be > 1")
+	}
+	inBatch, inFeat := lhs.Dims[dn.InputBatchDim], lhs.Dims[dn.InputFeatureDim]
+	kIn, kOut := rhs.Dims[dn.KernelInputFeatureDim], rhs.Dims[dn.KernelOutputFeature]
+	if inBatch != DynamicDim && inBatch%p.bgc != 0 {
+		return zero, fmt.Errorf("input batch %d not divisible by batch_group_count %d", inBatch, p.bgc)
+	}
+	if inFeat != DynamicDim && inFeat%p.fgc != 0 {
+		return zero, fmt.Errorf("input features %d not divisible by feature_group_count %d", inFeat, p.fgc)
+	}
+	if inFeat != DynamicDim && kIn != DynamicDim && inFeat/p.fgc != kIn {
+		return zero, fmt.Errorf("input features / feature_group_count (%d) != kernel input features (%d)", inFeat/p.fgc, kIn)
+	}
+	if kOut != DynamicDim && (kOut%p.bgc != 0 || kOut%p.fgc != 0) {
+		return zero, fmt.Errorf("kernel output features %d not divisible by the group counts", kOut)
+	}
+	dims := make([]int64, n+2)
+	if inBatch == DynamicDim {
+		dims[dn.OutputBatchDim] = DynamicDim
+	} else {
+		dims[dn.OutputBatchDim] = inBatch / p.bgc
+	}
+	dims[dn.OutputFeatureDim] = kOut
+	for i := range n {
+		dims[dn.OutputSpatialDims[i]] = windowOutput(lhs.Dims[dn.InputSpatialDims[i]], rhs.Dims[dn.KernelSpatialDims[i]],
+			p.strides[i], p.lhsDil[i], p.rhsDil[i], p.padding[i][0], p.padding[i][1])
+	}
+	if resultDType == xla.Invalid {
+		if lhs.DType != rhs.DType {
+			return zero, fmt.Errorf("lhs and rhs element types differ: give a result element type")
+		}
+		resultDType = lhs.DType
+	}
+	return TensorType{DType: resultDType, Dims: dims}, nil
+}
+
+func inferReduce(inputs, inits []TensorType, dims []int64) ([]Type, error) {
+	if len(inputs) == 0 || len(inputs) != len(inits) {
+		return nil, fmt.Errorf("needs as many init values as inputs (at least one), got %d and %d", len(inputs), len(inits))
+	}
+	for i := range inputs {
+		if !sameDims(inputs[i].Dims, inputs[0].Dims) {
+			return nil, fmt.Errorf("inputs must share one shape")
+		}
+		if inits[i].Rank() != 0 || inits[i].DType != inputs[i].DType {
+			return nil, fmt.Errorf("init value %d must be a scalar of the input's element type", i)
+		}
+	}
+	if err := checkAxes("dimensions", dims, inputs[0].Rank(), true); err != nil {
+		return nil, err
+	}
+	out := make([]Type, len(inputs))
+	for i, t := range inputs {
+		var rd []int64
+		for d, s := range t.Dims {
+			if !slices.Contains(dims, int64(d)) {
+				rd = append(rd, s)
+			}
+		}
+		out[i] = TensorType{DType: t.DType, Dims: rd}
+	}
+	return out, nil
+}
+
+// windowParams are reduce_window / select_and_scatter attributes with
+// defaults filled in.
+type windowParams struct {
+	dims, strides, baseDil, winDil []int64
+	padding                        [][2]int64
+}
+
+func inferReduceWindow(inputs, inits []TensorType, w windowParams) ([]Type, error) {
+	if len(inputs) == 0 || len(inputs) != len(inits) {
+		return nil, fmt.Errorf("needs as many init values as inputs (at least one), got %d and %d", len(inputs), len(inits))
+	}
+	r := inputs[0].Rank()
+	for i := range inputs {
+		if !sameDims(inputs[i].Dims, inputs[0].Dims) {
+			return nil, fmt.Errorf("inputs must share one shape")
+		}
+		if inits[i].Rank() != 0 || inits[i].DType != inputs[i].DType {
+			return nil, fmt.Errorf("init value %d must be a scalar of the input's element type", i)
+		}
+	}
+	if err := checkWindow(w, r); err != nil {
+		return nil, err
+	}
+	dims := make([]int64, r)
+	for d := range r {
+		dims[d] = windowOutput(inputs[0].Dims[d], w.dims[d], w.strides[d], w.baseDil[d], w.winDil[d], w.padding[d][0], w.padding[d][1])
+	}
+	out := make([]Type, len(inputs))
+	for i, t := range inputs {
+		out[i] = TensorType{DType: t.DType, Dims: dims}
+	}
+	return out, nil
+}
+
+func checkWindow(w windowParams, r int) error {
+	if len(w.dims) != r || len(w.strides) != r || len(w.baseDil) != r || len(w.winDil) != r || len(w.padding) != r {
+		return fmt.Errorf("window dimensions, strides, dilations and padding need %d entries (the operand rank)", r)
+	}
+	for d := range r {
+		if w.dims[d] <= 0 || w.strides[d] <= 0 || w.baseDil[d] <= 0 || w.winDil[d] <= 0 {
+			return fmt.Errorf("window dimensions, strides and dilations must be > 0")
+		}
+	}
+	return nil
+}
+
+func inferFft(t TensorType, ft FftType, length []int64) (TensorType, error) {
+	var zero TensorType
+	l := len(length)
+	if l < 1 || l > 3 {
+		return zero, fmt.Errorf("fft_length must have 1 to 3 entries")
+	}
+	if t.Rank() < l {
+		return zero, fmt.Errorf("operand rank %d < fft_length size %d", t.Rank(), l)
+	}
+	dims := slices.Clone(t.Dims)
+	tail := t.Dims[t.Rank()-l:]
+	switch ft {
+	case FftForward, FftInverse:
+		if !t.DType.IsComplex() {
+			return zero, fmt.Errorf("%s needs a complex operand", ft)
+		}
+		if !slices.Equal(tail, length) {
+			return zero, fmt.Errorf("trailing dimensions %v != fft_length %v", tail, length)
+		}
+		return TensorType{DType: t.DType, Dims: dims}, nil
+	case FftRealForward:
+		var ct xla.DType
+		switch t.DType {
+		case xla.Float32:
+			ct = xla.Complex64
+		case xla.Float64:
+			ct = xla.Complex128
+		default:
+			return zero, fmt.Errorf("RFFT needs an f32 or f64 operand")
+		}
+		if !slices.Equal(tail, length) {
+			return zero, fmt.Errorf("trailing dimensions %v != fft_length %v", tail, length)
+		}
+		dims[len(dims)-1] = length[l-1]/2 + 1
+		return TensorType{DType: ct, Dims: dims}, nil
+	case FftInverseToReal:
+		if !t.DType.IsComplex() {
+			return zero, fmt.Errorf("IRFFT needs a complex operand")
+		}
+		want := slices.Clone(length)
+		want[l-1] = length[l-1]/2 + 1
+		if !slices.Equal(tail, want) {
+			return zero, fmt.Errorf("trailing dimensions %v != %v", tail, want)
+		}
+		dims[len(dims)-1] = length[l-1]
+		return TensorType{DType: t.DType.ComplexElem(), Dims: dims}, nil
+	}
+	return zero, fmt.Errorf("invalid fft_type %q", ft)
+}
+
+func checkBatchedSquare(what string, t TensorType) error {
+	r := t.Rank()
+	if r < 2 || !dimEq(t.Dims[r-1], t.Dims[r-2]) {
+		return fmt.Errorf("%s must be a batch of square matrices, got %s", what, t)
+	}
+	if dtypeClasses[t.DType]&clsFloatCplx == 0 {
+		return fmt.Errorf("%s must be float or complex", what)
+	}
+	return nil
+}
+
+func inferTriangularSolve(a, b TensorType, leftSide bool) error {
+	if err := checkBatchedSquare("a", a); err != nil {
+		return err
+	}
+	r := a.Rank()
+	if b.Rank() != r || b.DType != a.DType {
+		return fmt.Errorf("b must have a's rank and element type")
+	}
+	if !sameDims(a.Dims[:r-2], b.Dims[:r-2]) {
+		return fmt.Errorf("a and b batch dimensions differ")
+	}
+	k := b.Dims[r-2]
+	if !leftSide {
+		k = b.Dims[r-1]
+	}
+	if !dimEq(a.Dims[r-1], k) {
+		return fmt.Errorf("a is %dx%d, b's matching dimension is %d", a.Dims[r-1], a.Dims[r-1], k)
+	}
+	return nil
+}
+
+// groupSize returns the size of each replica group.
+func groupSize(groups [][]int64) (int64, error) {
+	if len(groups) == 0 || len(groups[0]) == 0 {
+		return 0, fmt.Errorf("replica_groups must be non-empty to infer the result shape")
+	}
+	n := len(groups[0])
+	seen := map[int64]bool{}
+	for _, g := range groups {
+		if len(g) != n {
+			return 0, fmt.Errorf("replica groups must all have the same size")
+		}
+		for _, id := range g {
+			if id < 0 || seen[id] {
+				return 0, fmt.Errorf("replica id %d negative or repeated", id)
+			}
+			seen[id] = true
+		}
+	}
+	return int64(n), nil
+}
+
+func checkGroups(groups [][]int64) error {
+	seen := map[int64]bool{}
+	for _, g := range groups {
+		for _, id := range g {
+			if id < -1 || (id >= 0 && seen[id]) {
+				return fmt.Errorf("replica id %d invalid or repeated", id)
+			}
+			seen[id] = true
+		}
+	}
+	return nil
+}
