@@ -1,0 +1,425 @@
+package pjrt
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"sync"
+	"unsafe"
+
+	"github.com/halo-ml/halo/pjrt/backend"
+	"github.com/halo-ml/halo/xla"
+)
+
+// Buffer is an array on a device. Close releases it; a Buffer that is
+// garbage collected without Close is released by a cleanup.
+type Buffer struct {
+	c     *Client
+	b     backend.Buffer
+	shape xla.Shape
+
+	mu     sync.Mutex
+	closed bool
+	ready  *Event
+}
+
+// newBuffer wraps and tracks a backend buffer.
+func (c *Client) newBuffer(b backend.Buffer) (*Buffer, error) {
+	if err := c.track(b); err != nil {
+		return nil, err
+	}
+	w := &Buffer{c: c, b: b, shape: xla.Shape{DType: b.DType(), Dims: b.Dims()}}
+	runtime.AddCleanup(w, func(b backend.Buffer) { c.release(b) }, b)
+	return w, nil
+}
+
+// BufferOption configures a host-to-device transfer.
+type BufferOption func(*bufferConfig)
+
+type bufferConfig struct {
+	device    *Device
+	memory    *Memory
+	strides   []int64
+	semantics backend.HostBufferSemantics
+	wait      bool
+}
+
+// OnDevice places the buffer on d (default: the first addressable device).
+func OnDevice(d *Device) BufferOption { return func(c *bufferConfig) { c.device = d } }
+
+// InMemory places the buffer in memory m (e.g. pinned host memory).
+func InMemory(m *Memory) BufferOption { return func(c *bufferConfig) { c.memory = m } }
+
+// WithByteStrides says the host data is laid out with these strides in
+// bytes per dimension instead of dense row-major.
+func WithByteStrides(strides ...int64) BufferOption {
+	return func(c *bufferConfig) { c.strides = append([]int64(nil), strides...) }
+}
+
+// CopyDuringCall makes the backend copy the host data before the call
+// returns, so the caller may reuse it at once (one extra copy).
+func CopyDuringCall() BufferOption {
+	return func(c *bufferConfig) { c.semantics = backend.ImmutableOnlyDuringCall }
+}
+
+// ZeroCopy lets the buffer alias the host data for its whole life where
+// the backend can (CPU backends). The data must stay unmodified until the
+// buffer is closed; halo keeps it pinned until then.
+func ZeroCopy() BufferOption {
+	return func(c *bufferConfig) { c.semantics = backend.ImmutableZeroCopy }
+}
+
+// WaitForTransfer makes BufferFromHost return only after the backend has
+// finished reading the host data.
+func WaitForTransfer() BufferOption { return func(c *bufferConfig) { c.wait = true } }
+
+// BufferFromHost transfers host data of the given shape to a device. data
+// holds the elements in dense row-major order (one byte per element for
+// sub-byte types), or as described by WithByteStrides. By default the
+// transfer is asynchronous: data is pinned and must not be modified until
+// HostDone fires (or pass CopyDuringCall or WaitForTransfer).
+func (c *Client) BufferFromHost(data []byte, shape xla.Shape, opts ...BufferOption) (*Buffer, error) {
+	if err := c.check(); err != nil {
+		return nil, err
+	}
+	cfg := bufferConfig{semantics: backend.ImmutableUntilTransferCompletes}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	if err := shape.Validate(); err != nil {
+		return nil, err
+	}
+	if cfg.strides == nil && int64(len(data)) != shape.HostBytes() {
+		return nil, errorf(InvalidArgument, "PJRT_Client_BufferFromHostBuffer", "host data has %d bytes, shape %v needs %d", len(data), shape, shape.HostBytes())
+	}
+	if cfg.strides != nil && len(cfg.strides) != shape.Rank() {
+		return nil, errorf(InvalidArgument, "PJRT_Client_BufferFromHostBuffer", "%d byte strides for rank-%d shape %v", len(cfg.strides), shape.Rank(), shape)
+	}
+	dev := cfg.device
+	if dev == nil && cfg.memory == nil {
+		addr := c.b.AddressableDevices()
+		if len(addr) == 0 {
+			return nil, errorf(FailedPrecondition, "PJRT_Client_BufferFromHostBuffer", "client has no addressable device")
+		}
+		dev = c.lookupDevice(addr[0])
+	}
+	var bd backend.Device
+	var bm backend.Memory
+	if dev != nil {
+		if dev.c != c {
+			return nil, errorf(InvalidArgument, "PJRT_Client_BufferFromHostBuffer", "device %d belongs to another client", dev.ID())
+		}
+		bd = dev.b
+	}
+	if cfg.memory != nil {
+		if cfg.memory.c != c {
+			return nil, errorf(InvalidArgument, "PJRT_Client_BufferFromHostBuffer", "memory %d belongs to another client", cfg.memory.ID())
+		}
+		bm = cfg.memory.b
+	}
+	hb := backend.HostBuffer{Data: data, Shape: shape.Clone(), ByteStrides: cfg.strides, Semantics: cfg.semantics}
+	b, done, err := c.b.BufferFromHost(hb, bd, bm)
+	if err != nil {
+		return nil, err
+	}
+	buf, err := c.newBuffer(b)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.wait && done != nil {
+		<-done.Done()
+		if err := done.Err(); err != nil {
+			buf.Close()
+			return nil, err
+		}
+	}
+	return buf, nil
+}
+
+// Shape is the buffer's element type and dimensions.
+func (b *Buffer) Shape() xla.Shape { return b.shape.Clone() }
+
+// DType is the buffer's element type.
+func (b *Buffer) DType() xla.DType { return b.shape.DType }
+
+// Dims are the buffer's dimensions.
+func (b *Buffer) Dims() []int64 { return append([]int64(nil), b.shape.Dims...) }
+
+func (b *Buffer) check() error {
+	b.mu.Lock()
+	closed := b.closed
+	b.mu.Unlock()
+	if closed {
+		return ErrClosed
+	}
+	return b.c.check()
+}
+
+// OnDeviceSize is the buffer's size in device memory.
+func (b *Buffer) OnDeviceSize() (int64, error) {
+	if err := b.check(); err != nil {
+		return 0, err
+	}
+	return b.b.OnDeviceSize()
+}
+
+// Device is the device holding the buffer.
+func (b *Buffer) Device() (*Device, error) {
+	if err := b.check(); err != nil {
+		return nil, err
+	}
+	return b.c.lookupDevice(b.b.Device()), nil
+}
+
+// Memory is the memory holding the buffer.
+func (b *Buffer) Memory() (*Memory, error) {
+	if err := b.check(); err != nil {
+		return nil, err
+	}
+	m := b.b.Memory()
+	if m == nil {
+		return nil, errorf(Unimplemented, "PJRT_Buffer_Memory", "backend does not report buffer memories")
+	}
+	return b.c.memByB[m], nil
+}
+
+// Ready returns an event that fires when the buffer's data has been
+// computed; its error is the error of the computation that produced it.
+func (b *Buffer) Ready() (*Event, error) {
+	if err := b.check(); err != nil {
+		return nil, err
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.ready == nil {
+		e, err := b.b.ReadyEvent()
+		if err != nil {
+			return nil, err
+		}
+		b.ready = newEvent(e)
+	}
+	return b.ready, nil
+}
+
+// Await waits until the buffer's data is ready.
+func (b *Buffer) Await(ctx context.Context) error {
+	e, err := b.Ready()
+	if err != nil {
+		return err
+	}
+	return e.Await(ctx)
+}
+
+// HostSize is the number of bytes ToHost writes (dense row-major).
+func (b *Buffer) HostSize() (int64, error) {
+	if err := b.check(); err != nil {
+		return 0, err
+	}
+	return b.b.HostSize()
+}
+
+// ToHostAsync starts copying the buffer into dst (HostSize bytes) and
+// returns an event that fires when dst is written. dst must not be touched
+// until then.
+func (b *Buffer) ToHostAsync(dst []byte) (*Event, error) {
+	if err := b.check(); err != nil {
+		return nil, err
+	}
+	n, err := b.b.HostSize()
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(dst)) < n {
+		return nil, errorf(InvalidArgument, "PJRT_Buffer_ToHostBuffer", "destination has %d bytes, buffer %v needs %d", len(dst), b.shape, n)
+	}
+	e, err := b.b.ToHost(dst[:n])
+	if err != nil {
+		return nil, err
+	}
+	return newEvent(e), nil
+}
+
+// ToHost copies the buffer into dst and waits for it.
+func (b *Buffer) ToHost(ctx context.Context, dst []byte) error {
+	e, err := b.ToHostAsync(dst)
+	if err != nil {
+		return err
+	}
+	return e.Await(ctx)
+}
+
+// Bytes returns a copy of the buffer's data.
+func (b *Buffer) Bytes(ctx context.Context) ([]byte, error) {
+	n, err := b.HostSize()
+	if err != nil {
+		return nil, err
+	}
+	dst := make([]byte, n)
+	if err := b.ToHost(ctx, dst); err != nil {
+		return nil, err
+	}
+	return dst, nil
+}
+
+// CopyToDevice copies the buffer to another device of the same client.
+func (b *Buffer) CopyToDevice(d *Device) (*Buffer, error) {
+	if err := b.check(); err != nil {
+		return nil, err
+	}
+	if d == nil || d.c != b.c {
+		return nil, errorf(InvalidArgument, "PJRT_Buffer_CopyToDevice", "destination device is nil or of another client")
+	}
+	nb, err := b.b.CopyToDevice(d.b)
+	if err != nil {
+		return nil, err
+	}
+	return b.c.newBuffer(nb)
+}
+
+// CopyToMemory copies the buffer to another memory of the same client.
+func (b *Buffer) CopyToMemory(m *Memory) (*Buffer, error) {
+	if err := b.check(); err != nil {
+		return nil, err
+	}
+	if m == nil || m.c != b.c {
+		return nil, errorf(InvalidArgument, "PJRT_Buffer_CopyToMemory", "destination memory is nil or of another client")
+	}
+	nb, err := b.b.CopyToMemory(m.b)
+	if err != nil {
+		return nil, err
+	}
+	return b.c.newBuffer(nb)
+}
+
+// Delete frees the buffer's device memory now; the Buffer stays valid
+// (IsDeleted reports true) until Close.
+func (b *Buffer) Delete() error {
+	if err := b.check(); err != nil {
+		return err
+	}
+	return b.b.Delete()
+}
+
+// IsDeleted reports whether the buffer's memory was freed (by Delete or by
+// donation to an execution).
+func (b *Buffer) IsDeleted() bool {
+	if b.check() != nil {
+		return true
+	}
+	return b.b.IsDeleted()
+}
+
+// Close releases the buffer. It is idempotent.
+func (b *Buffer) Close() error {
+	b.mu.Lock()
+	if b.closed {
+		b.mu.Unlock()
+		return nil
+	}
+	b.closed = true
+	b.mu.Unlock()
+	return b.c.release(b.b)
+}
+
+// String describes the buffer.
+func (b *Buffer) String() string { return fmt.Sprintf("Buffer(%v)", b.shape) }
+
+// Element is a Go type that maps to one xla.DType.
+type Element interface {
+	~bool | ~int8 | ~int16 | ~int32 | ~int64 | ~uint8 | ~uint16 | ~uint32 | ~uint64 |
+		~float32 | ~float64 | ~complex64 | ~complex128
+}
+
+// DTypeOf returns the element type for Go type T: bool, int8..int64,
+// uint8..uint64, float32, float64, complex64, complex128, and xla.BF16 and
+// xla.F16 for the 16-bit float storage types.
+func DTypeOf[T Element]() xla.DType {
+	var z T
+	switch any(z).(type) {
+	case bool:
+		return xla.Bool
+	case int8:
+		return xla.Int8
+	case int16:
+		return xla.Int16
+	case int32:
+		return xla.Int32
+	case int64:
+		return xla.Int64
+	case uint8:
+		return xla.Uint8
+	case uint16:
+		return xla.Uint16
+	case uint32:
+		return xla.Uint32
+	case uint64:
+		return xla.Uint64
+	case float32:
+		return xla.Float32
+	case float64:
+		return xla.Float64
+	case complex64:
+		return xla.Complex64
+	case complex128:
+		return xla.Complex128
+	case xla.BF16:
+		return xla.BFloat16
+	case xla.F16:
+		return xla.Float16
+	}
+	return xla.Invalid
+}
+
+// asBytes views a slice of elements as bytes.
+func asBytes[T Element](data []T) []byte {
+	if len(data) == 0 {
+		return nil
+	}
+	var z T
+	return unsafe.Slice((*byte)(unsafe.Pointer(&data[0])), len(data)*int(unsafe.Sizeof(z)))
+}
+
+// BufferFrom transfers a Go slice to a device with the given dimensions
+// (none for a scalar). The slice must not be modified until the transfer
+// completes unless CopyDuringCall is passed.
+func BufferFrom[T Element](c *Client, data []T, dims []int64, opts ...BufferOption) (*Buffer, error) {
+	dt := DTypeOf[T]()
+	if dt == xla.Invalid {
+		var z T
+		return nil, fmt.Errorf("pjrt: BufferFrom: Go type %T has no element type; use BufferFromHost with an explicit shape", z)
+	}
+	return c.BufferFromHost(asBytes(data), xla.MakeShape(dt, dims...), opts...)
+}
+
+// ScalarBuffer transfers one value as a rank-0 buffer.
+func ScalarBuffer[T Element](c *Client, v T, opts ...BufferOption) (*Buffer, error) {
+	return BufferFrom(c, []T{v}, nil, append([]BufferOption{CopyDuringCall()}, opts...)...)
+}
+
+// ToSlice copies a buffer to a new Go slice, waiting for the transfer.
+// T must match the buffer's element type.
+func ToSlice[T Element](ctx context.Context, b *Buffer) ([]T, error) {
+	dt := DTypeOf[T]()
+	if dt != b.DType() {
+		var z T
+		return nil, fmt.Errorf("pjrt: ToSlice: buffer holds %v, not %T (%v)", b.DType(), z, dt)
+	}
+	out := make([]T, b.shape.Size())
+	if err := b.ToHost(ctx, asBytes(out)); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// ToScalar copies a rank-0 buffer to a Go value.
+func ToScalar[T Element](ctx context.Context, b *Buffer) (T, error) {
+	var z T
+	if b.shape.Rank() != 0 {
+		return z, fmt.Errorf("pjrt: ToScalar: buffer has shape %v, not a scalar", b.shape)
+	}
+	s, err := ToSlice[T](ctx, b)
+	if err != nil {
+		return z, err
+	}
+	return s[0], nil
+}

@@ -1,0 +1,343 @@
+package pjrt
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"sync"
+
+	"github.com/halo-ml/halo/pjrt/backend"
+)
+
+// Client is a connection to a plugin's devices. It is safe for concurrent
+// use. Close releases every buffer and executable still open.
+type Client struct {
+	plugin *Plugin
+	b      backend.Client
+
+	mu       sync.RWMutex
+	closed   bool
+	live     map[io.Closer]struct{} // backend objects to release on Close
+	devices  []*Device
+	byID     map[int]*Device
+	memories []*Memory
+	memByB   map[backend.Memory]*Memory
+}
+
+func newClient(p *Plugin, b backend.Client) *Client {
+	c := &Client{plugin: p, b: b, live: map[io.Closer]struct{}{}, byID: map[int]*Device{}, memByB: map[backend.Memory]*Memory{}}
+	for _, m := range b.AddressableMemories() {
+		c.memory(m)
+	}
+	for _, d := range b.Devices() {
+		c.device(d)
+	}
+	for _, d := range b.AddressableDevices() {
+		c.device(d)
+	}
+	return c
+}
+
+func (c *Client) device(d backend.Device) *Device {
+	if d == nil {
+		return nil
+	}
+	if w := c.byID[d.ID()]; w != nil {
+		return w
+	}
+	w := &Device{c: c, b: d}
+	c.byID[d.ID()] = w
+	c.devices = append(c.devices, w)
+	return w
+}
+
+func (c *Client) memory(m backend.Memory) *Memory {
+	if m == nil {
+		return nil
+	}
+	if w := c.memByB[m]; w != nil {
+		return w
+	}
+	w := &Memory{c: c, b: m}
+	c.memByB[m] = w
+	c.memories = append(c.memories, w)
+	return w
+}
+
+// lookupDevice returns the wrapper of a backend device (read-only after
+// creation, so no lock is needed).
+func (c *Client) lookupDevice(d backend.Device) *Device {
+	if d == nil {
+		return nil
+	}
+	return c.byID[d.ID()]
+}
+
+// track registers a backend object to release on Close; it fails if the
+// client is closed (and releases the object).
+func (c *Client) track(x io.Closer) error {
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		x.Close()
+		return ErrClosed
+	}
+	c.live[x] = struct{}{}
+	c.mu.Unlock()
+	return nil
+}
+
+// release closes a tracked object once.
+func (c *Client) release(x io.Closer) error {
+	c.mu.Lock()
+	_, ok := c.live[x]
+	delete(c.live, x)
+	c.mu.Unlock()
+	if !ok {
+		return nil
+	}
+	return x.Close()
+}
+
+// check returns ErrClosed once the client is closed.
+func (c *Client) check() error {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	if c.closed {
+		return ErrClosed
+	}
+	return nil
+}
+
+// Plugin returns the plugin the client belongs to.
+func (c *Client) Plugin() *Plugin { return c.plugin }
+
+// PlatformName is the platform, e.g. "cpu", "cuda", "interpreter".
+func (c *Client) PlatformName() string { return c.b.PlatformName() }
+
+// PlatformVersion is the platform's version string.
+func (c *Client) PlatformVersion() string { return c.b.PlatformVersion() }
+
+// ProcessIndex is this process's index in a multi-process job (0 alone).
+func (c *Client) ProcessIndex() int { return c.b.ProcessIndex() }
+
+// Devices returns every device of the job, addressable or not.
+func (c *Client) Devices() []*Device {
+	var out []*Device
+	for _, d := range c.b.Devices() {
+		out = append(out, c.lookupDevice(d))
+	}
+	return out
+}
+
+// AddressableDevices returns the devices this process can use.
+func (c *Client) AddressableDevices() []*Device {
+	var out []*Device
+	for _, d := range c.b.AddressableDevices() {
+		out = append(out, c.lookupDevice(d))
+	}
+	return out
+}
+
+// Device returns the device with the given id.
+func (c *Client) Device(id int) (*Device, error) {
+	if d := c.byID[id]; d != nil {
+		return d, nil
+	}
+	return nil, errorf(NotFound, "PJRT_Client_LookupDevice", "no device with id %d (the client has %d)", id, len(c.devices))
+}
+
+// Memories returns the memories addressable by this process.
+func (c *Client) Memories() []*Memory { return append([]*Memory(nil), c.memories...) }
+
+// DefaultDeviceAssignment returns the plugin's device ids for a
+// computation of replicas x partitions, indexed [replica][partition].
+func (c *Client) DefaultDeviceAssignment(replicas, partitions int) ([][]int, error) {
+	if err := c.check(); err != nil {
+		return nil, err
+	}
+	if replicas < 1 || partitions < 1 {
+		return nil, errorf(InvalidArgument, "PJRT_Client_DefaultDeviceAssignment", "replicas (%d) and partitions (%d) must be at least 1", replicas, partitions)
+	}
+	ids, err := c.b.DefaultDeviceAssignment(replicas, partitions)
+	if err != nil {
+		return nil, err
+	}
+	out := make([][]int, replicas)
+	for r := range out {
+		out[r] = ids[r*partitions : (r+1)*partitions]
+	}
+	return out, nil
+}
+
+// Close releases every buffer and executable of the client, then the
+// client. It is idempotent; later calls on the client or its objects return
+// ErrClosed.
+func (c *Client) Close() error {
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return nil
+	}
+	c.closed = true
+	live := c.live
+	c.live = nil
+	c.mu.Unlock()
+	var first error
+	for x := range live {
+		if _, isBuf := x.(backend.Buffer); isBuf {
+			if err := x.Close(); err != nil && first == nil {
+				first = err
+			}
+		}
+	}
+	for x := range live {
+		if _, isBuf := x.(backend.Buffer); !isBuf {
+			if err := x.Close(); err != nil && first == nil {
+				first = err
+			}
+		}
+	}
+	if err := c.b.Close(); err != nil && first == nil {
+		first = err
+	}
+	return first
+}
+
+// liveObjects is the number of buffers and executables not yet released.
+func (c *Client) liveObjects() int {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return len(c.live)
+}
+
+// String describes the client.
+func (c *Client) String() string {
+	return fmt.Sprintf("%s client (%s, %d devices)", c.PlatformName(), c.plugin.Name(), len(c.devices))
+}
+
+// Device is one device of a client.
+type Device struct {
+	c *Client
+	b backend.Device
+}
+
+// ID is the device's global id.
+func (d *Device) ID() int { return d.b.ID() }
+
+// ProcessIndex is the process that owns the device.
+func (d *Device) ProcessIndex() int { return d.b.ProcessIndex() }
+
+// Kind is the device kind, e.g. "NVIDIA H100 80GB HBM3" or "cpu".
+func (d *Device) Kind() string { return d.b.Kind() }
+
+// DebugString is the plugin's verbose description.
+func (d *Device) DebugString() string { return d.b.DebugString() }
+
+// String is the plugin's short description.
+func (d *Device) String() string { return d.b.String() }
+
+// Attributes are the device description attributes (e.g. "core_count").
+func (d *Device) Attributes() map[string]any {
+	out := map[string]any{}
+	for _, a := range d.b.Attributes() {
+		out[a.Name] = a.Value
+	}
+	return out
+}
+
+// IsAddressable reports whether this process can use the device.
+func (d *Device) IsAddressable() bool { return d.b.IsAddressable() }
+
+// LocalHardwareID is the device's hardware id on its host (-1 if unknown).
+func (d *Device) LocalHardwareID() int { return d.b.LocalHardwareID() }
+
+// Memories returns the memories the device can address.
+func (d *Device) Memories() []*Memory {
+	var out []*Memory
+	for _, m := range d.b.Memories() {
+		out = append(out, d.c.memByB[m])
+	}
+	return out
+}
+
+// DefaultMemory is where buffers for the device go by default.
+func (d *Device) DefaultMemory() (*Memory, error) {
+	m, err := d.b.DefaultMemory()
+	if err != nil {
+		return nil, err
+	}
+	return d.c.memByB[m], nil
+}
+
+// Client returns the device's client.
+func (d *Device) Client() *Client { return d.c }
+
+// Memory is a memory space (device memory, pinned host memory ...).
+type Memory struct {
+	c *Client
+	b backend.Memory
+}
+
+// ID is the memory's id.
+func (m *Memory) ID() int { return m.b.ID() }
+
+// Kind is the memory kind, e.g. "device" or "pinned_host".
+func (m *Memory) Kind() string { return m.b.Kind() }
+
+// KindID is the plugin's numeric id of the kind (-1 if unknown).
+func (m *Memory) KindID() int { return m.b.KindID() }
+
+// DebugString is the plugin's verbose description.
+func (m *Memory) DebugString() string { return m.b.DebugString() }
+
+// String is the plugin's short description.
+func (m *Memory) String() string { return m.b.String() }
+
+// Devices returns the devices that can address the memory.
+func (m *Memory) Devices() []*Device {
+	var out []*Device
+	for _, d := range m.b.Devices() {
+		out = append(out, m.c.lookupDevice(d))
+	}
+	return out
+}
+
+// Event is the completion of asynchronous work: a transfer, an execution.
+type Event struct{ b backend.Event }
+
+// Done is closed when the work has finished.
+func (e *Event) Done() <-chan struct{} { return e.b.Done() }
+
+// Await waits for the work and returns its error, or ctx's error if ctx
+// ends first (the work goes on).
+func (e *Event) Await(ctx context.Context) error {
+	select {
+	case <-e.b.Done():
+		return e.b.Err()
+	default:
+	}
+	select {
+	case <-e.b.Done():
+		return e.b.Err()
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Err returns the work's error if it has finished, nil otherwise.
+func (e *Event) Err() error {
+	select {
+	case <-e.b.Done():
+		return e.b.Err()
+	default:
+		return nil
+	}
+}
+
+func newEvent(b backend.Event) *Event {
+	if b == nil {
+		return nil
+	}
+	return &Event{b: b}
+}

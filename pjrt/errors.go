@@ -1,0 +1,81 @@
+package pjrt
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Code is a PJRT error code (the absl status codes). A Code is itself an
+// error, so errors.Is(err, pjrt.InvalidArgument) tests an error's code.
+type Code int
+
+// The PJRT error codes.
+const (
+	OK                 Code = 0
+	Cancelled          Code = 1
+	Unknown            Code = 2
+	InvalidArgument    Code = 3
+	DeadlineExceeded   Code = 4
+	NotFound           Code = 5
+	AlreadyExists      Code = 6
+	PermissionDenied   Code = 7
+	ResourceExhausted  Code = 8
+	FailedPrecondition Code = 9
+	Aborted            Code = 10
+	OutOfRange         Code = 11
+	Unimplemented      Code = 12
+	Internal           Code = 13
+	Unavailable        Code = 14
+	DataLoss           Code = 15
+	Unauthenticated    Code = 16
+)
+
+var codeNames = [...]string{
+	"OK", "CANCELLED", "UNKNOWN", "INVALID_ARGUMENT", "DEADLINE_EXCEEDED",
+	"NOT_FOUND", "ALREADY_EXISTS", "PERMISSION_DENIED", "RESOURCE_EXHAUSTED",
+	"FAILED_PRECONDITION", "ABORTED", "OUT_OF_RANGE", "UNIMPLEMENTED",
+	"INTERNAL", "UNAVAILABLE", "DATA_LOSS", "UNAUTHENTICATED",
+}
+
+// String returns the code's name, e.g. "INVALID_ARGUMENT".
+func (c Code) String() string {
+	if c >= 0 && int(c) < len(codeNames) {
+		return codeNames[c]
+	}
+	return fmt.Sprintf("Code(%d)", int(c))
+}
+
+// Error makes a Code usable as an errors.Is target.
+func (c Code) Error() string { return "pjrt: " + c.String() }
+
+// Error is an error reported by a backend: its code, its message (copied
+// out of the plugin before the C error is destroyed) and the PJRT call
+// that returned it.
+type Error struct {
+	Code Code
+	Msg  string
+	Op   string // e.g. "PJRT_Client_Compile"
+}
+
+// Error formats the error as "pjrt: OP: CODE: message".
+func (e *Error) Error() string {
+	if e.Op == "" {
+		return fmt.Sprintf("pjrt: %v: %s", e.Code, e.Msg)
+	}
+	return fmt.Sprintf("pjrt: %s: %v: %s", e.Op, e.Code, e.Msg)
+}
+
+// Is reports whether target is e's Code.
+func (e *Error) Is(target error) bool {
+	c, ok := target.(Code)
+	return ok && c == e.Code
+}
+
+// ErrClosed is returned by every method of an object used after Close (and
+// by objects whose client was closed).
+var ErrClosed = errors.New("pjrt: use of closed object")
+
+// errorf returns an *Error with a formatted message.
+func errorf(code Code, op, format string, args ...any) *Error {
+	return &Error{Code: code, Op: op, Msg: fmt.Sprintf(format, args...)}
+}

@@ -1,0 +1,328 @@
+package pjrt
+
+import (
+	"fmt"
+	"runtime"
+	"sync"
+
+	"github.com/halo-ml/halo/pjrt/backend"
+	"github.com/halo-ml/halo/xla"
+)
+
+// Program is code for Compile: MLIR (StableHLO text or bytecode) or a
+// serialized HLO module.
+type Program struct {
+	Code   []byte
+	Format string // "mlir" or "hlo"
+}
+
+// MLIR returns a program of StableHLO MLIR text or bytecode.
+func MLIR(code []byte) Program { return Program{Code: code, Format: "mlir"} }
+
+// MLIRText returns a program of StableHLO MLIR text.
+func MLIRText(text string) Program { return Program{Code: []byte(text), Format: "mlir"} }
+
+// HLO returns a program of a serialized HloModuleProto.
+func HLO(code []byte) Program { return Program{Code: code, Format: "hlo"} }
+
+// Executable is a compiled program loaded on a client's devices. It is
+// safe for concurrent use.
+type Executable struct {
+	c *Client
+	b backend.Executable
+
+	mu      sync.Mutex
+	closed  bool
+	outputs []backend.OutputInfo
+}
+
+// Compile compiles a program. opts may be nil for one replica and one
+// partition.
+func (c *Client) Compile(p Program, opts *xla.CompileOptions) (*Executable, error) {
+	if err := c.check(); err != nil {
+		return nil, err
+	}
+	if p.Format != "mlir" && p.Format != "hlo" {
+		return nil, errorf(InvalidArgument, "PJRT_Client_Compile", "program format %q: use \"mlir\" or \"hlo\"", p.Format)
+	}
+	if len(p.Code) == 0 {
+		return nil, errorf(InvalidArgument, "PJRT_Client_Compile", "empty program")
+	}
+	o := xla.DefaultCompileOptions()
+	if opts != nil {
+		o = *opts
+	}
+	raw, err := o.Marshal()
+	if err != nil {
+		return nil, err
+	}
+	b, err := c.b.Compile(p.Code, p.Format, raw)
+	if err != nil {
+		return nil, err
+	}
+	return c.newExecutable(b)
+}
+
+// DeserializeAndLoad loads an executable from Executable.Serialize's bytes
+// (of the same plugin and version), e.g. from an executable cache. opts,
+// when not nil, overrides the compile options stored with it.
+func (c *Client) DeserializeAndLoad(data []byte, opts *xla.CompileOptions) (*Executable, error) {
+	if err := c.check(); err != nil {
+		return nil, err
+	}
+	var raw []byte
+	if opts != nil {
+		var err error
+		if raw, err = opts.Marshal(); err != nil {
+			return nil, err
+		}
+	}
+	b, err := c.b.DeserializeAndLoad(data, raw)
+	if err != nil {
+		return nil, err
+	}
+	return c.newExecutable(b)
+}
+
+func (c *Client) newExecutable(b backend.Executable) (*Executable, error) {
+	if err := c.track(b); err != nil {
+		return nil, err
+	}
+	e := &Executable{c: c, b: b}
+	runtime.AddCleanup(e, func(b backend.Executable) { c.release(b) }, b)
+	return e, nil
+}
+
+func (e *Executable) check() error {
+	e.mu.Lock()
+	closed := e.closed
+	e.mu.Unlock()
+	if closed {
+		return ErrClosed
+	}
+	return e.c.check()
+}
+
+// Name is the executable's name (usually the module's).
+func (e *Executable) Name() (string, error) {
+	if err := e.check(); err != nil {
+		return "", err
+	}
+	return e.b.Name()
+}
+
+// NumReplicas is the number of replicas it was compiled for.
+func (e *Executable) NumReplicas() (int, error) {
+	if err := e.check(); err != nil {
+		return 0, err
+	}
+	return e.b.NumReplicas()
+}
+
+// NumPartitions is the number of partitions it was compiled for.
+func (e *Executable) NumPartitions() (int, error) {
+	if err := e.check(); err != nil {
+		return 0, err
+	}
+	return e.b.NumPartitions()
+}
+
+// Output describes one output of an executable (the same on every device).
+type Output struct {
+	Shape      xla.Shape
+	MemoryKind string
+}
+
+// Outputs describes the outputs each device produces.
+func (e *Executable) Outputs() ([]Output, error) {
+	if err := e.check(); err != nil {
+		return nil, err
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.outputs == nil {
+		outs, err := e.b.Outputs()
+		if err != nil {
+			return nil, err
+		}
+		e.outputs = outs
+	}
+	out := make([]Output, len(e.outputs))
+	for i, o := range e.outputs {
+		out[i] = Output{Shape: o.Shape.Clone(), MemoryKind: o.MemoryKind}
+	}
+	return out, nil
+}
+
+// AddressableDevices are the devices Execute runs on, in argument-list order.
+func (e *Executable) AddressableDevices() []*Device {
+	var out []*Device
+	for _, d := range e.b.AddressableDevices() {
+		out = append(out, e.c.lookupDevice(d))
+	}
+	return out
+}
+
+// Fingerprint identifies the compiled code (for caches).
+func (e *Executable) Fingerprint() (string, error) {
+	if err := e.check(); err != nil {
+		return "", err
+	}
+	return e.b.Fingerprint()
+}
+
+// Serialize returns bytes DeserializeAndLoad accepts.
+func (e *Executable) Serialize() ([]byte, error) {
+	if err := e.check(); err != nil {
+		return nil, err
+	}
+	return e.b.Serialize()
+}
+
+// ExecuteOptions are the options of one execution.
+type ExecuteOptions struct {
+	// LaunchID identifies the launch across processes (for collectives).
+	LaunchID int
+	// NonDonatable lists argument indices that must not be donated even
+	// if the program aliases them to outputs.
+	NonDonatable []int
+	// CompletionEvents asks for one event per device that fires when the
+	// device has finished the execution (including its side effects).
+	CompletionEvents bool
+	// Context carries per-execution data (FFI user data); may be nil.
+	Context *ExecuteContext
+	// Device runs a single-device (portable) executable on this device.
+	Device *Device
+}
+
+// Execution is the result of Execute: buffers that become ready
+// asynchronously, and per-device completion events when asked for.
+type Execution struct {
+	// Outputs[d][i] is output i of the d-th device.
+	Outputs [][]*Buffer
+	// Completion[d] fires when device d has finished (nil unless asked for).
+	Completion []*Event
+}
+
+// Execute runs the executable. args[d] are the arguments of the d-th
+// addressable device (or of opts.Device). It returns at once; wait on the
+// outputs (Buffer.Await) or the completion events. It is safe to call from
+// many goroutines at once.
+func (e *Executable) Execute(args [][]*Buffer, opts ExecuteOptions) (*Execution, error) {
+	if err := e.check(); err != nil {
+		return nil, err
+	}
+	nDev := len(e.b.AddressableDevices())
+	if opts.Device != nil {
+		if opts.Device.c != e.c {
+			return nil, errorf(InvalidArgument, "PJRT_LoadedExecutable_Execute", "execute device belongs to another client")
+		}
+		nDev = 1
+	}
+	if len(args) != nDev {
+		return nil, errorf(InvalidArgument, "PJRT_LoadedExecutable_Execute", "%d argument lists for %d devices", len(args), nDev)
+	}
+	bargs := make([][]backend.Buffer, len(args))
+	for d, list := range args {
+		bargs[d] = make([]backend.Buffer, len(list))
+		for i, b := range list {
+			if b == nil {
+				return nil, errorf(InvalidArgument, "PJRT_LoadedExecutable_Execute", "argument %d of device %d is nil", i, d)
+			}
+			if b.c != e.c {
+				return nil, errorf(InvalidArgument, "PJRT_LoadedExecutable_Execute", "argument %d of device %d belongs to another client", i, d)
+			}
+			if err := b.check(); err != nil {
+				return nil, fmt.Errorf("pjrt: argument %d of device %d: %w", i, d, err)
+			}
+			bargs[d][i] = b.b
+		}
+	}
+	bo := backend.ExecuteOptions{
+		LaunchID:             opts.LaunchID,
+		NonDonatableArgs:     opts.NonDonatable,
+		WantCompletionEvents: opts.CompletionEvents,
+	}
+	if opts.Context != nil {
+		bo.Context = opts.Context.b
+	}
+	if opts.Device != nil {
+		bo.ExecuteDevice = opts.Device.b
+	}
+	outs, events, err := e.b.Execute(bargs, bo)
+	runtime.KeepAlive(args)
+	if err != nil {
+		return nil, err
+	}
+	x := &Execution{Outputs: make([][]*Buffer, len(outs))}
+	for d, list := range outs {
+		x.Outputs[d] = make([]*Buffer, len(list))
+		for i, b := range list {
+			w, err := e.c.newBuffer(b)
+			if err != nil {
+				return nil, err
+			}
+			x.Outputs[d][i] = w
+		}
+	}
+	for _, ev := range events {
+		x.Completion = append(x.Completion, newEvent(ev))
+	}
+	return x, nil
+}
+
+// Run executes on a single device with the given arguments and returns
+// its outputs (ready asynchronously).
+func (e *Executable) Run(args ...*Buffer) ([]*Buffer, error) {
+	x, err := e.Execute([][]*Buffer{args}, ExecuteOptions{})
+	if err != nil {
+		return nil, err
+	}
+	return x.Outputs[0], nil
+}
+
+// Close releases the executable. It is idempotent.
+func (e *Executable) Close() error {
+	e.mu.Lock()
+	if e.closed {
+		e.mu.Unlock()
+		return nil
+	}
+	e.closed = true
+	e.mu.Unlock()
+	return e.c.release(e.b)
+}
+
+// ExecuteContext carries per-execution data to a plugin (PJRT_ExecuteContext),
+// e.g. FFI user data for host callbacks.
+type ExecuteContext struct {
+	c *Client
+	b backend.ExecuteContext
+}
+
+// contextMaker is implemented by backends that support execute contexts.
+type contextMaker interface {
+	NewExecuteContext() (backend.ExecuteContext, error)
+}
+
+// NewExecuteContext creates an execute context, if the backend has them.
+func (c *Client) NewExecuteContext() (*ExecuteContext, error) {
+	if err := c.check(); err != nil {
+		return nil, err
+	}
+	m, ok := c.b.(contextMaker)
+	if !ok {
+		return nil, errorf(Unimplemented, "PJRT_ExecuteContext_Create", "backend %s has no execute contexts", c.plugin.Name())
+	}
+	x, err := m.NewExecuteContext()
+	if err != nil {
+		return nil, err
+	}
+	if err := c.track(x); err != nil {
+		return nil, err
+	}
+	return &ExecuteContext{c: c, b: x}, nil
+}
+
+// Close releases the context.
+func (x *ExecuteContext) Close() error { return x.c.release(x.b) }

@@ -1,0 +1,224 @@
+package pjrt
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/halo-ml/halo/internal/capi"
+	"github.com/halo-ml/halo/pjrt/backend"
+)
+
+// Plugin is a loaded backend: a PJRT C plugin or a built-in backend such as
+// the interpreter. Plugins are loaded once per process and never unloaded.
+type Plugin struct {
+	name string
+	path string
+	b    backend.Plugin
+}
+
+// Name is the plugin's short name ("cpu", "cuda", "interpreter") or the
+// base name of its file.
+func (p *Plugin) Name() string { return p.name }
+
+// Path is the shared library the plugin was loaded from ("" for built-ins).
+func (p *Plugin) Path() string { return p.path }
+
+// Version is the PJRT C API version the plugin implements.
+func (p *Plugin) Version() (major, minor int) { return p.b.Version() }
+
+// Attributes returns the plugin attributes (xla_version,
+// stablehlo_current_version, stablehlo_minimum_version ...). Values are
+// string, int64, []int64, float32 or bool.
+func (p *Plugin) Attributes() map[string]any {
+	out := map[string]any{}
+	for _, a := range p.b.Attributes() {
+		out[a.Name] = a.Value
+	}
+	return out
+}
+
+// String describes the plugin: name, PJRT version and path.
+func (p *Plugin) String() string {
+	ma, mi := p.Version()
+	if p.path == "" {
+		return fmt.Sprintf("%s (PJRT %d.%d, built in)", p.name, ma, mi)
+	}
+	return fmt.Sprintf("%s (PJRT %d.%d, %s)", p.name, ma, mi, p.path)
+}
+
+var (
+	builtinMu sync.Mutex
+	builtins  = map[string]backend.Opener{}
+	pluginsMu sync.Mutex
+	plugins   = map[string]*Plugin{}
+)
+
+// Register makes a built-in backend available under name (the interpreter
+// registers as "interpreter"). It panics if name is taken, like
+// database/sql.Register.
+func Register(name string, open backend.Opener) {
+	builtinMu.Lock()
+	defer builtinMu.Unlock()
+	if _, dup := builtins[name]; dup || open == nil {
+		panic("pjrt: Register called twice or with nil opener for " + name)
+	}
+	builtins[name] = open
+}
+
+// preference is the order in which Open("") tries short names.
+var preference = []string{"cuda", "tpu", "cpu"}
+
+// LoadPlugin loads a plugin by short name ("cpu", "cuda", "tpu", or a
+// registered built-in such as "interpreter"), by path to a .so file, or,
+// for "", the best plugin found (CUDA when a GPU is present, then TPU, then
+// CPU, then the built-in interpreter).
+func LoadPlugin(nameOrPath string) (*Plugin, error) {
+	if nameOrPath == "" {
+		var tried []string
+		for _, name := range preference {
+			info, err := findPlugin(name)
+			if err != nil || !info.Found {
+				continue
+			}
+			p, err := LoadPlugin(info.Path)
+			if err != nil {
+				tried = append(tried, err.Error())
+				continue
+			}
+			p.name = name
+			return p, nil
+		}
+		builtinMu.Lock()
+		_, ok := builtins["interpreter"]
+		builtinMu.Unlock()
+		if ok {
+			return LoadPlugin("interpreter")
+		}
+		return nil, fmt.Errorf("pjrt: no plugin found and no built-in interpreter registered%s; searched:\n%s",
+			strings.Join(append([]string{""}, tried...), "\n  "), searchedReport())
+	}
+	builtinMu.Lock()
+	open, isBuiltin := builtins[nameOrPath]
+	builtinMu.Unlock()
+	pluginsMu.Lock()
+	defer pluginsMu.Unlock()
+	if p := plugins[nameOrPath]; p != nil {
+		return p, nil
+	}
+	if isBuiltin {
+		b, err := open()
+		if err != nil {
+			return nil, fmt.Errorf("pjrt: built-in backend %q: %w", nameOrPath, err)
+		}
+		p := &Plugin{name: nameOrPath, b: b}
+		plugins[nameOrPath] = p
+		return p, nil
+	}
+	info, err := findPlugin(nameOrPath)
+	if err != nil {
+		return nil, err
+	}
+	if p := plugins[info.Path]; p != nil {
+		return p, nil
+	}
+	if info.Name == "cuda" {
+		if dirs := nvidiaLibraryDirs(info.Path); len(dirs) > 0 {
+			// Best effort: the plugin's own dlopen reports what is missing.
+			_, _ = preloadNVIDIALibraries(dirs)
+		}
+	}
+	cp, err := loadCPlugin(info.Path)
+	if err != nil {
+		return nil, err
+	}
+	p := &Plugin{name: info.Name, path: info.Path, b: cp}
+	plugins[info.Path] = p
+	plugins[nameOrPath] = p
+	return p, nil
+}
+
+// searchedReport lists, per short name, where discovery looked.
+func searchedReport() string {
+	var b strings.Builder
+	for _, info := range Plugins() {
+		if info.Found {
+			continue
+		}
+		fmt.Fprintf(&b, "  %s: not found in %s\n", info.Name, strings.Join(info.Searched, ", "))
+	}
+	return b.String()
+}
+
+// Option configures a client created by Open or Plugin.NewClient. Options
+// become PJRT_NamedValue create options.
+type Option struct {
+	Name  string
+	Value any // string, int64, []int64, float32 or bool
+}
+
+// WithOption passes a create option to the plugin by name.
+func WithOption(name string, value any) Option { return Option{Name: name, Value: value} }
+
+// CPUDeviceCount sets the number of devices of the CPU plugin and of the
+// interpreter ("cpu_device_count").
+func CPUDeviceCount(n int) Option { return Option{"cpu_device_count", int64(n)} }
+
+// DeviceCount sets the number of simulated devices of the interpreter and
+// the conformance plugin ("device_count").
+func DeviceCount(n int) Option { return Option{"device_count", int64(n)} }
+
+// MemoryFraction sets the fraction of GPU memory the CUDA plugin may use
+// ("memory_fraction").
+func MemoryFraction(f float32) Option { return Option{"memory_fraction", f} }
+
+// Preallocate says whether the CUDA plugin reserves its memory up front
+// ("preallocate").
+func Preallocate(b bool) Option { return Option{"preallocate", b} }
+
+// VisibleDevices restricts the CUDA plugin to the given device ordinals
+// ("visible_devices").
+func VisibleDevices(ids ...int64) Option {
+	return Option{"visible_devices", append([]int64(nil), ids...)}
+}
+
+// Open loads a plugin (see LoadPlugin for nameOrPath) and creates a client.
+func Open(nameOrPath string, options ...Option) (*Client, error) {
+	p, err := LoadPlugin(nameOrPath)
+	if err != nil {
+		return nil, err
+	}
+	return p.NewClient(options...)
+}
+
+// NewClient creates a client of the plugin.
+func (p *Plugin) NewClient(options ...Option) (*Client, error) {
+	nvs := make([]backend.NamedValue, len(options))
+	for i, o := range options {
+		switch o.Value.(type) {
+		case string, int64, []int64, float32, bool, int, []int, float64:
+		default:
+			return nil, fmt.Errorf("pjrt: option %q has type %T; options are string, int64, []int64, float32 or bool", o.Name, o.Value)
+		}
+		nvs[i] = backend.NamedValue{Name: o.Name, Value: o.Value}
+	}
+	b, err := p.b.NewClient(nvs)
+	if err != nil {
+		return nil, err
+	}
+	return newClient(p, b), nil
+}
+
+// APIVersion is the PJRT C API version halo's mirrors were generated from.
+func APIVersion() (major, minor int) { return capi.APIMajor, capi.APIMinor }
+
+// sortedAttrNames returns the keys of m in order.
+func sortedAttrNames(m map[string]any) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
