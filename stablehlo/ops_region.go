@@ -1,0 +1,571 @@
+package stablehlo
+
+import (
+	"math"
+	"slices"
+
+	"github.com/halo-ml/halo/xla"
+)
+
+// Reduce adds stablehlo.reduce of inputs along dims, starting from inits
+// (one scalar per input). body receives 2N scalars (the N accumulators,
+// then the N elements) and returns the N new accumulators.
+func (fb *FuncBuilder) Reduce(inputs, inits []*Value, dims []int64, body func(rb *FuncBuilder, args []*Value) []*Value) []*Value {
+	const name = "stablehlo.reduce"
+	ops := append(slices.Clone(inputs), inits...)
+	n := len(inputs)
+	if !fb.checkOperands(name, ops) {
+		return deadN(n)
+	}
+	ts, ok := fb.tensorOperands(name, ops, ops...)
+	if !ok {
+		return deadN(n)
+	}
+	if len(inits) != n {
+		fb.fail(name, ops, "needs as many init values as inputs, got %d and %d", len(inits), n)
+		return deadN(n)
+	}
+	rts, err := inferReduce(ts[:n], ts[n:], dims)
+	if err != nil {
+		fb.fail(name, ops, "%v", err)
+		return deadN(n)
+	}
+	initTypes := valueTypes(inits)
+	region, rets, ok := fb.buildRegion(name, ops, "body", append(slices.Clone(initTypes), initTypes...), body)
+	if !ok {
+		return deadN(n)
+	}
+	if !typesEqual(valueTypes(rets), initTypes) {
+		fb.fail(name, ops, "body must return %s, got %s", typeList(initTypes), typeList(valueTypes(rets)))
+		return deadN(n)
+	}
+	op := NewOp(name, ops, rts, NamedAttr{Name: "dimensions", Value: I64Array(dims...)})
+	op.AddRegion(region)
+	fb.emit(op)
+	return op.Results
+}
+
+// reduceWith reduces x along dims with a binary op and init value.
+func (fb *FuncBuilder) reduceWith(x *Value, init func(dt xla.DType) *Value, combine func(rb *FuncBuilder, a, b *Value) *Value, dims []int64) *Value {
+	if !fb.check1("stablehlo.reduce", x) {
+		return deadValue(nil)
+	}
+	t, ok := x.TensorType()
+	if !ok {
+		fb.fail("stablehlo.reduce", []*Value{x}, "operand must be a tensor")
+		return deadValue(nil)
+	}
+	if dims == nil {
+		for i := range t.Rank() {
+			dims = append(dims, int64(i))
+		}
+	}
+	iv := init(t.DType)
+	return fb.Reduce([]*Value{x}, []*Value{iv}, dims, func(rb *FuncBuilder, args []*Value) []*Value {
+		return []*Value{combine(rb, args[0], args[1])}
+	})[0]
+}
+
+// ReduceSum sums x along dims (all dimensions when none are given).
+func (fb *FuncBuilder) ReduceSum(x *Value, dims ...int64) *Value {
+	return fb.reduceWith(x, func(dt xla.DType) *Value { return fb.ScalarOf(dt, 0) },
+		(*FuncBuilder).Add, dims)
+}
+
+// ReduceProd multiplies x along dims (all dimensions when none are given).
+func (fb *FuncBuilder) ReduceProd(x *Value, dims ...int64) *Value {
+	return fb.reduceWith(x, func(dt xla.DType) *Value { return fb.ScalarOf(dt, 1) },
+		(*FuncBuilder).Multiply, dims)
+}
+
+// ReduceMax takes the maximum of x along dims (all dimensions when none
+// are given), starting from -inf (or the smallest integer).
+func (fb *FuncBuilder) ReduceMax(x *Value, dims ...int64) *Value {
+	return fb.reduceWith(x, func(dt xla.DType) *Value { return fb.extremum(dt, false) },
+		(*FuncBuilder).Maximum, dims)
+}
+
+// ReduceMin takes the minimum of x along dims (all dimensions when none
+// are given), starting from +inf (or the largest integer).
+func (fb *FuncBuilder) ReduceMin(x *Value, dims ...int64) *Value {
+	return fb.reduceWith(x, func(dt xla.DType) *Value { return fb.extremum(dt, true) },
+		(*FuncBuilder).Minimum, dims)
+}
+
+// extremum returns the largest (max) or smallest value of dt as a scalar.
+func (fb *FuncBuilder) extremum(dt xla.DType, largest bool) *Value {
+	switch {
+	case dt.IsBool():
+		if largest {
+			return fb.ScalarOf(dt, 1)
+		}
+		return fb.ScalarOf(dt, 0)
+	case dt.IsFloat():
+		switch dt {
+		case xla.Float32:
+			return ConstantScalar(fb, float32(inf(largest)))
+		case xla.Float64:
+			return ConstantScalar(fb, inf(largest))
+		case xla.BFloat16:
+			return ConstantScalar(fb, BF16FromFloat32(float32(inf(largest))))
+		case xla.Float16:
+			return ConstantScalar(fb, F16FromFloat32(float32(inf(largest))))
+		}
+	case dt.IsUnsigned():
+		if largest {
+			return fb.ConstantBytes(TensorType{DType: dt}, allOnes(dt.HostBytes()))
+		}
+		return fb.Zero(TensorType{DType: dt})
+	case dt.IsInt():
+		w := dt.HostBytes()
+		b := allOnes(w)
+		if largest {
+			b[w-1] = 0x7f
+		} else {
+			b = make([]byte, w)
+			b[w-1] = 0x80
+		}
+		return fb.ConstantBytes(TensorType{DType: dt}, b)
+	}
+	fb.fail("stablehlo.constant", nil, "no extremum for element type %s", dt)
+	return deadValue(TensorType{DType: dt})
+}
+
+func inf(positive bool) float64 {
+	if positive {
+		return math.Inf(1)
+	}
+	return math.Inf(-1)
+}
+
+func allOnes(n int) []byte {
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = 0xff
+	}
+	return b
+}
+
+// Window describes reduce_window and select_and_scatter windows. Nil
+// slices take the defaults (strides and dilations 1, padding 0).
+type Window struct {
+	Dimensions      []int64
+	Strides         []int64
+	BaseDilations   []int64 // reduce_window only
+	WindowDilations []int64 // reduce_window only
+	Padding         [][2]int64
+}
+
+func (w Window) params(rank int) windowParams {
+	p := windowParams{dims: w.Dimensions, strides: w.Strides, baseDil: w.BaseDilations, winDil: w.WindowDilations, padding: w.Padding}
+	if p.strides == nil {
+		p.strides = ones(rank)
+	}
+	if p.baseDil == nil {
+		p.baseDil = ones(rank)
+	}
+	if p.winDil == nil {
+		p.winDil = ones(rank)
+	}
+	if p.padding == nil {
+		p.padding = make([][2]int64, rank)
+	}
+	return p
+}
+
+// ReduceWindow adds stablehlo.reduce_window. body is as for Reduce.
+func (fb *FuncBuilder) ReduceWindow(inputs, inits []*Value, w Window, body func(rb *FuncBuilder, args []*Value) []*Value) []*Value {
+	const name = "stablehlo.reduce_window"
+	ops := append(slices.Clone(inputs), inits...)
+	n := len(inputs)
+	if !fb.checkOperands(name, ops) {
+		return deadN(n)
+	}
+	ts, ok := fb.tensorOperands(name, ops, ops...)
+	if !ok {
+		return deadN(n)
+	}
+	if n == 0 || len(inits) != n {
+		fb.fail(name, ops, "needs as many init values as inputs (at least one), got %d and %d", len(inits), n)
+		return deadN(n)
+	}
+	p := w.params(ts[0].Rank())
+	rts, err := inferReduceWindow(ts[:n], ts[n:], p)
+	if err != nil {
+		fb.fail(name, ops, "%v", err)
+		return deadN(n)
+	}
+	initTypes := valueTypes(inits)
+	region, rets, ok := fb.buildRegion(name, ops, "body", append(slices.Clone(initTypes), initTypes...), body)
+	if !ok {
+		return deadN(n)
+	}
+	if !typesEqual(valueTypes(rets), initTypes) {
+		fb.fail(name, ops, "body must return %s, got %s", typeList(initTypes), typeList(valueTypes(rets)))
+		return deadN(n)
+	}
+	attrs := []NamedAttr{
+		{Name: "window_dimensions", Value: I64Array(p.dims...)},
+		{Name: "window_strides", Value: I64Array(p.strides...)},
+		{Name: "base_dilations", Value: I64Array(p.baseDil...)},
+		{Name: "window_dilations", Value: I64Array(p.winDil...)},
+		{Name: "padding", Value: PaddingAttr(p.padding)},
+	}
+	op := NewOp(name, ops, rts, attrs...)
+	op.AddRegion(region)
+	fb.emit(op)
+	return op.Results
+}
+
+// SelectAndScatter adds stablehlo.select_and_scatter: in each window of x
+// the element chosen by selectFn (given two scalars, returns an i1 scalar)
+// receives source's value, combined by scatterFn with what is there
+// (starting from init).
+func (fb *FuncBuilder) SelectAndScatter(x, source, init *Value, w Window,
+	selectFn func(rb *FuncBuilder, a, b *Value) *Value, scatterFn func(rb *FuncBuilder, a, b *Value) *Value) *Value {
+	const name = "stablehlo.select_and_scatter"
+	if !fb.check3(name, x, source, init) {
+		return deadValue(nil)
+	}
+	ops := []*Value{x, source, init}
+	ts, ok := fb.tensorOperands(name, ops, ops...)
+	if !ok {
+		return deadValue(nil)
+	}
+	if w.BaseDilations != nil || w.WindowDilations != nil {
+		fb.fail(name, ops, "select_and_scatter has no dilations")
+		return deadValue(nil)
+	}
+	p := w.params(ts[0].Rank())
+	if err := checkWindow(p, ts[0].Rank()); err != nil {
+		fb.fail(name, ops, "%v", err)
+		return deadValue(nil)
+	}
+	rts, err := inferReduceWindow(ts[:1], []TensorType{{DType: ts[0].DType}}, p)
+	if err != nil {
+		fb.fail(name, ops, "%v", err)
+		return deadValue(nil)
+	}
+	if st := ts[1]; st.DType != ts[0].DType || !sameDims(st.Dims, rts[0].(TensorType).Dims) {
+		fb.fail(name, ops, "source must be %s (one element per window)", rts[0])
+		return deadValue(nil)
+	}
+	if ts[2].Rank() != 0 || ts[2].DType != ts[0].DType {
+		fb.fail(name, ops, "init_value must be a scalar of the operand's element type")
+		return deadValue(nil)
+	}
+	scalar := TensorType{DType: ts[0].DType}
+	if selectFn == nil || scatterFn == nil {
+		fb.fail(name, ops, "select and scatter closures must not be nil")
+		return deadValue(nil)
+	}
+	selR, rets, ok := fb.buildRegion(name, ops, "select", []Type{scalar, scalar}, func(rb *FuncBuilder, args []*Value) []*Value {
+		return []*Value{selectFn(rb, args[0], args[1])}
+	})
+	if !ok {
+		return deadValue(nil)
+	}
+	if !TypesEqual(rets[0].Type, Scalar(xla.Bool)) {
+		fb.fail(name, ops, "select must return tensor<i1>, got %s", rets[0].Type)
+		return deadValue(nil)
+	}
+	scaR, rets, ok := fb.buildRegion(name, ops, "scatter", []Type{scalar, scalar}, func(rb *FuncBuilder, args []*Value) []*Value {
+		return []*Value{scatterFn(rb, args[0], args[1])}
+	})
+	if !ok {
+		return deadValue(nil)
+	}
+	if !TypesEqual(rets[0].Type, scalar) {
+		fb.fail(name, ops, "scatter must return %s, got %s", scalar, rets[0].Type)
+		return deadValue(nil)
+	}
+	op := NewOp(name, ops, []Type{x.Type},
+		NamedAttr{Name: "window_dimensions", Value: I64Array(p.dims...)},
+		NamedAttr{Name: "window_strides", Value: I64Array(p.strides...)},
+		NamedAttr{Name: "padding", Value: PaddingAttr(p.padding)})
+	op.AddRegion(selR)
+	op.AddRegion(scaR)
+	fb.emit(op)
+	return op.Results[0]
+}
+
+// Sort adds stablehlo.sort of inputs (all of one shape) along dimension.
+// comparator receives 2N scalars (lhs and rhs of input 0, then of input
+// 1, ...) and returns an i1 scalar: true when lhs sorts before rhs.
+func (fb *FuncBuilder) Sort(inputs []*Value, dimension int64, isStable bool, comparator func(rb *FuncBuilder, args []*Value) *Value) []*Value {
+	const name = "stablehlo.sort"
+	n := len(inputs)
+	if !fb.checkOperands(name, inputs) {
+		return deadN(n)
+	}
+	ts, ok := fb.tensorOperands(name, inputs, inputs...)
+	if !ok {
+		return deadN(n)
+	}
+	if n == 0 {
+		fb.fail(name, inputs, "needs at least one input")
+		return deadN(n)
+	}
+	for _, t := range ts {
+		if !sameDims(t.Dims, ts[0].Dims) {
+			fb.fail(name, inputs, "inputs must share one shape")
+			return deadN(n)
+		}
+	}
+	r := int64(ts[0].Rank())
+	if dimension < -r || dimension >= r {
+		fb.fail(name, inputs, "dimension %d out of range [%d, %d)", dimension, -r, r)
+		return deadN(n)
+	}
+	if comparator == nil {
+		fb.fail(name, inputs, "comparator closure is nil")
+		return deadN(n)
+	}
+	argTypes := make([]Type, 0, 2*n)
+	for _, t := range ts {
+		s := TensorType{DType: t.DType}
+		argTypes = append(argTypes, s, s)
+	}
+	region, rets, ok := fb.buildRegion(name, inputs, "comparator", argTypes, func(rb *FuncBuilder, args []*Value) []*Value {
+		return []*Value{comparator(rb, args)}
+	})
+	if !ok {
+		return deadN(n)
+	}
+	if !TypesEqual(rets[0].Type, Scalar(xla.Bool)) {
+		fb.fail(name, inputs, "comparator must return tensor<i1>, got %s", rets[0].Type)
+		return deadN(n)
+	}
+	op := NewOp(name, slices.Clone(inputs), valueTypes(inputs),
+		NamedAttr{Name: "dimension", Value: I64Attr(dimension)},
+		NamedAttr{Name: "is_stable", Value: BoolAttr(isStable)})
+	op.AddRegion(region)
+	fb.emit(op)
+	return op.Results
+}
+
+// Map adds stablehlo.map: computation receives one scalar per input and
+// returns one scalar; dims must be all the inputs' dimensions in order.
+func (fb *FuncBuilder) Map(inputs []*Value, dims []int64, computation func(rb *FuncBuilder, args []*Value) *Value) *Value {
+	const name = "stablehlo.map"
+	if !fb.checkOperands(name, inputs) {
+		return deadValue(nil)
+	}
+	ts, ok := fb.tensorOperands(name, inputs, inputs...)
+	if !ok {
+		return deadValue(nil)
+	}
+	if len(inputs) == 0 {
+		fb.fail(name, inputs, "needs at least one input")
+		return deadValue(nil)
+	}
+	for _, t := range ts {
+		if !sameDims(t.Dims, ts[0].Dims) {
+			fb.fail(name, inputs, "inputs must share one shape")
+			return deadValue(nil)
+		}
+	}
+	for i, d := range dims {
+		if d != int64(i) || len(dims) != ts[0].Rank() {
+			fb.fail(name, inputs, "dimensions must be [0, ..., rank-1], got %v", dims)
+			return deadValue(nil)
+		}
+	}
+	if len(dims) != ts[0].Rank() {
+		fb.fail(name, inputs, "dimensions must be [0, ..., rank-1], got %v", dims)
+		return deadValue(nil)
+	}
+	if computation == nil {
+		fb.fail(name, inputs, "computation closure is nil")
+		return deadValue(nil)
+	}
+	region, rets, ok := fb.buildRegion(name, inputs, "computation", scalarTypes(inputs), func(rb *FuncBuilder, args []*Value) []*Value {
+		return []*Value{computation(rb, args)}
+	})
+	if !ok {
+		return deadValue(nil)
+	}
+	rt, isT := rets[0].TensorType()
+	if !isT || rt.Rank() != 0 {
+		fb.fail(name, inputs, "computation must return a scalar tensor, got %s", rets[0].Type)
+		return deadValue(nil)
+	}
+	op := NewOp(name, slices.Clone(inputs), []Type{Tensor(rt.DType, ts[0].Dims...)}, NamedAttr{Name: "dimensions", Value: I64Array(dims...)})
+	op.AddRegion(region)
+	fb.emit(op)
+	return op.Results[0]
+}
+
+// While adds stablehlo.while: starting from init, body runs while cond
+// returns true. cond receives the loop values and returns an i1 scalar;
+// body receives them and returns the next ones (of the same types).
+func (fb *FuncBuilder) While(init []*Value, cond func(rb *FuncBuilder, args []*Value) *Value, body func(rb *FuncBuilder, args []*Value) []*Value) []*Value {
+	const name = "stablehlo.while"
+	n := len(init)
+	if !fb.checkOperands(name, init) {
+		return deadN(n)
+	}
+	types := valueTypes(init)
+	if cond == nil {
+		fb.fail(name, init, "cond closure is nil")
+		return deadN(n)
+	}
+	condR, rets, ok := fb.buildRegion(name, init, "cond", types, func(rb *FuncBuilder, args []*Value) []*Value {
+		return []*Value{cond(rb, args)}
+	})
+	if !ok {
+		return deadValues(types)
+	}
+	if !TypesEqual(rets[0].Type, Scalar(xla.Bool)) {
+		fb.fail(name, init, "cond must return tensor<i1>, got %s", rets[0].Type)
+		return deadValues(types)
+	}
+	bodyR, rets, ok := fb.buildRegion(name, init, "body", types, body)
+	if !ok {
+		return deadValues(types)
+	}
+	if !typesEqual(valueTypes(rets), types) {
+		fb.fail(name, init, "body must return %s, got %s", typeList(types), typeList(valueTypes(rets)))
+		return deadValues(types)
+	}
+	op := NewOp(name, slices.Clone(init), types)
+	op.AddRegion(condR)
+	op.AddRegion(bodyR)
+	fb.emit(op)
+	return op.Results
+}
+
+// If adds stablehlo.if: pred (an i1 scalar) picks the branch whose
+// returned values become the results; both branches must return the same
+// types.
+func (fb *FuncBuilder) If(pred *Value, thenFn, elseFn func(rb *FuncBuilder) []*Value) []*Value {
+	const name = "stablehlo.if"
+	if !fb.check1(name, pred) {
+		return nil
+	}
+	ops := []*Value{pred}
+	if !TypesEqual(pred.Type, Scalar(xla.Bool)) {
+		fb.fail(name, ops, "pred must be tensor<i1>")
+		return nil
+	}
+	rs, types, ok := fb.branches(name, ops, []func(rb *FuncBuilder) []*Value{thenFn, elseFn}, []string{"true_branch", "false_branch"})
+	if !ok {
+		return deadValues(types)
+	}
+	op := NewOp(name, ops, types)
+	for _, r := range rs {
+		op.AddRegion(r)
+	}
+	fb.emit(op)
+	return op.Results
+}
+
+// Case adds stablehlo.case: index (an i32 scalar) picks the branch to run
+// (out-of-range indices run the last); every branch returns the same types.
+func (fb *FuncBuilder) Case(index *Value, branches ...func(rb *FuncBuilder) []*Value) []*Value {
+	const name = "stablehlo.case"
+	if !fb.check1(name, index) {
+		return nil
+	}
+	ops := []*Value{index}
+	if !TypesEqual(index.Type, Scalar(xla.Int32)) {
+		fb.fail(name, ops, "index must be tensor<i32>")
+		return nil
+	}
+	if len(branches) == 0 {
+		fb.fail(name, ops, "needs at least one branch")
+		return nil
+	}
+	what := make([]string, len(branches))
+	for i := range what {
+		what[i] = "branch " + itoa(i)
+	}
+	rs, types, ok := fb.branches(name, ops, branches, what)
+	if !ok {
+		return deadValues(types)
+	}
+	op := NewOp(name, ops, types)
+	for _, r := range rs {
+		op.AddRegion(r)
+	}
+	fb.emit(op)
+	return op.Results
+}
+
+func itoa(i int) string {
+	if i < 10 {
+		return string(rune('0' + i))
+	}
+	return itoa(i/10) + string(rune('0'+i%10))
+}
+
+// branches builds argument-less regions that must return the same types.
+func (fb *FuncBuilder) branches(name string, ops []*Value, fns []func(rb *FuncBuilder) []*Value, what []string) ([]*Region, []Type, bool) {
+	var types []Type
+	rs := make([]*Region, len(fns))
+	for i, fn := range fns {
+		if fn == nil {
+			fb.fail(name, ops, "%s closure is nil", what[i])
+			return nil, types, false
+		}
+		r, rets, ok := fb.buildRegion(name, ops, what[i], nil, func(rb *FuncBuilder, _ []*Value) []*Value { return fn(rb) })
+		if !ok {
+			return nil, types, false
+		}
+		ts := valueTypes(rets)
+		if i == 0 {
+			types = ts
+		} else if !typesEqual(ts, types) {
+			fb.fail(name, ops, "%s returns %s, %s returns %s", what[0], typeList(types), what[i], typeList(ts))
+			return nil, types, false
+		}
+		rs[i] = r
+	}
+	return rs, types, true
+}
+
+// OptimizationBarrier adds stablehlo.optimization_barrier: the results are
+// the operands, and no computation moves across it.
+func (fb *FuncBuilder) OptimizationBarrier(values ...*Value) []*Value {
+	const name = "stablehlo.optimization_barrier"
+	if !fb.checkOperands(name, values) {
+		return deadN(len(values))
+	}
+	return fb.emitN(name, slices.Clone(values), valueTypes(values)).Results
+}
+
+// Composite adds stablehlo.composite named name (e.g. "my.op") whose
+// meaning is the call of decomposition; its results have the
+// decomposition's result types. attrs become composite_attributes.
+func (fb *FuncBuilder) Composite(name string, decomposition *FuncBuilder, inputs []*Value, attrs DictAttr, version int32) []*Value {
+	const op = "stablehlo.composite"
+	if !fb.checkOperands(op, inputs) {
+		return nil
+	}
+	if decomposition == nil || decomposition.s.b != fb.s.b {
+		fb.fail(op, inputs, "decomposition must be a function of this module builder")
+		return nil
+	}
+	df := decomposition.s.fn
+	if !decomposition.s.top.declared {
+		fb.fail(op, inputs, "decomposition @%s has no known result types", df.Name)
+		return nil
+	}
+	if !typesEqual(df.ArgTypes(), valueTypes(inputs)) {
+		fb.fail(op, inputs, "decomposition @%s takes %s", df.Name, typeList(df.ArgTypes()))
+		return deadValues(df.ResultTypes)
+	}
+	if name == "" {
+		fb.fail(op, inputs, "composite name is empty")
+		return deadValues(df.ResultTypes)
+	}
+	na := []NamedAttr{{Name: "name", Value: StringAttr(name)}}
+	if attrs != nil {
+		na = append(na, NamedAttr{Name: "composite_attributes", Value: attrs})
+	}
+	na = append(na, NamedAttr{Name: "decomposition", Value: SymbolRefAttr(df.Name)})
+	if version != 0 {
+		na = append(na, NamedAttr{Name: "version", Value: I32Attr(version)})
+	}
+	return fb.emitN(op, slices.Clone(inputs), slices.Clone(df.ResultTypes), na...).Results
+}

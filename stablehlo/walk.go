@@ -1,0 +1,436 @@
+package stablehlo
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// IR utilities for transformations: walking, finding users, replacing
+// uses, cloning, erasing, and verifying.
+
+// Walk calls fn for every op of m's functions and of the regions nested in
+// them, in program order (an op before the ops of its regions). When fn
+// returns false, the op's regions are skipped. Module globals are not
+// visited.
+func (m *Module) Walk(fn func(op *Op) bool) {
+	for _, f := range m.Funcs {
+		f.Walk(fn)
+	}
+}
+
+// Walk calls fn for every op of f's body and nested regions (see Module.Walk).
+func (f *Func) Walk(fn func(op *Op) bool) {
+	if f.Body != nil {
+		f.Body.Walk(fn)
+	}
+}
+
+// Walk calls fn for every op of r's blocks and nested regions.
+func (r *Region) Walk(fn func(op *Op) bool) {
+	for _, b := range r.Blocks {
+		b.Walk(fn)
+	}
+}
+
+// Walk calls fn for every op of b and of the regions nested in its ops.
+func (b *Block) Walk(fn func(op *Op) bool) {
+	for _, op := range b.Ops {
+		op.Walk(fn)
+	}
+}
+
+// Walk calls fn for op and then, unless fn returns false, for the ops of
+// its regions.
+func (op *Op) Walk(fn func(op *Op) bool) {
+	if !fn(op) {
+		return
+	}
+	for _, r := range op.Regions {
+		r.Walk(fn)
+	}
+}
+
+// Use is one use of a value: operand Index of Op.
+type Use struct {
+	Op    *Op
+	Index int
+}
+
+// definingBlock returns the block where v is defined.
+func definingBlock(v *Value) *Block {
+	if v.op != nil {
+		return v.op.parent
+	}
+	return v.block
+}
+
+// Users returns the uses of v in program order. Only the block that
+// defines v and the regions nested in it can use v, so only those are
+// searched.
+func Users(v *Value) []Use {
+	if v == nil {
+		return nil
+	}
+	b := definingBlock(v)
+	if b == nil {
+		return nil
+	}
+	var uses []Use
+	b.Walk(func(op *Op) bool {
+		for i, o := range op.Operands {
+			if o == v {
+				uses = append(uses, Use{Op: op, Index: i})
+			}
+		}
+		return true
+	})
+	return uses
+}
+
+// HasUsers reports whether v is used.
+func HasUsers(v *Value) bool {
+	if v == nil {
+		return false
+	}
+	b := definingBlock(v)
+	if b == nil {
+		return false
+	}
+	found := false
+	b.Walk(func(op *Op) bool {
+		if found {
+			return false
+		}
+		if slices.Contains(op.Operands, v) {
+			found = true
+			return false
+		}
+		return true
+	})
+	return found
+}
+
+// ReplaceAllUsesWith makes every use of old use replacement instead and
+// returns how many uses changed. It does not check types (Verify does).
+func ReplaceAllUsesWith(old, replacement *Value) int {
+	if old == nil || old == replacement {
+		return 0
+	}
+	b := definingBlock(old)
+	if b == nil {
+		return 0
+	}
+	n := 0
+	b.Walk(func(op *Op) bool {
+		for i, o := range op.Operands {
+			if o == old {
+				op.Operands[i] = replacement
+				n++
+			}
+		}
+		return true
+	})
+	return n
+}
+
+// ReplaceUsesIf replaces the uses of old for which keep returns true.
+func ReplaceUsesIf(old, replacement *Value, replace func(u Use) bool) int {
+	n := 0
+	for _, u := range Users(old) {
+		if replace(u) {
+			u.Op.Operands[u.Index] = replacement
+			n++
+		}
+	}
+	return n
+}
+
+// InsertAfter inserts op into b just after the op after (which must be in b).
+func (b *Block) InsertAfter(after, op *Op) error {
+	i := slices.Index(b.Ops, after)
+	if i < 0 {
+		return fmt.Errorf("stablehlo: InsertAfter: %s is not in this block", after.Name)
+	}
+	op.parent = b
+	b.Ops = slices.Insert(b.Ops, i+1, op)
+	return nil
+}
+
+// Erase removes op from its block; its results must be unused.
+func (op *Op) Erase() error {
+	for _, r := range op.Results {
+		if HasUsers(r) {
+			return fmt.Errorf("stablehlo: Erase: result %d of %s is still used", r.index, op.Name)
+		}
+	}
+	if op.parent != nil {
+		op.parent.Remove(op)
+	}
+	return nil
+}
+
+// CloneOp returns a deep copy of op (regions included) whose operands are
+// remapped through mapping (operands not in it are kept). The results of
+// the copy and of every op inside its regions are added to mapping.
+func CloneOp(op *Op, mapping map[*Value]*Value) *Op {
+	c := &Op{Name: op.Name, Attrs: slices.Clone(op.Attrs), Loc: op.Loc}
+	c.Operands = make([]*Value, len(op.Operands))
+	for i, v := range op.Operands {
+		if m, ok := mapping[v]; ok {
+			c.Operands[i] = m
+		} else {
+			c.Operands[i] = v
+		}
+	}
+	c.Results = make([]*Value, len(op.Results))
+	for i, r := range op.Results {
+		nr := &Value{Type: r.Type, op: c, index: i}
+		c.Results[i] = nr
+		mapping[r] = nr
+	}
+	for _, r := range op.Regions {
+		c.AddRegion(CloneRegion(r, mapping))
+	}
+	return c
+}
+
+// CloneRegion returns a deep copy of r, remapping values through mapping
+// (block arguments and op results of the copy are added to it).
+func CloneRegion(r *Region, mapping map[*Value]*Value) *Region {
+	nr := &Region{}
+	for _, b := range r.Blocks {
+		nb := &Block{}
+		for _, a := range b.Args {
+			mapping[a] = nb.AddArg(a.Type)
+		}
+		nr.AddBlock(nb)
+	}
+	for i, b := range r.Blocks {
+		nb := nr.Blocks[i]
+		nb.Ops = make([]*Op, 0, len(b.Ops))
+		for _, op := range b.Ops {
+			c := CloneOp(op, mapping)
+			c.parent = nb
+			nb.Ops = append(nb.Ops, c)
+		}
+	}
+	return nr
+}
+
+// CloneFunc returns a deep copy of f named newName, not added to any
+// module (use Module.AddFunc).
+func CloneFunc(f *Func, newName string) *Func {
+	c := &Func{
+		Name:        newName,
+		Private:     f.Private,
+		ArgAttrs:    slices.Clone(f.ArgAttrs),
+		ResultTypes: slices.Clone(f.ResultTypes),
+		ResultAttrs: slices.Clone(f.ResultAttrs),
+		Attrs:       slices.Clone(f.Attrs),
+		Loc:         f.Loc,
+	}
+	if f.Body != nil {
+		c.Body = CloneRegion(f.Body, map[*Value]*Value{})
+	}
+	return c
+}
+
+// ---- verification ----
+
+// Verify checks m: every function's body is well formed (operands defined
+// before use and visible, terminators present and of the right types,
+// func.call targets present with matching types) and every op in the op
+// table has its operand count, regions and required attributes.
+func (m *Module) Verify() error {
+	names := map[string]*Func{}
+	for _, f := range m.Funcs {
+		if names[f.Name] != nil {
+			return fmt.Errorf("stablehlo: duplicate function @%s", f.Name)
+		}
+		names[f.Name] = f
+	}
+	for _, f := range m.Funcs {
+		if err := f.verify(names); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Verify checks f alone (calls are checked against f's module when it has
+// one).
+func (f *Func) Verify() error {
+	var names map[string]*Func
+	if f.module != nil {
+		names = map[string]*Func{}
+		for _, g := range f.module.Funcs {
+			names[g.Name] = g
+		}
+	}
+	return f.verify(names)
+}
+
+type verifier struct {
+	fn      *Func
+	funcs   map[string]*Func
+	defined map[*Value]bool
+}
+
+func (f *Func) verify(funcs map[string]*Func) error {
+	if f.Body == nil {
+		return nil
+	}
+	if len(f.Body.Blocks) != 1 {
+		return fmt.Errorf("stablehlo: @%s: body must have one block, has %d", f.Name, len(f.Body.Blocks))
+	}
+	v := &verifier{fn: f, funcs: funcs, defined: map[*Value]bool{}}
+	b := f.Body.Blocks[0]
+	if err := v.block(b, "func.return"); err != nil {
+		return fmt.Errorf("stablehlo: @%s: %w", f.Name, err)
+	}
+	ret := b.Terminator()
+	if !typesEqual(valueTypes(ret.Operands), f.ResultTypes) {
+		return fmt.Errorf("stablehlo: @%s: returns %s, declared %s", f.Name, typeList(valueTypes(ret.Operands)), typeList(f.ResultTypes))
+	}
+	return nil
+}
+
+func (v *verifier) block(b *Block, terminator string) error {
+	var added []*Value
+	for _, a := range b.Args {
+		v.defined[a] = true
+		added = append(added, a)
+	}
+	defer func() {
+		for _, a := range added {
+			delete(v.defined, a)
+		}
+	}()
+	if len(b.Ops) == 0 {
+		return fmt.Errorf("empty block: missing %s", terminator)
+	}
+	for i, op := range b.Ops {
+		if op.parent != b {
+			return fmt.Errorf("%s: parent pointer does not point to its block", op.Name)
+		}
+		for j, o := range op.Operands {
+			if o == nil {
+				return fmt.Errorf("%s: operand %d is nil", op.Name, j)
+			}
+			if !v.defined[o] {
+				return fmt.Errorf("%s: operand %d (%s) is not defined before this use or not visible here", op.Name, j, o.Type)
+			}
+		}
+		isLast := i == len(b.Ops)-1
+		if (op.Name == terminator) != isLast {
+			if isLast {
+				return fmt.Errorf("block must end with %s, ends with %s", terminator, op.Name)
+			}
+			return fmt.Errorf("%s before the end of a block", op.Name)
+		}
+		if err := checkOpSpec(op); err != nil {
+			return fmt.Errorf("%s: %w", op.Name, err)
+		}
+		if op.Name == "func.call" {
+			if err := v.call(op); err != nil {
+				return err
+			}
+		}
+		for _, r := range op.Regions {
+			for _, rb := range r.Blocks {
+				term := "stablehlo.return"
+				if !strings.HasPrefix(op.Name, "stablehlo.") {
+					term = "" // other dialects: any terminator
+					if t := rb.Terminator(); t != nil {
+						term = t.Name
+					}
+				}
+				if err := v.block(rb, term); err != nil {
+					return fmt.Errorf("in a region of %s: %w", op.Name, err)
+				}
+			}
+		}
+		for _, r := range op.Results {
+			if r.op != op {
+				return fmt.Errorf("%s: result does not point to its op", op.Name)
+			}
+			v.defined[r] = true
+			added = append(added, r)
+		}
+	}
+	return nil
+}
+
+func (v *verifier) call(op *Op) error {
+	callee, _ := op.Attr("callee").(SymbolRefAttr)
+	if v.funcs == nil {
+		return nil
+	}
+	f := v.funcs[string(callee)]
+	if f == nil {
+		return fmt.Errorf("func.call: no function @%s", callee)
+	}
+	if !typesEqual(valueTypes(op.Operands), f.ArgTypes()) {
+		return fmt.Errorf("func.call @%s: arguments %s, function takes %s", callee, typeList(valueTypes(op.Operands)), typeList(f.ArgTypes()))
+	}
+	if !typesEqual(valueTypes(op.Results), f.ResultTypes) {
+		return fmt.Errorf("func.call @%s: results %s, function returns %s", callee, typeList(valueTypes(op.Results)), typeList(f.ResultTypes))
+	}
+	return nil
+}
+
+// checkOpSpec checks op against the op table: operand and result counts,
+// region count, required attributes and the kinds of inherent attributes.
+// Ops not in the table pass.
+func checkOpSpec(op *Op) error {
+	spec := opSpecs[op.Name]
+	if spec == nil {
+		return nil
+	}
+	if err := checkCount("operands", len(op.Operands), spec.operands); err != nil {
+		return err
+	}
+	if op.Results != nil || len(spec.results) > 0 {
+		if err := checkCount("results", len(op.Results), spec.results); err != nil {
+			return err
+		}
+	}
+	if err := checkCount("regions", len(op.Regions), spec.regions); err != nil {
+		return err
+	}
+	for i := range spec.attrs {
+		as := &spec.attrs[i]
+		a := op.Attr(as.name)
+		if a == nil {
+			if !as.optional {
+				return fmt.Errorf("missing attribute %s (%s)", as.name, as.kind)
+			}
+			continue
+		}
+		if err := checkAttr(as, a); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkCount checks n against a list of names where "x..." is variadic.
+func checkCount(what string, n int, names []string) error {
+	fixed, variadic := 0, false
+	for _, s := range names {
+		if strings.HasSuffix(s, "...") {
+			variadic = true
+		} else {
+			fixed++
+		}
+	}
+	if (!variadic && n != fixed) || (variadic && n < fixed) {
+		want := fmt.Sprint(fixed)
+		if variadic {
+			want = "at least " + want
+		}
+		return fmt.Errorf("has %d %s, want %s", n, what, want)
+	}
+	return nil
+}
