@@ -26,6 +26,9 @@ type Builder struct {
 	err     *BuildError
 	funcs   []*FuncBuilder
 	autoLoc bool
+	// regionOwner maps the blocks of regions built by closures to their
+	// function (to explain scope errors).
+	regionOwner map[*Block]*Func
 }
 
 // NewBuilder returns a builder of a module named name ("" for an unnamed
@@ -637,17 +640,29 @@ func (fb *FuncBuilder) whyInvisible(v *Value) string {
 		return "is the result of a detached op"
 	}
 	// Find the function that holds blk.
-	top := blk
-	for top.parent != nil && top.parent.parent != nil && top.parent.parent.parent != nil {
-		top = top.parent.parent.parent
-	}
-	for _, f := range fb.s.b.funcs {
-		if f.s.fn.Body != nil && len(f.s.fn.Body.Blocks) > 0 && f.s.fn.Body.Blocks[0] == top && f.s.fn != fb.s.fn {
-			return fmt.Sprintf("is defined in another function (@%s)", f.s.fn.Name)
+	var owner *Func
+	for top := blk; owner == nil; {
+		if fn, ok := fb.s.b.regionOwner[top]; ok {
+			owner = fn
+			break
 		}
+		for _, f := range fb.s.b.funcs {
+			if f.s.fn.Body != nil && len(f.s.fn.Body.Blocks) > 0 && f.s.fn.Body.Blocks[0] == top {
+				owner = f.s.fn
+			}
+		}
+		r := top.parent
+		if r == nil || r.parent == nil || r.parent.parent == nil {
+			break
+		}
+		top = r.parent.parent
 	}
-	if fb.s.fn.Body != nil && len(fb.s.fn.Body.Blocks) > 0 && fb.s.fn.Body.Blocks[0] == top {
+	switch {
+	case owner == nil:
+	case owner == fb.s.fn:
 		return "is defined in a region that is not visible here"
+	default:
+		return fmt.Sprintf("is defined in another function (@%s)", owner.Name)
 	}
 	return "is defined outside this function"
 }
@@ -784,6 +799,10 @@ func (fb *FuncBuilder) buildRegion(op string, operands []*Value, what string, ar
 		return nil, nil, false
 	}
 	block := NewBlock(argTypes...)
+	if fb.s.b.regionOwner == nil {
+		fb.s.b.regionOwner = map[*Block]*Func{}
+	}
+	fb.s.b.regionOwner[block] = fb.s.fn
 	s := &scope{b: fb.s.b, fn: fb.s.fn, top: fb.s.top, block: block, parent: fb.s}
 	rb := &FuncBuilder{s: s, loc: fb.loc}
 	rets := fn(rb, block.Args)

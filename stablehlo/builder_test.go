@@ -1,0 +1,403 @@
+package stablehlo
+
+import (
+	"errors"
+	"fmt"
+	"reflect"
+	"runtime"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/halo-ml/halo/xla"
+)
+
+func f32(dims ...int64) TensorType { return Tensor(xla.Float32, dims...) }
+func i32(dims ...int64) TensorType { return Tensor(xla.Int32, dims...) }
+func i64(dims ...int64) TensorType { return Tensor(xla.Int64, dims...) }
+
+// line returns the line it is called from.
+func line() int {
+	_, _, l, _ := runtime.Caller(1)
+	return l
+}
+
+func newFunc(args ...Type) (*Builder, *FuncBuilder) {
+	b := NewBuilder("test")
+	return b, b.NewFunction("main", args...)
+}
+
+// requireErr checks that b recorded an error for op whose message holds
+// every string of contains, and returns it.
+func requireErr(t *testing.T, b *Builder, op string, contains ...string) *BuildError {
+	t.Helper()
+	err := b.Err()
+	require.Error(t, err)
+	var be *BuildError
+	require.True(t, errors.As(err, &be), "error %v is not a *BuildError", err)
+	assert.Equal(t, op, be.Op, "error: %v", err)
+	for _, c := range contains {
+		assert.Contains(t, err.Error(), c)
+	}
+	return be
+}
+
+func TestBuildModule(t *testing.T) {
+	b := NewBuilder("jit_f")
+	b.SetNumPartitions(2)
+	b.SetNumReplicas(1)
+	b.SetAttr("jax.uses_shape_polymorphism", BoolAttr(false))
+
+	helper := b.NewFunction("helper", f32(4)).Private()
+	hx := helper.Arg(0)
+	helper.Return(helper.Multiply(hx, hx))
+
+	main := b.NewFunction("main", f32(4), f32(4))
+	main.SetArgAttr(0, "mhlo.layout_mode", StringAttr("default"))
+	main.SetArgSharding(1, "{replicated}")
+	main.SetResultAttr(0, "jax.result_info", StringAttr("result"))
+	main.SetResultSharding(0, "{devices=[2]<=[2]}")
+	main.SetAttr("mhlo.frontend_attributes", DictAttr{{Name: "a", Value: StringAttr("b")}})
+	sq := main.Call(helper, main.Arg(0))
+	sum := main.WithLoc(Location{Name: "sum", File: "model.py", Line: 7}).Add(sq[0], main.Arg(1))
+	main.SetSharding(sum, "{replicated}")
+	main.SetFrontendAttributes(sum, DictAttr{{Name: "_xla_stream", Value: StringAttr("1")}})
+	main.Return(sum)
+
+	m, err := b.Build()
+	require.NoError(t, err)
+	require.NoError(t, m.Verify())
+
+	assert.Equal(t, "jit_f", m.Name)
+	assert.Equal(t, IntAttr{Value: 2, Type: xla.Int32}, m.Attr("mhlo.num_partitions"))
+	assert.Equal(t, IntAttr{Value: 1, Type: xla.Int32}, m.Attr("mhlo.num_replicas"))
+	assert.Equal(t, BoolAttr(false), m.Attr("jax.uses_shape_polymorphism"))
+	require.Len(t, m.Funcs, 2)
+	h, f := m.Func("helper"), m.Func("main")
+	assert.True(t, h.Private)
+	assert.False(t, f.Private)
+	assert.Same(t, m, f.Module())
+	assert.Equal(t, []Type{f32(4)}, h.ResultTypes)
+	assert.Equal(t, []Type{f32(4)}, f.ResultTypes)
+	assert.Equal(t, StringAttr("default"), f.ArgAttrs[0].Get("mhlo.layout_mode"))
+	assert.Nil(t, f.ArgAttrs[0].Get("mhlo.sharding"))
+	assert.Equal(t, StringAttr("{replicated}"), f.ArgAttrs[1].Get("mhlo.sharding"))
+	assert.Equal(t, StringAttr("result"), f.ResultAttrs[0].Get("jax.result_info"))
+	assert.Equal(t, StringAttr("{devices=[2]<=[2]}"), f.ResultAttrs[0].Get("mhlo.sharding"))
+	assert.Equal(t, "mhlo.frontend_attributes", f.Attrs[0].Name)
+
+	ops := f.Body.Blocks[0].Ops
+	require.Len(t, ops, 3)
+	call := ops[0]
+	assert.Equal(t, "func.call", call.Name)
+	assert.Equal(t, SymbolRefAttr("helper"), call.Attr("callee"))
+	add := ops[1]
+	assert.Equal(t, "stablehlo.add", add.Name)
+	assert.Same(t, call.Results[0], add.Operands[0])
+	assert.Same(t, f.Args()[1], add.Operands[1])
+	assert.Equal(t, Location{Name: "sum", File: "model.py", Line: 7}, add.Loc)
+	assert.Equal(t, StringAttr("{replicated}"), add.Attr("mhlo.sharding"))
+	assert.NotNil(t, add.Attr("mhlo.frontend_attributes"))
+	assert.Equal(t, "func.return", ops[2].Name)
+	assert.Same(t, add.Results[0], ops[2].Operands[0])
+	assert.True(t, call.Loc.IsUnknown())
+}
+
+func TestAutoLocations(t *testing.T) {
+	b, f := newFunc(f32(2))
+	b.AutoLocations(true)
+	v, l := f.Negate(f.Arg(0)), line()
+	f.Return(v)
+	assert.Equal(t, Location{File: "builder_test.go", Line: l}, v.Op().Loc)
+}
+
+func TestDeclareResultsAndForwardCall(t *testing.T) {
+	b := NewBuilder("m")
+	callee := b.NewFunction("callee", i32())
+	callee.DeclareResults(i32())
+	main := b.NewFunction("main", i32())
+	r := main.Call(callee, main.Arg(0))
+	main.Return(r...)
+	callee.Return(callee.Add(callee.Arg(0), callee.Arg(0)))
+	m, err := b.Build()
+	require.NoError(t, err)
+	require.NoError(t, m.Verify())
+
+	b, f := newFunc(i32())
+	f.DeclareResults(f32())
+	f.Return(f.Arg(0))
+	requireErr(t, b, "func.return", "declared results (tensor<f32>)")
+}
+
+func TestCallSymbol(t *testing.T) {
+	b, f := newFunc(f32(2))
+	r := f.CallSymbol("external", []Type{f32(2), i32()}, f.Arg(0))
+	require.Len(t, r, 2)
+	f.Return(r[0])
+	_, err := b.Build()
+	require.NoError(t, err)
+	assert.Equal(t, SymbolRefAttr("external"), r[0].Op().Attr("callee"))
+}
+
+func TestErrorMessageHasOpTypesAndCallerLine(t *testing.T) {
+	b, f := newFunc(f32(2), f32(3))
+	_, l := f.Add(f.Arg(0), f.Arg(1)), line()
+	f.Return(f.Arg(0))
+	_, err := b.Build()
+	require.Error(t, err)
+	want := fmt.Sprintf("stablehlo: stablehlo.add(tensor<2xf32>, tensor<3xf32>) at builder_test.go:%d: operands must have the same type", l)
+	assert.Equal(t, want, err.Error())
+	var be *BuildError
+	require.ErrorAs(t, err, &be)
+	assert.Equal(t, "builder_test.go", be.File)
+	assert.Equal(t, l, be.Line)
+	assert.Equal(t, []Type{f32(2), f32(3)}, be.Operands)
+}
+
+func TestStickyErrorKeepsFirst(t *testing.T) {
+	b, f := newFunc(f32(2), i32(2))
+	x, y := f.Arg(0), f.Arg(1)
+	bad, l := f.Add(x, y), line()
+	assert.NotNil(t, bad, "failed ops return a placeholder, never nil")
+	f.Floor(y) // a second error: ignored
+	n := len(f.Block().Ops)
+	f.Negate(x) // skipped: no op added after an error
+	assert.Len(t, f.Block().Ops, n)
+	f.Return(x)
+	_, err := b.Build()
+	be := requireErr(t, b, "stablehlo.add", "tensor<2xf32>", "tensor<2xi32>")
+	assert.Equal(t, l, be.Line)
+	assert.Equal(t, err, b.Err())
+	assert.Equal(t, err, f.Err())
+}
+
+func TestErrorInRegionClosureReportsClosureLine(t *testing.T) {
+	b, f := newFunc(f32(4))
+	var l int
+	f.Reduce([]*Value{f.Arg(0)}, []*Value{ConstantScalar(f, float32(0))}, []int64{0},
+		func(rb *FuncBuilder, a []*Value) []*Value {
+			var r *Value
+			r, l = rb.Add(a[0], rb.Arg(5)), line()
+			return []*Value{r}
+		})
+	be := requireErr(t, b, "arg", "argument 5 out of range")
+	assert.Equal(t, l, be.Line)
+}
+
+func TestValueScopeErrors(t *testing.T) {
+	t.Run("nil operand", func(t *testing.T) {
+		b, f := newFunc(f32(2))
+		f.Add(f.Arg(0), nil)
+		requireErr(t, b, "stablehlo.add", "operand 1 is nil", "(tensor<2xf32>, nil)", "builder_test.go:")
+	})
+	t.Run("value of another function", func(t *testing.T) {
+		b := NewBuilder("m")
+		g := b.NewFunction("g", f32(2))
+		f := b.NewFunction("f", f32(2))
+		f.Add(f.Arg(0), g.Arg(0))
+		requireErr(t, b, "stablehlo.add", "operand 1 is defined in another function (@g)")
+	})
+	t.Run("value of another builder", func(t *testing.T) {
+		_, g := newFunc(f32(2))
+		b, f := newFunc(f32(2))
+		f.Add(f.Arg(0), g.Arg(0))
+		requireErr(t, b, "stablehlo.add", "operand 1 is defined outside this function")
+	})
+	t.Run("value leaked from a region", func(t *testing.T) {
+		b, f := newFunc(i32())
+		var leaked *Value
+		f.If(ConstantScalar(f, true), func(rb *FuncBuilder) []*Value {
+			leaked = rb.Negate(f.Arg(0)) // capturing the enclosing value is fine
+			return []*Value{leaked}
+		}, func(rb *FuncBuilder) []*Value { return []*Value{f.Arg(0)} })
+		require.NoError(t, b.Err())
+		f.Add(leaked, f.Arg(0))
+		requireErr(t, b, "stablehlo.add", "operand 0 is defined in a region that is not visible here")
+	})
+	t.Run("value of a sibling region", func(t *testing.T) {
+		b, f := newFunc(i32())
+		var fromThen *Value
+		f.If(ConstantScalar(f, true), func(rb *FuncBuilder) []*Value {
+			fromThen = rb.Negate(f.Arg(0))
+			return []*Value{fromThen}
+		}, func(rb *FuncBuilder) []*Value { return []*Value{fromThen} })
+		requireErr(t, b, "stablehlo.if", "false_branch returned value #0 that is defined in a region that is not visible here")
+	})
+	t.Run("placeholder of a failed op", func(t *testing.T) {
+		_, g := newFunc(f32(2))
+		dead := g.Add(g.Arg(0), nil)
+		b, f := newFunc(f32(2))
+		f.Add(f.Arg(0), dead)
+		requireErr(t, b, "stablehlo.add", "operand 1 is a placeholder returned by a failed op")
+	})
+	t.Run("region builder used after its closure", func(t *testing.T) {
+		b, f := newFunc(f32(2))
+		var saved *FuncBuilder
+		f.Map([]*Value{f.Arg(0)}, []int64{0}, func(rb *FuncBuilder, a []*Value) *Value {
+			saved = rb
+			return a[0]
+		})
+		saved.Negate(f.Arg(0))
+		requireErr(t, b, "stablehlo.negate", "region builder used after its closure returned")
+	})
+	t.Run("Return on a region builder", func(t *testing.T) {
+		b, f := newFunc(f32(2))
+		f.Map([]*Value{f.Arg(0)}, []int64{0}, func(rb *FuncBuilder, a []*Value) *Value {
+			rb.Return(a[0])
+			return a[0]
+		})
+		requireErr(t, b, "func.return", "region builder")
+	})
+}
+
+func TestFunctionErrors(t *testing.T) {
+	t.Run("duplicate name", func(t *testing.T) {
+		b := NewBuilder("m")
+		b.NewFunction("f")
+		b.NewFunction("f")
+		requireErr(t, b, "func.func", "@f already exists")
+	})
+	t.Run("empty name", func(t *testing.T) {
+		b := NewBuilder("m")
+		b.NewFunction("")
+		requireErr(t, b, "func.func", "name is empty")
+	})
+	t.Run("nil argument type", func(t *testing.T) {
+		b := NewBuilder("m")
+		b.NewFunction("f", nil)
+		requireErr(t, b, "func.func", "argument 0 has a nil type")
+	})
+	t.Run("invalid argument type", func(t *testing.T) {
+		b := NewBuilder("m")
+		b.NewFunction("f", Tensor(xla.Float32, -3))
+		requireErr(t, b, "func.func", "negative dimension")
+	})
+	t.Run("no return", func(t *testing.T) {
+		b := NewBuilder("m")
+		b.NewFunction("f")
+		_, err := b.Build()
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), "function @f has no Return")
+	})
+	t.Run("return twice", func(t *testing.T) {
+		b, f := newFunc(f32())
+		f.Return(f.Arg(0))
+		f.Return(f.Arg(0))
+		requireErr(t, b, "func.return", "already returned")
+	})
+	t.Run("op after return", func(t *testing.T) {
+		b, f := newFunc(f32())
+		f.Return(f.Arg(0))
+		f.Negate(f.Arg(0))
+		requireErr(t, b, "stablehlo.negate", "already returned")
+	})
+	t.Run("arg out of range", func(t *testing.T) {
+		b, f := newFunc(f32())
+		f.Arg(1)
+		requireErr(t, b, "arg", "argument 1 out of range [0, 1)")
+	})
+	t.Run("arg attr out of range", func(t *testing.T) {
+		b, f := newFunc(f32())
+		f.SetArgAttr(3, "x", UnitAttr{})
+		requireErr(t, b, "func.func", "argument 3 out of range")
+	})
+	t.Run("result attr beyond results", func(t *testing.T) {
+		b, f := newFunc(f32())
+		f.SetResultAttr(2, "x", UnitAttr{})
+		f.Return(f.Arg(0))
+		requireErr(t, b, "func.return", "result attribute set on result 2 of 1")
+	})
+	t.Run("nil attribute", func(t *testing.T) {
+		b, f := newFunc(f32())
+		f.SetAttr("x", nil)
+		requireErr(t, b, "func.func", "attribute x is nil")
+	})
+	t.Run("op attr on a block argument", func(t *testing.T) {
+		b, f := newFunc(f32())
+		f.SetSharding(f.Arg(0), "{replicated}")
+		requireErr(t, b, "SetOpAttr", "not an op result")
+	})
+	t.Run("bad module attributes", func(t *testing.T) {
+		b := NewBuilder("m")
+		b.SetNumPartitions(0)
+		requireErr(t, b, "module", "mhlo.num_partitions must be >= 1")
+	})
+}
+
+func TestCallErrors(t *testing.T) {
+	cases := []struct {
+		name string
+		run  func(b *Builder, f, g *FuncBuilder)
+		msg  string
+	}{
+		{"arity", func(b *Builder, f, g *FuncBuilder) { f.Call(g) }, "callee @g takes 1 arguments, got 0"},
+		{"type", func(b *Builder, f, g *FuncBuilder) { f.Call(g, ConstantScalar(f, int32(1))) }, "argument 0 of @g must be tensor<f32>"},
+		{"nil callee", func(b *Builder, f, g *FuncBuilder) { f.Call(nil) }, "callee is nil"},
+		{"other module", func(b *Builder, f, g *FuncBuilder) {
+			_, h := newFunc()
+			h.Return()
+			f.Call(h)
+		}, "belongs to another module builder"},
+		{"unknown results", func(b *Builder, f, g *FuncBuilder) {
+			h := b.NewFunction("h")
+			f.Call(h)
+		}, "no known result types"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			b := NewBuilder("m")
+			g := b.NewFunction("g", f32())
+			g.Return(g.Arg(0))
+			f := b.NewFunction("f")
+			c.run(b, f, g)
+			requireErr(t, b, "func.call", c.msg)
+		})
+	}
+}
+
+// TestNoPanics calls every FuncBuilder method with zero arguments (nil
+// values, nil slices, nil closures), with placeholder values, and on a
+// builder already in error: none may panic.
+func TestNoPanics(t *testing.T) {
+	typ := reflect.TypeFor[*FuncBuilder]()
+	for i := range typ.NumMethod() {
+		m := typ.Method(i)
+		for _, mode := range []string{"zero", "dead", "after-error"} {
+			t.Run(m.Name+"/"+mode, func(t *testing.T) {
+				b, f := newFunc(f32(2, 3))
+				if mode == "after-error" {
+					f.Add(nil, nil)
+				}
+				args := []reflect.Value{reflect.ValueOf(f)}
+				for j := 1; j < m.Type.NumIn(); j++ {
+					at := m.Type.In(j)
+					v := reflect.New(at).Elem()
+					if mode == "dead" {
+						switch {
+						case at == reflect.TypeFor[*Value]():
+							v = reflect.ValueOf(deadValue(nil))
+						case at == reflect.TypeFor[[]*Value]():
+							v = reflect.ValueOf([]*Value{deadValue(nil)})
+						case at.Kind() == reflect.Slice && at.Elem() == reflect.TypeFor[*Value]():
+							v = reflect.ValueOf([]*Value{deadValue(nil)})
+						}
+					}
+					if m.Type.IsVariadic() && j == m.Type.NumIn()-1 {
+						args = append(args, v)
+						continue
+					}
+					args = append(args, v)
+				}
+				require.NotPanics(t, func() {
+					if m.Type.IsVariadic() {
+						m.Func.CallSlice(args)
+					} else {
+						m.Func.Call(args)
+					}
+				})
+				_ = b
+			})
+		}
+	}
+}
