@@ -61,7 +61,7 @@ func TestLinalgOps(t *testing.T) {
 				return f.DotGeneral(a[0], a[1], DotDimensionNumbers{LhsContractingDims: []int64{2}, RhsContractingDims: []int64{0}})
 			}, wantErr: "dimension 2 out of range [0, 2)"},
 		{name: "dot_general/mixed-dtypes", op: "stablehlo.dot_general", args: []Type{f32(3), Tensor(xla.Float64, 3)},
-			build: func(f *FuncBuilder, a []*Value) *Value { return f.DotGeneral(a[0], a[1], DotDimensionNumbers{}) },
+			build:   func(f *FuncBuilder, a []*Value) *Value { return f.DotGeneral(a[0], a[1], DotDimensionNumbers{}) },
 			wantErr: "element types differ"},
 		{name: "dot_general/precision-count", op: "stablehlo.dot_general", args: []Type{f32(3), f32(3)},
 			build: func(f *FuncBuilder, a []*Value) *Value {
@@ -104,7 +104,7 @@ func TestLinalgOps(t *testing.T) {
 				return f.Convolution(a[0], a[1], ConvConfig{Dims: nchw, BatchGroupCount: 2, FeatureGroupCount: 2})
 			}, wantErr: "cannot both be > 1"},
 		{name: "convolution/rank", op: "stablehlo.convolution", args: []Type{f32(4, 4, 5), f32(4, 2, 1, 1)},
-			build: func(f *FuncBuilder, a []*Value) *Value { return f.Convolution(a[0], a[1], ConvConfig{Dims: nchw}) },
+			build:   func(f *FuncBuilder, a []*Value) *Value { return f.Convolution(a[0], a[1], ConvConfig{Dims: nchw}) },
 			wantErr: "must have rank 4"},
 		{name: "convolution/window-too-big", op: "stablehlo.convolution", args: []Type{f32(1, 1, 2, 2), f32(1, 1, 3, 3)},
 			build: func(f *FuncBuilder, a []*Value) *Value { return f.Convolution(a[0], a[1], ConvConfig{Dims: nchw}) },
@@ -136,10 +136,14 @@ func TestLinalgOps(t *testing.T) {
 		{name: "fft/length", op: "stablehlo.fft", args: []Type{Tensor(xla.Complex64, 4)},
 			build: func(f *FuncBuilder, a []*Value) *Value { return f.Fft(a[0], FftForward, 8) }, wantErr: "trailing dimensions [4] != fft_length [8]"},
 		{name: "batch_norm_inference", op: "stablehlo.batch_norm_inference", args: []Type{f32(2, 2, 2), f32(2), f32(2), f32(2), f32(2)},
-			build: func(f *FuncBuilder, a []*Value) *Value { return f.BatchNormInference(a[0], a[1], a[2], a[3], a[4], 1e-5, 2) },
-			want:  f32(2, 2, 2)},
+			build: func(f *FuncBuilder, a []*Value) *Value {
+				return f.BatchNormInference(a[0], a[1], a[2], a[3], a[4], 1e-5, 2)
+			},
+			want: f32(2, 2, 2)},
 		{name: "batch_norm_inference/feature-size", op: "stablehlo.batch_norm_inference", args: []Type{f32(2, 2, 3), f32(2), f32(2), f32(2), f32(2)},
-			build:   func(f *FuncBuilder, a []*Value) *Value { return f.BatchNormInference(a[0], a[1], a[2], a[3], a[4], 1e-5, 2) },
+			build: func(f *FuncBuilder, a []*Value) *Value {
+				return f.BatchNormInference(a[0], a[1], a[2], a[3], a[4], 1e-5, 2)
+			},
 			wantErr: "operand 1 must be a 1-D tensor of 3 f32"},
 		{name: "einsum", op: "stablehlo.einsum", args: []Type{f32(4, 16), f32(16, 4)},
 			build: func(f *FuncBuilder, a []*Value) *Value { return f.Einsum(a[0], a[1], "ab,bc->ac", f32(4, 4)) }, want: f32(4, 4)},

@@ -12,8 +12,10 @@ import (
 func TestShapeOps(t *testing.T) {
 	cases := []opCase{
 		{name: "broadcast_in_dim", op: "stablehlo.broadcast_in_dim", args: []Type{i32(1, 3)},
-			build: func(f *FuncBuilder, a []*Value) *Value { return f.BroadcastInDim(a[0], []int64{2, 3, 2}, []int64{2, 1}) },
-			want:  i32(2, 3, 2)},
+			build: func(f *FuncBuilder, a []*Value) *Value {
+				return f.BroadcastInDim(a[0], []int64{2, 3, 2}, []int64{2, 1})
+			},
+			want: i32(2, 3, 2)},
 		{name: "broadcast_in_dim/scalar", op: "stablehlo.broadcast_in_dim", args: []Type{f32()},
 			build: func(f *FuncBuilder, a []*Value) *Value { return f.BroadcastInDim(a[0], []int64{4, 5}, nil) },
 			want:  f32(4, 5)},
@@ -46,8 +48,10 @@ func TestShapeOps(t *testing.T) {
 		{name: "transpose/rank", op: "stablehlo.transpose", args: []Type{i32(1, 2)},
 			build: func(f *FuncBuilder, a []*Value) *Value { return f.Transpose(a[0], 0) }, wantErr: "does not match rank 2"},
 		{name: "slice", op: "stablehlo.slice", args: []Type{i64(3, 8)},
-			build: func(f *FuncBuilder, a []*Value) *Value { return f.Slice(a[0], []int64{1, 4}, []int64{3, 8}, []int64{1, 2}) },
-			want:  i64(2, 2)},
+			build: func(f *FuncBuilder, a []*Value) *Value {
+				return f.Slice(a[0], []int64{1, 4}, []int64{3, 8}, []int64{1, 2})
+			},
+			want: i64(2, 2)},
 		{name: "slice/default-strides", op: "stablehlo.slice", args: []Type{i64(3, 8)},
 			build: func(f *FuncBuilder, a []*Value) *Value { return f.Slice(a[0], []int64{0, 1}, []int64{3, 8}, nil) },
 			want:  i64(3, 7)},
