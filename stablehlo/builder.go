@@ -467,7 +467,7 @@ func BuilderAtEnd(block *Block) *FuncBuilder {
 	var s *scope
 	fn := &Func{}
 	for i := len(chain) - 1; i >= 0; i-- {
-		ns := &scope{b: b, fn: fn, block: chain[i], parent: s, declared: true}
+		ns := &scope{b: b, fn: fn, block: chain[i], parent: s}
 		if s == nil {
 			ns.top = ns
 		} else {

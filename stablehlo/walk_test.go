@@ -1,0 +1,298 @@
+package stablehlo
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/halo-ml/halo/xla"
+)
+
+// loopModule builds: main(x, n) = while i < n { x = sin(x) + x (via if) } ; helper called.
+func loopModule(t *testing.T) (*Module, *Func) {
+	t.Helper()
+	b := NewBuilder("m")
+	h := b.NewFunction("helper", f32(4)).Private()
+	h.Return(h.Cosine(h.Arg(0)))
+	f := b.NewFunction("main", f32(4), i64())
+	x, n := f.Arg(0), f.Arg(1)
+	one := ConstantScalar(f, int64(1))
+	loop := f.While([]*Value{ConstantScalar(f, int64(0)), x},
+		func(rb *FuncBuilder, a []*Value) *Value { return rb.Compare(a[0], n, CompareLT, CompareAuto) },
+		func(rb *FuncBuilder, a []*Value) []*Value {
+			s := rb.Sine(a[1])
+			return []*Value{rb.Add(a[0], one), rb.Add(s, x)}
+		})
+	c := f.Call(h, loop[1])
+	f.Return(f.Multiply(c[0], x))
+	m, err := b.Build()
+	require.NoError(t, err)
+	require.NoError(t, m.Verify())
+	return m, m.Func("main")
+}
+
+func opNames(ops []*Op) []string {
+	out := make([]string, len(ops))
+	for i, op := range ops {
+		out[i] = op.Name
+	}
+	return out
+}
+
+func TestWalk(t *testing.T) {
+	m, f := loopModule(t)
+	var all []*Op
+	m.Walk(func(op *Op) bool { all = append(all, op); return true })
+	assert.Equal(t, []string{
+		"stablehlo.cosine", "func.return", // helper
+		"stablehlo.constant", "stablehlo.constant", "stablehlo.while",
+		"stablehlo.compare", "stablehlo.return", // cond
+		"stablehlo.sine", "stablehlo.add", "stablehlo.add", "stablehlo.return", // body
+		"func.call", "stablehlo.multiply", "func.return",
+	}, opNames(all))
+
+	var top []*Op
+	f.Walk(func(op *Op) bool { top = append(top, op); return op.Name != "stablehlo.while" })
+	assert.Equal(t, []string{"stablehlo.constant", "stablehlo.constant", "stablehlo.while", "func.call", "stablehlo.multiply", "func.return"}, opNames(top))
+}
+
+func TestUsersAndReplace(t *testing.T) {
+	_, f := loopModule(t)
+	x := f.Args()[0]
+	uses := Users(x)
+	require.Len(t, uses, 3)
+	assert.Equal(t, "stablehlo.while", uses[0].Op.Name)
+	assert.Equal(t, 1, uses[0].Index)
+	assert.Equal(t, "stablehlo.add", uses[1].Op.Name, "a use inside the while body is found")
+	assert.Equal(t, 1, uses[1].Index)
+	assert.Equal(t, "stablehlo.multiply", uses[2].Op.Name)
+	assert.True(t, HasUsers(x))
+
+	// Replace x by a new constant inserted at the start of the body.
+	body := f.Body.Blocks[0]
+	fb := BuilderAt(body.Ops[0])
+	c := Splat(fb, float32(2), 4)
+	require.NoError(t, fb.Err())
+	assert.Same(t, c.Op(), body.Ops[0])
+	assert.Equal(t, 3, ReplaceAllUsesWith(x, c))
+	assert.False(t, HasUsers(x))
+	assert.Len(t, Users(c), 3)
+	require.NoError(t, f.Verify())
+
+	// ReplaceUsesIf: only the use in the multiply goes back to x.
+	n := ReplaceUsesIf(c, x, func(u Use) bool { return u.Op.Name == "stablehlo.multiply" })
+	assert.Equal(t, 1, n)
+	assert.Len(t, Users(x), 1)
+	require.NoError(t, f.Verify())
+}
+
+func TestBuilderAtInsertsBeforeOp(t *testing.T) {
+	_, f := loopModule(t)
+	body := f.Body.Blocks[0]
+	ret := body.Terminator()
+	mul := ret.Operands[0]
+	fb := BuilderAt(ret)
+	neg := fb.Negate(mul)
+	require.NoError(t, fb.Err())
+	ret.Operands[0] = neg
+	assert.Same(t, neg.Op(), body.Ops[len(body.Ops)-2])
+	require.NoError(t, f.Verify())
+
+	// Inside a region: values of the enclosing function are visible.
+	var whileOp *Op
+	f.Walk(func(op *Op) bool {
+		if op.Name == "stablehlo.while" {
+			whileOp = op
+		}
+		return true
+	})
+	bodyBlock := whileOp.Regions[1].Blocks[0]
+	rb := BuilderAt(bodyBlock.Terminator())
+	v := rb.Add(bodyBlock.Args[1], f.Args()[0])
+	require.NoError(t, rb.Err())
+	assert.Equal(t, "tensor<4xf32>", v.Type.String())
+	require.NoError(t, f.Verify())
+
+	// A value of another function is not visible.
+	rb.Add(bodyBlock.Args[1], deadValue(f32(4)))
+	require.Error(t, rb.Err())
+	bad := BuilderAt(nil)
+	require.Error(t, bad.Err())
+	assert.NotPanics(t, func() { bad.Negate(f.Args()[0]) })
+}
+
+func TestBuilderAtEnd(t *testing.T) {
+	// Build a function body from scratch on a detached block.
+	blk := NewBlock(f32(3))
+	fb := BuilderAtEnd(blk)
+	fb.Return(fb.Exponential(fb.Arg(0)))
+	require.NoError(t, fb.Err())
+	fn := &Func{Name: "g", Body: NewRegion(blk), ResultTypes: []Type{f32(3)}}
+	require.NoError(t, fn.Verify())
+	assert.Equal(t, []string{"stablehlo.exponential", "func.return"}, opNames(blk.Ops))
+}
+
+func TestCloneFunc(t *testing.T) {
+	m, f := loopModule(t)
+	c := CloneFunc(f, "main_clone")
+	assert.Equal(t, "main_clone", c.Name)
+	assert.Nil(t, c.Module())
+	m.AddFunc(c)
+	require.NoError(t, m.Verify())
+
+	// Same structure, no shared ops or values.
+	var orig, cloned []*Op
+	f.Walk(func(op *Op) bool { orig = append(orig, op); return true })
+	c.Walk(func(op *Op) bool { cloned = append(cloned, op); return true })
+	require.Equal(t, opNames(orig), opNames(cloned))
+	origVals := map[*Value]bool{}
+	for _, a := range f.Args() {
+		origVals[a] = true
+	}
+	for _, op := range orig {
+		for _, r := range op.Results {
+			origVals[r] = true
+		}
+		for _, r := range op.Regions {
+			for _, b := range r.Blocks {
+				for _, a := range b.Args {
+					origVals[a] = true
+				}
+			}
+		}
+	}
+	for i, op := range cloned {
+		assert.NotSame(t, orig[i], op)
+		for _, o := range op.Operands {
+			assert.False(t, origVals[o], "%s uses a value of the original", op.Name)
+		}
+		assert.Equal(t, orig[i].Attrs, op.Attrs)
+	}
+	// The captured function argument inside the while regions maps to the clone's argument.
+	var addInBody *Op
+	c.Walk(func(op *Op) bool {
+		if op.Name == "stablehlo.add" && op.Operands[1] == c.Args()[0] {
+			addInBody = op
+		}
+		return true
+	})
+	require.NotNil(t, addInBody)
+
+	// Editing the clone leaves the original alone.
+	cloned[0].Name = "stablehlo.iota"
+	assert.Equal(t, "stablehlo.constant", orig[0].Name)
+	require.NoError(t, f.Verify())
+}
+
+func TestEraseAndInsertAfter(t *testing.T) {
+	b, f := newFunc(f32(2))
+	x := f.Arg(0)
+	a := f.Negate(x)
+	unused := f.Sine(x)
+	f.Return(a)
+	_, err := b.Build()
+	require.NoError(t, err)
+	assert.Error(t, a.Op().Erase(), "a is used by the return")
+	require.NoError(t, unused.Op().Erase())
+	blk := f.Block()
+	assert.Equal(t, []string{"stablehlo.negate", "func.return"}, opNames(blk.Ops))
+	assert.Nil(t, unused.Op().Parent())
+
+	extra := NewOp("stablehlo.abs", []*Value{a}, []Type{f32(2)})
+	require.NoError(t, blk.InsertAfter(a.Op(), extra))
+	assert.Equal(t, []string{"stablehlo.negate", "stablehlo.abs", "func.return"}, opNames(blk.Ops))
+	assert.Same(t, blk, extra.Parent())
+	assert.Error(t, blk.InsertAfter(unused.Op(), extra))
+	require.NoError(t, f.Func().Verify())
+}
+
+func TestVerifyCatchesBrokenIR(t *testing.T) {
+	cases := []struct {
+		name   string
+		break_ func(f *Func)
+		msg    string
+	}{
+		{"use before definition", func(f *Func) {
+			ops := f.Body.Blocks[0].Ops
+			ops[0], ops[1] = ops[1], ops[0]
+		}, "is not defined before this use"},
+		{"value of another function", func(f *Func) {
+			f.Body.Blocks[0].Ops[0].Operands[0] = &Value{Type: f32(2)}
+		}, "not visible here"},
+		{"missing terminator", func(f *Func) {
+			blk := f.Body.Blocks[0]
+			blk.Ops = blk.Ops[:len(blk.Ops)-1]
+		}, "block must end with func.return"},
+		{"wrong result type", func(f *Func) {
+			f.ResultTypes = []Type{i32(2)}
+		}, "returns (tensor<2xf32>), declared (tensor<2xi32>)"},
+		{"missing attribute", func(f *Func) {
+			f.Body.Blocks[0].Ops[1].Attrs = nil // the compare
+		}, "missing attribute comparison_direction"},
+		{"wrong attribute kind", func(f *Func) {
+			f.Body.Blocks[0].Ops[1].Attrs[0].Value = StringAttr("LT")
+		}, "attribute comparison_direction must be EnumAttr"},
+		{"region terminator", func(f *Func) {
+			sel := f.Body.Blocks[0].Ops[2]
+			rb := sel.Regions[0].Blocks[0]
+			rb.Ops[len(rb.Ops)-1].Name = "func.return"
+		}, "in a region of stablehlo.map"},
+		{"operand count", func(f *Func) {
+			op := f.Body.Blocks[0].Ops[0]
+			op.Operands = op.Operands[:1]
+		}, "has 1 operands, want 2"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			b, fb := newFunc(f32(2))
+			x := fb.Arg(0)
+			s := fb.Add(x, x)
+			p := fb.Compare(s, x, CompareLT, CompareAuto)
+			m := fb.Map([]*Value{s}, []int64{0}, func(rb *FuncBuilder, a []*Value) *Value { return rb.Negate(a[0]) })
+			fb.Return(fb.Select(p, m, x))
+			mod, err := b.Build()
+			require.NoError(t, err)
+			require.NoError(t, mod.Verify())
+			c.break_(mod.Funcs[0])
+			err = mod.Verify()
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), c.msg)
+		})
+	}
+
+	// Calls: missing callee, wrong types.
+	m, _ := loopModule(t)
+	m.Func("helper").Name = "renamed"
+	err := m.Verify()
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "no function @helper")
+	m, _ = loopModule(t)
+	m.Func("helper").ResultTypes = []Type{i32()}
+	err = m.Verify()
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "returns (tensor<4xf32>), declared (tensor<i32>)")
+	m, _ = loopModule(t)
+	m.AddFunc(&Func{Name: "main"})
+	assert.ErrorContains(t, m.Verify(), "duplicate function @main")
+}
+
+func TestOpTable(t *testing.T) {
+	for name, s := range opSpecs {
+		assert.Equal(t, name, s.name)
+		for _, a := range s.attrs {
+			assert.NotEmpty(t, a.name)
+			if a.kind == attrInt {
+				assert.True(t, a.dtype == xla.Int32 || a.dtype == xla.Int64, "%s.%s", name, a.name)
+			}
+			if a.kind == attrEnum {
+				assert.NotEmpty(t, enumValues[a.enum], "%s.%s enum %s", name, a.name, a.enum)
+			}
+			assert.NotEqual(t, "", a.kind.String())
+		}
+	}
+	require.NotNil(t, opSpecs["stablehlo.gather"].attr("slice_sizes"))
+	assert.Equal(t, attrI64Array, opSpecs["stablehlo.gather"].attr("slice_sizes").kind)
+	assert.Nil(t, opSpecs["stablehlo.add"].attr("x"))
+	assert.Len(t, opSpecs["stablehlo.dynamic_conv"].attrs, len(opSpecs["stablehlo.convolution"].attrs)-1)
+}
