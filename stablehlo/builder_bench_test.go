@@ -1,0 +1,64 @@
+package stablehlo
+
+import (
+	"testing"
+
+	"github.com/halo-ml/halo/xla"
+)
+
+// The benchmark programs (the side-by-side module in
+// benchmarks/stablehlo-vs-gomlx builds the same ones with another builder).
+
+// BuildElementwise builds one function of n elementwise ops on
+// tensor<128xf32>: v = (v + x) * y, repeated.
+func BuildElementwise(n int) (*Module, error) {
+	b := NewBuilder("elementwise")
+	t := Tensor(xla.Float32, 128)
+	f := b.NewFunction("main", t, t)
+	x, y := f.Arg(0), f.Arg(1)
+	v := x
+	for i := range n {
+		if i%2 == 0 {
+			v = f.Add(v, x)
+		} else {
+			v = f.Multiply(v, y)
+		}
+	}
+	f.Return(v)
+	return b.Build()
+}
+
+// BuildMLP builds an MLP of the given number of layers, each
+// h = max(dot_general(h, w) + bias, 0), on a [32, 256] batch with shared
+// [256, 256] weights and [32, 256] bias.
+func BuildMLP(layers int) (*Module, error) {
+	b := NewBuilder("mlp")
+	f := b.NewFunction("main", Tensor(xla.Float32, 32, 256), Tensor(xla.Float32, 256, 256), Tensor(xla.Float32, 32, 256))
+	h, w, bias := f.Arg(0), f.Arg(1), f.Arg(2)
+	zero := f.Zero(Tensor(xla.Float32, 32, 256))
+	dn := DotDimensionNumbers{LhsContractingDims: []int64{1}, RhsContractingDims: []int64{0}}
+	for range layers {
+		h = f.Maximum(f.Add(f.DotGeneral(h, w, dn), bias), zero)
+	}
+	f.Return(h)
+	return b.Build()
+}
+
+func benchBuild(b *testing.B, ops int, build func() (*Module, error)) {
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := build(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(ops)*float64(b.N)/b.Elapsed().Seconds(), "ops/s")
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(ops), "ns/stablehlo-op")
+}
+
+func BenchmarkBuildElementwise1M(b *testing.B) {
+	benchBuild(b, 1_000_000, func() (*Module, error) { return BuildElementwise(1_000_000) })
+}
+
+func BenchmarkBuildMLP10k(b *testing.B) {
+	benchBuild(b, 30_000, func() (*Module, error) { return BuildMLP(10_000) })
+}
