@@ -186,8 +186,9 @@ func (e *BuildError) Error() string {
 // the region's block). Values may be used in the block they were built in
 // and in the regions nested in it.
 type FuncBuilder struct {
-	s   *scope
-	loc Location
+	s      *scope
+	loc    Location
+	hasLoc bool
 }
 
 // scope is the mutable state shared by a FuncBuilder and its WithLoc views.
@@ -217,7 +218,7 @@ func (fb *FuncBuilder) Err() error { return fb.s.b.Err() }
 
 // WithLoc returns a view of fb whose ops carry loc as their location.
 func (fb *FuncBuilder) WithLoc(loc Location) *FuncBuilder {
-	return &FuncBuilder{s: fb.s, loc: loc}
+	return &FuncBuilder{s: fb.s, loc: loc, hasLoc: !loc.IsUnknown()}
 }
 
 // Arg returns argument i of the function (or region) being built.
@@ -488,7 +489,7 @@ func BuilderAtEnd(block *Block) *FuncBuilder {
 // sets its location.
 func (fb *FuncBuilder) emit(op *Op) {
 	s := fb.s
-	if !fb.loc.IsUnknown() {
+	if fb.hasLoc {
 		op.Loc = fb.loc
 	} else if s.b.autoLoc {
 		file, line := callerLocation()
@@ -804,7 +805,7 @@ func (fb *FuncBuilder) buildRegion(op string, operands []*Value, what string, ar
 	}
 	fb.s.b.regionOwner[block] = fb.s.fn
 	s := &scope{b: fb.s.b, fn: fb.s.fn, top: fb.s.top, block: block, parent: fb.s}
-	rb := &FuncBuilder{s: s, loc: fb.loc}
+	rb := &FuncBuilder{s: s, loc: fb.loc, hasLoc: fb.hasLoc}
 	rets := fn(rb, block.Args)
 	s.closed = true
 	if fb.s.b.err != nil {

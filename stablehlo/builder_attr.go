@@ -86,6 +86,10 @@ const (
 	AdjointTranspose TransposeMode = "ADJOINT"
 )
 
+// Attributes are values: the builder may share one attribute between ops
+// (e.g. precision_config = [DEFAULT, DEFAULT]), so rewrites replace an
+// op's attribute with SetAttr rather than modify it in place.
+
 // Enum returns the #stablehlo<enum value> attribute.
 func Enum(enum, value string) EnumAttr {
 	return EnumAttr{Dialect: "stablehlo", Enum: enum, Value: value}

@@ -30,15 +30,16 @@ func BuildElementwise(n int) (*Module, error) {
 
 // BuildMLP builds an MLP of the given number of layers, each
 // h = max(dot_general(h, w) + bias, 0), on a [32, 256] batch with shared
-// [256, 256] weights and [32, 256] bias.
+// [256, 256] weights and [32, 256] bias; 0 is a broadcast scalar constant
+// and dot_general has precision_config [DEFAULT, DEFAULT].
 func BuildMLP(layers int) (*Module, error) {
 	b := NewBuilder("mlp")
 	f := b.NewFunction("main", Tensor(xla.Float32, 32, 256), Tensor(xla.Float32, 256, 256), Tensor(xla.Float32, 32, 256))
 	h, w, bias := f.Arg(0), f.Arg(1), f.Arg(2)
-	zero := f.Zero(Tensor(xla.Float32, 32, 256))
+	zero := f.BroadcastInDim(ConstantScalar(f, float32(0)), []int64{32, 256}, nil)
 	dn := DotDimensionNumbers{LhsContractingDims: []int64{1}, RhsContractingDims: []int64{0}}
 	for range layers {
-		h = f.Maximum(f.Add(f.DotGeneral(h, w, dn), bias), zero)
+		h = f.Maximum(f.Add(f.DotGeneral(h, w, dn, PrecisionDefault, PrecisionDefault), bias), zero)
 	}
 	f.Return(h)
 	return b.Build()

@@ -447,12 +447,10 @@ func inferDotGeneral(lhs, rhs TensorType, dn DotDimensionNumbers, resultDType xl
 	if len(dn.LhsContractingDims) != len(dn.RhsContractingDims) {
 		return zero, fmt.Errorf("lhs and rhs contracting dims differ in length")
 	}
-	lAll := append(slices.Clone(dn.LhsBatchingDims), dn.LhsContractingDims...)
-	rAll := append(slices.Clone(dn.RhsBatchingDims), dn.RhsContractingDims...)
-	if err := checkAxes("lhs batching and contracting dims", lAll, lhs.Rank(), true); err != nil {
+	if err := checkAxes2("lhs batching and contracting dims", dn.LhsBatchingDims, dn.LhsContractingDims, lhs.Rank()); err != nil {
 		return zero, err
 	}
-	if err := checkAxes("rhs batching and contracting dims", rAll, rhs.Rank(), true); err != nil {
+	if err := checkAxes2("rhs batching and contracting dims", dn.RhsBatchingDims, dn.RhsContractingDims, rhs.Rank()); err != nil {
 		return zero, err
 	}
 	for i := range dn.LhsBatchingDims {
@@ -465,17 +463,18 @@ func inferDotGeneral(lhs, rhs TensorType, dn DotDimensionNumbers, resultDType xl
 			return zero, fmt.Errorf("contracting dimension sizes differ: %d vs %d", l, r)
 		}
 	}
-	dims := make([]int64, 0, lhs.Rank()+rhs.Rank()-len(lAll)-len(dn.RhsContractingDims))
+	nb, nc := len(dn.LhsBatchingDims), len(dn.LhsContractingDims)
+	dims := make([]int64, 0, lhs.Rank()+rhs.Rank()-nb-2*nc)
 	for _, d := range dn.LhsBatchingDims {
 		dims = append(dims, lhs.Dims[d])
 	}
 	for i, d := range lhs.Dims {
-		if !slices.Contains(lAll, int64(i)) {
+		if !slices.Contains(dn.LhsBatchingDims, int64(i)) && !slices.Contains(dn.LhsContractingDims, int64(i)) {
 			dims = append(dims, d)
 		}
 	}
 	for i, d := range rhs.Dims {
-		if !slices.Contains(rAll, int64(i)) {
+		if !slices.Contains(dn.RhsBatchingDims, int64(i)) && !slices.Contains(dn.RhsContractingDims, int64(i)) {
 			dims = append(dims, d)
 		}
 	}
@@ -486,6 +485,22 @@ func inferDotGeneral(lhs, rhs TensorType, dn DotDimensionNumbers, resultDType xl
 		resultDType = lhs.DType
 	}
 	return TensorType{DType: resultDType, Dims: dims}, nil
+}
+
+// checkAxes2 is checkAxes on the concatenation of a and b.
+func checkAxes2(what string, a, b []int64, rank int) error {
+	if err := checkAxes(what, a, rank, true); err != nil {
+		return err
+	}
+	if err := checkAxes(what, b, rank, true); err != nil {
+		return err
+	}
+	for _, d := range b {
+		if slices.Contains(a, d) {
+			return fmt.Errorf("%s: dimension %d repeated", what, d)
+		}
+	}
+	return nil
 }
 
 // windowOutput is the number of window positions along one dimension.

@@ -43,21 +43,11 @@ func (fb *FuncBuilder) DotGeneralWith(lhs, rhs *Value, dn DotDimensionNumbers, c
 	if !fb.checkPrecision(name, []*Value{lhs, rhs}, cfg.Precision) {
 		return deadValue(nil)
 	}
-	n := &node2{}
-	nattrs := 1
+	n := &dotNode{}
+	attrs := n.attrs[:1]
+	attrs[0] = NamedAttr{Name: "dot_dimension_numbers", Value: cloneDot(dn)}
 	if len(cfg.Precision) > 0 {
-		nattrs++
-	}
-	if cfg.Algorithm != nil {
-		nattrs++
-	}
-	attrs := make([]NamedAttr, 1, nattrs)
-	attrs[0] = NamedAttr{Name: "dot_dimension_numbers", Value: DotDimensionNumbers{
-		LhsBatchingDims: slices.Clone(dn.LhsBatchingDims), RhsBatchingDims: slices.Clone(dn.RhsBatchingDims),
-		LhsContractingDims: slices.Clone(dn.LhsContractingDims), RhsContractingDims: slices.Clone(dn.RhsContractingDims),
-	}}
-	if len(cfg.Precision) > 0 {
-		attrs = append(attrs, NamedAttr{Name: "precision_config", Value: PrecisionConfig(cfg.Precision...)})
+		attrs = append(attrs, NamedAttr{Name: "precision_config", Value: precisionAttr(cfg.Precision)})
 	}
 	if cfg.Algorithm != nil {
 		attrs = append(attrs, NamedAttr{Name: "algorithm", Value: cfg.Algorithm})
@@ -72,6 +62,44 @@ func (fb *FuncBuilder) DotGeneralWith(lhs, rhs *Value, dn DotDimensionNumbers, c
 	fb.emit(&n.op)
 	return &n.res
 }
+
+// dotNode is a dot_general op, its result and attributes in one allocation.
+type dotNode struct {
+	node2
+	attrs [3]NamedAttr
+}
+
+// cloneDot copies dn's dimension lists into one backing array.
+func cloneDot(dn DotDimensionNumbers) DotDimensionNumbers {
+	lb, rb, lc, rc := len(dn.LhsBatchingDims), len(dn.RhsBatchingDims), len(dn.LhsContractingDims), len(dn.RhsContractingDims)
+	buf := make([]int64, lb+rb+lc+rc)
+	var out DotDimensionNumbers
+	take := func(src []int64) []int64 {
+		if src == nil {
+			return nil
+		}
+		n := copy(buf, src)
+		s := buf[:n:n]
+		buf = buf[n:]
+		return s
+	}
+	out.LhsBatchingDims = take(dn.LhsBatchingDims)
+	out.RhsBatchingDims = take(dn.RhsBatchingDims)
+	out.LhsContractingDims = take(dn.LhsContractingDims)
+	out.RhsContractingDims = take(dn.RhsContractingDims)
+	return out
+}
+
+// precisionAttr returns precision_config, shared for the common
+// [DEFAULT, DEFAULT].
+func precisionAttr(ps []Precision) Attribute {
+	if len(ps) == 2 && ps[0] == PrecisionDefault && ps[1] == PrecisionDefault {
+		return defaultPrecision
+	}
+	return PrecisionConfig(ps...)
+}
+
+var defaultPrecision Attribute = PrecisionConfig(PrecisionDefault, PrecisionDefault)
 
 func (fb *FuncBuilder) checkPrecision(name string, ops []*Value, ps []Precision) bool {
 	if len(ps) != 0 && len(ps) != 2 {
