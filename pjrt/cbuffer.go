@@ -74,12 +74,9 @@ func (c *cClient) BufferFromHost(hb backend.HostBuffer, dev backend.Device, mem 
 		Client:              c.h,
 		Data:                data,
 		Type:                bt,
-		Dims:                uintptr(unsafe.Pointer(&dims[1])),
+		Dims:                uintptr(unsafe.Pointer(&dims[min(1, len(hb.Shape.Dims))])),
 		NumDims:             uint64(len(hb.Shape.Dims)),
 		HostBufferSemantics: capi.PJRT_HostBufferSemantics(hb.Semantics),
-	}
-	if len(hb.Shape.Dims) == 0 {
-		a.Dims = uintptr(unsafe.Pointer(&dims[0]))
 	}
 	var strides []int64
 	if hb.ByteStrides != nil {

@@ -96,6 +96,10 @@ type cExecutable struct {
 	exec      uintptr
 	devices   []*cDevice
 	closeOnce sync.Once
+
+	outputsOnce sync.Once
+	outputs     []backend.OutputInfo
+	outputsErr  error
 }
 
 func (c *cClient) wrapExecutable(loaded uintptr) (*cExecutable, error) {
@@ -142,7 +146,13 @@ func (e *cExecutable) NumPartitions() (int, error) {
 	return int(a.NumPartitions), err
 }
 
+// Outputs implements backend.Executable; the answer is read once.
 func (e *cExecutable) Outputs() ([]backend.OutputInfo, error) {
+	e.outputsOnce.Do(func() { e.outputs, e.outputsErr = e.readOutputs() })
+	return e.outputs, e.outputsErr
+}
+
+func (e *cExecutable) readOutputs() ([]backend.OutputInfo, error) {
 	p := e.c.p
 	n := &capi.PJRT_Executable_NumOutputs_Args{StructSize: capi.PJRT_Executable_NumOutputs_Args_STRUCT_SIZE, Executable: e.exec}
 	if err := p.call(capi.SlotPJRT_Executable_NumOutputs, unsafe.Pointer(n), nil); err != nil {

@@ -60,9 +60,9 @@ type Error struct {
 // Error formats the error as "pjrt: OP: CODE: message".
 func (e *Error) Error() string {
 	if e.Op == "" {
-		return fmt.Sprintf("pjrt: %v: %s", e.Code, e.Msg)
+		return fmt.Sprintf("pjrt: %s: %s", e.Code.String(), e.Msg)
 	}
-	return fmt.Sprintf("pjrt: %s: %v: %s", e.Op, e.Code, e.Msg)
+	return fmt.Sprintf("pjrt: %s: %s: %s", e.Op, e.Code.String(), e.Msg)
 }
 
 // Is reports whether target is e's Code.
