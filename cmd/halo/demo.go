@@ -5,24 +5,35 @@ import (
 	"io"
 
 	"github.com/halo-ml/halo/pjrt"
+	"github.com/halo-ml/halo/stablehlo"
+	"github.com/halo-ml/halo/xla"
 )
 
-// demoProgram adds two f32 vectors and scales the sum: (x + y) * 2.
-const demoProgram = `module @demo {
-  func.func public @main(%x: tensor<4xf32>, %y: tensor<4xf32>) -> tensor<4xf32> {
-    %sum = stablehlo.add %x, %y : tensor<4xf32>
-    %two = stablehlo.constant dense<2.000000e+00> : tensor<4xf32>
-    %out = stablehlo.multiply %sum, %two : tensor<4xf32>
-    return %out : tensor<4xf32>
-  }
+// demoModule builds f(x, y) = (x + y) * 2 on f32[4] with the builder.
+func demoModule() (*stablehlo.Module, error) {
+	b := stablehlo.NewBuilder("demo")
+	f := b.NewFunction("main", stablehlo.Tensor(xla.Float32, 4), stablehlo.Tensor(xla.Float32, 4))
+	sum := f.Add(f.Arg(0), f.Arg(1))
+	f.Return(f.Multiply(sum, stablehlo.Splat(f, float32(2), 4)))
+	return b.Build()
 }
-`
 
-// demo runs demoProgram on the best backend found and prints each step.
+// demo builds a program, prints it, and runs it on the best backend found.
 func demo(w io.Writer, plugin string) error {
+	m, err := demoModule()
+	if err != nil {
+		return err
+	}
+	text := m.String()
+	fmt.Fprintf(w, "program (built with the stablehlo builder):\n%s\n", text)
 	p, err := pjrt.LoadPlugin(plugin)
 	if err != nil {
-		return fmt.Errorf("no backend to run on: %w", err)
+		if plugin != "" {
+			return err
+		}
+		fmt.Fprintf(w, "not run: %v\n", err)
+		fmt.Fprintln(w, "install a PJRT plugin (for example the jax CPU or CUDA wheels) or set PJRT_PLUGIN_LIBRARY_PATH; the built-in interpreter is not part of this build yet")
+		return nil
 	}
 	fmt.Fprintf(w, "backend: %s\n", p)
 	c, err := p.NewClient()
@@ -31,8 +42,7 @@ func demo(w io.Writer, plugin string) error {
 	}
 	defer c.Close()
 	fmt.Fprintf(w, "devices: %d (%s)\n", len(c.AddressableDevices()), c.PlatformName())
-	fmt.Fprintf(w, "program:\n%s", demoProgram)
-	exe, err := c.Compile(pjrt.MLIRText(demoProgram), nil)
+	exe, err := c.Compile(pjrt.MLIRText(text), nil)
 	if err != nil {
 		return err
 	}
