@@ -37,6 +37,15 @@ func NewBuilder(name string) *Builder {
 	return &Builder{mod: &Module{Name: name}}
 }
 
+// Extend returns a builder that adds functions to the existing module m
+// (a parsed one, say). Functions already in m are called with CallSymbol.
+func Extend(m *Module) *Builder {
+	if m == nil {
+		m = &Module{}
+	}
+	return &Builder{mod: m}
+}
+
 // Err returns the first error recorded, or nil.
 func (b *Builder) Err() error {
 	if b.err == nil {
@@ -110,7 +119,7 @@ func (b *Builder) NewFunction(name string, argTypes ...Type) *FuncBuilder {
 	fb := &FuncBuilder{s: s}
 	if name == "" {
 		b.fail(fb.s, "func.func", nil, "function name is empty")
-	} else if b.Function(name) != nil {
+	} else if b.mod.Func(name) != nil {
 		b.fail(fb.s, "func.func", nil, "function @%s already exists", name)
 	}
 	for i, t := range argTypes {

@@ -88,6 +88,19 @@ func Users(v *Value) []Use {
 	return uses
 }
 
+// UseMap returns the uses of every value used in r (one walk, for passes
+// that look up many values).
+func UseMap(r *Region) map[*Value][]Use {
+	uses := map[*Value][]Use{}
+	r.Walk(func(op *Op) bool {
+		for i, o := range op.Operands {
+			uses[o] = append(uses[o], Use{Op: op, Index: i})
+		}
+		return true
+	})
+	return uses
+}
+
 // HasUsers reports whether v is used.
 func HasUsers(v *Value) bool {
 	if v == nil {
@@ -240,8 +253,9 @@ func CloneFunc(f *Func, newName string) *Func {
 
 // Verify checks m: every function's body is well formed (operands defined
 // before use and visible, terminators present and of the right types,
-// func.call targets present with matching types) and every op in the op
-// table has its operand count, regions and required attributes.
+// func.call targets present with matching types), every op in the op
+// table has its operand count, regions and required attributes, and ops
+// whose result types can be inferred (InferResultTypes) have those types.
 func (m *Module) Verify() error {
 	names := map[string]*Func{}
 	for _, f := range m.Funcs {
@@ -332,6 +346,9 @@ func (v *verifier) block(b *Block, terminator string) error {
 		if err := checkOpSpec(op); err != nil {
 			return fmt.Errorf("%s: %w", op.Name, err)
 		}
+		if err := checkInferred(op); err != nil {
+			return fmt.Errorf("%s%s: %w", op.Name, typeList(valueTypes(op.Operands)), err)
+		}
 		if op.Name == "func.call" {
 			if err := v.call(op); err != nil {
 				return err
@@ -378,6 +395,36 @@ func (v *verifier) call(op *Op) error {
 		return fmt.Errorf("func.call @%s: results %s, function returns %s", callee, typeList(valueTypes(op.Results)), typeList(f.ResultTypes))
 	}
 	return nil
+}
+
+// checkInferred checks op's result types against InferResultTypes.
+func checkInferred(op *Op) error {
+	types, known, err := InferResultTypes(op)
+	if !known {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if len(types) != len(op.Results) {
+		return fmt.Errorf("has %d results, want %d", len(op.Results), len(types))
+	}
+	for i, t := range types {
+		if !typesCompatible(t, op.Results[i].Type) {
+			return fmt.Errorf("result %d is %s, want %s", i, op.Results[i].Type, t)
+		}
+	}
+	return nil
+}
+
+// typesCompatible is TypesEqual where a dynamic dimension matches any size.
+func typesCompatible(a, b Type) bool {
+	at, ok1 := a.(TensorType)
+	bt, ok2 := b.(TensorType)
+	if ok1 && ok2 {
+		return at.DType == bt.DType && sameDims(at.Dims, bt.Dims)
+	}
+	return TypesEqual(a, b)
 }
 
 // checkOpSpec checks op against the op table: operand and result counts,

@@ -68,6 +68,8 @@ func TestUsersAndReplace(t *testing.T) {
 	assert.Equal(t, 1, uses[1].Index)
 	assert.Equal(t, "stablehlo.multiply", uses[2].Op.Name)
 	assert.True(t, HasUsers(x))
+	um := UseMap(f.Body)
+	assert.Equal(t, uses, um[x])
 
 	// Replace x by a new constant inserted at the start of the body.
 	body := f.Body.Blocks[0]
@@ -131,6 +133,23 @@ func TestBuilderAtEnd(t *testing.T) {
 	fn := &Func{Name: "g", Body: NewRegion(blk), ResultTypes: []Type{f32(3)}}
 	require.NoError(t, fn.Verify())
 	assert.Equal(t, []string{"stablehlo.exponential", "func.return"}, opNames(blk.Ops))
+}
+
+func TestExtendParsedModule(t *testing.T) {
+	m, _ := loopModule(t)
+	b := Extend(m)
+	g := b.NewFunction("extra", f32(4), i64())
+	r := g.CallSymbol("main", []Type{f32(4)}, g.Arg(0), g.Arg(1))
+	g.Return(g.Tanh(r[0]))
+	out, err := b.Build()
+	require.NoError(t, err)
+	assert.Same(t, m, out)
+	assert.Len(t, m.Funcs, 3)
+	require.NoError(t, m.Verify())
+	Extend(m).NewFunction("main")
+	b2 := Extend(m)
+	b2.NewFunction("helper")
+	requireErr(t, b2, "func.func", "@helper already exists")
 }
 
 func TestCloneFunc(t *testing.T) {
@@ -238,6 +257,12 @@ func TestVerifyCatchesBrokenIR(t *testing.T) {
 			rb := sel.Regions[0].Blocks[0]
 			rb.Ops[len(rb.Ops)-1].Name = "func.return"
 		}, "in a region of stablehlo.map"},
+		{"result type differs from inference", func(f *Func) {
+			f.Body.Blocks[0].Ops[0].Results[0].Type = f32(3)
+		}, "stablehlo.add(tensor<2xf32>, tensor<2xf32>): result 0 is tensor<3xf32>, want tensor<2xf32>"},
+		{"operand types differ", func(f *Func) {
+			f.Body.Blocks[0].Ops[1].Operands[1] = &Value{Type: i32(2)}
+		}, "operand 1 (tensor<2xi32>) is not defined"},
 		{"operand count", func(f *Func) {
 			op := f.Body.Blocks[0].Ops[0]
 			op.Operands = op.Operands[:1]
@@ -275,6 +300,37 @@ func TestVerifyCatchesBrokenIR(t *testing.T) {
 	m, _ = loopModule(t)
 	m.AddFunc(&Func{Name: "main"})
 	assert.ErrorContains(t, m.Verify(), "duplicate function @main")
+}
+
+func TestInferResultTypes(t *testing.T) {
+	x := &Value{Type: f32(2, 3)}
+	w := &Value{Type: f32(3, 4)}
+	cases := []struct {
+		op    *Op
+		want  []Type
+		known bool
+		err   string
+	}{
+		{NewOp("stablehlo.add", []*Value{x, x}, nil), []Type{f32(2, 3)}, true, ""},
+		{NewOp("stablehlo.add", []*Value{x, w}, nil), nil, true, "same type"},
+		{NewOp("stablehlo.floor", []*Value{{Type: i32(2)}}, nil), nil, true, "is not float"},
+		{NewOp("stablehlo.dot_general", []*Value{x, w}, []Type{f32()}, NamedAttr{Name: "dot_dimension_numbers",
+			Value: DotDimensionNumbers{LhsContractingDims: []int64{1}, RhsContractingDims: []int64{0}}}), []Type{f32(2, 4)}, true, ""},
+		{NewOp("stablehlo.transpose", []*Value{x}, nil, NamedAttr{Name: "permutation", Value: I64Array(1, 0)}), []Type{f32(3, 2)}, true, ""},
+		{NewOp("stablehlo.compare", []*Value{x, x}, nil), []Type{Tensor(xla.Bool, 2, 3)}, true, ""},
+		{NewOp("stablehlo.custom_call", []*Value{x}, []Type{f32()}), nil, false, ""},
+		{NewOp("chlo.erf", []*Value{x}, []Type{f32()}), nil, false, ""},
+	}
+	for _, c := range cases {
+		types, known, err := InferResultTypes(c.op)
+		assert.Equal(t, c.known, known, c.op.Name)
+		if c.err != "" {
+			assert.ErrorContains(t, err, c.err)
+			continue
+		}
+		require.NoError(t, err)
+		assert.Equal(t, typeList(c.want), typeList(types), c.op.Name)
+	}
 }
 
 func TestOpTable(t *testing.T) {

@@ -1,0 +1,213 @@
+package stablehlo
+
+import (
+	"fmt"
+
+	"github.com/halo-ml/halo/xla"
+)
+
+// InferResultTypes recomputes the result types of op from its operand
+// types and attributes, as the builder infers them, for the ops whose
+// results are determined by those (elementwise ops, compare, select,
+// clamp, shape manipulation, gather, dot_general, convolution, reduce,
+// reduce_window, sort, while, tuples, collectives with explicit groups).
+// known is false for ops it does not infer (custom_call, dynamic ops,
+// ops of other dialects ...). Verify uses it to check ops built by hand.
+func InferResultTypes(op *Op) (types []Type, known bool, err error) {
+	ts := make([]TensorType, len(op.Operands))
+	allTensors := true
+	for i, v := range op.Operands {
+		if v == nil {
+			return nil, true, fmt.Errorf("operand %d is nil", i)
+		}
+		t, ok := v.Type.(TensorType)
+		ts[i] = t
+		allTensors = allTensors && ok
+	}
+	one := func(t TensorType, err error) ([]Type, bool, error) {
+		if err != nil {
+			return nil, true, err
+		}
+		return []Type{t}, true, nil
+	}
+	same := func(cls dtypeClass) ([]Type, bool, error) {
+		if !allTensors || len(ts) == 0 {
+			return nil, false, nil
+		}
+		for i := range ts {
+			if ts[i].DType != ts[0].DType || !sameDims(ts[i].Dims, ts[0].Dims) {
+				return nil, true, fmt.Errorf("operands must have the same type")
+			}
+		}
+		if dtypeClasses[ts[0].DType]&cls == 0 {
+			return nil, true, fmt.Errorf("element type %s is not %s", ts[0].DType, cls)
+		}
+		return []Type{op.Operands[0].Type}, true, nil
+	}
+	i64s := func(name string) []int64 {
+		if a, ok := op.Attr(name).(DenseArrayAttr); ok {
+			return a.Values
+		}
+		return nil
+	}
+	intAttr := func(name string, def int64) int64 {
+		if a, ok := op.Attr(name).(IntAttr); ok {
+			return a.Value
+		}
+		return def
+	}
+	name := op.Name
+	if len(name) < len("stablehlo.") || name[:len("stablehlo.")] != "stablehlo." {
+		return nil, false, nil
+	}
+	switch name[len("stablehlo."):] {
+	case "cbrt", "cosine", "exponential", "exponential_minus_one", "log", "log_plus_one", "logistic", "rsqrt", "sine", "sqrt", "tan", "tanh", "atan2":
+		return same(clsFloatCplx)
+	case "ceil", "floor", "round_nearest_afz", "round_nearest_even":
+		return same(clsFloat)
+	case "count_leading_zeros", "popcnt", "shift_left", "shift_right_arithmetic", "shift_right_logical":
+		return same(clsInt)
+	case "not", "and", "or", "xor":
+		return same(clsIntOrBool)
+	case "negate", "subtract", "divide", "remainder", "power":
+		return same(clsNumeric)
+	case "sign":
+		return same(clsSignedNum)
+	case "add", "multiply", "maximum", "minimum":
+		return same(clsAll)
+	case "abs", "real", "imag":
+		if !allTensors || len(ts) != 1 {
+			return nil, false, nil
+		}
+		if ts[0].DType.IsComplex() {
+			return []Type{TensorType{DType: ts[0].DType.ComplexElem(), Dims: ts[0].Dims}}, true, nil
+		}
+		return []Type{op.Operands[0].Type}, true, nil
+	case "is_finite", "compare":
+		if !allTensors || len(ts) == 0 {
+			return nil, false, nil
+		}
+		if len(ts) == 2 && (ts[0].DType != ts[1].DType || !sameDims(ts[0].Dims, ts[1].Dims)) {
+			return nil, true, fmt.Errorf("operands must have the same type")
+		}
+		return []Type{TensorType{DType: xla.Bool, Dims: ts[0].Dims}}, true, nil
+	case "select", "clamp":
+		if len(op.Operands) != 3 {
+			return nil, true, fmt.Errorf("needs 3 operands")
+		}
+		return []Type{op.Operands[1].Type}, true, nil
+	case "complex":
+		if !allTensors || len(ts) != 2 {
+			return nil, false, nil
+		}
+		ct := map[xla.DType]xla.DType{xla.Float32: xla.Complex64, xla.Float64: xla.Complex128}[ts[0].DType]
+		if ct == xla.Invalid || ts[0].DType != ts[1].DType {
+			return nil, true, fmt.Errorf("operands must both be f32 or f64")
+		}
+		return []Type{TensorType{DType: ct, Dims: ts[0].Dims}}, true, nil
+	case "reduce_precision", "reverse", "cholesky", "optimization_barrier", "collective_permute", "collective_broadcast":
+		return valueTypes(op.Operands), true, nil
+	case "transpose":
+		if !allTensors || len(ts) != 1 {
+			return nil, false, nil
+		}
+		return one(inferTranspose(ts[0], i64s("permutation")))
+	case "slice":
+		if !allTensors || len(ts) != 1 {
+			return nil, false, nil
+		}
+		return one(inferSlice(ts[0], i64s("start_indices"), i64s("limit_indices"), i64s("strides")))
+	case "dynamic_slice":
+		if !allTensors || len(ts) < 1 {
+			return nil, false, nil
+		}
+		return one(inferDynamicSlice(ts[0], op.Operands[1:], i64s("slice_sizes")))
+	case "dynamic_update_slice":
+		if !allTensors || len(ts) < 2 {
+			return nil, false, nil
+		}
+		return []Type{op.Operands[0].Type}, true, inferDynamicUpdateSlice(ts[0], ts[1], op.Operands[2:])
+	case "concatenate":
+		if !allTensors {
+			return nil, false, nil
+		}
+		return one(inferConcatenate(ts, intAttr("dimension", 0)))
+	case "pad":
+		if !allTensors || len(ts) != 2 {
+			return nil, false, nil
+		}
+		return one(inferPad(ts[0], i64s("edge_padding_low"), i64s("edge_padding_high"), i64s("interior_padding")))
+	case "gather":
+		dn, ok := op.Attr("dimension_numbers").(GatherDimensionNumbers)
+		if !allTensors || len(ts) != 2 || !ok {
+			return nil, false, nil
+		}
+		return one(inferGather(ts[0], ts[1], dn, i64s("slice_sizes")))
+	case "dot_general":
+		dn, ok := op.Attr("dot_dimension_numbers").(DotDimensionNumbers)
+		if !allTensors || len(ts) != 2 || !ok || len(op.Results) != 1 {
+			return nil, false, nil
+		}
+		rt, _ := op.Results[0].Type.(TensorType) // the result element type may differ
+		return one(inferDotGeneral(ts[0], ts[1], dn, rt.DType))
+	case "convolution":
+		dn, ok := op.Attr("dimension_numbers").(ConvDimensionNumbers)
+		if !allTensors || len(ts) != 2 || !ok || len(op.Results) != 1 {
+			return nil, false, nil
+		}
+		cfg := ConvConfig{WindowStrides: i64s("window_strides"), LhsDilation: i64s("lhs_dilation"), RhsDilation: i64s("rhs_dilation"),
+			Dims: dn, FeatureGroupCount: intAttr("feature_group_count", 1), BatchGroupCount: intAttr("batch_group_count", 1)}
+		if pad, ok := op.Attr("padding").(DenseElementsAttr); ok {
+			for _, r := range denseMatrix(pad) {
+				if len(r) == 2 {
+					cfg.Padding = append(cfg.Padding, [2]int64{r[0], r[1]})
+				}
+			}
+		}
+		rt, _ := op.Results[0].Type.(TensorType)
+		return one(inferConvolution(ts[0], ts[1], cfg.params(), rt.DType))
+	case "reduce":
+		n := len(ts) / 2
+		if !allTensors || len(ts)%2 != 0 {
+			return nil, false, nil
+		}
+		types, err := inferReduce(ts[:n], ts[n:], i64s("dimensions"))
+		return types, true, err
+	case "reduce_window":
+		n := len(ts) / 2
+		if !allTensors || len(ts)%2 != 0 || n == 0 {
+			return nil, false, nil
+		}
+		w := Window{Dimensions: i64s("window_dimensions"), Strides: i64s("window_strides"), BaseDilations: i64s("base_dilations"), WindowDilations: i64s("window_dilations")}
+		if pad, ok := op.Attr("padding").(DenseElementsAttr); ok {
+			for _, r := range denseMatrix(pad) {
+				if len(r) == 2 {
+					w.Padding = append(w.Padding, [2]int64{r[0], r[1]})
+				}
+			}
+		}
+		types, err := inferReduceWindow(ts[:n], ts[n:], w.params(ts[0].Rank()))
+		return types, true, err
+	case "sort", "while":
+		return valueTypes(op.Operands), true, nil
+	case "tuple":
+		return []Type{TupleType{Elems: valueTypes(op.Operands)}}, true, nil
+	case "get_tuple_element":
+		if len(op.Operands) != 1 {
+			return nil, false, nil
+		}
+		tt, ok := op.Operands[0].Type.(TupleType)
+		i := intAttr("index", -1)
+		if !ok || i < 0 || i >= int64(len(tt.Elems)) {
+			return nil, true, fmt.Errorf("index %d is not an element of %s", i, op.Operands[0].Type)
+		}
+		return []Type{tt.Elems[i]}, true, nil
+	case "after_all", "create_token":
+		return []Type{TokenType{}}, true, nil
+	case "replica_id", "partition_id":
+		return []Type{Scalar(xla.Uint32)}, true, nil
+	case "get_dimension_size":
+		return []Type{Scalar(xla.Int32)}, true, nil
+	}
+	return nil, false, nil
+}
