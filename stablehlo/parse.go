@@ -1,0 +1,800 @@
+package stablehlo
+
+import (
+	"bytes"
+	"fmt"
+	"strconv"
+)
+
+// Parse reads one module of MLIR text: the StableHLO pretty form (what
+// jax.jit(f).lower(x).as_text() and stablehlo-opt print), the generic form
+// (what mlir-opt --mlir-print-op-generic prints), or a mix of both. A file
+// holding a list of top-level operations without "module { ... }" is read
+// as an implicit module. Ops of dialects halo does not model are kept in
+// their generic form. Errors are *SyntaxError with the line and column.
+//
+// Types parsed from the same text share their dimension slices; treat
+// TensorType.Dims as read-only.
+func Parse(text []byte) (*Module, error) {
+	p := newMLIRParser(text, 0)
+	return p.parseFile()
+}
+
+// ParseAll reads a file of modules separated by lines "// -----" (the
+// split-input-file convention of MLIR tests).
+func ParseAll(text []byte) ([]*Module, error) {
+	var mods []*Module
+	line := 0
+	for _, chunk := range mlirSplitChunks(text) {
+		p := newMLIRParser(chunk.text, line+chunk.firstLine)
+		m, err := p.parseFile()
+		if err != nil {
+			return mods, err
+		}
+		mods = append(mods, m)
+	}
+	return mods, nil
+}
+
+type mlirChunk struct {
+	text      []byte
+	firstLine int // 0-based line of the chunk's first byte
+}
+
+// mlirSplitChunks splits text at lines that start with "// -----".
+func mlirSplitChunks(text []byte) []mlirChunk {
+	var out []mlirChunk
+	start, startLine, line := 0, 0, 0
+	for i := 0; i <= len(text); {
+		end := bytes.IndexByte(text[i:], '\n')
+		if end < 0 {
+			end = len(text)
+		} else {
+			end += i
+		}
+		l := bytes.TrimSpace(text[i:end])
+		if bytes.HasPrefix(l, []byte("// -----")) {
+			out = append(out, mlirChunk{text[start:i], startLine})
+			start = end + 1
+			if start > len(text) {
+				start = len(text)
+			}
+			startLine = line + 1
+		}
+		line++
+		if end >= len(text) {
+			break
+		}
+		i = end + 1
+	}
+	out = append(out, mlirChunk{text[start:], startLine})
+	return out
+}
+
+// mlirParser holds the state of one parse.
+type mlirParser struct {
+	mlirScanner
+	attrAliases map[string]Attribute
+	typeAliases map[string]Type
+	locAliases  map[string][]byte
+	locFixups   []mlirLocFixup
+	types       map[string]Type
+	strs        map[string]string
+	scope       mlirScope
+	// defaultDialect is "func" inside a func.func body: bare op names
+	// ("return", "call") belong to it.
+	defaultDialect string
+	// logging is set inside nested (non-isolated) regions, whose
+	// definitions are undone at their end.
+	logging bool
+}
+
+type mlirLocFixup struct {
+	dst *Location
+	raw []byte
+	pos int
+}
+
+func newMLIRParser(text []byte, lineBase int) *mlirParser {
+	p := &mlirParser{
+		attrAliases: map[string]Attribute{},
+		typeAliases: map[string]Type{},
+		locAliases:  map[string][]byte{},
+		types:       map[string]Type{},
+	}
+	p.src = text
+	p.lineBase = lineBase
+	return p
+}
+
+// mlirMaxDepth bounds the nesting of regions, attributes and types.
+const mlirMaxDepth = 1000
+
+func (p *mlirParser) enter() {
+	p.depth++
+	if p.depth > mlirMaxDepth {
+		p.fail("nesting deeper than %d", mlirMaxDepth)
+	}
+}
+
+func (p *mlirParser) leave() { p.depth-- }
+
+// parseFile parses the whole text into a module.
+func (p *mlirParser) parseFile() (m *Module, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			f, ok := r.(mlirParseFailure)
+			if !ok {
+				panic(r)
+			}
+			m, err = nil, f.err
+		}
+	}()
+	top := &Block{}
+	for !p.atEnd() {
+		switch p.peek() {
+		case '#':
+			p.parseAttrAliasDef()
+		case '!':
+			p.parseTypeAliasDef()
+		default:
+			p.parseOperation(top)
+		}
+	}
+	p.resolveLocations()
+	if len(top.Ops) == 1 && top.Ops[0].Name == "builtin.module" {
+		return p.moduleFromOp(top.Ops[0], 0)
+	}
+	m = &Module{}
+	for _, op := range top.Ops {
+		if err := p.addToModule(m, op); err != nil {
+			return nil, err
+		}
+	}
+	return m, nil
+}
+
+// addToModule adds a top-level op to m: func.func ops become Funcs.
+func (p *mlirParser) addToModule(m *Module, op *Op) error {
+	if op.Name == "func.func" {
+		f, err := mlirFuncFromOp(op, true)
+		if err != nil {
+			return err
+		}
+		m.AddFunc(f)
+		return nil
+	}
+	op.parent = nil
+	m.Globals = append(m.Globals, op)
+	return nil
+}
+
+// moduleFromOp converts a builtin.module op.
+func (p *mlirParser) moduleFromOp(op *Op, pos int) (*Module, error) {
+	m := &Module{Loc: op.Loc}
+	for _, a := range op.Attrs {
+		if a.Name == "sym_name" {
+			if s, ok := a.Value.(StringAttr); ok {
+				m.Name = string(s)
+				continue
+			}
+		}
+		m.Attrs = append(m.Attrs, a)
+	}
+	if len(op.Regions) != 1 || len(op.Operands) != 0 || len(op.Results) != 0 {
+		return nil, &SyntaxError{Line: 1, Col: 1, Msg: "builtin.module must have one region and no operands or results"}
+	}
+	r := op.Regions[0]
+	if len(r.Blocks) > 1 {
+		return nil, &SyntaxError{Line: 1, Col: 1, Msg: "builtin.module body must be a single block"}
+	}
+	if len(r.Blocks) == 1 {
+		if len(r.Blocks[0].Args) != 0 {
+			return nil, &SyntaxError{Line: 1, Col: 1, Msg: "builtin.module body has no arguments"}
+		}
+		for _, o := range r.Blocks[0].Ops {
+			if err := p.addToModule(m, o); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return m, nil
+}
+
+// mlirFuncFromOp converts a func.func op into a Func. detach makes the
+// body the Func's own (the op is being discarded).
+func mlirFuncFromOp(op *Op, detach bool) (*Func, error) {
+	bad := func(msg string) error { return &SyntaxError{Line: 1, Col: 1, Msg: "func.func: " + msg} }
+	f := &Func{Loc: op.Loc}
+	var ft *FunctionType
+	var argAttrs, resAttrs ArrayAttr
+	for _, a := range op.Attrs {
+		switch a.Name {
+		case "sym_name":
+			s, ok := a.Value.(StringAttr)
+			if !ok {
+				return nil, bad("sym_name must be a string")
+			}
+			f.Name = string(s)
+			continue
+		case "sym_visibility":
+			if s, ok := a.Value.(StringAttr); ok && s == "private" {
+				f.Private = true
+				continue
+			}
+		case "function_type":
+			if t, ok := a.Value.(TypeAttr); ok {
+				if fnt, ok := t.Type.(FunctionType); ok {
+					ft = &fnt
+					continue
+				}
+			}
+			return nil, bad("function_type must be a function type")
+		case "arg_attrs":
+			arr, ok := a.Value.(ArrayAttr)
+			if !ok {
+				return nil, bad("arg_attrs must be an array of dictionaries")
+			}
+			argAttrs = arr
+			continue
+		case "res_attrs":
+			arr, ok := a.Value.(ArrayAttr)
+			if !ok {
+				return nil, bad("res_attrs must be an array of dictionaries")
+			}
+			resAttrs = arr
+			continue
+		}
+		f.Attrs = append(f.Attrs, a)
+	}
+	if ft == nil {
+		return nil, bad("missing function_type")
+	}
+	if len(op.Regions) != 1 || len(op.Operands) != 0 || len(op.Results) != 0 {
+		return nil, bad("must have one region and no operands or results")
+	}
+	f.ResultTypes = ft.Results
+	r := op.Regions[0]
+	if len(r.Blocks) == 0 {
+		// A declaration: keep the signature.
+		f.Attrs = append(f.Attrs, NamedAttr{Name: "function_type", Value: TypeAttr{Type: *ft}})
+	} else {
+		if !mlirTypeListEqual(r.Blocks[0].argTypes(), ft.Inputs) {
+			return nil, bad(fmt.Sprintf("entry block arguments of @%s do not match its function type", f.Name))
+		}
+		if detach {
+			r.parent = nil
+		}
+		f.Body = r
+	}
+	if len(argAttrs) > 0 {
+		if len(argAttrs) != len(ft.Inputs) {
+			return nil, bad("arg_attrs has the wrong length")
+		}
+		f.ArgAttrs = make([]DictAttr, len(argAttrs))
+		for i, a := range argAttrs {
+			d, ok := a.(DictAttr)
+			if !ok {
+				return nil, bad("arg_attrs must be an array of dictionaries")
+			}
+			if len(d) > 0 {
+				f.ArgAttrs[i] = d
+			}
+		}
+	}
+	if len(resAttrs) > 0 {
+		if len(resAttrs) != len(ft.Results) {
+			return nil, bad("res_attrs has the wrong length")
+		}
+		f.ResultAttrs = make([]DictAttr, len(resAttrs))
+		for i, a := range resAttrs {
+			d, ok := a.(DictAttr)
+			if !ok {
+				return nil, bad("res_attrs must be an array of dictionaries")
+			}
+			if len(d) > 0 {
+				f.ResultAttrs[i] = d
+			}
+		}
+	}
+	return f, nil
+}
+
+func (b *Block) argTypes() []Type {
+	ts := make([]Type, len(b.Args))
+	for i, a := range b.Args {
+		ts[i] = a.Type
+	}
+	return ts
+}
+
+// ---------------------------------------------------------------------------
+// SSA value scopes.
+
+// mlirScope maps SSA names to the values they define. Numeric names use a
+// slice; the others a map. Definitions made in nested regions are logged
+// so they can be undone when the region ends. As in MLIR, a name visible
+// from an enclosing region cannot be redefined; func.func and
+// builtin.module bodies start a fresh scope.
+type mlirScope struct {
+	nums    [][]*Value
+	names   map[string][]*Value
+	numLog  []int32
+	nameLog []string
+}
+
+// mlirNumericName returns the number a name spells, or -1 ("007" is not
+// the number 7: MLIR names are strings).
+func mlirNumericName(name []byte) int {
+	if len(name) == 0 || len(name) > 8 || (name[0] == '0' && len(name) > 1) {
+		return -1
+	}
+	n := 0
+	for _, c := range name {
+		if c < '0' || c > '9' {
+			return -1
+		}
+		n = n*10 + int(c-'0')
+	}
+	return n
+}
+
+func (s *mlirScope) lookup(name []byte) []*Value {
+	if n := mlirNumericName(name); n >= 0 && n < len(s.nums) {
+		if v := s.nums[n]; v != nil {
+			return v
+		}
+	}
+	if s.names == nil {
+		return nil
+	}
+	return s.names[string(name)]
+}
+
+// define binds name to vals; false when the name is already visible.
+func (s *mlirScope) define(name []byte, vals []*Value, logged bool) bool {
+	if s.lookup(name) != nil {
+		return false
+	}
+	if n := mlirNumericName(name); n >= 0 && n < len(s.nums)+4096 {
+		for len(s.nums) <= n {
+			s.nums = append(s.nums, nil)
+		}
+		s.nums[n] = vals
+		if logged {
+			s.numLog = append(s.numLog, int32(n))
+		}
+		return true
+	}
+	if s.names == nil {
+		s.names = map[string][]*Value{}
+	}
+	key := string(name)
+	s.names[key] = vals
+	if logged {
+		s.nameLog = append(s.nameLog, key)
+	}
+	return true
+}
+
+// mark returns the current log position.
+func (s *mlirScope) mark() (int, int) { return len(s.numLog), len(s.nameLog) }
+
+// popTo undoes the definitions logged after a mark.
+func (s *mlirScope) popTo(nm, sm int) {
+	for _, n := range s.numLog[nm:] {
+		s.nums[n] = nil
+	}
+	s.numLog = s.numLog[:nm]
+	for _, k := range s.nameLog[sm:] {
+		delete(s.names, k)
+	}
+	s.nameLog = s.nameLog[:sm]
+}
+
+// ---------------------------------------------------------------------------
+// Operations.
+
+// mlirValueRef is a use of an SSA value: %name or %name#index.
+type mlirValueRef struct {
+	name []byte
+	idx  int
+	pos  int
+}
+
+// mlirResultGroup is one "%name" or "%name:N" of an op's results.
+type mlirResultGroup struct {
+	name  []byte
+	count int
+	pos   int
+}
+
+// parseValueRef parses %name(#N)?.
+func (p *mlirParser) parseValueRef() mlirValueRef {
+	p.skipSpace()
+	pos := p.pos
+	if p.pos >= len(p.src) || p.src[p.pos] != '%' {
+		p.fail("expected SSA value%s", p.found())
+	}
+	p.pos++
+	name := p.suffixID()
+	if len(name) == 0 {
+		p.errAt(pos, "invalid SSA value name")
+	}
+	ref := mlirValueRef{name: name, idx: -1, pos: pos}
+	if p.pos < len(p.src) && p.src[p.pos] == '#' {
+		p.pos++
+		start := p.pos
+		for p.pos < len(p.src) && mlirIsDigit(p.src[p.pos]) {
+			p.pos++
+		}
+		if p.pos == start {
+			p.errAt(pos, "expected result number after '#'")
+		}
+		n, err := strconv.Atoi(string(p.src[start:p.pos]))
+		if err != nil {
+			p.errAt(pos, "invalid result number")
+		}
+		ref.idx = n
+	}
+	return ref
+}
+
+// tryValueRef parses a value reference if one is next.
+func (p *mlirParser) tryValueRef() (mlirValueRef, bool) {
+	if p.peek() != '%' {
+		return mlirValueRef{}, false
+	}
+	return p.parseValueRef(), true
+}
+
+// parseValueRefList parses "%a, %b, ..." (possibly empty when allowEmpty).
+func (p *mlirParser) parseValueRefList() []mlirValueRef {
+	var refs []mlirValueRef
+	if p.peek() != '%' {
+		return nil
+	}
+	for {
+		refs = append(refs, p.parseValueRef())
+		if !p.tryByte(',') {
+			return refs
+		}
+	}
+}
+
+// lookupRef finds the value a reference names.
+func (p *mlirParser) lookupRef(r mlirValueRef) *Value {
+	vals := p.scope.lookup(r.name)
+	if vals == nil {
+		p.errAt(r.pos, "use of undefined value %%%s", r.name)
+	}
+	i := r.idx
+	if i < 0 {
+		i = 0 // %0 of a multi-result group names its first result
+	}
+	if i >= len(vals) {
+		p.errAt(r.pos, "result #%d of %%%s does not exist (it has %d)", i, r.name, len(vals))
+	}
+	return vals[i]
+}
+
+// resolve finds the value of r and checks it has type t.
+func (p *mlirParser) resolve(r mlirValueRef, t Type) *Value {
+	v := p.lookupRef(r)
+	if !mlirTypeEqual(v.Type, t) {
+		p.errAt(r.pos, "use of value %%%s expects different type than prior uses: %s vs %s", r.name, mlirAppendType(nil, t), mlirAppendType(nil, v.Type))
+	}
+	return v
+}
+
+// resolveAll resolves refs against types.
+func (p *mlirParser) resolveAll(refs []mlirValueRef, types []Type, pos int) []*Value {
+	if len(refs) != len(types) {
+		p.errAt(pos, "%d operands present, but expected %d", len(refs), len(types))
+	}
+	if len(refs) == 0 {
+		return nil
+	}
+	vals := make([]*Value, len(refs))
+	for i, r := range refs {
+		vals[i] = p.resolve(r, types[i])
+	}
+	return vals
+}
+
+// parseResultGroups parses "%a, %b:2 =" if present.
+func (p *mlirParser) parseResultGroups() []mlirResultGroup {
+	if p.peek() != '%' {
+		return nil
+	}
+	var groups []mlirResultGroup
+	for {
+		p.skipSpace()
+		pos := p.pos
+		p.pos++ // '%'
+		name := p.suffixID()
+		if len(name) == 0 {
+			p.errAt(pos, "invalid SSA value name")
+		}
+		g := mlirResultGroup{name: name, count: 1, pos: pos}
+		if p.pos < len(p.src) && p.src[p.pos] == ':' {
+			p.pos++
+			start := p.pos
+			for p.pos < len(p.src) && mlirIsDigit(p.src[p.pos]) {
+				p.pos++
+			}
+			n, err := strconv.Atoi(string(p.src[start:p.pos]))
+			if err != nil || n < 1 {
+				p.errAt(pos, "expected a positive result count after ':'")
+			}
+			g.count = n
+		}
+		groups = append(groups, g)
+		if !p.tryByte(',') {
+			break
+		}
+		if p.peek() != '%' {
+			p.fail("expected SSA value%s", p.found())
+		}
+	}
+	p.expect('=')
+	return groups
+}
+
+// parseOperation parses one op (with its results and location) into block.
+func (p *mlirParser) parseOperation(block *Block) {
+	p.skipSpace()
+	start := p.pos
+	groups := p.parseResultGroups()
+	var op *Op
+	p.skipSpace()
+	namePos := p.pos
+	if p.peek() == '"' {
+		name := p.stringLit()
+		op = p.parseGenericTail(name, namePos)
+	} else {
+		id := p.bareID()
+		if len(id) == 0 {
+			p.fail("expected operation name%s", p.found())
+		}
+		op = p.parsePrettyOp(string(id), namePos, groups)
+	}
+	p.parseTrailingLoc(&op.Loc)
+	total := 0
+	for _, g := range groups {
+		total += g.count
+	}
+	if total != len(op.Results) {
+		p.errAt(start, "operation %s defines %d results but %d were named", op.Name, len(op.Results), total)
+	}
+	i := 0
+	for _, g := range groups {
+		if !p.scope.define(g.name, op.Results[i:i+g.count:i+g.count], p.logging) {
+			p.errAt(g.pos, "redefinition of SSA value %%%s", g.name)
+		}
+		i += g.count
+	}
+	block.Append(op)
+}
+
+// parseGenericTail parses the generic form after the quoted op name.
+func (p *mlirParser) parseGenericTail(name string, namePos int) *Op {
+	p.expect('(')
+	refs := p.parseValueRefList()
+	p.expect(')')
+	if p.peek() == '[' {
+		p.fail("block successors are not supported")
+	}
+	var attrs []NamedAttr
+	if p.peek() == '<' && p.pos+1 < len(p.src) && p.src[p.pos+1] == '{' {
+		p.pos++
+		attrs = p.parseDictEntries(attrs)
+		p.expect('>')
+	}
+	var regions []*Region
+	if p.peek() == '(' {
+		p.pos++
+		for {
+			regions = append(regions, p.parseRegion(nil, name == "func.func" || name == "builtin.module", mlirRegionDialect(name)))
+			if !p.tryByte(',') {
+				break
+			}
+		}
+		p.expect(')')
+	}
+	if p.peek() == '{' {
+		attrs = p.parseDictEntries(attrs)
+	}
+	p.expect(':')
+	tpos := p.pos
+	ft := p.parseFunctionType()
+	operands := p.resolveAll(refs, ft.Inputs, tpos)
+	op := NewOp(name, operands, ft.Results, attrs...)
+	if len(attrs) == 0 {
+		op.Attrs = nil
+	}
+	for _, r := range regions {
+		op.AddRegion(r)
+	}
+	_ = namePos
+	return op
+}
+
+// parseTrailingLoc parses an optional "loc(...)" into dst.
+func (p *mlirParser) parseTrailingLoc(dst *Location) {
+	if p.peek() == 'l' && p.tryKeyword("loc") {
+		p.parseLocBody(dst)
+	}
+}
+
+// mlirArgDef is a region argument defined by a custom syntax.
+type mlirArgDef struct {
+	name []byte
+	typ  Type
+	pos  int
+}
+
+// parseRegion parses "{ ... }". args, when not nil, are the entry block's
+// arguments (the custom syntax named them); the entry block then has no
+// label.
+func (p *mlirParser) parseRegion(args []mlirArgDef, isolated bool, dialect string) *Region {
+	p.enter()
+	defer p.leave()
+	p.expect('{')
+	saveLogging := p.logging
+	saveDialect := p.defaultDialect
+	p.defaultDialect = dialect
+	if isolated {
+		saveScope := p.scope
+		p.scope = mlirScope{}
+		p.logging = false
+		defer func() {
+			p.scope = saveScope
+			p.logging = saveLogging
+			p.defaultDialect = saveDialect
+		}()
+	} else {
+		nm, sm := p.scope.mark()
+		p.logging = true
+		defer func() {
+			p.scope.popTo(nm, sm)
+			p.logging = saveLogging
+			p.defaultDialect = saveDialect
+		}()
+	}
+	r := &Region{}
+	if args != nil {
+		b := &Block{}
+		for _, a := range args {
+			v := b.AddArg(a.typ)
+			if !p.scope.define(a.name, b.Args[v.index:v.index+1:v.index+1], p.logging) {
+				p.errAt(a.pos, "redefinition of SSA value %%%s", a.name)
+			}
+		}
+		r.AddBlock(b)
+		if p.peek() == '^' {
+			p.fail("entry block arguments were already defined")
+		}
+		p.parseBlockOps(b)
+	} else if p.peek() != '}' {
+		b := &Block{}
+		r.AddBlock(b)
+		if p.peek() == '^' {
+			p.parseBlockLabel(b)
+		}
+		p.parseBlockOps(b)
+	}
+	for p.peek() == '^' {
+		b := &Block{}
+		r.AddBlock(b)
+		p.parseBlockLabel(b)
+		p.parseBlockOps(b)
+	}
+	p.expect('}')
+	return r
+}
+
+// parseBlockLabel parses "^bb0(%a: t, ...):".
+func (p *mlirParser) parseBlockLabel(b *Block) {
+	p.expect('^')
+	if len(p.suffixID()) == 0 {
+		p.fail("expected block name")
+	}
+	if p.tryByte('(') {
+		if !p.tryByte(')') {
+			for {
+				ref := p.parseValueRef()
+				if ref.idx >= 0 {
+					p.errAt(ref.pos, "block argument names cannot have a result number")
+				}
+				p.expect(':')
+				t := p.parseType()
+				var loc Location
+				p.parseTrailingLoc(&loc)
+				v := b.AddArg(t)
+				if !p.scope.define(ref.name, b.Args[v.index:v.index+1:v.index+1], p.logging) {
+					p.errAt(ref.pos, "redefinition of SSA value %%%s", ref.name)
+				}
+				if !p.tryByte(',') {
+					break
+				}
+			}
+			p.expect(')')
+		}
+	}
+	p.expect(':')
+}
+
+// parseBlockOps parses ops until '}' or the next block label.
+func (p *mlirParser) parseBlockOps(b *Block) {
+	for {
+		c := p.peek()
+		if c == '}' || c == '^' {
+			return
+		}
+		if c == 0 {
+			p.fail("expected '}' to end the region")
+		}
+		p.parseOperation(b)
+	}
+}
+
+// ---------------------------------------------------------------------------
+// Aliases.
+
+// parseAttrAliasDef parses "#name = attr" or "#name = loc(...)".
+func (p *mlirParser) parseAttrAliasDef() {
+	p.expect('#')
+	pos := p.pos
+	name := p.aliasName()
+	p.expect('=')
+	if p.peek() == 'l' && p.tryKeyword("loc") {
+		p.expect('(')
+		p.pos--
+		body := p.balanced()
+		p.locAliases[string(name)] = body[1 : len(body)-1]
+		return
+	}
+	if _, dup := p.attrAliases[string(name)]; dup {
+		p.errAt(pos, "redefinition of attribute alias #%s", name)
+	}
+	a, _ := p.parseAttr()
+	p.attrAliases[string(name)] = a
+}
+
+// parseTypeAliasDef parses "!name = type".
+func (p *mlirParser) parseTypeAliasDef() {
+	p.expect('!')
+	pos := p.pos
+	name := p.aliasName()
+	p.expect('=')
+	if _, dup := p.typeAliases[string(name)]; dup {
+		p.errAt(pos, "redefinition of type alias !%s", name)
+	}
+	p.typeAliases[string(name)] = p.parseType()
+}
+
+// aliasName scans the identifier after '#' or '!'.
+func (p *mlirParser) aliasName() []byte {
+	start := p.pos
+	for p.pos < len(p.src) {
+		c := p.src[p.pos]
+		if mlirIsLetter(c) || mlirIsDigit(c) || c == '_' || c == '$' || c == '.' || c == '-' {
+			p.pos++
+			continue
+		}
+		break
+	}
+	if p.pos == start {
+		p.errAt(start, "expected alias name")
+	}
+	return p.src[start:p.pos]
+}
+
+// mlirRegionDialect is the default dialect inside the regions of op name.
+func mlirRegionDialect(name string) string {
+	if name == "func.func" {
+		return "func"
+	}
+	return ""
+}

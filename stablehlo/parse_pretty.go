@@ -1,0 +1,1169 @@
+package stablehlo
+
+import (
+	"strconv"
+	"strings"
+
+	"github.com/halo-ml/halo/xla"
+)
+
+// The custom ("pretty") assembly formats of StableHLO, func, builtin and
+// check ops, as the dialects define them. print_pretty.go writes the same
+// forms.
+
+type mlirPrettyParser func(p *mlirParser, name string, pos int) *Op
+
+var mlirPrettyParsers = map[string]mlirPrettyParser{}
+
+func init() {
+	reg := func(fn mlirPrettyParser, names ...string) {
+		for _, n := range names {
+			mlirPrettyParsers[n] = fn
+		}
+	}
+	for _, n := range mlirUnaryOps {
+		reg(mlirParseUnary, "stablehlo."+n)
+	}
+	for _, n := range mlirBinaryOps {
+		reg(mlirParseBinary, "stablehlo."+n)
+	}
+	for _, n := range mlirFunctionalOps {
+		reg(mlirParseFunctional, "stablehlo."+n)
+	}
+	reg(mlirParseComplex, "stablehlo.complex")
+	reg(mlirParseConstant, "stablehlo.constant")
+	reg(mlirParseIota, "stablehlo.iota")
+	reg(mlirParseDynamicIota, "stablehlo.dynamic_iota")
+	reg(mlirParseTypeOnly, "stablehlo.create_token", "stablehlo.replica_id", "stablehlo.partition_id")
+	reg(mlirParseAfterAll, "stablehlo.after_all")
+	reg(mlirParseTuple, "stablehlo.tuple")
+	reg(mlirParseGetTupleElement, "stablehlo.get_tuple_element")
+	reg(mlirParseCompare, "stablehlo.compare")
+	reg(mlirParseSlice, "stablehlo.slice")
+	reg(mlirParseDynamicSlice, "stablehlo.dynamic_slice")
+	reg(mlirParseDimsOp("sizes", "broadcast_sizes", 1), "stablehlo.broadcast")
+	reg(mlirParseDimsOp("dims", "broadcast_dimensions", 1), "stablehlo.broadcast_in_dim")
+	reg(mlirParseDimsOp("dims", "broadcast_dimensions", 2), "stablehlo.dynamic_broadcast_in_dim")
+	reg(mlirParseDimsOp("dims", "permutation", 1), "stablehlo.transpose")
+	reg(mlirParseReverse, "stablehlo.reverse")
+	reg(mlirParseCholesky, "stablehlo.cholesky")
+	reg(mlirParseClamp, "stablehlo.clamp")
+	reg(mlirParseConcatenate, "stablehlo.concatenate")
+	reg(mlirParseConvolution, "stablehlo.convolution")
+	reg(mlirParseCustomCall, "stablehlo.custom_call")
+	reg(mlirParseDot, "stablehlo.dot")
+	reg(mlirParseDotGeneral, "stablehlo.dot_general")
+	reg(mlirParseEinsum(2), "stablehlo.einsum")
+	reg(mlirParseEinsum(1), "stablehlo.unary_einsum")
+	reg(mlirParseFft, "stablehlo.fft")
+	reg(mlirParseDimOp(1), "stablehlo.get_dimension_size")
+	reg(mlirParseDimOp(2), "stablehlo.set_dimension_size")
+	reg(mlirParseSelect, "stablehlo.select")
+	reg(mlirParsePad, "stablehlo.pad")
+	reg(mlirParseTrace, "stablehlo.trace")
+	reg(mlirParseReturn, "stablehlo.return", "func.return")
+	reg(mlirParseOptimizationBarrier, "stablehlo.optimization_barrier")
+	reg(mlirParseRng, "stablehlo.rng")
+	reg(mlirParseRngBitGenerator, "stablehlo.rng_bit_generator")
+	reg(mlirParseReducePrecision, "stablehlo.reduce_precision")
+	reg(mlirParseComposite, "stablehlo.composite")
+	reg(mlirParseWhile, "stablehlo.while")
+	reg(mlirParseReduce, "stablehlo.reduce")
+	reg(mlirParseCall, "func.call")
+	reg(mlirParseFunc, "func.func")
+	reg(mlirParseModule, "builtin.module")
+	reg(mlirParseCheckPair, "check.expect_eq", "check.expect_almost_eq", "check.expect_close")
+	reg(mlirParseCheckConst, "check.expect_eq_const", "check.expect_almost_eq_const")
+}
+
+// Op families sharing one assembly format.
+var (
+	// $operand attr-dict : custom<SameOperandsAndResultType>
+	mlirUnaryOps = []string{"abs", "cbrt", "ceil", "convert", "count_leading_zeros", "cosine",
+		"exponential", "exponential_minus_one", "floor", "imag", "log", "log_plus_one", "logistic",
+		"not", "negate", "popcnt", "real", "round_nearest_afz", "round_nearest_even", "rsqrt",
+		"sign", "sine", "sqrt", "tan", "tanh", "uniform_quantize", "uniform_dequantize"}
+	// $lhs, $rhs attr-dict : custom<SameOperandsAndResultType>
+	mlirBinaryOps = []string{"add", "atan2", "divide", "maximum", "minimum", "multiply", "power",
+		"remainder", "shift_left", "shift_right_arithmetic", "shift_right_logical", "subtract",
+		"and", "or", "xor"}
+	// operands attr-dict : functional-type(operands, results)
+	mlirFunctionalOps = []string{"is_finite", "bitcast_convert", "reshape", "dynamic_reshape",
+		"dynamic_update_slice", "real_dynamic_slice", "dynamic_pad", "compute_reshape_shape",
+		"cstr_reshapable"}
+)
+
+// parsePrettyOp parses an op in custom form; id is its (possibly bare) name.
+func (p *mlirParser) parsePrettyOp(id string, pos int, groups []mlirResultGroup) *Op {
+	name := id
+	if strings.IndexByte(id, '.') < 0 {
+		switch {
+		case id == "module":
+			name = "builtin.module"
+		case p.defaultDialect != "":
+			name = p.defaultDialect + "." + id
+		default:
+			name = "func." + id
+		}
+	}
+	fn := mlirPrettyParsers[name]
+	if fn == nil {
+		p.errAt(pos, "custom form of operation %q is not known; write it in the generic form \"%s\"(...)", id, name)
+	}
+	return fn(p, name, pos)
+}
+
+// --- helpers ---------------------------------------------------------------
+
+// optAttrDict parses an optional attribute dictionary.
+func (p *mlirParser) optAttrDict(attrs []NamedAttr) []NamedAttr {
+	if p.peek() == '{' {
+		return p.parseDictEntries(attrs)
+	}
+	return attrs
+}
+
+// functionalType parses ": (ins) -> outs".
+func (p *mlirParser) functionalType() (FunctionType, int) {
+	p.expect(':')
+	p.skipSpace()
+	pos := p.pos
+	return p.parseFunctionType(), pos
+}
+
+// sameType parses ": t" (every operand and the result have type t) or ":
+// (ins) -> out" for n operands.
+func (p *mlirParser) sameType(n int) ([]Type, Type) {
+	p.expect(':')
+	p.skipSpace()
+	pos := p.pos
+	t := p.parseType()
+	if ft, ok := t.(FunctionType); ok {
+		if len(ft.Inputs) != n {
+			p.errAt(pos, "%d operands present, but expected %d", n, len(ft.Inputs))
+		}
+		if len(ft.Results) != 1 {
+			p.errAt(pos, "expected single output")
+		}
+		return ft.Inputs, ft.Results[0]
+	}
+	ins := make([]Type, n)
+	for i := range ins {
+		ins[i] = t
+	}
+	return ins, t
+}
+
+// newOp resolves operands and builds the op.
+func (p *mlirParser) newOp(name string, refs []mlirValueRef, ins, outs []Type, attrs []NamedAttr, pos int) *Op {
+	operands := p.resolveAll(refs, ins, pos)
+	op := NewOp(name, operands, outs, attrs...)
+	if len(attrs) == 0 {
+		op.Attrs = nil
+	}
+	return op
+}
+
+// expectKV parses "key =".
+func (p *mlirParser) expectKV(key string) {
+	p.expectKeyword(key)
+	p.expect('=')
+}
+
+// dimsArray parses "[1, 2]" as array<i64: 1, 2>.
+func (p *mlirParser) dimsArray() DenseArrayAttr {
+	return DenseArrayAttr{DType: xla.Int64, Values: mlirNilIfEmpty(p.parseIntList())}
+}
+
+// operandsWithTrailingComma parses "%a, %b," (each operand followed by a
+// comma), stopping at the first non-value.
+func (p *mlirParser) operandsWithTrailingComma() []mlirValueRef {
+	var refs []mlirValueRef
+	for p.peek() == '%' {
+		refs = append(refs, p.parseValueRef())
+		p.expect(',')
+	}
+	return refs
+}
+
+// enumValue parses a bare enum value and checks it against the known values.
+func (p *mlirParser) enumAttr(enum string) EnumAttr {
+	p.skipSpace()
+	pos := p.pos
+	v := p.bareID()
+	if len(v) == 0 {
+		p.fail("expected %s value%s", enum, p.found())
+	}
+	if vals, ok := mlirEnumValues[enum]; ok {
+		found := false
+		for _, x := range vals {
+			if x == string(v) {
+				found = true
+			}
+		}
+		if !found {
+			p.errAt(pos, "unknown %s value %q", enum, v)
+		}
+	}
+	return EnumAttr{Dialect: "stablehlo", Enum: enum, Value: p.intern(v)}
+}
+
+// mlirEnumValues are the values of StableHLO's enums.
+var mlirEnumValues = map[string][]string{
+	"comparison_direction": {"EQ", "NE", "GE", "GT", "LE", "LT"},
+	"comparison_type":      {"NOTYPE", "FLOAT", "TOTALORDER", "SIGNED", "UNSIGNED"},
+	"precision":            {"DEFAULT", "HIGH", "HIGHEST"},
+	"rng_algorithm":        {"DEFAULT", "THREE_FRY", "PHILOX"},
+	"rng_distribution":     {"UNIFORM", "NORMAL"},
+	"fft_type":             {"FFT", "IFFT", "RFFT", "IRFFT"},
+	"transpose":            {"TRANSPOSE_INVALID", "NO_TRANSPOSE", "TRANSPOSE", "ADJOINT"},
+}
+
+// precisionList parses "[DEFAULT, HIGH]".
+func (p *mlirParser) precisionList() ArrayAttr {
+	p.expect('[')
+	arr := ArrayAttr{}
+	if p.tryByte(']') {
+		return arr
+	}
+	for {
+		arr = append(arr, p.enumAttr("precision"))
+		if !p.tryByte(',') {
+			break
+		}
+	}
+	p.expect(']')
+	return arr
+}
+
+func mlirI64(v int64) IntAttr { return IntAttr{Value: v, Type: xla.Int64} }
+func mlirI32(v int64) IntAttr { return IntAttr{Value: v, Type: xla.Int32} }
+
+// --- op families -------------------------------------------------------------
+
+func mlirParseUnary(p *mlirParser, name string, pos int) *Op {
+	x := p.parseValueRef()
+	attrs := p.optAttrDict(nil)
+	ins, out := p.sameType(1)
+	return p.newOp(name, []mlirValueRef{x}, ins, []Type{out}, attrs, pos)
+}
+
+func mlirParseBinary(p *mlirParser, name string, pos int) *Op {
+	a := p.parseValueRef()
+	p.expect(',')
+	b := p.parseValueRef()
+	attrs := p.optAttrDict(nil)
+	ins, out := p.sameType(2)
+	return p.newOp(name, []mlirValueRef{a, b}, ins, []Type{out}, attrs, pos)
+}
+
+func mlirParseFunctional(p *mlirParser, name string, pos int) *Op {
+	refs := p.parseValueRefList()
+	attrs := p.optAttrDict(nil)
+	ft, tpos := p.functionalType()
+	return p.newOp(name, refs, ft.Inputs, ft.Results, attrs, tpos)
+}
+
+func mlirParseComplex(p *mlirParser, name string, pos int) *Op {
+	a := p.parseValueRef()
+	p.expect(',')
+	b := p.parseValueRef()
+	attrs := p.optAttrDict(nil)
+	p.expect(':')
+	p.skipSpace()
+	tpos := p.pos
+	t := p.parseType()
+	if ft, ok := t.(FunctionType); ok {
+		if len(ft.Results) != 1 {
+			p.errAt(tpos, "expected single output")
+		}
+		return p.newOp(name, []mlirValueRef{a, b}, ft.Inputs, ft.Results, attrs, tpos)
+	}
+	tt, ok := t.(TensorType)
+	if !ok || !tt.DType.IsComplex() {
+		p.errAt(tpos, "expected tensor with complex element type")
+	}
+	real := TensorType{DType: tt.DType.ComplexElem(), Dims: tt.Dims}
+	return p.newOp(name, []mlirValueRef{a, b}, []Type{real, real}, []Type{t}, attrs, tpos)
+}
+
+func mlirParseConstant(p *mlirParser, name string, pos int) *Op {
+	if p.peek() == '(' {
+		return p.parseGenericTail(name, pos)
+	}
+	attrs := p.optAttrDict(nil)
+	p.skipSpace()
+	apos := p.pos
+	v, t := p.parseAttr()
+	if t == nil {
+		p.errAt(apos, "expected a dense elements attribute")
+	}
+	attrs = append(attrs, NamedAttr{Name: "value", Value: v})
+	return NewOp(name, nil, []Type{t}, attrs...)
+}
+
+func mlirParseIota(p *mlirParser, name string, pos int) *Op {
+	p.expectKV("dim")
+	d := p.integer()
+	attrs := p.optAttrDict([]NamedAttr{{Name: "iota_dimension", Value: mlirI64(d)}})
+	p.expect(':')
+	t := p.parseType()
+	return NewOp(name, nil, []Type{t}, attrs...)
+}
+
+func mlirParseDynamicIota(p *mlirParser, name string, pos int) *Op {
+	s := p.parseValueRef()
+	p.expect(',')
+	p.expectKV("dim")
+	d := p.integer()
+	attrs := p.optAttrDict([]NamedAttr{{Name: "iota_dimension", Value: mlirI64(d)}})
+	ft, tpos := p.functionalType()
+	return p.newOp(name, []mlirValueRef{s}, ft.Inputs, ft.Results, attrs, tpos)
+}
+
+func mlirParseTypeOnly(p *mlirParser, name string, pos int) *Op {
+	attrs := p.optAttrDict(nil)
+	p.expect(':')
+	t := p.parseType()
+	return p.newOp(name, nil, nil, []Type{t}, attrs, pos)
+}
+
+func mlirParseAfterAll(p *mlirParser, name string, pos int) *Op {
+	refs := p.parseValueRefList()
+	attrs := p.optAttrDict(nil)
+	ins, out := p.sameType(len(refs))
+	return p.newOp(name, refs, ins, []Type{out}, attrs, pos)
+}
+
+func mlirParseTuple(p *mlirParser, name string, pos int) *Op {
+	refs := p.parseValueRefList()
+	attrs := p.optAttrDict(nil)
+	p.expect(':')
+	p.skipSpace()
+	tpos := p.pos
+	t := p.parseType()
+	tt, ok := t.(TupleType)
+	if !ok {
+		p.errAt(tpos, "expected tuple type")
+	}
+	return p.newOp(name, refs, tt.Elems, []Type{t}, attrs, tpos)
+}
+
+func mlirParseGetTupleElement(p *mlirParser, name string, pos int) *Op {
+	x := p.parseValueRef()
+	p.expect('[')
+	i := p.integer()
+	p.expect(']')
+	attrs := p.optAttrDict([]NamedAttr{{Name: "index", Value: mlirI32(i)}})
+	ft, tpos := p.functionalType()
+	return p.newOp(name, []mlirValueRef{x}, ft.Inputs, ft.Results, attrs, tpos)
+}
+
+func mlirParseCompare(p *mlirParser, name string, pos int) *Op {
+	attrs := []NamedAttr{{Name: "comparison_direction", Value: p.enumAttr("comparison_direction")}}
+	p.expect(',')
+	a := p.parseValueRef()
+	p.expect(',')
+	b := p.parseValueRef()
+	if p.tryByte(',') {
+		attrs = append(attrs, NamedAttr{Name: "compare_type", Value: p.enumAttr("comparison_type")})
+	}
+	attrs = p.optAttrDict(attrs)
+	ft, tpos := p.functionalType()
+	return p.newOp(name, []mlirValueRef{a, b}, ft.Inputs, ft.Results, attrs, tpos)
+}
+
+func mlirParseSlice(p *mlirParser, name string, pos int) *Op {
+	x := p.parseValueRef()
+	p.expect('[')
+	var start, limit, strides []int64
+	if !p.tryByte(']') {
+		for {
+			start = append(start, p.integer())
+			p.expect(':')
+			limit = append(limit, p.integer())
+			if p.tryByte(':') {
+				strides = append(strides, p.integer())
+			} else {
+				strides = append(strides, 1)
+			}
+			if !p.tryByte(',') {
+				break
+			}
+		}
+		p.expect(']')
+	}
+	attrs := p.optAttrDict([]NamedAttr{
+		{Name: "start_indices", Value: DenseArrayAttr{DType: xla.Int64, Values: start}},
+		{Name: "limit_indices", Value: DenseArrayAttr{DType: xla.Int64, Values: limit}},
+		{Name: "strides", Value: DenseArrayAttr{DType: xla.Int64, Values: strides}},
+	})
+	ft, tpos := p.functionalType()
+	return p.newOp(name, []mlirValueRef{x}, ft.Inputs, ft.Results, attrs, tpos)
+}
+
+func mlirParseDynamicSlice(p *mlirParser, name string, pos int) *Op {
+	x := p.parseValueRef()
+	p.expect(',')
+	refs := append([]mlirValueRef{x}, p.operandsWithTrailingComma()...)
+	p.expectKV("sizes")
+	attrs := p.optAttrDict([]NamedAttr{{Name: "slice_sizes", Value: p.dimsArray()}})
+	ft, tpos := p.functionalType()
+	return p.newOp(name, refs, ft.Inputs, ft.Results, attrs, tpos)
+}
+
+// mlirParseDimsOp parses "%x(, %y)*, kw = [..] attr-dict : functional".
+func mlirParseDimsOp(kw, attr string, nOperands int) mlirPrettyParser {
+	return func(p *mlirParser, name string, pos int) *Op {
+		var refs []mlirValueRef
+		for i := 0; i < nOperands; i++ {
+			refs = append(refs, p.parseValueRef())
+			p.expect(',')
+		}
+		p.expectKV(kw)
+		attrs := p.optAttrDict([]NamedAttr{{Name: attr, Value: p.dimsArray()}})
+		ft, tpos := p.functionalType()
+		return p.newOp(name, refs, ft.Inputs, ft.Results, attrs, tpos)
+	}
+}
+
+func mlirParseReverse(p *mlirParser, name string, pos int) *Op {
+	x := p.parseValueRef()
+	p.expect(',')
+	p.expectKV("dims")
+	attrs := p.optAttrDict([]NamedAttr{{Name: "dimensions", Value: p.dimsArray()}})
+	ins, out := p.sameType(1)
+	return p.newOp(name, []mlirValueRef{x}, ins, []Type{out}, attrs, pos)
+}
+
+func mlirParseCholesky(p *mlirParser, name string, pos int) *Op {
+	x := p.parseValueRef()
+	var attrs []NamedAttr
+	if p.tryByte(',') {
+		p.expectKV("lower")
+		switch {
+		case p.tryKeyword("true"):
+			attrs = append(attrs, NamedAttr{Name: "lower", Value: BoolAttr(true)})
+		case p.tryKeyword("false"):
+			attrs = append(attrs, NamedAttr{Name: "lower", Value: BoolAttr(false)})
+		default:
+			p.fail("expected true or false%s", p.found())
+		}
+	}
+	attrs = p.optAttrDict(attrs)
+	ins, out := p.sameType(1)
+	return p.newOp(name, []mlirValueRef{x}, ins, []Type{out}, attrs, pos)
+}
+
+func mlirParseClamp(p *mlirParser, name string, pos int) *Op {
+	refs := p.parseValueRefList()
+	if len(refs) != 3 {
+		p.errAt(pos, "stablehlo.clamp takes 3 operands")
+	}
+	attrs := p.optAttrDict(nil)
+	ins, out := p.sameType(3)
+	return p.newOp(name, refs, ins, []Type{out}, attrs, pos)
+}
+
+func mlirParseConcatenate(p *mlirParser, name string, pos int) *Op {
+	refs := p.operandsWithTrailingComma()
+	p.expectKV("dim")
+	d := p.integer()
+	attrs := p.optAttrDict([]NamedAttr{{Name: "dimension", Value: mlirI64(d)}})
+	ft, tpos := p.functionalType()
+	return p.newOp(name, refs, ft.Inputs, ft.Results, attrs, tpos)
+}
+
+func mlirParseConvolution(p *mlirParser, name string, pos int) *Op {
+	p.expect('(')
+	refs := p.parseValueRefList()
+	p.expect(')')
+	p.expectKV("dim_numbers")
+	attrs := []NamedAttr{{Name: "dimension_numbers", Value: p.parseConvDimsRaw()}}
+	p.expect(',')
+	p.expectKV("window")
+	p.expect('{')
+	seen := map[string]bool{}
+	if !p.tryByte('}') {
+		for {
+			p.skipSpace()
+			kpos := p.pos
+			k := string(p.bareID())
+			if seen[k] {
+				p.errAt(kpos, "duplicate window attribute %q", k)
+			}
+			seen[k] = true
+			p.expect('=')
+			switch k {
+			case "stride":
+				attrs = append(attrs, NamedAttr{Name: "window_strides", Value: p.dimsArray()})
+			case "lhs_dilate":
+				attrs = append(attrs, NamedAttr{Name: "lhs_dilation", Value: p.dimsArray()})
+			case "rhs_dilate":
+				attrs = append(attrs, NamedAttr{Name: "rhs_dilation", Value: p.dimsArray()})
+			case "pad":
+				attrs = append(attrs, NamedAttr{Name: "padding", Value: p.padding()})
+			case "reverse":
+				attrs = append(attrs, NamedAttr{Name: "window_reversal", Value: p.boolArray()})
+			default:
+				p.errAt(kpos, "unknown window attribute %q", k)
+			}
+			if !p.tryByte(',') {
+				break
+			}
+		}
+		p.expect('}')
+	}
+	attrs = p.optAttrDict(attrs)
+	ft, tpos := p.functionalType()
+	return p.newOp(name, refs, ft.Inputs, ft.Results, attrs, tpos)
+}
+
+// padding parses "[[0, 1], [2, 3]]" as dense<...> : tensor<Nx2xi64>.
+func (p *mlirParser) padding() DenseElementsAttr {
+	p.expect('[')
+	var vals []int64
+	if !p.tryByte(']') {
+		for {
+			pair := p.parseIntList()
+			if len(pair) != 2 {
+				p.fail("expected padding pairs [low, high]")
+			}
+			vals = append(vals, pair...)
+			if !p.tryByte(',') {
+				break
+			}
+		}
+		p.expect(']')
+	}
+	data := make([]byte, 8*len(vals))
+	for i, v := range vals {
+		mlirPutBits(data[8*i:8*i+8], uint64(v))
+	}
+	return DenseElementsAttr{Type: TensorType{DType: xla.Int64, Dims: []int64{int64(len(vals) / 2), 2}}, Data: data}
+}
+
+// boolArray parses "[true, false]" or "[1, 0]" as array<i1: ...>.
+func (p *mlirParser) boolArray() DenseArrayAttr {
+	p.expect('[')
+	out := DenseArrayAttr{DType: xla.Bool}
+	if p.tryByte(']') {
+		return out
+	}
+	for {
+		switch {
+		case p.tryKeyword("true"):
+			out.Values = append(out.Values, 1)
+		case p.tryKeyword("false"):
+			out.Values = append(out.Values, 0)
+		default:
+			v := p.integer()
+			if v != 0 && v != 1 {
+				p.fail("expected boolean")
+			}
+			out.Values = append(out.Values, v)
+		}
+		if !p.tryByte(',') {
+			break
+		}
+	}
+	p.expect(']')
+	return out
+}
+
+func mlirParseCustomCall(p *mlirParser, name string, pos int) *Op {
+	p.skipSpace()
+	target := p.parseSymbolRef()
+	p.expect('(')
+	refs := p.parseValueRefList()
+	p.expect(')')
+	attrs := p.optAttrDict([]NamedAttr{{Name: "call_target_name", Value: StringAttr(target)}})
+	ft, tpos := p.functionalType()
+	return p.newOp(name, refs, ft.Inputs, ft.Results, attrs, tpos)
+}
+
+func mlirParseDot(p *mlirParser, name string, pos int) *Op {
+	a := p.parseValueRef()
+	p.expect(',')
+	b := p.parseValueRef()
+	var attrs []NamedAttr
+	if p.tryByte(',') {
+		p.expectKV("precision")
+		attrs = append(attrs, NamedAttr{Name: "precision_config", Value: p.precisionList()})
+	}
+	attrs = p.optAttrDict(attrs)
+	ft, tpos := p.functionalType()
+	return p.newOp(name, []mlirValueRef{a, b}, ft.Inputs, ft.Results, attrs, tpos)
+}
+
+func mlirParseDotGeneral(p *mlirParser, name string, pos int) *Op {
+	a := p.parseValueRef()
+	p.expect(',')
+	b := p.parseValueRef()
+	p.expect(',')
+	var d DotDimensionNumbers
+	if p.tryKeyword("batching_dims") {
+		p.expect('=')
+		d.LhsBatchingDims = mlirNilIfEmpty(p.parseIntList())
+		p.expectKeyword("x")
+		d.RhsBatchingDims = mlirNilIfEmpty(p.parseIntList())
+		p.expect(',')
+	}
+	p.expectKV("contracting_dims")
+	d.LhsContractingDims = mlirNilIfEmpty(p.parseIntList())
+	p.expectKeyword("x")
+	d.RhsContractingDims = mlirNilIfEmpty(p.parseIntList())
+	attrs := []NamedAttr{{Name: "dot_dimension_numbers", Value: d}}
+	for p.tryByte(',') {
+		switch {
+		case p.tryKeyword("precision"):
+			p.expect('=')
+			attrs = append(attrs, NamedAttr{Name: "precision_config", Value: p.precisionList()})
+		case p.tryKeyword("algorithm"):
+			p.expect('=')
+			p.skipSpace()
+			body := p.balanced()
+			attrs = append(attrs, NamedAttr{Name: "algorithm", Value: OpaqueAttr("#stablehlo.dot_algorithm" + string(body))})
+		default:
+			p.fail("expected precision or algorithm%s", p.found())
+		}
+	}
+	attrs = p.optAttrDict(attrs)
+	ft, tpos := p.functionalType()
+	return p.newOp(name, []mlirValueRef{a, b}, ft.Inputs, ft.Results, attrs, tpos)
+}
+
+func mlirParseEinsum(nOperands int) mlirPrettyParser {
+	return func(p *mlirParser, name string, pos int) *Op {
+		var refs []mlirValueRef
+		for i := 0; i < nOperands; i++ {
+			refs = append(refs, p.parseValueRef())
+			p.expect(',')
+		}
+		p.expectKV("config")
+		cfg := p.stringLit()
+		attrs := p.optAttrDict([]NamedAttr{{Name: "einsum_config", Value: StringAttr(cfg)}})
+		ft, tpos := p.functionalType()
+		return p.newOp(name, refs, ft.Inputs, ft.Results, attrs, tpos)
+	}
+}
+
+func mlirParseFft(p *mlirParser, name string, pos int) *Op {
+	x := p.parseValueRef()
+	p.expect(',')
+	p.expectKV("type")
+	attrs := []NamedAttr{{Name: "fft_type", Value: p.enumAttr("fft_type")}}
+	p.expect(',')
+	p.expectKV("length")
+	attrs = p.optAttrDict(append(attrs, NamedAttr{Name: "fft_length", Value: p.dimsArray()}))
+	ft, tpos := p.functionalType()
+	return p.newOp(name, []mlirValueRef{x}, ft.Inputs, ft.Results, attrs, tpos)
+}
+
+func mlirParseDimOp(nOperands int) mlirPrettyParser {
+	return func(p *mlirParser, name string, pos int) *Op {
+		var refs []mlirValueRef
+		for i := 0; i < nOperands; i++ {
+			refs = append(refs, p.parseValueRef())
+			p.expect(',')
+		}
+		p.expectKV("dim")
+		d := p.integer()
+		attrs := p.optAttrDict([]NamedAttr{{Name: "dimension", Value: mlirI64(d)}})
+		ft, tpos := p.functionalType()
+		return p.newOp(name, refs, ft.Inputs, ft.Results, attrs, tpos)
+	}
+}
+
+func mlirParseSelect(p *mlirParser, name string, pos int) *Op {
+	refs := p.parseValueRefList()
+	if len(refs) != 3 {
+		p.errAt(pos, "stablehlo.select takes 3 operands")
+	}
+	attrs := p.optAttrDict(nil)
+	p.expect(':')
+	p.skipSpace()
+	tpos := p.pos
+	ts := p.parseTypeList()
+	if len(ts) == 1 {
+		ft, ok := ts[0].(FunctionType)
+		if !ok || len(ft.Results) != 1 {
+			p.errAt(tpos, "expected functional type or list of two types")
+		}
+		return p.newOp(name, refs, ft.Inputs, ft.Results, attrs, tpos)
+	}
+	if len(ts) != 2 {
+		p.errAt(tpos, "expected functional type or list of two types")
+	}
+	return p.newOp(name, refs, []Type{ts[0], ts[1], ts[1]}, []Type{ts[1]}, attrs, tpos)
+}
+
+func mlirParsePad(p *mlirParser, name string, pos int) *Op {
+	x := p.parseValueRef()
+	p.expect(',')
+	v := p.parseValueRef()
+	p.expect(',')
+	p.expectKV("low")
+	low := p.dimsArray()
+	p.expect(',')
+	p.expectKV("high")
+	high := p.dimsArray()
+	p.expect(',')
+	p.expectKV("interior")
+	interior := p.dimsArray()
+	attrs := p.optAttrDict([]NamedAttr{
+		{Name: "edge_padding_low", Value: low},
+		{Name: "edge_padding_high", Value: high},
+		{Name: "interior_padding", Value: interior},
+	})
+	ft, tpos := p.functionalType()
+	return p.newOp(name, []mlirValueRef{x, v}, ft.Inputs, ft.Results, attrs, tpos)
+}
+
+func mlirParseTrace(p *mlirParser, name string, pos int) *Op {
+	x := p.parseValueRef()
+	p.expect(',')
+	tag := p.stringLit()
+	attrs := p.optAttrDict([]NamedAttr{{Name: "tag", Value: StringAttr(tag)}})
+	p.expect(':')
+	t := p.parseType()
+	return p.newOp(name, []mlirValueRef{x}, []Type{t}, nil, attrs, pos)
+}
+
+func mlirParseReturn(p *mlirParser, name string, pos int) *Op {
+	refs := p.parseValueRefList()
+	attrs := p.optAttrDict(nil)
+	var ts []Type
+	if len(refs) > 0 {
+		p.expect(':')
+		ts = p.parseTypeList()
+	}
+	return p.newOp(name, refs, ts, nil, attrs, pos)
+}
+
+func mlirParseOptimizationBarrier(p *mlirParser, name string, pos int) *Op {
+	attrs := p.optAttrDict(nil)
+	if p.tryByte('(') {
+		p.expect(')')
+		return p.newOp(name, nil, nil, nil, attrs, pos)
+	}
+	refs := p.parseValueRefList()
+	if len(refs) == 0 {
+		p.fail("expected operands or '()'%s", p.found())
+	}
+	p.expect(':')
+	ts := p.parseTypeList()
+	return p.newOp(name, refs, ts, ts, attrs, pos)
+}
+
+func mlirParseRng(p *mlirParser, name string, pos int) *Op {
+	var refs []mlirValueRef
+	for i := 0; i < 3; i++ {
+		refs = append(refs, p.parseValueRef())
+		p.expect(',')
+	}
+	p.expectKV("distribution")
+	attrs := p.optAttrDict([]NamedAttr{{Name: "rng_distribution", Value: p.enumAttr("rng_distribution")}})
+	ft, tpos := p.functionalType()
+	return p.newOp(name, refs, ft.Inputs, ft.Results, attrs, tpos)
+}
+
+func mlirParseRngBitGenerator(p *mlirParser, name string, pos int) *Op {
+	s := p.parseValueRef()
+	p.expect(',')
+	p.expectKV("algorithm")
+	attrs := p.optAttrDict([]NamedAttr{{Name: "rng_algorithm", Value: p.enumAttr("rng_algorithm")}})
+	ft, tpos := p.functionalType()
+	return p.newOp(name, []mlirValueRef{s}, ft.Inputs, ft.Results, attrs, tpos)
+}
+
+func mlirParseReducePrecision(p *mlirParser, name string, pos int) *Op {
+	x := p.parseValueRef()
+	p.expect(',')
+	p.expectKV("format")
+	p.skipSpace()
+	fpos := p.pos
+	f := string(p.bareID())
+	e, m, ok := mlirParseExpMan(f)
+	if !ok {
+		p.errAt(fpos, "expected exponent mantissa in format e#m#, saw %q", f)
+	}
+	attrs := p.optAttrDict([]NamedAttr{
+		{Name: "exponent_bits", Value: mlirI32(e)},
+		{Name: "mantissa_bits", Value: mlirI32(m)},
+	})
+	ins, out := p.sameType(1)
+	return p.newOp(name, []mlirValueRef{x}, ins, []Type{out}, attrs, pos)
+}
+
+// mlirParseExpMan reads "e5m10".
+func mlirParseExpMan(s string) (e, m int64, ok bool) {
+	if len(s) < 4 || s[0] != 'e' {
+		return 0, 0, false
+	}
+	i := strings.IndexByte(s, 'm')
+	if i < 2 || i == len(s)-1 {
+		return 0, 0, false
+	}
+	ev, err1 := strconv.ParseInt(s[1:i], 10, 32)
+	mv, err2 := strconv.ParseInt(s[i+1:], 10, 32)
+	if err1 != nil || err2 != nil || ev < 0 || mv < 0 || s[1] == '+' || s[i+1] == '+' {
+		return 0, 0, false
+	}
+	return ev, mv, true
+}
+
+func mlirParseComposite(p *mlirParser, name string, pos int) *Op {
+	cname := p.stringLit()
+	refs := p.parseValueRefList()
+	attrs := p.optAttrDict([]NamedAttr{{Name: "name", Value: StringAttr(cname)}})
+	ft, tpos := p.functionalType()
+	return p.newOp(name, refs, ft.Inputs, ft.Results, attrs, tpos)
+}
+
+func mlirParseCall(p *mlirParser, name string, pos int) *Op {
+	p.skipSpace()
+	callee := p.parseSymbolRef()
+	p.expect('(')
+	refs := p.parseValueRefList()
+	p.expect(')')
+	attrs := p.optAttrDict([]NamedAttr{{Name: "callee", Value: callee}})
+	ft, tpos := p.functionalType()
+	return p.newOp(name, refs, ft.Inputs, ft.Results, attrs, tpos)
+}
+
+// mlirParseWhile parses
+//
+//	stablehlo.while(%iterArg = %init, ...) : t, ... attributes {...}
+//	  cond { ... } do { ... }
+func mlirParseWhile(p *mlirParser, name string, pos int) *Op {
+	p.expect('(')
+	var args []mlirArgDef
+	var refs []mlirValueRef
+	if !p.tryByte(')') {
+		for {
+			a := p.parseValueRef()
+			if a.idx >= 0 {
+				p.errAt(a.pos, "iteration argument names cannot have a result number")
+			}
+			p.expect('=')
+			refs = append(refs, p.parseValueRef())
+			args = append(args, mlirArgDef{name: a.name, pos: a.pos})
+			if !p.tryByte(',') {
+				break
+			}
+		}
+		p.expect(')')
+	}
+	var ts []Type
+	tpos := p.pos
+	if len(refs) > 0 {
+		p.expect(':')
+		p.skipSpace()
+		tpos = p.pos
+		ts = p.parseTypeList()
+	}
+	operands := p.resolveAll(refs, ts, tpos)
+	for i := range args {
+		args[i].typ = ts[i]
+	}
+	var attrs []NamedAttr
+	if p.tryKeyword("attributes") {
+		attrs = p.parseDictEntries(nil)
+	}
+	if args == nil {
+		args = []mlirArgDef{}
+	}
+	p.expectKeyword("cond")
+	cond := p.parseRegion(args, false, "")
+	p.expectKeyword("do")
+	body := p.parseRegion(args, false, "")
+	op := NewOp(name, operands, ts, attrs...)
+	if len(attrs) == 0 {
+		op.Attrs = nil
+	}
+	op.AddRegion(cond)
+	op.AddRegion(body)
+	return op
+}
+
+// mlirCompactReduceOps are the ops "applies" may name: commutative binary
+// StableHLO ops.
+var mlirCompactReduceOps = map[string]bool{
+	"stablehlo.add": true, "stablehlo.multiply": true, "stablehlo.maximum": true,
+	"stablehlo.minimum": true, "stablehlo.and": true, "stablehlo.or": true, "stablehlo.xor": true,
+}
+
+// mlirParseReduce parses the two forms of stablehlo.reduce:
+//
+//	stablehlo.reduce(%x init: %i) applies stablehlo.add across dimensions = [1] : (...) -> ...
+//	stablehlo.reduce(%x init: %i) across dimensions = [1] : (...) -> ...
+//	  reducer(%a: t, %b: t) { ... }
+func mlirParseReduce(p *mlirParser, name string, pos int) *Op {
+	var inputs, inits []mlirValueRef
+	for {
+		if !p.tryByte('(') {
+			break
+		}
+		inputs = append(inputs, p.parseValueRef())
+		p.expectKeyword("init")
+		p.expect(':')
+		inits = append(inits, p.parseValueRef())
+		p.expect(')')
+		if !p.tryByte(',') {
+			break
+		}
+	}
+	refs := append(inputs, inits...)
+	compact := ""
+	if p.tryKeyword("applies") {
+		p.skipSpace()
+		ipos := p.pos
+		if p.peek() == '"' {
+			compact = p.stringLit()
+		} else {
+			compact = string(p.bareID())
+		}
+		if !mlirCompactReduceOps[compact] {
+			p.errAt(ipos, "expected the inner-op to be a commutative binary-op from the stablehlo dialect, with zero region, producing single result")
+		}
+	}
+	p.expectKeyword("across")
+	p.expectKV("dimensions")
+	attrs := p.optAttrDict([]NamedAttr{{Name: "dimensions", Value: p.dimsArray()}})
+	ft, tpos := p.functionalType()
+	operands := p.resolveAll(refs, ft.Inputs, tpos)
+	if compact != "" {
+		var loc Location
+		p.parseTrailingLoc(&loc)
+		if len(ft.Inputs) == 0 {
+			p.errAt(tpos, "input types missing in reduce-op function type")
+		}
+		et, ok := mlirElemDType(ft.Inputs[0])
+		if !ok {
+			p.errAt(tpos, "reduce input must be a ranked tensor")
+		}
+		st := TensorType{DType: et}
+		b := NewBlock(st, st)
+		inner := NewOp(compact, []*Value{b.Args[0], b.Args[1]}, []Type{st})
+		inner.Loc = loc
+		b.Append(inner)
+		ret := NewOp("stablehlo.return", []*Value{inner.Results[0]}, nil)
+		ret.Loc = loc
+		b.Append(ret)
+		op := NewOp(name, operands, ft.Results, attrs...)
+		op.Loc = loc
+		op.AddRegion(NewRegion(b))
+		return op
+	}
+	p.expectKeyword("reducer")
+	var firsts, seconds []mlirArgDef
+	for p.tryByte('(') {
+		arg := func() mlirArgDef {
+			r := p.parseValueRef()
+			if r.idx >= 0 {
+				p.errAt(r.pos, "block argument names cannot have a result number")
+			}
+			p.expect(':')
+			t := p.parseType()
+			var loc Location
+			p.parseTrailingLoc(&loc)
+			return mlirArgDef{name: r.name, typ: t, pos: r.pos}
+		}
+		firsts = append(firsts, arg())
+		p.expect(',')
+		seconds = append(seconds, arg())
+		p.expect(')')
+	}
+	args := append(firsts, seconds...)
+	if args == nil {
+		args = []mlirArgDef{}
+	}
+	body := p.parseRegion(args, false, "")
+	op := NewOp(name, operands, ft.Results, attrs...)
+	op.AddRegion(body)
+	return op
+}
+
+// mlirParseFunc parses
+//
+//	func.func [visibility] @name(%arg0: t {attrs}, ...) [-> results] [attributes {...}] [{ body }]
+func mlirParseFunc(p *mlirParser, name string, pos int) *Op {
+	var attrs []NamedAttr
+	for _, vis := range []string{"public", "private", "nested"} {
+		if p.tryKeyword(vis) {
+			attrs = append(attrs, NamedAttr{Name: "sym_visibility", Value: StringAttr(vis)})
+			break
+		}
+	}
+	p.skipSpace()
+	sym := p.parseSymbolRef()
+	attrs = append(attrs, NamedAttr{Name: "sym_name", Value: StringAttr(sym)})
+	p.expect('(')
+	var args []mlirArgDef
+	var ins []Type
+	var argAttrs ArrayAttr
+	anyArgAttr := false
+	named := p.peek() == '%'
+	if !p.tryByte(')') {
+		for {
+			if named {
+				r := p.parseValueRef()
+				if r.idx >= 0 {
+					p.errAt(r.pos, "argument names cannot have a result number")
+				}
+				p.expect(':')
+				t := p.parseType()
+				args = append(args, mlirArgDef{name: r.name, typ: t, pos: r.pos})
+				ins = append(ins, t)
+			} else {
+				ins = append(ins, p.parseType())
+			}
+			d := DictAttr{}
+			if p.peek() == '{' {
+				d = DictAttr(p.parseDictEntries(nil))
+				if len(d) > 0 {
+					anyArgAttr = true
+				}
+			}
+			argAttrs = append(argAttrs, d)
+			var loc Location
+			p.parseTrailingLoc(&loc)
+			if !p.tryByte(',') {
+				break
+			}
+		}
+		p.expect(')')
+	}
+	var outs []Type
+	var resAttrs ArrayAttr
+	anyResAttr := false
+	if p.tryArrow() {
+		if p.peek() == '(' {
+			p.pos++
+			if !p.tryByte(')') {
+				for {
+					outs = append(outs, p.parseType())
+					d := DictAttr{}
+					if p.peek() == '{' {
+						d = DictAttr(p.parseDictEntries(nil))
+						if len(d) > 0 {
+							anyResAttr = true
+						}
+					}
+					resAttrs = append(resAttrs, d)
+					if !p.tryByte(',') {
+						break
+					}
+				}
+				p.expect(')')
+			}
+		} else {
+			outs = []Type{p.parseType()}
+			resAttrs = ArrayAttr{DictAttr{}}
+		}
+	}
+	attrs = append(attrs, NamedAttr{Name: "function_type", Value: TypeAttr{Type: FunctionType{Inputs: ins, Results: outs}}})
+	if anyArgAttr {
+		attrs = append(attrs, NamedAttr{Name: "arg_attrs", Value: argAttrs})
+	}
+	if anyResAttr {
+		attrs = append(attrs, NamedAttr{Name: "res_attrs", Value: resAttrs})
+	}
+	if p.tryKeyword("attributes") {
+		attrs = p.parseDictEntries(attrs)
+	}
+	var body *Region
+	if p.peek() == '{' {
+		if !named && len(ins) > 0 {
+			p.fail("a function with a body needs named arguments")
+		}
+		if args == nil {
+			args = []mlirArgDef{}
+		}
+		body = p.parseRegion(args, true, "func")
+	} else {
+		body = &Region{}
+	}
+	op := NewOp(name, nil, nil, attrs...)
+	op.AddRegion(body)
+	return op
+}
+
+// mlirParseModule parses "module [@name] [attributes {...}] { ... }".
+func mlirParseModule(p *mlirParser, name string, pos int) *Op {
+	var attrs []NamedAttr
+	if p.peek() == '@' {
+		attrs = append(attrs, NamedAttr{Name: "sym_name", Value: StringAttr(p.parseSymbolRef())})
+	}
+	if p.tryKeyword("attributes") {
+		attrs = p.parseDictEntries(attrs)
+	}
+	body := p.parseRegion(nil, true, "")
+	if len(body.Blocks) == 0 {
+		body.AddBlock(&Block{})
+	}
+	op := NewOp(name, nil, nil, attrs...)
+	if len(attrs) == 0 {
+		op.Attrs = nil
+	}
+	op.AddRegion(body)
+	return op
+}
+
+// mlirParseCheckPair parses the check dialect's two-operand forms:
+//
+//	check.expect_eq %a, %b : t
+//	check.expect_almost_eq %a, %b, tolerance = 0.1 : t
+//	check.expect_close %a, %b, max_ulp_difference = 3 : t, t
+func mlirParseCheckPair(p *mlirParser, name string, pos int) *Op {
+	a := p.parseValueRef()
+	p.expect(',')
+	b := p.parseValueRef()
+	var attrs []NamedAttr
+	for p.tryByte(',') {
+		p.skipSpace()
+		kpos := p.pos
+		k := p.bareID()
+		p.expect('=')
+		switch string(k) {
+		case "tolerance":
+			n, ok := p.number()
+			if !ok {
+				p.fail("expected number%s", p.found())
+			}
+			attrs = append(attrs, NamedAttr{Name: "tolerance", Value: FloatAttr{Value: mlirFloatFormats[xla.Float64].toFloat64(p.floatBits(n, xla.Float64)), Type: xla.Float64}})
+		case "max_ulp_difference", "min_ulp_difference":
+			attrs = append(attrs, NamedAttr{Name: string(k), Value: mlirI64(p.integer())})
+		default:
+			p.errAt(kpos, "unknown %s parameter %q", name, k)
+		}
+	}
+	attrs = p.optAttrDict(attrs)
+	p.expect(':')
+	p.skipSpace()
+	tpos := p.pos
+	ts := p.parseTypeList()
+	switch len(ts) {
+	case 1:
+		ts = []Type{ts[0], ts[0]}
+	case 2:
+	default:
+		p.errAt(tpos, "expected one or two types")
+	}
+	return p.newOp(name, []mlirValueRef{a, b}, ts, nil, attrs, tpos)
+}
+
+// mlirParseCheckConst parses "check.expect_eq_const %a, dense<...> : t {attrs}".
+func mlirParseCheckConst(p *mlirParser, name string, pos int) *Op {
+	a := p.parseValueRef()
+	p.expect(',')
+	p.skipSpace()
+	apos := p.pos
+	v, t := p.parseAttr()
+	if t == nil {
+		p.errAt(apos, "expected a dense elements attribute")
+	}
+	attrs := p.optAttrDict([]NamedAttr{{Name: "value", Value: v}})
+	return p.newOp(name, []mlirValueRef{a}, []Type{t}, nil, attrs, apos)
+}
