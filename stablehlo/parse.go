@@ -78,6 +78,7 @@ type mlirParser struct {
 	typeAliases map[string]Type
 	locAliases  map[string][]byte
 	locFixups   []mlirLocFixup
+	locCopies   [][2]*Location // [dst, src] once locations are resolved
 	types       map[string]Type
 	strs        map[string]string
 	scope       mlirScope

@@ -976,6 +976,9 @@ func (p *mlirParser) decodeDenseList(tt TensorType, dim int, off *int64, data []
 	var count int64
 	if !p.tryByte(']') {
 		for {
+			if count >= tt.Dims[dim] {
+				p.errAt(pos, "dense literal has more than %d elements in dimension %d of %s", tt.Dims[dim], dim, mlirAppendType(nil, tt))
+			}
 			p.decodeDenseList(tt, dim+1, off, data)
 			count++
 			if !p.tryByte(',') {
@@ -1125,6 +1128,10 @@ func (p *mlirParser) resolveLocations() {
 		*f.dst = mlirDecodeLoc(exp)
 	}
 	p.locFixups = nil
+	for _, c := range p.locCopies {
+		*c[0] = *c[1]
+	}
+	p.locCopies = nil
 }
 
 // expandLocAliases replaces #alias references in a location body by the

@@ -934,8 +934,6 @@ func mlirParseReduce(p *mlirParser, name string, pos int) *Op {
 	ft, tpos := p.functionalType()
 	operands := p.resolveAll(refs, ft.Inputs, tpos)
 	if compact != "" {
-		var loc Location
-		p.parseTrailingLoc(&loc)
 		if len(ft.Inputs) == 0 {
 			p.errAt(tpos, "input types missing in reduce-op function type")
 		}
@@ -946,13 +944,13 @@ func mlirParseReduce(p *mlirParser, name string, pos int) *Op {
 		st := TensorType{DType: et}
 		b := NewBlock(st, st)
 		inner := NewOp(compact, []*Value{b.Args[0], b.Args[1]}, []Type{st})
-		inner.Loc = loc
 		b.Append(inner)
 		ret := NewOp("stablehlo.return", []*Value{inner.Results[0]}, nil)
-		ret.Loc = loc
 		b.Append(ret)
 		op := NewOp(name, operands, ft.Results, attrs...)
-		op.Loc = loc
+		// The trailing location is the reduce's and its body's.
+		p.parseTrailingLoc(&op.Loc)
+		p.locCopies = append(p.locCopies, [2]*Location{&inner.Loc, &op.Loc}, [2]*Location{&ret.Loc, &op.Loc})
 		op.AddRegion(NewRegion(b))
 		return op
 	}

@@ -48,8 +48,7 @@ func TestMLIROptAcceptsGenericForm(t *testing.T) {
 	if opt == "" {
 		t.Skip("mlir-opt not found (PATH mlir-opt, mlir-opt-22, /usr/lib/llvm-*/bin): apt-get install mlir-22-tools")
 	}
-	progs := append(mlirTestCorpus(), mlirFloatCorpus())
-	progs = append(progs, mlirBuilderCorpus(t)...)
+	progs := mlirAllPrograms(t)
 	t.Logf("mlir-opt %s, %d programs", opt, len(progs))
 	for _, prog := range progs {
 		t.Run(prog.name, func(t *testing.T) {
@@ -59,7 +58,7 @@ func TestMLIROptAcceptsGenericForm(t *testing.T) {
 			if err != nil {
 				t.Fatalf("Parse(mlir-opt output): %v\n%s", err, out)
 			}
-			if d := equalModules(prog.m, m2, false); d != "" {
+			if d := equalModulesOpaque(prog.m, m2, false, true); d != "" {
 				t.Fatalf("mlir-opt's re-print differs: %s\n%s", d, out)
 			}
 			if again := mlirPrintString(t, m2, PrintOptions{Generic: true}); again != out {

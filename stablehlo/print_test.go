@@ -27,7 +27,7 @@ var mlirPrintModes = []struct {
 // TestRoundTripCorpus checks parse(print(m)) == m and that print(parse(text))
 // is a fixed point, in both forms, for a program of every op.
 func TestRoundTripCorpus(t *testing.T) {
-	for _, prog := range mlirTestCorpus() {
+	for _, prog := range mlirAllPrograms(t) {
 		for _, mode := range mlirPrintModes {
 			t.Run(prog.name+"/"+mode.name, func(t *testing.T) {
 				text := mlirPrintString(t, prog.m, mode.opts)

@@ -564,5 +564,31 @@ func sortOpsByType(ops []*Op) {
 	}
 }
 
-// mlirBuilderCorpus returns programs made with the Builder (none yet).
-func mlirBuilderCorpus(t *testing.T) []mlirCorpusProgram { return nil }
+// mlirBuilderCorpus returns programs made with the Builder: the op
+// table's kitchen sink (every op the builder has) and the benchmark
+// programs.
+func mlirBuilderCorpus(t testing.TB) []mlirCorpusProgram {
+	var out []mlirCorpusProgram
+	for _, c := range []struct {
+		name  string
+		build func() (*Module, error)
+	}{
+		{"builder_kitchen_sink", kitchenSink},
+		{"builder_elementwise", func() (*Module, error) { return BuildElementwise(64) }},
+		{"builder_mlp", func() (*Module, error) { return BuildMLP(4) }},
+	} {
+		m, err := c.build()
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		out = append(out, mlirCorpusProgram{c.name, m})
+	}
+	return out
+}
+
+// mlirAllPrograms is the hand-built corpus, the float corpus and the
+// builder's programs.
+func mlirAllPrograms(t testing.TB) []mlirCorpusProgram {
+	progs := append(mlirTestCorpus(), mlirFloatCorpus())
+	return append(progs, mlirBuilderCorpus(t)...)
+}

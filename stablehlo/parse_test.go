@@ -1,0 +1,361 @@
+package stablehlo
+
+import (
+	"bytes"
+	"errors"
+	"flag"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/halo-ml/halo/xla"
+)
+
+func init() {
+	if flag.Lookup("update") == nil {
+		flag.Bool("update", false, "rewrite the golden files under testdata")
+	}
+}
+
+// updateGolden reports whether -update was given.
+func updateGolden() bool {
+	f := flag.Lookup("update")
+	return f != nil && f.Value.String() == "true"
+}
+
+// checkGolden compares got with testdata/name (or rewrites it with -update).
+func checkGolden(t *testing.T, name, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if updateGolden() {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -run %s -update to create it)", err, t.Name())
+	}
+	if string(want) != got {
+		t.Fatalf("output differs from %s (go test -update rewrites it):\n%s", path, firstDiff(string(want), got))
+	}
+}
+
+func mustParse(t testing.TB, text []byte) *Module {
+	t.Helper()
+	m, err := Parse(text)
+	if err != nil {
+		t.Fatalf("Parse: %v", err)
+	}
+	return m
+}
+
+// roundTrip checks parse(print(m)) == m and the fixed point, in all modes.
+func roundTrip(t *testing.T, m *Module) {
+	t.Helper()
+	for _, mode := range mlirPrintModes {
+		text := mlirPrintString(t, m, mode.opts)
+		m2, err := Parse([]byte(text))
+		if err != nil {
+			t.Fatalf("%s: Parse(print(m)): %v\n%s", mode.name, err, text)
+		}
+		if d := equalModules(m, m2, mode.opts.Locations); d != "" {
+			t.Fatalf("%s: parse(print(m)) != m: %s\n%s", mode.name, d, text)
+		}
+		if text2 := mlirPrintString(t, m2, mode.opts); text2 != text {
+			t.Fatalf("%s: print is not a fixed point:\n%s", mode.name, firstDiff(text, text2))
+		}
+	}
+}
+
+// TestGoldenCorpus prints the corpus in both forms and compares with the
+// golden files under testdata/golden.
+func TestGoldenCorpus(t *testing.T) {
+	for _, prog := range append(mlirTestCorpus(), mlirFloatCorpus()) {
+		t.Run(prog.name, func(t *testing.T) {
+			checkGolden(t, "golden/"+prog.name+".mlir", mlirPrintString(t, prog.m, PrintOptions{Locations: true}))
+			checkGolden(t, "golden/"+prog.name+".generic.mlir", mlirPrintString(t, prog.m, PrintOptions{Generic: true, Locations: true}))
+		})
+	}
+}
+
+// TestParseGolden parses the golden files back: the pretty and generic
+// forms give the same module.
+func TestParseGolden(t *testing.T) {
+	files, _ := filepath.Glob("testdata/golden/*.generic.mlir")
+	if len(files) == 0 {
+		t.Skip("no golden files")
+	}
+	for _, gen := range files {
+		pretty := strings.TrimSuffix(gen, ".generic.mlir") + ".mlir"
+		t.Run(filepath.Base(pretty), func(t *testing.T) {
+			a, _ := os.ReadFile(pretty)
+			b, _ := os.ReadFile(gen)
+			ma, mb := mustParse(t, a), mustParse(t, b)
+			if d := equalModules(ma, mb, true); d != "" {
+				t.Fatalf("pretty and generic golden files differ: %s", d)
+			}
+			if got := mlirPrintString(t, ma, PrintOptions{Locations: true}); got != string(a) {
+				t.Fatalf("print(parse(golden)) != golden:\n%s", firstDiff(string(a), got))
+			}
+			if got := mlirPrintString(t, mb, PrintOptions{Generic: true, Locations: true}); got != string(b) {
+				t.Fatalf("print(parse(golden)) != golden:\n%s", firstDiff(string(b), got))
+			}
+		})
+	}
+}
+
+// TestParseAddOneExport reads the module JAX exported for a Pallas
+// add-one kernel (a Triton custom call), checks what it holds, and
+// round-trips it.
+func TestParseAddOneExport(t *testing.T) {
+	text, err := os.ReadFile("testdata/add_one.stablehlo.mlir")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := mustParse(t, text)
+	if m.Name != "jit_func" || len(m.Funcs) != 2 {
+		t.Fatalf("module %q with %d funcs", m.Name, len(m.Funcs))
+	}
+	if a, ok := m.Attr("mhlo.num_partitions").(IntAttr); !ok || a.Value != 1 || a.Type != xla.Int32 {
+		t.Fatalf("mhlo.num_partitions = %#v", m.Attr("mhlo.num_partitions"))
+	}
+	main, wrapped := m.Func("main"), m.Func("wrapped")
+	if main == nil || wrapped == nil || main.Private || !wrapped.Private {
+		t.Fatalf("functions: %+v %+v", main, wrapped)
+	}
+	if s, ok := main.ArgAttrs[0].Get("mhlo.layout_mode").(StringAttr); !ok || s != "default" {
+		t.Fatalf("arg attrs %v", main.ArgAttrs)
+	}
+	if s, ok := main.ResultAttrs[0].Get("jax.result_info").(StringAttr); !ok || s != "" {
+		t.Fatalf("result attrs %v", main.ResultAttrs)
+	}
+	call := main.Body.Blocks[0].Ops[0]
+	if call.Name != "func.call" || call.Attr("callee") != SymbolRefAttr("wrapped") {
+		t.Fatalf("first op %s", call)
+	}
+	if call.Loc.Name == "" || call.Loc.File != "third_party/py/jax/tests/pallas/export_back_compat_pallas_test.py" || call.Loc.Line != 43 || call.Loc.Col != 13 {
+		t.Fatalf("call location %+v", call.Loc)
+	}
+	cc := wrapped.Body.Blocks[0].Ops[0]
+	if cc.Name != "stablehlo.custom_call" || cc.Attr("call_target_name") != StringAttr("__gpu$xla.gpu.triton") {
+		t.Fatalf("custom call %s", cc.Name)
+	}
+	cfg, ok := cc.Attr("mhlo.backend_config").(DictAttr)
+	if !ok {
+		t.Fatalf("mhlo.backend_config = %#v", cc.Attr("mhlo.backend_config"))
+	}
+	for _, k := range []string{"grid_x", "grid_y", "grid_z", "num_stages", "num_warps"} {
+		if a, ok := cfg.Get(k).(IntAttr); !ok || a.Type != xla.Int32 {
+			t.Fatalf("%s = %#v", k, cfg.Get(k))
+		}
+	}
+	if cfg.Get("grid_x").(IntAttr).Value != 8 || cfg.Get("name") != StringAttr("add_one") {
+		t.Fatalf("config %v", cfg)
+	}
+	ir, ok := cfg.Get("ir").(StringAttr)
+	if !ok || !strings.HasPrefix(string(ir), "ML\xefR") {
+		t.Fatalf("ir is not MLIR bytecode: %q", ir[:min(len(ir), 8)])
+	}
+	if layouts, ok := cc.Attr("operand_layouts").(ArrayAttr); !ok || len(layouts) != 1 || layouts[0] != OpaqueAttr("dense<0> : tensor<1xindex>") {
+		t.Fatalf("operand_layouts %#v", cc.Attr("operand_layouts"))
+	}
+	roundTrip(t, m)
+	checkGolden(t, "add_one.golden.mlir", mlirPrintString(t, m, PrintOptions{Locations: true}))
+	if opt := findMLIROpt(); opt != "" {
+		out := runMLIROpt(t, opt, mlirPrintString(t, m, PrintOptions{Generic: true, Locations: true}), "--mlir-print-debuginfo")
+		m2 := mustParse(t, []byte(out))
+		if d := equalModulesOpaque(m, m2, false, true); d != "" {
+			t.Fatalf("mlir-opt's reading differs: %s", d)
+		}
+	}
+}
+
+// TestParseJAXStyle reads text in the form jax.jit(f).lower(x).as_text()
+// prints (aliased locations at both ends, custom forms, %iterArg and %c
+// names) and checks it prints back the same way.
+func TestParseJAXStyle(t *testing.T) {
+	text, err := os.ReadFile("testdata/jax_style.mlir")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := mustParse(t, text)
+	main := m.Func("main")
+	ops := main.Body.Blocks[0].Ops
+	red := ops[4]
+	if red.Name != "stablehlo.reduce" || red.Loc.Name != "jit(f)/jit(main)/reduce_sum" || red.Loc.File != "/tmp/f.py" || red.Loc.Line != 12 {
+		t.Fatalf("reduce %s at %+v", red.Name, red.Loc)
+	}
+	w := ops[5]
+	if w.Name != "stablehlo.while" || len(w.Regions) != 2 || len(w.Results) != 2 || w.Loc.Name != "jit(f)/jit(main)/while" {
+		t.Fatalf("while %s", w)
+	}
+	body := w.Regions[1].Blocks[0]
+	if body.Ops[0].Operands[0] != body.Args[1] {
+		t.Fatal("%iterArg_2 does not name the body's second argument")
+	}
+	helper := m.Func("helper")
+	if l := helper.Body.Blocks[0].Ops[2].Loc; !strings.HasPrefix(l.Text, "fused[") || !strings.Contains(l.Text, `"jit(f)/jit(main)/pjit"("/tmp/f.py":12:10)`) {
+		t.Fatalf("fused location %+v", l)
+	}
+	roundTrip(t, m)
+	checkGolden(t, "jax_style.golden.mlir", mlirPrintString(t, m, PrintOptions{Locations: true}))
+}
+
+// TestParseErrors checks messages and positions of syntax errors.
+func TestParseErrors(t *testing.T) {
+	cases := []struct {
+		text      string
+		line, col int
+		msg       string
+	}{
+		{"func.func @f() {\n  %0 = stablehlo.add %1, %1 : tensor<f32>\n}", 2, 22, "undefined value %1"},
+		{"func.func @f(%a: tensor<f32>) {\n  %0 = stablehlo.add %a, %a : tensor<i32>\n}", 2, 22, "expects different type"},
+		{"func.func @f() {\n  %0 = stablehlo.frobnicate : tensor<f32>\n}", 2, 8, "custom form of operation"},
+		{"module {\n  func.func @f() {\n    return\n  }\n", 5, 1, "expected '}'"},
+		{`"foo.op"() {a = "unterminated} : () -> ()`, 1, 17, "unterminated string"},
+		{`"foo.op"() {a = dense<[1, 2, 3]> : tensor<2xi32>} : () -> ()`, 1, 23, "elements in dimension 0"},
+		{`"foo.op"() {a = dense<[[1], [2, 3]]> : tensor<2x1xi32>} : () -> ()`, 1, 28, "elements in dimension 1"},
+		{`"foo.op"() {a = 300 : i8} : () -> ()`, 1, 17, "out of range"},
+		{"func.func @f(%a: tensor<f32>) {\n  %a = stablehlo.abs %a : tensor<f32>\n}", 2, 3, "redefinition"},
+		{`"foo.op"() : () -> () loc(#nope)`, 1, 26, "undefined location alias"},
+		{"%0:2 = \"foo.op\"() : () -> i32", 1, 1, "defines 1 results but 2 were named"},
+		{`"foo.op"() {a = #undefined} : () -> ()`, 1, 18, "undefined attribute alias"},
+		{`"foo.op"() : () -> tensor<2x3>`, 1, 30, "expected 'x'"},
+	}
+	for _, c := range cases {
+		_, err := Parse([]byte(c.text))
+		var se *SyntaxError
+		if !errors.As(err, &se) {
+			t.Errorf("%q: error %v is not a *SyntaxError", c.text, err)
+			continue
+		}
+		if se.Line != c.line || se.Col != c.col || !strings.Contains(se.Msg, c.msg) {
+			t.Errorf("%q:\n got %s\nwant %d:%d: ...%s...", c.text, se, c.line, c.col, c.msg)
+		}
+	}
+}
+
+// TestParseAll reads "// -----" separated modules and reports errors
+// with the line in the whole file.
+func TestParseAll(t *testing.T) {
+	text := "func.func @a() {\n  return\n}\n\n// -----\n\nmodule @b {\n}\n// -----\n\"foo.x\"() : () -> ()\n"
+	mods, err := ParseAll([]byte(text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(mods) != 3 || mods[0].Func("a") == nil || mods[1].Name != "b" || len(mods[2].Globals) != 1 {
+		t.Fatalf("got %d modules", len(mods))
+	}
+	_, err = ParseAll([]byte("func.func @a() {\n  return\n}\n// -----\nfunc.func @b() {\n  return %x : tensor<f32>\n}\n"))
+	var se *SyntaxError
+	if !errors.As(err, &se) || se.Line != 6 {
+		t.Fatalf("error %v, want one on line 6", err)
+	}
+	if _, err := Parse([]byte(text)); err != nil {
+		// One module: the split marker is a comment to Parse.
+		t.Fatalf("Parse of a split file: %v", err)
+	}
+}
+
+// TestParseImplicitModule reads a file of top-level ops without module {}.
+func TestParseImplicitModule(t *testing.T) {
+	m := mustParse(t, []byte(`
+"sdy.mesh"() <{mesh = #sdy.mesh<["x"=4]>, sym_name = "mesh"}> : () -> ()
+func.func @f(%arg0: tensor<f32>) -> tensor<f32> {
+  %0 = "stablehlo.abs"(%arg0) : (tensor<f32>) -> tensor<f32>
+  return %0 : tensor<f32>
+}`))
+	if len(m.Globals) != 1 || m.Globals[0].Name != "sdy.mesh" || len(m.Funcs) != 1 {
+		t.Fatalf("globals %d funcs %d", len(m.Globals), len(m.Funcs))
+	}
+	if a, ok := m.Globals[0].Attr("mesh").(OpaqueAttr); !ok || a != `#sdy.mesh<["x"=4]>` {
+		t.Fatalf("mesh %#v", m.Globals[0].Attr("mesh"))
+	}
+	roundTrip(t, m)
+}
+
+// TestParseDenseForms covers the literal forms MLIR prints.
+func TestParseDenseForms(t *testing.T) {
+	cases := []struct {
+		lit  string
+		want []byte
+	}{
+		{`dense<1.000000e+00> : tensor<2xf32>`, f32Bytes(1, 1)},
+		{`dense<[1.0, -2.5]> : tensor<2xf32>`, f32Bytes(1, -2.5)},
+		{`dense<"0x0000803F"> : tensor<2xf32>`, f32Bytes(1, 1)},
+		{`dense<"0x0000803F00002040"> : tensor<2xf32>`, f32Bytes(1, 2.5)},
+		{`dense<[0x3F800000, 1]> : tensor<2xf32>`, f32Bytes(1, 1)},
+		{`dense<[[true, false]]> : tensor<1x2xi1>`, []byte{1, 0}},
+		{`dense<"0x05"> : tensor<3xi1>`, []byte{1, 0, 1}},
+		{`dense<"0xFF"> : tensor<3xi1>`, []byte{1, 1, 1}},
+		{`dense<[-8, 7]> : tensor<2xi4>`, []byte{0xF8, 7}},
+		{`dense<"0x0F08"> : tensor<2xi4>`, []byte{0xFF, 0xF8}},
+		{`dense<15> : tensor<2xui4>`, []byte{15, 15}},
+		{`dense<(1.0, -2.0)> : tensor<1xcomplex<f32>>`, f32Bytes(1, -2)},
+		{`dense<[(1.0,2.0), (3.0,4.0)]> : tensor<2xcomplex<f32>>`, f32Bytes(1, 2, 3, 4)},
+		{`dense<1.5> : tensor<bf16>`, []byte{0xC0, 0x3F}},
+		{`dense<0x7E00> : tensor<f16>`, []byte{0x00, 0x7E}},
+		{`dense<448.0> : tensor<f8E4M3FN>`, []byte{0x7E}},
+		{`dense<> : tensor<0x4xf32>`, nil},
+		{`dense<[]> : tensor<0xf32>`, nil},
+		{`dense<18446744073709551615> : tensor<ui64>`, []byte{255, 255, 255, 255, 255, 255, 255, 255}},
+		{`dense<-1> : tensor<i64>`, []byte{255, 255, 255, 255, 255, 255, 255, 255}},
+	}
+	for _, c := range cases {
+		m, err := Parse([]byte(`"foo.op"() {a = ` + c.lit + `} : () -> ()`))
+		if err != nil {
+			t.Errorf("%s: %v", c.lit, err)
+			continue
+		}
+		d, ok := m.Globals[0].Attr("a").(DenseElementsAttr)
+		if !ok {
+			t.Errorf("%s: got %#v", c.lit, m.Globals[0].Attr("a"))
+			continue
+		}
+		if got := mlirDenseExpand(d); !bytes.Equal(got, mlirDenseExpand(DenseElementsAttr{Type: d.Type, Data: c.want})) {
+			t.Errorf("%s: data % x, want % x", c.lit, got, c.want)
+		}
+	}
+	// Types halo does not model stay opaque, verbatim.
+	m := mustParse(t, []byte(`"foo.op"() {a = dense<[1, 0]> : tensor<2xindex>, b = dense<"s"> : tensor<!foo.str>, c = 3 : index} : () -> ()`))
+	for k, want := range map[string]string{"a": "dense<[1, 0]> : tensor<2xindex>", "b": `dense<"s"> : tensor<!foo.str>`, "c": "3 : index"} {
+		if got := m.Globals[0].Attr(k); got != OpaqueAttr(want) {
+			t.Errorf("%s = %#v, want %q", k, got, want)
+		}
+	}
+}
+
+func f32Bytes(v ...float32) []byte { return cpF32Data(v...) }
+
+// TestFloatPrinting checks MLIR's float spellings.
+func TestFloatPrinting(t *testing.T) {
+	cases := []struct {
+		v    float64
+		dt   xla.DType
+		want string
+	}{
+		{1, xla.Float32, "1.000000e+00"},
+		{0.1, xla.Float64, "1.000000e-01"},
+		{float64(float32(0.99999988)), xla.Float32, "0.99999988"},
+		{float64(float32(1e-5)), xla.Float32, "9.99999974E-6"},
+		{16777216, xla.Float32, "0x4B800000"},
+		{123456792, xla.Float32, "0x4CEB79A3"},
+		{0, xla.Float32, "0.000000e+00"},
+		{math.Copysign(0, -1), xla.BFloat16, "-0.000000e+00"},
+		{1.401298464324817e-45, xla.Float32, "1.401300e-45"},
+		{0.0999755859375, xla.Float16, "9.997550e-02"},
+		{448, xla.Float8E4M3FN, "4.480000e+02"},
+	}
+	for _, c := range cases {
+		if got := string(mlirAppendFloatOf(nil, c.v, c.dt)); got != c.want {
+			t.Errorf("%v as %s: %s, want %s", c.v, c.dt, got, c.want)
+		}
+	}
+}
