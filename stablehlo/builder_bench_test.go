@@ -1,6 +1,7 @@
 package stablehlo
 
 import (
+	"bytes"
 	"testing"
 
 	"github.com/halo-ml/halo/xla"
@@ -62,4 +63,33 @@ func BenchmarkBuildElementwise1M(b *testing.B) {
 
 func BenchmarkBuildMLP10k(b *testing.B) {
 	benchBuild(b, 30_000, func() (*Module, error) { return BuildMLP(10_000) })
+}
+
+func benchBuildPrint(b *testing.B, ops int, generic bool, build func() (*Module, error)) {
+	b.ReportAllocs()
+	var buf bytes.Buffer
+	for b.Loop() {
+		m, err := build()
+		if err != nil {
+			b.Fatal(err)
+		}
+		buf.Reset()
+		if err := Print(&buf, m, PrintOptions{Generic: generic}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(ops)*float64(b.N)/b.Elapsed().Seconds(), "ops/s")
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(ops), "ns/stablehlo-op")
+}
+
+func BenchmarkBuildPrintElementwise1M(b *testing.B) {
+	build := func() (*Module, error) { return BuildElementwise(1_000_000) }
+	b.Run("pretty", func(b *testing.B) { benchBuildPrint(b, 1_000_000, false, build) })
+	b.Run("generic", func(b *testing.B) { benchBuildPrint(b, 1_000_000, true, build) })
+}
+
+func BenchmarkBuildPrintMLP10k(b *testing.B) {
+	build := func() (*Module, error) { return BuildMLP(10_000) }
+	b.Run("pretty", func(b *testing.B) { benchBuildPrint(b, 30_000, false, build) })
+	b.Run("generic", func(b *testing.B) { benchBuildPrint(b, 30_000, true, build) })
 }
