@@ -294,7 +294,9 @@ static uint64_t fnv1a(const void *data, size_t n) {
   X(event) X(event_object) X(executable) X(loaded_executable) X(program)            \
   X(execute_context) X(topology) X(serialized_executable) X(serialized_topology)    \
   X(serialized_compile_options) X(serialized_layout) X(layout) X(ffi_error)        \
-  X(device_attributes) X(job)
+  X(device_attributes) X(job) X(transfer_manager) X(dma_mapping) X(alias_callback)    \
+  X(raw_future) X(donation) X(async_tracking_event) X(serialized_device_assignment)  \
+  X(serialized_shape)
 
 enum {
 #define X(n) LK_##n,
@@ -317,7 +319,7 @@ static _Atomic int64_t g_live[LK_COUNT];
   X(onready_immediate) X(onready_foreign_thread) X(ffi_metadata_calls) X(ffi_handler_calls) \
   X(ffi_handler_registrations) X(ffi_type_registrations) X(ffi_user_data_added)         \
   X(ffi_user_data_deleted) X(gpu_custom_call_registrations) X(zero_copy_released)       \
-  X(view_on_delete_calls) X(worker_jobs) X(double_destroy)
+  X(view_on_delete_calls) X(worker_jobs) X(double_destroy) X(poisoned_executions)
 
 enum {
 #define X(n) C_##n,
@@ -382,6 +384,42 @@ static const char *get_record(char **slot) {
   const char *r = return_copy(*slot);
   pthread_mutex_unlock(&g_rec_mu);
   return r;
+}
+
+/* Named records of the calls that have no dedicated getter (see README). */
+#define NAMED_RECORDS(X) \
+  X(process_info) X(async_metadata) X(dma) X(async_tracking) X(poison) X(gpu_custom_call_handlers)
+enum {
+#define X(n) R_##n,
+  NAMED_RECORDS(X)
+#undef X
+  R_COUNT
+};
+static const char *const g_record_names[] = {
+#define X(n) #n,
+    NAMED_RECORDS(X)
+#undef X
+};
+static char *g_records[R_COUNT];
+
+/* Appends text to a named record, separated by ';'. */
+static void record_append(int r, const char *text) {
+  pthread_mutex_lock(&g_rec_mu);
+  sbuf b = {0};
+  if (g_records[r] && g_records[r][0]) {
+    sb_puts(&b, g_records[r]);
+    sb_puts(&b, ";");
+  }
+  sb_puts(&b, text);
+  free(g_records[r]);
+  g_records[r] = sb_take(&b);
+  pthread_mutex_unlock(&g_rec_mu);
+}
+
+EXPORT const char *conformance_record(const char *name) {
+  for (int i = 0; name && i < R_COUNT; i++)
+    if (strcmp(name, g_record_names[i]) == 0) return get_record(&g_records[i]);
+  return NULL;
 }
 
 EXPORT const char *conformance_last_client_options(void) { return get_record(&g_last_client_options); }
@@ -532,6 +570,10 @@ typedef struct conf_error {
   int32_t code;
   size_t len;
   char *msg;
+  char *payload_key; /* one optional payload (PJRT_Error_ForEachPayload) */
+  size_t payload_key_len;
+  char *payload_value;
+  size_t payload_value_len;
 } conf_error;
 
 static PJRT_Error *err_copy(int32_t code, const char *msg, size_t len) {
@@ -556,6 +598,32 @@ __attribute__((format(printf, 2, 3))) static PJRT_Error *err_new(int32_t code, c
   return err_copy(code, buf, (size_t)n);
 }
 
+/* Attaches a payload "key=value" (split at the first '=') to an error. */
+static PJRT_Error *err_set_payload(PJRT_Error *pe, const char *kv, size_t n) {
+  conf_error *e = (conf_error *)pe;
+  const char *eq = memchr(kv, '=', n);
+  size_t kl = eq ? (size_t)(eq - kv) : n;
+  free(e->payload_key);
+  free(e->payload_value);
+  e->payload_key = xstrndup(kv, kl);
+  e->payload_key_len = kl;
+  e->payload_value = eq ? xstrndup(eq + 1, n - kl - 1) : xstrndup("", 0);
+  e->payload_value_len = eq ? n - kl - 1 : 0;
+  return pe;
+}
+
+/* CONFORMANCE_REQUIRE_LARGER: the name of one args struct for which the
+ * plugin demands 8 bytes more than its STRUCT_SIZE (read at GetPjrtApi). */
+static char g_require_larger[128];
+
+/* The minor version reported by the last GetPjrtApi (CONFORMANCE_PJRT_MINOR). */
+static _Atomic int g_minor = PJRT_API_MINOR;
+
+static size_t need_size(const char *name, size_t base) {
+  if (g_require_larger[0] && strcmp(name, g_require_larger) == 0) return base + 8;
+  return base;
+}
+
 static PJRT_Error *size_error(const char *name, size_t want, size_t got) {
   count(C_struct_size_failures);
   return err_new(PJRT_Error_Code_INVALID_ARGUMENT,
@@ -563,18 +631,18 @@ static PJRT_Error *size_error(const char *name, size_t want, size_t got) {
                  want, got);
 }
 
-#define CHECK_ARGS(T)                                                                                   \
-  do {                                                                                                  \
-    if (args == NULL) return err_new(PJRT_Error_Code_INVALID_ARGUMENT, #T " pointer is NULL");       \
-    if (args->struct_size < (size_t)T##_STRUCT_SIZE)                                                  \
-      return size_error(#T, (size_t)T##_STRUCT_SIZE, args->struct_size);                              \
+#define CHECK_ARGS(T)                                                                             \
+  do {                                                                                            \
+    if (args == NULL) return err_new(PJRT_Error_Code_INVALID_ARGUMENT, #T " pointer is NULL"); \
+    size_t need_ = need_size(#T, (size_t)T##_STRUCT_SIZE);                                        \
+    if (args->struct_size < need_) return size_error(#T, need_, args->struct_size);               \
   } while (0)
 
 #define CHECK_NESTED(T, p, what)                                                                           \
   do {                                                                                                     \
     if ((p) == NULL) return err_new(PJRT_Error_Code_INVALID_ARGUMENT, "%s: " what " is NULL", FN); \
-    if (((const T *)(p))->struct_size < (size_t)T##_STRUCT_SIZE)                                           \
-      return size_error(#T, (size_t)T##_STRUCT_SIZE, ((const T *)(p))->struct_size);                      \
+    size_t need_ = need_size(#T, (size_t)T##_STRUCT_SIZE);                                                 \
+    if (((const T *)(p))->struct_size < need_) return size_error(#T, need_, ((const T *)(p))->struct_size); \
   } while (0)
 
 /* Inside impl_PJRT_Foo functions: "PJRT_Foo". */
@@ -619,6 +687,8 @@ static void impl_PJRT_Error_Destroy(PJRT_Error_Destroy_Args *args) {
   }
   e->magic = MAGIC_DEAD;
   free(e->msg);
+  free(e->payload_key);
+  free(e->payload_value);
   free(e);
   live_add(LK_error, -1);
 }
@@ -651,8 +721,14 @@ static PJRT_Error *impl_PJRT_Error_GetCode(PJRT_Error_GetCode_Args *args) {
 
 static PJRT_Error *impl_PJRT_Error_ForEachPayload(PJRT_Error_ForEachPayload_Args *args) {
   CHECK_ARGS(PJRT_Error_ForEachPayload_Args);
-  if (!as_error(args->error)) return bad_handle(FN, "PJRT_Error", args->error);
-  /* Conformance errors carry no payloads: the visitor is never called. */
+  conf_error *e = as_error(args->error);
+  if (!e) return bad_handle(FN, "PJRT_Error", args->error);
+  if (!args->visitor) return err_new(PJRT_Error_Code_INVALID_ARGUMENT, "PJRT_Error_ForEachPayload: visitor is NULL");
+  /* void (*PJRT_Error_PayloadVisitor)(key, key_size, value, value_size, user_arg) */
+  typedef void (*payload_visitor_fn)(const char *, size_t, const char *, size_t, void *);
+  if (e->payload_key)
+    ((payload_visitor_fn)args->visitor)(e->payload_key, e->payload_key_len, e->payload_value, e->payload_value_len,
+                                        args->user_arg);
   return NULL;
 }
 
@@ -1280,10 +1356,18 @@ static PJRT_Error *impl_PJRT_Client_Create(PJRT_Client_Create_Args *args) {
   if (args->kv_get_callback && args->kv_put_callback) count(C_client_create_kv_callbacks);
 
   int64_t n = 2;
+  const PJRT_NamedValue *payload = NULL;
+  for (size_t i = 0; i < args->num_options; i++)
+    if (nv_name_is(&opts[i], "fail_payload") && opts[i].type == PJRT_NamedValue_kString && opts[i].string_value)
+      payload = &opts[i];
   for (size_t i = 0; i < args->num_options; i++) {
     const PJRT_NamedValue *nv = &opts[i];
-    if (nv_name_is(nv, "fail_create") && nv->type == PJRT_NamedValue_kString)
-      return err_copy(PJRT_Error_Code_INTERNAL, (const char *)nv->string_value, nv->string_value ? nv->value_size : 0);
+    if (nv_name_is(nv, "fail_create") && nv->type == PJRT_NamedValue_kString) {
+      PJRT_Error *e =
+          err_copy(PJRT_Error_Code_INTERNAL, (const char *)nv->string_value, nv->string_value ? nv->value_size : 0);
+      if (payload) err_set_payload(e, (const char *)payload->string_value, payload->value_size);
+      return e;
+    }
     if (nv_name_is(nv, "device_count")) {
       if (nv->type != PJRT_NamedValue_kInt64)
         return err_new(PJRT_Error_Code_INVALID_ARGUMENT, "PJRT_Client_Create: option device_count must be kInt64");
@@ -2680,6 +2764,26 @@ typedef struct tyspec {
   size_t nbytes;
 } tyspec;
 
+/* An FFI attribute given by a directive option attr.NAME=TYPE:VALUE. */
+#define MAX_ATTRS 16
+enum { ATTR_ARRAY = 1, ATTR_SCALAR = 3, ATTR_STRING = 4 }; /* XLA_FFI_AttrType */
+typedef struct ffi_attr {
+  char name[64];
+  int kind;
+  int32_t dtype; /* XLA_FFI_DataType of a scalar or array */
+  union {
+    int32_t i32;
+    int64_t i64;
+    float f32;
+    double f64;
+    bool b;
+  } v;
+  int64_t arr[MAX_VALUES];
+  size_t arr_len;
+  char str[128];
+  size_t str_len;
+} ffi_attr;
+
 typedef struct program {
   _Atomic int refs;
   char *text; /* the program bytes as given (NUL-terminated copy) */
@@ -2691,6 +2795,8 @@ typedef struct program {
   int nin, nout;
   tyspec in[MAX_VALUES];
   tyspec out[MAX_VALUES];
+  int nattrs;
+  ffi_attr attrs[MAX_ATTRS]; /* sorted by name, as XLA passes them */
   int replicas, partitions;
   char name[MAX_NAME + 32];
   char fingerprint[17];
@@ -2783,6 +2889,68 @@ static bool add_supported(int32_t t) {
 }
 
 /* Parses the directive of code[0:len] into p; on error writes err. */
+/* Parses "NAME=TYPE:VALUE" (after "attr.") into a; TYPE is i32, i64, f32, f64,
+ * pred, str or i64s (a comma-separated array). */
+static bool parse_attr(const char *t, ffi_attr *a) {
+  memset(a, 0, sizeof(*a));
+  const char *eq = strchr(t, '=');
+  if (!eq || eq == t || (size_t)(eq - t) >= sizeof(a->name)) return false;
+  memcpy(a->name, t, (size_t)(eq - t));
+  const char *ty = eq + 1;
+  const char *colon = strchr(ty, ':');
+  if (!colon) return false;
+  size_t tl = (size_t)(colon - ty);
+  const char *val = colon + 1;
+  char *end = NULL;
+  if (tl == 3 && memcmp(ty, "str", 3) == 0) {
+    a->kind = ATTR_STRING;
+    a->str_len = strlen(val);
+    if (a->str_len >= sizeof(a->str)) return false;
+    memcpy(a->str, val, a->str_len);
+    return true;
+  }
+  if (tl == 4 && memcmp(ty, "i64s", 4) == 0) {
+    a->kind = ATTR_ARRAY;
+    a->dtype = 5; /* S64 */
+    while (*val) {
+      if (a->arr_len == MAX_VALUES) return false;
+      a->arr[a->arr_len++] = strtoll(val, &end, 10);
+      if (end == val || (*end && *end != ',')) return false;
+      val = *end ? end + 1 : end;
+    }
+    return true;
+  }
+  a->kind = ATTR_SCALAR;
+  if (tl == 3 && memcmp(ty, "i32", 3) == 0) {
+    a->dtype = 4;
+    a->v.i32 = (int32_t)strtol(val, &end, 10);
+  } else if (tl == 3 && memcmp(ty, "i64", 3) == 0) {
+    a->dtype = 5;
+    a->v.i64 = strtoll(val, &end, 10);
+  } else if (tl == 3 && memcmp(ty, "f32", 3) == 0) {
+    a->dtype = 11;
+    a->v.f32 = strtof(val, &end);
+  } else if (tl == 3 && memcmp(ty, "f64", 3) == 0) {
+    a->dtype = 12;
+    a->v.f64 = strtod(val, &end);
+  } else if (tl == 4 && memcmp(ty, "pred", 4) == 0) {
+    a->dtype = 1;
+    if (strcmp(val, "true") == 0) {
+      a->v.b = true;
+    } else if (strcmp(val, "false") != 0) {
+      return false;
+    }
+    return true;
+  } else {
+    return false;
+  }
+  return end != val && *end == 0;
+}
+
+static int attr_cmp(const void *x, const void *y) {
+  return strcmp(((const ffi_attr *)x)->name, ((const ffi_attr *)y)->name);
+}
+
 static bool parse_directive(const char *code, size_t len, program *p, char *err, size_t errcap) {
   bool bytecode = len >= 4 && memcmp(code, "ML\xefR", 4) == 0;
   static const char marker[] = "// conformance:";
@@ -2863,12 +3031,24 @@ static bool parse_directive(const char *code, size_t len, program *p, char *err,
         long v = strtol(t + 11, &endp, 10);
         if (*endp || v < 1 || v > 1024) goto bad_opt;
         p->partitions = (int)v;
+      } else if (strncmp(t, "attr.", 5) == 0 && p->op == OP_FFI) {
+        if (p->nattrs == MAX_ATTRS || !parse_attr(t + 5, &p->attrs[p->nattrs])) {
+          snprintf(err, errcap,
+                   "malformed conformance directive: bad attribute \"%s\" (attr.NAME=TYPE:VALUE with TYPE one of i32, "
+                   "i64, f32, f64, pred, str, i64s)",
+                   t);
+          return false;
+        }
+        p->nattrs++;
       } else {
         goto bad_opt;
       }
       continue;
     bad_opt:
-      snprintf(err, errcap, "malformed conformance directive: bad option \"%s\" (options: replicas=R partitions=P)", t);
+      snprintf(err, errcap,
+               "malformed conformance directive: bad option \"%s\" (options: replicas=R partitions=P, and "
+               "attr.NAME=TYPE:VALUE for ffi ops)",
+               t);
       return false;
     }
     if (p->nout == MAX_VALUES || !parse_type(t, &p->out[p->nout])) {
@@ -2878,6 +3058,7 @@ static bool parse_directive(const char *code, size_t len, program *p, char *err,
     }
     p->nout++;
   }
+  qsort(p->attrs, (size_t)p->nattrs, sizeof(ffi_attr), attr_cmp);
   if (p->op == OP_ADD) {
     if (p->nin != 2 || p->nout != 1 || !same_type(&p->in[0], &p->in[1]) || !same_type(&p->in[0], &p->out[0])) {
       snprintf(err, errcap, "malformed conformance directive: add needs two inputs and one output of the same type");
@@ -3578,6 +3759,17 @@ typedef struct cf_ffi_buffer {
   int64_t *dims;
 } cf_ffi_buffer;
 
+typedef struct cf_ffi_scalar {
+  int32_t dtype;
+  void *value;
+} cf_ffi_scalar;
+
+typedef struct cf_ffi_array {
+  int32_t dtype;
+  size_t size;
+  void *data;
+} cf_ffi_array;
+
 typedef struct cf_ffi_args {
   size_t struct_size;
   void *extension_start;
@@ -4172,13 +4364,27 @@ static PJRT_Error *ext_ffi_type_register(PJRT_FFI_Type_Register_Args *args) {
   return NULL;
 }
 
+/* Plugins built before minor 75 (emulated by CONFORMANCE_PJRT_MINOR) have the
+ * older FFI extension: no register_handler (PJRT_FFI.struct_size 40), and a
+ * PJRT_FFI_UserData with a third field, a per-datum deleter, which makes
+ * PJRT_FFI_UserData_Add_Args 48 bytes. */
+#define OLD_FFI_EXTENSION_BEFORE_MINOR 75
+#define OLD_FFI_USER_DATA_ADD_ARGS_STRUCT_SIZE 48
+
 static PJRT_Error *ext_ffi_user_data_add(PJRT_FFI_UserData_Add_Args *args) {
   CHECK_ARGS(PJRT_FFI_UserData_Add_Args);
+  bool old = atomic_load(&g_minor) < OLD_FFI_EXTENSION_BEFORE_MINOR;
+  if (old && args->struct_size < OLD_FFI_USER_DATA_ADD_ARGS_STRUCT_SIZE)
+    return size_error("PJRT_FFI_UserData_Add_Args", OLD_FFI_USER_DATA_ADD_ARGS_STRUCT_SIZE, args->struct_size);
   exec_ctx *c = NULL;
   PJRT_Error *err = get_ctx("PJRT_FFI_UserData_Add", args->context, &c);
   if (err) return err;
   int64_t id = args->user_data.type_id;
   void (*deleter)(void *) = ffi_type_deleter(id);
+  if (old) {
+    void (*own)(void *) = *(void (**)(void *))((char *)args + 40);
+    if (own) deleter = own;
+  }
   pthread_mutex_lock(&c->mu);
   for (size_t i = 0; i < c->nud; i++) {
     if (c->ud[i].type_id == id) {
@@ -4218,16 +4424,48 @@ typedef struct gpu_cc_entry {
 static gpu_cc_entry *g_gpu_cc;
 static size_t g_ngpu_cc, g_gpu_cc_cap;
 
+/* Plugins built before minor 55 have version 1 of the GPU extension: the args
+ * are {struct_size, function_name, function_name_size, api_version,
+ * custom_call_function} (STRUCT_SIZE 40); version 2 replaced the function by
+ * the four handler_* fields (STRUCT_SIZE 64). */
+#define GPU_EXTENSION_V2_FROM_MINOR 55
+#define GPU_V1_ARGS_STRUCT_SIZE 40
+
 static PJRT_Error *ext_gpu_register_custom_call(PJRT_Gpu_Register_Custom_Call_Args *args) {
-  CHECK_ARGS(PJRT_Gpu_Register_Custom_Call_Args);
+  bool v1 = atomic_load(&g_minor) < GPU_EXTENSION_V2_FROM_MINOR;
+  if (v1) {
+    if (!args) return err_new(PJRT_Error_Code_INVALID_ARGUMENT, "PJRT_Gpu_Register_Custom_Call_Args pointer is NULL");
+    if (args->struct_size < GPU_V1_ARGS_STRUCT_SIZE)
+      return size_error("PJRT_Gpu_Register_Custom_Call_Args", GPU_V1_ARGS_STRUCT_SIZE, args->struct_size);
+  } else {
+    CHECK_ARGS(PJRT_Gpu_Register_Custom_Call_Args);
+  }
   count(C_gpu_custom_call_registrations);
   if (!args->function_name || !args->function_name_size)
     return err_new(PJRT_Error_Code_INVALID_ARGUMENT, "PJRT_Gpu_Register_Custom_Call: function_name is empty");
   if (args->api_version != 0 && args->api_version != 1)
     return err_new(PJRT_Error_Code_INVALID_ARGUMENT,
                    "PJRT_Gpu_Register_Custom_Call: unsupported api_version %d (expected 0 or 1)", args->api_version);
-  if (!args->handler_execute)
-    return err_new(PJRT_Error_Code_INVALID_ARGUMENT, "PJRT_Gpu_Register_Custom_Call: handler_execute is NULL");
+  void *instantiate = v1 ? NULL : args->handler_instantiate;
+  void *prepare = v1 ? NULL : args->handler_prepare;
+  void *initialize = v1 ? NULL : args->handler_initialize;
+  void *execute = v1 ? args->handler_instantiate /* custom_call_function, offset 32 */ : args->handler_execute;
+  if (!execute)
+    return err_new(PJRT_Error_Code_INVALID_ARGUMENT, "PJRT_Gpu_Register_Custom_Call: %s is NULL",
+                   v1 ? "custom_call_function" : "handler_execute");
+  if (args->api_version == 1) {
+    /* Typed (XLA FFI) custom calls go to the FFI registry for platform CUDA,
+     * with the metadata call, as in XLA. */
+    char msg[1024];
+    int32_t code = ffi_register((const char *)args->function_name, args->function_name_size, "CUDA", 4, execute, 0,
+                                msg, sizeof(msg));
+    if (code) return err_new(code, "PJRT_Gpu_Register_Custom_Call: %s", msg);
+  }
+  char rec[256];
+  snprintf(rec, sizeof(rec), "%.*s:%s:%s%s%s%s", (int)(args->function_name_size < 128 ? args->function_name_size : 128),
+           (const char *)args->function_name, v1 ? "v1" : "v2", instantiate ? "instantiate+" : "",
+           prepare ? "prepare+" : "", initialize ? "initialize+" : "", "execute");
+  record_append(R_gpu_custom_call_handlers, rec);
   pthread_mutex_lock(&g_reg_mu);
   if (g_ngpu_cc == g_gpu_cc_cap) {
     g_gpu_cc_cap = g_gpu_cc_cap ? 2 * g_gpu_cc_cap : 16;
@@ -4236,10 +4474,10 @@ static PJRT_Error *ext_gpu_register_custom_call(PJRT_Gpu_Register_Custom_Call_Ar
   }
   g_gpu_cc[g_ngpu_cc++] = (gpu_cc_entry){xstrndup((const char *)args->function_name, args->function_name_size),
                                          args->api_version,
-                                         args->handler_instantiate != NULL,
-                                         args->handler_prepare != NULL,
-                                         args->handler_initialize != NULL,
-                                         args->handler_execute != NULL};
+                                         instantiate != NULL,
+                                         prepare != NULL,
+                                         initialize != NULL,
+                                         execute != NULL};
   pthread_mutex_unlock(&g_reg_mu);
   return NULL;
 }
@@ -4274,7 +4512,43 @@ typedef struct exec_job {
   storage *outs[MAX_VALUES];
   conf_event *out_ready[MAX_VALUES];
   conf_event *complete;
+  /* Pending-job registry (PJRT_Device_PoisonExecution), under g_pending_mu. */
+  struct exec_job *pnext, *pprev;
+  bool registered;
+  int32_t poison_code;
+  char poison_msg[512];
 } exec_job;
+
+static pthread_mutex_t g_pending_mu = PTHREAD_MUTEX_INITIALIZER;
+static exec_job *g_pending_jobs; /* submitted, not yet started */
+
+static void pending_add(exec_job *j) {
+  pthread_mutex_lock(&g_pending_mu);
+  j->pnext = g_pending_jobs;
+  j->pprev = NULL;
+  if (g_pending_jobs) g_pending_jobs->pprev = j;
+  g_pending_jobs = j;
+  j->registered = true;
+  pthread_mutex_unlock(&g_pending_mu);
+}
+
+/* Removes j from the registry; returns its poison code (0: not poisoned). */
+static int32_t pending_take(exec_job *j, char *msg, size_t cap) {
+  pthread_mutex_lock(&g_pending_mu);
+  int32_t code = 0;
+  if (j->registered) {
+    if (j->pprev)
+      j->pprev->pnext = j->pnext;
+    else
+      g_pending_jobs = j->pnext;
+    if (j->pnext) j->pnext->pprev = j->pprev;
+    j->registered = false;
+    code = j->poison_code;
+    if (code) snprintf(msg, cap, "%s", j->poison_msg);
+  }
+  pthread_mutex_unlock(&g_pending_mu);
+  return code;
+}
 
 #define ADD_LOOP(T)                                                       \
   do {                                                                    \
@@ -4352,7 +4626,31 @@ static int32_t compute_ffi(exec_job *j, char *msg, size_t cap) {
   frame.rets.types = out_types;
   frame.rets.rets = out_ptrs;
   frame.attrs.struct_size = CF_FFI_Attrs_STRUCT_SIZE;
-  frame.attrs.size = 0;
+  frame.attrs.size = p->nattrs;
+  int32_t attr_types[MAX_ATTRS];
+  cf_ffi_bytespan attr_name_spans[MAX_ATTRS], attr_strs[MAX_ATTRS];
+  void *attr_names[MAX_ATTRS], *attr_ptrs[MAX_ATTRS];
+  cf_ffi_scalar attr_scalars[MAX_ATTRS];
+  cf_ffi_array attr_arrays[MAX_ATTRS];
+  for (int i = 0; i < p->nattrs; i++) {
+    const ffi_attr *a = &p->attrs[i];
+    attr_types[i] = a->kind;
+    attr_name_spans[i] = (cf_ffi_bytespan){a->name, strlen(a->name)};
+    attr_names[i] = &attr_name_spans[i];
+    if (a->kind == ATTR_STRING) {
+      attr_strs[i] = (cf_ffi_bytespan){a->str, a->str_len};
+      attr_ptrs[i] = &attr_strs[i];
+    } else if (a->kind == ATTR_ARRAY) {
+      attr_arrays[i] = (cf_ffi_array){a->dtype, a->arr_len, (void *)a->arr};
+      attr_ptrs[i] = &attr_arrays[i];
+    } else {
+      attr_scalars[i] = (cf_ffi_scalar){a->dtype, (void *)&a->v};
+      attr_ptrs[i] = &attr_scalars[i];
+    }
+  }
+  frame.attrs.types = attr_types;
+  frame.attrs.names = attr_names;
+  frame.attrs.attrs = attr_ptrs;
   frame.future = NULL;
   count(C_ffi_handler_calls);
   cf_ffi_error *e = ((ffi_handler_fn)handler)(&frame);
@@ -4412,7 +4710,10 @@ static void exec_run(void *arg, int32_t code, const char *dep_msg) {
   count(C_execute_jobs);
   char msg[1024];
   msg[0] = 0;
-  if (code != 0)
+  int32_t poison = pending_take(j, msg, sizeof(msg));
+  if (poison != 0)
+    code = poison;
+  else if (code != 0)
     snprintf(msg, sizeof(msg), "%s", dep_msg ? dep_msg : "");
   else
     code = compute(j, msg, sizeof(msg));
@@ -4558,9 +4859,842 @@ static PJRT_Error *impl_PJRT_LoadedExecutable_Execute(PJRT_LoadedExecutable_Exec
       j->complete = event_ref(ev);
       complete_events[d] = ev;
     }
+    pending_add(j);
     run_after(j->arg_ready, (size_t)j->nin, exec_run, j);
   }
   free(jobs);
+  return NULL;
+}
+
+/* ------------------------------------------------------------------------- */
+/* Less common entry points: async host-to-device transfers, DMA mappings,   */
+/* process info, alias buffers, device assignments, raw copies with a later  */
+/* destination, poisoning, tracking events, donation, bitcast, canonical     */
+/* shapes.                                                                   */
+/* ------------------------------------------------------------------------- */
+
+/* Frees a buffer handle (PJRT_Buffer_Destroy without the argument checks). */
+static void buffer_free(conf_buffer *b) {
+  buffer_delete(b);
+  b->magic = MAGIC_DEAD;
+  event_unref(b->ready);
+  client_unref(b->client);
+  pthread_mutex_destroy(&b->mu);
+  free(b);
+  live_add(LK_buffer, -1);
+}
+
+/* One buffer of a transfer manager: refcounted because copy jobs outlive it. */
+typedef struct tm_slot {
+  _Atomic int refs;
+  pthread_mutex_t mu;
+  int pending;   /* copy jobs not yet run */
+  bool last;     /* the last transfer was submitted */
+  bool finished; /* ready was (or is being) completed */
+  storage *st;
+  conf_event *ready;
+  int32_t type;
+  size_t ndims;
+  int64_t dims[MAX_RANK];
+  size_t size;
+} tm_slot;
+
+static void tm_slot_unref(tm_slot *s) {
+  if (!s || atomic_fetch_sub(&s->refs, 1) != 1) return;
+  storage_unref(s->st);
+  event_unref(s->ready);
+  pthread_mutex_destroy(&s->mu);
+  free(s);
+}
+
+#define MAGIC_TM 0x43544d47u /* CTMG */
+typedef struct conf_tm {
+  uint32_t magic;
+  conf_client *client; /* reference */
+  conf_memory *mem;
+  int n;
+  tm_slot **slots;
+  conf_buffer **bufs; /* NULL once retrieved */
+} conf_tm;
+
+static PJRT_Error *get_tm(const char *fn, void *p, conf_tm **out) {
+  conf_tm *t = p;
+  if (!t || t->magic != MAGIC_TM) return bad_handle(fn, "PJRT_AsyncHostToDeviceTransferManager", p);
+  *out = t;
+  return NULL;
+}
+
+static PJRT_Error *tm_index(const char *fn, conf_tm *t, int i) {
+  if (i < 0 || i >= t->n)
+    return err_new(PJRT_Error_Code_INVALID_ARGUMENT, "%s: buffer_index %d is out of range (the transfer manager has %d)",
+                   fn, i, t->n);
+  return NULL;
+}
+
+static PJRT_Error *impl_PJRT_Client_CreateBuffersForAsyncHostToDevice(
+    PJRT_Client_CreateBuffersForAsyncHostToDevice_Args *args) {
+  CHECK_ARGS(PJRT_Client_CreateBuffersForAsyncHostToDevice_Args);
+  conf_client *c = NULL;
+  PJRT_Error *err = get_client(FN, args->client, &c);
+  if (err) return err;
+  conf_memory *mem = NULL;
+  if ((err = resolve_target(FN, c, NULL, args->memory, &mem))) return err;
+  if (!args->num_shape_specs || !args->shape_specs)
+    return err_new(PJRT_Error_Code_INVALID_ARGUMENT, "%s: no shape specs", FN);
+  if (args->num_device_layouts && args->num_device_layouts != args->num_shape_specs)
+    return err_new(PJRT_Error_Code_INVALID_ARGUMENT, "%s: %zu device layouts for %zu shape specs", FN,
+                   args->num_device_layouts, args->num_shape_specs);
+  const PJRT_ShapeSpec *specs = args->shape_specs;
+  PJRT_Buffer_MemoryLayout **layouts = (PJRT_Buffer_MemoryLayout **)args->device_layouts;
+  for (size_t i = 0; i < args->num_shape_specs; i++) {
+    CHECK_NESTED(PJRT_ShapeSpec, &specs[i], "shape spec");
+    size_t nbytes;
+    if ((err = check_shape(FN, specs[i].element_type, specs[i].dims, specs[i].num_dims, &nbytes))) return err;
+    if (layouts && args->num_device_layouts &&
+        !layout_is_default(layouts[i], specs[i].element_type, specs[i].dims, specs[i].num_dims))
+      return err_new(PJRT_Error_Code_UNIMPLEMENTED, "%s: only the default layout is supported", FN);
+  }
+  conf_tm *t = xcalloc(1, sizeof(*t));
+  t->magic = MAGIC_TM;
+  t->client = client_ref(c);
+  t->mem = mem;
+  t->n = (int)args->num_shape_specs;
+  t->slots = xcalloc((size_t)t->n, sizeof(tm_slot *));
+  t->bufs = xcalloc((size_t)t->n, sizeof(conf_buffer *));
+  for (int i = 0; i < t->n; i++) {
+    const PJRT_ShapeSpec *sp = &specs[i];
+    size_t nbytes = 0;
+    check_shape(FN, sp->element_type, sp->dims, sp->num_dims, &nbytes);
+    tm_slot *s = xcalloc(1, sizeof(*s));
+    atomic_init(&s->refs, 1);
+    pthread_mutex_init(&s->mu, NULL);
+    storage *st = storage_new(c, mem->dev, nbytes);
+    conf_event *ready = event_new(false);
+    s->st = storage_ref(st);
+    s->ready = event_ref(ready);
+    s->type = sp->element_type;
+    s->ndims = sp->num_dims;
+    for (size_t k = 0; k < sp->num_dims; k++) s->dims[k] = ((const int64_t *)sp->dims)[k];
+    s->size = nbytes;
+    t->slots[i] = s;
+    t->bufs[i] = buffer_new(c, mem, sp->element_type, sp->dims, sp->num_dims, st, ready);
+  }
+  live_add(LK_transfer_manager, 1);
+  args->transfer_manager = (void *)t;
+  return NULL;
+}
+
+static PJRT_Error *impl_PJRT_AsyncHostToDeviceTransferManager_Destroy(
+    PJRT_AsyncHostToDeviceTransferManager_Destroy_Args *args) {
+  CHECK_ARGS(PJRT_AsyncHostToDeviceTransferManager_Destroy_Args);
+  conf_tm *t = NULL;
+  PJRT_Error *err = get_tm(FN, args->transfer_manager, &t);
+  if (err) return err;
+  t->magic = MAGIC_DEAD;
+  for (int i = 0; i < t->n; i++) {
+    tm_slot *s = t->slots[i];
+    pthread_mutex_lock(&s->mu);
+    bool cancel = !s->finished && !s->last;
+    if (cancel) s->finished = true;
+    pthread_mutex_unlock(&s->mu);
+    if (cancel)
+      event_complete(s->ready, PJRT_Error_Code_CANCELLED,
+                     "the transfer manager was destroyed before the buffer's last transfer");
+    tm_slot_unref(s);
+    if (t->bufs[i]) buffer_free(t->bufs[i]);
+  }
+  client_unref(t->client);
+  free(t->slots);
+  free(t->bufs);
+  free(t);
+  live_add(LK_transfer_manager, -1);
+  return NULL;
+}
+
+typedef struct tm_job {
+  tm_slot *slot;
+  const char *src;
+  size_t offset, size;
+  conf_event *done;
+} tm_job;
+
+static void tm_job_run(void *p) {
+  tm_job *j = p;
+  tm_slot *s = j->slot;
+  if (j->size) memcpy((char *)s->st->data + j->offset, j->src, j->size);
+  event_complete(j->done, 0, NULL);
+  event_unref(j->done);
+  pthread_mutex_lock(&s->mu);
+  s->pending--;
+  bool complete = s->last && s->pending == 0 && !s->finished;
+  if (complete) s->finished = true;
+  pthread_mutex_unlock(&s->mu);
+  if (complete) event_complete(s->ready, 0, NULL);
+  tm_slot_unref(s);
+  free(j);
+}
+
+/* Queues a copy of src into slot i at offset; returns the done event. */
+static PJRT_Error *tm_transfer(const char *fn, conf_tm *t, int i, const void *src, int64_t offset, int64_t size,
+                               bool last, void **done) {
+  PJRT_Error *err = tm_index(fn, t, i);
+  if (err) return err;
+  tm_slot *s = t->slots[i];
+  if (offset < 0 || size < 0 || (uint64_t)offset + (uint64_t)size > s->size)
+    return err_new(PJRT_Error_Code_INVALID_ARGUMENT,
+                   "%s: range [%" PRId64 ", %" PRId64 ") is outside the %zu bytes of buffer %d", fn, offset,
+                   offset + size, s->size, i);
+  if (size && !src) return err_new(PJRT_Error_Code_INVALID_ARGUMENT, "%s: data is NULL", fn);
+  pthread_mutex_lock(&s->mu);
+  if (s->finished || s->last) {
+    pthread_mutex_unlock(&s->mu);
+    return err_new(PJRT_Error_Code_FAILED_PRECONDITION, "%s: buffer %d already had its last transfer (or an error)", fn,
+                   i);
+  }
+  s->pending++;
+  if (last) s->last = true;
+  atomic_fetch_add(&s->refs, 1);
+  pthread_mutex_unlock(&s->mu);
+  tm_job *j = xcalloc(1, sizeof(*j));
+  j->slot = s;
+  j->src = src;
+  j->offset = (size_t)offset;
+  j->size = (size_t)size;
+  conf_event *ev = event_new(true);
+  j->done = event_ref(ev);
+  enqueue(tm_job_run, j);
+  *done = (void *)ev;
+  return NULL;
+}
+
+static PJRT_Error *impl_PJRT_AsyncHostToDeviceTransferManager_TransferData(
+    PJRT_AsyncHostToDeviceTransferManager_TransferData_Args *args) {
+  CHECK_ARGS(PJRT_AsyncHostToDeviceTransferManager_TransferData_Args);
+  conf_tm *t = NULL;
+  PJRT_Error *err = get_tm(FN, args->transfer_manager, &t);
+  if (err) return err;
+  return tm_transfer(FN, t, args->buffer_index, args->data, args->offset, args->transfer_size, args->is_last_transfer,
+                     &args->done_with_h2d_transfer);
+}
+
+static PJRT_Error *impl_PJRT_AsyncHostToDeviceTransferManager_TransferLiteral(
+    PJRT_AsyncHostToDeviceTransferManager_TransferLiteral_Args *args) {
+  CHECK_ARGS(PJRT_AsyncHostToDeviceTransferManager_TransferLiteral_Args);
+  conf_tm *t = NULL;
+  PJRT_Error *err = get_tm(FN, args->transfer_manager, &t);
+  if (err) return err;
+  if ((err = tm_index(FN, t, args->buffer_index))) return err;
+  tm_slot *s = t->slots[args->buffer_index];
+  const int64_t *dims = args->shape_dims;
+  bool same = args->shape_element_type == s->type && args->shape_num_dims == s->ndims;
+  for (size_t k = 0; same && k < s->ndims; k++) same = dims && dims[k] == s->dims[k];
+  if (!same) {
+    char want[160];
+    shape_str(want, sizeof(want), s->type, s->dims, s->ndims);
+    return err_new(PJRT_Error_Code_INVALID_ARGUMENT, "%s: the literal's shape differs from buffer %d's %s", FN,
+                   args->buffer_index, want);
+  }
+  if (!layout_is_default(args->shape_layout, s->type, s->dims, s->ndims))
+    return err_new(PJRT_Error_Code_UNIMPLEMENTED, "%s: only the default layout is supported", FN);
+  return tm_transfer(FN, t, args->buffer_index, args->data, 0, (int64_t)s->size, true, &args->done_with_h2d_transfer);
+}
+
+static PJRT_Error *impl_PJRT_AsyncHostToDeviceTransferManager_RetrieveBuffer(
+    PJRT_AsyncHostToDeviceTransferManager_RetrieveBuffer_Args *args) {
+  CHECK_ARGS(PJRT_AsyncHostToDeviceTransferManager_RetrieveBuffer_Args);
+  conf_tm *t = NULL;
+  PJRT_Error *err = get_tm(FN, args->transfer_manager, &t);
+  if (err) return err;
+  if ((err = tm_index(FN, t, args->buffer_index))) return err;
+  if (!t->bufs[args->buffer_index])
+    return err_new(PJRT_Error_Code_FAILED_PRECONDITION, "%s: buffer %d was already retrieved", FN, args->buffer_index);
+  args->buffer_out = (void *)t->bufs[args->buffer_index];
+  t->bufs[args->buffer_index] = NULL;
+  return NULL;
+}
+
+static PJRT_Error *impl_PJRT_AsyncHostToDeviceTransferManager_Device(
+    PJRT_AsyncHostToDeviceTransferManager_Device_Args *args) {
+  CHECK_ARGS(PJRT_AsyncHostToDeviceTransferManager_Device_Args);
+  conf_tm *t = NULL;
+  PJRT_Error *err = get_tm(FN, args->transfer_manager, &t);
+  if (err) return err;
+  args->device_out = (void *)t->mem->dev;
+  return NULL;
+}
+
+static PJRT_Error *impl_PJRT_AsyncHostToDeviceTransferManager_BufferCount(
+    PJRT_AsyncHostToDeviceTransferManager_BufferCount_Args *args) {
+  CHECK_ARGS(PJRT_AsyncHostToDeviceTransferManager_BufferCount_Args);
+  conf_tm *t = NULL;
+  PJRT_Error *err = get_tm(FN, args->transfer_manager, &t);
+  if (err) return err;
+  args->buffer_count = (size_t)t->n;
+  return NULL;
+}
+
+static PJRT_Error *impl_PJRT_AsyncHostToDeviceTransferManager_BufferSize(
+    PJRT_AsyncHostToDeviceTransferManager_BufferSize_Args *args) {
+  CHECK_ARGS(PJRT_AsyncHostToDeviceTransferManager_BufferSize_Args);
+  conf_tm *t = NULL;
+  PJRT_Error *err = get_tm(FN, args->transfer_manager, &t);
+  if (err) return err;
+  if ((err = tm_index(FN, t, args->buffer_index))) return err;
+  args->buffer_size = t->slots[args->buffer_index]->size;
+  return NULL;
+}
+
+static PJRT_Error *impl_PJRT_AsyncHostToDeviceTransferManager_SetBufferError(
+    PJRT_AsyncHostToDeviceTransferManager_SetBufferError_Args *args) {
+  CHECK_ARGS(PJRT_AsyncHostToDeviceTransferManager_SetBufferError_Args);
+  conf_tm *t = NULL;
+  PJRT_Error *err = get_tm(FN, args->transfer_manager, &t);
+  if (err) return err;
+  if ((err = tm_index(FN, t, args->buffer_index))) return err;
+  if (args->error_code == 0) return err_new(PJRT_Error_Code_INVALID_ARGUMENT, "%s: error_code must not be OK", FN);
+  tm_slot *s = t->slots[args->buffer_index];
+  pthread_mutex_lock(&s->mu);
+  bool set = !s->finished;
+  s->finished = true;
+  s->last = true;
+  pthread_mutex_unlock(&s->mu);
+  if (!set)
+    return err_new(PJRT_Error_Code_FAILED_PRECONDITION, "%s: buffer %d is already complete", FN, args->buffer_index);
+  char *msg = xstrndup(args->error_message ? (const char *)args->error_message : "",
+                       args->error_message ? args->error_message_size : 0);
+  event_complete(s->ready, args->error_code, msg);
+  free(msg);
+  return NULL;
+}
+
+static PJRT_Error *impl_PJRT_AsyncHostToDeviceTransferManager_AddMetadata(
+    PJRT_AsyncHostToDeviceTransferManager_AddMetadata_Args *args) {
+  CHECK_ARGS(PJRT_AsyncHostToDeviceTransferManager_AddMetadata_Args);
+  conf_tm *t = NULL;
+  PJRT_Error *err = get_tm(FN, args->transfer_manager, &t);
+  if (err) return err;
+  const PJRT_NamedValue *md = args->transfer_metadata;
+  if (args->num_metadata && !md) return err_new(PJRT_Error_Code_INVALID_ARGUMENT, "%s: transfer_metadata is NULL", FN);
+  for (size_t i = 0; i < args->num_metadata; i++)
+    if (md[i].struct_size < (size_t)PJRT_NamedValue_STRUCT_SIZE)
+      return size_error("PJRT_NamedValue", PJRT_NamedValue_STRUCT_SIZE, md[i].struct_size);
+  for (size_t i = 0; i < args->num_metadata; i++) {
+    sbuf b = {0};
+    nv_dump(&b, &md[i]);
+    record_append(R_async_metadata, b.p ? b.p : "");
+    free(b.p);
+  }
+  return NULL;
+}
+
+/* DMA mappings */
+
+typedef struct dma_entry {
+  struct dma_entry *next;
+  void *data;
+  size_t size;
+} dma_entry;
+
+static dma_entry *g_dma;
+static pthread_mutex_t g_dma_mu = PTHREAD_MUTEX_INITIALIZER;
+
+static PJRT_Error *impl_PJRT_Client_DmaMap(PJRT_Client_DmaMap_Args *args) {
+  CHECK_ARGS(PJRT_Client_DmaMap_Args);
+  conf_client *c = NULL;
+  PJRT_Error *err = get_client(FN, args->client, &c);
+  if (err) return err;
+  if (!args->data || !args->size)
+    return err_new(PJRT_Error_Code_INVALID_ARGUMENT, "%s: data is NULL or size is 0", FN);
+  pthread_mutex_lock(&g_dma_mu);
+  for (dma_entry *e = g_dma; e; e = e->next) {
+    if ((char *)args->data < (char *)e->data + e->size && (char *)e->data < (char *)args->data + args->size) {
+      pthread_mutex_unlock(&g_dma_mu);
+      return err_new(PJRT_Error_Code_ALREADY_EXISTS, "%s: [%p, +%zu) overlaps a mapped range", FN, args->data,
+                     args->size);
+    }
+  }
+  dma_entry *e = xcalloc(1, sizeof(*e));
+  e->data = args->data;
+  e->size = args->size;
+  e->next = g_dma;
+  g_dma = e;
+  pthread_mutex_unlock(&g_dma_mu);
+  live_add(LK_dma_mapping, 1);
+  char rec[64];
+  snprintf(rec, sizeof(rec), "map:%zu", args->size);
+  record_append(R_dma, rec);
+  return NULL;
+}
+
+static PJRT_Error *impl_PJRT_Client_DmaUnmap(PJRT_Client_DmaUnmap_Args *args) {
+  CHECK_ARGS(PJRT_Client_DmaUnmap_Args);
+  conf_client *c = NULL;
+  PJRT_Error *err = get_client(FN, args->client, &c);
+  if (err) return err;
+  pthread_mutex_lock(&g_dma_mu);
+  for (dma_entry **pe = &g_dma; *pe; pe = &(*pe)->next) {
+    if ((*pe)->data == args->data) {
+      dma_entry *e = *pe;
+      *pe = e->next;
+      pthread_mutex_unlock(&g_dma_mu);
+      char rec[64];
+      snprintf(rec, sizeof(rec), "unmap:%zu", e->size);
+      record_append(R_dma, rec);
+      free(e);
+      live_add(LK_dma_mapping, -1);
+      return NULL;
+    }
+  }
+  pthread_mutex_unlock(&g_dma_mu);
+  return err_new(PJRT_Error_Code_INVALID_ARGUMENT, "%s: %p is not the start of a mapped range", FN, args->data);
+}
+
+/* Process info */
+
+static PJRT_Error *impl_PJRT_Client_UpdateGlobalProcessInfo(PJRT_Client_UpdateGlobalProcessInfo_Args *args) {
+  CHECK_ARGS(PJRT_Client_UpdateGlobalProcessInfo_Args);
+  conf_client *c = NULL;
+  PJRT_Error *err = get_client(FN, args->client, &c);
+  if (err) return err;
+  const PJRT_ProcessInfo *pi = args->process_infos;
+  if (args->num_process_infos && !pi) return err_new(PJRT_Error_Code_INVALID_ARGUMENT, "%s: process_infos is NULL", FN);
+  for (size_t i = 0; i < args->num_process_infos; i++) CHECK_NESTED(PJRT_ProcessInfo, &pi[i], "process info");
+  for (size_t i = 0; i < args->num_process_infos; i++) {
+    sbuf b = {0};
+    sb_printf(&b, "task=%d:incarnation=%" PRIu64 ":state=%d:error=%d:", pi[i].task_id, (uint64_t)pi[i].incarnation_id,
+              (int)pi[i].state, pi[i].error_code);
+    if (pi[i].error_message) sb_putn(&b, (const char *)pi[i].error_message, pi[i].error_message_size);
+    record_append(R_process_info, b.p);
+    free(b.p);
+  }
+  return NULL;
+}
+
+/* Alias buffers */
+
+#define MAGIC_ALIAS 0x43414c53u /* CALS */
+typedef struct conf_alias {
+  uint32_t magic;
+  storage *st;       /* the alias buffer's storage */
+  conf_event *ready; /* the alias buffer's readiness */
+  int32_t type;
+  size_t ndims;
+  int64_t dims[MAX_RANK];
+  size_t nbytes;
+} conf_alias;
+
+static PJRT_Error *impl_PJRT_Client_CreateAliasBuffer(PJRT_Client_CreateAliasBuffer_Args *args) {
+  CHECK_ARGS(PJRT_Client_CreateAliasBuffer_Args);
+  conf_client *c = NULL;
+  PJRT_Error *err = get_client(FN, args->client, &c);
+  if (err) return err;
+  conf_memory *mem = NULL;
+  if ((err = resolve_target(FN, c, NULL, args->memory, &mem))) return err;
+  const int64_t *dims = args->shape_dims;
+  size_t nbytes;
+  if ((err = check_shape(FN, args->shape_element_type, dims, args->shape_num_dims, &nbytes))) return err;
+  if (!layout_is_default(args->shape_layout, args->shape_element_type, dims, args->shape_num_dims))
+    return err_new(PJRT_Error_Code_UNIMPLEMENTED, "%s: only the default layout is supported", FN);
+  storage *st = storage_new(c, mem->dev, nbytes);
+  conf_event *ready = event_new(false);
+  conf_alias *a = xcalloc(1, sizeof(*a));
+  a->magic = MAGIC_ALIAS;
+  a->st = storage_ref(st);
+  a->ready = event_ref(ready);
+  a->type = args->shape_element_type;
+  a->ndims = args->shape_num_dims;
+  for (size_t k = 0; k < a->ndims; k++) a->dims[k] = dims[k];
+  a->nbytes = nbytes;
+  live_add(LK_alias_callback, 1);
+  args->alias_buffer = (void *)buffer_new(c, mem, args->shape_element_type, dims, args->shape_num_dims, st, ready);
+  args->fulfill_alias_buffer_cb = (void *)a;
+  return NULL;
+}
+
+static void alias_free(conf_alias *a) {
+  a->magic = MAGIC_DEAD;
+  storage_unref(a->st);
+  event_unref(a->ready);
+  free(a);
+  live_add(LK_alias_callback, -1);
+}
+
+static PJRT_Error *impl_PJRT_Client_FulfillAliasBuffer(PJRT_Client_FulfillAliasBuffer_Args *args) {
+  CHECK_ARGS(PJRT_Client_FulfillAliasBuffer_Args);
+  conf_client *c = NULL;
+  PJRT_Error *err = get_client(FN, args->client, &c);
+  if (err) return err;
+  conf_alias *a = args->fulfill_alias_buffer_cb;
+  if (!a || a->magic != MAGIC_ALIAS) return bad_handle(FN, "PJRT_FulfillAliasBufferCallback", a);
+  if (args->status_code != 0) {
+    char *msg = xstrndup(args->error_message ? (const char *)args->error_message : "",
+                         args->error_message ? args->error_message_size : 0);
+    event_complete(a->ready, args->status_code, msg);
+    free(msg);
+    alias_free(a);
+    return NULL;
+  }
+  conf_buffer *b = NULL;
+  if ((err = get_buffer(FN, args->buffer, &b))) return err;
+  bool same = b->type == a->type && b->ndims == a->ndims;
+  for (size_t k = 0; same && k < a->ndims; k++) same = b->dims[k] == a->dims[k];
+  if (!same) {
+    char want[160];
+    shape_str(want, sizeof(want), a->type, a->dims, a->ndims);
+    return err_new(PJRT_Error_Code_INVALID_ARGUMENT, "%s: buffer #%" PRIu64 " (%s) does not have the alias's shape %s",
+                   FN, b->id, b->shape, want);
+  }
+  storage *st = NULL;
+  conf_event *ready = NULL;
+  if ((err = buffer_use(FN, b, &st, &ready))) return err;
+  copy_job *j = xcalloc(1, sizeof(*j));
+  j->src = st;
+  j->dst_st = storage_ref(a->st);
+  j->size = a->nbytes;
+  j->done = event_ref(a->ready);
+  run_after(&ready, 1, copy_run, j);
+  event_unref(ready);
+  alias_free(a);
+  return NULL;
+}
+
+/* Device assignments, as a serialized xla.DeviceAssignmentProto. */
+
+static void pb_varint(sbuf *b, uint64_t v) {
+  char c;
+  while (v >= 0x80) {
+    c = (char)(v | 0x80);
+    sb_putn(b, &c, 1);
+    v >>= 7;
+  }
+  c = (char)v;
+  sb_putn(b, &c, 1);
+}
+
+static PJRT_Error *impl_PJRT_LoadedExecutable_GetDeviceAssignment(
+    PJRT_LoadedExecutable_GetDeviceAssignment_Args *args) {
+  CHECK_ARGS(PJRT_LoadedExecutable_GetDeviceAssignment_Args);
+  conf_loaded *l = NULL;
+  PJRT_Error *err = get_loaded(FN, args->executable, &l);
+  if (err) return err;
+  int R = l->prog->replicas, P = l->prog->partitions;
+  sbuf b = {0};
+  pb_varint(&b, (1 << 3) | 0); /* replica_count */
+  pb_varint(&b, (uint64_t)R);
+  pb_varint(&b, (2 << 3) | 0); /* computation_count */
+  pb_varint(&b, (uint64_t)P);
+  for (int c = 0; c < P; c++) {
+    sbuf ids = {0};
+    for (int r = 0; r < R; r++) pb_varint(&ids, (uint64_t)((conf_device *)l->dev_ptrs[r * P + c])->index);
+    sbuf cd = {0};
+    pb_varint(&cd, (1 << 3) | 2); /* replica_device_ids, packed */
+    pb_varint(&cd, ids.len);
+    sb_putn(&cd, ids.p, ids.len);
+    pb_varint(&b, (3 << 3) | 2); /* computation_devices */
+    pb_varint(&b, cd.len);
+    sb_putn(&b, cd.p, cd.len);
+    free(ids.p);
+    free(cd.p);
+  }
+  conf_serialized *s = serialized_new(LK_serialized_device_assignment, b.p, b.len);
+  free(b.p);
+  args->serialized_bytes = s->bytes;
+  args->serialized_bytes_size = s->len;
+  args->serialized_device_assignment = (void *)s;
+  args->serialized_device_assignment_deleter = (void *)serialized_deleter;
+  return NULL;
+}
+
+/* Raw copies whose destination comes later */
+
+#define MAGIC_FUTURE 0x43524657u /* CRFW */
+typedef struct conf_raw_future {
+  uint32_t magic;
+  storage *src;
+  conf_event *ready; /* the buffer's readiness */
+  conf_event *done;  /* the event handed out */
+  size_t offset, size;
+} conf_raw_future;
+
+static void raw_future_ready(PJRT_Buffer_CopyRawToHostFuture_Callback_Args *args) {
+  if (!args || args->struct_size < (size_t)PJRT_Buffer_CopyRawToHostFuture_Callback_Args_STRUCT_SIZE) {
+    count(C_struct_size_failures);
+    return;
+  }
+  conf_raw_future *f = args->callback_data;
+  if (!f || f->magic != MAGIC_FUTURE) {
+    count(C_invalid_handles);
+    return;
+  }
+  f->magic = MAGIC_DEAD;
+  if (args->error_code != 0 || (!args->dst && f->size)) {
+    char *msg = args->error_code ? xstrndup(args->error_message ? (const char *)args->error_message : "",
+                                            args->error_message ? args->error_message_size : 0)
+                                 : xstrndup("PJRT_Buffer_CopyRawToHostFuture: dst is NULL", 44);
+    event_complete(f->done, args->error_code ? args->error_code : PJRT_Error_Code_INVALID_ARGUMENT, msg);
+    free(msg);
+    event_unref(f->done);
+    storage_unref(f->src);
+  } else {
+    copy_job *j = xcalloc(1, sizeof(*j));
+    j->src = f->src;
+    j->dst = args->dst;
+    j->offset = f->offset;
+    j->size = f->size;
+    j->done = f->done;
+    run_after(&f->ready, 1, copy_run, j);
+  }
+  event_unref(f->ready);
+  free(f);
+  live_add(LK_raw_future, -1);
+}
+
+static PJRT_Error *impl_PJRT_Buffer_CopyRawToHostFuture(PJRT_Buffer_CopyRawToHostFuture_Args *args) {
+  CHECK_ARGS(PJRT_Buffer_CopyRawToHostFuture_Args);
+  conf_buffer *b = NULL;
+  PJRT_Error *err = get_buffer(FN, args->buffer, &b);
+  if (err) return err;
+  if (args->offset < 0 || args->transfer_size < 0 || (uint64_t)args->offset + (uint64_t)args->transfer_size > b->nbytes)
+    return err_new(PJRT_Error_Code_INVALID_ARGUMENT,
+                   "%s: range [%" PRId64 ", %" PRId64 ") is outside the %zu bytes of buffer #%" PRIu64, FN,
+                   args->offset, args->offset + args->transfer_size, b->nbytes, b->id);
+  storage *st = NULL;
+  conf_event *ready = NULL;
+  if ((err = buffer_use(FN, b, &st, &ready))) return err;
+  conf_raw_future *f = xcalloc(1, sizeof(*f));
+  f->magic = MAGIC_FUTURE;
+  f->src = st;
+  f->ready = ready;
+  conf_event *ev = event_new(true);
+  f->done = event_ref(ev);
+  f->offset = (size_t)args->offset;
+  f->size = (size_t)args->transfer_size;
+  live_add(LK_raw_future, 1);
+  args->event = (void *)ev;
+  args->callback_data = (void *)f;
+  args->future_ready_callback = (void *)raw_future_ready;
+  return NULL;
+}
+
+/* Poisoning */
+
+static PJRT_Error *impl_PJRT_Device_PoisonExecution(PJRT_Device_PoisonExecution_Args *args) {
+  CHECK_ARGS(PJRT_Device_PoisonExecution_Args);
+  conf_device *d = NULL;
+  PJRT_Error *err = get_device(FN, args->device, &d);
+  if (err) return err;
+  if (args->error_code == 0) return err_new(PJRT_Error_Code_INVALID_ARGUMENT, "%s: error_code must not be OK", FN);
+  bool poisoned = false;
+  pthread_mutex_lock(&g_pending_mu);
+  exec_job *found = NULL;
+  for (exec_job *j = g_pending_jobs; j; j = j->pnext)
+    if (j->device_ordinal == d->index && j->launch_id == args->launch_id && !j->poison_code) found = j;
+  if (found) { /* the list is newest first: found is the earliest */
+    found->poison_code = args->error_code;
+    size_t ml = args->error_message ? args->error_message_size : 0;
+    snprintf(found->poison_msg, sizeof(found->poison_msg), "%.*s", (int)(ml < 500 ? ml : 500),
+             args->error_message ? (const char *)args->error_message : "");
+    poisoned = true;
+  }
+  pthread_mutex_unlock(&g_pending_mu);
+  if (poisoned) count(C_poisoned_executions);
+  args->poisoned = poisoned;
+  sbuf b = {0};
+  sb_printf(&b, "device=%d:launch_id=%d:code=%d:poisoned=%d:payload=", d->index, (int)args->launch_id,
+            (int)args->error_code, poisoned);
+  const PJRT_NamedValue *pl = args->payload;
+  for (size_t i = 0; pl && args->struct_size > offsetof(PJRT_Device_PoisonExecution_Args, num_payload) &&
+                     i < args->num_payload;
+       i++) {
+    if (i) sb_puts(&b, ",");
+    nv_dump(&b, &pl[i]);
+  }
+  record_append(R_poison, b.p);
+  free(b.p);
+  return NULL;
+}
+
+/* Async tracking events */
+
+#define MAGIC_TRACKING 0x43415445u /* CATE */
+typedef struct conf_tracking {
+  uint32_t magic;
+} conf_tracking;
+
+static PJRT_Error *impl_PJRT_Device_CreateAsyncTrackingEvent(PJRT_Device_CreateAsyncTrackingEvent_Args *args) {
+  CHECK_ARGS(PJRT_Device_CreateAsyncTrackingEvent_Args);
+  conf_device *d = NULL;
+  PJRT_Error *err = get_device(FN, args->device, &d);
+  if (err) return err;
+  conf_tracking *t = xcalloc(1, sizeof(*t));
+  t->magic = MAGIC_TRACKING;
+  live_add(LK_async_tracking_event, 1);
+  sbuf b = {0};
+  sb_printf(&b, "device=%d:", d->index);
+  if (args->description) sb_putn(&b, (const char *)args->description, args->description_size);
+  record_append(R_async_tracking, b.p);
+  free(b.p);
+  args->event = (void *)t;
+  return NULL;
+}
+
+static PJRT_Error *impl_PJRT_AsyncTrackingEvent_Destroy(PJRT_AsyncTrackingEvent_Destroy_Args *args) {
+  CHECK_ARGS(PJRT_AsyncTrackingEvent_Destroy_Args);
+  conf_tracking *t = args->event;
+  if (!t || t->magic != MAGIC_TRACKING) return bad_handle(FN, "PJRT_AsyncTrackingEvent", t);
+  t->magic = MAGIC_DEAD;
+  free(t);
+  live_add(LK_async_tracking_event, -1);
+  return NULL;
+}
+
+/* Donation with a control dependency */
+
+#define MAGIC_DONATION 0x43444f4eu /* CDON */
+typedef struct conf_donation {
+  uint32_t magic;
+  conf_event *dep; /* completed by the dependency callback */
+} conf_donation;
+
+static void donation_ready(PJRT_Buffer_DonateWithControlDependency_Callback_Args *args) {
+  if (!args || args->struct_size < (size_t)PJRT_Buffer_DonateWithControlDependency_Callback_Args_STRUCT_SIZE) {
+    count(C_struct_size_failures);
+    return;
+  }
+  conf_donation *d = args->callback_data;
+  if (!d || d->magic != MAGIC_DONATION) {
+    count(C_invalid_handles);
+    return;
+  }
+  d->magic = MAGIC_DEAD;
+  char *msg = xstrndup(args->error_message ? (const char *)args->error_message : "",
+                       args->error_message ? args->error_message_size : 0);
+  event_complete(d->dep, args->error_code, msg);
+  free(msg);
+  event_unref(d->dep);
+  free(d);
+  live_add(LK_donation, -1);
+}
+
+static PJRT_Error *impl_PJRT_Buffer_DonateWithControlDependency(PJRT_Buffer_DonateWithControlDependency_Args *args) {
+  CHECK_ARGS(PJRT_Buffer_DonateWithControlDependency_Args);
+  conf_buffer *b = NULL;
+  PJRT_Error *err = get_buffer(FN, args->buffer, &b);
+  if (err) return err;
+  storage *st = NULL;
+  conf_event *ready = NULL;
+  if ((err = buffer_use(FN, b, &st, &ready))) return err;
+  /* The new buffer is ready when both the data and the dependency are. */
+  conf_event *dep = event_new(false);
+  conf_event *out_ready = event_new(false);
+  conf_event *both[2] = {ready, dep};
+  run_after(both, 2, chain_complete_cb, event_ref(out_ready));
+  event_unref(ready);
+  conf_donation *d = xcalloc(1, sizeof(*d));
+  d->magic = MAGIC_DONATION;
+  d->dep = dep;
+  live_add(LK_donation, 1);
+  args->out_buffer = (void *)buffer_new(b->client, b->mem, b->type, b->dims, b->ndims, st, out_ready);
+  buffer_delete(b); /* donated */
+  args->callback_data = (void *)d;
+  args->dependency_ready_callback = (void *)donation_ready;
+  return NULL;
+}
+
+/* Bitcast */
+
+static PJRT_Error *impl_PJRT_Buffer_Bitcast(PJRT_Buffer_Bitcast_Args *args) {
+  CHECK_ARGS(PJRT_Buffer_Bitcast_Args);
+  conf_buffer *b = NULL;
+  PJRT_Error *err = get_buffer(FN, args->buffer, &b);
+  if (err) return err;
+  const int64_t *dims = args->dims;
+  size_t nbytes;
+  if ((err = check_shape(FN, args->element_type, dims, args->num_dims, &nbytes))) return err;
+  if (!layout_is_default(args->device_layout, args->element_type, dims, args->num_dims))
+    return err_new(PJRT_Error_Code_UNIMPLEMENTED, "%s: only the default layout is supported", FN);
+  if (nbytes != b->nbytes) {
+    char want[160];
+    shape_str(want, sizeof(want), args->element_type, dims, args->num_dims);
+    return err_new(PJRT_Error_Code_INVALID_ARGUMENT,
+                   "%s: %s has %zu bytes but buffer #%" PRIu64 " (%s) has %zu", FN, want, nbytes, b->id, b->shape,
+                   b->nbytes);
+  }
+  storage *st = NULL;
+  conf_event *ready = NULL;
+  if ((err = buffer_use(FN, b, &st, &ready))) return err;
+  args->out_buffer = (void *)buffer_new(b->client, b->mem, args->element_type, dims, args->num_dims, st, ready);
+  return NULL;
+}
+
+/* The serialized shape is handed out without a separate handle: its deleter
+ * gets the bytes, which sit at the end of this header. */
+#define MAGIC_SHAPE 0x43534850u /* CSHP */
+typedef struct shape_blob {
+  uint32_t magic;
+  char bytes[];
+} shape_blob;
+
+static void serialized_shape_deleter(const char *p) {
+  shape_blob *s = p ? (shape_blob *)(void *)(p - offsetof(shape_blob, bytes)) : NULL;
+  if (!s || s->magic != MAGIC_SHAPE) {
+    count(C_invalid_handles);
+    return;
+  }
+  s->magic = MAGIC_DEAD;
+  free(s);
+  live_add(LK_serialized_shape, -1);
+}
+
+/* Canonical shapes: a serialized xla.ShapeProto {element_type = 2 (the
+ * PrimitiveType, = the XLA FFI data type number), dimensions = 3 (packed),
+ * layout = 5 {minor_to_major = 1 (packed), memory_space = 8}}. */
+
+static PJRT_Error *impl_PJRT_TopologyDescription_MakeCanonicalShapeForMemorySpace(
+    PJRT_TopologyDescription_MakeCanonicalShapeForMemorySpace_Args *args) {
+  CHECK_ARGS(PJRT_TopologyDescription_MakeCanonicalShapeForMemorySpace_Args);
+  conf_topology *t = NULL;
+  PJRT_Error *err = get_topology(FN, (void *)args->topology, &t);
+  if (err) return err;
+  if (args->memory_space_kind_id != 0 && args->memory_space_kind_id != 1)
+    return err_new(PJRT_Error_Code_INVALID_ARGUMENT, "%s: unknown memory space kind id %d (the kinds are 0 and 1)", FN,
+                   args->memory_space_kind_id);
+  const int64_t *dims = args->dims;
+  size_t nbytes;
+  if ((err = check_shape(FN, args->element_type, dims, args->num_dims, &nbytes))) return err;
+  sbuf b = {0}, packed = {0}, layout = {0};
+  pb_varint(&b, (2 << 3) | 0);
+  pb_varint(&b, (uint64_t)type_lookup(args->element_type)->ffi);
+  for (size_t i = 0; i < args->num_dims; i++) pb_varint(&packed, (uint64_t)dims[i]);
+  if (args->num_dims) {
+    pb_varint(&b, (3 << 3) | 2);
+    pb_varint(&b, packed.len);
+    sb_putn(&b, packed.p, packed.len);
+  }
+  free(packed.p);
+  packed = (sbuf){0};
+  for (size_t i = 0; i < args->num_dims; i++) pb_varint(&packed, (uint64_t)(args->num_dims - 1 - i));
+  if (args->num_dims) {
+    pb_varint(&layout, (1 << 3) | 2);
+    pb_varint(&layout, packed.len);
+    sb_putn(&layout, packed.p, packed.len);
+  }
+  pb_varint(&layout, (8 << 3) | 0);
+  pb_varint(&layout, (uint64_t)args->memory_space_kind_id);
+  pb_varint(&b, (5 << 3) | 2);
+  pb_varint(&b, layout.len);
+  sb_putn(&b, layout.p, layout.len);
+  free(packed.p);
+  free(layout.p);
+  shape_blob *s = xmalloc(sizeof(shape_blob) + b.len + 1);
+  s->magic = MAGIC_SHAPE;
+  memcpy(s->bytes, b.p, b.len);
+  s->bytes[b.len] = 0;
+  live_add(LK_serialized_shape, 1);
+  args->serialized_shape = s->bytes;
+  args->serialized_shape_size = b.len;
+  args->serialized_shape_deleter = (void *)serialized_shape_deleter;
+  free(b.p);
   return NULL;
 }
 
@@ -4841,7 +5975,30 @@ static PJRT_Error *impl_PJRT_MemoryDescription_Kind(PJRT_MemoryDescription_Kind_
   IMPL(PJRT_TopologyDescription_Fingerprint) \
   IMPL(PJRT_Executable_ParameterMemoryKinds) \
   IMPL(PJRT_Device_ClearMemoryStats) \
-  IMPL(PJRT_TopologyDescription_GetMemorySpaceKindIds)
+  IMPL(PJRT_TopologyDescription_GetMemorySpaceKindIds) \
+  IMPL(PJRT_Client_CreateBuffersForAsyncHostToDevice) \
+  IMPL(PJRT_AsyncHostToDeviceTransferManager_Destroy) \
+  IMPL(PJRT_AsyncHostToDeviceTransferManager_TransferData) \
+  IMPL(PJRT_AsyncHostToDeviceTransferManager_TransferLiteral) \
+  IMPL(PJRT_AsyncHostToDeviceTransferManager_RetrieveBuffer) \
+  IMPL(PJRT_AsyncHostToDeviceTransferManager_Device) \
+  IMPL(PJRT_AsyncHostToDeviceTransferManager_BufferCount) \
+  IMPL(PJRT_AsyncHostToDeviceTransferManager_BufferSize) \
+  IMPL(PJRT_AsyncHostToDeviceTransferManager_SetBufferError) \
+  IMPL(PJRT_AsyncHostToDeviceTransferManager_AddMetadata) \
+  IMPL(PJRT_Client_DmaMap) \
+  IMPL(PJRT_Client_DmaUnmap) \
+  IMPL(PJRT_Client_UpdateGlobalProcessInfo) \
+  IMPL(PJRT_Client_CreateAliasBuffer) \
+  IMPL(PJRT_Client_FulfillAliasBuffer) \
+  IMPL(PJRT_LoadedExecutable_GetDeviceAssignment) \
+  IMPL(PJRT_Buffer_CopyRawToHostFuture) \
+  IMPL(PJRT_Device_PoisonExecution) \
+  IMPL(PJRT_Device_CreateAsyncTrackingEvent) \
+  IMPL(PJRT_AsyncTrackingEvent_Destroy) \
+  IMPL(PJRT_Buffer_DonateWithControlDependency) \
+  IMPL(PJRT_Buffer_Bitcast) \
+  IMPL(PJRT_TopologyDescription_MakeCanonicalShapeForMemorySpace)
 
 static PJRT_Api g_api;
 static PJRT_FFI g_ext_ffi;
@@ -4895,6 +6052,10 @@ static void init_extensions(void) {
   g_ext_ffi.type_register = (void *)ext_ffi_type_register;
   g_ext_ffi.user_data_add = (void *)ext_ffi_user_data_add;
   g_ext_ffi.register_handler = (void *)ext_ffi_register_handler;
+  if (atomic_load(&g_minor) < OLD_FFI_EXTENSION_BEFORE_MINOR) {
+    g_ext_ffi.base.struct_size = offsetof(PJRT_FFI, register_handler);
+    g_ext_ffi.register_handler = NULL;
+  }
 }
 
 EXPORT const PJRT_Api *GetPjrtApi(void) {
@@ -4924,7 +6085,10 @@ EXPORT const PJRT_Api *GetPjrtApi(void) {
 #undef X
     a.struct_size = 40 + 8 * reported;
   }
+  const char *larger = getenv("CONFORMANCE_REQUIRE_LARGER");
   pthread_mutex_lock(&g_api_mu);
+  snprintf(g_require_larger, sizeof(g_require_larger), "%s", larger ? larger : "");
+  atomic_store(&g_minor, a.pjrt_api_version.minor_version);
   init_extensions();
   a.extension_start = &g_ext_ffi.base;
   g_api = a;

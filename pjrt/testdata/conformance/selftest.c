@@ -379,9 +379,9 @@ int main(int argc, char **argv) {
   }
   /* Unimplemented slots */
   {
-    ARGS(PJRT_Client_DmaMap_Args, a);
-    EXPECT_ERR(CALL(PJRT_Client_DmaMap, a), PJRT_Error_Code_UNIMPLEMENTED,
-               "PJRT_Client_DmaMap is not implemented by the conformance plugin");
+    ARGS(PJRT_CopyToDeviceStream_TotalBytes_Args, a);
+    EXPECT_ERR(CALL(PJRT_CopyToDeviceStream_TotalBytes, a), PJRT_Error_Code_UNIMPLEMENTED,
+               "PJRT_CopyToDeviceStream_TotalBytes is not implemented by the conformance plugin");
   }
 
   /* Client */
