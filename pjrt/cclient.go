@@ -49,6 +49,8 @@ type cClient struct {
 	devByHandle map[uintptr]*cDevice
 	memByHandle map[uintptr]*cMemory
 	closeOnce   sync.Once
+	dmaMu       sync.Mutex
+	dma         map[uintptr]dmaMapping // DmaMap'ed host memory, pinned
 }
 
 func (c *cClient) load() error {
@@ -180,10 +182,12 @@ func (c *cClient) AddressableMemories() []backend.Memory {
 }
 
 func (c *cClient) LookupDevice(id int) (backend.Device, error) {
-	for _, d := range c.devices {
-		if d.id == id {
-			return d, nil
-		}
+	a := &capi.PJRT_Client_LookupDevice_Args{StructSize: capi.PJRT_Client_LookupDevice_Args_STRUCT_SIZE, Client: c.h, Id: int32(id)}
+	if err := c.p.call(capi.SlotPJRT_Client_LookupDevice, unsafe.Pointer(a), nil); err != nil {
+		return nil, err
+	}
+	if d := c.devByHandle[a.Device]; d != nil {
+		return d, nil
 	}
 	return nil, errorf(NotFound, "PJRT_Client_LookupDevice", "no device with id %d", id)
 }
@@ -217,6 +221,7 @@ func (c *cClient) Close() error {
 		if c.h == 0 {
 			return
 		}
+		c.unmapAll()
 		a := &capi.PJRT_Client_Destroy_Args{StructSize: capi.PJRT_Client_Destroy_Args_STRUCT_SIZE, Client: c.h}
 		err = c.p.call(capi.SlotPJRT_Client_Destroy, unsafe.Pointer(a), nil)
 		c.h = 0

@@ -78,6 +78,16 @@ func pendingEvents() int {
 // A zero event is already complete. onReady (may be nil) runs when the
 // event completes, before Done is closed.
 func (p *cPlugin) watchEvent(ev uintptr, op string, onReady func(error)) *cEvent {
+	e := p.onReady(ev, op, onReady)
+	if ev != 0 {
+		p.destroyEvent(ev)
+	}
+	return e
+}
+
+// onReady registers the OnReady trampoline on a PJRT_Event and returns its
+// Go view; the caller keeps (and later destroys) the C event.
+func (p *cPlugin) onReady(ev uintptr, op string, onReady func(error)) *cEvent {
 	e := &cEvent{done: make(chan struct{}), onReady: onReady}
 	if ev == 0 {
 		e.complete(nil)
@@ -100,7 +110,6 @@ func (p *cPlugin) watchEvent(ev uintptr, op string, onReady func(error)) *cEvent
 		handlesMu.Unlock()
 		e.complete(err)
 	}
-	p.destroyEvent(ev)
 	return e
 }
 

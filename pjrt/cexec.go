@@ -91,6 +91,7 @@ func (c *cClient) DeserializeAndLoad(data []byte, options []byte) (backend.Execu
 
 // cExecutable is a PJRT_LoadedExecutable and its PJRT_Executable.
 type cExecutable struct {
+	execDetails
 	c         *cClient
 	loaded    uintptr
 	exec      uintptr
@@ -110,6 +111,7 @@ func (c *cClient) wrapExecutable(loaded uintptr) (*cExecutable, error) {
 		return nil, err
 	}
 	e.exec = g.Executable
+	e.execDetails = execDetails{p: c.p, exec: g.Executable}
 	ad := &capi.PJRT_LoadedExecutable_AddressableDevices_Args{StructSize: capi.PJRT_LoadedExecutable_AddressableDevices_Args_STRUCT_SIZE, Executable: loaded}
 	if err := c.p.call(capi.SlotPJRT_LoadedExecutable_AddressableDevices, unsafe.Pointer(ad), nil); err != nil {
 		e.Close()
@@ -153,13 +155,18 @@ func (e *cExecutable) Outputs() ([]backend.OutputInfo, error) {
 }
 
 func (e *cExecutable) readOutputs() ([]backend.OutputInfo, error) {
-	p := e.c.p
-	n := &capi.PJRT_Executable_NumOutputs_Args{StructSize: capi.PJRT_Executable_NumOutputs_Args_STRUCT_SIZE, Executable: e.exec}
+	return readExecOutputs(e.c.p, e.exec)
+}
+
+// readExecOutputs reads the output types, dimensions and memory kinds of a
+// PJRT_Executable.
+func readExecOutputs(p *cPlugin, exec uintptr) ([]backend.OutputInfo, error) {
+	n := &capi.PJRT_Executable_NumOutputs_Args{StructSize: capi.PJRT_Executable_NumOutputs_Args_STRUCT_SIZE, Executable: exec}
 	if err := p.call(capi.SlotPJRT_Executable_NumOutputs, unsafe.Pointer(n), nil); err != nil {
 		return nil, err
 	}
 	outs := make([]backend.OutputInfo, int(n.NumOutputs))
-	et := &capi.PJRT_Executable_OutputElementTypes_Args{StructSize: capi.PJRT_Executable_OutputElementTypes_Args_STRUCT_SIZE, Executable: e.exec}
+	et := &capi.PJRT_Executable_OutputElementTypes_Args{StructSize: capi.PJRT_Executable_OutputElementTypes_Args_STRUCT_SIZE, Executable: exec}
 	if err := p.call(capi.SlotPJRT_Executable_OutputElementTypes, unsafe.Pointer(et), nil); err != nil {
 		return nil, err
 	}
@@ -172,7 +179,7 @@ func (e *cExecutable) readOutputs() ([]backend.OutputInfo, error) {
 			outs[i].Shape.DType = dtypesByBufferType[t]
 		}
 	}
-	od := &capi.PJRT_Executable_OutputDimensions_Args{StructSize: capi.PJRT_Executable_OutputDimensions_Args_STRUCT_SIZE, Executable: e.exec}
+	od := &capi.PJRT_Executable_OutputDimensions_Args{StructSize: capi.PJRT_Executable_OutputDimensions_Args_STRUCT_SIZE, Executable: exec}
 	if err := p.call(capi.SlotPJRT_Executable_OutputDimensions, unsafe.Pointer(od), nil); err != nil {
 		return nil, err
 	}
@@ -193,7 +200,7 @@ func (e *cExecutable) readOutputs() ([]backend.OutputInfo, error) {
 		}
 	}
 	if p.slots[capi.SlotPJRT_Executable_OutputMemoryKinds] != 0 {
-		mk := &capi.PJRT_Executable_OutputMemoryKinds_Args{StructSize: capi.PJRT_Executable_OutputMemoryKinds_Args_STRUCT_SIZE, Executable: e.exec}
+		mk := &capi.PJRT_Executable_OutputMemoryKinds_Args{StructSize: capi.PJRT_Executable_OutputMemoryKinds_Args_STRUCT_SIZE, Executable: exec}
 		if err := p.call(capi.SlotPJRT_Executable_OutputMemoryKinds, unsafe.Pointer(mk), nil); err == nil && int(mk.NumOutputs) == len(outs) && len(outs) > 0 {
 			kinds := unsafe.Slice((*uintptr)(cptr(mk.MemoryKinds)), len(outs))
 			sizes := unsafe.Slice((*uint64)(cptr(mk.MemoryKindSizes)), len(outs))

@@ -144,7 +144,19 @@ func (c *Client) Device(id int) (*Device, error) {
 	if d := c.byID[id]; d != nil {
 		return d, nil
 	}
-	return nil, errorf(NotFound, "PJRT_Client_LookupDevice", "no device with id %d (the client has %d)", id, len(c.devices))
+	// Not among the devices listed at creation: ask the backend, which
+	// explains why (or knows a device the listing missed).
+	d, err := c.b.LookupDevice(id)
+	if err == nil && d != nil {
+		if w := c.lookupDevice(d); w != nil {
+			return w, nil
+		}
+	}
+	msg := fmt.Sprintf("no device with id %d (the client has %d)", id, len(c.devices))
+	if err != nil {
+		msg += ": " + err.Error()
+	}
+	return nil, &Error{Code: NotFound, Op: "PJRT_Client_LookupDevice", Msg: msg}
 }
 
 // Memories returns the memories addressable by this process.

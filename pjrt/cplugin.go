@@ -122,6 +122,9 @@ func (p *cPlugin) Attributes() []backend.NamedValue { return p.attrs }
 func (p *cPlugin) call(slot int, args unsafe.Pointer, pin *runtime.Pinner) error {
 	fn := p.slots[slot]
 	if fn == 0 {
+		if pin != nil {
+			pin.Unpin()
+		}
 		s := capi.APISlots[slot]
 		return &Error{Code: Unimplemented, Op: s.Name,
 			Msg: fmt.Sprintf("%s is not provided by plugin %s (PJRT C API %d.%d; the function exists from minor %d)", s.Name, p.path, p.major, p.minor, s.PresentFromMinor)}
@@ -163,11 +166,12 @@ func (p *cPlugin) takeError(e uintptr, op, argsName string, sentSize uint64) err
 		pinner.Unpin()
 		code = Code(codeArgs.Code)
 	}
+	payloads := p.errorPayloads(e)
 	destroy := &capi.PJRT_Error_Destroy_Args{StructSize: capi.PJRT_Error_Destroy_Args_STRUCT_SIZE, Error: e}
 	pinner.Pin(destroy)
 	purego.SyscallN(p.slots[capi.SlotPJRT_Error_Destroy], uintptr(unsafe.Pointer(destroy)))
 	pinner.Unpin()
-	err := &Error{Code: code, Msg: msg, Op: op}
+	err := &Error{Code: code, Msg: msg, Op: op, Payloads: payloads}
 	if code == InvalidArgument && argsName != "" && strings.Contains(msg, "size") && strings.Contains(msg, argsName) {
 		return &StructSizeError{Err: err, Struct: argsName, Sent: int(sentSize),
 			PluginMinor: p.minor, HaloMinor: capi.APIMinor, PluginPath: p.path}
@@ -189,8 +193,13 @@ type StructSizeError struct {
 // Error says which struct, both versions, and what to do.
 func (e *StructSizeError) Error() string {
 	expect := ""
-	if n, ok := capi.StructSizeAt(e.Struct, e.PluginMinor); ok {
+	if n, ok := capi.StructSizeAt(e.Struct, e.PluginMinor); ok && e.PluginMinor <= capi.APIMinor {
 		expect = fmt.Sprintf(" (it expects %d bytes at minor %d)", n, e.PluginMinor)
+	} else if _, rest, found := strings.Cut(e.Err.Msg, "expected at least "); found {
+		var n int
+		if _, err := fmt.Sscanf(rest, "%d", &n); err == nil {
+			expect = fmt.Sprintf(" (it expects at least %d bytes)", n)
+		}
 	}
 	return fmt.Sprintf("pjrt: plugin %s (PJRT C API 0.%d) rejected %s of %d bytes from halo (built against 0.%d)%s: use a halo release built for PJRT 0.%d or newer, or a plugin of PJRT 0.%d; plugin said: %s",
 		e.PluginPath, e.PluginMinor, e.Struct, e.Sent, e.HaloMinor, expect, e.PluginMinor, e.HaloMinor, e.Err.Msg)

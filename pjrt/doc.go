@@ -41,4 +41,62 @@
 // concurrent use. Everything with a C handle has an idempotent Close and a
 // runtime cleanup; Client.Close releases what is still open, and later
 // use returns ErrClosed.
+//
+// # Optional features
+//
+// Beyond the core (clients, devices, memories, buffers, compile, execute,
+// events), the API offers what PJRT offers where a backend supports it:
+// buffer layouts, pointers, external references, raw copies, bitcasts and
+// donation with a control dependency; uninitialized, error, view and alias
+// buffers; async host-to-device transfers (AsyncTransfer); DMA mappings;
+// process info; device memory statistics, poisoning and tracking events;
+// executable cost analysis, memory statistics, optimized program, compile
+// options, device assignment; topologies and ahead-of-time compilation
+// (Topology.Compile, Client.Load); user events; error payloads. Like
+// database/sql/driver, each rests on an optional interface of package
+// backend; a backend (or a plugin too old for the PJRT function) without it
+// answers with an Unimplemented *Error naming the feature or function.
+//
+// # Extensions
+//
+// Plugin.Extensions names the PJRT extensions a plugin offers. halo uses:
+//
+//   - FFI: Plugin.RegisterFFIHandler (Go handlers for typed-FFI custom
+//     calls), Plugin.RegisterFFIType, ExecuteContext.AddFFIUserData. Every
+//     Go handler is registered with the same C function, one purego
+//     trampoline for the XLA_FFI_Handler signature; a call reaches its Go
+//     function through the i64 attribute halo.callback_id =
+//     FFICallbackID(target) that the custom call must carry. The trampoline
+//     answers XLA's metadata call (API version 0.3, or the plugin's lower
+//     one, and the registration's traits), decodes buffers and attributes
+//     into an FFICallFrame, turns returned errors and recovered panics into
+//     XLA_FFI_Errors, and reaches user data, device ordinal, run id and
+//     stream through the frame's XLA_FFI_Api. Plugins whose FFI extension
+//     predates handler registration get the handler through the GPU
+//     custom-call extension; their 48-byte PJRT_FFI_UserData_Add_Args are
+//     sent to every plugin (newer ones accept the larger struct).
+//   - Gpu_Custom_Call: Plugin.RegisterGPUCustomCall for C handlers, with
+//     version 1 of the extension (one function, plugins before PJRT 0.55)
+//     and version 2 (instantiate/prepare/initialize/execute handlers).
+//   - Layouts: Client.DefaultLayout, Topology.DefaultLayout,
+//     Buffer.SerializedLayout, Executable.OutputLayouts/ParameterLayouts.
+//   - MemoryDescriptions: Device.MemoryDescriptions and the Memories of
+//     Topology.DeviceDescriptions.
+//
+// # Coverage
+//
+// 130 of the 138 function slots of the PJRT C API 0.114 (94%) are used by
+// this package; coverage_test.go checks that every other slot is listed
+// here, with the reason it is left out.
+//
+// # Left out
+//
+//   - PJRT_Event_IsReady: subsumed by PJRT_Event_OnReady, through which every event becomes an Event (Done, Err).
+//   - PJRT_Event_Error: subsumed by PJRT_Event_OnReady (Event.Err), and it aborts real plugins on pending events.
+//   - PJRT_Event_Await: subsumed by PJRT_Event_OnReady (Event.Await waits on a channel, with a context).
+//   - PJRT_CopyToDeviceStream_Destroy: streams exist only inside the recv callbacks of PJRT_ExecuteOptions, which halo does not expose (host callbacks use the FFI).
+//   - PJRT_CopyToDeviceStream_AddChunk: as PJRT_CopyToDeviceStream_Destroy.
+//   - PJRT_CopyToDeviceStream_TotalBytes: as PJRT_CopyToDeviceStream_Destroy.
+//   - PJRT_CopyToDeviceStream_GranuleSize: as PJRT_CopyToDeviceStream_Destroy.
+//   - PJRT_CopyToDeviceStream_CurrentBytes: as PJRT_CopyToDeviceStream_Destroy.
 package pjrt

@@ -55,6 +55,9 @@ type Error struct {
 	Code Code
 	Msg  string
 	Op   string // e.g. "PJRT_Client_Compile"
+	// Payloads are the error's key/value payloads (absl::Status payloads,
+	// read with PJRT_Error_ForEachPayload); nil when there are none.
+	Payloads map[string]string
 }
 
 // Error formats the error as "pjrt: OP: CODE: message".

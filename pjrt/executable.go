@@ -28,6 +28,7 @@ func HLO(code []byte) Program { return Program{Code: code, Format: "hlo"} }
 // Executable is a compiled program loaded on a client's devices. It is
 // safe for concurrent use.
 type Executable struct {
+	compiledDetails
 	c *Client
 	b backend.Executable
 
@@ -89,6 +90,7 @@ func (c *Client) newExecutable(b backend.Executable) (*Executable, error) {
 		return nil, err
 	}
 	e := &Executable{c: c, b: b}
+	e.compiledDetails = compiledDetails{details: detailsOf(e.check, b, c.plugin)}
 	runtime.AddCleanup(e, func(b backend.Executable) { c.release(b) }, b)
 	return e, nil
 }
@@ -298,6 +300,9 @@ func (e *Executable) Close() error {
 type ExecuteContext struct {
 	c *Client
 	b backend.ExecuteContext
+
+	mu     sync.Mutex
+	closed bool
 }
 
 // contextMaker is implemented by backends that support execute contexts.
@@ -324,5 +329,20 @@ func (c *Client) NewExecuteContext() (*ExecuteContext, error) {
 	return &ExecuteContext{c: c, b: x}, nil
 }
 
-// Close releases the context.
-func (x *ExecuteContext) Close() error { return x.c.release(x.b) }
+// Close releases the context. It is idempotent.
+func (x *ExecuteContext) Close() error {
+	x.mu.Lock()
+	x.closed = true
+	x.mu.Unlock()
+	return x.c.release(x.b)
+}
+
+func (x *ExecuteContext) check() error {
+	x.mu.Lock()
+	closed := x.closed
+	x.mu.Unlock()
+	if closed {
+		return ErrClosed
+	}
+	return x.c.check()
+}

@@ -12,6 +12,10 @@ import (
 
 // Plugin is a loaded backend: a PJRT C plugin or a built-in backend such as
 // the interpreter. Plugins are loaded once per process and never unloaded.
+// Besides clients, a Plugin makes what needs no client: topologies for
+// ahead-of-time compilation (NewTopology), user events (NewUserEvent), and
+// registrations of FFI handlers, FFI types and GPU custom calls, which
+// hold for every client of the plugin.
 type Plugin struct {
 	name string
 	path string

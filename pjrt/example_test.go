@@ -1,0 +1,67 @@
+package pjrt_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/halo-ml/halo/pjrt"
+)
+
+// Errors from plugins are *pjrt.Error values whose code works with
+// errors.Is, also through wrapping.
+func ExampleError() {
+	err := fmt.Errorf("loading the model: %w",
+		&pjrt.Error{Code: pjrt.NotFound, Op: "PJRT_Executable_DeserializeAndLoad", Msg: "no cached executable"})
+	fmt.Println(errors.Is(err, pjrt.NotFound), errors.Is(err, pjrt.Internal))
+	var pe *pjrt.Error
+	if errors.As(err, &pe) {
+		fmt.Println(pe.Code.String(), pe.Op)
+	}
+	fmt.Println(err)
+	// Output:
+	// true false
+	// NOT_FOUND PJRT_Executable_DeserializeAndLoad
+	// loading the model: pjrt: PJRT_Executable_DeserializeAndLoad: NOT_FOUND: no cached executable
+}
+
+// A custom call reaches a Go FFI handler through the halo.callback_id
+// attribute, computed from the target name.
+func ExampleFFICallbackID() {
+	fmt.Printf(`stablehlo.custom_call @my_print(%%x) {api_version = 4 : i32, has_side_effect = true, backend_config = {%s = %d : i64}}`+"\n",
+		pjrt.FFICallbackAttr, pjrt.FFICallbackID("my_print"))
+	// Output:
+	// stablehlo.custom_call @my_print(%x) {api_version = 4 : i32, has_side_effect = true, backend_config = {halo.callback_id = 4724599941195708051 : i64}}
+}
+
+// Open the best backend, register a Go handler for a host callback, and
+// run a program (not run here: it needs a plugin).
+func ExamplePlugin_RegisterFFIHandler() {
+	c, err := pjrt.Open("")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer c.Close()
+	err = c.Plugin().RegisterFFIHandler("my_print", "Host", func(f *pjrt.FFICallFrame) error {
+		fmt.Println("device data:", f.Args[0].Bytes())
+		return nil
+	}, 0)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	exe, err := c.Compile(pjrt.MLIRText(`module { ... }`), nil)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	x, _ := pjrt.BufferFrom(c, []float32{1, 2, 3}, []int64{3})
+	outs, err := exe.Run(x)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	v, err := pjrt.ToSlice[float32](context.Background(), outs[0])
+	fmt.Println(v, err)
+}

@@ -1,0 +1,197 @@
+package pjrt
+
+import (
+	"runtime"
+	"sync"
+
+	"github.com/halo-ml/halo/pjrt/backend"
+	"github.com/halo-ml/halo/xla"
+)
+
+// AsyncTransfer fills device buffers from the host in pieces
+// (PJRT_AsyncHostToDeviceTransferManager): the buffers exist at once and
+// can be passed to Execute while their data is still arriving. Close
+// releases the transfer (buffers not yet taken with Buffer are released
+// too, and buffers whose last piece was not sent fail with Cancelled).
+type AsyncTransfer struct {
+	c      *Client
+	b      backend.AsyncTransfer
+	shapes []xla.Shape
+
+	mu     sync.Mutex
+	closed bool
+}
+
+// NewAsyncTransfer creates the buffers of the given shapes in the memory
+// InMemory names, else in the default memory of OnDevice's (or the first
+// addressable) device.
+func (c *Client) NewAsyncTransfer(shapes []xla.Shape, opts ...BufferOption) (*AsyncTransfer, error) {
+	const op = "PJRT_Client_CreateBuffersForAsyncHostToDevice"
+	if err := c.check(); err != nil {
+		return nil, err
+	}
+	x, ok := c.b.(backend.AsyncTransferCreator)
+	if !ok {
+		return nil, notSupported(op, "async host-to-device transfers", c.plugin)
+	}
+	if len(shapes) == 0 {
+		return nil, errorf(InvalidArgument, op, "no shapes")
+	}
+	cp := make([]xla.Shape, len(shapes))
+	for i, s := range shapes {
+		if err := s.Validate(); err != nil {
+			return nil, err
+		}
+		cp[i] = s.Clone()
+	}
+	_, bm, err := c.placement(op, opts, true)
+	if err != nil {
+		return nil, err
+	}
+	b, err := x.NewAsyncTransfer(cp, bm)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.track(b); err != nil {
+		return nil, err
+	}
+	t := &AsyncTransfer{c: c, b: b, shapes: cp}
+	runtime.AddCleanup(t, func(b backend.AsyncTransfer) { c.release(b) }, b)
+	return t, nil
+}
+
+func (t *AsyncTransfer) check(op string, i int) error {
+	t.mu.Lock()
+	closed := t.closed
+	t.mu.Unlock()
+	if closed {
+		return ErrClosed
+	}
+	if err := t.c.check(); err != nil {
+		return err
+	}
+	if i < 0 || i >= len(t.shapes) {
+		return errorf(InvalidArgument, op, "buffer index %d out of range [0, %d)", i, len(t.shapes))
+	}
+	return nil
+}
+
+// Device is the device the buffers are on.
+func (t *AsyncTransfer) Device() (*Device, error) {
+	if err := t.check("PJRT_AsyncHostToDeviceTransferManager_Device", 0); err != nil {
+		return nil, err
+	}
+	d, err := t.b.Device()
+	if err != nil {
+		return nil, err
+	}
+	return t.c.lookupDevice(d), nil
+}
+
+// BufferCount is the number of buffers, as the plugin reports it.
+func (t *AsyncTransfer) BufferCount() (int, error) {
+	if err := t.check("PJRT_AsyncHostToDeviceTransferManager_BufferCount", 0); err != nil {
+		return 0, err
+	}
+	return t.b.BufferCount()
+}
+
+// BufferSize is the on-device size of buffer i in bytes: what
+// TransferData's pieces must add up to.
+func (t *AsyncTransfer) BufferSize(i int) (int64, error) {
+	if err := t.check("PJRT_AsyncHostToDeviceTransferManager_BufferSize", i); err != nil {
+		return 0, err
+	}
+	return t.b.BufferSize(i)
+}
+
+// TransferData sends data to buffer i at byte offset; last marks the final
+// piece, after which the buffer becomes ready. data must not be modified
+// until the returned event fires (halo keeps it pinned until then).
+func (t *AsyncTransfer) TransferData(i int, data []byte, offset int64, last bool) (*Event, error) {
+	const op = "PJRT_AsyncHostToDeviceTransferManager_TransferData"
+	if err := t.check(op, i); err != nil {
+		return nil, err
+	}
+	if offset < 0 {
+		return nil, errorf(InvalidArgument, op, "negative offset %d", offset)
+	}
+	e, err := t.b.TransferData(i, data, offset, last)
+	if err != nil {
+		return nil, err
+	}
+	return newEvent(e), nil
+}
+
+// TransferLiteral sends the whole of buffer i as dense row-major host data
+// of its shape (Shape.HostBytes bytes), as its last piece.
+func (t *AsyncTransfer) TransferLiteral(i int, data []byte) (*Event, error) {
+	const op = "PJRT_AsyncHostToDeviceTransferManager_TransferLiteral"
+	if err := t.check(op, i); err != nil {
+		return nil, err
+	}
+	if int64(len(data)) != t.shapes[i].HostBytes() {
+		return nil, errorf(InvalidArgument, op, "host data has %d bytes, shape %v needs %d", len(data), t.shapes[i], t.shapes[i].HostBytes())
+	}
+	e, err := t.b.TransferLiteral(i, data, t.shapes[i])
+	if err != nil {
+		return nil, err
+	}
+	return newEvent(e), nil
+}
+
+// SetBufferError fails buffer i with err instead of sending its data.
+func (t *AsyncTransfer) SetBufferError(i int, err error) error {
+	const op = "PJRT_AsyncHostToDeviceTransferManager_SetBufferError"
+	if cerr := t.check(op, i); cerr != nil {
+		return cerr
+	}
+	code, msg := errorCode(err)
+	if code == 0 {
+		return errorf(InvalidArgument, op, "the buffer's error is nil")
+	}
+	return t.b.SetBufferError(i, code, msg)
+}
+
+// AddMetadata attaches key/value metadata to the transfer (values as
+// Option values).
+func (t *AsyncTransfer) AddMetadata(md map[string]any) error {
+	const op = "PJRT_AsyncHostToDeviceTransferManager_AddMetadata"
+	if err := t.check(op, 0); err != nil {
+		return err
+	}
+	opts := make([]Option, 0, len(md))
+	for _, k := range sortedAttrNames(md) {
+		opts = append(opts, Option{Name: k, Value: md[k]})
+	}
+	nvs, err := optionValues(opts)
+	if err != nil {
+		return err
+	}
+	return t.b.AddMetadata(nvs)
+}
+
+// Buffer takes buffer i (once per index); it becomes ready when its last
+// piece has arrived.
+func (t *AsyncTransfer) Buffer(i int) (*Buffer, error) {
+	if err := t.check("PJRT_AsyncHostToDeviceTransferManager_RetrieveBuffer", i); err != nil {
+		return nil, err
+	}
+	b, err := t.b.Buffer(i)
+	if err != nil {
+		return nil, err
+	}
+	return t.c.newBuffer(b)
+}
+
+// Close releases the transfer. It is idempotent.
+func (t *AsyncTransfer) Close() error {
+	t.mu.Lock()
+	if t.closed {
+		t.mu.Unlock()
+		return nil
+	}
+	t.closed = true
+	t.mu.Unlock()
+	return t.c.release(t.b)
+}

@@ -1,0 +1,287 @@
+package pjrt
+
+import (
+	"sync"
+
+	"github.com/halo-ml/halo/pjrt/backend"
+	"github.com/halo-ml/halo/xla"
+)
+
+// Layout is a buffer's memory layout: tiled (MinorToMajor, Tiles) or
+// strided (ByteStrides). The dense row-major layout of a rank-n array has
+// MinorToMajor n-1, ..., 0 and no tiles.
+type Layout = backend.Layout
+
+func (b *Buffer) info(op string) (backend.BufferInfo, error) {
+	if err := b.check(); err != nil {
+		return nil, err
+	}
+	x, ok := b.b.(backend.BufferInfo)
+	if !ok {
+		return nil, notSupported(op, "buffer layout queries", b.c.plugin)
+	}
+	return x, nil
+}
+
+// UnpaddedDims are the buffer's dimensions without the padding of dynamic
+// dimensions.
+func (b *Buffer) UnpaddedDims() ([]int64, error) {
+	x, err := b.info("PJRT_Buffer_UnpaddedDimensions")
+	if err != nil {
+		return nil, err
+	}
+	return x.UnpaddedDims()
+}
+
+// DynamicDims are the indices of the buffer's dynamic dimensions.
+func (b *Buffer) DynamicDims() ([]int, error) {
+	x, err := b.info("PJRT_Buffer_DynamicDimensionIndices")
+	if err != nil {
+		return nil, err
+	}
+	return x.DynamicDims()
+}
+
+// Layout is the buffer's memory layout on the device.
+func (b *Buffer) Layout() (Layout, error) {
+	x, err := b.info("PJRT_Buffer_GetMemoryLayout")
+	if err != nil {
+		return Layout{}, err
+	}
+	return x.Layout()
+}
+
+// SerializedLayout is the buffer's layout as the plugin serializes it
+// (Layouts extension), e.g. "{1,0}".
+func (b *Buffer) SerializedLayout() ([]byte, error) {
+	x, err := b.info("PJRT_Layouts_PJRT_Buffer_MemoryLayout")
+	if err != nil {
+		return nil, err
+	}
+	return x.SerializedLayout()
+}
+
+// IsOnCPU reports whether the buffer's memory is host memory.
+func (b *Buffer) IsOnCPU() (bool, error) {
+	x, err := b.info("PJRT_Buffer_IsOnCpu")
+	if err != nil {
+		return false, err
+	}
+	return x.IsOnCPU()
+}
+
+func (b *Buffer) pointers(op string) (backend.BufferPointers, error) {
+	if err := b.check(); err != nil {
+		return nil, err
+	}
+	x, ok := b.b.(backend.BufferPointers)
+	if !ok {
+		return nil, notSupported(op, "buffer pointers", b.c.plugin)
+	}
+	return x, nil
+}
+
+// UnsafePointer is the address of the buffer's memory, for interop with
+// other libraries. It is valid while the buffer exists and is not deleted;
+// hold an external reference (IncreaseExternalReferenceCount) while using
+// it.
+func (b *Buffer) UnsafePointer() (uintptr, error) {
+	x, err := b.pointers("PJRT_Buffer_UnsafePointer")
+	if err != nil {
+		return 0, err
+	}
+	return x.UnsafePointer()
+}
+
+// DeviceMemoryPointer is the opaque device memory pointer of the buffer
+// (PJRT_Buffer_OpaqueDeviceMemoryDataPointer), e.g. a CUDA device pointer.
+func (b *Buffer) DeviceMemoryPointer() (uintptr, error) {
+	x, err := b.pointers("PJRT_Buffer_OpaqueDeviceMemoryDataPointer")
+	if err != nil {
+		return 0, err
+	}
+	return x.DeviceMemoryPointer()
+}
+
+func (b *Buffer) refs(op string) (backend.BufferExternalRefs, error) {
+	if err := b.check(); err != nil {
+		return nil, err
+	}
+	x, ok := b.b.(backend.BufferExternalRefs)
+	if !ok {
+		return nil, notSupported(op, "external buffer references", b.c.plugin)
+	}
+	return x, nil
+}
+
+// IncreaseExternalReferenceCount tells the plugin that something outside
+// it uses the buffer's memory (keeping it from being donated or moved).
+func (b *Buffer) IncreaseExternalReferenceCount() error {
+	x, err := b.refs("PJRT_Buffer_IncreaseExternalReferenceCount")
+	if err != nil {
+		return err
+	}
+	return x.IncreaseExternalReferenceCount()
+}
+
+// DecreaseExternalReferenceCount releases one external reference.
+func (b *Buffer) DecreaseExternalReferenceCount() error {
+	x, err := b.refs("PJRT_Buffer_DecreaseExternalReferenceCount")
+	if err != nil {
+		return err
+	}
+	return x.DecreaseExternalReferenceCount()
+}
+
+func (b *Buffer) rawCopier(op string) (backend.BufferRawCopier, error) {
+	if err := b.check(); err != nil {
+		return nil, err
+	}
+	x, ok := b.b.(backend.BufferRawCopier)
+	if !ok {
+		return nil, notSupported(op, "raw copies to the host", b.c.plugin)
+	}
+	return x, nil
+}
+
+// CopyRawToHost starts copying len(dst) bytes of the buffer's on-device
+// representation, from byte offset, into dst. dst must not be touched
+// until the returned event fires (halo keeps it pinned until then).
+func (b *Buffer) CopyRawToHost(dst []byte, offset int64) (*Event, error) {
+	x, err := b.rawCopier("PJRT_Buffer_CopyRawToHost")
+	if err != nil {
+		return nil, err
+	}
+	if offset < 0 {
+		return nil, errorf(InvalidArgument, "PJRT_Buffer_CopyRawToHost", "negative offset %d", offset)
+	}
+	e, err := x.CopyRawToHost(dst, offset)
+	if err != nil {
+		return nil, err
+	}
+	return newEvent(e), nil
+}
+
+// RawCopy is a raw copy to the host whose destination is given later
+// (PJRT_Buffer_CopyRawToHostFuture): the plugin can start reading the
+// device while the caller prepares the destination.
+type RawCopy struct {
+	done    *Event
+	size    int64
+	mu      sync.Mutex
+	used    bool
+	provide func(dst []byte, code int, msg string) error
+}
+
+// CopyRawToHostLater starts a raw copy of size bytes from offset whose
+// destination is given by RawCopy.Provide (or abandoned by RawCopy.Cancel).
+// One of them must be called.
+func (b *Buffer) CopyRawToHostLater(offset, size int64) (*RawCopy, error) {
+	x, err := b.rawCopier("PJRT_Buffer_CopyRawToHostFuture")
+	if err != nil {
+		return nil, err
+	}
+	if offset < 0 || size < 0 {
+		return nil, errorf(InvalidArgument, "PJRT_Buffer_CopyRawToHostFuture", "negative offset %d or size %d", offset, size)
+	}
+	done, provide, err := x.CopyRawToHostFuture(offset, size)
+	if err != nil {
+		return nil, err
+	}
+	return &RawCopy{done: newEvent(done), size: size, provide: provide}, nil
+}
+
+// Done fires when the copy has been written (or has failed).
+func (r *RawCopy) Done() *Event { return r.done }
+
+func (r *RawCopy) finish(dst []byte, code int, msg string) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.used {
+		return errorf(FailedPrecondition, "PJRT_Buffer_CopyRawToHostFuture", "the raw copy's destination was already provided or cancelled")
+	}
+	r.used = true
+	return r.provide(dst, code, msg)
+}
+
+// Provide gives the destination (at least the copy's size); it must not be
+// touched until Done fires.
+func (r *RawCopy) Provide(dst []byte) error {
+	if int64(len(dst)) < r.size {
+		return errorf(InvalidArgument, "PJRT_Buffer_CopyRawToHostFuture", "destination has %d bytes, the copy needs %d", len(dst), r.size)
+	}
+	return r.finish(dst[:r.size], 0, "")
+}
+
+// Cancel abandons the copy; Done fires with err (Cancelled when nil).
+func (r *RawCopy) Cancel(err error) error {
+	code, msg := errorCode(err)
+	if code == 0 {
+		code, msg = int(Cancelled), "raw copy cancelled"
+	}
+	return r.finish(nil, code, msg)
+}
+
+// Bitcast returns a buffer that views the same memory as another shape of
+// the same byte size (PJRT_Buffer_Bitcast).
+func (b *Buffer) Bitcast(shape xla.Shape) (*Buffer, error) {
+	if err := b.check(); err != nil {
+		return nil, err
+	}
+	if err := shape.Validate(); err != nil {
+		return nil, err
+	}
+	x, ok := b.b.(backend.BufferBitcaster)
+	if !ok {
+		return nil, notSupported("PJRT_Buffer_Bitcast", "bitcasts", b.c.plugin)
+	}
+	nb, err := x.Bitcast(shape.Clone())
+	if err != nil {
+		return nil, err
+	}
+	return b.c.newBuffer(nb)
+}
+
+// ControlDependency completes the dependency of a buffer made by
+// DonateWithControlDependency.
+type ControlDependency struct {
+	mu   sync.Mutex
+	done bool
+	set  func(code int, msg string) error
+}
+
+// Ready says the dependency has finished; err (may be nil) becomes the
+// new buffer's error. It may be called once.
+func (d *ControlDependency) Ready(err error) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.done {
+		return errorf(FailedPrecondition, "PJRT_Buffer_DonateWithControlDependency", "the dependency was already marked ready")
+	}
+	d.done = true
+	code, msg := errorCode(err)
+	return d.set(code, msg)
+}
+
+// DonateWithControlDependency donates the buffer's memory to a new buffer
+// that becomes ready only after ControlDependency.Ready is called (which
+// must happen). The original buffer is deleted.
+func (b *Buffer) DonateWithControlDependency() (*Buffer, *ControlDependency, error) {
+	if err := b.check(); err != nil {
+		return nil, nil, err
+	}
+	x, ok := b.b.(backend.BufferDonator)
+	if !ok {
+		return nil, nil, notSupported("PJRT_Buffer_DonateWithControlDependency", "donation with a control dependency", b.c.plugin)
+	}
+	nb, set, err := x.DonateWithControlDependency()
+	if err != nil {
+		return nil, nil, err
+	}
+	w, err := b.c.newBuffer(nb)
+	if err != nil {
+		set(int(Cancelled), "client closed")
+		return nil, nil, err
+	}
+	return w, &ControlDependency{set: set}, nil
+}

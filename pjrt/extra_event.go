@@ -1,0 +1,68 @@
+package pjrt
+
+import (
+	"runtime"
+	"sync"
+
+	"github.com/halo-ml/halo/pjrt/backend"
+)
+
+// UserEvent is an event the caller completes (PJRT_Event_Create and
+// PJRT_Event_Set), for handing to a plugin API that waits on a PJRT_Event.
+// Its Event fires when Set is called.
+//
+// The plugin's own events (transfers, executions) are exposed as *Event
+// through one PJRT_Event_OnReady callback; PJRT_Event_IsReady, _Await and
+// _Error are not needed for them (Event.Done, Await and Err cover them).
+type UserEvent struct {
+	b  backend.UserEvent
+	ev *Event
+
+	mu     sync.Mutex
+	closed bool
+}
+
+// NewUserEvent creates an event to be completed with Set.
+func (p *Plugin) NewUserEvent() (*UserEvent, error) {
+	x, ok := p.b.(backend.EventCreator)
+	if !ok {
+		return nil, notSupported("PJRT_Event_Create", "user events", p)
+	}
+	b, err := x.NewUserEvent()
+	if err != nil {
+		return nil, err
+	}
+	u := &UserEvent{b: b, ev: newEvent(b)}
+	runtime.AddCleanup(u, func(b backend.UserEvent) { b.Close() }, b)
+	return u, nil
+}
+
+// Event fires when Set is called, with Set's error.
+func (u *UserEvent) Event() *Event { return u.ev }
+
+// Set completes the event, successfully when err is nil. It may be called
+// once.
+func (u *UserEvent) Set(err error) error {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.closed {
+		return ErrClosed
+	}
+	code, msg := errorCode(err)
+	return u.b.Set(code, msg)
+}
+
+// Handle is the plugin's PJRT_Event* of the event, valid until Close.
+func (u *UserEvent) Handle() uintptr { return u.b.Handle() }
+
+// Close releases the event; an event not yet set completes with Cancelled.
+// It is idempotent.
+func (u *UserEvent) Close() error {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.closed {
+		return nil
+	}
+	u.closed = true
+	return u.b.Close()
+}

@@ -1,0 +1,186 @@
+package pjrt
+
+import (
+	"google.golang.org/protobuf/encoding/protowire"
+
+	"github.com/halo-ml/halo/pjrt/backend"
+	"github.com/halo-ml/halo/xla"
+)
+
+// CompiledMemoryStats are the memory sizes of a compiled executable, on
+// the device and on the host.
+type CompiledMemoryStats = backend.CompiledMemoryStats
+
+// LogicalDeviceID is the replica and partition an addressable device runs.
+type LogicalDeviceID = backend.LogicalDeviceID
+
+// compiledDetails gives Executable and UnloadedExecutable the queries of a
+// compiled program (PJRT_Executable_*).
+type compiledDetails struct {
+	details func(op string) (backend.ExecutableDetails, error)
+}
+
+func detailsOf(check func() error, b any, p *Plugin) func(string) (backend.ExecutableDetails, error) {
+	return func(op string) (backend.ExecutableDetails, error) {
+		if err := check(); err != nil {
+			return nil, err
+		}
+		x, ok := b.(backend.ExecutableDetails)
+		if !ok {
+			return nil, notSupported(op, "executable details", p)
+		}
+		return x, nil
+	}
+}
+
+// SizeOfGeneratedCode is the size of the compiled code in bytes.
+func (d compiledDetails) SizeOfGeneratedCode() (int64, error) {
+	x, err := d.details("PJRT_Executable_SizeOfGeneratedCodeInBytes")
+	if err != nil {
+		return 0, err
+	}
+	return x.SizeOfGeneratedCode()
+}
+
+// CostAnalysis returns the compiler's cost estimates, e.g. "flops" and
+// "bytes accessed" (values as in Plugin.Attributes).
+func (d compiledDetails) CostAnalysis() (map[string]any, error) {
+	x, err := d.details("PJRT_Executable_GetCostAnalysis")
+	if err != nil {
+		return nil, err
+	}
+	nvs, err := x.CostAnalysis()
+	if err != nil {
+		return nil, err
+	}
+	return namedValueMap(nvs), nil
+}
+
+// CompiledMemoryStats returns the memory the program needs.
+func (d compiledDetails) CompiledMemoryStats() (CompiledMemoryStats, error) {
+	x, err := d.details("PJRT_Executable_GetCompiledMemoryStats")
+	if err != nil {
+		return CompiledMemoryStats{}, err
+	}
+	return x.CompiledMemoryStats()
+}
+
+// OptimizedProgram returns the program after the compiler's optimizations
+// (usually an HloModuleProto, format "hlo").
+func (d compiledDetails) OptimizedProgram() (Program, error) {
+	x, err := d.details("PJRT_Executable_OptimizedProgram")
+	if err != nil {
+		return Program{}, err
+	}
+	code, format, err := x.OptimizedProgram()
+	if err != nil {
+		return Program{}, err
+	}
+	return Program{Code: code, Format: format}, nil
+}
+
+// CompileOptions returns the options the program was compiled with,
+// decoded (fields halo does not model are dropped).
+func (d compiledDetails) CompileOptions() (xla.CompileOptions, error) {
+	x, err := d.details("PJRT_Executable_GetCompileOptions")
+	if err != nil {
+		return xla.CompileOptions{}, err
+	}
+	raw, err := x.CompileOptions()
+	if err != nil {
+		return xla.CompileOptions{}, err
+	}
+	return xla.UnmarshalCompileOptions(raw)
+}
+
+// ParameterMemoryKinds are the memory kinds of the program's parameters.
+func (d compiledDetails) ParameterMemoryKinds() ([]string, error) {
+	x, err := d.details("PJRT_Executable_ParameterMemoryKinds")
+	if err != nil {
+		return nil, err
+	}
+	return x.ParameterMemoryKinds()
+}
+
+// OutputLayouts are the serialized layouts of the outputs (Layouts extension).
+func (d compiledDetails) OutputLayouts() ([][]byte, error) {
+	x, err := d.details("PJRT_Layouts_PJRT_Executable_GetOutputLayouts")
+	if err != nil {
+		return nil, err
+	}
+	return x.OutputLayouts()
+}
+
+// ParameterLayouts are the serialized layouts of the parameters (Layouts
+// extension).
+func (d compiledDetails) ParameterLayouts() ([][]byte, error) {
+	x, err := d.details("PJRT_Layouts_PJRT_Executable_GetParameterLayouts")
+	if err != nil {
+		return nil, err
+	}
+	return x.ParameterLayouts()
+}
+
+func (e *Executable) loaded(op string) (backend.LoadedExecutableDetails, error) {
+	if err := e.check(); err != nil {
+		return nil, err
+	}
+	x, ok := e.b.(backend.LoadedExecutableDetails)
+	if !ok {
+		return nil, notSupported(op, "loaded executable details", e.c.plugin)
+	}
+	return x, nil
+}
+
+// Delete frees the executable's device resources now; the Executable stays
+// valid (IsDeleted reports true, Execute fails) until Close.
+func (e *Executable) Delete() error {
+	x, err := e.loaded("PJRT_LoadedExecutable_Delete")
+	if err != nil {
+		return err
+	}
+	return x.Delete()
+}
+
+// IsDeleted reports whether Delete was called.
+func (e *Executable) IsDeleted() (bool, error) {
+	x, err := e.loaded("PJRT_LoadedExecutable_IsDeleted")
+	if err != nil {
+		return false, err
+	}
+	return x.IsDeleted()
+}
+
+// DeviceAssignment returns the device ids the executable runs on, indexed
+// [replica][partition].
+func (e *Executable) DeviceAssignment() (xla.DeviceAssignment, error) {
+	x, err := e.loaded("PJRT_LoadedExecutable_GetDeviceAssignment")
+	if err != nil {
+		return nil, err
+	}
+	raw, err := x.DeviceAssignment()
+	if err != nil {
+		return nil, err
+	}
+	// Decode the DeviceAssignmentProto through the CompileOptionsProto
+	// decoder: executable_build_options (3) { device_assignment (9) }.
+	build := protowire.AppendTag(nil, 9, protowire.BytesType)
+	build = protowire.AppendBytes(build, raw)
+	opts := protowire.AppendTag(nil, 3, protowire.BytesType)
+	opts = protowire.AppendBytes(opts, build)
+	o, err := xla.UnmarshalCompileOptions(opts)
+	if err != nil {
+		return nil, errorf(Internal, "PJRT_LoadedExecutable_GetDeviceAssignment", "decoding the plugin's device assignment: %v", err)
+	}
+	return o.DeviceAssignment, nil
+}
+
+// LogicalDeviceIDs are the replica and partition of each addressable
+// device, in AddressableDevices order.
+func (e *Executable) LogicalDeviceIDs() ([]LogicalDeviceID, error) {
+	x, err := e.loaded("PJRT_LoadedExecutable_AddressableDeviceLogicalIds")
+	if err != nil {
+		return nil, err
+	}
+	return x.LogicalDeviceIDs()
+}

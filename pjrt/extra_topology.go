@@ -1,0 +1,393 @@
+package pjrt
+
+import (
+	"runtime"
+	"sync"
+
+	"github.com/halo-ml/halo/pjrt/backend"
+	"github.com/halo-ml/halo/xla"
+)
+
+// Topology describes the devices of a platform: a client's (Client.Topology)
+// or one made without a client (Plugin.NewTopology, DeserializeTopology),
+// for ahead-of-time compilation with Topology.Compile.
+type Topology struct {
+	plugin *Plugin
+	client *Client // nil for standalone topologies
+	b      backend.Topology
+
+	mu     sync.Mutex
+	closed bool
+}
+
+// DeviceDescription describes one device of a topology.
+type DeviceDescription struct {
+	ID           int
+	ProcessIndex int
+	Kind         string
+	DebugString  string
+	String       string
+	Attributes   map[string]any
+	// Memories are the device's memory spaces (nil when the plugin lacks
+	// the MemoryDescriptions extension).
+	Memories []MemoryDescription
+}
+
+// Topology returns the client's topology. It belongs to the client: Close
+// is a no-op and it is unusable once the client is closed.
+func (c *Client) Topology() (*Topology, error) {
+	if err := c.check(); err != nil {
+		return nil, err
+	}
+	x, ok := c.b.(backend.TopologyGetter)
+	if !ok {
+		return nil, notSupported("PJRT_Client_TopologyDescription", "topologies", c.plugin)
+	}
+	t, err := x.Topology()
+	if err != nil {
+		return nil, err
+	}
+	return &Topology{plugin: c.plugin, client: c, b: t}, nil
+}
+
+func (p *Plugin) topologyCreator(op string) (backend.TopologyCreator, error) {
+	x, ok := p.b.(backend.TopologyCreator)
+	if !ok {
+		return nil, notSupported(op, "standalone topologies", p)
+	}
+	return x, nil
+}
+
+func (p *Plugin) newTopology(b backend.Topology) *Topology {
+	t := &Topology{plugin: p, b: b}
+	runtime.AddCleanup(t, func(b backend.Topology) { b.Close() }, b)
+	return t
+}
+
+// NewTopology describes a topology by name (plugin-specific, e.g. a TPU
+// slice "v5e:2x2"; "" for the plugin's default) without creating a client.
+// Close releases it.
+func (p *Plugin) NewTopology(name string, options ...Option) (*Topology, error) {
+	const op = "PJRT_TopologyDescription_Create"
+	x, err := p.topologyCreator(op)
+	if err != nil {
+		return nil, err
+	}
+	nvs, err := optionValues(options)
+	if err != nil {
+		return nil, err
+	}
+	b, err := x.NewTopology(name, nvs)
+	if err != nil {
+		return nil, err
+	}
+	return p.newTopology(b), nil
+}
+
+// DeserializeTopology rebuilds a topology from Topology.Serialize's bytes.
+func (p *Plugin) DeserializeTopology(data []byte) (*Topology, error) {
+	const op = "PJRT_TopologyDescription_Deserialize"
+	x, err := p.topologyCreator(op)
+	if err != nil {
+		return nil, err
+	}
+	if len(data) == 0 {
+		return nil, errorf(InvalidArgument, op, "empty serialized topology")
+	}
+	b, err := x.DeserializeTopology(data)
+	if err != nil {
+		return nil, err
+	}
+	return p.newTopology(b), nil
+}
+
+func (t *Topology) check() error {
+	t.mu.Lock()
+	closed := t.closed
+	t.mu.Unlock()
+	if closed {
+		return ErrClosed
+	}
+	if t.client != nil {
+		return t.client.check()
+	}
+	return nil
+}
+
+// PlatformName is the topology's platform, e.g. "cuda", "tpu".
+func (t *Topology) PlatformName() (string, error) {
+	if err := t.check(); err != nil {
+		return "", err
+	}
+	return t.b.PlatformName()
+}
+
+// PlatformVersion is the platform's version string.
+func (t *Topology) PlatformVersion() (string, error) {
+	if err := t.check(); err != nil {
+		return "", err
+	}
+	return t.b.PlatformVersion()
+}
+
+// DeviceDescriptions describes every device of the topology.
+func (t *Topology) DeviceDescriptions() ([]DeviceDescription, error) {
+	if err := t.check(); err != nil {
+		return nil, err
+	}
+	ds, err := t.b.DeviceDescriptions()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]DeviceDescription, len(ds))
+	for i, d := range ds {
+		out[i] = DeviceDescription{ID: d.ID, ProcessIndex: d.ProcessIndex, Kind: d.Kind, DebugString: d.DebugString,
+			String: d.String, Attributes: namedValueMap(d.Attributes), Memories: d.Memories}
+	}
+	return out, nil
+}
+
+// Attributes are the topology's attributes.
+func (t *Topology) Attributes() (map[string]any, error) {
+	if err := t.check(); err != nil {
+		return nil, err
+	}
+	a, err := t.b.Attributes()
+	if err != nil {
+		return nil, err
+	}
+	return namedValueMap(a), nil
+}
+
+// Serialize returns bytes Plugin.DeserializeTopology accepts.
+func (t *Topology) Serialize() ([]byte, error) {
+	if err := t.check(); err != nil {
+		return nil, err
+	}
+	return t.b.Serialize()
+}
+
+// Fingerprint identifies the topology (equal topologies, equal fingerprints).
+func (t *Topology) Fingerprint() (uint64, error) {
+	if err := t.check(); err != nil {
+		return 0, err
+	}
+	return t.b.Fingerprint()
+}
+
+// MemoryKindIDs are the ids of the memory space kinds of the topology.
+func (t *Topology) MemoryKindIDs() ([]int, error) {
+	if err := t.check(); err != nil {
+		return nil, err
+	}
+	return t.b.MemoryKindIDs()
+}
+
+// CanonicalShape returns the serialized xla.ShapeProto of shape as it is
+// laid out in the memory space of the given kind id.
+func (t *Topology) CanonicalShape(kindID int, shape xla.Shape) ([]byte, error) {
+	if err := t.check(); err != nil {
+		return nil, err
+	}
+	if err := shape.Validate(); err != nil {
+		return nil, err
+	}
+	return t.b.CanonicalShape(kindID, shape)
+}
+
+// DefaultLayout is the serialized default layout of shape on this
+// topology (Layouts extension).
+func (t *Topology) DefaultLayout(shape xla.Shape) ([]byte, error) {
+	if err := t.check(); err != nil {
+		return nil, err
+	}
+	if err := shape.Validate(); err != nil {
+		return nil, err
+	}
+	return t.b.DefaultLayout(shape)
+}
+
+// Close releases a standalone topology; it is a no-op for a client's. It
+// is idempotent.
+func (t *Topology) Close() error {
+	t.mu.Lock()
+	if t.closed {
+		t.mu.Unlock()
+		return nil
+	}
+	t.closed = true
+	t.mu.Unlock()
+	if t.client != nil {
+		return nil
+	}
+	return t.b.Close()
+}
+
+// UnloadedExecutable is a program compiled for a topology but not loaded
+// on a client (PJRT_Compile): serialize it for later, inspect it, or load
+// it with Client.Load. Close releases it.
+type UnloadedExecutable struct {
+	compiledDetails
+	plugin *Plugin
+	b      backend.CompiledProgram
+
+	mu     sync.Mutex
+	closed bool
+}
+
+// Compile compiles a program for the topology without loading it (ahead of
+// time). A client's topology compiles with its client. opts may be nil.
+func (t *Topology) Compile(p Program, opts *xla.CompileOptions) (*UnloadedExecutable, error) {
+	const op = "PJRT_Compile"
+	if err := t.check(); err != nil {
+		return nil, err
+	}
+	if p.Format != "mlir" && p.Format != "hlo" {
+		return nil, errorf(InvalidArgument, op, "program format %q: use \"mlir\" or \"hlo\"", p.Format)
+	}
+	if len(p.Code) == 0 {
+		return nil, errorf(InvalidArgument, op, "empty program")
+	}
+	o := xla.DefaultCompileOptions()
+	if opts != nil {
+		o = *opts
+	}
+	raw, err := o.Marshal()
+	if err != nil {
+		return nil, err
+	}
+	var bc backend.Client
+	if t.client != nil {
+		bc = t.client.b
+	}
+	b, err := t.b.Compile(p.Code, p.Format, raw, bc)
+	if err != nil {
+		return nil, err
+	}
+	u := &UnloadedExecutable{plugin: t.plugin, b: b}
+	u.compiledDetails = compiledDetails{details: detailsOf(u.check, b, t.plugin)}
+	runtime.AddCleanup(u, func(b backend.CompiledProgram) { b.Close() }, b)
+	return u, nil
+}
+
+func (u *UnloadedExecutable) check() error {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.closed {
+		return ErrClosed
+	}
+	return nil
+}
+
+// Name is the executable's name.
+func (u *UnloadedExecutable) Name() (string, error) {
+	if err := u.check(); err != nil {
+		return "", err
+	}
+	return u.b.Name()
+}
+
+// NumReplicas is the number of replicas it was compiled for.
+func (u *UnloadedExecutable) NumReplicas() (int, error) {
+	if err := u.check(); err != nil {
+		return 0, err
+	}
+	return u.b.NumReplicas()
+}
+
+// NumPartitions is the number of partitions it was compiled for.
+func (u *UnloadedExecutable) NumPartitions() (int, error) {
+	if err := u.check(); err != nil {
+		return 0, err
+	}
+	return u.b.NumPartitions()
+}
+
+// Outputs describes the outputs each device produces.
+func (u *UnloadedExecutable) Outputs() ([]Output, error) {
+	if err := u.check(); err != nil {
+		return nil, err
+	}
+	outs, err := u.b.Outputs()
+	if err != nil {
+		return nil, err
+	}
+	res := make([]Output, len(outs))
+	for i, o := range outs {
+		res[i] = Output{Shape: o.Shape.Clone(), MemoryKind: o.MemoryKind}
+	}
+	return res, nil
+}
+
+// Fingerprint identifies the compiled code.
+func (u *UnloadedExecutable) Fingerprint() (string, error) {
+	if err := u.check(); err != nil {
+		return "", err
+	}
+	return u.b.Fingerprint()
+}
+
+// Serialize returns bytes Client.DeserializeAndLoad accepts.
+func (u *UnloadedExecutable) Serialize() ([]byte, error) {
+	if err := u.check(); err != nil {
+		return nil, err
+	}
+	return u.b.Serialize()
+}
+
+// Close releases the executable. It is idempotent.
+func (u *UnloadedExecutable) Close() error {
+	u.mu.Lock()
+	if u.closed {
+		u.mu.Unlock()
+		return nil
+	}
+	u.closed = true
+	u.mu.Unlock()
+	return u.b.Close()
+}
+
+// Load loads an executable compiled by Topology.Compile on the client's
+// devices. opts (may be nil) override its compile options.
+func (c *Client) Load(u *UnloadedExecutable, opts *xla.CompileOptions) (*Executable, error) {
+	const op = "PJRT_Client_Load"
+	if err := c.check(); err != nil {
+		return nil, err
+	}
+	if u == nil {
+		return nil, errorf(InvalidArgument, op, "executable is nil")
+	}
+	if err := u.check(); err != nil {
+		return nil, err
+	}
+	x, ok := c.b.(backend.ProgramLoader)
+	if !ok {
+		return nil, notSupported(op, "loading compiled executables", c.plugin)
+	}
+	var raw []byte
+	if opts != nil {
+		var err error
+		if raw, err = opts.Marshal(); err != nil {
+			return nil, err
+		}
+	}
+	b, err := x.Load(u.b, raw)
+	if err != nil {
+		return nil, err
+	}
+	return c.newExecutable(b)
+}
+
+// optionValues checks and converts client/topology options.
+func optionValues(options []Option) ([]backend.NamedValue, error) {
+	nvs := make([]backend.NamedValue, len(options))
+	for i, o := range options {
+		switch o.Value.(type) {
+		case string, int64, []int64, float32, bool, int, []int, float64:
+		default:
+			return nil, errorf(InvalidArgument, "", "option %q has type %T; options are string, int64, []int64, float32 or bool", o.Name, o.Value)
+		}
+		nvs[i] = backend.NamedValue{Name: o.Name, Value: o.Value}
+	}
+	return nvs, nil
+}

@@ -1,0 +1,247 @@
+package pjrt
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"unsafe"
+
+	"github.com/ebitengine/purego"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/halo-ml/halo/internal/testplugin"
+	"github.com/halo-ml/halo/xla"
+)
+
+// ffiProgram is a conformance program that calls target's Go handler.
+func ffiProgram(target, sig string, attrs ...string) string {
+	return fmt.Sprintf("// conformance: ffi:%s %s attr.%s=i64:%d %s\n", target, sig, FFICallbackAttr, FFICallbackID(target), strings.Join(attrs, " "))
+}
+
+// runFFI compiles and runs prog on x and returns the first output's error
+// and values.
+func runFFI(t *testing.T, cl *Client, prog string, xctx *ExecuteContext, in ...float32) ([]float32, error) {
+	t.Helper()
+	exe, err := cl.Compile(MLIRText(prog), nil)
+	require.NoError(t, err)
+	defer exe.Close()
+	x, err := BufferFrom(cl, in, []int64{int64(len(in))}, CopyDuringCall())
+	require.NoError(t, err)
+	res, err := exe.Execute([][]*Buffer{{x}}, ExecuteOptions{Context: xctx, LaunchID: 5})
+	require.NoError(t, err)
+	return ToSlice[float32](ctxT(t), res.Outputs[0][0])
+}
+
+func TestFFIHandlers(t *testing.T) {
+	c := openConformance(t)
+	cl := c.client(t)
+	p := cl.Plugin()
+	assert.Equal(t, []string{"FFI", "Gpu_Custom_Call", "Layouts", "MemoryDescriptions"}, p.Extensions())
+
+	var calls atomic.Int32
+	var seen *FFICallFrame
+	var seenOrdinal int
+	var seenRun int64
+	double := func(f *FFICallFrame) error {
+		calls.Add(1)
+		in := f.Args[0].Bytes()
+		out := f.Rets[0].Bytes()
+		src, dst := asFloat32(in), asFloat32(out)
+		for i := range src {
+			dst[i] = 2 * src[i]
+		}
+		seen = f
+		seenOrdinal, _ = f.Context.DeviceOrdinal()
+		seenRun, _ = f.Context.RunID()
+		return nil
+	}
+	metaBefore := c.counter("ffi_metadata_calls")
+	require.NoError(t, p.RegisterFFIHandler("halo_double", "conformance", double, FFICommandBufferCompatible))
+	assert.Equal(t, metaBefore+1, c.counter("ffi_metadata_calls"), "XLA calls the handler once with a metadata frame")
+	assert.Contains(t, c.text("conformance_ffi_handlers"), "halo_double@conformance:api=0.3:traits=1:meta_traits=1",
+		"the trampoline answers the metadata call with API 0.3 and the registration's traits")
+
+	prog := ffiProgram("halo_double", "f32[4] -> f32[4]", "attr.scale=f32:2.5", "attr.name=str:hello", "attr.dims=i64s:1,2,3", "attr.flag=pred:true", "attr.small=i32:-7")
+	got, err := runFFI(t, cl, prog, nil, 1, 2, 3, 4)
+	require.NoError(t, err)
+	assert.Equal(t, []float32{2, 4, 6, 8}, got)
+	assert.EqualValues(t, 1, calls.Load())
+	require.NotNil(t, seen)
+	assert.Equal(t, FFIStageExecute, seen.Stage)
+	assert.Equal(t, xla.Float32, seen.Args[0].DType)
+	assert.Equal(t, []int64{4}, seen.Args[0].Dims)
+	assert.Equal(t, map[string]any{
+		FFICallbackAttr: FFICallbackID("halo_double"), "scale": float32(2.5), "name": "hello",
+		"dims": []int64{1, 2, 3}, "flag": true, "small": int32(-7),
+	}, seen.Attrs)
+	assert.Equal(t, 0, seenOrdinal)
+	assert.EqualValues(t, 5, seenRun, "the launch id")
+
+	// Errors, panics and missing dispatch attributes fail the execution, never the process.
+	require.NoError(t, p.RegisterFFIHandler("halo_refuse", "conformance", func(*FFICallFrame) error {
+		return &Error{Code: FailedPrecondition, Msg: "handler says no"}
+	}, 0))
+	_, err = runFFI(t, cl, ffiProgram("halo_refuse", "f32[1] -> f32[1]"), nil, 1)
+	assert.ErrorIs(t, err, FailedPrecondition)
+	assert.Contains(t, err.Error(), "handler says no")
+
+	require.NoError(t, p.RegisterFFIHandler("halo_plain_error", "conformance", func(*FFICallFrame) error {
+		return errors.New("plain failure")
+	}, 0))
+	_, err = runFFI(t, cl, ffiProgram("halo_plain_error", "f32[1] -> f32[1]"), nil, 1)
+	assert.ErrorIs(t, err, Internal)
+	assert.Contains(t, err.Error(), "plain failure")
+
+	require.NoError(t, p.RegisterFFIHandler("halo_panic", "conformance", func(f *FFICallFrame) error {
+		var m map[string]int
+		m["boom"] = 1 // nil map write
+		return nil
+	}, 0))
+	_, err = runFFI(t, cl, ffiProgram("halo_panic", "f32[1] -> f32[1]"), nil, 1)
+	assert.ErrorIs(t, err, Internal)
+	assert.Contains(t, err.Error(), `the Go handler for "halo_panic" panicked`)
+
+	_, err = runFFI(t, cl, "// conformance: ffi:halo_double f32[1] -> f32[1]\n", nil, 1)
+	assert.ErrorIs(t, err, InvalidArgument)
+	assert.Contains(t, err.Error(), FFICallbackAttr)
+	_, err = runFFI(t, cl, fmt.Sprintf("// conformance: ffi:halo_double f32[1] -> f32[1] attr.%s=i64:12345\n", FFICallbackAttr), nil, 1)
+	assert.ErrorIs(t, err, NotFound)
+
+	// Registering a target again replaces its Go function.
+	require.NoError(t, p.RegisterFFIHandler("halo_refuse", "conformance", func(f *FFICallFrame) error {
+		copy(f.Rets[0].Bytes(), f.Args[0].Bytes())
+		return nil
+	}, 0))
+	got, err = runFFI(t, cl, ffiProgram("halo_refuse", "f32[1] -> f32[1]"), nil, 9)
+	require.NoError(t, err)
+	assert.Equal(t, []float32{9}, got)
+
+	assert.ErrorIs(t, p.RegisterFFIHandler("", "conformance", double, 0), InvalidArgument)
+	assert.ErrorIs(t, p.RegisterFFIHandler("x", "conformance", nil, 0), InvalidArgument)
+	assert.Equal(t, int64(0), c.live("ffi_error"), "every XLA_FFI_Error was consumed")
+}
+
+// asFloat32 views host bytes as float32s.
+func asFloat32(b []byte) []float32 {
+	if len(b) < 4 {
+		return nil
+	}
+	return unsafe.Slice((*float32)(unsafe.Pointer(&b[0])), len(b)/4)
+}
+
+// loadLib dlopens a conformance plugin file for its inspection functions.
+func loadLib(path string) (uintptr, error) {
+	return purego.Dlopen(path, purego.RTLD_NOW|purego.RTLD_LOCAL)
+}
+
+func TestFFIUserData(t *testing.T) {
+	c := openConformance(t)
+	cl := c.client(t)
+	p := cl.Plugin()
+	id, err := p.RegisterFFIType("halo_test_scale")
+	require.NoError(t, err)
+	again, err := p.RegisterFFIType("halo_test_scale")
+	require.NoError(t, err)
+	assert.Equal(t, id, again, "the same name gets the same id")
+	assert.Contains(t, c.text("conformance_ffi_types"), fmt.Sprintf("halo_test_scale=%d", id))
+
+	require.NoError(t, p.RegisterFFIHandler("halo_scale", "conformance", func(f *FFICallFrame) error {
+		scale, err := f.UserData(id)
+		if err != nil {
+			return err
+		}
+		src, dst := asFloat32(f.Args[0].Bytes()), asFloat32(f.Rets[0].Bytes())
+		for i := range src {
+			dst[i] = src[i] * float32(scale)
+		}
+		return nil
+	}, 0))
+	xctx, err := cl.NewExecuteContext()
+	require.NoError(t, err)
+	defer xctx.Close()
+	require.NoError(t, xctx.AddFFIUserData(id, 3))
+	assert.ErrorIs(t, xctx.AddFFIUserData(id, 4), AlreadyExists)
+	got, err := runFFI(t, cl, ffiProgram("halo_scale", "f32[2] -> f32[2]"), xctx, 1, 2)
+	require.NoError(t, err)
+	assert.Equal(t, []float32{3, 6}, got)
+
+	_, err = runFFI(t, cl, ffiProgram("halo_scale", "f32[2] -> f32[2]"), nil, 1, 2)
+	require.Error(t, err, "no execute context: no user data")
+	assert.Contains(t, err.Error(), "no user data")
+
+	require.NoError(t, xctx.Close())
+	assert.ErrorIs(t, xctx.AddFFIUserData(id, 1), ErrClosed)
+	_, err = p.RegisterFFIType("")
+	assert.ErrorIs(t, err, InvalidArgument)
+}
+
+// TestFFIOlderExtension registers through a plugin built before the FFI
+// extension could register handlers (minor 70): halo falls back to the GPU
+// custom-call extension, and sends user data in the older 48-byte layout.
+func TestFFIOlderExtension(t *testing.T) {
+	path := testplugin.Copy(t, testplugin.Build(t))
+	t.Setenv("CONFORMANCE_PJRT_MINOR", "70")
+	c := &conformance{t: t, path: path}
+	lib, err := loadLib(path)
+	require.NoError(t, err)
+	c.lib = lib
+	cl := c.client(t)
+	p := cl.Plugin()
+	require.NoError(t, p.RegisterFFIHandler("halo_old_negate", "CUDA", func(f *FFICallFrame) error {
+		src, dst := asFloat32(f.Args[0].Bytes()), asFloat32(f.Rets[0].Bytes())
+		for i := range src {
+			dst[i] = -src[i]
+		}
+		return nil
+	}, 0))
+	assert.Equal(t, "halo_old_negate:1", c.text("conformance_gpu_custom_calls"), "registered through the GPU extension")
+	assert.Equal(t, "halo_old_negate:v2:execute", c.record("gpu_custom_call_handlers"))
+	assert.Contains(t, c.text("conformance_ffi_handlers"), "halo_old_negate@CUDA:api=0.3")
+	got, err := runFFI(t, cl, ffiProgram("halo_old_negate", "f32[2] -> f32[2]"), nil, 1, -2)
+	require.NoError(t, err)
+	assert.Equal(t, []float32{-1, 2}, got)
+
+	id, err := p.RegisterFFIType("halo_old_type")
+	require.NoError(t, err)
+	xctx, err := cl.NewExecuteContext()
+	require.NoError(t, err)
+	require.NoError(t, xctx.AddFFIUserData(id, 5), "the 48-byte UserData_Add args of older plugins")
+	require.NoError(t, xctx.Close())
+}
+
+func TestGPUCustomCalls(t *testing.T) {
+	c := openConformance(t)
+	p, err := LoadPlugin(c.path)
+	require.NoError(t, err)
+	fn := ffiTrampoline() // a valid XLA_FFI_Handler to hand to the plugin
+	require.NoError(t, p.RegisterGPUCustomCall("halo_gpu_legacy", 0, GPUCustomCallHandlers{Execute: fn}))
+	require.NoError(t, p.RegisterGPUCustomCall("halo_gpu_typed", 1, GPUCustomCallHandlers{Instantiate: fn, Prepare: fn, Initialize: fn, Execute: fn}))
+	calls := c.text("conformance_gpu_custom_calls")
+	assert.Contains(t, calls, "halo_gpu_legacy:0")
+	assert.Contains(t, calls, "halo_gpu_typed:1")
+	rec := c.record("gpu_custom_call_handlers")
+	assert.Contains(t, rec, "halo_gpu_legacy:v2:execute")
+	assert.Contains(t, rec, "halo_gpu_typed:v2:instantiate+prepare+initialize+execute")
+	assert.ErrorIs(t, p.RegisterGPUCustomCall("x", 2, GPUCustomCallHandlers{Execute: fn}), InvalidArgument)
+	assert.ErrorIs(t, p.RegisterGPUCustomCall("x", 1, GPUCustomCallHandlers{}), InvalidArgument)
+	assert.ErrorIs(t, p.RegisterGPUCustomCall("", 1, GPUCustomCallHandlers{Execute: fn}), InvalidArgument)
+
+	// A plugin older than PJRT 0.55 has version 1 of the extension.
+	path := testplugin.Copy(t, testplugin.Build(t))
+	t.Setenv("CONFORMANCE_PJRT_MINOR", "50")
+	old, err := LoadPlugin(path)
+	require.NoError(t, err)
+	lib, err := loadLib(path)
+	require.NoError(t, err)
+	oc := &conformance{t: t, path: path, lib: lib}
+	err = old.RegisterGPUCustomCall("halo_v1", 1, GPUCustomCallHandlers{Prepare: fn, Execute: fn})
+	assert.ErrorIs(t, err, InvalidArgument)
+	assert.Contains(t, err.Error(), "only an execute handler")
+	require.NoError(t, old.RegisterGPUCustomCall("halo_v1", 1, GPUCustomCallHandlers{Execute: fn}))
+	assert.Equal(t, "halo_v1:1", oc.text("conformance_gpu_custom_calls"))
+	assert.Equal(t, "halo_v1:v1:execute", oc.record("gpu_custom_call_handlers"))
+	assert.Contains(t, oc.text("conformance_ffi_handlers"), "halo_v1@CUDA:api=0.3", "the typed handler was registered with its metadata call")
+}
