@@ -3,6 +3,7 @@ package bench
 import (
 	"bytes"
 	"testing"
+	"time"
 
 	"github.com/halo-ml/halo/stablehlo"
 )
@@ -20,24 +21,28 @@ const (
 	mlpOps         = 3 * mlpLayers
 )
 
-func report(b *testing.B, ops int) {
+// report adds throughput metrics; cpu0 is cpuTime() before the loop.
+func report(b *testing.B, ops int, cpu0 time.Duration) {
 	b.ReportMetric(float64(ops)*float64(b.N)/b.Elapsed().Seconds(), "ops/s")
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(ops), "ns/stablehlo-op")
+	b.ReportMetric(float64((cpuTime()-cpu0).Nanoseconds())/float64(b.N)/float64(ops), "cpu-ns/stablehlo-op")
 }
 
 func haloBuild(b *testing.B, ops int, build func() (*stablehlo.Module, error)) {
 	b.ReportAllocs()
+	cpu0 := cpuTime()
 	for b.Loop() {
 		if _, err := build(); err != nil {
 			b.Fatal(err)
 		}
 	}
-	report(b, ops)
+	report(b, ops, cpu0)
 }
 
 func haloBuildPrint(b *testing.B, ops int, generic bool, build func() (*stablehlo.Module, error)) {
 	b.ReportAllocs()
 	var buf bytes.Buffer
+	cpu0 := cpuTime()
 	for b.Loop() {
 		m, err := build()
 		if err != nil {
@@ -49,7 +54,7 @@ func haloBuildPrint(b *testing.B, ops int, generic bool, build func() (*stablehl
 		}
 	}
 	b.ReportMetric(float64(buf.Len()), "bytes-of-text")
-	report(b, ops)
+	report(b, ops, cpu0)
 }
 
 func haloParse(b *testing.B, ops int, generic bool, build func() (*stablehlo.Module, error)) {
@@ -65,12 +70,13 @@ func haloParse(b *testing.B, ops int, generic bool, build func() (*stablehlo.Mod
 	m = nil
 	b.ReportAllocs()
 	b.SetBytes(int64(len(text)))
+	cpu0 := cpuTime()
 	for b.Loop() {
 		if _, err := stablehlo.Parse(text); err != nil {
 			b.Fatal(err)
 		}
 	}
-	report(b, ops)
+	report(b, ops, cpu0)
 }
 
 type gomlxBuilder interface{ Build() ([]byte, error) }
@@ -78,6 +84,7 @@ type gomlxBuilder interface{ Build() ([]byte, error) }
 func gomlxBuild[B gomlxBuilder](b *testing.B, ops int, print bool, build func() (B, error)) {
 	b.ReportAllocs()
 	var n int
+	cpu0 := cpuTime()
 	for b.Loop() {
 		gb, err := build()
 		if err != nil {
@@ -94,7 +101,7 @@ func gomlxBuild[B gomlxBuilder](b *testing.B, ops int, print bool, build func() 
 	if print {
 		b.ReportMetric(float64(n), "bytes-of-text")
 	}
-	report(b, ops)
+	report(b, ops, cpu0)
 }
 
 func haloElementwise() (*stablehlo.Module, error) { return HaloElementwise(elementwiseOps) }

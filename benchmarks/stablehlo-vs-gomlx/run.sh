@@ -5,7 +5,11 @@
 set -e
 cd "$(dirname "$0")"
 echo "# $(date -u +%Y-%m-%d) $(lscpu | sed -n 's/^Model name: *//p') $(nproc) cores $(go version)"
-go test -run XXX -bench . -benchtime "${BENCHTIME:-3x}" -count "${COUNT:-3}" .
+# Whole runs are repeated (rather than -count) so that both libraries see
+# the same machine conditions in each run.
+for i in $(seq "${RUNS:-3}"); do
+	go test -run XXX -bench . -benchtime "${BENCHTIME:-2x}" .
+done
 go test -c -o /tmp/stablehlo-vs-gomlx.test .
 for b in Elementwise1M/halo/Build Elementwise1M/halo/BuildPrintGeneric Elementwise1M/halo/BuildPrintPretty Elementwise1M/halo/ParseGeneric Elementwise1M/halo/ParsePretty \
 	Elementwise1M/gomlx/Build Elementwise1M/gomlx/BuildPrint \
