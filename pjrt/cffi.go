@@ -34,7 +34,6 @@ var (
 	// trampoline must not take a lock the registering goroutine holds).
 	ffiRegMu      sync.Mutex
 	ffiMetaTraits atomic.Uint32
-	ffiMetaCalls  atomic.Int64
 )
 
 type ffiEntry struct {
@@ -57,7 +56,6 @@ func ffiCall(frame uintptr) uintptr {
 	}
 	f := (*capi.XLA_FFI_CallFrame)(cptr(frame))
 	if md := ffiMetadata(f); md != 0 {
-		ffiMetaCalls.Add(1)
 		ffiAnswerMetadata(f, md)
 		return 0
 	}
@@ -546,11 +544,4 @@ func (x *cExecuteContext) AddFFIUserData(typeID int64, data uintptr) error {
 		UserData:   capi.PJRT_FFI_UserData{TypeId: typeID, Data: data},
 	}}
 	return p.callExt(fn, op, unsafe.Pointer(a))
-}
-
-// registeredFFIHandlers is the number of Go FFI handlers (for tests).
-func registeredFFIHandlers() int {
-	ffiTableMu.RLock()
-	defer ffiTableMu.RUnlock()
-	return len(ffiHandlers)
 }

@@ -2,6 +2,7 @@ package pjrt
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"sync"
@@ -153,8 +154,11 @@ func (c *Client) Device(id int) (*Device, error) {
 		}
 	}
 	msg := fmt.Sprintf("no device with id %d (the client has %d)", id, len(c.devices))
-	if err != nil {
-		msg += ": " + err.Error()
+	var pe *Error
+	if errors.As(err, &pe) {
+		msg += "; the plugin says: " + pe.Msg
+	} else if err != nil {
+		msg += "; " + err.Error()
 	}
 	return nil, &Error{Code: NotFound, Op: "PJRT_Client_LookupDevice", Msg: msg}
 }

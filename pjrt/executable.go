@@ -246,6 +246,12 @@ func (e *Executable) Execute(args [][]*Buffer, opts ExecuteOptions) (*Execution,
 		WantCompletionEvents: opts.CompletionEvents,
 	}
 	if opts.Context != nil {
+		if err := opts.Context.check(); err != nil {
+			return nil, fmt.Errorf("pjrt: execute context: %w", err)
+		}
+		if opts.Context.c != e.c {
+			return nil, errorf(InvalidArgument, "PJRT_LoadedExecutable_Execute", "the execute context belongs to another client")
+		}
 		bo.Context = opts.Context.b
 	}
 	if opts.Device != nil {

@@ -710,6 +710,10 @@ func TestExtraNoLeaks(t *testing.T) {
 		require.NoError(t, err)
 		_, err = b.Bitcast(xla.MakeShape(xla.Int32, 2))
 		require.NoError(t, err)
+		_, err = b.SerializedLayout()
+		require.NoError(t, err)
+		_, err = cl.DefaultLayout(xla.MakeShape(xla.Float32, 3))
+		require.NoError(t, err)
 		_, _, err = cl.CreateAliasBuffer(xla.MakeShape(xla.Float32, 2)) // never fulfilled: released at Close
 		require.NoError(t, err)
 		tr, err := cl.NewAsyncTransfer([]xla.Shape{xla.MakeShape(xla.Float32, 2)})
@@ -724,7 +728,11 @@ func TestExtraNoLeaks(t *testing.T) {
 		require.NoError(t, err)
 		u, err := topo.Compile(MLIRText(addProgram), nil)
 		require.NoError(t, err)
-		_, err = cl.Load(u, nil)
+		le, err := cl.Load(u, nil)
+		require.NoError(t, err)
+		_, err = le.OutputLayouts()
+		require.NoError(t, err)
+		_, err = le.DeviceAssignment()
 		require.NoError(t, err)
 		require.NoError(t, u.Close())
 		xc, err := cl.NewExecuteContext()
@@ -744,7 +752,7 @@ func TestExtraNoLeaks(t *testing.T) {
 	for _, kind := range []string{"client", "buffer", "loaded_executable", "executable", "error", "execute_context",
 		"topology", "transfer_manager", "dma_mapping", "async_tracking_event", "serialized_executable",
 		"serialized_compile_options", "serialized_device_assignment", "serialized_shape", "serialized_layout",
-		"device_attributes", "ffi_error", "raw_future", "donation"} {
+		"device_attributes", "ffi_error", "raw_future", "donation", "layout", "alias_callback"} {
 		assert.EqualValues(t, 0, c.live(kind), "live %s objects", kind)
 	}
 	deadline := time.Now().Add(5 * time.Second)
