@@ -47,6 +47,9 @@ func describePlugin(w io.Writer, name string) error {
 		return err
 	}
 	fmt.Fprintf(w, "\n%s\n", p)
+	if exts := p.Extensions(); len(exts) > 0 {
+		fmt.Fprintf(w, "  extensions: %s\n", strings.Join(exts, ", "))
+	}
 	attrs := p.Attributes()
 	keys := make([]string, 0, len(attrs))
 	for k := range attrs {

@@ -34,7 +34,7 @@ func TestDevicesWithPlugin(t *testing.T) {
 	so := testplugin.Build(t)
 	code, out, errOut := runCLI("devices", "-plugin", so)
 	assert.Equal(t, 0, code, errOut)
-	for _, want := range []string{"PJRT 0.114", "attribute xla_version = 2", "platform conformance",
+	for _, want := range []string{"PJRT 0.114", "extensions: ", "attribute xla_version = 2", "platform conformance",
 		`kind="conformance_device"`, `memory 0: kind="device" (default)`, `kind="pinned_host"`} {
 		assert.Contains(t, out, want)
 	}
