@@ -79,6 +79,7 @@ type mlirParser struct {
 	locAliases  map[string][]byte
 	locFixups   []mlirLocFixup
 	locCopies   [][2]*Location // [dst, src] once locations are resolved
+	locBytes    int            // bytes of location text expanded so far
 	types       map[string]Type
 	strs        map[string]string
 	scope       mlirScope
@@ -322,6 +323,7 @@ type mlirScope struct {
 	names   map[string][]*Value
 	numLog  []int32
 	nameLog []string
+	defs    int
 }
 
 // mlirNumericName returns the number a name spells, or -1 ("007" is not
@@ -357,7 +359,10 @@ func (s *mlirScope) define(name []byte, vals []*Value, logged bool) bool {
 	if s.lookup(name) != nil {
 		return false
 	}
-	if n := mlirNumericName(name); n >= 0 && n < len(s.nums)+4096 {
+	s.defs++
+	// Numbered names are dense in practice; the slice stays proportional
+	// to the number of definitions.
+	if n := mlirNumericName(name); n >= 0 && n < 2*s.defs+1024 {
 		for len(s.nums) <= n {
 			s.nums = append(s.nums, nil)
 		}
@@ -586,11 +591,16 @@ func (p *mlirParser) parseGenericTail(name string, namePos int) *Op {
 	if p.peek() == '[' {
 		p.fail("block successors are not supported")
 	}
+	if name == "" {
+		p.errAt(namePos, "empty operation name")
+	}
 	var attrs []NamedAttr
+	nprops := 0
 	if p.peek() == '<' && p.pos+1 < len(p.src) && p.src[p.pos+1] == '{' {
 		p.pos++
 		attrs = p.parseDictEntries(attrs)
 		p.expect('>')
+		nprops = len(attrs)
 	}
 	var regions []*Region
 	if p.peek() == '(' {
@@ -604,7 +614,15 @@ func (p *mlirParser) parseGenericTail(name string, namePos int) *Op {
 		p.expect(')')
 	}
 	if p.peek() == '{' {
+		dpos := p.pos
 		attrs = p.parseDictEntries(attrs)
+		for _, a := range attrs[nprops:] {
+			for _, b := range attrs[:nprops] {
+				if a.Name == b.Name {
+					p.errAt(dpos, "attribute %q is both a property and a discardable attribute (halo keeps one dictionary per op)", a.Name)
+				}
+			}
+		}
 	}
 	p.expect(':')
 	tpos := p.pos

@@ -263,12 +263,16 @@ func (p *mlirParser) parseDictEntries(attrs []NamedAttr) []NamedAttr {
 		return attrs
 	}
 	first := len(attrs)
+	var seen map[string]bool
 	for {
 		p.skipSpace()
 		kpos := p.pos
 		var key string
 		if p.peek() == '"' {
 			key = p.stringLit()
+			if key == "" {
+				p.errAt(kpos, "expected valid attribute name")
+			}
 		} else {
 			id := p.bareID()
 			if len(id) == 0 {
@@ -276,10 +280,23 @@ func (p *mlirParser) parseDictEntries(attrs []NamedAttr) []NamedAttr {
 			}
 			key = p.intern(id)
 		}
-		for _, a := range attrs[first:] {
-			if a.Name == key {
+		if n := len(attrs) - first; n < 16 {
+			for _, a := range attrs[first:] {
+				if a.Name == key {
+					p.errAt(kpos, "duplicate key %q in dictionary attribute", key)
+				}
+			}
+		} else {
+			if seen == nil {
+				seen = map[string]bool{}
+				for _, a := range attrs[first:] {
+					seen[a.Name] = true
+				}
+			}
+			if seen[key] {
 				p.errAt(kpos, "duplicate key %q in dictionary attribute", key)
 			}
+			seen[key] = true
 		}
 		var v Attribute = UnitAttr{}
 		if p.tryByte('=') {
@@ -776,7 +793,16 @@ func (p *mlirParser) intOfType(n mlirNumber, dt xla.DType) int64 {
 		if u > 1<<63 || (w < 64 && u > 1<<uint(w-1)) {
 			p.errAt(n.pos, "integer -%s out of range for %s", n.text, mlirDTypeName(dt))
 		}
+		if dt == xla.Bool {
+			return int64(u) & 1
+		}
 		return -int64(u)
+	}
+	if dt == xla.Bool {
+		if u > 1 {
+			p.errAt(n.pos, "integer %s out of range for i1", n.text)
+		}
+		return int64(u)
 	}
 	if w < 64 && u >= 1<<uint(w) {
 		p.errAt(n.pos, "integer %s out of range for %s", n.text, mlirDTypeName(dt))
@@ -935,14 +961,17 @@ func (p *mlirParser) decodeDense(tt TensorType, end int) DenseElementsAttr {
 		out.Data = []byte{}
 		return out
 	}
-	if n > 1<<31 || n*int64(w) > 1<<32 {
-		p.errAt(p.pos, "dense literal of %d elements is too large", n)
-	}
 	c := p.src[p.pos]
 	switch c {
 	case '"':
 		p.decodeDenseHex(&out, n)
 	case '[':
+		// Every element takes at least one byte of text: a literal this
+		// short cannot fill a larger type (and must not make us allocate
+		// for it).
+		if n > int64(end-p.pos) {
+			p.errAt(p.pos, "dense literal is too short for %d elements of %s", n, mlirAppendType(nil, tt))
+		}
 		out.Data = make([]byte, n*int64(w))
 		var off int64
 		p.decodeDenseList(tt, 0, &off, out.Data)
@@ -1143,7 +1172,11 @@ func (p *mlirParser) expandLocAliases(raw []byte, pos, depth int) []byte {
 	if bytes.IndexByte(raw, '#') < 0 {
 		return raw
 	}
+	if p.locBytes > 1<<22 {
+		p.errAt(pos, "location aliases expand to more than 4 MiB")
+	}
 	var out []byte
+	defer func() { p.locBytes += len(out) }()
 	for i := 0; i < len(raw); {
 		c := raw[i]
 		if c == '"' {
@@ -1198,6 +1231,9 @@ func mlirDecodeLoc(raw []byte) Location {
 	return Location{Text: string(t)}
 }
 
+// mlirDecodeLocDepth bounds the nesting tryLoc follows.
+const mlirDecodeLocDepth = 8
+
 // tryLoc decodes "name", "file":l:c and "name"(child) at the start of a
 // scanner over a whole location body.
 func (s *mlirScanner) tryLoc() (l Location, ok bool) {
@@ -1224,11 +1260,23 @@ func (s *mlirScanner) tryLoc() (l Location, ok bool) {
 		}
 		return Location{File: str, Line: int(line), Col: int(col)}, true
 	case '(':
+		if s.depth >= mlirDecodeLocDepth {
+			return l, false
+		}
 		body := s.balanced()
 		if !s.atEnd() {
 			return l, false
 		}
-		child := mlirDecodeLoc(body[1 : len(body)-1])
+		cs := mlirScanner{src: bytes.TrimSpace(body[1 : len(body)-1]), depth: s.depth + 1}
+		var child Location
+		if len(cs.src) > 0 && cs.src[0] == '"' {
+			var ok bool
+			if child, ok = cs.tryLoc(); !ok {
+				return l, false
+			}
+		} else if string(cs.src) != "unknown" {
+			return l, false
+		}
 		if child.IsUnknown() {
 			return Location{Name: str}, true
 		}

@@ -252,11 +252,13 @@ func (p *mlirPrinter) fn(f *Func) {
 // fnPretty prints f's custom form (without location).
 func (p *mlirPrinter) fnPretty(f *Func) {
 	p.str("func.func ")
+	visKeyword := false
 	if f.Private {
 		p.str("private ")
-	} else if v, ok := mlirAttrNamed(f.Attrs, "sym_visibility").(StringAttr); ok {
+	} else if v, ok := mlirAttrNamed(f.Attrs, "sym_visibility").(StringAttr); ok && (v == "public" || v == "nested") {
 		p.str(string(v))
 		p.byte(' ')
+		visKeyword = true
 	}
 	p.buf = mlirAppendSymbol(p.buf, f.Name)
 	p.byte('(')
@@ -315,7 +317,7 @@ func (p *mlirPrinter) fnPretty(f *Func) {
 	}
 	var rest []NamedAttr
 	for _, a := range f.Attrs {
-		if a.Name == "sym_visibility" || a.Name == "function_type" && (f.Body == nil || len(f.Body.Blocks) == 0) {
+		if a.Name == "sym_visibility" && visKeyword || a.Name == "function_type" && (f.Body == nil || len(f.Body.Blocks) == 0) {
 			continue
 		}
 		rest = append(rest, a)

@@ -112,7 +112,7 @@ func mlirAppendIntOf(b []byte, v int64, dt xla.DType) []byte {
 	if dt == xla.Invalid {
 		w = 64
 	}
-	if dt.IsUnsigned() {
+	if dt.IsUnsigned() || dt == xla.Bool {
 		u := uint64(v)
 		if w < 64 {
 			u &= 1<<uint(w) - 1

@@ -1075,6 +1075,10 @@ func mlirPrintFuncOp(p *mlirPrinter, op *Op) bool {
 	if err != nil || f.Loc != op.Loc {
 		return false
 	}
+	// The custom form must give back exactly these attributes.
+	if string(mlirAppendDict(nil, mlirOpFromFunc(f).Attrs)) != string(mlirAppendDict(nil, op.Attrs)) {
+		return false
+	}
 	p.fnPretty(f)
 	return true
 }

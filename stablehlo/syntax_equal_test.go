@@ -266,7 +266,17 @@ func mlirAttrEqual(a, b Attribute) bool {
 		return true
 	case DenseElementsAttr:
 		b, ok := b.(DenseElementsAttr)
-		return ok && mlirTypeEqual(a.Type, b.Type) && string(mlirDenseExpand(a)) == string(mlirDenseExpand(b))
+		if !ok || !mlirTypeEqual(a.Type, b.Type) {
+			return false
+		}
+		if a.Splat && b.Splat || a.Type.Size() > 1<<16 {
+			// Compare as stored (do not expand huge splats).
+			one := func(d DenseElementsAttr) DenseElementsAttr {
+				return DenseElementsAttr{Type: TensorType{DType: d.Type.DType}, Data: d.Data}
+			}
+			return a.Splat == b.Splat && string(mlirDenseExpand(one(a))) == string(mlirDenseExpand(one(b)))
+		}
+		return string(mlirDenseExpand(a)) == string(mlirDenseExpand(b))
 	case TypeAttr:
 		b, ok := b.(TypeAttr)
 		return ok && mlirTypeEqual(a.Type, b.Type)

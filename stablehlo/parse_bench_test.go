@@ -1,0 +1,137 @@
+package stablehlo
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"sync"
+	"testing"
+	"time"
+)
+
+// Parse benchmarks: the printed text of the builder's benchmark programs
+// (a 1,000,000-op elementwise function and a 10,000-layer MLP, 30,000
+// ops), parsed from memory. mlir-opt (MLIR's own C++ parser, generic
+// form) runs on the same text side by side when it is installed.
+
+type mlirBenchText struct {
+	ops             int
+	pretty, generic []byte
+}
+
+var (
+	benchText1M, benchTextMLP mlirBenchText
+	benchOnce1M, benchOnceMLP sync.Once
+)
+
+func mlirMakeBenchText(b *testing.B, ops int, build func() (*Module, error)) mlirBenchText {
+	m, err := build()
+	if err != nil {
+		b.Fatal(err)
+	}
+	var p, g bytes.Buffer
+	if err := Print(&p, m, PrintOptions{}); err != nil {
+		b.Fatal(err)
+	}
+	if err := Print(&g, m, PrintOptions{Generic: true}); err != nil {
+		b.Fatal(err)
+	}
+	return mlirBenchText{ops: ops, pretty: p.Bytes(), generic: g.Bytes()}
+}
+
+func benchText(b *testing.B, which string) mlirBenchText {
+	switch which {
+	case "1M":
+		benchOnce1M.Do(func() {
+			benchText1M = mlirMakeBenchText(b, 1_000_000, func() (*Module, error) { return BuildElementwise(1_000_000) })
+		})
+		return benchText1M
+	default:
+		benchOnceMLP.Do(func() {
+			benchTextMLP = mlirMakeBenchText(b, 30_000, func() (*Module, error) { return BuildMLP(10_000) })
+		})
+		return benchTextMLP
+	}
+}
+
+func benchParse(b *testing.B, text []byte, ops int) {
+	b.SetBytes(int64(len(text)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := Parse(text); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(ops)*float64(b.N)/b.Elapsed().Seconds(), "ops/s")
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(ops), "ns/stablehlo-op")
+}
+
+// benchMLIROpt times mlir-opt reading the text (and writing nothing).
+func benchMLIROpt(b *testing.B, text []byte, ops int) {
+	opt := findMLIROpt()
+	if opt == "" {
+		b.Skip("mlir-opt not found")
+	}
+	f, err := os.CreateTemp(b.TempDir(), "*.mlir")
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := f.Write(text); err != nil {
+		b.Fatal(err)
+	}
+	f.Close()
+	b.SetBytes(int64(len(text)))
+	var total time.Duration
+	for b.Loop() {
+		start := time.Now()
+		cmd := exec.Command(opt, "--allow-unregistered-dialect", "--mlir-print-op-generic", "--mlir-disable-threading", "-o", os.DevNull, f.Name())
+		if out, err := cmd.CombinedOutput(); err != nil {
+			b.Fatalf("mlir-opt: %v\n%s", err, out)
+		}
+		total += time.Since(start)
+	}
+	b.ReportMetric(float64(ops)*float64(b.N)/total.Seconds(), "ops/s")
+	b.ReportMetric(float64(total.Nanoseconds())/float64(b.N)/float64(ops), "ns/stablehlo-op")
+}
+
+// BenchmarkParse1MOps parses the printed 1,000,000-op module.
+func BenchmarkParse1MOps(b *testing.B) {
+	t := benchText(b, "1M")
+	b.Run("pretty", func(b *testing.B) { benchParse(b, t.pretty, t.ops) })
+	b.Run("generic", func(b *testing.B) { benchParse(b, t.generic, t.ops) })
+	b.Run("mlir-opt-generic", func(b *testing.B) { benchMLIROpt(b, t.generic, t.ops) })
+}
+
+// BenchmarkParseMLP10k parses the printed 10,000-layer MLP.
+func BenchmarkParseMLP10k(b *testing.B) {
+	t := benchText(b, "mlp")
+	b.Run("pretty", func(b *testing.B) { benchParse(b, t.pretty, t.ops) })
+	b.Run("generic", func(b *testing.B) { benchParse(b, t.generic, t.ops) })
+	b.Run("mlir-opt-generic", func(b *testing.B) { benchMLIROpt(b, t.generic, t.ops) })
+}
+
+// BenchmarkPrint1MOps prints the 1,000,000-op module (for scale).
+func BenchmarkPrint1MOps(b *testing.B) {
+	m, err := BuildElementwise(1_000_000)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, generic := range []bool{false, true} {
+		name := "pretty"
+		if generic {
+			name = "generic"
+		}
+		b.Run(name, func(b *testing.B) {
+			var buf bytes.Buffer
+			b.ReportAllocs()
+			for b.Loop() {
+				buf.Reset()
+				if err := Print(&buf, m, PrintOptions{Generic: generic}); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.SetBytes(int64(buf.Len()))
+			b.ReportMetric(1e6*float64(b.N)/b.Elapsed().Seconds(), "ops/s")
+		})
+	}
+}
