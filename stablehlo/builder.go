@@ -14,7 +14,8 @@ import (
 // module attributes. Errors are sticky: an op given bad input records a
 // *BuildError (op name, operand types, the caller's file:line), returns a
 // placeholder value, and every later op is skipped; Build returns the first
-// error. The builder never panics on bad input.
+// error. The builder never panics on bad input. A Builder and its
+// FuncBuilders are not safe for concurrent use.
 //
 //	b := stablehlo.NewBuilder("jit_f")
 //	f := b.NewFunction("main", stablehlo.Tensor(xla.Float32, 4))
@@ -29,6 +30,10 @@ type Builder struct {
 	// regionOwner maps the blocks of regions built by closures to their
 	// function (to explain scope errors).
 	regionOwner map[*Block]*Func
+	// Node slabs for the ops built most (see slab).
+	node1s   slab[node1]
+	node2s   slab[node2]
+	dotNodes slab[dotNode]
 }
 
 // NewBuilder returns a builder of a module named name ("" for an unnamed

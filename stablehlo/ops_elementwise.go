@@ -71,8 +71,26 @@ type node2 struct {
 	operands [2]*Value
 }
 
+// slab hands out nodes from chunks, so that building a large program
+// costs one allocation per chunk rather than one per op. Chunks grow from
+// 8 to 1024 nodes, so small programs waste little.
+type slab[T any] struct {
+	free []T
+	next int
+}
+
+func (s *slab[T]) get() *T {
+	if len(s.free) == 0 {
+		s.next = min(max(2*s.next, 8), 1024)
+		s.free = make([]T, s.next)
+	}
+	n := &s.free[0]
+	s.free = s.free[1:]
+	return n
+}
+
 func (fb *FuncBuilder) emitUnary(name string, t Type, x *Value) *Value {
-	n := &node1{}
+	n := fb.s.b.node1s.get()
 	n.operands[0] = x
 	n.res = Value{Type: t, op: &n.op}
 	n.results[0] = &n.res
@@ -84,7 +102,7 @@ func (fb *FuncBuilder) emitUnary(name string, t Type, x *Value) *Value {
 }
 
 func (fb *FuncBuilder) emitBinary(name string, t Type, x, y *Value) *Value {
-	n := &node2{}
+	n := fb.s.b.node2s.get()
 	n.operands[0], n.operands[1] = x, y
 	n.res = Value{Type: t, op: &n.op}
 	n.results[0] = &n.res
@@ -415,7 +433,7 @@ func (fb *FuncBuilder) Compare(x, y *Value, dir ComparisonDirection, ct CompareT
 		fb.fail(name, []*Value{x, y}, "invalid compare type %q", ct)
 		return deadValue(nil)
 	}
-	n := &node2{}
+	n := fb.s.b.node2s.get()
 	attrs := make([]NamedAttr, 2)
 	attrs[0] = NamedAttr{Name: "comparison_direction", Value: enumAttr("comparison_direction", string(dir))}
 	attrs[1] = NamedAttr{Name: "compare_type", Value: enumAttr("comparison_type", string(ct))}

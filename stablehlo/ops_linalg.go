@@ -43,7 +43,7 @@ func (fb *FuncBuilder) DotGeneralWith(lhs, rhs *Value, dn DotDimensionNumbers, c
 	if !fb.checkPrecision(name, []*Value{lhs, rhs}, cfg.Precision) {
 		return deadValue(nil)
 	}
-	n := &dotNode{}
+	n := fb.s.b.dotNodes.get()
 	attrs := n.attrs[:1]
 	attrs[0] = NamedAttr{Name: "dot_dimension_numbers", Value: cloneDot(dn)}
 	if len(cfg.Precision) > 0 {
