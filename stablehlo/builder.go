@@ -34,6 +34,10 @@ type Builder struct {
 	node1s   slab[node1]
 	node2s   slab[node2]
 	dotNodes slab[dotNode]
+	// The last dot_general dimension numbers, shared by the next one
+	// when equal.
+	lastDotDN DotDimensionNumbers
+	lastDot   Attribute
 }
 
 // NewBuilder returns a builder of a module named name ("" for an unnamed

@@ -45,7 +45,7 @@ func (fb *FuncBuilder) DotGeneralWith(lhs, rhs *Value, dn DotDimensionNumbers, c
 	}
 	n := fb.s.b.dotNodes.get()
 	attrs := n.attrs[:1]
-	attrs[0] = NamedAttr{Name: "dot_dimension_numbers", Value: cloneDot(dn)}
+	attrs[0] = NamedAttr{Name: "dot_dimension_numbers", Value: fb.s.b.dotDims(dn)}
 	if len(cfg.Precision) > 0 {
 		attrs = append(attrs, NamedAttr{Name: "precision_config", Value: precisionAttr(cfg.Precision)})
 	}
@@ -54,7 +54,7 @@ func (fb *FuncBuilder) DotGeneralWith(lhs, rhs *Value, dn DotDimensionNumbers, c
 	}
 	n.op.Attrs = attrs
 	n.operands[0], n.operands[1] = lhs, rhs
-	n.res = Value{Type: res, op: &n.op}
+	n.res = Value{Type: sameTypeAs(res, lhs.Type, rhs.Type), op: &n.op}
 	n.results[0] = &n.res
 	n.op.Name = name
 	n.op.Operands = n.operands[:]
@@ -67,6 +67,32 @@ func (fb *FuncBuilder) DotGeneralWith(lhs, rhs *Value, dn DotDimensionNumbers, c
 type dotNode struct {
 	node2
 	attrs [3]NamedAttr
+}
+
+// sameTypeAs returns the operand type equal to t (an interface value that
+// is already boxed), or t.
+func sameTypeAs(t TensorType, operands ...Type) Type {
+	for _, o := range operands {
+		if ot, ok := o.(TensorType); ok && ot.DType == t.DType && slices.Equal(ot.Dims, t.Dims) {
+			return o
+		}
+	}
+	return t
+}
+
+// dotDims returns dn as an attribute, reusing the previous dot_general's
+// when the dimension numbers are the same (as in a stack of layers).
+func (b *Builder) dotDims(dn DotDimensionNumbers) Attribute {
+	if b.lastDot != nil {
+		p := b.lastDotDN
+		if slices.Equal(p.LhsBatchingDims, dn.LhsBatchingDims) && slices.Equal(p.RhsBatchingDims, dn.RhsBatchingDims) &&
+			slices.Equal(p.LhsContractingDims, dn.LhsContractingDims) && slices.Equal(p.RhsContractingDims, dn.RhsContractingDims) {
+			return b.lastDot
+		}
+	}
+	c := cloneDot(dn)
+	b.lastDotDN, b.lastDot = c, c
+	return b.lastDot
 }
 
 // cloneDot copies dn's dimension lists into one backing array.
