@@ -80,9 +80,13 @@ type mlirParser struct {
 	locFixups   []mlirLocFixup
 	locCopies   [][2]*Location // [dst, src] once locations are resolved
 	locBytes    int            // bytes of location text expanded so far
-	types       map[string]Type
-	strs        map[string]string
-	scope       mlirScope
+	// Scratch stacks: result groups and signature types of the ops being
+	// parsed (nested ops push above and pop back).
+	groupBuf []mlirResultGroup
+	typeBuf  []Type
+	types    map[string]Type
+	strs     map[string]string
+	scope    mlirScope
 	// defaultDialect is "func" inside a func.func body: bare op names
 	// ("return", "call") belong to it.
 	defaultDialect string
@@ -513,7 +517,7 @@ func (p *mlirParser) parseResultGroups() []mlirResultGroup {
 	if p.peek() != '%' {
 		return nil
 	}
-	var groups []mlirResultGroup
+	start := len(p.groupBuf)
 	for {
 		p.skipSpace()
 		pos := p.pos
@@ -535,7 +539,7 @@ func (p *mlirParser) parseResultGroups() []mlirResultGroup {
 			}
 			g.count = n
 		}
-		groups = append(groups, g)
+		p.groupBuf = append(p.groupBuf, g)
 		if !p.tryByte(',') {
 			break
 		}
@@ -544,26 +548,45 @@ func (p *mlirParser) parseResultGroups() []mlirResultGroup {
 		}
 	}
 	p.expect('=')
-	return groups
+	return p.groupBuf[start:len(p.groupBuf):len(p.groupBuf)]
+}
+
+// internedString scans a string literal, interning it when it has no
+// escapes (op names).
+func (p *mlirParser) internedString() string {
+	p.skipSpace()
+	if p.pos < len(p.src) && p.src[p.pos] == '"' {
+		i := p.pos + 1
+		for i < len(p.src) && p.src[i] != '"' && p.src[i] != '\\' && p.src[i] != '\n' {
+			i++
+		}
+		if i < len(p.src) && p.src[i] == '"' {
+			s := p.intern(p.src[p.pos+1 : i])
+			p.pos = i + 1
+			return s
+		}
+	}
+	return p.stringLit()
 }
 
 // parseOperation parses one op (with its results and location) into block.
 func (p *mlirParser) parseOperation(block *Block) {
 	p.skipSpace()
 	start := p.pos
+	gstart := len(p.groupBuf)
 	groups := p.parseResultGroups()
+	defer func() { p.groupBuf = p.groupBuf[:gstart] }()
 	var op *Op
 	p.skipSpace()
 	namePos := p.pos
 	if p.peek() == '"' {
-		name := p.stringLit()
-		op = p.parseGenericTail(name, namePos)
+		op = p.parseGenericTail(p.internedString(), namePos)
 	} else {
 		id := p.bareID()
 		if len(id) == 0 {
 			p.fail("expected operation name%s", p.found())
 		}
-		op = p.parsePrettyOp(string(id), namePos, groups)
+		op = p.parsePrettyOp(p.intern(id), namePos, groups)
 	}
 	p.parseTrailingLoc(&op.Loc)
 	total := 0
@@ -606,7 +629,7 @@ func (p *mlirParser) parseGenericTail(name string, namePos int) *Op {
 	if p.peek() == '(' {
 		p.pos++
 		for {
-			regions = append(regions, p.parseRegion(nil, name == "func.func" || name == "builtin.module", mlirRegionDialect(name)))
+			regions = append(regions, p.parseRegion(nil, mlirIsolated(name), mlirRegionDialect(name)))
 			if !p.tryByte(',') {
 				break
 			}
@@ -625,18 +648,49 @@ func (p *mlirParser) parseGenericTail(name string, namePos int) *Op {
 		}
 	}
 	p.expect(':')
+	p.skipSpace()
 	tpos := p.pos
-	ft := p.parseFunctionType()
-	operands := p.resolveAll(refs, ft.Inputs, tpos)
-	op := NewOp(name, operands, ft.Results, attrs...)
-	if len(attrs) == 0 {
-		op.Attrs = nil
-	}
+	ins, outs := p.parseSignature()
+	op := p.newOp(name, refs, ins, outs, attrs, tpos)
 	for _, r := range regions {
 		op.AddRegion(r)
 	}
-	_ = namePos
 	return op
+}
+
+// parseSignature parses an op's function type into scratch slices, valid
+// until the next call at the same nesting level.
+func (p *mlirParser) parseSignature() (ins, outs []Type) {
+	start := len(p.typeBuf)
+	p.expect('(')
+	if !p.tryByte(')') {
+		for {
+			p.typeBuf = append(p.typeBuf, p.parseType())
+			if !p.tryByte(',') {
+				break
+			}
+		}
+		p.expect(')')
+	}
+	mid := len(p.typeBuf)
+	p.expectArrow()
+	if p.peek() == '(' {
+		p.pos++
+		if !p.tryByte(')') {
+			for {
+				p.typeBuf = append(p.typeBuf, p.parseType())
+				if !p.tryByte(',') {
+					break
+				}
+			}
+			p.expect(')')
+		}
+	} else {
+		p.typeBuf = append(p.typeBuf, p.parseType())
+	}
+	all := p.typeBuf[start:len(p.typeBuf):len(p.typeBuf)]
+	p.typeBuf = p.typeBuf[:start]
+	return all[: mid-start : mid-start], all[mid-start:]
 }
 
 // parseTrailingLoc parses an optional "loc(...)" into dst.
@@ -816,4 +870,14 @@ func mlirRegionDialect(name string) string {
 		return "func"
 	}
 	return ""
+}
+
+// mlirIsolated reports whether op name's regions are isolated from above
+// (they may reuse the names of enclosing values).
+func mlirIsolated(name string) bool {
+	switch name {
+	case "func.func", "builtin.module", "sdy.manual_computation", "sdy.named_computation":
+		return true
+	}
+	return false
 }

@@ -131,9 +131,15 @@ func (p *mlirParser) functionalType() (FunctionType, int) {
 	return p.parseFunctionType(), pos
 }
 
+// mlirTypes is a list of operand types: ins, or n times same.
+type mlirTypes struct {
+	ins  []Type
+	same Type
+}
+
 // sameType parses ": t" (every operand and the result have type t) or ":
 // (ins) -> out" for n operands.
-func (p *mlirParser) sameType(n int) ([]Type, Type) {
+func (p *mlirParser) sameType(n int) (mlirTypes, Type) {
 	p.expect(':')
 	p.skipSpace()
 	pos := p.pos
@@ -145,23 +151,68 @@ func (p *mlirParser) sameType(n int) ([]Type, Type) {
 		if len(ft.Results) != 1 {
 			p.errAt(pos, "expected single output")
 		}
-		return ft.Inputs, ft.Results[0]
+		return mlirTypes{ins: ft.Inputs}, ft.Results[0]
 	}
-	ins := make([]Type, n)
-	for i := range ins {
-		ins[i] = t
-	}
-	return ins, t
+	return mlirTypes{same: t}, t
 }
 
-// newOp resolves operands and builds the op.
+// newOp resolves operands against ins and builds the op.
 func (p *mlirParser) newOp(name string, refs []mlirValueRef, ins, outs []Type, attrs []NamedAttr, pos int) *Op {
-	operands := p.resolveAll(refs, ins, pos)
-	op := NewOp(name, operands, outs, attrs...)
-	if len(attrs) == 0 {
-		op.Attrs = nil
+	return p.newOpTypes(name, refs, mlirTypes{ins: ins}, outs, attrs, pos)
+}
+
+// newOpTypes builds an op, in one allocation for the common shape (one
+// result, up to three operands).
+func (p *mlirParser) newOpTypes(name string, refs []mlirValueRef, ins mlirTypes, outs []Type, attrs []NamedAttr, pos int) *Op {
+	if ins.same == nil && len(refs) != len(ins.ins) {
+		p.errAt(pos, "%d operands present, but expected %d", len(refs), len(ins.ins))
 	}
+	if len(attrs) == 0 {
+		attrs = nil
+	}
+	var op *Op
+	var operands []*Value
+	if len(outs) == 1 && len(refs) <= 3 {
+		x := &mlirOpBlock{}
+		x.v = Value{Type: outs[0], op: &x.op}
+		x.res[0] = &x.v
+		x.op = Op{Name: name, Attrs: attrs, Results: x.res[:]}
+		if len(refs) > 0 {
+			operands = x.operands[:len(refs):len(refs)]
+		}
+		op = &x.op
+	} else {
+		op = &Op{Name: name, Attrs: attrs}
+		if len(outs) > 0 {
+			vs := make([]Value, len(outs))
+			op.Results = make([]*Value, len(outs))
+			for i, t := range outs {
+				vs[i] = Value{Type: t, op: op, index: i}
+				op.Results[i] = &vs[i]
+			}
+		}
+		if len(refs) > 0 {
+			operands = make([]*Value, len(refs))
+		}
+	}
+	for i, r := range refs {
+		t := ins.same
+		if t == nil {
+			t = ins.ins[i]
+		}
+		operands[i] = p.resolve(r, t)
+	}
+	op.Operands = operands
 	return op
+}
+
+// mlirOpBlock is an op with one result and up to three operands, allocated
+// together.
+type mlirOpBlock struct {
+	op       Op
+	res      [1]*Value
+	v        Value
+	operands [3]*Value
 }
 
 // expectKV parses "key =".
@@ -245,7 +296,7 @@ func mlirParseUnary(p *mlirParser, name string, pos int) *Op {
 	x := p.parseValueRef()
 	attrs := p.optAttrDict(nil)
 	ins, out := p.sameType(1)
-	return p.newOp(name, []mlirValueRef{x}, ins, []Type{out}, attrs, pos)
+	return p.newOpTypes(name, []mlirValueRef{x}, ins, []Type{out}, attrs, pos)
 }
 
 func mlirParseBinary(p *mlirParser, name string, pos int) *Op {
@@ -254,7 +305,7 @@ func mlirParseBinary(p *mlirParser, name string, pos int) *Op {
 	b := p.parseValueRef()
 	attrs := p.optAttrDict(nil)
 	ins, out := p.sameType(2)
-	return p.newOp(name, []mlirValueRef{a, b}, ins, []Type{out}, attrs, pos)
+	return p.newOpTypes(name, []mlirValueRef{a, b}, ins, []Type{out}, attrs, pos)
 }
 
 func mlirParseFunctional(p *mlirParser, name string, pos int) *Op {
@@ -332,7 +383,7 @@ func mlirParseAfterAll(p *mlirParser, name string, pos int) *Op {
 	refs := p.parseValueRefList()
 	attrs := p.optAttrDict(nil)
 	ins, out := p.sameType(len(refs))
-	return p.newOp(name, refs, ins, []Type{out}, attrs, pos)
+	return p.newOpTypes(name, refs, ins, []Type{out}, attrs, pos)
 }
 
 func mlirParseTuple(p *mlirParser, name string, pos int) *Op {
@@ -433,7 +484,7 @@ func mlirParseReverse(p *mlirParser, name string, pos int) *Op {
 	p.expectKV("dims")
 	attrs := p.optAttrDict([]NamedAttr{{Name: "dimensions", Value: p.dimsArray()}})
 	ins, out := p.sameType(1)
-	return p.newOp(name, []mlirValueRef{x}, ins, []Type{out}, attrs, pos)
+	return p.newOpTypes(name, []mlirValueRef{x}, ins, []Type{out}, attrs, pos)
 }
 
 func mlirParseCholesky(p *mlirParser, name string, pos int) *Op {
@@ -452,7 +503,7 @@ func mlirParseCholesky(p *mlirParser, name string, pos int) *Op {
 	}
 	attrs = p.optAttrDict(attrs)
 	ins, out := p.sameType(1)
-	return p.newOp(name, []mlirValueRef{x}, ins, []Type{out}, attrs, pos)
+	return p.newOpTypes(name, []mlirValueRef{x}, ins, []Type{out}, attrs, pos)
 }
 
 func mlirParseClamp(p *mlirParser, name string, pos int) *Op {
@@ -462,7 +513,7 @@ func mlirParseClamp(p *mlirParser, name string, pos int) *Op {
 	}
 	attrs := p.optAttrDict(nil)
 	ins, out := p.sameType(3)
-	return p.newOp(name, refs, ins, []Type{out}, attrs, pos)
+	return p.newOpTypes(name, refs, ins, []Type{out}, attrs, pos)
 }
 
 func mlirParseConcatenate(p *mlirParser, name string, pos int) *Op {
@@ -793,7 +844,7 @@ func mlirParseReducePrecision(p *mlirParser, name string, pos int) *Op {
 		{Name: "mantissa_bits", Value: mlirI32(m)},
 	})
 	ins, out := p.sameType(1)
-	return p.newOp(name, []mlirValueRef{x}, ins, []Type{out}, attrs, pos)
+	return p.newOpTypes(name, []mlirValueRef{x}, ins, []Type{out}, attrs, pos)
 }
 
 // mlirParseExpMan reads "e5m10".

@@ -359,3 +359,32 @@ func TestFloatPrinting(t *testing.T) {
 		}
 	}
 }
+
+// TestParseShardy reads the Shardy ops JAX prints for sharded programs in
+// their custom forms, prints them back identically, and checks the generic
+// form's attributes.
+func TestParseShardy(t *testing.T) {
+	text, err := os.ReadFile("testdata/sdy.mlir")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := mustParse(t, text)
+	if len(m.Globals) != 1 || m.Globals[0].Attr("mesh") != OpaqueAttr(`#sdy.mesh<["x"=4]>`) {
+		t.Fatalf("mesh %v", m.Globals)
+	}
+	mc := m.Funcs[0].Body.Blocks[0].Ops[0]
+	if mc.Name != "sdy.manual_computation" || mc.Attr("manual_axes") != OpaqueAttr(`#sdy<manual_axes{"x"}>`) ||
+		mc.Attr("in_shardings") != OpaqueAttr(`#sdy.sharding_per_value<[<@mesh, [{"x"}]>]>`) {
+		t.Fatalf("manual computation %s", mc)
+	}
+	if got := mlirPrintString(t, m, PrintOptions{}); got != string(text) {
+		t.Fatalf("print(parse(text)) != text:\n%s", firstDiff(string(text), got))
+	}
+	roundTrip(t, m)
+	if opt := findMLIROpt(); opt != "" {
+		out := runMLIROpt(t, opt, mlirPrintString(t, m, PrintOptions{Generic: true}))
+		if d := equalModules(m, mustParse(t, []byte(out)), false); d != "" {
+			t.Fatalf("mlir-opt's reading differs: %s", d)
+		}
+	}
+}

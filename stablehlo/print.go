@@ -529,6 +529,11 @@ func mlirIsInherent(op, attr string) bool {
 	if s := opSpecs[op]; s != nil {
 		return s.attr(attr) != nil
 	}
+	for _, a := range mlirSdyInherent[op] {
+		if a == attr {
+			return true
+		}
+	}
 	return false
 }
 

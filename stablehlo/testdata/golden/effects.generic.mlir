@@ -1,5 +1,5 @@
 "builtin.module"() <{sym_name = "effects"}> ({
-  "sdy.mesh"() {mesh = #sdy.mesh<["x"=2]>, sym_name = "mesh"} : () -> ()
+  "sdy.mesh"() <{mesh = #sdy.mesh<["x"=2]>, sym_name = "mesh"}> : () -> ()
   "func.func"() <{function_type = (tensor<4xf32>, !stablehlo.token, tensor<2xui64>) -> tensor<4xf32>, sym_name = "main"}> ({
   ^bb0(%arg0: tensor<4xf32>, %arg1: !stablehlo.token, %arg2: tensor<2xui64>):
     %0 = "stablehlo.constant"() <{value = dense<7> : tensor<i32>}> : () -> tensor<i32>
@@ -49,7 +49,7 @@
     "check.expect_eq_const"(%4) {value = dense<[1.000000e+00, 2.000000e+00, 3.000000e+00, 4.000000e+00]> : tensor<4xf32>} : (tensor<4xf32>) -> ()
     "check.expect_almost_eq_const"(%4) {tolerance = 1.000000e-01 : f64, value = dense<1.000000e+00> : tensor<4xf32>} : (tensor<4xf32>) -> ()
     %31 = "stablehlo.custom_call"(%4) <{call_target_name = "Sharding"}> {mhlo.sharding = "{devices=[2]<=[2]}"} : (tensor<4xf32>) -> tensor<4xf32>
-    %32 = "sdy.sharding_constraint"(%31) {sharding = #sdy.sharding<@mesh, [{"x"}]>} : (tensor<4xf32>) -> tensor<4xf32>
+    %32 = "sdy.sharding_constraint"(%31) <{sharding = #sdy.sharding<@mesh, [{"x"}]>}> : (tensor<4xf32>) -> tensor<4xf32>
     %33:2 = "foo.unknown_with_region"(%4) ({
     ^bb0(%arg3: tensor<4xf32>):
       "foo.yield"(%arg3) : (tensor<4xf32>) -> ()

@@ -1,5 +1,5 @@
 module @effects {
-  "sdy.mesh"() {mesh = #sdy.mesh<["x"=2]>, sym_name = "mesh"} : () -> ()
+  sdy.mesh @mesh = <["x"=2]>
   func.func @main(%arg0: tensor<4xf32>, %arg1: !stablehlo.token, %arg2: tensor<2xui64>) -> tensor<4xf32> {
     %c = stablehlo.constant dense<7> : tensor<i32>
     %0 = stablehlo.tuple %c : tuple<tensor<i32>>
@@ -48,7 +48,7 @@ module @effects {
     check.expect_eq_const %3, dense<[1.000000e+00, 2.000000e+00, 3.000000e+00, 4.000000e+00]> : tensor<4xf32>
     check.expect_almost_eq_const %3, dense<1.000000e+00> : tensor<4xf32> {tolerance = 1.000000e-01 : f64}
     %26 = stablehlo.custom_call @Sharding(%3) {mhlo.sharding = "{devices=[2]<=[2]}"} : (tensor<4xf32>) -> tensor<4xf32>
-    %27 = "sdy.sharding_constraint"(%26) {sharding = #sdy.sharding<@mesh, [{"x"}]>} : (tensor<4xf32>) -> tensor<4xf32>
+    %27 = sdy.sharding_constraint %26 <@mesh, [{"x"}]> : tensor<4xf32>
     %28:2 = "foo.unknown_with_region"(%3) ({
     ^bb0(%arg3: tensor<4xf32>):
       "foo.yield"(%arg3) : (tensor<4xf32>) -> ()
