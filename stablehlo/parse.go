@@ -84,6 +84,7 @@ type mlirParser struct {
 	// parsed (nested ops push above and pop back).
 	groupBuf []mlirResultGroup
 	typeBuf  []Type
+	refBuf   []mlirValueRef
 	types    map[string]Type
 	strs     map[string]string
 	scope    mlirScope
@@ -323,9 +324,10 @@ func (b *Block) argTypes() []Type {
 // from an enclosing region cannot be redefined; func.func and
 // builtin.module bodies start a fresh scope.
 type mlirScope struct {
-	nums    [][]*Value
+	nums    [][]*Value // %0, %1 ...
+	args    [][]*Value // %arg0, %arg1 ...
 	names   map[string][]*Value
-	numLog  []int32
+	numLog  []int32 // numeric names defined in nested regions; args negative (-1-n)
 	nameLog []string
 	defs    int
 }
@@ -346,9 +348,22 @@ func mlirNumericName(name []byte) int {
 	return n
 }
 
+// mlirArgName returns N for a name "argN", or -1.
+func mlirArgName(name []byte) int {
+	if len(name) < 4 || name[0] != 'a' || name[1] != 'r' || name[2] != 'g' {
+		return -1
+	}
+	return mlirNumericName(name[3:])
+}
+
 func (s *mlirScope) lookup(name []byte) []*Value {
 	if n := mlirNumericName(name); n >= 0 && n < len(s.nums) {
 		if v := s.nums[n]; v != nil {
+			return v
+		}
+	}
+	if n := mlirArgName(name); n >= 0 && n < len(s.args) {
+		if v := s.args[n]; v != nil {
 			return v
 		}
 	}
@@ -376,6 +391,16 @@ func (s *mlirScope) define(name []byte, vals []*Value, logged bool) bool {
 		}
 		return true
 	}
+	if n := mlirArgName(name); n >= 0 && n < 2*s.defs+1024 {
+		for len(s.args) <= n {
+			s.args = append(s.args, nil)
+		}
+		s.args[n] = vals
+		if logged {
+			s.numLog = append(s.numLog, int32(-1-n))
+		}
+		return true
+	}
 	if s.names == nil {
 		s.names = map[string][]*Value{}
 	}
@@ -393,7 +418,11 @@ func (s *mlirScope) mark() (int, int) { return len(s.numLog), len(s.nameLog) }
 // popTo undoes the definitions logged after a mark.
 func (s *mlirScope) popTo(nm, sm int) {
 	for _, n := range s.numLog[nm:] {
-		s.nums[n] = nil
+		if n >= 0 {
+			s.nums[n] = nil
+		} else {
+			s.args[-1-n] = nil
+		}
 	}
 	s.numLog = s.numLog[:nm]
 	for _, k := range s.nameLog[sm:] {
@@ -609,7 +638,15 @@ func (p *mlirParser) parseOperation(block *Block) {
 // parseGenericTail parses the generic form after the quoted op name.
 func (p *mlirParser) parseGenericTail(name string, namePos int) *Op {
 	p.expect('(')
-	refs := p.parseValueRefList()
+	rstart := len(p.refBuf)
+	for p.peek() == '%' {
+		p.refBuf = append(p.refBuf, p.parseValueRef())
+		if !p.tryByte(',') {
+			break
+		}
+	}
+	refs := p.refBuf[rstart:len(p.refBuf):len(p.refBuf)]
+	defer func() { p.refBuf = p.refBuf[:rstart] }()
 	p.expect(')')
 	if p.peek() == '[' {
 		p.fail("block successors are not supported")
