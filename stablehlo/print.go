@@ -27,6 +27,7 @@ type PrintOptions struct {
 // known pretty form print in the generic form in both modes.
 func Print(w io.Writer, m *Module, opts PrintOptions) error {
 	p := newMLIRPrinter(w, opts)
+	p.strict = true
 	p.module(m)
 	p.flush()
 	return p.err
@@ -71,6 +72,9 @@ type mlirPrinter struct {
 	// dialect is the default dialect of the enclosing region ("func"
 	// directly inside a func.func body): its ops print without prefix.
 	dialect string
+	// strict makes nil ops and values used out of scope errors (Print);
+	// the String methods print them as placeholders.
+	strict bool
 }
 
 func newMLIRPrinter(w io.Writer, opts PrintOptions) *mlirPrinter {
@@ -113,6 +117,13 @@ func (p *mlirPrinter) value(v *Value) {
 		return
 	}
 	p.str("%<?>")
+	if p.strict && p.err == nil {
+		if v == nil {
+			p.err = errors.New("stablehlo: Print: nil value")
+		} else {
+			p.err = errors.New("stablehlo: Print: a value is used outside the region that defines it")
+		}
+	}
 }
 
 func (p *mlirPrinter) values(vs []*Value) {
@@ -228,6 +239,12 @@ func (p *mlirPrinter) moduleBody(m *Module) {
 		}
 	}
 	for _, f := range m.Funcs {
+		if f == nil {
+			if p.err == nil {
+				p.err = errors.New("stablehlo: Print: nil function")
+			}
+			continue
+		}
 		p.fn(f)
 		if len(p.buf) > 1<<16 {
 			p.flush()
@@ -401,6 +418,9 @@ func (p *mlirPrinter) op(op *Op) {
 	p.nl()
 	if op == nil {
 		p.str(`"<<NULL OP>>"() : () -> ()`)
+		if p.strict && p.err == nil {
+			p.err = errors.New("stablehlo: Print: nil op")
+		}
 		return
 	}
 	p.resultDefs(op)

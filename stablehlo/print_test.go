@@ -2,7 +2,9 @@ package stablehlo
 
 import (
 	"bytes"
+	"github.com/halo-ml/halo/xla"
 	"sort"
+	"strings"
 	"testing"
 )
 
@@ -84,4 +86,43 @@ func TestCorpusCoversEveryOp(t *testing.T) {
 	}
 	sort.Strings(generic)
 	t.Logf("%d ops in the table; generic form only (as StableHLO prints them): %v", len(opSpecs), generic)
+}
+
+// TestPrintErrors: invalid IR prints with placeholders and an error.
+func TestPrintErrors(t *testing.T) {
+	var b bytes.Buffer
+	if err := Print(&b, nil, PrintOptions{}); err == nil {
+		t.Error("nil module: no error")
+	}
+	m := &Module{}
+	m.Funcs = append(m.Funcs, nil)
+	if err := Print(&b, m, PrintOptions{}); err == nil {
+		t.Error("nil function: no error")
+	}
+	// An op whose operand was never defined.
+	m = &Module{}
+	_, k := cpFunc(m, "b", nil, nil)
+	k.v("stablehlo.abs", Scalar(xla.Float32), cpVals(NewBlock(Scalar(xla.Float32)).Args[0]))
+	k.ret("func.return")
+	if err := Print(&b, m, PrintOptions{}); err == nil {
+		t.Error("undefined value: no error")
+	}
+}
+
+// TestStringMethods: Module, Func and Op print themselves.
+func TestStringMethods(t *testing.T) {
+	m := &Module{Name: "m"}
+	f, k := cpFunc(m, "main", cpTypes(Scalar(xla.Float32)), cpTypes(Scalar(xla.Float32)))
+	x := k.v("stablehlo.abs", Scalar(xla.Float32), cpVals(k.b.Args[0]))
+	k.ret("func.return", x)
+	if got, want := x.Op().String(), "%0 = stablehlo.abs %<?> : tensor<f32>"; got != want {
+		t.Errorf("Op.String() = %q, want %q", got, want)
+	}
+	wantF := "func.func @main(%arg0: tensor<f32>) -> tensor<f32> {\n  %0 = stablehlo.abs %arg0 : tensor<f32>\n  return %0 : tensor<f32>\n}"
+	if got := f.String(); got != wantF {
+		t.Errorf("Func.String() = %q, want %q", got, wantF)
+	}
+	if got, want := m.String(), "module @m {\n  "+strings.ReplaceAll(wantF, "\n", "\n  ")+"\n}\n"; got != want {
+		t.Errorf("Module.String() = %q, want %q", got, want)
+	}
 }
