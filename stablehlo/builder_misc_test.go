@@ -1,0 +1,142 @@
+package stablehlo
+
+import (
+	"encoding/binary"
+	"math"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/halo-ml/halo/xla"
+)
+
+func TestBuilderAccessors(t *testing.T) {
+	b := NewBuilder("m")
+	f := b.NewFunction("f", f32())
+	assert.Same(t, f, b.Function("f"))
+	assert.Nil(t, b.Function("g"))
+	assert.Same(t, b.Module(), f.Func().Module())
+	assert.Same(t, b, f.Builder())
+	mesh := &Op{Name: "sdy.mesh", Attrs: []NamedAttr{{Name: "sym_name", Value: StringAttr("mesh")}}}
+	b.AddGlobal(mesh)
+	assert.Equal(t, []*Op{mesh}, b.Module().Globals)
+	b.SetAttr("a", StringAttr("x"))
+	b.SetAttr("a", StringAttr("y"))
+	assert.Equal(t, StringAttr("y"), b.Module().Attr("a"))
+	f.SetAttr("k", UnitAttr{})
+	f.SetAttr("k", BoolAttr(true))
+	assert.Equal(t, []NamedAttr{{Name: "k", Value: BoolAttr(true)}}, f.Func().Attrs)
+	f.DeclareResults(f32())
+	f.DeclareResults(f32()) // the same again is fine
+	f.Return(f.Arg(0))
+	_, err := b.Build()
+	require.NoError(t, err)
+
+	for _, bad := range []func(b *Builder){
+		func(b *Builder) { b.SetNumReplicas(0) },
+		func(b *Builder) { b.SetAttr("x", nil) },
+		func(b *Builder) { b.AddGlobal(nil) },
+		func(b *Builder) { b.NewFunction("f").DeclareResults(nil) },
+		func(b *Builder) { f := b.NewFunction("f"); f.DeclareResults(f32()); f.DeclareResults(i32()) },
+	} {
+		b := NewBuilder("m")
+		bad(b)
+		require.Error(t, b.Err())
+	}
+}
+
+func TestDTypeOfAndScalars(t *testing.T) {
+	assert.Equal(t, xla.Bool, DTypeOf[bool]())
+	assert.Equal(t, xla.Int8, DTypeOf[int8]())
+	assert.Equal(t, xla.Int16, DTypeOf[int16]())
+	assert.Equal(t, xla.Int32, DTypeOf[int32]())
+	assert.Equal(t, xla.Int64, DTypeOf[int]())
+	assert.Equal(t, xla.Uint8, DTypeOf[uint8]())
+	assert.Equal(t, xla.Uint16, DTypeOf[uint16]())
+	assert.Equal(t, xla.Uint32, DTypeOf[uint32]())
+	assert.Equal(t, xla.Uint64, DTypeOf[uint]())
+	assert.Equal(t, xla.Float32, DTypeOf[float32]())
+	assert.Equal(t, xla.Float64, DTypeOf[float64]())
+	assert.Equal(t, xla.Complex64, DTypeOf[complex64]())
+	assert.Equal(t, xla.Complex128, DTypeOf[complex128]())
+	assert.Equal(t, xla.BFloat16, DTypeOf[BF16]())
+	assert.Equal(t, xla.Float16, DTypeOf[F16]())
+
+	b, f := newFunc()
+	for _, dt := range []xla.DType{xla.Bool, xla.Int8, xla.Int16, xla.Int32, xla.Int64, xla.Uint8, xla.Uint16, xla.Uint32, xla.Uint64,
+		xla.Float16, xla.BFloat16, xla.Float32, xla.Float64, xla.Complex64, xla.Complex128} {
+		v := f.ScalarOf(dt, 3)
+		a := v.Op().Attr("value").(DenseElementsAttr)
+		assert.Len(t, a.Data, dt.HostBytes(), dt.String())
+		assert.Equal(t, Scalar(dt).String(), v.Type.String())
+	}
+	require.NoError(t, b.Err())
+	assert.Equal(t, binary.LittleEndian.AppendUint32(nil, math.Float32bits(3)), f.ScalarOf(xla.Complex64, 3).Op().Attr("value").(DenseElementsAttr).Data[:4])
+}
+
+func TestReduceExtremaEveryType(t *testing.T) {
+	for _, dt := range []xla.DType{xla.Bool, xla.Int8, xla.Int32, xla.Uint16, xla.Uint64, xla.Float16, xla.BFloat16, xla.Float32, xla.Float64} {
+		b, f := newFunc(Tensor(dt, 3))
+		mx := f.ReduceMax(f.Arg(0))
+		mn := f.ReduceMin(f.Arg(0))
+		require.NoError(t, b.Err(), dt.String())
+		maxInit := mx.Op().Operands[1].Op().Attr("value").(DenseElementsAttr)
+		minInit := mn.Op().Operands[1].Op().Attr("value").(DenseElementsAttr)
+		assert.Equal(t, Scalar(dt).String(), maxInit.Type.String())
+		switch {
+		case dt == xla.Int8:
+			assert.Equal(t, []byte{0x80}, maxInit.Data) // -128
+			assert.Equal(t, []byte{0x7f}, minInit.Data) // 127
+		case dt == xla.Uint16:
+			assert.Equal(t, []byte{0, 0}, maxInit.Data)
+			assert.Equal(t, []byte{0xff, 0xff}, minInit.Data)
+		case dt == xla.Float32:
+			assert.Equal(t, math.Inf(-1), float64(math.Float32frombits(binary.LittleEndian.Uint32(maxInit.Data))))
+		case dt == xla.Bool:
+			assert.Equal(t, []byte{0}, maxInit.Data)
+			assert.Equal(t, []byte{1}, minInit.Data)
+		}
+	}
+	b, f := newFunc(Tensor(xla.Complex64, 3))
+	f.ReduceMax(f.Arg(0))
+	requireErr(t, b, "stablehlo.constant", "no extremum for element type complex<f32>")
+}
+
+func TestCheckAttrKinds(t *testing.T) {
+	x := &Value{Type: f32(2)}
+	mk := func(name string, attrs ...NamedAttr) *Op { return NewOp(name, []*Value{x}, []Type{f32(2)}, attrs...) }
+	bad := []*Op{
+		mk("stablehlo.iota", NamedAttr{Name: "iota_dimension", Value: FloatAttr{}}),
+		mk("stablehlo.reduce_precision", NamedAttr{Name: "exponent_bits", Value: I32Attr(1)}, NamedAttr{Name: "mantissa_bits", Value: StringAttr("x")}),
+		mk("stablehlo.broadcast_in_dim", NamedAttr{Name: "broadcast_dimensions", Value: BoolArray(true)}),
+		mk("stablehlo.compare", NamedAttr{Name: "comparison_direction", Value: Enum("precision", "EQ")}),
+		NewOp("stablehlo.collective_broadcast", []*Value{x}, []Type{f32(2)}, NamedAttr{Name: "replica_groups", Value: DenseElementsAttr{Type: f32(1, 1)}}),
+		mk("stablehlo.custom_call", NamedAttr{Name: "call_target_name", Value: StringAttr("t")}, NamedAttr{Name: "called_computations", Value: ArrayAttr{StringAttr("f")}}),
+		mk("stablehlo.custom_call", NamedAttr{Name: "call_target_name", Value: StringAttr("t")}, NamedAttr{Name: "output_operand_aliases", Value: ArrayAttr{I64Attr(1)}}),
+		mk("stablehlo.custom_call", NamedAttr{Name: "call_target_name", Value: StringAttr("t")}, NamedAttr{Name: "backend_config", Value: I64Attr(1)}),
+		mk("stablehlo.dot", NamedAttr{Name: "precision_config", Value: ArrayAttr{StringAttr("DEFAULT")}}),
+		mk("stablehlo.gather", NamedAttr{Name: "dimension_numbers", Value: ScatterDimensionNumbers{}}, NamedAttr{Name: "slice_sizes", Value: I64Array()}),
+		mk("stablehlo.all_reduce", NamedAttr{Name: "replica_groups", Value: I64Matrix(nil, 0)}, NamedAttr{Name: "use_global_device_ids", Value: BoolAttr(true)}),
+		mk("stablehlo.send", NamedAttr{Name: "channel_handle", Value: I64Attr(1)}),
+	}
+	for _, op := range bad {
+		assert.Error(t, checkOpSpec(op), op.Name)
+	}
+	good := mk("stablehlo.custom_call", NamedAttr{Name: "call_target_name", Value: StringAttr("t")},
+		NamedAttr{Name: "called_computations", Value: ArrayAttr{SymbolRefAttr("f")}},
+		NamedAttr{Name: "operand_layouts", Value: ArrayAttr{LayoutAttr(0)}},
+		NamedAttr{Name: "backend_config", Value: DictAttr{}})
+	assert.NoError(t, checkOpSpec(good))
+}
+
+func TestQuantizedBinary(t *testing.T) {
+	q := OpaqueType{Text: "tensor<2x!quant.uniform<i8:f32, 0.5>>"}
+	b, f := newFunc(q, q)
+	v := f.Add(f.Arg(0), f.Arg(1))
+	require.NoError(t, b.Err())
+	assert.Equal(t, q, v.Type)
+	b, f = newFunc(q, TokenType{})
+	f.Add(f.Arg(0), f.Arg(1))
+	requireErr(t, b, "stablehlo.add", "operands must be tensors")
+}
