@@ -379,6 +379,9 @@ func (s *mlirScanner) integer() int64 {
 func (s *mlirScanner) balanced() []byte {
 	s.skipSpace()
 	start := s.pos
+	if start >= len(s.src) || (s.src[start] != '(' && s.src[start] != '[' && s.src[start] != '{' && s.src[start] != '<') {
+		s.fail("expected '(', '[', '{' or '<'%s", s.found())
+	}
 	var stack []byte
 	for s.pos < len(s.src) {
 		c := s.src[s.pos]
