@@ -1,0 +1,330 @@
+// Package interpreter evaluates StableHLO programs in pure Go. It is the
+// engine behind halo's built-in PJRT backend "interpreter": it runs on any
+// machine, simulates several devices for SPMD programs and collectives, and
+// runs Pallas kernels in interpret mode.
+//
+// A Program is compiled once from a *stablehlo.Module (checked, every op
+// bound to its kernel, every value given a slot) and run many times, also
+// concurrently.
+package interpreter
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"github.com/halo-ml/halo/stablehlo"
+	"github.com/halo-ml/halo/xla"
+)
+
+// Value is what an SSA value holds at run time: *Tensor, Token or Tuple.
+type Value any
+
+// Token is the run-time value of !stablehlo.token.
+type Token struct{}
+
+// Tuple is the run-time value of a tuple type.
+type Tuple []Value
+
+// Kernel evaluates one op. args are the op's operand values; it returns one
+// value per result. Kernels of ops with regions run them with x.RunRegion.
+type Kernel func(x *Exec, op *stablehlo.Op, args []Value) ([]Value, error)
+
+var (
+	kernelsMu sync.RWMutex
+	kernels   = map[string]Kernel{}
+)
+
+// RegisterKernel binds an op name ("stablehlo.add") to its kernel. Kernel
+// files call it from init.
+func RegisterKernel(name string, k Kernel) {
+	kernelsMu.Lock()
+	defer kernelsMu.Unlock()
+	kernels[name] = k
+}
+
+func kernelFor(name string) Kernel {
+	kernelsMu.RLock()
+	defer kernelsMu.RUnlock()
+	return kernels[name]
+}
+
+// SupportedOps lists the op names the interpreter has kernels for.
+func SupportedOps() []string {
+	kernelsMu.RLock()
+	defer kernelsMu.RUnlock()
+	out := make([]string, 0, len(kernels))
+	for k := range kernels {
+		out = append(out, k)
+	}
+	return out
+}
+
+// Program is a compiled module.
+type Program struct {
+	Module *stablehlo.Module
+	Main   *stablehlo.Func
+	funcs  map[string]*funcPlan
+	// NumReplicas and NumPartitions come from the module attributes
+	// (mhlo.num_replicas / mhlo.num_partitions), default 1.
+	NumReplicas, NumPartitions int
+}
+
+// funcPlan gives every value of a function (including values inside its
+// regions) a slot in one frame, and binds every op to its kernel.
+type funcPlan struct {
+	fn    *stablehlo.Func
+	slots map[*stablehlo.Value]int
+	ops   map[*stablehlo.Op]*opPlan
+	size  int
+}
+
+type opPlan struct {
+	kernel Kernel
+	in     []int
+	out    []int
+}
+
+// Compile checks a module and prepares it to run. main names the entry
+// function ("" means "main", or the only public function).
+func Compile(m *stablehlo.Module, main string) (*Program, error) {
+	if m == nil {
+		return nil, fmt.Errorf("interpreter: nil module")
+	}
+	p := &Program{Module: m, funcs: map[string]*funcPlan{}, NumReplicas: 1, NumPartitions: 1}
+	if a, ok := m.Attr("mhlo.num_replicas").(stablehlo.IntAttr); ok {
+		p.NumReplicas = int(a.Value)
+	}
+	if a, ok := m.Attr("mhlo.num_partitions").(stablehlo.IntAttr); ok {
+		p.NumPartitions = int(a.Value)
+	}
+	for _, f := range m.Funcs {
+		fp, err := planFunc(f)
+		if err != nil {
+			return nil, err
+		}
+		p.funcs[f.Name] = fp
+	}
+	if main == "" {
+		main = "main"
+		if m.Func(main) == nil {
+			var public []*stablehlo.Func
+			for _, f := range m.Funcs {
+				if !f.Private && f.Body != nil {
+					public = append(public, f)
+				}
+			}
+			if len(public) == 1 {
+				main = public[0].Name
+			}
+		}
+	}
+	p.Main = m.Func(main)
+	if p.Main == nil || p.Main.Body == nil {
+		return nil, fmt.Errorf("interpreter: module has no function @%s to run", main)
+	}
+	return p, nil
+}
+
+func planFunc(f *stablehlo.Func) (*funcPlan, error) {
+	fp := &funcPlan{fn: f, slots: map[*stablehlo.Value]int{}, ops: map[*stablehlo.Op]*opPlan{}}
+	if f.Body == nil {
+		return fp, nil
+	}
+	slot := func(v *stablehlo.Value) int {
+		if i, ok := fp.slots[v]; ok {
+			return i
+		}
+		fp.slots[v] = fp.size
+		fp.size++
+		return fp.size - 1
+	}
+	var planRegion func(r *stablehlo.Region) error
+	planRegion = func(r *stablehlo.Region) error {
+		for _, b := range r.Blocks {
+			for _, a := range b.Args {
+				slot(a)
+			}
+			for _, op := range b.Ops {
+				k := kernelFor(op.Name)
+				if k == nil && !isTerminator(op.Name) {
+					return opError(f, op, fmt.Errorf("op %s is not supported by the interpreter", op.Name))
+				}
+				pl := &opPlan{kernel: k}
+				for _, v := range op.Operands {
+					i, ok := fp.slots[v]
+					if !ok {
+						return opError(f, op, fmt.Errorf("operand is used before it is defined"))
+					}
+					pl.in = append(pl.in, i)
+				}
+				for _, rg := range op.Regions {
+					if err := planRegion(rg); err != nil {
+						return err
+					}
+				}
+				for _, v := range op.Results {
+					pl.out = append(pl.out, slot(v))
+				}
+				fp.ops[op] = pl
+			}
+		}
+		return nil
+	}
+	if err := planRegion(f.Body); err != nil {
+		return nil, err
+	}
+	return fp, nil
+}
+
+func isTerminator(name string) bool {
+	return name == "func.return" || name == "stablehlo.return"
+}
+
+// opError wraps err with the function, op and location.
+func opError(f *stablehlo.Func, op *stablehlo.Op, err error) error {
+	loc := ""
+	if l := op.Loc; l.File != "" {
+		loc = fmt.Sprintf(" at %s:%d", l.File, l.Line)
+	} else if l.Name != "" {
+		loc = fmt.Sprintf(" (%s)", l.Name)
+	}
+	name := "?"
+	if f != nil {
+		name = f.Name
+	}
+	return fmt.Errorf("interpreter: @%s: %s%s: %w", name, op.Name, loc, err)
+}
+
+// Device identifies the simulated device a computation runs on.
+type Device struct {
+	Replica, Partition int
+	// Rendezvous connects the devices of one execution for collectives;
+	// nil when the execution has one device.
+	Rendezvous *Rendezvous
+}
+
+// Exec is the state of one run of a program on one device.
+type Exec struct {
+	Ctx     context.Context
+	Program *Program
+	Device  Device
+	frames  []*frame
+}
+
+type frame struct {
+	plan *funcPlan
+	vals []Value
+}
+
+// Run executes the program's main function on one device.
+func (p *Program) Run(ctx context.Context, dev Device, args []Value) ([]Value, error) {
+	x := &Exec{Ctx: ctx, Program: p, Device: dev}
+	return x.Call(p.Main, args)
+}
+
+// Call runs function f with args.
+func (x *Exec) Call(f *stablehlo.Func, args []Value) ([]Value, error) {
+	fp := x.Program.funcs[f.Name]
+	if fp == nil || f.Body == nil {
+		return nil, fmt.Errorf("interpreter: function @%s has no body", f.Name)
+	}
+	entry := f.Body.Blocks[0]
+	if len(args) != len(entry.Args) {
+		return nil, fmt.Errorf("interpreter: @%s takes %d arguments, got %d", f.Name, len(entry.Args), len(args))
+	}
+	for i, a := range entry.Args {
+		if err := checkValue(a.Type, args[i]); err != nil {
+			return nil, fmt.Errorf("interpreter: @%s argument %d: %w", f.Name, i, err)
+		}
+	}
+	fr := &frame{plan: fp, vals: make([]Value, fp.size)}
+	x.frames = append(x.frames, fr)
+	defer func() { x.frames = x.frames[:len(x.frames)-1] }()
+	return x.runBlock(entry, args)
+}
+
+// RunRegion runs the entry block of region r (of the current function) with
+// the given block arguments and returns the terminator's operands.
+func (x *Exec) RunRegion(r *stablehlo.Region, args []Value) ([]Value, error) {
+	if r == nil || len(r.Blocks) == 0 {
+		return nil, fmt.Errorf("interpreter: empty region")
+	}
+	b := r.Blocks[0]
+	if len(args) != len(b.Args) {
+		return nil, fmt.Errorf("interpreter: region takes %d arguments, got %d", len(b.Args), len(args))
+	}
+	return x.runBlock(b, args)
+}
+
+func (x *Exec) runBlock(b *stablehlo.Block, args []Value) ([]Value, error) {
+	fr := x.frames[len(x.frames)-1]
+	for i, a := range b.Args {
+		fr.vals[fr.plan.slots[a]] = args[i]
+	}
+	for _, op := range b.Ops {
+		pl := fr.plan.ops[op]
+		in := make([]Value, len(pl.in))
+		for i, s := range pl.in {
+			in[i] = fr.vals[s]
+		}
+		if isTerminator(op.Name) {
+			return in, nil
+		}
+		if err := x.Ctx.Err(); err != nil {
+			return nil, err
+		}
+		out, err := pl.kernel(x, op, in)
+		if err != nil {
+			return nil, opError(fr.plan.fn, op, err)
+		}
+		if len(out) != len(pl.out) {
+			return nil, opError(fr.plan.fn, op, fmt.Errorf("kernel returned %d values for %d results", len(out), len(pl.out)))
+		}
+		for i, s := range pl.out {
+			fr.vals[s] = out[i]
+		}
+	}
+	return nil, fmt.Errorf("interpreter: block has no terminator")
+}
+
+// checkValue reports whether v fits type t.
+func checkValue(t stablehlo.Type, v Value) error {
+	switch t := t.(type) {
+	case stablehlo.TensorType:
+		tv, ok := v.(*Tensor)
+		if !ok || tv == nil {
+			return fmt.Errorf("want %v, got %T", t, v)
+		}
+		if !tv.Shape.Equal(xla.MakeShape(t.DType, t.Dims...)) {
+			return fmt.Errorf("want %v, got %v", t, stablehlo.TensorOf(tv.Shape))
+		}
+	case stablehlo.TokenType:
+		if _, ok := v.(Token); !ok {
+			return fmt.Errorf("want a token, got %T", v)
+		}
+	case stablehlo.TupleType:
+		tv, ok := v.(Tuple)
+		if !ok || len(tv) != len(t.Elems) {
+			return fmt.Errorf("want %v, got %T", t, v)
+		}
+		for i := range tv {
+			if err := checkValue(t.Elems[i], tv[i]); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// ResultTensorType returns result i's tensor type, or an error.
+func ResultTensorType(op *stablehlo.Op, i int) (stablehlo.TensorType, error) {
+	if i >= len(op.Results) {
+		return stablehlo.TensorType{}, fmt.Errorf("op has no result %d", i)
+	}
+	t, ok := op.Results[i].Type.(stablehlo.TensorType)
+	if !ok {
+		return stablehlo.TensorType{}, fmt.Errorf("result %d is %v, not a tensor", i, op.Results[i].Type)
+	}
+	return t, nil
+}

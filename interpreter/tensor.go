@@ -1,0 +1,339 @@
+package interpreter
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+
+	"github.com/halo-ml/halo/xla"
+)
+
+// Tensor is a dense array in row-major order. Its elements live in one
+// typed Go slice chosen by the element type (see Storage):
+//
+//	Bool                          []bool
+//	Int2, Int4, Int8              []int8   (values kept in range by wrap-around)
+//	Int16, Int32, Int64           []int16, []int32, []int64
+//	Uint2, Uint4, Uint8           []uint8  (values kept in range by wrap-around)
+//	Uint16, Uint32, Uint64        []uint16, []uint32, []uint64
+//	Float32, Float64              []float32, []float64
+//	Float16, BFloat16, f8/f6/f4   []float32 holding values exactly representable
+//	                              in the narrow type (arithmetic is done in
+//	                              float32 and rounded back, see RoundNarrow)
+//	Complex64, Complex128         []complex64, []complex128
+type Tensor struct {
+	Shape xla.Shape
+	Data  any
+}
+
+// Storage is the Go element type class a dtype is stored as.
+type Storage uint8
+
+// The storage classes.
+const (
+	StorageInvalid Storage = iota
+	StorageBool
+	StorageI8
+	StorageI16
+	StorageI32
+	StorageI64
+	StorageU8
+	StorageU16
+	StorageU32
+	StorageU64
+	StorageF32
+	StorageF64
+	StorageC64
+	StorageC128
+)
+
+// StorageOf returns the storage class of dt.
+func StorageOf(dt xla.DType) Storage {
+	switch dt {
+	case xla.Bool:
+		return StorageBool
+	case xla.Int1, xla.Int2, xla.Int4, xla.Int8:
+		return StorageI8
+	case xla.Int16:
+		return StorageI16
+	case xla.Int32:
+		return StorageI32
+	case xla.Int64:
+		return StorageI64
+	case xla.Uint1, xla.Uint2, xla.Uint4, xla.Uint8:
+		return StorageU8
+	case xla.Uint16:
+		return StorageU16
+	case xla.Uint32:
+		return StorageU32
+	case xla.Uint64:
+		return StorageU64
+	case xla.Float32:
+		return StorageF32
+	case xla.Float64:
+		return StorageF64
+	case xla.Complex64:
+		return StorageC64
+	case xla.Complex128:
+		return StorageC128
+	}
+	if dt.IsFloat() {
+		return StorageF32 // narrow floats
+	}
+	return StorageInvalid
+}
+
+// IsNarrowFloat reports whether dt is a float type stored as float32 but
+// narrower than it (f16, bf16, the f8/f6/f4 kinds).
+func IsNarrowFloat(dt xla.DType) bool { return dt.IsFloat() && dt != xla.Float32 && dt != xla.Float64 }
+
+// NewTensor returns a zero tensor of the given shape.
+func NewTensor(shape xla.Shape) *Tensor {
+	n := int(shape.Size())
+	t := &Tensor{Shape: shape.Clone()}
+	switch StorageOf(shape.DType) {
+	case StorageBool:
+		t.Data = make([]bool, n)
+	case StorageI8:
+		t.Data = make([]int8, n)
+	case StorageI16:
+		t.Data = make([]int16, n)
+	case StorageI32:
+		t.Data = make([]int32, n)
+	case StorageI64:
+		t.Data = make([]int64, n)
+	case StorageU8:
+		t.Data = make([]uint8, n)
+	case StorageU16:
+		t.Data = make([]uint16, n)
+	case StorageU32:
+		t.Data = make([]uint32, n)
+	case StorageU64:
+		t.Data = make([]uint64, n)
+	case StorageF32:
+		t.Data = make([]float32, n)
+	case StorageF64:
+		t.Data = make([]float64, n)
+	case StorageC64:
+		t.Data = make([]complex64, n)
+	case StorageC128:
+		t.Data = make([]complex128, n)
+	}
+	return t
+}
+
+// Len is the number of elements.
+func (t *Tensor) Len() int { return int(t.Shape.Size()) }
+
+// Clone returns a deep copy of t.
+func (t *Tensor) Clone() *Tensor {
+	c := NewTensor(t.Shape)
+	switch d := t.Data.(type) {
+	case []bool:
+		copy(c.Data.([]bool), d)
+	case []int8:
+		copy(c.Data.([]int8), d)
+	case []int16:
+		copy(c.Data.([]int16), d)
+	case []int32:
+		copy(c.Data.([]int32), d)
+	case []int64:
+		copy(c.Data.([]int64), d)
+	case []uint8:
+		copy(c.Data.([]uint8), d)
+	case []uint16:
+		copy(c.Data.([]uint16), d)
+	case []uint32:
+		copy(c.Data.([]uint32), d)
+	case []uint64:
+		copy(c.Data.([]uint64), d)
+	case []float32:
+		copy(c.Data.([]float32), d)
+	case []float64:
+		copy(c.Data.([]float64), d)
+	case []complex64:
+		copy(c.Data.([]complex64), d)
+	case []complex128:
+		copy(c.Data.([]complex128), d)
+	}
+	return c
+}
+
+// TensorFromHost decodes host bytes (dense row-major, little-endian, one
+// byte per element for booleans and sub-byte types) into a tensor.
+func TensorFromHost(shape xla.Shape, data []byte) (*Tensor, error) {
+	if err := shape.Validate(); err != nil {
+		return nil, err
+	}
+	eb := shape.DType.HostBytes()
+	n := int(shape.Size())
+	if len(data) != n*eb {
+		return nil, fmt.Errorf("interpreter: host data has %d bytes, %v needs %d", len(data), shape, n*eb)
+	}
+	t := NewTensor(shape)
+	dt := shape.DType
+	switch d := t.Data.(type) {
+	case []bool:
+		for i := range d {
+			d[i] = data[i] != 0
+		}
+	case []int8:
+		for i := range d {
+			d[i] = int8(WrapInt(dt, int64(int8(data[i]))))
+		}
+	case []int16:
+		for i := range d {
+			d[i] = int16(binary.LittleEndian.Uint16(data[2*i:]))
+		}
+	case []int32:
+		for i := range d {
+			d[i] = int32(binary.LittleEndian.Uint32(data[4*i:]))
+		}
+	case []int64:
+		for i := range d {
+			d[i] = int64(binary.LittleEndian.Uint64(data[8*i:]))
+		}
+	case []uint8:
+		for i := range d {
+			d[i] = uint8(WrapUint(dt, uint64(data[i])))
+		}
+	case []uint16:
+		for i := range d {
+			d[i] = binary.LittleEndian.Uint16(data[2*i:])
+		}
+	case []uint32:
+		for i := range d {
+			d[i] = binary.LittleEndian.Uint32(data[4*i:])
+		}
+	case []uint64:
+		for i := range d {
+			d[i] = binary.LittleEndian.Uint64(data[8*i:])
+		}
+	case []float32:
+		if dt == xla.Float32 {
+			for i := range d {
+				d[i] = math.Float32frombits(binary.LittleEndian.Uint32(data[4*i:]))
+			}
+		} else {
+			for i := range d {
+				var bits uint32
+				for k := 0; k < eb; k++ {
+					bits |= uint32(data[eb*i+k]) << (8 * k)
+				}
+				d[i] = DecodeNarrow(dt, bits)
+			}
+		}
+	case []float64:
+		for i := range d {
+			d[i] = math.Float64frombits(binary.LittleEndian.Uint64(data[8*i:]))
+		}
+	case []complex64:
+		for i := range d {
+			re := math.Float32frombits(binary.LittleEndian.Uint32(data[8*i:]))
+			im := math.Float32frombits(binary.LittleEndian.Uint32(data[8*i+4:]))
+			d[i] = complex(re, im)
+		}
+	case []complex128:
+		for i := range d {
+			re := math.Float64frombits(binary.LittleEndian.Uint64(data[16*i:]))
+			im := math.Float64frombits(binary.LittleEndian.Uint64(data[16*i+8:]))
+			d[i] = complex(re, im)
+		}
+	default:
+		return nil, fmt.Errorf("interpreter: element type %v is not supported", dt)
+	}
+	return t, nil
+}
+
+// Host encodes t as host bytes (the inverse of TensorFromHost).
+func (t *Tensor) Host() []byte {
+	dt := t.Shape.DType
+	eb := dt.HostBytes()
+	out := make([]byte, t.Len()*eb)
+	switch d := t.Data.(type) {
+	case []bool:
+		for i, v := range d {
+			if v {
+				out[i] = 1
+			}
+		}
+	case []int8:
+		for i, v := range d {
+			out[i] = byte(v)
+		}
+	case []int16:
+		for i, v := range d {
+			binary.LittleEndian.PutUint16(out[2*i:], uint16(v))
+		}
+	case []int32:
+		for i, v := range d {
+			binary.LittleEndian.PutUint32(out[4*i:], uint32(v))
+		}
+	case []int64:
+		for i, v := range d {
+			binary.LittleEndian.PutUint64(out[8*i:], uint64(v))
+		}
+	case []uint8:
+		copy(out, d)
+	case []uint16:
+		for i, v := range d {
+			binary.LittleEndian.PutUint16(out[2*i:], v)
+		}
+	case []uint32:
+		for i, v := range d {
+			binary.LittleEndian.PutUint32(out[4*i:], v)
+		}
+	case []uint64:
+		for i, v := range d {
+			binary.LittleEndian.PutUint64(out[8*i:], v)
+		}
+	case []float32:
+		if dt == xla.Float32 {
+			for i, v := range d {
+				binary.LittleEndian.PutUint32(out[4*i:], math.Float32bits(v))
+			}
+		} else {
+			for i, v := range d {
+				bits := EncodeNarrow(dt, v)
+				for k := 0; k < eb; k++ {
+					out[eb*i+k] = byte(bits >> (8 * k))
+				}
+			}
+		}
+	case []float64:
+		for i, v := range d {
+			binary.LittleEndian.PutUint64(out[8*i:], math.Float64bits(v))
+		}
+	case []complex64:
+		for i, v := range d {
+			binary.LittleEndian.PutUint32(out[8*i:], math.Float32bits(real(v)))
+			binary.LittleEndian.PutUint32(out[8*i+4:], math.Float32bits(imag(v)))
+		}
+	case []complex128:
+		for i, v := range d {
+			binary.LittleEndian.PutUint64(out[16*i:], math.Float64bits(real(v)))
+			binary.LittleEndian.PutUint64(out[16*i+8:], math.Float64bits(imag(v)))
+		}
+	}
+	return out
+}
+
+// WrapInt wraps a signed value to the width of dt (two's complement), so
+// i4 arithmetic wraps at 4 bits.
+func WrapInt(dt xla.DType, v int64) int64 {
+	bits := uint(dt.Bits())
+	if dt == xla.Bool || bits >= 64 || bits == 0 {
+		return v
+	}
+	shift := 64 - bits
+	return (v << shift) >> shift
+}
+
+// WrapUint wraps an unsigned value to the width of dt.
+func WrapUint(dt xla.DType, v uint64) uint64 {
+	bits := uint(dt.Bits())
+	if bits >= 64 || bits == 0 {
+		return v
+	}
+	return v & (1<<bits - 1)
+}
