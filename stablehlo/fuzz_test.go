@@ -80,7 +80,7 @@ func FuzzParse(f *testing.F) {
 			var b2 bytes.Buffer
 			_ = Print(&b2, m2, opts)
 			if b2.String() != b.String() {
-				t.Fatalf("print is not a fixed point (generic=%v):\n%s", opts.Generic, firstDiff(b.String(), b2.String()))
+				t.Fatalf("print is not a fixed point (generic=%v):\n%s", opts.Generic, mlirFirstDiff(b.String(), b2.String()))
 			}
 		}
 	})

@@ -168,14 +168,6 @@ func (s *mlirScanner) bareID() []byte {
 	return s.src[start:s.pos]
 }
 
-// peekKeyword reports whether the bare identifier kw is next (as a whole word).
-func (s *mlirScanner) peekKeyword(kw string) bool {
-	save := s.pos
-	id := s.bareID()
-	s.pos = save
-	return string(id) == kw
-}
-
 // tryKeyword consumes the bare identifier kw.
 func (s *mlirScanner) tryKeyword(kw string) bool {
 	save := s.pos

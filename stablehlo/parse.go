@@ -266,7 +266,7 @@ func mlirFuncFromOp(op *Op, detach bool) (*Func, error) {
 		// A declaration: keep the signature.
 		f.Attrs = append(f.Attrs, NamedAttr{Name: "function_type", Value: TypeAttr{Type: *ft}})
 	} else {
-		if !mlirTypeListEqual(r.Blocks[0].argTypes(), ft.Inputs) {
+		if !mlirTypeListEqual(mlirBlockArgTypes(r.Blocks[0]), ft.Inputs) {
 			return nil, bad(fmt.Sprintf("entry block arguments of @%s do not match its function type", f.Name))
 		}
 		if detach {
@@ -307,7 +307,7 @@ func mlirFuncFromOp(op *Op, detach bool) (*Func, error) {
 	return f, nil
 }
 
-func (b *Block) argTypes() []Type {
+func mlirBlockArgTypes(b *Block) []Type {
 	ts := make([]Type, len(b.Args))
 	for i, a := range b.Args {
 		ts[i] = a.Type
@@ -477,14 +477,6 @@ func (p *mlirParser) parseValueRef() mlirValueRef {
 		ref.idx = n
 	}
 	return ref
-}
-
-// tryValueRef parses a value reference if one is next.
-func (p *mlirParser) tryValueRef() (mlirValueRef, bool) {
-	if p.peek() != '%' {
-		return mlirValueRef{}, false
-	}
-	return p.parseValueRef(), true
 }
 
 // parseValueRefList parses "%a, %b, ..." (possibly empty when allowEmpty).

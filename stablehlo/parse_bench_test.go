@@ -20,8 +20,8 @@ type mlirBenchText struct {
 }
 
 var (
-	benchText1M, benchTextMLP mlirBenchText
-	benchOnce1M, benchOnceMLP sync.Once
+	mlirBenchText1M, mlirBenchTextMLP mlirBenchText
+	mlirBenchOnce1M, mlirBenchOnceMLP sync.Once
 )
 
 func mlirMakeBenchText(b *testing.B, ops int, build func() (*Module, error)) mlirBenchText {
@@ -39,22 +39,22 @@ func mlirMakeBenchText(b *testing.B, ops int, build func() (*Module, error)) mli
 	return mlirBenchText{ops: ops, pretty: p.Bytes(), generic: g.Bytes()}
 }
 
-func benchText(b *testing.B, which string) mlirBenchText {
+func mlirBenchTexts(b *testing.B, which string) mlirBenchText {
 	switch which {
 	case "1M":
-		benchOnce1M.Do(func() {
-			benchText1M = mlirMakeBenchText(b, 1_000_000, func() (*Module, error) { return BuildElementwise(1_000_000) })
+		mlirBenchOnce1M.Do(func() {
+			mlirBenchText1M = mlirMakeBenchText(b, 1_000_000, func() (*Module, error) { return BuildElementwise(1_000_000) })
 		})
-		return benchText1M
+		return mlirBenchText1M
 	default:
-		benchOnceMLP.Do(func() {
-			benchTextMLP = mlirMakeBenchText(b, 30_000, func() (*Module, error) { return BuildMLP(10_000) })
+		mlirBenchOnceMLP.Do(func() {
+			mlirBenchTextMLP = mlirMakeBenchText(b, 30_000, func() (*Module, error) { return BuildMLP(10_000) })
 		})
-		return benchTextMLP
+		return mlirBenchTextMLP
 	}
 }
 
-func benchParse(b *testing.B, text []byte, ops int) {
+func mlirBenchParse(b *testing.B, text []byte, ops int) {
 	b.SetBytes(int64(len(text)))
 	b.ReportAllocs()
 	for b.Loop() {
@@ -66,9 +66,9 @@ func benchParse(b *testing.B, text []byte, ops int) {
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(ops), "ns/stablehlo-op")
 }
 
-// benchMLIROpt times mlir-opt reading the text (and writing nothing).
-func benchMLIROpt(b *testing.B, text []byte, ops int) {
-	opt := findMLIROpt()
+// mlirBenchOpt times mlir-opt reading the text (and writing nothing).
+func mlirBenchOpt(b *testing.B, text []byte, ops int) {
+	opt := mlirFindOpt()
 	if opt == "" {
 		b.Skip("mlir-opt not found")
 	}
@@ -96,18 +96,18 @@ func benchMLIROpt(b *testing.B, text []byte, ops int) {
 
 // BenchmarkParse1MOps parses the printed 1,000,000-op module.
 func BenchmarkParse1MOps(b *testing.B) {
-	t := benchText(b, "1M")
-	b.Run("pretty", func(b *testing.B) { benchParse(b, t.pretty, t.ops) })
-	b.Run("generic", func(b *testing.B) { benchParse(b, t.generic, t.ops) })
-	b.Run("mlir-opt-generic", func(b *testing.B) { benchMLIROpt(b, t.generic, t.ops) })
+	t := mlirBenchTexts(b, "1M")
+	b.Run("pretty", func(b *testing.B) { mlirBenchParse(b, t.pretty, t.ops) })
+	b.Run("generic", func(b *testing.B) { mlirBenchParse(b, t.generic, t.ops) })
+	b.Run("mlir-opt-generic", func(b *testing.B) { mlirBenchOpt(b, t.generic, t.ops) })
 }
 
 // BenchmarkParseMLP10k parses the printed 10,000-layer MLP.
 func BenchmarkParseMLP10k(b *testing.B) {
-	t := benchText(b, "mlp")
-	b.Run("pretty", func(b *testing.B) { benchParse(b, t.pretty, t.ops) })
-	b.Run("generic", func(b *testing.B) { benchParse(b, t.generic, t.ops) })
-	b.Run("mlir-opt-generic", func(b *testing.B) { benchMLIROpt(b, t.generic, t.ops) })
+	t := mlirBenchTexts(b, "mlp")
+	b.Run("pretty", func(b *testing.B) { mlirBenchParse(b, t.pretty, t.ops) })
+	b.Run("generic", func(b *testing.B) { mlirBenchParse(b, t.generic, t.ops) })
+	b.Run("mlir-opt-generic", func(b *testing.B) { mlirBenchOpt(b, t.generic, t.ops) })
 }
 
 // BenchmarkPrint1MOps prints the 1,000,000-op module (for scale).

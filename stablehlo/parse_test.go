@@ -19,17 +19,17 @@ func init() {
 	}
 }
 
-// updateGolden reports whether -update was given.
-func updateGolden() bool {
+// mlirUpdateGolden reports whether -update was given.
+func mlirUpdateGolden() bool {
 	f := flag.Lookup("update")
 	return f != nil && f.Value.String() == "true"
 }
 
-// checkGolden compares got with testdata/name (or rewrites it with -update).
-func checkGolden(t *testing.T, name, got string) {
+// mlirCheckGolden compares got with testdata/name (or rewrites it with -update).
+func mlirCheckGolden(t *testing.T, name, got string) {
 	t.Helper()
 	path := filepath.Join("testdata", name)
-	if updateGolden() {
+	if mlirUpdateGolden() {
 		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 			t.Fatal(err)
 		}
@@ -43,11 +43,11 @@ func checkGolden(t *testing.T, name, got string) {
 		t.Fatalf("%v (run go test -run %s -update to create it)", err, t.Name())
 	}
 	if string(want) != got {
-		t.Fatalf("output differs from %s (go test -update rewrites it):\n%s", path, firstDiff(string(want), got))
+		t.Fatalf("output differs from %s (go test -update rewrites it):\n%s", path, mlirFirstDiff(string(want), got))
 	}
 }
 
-func mustParse(t testing.TB, text []byte) *Module {
+func mlirMustParse(t testing.TB, text []byte) *Module {
 	t.Helper()
 	m, err := Parse(text)
 	if err != nil {
@@ -56,8 +56,8 @@ func mustParse(t testing.TB, text []byte) *Module {
 	return m
 }
 
-// roundTrip checks parse(print(m)) == m and the fixed point, in all modes.
-func roundTrip(t *testing.T, m *Module) {
+// mlirRoundTrip checks parse(print(m)) == m and the fixed point, in all modes.
+func mlirRoundTrip(t *testing.T, m *Module) {
 	t.Helper()
 	for _, mode := range mlirPrintModes {
 		text := mlirPrintString(t, m, mode.opts)
@@ -69,7 +69,7 @@ func roundTrip(t *testing.T, m *Module) {
 			t.Fatalf("%s: parse(print(m)) != m: %s\n%s", mode.name, d, text)
 		}
 		if text2 := mlirPrintString(t, m2, mode.opts); text2 != text {
-			t.Fatalf("%s: print is not a fixed point:\n%s", mode.name, firstDiff(text, text2))
+			t.Fatalf("%s: print is not a fixed point:\n%s", mode.name, mlirFirstDiff(text, text2))
 		}
 	}
 }
@@ -79,8 +79,8 @@ func roundTrip(t *testing.T, m *Module) {
 func TestGoldenCorpus(t *testing.T) {
 	for _, prog := range append(mlirTestCorpus(), mlirFloatCorpus()) {
 		t.Run(prog.name, func(t *testing.T) {
-			checkGolden(t, "golden/"+prog.name+".mlir", mlirPrintString(t, prog.m, PrintOptions{Locations: true}))
-			checkGolden(t, "golden/"+prog.name+".generic.mlir", mlirPrintString(t, prog.m, PrintOptions{Generic: true, Locations: true}))
+			mlirCheckGolden(t, "golden/"+prog.name+".mlir", mlirPrintString(t, prog.m, PrintOptions{Locations: true}))
+			mlirCheckGolden(t, "golden/"+prog.name+".generic.mlir", mlirPrintString(t, prog.m, PrintOptions{Generic: true, Locations: true}))
 		})
 	}
 }
@@ -97,15 +97,15 @@ func TestParseGolden(t *testing.T) {
 		t.Run(filepath.Base(pretty), func(t *testing.T) {
 			a, _ := os.ReadFile(pretty)
 			b, _ := os.ReadFile(gen)
-			ma, mb := mustParse(t, a), mustParse(t, b)
+			ma, mb := mlirMustParse(t, a), mlirMustParse(t, b)
 			if d := equalModules(ma, mb, true); d != "" {
 				t.Fatalf("pretty and generic golden files differ: %s", d)
 			}
 			if got := mlirPrintString(t, ma, PrintOptions{Locations: true}); got != string(a) {
-				t.Fatalf("print(parse(golden)) != golden:\n%s", firstDiff(string(a), got))
+				t.Fatalf("print(parse(golden)) != golden:\n%s", mlirFirstDiff(string(a), got))
 			}
 			if got := mlirPrintString(t, mb, PrintOptions{Generic: true, Locations: true}); got != string(b) {
-				t.Fatalf("print(parse(golden)) != golden:\n%s", firstDiff(string(b), got))
+				t.Fatalf("print(parse(golden)) != golden:\n%s", mlirFirstDiff(string(b), got))
 			}
 		})
 	}
@@ -119,7 +119,7 @@ func TestParseAddOneExport(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := mustParse(t, text)
+	m := mlirMustParse(t, text)
 	if m.Name != "jit_func" || len(m.Funcs) != 2 {
 		t.Fatalf("module %q with %d funcs", m.Name, len(m.Funcs))
 	}
@@ -166,11 +166,11 @@ func TestParseAddOneExport(t *testing.T) {
 	if layouts, ok := cc.Attr("operand_layouts").(ArrayAttr); !ok || len(layouts) != 1 || layouts[0] != OpaqueAttr("dense<0> : tensor<1xindex>") {
 		t.Fatalf("operand_layouts %#v", cc.Attr("operand_layouts"))
 	}
-	roundTrip(t, m)
-	checkGolden(t, "add_one.golden.mlir", mlirPrintString(t, m, PrintOptions{Locations: true}))
-	if opt := findMLIROpt(); opt != "" {
-		out := runMLIROpt(t, opt, mlirPrintString(t, m, PrintOptions{Generic: true, Locations: true}), "--mlir-print-debuginfo")
-		m2 := mustParse(t, []byte(out))
+	mlirRoundTrip(t, m)
+	mlirCheckGolden(t, "add_one.golden.mlir", mlirPrintString(t, m, PrintOptions{Locations: true}))
+	if opt := mlirFindOpt(); opt != "" {
+		out := mlirRunOpt(t, opt, mlirPrintString(t, m, PrintOptions{Generic: true, Locations: true}), "--mlir-print-debuginfo")
+		m2 := mlirMustParse(t, []byte(out))
 		if d := equalModulesOpaque(m, m2, false, true); d != "" {
 			t.Fatalf("mlir-opt's reading differs: %s", d)
 		}
@@ -185,7 +185,7 @@ func TestParseJAXStyle(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := mustParse(t, text)
+	m := mlirMustParse(t, text)
 	main := m.Func("main")
 	ops := main.Body.Blocks[0].Ops
 	red := ops[4]
@@ -204,8 +204,8 @@ func TestParseJAXStyle(t *testing.T) {
 	if l := helper.Body.Blocks[0].Ops[2].Loc; !strings.HasPrefix(l.Text, "fused[") || !strings.Contains(l.Text, `"jit(f)/jit(main)/pjit"("/tmp/f.py":12:10)`) {
 		t.Fatalf("fused location %+v", l)
 	}
-	roundTrip(t, m)
-	checkGolden(t, "jax_style.golden.mlir", mlirPrintString(t, m, PrintOptions{Locations: true}))
+	mlirRoundTrip(t, m)
+	mlirCheckGolden(t, "jax_style.golden.mlir", mlirPrintString(t, m, PrintOptions{Locations: true}))
 }
 
 // TestParseErrors checks messages and positions of syntax errors.
@@ -266,7 +266,7 @@ func TestParseAll(t *testing.T) {
 
 // TestParseImplicitModule reads a file of top-level ops without module {}.
 func TestParseImplicitModule(t *testing.T) {
-	m := mustParse(t, []byte(`
+	m := mlirMustParse(t, []byte(`
 "sdy.mesh"() <{mesh = #sdy.mesh<["x"=4]>, sym_name = "mesh"}> : () -> ()
 func.func @f(%arg0: tensor<f32>) -> tensor<f32> {
   %0 = "stablehlo.abs"(%arg0) : (tensor<f32>) -> tensor<f32>
@@ -278,7 +278,7 @@ func.func @f(%arg0: tensor<f32>) -> tensor<f32> {
 	if a, ok := m.Globals[0].Attr("mesh").(OpaqueAttr); !ok || a != `#sdy.mesh<["x"=4]>` {
 		t.Fatalf("mesh %#v", m.Globals[0].Attr("mesh"))
 	}
-	roundTrip(t, m)
+	mlirRoundTrip(t, m)
 }
 
 // TestParseDenseForms covers the literal forms MLIR prints.
@@ -287,19 +287,19 @@ func TestParseDenseForms(t *testing.T) {
 		lit  string
 		want []byte
 	}{
-		{`dense<1.000000e+00> : tensor<2xf32>`, f32Bytes(1, 1)},
-		{`dense<[1.0, -2.5]> : tensor<2xf32>`, f32Bytes(1, -2.5)},
-		{`dense<"0x0000803F"> : tensor<2xf32>`, f32Bytes(1, 1)},
-		{`dense<"0x0000803F00002040"> : tensor<2xf32>`, f32Bytes(1, 2.5)},
-		{`dense<[0x3F800000, 1]> : tensor<2xf32>`, f32Bytes(1, 1)},
+		{`dense<1.000000e+00> : tensor<2xf32>`, mlirF32Bytes(1, 1)},
+		{`dense<[1.0, -2.5]> : tensor<2xf32>`, mlirF32Bytes(1, -2.5)},
+		{`dense<"0x0000803F"> : tensor<2xf32>`, mlirF32Bytes(1, 1)},
+		{`dense<"0x0000803F00002040"> : tensor<2xf32>`, mlirF32Bytes(1, 2.5)},
+		{`dense<[0x3F800000, 1]> : tensor<2xf32>`, mlirF32Bytes(1, 1)},
 		{`dense<[[true, false]]> : tensor<1x2xi1>`, []byte{1, 0}},
 		{`dense<"0x05"> : tensor<3xi1>`, []byte{1, 0, 1}},
 		{`dense<"0xFF"> : tensor<3xi1>`, []byte{1, 1, 1}},
 		{`dense<[-8, 7]> : tensor<2xi4>`, []byte{0xF8, 7}},
 		{`dense<"0x0F08"> : tensor<2xi4>`, []byte{0xFF, 0xF8}},
 		{`dense<15> : tensor<2xui4>`, []byte{15, 15}},
-		{`dense<(1.0, -2.0)> : tensor<1xcomplex<f32>>`, f32Bytes(1, -2)},
-		{`dense<[(1.0,2.0), (3.0,4.0)]> : tensor<2xcomplex<f32>>`, f32Bytes(1, 2, 3, 4)},
+		{`dense<(1.0, -2.0)> : tensor<1xcomplex<f32>>`, mlirF32Bytes(1, -2)},
+		{`dense<[(1.0,2.0), (3.0,4.0)]> : tensor<2xcomplex<f32>>`, mlirF32Bytes(1, 2, 3, 4)},
 		{`dense<1.5> : tensor<bf16>`, []byte{0xC0, 0x3F}},
 		{`dense<0x7E00> : tensor<f16>`, []byte{0x00, 0x7E}},
 		{`dense<448.0> : tensor<f8E4M3FN>`, []byte{0x7E}},
@@ -324,7 +324,7 @@ func TestParseDenseForms(t *testing.T) {
 		}
 	}
 	// Types halo does not model stay opaque, verbatim.
-	m := mustParse(t, []byte(`"foo.op"() {a = dense<[1, 0]> : tensor<2xindex>, b = dense<"s"> : tensor<!foo.str>, c = 3 : index} : () -> ()`))
+	m := mlirMustParse(t, []byte(`"foo.op"() {a = dense<[1, 0]> : tensor<2xindex>, b = dense<"s"> : tensor<!foo.str>, c = 3 : index} : () -> ()`))
 	for k, want := range map[string]string{"a": "dense<[1, 0]> : tensor<2xindex>", "b": `dense<"s"> : tensor<!foo.str>`, "c": "3 : index"} {
 		if got := m.Globals[0].Attr(k); got != OpaqueAttr(want) {
 			t.Errorf("%s = %#v, want %q", k, got, want)
@@ -332,7 +332,7 @@ func TestParseDenseForms(t *testing.T) {
 	}
 }
 
-func f32Bytes(v ...float32) []byte { return cpF32Data(v...) }
+func mlirF32Bytes(v ...float32) []byte { return cpF32Data(v...) }
 
 // TestFloatPrinting checks MLIR's float spellings.
 func TestFloatPrinting(t *testing.T) {
@@ -368,7 +368,7 @@ func TestParseShardy(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := mustParse(t, text)
+	m := mlirMustParse(t, text)
 	if len(m.Globals) != 1 || m.Globals[0].Attr("mesh") != OpaqueAttr(`#sdy.mesh<["x"=4]>`) {
 		t.Fatalf("mesh %v", m.Globals)
 	}
@@ -378,12 +378,12 @@ func TestParseShardy(t *testing.T) {
 		t.Fatalf("manual computation %s", mc)
 	}
 	if got := mlirPrintString(t, m, PrintOptions{}); got != string(text) {
-		t.Fatalf("print(parse(text)) != text:\n%s", firstDiff(string(text), got))
+		t.Fatalf("print(parse(text)) != text:\n%s", mlirFirstDiff(string(text), got))
 	}
-	roundTrip(t, m)
-	if opt := findMLIROpt(); opt != "" {
-		out := runMLIROpt(t, opt, mlirPrintString(t, m, PrintOptions{Generic: true}))
-		if d := equalModules(m, mustParse(t, []byte(out)), false); d != "" {
+	mlirRoundTrip(t, m)
+	if opt := mlirFindOpt(); opt != "" {
+		out := mlirRunOpt(t, opt, mlirPrintString(t, m, PrintOptions{Generic: true}))
+		if d := equalModules(m, mlirMustParse(t, []byte(out)), false); d != "" {
 			t.Fatalf("mlir-opt's reading differs: %s", d)
 		}
 	}

@@ -59,7 +59,7 @@ func (op *Op) String() string {
 	return strings.TrimPrefix(string(p.buf), "\n")
 }
 
-var errNilModule = errors.New("stablehlo: Print: nil module")
+var mlirErrNilModule = errors.New("stablehlo: Print: nil module")
 
 // mlirPrinter accumulates output.
 type mlirPrinter struct {
@@ -178,7 +178,7 @@ func mlirAppendFileLoc(b []byte, l Location) []byte {
 
 func (p *mlirPrinter) module(m *Module) {
 	if m == nil {
-		p.err = errNilModule
+		p.err = mlirErrNilModule
 		return
 	}
 	p.names = mlirNameModule(m, p.opts.Generic)
@@ -356,7 +356,7 @@ func (p *mlirPrinter) fnPretty(f *Func) {
 func mlirOpFromFunc(f *Func) *Op {
 	var ins []Type
 	if f.Body != nil && len(f.Body.Blocks) > 0 {
-		ins = f.Body.Blocks[0].argTypes()
+		ins = mlirBlockArgTypes(f.Body.Blocks[0])
 	} else if ta, ok := mlirAttrNamed(f.Attrs, "function_type").(TypeAttr); ok {
 		if ft, ok := ta.Type.(FunctionType); ok {
 			ins = ft.Inputs

@@ -5,6 +5,7 @@ import (
 	"math"
 	"sort"
 	"strconv"
+	"strings"
 
 	"github.com/halo-ml/halo/xla"
 )
@@ -87,7 +88,7 @@ func mlirAppendSymbol(b []byte, s string) []byte {
 func mlirSplitNested(s string) []string {
 	var parts []string
 	for {
-		i := indexString(s, "::@")
+		i := strings.Index(s, "::@")
 		if i < 0 {
 			return append(parts, s)
 		}
@@ -96,16 +97,7 @@ func mlirSplitNested(s string) []string {
 	}
 }
 
-func indexString(s, sub string) int {
-	for i := 0; i+len(sub) <= len(s); i++ {
-		if s[i:i+len(sub)] == sub {
-			return i
-		}
-	}
-	return -1
-}
-
-// mlirIntText formats v as an integer of type dt: signed types sign-extend
+// mlirAppendIntOf formats v as an integer of type dt: signed types sign-extend
 // their width, unsigned ones print the unsigned value.
 func mlirAppendIntOf(b []byte, v int64, dt xla.DType) []byte {
 	w := dt.Bits()

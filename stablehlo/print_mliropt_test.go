@@ -9,8 +9,8 @@ import (
 	"testing"
 )
 
-// findMLIROpt returns the path of mlir-opt (Debian's mlir-22-tools), or "".
-func findMLIROpt() string {
+// mlirFindOpt returns the path of mlir-opt (Debian's mlir-22-tools), or "".
+func mlirFindOpt() string {
 	for _, name := range []string{"mlir-opt", "mlir-opt-22"} {
 		if p, err := exec.LookPath(name); err == nil {
 			return p
@@ -25,8 +25,8 @@ func findMLIROpt() string {
 	return ""
 }
 
-// runMLIROpt feeds text to mlir-opt and returns its generic re-print.
-func runMLIROpt(t *testing.T, opt string, text string, extra ...string) string {
+// mlirRunOpt feeds text to mlir-opt and returns its generic re-print.
+func mlirRunOpt(t *testing.T, opt string, text string, extra ...string) string {
 	t.Helper()
 	args := append([]string{"--allow-unregistered-dialect", "--mlir-print-op-generic"}, extra...)
 	cmd := exec.Command(opt, args...)
@@ -44,7 +44,7 @@ func runMLIROpt(t *testing.T, opt string, text string, extra ...string) string {
 // checks that mlir-opt's re-print parses back into an equal module and
 // that halo prints that module exactly as mlir-opt did.
 func TestMLIROptAcceptsGenericForm(t *testing.T) {
-	opt := findMLIROpt()
+	opt := mlirFindOpt()
 	if opt == "" {
 		t.Skip("mlir-opt not found (PATH mlir-opt, mlir-opt-22, /usr/lib/llvm-*/bin): apt-get install mlir-22-tools")
 	}
@@ -53,7 +53,7 @@ func TestMLIROptAcceptsGenericForm(t *testing.T) {
 	for _, prog := range progs {
 		t.Run(prog.name, func(t *testing.T) {
 			text := mlirPrintString(t, prog.m, PrintOptions{Generic: true})
-			out := strings.TrimRight(runMLIROpt(t, opt, text), "\n") + "\n"
+			out := strings.TrimRight(mlirRunOpt(t, opt, text), "\n") + "\n"
 			m2, err := Parse([]byte(out))
 			if err != nil {
 				t.Fatalf("Parse(mlir-opt output): %v\n%s", err, out)
@@ -62,11 +62,11 @@ func TestMLIROptAcceptsGenericForm(t *testing.T) {
 				t.Fatalf("mlir-opt's re-print differs: %s\n%s", d, out)
 			}
 			if again := mlirPrintString(t, m2, PrintOptions{Generic: true}); again != out {
-				t.Fatalf("halo prints mlir-opt's output differently:\n%s", firstDiff(out, again))
+				t.Fatalf("halo prints mlir-opt's output differently:\n%s", mlirFirstDiff(out, again))
 			}
 			// With locations: mlir-opt prints them through #loc aliases.
 			textLoc := mlirPrintString(t, prog.m, PrintOptions{Generic: true, Locations: true})
-			outLoc := runMLIROpt(t, opt, textLoc, "--mlir-print-debuginfo")
+			outLoc := mlirRunOpt(t, opt, textLoc, "--mlir-print-debuginfo")
 			if _, err := Parse([]byte(outLoc)); err != nil {
 				t.Fatalf("Parse(mlir-opt output with locations): %v\n%s", err, outLoc)
 			}
@@ -74,8 +74,8 @@ func TestMLIROptAcceptsGenericForm(t *testing.T) {
 	}
 }
 
-// firstDiff shows the first differing line of two texts.
-func firstDiff(a, b string) string {
+// mlirFirstDiff shows the first differing line of two texts.
+func mlirFirstDiff(a, b string) string {
 	la, lb := bytes.Split([]byte(a), []byte("\n")), bytes.Split([]byte(b), []byte("\n"))
 	for i := 0; i < len(la) && i < len(lb); i++ {
 		if !bytes.Equal(la[i], lb[i]) {

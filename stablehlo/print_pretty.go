@@ -935,7 +935,7 @@ func mlirPrintWhile(p *mlirPrinter, op *Op) bool {
 	body, ok2 := mlirSingleBlock(op.Regions[1])
 	types := mlirValueTypes(op.Operands)
 	if !ok1 || !ok2 || !mlirTypeListEqual(types, mlirValueTypes(op.Results)) ||
-		!mlirTypeListEqual(types, cond.argTypes()) || !mlirTypeListEqual(types, body.argTypes()) {
+		!mlirTypeListEqual(types, mlirBlockArgTypes(cond)) || !mlirTypeListEqual(types, mlirBlockArgTypes(body)) {
 		return false
 	}
 	// Both regions' arguments print once: they must have the same names.

@@ -548,12 +548,12 @@ func mlirFloatCorpus() mlirCorpusProgram {
 	// Map iteration order is random: sort the function's ops by type for a
 	// stable program.
 	ops := k.b.Ops
-	sortOpsByType(ops)
+	mlirSortOpsByType(ops)
 	k.ret("func.return")
 	return mlirCorpusProgram{"floats", m}
 }
 
-func sortOpsByType(ops []*Op) {
+func mlirSortOpsByType(ops []*Op) {
 	key := func(o *Op) string {
 		return string(mlirAppendType(nil, o.Results[0].Type)) + string(mlirAppendAttr(nil, o.Attrs[0].Value, false))
 	}

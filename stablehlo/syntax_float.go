@@ -266,19 +266,19 @@ func (f *mlirFloatFormat) parseDecimal(s string) (uint64, bool) {
 	switch {
 	case f.expBits == 11 && f.manBits == 52:
 		v, err := strconv.ParseFloat(s, 64)
-		if err != nil && !isRangeErr(err) {
+		if err != nil && !mlirIsRangeErr(err) {
 			return 0, false
 		}
 		return math.Float64bits(v), true
 	case f.expBits == 8 && f.manBits == 23 && f.kind == mlirFloatIEEE:
 		v, err := strconv.ParseFloat(s, 32)
-		if err != nil && !isRangeErr(err) {
+		if err != nil && !mlirIsRangeErr(err) {
 			return 0, false
 		}
 		return uint64(math.Float32bits(float32(v))), true
 	}
 	v, err := strconv.ParseFloat(s, 64)
-	if err != nil && !isRangeErr(err) {
+	if err != nil && !mlirIsRangeErr(err) {
 		return 0, false
 	}
 	b, ok, tie := f.fromFloat64(v)
@@ -310,7 +310,7 @@ func (f *mlirFloatFormat) parseDecimal(s string) (uint64, bool) {
 	return b, ok
 }
 
-func isRangeErr(err error) bool {
+func mlirIsRangeErr(err error) bool {
 	ne, ok := err.(*strconv.NumError)
 	return ok && ne.Err == strconv.ErrRange
 }
@@ -322,11 +322,11 @@ func isRangeErr(err error) bool {
 func (f *mlirFloatFormat) format(b uint64) string {
 	neg, class, mant, exp2 := f.decode(b)
 	if class == mlirFloatFiniteClass {
-		s := apfloatString(neg, mant, exp2, f.precision(), 6, 0, false)
+		s := mlirAPFloatString(neg, mant, exp2, f.precision(), 6, 0, false)
 		if back, ok := f.parseDecimal(s); ok && back == f.canonicalBits(b) {
 			return s
 		}
-		s = apfloatString(neg, mant, exp2, f.precision(), 0, 3, true)
+		s = mlirAPFloatString(neg, mant, exp2, f.precision(), 0, 3, true)
 		if strings.IndexByte(s, '.') >= 0 {
 			return s
 		}
@@ -343,11 +343,11 @@ func (f *mlirFloatFormat) canonicalBits(b uint64) uint64 {
 	return b & (1<<uint(w) - 1)
 }
 
-// apfloatString writes mant*2^exp2 in decimal the way LLVM's
+// mlirAPFloatString writes mant*2^exp2 in decimal the way LLVM's
 // APFloat::toString does with the given FormatPrecision (0: enough digits
 // to round-trip a format of precisionBits), FormatMaxPadding and
 // TruncateZero.
-func apfloatString(neg bool, mant uint64, exp2 int, precisionBits, formatPrecision, maxPadding int, truncateZero bool) string {
+func mlirAPFloatString(neg bool, mant uint64, exp2 int, precisionBits, formatPrecision, maxPadding int, truncateZero bool) string {
 	var out []byte
 	if mant == 0 {
 		if neg {
