@@ -10,32 +10,38 @@ import (
 // values that the narrow type can represent exactly. DecodeNarrow and
 // EncodeNarrow convert between those values and the type's bits;
 // RoundNarrow rounds any float32 to the nearest representable value with
-// the type's overflow and NaN rules.
-//
-// This file holds the contract; the complete per-format rules (every f8
-// variant's saturation, NaN encodings, FNUZ negative zero) are implemented
-// in narrow.go.
+// the type's overflow and NaN rules (see narrow.go for every format's
+// rules). Arithmetic on narrow floats is done in float32 and rounded back
+// with RoundNarrow, as XLA's CPU backend does.
 
-// DecodeNarrow returns the value of bits in narrow float type dt.
+// DecodeNarrow returns the value of bits in narrow float type dt (NaN for
+// a type that is not a narrow float).
 func DecodeNarrow(dt xla.DType, bits uint32) float32 {
-	switch dt {
-	case xla.BFloat16:
+	if dt == xla.BFloat16 {
 		return math.Float32frombits(bits << 16)
 	}
-	return decodeNarrowFormat(dt, bits)
+	f := narrowFormatOf(dt)
+	if f == nil {
+		return float32(math.NaN())
+	}
+	return f.decode(bits)
 }
 
 // EncodeNarrow returns the bits of v in narrow float type dt, rounding to
-// nearest even.
+// nearest even (0 for a type that is not a narrow float).
 func EncodeNarrow(dt xla.DType, v float32) uint32 {
-	switch dt {
-	case xla.BFloat16:
+	if dt == xla.BFloat16 {
 		return uint32(bf16Bits(v))
 	}
-	return encodeNarrowFormat(dt, v)
+	f := narrowFormatOf(dt)
+	if f == nil {
+		return 0
+	}
+	return f.encode32(v)
 }
 
-// RoundNarrow rounds v to the nearest value of narrow float type dt.
+// RoundNarrow rounds v to the nearest value of narrow float type dt. It
+// returns v unchanged for float32 and for types that are not narrow floats.
 func RoundNarrow(dt xla.DType, v float32) float32 {
 	switch dt {
 	case xla.Float32:
@@ -43,15 +49,56 @@ func RoundNarrow(dt xla.DType, v float32) float32 {
 	case xla.BFloat16:
 		return math.Float32frombits(uint32(bf16Bits(v)) << 16)
 	}
-	return DecodeNarrow(dt, EncodeNarrow(dt, v))
+	f := narrowFormatOf(dt)
+	if f == nil {
+		return v
+	}
+	return f.round32(v)
 }
 
-// bf16Bits rounds a float32 to bfloat16 with round-to-nearest-even, keeping
-// NaNs quiet.
+// RoundNarrow64 rounds a float64 directly (without passing through
+// float32) to the nearest value of narrow float type dt, or to float32 for
+// Float32 and other types.
+func RoundNarrow64(dt xla.DType, v float64) float32 {
+	f := narrowFormatOf(dt)
+	if f == nil {
+		return float32(v)
+	}
+	return f.decode(f.encode64(v))
+}
+
+// RoundNarrowSlice rounds every element of s in place to narrow float type
+// dt (nothing to do for Float32).
+func RoundNarrowSlice(dt xla.DType, s []float32) {
+	switch dt {
+	case xla.Float32:
+		return
+	case xla.BFloat16:
+		for i, v := range s {
+			s[i] = math.Float32frombits(uint32(bf16Bits(v)) << 16)
+		}
+		return
+	}
+	f := narrowFormatOf(dt)
+	if f == nil {
+		return
+	}
+	for i, v := range s {
+		s[i] = f.round32(v)
+	}
+}
+
+// bf16Bits rounds a float32 to bfloat16 with round-to-nearest-even. NaNs
+// keep their sign and top payload bits; one whose payload does not survive
+// becomes a quiet NaN.
 func bf16Bits(v float32) uint16 {
 	b := math.Float32bits(v)
-	if v != v {
-		return uint16(b>>16) | 0x40
+	if b&0x7fffffff > 0x7f800000 {
+		h := uint16(b >> 16)
+		if h&0x7f == 0 {
+			h |= 0x40
+		}
+		return h
 	}
 	rounding := uint32(0x7fff) + (b>>16)&1
 	return uint16((b + rounding) >> 16)
