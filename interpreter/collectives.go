@@ -1,4 +1,978 @@
 package interpreter
 
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/halo-ml/halo/stablehlo"
+)
+
+// Simulated devices and collectives.
+//
+// A program compiled for R replicas and P partitions runs as R*P
+// goroutines, one per (replica, partition) process, that share one
+// Rendezvous. Every collective op splits the process grid into process
+// groups as the StableHLO specification says (cross_replica,
+// cross_partition, cross_replica_and_partition, flattened_ids), and the
+// members of a group meet at the rendezvous: each deposits its operands
+// and waits for the others. A member that does not arrive within the
+// rendezvous timeout fails the op with an error naming the missing
+// devices; a device that fails cancels the waits of the others.
+
+// DefaultCollectiveTimeout is how long a device waits at a collective for
+// its peers before the op fails, unless the Rendezvous says otherwise.
+const DefaultCollectiveTimeout = 30 * time.Second
+
+// ProcessID is one process of the StableHLO process grid: a (replica,
+// partition) pair.
+type ProcessID struct{ Replica, Partition int }
+
+// String prints the process as "(replica, partition)".
+func (p ProcessID) String() string { return fmt.Sprintf("(%d, %d)", p.Replica, p.Partition) }
+
 // Rendezvous is where the devices of one execution meet for collectives.
-type Rendezvous struct{}
+// Make one per execution with NewRendezvous and give it to every device's
+// Device.Rendezvous.
+type Rendezvous struct {
+	replicas, partitions int
+	timeout              time.Duration
+
+	mu      sync.Mutex
+	seq     map[rvSeqKey]int64
+	pending map[rvKey]*rvInstance
+
+	failed   chan struct{} // closed by Fail
+	failOnce sync.Once
+	failErr  error
+}
+
+type rvSeqKey struct {
+	op   *stablehlo.Op
+	proc ProcessID
+}
+
+// rvKey identifies one meeting: the op, how many times each member has
+// reached it before (loops and repeated calls meet once per iteration),
+// and the group's first member (groups of one op meet separately).
+type rvKey struct {
+	op     *stablehlo.Op
+	seq    int64
+	leader ProcessID
+}
+
+// rvInstance is one meeting of a process group.
+type rvInstance struct {
+	group   []ProcessID
+	vals    [][]Value
+	arrived int
+	done    chan struct{}
+
+	// once computes a result shared by the members (all_reduce).
+	once   sync.Once
+	shared []*Tensor
+	err    error
+}
+
+// NewRendezvous returns the meeting place of one execution of a program
+// with the given numbers of replicas and partitions. timeout bounds each
+// wait for peers (DefaultCollectiveTimeout when 0).
+func NewRendezvous(replicas, partitions int, timeout time.Duration) *Rendezvous {
+	if timeout <= 0 {
+		timeout = DefaultCollectiveTimeout
+	}
+	return &Rendezvous{
+		replicas: replicas, partitions: partitions, timeout: timeout,
+		seq: map[rvSeqKey]int64{}, pending: map[rvKey]*rvInstance{},
+		failed: make(chan struct{}),
+	}
+}
+
+// Fail marks the execution failed: every device waiting at (or later
+// reaching) a collective returns an error naming dev and err instead of
+// waiting for peers that will never come. Only the first call counts.
+func (r *Rendezvous) Fail(dev ProcessID, err error) {
+	if r == nil {
+		return
+	}
+	r.failOnce.Do(func() {
+		r.failErr = fmt.Errorf("device %v failed: %w", dev, err)
+		close(r.failed)
+	})
+}
+
+// Err returns the error Fail recorded, or nil.
+func (r *Rendezvous) Err() error {
+	if r == nil {
+		return nil
+	}
+	select {
+	case <-r.failed:
+		return r.failErr
+	default:
+		return nil
+	}
+}
+
+// grid returns the number of replicas and partitions of the execution x
+// runs in.
+func (x *Exec) grid() (replicas, partitions int) {
+	if rv := x.Device.Rendezvous; rv != nil {
+		return rv.replicas, rv.partitions
+	}
+	r, p := 1, 1
+	if x.Program != nil {
+		r, p = max(x.Program.NumReplicas, 1), max(x.Program.NumPartitions, 1)
+	}
+	return r, p
+}
+
+func (x *Exec) self() ProcessID {
+	return ProcessID{Replica: x.Device.Replica, Partition: x.Device.Partition}
+}
+
+// exchange deposits vals as the contribution of group[me] and waits until
+// every member of the group has deposited; it returns the instance, whose
+// vals are read-only from then on.
+func (x *Exec) exchange(op *stablehlo.Op, group []ProcessID, me int, vals []Value) (*rvInstance, error) {
+	rv := x.Device.Rendezvous
+	if len(group) == 1 {
+		return &rvInstance{group: group, vals: [][]Value{vals}}, nil
+	}
+	if rv == nil {
+		return nil, fmt.Errorf("process group %v has %d devices but the execution has no Rendezvous (run with Program.RunSPMD or give Device.Rendezvous)", group, len(group))
+	}
+	if err := rv.Err(); err != nil {
+		return nil, fmt.Errorf("cancelled: %w", err)
+	}
+	rv.mu.Lock()
+	sk := rvSeqKey{op: op, proc: group[me]}
+	seq := rv.seq[sk]
+	rv.seq[sk] = seq + 1
+	key := rvKey{op: op, seq: seq, leader: group[0]}
+	inst := rv.pending[key]
+	if inst == nil {
+		inst = &rvInstance{group: group, vals: make([][]Value, len(group)), done: make(chan struct{})}
+		rv.pending[key] = inst
+	} else if !sameGroup(inst.group, group) {
+		rv.mu.Unlock()
+		return nil, fmt.Errorf("devices disagree on the process group: %v has %v, another member has %v", group[me], group, inst.group)
+	}
+	if inst.vals[me] != nil {
+		rv.mu.Unlock()
+		return nil, fmt.Errorf("device %v arrived twice at the same collective", group[me])
+	}
+	if vals == nil {
+		vals = []Value{}
+	}
+	inst.vals[me] = vals
+	inst.arrived++
+	if inst.arrived == len(group) {
+		delete(rv.pending, key)
+		close(inst.done)
+	}
+	rv.mu.Unlock()
+
+	select {
+	case <-inst.done:
+		return inst, nil
+	default:
+	}
+	timer := time.NewTimer(rv.timeout)
+	defer timer.Stop()
+	ctxDone := (<-chan struct{})(nil)
+	if x.Ctx != nil {
+		ctxDone = x.Ctx.Done()
+	}
+	select {
+	case <-inst.done:
+		return inst, nil
+	case <-rv.failed:
+		return nil, fmt.Errorf("cancelled: %w", rv.failErr)
+	case <-ctxDone:
+		return nil, x.Ctx.Err()
+	case <-timer.C:
+		rv.mu.Lock()
+		var missing []string
+		for i, v := range inst.vals {
+			if v == nil {
+				missing = append(missing, group[i].String())
+			}
+		}
+		rv.mu.Unlock()
+		if len(missing) == 0 { // everyone arrived just now
+			<-inst.done
+			return inst, nil
+		}
+		err := fmt.Errorf("devices %s (replica, partition) never arrived within %v; device %v waited in process group %v",
+			strings.Join(missing, ", "), rv.timeout, group[me], group)
+		rv.Fail(group[me], err)
+		return nil, err
+	}
+}
+
+func sameGroup(a, b []ProcessID) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// ---- process groups ----
+
+// groupMode is a strategy of the spec's "process groups" section.
+type groupMode int
+
+const (
+	crossReplica groupMode = iota
+	crossPartition
+	crossReplicaAndPartition
+	flattenedIDs
+)
+
+func (m groupMode) String() string {
+	return [...]string{"cross_replica", "cross_partition", "cross_replica_and_partition", "flattened_ids"}[m]
+}
+
+// channelID returns the op's channel handle (0 when absent).
+func channelID(op *stablehlo.Op) (int64, error) {
+	switch a := op.Attr("channel_handle").(type) {
+	case nil:
+		return 0, nil
+	case stablehlo.ChannelHandle:
+		return a.Handle, nil
+	default:
+		return 0, fmt.Errorf("channel_handle is %T, want #stablehlo.channel_handle", a)
+	}
+}
+
+// useGlobalDeviceIDs reads the unit attribute use_global_device_ids.
+func useGlobalDeviceIDs(op *stablehlo.Op) (bool, error) {
+	switch a := op.Attr("use_global_device_ids").(type) {
+	case nil:
+		return false, nil
+	case stablehlo.UnitAttr:
+		return true, nil
+	case stablehlo.BoolAttr:
+		return bool(a), nil
+	default:
+		return false, fmt.Errorf("use_global_device_ids is %T, want a unit attribute", a)
+	}
+}
+
+// rtDenseInts decodes an integer DenseElementsAttr (a splat is expanded).
+func rtDenseInts(a stablehlo.DenseElementsAttr) ([]int64, error) {
+	dt := a.Type.DType
+	if !dt.IsInt() && !dt.IsBool() {
+		return nil, fmt.Errorf("want integer elements, got %v", a.Type)
+	}
+	w := dt.HostBytes()
+	n := a.Type.Size()
+	if n < 0 {
+		return nil, fmt.Errorf("dynamic shape %v", a.Type)
+	}
+	if a.Splat {
+		if len(a.Data) < w {
+			return nil, fmt.Errorf("splat of %v has %d bytes", a.Type, len(a.Data))
+		}
+	} else if len(a.Data) != int(n)*w {
+		return nil, fmt.Errorf("%v has %d bytes, want %d", a.Type, len(a.Data), int(n)*w)
+	}
+	out := make([]int64, n)
+	for i := range out {
+		off := i * w
+		if a.Splat {
+			off = 0
+		}
+		var u uint64
+		for k := 0; k < w; k++ {
+			u |= uint64(a.Data[off+k]) << (8 * k)
+		}
+		if dt.IsUnsigned() || dt.IsBool() {
+			out[i] = int64(u)
+		} else {
+			out[i] = WrapInt(dt, int64(u<<(64-8*uint(w)))>>(64-8*uint(w)))
+		}
+	}
+	return out, nil
+}
+
+// rtGroups reads a rank-2 integer attribute (replica_groups,
+// source_target_pairs) as rows. Negative entries pad groups of unequal
+// size and are dropped.
+func rtGroups(op *stablehlo.Op, name string) ([][]int64, error) {
+	a, ok := op.Attr(name).(stablehlo.DenseElementsAttr)
+	if !ok {
+		if op.Attr(name) == nil {
+			return nil, fmt.Errorf("missing attribute %s", name)
+		}
+		return nil, fmt.Errorf("%s is %T, want a dense integer tensor", name, op.Attr(name))
+	}
+	vals, err := rtDenseInts(a)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	switch len(a.Type.Dims) {
+	case 2:
+	case 1:
+		if len(vals) == 0 {
+			return nil, nil
+		}
+		return [][]int64{vals}, nil
+	default:
+		return nil, fmt.Errorf("%s must be rank 2, is %v", name, a.Type)
+	}
+	rows, cols := int(a.Type.Dims[0]), int(a.Type.Dims[1])
+	out := make([][]int64, 0, rows)
+	for i := 0; i < rows; i++ {
+		var g []int64
+		for _, v := range vals[i*cols : (i+1)*cols] {
+			if v >= 0 {
+				g = append(g, v)
+			}
+		}
+		if len(g) > 0 {
+			out = append(out, g)
+		}
+	}
+	return out, nil
+}
+
+// processGroup returns the process group x's device belongs to under the
+// given strategy, and its position in the group. Empty groups mean one
+// group of every id. A device in no group gets a nil group.
+func (x *Exec) processGroup(mode groupMode, groups [][]int64) ([]ProcessID, int, error) {
+	R, P := x.grid()
+	me := x.self()
+	var n int
+	switch mode {
+	case crossReplica, crossReplicaAndPartition:
+		n = R
+	case crossPartition:
+		n = P
+	case flattenedIDs:
+		n = R * P
+	}
+	if len(groups) == 0 {
+		all := make([]int64, n)
+		for i := range all {
+			all[i] = int64(i)
+		}
+		groups = [][]int64{all}
+	}
+	seen := make(map[int64]bool, n)
+	for _, g := range groups {
+		for _, id := range g {
+			if id >= int64(n) {
+				return nil, 0, fmt.Errorf("%s group id %d is out of range: the execution has %d replicas and %d partitions", mode, id, R, P)
+			}
+			if seen[id] {
+				return nil, 0, fmt.Errorf("%s group id %d appears twice", mode, id)
+			}
+			seen[id] = true
+		}
+	}
+	var myID int64
+	switch mode {
+	case crossReplica, crossReplicaAndPartition:
+		myID = int64(me.Replica)
+	case crossPartition:
+		myID = int64(me.Partition)
+	case flattenedIDs:
+		myID = int64(me.Replica*P + me.Partition)
+	}
+	for _, g := range groups {
+		pos := -1
+		for i, id := range g {
+			if id == myID {
+				pos = i
+			}
+		}
+		if pos < 0 {
+			continue
+		}
+		var out []ProcessID
+		switch mode {
+		case crossReplica:
+			for _, id := range g {
+				out = append(out, ProcessID{int(id), me.Partition})
+			}
+		case crossPartition:
+			for _, id := range g {
+				out = append(out, ProcessID{me.Replica, int(id)})
+			}
+		case crossReplicaAndPartition:
+			for p := 0; p < P; p++ {
+				for _, id := range g {
+					out = append(out, ProcessID{int(id), p})
+				}
+			}
+			pos = me.Partition*len(g) + pos
+		case flattenedIDs:
+			for _, id := range g {
+				out = append(out, ProcessID{int(id) / P, int(id) % P})
+			}
+		}
+		return out, pos, nil
+	}
+	return nil, -1, nil
+}
+
+// gatherGroup is the grouping of all_gather, all_reduce and reduce_scatter.
+func (x *Exec) gatherGroup(op *stablehlo.Op) ([]ProcessID, int, error) {
+	ch, err := channelID(op)
+	if err != nil {
+		return nil, 0, err
+	}
+	global, err := useGlobalDeviceIDs(op)
+	if err != nil {
+		return nil, 0, err
+	}
+	groups, err := rtGroups(op, "replica_groups")
+	if err != nil {
+		return nil, 0, err
+	}
+	mode := crossReplica
+	switch {
+	case ch <= 0 && global:
+		return nil, 0, fmt.Errorf("use_global_device_ids needs a positive channel_id")
+	case ch > 0 && global:
+		mode = flattenedIDs
+	case ch > 0:
+		mode = crossReplicaAndPartition
+	}
+	return x.memberGroup(mode, groups)
+}
+
+// channelGroup is the grouping of all_to_all and collective_broadcast:
+// cross_replica without a channel, cross_partition with one.
+func (x *Exec) channelGroup(op *stablehlo.Op) ([]ProcessID, int, error) {
+	ch, err := channelID(op)
+	if err != nil {
+		return nil, 0, err
+	}
+	groups, err := rtGroups(op, "replica_groups")
+	if err != nil {
+		return nil, 0, err
+	}
+	mode := crossReplica
+	if ch > 0 {
+		mode = crossPartition
+	}
+	return x.processGroup(mode, groups)
+}
+
+func (x *Exec) memberGroup(mode groupMode, groups [][]int64) ([]ProcessID, int, error) {
+	g, pos, err := x.processGroup(mode, groups)
+	if err != nil {
+		return nil, 0, err
+	}
+	if g == nil {
+		return nil, 0, fmt.Errorf("device %v is in no %s process group of %v", x.self(), mode, groups)
+	}
+	return g, pos, nil
+}
+
+// ---- kernels ----
+
+func init() {
+	RegisterKernel("stablehlo.replica_id", kernelReplicaID)
+	RegisterKernel("stablehlo.partition_id", kernelPartitionID)
+	RegisterKernel("stablehlo.all_reduce", kernelAllReduce)
+	RegisterKernel("stablehlo.all_gather", kernelAllGather)
+	RegisterKernel("stablehlo.reduce_scatter", kernelReduceScatter)
+	RegisterKernel("stablehlo.all_to_all", kernelAllToAll)
+	RegisterKernel("stablehlo.collective_permute", kernelCollectivePermute)
+	RegisterKernel("stablehlo.collective_broadcast", kernelCollectiveBroadcast)
+	RegisterKernel("stablehlo.cross-replica-sum", kernelCrossReplicaSum)
+}
+
+func kernelReplicaID(x *Exec, op *stablehlo.Op, args []Value) ([]Value, error) {
+	return idResult(op, uint64(x.Device.Replica))
+}
+
+func kernelPartitionID(x *Exec, op *stablehlo.Op, args []Value) ([]Value, error) {
+	return idResult(op, uint64(x.Device.Partition))
+}
+
+func idResult(op *stablehlo.Op, id uint64) ([]Value, error) {
+	rt, err := ResultTensorType(op, 0)
+	if err != nil {
+		return nil, err
+	}
+	t := NewTensor(rt.Shape())
+	if t.Len() != 1 {
+		return nil, fmt.Errorf("result %v is not a scalar", rt)
+	}
+	if err := rtSetInt(t, 0, id); err != nil {
+		return nil, err
+	}
+	return []Value{t}, nil
+}
+
+// rtSetInt stores an integer in element i of an integer tensor.
+func rtSetInt(t *Tensor, i int, v uint64) error {
+	switch d := t.Data.(type) {
+	case []int8:
+		d[i] = int8(WrapInt(t.Shape.DType, int64(v)))
+	case []int16:
+		d[i] = int16(v)
+	case []int32:
+		d[i] = int32(v)
+	case []int64:
+		d[i] = int64(v)
+	case []uint8:
+		d[i] = uint8(WrapUint(t.Shape.DType, v))
+	case []uint16:
+		d[i] = uint16(v)
+	case []uint32:
+		d[i] = uint32(v)
+	case []uint64:
+		d[i] = v
+	default:
+		return fmt.Errorf("want an integer tensor, got %v", t.Shape)
+	}
+	return nil
+}
+
+// tensorArgs checks that every arg is a tensor.
+func tensorArgs(args []Value) ([]*Tensor, error) {
+	out := make([]*Tensor, len(args))
+	for i, a := range args {
+		t, ok := a.(*Tensor)
+		if !ok || t == nil {
+			return nil, fmt.Errorf("operand %d is %T, want a tensor", i, a)
+		}
+		out[i] = t
+	}
+	return out, nil
+}
+
+func kernelAllReduce(x *Exec, op *stablehlo.Op, args []Value) ([]Value, error) {
+	ts, err := tensorArgs(args)
+	if err != nil {
+		return nil, err
+	}
+	group, me, err := x.gatherGroup(op)
+	if err != nil {
+		return nil, err
+	}
+	red, err := x.groupReduce(op, group, me, args, len(ts))
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Value, len(red))
+	for i, t := range red {
+		out[i] = t.Clone()
+	}
+	return out, nil
+}
+
+// groupReduce exchanges args in the group and returns the element-wise
+// reduction of each of the n operands over the members, computed once and
+// shared (read-only) by the members.
+func (x *Exec) groupReduce(op *stablehlo.Op, group []ProcessID, me int, args []Value, n int) ([]*Tensor, error) {
+	if len(op.Regions) != 1 {
+		return nil, fmt.Errorf("want one computation region, have %d", len(op.Regions))
+	}
+	inst, err := x.exchange(op, group, me, args)
+	if err != nil {
+		return nil, err
+	}
+	inst.once.Do(func() {
+		inst.shared = make([]*Tensor, n)
+		for k := 0; k < n; k++ {
+			parts := make([]*Tensor, len(inst.vals))
+			for m, vs := range inst.vals {
+				if len(vs) != n {
+					inst.err = fmt.Errorf("device %v has %d operands, device %v has %d", inst.group[m], len(vs), inst.group[0], n)
+					return
+				}
+				t, ok := vs[k].(*Tensor)
+				if !ok || t == nil || (m > 0 && !t.Shape.Equal(parts[0].Shape)) {
+					inst.err = fmt.Errorf("device %v: operand %d does not match the other devices'", inst.group[m], k)
+					return
+				}
+				parts[m] = t
+			}
+			inst.shared[k], inst.err = x.reduceTensors(op.Regions[0], parts)
+			if inst.err != nil {
+				return
+			}
+		}
+	})
+	if inst.err != nil {
+		return nil, inst.err
+	}
+	return inst.shared, nil
+}
+
+func kernelCrossReplicaSum(x *Exec, op *stablehlo.Op, args []Value) ([]Value, error) {
+	ts, err := tensorArgs(args)
+	if err != nil {
+		return nil, err
+	}
+	if len(ts) != 1 {
+		return nil, fmt.Errorf("want one operand, have %d", len(ts))
+	}
+	groups, err := rtGroups(op, "replica_groups")
+	if err != nil {
+		return nil, err
+	}
+	group, me, err := x.memberGroup(crossReplica, groups)
+	if err != nil {
+		return nil, err
+	}
+	inst, err := x.exchange(op, group, me, args)
+	if err != nil {
+		return nil, err
+	}
+	parts := make([]*Tensor, len(inst.vals))
+	for m, vs := range inst.vals {
+		t, ok := vs[0].(*Tensor)
+		if !ok || !t.Shape.Equal(ts[0].Shape) {
+			return nil, fmt.Errorf("device %v: operand does not match", inst.group[m])
+		}
+		parts[m] = t
+	}
+	sum, ok := reduceFast("stablehlo.add", parts)
+	if !ok {
+		return nil, fmt.Errorf("cannot add %v", ts[0].Shape)
+	}
+	return []Value{sum}, nil
+}
+
+func kernelReduceScatter(x *Exec, op *stablehlo.Op, args []Value) ([]Value, error) {
+	ts, err := tensorArgs(args)
+	if err != nil {
+		return nil, err
+	}
+	if len(ts) != 1 {
+		return nil, fmt.Errorf("want one operand, have %d", len(ts))
+	}
+	dim, err := intAttr(op, "scatter_dimension")
+	if err != nil {
+		return nil, err
+	}
+	rank := ts[0].Shape.Rank()
+	if dim < 0 || dim >= int64(rank) {
+		return nil, fmt.Errorf("scatter_dimension %d is out of range for rank %d", dim, rank)
+	}
+	group, me, err := x.gatherGroup(op)
+	if err != nil {
+		return nil, err
+	}
+	d := ts[0].Shape.Dims[dim]
+	if d%int64(len(group)) != 0 {
+		return nil, fmt.Errorf("dimension %d of size %d does not split into %d parts (one per device of the process group)", dim, d, len(group))
+	}
+	red, err := x.groupReduce(op, group, me, args, 1)
+	if err != nil {
+		return nil, err
+	}
+	part := d / int64(len(group))
+	out := rtSliceDim(red[0], int(dim), int64(me)*part, part)
+	if err := checkResult(op, 0, out); err != nil {
+		return nil, err
+	}
+	return []Value{out}, nil
+}
+
+func kernelAllGather(x *Exec, op *stablehlo.Op, args []Value) ([]Value, error) {
+	ts, err := tensorArgs(args)
+	if err != nil {
+		return nil, err
+	}
+	dim, err := intAttr(op, "all_gather_dim")
+	if err != nil {
+		return nil, err
+	}
+	for _, t := range ts {
+		if dim < 0 || dim >= int64(t.Shape.Rank()) {
+			return nil, fmt.Errorf("all_gather_dim %d is out of range for %v", dim, t.Shape)
+		}
+	}
+	group, me, err := x.gatherGroup(op)
+	if err != nil {
+		return nil, err
+	}
+	inst, err := x.exchange(op, group, me, args)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Value, len(ts))
+	for k := range ts {
+		parts := make([]*Tensor, len(inst.vals))
+		for m, vs := range inst.vals {
+			if len(vs) != len(ts) {
+				return nil, fmt.Errorf("device %v has %d operands, this device %d", inst.group[m], len(vs), len(ts))
+			}
+			t, ok := vs[k].(*Tensor)
+			if !ok || t.Shape.DType != ts[k].Shape.DType {
+				return nil, fmt.Errorf("device %v: operand %d does not match", inst.group[m], k)
+			}
+			parts[m] = t
+		}
+		res, err := rtConcat(parts, int(dim))
+		if err != nil {
+			return nil, err
+		}
+		if err := checkResult(op, k, res); err != nil {
+			return nil, err
+		}
+		out[k] = res
+	}
+	return out, nil
+}
+
+func kernelAllToAll(x *Exec, op *stablehlo.Op, args []Value) ([]Value, error) {
+	ts, err := tensorArgs(args)
+	if err != nil {
+		return nil, err
+	}
+	splitDim, err := intAttr(op, "split_dimension")
+	if err != nil {
+		return nil, err
+	}
+	concatDim, err := intAttr(op, "concat_dimension")
+	if err != nil {
+		return nil, err
+	}
+	splitCount, err := intAttr(op, "split_count")
+	if err != nil {
+		return nil, err
+	}
+	if splitCount <= 0 {
+		return nil, fmt.Errorf("split_count %d must be positive", splitCount)
+	}
+	for _, t := range ts {
+		r := int64(t.Shape.Rank())
+		if splitDim < 0 || splitDim >= r || concatDim < 0 || concatDim >= r {
+			return nil, fmt.Errorf("split_dimension %d or concat_dimension %d is out of range for %v", splitDim, concatDim, t.Shape)
+		}
+		if t.Shape.Dims[splitDim]%splitCount != 0 {
+			return nil, fmt.Errorf("dimension %d of %v does not split into %d parts", splitDim, t.Shape, splitCount)
+		}
+	}
+	group, me, err := x.channelGroup(op)
+	if err != nil {
+		return nil, err
+	}
+	if group == nil {
+		return nil, fmt.Errorf("device %v is in no process group", x.self())
+	}
+	if int64(len(group)) != splitCount {
+		return nil, fmt.Errorf("split_count %d differs from the process group size %d", splitCount, len(group))
+	}
+	inst, err := x.exchange(op, group, me, args)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Value, len(ts))
+	for k, t := range ts {
+		part := t.Shape.Dims[splitDim] / splitCount
+		pieces := make([]*Tensor, len(inst.vals))
+		for m, vs := range inst.vals {
+			if len(vs) != len(ts) {
+				return nil, fmt.Errorf("device %v has %d operands, this device %d", inst.group[m], len(vs), len(ts))
+			}
+			st, ok := vs[k].(*Tensor)
+			if !ok || !st.Shape.Equal(t.Shape) {
+				return nil, fmt.Errorf("device %v: operand %d does not match", inst.group[m], k)
+			}
+			pieces[m] = rtSliceDim(st, int(splitDim), int64(me)*part, part)
+		}
+		res, err := rtConcat(pieces, int(concatDim))
+		if err != nil {
+			return nil, err
+		}
+		if err := checkResult(op, k, res); err != nil {
+			return nil, err
+		}
+		out[k] = res
+	}
+	return out, nil
+}
+
+func kernelCollectivePermute(x *Exec, op *stablehlo.Op, args []Value) ([]Value, error) {
+	ts, err := tensorArgs(args)
+	if err != nil {
+		return nil, err
+	}
+	if len(ts) != 1 {
+		return nil, fmt.Errorf("want one operand, have %d", len(ts))
+	}
+	ch, err := channelID(op)
+	if err != nil {
+		return nil, err
+	}
+	pairs, err := rtGroups(op, "source_target_pairs")
+	if err != nil {
+		return nil, err
+	}
+	R, P := x.grid()
+	me := x.self()
+	// Every process with the same partition (cross_replica) or replica
+	// (cross_partition) meets; pairs name replica or partition ids.
+	var group []ProcessID
+	var pos, n int
+	if ch > 0 {
+		n = P
+		for p := 0; p < P; p++ {
+			group = append(group, ProcessID{me.Replica, p})
+		}
+		pos = me.Partition
+	} else {
+		n = R
+		for r := 0; r < R; r++ {
+			group = append(group, ProcessID{r, me.Partition})
+		}
+		pos = me.Replica
+	}
+	src := -1
+	seenS, seenT := map[int64]bool{}, map[int64]bool{}
+	for _, pr := range pairs {
+		if len(pr) != 2 {
+			return nil, fmt.Errorf("source_target_pairs must have two columns")
+		}
+		if pr[0] >= int64(n) || pr[1] >= int64(n) {
+			return nil, fmt.Errorf("source_target_pair %v is out of range: %d ids", pr, n)
+		}
+		if seenS[pr[0]] || seenT[pr[1]] {
+			return nil, fmt.Errorf("source_target_pairs repeat a source or a target: %v", pairs)
+		}
+		seenS[pr[0]], seenT[pr[1]] = true, true
+		if pr[1] == int64(pos) {
+			src = int(pr[0])
+		}
+	}
+	inst, err := x.exchange(op, group, pos, args)
+	if err != nil {
+		return nil, err
+	}
+	if src < 0 {
+		return []Value{NewTensor(ts[0].Shape)}, nil
+	}
+	st, ok := inst.vals[src][0].(*Tensor)
+	if !ok || !st.Shape.Equal(ts[0].Shape) {
+		return nil, fmt.Errorf("device %v sent a value that does not match %v", group[src], ts[0].Shape)
+	}
+	return []Value{st.Clone()}, nil
+}
+
+func kernelCollectiveBroadcast(x *Exec, op *stablehlo.Op, args []Value) ([]Value, error) {
+	ts, err := tensorArgs(args)
+	if err != nil {
+		return nil, err
+	}
+	if len(ts) != 1 {
+		return nil, fmt.Errorf("want one operand, have %d", len(ts))
+	}
+	group, me, err := x.channelGroup(op)
+	if err != nil {
+		return nil, err
+	}
+	if group == nil {
+		return []Value{NewTensor(ts[0].Shape)}, nil
+	}
+	inst, err := x.exchange(op, group, me, args)
+	if err != nil {
+		return nil, err
+	}
+	st, ok := inst.vals[0][0].(*Tensor)
+	if !ok || !st.Shape.Equal(ts[0].Shape) {
+		return nil, fmt.Errorf("device %v sent a value that does not match %v", group[0], ts[0].Shape)
+	}
+	return []Value{st.Clone()}, nil
+}
+
+// intAttr reads an integer attribute.
+func intAttr(op *stablehlo.Op, name string) (int64, error) {
+	switch a := op.Attr(name).(type) {
+	case stablehlo.IntAttr:
+		return a.Value, nil
+	case nil:
+		return 0, fmt.Errorf("missing attribute %s", name)
+	default:
+		return 0, fmt.Errorf("%s is %T, want an integer", name, a)
+	}
+}
+
+// checkResult reports whether t has the type of the op's result i.
+func checkResult(op *stablehlo.Op, i int, t *Tensor) error {
+	rt, err := ResultTensorType(op, i)
+	if err != nil {
+		return err
+	}
+	if !t.Shape.Equal(rt.Shape()) {
+		return fmt.Errorf("result %d is declared %v, computed %v", i, rt, stablehlo.TensorOf(t.Shape))
+	}
+	return nil
+}
+
+// ---- running every device ----
+
+// SPMDOptions configure Program.RunSPMD.
+type SPMDOptions struct {
+	// Timeout bounds each wait of a device for its peers at a collective
+	// (DefaultCollectiveTimeout when 0).
+	Timeout time.Duration
+}
+
+// RunSPMD runs the program on every device of its NumReplicas x
+// NumPartitions grid, each in its own goroutine, and returns the results
+// of every device. args[d] are the arguments of device d, where device d
+// runs replica d / NumPartitions of partition d % NumPartitions. A device
+// that fails cancels the others; the error is the first device's error
+// (the others are joined to it).
+func (p *Program) RunSPMD(ctx context.Context, args [][]Value, opts SPMDOptions) ([][]Value, error) {
+	R, P := max(p.NumReplicas, 1), max(p.NumPartitions, 1)
+	n := R * P
+	if len(args) != n {
+		return nil, fmt.Errorf("interpreter: %d argument lists for %d devices (%d replicas x %d partitions)", len(args), n, R, P)
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	rv := NewRendezvous(R, P, opts.Timeout)
+	outs := make([][]Value, n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for d := 0; d < n; d++ {
+		wg.Add(1)
+		go func(d int) {
+			defer wg.Done()
+			dev := Device{Replica: d / P, Partition: d % P, Rendezvous: rv}
+			out, err := p.Run(ctx, dev, args[d])
+			if err != nil {
+				errs[d] = fmt.Errorf("device %d %v: %w", d, ProcessID{dev.Replica, dev.Partition}, err)
+				rv.Fail(ProcessID{dev.Replica, dev.Partition}, err)
+				return
+			}
+			outs[d] = out
+		}(d)
+	}
+	wg.Wait()
+	var failed []error
+	for _, err := range errs {
+		if err != nil {
+			failed = append(failed, err)
+		}
+	}
+	if len(failed) > 0 {
+		// The device that failed first explains; the others were cancelled.
+		sort.SliceStable(failed, func(i, j int) bool {
+			return !strings.Contains(failed[i].Error(), "cancelled") && strings.Contains(failed[j].Error(), "cancelled")
+		})
+		return outs, errors.Join(failed...)
+	}
+	return outs, nil
+}

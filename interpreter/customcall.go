@@ -1,0 +1,199 @@
+package interpreter
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/halo-ml/halo/stablehlo"
+)
+
+// CustomCall is one call of a stablehlo.custom_call target: what a
+// CustomCallFunc sees. Token operands are left out of Operands and token
+// results are produced by the interpreter, so a target deals in tensors
+// only; tokens still order the call among other side effects, because the
+// interpreter runs a function's ops in program order.
+type CustomCall struct {
+	// Target is the call_target_name.
+	Target string
+	// Op is the custom_call op (its attributes: backend_config,
+	// api_version, called_computations ...).
+	Op *stablehlo.Op
+	// Exec is the run the call belongs to: its context and device
+	// (Exec.Ctx, Exec.Device).
+	Exec *Exec
+	// Operands are the tensor operands, in order.
+	Operands []*Tensor
+	// Results are the types of the tensor results the call must return,
+	// in order.
+	Results []stablehlo.TensorType
+	// HasSideEffect is the op's has_side_effect attribute.
+	HasSideEffect bool
+	// BackendConfig is the op's backend_config (StringAttr or DictAttr),
+	// or nil.
+	BackendConfig stablehlo.Attribute
+}
+
+// CustomCallFunc implements a custom_call target: it returns one tensor
+// per entry of c.Results, of that type. An error fails the call, and the
+// run, with the error.
+type CustomCallFunc func(c *CustomCall) ([]*Tensor, error)
+
+var (
+	customCallsMu sync.RWMutex
+	customCalls   = map[string]CustomCallFunc{}
+)
+
+// RegisterCustomCall makes fn the implementation of the custom_call
+// target (call_target_name) for every program; registering a target again
+// replaces it. A nil fn removes the target. The interpreter registers the
+// check targets (check.expect_eq, check.expect_almost_eq,
+// check.expect_close, check.eq) itself.
+func RegisterCustomCall(target string, fn CustomCallFunc) {
+	customCallsMu.Lock()
+	defer customCallsMu.Unlock()
+	if fn == nil {
+		delete(customCalls, target)
+		return
+	}
+	customCalls[target] = fn
+}
+
+// CustomCallTargets lists the registered targets, sorted.
+func CustomCallTargets() []string {
+	customCallsMu.RLock()
+	defer customCallsMu.RUnlock()
+	out := make([]string, 0, len(customCalls))
+	for k := range customCalls {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func customCallFor(target string) CustomCallFunc {
+	customCallsMu.RLock()
+	defer customCallsMu.RUnlock()
+	return customCalls[target]
+}
+
+// CheckCustomCallTargets reports the first custom_call of m whose target
+// is not registered, naming the target, function and location. Compilers
+// that want unknown targets to fail before a run call it (the pjrt backend
+// does); a run reports them too, when the call is reached.
+func CheckCustomCallTargets(m *stablehlo.Module) error {
+	if m == nil {
+		return nil
+	}
+	var err error
+	for _, f := range m.Funcs {
+		f.Walk(func(op *stablehlo.Op) bool {
+			if err != nil {
+				return false
+			}
+			if op.Name != "stablehlo.custom_call" {
+				return true
+			}
+			target, terr := callTarget(op)
+			if terr != nil {
+				err = opError(f, op, terr)
+				return false
+			}
+			if customCallFor(target) == nil {
+				err = opError(f, op, unknownTarget(target))
+				return false
+			}
+			return true
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func unknownTarget(target string) error {
+	return fmt.Errorf("custom_call target %q is not registered with the interpreter (interpreter.RegisterCustomCall); registered: %s",
+		target, strings.Join(CustomCallTargets(), ", "))
+}
+
+func callTarget(op *stablehlo.Op) (string, error) {
+	switch a := op.Attr("call_target_name").(type) {
+	case stablehlo.StringAttr:
+		return string(a), nil
+	case nil:
+		return "", fmt.Errorf("missing call_target_name")
+	default:
+		return "", fmt.Errorf("call_target_name is %T, want a string", a)
+	}
+}
+
+func init() {
+	RegisterKernel("stablehlo.custom_call", kernelCustomCall)
+}
+
+func kernelCustomCall(x *Exec, op *stablehlo.Op, args []Value) ([]Value, error) {
+	target, err := callTarget(op)
+	if err != nil {
+		return nil, err
+	}
+	fn := customCallFor(target)
+	if fn == nil {
+		return nil, unknownTarget(target)
+	}
+	c := &CustomCall{Target: target, Op: op, Exec: x, BackendConfig: op.Attr("backend_config")}
+	switch a := op.Attr("has_side_effect").(type) {
+	case stablehlo.BoolAttr:
+		c.HasSideEffect = bool(a)
+	case stablehlo.UnitAttr:
+		c.HasSideEffect = true
+	}
+	for i, a := range args {
+		switch v := a.(type) {
+		case Token:
+		case *Tensor:
+			if v == nil {
+				return nil, fmt.Errorf("operand %d is nil", i)
+			}
+			c.Operands = append(c.Operands, v)
+		default:
+			return nil, fmt.Errorf("operand %d is %T; custom calls take tensors and tokens", i, a)
+		}
+	}
+	for i, r := range op.Results {
+		switch t := r.Type.(type) {
+		case stablehlo.TokenType:
+		case stablehlo.TensorType:
+			c.Results = append(c.Results, t)
+		default:
+			return nil, fmt.Errorf("result %d has type %v; custom calls return tensors and tokens", i, r.Type)
+		}
+	}
+	res, err := fn(c)
+	if err != nil {
+		return nil, fmt.Errorf("custom call %q: %w", target, err)
+	}
+	if len(res) != len(c.Results) {
+		return nil, fmt.Errorf("custom call %q returned %d tensors for %d tensor results", target, len(res), len(c.Results))
+	}
+	out := make([]Value, len(op.Results))
+	k := 0
+	for i, r := range op.Results {
+		if _, ok := r.Type.(stablehlo.TokenType); ok {
+			out[i] = Token{}
+			continue
+		}
+		t := res[k]
+		if t == nil || !t.Shape.Equal(c.Results[k].Shape()) {
+			got := "nil"
+			if t != nil {
+				got = stablehlo.TensorOf(t.Shape).String()
+			}
+			return nil, fmt.Errorf("custom call %q returned %s for result %d of type %v", target, got, i, c.Results[k])
+		}
+		out[i] = t
+		k++
+	}
+	return out, nil
+}
