@@ -193,11 +193,7 @@ func laStore[T laNum](shape xla.Shape, data []T) (*Tensor, error) {
 	switch d := any(data).(type) {
 	case []float32:
 		if st == StorageF32 {
-			if dt != xla.Float32 {
-				for i, v := range d {
-					d[i] = RoundNarrow(dt, v)
-				}
-			}
+			RoundNarrowSlice(dt, d)
 			return &Tensor{Shape: shape.Clone(), Data: d}, nil
 		}
 		if st == StorageF64 {
@@ -215,7 +211,7 @@ func laStore[T laNum](shape xla.Shape, data []T) (*Tensor, error) {
 				laConvInto(out, d)
 			} else {
 				for i, v := range d {
-					out[i] = RoundNarrow(dt, float32(v))
+					out[i] = RoundNarrow64(dt, v)
 				}
 			}
 			return &Tensor{Shape: shape.Clone(), Data: out}, nil
@@ -573,6 +569,7 @@ func laGemm[T laNum](transA, transB bool, m, n, k int, a []T, lda int, b []T, ld
 	if transB {
 		rb, cb = n, k
 	}
+	a, b = a[:(ra-1)*lda+ca], b[:(rb-1)*ldb+cb]
 	switch a := any(a).(type) {
 	case []float32:
 		b := any(b).([]float32)
@@ -594,15 +591,6 @@ func laGemm[T laNum](transA, transB bool, m, n, k int, a []T, lda int, b []T, ld
 		}
 	}
 	laGemmLoops(transA, transB, m, n, k, a, lda, b, ldb, c, ldc)
-}
-
-func laAllFinite[T float32 | float64](x []T) bool {
-	for _, v := range x {
-		if math.IsInf(float64(v), 0) || v != v {
-			return false
-		}
-	}
-	return true
 }
 
 // laGemmLoops is laGemm with plain loops (exact IEEE multiply-adds, every
@@ -636,4 +624,23 @@ func laGemmLoops[T laNum](transA, transB bool, m, n, k int, a []T, lda int, b []
 			}
 		}
 	})
+}
+
+// laAllFinite reports whether x holds no infinity and no NaN.
+func laAllFinite[T float32 | float64](x []T) bool {
+	switch x := any(x).(type) {
+	case []float32:
+		for _, v := range x {
+			if math.Float32bits(v)&0x7f800000 == 0x7f800000 {
+				return false
+			}
+		}
+	case []float64:
+		for _, v := range x {
+			if math.Float64bits(v)&0x7ff0000000000000 == 0x7ff0000000000000 {
+				return false
+			}
+		}
+	}
+	return true
 }
