@@ -429,6 +429,7 @@ func (p *mlirPrinter) op(op *Op) {
 			mark := len(p.buf)
 			if fn(p, op) {
 				p.loc(op.Loc)
+				p.flushIfLarge()
 				return
 			}
 			p.buf = p.buf[:mark]
@@ -436,6 +437,15 @@ func (p *mlirPrinter) op(op *Op) {
 	}
 	p.genericOp(op)
 	p.loc(op.Loc)
+	p.flushIfLarge()
+}
+
+// flushIfLarge writes the buffer out once it holds 64 KiB, so printing a
+// huge function does not keep its whole text in memory.
+func (p *mlirPrinter) flushIfLarge() {
+	if len(p.buf) >= 64<<10 && p.w != nil {
+		p.flush()
+	}
 }
 
 // resultDefs prints "%0 = ", "%0:2 = " or "%a, %b = ".
