@@ -637,6 +637,7 @@ func newMLIRNamer(generic bool) *mlirNamer {
 // mlirNameModule names every value of m.
 func mlirNameModule(m *Module, generic bool) map[*Value]string {
 	n := newMLIRNamer(generic)
+	n.names = make(map[*Value]string, countValues(m))
 	st := mlirNameState{}
 	for _, g := range m.Globals {
 		n.numberOp(g, &st)
@@ -656,6 +657,47 @@ func mlirNameModule(m *Module, generic bool) map[*Value]string {
 	}
 	n.drain()
 	return n.names
+}
+
+// countValues counts the values m defines (results and block arguments), so
+// the name map is allocated once at its final size.
+func countValues(m *Module) int {
+	n := 0
+	var region func(r *Region)
+	region = func(r *Region) {
+		if r == nil {
+			return
+		}
+		for _, b := range r.Blocks {
+			if b == nil {
+				continue
+			}
+			n += len(b.Args)
+			for _, op := range b.Ops {
+				if op == nil {
+					continue
+				}
+				n += len(op.Results)
+				for _, sub := range op.Regions {
+					region(sub)
+				}
+			}
+		}
+	}
+	for _, g := range m.Globals {
+		if g != nil {
+			n += len(g.Results)
+			for _, r := range g.Regions {
+				region(r)
+			}
+		}
+	}
+	for _, f := range m.Funcs {
+		if f != nil {
+			region(f.Body)
+		}
+	}
+	return n
 }
 
 // mlirNameFunc names the values of one function.
