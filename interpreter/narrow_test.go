@@ -174,7 +174,7 @@ func (o *narrowOracle) expected(dt xla.DType, v float64) float64 {
 	return r
 }
 
-func sameFloat(a, b float64) bool {
+func narrowSameFloat(a, b float64) bool {
 	if math.IsNaN(a) || math.IsNaN(b) {
 		return math.IsNaN(a) && math.IsNaN(b)
 	}
@@ -210,18 +210,18 @@ func TestNarrowRoundingMatchesOracle(t *testing.T) {
 			for _, v := range []float64{p, -p} {
 				want := o.expected(dt, v)
 				if float64(float32(v)) == v {
-					if got := RoundNarrow(dt, float32(v)); !sameFloat(want, float64(got)) {
+					if got := RoundNarrow(dt, float32(v)); !narrowSameFloat(want, float64(got)) {
 						t.Fatalf("%v: RoundNarrow(%g) = %g, want %g", dt, v, got, want)
 					}
-					if got := DecodeNarrow(dt, EncodeNarrow(dt, float32(v))); !sameFloat(want, float64(got)) {
+					if got := DecodeNarrow(dt, EncodeNarrow(dt, float32(v))); !narrowSameFloat(want, float64(got)) {
 						t.Fatalf("%v: DecodeNarrow(EncodeNarrow(%g)) = %g, want %g", dt, v, got, want)
 					}
 					s := []float32{float32(v)}
-					if RoundNarrowSlice(dt, s); !sameFloat(want, float64(s[0])) {
+					if RoundNarrowSlice(dt, s); !narrowSameFloat(want, float64(s[0])) {
 						t.Fatalf("%v: RoundNarrowSlice(%g) = %g, want %g", dt, v, s[0], want)
 					}
 				}
-				if got := RoundNarrow64(dt, v); !sameFloat(want, float64(got)) {
+				if got := RoundNarrow64(dt, v); !narrowSameFloat(want, float64(got)) {
 					t.Fatalf("%v: RoundNarrow64(%g) = %g, want %g", dt, v, got, want)
 				}
 			}
@@ -274,9 +274,9 @@ func TestNarrowTiesToEven(t *testing.T) {
 	}
 	for _, tt := range tests {
 		got := RoundNarrow(tt.dt, tt.in)
-		assert.True(t, sameFloat(float64(tt.want), float64(got)), "%v: RoundNarrow(%g) = %g, want %g", tt.dt, tt.in, got, tt.want)
+		assert.True(t, narrowSameFloat(float64(tt.want), float64(got)), "%v: RoundNarrow(%g) = %g, want %g", tt.dt, tt.in, got, tt.want)
 		got64 := RoundNarrow64(tt.dt, float64(tt.in))
-		assert.True(t, sameFloat(float64(tt.want), float64(got64)), "%v: RoundNarrow64(%g) = %g, want %g", tt.dt, tt.in, got64, tt.want)
+		assert.True(t, narrowSameFloat(float64(tt.want), float64(got64)), "%v: RoundNarrow64(%g) = %g, want %g", tt.dt, tt.in, got64, tt.want)
 	}
 }
 

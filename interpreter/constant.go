@@ -1,0 +1,92 @@
+package interpreter
+
+import (
+	"fmt"
+
+	"github.com/halo-ml/halo/stablehlo"
+)
+
+// stablehlo.constant: the value attribute is a DenseElementsAttr holding
+// the elements in host layout (one element when Splat is set); it must have
+// the result's type.
+
+func init() {
+	RegisterKernel("stablehlo.constant", constantKernel)
+}
+
+func constantKernel(x *Exec, op *stablehlo.Op, args []Value) ([]Value, error) {
+	if len(args) != 0 {
+		return nil, fmt.Errorf("takes no operands, got %d", len(args))
+	}
+	a, ok := op.Attr("value").(stablehlo.DenseElementsAttr)
+	if !ok {
+		return nil, fmt.Errorf("value must be a dense elements attribute, got %T", op.Attr("value"))
+	}
+	rt, err := ResultTensorType(op, 0)
+	if err != nil {
+		return nil, err
+	}
+	if !stablehlo.TypesEqual(rt, a.Type) {
+		return nil, fmt.Errorf("value has type %v, the result %v", a.Type, rt)
+	}
+	t, err := constantTensor(a)
+	if err != nil {
+		return nil, err
+	}
+	return []Value{t}, nil
+}
+
+// constantTensor decodes a dense elements attribute. A splat is decoded
+// once and repeated.
+func constantTensor(a stablehlo.DenseElementsAttr) (*Tensor, error) {
+	n := a.Type.Size()
+	if n < 0 {
+		return nil, fmt.Errorf("value has a dynamic type %v", a.Type)
+	}
+	shape := a.Type.Shape()
+	if !a.Splat || n == 1 {
+		return TensorFromHost(shape, a.Data)
+	}
+	one, err := TensorFromHost(stablehlo.Scalar(a.Type.DType).Shape(), a.Data)
+	if err != nil {
+		return nil, fmt.Errorf("splat value: %w", err)
+	}
+	t := NewTensor(shape)
+	switch d := t.Data.(type) {
+	case []bool:
+		constantFill(d, one.Data.([]bool)[0])
+	case []int8:
+		constantFill(d, one.Data.([]int8)[0])
+	case []int16:
+		constantFill(d, one.Data.([]int16)[0])
+	case []int32:
+		constantFill(d, one.Data.([]int32)[0])
+	case []int64:
+		constantFill(d, one.Data.([]int64)[0])
+	case []uint8:
+		constantFill(d, one.Data.([]uint8)[0])
+	case []uint16:
+		constantFill(d, one.Data.([]uint16)[0])
+	case []uint32:
+		constantFill(d, one.Data.([]uint32)[0])
+	case []uint64:
+		constantFill(d, one.Data.([]uint64)[0])
+	case []float32:
+		constantFill(d, one.Data.([]float32)[0])
+	case []float64:
+		constantFill(d, one.Data.([]float64)[0])
+	case []complex64:
+		constantFill(d, one.Data.([]complex64)[0])
+	case []complex128:
+		constantFill(d, one.Data.([]complex128)[0])
+	default:
+		return nil, fmt.Errorf("element type %v is not supported", a.Type.DType)
+	}
+	return t, nil
+}
+
+func constantFill[T any](d []T, v T) {
+	for i := range d {
+		d[i] = v
+	}
+}
