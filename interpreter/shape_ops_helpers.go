@@ -1,0 +1,677 @@
+package interpreter
+
+import (
+	"encoding/binary"
+	"fmt"
+
+	"github.com/halo-ml/halo/stablehlo"
+	"github.com/halo-ml/halo/xla"
+)
+
+// Helpers shared by the shape, reduction, sort, gather/scatter, control-flow
+// and dynamic-shape kernels. Names start with "shp" so that they stay out of
+// the way of the other kernel files of this package.
+//
+// Element movement is done by a few typed primitives (shpCopy, shpFill,
+// shpTake): each switches on the storage type once and then runs a generic
+// loop over the typed slices, so no kernel pays an interface call or an
+// allocation per element.
+
+// shpAttrInts reads an integer-list attribute: array<i64: ...> (any integer
+// element type), dense<...> : tensor<Nxi64> (older printers) or [1, 2].
+// present is false when the attribute is absent.
+func shpAttrInts(op *stablehlo.Op, name string) (vals []int64, present bool, err error) {
+	a := op.Attr(name)
+	if a == nil {
+		return nil, false, nil
+	}
+	vals, err = shpIntsOfAttr(a)
+	if err != nil {
+		return nil, true, fmt.Errorf("attribute %s: %w", name, err)
+	}
+	return vals, true, nil
+}
+
+// shpIntsOfAttr decodes an integer list from an attribute value.
+func shpIntsOfAttr(a stablehlo.Attribute) ([]int64, error) {
+	switch a := a.(type) {
+	case stablehlo.DenseArrayAttr:
+		if a.DType.IsFloat() || a.DType.IsComplex() {
+			return nil, fmt.Errorf("want integers, got array<%v: ...>", a.DType)
+		}
+		return append([]int64(nil), a.Values...), nil
+	case stablehlo.DenseElementsAttr:
+		return shpDenseInts(a)
+	case stablehlo.ArrayAttr:
+		out := make([]int64, len(a))
+		for i, e := range a {
+			ia, ok := e.(stablehlo.IntAttr)
+			if !ok {
+				return nil, fmt.Errorf("element %d is %T, not an integer", i, e)
+			}
+			out[i] = ia.Value
+		}
+		return out, nil
+	case stablehlo.IntAttr:
+		return []int64{a.Value}, nil
+	}
+	return nil, fmt.Errorf("want an integer array, got %T", a)
+}
+
+// shpDenseInts decodes the integer elements of a dense elements attribute.
+func shpDenseInts(a stablehlo.DenseElementsAttr) ([]int64, error) {
+	dt := a.Type.DType
+	if !(dt.IsInt() || dt.IsBool()) {
+		return nil, fmt.Errorf("want integer elements, got %v", a.Type)
+	}
+	n := a.Type.Size()
+	if n < 0 {
+		return nil, fmt.Errorf("dense attribute has a dynamic type %v", a.Type)
+	}
+	w := dt.HostBytes()
+	get := func(i int64) (int64, error) {
+		off := int(i) * w
+		if a.Splat {
+			off = 0
+		}
+		if off+w > len(a.Data) {
+			return 0, fmt.Errorf("dense attribute of type %v holds %d bytes", a.Type, len(a.Data))
+		}
+		b := a.Data[off : off+w]
+		switch w {
+		case 1:
+			if dt.IsUnsigned() || dt.IsBool() {
+				return int64(b[0]), nil
+			}
+			return int64(int8(b[0])), nil
+		case 2:
+			v := binary.LittleEndian.Uint16(b)
+			if dt.IsUnsigned() {
+				return int64(v), nil
+			}
+			return int64(int16(v)), nil
+		case 4:
+			v := binary.LittleEndian.Uint32(b)
+			if dt.IsUnsigned() {
+				return int64(v), nil
+			}
+			return int64(int32(v)), nil
+		case 8:
+			return int64(binary.LittleEndian.Uint64(b)), nil
+		}
+		return 0, fmt.Errorf("unsupported element width %d", w)
+	}
+	out := make([]int64, n)
+	for i := range out {
+		v, err := get(int64(i))
+		if err != nil {
+			return nil, err
+		}
+		out[i] = v
+	}
+	return out, nil
+}
+
+// shpAttrIntsDefault reads an optional integer-list attribute; when absent it
+// returns n copies of def. The list must have n entries.
+func shpAttrIntsDefault(op *stablehlo.Op, name string, n int, def int64) ([]int64, error) {
+	v, ok, err := shpAttrInts(op, name)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		v = make([]int64, n)
+		for i := range v {
+			v[i] = def
+		}
+		return v, nil
+	}
+	if len(v) != n {
+		return nil, fmt.Errorf("attribute %s has %d entries, want %d", name, len(v), n)
+	}
+	return v, nil
+}
+
+// shpAttrInt reads an integer attribute.
+func shpAttrInt(op *stablehlo.Op, name string) (v int64, present bool, err error) {
+	a := op.Attr(name)
+	if a == nil {
+		return 0, false, nil
+	}
+	switch a := a.(type) {
+	case stablehlo.IntAttr:
+		return a.Value, true, nil
+	case stablehlo.DenseElementsAttr:
+		vs, err := shpDenseInts(a)
+		if err != nil || len(vs) != 1 {
+			return 0, true, fmt.Errorf("attribute %s must be an integer, got %v", name, a.Type)
+		}
+		return vs[0], true, nil
+	}
+	return 0, true, fmt.Errorf("attribute %s must be an integer, got %T", name, a)
+}
+
+// shpAttrBool reads an optional boolean attribute (false when absent).
+func shpAttrBool(op *stablehlo.Op, name string) (bool, error) {
+	switch a := op.Attr(name).(type) {
+	case nil:
+		return false, nil
+	case stablehlo.BoolAttr:
+		return bool(a), nil
+	case stablehlo.UnitAttr:
+		return true, nil
+	case stablehlo.IntAttr:
+		return a.Value != 0, nil
+	default:
+		return false, fmt.Errorf("attribute %s must be a boolean, got %T", name, a)
+	}
+}
+
+// shpPadding reads an optional Nx2 padding attribute (dense<[[lo, hi], ...]>)
+// for rank n; absent means no padding.
+func shpPadding(op *stablehlo.Op, name string, n int) (lo, hi []int64, err error) {
+	lo, hi = make([]int64, n), make([]int64, n)
+	a := op.Attr(name)
+	if a == nil {
+		return lo, hi, nil
+	}
+	vals, err := shpIntsOfAttr(a)
+	if err != nil {
+		return nil, nil, fmt.Errorf("attribute %s: %w", name, err)
+	}
+	if d, ok := a.(stablehlo.DenseElementsAttr); ok && !d.Splat {
+		if len(d.Type.Dims) != 2 || d.Type.Dims[1] != 2 || d.Type.Dims[0] != int64(n) {
+			if !(n == 0 && len(vals) == 0) {
+				return nil, nil, fmt.Errorf("attribute %s has type %v, want tensor<%dx2xi64>", name, d.Type, n)
+			}
+		}
+	}
+	if len(vals) != 2*n {
+		return nil, nil, fmt.Errorf("attribute %s has %d values, want %d (%d pairs)", name, len(vals), 2*n, n)
+	}
+	for i := 0; i < n; i++ {
+		lo[i], hi[i] = vals[2*i], vals[2*i+1]
+	}
+	return lo, hi, nil
+}
+
+// shpTensorArg returns argument i as a tensor.
+func shpTensorArg(args []Value, i int) (*Tensor, error) {
+	if i >= len(args) {
+		return nil, fmt.Errorf("missing operand %d", i)
+	}
+	t, ok := args[i].(*Tensor)
+	if !ok || t == nil {
+		return nil, fmt.Errorf("operand %d is %T, not a tensor", i, args[i])
+	}
+	return t, nil
+}
+
+// shpTensorArgs returns all arguments as tensors.
+func shpTensorArgs(args []Value) ([]*Tensor, error) {
+	out := make([]*Tensor, len(args))
+	for i := range args {
+		t, err := shpTensorArg(args, i)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = t
+	}
+	return out, nil
+}
+
+// shpResultShape returns result i's static shape; it rejects dynamic
+// dimensions.
+func shpResultShape(op *stablehlo.Op, i int) (xla.Shape, error) {
+	tt, err := ResultTensorType(op, i)
+	if err != nil {
+		return xla.Shape{}, err
+	}
+	for d, n := range tt.Dims {
+		if n < 0 {
+			return xla.Shape{}, fmt.Errorf("result %d has a dynamic dimension %d (%v)", i, d, tt)
+		}
+	}
+	return tt.Shape(), nil
+}
+
+// shpCheckShape reports an error when the shape a kernel computed differs from
+// the result type the program declares.
+func shpCheckShape(op *stablehlo.Op, i int, dt xla.DType, dims []int64) (xla.Shape, error) {
+	tt, err := ResultTensorType(op, i)
+	if err != nil {
+		return xla.Shape{}, err
+	}
+	want := xla.MakeShape(dt, dims...)
+	if tt.DType != dt || len(tt.Dims) != len(dims) {
+		return xla.Shape{}, fmt.Errorf("result %d is declared %v but the op computes %v", i, tt, want)
+	}
+	for d := range dims {
+		if tt.Dims[d] != dims[d] && tt.Dims[d] != stablehlo.DynamicDim {
+			return xla.Shape{}, fmt.Errorf("result %d is declared %v but the op computes %v", i, tt, want)
+		}
+	}
+	return want, nil
+}
+
+// shpSameStorage reports an error unless a and b store elements alike.
+func shpSameDType(what string, a, b *Tensor) error {
+	if a.Shape.DType != b.Shape.DType {
+		return fmt.Errorf("%s: element types differ (%v and %v)", what, a.Shape.DType, b.Shape.DType)
+	}
+	return nil
+}
+
+// shpInts returns the elements of an integer (or boolean) tensor as int64.
+func shpInts(t *Tensor) ([]int64, error) {
+	out := make([]int64, t.Len())
+	switch d := t.Data.(type) {
+	case []int8:
+		for i, v := range d {
+			out[i] = int64(v)
+		}
+	case []int16:
+		for i, v := range d {
+			out[i] = int64(v)
+		}
+	case []int32:
+		for i, v := range d {
+			out[i] = int64(v)
+		}
+	case []int64:
+		copy(out, d)
+	case []uint8:
+		for i, v := range d {
+			out[i] = int64(v)
+		}
+	case []uint16:
+		for i, v := range d {
+			out[i] = int64(v)
+		}
+	case []uint32:
+		for i, v := range d {
+			out[i] = int64(v)
+		}
+	case []uint64:
+		for i, v := range d {
+			// Values above MaxInt64 saturate: they are out of range for any
+			// index computation anyway, and stay "large" for clamping.
+			if v > 1<<63-1 {
+				out[i] = 1<<63 - 1
+			} else {
+				out[i] = int64(v)
+			}
+		}
+	case []bool:
+		for i, v := range d {
+			if v {
+				out[i] = 1
+			}
+		}
+	default:
+		return nil, fmt.Errorf("want an integer tensor, got %v", t.Shape)
+	}
+	return out, nil
+}
+
+// shpScalarInt returns the value of a rank-0 (or one-element) integer tensor.
+func shpScalarInt(t *Tensor) (int64, error) {
+	if t.Len() != 1 {
+		return 0, fmt.Errorf("want a scalar, got %v", t.Shape)
+	}
+	v, err := shpInts(t)
+	if err != nil {
+		return 0, err
+	}
+	return v[0], nil
+}
+
+// shpScalarBool returns the value of a rank-0 boolean tensor.
+func shpScalarBool(t *Tensor) (bool, error) {
+	d, ok := t.Data.([]bool)
+	if !ok || len(d) != 1 {
+		return false, fmt.Errorf("want tensor<i1>, got %v", t.Shape)
+	}
+	return d[0], nil
+}
+
+// shpBoolTensor returns the value of v as a scalar boolean.
+func shpBoolValue(v Value) (bool, error) {
+	t, ok := v.(*Tensor)
+	if !ok || t == nil {
+		return false, fmt.Errorf("want tensor<i1>, got %T", v)
+	}
+	return shpScalarBool(t)
+}
+
+// shpNewLike returns a zero tensor with t's element type and the given dims.
+func shpNew(dt xla.DType, dims []int64) *Tensor {
+	return NewTensor(xla.MakeShape(dt, dims...))
+}
+
+// shpCheckDims reports negative dimensions and sizes that do not fit in
+// memory-indexable ints.
+func shpCheckDims(dims []int64) error {
+	n := int64(1)
+	for i, d := range dims {
+		if d < 0 {
+			return fmt.Errorf("dimension %d is negative (%d)", i, d)
+		}
+		if d != 0 && n > (1<<62)/d {
+			return fmt.Errorf("shape %v is too large", dims)
+		}
+		n *= d
+	}
+	return nil
+}
+
+// --- strided element movement ------------------------------------------------
+
+// shpCopy copies a strided view of src into a strided view of dst: for every
+// index i over dims, dst[dstOff + i·dstStr] = src[srcOff + i·srcStr].
+// Strides may be zero (broadcast) or negative (reverse). The two tensors must
+// have the same storage type.
+func shpCopy(dst, src *Tensor, dims []int64, dstOff int64, dstStr []int64, srcOff int64, srcStr []int64) error {
+	dims, dstStr, srcStr = shpCoalesce(dims, dstStr, srcStr)
+	return shpCopyRaw(dst, src, dims, dstOff, dstStr, srcOff, srcStr)
+}
+
+// shpCopyRaw is shpCopy for views already simplified by shpCoalesce (callers
+// that copy many windows of one geometry coalesce once).
+func shpCopyRaw(dst, src *Tensor, dims []int64, dstOff int64, dstStr []int64, srcOff int64, srcStr []int64) error {
+	ok := false
+	switch d := dst.Data.(type) {
+	case []bool:
+		ok = shpCopyT(d, src.Data, dims, dstOff, dstStr, srcOff, srcStr)
+	case []int8:
+		ok = shpCopyT(d, src.Data, dims, dstOff, dstStr, srcOff, srcStr)
+	case []int16:
+		ok = shpCopyT(d, src.Data, dims, dstOff, dstStr, srcOff, srcStr)
+	case []int32:
+		ok = shpCopyT(d, src.Data, dims, dstOff, dstStr, srcOff, srcStr)
+	case []int64:
+		ok = shpCopyT(d, src.Data, dims, dstOff, dstStr, srcOff, srcStr)
+	case []uint8:
+		ok = shpCopyT(d, src.Data, dims, dstOff, dstStr, srcOff, srcStr)
+	case []uint16:
+		ok = shpCopyT(d, src.Data, dims, dstOff, dstStr, srcOff, srcStr)
+	case []uint32:
+		ok = shpCopyT(d, src.Data, dims, dstOff, dstStr, srcOff, srcStr)
+	case []uint64:
+		ok = shpCopyT(d, src.Data, dims, dstOff, dstStr, srcOff, srcStr)
+	case []float32:
+		ok = shpCopyT(d, src.Data, dims, dstOff, dstStr, srcOff, srcStr)
+	case []float64:
+		ok = shpCopyT(d, src.Data, dims, dstOff, dstStr, srcOff, srcStr)
+	case []complex64:
+		ok = shpCopyT(d, src.Data, dims, dstOff, dstStr, srcOff, srcStr)
+	case []complex128:
+		ok = shpCopyT(d, src.Data, dims, dstOff, dstStr, srcOff, srcStr)
+	}
+	if !ok {
+		return fmt.Errorf("cannot copy %v elements into %v", src.Shape.DType, dst.Shape.DType)
+	}
+	return nil
+}
+
+// shpCoalesce drops unit dimensions and merges neighbouring dimensions that
+// are contiguous in both views, so that whole rows move with copy().
+func shpCoalesce(dims, a, b []int64) ([]int64, []int64, []int64) {
+	for _, n := range dims {
+		if n == 0 {
+			return []int64{0}, []int64{0}, []int64{0}
+		}
+	}
+	var od, oa, ob []int64
+	for i, n := range dims {
+		if n == 1 {
+			continue
+		}
+		k := len(od) - 1
+		if k >= 0 && oa[k] == a[i]*n && ob[k] == b[i]*n {
+			od[k] *= n
+			oa[k], ob[k] = a[i], b[i]
+			continue
+		}
+		od = append(od, n)
+		oa = append(oa, a[i])
+		ob = append(ob, b[i])
+	}
+	return od, oa, ob
+}
+
+func shpCopyT[T any](d []T, srcAny any, dims []int64, doff int64, dstr []int64, soff int64, sstr []int64) bool {
+	s, ok := srcAny.([]T)
+	if !ok {
+		return false
+	}
+	r := len(dims)
+	if r == 0 {
+		d[doff] = s[soff]
+		return true
+	}
+	for _, n := range dims {
+		if n == 0 {
+			return true
+		}
+	}
+	n := dims[r-1]
+	ds, ss := dstr[r-1], sstr[r-1]
+	var idx []int64
+	if r > 1 {
+		idx = make([]int64, r-1)
+	}
+	for {
+		switch {
+		case ds == 1 && ss == 1:
+			copy(d[doff:doff+n], s[soff:soff+n])
+		case ds == 1 && ss == 0:
+			v := s[soff]
+			dd := d[doff : doff+n]
+			for i := range dd {
+				dd[i] = v
+			}
+		default:
+			di, si := doff, soff
+			for i := int64(0); i < n; i++ {
+				d[di] = s[si]
+				di += ds
+				si += ss
+			}
+		}
+		k := r - 2
+		for ; k >= 0; k-- {
+			idx[k]++
+			doff += dstr[k]
+			soff += sstr[k]
+			if idx[k] < dims[k] {
+				break
+			}
+			doff -= dstr[k] * dims[k]
+			soff -= sstr[k] * dims[k]
+			idx[k] = 0
+		}
+		if k < 0 {
+			return true
+		}
+	}
+}
+
+// shpFill sets every element of dst to the single element of v.
+func shpFill(dst, v *Tensor) error {
+	if v.Len() != 1 {
+		return fmt.Errorf("fill value must be a scalar, got %v", v.Shape)
+	}
+	n := int64(dst.Len())
+	return shpCopy(dst, v, []int64{n}, 0, []int64{1}, 0, []int64{0})
+}
+
+// shpTake sets dst[i] = src[idx[i]] for every i.
+func shpTake(dst, src *Tensor, idx []int) error {
+	ok := false
+	switch d := dst.Data.(type) {
+	case []bool:
+		ok = shpTakeT(d, src.Data, idx)
+	case []int8:
+		ok = shpTakeT(d, src.Data, idx)
+	case []int16:
+		ok = shpTakeT(d, src.Data, idx)
+	case []int32:
+		ok = shpTakeT(d, src.Data, idx)
+	case []int64:
+		ok = shpTakeT(d, src.Data, idx)
+	case []uint8:
+		ok = shpTakeT(d, src.Data, idx)
+	case []uint16:
+		ok = shpTakeT(d, src.Data, idx)
+	case []uint32:
+		ok = shpTakeT(d, src.Data, idx)
+	case []uint64:
+		ok = shpTakeT(d, src.Data, idx)
+	case []float32:
+		ok = shpTakeT(d, src.Data, idx)
+	case []float64:
+		ok = shpTakeT(d, src.Data, idx)
+	case []complex64:
+		ok = shpTakeT(d, src.Data, idx)
+	case []complex128:
+		ok = shpTakeT(d, src.Data, idx)
+	}
+	if !ok {
+		return fmt.Errorf("cannot move %v elements into %v", src.Shape.DType, dst.Shape.DType)
+	}
+	return nil
+}
+
+func shpTakeT[T any](d []T, srcAny any, idx []int) bool {
+	s, ok := srcAny.([]T)
+	if !ok {
+		return false
+	}
+	for i, j := range idx {
+		d[i] = s[j]
+	}
+	return true
+}
+
+// shpSetElem sets dst[di] = src[si] (one element; used by the general region
+// paths, which already pay for a region call per element).
+func shpSetElem(dst *Tensor, di int, src *Tensor, si int) error {
+	return shpCopy(dst, src, nil, int64(di), nil, int64(si), nil)
+}
+
+// shpScalarFrom returns a new rank-0 tensor holding t[i].
+func shpScalarFrom(t *Tensor, i int) *Tensor {
+	s := NewTensor(xla.MakeShape(t.Shape.DType))
+	_ = shpSetElem(s, 0, t, i)
+	return s
+}
+
+// shpOffset is Σ idx[d]·strides[d].
+func shpOffset(idx, strides []int64) int64 {
+	var o int64
+	for d, i := range idx {
+		o += i * strides[d]
+	}
+	return o
+}
+
+// shpIsPerm reports whether p is a permutation of 0..n-1.
+func shpIsPerm(p []int64, n int) bool {
+	if len(p) != n {
+		return false
+	}
+	seen := make([]bool, n)
+	for _, v := range p {
+		if v < 0 || v >= int64(n) || seen[v] {
+			return false
+		}
+		seen[v] = true
+	}
+	return true
+}
+
+// shpDimsIn checks that every entry of ds is a valid, unique dimension of a
+// rank-r tensor.
+func shpDimsIn(what string, ds []int64, r int) error {
+	seen := make(map[int64]bool, len(ds))
+	for _, d := range ds {
+		if d < 0 || d >= int64(r) {
+			return fmt.Errorf("%s: dimension %d is out of range for rank %d", what, d, r)
+		}
+		if seen[d] {
+			return fmt.Errorf("%s: dimension %d appears twice", what, d)
+		}
+		seen[d] = true
+	}
+	return nil
+}
+
+func shpContains(ds []int64, d int64) bool {
+	for _, v := range ds {
+		if v == d {
+			return true
+		}
+	}
+	return false
+}
+
+func shpClamp(lo, v, hi int64) int64 {
+	if v < lo {
+		return lo
+	}
+	if v > hi {
+		return hi
+	}
+	return v
+}
+
+// shpErrf is fmt.Errorf (kept short for the many checks of these kernels).
+func shpErrf(format string, a ...any) error { return fmt.Errorf(format, a...) }
+
+// shpOdo walks a multi-dimensional index in row-major order and keeps the
+// matching offset into a strided view:
+//
+//	for o := shpNewOdo(dims, strides, base); !o.done; o.next() { ... o.off ... }
+type shpOdo struct {
+	dims, str, idx []int64
+	off            int64
+	done           bool
+}
+
+func shpNewOdo(dims, str []int64, base int64) *shpOdo {
+	o := &shpOdo{dims: dims, str: str, idx: make([]int64, len(dims)), off: base}
+	for _, n := range dims {
+		if n == 0 {
+			o.done = true
+		}
+	}
+	return o
+}
+
+func (o *shpOdo) next() {
+	for k := len(o.dims) - 1; k >= 0; k-- {
+		o.idx[k]++
+		o.off += o.str[k]
+		if o.idx[k] < o.dims[k] {
+			return
+		}
+		o.off -= o.str[k] * o.dims[k]
+		o.idx[k] = 0
+	}
+	o.done = true
+}
+
+// reset restarts the walk at base.
+func (o *shpOdo) reset(base int64) {
+	for i := range o.idx {
+		o.idx[i] = 0
+	}
+	o.off = base
+	o.done = false
+	for _, n := range o.dims {
+		if n == 0 {
+			o.done = true
+		}
+	}
+}
