@@ -1,0 +1,277 @@
+package interpreter
+
+import (
+	"github.com/halo-ml/halo/stablehlo"
+	"github.com/halo-ml/halo/xla"
+)
+
+func init() {
+	RegisterKernel("stablehlo.reduce", shpReduce)
+}
+
+// shpRedGeom is the iteration geometry of a reduction: the kept dimensions
+// (the output, row-major) and the reduced dimensions (walked in ascending
+// lexicographic order of the input index, as the spec's schedule lists the
+// values), both with their strides in the input.
+type shpRedGeom struct {
+	keptDims, keptStr []int64
+	redDims, redStr   []int64
+	redCount          int64
+}
+
+func shpNewRedGeom(dims []int64, reduced []int64) *shpRedGeom {
+	str := Strides(dims)
+	g := &shpRedGeom{redCount: 1}
+	for d := range dims {
+		if shpContains(reduced, int64(d)) {
+			g.redDims = append(g.redDims, dims[d])
+			g.redStr = append(g.redStr, str[d])
+			g.redCount *= dims[d]
+		} else {
+			g.keptDims = append(g.keptDims, dims[d])
+			g.keptStr = append(g.keptStr, str[d])
+		}
+	}
+	// Merge contiguous reduced dimensions so that the common case (reducing
+	// trailing dimensions) is one contiguous run.
+	g.redDims, g.redStr, _ = shpCoalesce(g.redDims, g.redStr, g.redStr)
+	return g
+}
+
+// shpReduce is stablehlo.reduce: inputs..., init_values... with a body region
+// and the dimensions attribute.
+func shpReduce(x *Exec, op *stablehlo.Op, args []Value) ([]Value, error) {
+	if len(args) == 0 || len(args)%2 != 0 {
+		return nil, shpErrf("reduce takes inputs and as many init values, got %d operands", len(args))
+	}
+	n := len(args) / 2
+	ts, err := shpTensorArgs(args)
+	if err != nil {
+		return nil, err
+	}
+	ins, inits := ts[:n], ts[n:]
+	dims, ok, err := shpAttrInts(op, "dimensions")
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, shpErrf("missing attribute dimensions")
+	}
+	shape := ins[0].Shape
+	if err := shpDimsIn("dimensions", dims, shape.Rank()); err != nil {
+		return nil, err
+	}
+	dts := make([]xla.DType, n)
+	for k := range ins {
+		if !ins[k].Shape.Equal(xla.MakeShape(ins[k].Shape.DType, shape.Dims...)) {
+			return nil, shpErrf("inputs have different shapes (%v and %v)", shape, ins[k].Shape)
+		}
+		if inits[k].Shape.Rank() != 0 || inits[k].Shape.DType != ins[k].Shape.DType {
+			return nil, shpErrf("init value %d is %v, want a rank-0 %v", k, inits[k].Shape, ins[k].Shape.DType)
+		}
+		dts[k] = ins[k].Shape.DType
+	}
+	if len(op.Results) != n || len(op.Regions) != 1 {
+		return nil, shpErrf("reduce has %d results and %d regions, want %d and 1", len(op.Results), len(op.Regions), n)
+	}
+	var outDims []int64
+	for d, s := range shape.Dims {
+		if !shpContains(dims, int64(d)) {
+			outDims = append(outDims, s)
+		}
+	}
+	outs := make([]*Tensor, n)
+	for k := range outs {
+		sh, err := shpCheckShape(op, k, dts[k], outDims)
+		if err != nil {
+			return nil, err
+		}
+		outs[k] = NewTensor(sh)
+	}
+	g := shpNewRedGeom(shape.Dims, dims)
+	if bops := shpRegionBinops(op.Regions[0], dts); bops != nil && shpAllSupported(bops, dts) {
+		for k := range outs {
+			shpReduceFast(ins[k], outs[k], inits[k], bops[k], g)
+		}
+	} else if err := shpReduceGeneral(x, op.Regions[0], ins, inits, outs, g); err != nil {
+		return nil, err
+	}
+	res := make([]Value, n)
+	for k := range outs {
+		res[k] = outs[k]
+	}
+	return res, nil
+}
+
+func shpAllSupported(bops []shpBinop, dts []xla.DType) bool {
+	for k, b := range bops {
+		if !shpBinSupported(b, dts[k]) {
+			return false
+		}
+	}
+	return true
+}
+
+// shpReduceGeneral runs the body region once per element.
+func shpReduceGeneral(x *Exec, body *stablehlo.Region, ins, inits, outs []*Tensor, g *shpRedGeom) error {
+	n := len(ins)
+	dts := make([]xla.DType, n)
+	for k := range ins {
+		dts[k] = ins[k].Shape.DType
+	}
+	acc, xs := shpScalars(dts), shpScalars(dts)
+	args := make([]Value, 2*n)
+	for k := 0; k < n; k++ {
+		args[k], args[n+k] = acc[k], xs[k]
+	}
+	red := shpNewOdo(g.redDims, g.redStr, 0)
+	o := 0
+	for kept := shpNewOdo(g.keptDims, g.keptStr, 0); !kept.done; kept.next() {
+		for k := 0; k < n; k++ {
+			if err := shpSetElem(acc[k], 0, inits[k], 0); err != nil {
+				return err
+			}
+		}
+		for red.reset(kept.off); !red.done; red.next() {
+			for k := 0; k < n; k++ {
+				if err := shpSetElem(xs[k], 0, ins[k], int(red.off)); err != nil {
+					return err
+				}
+			}
+			if err := shpRunScalarRegion(x, body, args, acc); err != nil {
+				return err
+			}
+		}
+		for k := 0; k < n; k++ {
+			if err := shpSetElem(outs[k], o, acc[k], 0); err != nil {
+				return err
+			}
+		}
+		o++
+	}
+	return nil
+}
+
+// shpReduceFast reduces one input with a recognised binary op.
+func shpReduceFast(in, out, init *Tensor, op shpBinop, g *shpRedGeom) {
+	dt := in.Shape.DType
+	switch d := in.Data.(type) {
+	case []float32:
+		if op == shpBinAdd && dt == xla.Float32 {
+			shpSumF32(d, out.Data.([]float32), init.Data.([]float32)[0], g)
+			return
+		}
+		f, _ := shpBinF32(op, dt)
+		shpReduceT(d, out.Data.([]float32), init.Data.([]float32)[0], f, g)
+	case []float64:
+		if op == shpBinAdd {
+			shpSumF64(d, out.Data.([]float64), init.Data.([]float64)[0], g)
+			return
+		}
+		f, _ := shpBinF64(op)
+		shpReduceT(d, out.Data.([]float64), init.Data.([]float64)[0], f, g)
+	case []bool:
+		f, _ := shpBinBool(op)
+		shpReduceT(d, out.Data.([]bool), init.Data.([]bool)[0], f, g)
+	case []int8:
+		f, _ := shpBinInt[int8](op)
+		shpReduceT(d, out.Data.([]int8), init.Data.([]int8)[0], f, g)
+	case []int16:
+		f, _ := shpBinInt[int16](op)
+		shpReduceT(d, out.Data.([]int16), init.Data.([]int16)[0], f, g)
+	case []int32:
+		f, _ := shpBinInt[int32](op)
+		shpReduceT(d, out.Data.([]int32), init.Data.([]int32)[0], f, g)
+	case []int64:
+		f, _ := shpBinInt[int64](op)
+		shpReduceT(d, out.Data.([]int64), init.Data.([]int64)[0], f, g)
+	case []uint8:
+		f, _ := shpBinUint[uint8](op)
+		shpReduceT(d, out.Data.([]uint8), init.Data.([]uint8)[0], f, g)
+	case []uint16:
+		f, _ := shpBinUint[uint16](op)
+		shpReduceT(d, out.Data.([]uint16), init.Data.([]uint16)[0], f, g)
+	case []uint32:
+		f, _ := shpBinUint[uint32](op)
+		shpReduceT(d, out.Data.([]uint32), init.Data.([]uint32)[0], f, g)
+	case []uint64:
+		f, _ := shpBinUint[uint64](op)
+		shpReduceT(d, out.Data.([]uint64), init.Data.([]uint64)[0], f, g)
+	case []complex64:
+		f, _ := shpBinC64(op)
+		shpReduceT(d, out.Data.([]complex64), init.Data.([]complex64)[0], f, g)
+	case []complex128:
+		f, _ := shpBinC128(op)
+		shpReduceT(d, out.Data.([]complex128), init.Data.([]complex128)[0], f, g)
+	}
+	shpRewrap(out)
+}
+
+func shpReduceT[T any](in, out []T, init T, f func(a, b T) T, g *shpRedGeom) {
+	contiguous := len(g.redDims) == 1 && g.redStr[0] == 1
+	var red *shpOdo
+	if !contiguous {
+		red = shpNewOdo(g.redDims, g.redStr, 0)
+	}
+	o := 0
+	for kept := shpNewOdo(g.keptDims, g.keptStr, 0); !kept.done; kept.next() {
+		acc := init
+		if contiguous {
+			for _, v := range in[kept.off : kept.off+g.redDims[0]] {
+				acc = f(acc, v)
+			}
+		} else {
+			for red.reset(kept.off); !red.done; red.next() {
+				acc = f(acc, in[red.off])
+			}
+		}
+		out[o] = acc
+		o++
+	}
+}
+
+func shpSumF32(in, out []float32, init float32, g *shpRedGeom) {
+	contiguous := len(g.redDims) == 1 && g.redStr[0] == 1
+	var red *shpOdo
+	if !contiguous {
+		red = shpNewOdo(g.redDims, g.redStr, 0)
+	}
+	o := 0
+	for kept := shpNewOdo(g.keptDims, g.keptStr, 0); !kept.done; kept.next() {
+		acc := init
+		if contiguous {
+			for _, v := range in[kept.off : kept.off+g.redDims[0]] {
+				acc += v
+			}
+		} else {
+			for red.reset(kept.off); !red.done; red.next() {
+				acc += in[red.off]
+			}
+		}
+		out[o] = acc
+		o++
+	}
+}
+
+func shpSumF64(in, out []float64, init float64, g *shpRedGeom) {
+	contiguous := len(g.redDims) == 1 && g.redStr[0] == 1
+	var red *shpOdo
+	if !contiguous {
+		red = shpNewOdo(g.redDims, g.redStr, 0)
+	}
+	o := 0
+	for kept := shpNewOdo(g.keptDims, g.keptStr, 0); !kept.done; kept.next() {
+		acc := init
+		if contiguous {
+			for _, v := range in[kept.off : kept.off+g.redDims[0]] {
+				acc += v
+			}
+		} else {
+			for red.reset(kept.off); !red.done; red.next() {
+				acc += in[red.off]
+			}
+		}
+		out[o] = acc
+		o++
+	}
+}

@@ -1,0 +1,336 @@
+package interpreter
+
+import (
+	"github.com/halo-ml/halo/stablehlo"
+	"github.com/halo-ml/halo/xla"
+)
+
+func init() {
+	RegisterKernel("stablehlo.reduce_window", shpReduceWindow)
+}
+
+// shpWindow is the geometry of reduce_window (and select_and_scatter): for
+// every output position and window position of each dimension, the input
+// index it reads, or -1 when it falls on padding or between base-dilated
+// elements (where the padded input holds the init value).
+type shpWindow struct {
+	outDims []int64
+	winDims []int64
+	// tab[d][o*winDims[d]+w] is the input index along d, or -1.
+	tab [][]int64
+}
+
+// shpNewWindow computes the window geometry and the output shape (spec C15):
+// padded = lo + dilated_input + hi; num_windows = 0 when the padded size is 0
+// or the dilated window is larger, else floor((padded - dilated_win)/stride)+1.
+func shpNewWindow(in, win, stride, baseDil, winDil, lo, hi []int64) (*shpWindow, error) {
+	r := len(in)
+	w := &shpWindow{outDims: make([]int64, r), winDims: win, tab: make([][]int64, r)}
+	for d := 0; d < r; d++ {
+		if win[d] < 0 || stride[d] <= 0 || baseDil[d] <= 0 || winDil[d] <= 0 {
+			return nil, shpErrf("dimension %d: window %d, stride %d, base dilation %d and window dilation %d must be positive",
+				d, win[d], stride[d], baseDil[d], winDil[d])
+		}
+		dilIn := int64(0)
+		if in[d] > 0 {
+			dilIn = (in[d]-1)*baseDil[d] + 1
+		}
+		padded := lo[d] + dilIn + hi[d]
+		dilWin := int64(0)
+		if win[d] > 0 {
+			dilWin = (win[d]-1)*winDil[d] + 1
+		}
+		var nout int64
+		if padded > 0 && dilWin <= padded {
+			nout = (padded-dilWin)/stride[d] + 1
+		}
+		if padded < 0 {
+			return nil, shpErrf("dimension %d: padding %d/%d leaves a negative size", d, lo[d], hi[d])
+		}
+		w.outDims[d] = nout
+		if nout*win[d] > 1<<31 {
+			return nil, shpErrf("dimension %d: window geometry too large", d)
+		}
+		t := make([]int64, nout*win[d])
+		for o := int64(0); o < nout; o++ {
+			for k := int64(0); k < win[d]; k++ {
+				p := o*stride[d] + k*winDil[d] - lo[d] // position in the dilated input
+				idx := int64(-1)
+				if p >= 0 && p%baseDil[d] == 0 && p/baseDil[d] < in[d] {
+					idx = p / baseDil[d]
+				}
+				t[o*win[d]+k] = idx
+			}
+		}
+		w.tab[d] = t
+	}
+	return w, nil
+}
+
+// shpReduceWindow is stablehlo.reduce_window.
+func shpReduceWindow(x *Exec, op *stablehlo.Op, args []Value) ([]Value, error) {
+	if len(args) == 0 || len(args)%2 != 0 {
+		return nil, shpErrf("reduce_window takes inputs and as many init values, got %d operands", len(args))
+	}
+	n := len(args) / 2
+	ts, err := shpTensorArgs(args)
+	if err != nil {
+		return nil, err
+	}
+	ins, inits := ts[:n], ts[n:]
+	shape := ins[0].Shape
+	r := shape.Rank()
+	dts := make([]xla.DType, n)
+	for k := range ins {
+		if !ins[k].Shape.Equal(xla.MakeShape(ins[k].Shape.DType, shape.Dims...)) {
+			return nil, shpErrf("inputs have different shapes (%v and %v)", shape, ins[k].Shape)
+		}
+		if inits[k].Shape.Rank() != 0 || inits[k].Shape.DType != ins[k].Shape.DType {
+			return nil, shpErrf("init value %d is %v, want a rank-0 %v", k, inits[k].Shape, ins[k].Shape.DType)
+		}
+		dts[k] = ins[k].Shape.DType
+	}
+	win, ok, err := shpAttrInts(op, "window_dimensions")
+	if err != nil {
+		return nil, err
+	}
+	if !ok || len(win) != r {
+		return nil, shpErrf("window_dimensions must have %d entries", r)
+	}
+	stride, err := shpAttrIntsDefault(op, "window_strides", r, 1)
+	if err != nil {
+		return nil, err
+	}
+	baseDil, err := shpAttrIntsDefault(op, "base_dilations", r, 1)
+	if err != nil {
+		return nil, err
+	}
+	winDil, err := shpAttrIntsDefault(op, "window_dilations", r, 1)
+	if err != nil {
+		return nil, err
+	}
+	lo, hi, err := shpPadding(op, "padding", r)
+	if err != nil {
+		return nil, err
+	}
+	for d := range win {
+		if win[d] <= 0 {
+			return nil, shpErrf("window_dimensions[%d] = %d must be positive", d, win[d])
+		}
+	}
+	geo, err := shpNewWindow(shape.Dims, win, stride, baseDil, winDil, lo, hi)
+	if err != nil {
+		return nil, err
+	}
+	if len(op.Results) != n || len(op.Regions) != 1 {
+		return nil, shpErrf("reduce_window has %d results and %d regions, want %d and 1", len(op.Results), len(op.Regions), n)
+	}
+	outs := make([]*Tensor, n)
+	for k := range outs {
+		sh, err := shpCheckShape(op, k, dts[k], geo.outDims)
+		if err != nil {
+			return nil, err
+		}
+		outs[k] = NewTensor(sh)
+	}
+	inStr := Strides(shape.Dims)
+	if bops := shpRegionBinops(op.Regions[0], dts); bops != nil && shpAllSupported(bops, dts) {
+		for k := range outs {
+			shpReduceWindowFast(ins[k], outs[k], inits[k], bops[k], geo, inStr)
+		}
+	} else if err := shpReduceWindowGeneral(x, op.Regions[0], ins, inits, outs, geo, inStr); err != nil {
+		return nil, err
+	}
+	res := make([]Value, n)
+	for k := range outs {
+		res[k] = outs[k]
+	}
+	return res, nil
+}
+
+// shpWinWalk visits, for one output index, every window position in
+// row-major order and reports the input offset (or -1 for padding).
+type shpWinWalk struct {
+	geo   *shpWindow
+	str   []int64
+	outIx []int64
+	winIx []int64
+}
+
+func (w *shpWinWalk) offset() int64 {
+	var off int64
+	for d, k := range w.winIx {
+		wd := w.geo.winDims[d]
+		i := w.geo.tab[d][w.outIx[d]*wd+k]
+		if i < 0 {
+			return -1
+		}
+		off += i * w.str[d]
+	}
+	return off
+}
+
+// each calls f for every window position of the current output index.
+func (w *shpWinWalk) each(f func(off int64) error) error {
+	for d := range w.winIx {
+		w.winIx[d] = 0
+		if w.geo.winDims[d] == 0 {
+			return nil
+		}
+	}
+	for {
+		if err := f(w.offset()); err != nil {
+			return err
+		}
+		d := len(w.winIx) - 1
+		for ; d >= 0; d-- {
+			w.winIx[d]++
+			if w.winIx[d] < w.geo.winDims[d] {
+				break
+			}
+			w.winIx[d] = 0
+		}
+		if d < 0 {
+			return nil
+		}
+	}
+}
+
+func shpReduceWindowGeneral(x *Exec, body *stablehlo.Region, ins, inits, outs []*Tensor, geo *shpWindow, inStr []int64) error {
+	n := len(ins)
+	dts := make([]xla.DType, n)
+	for k := range ins {
+		dts[k] = ins[k].Shape.DType
+	}
+	acc, xs := shpScalars(dts), shpScalars(dts)
+	args := make([]Value, 2*n)
+	for k := 0; k < n; k++ {
+		args[k], args[n+k] = acc[k], xs[k]
+	}
+	walk := &shpWinWalk{geo: geo, str: inStr, winIx: make([]int64, len(geo.winDims))}
+	o := 0
+	for out := shpNewOdo(geo.outDims, make([]int64, len(geo.outDims)), 0); !out.done; out.next() {
+		walk.outIx = out.idx
+		for k := 0; k < n; k++ {
+			if err := shpSetElem(acc[k], 0, inits[k], 0); err != nil {
+				return err
+			}
+		}
+		err := walk.each(func(off int64) error {
+			for k := 0; k < n; k++ {
+				var err error
+				if off < 0 {
+					err = shpSetElem(xs[k], 0, inits[k], 0)
+				} else {
+					err = shpSetElem(xs[k], 0, ins[k], int(off))
+				}
+				if err != nil {
+					return err
+				}
+			}
+			return shpRunScalarRegion(x, body, args, acc)
+		})
+		if err != nil {
+			return err
+		}
+		for k := 0; k < n; k++ {
+			if err := shpSetElem(outs[k], o, acc[k], 0); err != nil {
+				return err
+			}
+		}
+		o++
+	}
+	return nil
+}
+
+func shpReduceWindowFast(in, out, init *Tensor, op shpBinop, geo *shpWindow, inStr []int64) {
+	dt := in.Shape.DType
+	switch d := in.Data.(type) {
+	case []float32:
+		f, _ := shpBinF32(op, dt)
+		shpReduceWindowT(d, out.Data.([]float32), init.Data.([]float32)[0], f, geo, inStr)
+	case []float64:
+		f, _ := shpBinF64(op)
+		shpReduceWindowT(d, out.Data.([]float64), init.Data.([]float64)[0], f, geo, inStr)
+	case []bool:
+		f, _ := shpBinBool(op)
+		shpReduceWindowT(d, out.Data.([]bool), init.Data.([]bool)[0], f, geo, inStr)
+	case []int8:
+		f, _ := shpBinInt[int8](op)
+		shpReduceWindowT(d, out.Data.([]int8), init.Data.([]int8)[0], f, geo, inStr)
+	case []int16:
+		f, _ := shpBinInt[int16](op)
+		shpReduceWindowT(d, out.Data.([]int16), init.Data.([]int16)[0], f, geo, inStr)
+	case []int32:
+		f, _ := shpBinInt[int32](op)
+		shpReduceWindowT(d, out.Data.([]int32), init.Data.([]int32)[0], f, geo, inStr)
+	case []int64:
+		f, _ := shpBinInt[int64](op)
+		shpReduceWindowT(d, out.Data.([]int64), init.Data.([]int64)[0], f, geo, inStr)
+	case []uint8:
+		f, _ := shpBinUint[uint8](op)
+		shpReduceWindowT(d, out.Data.([]uint8), init.Data.([]uint8)[0], f, geo, inStr)
+	case []uint16:
+		f, _ := shpBinUint[uint16](op)
+		shpReduceWindowT(d, out.Data.([]uint16), init.Data.([]uint16)[0], f, geo, inStr)
+	case []uint32:
+		f, _ := shpBinUint[uint32](op)
+		shpReduceWindowT(d, out.Data.([]uint32), init.Data.([]uint32)[0], f, geo, inStr)
+	case []uint64:
+		f, _ := shpBinUint[uint64](op)
+		shpReduceWindowT(d, out.Data.([]uint64), init.Data.([]uint64)[0], f, geo, inStr)
+	case []complex64:
+		f, _ := shpBinC64(op)
+		shpReduceWindowT(d, out.Data.([]complex64), init.Data.([]complex64)[0], f, geo, inStr)
+	case []complex128:
+		f, _ := shpBinC128(op)
+		shpReduceWindowT(d, out.Data.([]complex128), init.Data.([]complex128)[0], f, geo, inStr)
+	}
+	shpRewrap(out)
+}
+
+func shpReduceWindowT[T any](in, out []T, init T, f func(a, b T) T, geo *shpWindow, inStr []int64) {
+	r := len(geo.winDims)
+	winIx := make([]int64, r)
+	o := 0
+	for oi := shpNewOdo(geo.outDims, make([]int64, r), 0); !oi.done; oi.next() {
+		acc := init
+		empty := false
+		for d := range winIx {
+			winIx[d] = 0
+			if geo.winDims[d] == 0 {
+				empty = true
+			}
+		}
+		for !empty {
+			var off int64
+			pad := false
+			for d, k := range winIx {
+				i := geo.tab[d][oi.idx[d]*geo.winDims[d]+k]
+				if i < 0 {
+					pad = true
+					break
+				}
+				off += i * inStr[d]
+			}
+			if pad {
+				acc = f(acc, init)
+			} else {
+				acc = f(acc, in[off])
+			}
+			d := r - 1
+			for ; d >= 0; d-- {
+				winIx[d]++
+				if winIx[d] < geo.winDims[d] {
+					break
+				}
+				winIx[d] = 0
+			}
+			if d < 0 {
+				break
+			}
+		}
+		out[o] = acc
+		o++
+	}
+}
