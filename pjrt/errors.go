@@ -3,7 +3,20 @@ package pjrt
 import (
 	"errors"
 	"fmt"
+
+	"github.com/halo-ml/halo/pjrt/backend"
 )
+
+// Built-in backends (which cannot import pjrt) make their errors with
+// backend.Errorf; this makes those *Error values.
+func init() {
+	backend.SetErrorConstructor(func(code int, op, msg string) error {
+		return &Error{Code: Code(code), Op: op, Msg: msg}
+	})
+}
+
+// PJRTCode returns e's code as an int (backend.CodedError).
+func (e *Error) PJRTCode() int { return int(e.Code) }
 
 // Code is a PJRT error code (the absl status codes). A Code is itself an
 // error, so errors.Is(err, pjrt.InvalidArgument) tests an error's code.

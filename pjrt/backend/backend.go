@@ -4,14 +4,53 @@
 // call these interfaces; package pjrt wraps them with argument checks,
 // use-after-close errors and context-aware waiting.
 //
-// Implementations must be safe for concurrent use. Errors should be
-// *pjrt.Error values where a PJRT error code applies (backends may return
-// any error; pjrt passes it through).
+// Implementations must be safe for concurrent use. Errors should carry a
+// PJRT error code where one applies: *pjrt.Error values, or errors made
+// with Errorf by backends that cannot import pjrt (backends may return any
+// error; pjrt passes it through).
 package backend
 
 import (
+	"fmt"
+
 	"github.com/halo-ml/halo/xla"
 )
+
+// CodedError is an error that carries a PJRT error code (the absl status
+// codes of pjrt.Code). Built-in backends, which cannot import package
+// pjrt, make them with Errorf.
+type CodedError interface {
+	error
+	PJRTCode() int
+}
+
+// errorConstructor makes the errors of Errorf; package pjrt installs one
+// that returns *pjrt.Error.
+var errorConstructor func(code int, op, msg string) error
+
+// SetErrorConstructor is called once by package pjrt (at init) so that
+// Errorf returns *pjrt.Error values, which work with errors.Is against
+// pjrt's code sentinels and errors.As(&*pjrt.Error).
+func SetErrorConstructor(f func(code int, op, msg string) error) { errorConstructor = f }
+
+// Errorf returns an error with a PJRT code, the PJRT call it concerns
+// (e.g. "PJRT_Client_Compile") and a formatted message: a *pjrt.Error when
+// package pjrt is linked in, else a CodedError.
+func Errorf(code int, op, format string, args ...any) error {
+	msg := fmt.Sprintf(format, args...)
+	if f := errorConstructor; f != nil {
+		return f(code, op, msg)
+	}
+	return &codedError{code: code, op: op, msg: msg}
+}
+
+type codedError struct {
+	code    int
+	op, msg string
+}
+
+func (e *codedError) Error() string { return fmt.Sprintf("pjrt: %s: code %d: %s", e.op, e.code, e.msg) }
+func (e *codedError) PJRTCode() int { return e.code }
 
 // NamedValue is a typed option or attribute (PJRT_NamedValue). Value is one
 // of string, int64, []int64, float32 or bool.

@@ -1,0 +1,347 @@
+package interpreter
+
+import (
+	"encoding/binary"
+	"fmt"
+	"sync"
+
+	"github.com/halo-ml/halo/pjrt/backend"
+	"github.com/halo-ml/halo/xla"
+)
+
+// buffer is an array in host memory: a Tensor (or Token) that becomes
+// available when its ready event fires.
+type buffer struct {
+	c     *client
+	dev   *device
+	mem   *memory
+	shape xla.Shape
+	ready *event
+
+	mu      sync.Mutex
+	val     Value // *Tensor or Token; written before ready fires
+	deleted bool
+}
+
+// littleEndian says whether the typed storage of exact-width types is the
+// host encoding byte for byte.
+var littleEndian = binary.NativeEndian.Uint16([]byte{1, 0}) == 1
+
+func (b *buffer) DType() xla.DType { return b.shape.DType }
+func (b *buffer) Dims() []int64    { return append([]int64(nil), b.shape.Dims...) }
+
+func (b *buffer) OnDeviceSize() (int64, error) {
+	if b.shape.DType == xla.Invalid {
+		return 0, nil
+	}
+	return b.shape.Size() * int64(rtElemSize(StorageOf(b.shape.DType))), nil
+}
+
+func (b *buffer) Device() backend.Device { return b.dev }
+func (b *buffer) Memory() backend.Memory { return b.mem }
+
+func (b *buffer) HostSize() (int64, error) {
+	if b.shape.DType == xla.Invalid {
+		return 0, nil
+	}
+	return b.shape.HostBytes(), nil
+}
+
+// value waits for the buffer and returns its value.
+func (b *buffer) value() (Value, error) {
+	<-b.ready.done
+	if b.ready.err != nil {
+		return nil, b.ready.err
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.deleted {
+		return nil, backend.Errorf(codeFailedPrecondition, "PJRT_Buffer", "buffer was deleted")
+	}
+	return b.val, nil
+}
+
+func (b *buffer) ToHost(dst []byte) (backend.Event, error) {
+	if b.IsDeleted() {
+		return nil, backend.Errorf(codeFailedPrecondition, "PJRT_Buffer_ToHostBuffer", "buffer was deleted")
+	}
+	if b.ready.fired() {
+		return firedEvent(b.toHost(dst)), nil
+	}
+	ev := newEvent()
+	go func() { ev.set(b.toHost(dst)) }()
+	return ev, nil
+}
+
+func (b *buffer) toHost(dst []byte) error {
+	v, err := b.value()
+	if err != nil {
+		return err
+	}
+	t, ok := v.(*Tensor)
+	if !ok {
+		return nil // a token has no data
+	}
+	if int64(len(dst)) < t.Shape.HostBytes() {
+		return backend.Errorf(codeInvalidArgument, "PJRT_Buffer_ToHostBuffer", "destination has %d bytes, %v needs %d", len(dst), t.Shape, t.Shape.HostBytes())
+	}
+	encodeHost(t, dst)
+	return nil
+}
+
+// encodeHost writes t's host encoding into dst.
+func encodeHost(t *Tensor, dst []byte) {
+	if littleEndian && !IsNarrowFloat(t.Shape.DType) {
+		copy(dst, rtBytes(t))
+		return
+	}
+	copy(dst, t.Host())
+}
+
+// decodeHost reads dense host data of shape into a tensor.
+func decodeHost(shape xla.Shape, data []byte) (*Tensor, error) {
+	dt := shape.DType
+	if littleEndian && !IsNarrowFloat(dt) && dt != xla.Bool && dt.Bits()%8 == 0 {
+		t := NewTensor(shape)
+		copy(rtBytes(t), data)
+		return t, nil
+	}
+	return TensorFromHost(shape, data)
+}
+
+func (b *buffer) CopyToDevice(dev backend.Device) (backend.Buffer, error) {
+	d, ok := dev.(*device)
+	if !ok || d.c != b.c {
+		return nil, backend.Errorf(codeInvalidArgument, "PJRT_Buffer_CopyToDevice", "device %v belongs to another client", dev)
+	}
+	return b.copyTo(d, d.mem, "PJRT_Buffer_CopyToDevice")
+}
+
+func (b *buffer) CopyToMemory(mem backend.Memory) (backend.Buffer, error) {
+	m, ok := mem.(*memory)
+	if !ok || len(m.devs) == 0 || m.devs[0].(*device).c != b.c {
+		return nil, backend.Errorf(codeInvalidArgument, "PJRT_Buffer_CopyToMemory", "memory %v belongs to another client", mem)
+	}
+	dev := b.dev
+	if m != b.c.host {
+		dev = m.devs[0].(*device)
+	}
+	return b.copyTo(dev, m, "PJRT_Buffer_CopyToMemory")
+}
+
+// copyTo returns a new buffer on dev/mem holding a copy of b's data (ready
+// when b is).
+func (b *buffer) copyTo(dev *device, mem *memory, op string) (backend.Buffer, error) {
+	if b.IsDeleted() {
+		return nil, backend.Errorf(codeFailedPrecondition, op, "buffer was deleted")
+	}
+	nb := &buffer{c: b.c, dev: dev, mem: mem, shape: b.shape.Clone()}
+	if b.ready.fired() {
+		v, err := b.value()
+		nb.val = cloneValue(v)
+		nb.ready = firedEvent(err)
+		return nb, nil
+	}
+	nb.ready = newEvent()
+	go func() {
+		v, err := b.value()
+		nb.mu.Lock()
+		nb.val = cloneValue(v)
+		nb.mu.Unlock()
+		nb.ready.set(err)
+	}()
+	return nb, nil
+}
+
+func cloneValue(v Value) Value {
+	if t, ok := v.(*Tensor); ok && t != nil {
+		return t.Clone()
+	}
+	return v
+}
+
+func (b *buffer) ReadyEvent() (backend.Event, error) { return b.ready, nil }
+
+func (b *buffer) Delete() error {
+	b.mu.Lock()
+	b.deleted = true
+	b.val = nil
+	b.mu.Unlock()
+	return nil
+}
+
+func (b *buffer) IsDeleted() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.deleted
+}
+
+func (b *buffer) Close() error { return b.Delete() }
+
+// IsOnCPU: the interpreter's buffers are in host memory.
+func (b *buffer) IsOnCPU() (bool, error) { return true, nil }
+
+// BufferFromHost copies host data into a new buffer (every semantics copies
+// before returning, so done has fired already).
+func (c *client) BufferFromHost(h backend.HostBuffer, dev backend.Device, mem backend.Memory) (backend.Buffer, backend.Event, error) {
+	const op = "PJRT_Client_BufferFromHostBuffer"
+	if c.closed.Load() {
+		return nil, nil, backend.Errorf(codeFailedPrecondition, op, "client is closed")
+	}
+	var d *device
+	var m *memory
+	if dev != nil {
+		dd, ok := dev.(*device)
+		if !ok || dd.c != c {
+			return nil, nil, backend.Errorf(codeInvalidArgument, op, "device %v belongs to another client", dev)
+		}
+		d, m = dd, dd.mem
+	}
+	if mem != nil {
+		mm, ok := mem.(*memory)
+		if !ok || len(mm.devs) == 0 || mm.devs[0].(*device).c != c {
+			return nil, nil, backend.Errorf(codeInvalidArgument, op, "memory %v belongs to another client", mem)
+		}
+		m = mm
+		if d == nil {
+			d = mm.devs[0].(*device)
+		}
+	}
+	if d == nil {
+		d = c.devs[0]
+		m = d.mem
+	}
+	shape := h.Shape
+	if err := shape.Validate(); err != nil {
+		return nil, nil, backend.Errorf(codeInvalidArgument, op, "%v", err)
+	}
+	if StorageOf(shape.DType) == StorageInvalid {
+		return nil, nil, backend.Errorf(codeUnimplemented, op, "element type %v is not supported by the interpreter", shape.DType)
+	}
+	data := h.Data
+	if h.ByteStrides != nil {
+		dense, err := gatherStrided(shape, data, h.ByteStrides)
+		if err != nil {
+			return nil, nil, backend.Errorf(codeInvalidArgument, op, "%v", err)
+		}
+		data = dense
+	}
+	if int64(len(data)) != shape.HostBytes() {
+		return nil, nil, backend.Errorf(codeInvalidArgument, op, "host data has %d bytes, %v needs %d", len(data), shape, shape.HostBytes())
+	}
+	t, err := decodeHost(shape, data)
+	if err != nil {
+		return nil, nil, backend.Errorf(codeInvalidArgument, op, "%v", err)
+	}
+	return &buffer{c: c, dev: d, mem: m, shape: shape.Clone(), val: t, ready: okEvent}, okEvent, nil
+}
+
+// gatherStrided copies host data laid out with byte strides into dense
+// row-major order.
+func gatherStrided(shape xla.Shape, data []byte, strides []int64) ([]byte, error) {
+	if len(strides) != shape.Rank() {
+		return nil, fmt.Errorf("%d byte strides for rank-%d shape %v", len(strides), shape.Rank(), shape)
+	}
+	eb := int64(shape.DType.HostBytes())
+	n := shape.Size()
+	out := make([]byte, n*eb)
+	if n == 0 {
+		return out, nil
+	}
+	var last int64
+	for i, s := range strides {
+		if shape.Dims[i] > 1 && s < 0 {
+			return nil, fmt.Errorf("negative byte stride %d for dimension %d", s, i)
+		}
+		last += (shape.Dims[i] - 1) * max(s, 0)
+	}
+	if last+eb > int64(len(data)) {
+		return nil, fmt.Errorf("byte strides %v reach byte %d of %d bytes of host data", strides, last+eb, len(data))
+	}
+	idx := make([]int64, shape.Rank())
+	for o := int64(0); o < n; o++ {
+		off := int64(0)
+		for k, x := range idx {
+			off += x * strides[k]
+		}
+		copy(out[o*eb:(o+1)*eb], data[off:off+eb])
+		NextIndex(idx, shape.Dims)
+	}
+	return out, nil
+}
+
+// CreateUninitializedBuffer makes a zero buffer (backend.BufferCreator).
+func (c *client) CreateUninitializedBuffer(shape xla.Shape, dev backend.Device, mem backend.Memory) (backend.Buffer, error) {
+	const op = "PJRT_Client_CreateUninitializedBuffer"
+	if err := shape.Validate(); err != nil {
+		return nil, backend.Errorf(codeInvalidArgument, op, "%v", err)
+	}
+	if StorageOf(shape.DType) == StorageInvalid {
+		return nil, backend.Errorf(codeUnimplemented, op, "element type %v is not supported by the interpreter", shape.DType)
+	}
+	d, m, err := c.place(dev, mem, op)
+	if err != nil {
+		return nil, err
+	}
+	return &buffer{c: c, dev: d, mem: m, shape: shape.Clone(), val: NewTensor(shape), ready: okEvent}, nil
+}
+
+// CreateErrorBuffer makes a buffer whose readiness carries an error.
+func (c *client) CreateErrorBuffer(shape xla.Shape, mem backend.Memory, code int, msg string) (backend.Buffer, error) {
+	d, m, err := c.place(nil, mem, "PJRT_Client_CreateErrorBuffer")
+	if err != nil {
+		return nil, err
+	}
+	return &buffer{c: c, dev: d, mem: m, shape: shape.Clone(), ready: firedEvent(backend.Errorf(code, "PJRT_Client_CreateErrorBuffer", "%s", msg))}, nil
+}
+
+// CreateViewOfDeviceBuffer is not possible: the interpreter's buffers are
+// Go memory.
+func (c *client) CreateViewOfDeviceBuffer(ptr uintptr, shape xla.Shape, dev backend.Device, mem backend.Memory, onDelete func()) (backend.Buffer, error) {
+	return nil, backend.Errorf(codeUnimplemented, "PJRT_Client_CreateViewOfDeviceBuffer", "the interpreter cannot view foreign memory; use BufferFromHost")
+}
+
+func (c *client) place(dev backend.Device, mem backend.Memory, op string) (*device, *memory, error) {
+	if dev != nil {
+		d, ok := dev.(*device)
+		if !ok || d.c != c {
+			return nil, nil, backend.Errorf(codeInvalidArgument, op, "device %v belongs to another client", dev)
+		}
+		if mem == nil {
+			return d, d.mem, nil
+		}
+	}
+	if mem != nil {
+		m, ok := mem.(*memory)
+		if !ok || len(m.devs) == 0 || m.devs[0].(*device).c != c {
+			return nil, nil, backend.Errorf(codeInvalidArgument, op, "memory %v belongs to another client", mem)
+		}
+		d, _ := dev.(*device)
+		if d == nil {
+			d = m.devs[0].(*device)
+		}
+		return d, m, nil
+	}
+	return c.devs[0], c.devs[0].mem, nil
+}
+
+// UnpaddedDims are the dimensions (no padding in host memory).
+func (b *buffer) UnpaddedDims() ([]int64, error) { return b.Dims(), nil }
+
+// DynamicDims: every dimension is static.
+func (b *buffer) DynamicDims() ([]int, error) { return nil, nil }
+
+// Layout is dense row-major.
+func (b *buffer) Layout() (backend.Layout, error) {
+	m2m := make([]int64, len(b.shape.Dims))
+	for i := range m2m {
+		m2m[i] = int64(len(m2m) - 1 - i)
+	}
+	return backend.Layout{MinorToMajor: m2m}, nil
+}
+
+// SerializedLayout needs the Layouts extension, which the interpreter does
+// not have.
+func (b *buffer) SerializedLayout() ([]byte, error) {
+	return nil, backend.Errorf(codeUnimplemented, "PJRT_Layouts_PJRT_Buffer_MemoryLayout", "the interpreter has no serialized layouts (buffers are dense row-major)")
+}

@@ -1,0 +1,476 @@
+package interpreter
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"fmt"
+	"sync"
+	"sync/atomic"
+
+	"google.golang.org/protobuf/encoding/protowire"
+
+	"github.com/halo-ml/halo/pjrt/backend"
+	"github.com/halo-ml/halo/stablehlo"
+	"github.com/halo-ml/halo/xla"
+)
+
+// mlirBytecodeMagic starts MLIR bytecode files ("ML\xefR").
+var mlirBytecodeMagic = []byte("ML\xefR")
+
+// serializedMagic starts Executable.Serialize's bytes.
+const serializedMagic = "halo-interpreter-executable/1\n"
+
+func (c *client) Compile(code []byte, format string, options []byte) (backend.Executable, error) {
+	return c.compile(code, format, options, "PJRT_Client_Compile")
+}
+
+func (c *client) compile(code []byte, format string, options []byte, op string) (backend.Executable, error) {
+	if c.closed.Load() {
+		return nil, backend.Errorf(codeFailedPrecondition, op, "client is closed")
+	}
+	switch format {
+	case "mlir":
+	case "hlo":
+		return nil, backend.Errorf(codeInvalidArgument, op, "the interpreter reads StableHLO MLIR text (format \"mlir\"), not serialized HLO")
+	default:
+		return nil, backend.Errorf(codeInvalidArgument, op, "program format %q: the interpreter reads StableHLO MLIR text (format \"mlir\")", format)
+	}
+	if bytes.HasPrefix(code, mlirBytecodeMagic) {
+		return nil, backend.Errorf(codeInvalidArgument, op, "the program is MLIR bytecode; the interpreter reads StableHLO MLIR text (print the module, or deserialize it with stablehlo-translate --deserialize)")
+	}
+	opts := xla.DefaultCompileOptions()
+	if len(options) > 0 {
+		o, err := xla.UnmarshalCompileOptions(options)
+		if err != nil {
+			return nil, backend.Errorf(codeInvalidArgument, op, "compile options: %v", err)
+		}
+		opts = o
+	}
+	m, err := stablehlo.Parse(code)
+	if err != nil {
+		return nil, backend.Errorf(codeInvalidArgument, op, "parsing the program: %v", err)
+	}
+	if err := m.Verify(); err != nil {
+		return nil, backend.Errorf(codeInvalidArgument, op, "%v", err)
+	}
+	if err := unsupportedOp(m); err != nil {
+		return nil, backend.Errorf(codeUnimplemented, op, "%v", err)
+	}
+	if err := CheckCustomCallTargets(m); err != nil {
+		return nil, backend.Errorf(codeNotFound, op, "%v", err)
+	}
+	p, err := Compile(m, "")
+	if err != nil {
+		return nil, backend.Errorf(codeInvalidArgument, op, "%v", err)
+	}
+	e := &executable{c: c, prog: p, text: append([]byte(nil), code...), options: append([]byte(nil), options...)}
+	if err := e.place(opts, op); err != nil {
+		return nil, err
+	}
+	for _, t := range p.Main.ResultTypes {
+		if err := e.addOutputs(t); err != nil {
+			return nil, backend.Errorf(codeInvalidArgument, op, "@%s result: %v", p.Main.Name, err)
+		}
+	}
+	e.name = m.Name
+	if e.name == "" {
+		e.name = p.Main.Name
+	}
+	sum := sha256.Sum256(code)
+	e.fingerprint = hex.EncodeToString(sum[:16])
+	return e, nil
+}
+
+// unsupportedOp reports the first op without a kernel.
+func unsupportedOp(m *stablehlo.Module) error {
+	var err error
+	for _, f := range m.Funcs {
+		f.Walk(func(op *stablehlo.Op) bool {
+			if err == nil && kernelFor(op.Name) == nil && !isTerminator(op.Name) {
+				err = opError(f, op, fmt.Errorf("op %s is not supported by the interpreter", op.Name))
+			}
+			return err == nil
+		})
+	}
+	return err
+}
+
+// place sets the replica and partition counts (compile options, else the
+// module's mhlo.num_replicas / mhlo.num_partitions) and the devices.
+func (e *executable) place(o xla.CompileOptions, op string) error {
+	R, P := e.prog.NumReplicas, e.prog.NumPartitions
+	if o.NumReplicas > 1 {
+		if R > 1 && R != o.NumReplicas {
+			return backend.Errorf(codeInvalidArgument, op, "compile options ask for %d replicas, the module's mhlo.num_replicas is %d", o.NumReplicas, R)
+		}
+		R = o.NumReplicas
+	}
+	if o.NumPartitions > 1 {
+		if P > 1 && P != o.NumPartitions {
+			return backend.Errorf(codeInvalidArgument, op, "compile options ask for %d partitions, the module's mhlo.num_partitions is %d", o.NumPartitions, P)
+		}
+		P = o.NumPartitions
+	}
+	if R < 1 || P < 1 {
+		return backend.Errorf(codeInvalidArgument, op, "%d replicas x %d partitions", R, P)
+	}
+	e.prog.NumReplicas, e.prog.NumPartitions = R, P
+	e.replicas, e.partitions = R, P
+	n := len(e.c.devs)
+	if R*P > n {
+		return backend.Errorf(codeInvalidArgument, op, "the program needs %d replicas x %d partitions = %d devices; the interpreter client has %d (open it with pjrt.DeviceCount(%d))", R, P, R*P, n, R*P)
+	}
+	da := o.DeviceAssignment
+	if da == nil {
+		da = xla.DefaultDeviceAssignment(R, P)
+	} else if da.Replicas() != R || da.Computations() != P {
+		return backend.Errorf(codeInvalidArgument, op, "device assignment is %d x %d, the program has %d replicas x %d partitions", da.Replicas(), da.Computations(), R, P)
+	}
+	e.assignment = da
+	seen := map[int64]bool{}
+	for r := 0; r < R; r++ {
+		for p := 0; p < P; p++ {
+			id := da[r][p]
+			if id < 0 || id >= int64(n) || seen[id] {
+				return backend.Errorf(codeInvalidArgument, op, "device assignment names device %d for replica %d partition %d: the client has devices 0 to %d, each used once", id, r, p, n-1)
+			}
+			seen[id] = true
+			e.devs = append(e.devs, e.c.devs[id])
+			e.devices = append(e.devices, e.c.devs[id])
+			e.logical = append(e.logical, backend.LogicalDeviceID{Replica: r, Partition: p})
+		}
+	}
+	return nil
+}
+
+func (e *executable) addOutputs(t stablehlo.Type) error {
+	switch t := t.(type) {
+	case stablehlo.TensorType:
+		if t.Size() < 0 {
+			return fmt.Errorf("dynamic shape %v", t)
+		}
+		e.outputs = append(e.outputs, backend.OutputInfo{Shape: t.Shape(), MemoryKind: "device"})
+	case stablehlo.TokenType:
+		e.outputs = append(e.outputs, backend.OutputInfo{Shape: xla.Shape{DType: xla.Invalid}, MemoryKind: "device"})
+	case stablehlo.TupleType:
+		for _, el := range t.Elems {
+			if err := e.addOutputs(el); err != nil {
+				return err
+			}
+		}
+	default:
+		return fmt.Errorf("type %v cannot be an output", t)
+	}
+	return nil
+}
+
+// executable is a compiled program with its placement.
+type executable struct {
+	c           *client
+	prog        *Program
+	text        []byte
+	options     []byte
+	name        string
+	fingerprint string
+
+	replicas, partitions int
+	assignment           xla.DeviceAssignment
+	devs                 []*device        // by logical id, replica-major
+	devices              []backend.Device // the same
+	logical              []backend.LogicalDeviceID
+	outputs              []backend.OutputInfo
+
+	deleted atomic.Bool
+}
+
+func (e *executable) Name() (string, error)                  { return e.name, nil }
+func (e *executable) NumReplicas() (int, error)              { return e.replicas, nil }
+func (e *executable) NumPartitions() (int, error)            { return e.partitions, nil }
+func (e *executable) Outputs() ([]backend.OutputInfo, error) { return e.outputs, nil }
+func (e *executable) AddressableDevices() []backend.Device   { return e.devices }
+func (e *executable) Fingerprint() (string, error)           { return e.fingerprint, nil }
+
+// Serialize returns the program text and the compile options.
+func (e *executable) Serialize() ([]byte, error) {
+	out := []byte(serializedMagic)
+	out = binary.AppendUvarint(out, uint64(len(e.text)))
+	out = append(out, e.text...)
+	out = binary.AppendUvarint(out, uint64(len(e.options)))
+	out = append(out, e.options...)
+	return out, nil
+}
+
+func (c *client) DeserializeAndLoad(data []byte, options []byte) (backend.Executable, error) {
+	const op = "PJRT_Executable_DeserializeAndLoad"
+	bad := backend.Errorf(codeInvalidArgument, op, "not an interpreter executable (Serialize of the interpreter backend)")
+	if !bytes.HasPrefix(data, []byte(serializedMagic)) {
+		return nil, bad
+	}
+	rest := data[len(serializedMagic):]
+	n, k := binary.Uvarint(rest)
+	if k <= 0 || uint64(len(rest)-k) < n {
+		return nil, bad
+	}
+	text := rest[k : k+int(n)]
+	rest = rest[k+int(n):]
+	n, k = binary.Uvarint(rest)
+	if k <= 0 || uint64(len(rest)-k) != n {
+		return nil, bad
+	}
+	if options == nil {
+		options = rest[k:]
+	}
+	return c.compile(text, "mlir", options, op)
+}
+
+func (e *executable) Close() error { return e.Delete() }
+
+// Delete releases the executable (backend.LoadedExecutableDetails);
+// running executions finish.
+func (e *executable) Delete() error {
+	e.deleted.Store(true)
+	return nil
+}
+
+func (e *executable) IsDeleted() (bool, error) { return e.deleted.Load(), nil }
+
+// DeviceAssignment is the serialized DeviceAssignmentProto.
+func (e *executable) DeviceAssignment() ([]byte, error) {
+	o := xla.DefaultCompileOptions()
+	o.NumReplicas, o.NumPartitions, o.DeviceAssignment = e.replicas, e.partitions, e.assignment
+	raw, err := o.Marshal()
+	if err != nil {
+		return nil, err
+	}
+	build := protoField(raw, 3)
+	return protoField(build, 9), nil
+}
+
+// protoField returns the bytes of the first length-delimited field num.
+func protoField(b []byte, num protowire.Number) []byte {
+	for len(b) > 0 {
+		n, typ, k := protowire.ConsumeTag(b)
+		if k < 0 {
+			return nil
+		}
+		b = b[k:]
+		if n == num && typ == protowire.BytesType {
+			v, k := protowire.ConsumeBytes(b)
+			if k < 0 {
+				return nil
+			}
+			return v
+		}
+		k = protowire.ConsumeFieldValue(n, typ, b)
+		if k < 0 {
+			return nil
+		}
+		b = b[k:]
+	}
+	return nil
+}
+
+func (e *executable) LogicalDeviceIDs() ([]backend.LogicalDeviceID, error) {
+	return append([]backend.LogicalDeviceID(nil), e.logical...), nil
+}
+
+// ---- ExecutableDetails ----
+
+func (e *executable) SizeOfGeneratedCode() (int64, error) { return int64(len(e.text)), nil }
+func (e *executable) CostAnalysis() ([]backend.NamedValue, error) {
+	return nil, nil
+}
+func (e *executable) CompiledMemoryStats() (backend.CompiledMemoryStats, error) {
+	var s backend.CompiledMemoryStats
+	for _, a := range e.prog.Main.ArgTypes() {
+		if t, ok := a.(stablehlo.TensorType); ok && t.Size() > 0 {
+			s.ArgumentSizeInBytes += t.Size() * int64(rtElemSize(StorageOf(t.DType)))
+		}
+	}
+	for _, o := range e.outputs {
+		if o.Shape.DType != xla.Invalid {
+			s.OutputSizeInBytes += o.Shape.Size() * int64(rtElemSize(StorageOf(o.Shape.DType)))
+		}
+	}
+	s.GeneratedCodeSizeInBytes = int64(len(e.text))
+	return s, nil
+}
+
+// OptimizedProgram is the program as compiled: the interpreter runs the
+// text it was given.
+func (e *executable) OptimizedProgram() ([]byte, string, error) {
+	return append([]byte(nil), e.text...), "mlir", nil
+}
+func (e *executable) CompileOptions() ([]byte, error) {
+	return append([]byte(nil), e.options...), nil
+}
+func (e *executable) ParameterMemoryKinds() ([]string, error) {
+	out := make([]string, len(e.prog.Main.ArgTypes()))
+	for i := range out {
+		out[i] = "device"
+	}
+	return out, nil
+}
+func (e *executable) OutputLayouts() ([][]byte, error) {
+	return nil, backend.Errorf(codeUnimplemented, "PJRT_Executable_GetOutputLayouts", "the interpreter has no device layouts (buffers are dense row-major)")
+}
+func (e *executable) ParameterLayouts() ([][]byte, error) {
+	return nil, backend.Errorf(codeUnimplemented, "PJRT_Executable_GetParameterLayouts", "the interpreter has no device layouts (buffers are dense row-major)")
+}
+
+// ---- Execute ----
+
+// Execute starts the program on its devices and returns at once. Each
+// device runs in its own goroutine, after waiting for its argument
+// buffers; its output buffers and completion event fire when it is done.
+// A device that fails fails the others' collectives at once (not after
+// the timeout).
+func (e *executable) Execute(args [][]backend.Buffer, opts backend.ExecuteOptions) ([][]backend.Buffer, []backend.Event, error) {
+	const op = "PJRT_LoadedExecutable_Execute"
+	if e.deleted.Load() {
+		return nil, nil, backend.Errorf(codeFailedPrecondition, op, "executable was deleted")
+	}
+	if e.c.closed.Load() {
+		return nil, nil, backend.Errorf(codeFailedPrecondition, op, "client is closed")
+	}
+	devs := e.devs
+	if opts.ExecuteDevice != nil {
+		d, ok := opts.ExecuteDevice.(*device)
+		if !ok || d.c != e.c {
+			return nil, nil, backend.Errorf(codeInvalidArgument, op, "execute device belongs to another client")
+		}
+		if e.replicas*e.partitions != 1 {
+			return nil, nil, backend.Errorf(codeInvalidArgument, op, "an executable of %d replicas x %d partitions runs on all its devices, not on one", e.replicas, e.partitions)
+		}
+		devs = []*device{d}
+	}
+	if len(args) != len(devs) {
+		return nil, nil, backend.Errorf(codeInvalidArgument, op, "%d argument lists for %d devices", len(args), len(devs))
+	}
+	nargs := len(e.prog.Main.Args())
+	for d, list := range args {
+		if len(list) != nargs {
+			return nil, nil, backend.Errorf(codeInvalidArgument, op, "device %d: @%s takes %d arguments, got %d", d, e.prog.Main.Name, nargs, len(list))
+		}
+		for i, b := range list {
+			bb, ok := b.(*buffer)
+			if !ok || bb.c != e.c {
+				return nil, nil, backend.Errorf(codeInvalidArgument, op, "argument %d of device %d belongs to another client", i, d)
+			}
+			if bb.IsDeleted() {
+				return nil, nil, backend.Errorf(codeInvalidArgument, op, "argument %d of device %d was deleted", i, d)
+			}
+		}
+	}
+	outs := make([][]backend.Buffer, len(devs))
+	events := make([]*event, len(devs))
+	bufs := make([][]*buffer, len(devs))
+	for d, dev := range devs {
+		ev := newEvent()
+		events[d] = ev
+		bufs[d] = make([]*buffer, len(e.outputs))
+		outs[d] = make([]backend.Buffer, len(e.outputs))
+		for i, o := range e.outputs {
+			b := &buffer{c: e.c, dev: dev, mem: dev.mem, shape: o.Shape, ready: ev}
+			bufs[d][i] = b
+			outs[d][i] = b
+		}
+	}
+	var completion []backend.Event
+	if opts.WantCompletionEvents {
+		completion = make([]backend.Event, len(devs))
+		for d, ev := range events {
+			completion[d] = ev
+		}
+	}
+	e.launch(args, bufs, events, devs)
+	return outs, completion, nil
+}
+
+// launch runs every device in a goroutine.
+func (e *executable) launch(args [][]backend.Buffer, bufs [][]*buffer, events []*event, devs []*device) {
+	n := len(devs)
+	if n == 1 {
+		go e.runDevice(context.Background(), nil, 0, args[0], bufs[0], events[0])
+		return
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	rv := NewRendezvous(e.replicas, e.partitions, e.c.timeout)
+	var wg sync.WaitGroup
+	wg.Add(n)
+	for d := 0; d < n; d++ {
+		go func(d int) {
+			defer wg.Done()
+			e.runDevice(ctx, rv, d, args[d], bufs[d], events[d])
+		}(d)
+	}
+	go func() {
+		wg.Wait()
+		cancel()
+	}()
+}
+
+// runDevice runs logical device d: waits for its arguments, runs the
+// program, fills its output buffers and fires ev.
+func (e *executable) runDevice(ctx context.Context, rv *Rendezvous, d int, args []backend.Buffer, outs []*buffer, ev *event) {
+	r, p := d/e.partitions, d%e.partitions
+	fail := func(err error) {
+		rv.Fail(ProcessID{r, p}, err)
+		ev.set(err)
+	}
+	defer func() {
+		if v := recover(); v != nil {
+			fail(backend.Errorf(codeInternal, "PJRT_LoadedExecutable_Execute", "device %d (replica %d, partition %d): interpreter panic: %v", d, r, p, v))
+		}
+	}()
+	vals := make([]Value, len(args))
+	for i, b := range args {
+		v, err := b.(*buffer).value()
+		if err != nil {
+			fail(backend.Errorf(codeInvalidArgument, "PJRT_LoadedExecutable_Execute", "argument %d of device %d: %v", i, d, err))
+			return
+		}
+		if v == nil {
+			v = Token{}
+		}
+		vals[i] = v
+	}
+	res, err := e.prog.Run(ctx, Device{Replica: r, Partition: p, Rendezvous: rv}, vals)
+	if err != nil {
+		code := codeInternal
+		if ctx.Err() != nil || rv.Err() != nil {
+			code = codeCancelled
+		}
+		fail(backend.Errorf(code, "PJRT_LoadedExecutable_Execute", "device %d (replica %d, partition %d): %v", d, r, p, err))
+		return
+	}
+	flat := res[:0:0]
+	for _, v := range res {
+		flat = flattenValue(flat, v)
+	}
+	if len(flat) != len(outs) {
+		fail(backend.Errorf(codeInternal, "PJRT_LoadedExecutable_Execute", "device %d: %d results for %d outputs", d, len(flat), len(outs)))
+		return
+	}
+	for i, b := range outs {
+		b.mu.Lock()
+		if !b.deleted {
+			b.val = flat[i]
+		}
+		b.mu.Unlock()
+	}
+	ev.set(nil)
+}
+
+func flattenValue(out []Value, v Value) []Value {
+	if t, ok := v.(Tuple); ok {
+		for _, el := range t {
+			out = flattenValue(out, el)
+		}
+		return out
+	}
+	return append(out, v)
+}

@@ -1,0 +1,460 @@
+package pjrt
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/halo-ml/halo/xla"
+)
+
+func openInterpreter(t testing.TB, opts ...Option) *Client {
+	t.Helper()
+	c, err := Open("interpreter", opts...)
+	require.NoError(t, err)
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+func TestInterpreterClientDevicesMemories(t *testing.T) {
+	c := openInterpreter(t, DeviceCount(4))
+	assert.Equal(t, "interpreter", c.PlatformName())
+	assert.Equal(t, "interpreter", c.Plugin().Name())
+	assert.Equal(t, "", c.Plugin().Path())
+	require.Len(t, c.Devices(), 4)
+	require.Len(t, c.AddressableDevices(), 4)
+	for i, d := range c.AddressableDevices() {
+		assert.Equal(t, i, d.ID())
+		assert.Equal(t, "interpreter", d.Kind())
+		assert.True(t, d.IsAddressable())
+		def, err := d.DefaultMemory()
+		require.NoError(t, err)
+		assert.Equal(t, "device", def.Kind())
+		kinds := []string{}
+		for _, m := range d.Memories() {
+			kinds = append(kinds, m.Kind())
+		}
+		assert.Equal(t, []string{"device", "pinned_host"}, kinds)
+	}
+	_, err := c.Device(7)
+	assert.True(t, errors.Is(err, NotFound), "%v", err)
+	da, err := c.DefaultDeviceAssignment(2, 2)
+	require.NoError(t, err)
+	assert.Equal(t, [][]int{{0, 2}, {1, 3}}, da)
+	_, err = c.DefaultDeviceAssignment(4, 2)
+	assert.True(t, errors.Is(err, InvalidArgument), "%v", err)
+
+	c2 := openInterpreter(t, CPUDeviceCount(2))
+	assert.Len(t, c2.Devices(), 2)
+	_, err = Open("interpreter", DeviceCount(2), CPUDeviceCount(3))
+	assert.True(t, errors.Is(err, InvalidArgument), "%v", err)
+	_, err = Open("interpreter", DeviceCount(0))
+	assert.Error(t, err)
+}
+
+func TestOpenFallsBackToInterpreter(t *testing.T) {
+	for _, short := range preference {
+		if info, err := findPlugin(short); err == nil && info.Found {
+			t.Skipf("a real plugin (%s) is installed; Open(\"\") picks it", short)
+		}
+	}
+	c, err := Open("")
+	require.NoError(t, err)
+	defer c.Close()
+	assert.Equal(t, "interpreter", c.PlatformName())
+}
+
+const interpAdd = `module @add_two_vectors {
+  func.func public @main(%a: tensor<4xf32>, %b: tensor<4xf32>) -> tensor<4xf32> {
+    %0 = stablehlo.add %a, %b : tensor<4xf32>
+    return %0 : tensor<4xf32>
+  }
+}
+`
+
+func TestInterpreterCompileExecuteSerialize(t *testing.T) {
+	c := openInterpreter(t)
+	exe, err := c.Compile(MLIRText(interpAdd), nil)
+	require.NoError(t, err)
+	defer exe.Close()
+	name, err := exe.Name()
+	require.NoError(t, err)
+	assert.Equal(t, "add_two_vectors", name)
+	outs, err := exe.Outputs()
+	require.NoError(t, err)
+	require.Len(t, outs, 1)
+	assert.Equal(t, xla.MakeShape(xla.Float32, 4), outs[0].Shape)
+	fp, err := exe.Fingerprint()
+	require.NoError(t, err)
+	assert.NotEmpty(t, fp)
+
+	a, err := BufferFrom(c, []float32{1, 2, 3, 4}, []int64{4})
+	require.NoError(t, err)
+	b, err := BufferFrom(c, []float32{10, 20, 30, 40}, []int64{4})
+	require.NoError(t, err)
+	res, err := exe.Run(a, b)
+	require.NoError(t, err)
+	got, err := ToSlice[float32](ctxT(t), res[0])
+	require.NoError(t, err)
+	assert.Equal(t, []float32{11, 22, 33, 44}, got)
+	// The inputs are untouched by the execution.
+	in, err := ToSlice[float32](ctxT(t), a)
+	require.NoError(t, err)
+	assert.Equal(t, []float32{1, 2, 3, 4}, in)
+
+	ser, err := exe.Serialize()
+	require.NoError(t, err)
+	exe2, err := c.DeserializeAndLoad(ser, nil)
+	require.NoError(t, err)
+	defer exe2.Close()
+	fp2, err := exe2.Fingerprint()
+	require.NoError(t, err)
+	assert.Equal(t, fp, fp2)
+	res2, err := exe2.Run(a, b)
+	require.NoError(t, err)
+	got2, err := ToSlice[float32](ctxT(t), res2[0])
+	require.NoError(t, err)
+	assert.Equal(t, got, got2)
+	_, err = c.DeserializeAndLoad([]byte("garbage"), nil)
+	assert.True(t, errors.Is(err, InvalidArgument), "%v", err)
+
+	prog, err := exe.OptimizedProgram()
+	require.NoError(t, err)
+	assert.Equal(t, "mlir", prog.Format)
+	assert.Equal(t, interpAdd, string(prog.Code))
+	ids, err := exe.LogicalDeviceIDs()
+	require.NoError(t, err)
+	assert.Equal(t, []LogicalDeviceID{{Replica: 0, Partition: 0}}, ids)
+	da, err := exe.DeviceAssignment()
+	require.NoError(t, err)
+	assert.Equal(t, xla.DeviceAssignment{{0}}, da)
+}
+
+func TestInterpreterCompileErrors(t *testing.T) {
+	c := openInterpreter(t)
+	tests := []struct {
+		name string
+		prog Program
+		code Code
+		want string
+	}{
+		{"syntax", MLIRText("module { this is not mlir }"), InvalidArgument, "parsing the program"},
+		{"bytecode", MLIR([]byte("ML\xefR\x00rest")), InvalidArgument, "MLIR bytecode"},
+		{"hlo", HLO([]byte{1, 2, 3}), InvalidArgument, "not serialized HLO"},
+		{"unsupported op", MLIRText(`func.func @main(%a: tensor<2xf32>) -> tensor<2xf32> {
+  %0 = "mydialect.frob"(%a) : (tensor<2xf32>) -> tensor<2xf32>
+  return %0 : tensor<2xf32>
+}`), Unimplemented, "mydialect.frob is not supported"},
+		{"unknown custom call", MLIRText(`func.func @main(%a: tensor<2xf32>) -> tensor<2xf32> {
+  %0 = stablehlo.custom_call @my.missing.target(%a) : (tensor<2xf32>) -> tensor<2xf32>
+  return %0 : tensor<2xf32>
+}`), NotFound, `"my.missing.target" is not registered`},
+		{"too many devices", MLIRText(`module @m attributes {mhlo.num_replicas = 8 : i32} {
+  func.func @main(%a: tensor<2xf32>) -> tensor<2xf32> {
+    return %a : tensor<2xf32>
+  }
+}`), InvalidArgument, "need"},
+		{"verify", MLIRText(`func.func @main(%a: tensor<2xf32>) -> tensor<3xf32> {
+  return %a : tensor<2xf32>
+}`), InvalidArgument, "@main"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := c.Compile(tc.prog, nil)
+			require.Error(t, err)
+			assert.True(t, errors.Is(err, tc.code), "want %v: %v", tc.code, err)
+			var pe *Error
+			require.True(t, errors.As(err, &pe), "%T", err)
+			assert.Equal(t, "PJRT_Client_Compile", pe.Op)
+			assert.Contains(t, err.Error(), tc.want)
+		})
+	}
+}
+
+func TestInterpreterBuffersEveryDType(t *testing.T) {
+	c := openInterpreter(t, DeviceCount(2))
+	for _, dt := range xla.AllDTypes() {
+		shape := xla.MakeShape(dt, 3)
+		data := make([]byte, shape.HostBytes())
+		for i := range data {
+			data[i] = byte(i * 37)
+		}
+		if dt.Bits() < 8 || dt == xla.Bool { // one byte per element, in range
+			for i := range data {
+				data[i] = byte(i % 2)
+				if dt.IsInt() && !dt.IsUnsigned() {
+					data[i] = byte(-(i % 2)) // -1 fits every signed width
+				}
+			}
+		}
+		b, err := c.BufferFromHost(data, shape)
+		if err != nil {
+			assert.True(t, errors.Is(err, Unimplemented), "%v: %v", dt, err)
+			continue
+		}
+		got, err := b.Bytes(ctxT(t))
+		require.NoError(t, err, dt)
+		if dt.IsFloat() && dt.Bits() < 16 {
+			// Narrow floats may canonicalize NaN encodings; compare values.
+			assert.Len(t, got, len(data), dt)
+		} else {
+			assert.Equal(t, data, got, dt)
+		}
+		// Copies keep the data.
+		d1, err := c.Device(1)
+		require.NoError(t, err)
+		cp, err := b.CopyToDevice(d1)
+		require.NoError(t, err)
+		dev, err := cp.Device()
+		require.NoError(t, err)
+		assert.Equal(t, 1, dev.ID())
+		got2, err := cp.Bytes(ctxT(t))
+		require.NoError(t, err)
+		assert.Equal(t, got, got2, dt)
+	}
+}
+
+func TestInterpreterBufferStridesMemoriesDelete(t *testing.T) {
+	c := openInterpreter(t)
+	// A 2x3 f32 array stored column-major: byte strides (4, 8).
+	col := []float32{1, 4, 2, 5, 3, 6}
+	raw := make([]byte, 4*len(col))
+	for i, v := range col {
+		binary.LittleEndian.PutUint32(raw[4*i:], math.Float32bits(v))
+	}
+	b, err := c.BufferFromHost(raw, xla.MakeShape(xla.Float32, 2, 3), WithByteStrides(4, 8))
+	require.NoError(t, err)
+	got, err := ToSlice[float32](ctxT(t), b)
+	require.NoError(t, err)
+	assert.Equal(t, []float32{1, 2, 3, 4, 5, 6}, got)
+	_, err = c.BufferFromHost(raw[:8], xla.MakeShape(xla.Float32, 2, 3), WithByteStrides(4, 8))
+	assert.True(t, errors.Is(err, InvalidArgument), "%v", err)
+
+	var pinned *Memory
+	for _, m := range c.Memories() {
+		if m.Kind() == "pinned_host" {
+			pinned = m
+		}
+	}
+	require.NotNil(t, pinned)
+	hb, err := b.CopyToMemory(pinned)
+	require.NoError(t, err)
+	m, err := hb.Memory()
+	require.NoError(t, err)
+	assert.Equal(t, "pinned_host", m.Kind())
+	got, err = ToSlice[float32](ctxT(t), hb)
+	require.NoError(t, err)
+	assert.Equal(t, []float32{1, 2, 3, 4, 5, 6}, got)
+	onHost, err := hb.IsOnCPU()
+	require.NoError(t, err)
+	assert.True(t, onHost)
+
+	require.NoError(t, b.Delete())
+	assert.True(t, b.IsDeleted())
+	_, err = b.Bytes(ctxT(t))
+	assert.Error(t, err)
+}
+
+// TestInterpreterAsyncChain feeds outputs that are not ready yet into the
+// next execution and reads the end result.
+func TestInterpreterAsyncChain(t *testing.T) {
+	c := openInterpreter(t)
+	exe, err := c.Compile(MLIRText(interpAdd), nil)
+	require.NoError(t, err)
+	x, err := BufferFrom(c, []float32{1, 1, 1, 1}, []int64{4})
+	require.NoError(t, err)
+	acc := x
+	for i := 0; i < 20; i++ {
+		outs, err := exe.Run(acc, x)
+		require.NoError(t, err)
+		acc = outs[0]
+	}
+	got, err := ToSlice[float32](ctxT(t), acc)
+	require.NoError(t, err)
+	assert.Equal(t, []float32{21, 21, 21, 21}, got)
+}
+
+func TestInterpreterConcurrentExecutes(t *testing.T) {
+	c := openInterpreter(t)
+	exe, err := c.Compile(MLIRText(interpAdd), nil)
+	require.NoError(t, err)
+	var wg sync.WaitGroup
+	errs := make(chan error, 100)
+	for i := 0; i < 100; i++ {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			f := float32(i)
+			a, err := BufferFrom(c, []float32{f, f, f, f}, []int64{4})
+			if err != nil {
+				errs <- err
+				return
+			}
+			outs, err := exe.Run(a, a)
+			if err != nil {
+				errs <- err
+				return
+			}
+			got, err := ToSlice[float32](context.Background(), outs[0])
+			if err != nil {
+				errs <- err
+				return
+			}
+			if got[3] != 2*f {
+				errs <- fmt.Errorf("execution %d: got %v", i, got)
+			}
+		}(i)
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+}
+
+const interpAllReduce = `module @psum attributes {mhlo.num_replicas = %d : i32, mhlo.num_partitions = 1 : i32} {
+  func.func public @main(%%x: tensor<2xf32>) -> (tensor<2xf32>, tensor<ui32>) {
+    %%0 = "stablehlo.all_reduce"(%%x) ({
+    ^bb0(%%a: tensor<f32>, %%b: tensor<f32>):
+      %%s = stablehlo.add %%a, %%b : tensor<f32>
+      stablehlo.return %%s : tensor<f32>
+    }) {replica_groups = dense<%s> : tensor<1x%dxi64>} : (tensor<2xf32>) -> tensor<2xf32>
+    %%1 = stablehlo.replica_id : tensor<ui32>
+    return %%0, %%1 : tensor<2xf32>, tensor<ui32>
+  }
+}`
+
+func TestInterpreterCollectives(t *testing.T) {
+	for _, n := range []int{2, 4, 8} {
+		t.Run(fmt.Sprint(n), func(t *testing.T) {
+			c := openInterpreter(t, DeviceCount(n))
+			ids := make([]string, n)
+			for i := range ids {
+				ids[i] = fmt.Sprint(i)
+			}
+			text := fmt.Sprintf(interpAllReduce, n, "[["+strings.Join(ids, ", ")+"]]", n)
+			exe, err := c.Compile(MLIRText(text), nil)
+			require.NoError(t, err)
+			r, err := exe.NumReplicas()
+			require.NoError(t, err)
+			assert.Equal(t, n, r)
+			require.Len(t, exe.AddressableDevices(), n)
+			args := make([][]*Buffer, n)
+			for d := range args {
+				dev := exe.AddressableDevices()[d]
+				b, err := BufferFrom(c, []float32{float32(d), 1}, []int64{2}, OnDevice(dev))
+				require.NoError(t, err)
+				args[d] = []*Buffer{b}
+			}
+			x, err := exe.Execute(args, ExecuteOptions{CompletionEvents: true})
+			require.NoError(t, err)
+			require.Len(t, x.Completion, n)
+			for d := 0; d < n; d++ {
+				require.NoError(t, x.Completion[d].Await(ctxT(t)))
+				got, err := ToSlice[float32](ctxT(t), x.Outputs[d][0])
+				require.NoError(t, err)
+				assert.Equal(t, []float32{float32(n * (n - 1) / 2), float32(n)}, got)
+				id, err := ToScalar[uint32](ctxT(t), x.Outputs[d][1])
+				require.NoError(t, err)
+				assert.Equal(t, uint32(d), id)
+				dev, err := x.Outputs[d][0].Device()
+				require.NoError(t, err)
+				assert.Equal(t, exe.AddressableDevices()[d].ID(), dev.ID())
+			}
+		})
+	}
+	t.Run("replicas from compile options", func(t *testing.T) {
+		c := openInterpreter(t, DeviceCount(2))
+		text := strings.Replace(fmt.Sprintf(interpAllReduce, 1, "[[0, 1]]", 2), "mhlo.num_replicas = 1 : i32, ", "", 1)
+		opts := xla.DefaultCompileOptions()
+		opts.NumReplicas = 2
+		opts.DeviceAssignment = xla.DeviceAssignment{{1}, {0}}
+		exe, err := c.Compile(MLIRText(text), &opts)
+		require.NoError(t, err)
+		assert.Equal(t, 1, exe.AddressableDevices()[0].ID())
+		args := [][]*Buffer{nil, nil}
+		for d := range args {
+			b, err := BufferFrom(c, []float32{float32(d + 1), 0}, []int64{2}, OnDevice(exe.AddressableDevices()[d]))
+			require.NoError(t, err)
+			args[d] = []*Buffer{b}
+		}
+		x, err := exe.Execute(args, ExecuteOptions{})
+		require.NoError(t, err)
+		got, err := ToSlice[float32](ctxT(t), x.Outputs[1][0])
+		require.NoError(t, err)
+		assert.Equal(t, []float32{3, 0}, got)
+	})
+}
+
+func TestInterpreterExecutionErrors(t *testing.T) {
+	c := openInterpreter(t, DeviceCount(2), WithOption("collective_timeout_ms", int64(60000)))
+	t.Run("failed check", func(t *testing.T) {
+		exe, err := c.Compile(MLIRText(`func.func @main(%a: tensor<2xi32>) -> tensor<2xi32> {
+  check.expect_eq_const %a, dense<[1, 2]> : tensor<2xi32>
+  return %a : tensor<2xi32>
+}`), nil)
+		require.NoError(t, err)
+		a, err := BufferFrom(c, []int32{1, 3}, []int64{2})
+		require.NoError(t, err)
+		outs, err := exe.Run(a)
+		require.NoError(t, err, "Execute returns at once; the error comes with the outputs")
+		err = outs[0].Await(ctxT(t))
+		require.Error(t, err)
+		assert.True(t, errors.Is(err, Internal), "%v", err)
+		var pe *Error
+		require.True(t, errors.As(err, &pe))
+		assert.Contains(t, pe.Msg, "first at index [1]: expected 2, got 3")
+		_, err = outs[0].Bytes(ctxT(t))
+		assert.Error(t, err)
+	})
+	t.Run("a failing device cancels its peers", func(t *testing.T) {
+		exe, err := c.Compile(MLIRText(fmt.Sprintf(interpAllReduce, 2, "[[0, 1]]", 2)), nil)
+		require.NoError(t, err)
+		good, err := BufferFrom(c, []float32{1, 2}, []int64{2})
+		require.NoError(t, err)
+		bad, err := BufferFrom(c, []float32{1, 2, 3}, []int64{3})
+		require.NoError(t, err)
+		start := time.Now()
+		x, err := exe.Execute([][]*Buffer{{good}, {bad}}, ExecuteOptions{CompletionEvents: true})
+		require.NoError(t, err)
+		err1 := x.Completion[1].Await(ctxT(t))
+		err0 := x.Completion[0].Await(ctxT(t))
+		assert.Less(t, time.Since(start), 10*time.Second)
+		require.Error(t, err1)
+		assert.Contains(t, err1.Error(), "argument 0")
+		require.Error(t, err0)
+		assert.True(t, errors.Is(err0, Cancelled), "%v", err0)
+		assert.Contains(t, err0.Error(), "stablehlo.all_reduce")
+	})
+	t.Run("argument count", func(t *testing.T) {
+		exe, err := c.Compile(MLIRText(interpAdd), nil)
+		require.NoError(t, err)
+		a, err := BufferFrom(c, []float32{1, 2, 3, 4}, []int64{4})
+		require.NoError(t, err)
+		_, err = exe.Run(a)
+		assert.True(t, errors.Is(err, InvalidArgument), "%v", err)
+	})
+	t.Run("an error buffer as argument", func(t *testing.T) {
+		exe, err := c.Compile(MLIRText(interpAdd), nil)
+		require.NoError(t, err)
+		eb, err := c.CreateErrorBuffer(xla.MakeShape(xla.Float32, 4), errors.New("upstream failed"))
+		if errors.Is(err, Unimplemented) {
+			t.Skip(err)
+		}
+		require.NoError(t, err)
+		outs, err := exe.Run(eb, eb)
+		require.NoError(t, err)
+		err = outs[0].Await(ctxT(t))
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), "upstream failed")
+	})
+}
