@@ -1,0 +1,162 @@
+package interpreter
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/halo-ml/halo/xla"
+)
+
+// shpSortSrc sorts %k (keys) and %v (values) of type ty along dim with a
+// comparator whose body is cmp (on %a %b, the key pair).
+func shpSortSrc(kty, vty, et, vet, dim, stable, cmp string) string {
+	return fmt.Sprintf(`func.func @main(%%k: %s, %%v: %s) -> (%s, %s) {
+  %%r:2 = "stablehlo.sort"(%%k, %%v) ({
+  ^bb0(%%a: tensor<%s>, %%b: tensor<%s>, %%c: tensor<%s>, %%d: tensor<%s>):
+    %%p = %s
+    "stablehlo.return"(%%p) : (tensor<i1>) -> ()
+  }) {dimension = %s : i64, is_stable = %s} : (%s, %s) -> (%s, %s)
+  return %%r#0, %%r#1 : %s, %s
+}`, kty, vty, kty, vty, et, et, vet, vet, cmp, dim, stable, kty, vty, kty, vty, kty, vty)
+}
+
+func shpCmpOp(op, dir, et, lhs, rhs, ct string) string {
+	attrs := ""
+	if op == "stablehlo.compare" {
+		attrs = fmt.Sprintf("{comparison_direction = #stablehlo<comparison_direction %s>", dir)
+		if ct != "" {
+			attrs += fmt.Sprintf(", compare_type = #stablehlo<comparison_type %s>", ct)
+		}
+		attrs += "}"
+	} else {
+		attrs = fmt.Sprintf("{dir = %q}", dir)
+	}
+	return fmt.Sprintf(`"%s"(%%%s, %%%s) %s : (tensor<%s>, tensor<%s>) -> tensor<i1>`, op, lhs, rhs, attrs, et, et)
+}
+
+func TestSortSpecExample(t *testing.T) {
+	for _, op := range []string{"stablehlo.compare", "shptest.cmp"} {
+		t.Run(op, func(t *testing.T) {
+			src := shpSortSrc("tensor<2x3xi64>", "tensor<2x3xi64>", "i64", "i64", "0", "true", shpCmpOp(op, "GT", "i64", "a", "b", ""))
+			out := shpRun(t, src, shpT(xla.Int64, shpDims(2, 3), 1, 2, 3, 3, 2, 1), shpT(xla.Int64, shpDims(2, 3), 3, 2, 1, 1, 2, 3))
+			assert.Equal(t, []float64{3, 2, 3, 1, 2, 1}, shpVals(out[0]))
+			assert.Equal(t, []float64{1, 2, 1, 3, 2, 3}, shpVals(out[1]))
+		})
+	}
+}
+
+// Stable sorting keeps equal keys in their original order (argsort with an
+// iota), along any dimension, for short and long slices.
+func TestSortStability(t *testing.T) {
+	for _, n := range []int{5, 13, 100} {
+		for _, op := range []string{"stablehlo.compare", "shptest.cmp"} {
+			t.Run(fmt.Sprintf("%s n=%d", op, n), func(t *testing.T) {
+				keys := make([]float64, 2*n)
+				for i := range keys {
+					keys[i] = float64((i * 7) % 3)
+				}
+				kty := fmt.Sprintf("tensor<%dx2xf32>", n)
+				vty := fmt.Sprintf("tensor<%dx2xi32>", n)
+				// Keys laid out [n, 2]: sort along dimension 0 (strided).
+				src := shpSortSrc(kty, vty, "f32", "i32", "0", "true", shpCmpOp(op, "LT", "f32", "a", "b", ""))
+				out := shpRun(t, src, shpT(xla.Float32, shpDims(int64(n), 2), keys...), shpIota(xla.Int32, shpDims(int64(n), 2), 0))
+				gotK, gotV := shpVals(out[0]), shpVals(out[1])
+				for col := 0; col < 2; col++ {
+					type kv struct{ k, v float64 }
+					var want []kv
+					for i := 0; i < n; i++ {
+						want = append(want, kv{keys[2*i+col], float64(2*i + col)})
+					}
+					sort.SliceStable(want, func(a, b int) bool { return want[a].k < want[b].k })
+					for i := 0; i < n; i++ {
+						require.Equal(t, want[i].k, gotK[2*i+col], "key %d col %d", i, col)
+						require.Equal(t, want[i].v, gotV[2*i+col], "value %d col %d", i, col)
+					}
+				}
+			})
+		}
+	}
+}
+
+func TestSortOrders(t *testing.T) {
+	negZero := math.Copysign(0, -1)
+	nan := math.NaN()
+	negNaN := math.Float64frombits(math.Float64bits(nan) | 1<<63)
+	cases := []struct {
+		name, et, cmp string
+		in, want      []float64
+	}{
+		{"descending by swapped operands", "i32", shpCmpOp("stablehlo.compare", "LT", "i32", "b", "a", ""),
+			[]float64{3, 1, 2}, []float64{3, 2, 1}},
+		{"unsigned", "ui32", shpCmpOp("stablehlo.compare", "LT", "ui32", "a", "b", "UNSIGNED"),
+			[]float64{4000000000, 1, 7}, []float64{1, 7, 4000000000}},
+		{"booleans", "i1", shpCmpOp("stablehlo.compare", "LT", "i1", "a", "b", ""),
+			[]float64{1, 0, 1, 0}, []float64{0, 0, 1, 1}},
+		{"total order", "f64", shpCmpOp("stablehlo.compare", "LT", "f64", "a", "b", "TOTALORDER"),
+			[]float64{nan, 1, negZero, 0, math.Inf(-1), negNaN, -2}, []float64{negNaN, math.Inf(-1), -2, negZero, 0, 1, nan}},
+		{"total order f32", "f32", shpCmpOp("stablehlo.compare", "GT", "f32", "a", "b", "TOTALORDER"),
+			[]float64{0, negZero, 3}, []float64{3, 0, negZero}},
+		{"bf16", "bf16", shpCmpOp("stablehlo.compare", "LT", "bf16", "a", "b", "FLOAT"),
+			[]float64{0.5, -3, 2}, []float64{-3, 0.5, 2}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			dt, err := xla.ParseDType(c.et)
+			require.NoError(t, err)
+			ty := fmt.Sprintf("tensor<%dx%s>", len(c.in), c.et)
+			vty := fmt.Sprintf("tensor<%dxi32>", len(c.in))
+			src := shpSortSrc(ty, vty, c.et, "i32", "-1", "false", c.cmp)
+			out := shpRun(t, src, shpT(dt, shpDims(int64(len(c.in))), c.in...), shpIota(xla.Int32, shpDims(int64(len(c.in))), 0))
+			got := shpVals(out[0])
+			require.Len(t, got, len(c.want))
+			for i := range got {
+				if math.IsNaN(c.want[i]) {
+					assert.True(t, math.IsNaN(got[i]), "element %d: %v", i, got[i])
+				} else {
+					assert.Equal(t, c.want[i], got[i], "element %d", i)
+				}
+				assert.Equal(t, math.Signbit(c.want[i]), math.Signbit(got[i]), "sign of element %d", i)
+			}
+		})
+	}
+}
+
+// A general comparator over two inputs: sort by (k1 ascending, k2
+// descending).
+func TestSortLexicographicComparator(t *testing.T) {
+	src := `func.func @main(%k1: tensor<6xi32>, %k2: tensor<6xf32>) -> (tensor<6xi32>, tensor<6xf32>) {
+  %r:2 = "stablehlo.sort"(%k1, %k2) ({
+  ^bb0(%a: tensor<i32>, %b: tensor<i32>, %c: tensor<f32>, %d: tensor<f32>):
+    %lt = "shptest.cmp"(%a, %b) {dir = "LT"} : (tensor<i32>, tensor<i32>) -> tensor<i1>
+    %eq = "shptest.cmp"(%a, %b) {dir = "EQ"} : (tensor<i32>, tensor<i32>) -> tensor<i1>
+    %gt = "shptest.cmp"(%c, %d) {dir = "GT"} : (tensor<f32>, tensor<f32>) -> tensor<i1>
+    %t = "shptest.and"(%eq, %gt) : (tensor<i1>, tensor<i1>) -> tensor<i1>
+    %p = "shptest.or"(%lt, %t) : (tensor<i1>, tensor<i1>) -> tensor<i1>
+    "stablehlo.return"(%p) : (tensor<i1>) -> ()
+  }) {dimension = 0 : i64} : (tensor<6xi32>, tensor<6xf32>) -> (tensor<6xi32>, tensor<6xf32>)
+  return %r#0, %r#1 : tensor<6xi32>, tensor<6xf32>
+}`
+	out := shpRun(t, src, shpT(xla.Int32, shpDims(6), 2, 1, 2, 1, 0, 2), shpT(xla.Float32, shpDims(6), 1, 5, 3, 6, 0, 2))
+	assert.Equal(t, []float64{0, 1, 1, 2, 2, 2}, shpVals(out[0]))
+	assert.Equal(t, []float64{0, 6, 5, 3, 2, 1}, shpVals(out[1]))
+}
+
+func TestSortEdgeCasesAndErrors(t *testing.T) {
+	cmp := shpCmpOp("stablehlo.compare", "LT", "i32", "a", "b", "")
+	// Zero-size and one-element slices.
+	out := shpRun(t, shpSortSrc("tensor<0x3xi32>", "tensor<0x3xi32>", "i32", "i32", "1", "true", cmp),
+		shpT(xla.Int32, shpDims(0, 3)), shpT(xla.Int32, shpDims(0, 3)))
+	assert.Empty(t, shpVals(out[0]))
+	out = shpRun(t, shpSortSrc("tensor<3x1xi32>", "tensor<3x1xi32>", "i32", "i32", "1", "true", cmp),
+		shpIota(xla.Int32, shpDims(3, 1), 0), shpIota(xla.Int32, shpDims(3, 1), 5))
+	assert.Equal(t, []float64{0, 1, 2}, shpVals(out[0]))
+
+	msg := shpRunErr(t, shpSortSrc("tensor<3xi32>", "tensor<3xi32>", "i32", "i32", "1", "true", cmp),
+		shpIota(xla.Int32, shpDims(3), 0), shpIota(xla.Int32, shpDims(3), 0))
+	assert.Contains(t, msg, "dimension 1 is out of range")
+}
