@@ -1,0 +1,96 @@
+package interpreter
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/halo-ml/halo/stablehlo"
+	"github.com/halo-ml/halo/xla"
+)
+
+// ewtRunConst runs a program returning one op with no operands.
+func ewtRunConst(t *testing.T, op, attrs, typ string) *Tensor {
+	t.Helper()
+	text := fmt.Sprintf("func.func @main() -> %s {\n  %%0 = \"%s\"() {%s} : () -> %s\n  return %%0 : %s\n}\n", typ, op, attrs, typ, typ)
+	m, err := stablehlo.Parse([]byte(text))
+	require.NoError(t, err, text)
+	p, err := Compile(m, "")
+	require.NoError(t, err)
+	out, err := p.Run(context.Background(), Device{}, nil)
+	require.NoError(t, err)
+	return out[0].(*Tensor)
+}
+
+func TestConstant(t *testing.T) {
+	tests := []struct {
+		value, typ string
+		want       []any
+	}{
+		{"dense<[[1, 2], [3, 4]]>", "tensor<2x2xi32>", []any{1, 2, 3, 4}},
+		{"dense<1.5>", "tensor<3xf32>", []any{1.5, 1.5, 1.5}},
+		{"dense<[true, false]>", "tensor<2xi1>", []any{true, false}},
+		{"dense<true>", "tensor<2x2xi1>", []any{true, true, true, true}},
+		{"dense<[(1.0, 2.0), (-3.0, 0.5)]>", "tensor<2xcomplex<f32>>", []any{1 + 2i, -3 + 0.5i}},
+		{"dense<(1.0, -1.0)>", "tensor<2xcomplex<f64>>", []any{1 - 1i, 1 - 1i}},
+		{"dense<0x7FC0>", "tensor<bf16>", []any{ewtNaN}},
+		{"dense<[448.0, -0.0]>", "tensor<2xf8E4M3FN>", []any{448.0, ewtNegZ}},
+		{"dense<[-8, 7]>", "tensor<2xi4>", []any{-8, 7}},
+		{"dense<[15, 1]>", "tensor<2xui4>", []any{15, 1}},
+		{"dense<-2>", "tensor<3xi2>", []any{-2, -2, -2}},
+		{"dense<0x7FF8000000000000>", "tensor<f64>", []any{ewtNaN}},
+		{"dense<[0xFF800000, 0x80000000]>", "tensor<2xf32>", []any{-ewtInf, ewtNegZ}},
+		{"dense<18446744073709551615>", "tensor<ui64>", []any{uint64(math.MaxUint64)}},
+		{"dense<-9223372036854775808>", "tensor<i64>", []any{int64(math.MinInt64)}},
+		{"dense<65504.0>", "tensor<f16>", []any{65504.0}},
+		{"dense<[0.5, 6.0]>", "tensor<2xf4E2M1FN>", []any{0.5, 6.0}},
+		{"dense<[1.0, 0.125]>", "tensor<2xf8E8M0FNU>", []any{1.0, 0.125}},
+		{"dense<>", "tensor<0xf32>", []any{}},
+		{"dense<2>", "tensor<0x3xi8>", []any{}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.value+" "+tt.typ, func(t *testing.T) {
+			out := ewtRunConst(t, "stablehlo.constant", "value = "+tt.value+" : "+tt.typ, tt.typ)
+			ewtCheck(t, out, 0, tt.want, tt.value)
+		})
+	}
+	// Every run makes a new tensor.
+	m, err := stablehlo.Parse([]byte("func.func @main() -> tensor<2xi32> {\n  %0 = stablehlo.constant dense<[1, 2]> : tensor<2xi32>\n  return %0 : tensor<2xi32>\n}\n"))
+	require.NoError(t, err)
+	p, err := Compile(m, "")
+	require.NoError(t, err)
+	a, err := p.Run(context.Background(), Device{}, nil)
+	require.NoError(t, err)
+	a[0].(*Tensor).Data.([]int32)[0] = 9
+	b, err := p.Run(context.Background(), Device{}, nil)
+	require.NoError(t, err)
+	assert.Equal(t, []int32{1, 2}, b[0].(*Tensor).Data)
+}
+
+func TestConstantErrors(t *testing.T) {
+	i32 := stablehlo.Tensor(xla.Int32, 2)
+	dense := stablehlo.DenseElementsAttr{Type: i32, Data: make([]byte, 8)}
+	tests := []struct {
+		name   string
+		attrs  []stablehlo.NamedAttr
+		result stablehlo.Type
+		args   []Value
+		want   string
+	}{
+		{"no value", nil, i32, nil, "value must be a dense elements attribute"},
+		{"opaque value", []stablehlo.NamedAttr{{Name: "value", Value: stablehlo.OpaqueAttr("dense_resource<blob>")}}, i32, nil, "value must be a dense elements attribute"},
+		{"type mismatch", []stablehlo.NamedAttr{{Name: "value", Value: dense}}, stablehlo.Tensor(xla.Int32, 3), nil, "value has type tensor<2xi32>"},
+		{"short data", []stablehlo.NamedAttr{{Name: "value", Value: stablehlo.DenseElementsAttr{Type: i32, Data: make([]byte, 3)}}}, i32, nil, "has 3 bytes"},
+		{"short splat", []stablehlo.NamedAttr{{Name: "value", Value: stablehlo.DenseElementsAttr{Type: i32, Data: make([]byte, 3), Splat: true}}}, i32, nil, "splat value"},
+		{"operands", []stablehlo.NamedAttr{{Name: "value", Value: dense}}, i32, []Value{ewtTensor(xla.Int32, 1)}, "takes no operands"},
+	}
+	for _, tt := range tests {
+		_, err := ewtKernel("stablehlo.constant", tt.attrs, tt.result, tt.args...)
+		require.Error(t, err, tt.name)
+		assert.Contains(t, err.Error(), tt.want, tt.name)
+	}
+}
