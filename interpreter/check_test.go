@@ -61,8 +61,12 @@ func TestCheckDialect(t *testing.T) {
 			tensorOf(t, xla.Int32, []int32{7, 7, 7}, 3), nil, "", nil},
 		{"eq pair NaN matches NaN", `check.expect_eq %a, %b : tensor<2xf32>`,
 			tensorOf(t, xla.Float32, []float32{nan, 1}, 2), tensorOf(t, xla.Float32, []float32{nan, 1}, 2), "", nil},
-		{"eq pair signed zero differs", `check.expect_eq %a, %b : tensor<2xf32>`,
-			tensorOf(t, xla.Float32, []float32{1, negZero}, 2), tensorOf(t, xla.Float32, []float32{1, 0}, 2), "expected 0, got -0", []int64{1}},
+		{"eq pair signed zeros are equal", `check.expect_eq %a, %b : tensor<2xf32>`,
+			tensorOf(t, xla.Float32, []float32{1, negZero}, 2), tensorOf(t, xla.Float32, []float32{1, 0}, 2), "", nil},
+		{"eq pair float differs", `check.expect_eq %a, %b : tensor<2xf32>`,
+			tensorOf(t, xla.Float32, []float32{1, 2}, 2), tensorOf(t, xla.Float32, []float32{1, math.Nextafter32(2, 3)}, 2), "expected 2.0000002, got 2", []int64{1}},
+		{"almost_eq signs differ", `check.expect_almost_eq %a, %b : tensor<2xf32>`,
+			tensorOf(t, xla.Float32, []float32{1e-6, 0}, 2), tensorOf(t, xla.Float32, []float32{-1e-6, negZero}, 2), "expected -1e-06, got 1e-06", []int64{0}},
 		{"eq type mismatch", `check.expect_eq %a, %b : tensor<2xf32>, tensor<3xf32>`,
 			tensorOf(t, xla.Float32, []float32{1, 2}, 2), tensorOf(t, xla.Float32, []float32{1, 2, 3}, 3), "got a tensor<2xf32>, expected a tensor<3xf32>", nil},
 		{"almost_eq default tolerance", `check.expect_almost_eq %a, %b : tensor<2xf32>`,
@@ -148,18 +152,20 @@ func TestCheckCustomCalls(t *testing.T) {
 		})
 	}
 
-	t.Run("check.eq returns a predicate and logs", func(t *testing.T) {
+	t.Run("check.eq returns true or fails the run", func(t *testing.T) {
 		p := compileText(t, prog("check.eq", "tensor<2xf32>", "tensor<i1>"))
-		ctx, log := WithCheckLog(context.Background())
-		out, err := p.Run(ctx, Device{}, []Value{one, tensorOf(t, xla.Float32, []float32{1, 2.5}, 2)})
-		require.NoError(t, err)
-		assert.Equal(t, []bool{false}, out[0].(*Tensor).Data)
-		require.Len(t, log.Failures(), 1)
-		assert.Equal(t, "2.5", log.Failures()[0].Expected)
-		out, err = p.Run(ctx, Device{}, []Value{one, one})
-		require.NoError(t, err)
+		out, err := p.Run(context.Background(), Device{}, []Value{one, tensorOf(t, xla.Float32, []float32{1.00005, 2}, 2)})
+		require.NoError(t, err, "floats match within 1e-4")
 		assert.Equal(t, []bool{true}, out[0].(*Tensor).Data)
-		assert.Equal(t, 2, log.Checks())
+		_, err = p.Run(context.Background(), Device{}, []Value{one, tensorOf(t, xla.Float32, []float32{1, 2.5}, 2)})
+		require.Error(t, err)
+		var ce *CheckError
+		require.True(t, errors.As(err, &ce))
+		assert.Equal(t, "2.5", ce.Expected)
+		assert.Equal(t, "@check.eq", ce.Check)
+		pi := compileText(t, prog("check.eq", "tensor<2xi32>", "tensor<i1>"))
+		_, err = pi.Run(context.Background(), Device{}, []Value{tensorOf(t, xla.Int32, []int32{1, 2}, 2), tensorOf(t, xla.Int32, []int32{1, 3}, 2)})
+		require.Error(t, err, "integers compare exactly")
 	})
 }
 
@@ -174,7 +180,8 @@ func TestULPDistance(t *testing.T) {
 		{xla.Float32, 0, negZero, 0},
 		{xla.Float32, 1, float64(math.Nextafter32(1, 2)), 1},
 		{xla.Float32, float64(math.SmallestNonzeroFloat32), -math.SmallestNonzeroFloat32, 2},
-		{xla.Float32, math.MaxFloat32, math.Inf(1), 1},
+		{xla.Float32, math.MaxFloat32, math.Inf(1), math.MaxUint64},
+		{xla.Float32, math.Inf(-1), math.Inf(-1), 0},
 		{xla.Float64, 1, math.Nextafter(math.Nextafter(1, 0), 0), 2},
 		{xla.BFloat16, 1, 1.0078125, 1},
 		{xla.Float16, 1, 1 + 1.0/512, 2},

@@ -2,9 +2,7 @@ package interpreter
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -869,30 +867,101 @@ func kernelCollectivePermute(x *Exec, op *stablehlo.Op, args []Value) ([]Value, 
 	return []Value{st.Clone()}, nil
 }
 
+// kernelCollectiveBroadcast sends each operand of the group's first
+// process (or, with has_dynamic_root, of the process the trailing root
+// operand names per operand) to every process of the group; a process in
+// no group gets zeros.
 func kernelCollectiveBroadcast(x *Exec, op *stablehlo.Op, args []Value) ([]Value, error) {
 	ts, err := tensorArgs(args)
 	if err != nil {
 		return nil, err
 	}
-	if len(ts) != 1 {
-		return nil, fmt.Errorf("want one operand, have %d", len(ts))
+	dynamic := false
+	switch a := op.Attr("has_dynamic_root").(type) {
+	case nil:
+	case stablehlo.UnitAttr:
+		dynamic = true
+	case stablehlo.BoolAttr:
+		dynamic = bool(a)
+	default:
+		return nil, fmt.Errorf("has_dynamic_root is %T, want a unit attribute", a)
+	}
+	data := ts
+	var roots []int64
+	if dynamic {
+		if len(ts) < 2 {
+			return nil, fmt.Errorf("has_dynamic_root needs data operands and a root operand")
+		}
+		data = ts[:len(ts)-1]
+		roots, err = rtTensorInts(ts[len(ts)-1])
+		if err != nil {
+			return nil, fmt.Errorf("root operand: %w", err)
+		}
+		if len(roots) != 1 && len(roots) != len(data) {
+			return nil, fmt.Errorf("root operand has %d elements for %d data operands", len(roots), len(data))
+		}
+	}
+	if len(data) == 0 {
+		return nil, fmt.Errorf("no operand to broadcast")
 	}
 	group, me, err := x.channelGroup(op)
 	if err != nil {
 		return nil, err
 	}
+	out := make([]Value, len(data))
 	if group == nil {
-		return []Value{NewTensor(ts[0].Shape)}, nil
+		for k, t := range data {
+			out[k] = NewTensor(t.Shape)
+		}
+		return out, nil
 	}
 	inst, err := x.exchange(op, group, me, args)
 	if err != nil {
 		return nil, err
 	}
-	st, ok := inst.vals[0][0].(*Tensor)
-	if !ok || !st.Shape.Equal(ts[0].Shape) {
-		return nil, fmt.Errorf("device %v sent a value that does not match %v", group[0], ts[0].Shape)
+	for k, t := range data {
+		src := 0
+		if roots != nil {
+			src = int(roots[min(k, len(roots)-1)])
+			if src < 0 || src >= len(group) {
+				return nil, fmt.Errorf("root %d is outside the process group of %d", src, len(group))
+			}
+		}
+		st, ok := inst.vals[src][k].(*Tensor)
+		if !ok || !st.Shape.Equal(t.Shape) {
+			return nil, fmt.Errorf("device %v sent a value that does not match %v", group[src], t.Shape)
+		}
+		out[k] = st.Clone()
 	}
-	return []Value{st.Clone()}, nil
+	return out, nil
+}
+
+// rtTensorInts reads an integer tensor's elements.
+func rtTensorInts(t *Tensor) ([]int64, error) {
+	out := make([]int64, t.Len())
+	for i := range out {
+		switch d := t.Data.(type) {
+		case []int8:
+			out[i] = int64(d[i])
+		case []int16:
+			out[i] = int64(d[i])
+		case []int32:
+			out[i] = int64(d[i])
+		case []int64:
+			out[i] = d[i]
+		case []uint8:
+			out[i] = int64(d[i])
+		case []uint16:
+			out[i] = int64(d[i])
+		case []uint32:
+			out[i] = int64(d[i])
+		case []uint64:
+			out[i] = int64(d[i])
+		default:
+			return nil, fmt.Errorf("want integers, got %v", t.Shape)
+		}
+	}
+	return out, nil
 }
 
 // intAttr reads an integer attribute.
@@ -951,28 +1020,26 @@ func (p *Program) RunSPMD(ctx context.Context, args [][]Value, opts SPMDOptions)
 		go func(d int) {
 			defer wg.Done()
 			dev := Device{Replica: d / P, Partition: d % P, Rendezvous: rv}
+			proc := ProcessID{dev.Replica, dev.Partition}
+			defer func() {
+				if v := recover(); v != nil {
+					errs[d] = fmt.Errorf("device %d %v: interpreter panic: %v", d, proc, v)
+					rv.Fail(proc, errs[d])
+					cancel()
+				}
+			}()
 			out, err := p.Run(ctx, dev, args[d])
 			if err != nil {
-				errs[d] = fmt.Errorf("device %d %v: %w", d, ProcessID{dev.Replica, dev.Partition}, err)
-				rv.Fail(ProcessID{dev.Replica, dev.Partition}, err)
+				errs[d] = fmt.Errorf("device %d %v: %w", d, proc, err)
+				rv.Fail(proc, err)
 				return
 			}
 			outs[d] = out
 		}(d)
 	}
 	wg.Wait()
-	var failed []error
-	for _, err := range errs {
-		if err != nil {
-			failed = append(failed, err)
-		}
-	}
-	if len(failed) > 0 {
-		// The device that failed first explains; the others were cancelled.
-		sort.SliceStable(failed, func(i, j int) bool {
-			return !strings.Contains(failed[i].Error(), "cancelled") && strings.Contains(failed[j].Error(), "cancelled")
-		})
-		return outs, errors.Join(failed...)
+	if err := firstFailure(errs); err != nil {
+		return outs, err
 	}
 	return outs, nil
 }

@@ -450,3 +450,62 @@ func TestCollectiveAttributeErrors(t *testing.T) {
 		})
 	}
 }
+
+func TestRunParallelGrid(t *testing.T) {
+	tests := []struct {
+		name  string
+		op    string
+		types string // of the process function
+		want  [][]float32
+	}{
+		{"broadcast across replicas of each partition", `%r = "stablehlo.collective_broadcast"(%x) {replica_groups = dense<[[1, 0]]> : tensor<1x2xi64>} : (tensor<1xf32>) -> tensor<1xf32>`,
+			"", [][]float32{{3}, {4}, {3}, {4}}},
+		{"broadcast across partitions", `%r = "stablehlo.collective_broadcast"(%x) {replica_groups = dense<[[1]]> : tensor<1x1xi64>, channel_handle = #stablehlo.channel_handle<handle = 1, type = 0>} : (tensor<1xf32>) -> tensor<1xf32>`,
+			"", [][]float32{{0}, {2}, {0}, {4}}},
+		{"all_gather flattened ids", `%r = "stablehlo.all_gather"(%x) {all_gather_dim = 0 : i64, replica_groups = dense<[[3, 0, 1, 2]]> : tensor<1x4xi64>, channel_handle = #stablehlo.channel_handle<handle = 1, type = 0>, use_global_device_ids} : (tensor<1xf32>) -> tensor<4xf32>`,
+			"tensor<4xf32>", [][]float32{{4, 1, 2, 3}, {4, 1, 2, 3}, {4, 1, 2, 3}, {4, 1, 2, 3}}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			rt := tc.types
+			if rt == "" {
+				rt = "tensor<1xf32>"
+			}
+			p := compileText(t, `module {
+  func.func private @proc(%x: tensor<1xf32>) -> `+rt+` {
+    `+tc.op+`
+    return %r : `+rt+`
+  }
+  func.func @main(%a: tensor<1xf32>, %b: tensor<1xf32>, %c: tensor<1xf32>, %d: tensor<1xf32>) -> (`+rt+`, `+rt+`, `+rt+`, `+rt+`) {
+    %r:4 = "interpreter.run_parallel"(%a, %b, %c, %d) {programs = [[@proc, @proc], [@proc, @proc]]} : (tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>) -> (`+rt+`, `+rt+`, `+rt+`, `+rt+`)
+    return %r#0, %r#1, %r#2, %r#3 : `+rt+`, `+rt+`, `+rt+`, `+rt+`
+  }
+}`)
+			args := []Value{f32Tensor([]float32{1}, 1), f32Tensor([]float32{2}, 1), f32Tensor([]float32{3}, 1), f32Tensor([]float32{4}, 1)}
+			out, err := p.Run(context.Background(), Device{}, args)
+			require.NoError(t, err)
+			for i, o := range out {
+				assert.Equal(t, tc.want[i], o.(*Tensor).Data, "process %d", i)
+			}
+		})
+	}
+}
+
+func TestCollectiveBroadcastDynamicRoot(t *testing.T) {
+	p := compileText(t, moduleHeader(2, 1)+`
+  func.func @main(%x: tensor<1xf32>, %y: tensor<1xf32>, %root: tensor<2xi32>) -> (tensor<1xf32>, tensor<1xf32>) {
+    %r:2 = "stablehlo.collective_broadcast"(%x, %y, %root) {replica_groups = dense<[[0, 1]]> : tensor<1x2xi64>, has_dynamic_root} : (tensor<1xf32>, tensor<1xf32>, tensor<2xi32>) -> (tensor<1xf32>, tensor<1xf32>)
+    return %r#0, %r#1 : tensor<1xf32>, tensor<1xf32>
+  }
+}`)
+	root := tensorOf(t, xla.Int32, []int32{0, 1}, 2)
+	outs, err := p.RunSPMD(context.Background(), [][]Value{
+		{f32Tensor([]float32{1}, 1), f32Tensor([]float32{5}, 1), root},
+		{f32Tensor([]float32{3}, 1), f32Tensor([]float32{7}, 1), root},
+	}, SPMDOptions{})
+	require.NoError(t, err)
+	for _, o := range outs {
+		assert.Equal(t, []float32{1}, o[0].(*Tensor).Data)
+		assert.Equal(t, []float32{7}, o[1].(*Tensor).Data)
+	}
+}

@@ -3,6 +3,7 @@
 //	halo devices [-plugin NAME|PATH]   plugins found (and where missing ones were looked for), their devices and memories
 //	halo demo    [-plugin NAME|PATH]   build a small StableHLO program and run it on the best backend found
 //	halo run     [-plugin NAME|PATH] FILE.mlir   compile a StableHLO file and run its main function (no arguments)
+//	halo check   [-run REGEXP] [-timeout D] FILE.mlir...   run StableHLO conformance tests (check dialect) on the interpreter
 package main
 
 import (
@@ -19,8 +20,13 @@ commands:
   devices   list PJRT plugins found, their versions, attributes, devices and memories
   demo      build a small StableHLO program and run it on the best backend found
   run FILE  compile a StableHLO MLIR file and run its main function
+  check FILE.mlir...
+            run every public function without arguments of each module of each
+            file on the interpreter, with check.* ops and @check.* custom calls
+            as assertions; one PASS/FAIL line per function, then "N passed, N failed"
+            (flags: -run REGEXP, -timeout D, -j N)
 
-flags (all commands):
+flags (devices, demo, run):
   -plugin NAME|PATH   cpu, cuda, tpu, interpreter, or a path to a PJRT plugin .so`)
 }
 
@@ -35,6 +41,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	cmd, rest := args[0], args[1:]
+	if cmd == "check" {
+		return checkCommand(rest, stdout, stderr)
+	}
 	fs := flag.NewFlagSet(cmd, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	plugin := fs.String("plugin", "", "plugin short name or .so path (default: best found)")

@@ -70,3 +70,103 @@ func TestRunFileReportsPluginErrors(t *testing.T) {
 	assert.Equal(t, 1, code)
 	assert.Contains(t, errOut, "no such file")
 }
+
+const checkFileText = `// A conformance file: modules separated by "// -----".
+
+func.func @add_passes() {
+  %0 = stablehlo.constant dense<[7, -8, 3]> : tensor<3xi4>
+  %1 = stablehlo.constant dense<[1, -1, 2]> : tensor<3xi4>
+  %2 = stablehlo.add %0, %1 : tensor<3xi4>
+  check.expect_eq_const %2, dense<[-8, 7, 5]> : tensor<3xi4>
+  func.return
+}
+
+// -----
+
+func.func @almost_eq_fails() {
+  %0 = stablehlo.constant dense<[1.0, 2.0]> : tensor<2xf32>
+  %1 = stablehlo.add %0, %0 : tensor<2xf32>
+  check.expect_almost_eq_const %1, dense<[2.0, 5.0]> : tensor<2xf32>
+  func.return
+}
+
+// -----
+
+module @jit_testcase {
+  func.func public @main() -> tensor<2xf32> {
+    %0 = call @inputs() : () -> tensor<2xf32>
+    %1 = stablehlo.constant dense<[2.0, 4.0]> : tensor<2xf32>
+    %2 = stablehlo.add %0, %0 : tensor<2xf32>
+    stablehlo.custom_call @check.expect_close(%2, %1) {has_side_effect = true} : (tensor<2xf32>, tensor<2xf32>) -> ()
+    return %2 : tensor<2xf32>
+  }
+  func.func private @inputs() -> tensor<2xf32> {
+    %0 = stablehlo.constant dense<[1.0, 2.0]> : tensor<2xf32>
+    return %0 : tensor<2xf32>
+  }
+  func.func public @takes_args(%a: tensor<2xf32>) -> tensor<2xf32> {
+    return %a : tensor<2xf32>
+  }
+}
+
+// -----
+
+module @spmd attributes {mhlo.num_replicas = 2 : i32} {
+  func.func @replicas() {
+    %0 = stablehlo.replica_id : tensor<ui32>
+    %1 = "stablehlo.all_reduce"(%0) ({
+    ^bb0(%a: tensor<ui32>, %b: tensor<ui32>):
+      %s = stablehlo.add %a, %b : tensor<ui32>
+      stablehlo.return %s : tensor<ui32>
+    }) {replica_groups = dense<[[0, 1]]> : tensor<1x2xi64>} : (tensor<ui32>) -> tensor<ui32>
+    check.expect_eq_const %1, dense<1> : tensor<ui32>
+    func.return
+  }
+}
+
+// -----
+
+func.func @unknown_op() {
+  %0 = "mydialect.frob"() : () -> tensor<2xf32>
+  func.return
+}
+
+// -----
+
+func.func @broken( {
+`
+
+func TestCheckCommand(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "conf.mlir")
+	assert.NoError(t, os.WriteFile(path, []byte(checkFileText), 0o644))
+	code, out, errOut := runCLI("check", path)
+	assert.Equal(t, 1, code, errOut)
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	want := []string{
+		"PASS " + path + ":3 @add_passes",
+		"FAIL " + path + ":13 @almost_eq_fails: check.expect_almost_eq_const: index [1]: expected 5, got 4 (1 of 2 elements differ; tolerance 0.0001)",
+		"PASS " + path + ":23 @main",
+		"PASS " + path + ":42 @replicas",
+		"FAIL " + path + ":56 @unknown_op: ",
+		"FAIL " + path + " (module 6): parse error: ",
+		"3 passed, 3 failed",
+	}
+	if assert.Len(t, lines, len(want), out) {
+		for i, w := range want {
+			assert.True(t, strings.HasPrefix(lines[i], w), "line %d:\n got %s\nwant %s", i, lines[i], w)
+		}
+	}
+	assert.Contains(t, out, "mydialect.frob is not supported")
+
+	code, out, _ = runCLI("check", "-run", "^add_", path)
+	assert.Equal(t, 1, code)
+	assert.Contains(t, out, "1 passed, 1 failed", "the parse error still counts")
+
+	code, _, errOut = runCLI("check")
+	assert.Equal(t, 2, code)
+	assert.Contains(t, errOut, "FILE.mlir")
+	code, out, _ = runCLI("check", filepath.Join(dir, "missing.mlir"))
+	assert.Equal(t, 1, code)
+	assert.Contains(t, out, "no such file")
+}

@@ -1,0 +1,298 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"regexp"
+	"runtime"
+	"strings"
+	"time"
+
+	"github.com/halo-ml/halo/interpreter"
+	"github.com/halo-ml/halo/stablehlo"
+)
+
+// halo check runs StableHLO conformance tests on the interpreter: every
+// public function without arguments of every module of every file
+// (modules are separated by lines "// -----"), with the check dialect
+// (check.expect_eq, check.expect_almost_eq, check.expect_close ...) and
+// the check custom calls (@check.expect_eq, @check.eq ...) as assertions.
+// A function passes when it runs without error (a failed check is an
+// error).
+//
+// Output, one line per function and a summary:
+//
+//	PASS add.mlir:3 @add_op_test_si4
+//	FAIL add.mlir:12 @add_op_test_ui4: check.expect_eq_const: index [1]: expected 7, got 6 (1 of 5 elements differ)
+//	FAIL bad.mlir:1 (module 2): parse error: 4:7: ...
+//	2 passed, 2 failed
+
+type checkOptions struct {
+	run     *regexp.Regexp
+	timeout time.Duration
+	jobs    int
+}
+
+func checkCommand(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("check", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	run := fs.String("run", "", "run only functions whose name matches this regular expression")
+	timeout := fs.Duration("timeout", time.Minute, "time limit per function")
+	jobs := fs.Int("j", runtime.GOMAXPROCS(0), "files checked at once")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if fs.NArg() == 0 {
+		fmt.Fprintln(stderr, "halo check: want one or more FILE.mlir")
+		return 2
+	}
+	opts := checkOptions{timeout: *timeout, jobs: max(*jobs, 1)}
+	if *run != "" {
+		re, err := regexp.Compile(*run)
+		if err != nil {
+			fmt.Fprintf(stderr, "halo check: -run: %v\n", err)
+			return 2
+		}
+		opts.run = re
+	}
+	passed, failed := checkFiles(stdout, fs.Args(), opts)
+	fmt.Fprintf(stdout, "%d passed, %d failed\n", passed, failed)
+	if failed > 0 {
+		return 1
+	}
+	return 0
+}
+
+// checkResult is the outcome of one function (or of a module or file that
+// could not be read).
+type checkResult struct {
+	where string // "file:line @name" or "file (module 2)"
+	err   error  // nil: passed
+}
+
+// checkFiles checks the files, several at once, and prints the results
+// in file order.
+func checkFiles(w io.Writer, files []string, opts checkOptions) (passed, failed int) {
+	results := make([]chan []checkResult, len(files))
+	sem := make(chan struct{}, opts.jobs)
+	for i, f := range files {
+		results[i] = make(chan []checkResult, 1)
+		go func(i int, f string) {
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			results[i] <- checkFile(f, opts)
+		}(i, f)
+	}
+	for _, ch := range results {
+		for _, r := range <-ch {
+			if r.err == nil {
+				passed++
+				fmt.Fprintf(w, "PASS %s\n", r.where)
+			} else {
+				failed++
+				fmt.Fprintf(w, "FAIL %s: %s\n", r.where, describeCheckFailure(r.err))
+			}
+		}
+	}
+	return passed, failed
+}
+
+// describeCheckFailure prints a failure: for a failed check, the check,
+// the first mismatch (index, expected, got) and how many elements differ.
+func describeCheckFailure(err error) string {
+	var ce *interpreter.CheckError
+	if errors.As(err, &ce) {
+		if ce.Index == nil {
+			return fmt.Sprintf("%s: %s", ce.Check, ce.Reason)
+		}
+		idx := make([]string, len(ce.Index))
+		for i, v := range ce.Index {
+			idx[i] = fmt.Sprint(v)
+		}
+		s := fmt.Sprintf("%s: index [%s]: expected %s, got %s (%d of %d elements differ", ce.Check, strings.Join(idx, ", "), ce.Expected, ce.Got, ce.Mismatches, ce.Elements)
+		if ce.Reason != "" {
+			s += "; " + ce.Reason
+		}
+		return s + ")"
+	}
+	return strings.ReplaceAll(err.Error(), "\n", " ")
+}
+
+var splitLine = regexp.MustCompile(`(?m)^[ \t]*// -----.*$`)
+
+// checkFile reads a file's modules and checks each.
+func checkFile(path string, opts checkOptions) []checkResult {
+	text, err := os.ReadFile(path)
+	if err != nil {
+		return []checkResult{{where: path, err: err}}
+	}
+	var out []checkResult
+	start, line := 0, 0
+	bounds := splitLine.FindAllIndex(text, -1)
+	bounds = append(bounds, []int{len(text), len(text)})
+	for k, b := range bounds {
+		chunk := text[start:b[0]]
+		firstLine := line
+		line += bytes.Count(text[start:b[1]], []byte("\n"))
+		if b[1] < len(text) && text[b[1]] == '\n' {
+			line++
+			b[1]++
+		}
+		start = b[1]
+		if len(bytes.TrimSpace(stripComments(chunk))) == 0 {
+			continue
+		}
+		where := path
+		if len(bounds) > 1 {
+			where = fmt.Sprintf("%s (module %d)", path, k+1)
+		}
+		// Padding keeps the parser's line numbers those of the file.
+		src := append(bytes.Repeat([]byte("\n"), firstLine), chunk...)
+		m, err := stablehlo.Parse(src)
+		if err != nil {
+			out = append(out, checkResult{where: where, err: fmt.Errorf("parse error: %w", err)})
+			continue
+		}
+		out = append(out, checkModule(path, src, m, opts)...)
+	}
+	return out
+}
+
+func stripComments(b []byte) []byte {
+	var out []byte
+	for _, l := range bytes.Split(b, []byte("\n")) {
+		if t := bytes.TrimSpace(l); !bytes.HasPrefix(t, []byte("//")) {
+			out = append(out, l...)
+		}
+	}
+	return out
+}
+
+// checkModule runs the module's public functions without arguments.
+func checkModule(path string, src []byte, m *stablehlo.Module, opts checkOptions) []checkResult {
+	var funcs []*stablehlo.Func
+	for _, f := range m.Funcs {
+		if f.Private || f.Body == nil || len(f.Args()) != 0 {
+			continue
+		}
+		if opts.run != nil && !opts.run.MatchString(f.Name) {
+			continue
+		}
+		funcs = append(funcs, f)
+	}
+	if len(funcs) == 0 {
+		return nil
+	}
+	whole, wholeErr := interpreter.Compile(m, funcs[0].Name)
+	var out []checkResult
+	for _, f := range funcs {
+		where := fmt.Sprintf("%s:%d @%s", path, funcLine(src, f.Name), f.Name)
+		p := whole
+		if wholeErr != nil {
+			// Something in the module does not compile: compile the
+			// function with only what it calls, so the others still run.
+			var err error
+			p, err = interpreter.Compile(subModule(m, f), f.Name)
+			if err != nil {
+				out = append(out, checkResult{where: where, err: err})
+				continue
+			}
+		} else {
+			q := *whole
+			q.Main = f
+			p = &q
+		}
+		out = append(out, checkResult{where: where, err: runCheck(p, opts.timeout)})
+	}
+	return out
+}
+
+// runCheck runs p's main function on every device of its grid.
+func runCheck(p *interpreter.Program, timeout time.Duration) (err error) {
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	defer func() {
+		if v := recover(); v != nil {
+			err = fmt.Errorf("interpreter panic: %v", v)
+		}
+	}()
+	if n := max(p.NumReplicas, 1) * max(p.NumPartitions, 1); n > 1 {
+		_, err = p.RunSPMD(ctx, make([][]interpreter.Value, n), interpreter.SPMDOptions{Timeout: timeout})
+	} else {
+		_, err = p.Run(ctx, interpreter.Device{}, nil)
+	}
+	if err != nil {
+		if ctx.Err() == context.DeadlineExceeded {
+			return fmt.Errorf("timed out after %v: %w", timeout, err)
+		}
+		return err
+	}
+	return nil
+}
+
+// funcLine finds the line of the definition of @name in src (0 if not
+// found).
+func funcLine(src []byte, name string) int {
+	re, err := regexp.Compile(`func\.func\s+(?:public\s+|private\s+|nested\s+)?@` + regexp.QuoteMeta(name) + `\b|sym_name\s*=\s*"` + regexp.QuoteMeta(name) + `"`)
+	if err != nil {
+		return 0
+	}
+	loc := re.FindIndex(src)
+	if loc == nil {
+		return 0
+	}
+	return bytes.Count(src[:loc[0]], []byte("\n")) + 1
+}
+
+// subModule returns a module of f and the functions it reaches through
+// symbol references (calls, custom call computations, composites).
+func subModule(m *stablehlo.Module, f *stablehlo.Func) *stablehlo.Module {
+	byName := map[string]*stablehlo.Func{}
+	for _, g := range m.Funcs {
+		byName[g.Name] = g
+	}
+	keep := map[string]bool{f.Name: true}
+	queue := []*stablehlo.Func{f}
+	for len(queue) > 0 {
+		g := queue[0]
+		queue = queue[1:]
+		g.Walk(func(op *stablehlo.Op) bool {
+			for _, a := range op.Attrs {
+				forSymbols(a.Value, func(name string) {
+					if h := byName[name]; h != nil && !keep[name] {
+						keep[name] = true
+						queue = append(queue, h)
+					}
+				})
+			}
+			return true
+		})
+	}
+	sub := &stablehlo.Module{Name: m.Name, Attrs: m.Attrs, Globals: m.Globals, Loc: m.Loc}
+	for _, g := range m.Funcs {
+		if keep[g.Name] {
+			sub.Funcs = append(sub.Funcs, g)
+		}
+	}
+	return sub
+}
+
+func forSymbols(a stablehlo.Attribute, fn func(string)) {
+	switch a := a.(type) {
+	case stablehlo.SymbolRefAttr:
+		fn(strings.TrimPrefix(string(a), "@"))
+	case stablehlo.ArrayAttr:
+		for _, e := range a {
+			forSymbols(e, fn)
+		}
+	case stablehlo.DictAttr:
+		for _, e := range a {
+			forSymbols(e.Value, fn)
+		}
+	}
+}
