@@ -15,10 +15,11 @@ import (
 // comparisons (any comparison with NaN is false except NE) unless
 // compare_type is TOTALORDER, which orders floats by their bits as
 // -NaN < -Inf < ... < -0 < +0 < ... < +Inf < +NaN (for every direction,
-// EQ and NE included, as XLA does), and complex numbers compare their
-// (real, imag) pairs lexicographically. SIGNED/UNSIGNED on integers and
-// FLOAT on floats are the defaults; a compare_type that does not fit the
-// element type is an error.
+// EQ and NE included, as XLA does), or WEAKORDER, where -0 == +0 and every
+// NaN equals every other NaN and is above +Inf. Complex numbers compare
+// their (real, imag) pairs lexicographically. SIGNED/UNSIGNED on integers
+// and FLOAT on floats are the defaults; a compare_type that does not fit
+// the element type is an error.
 
 type ewCmpDir uint8
 
@@ -39,22 +40,29 @@ func init() {
 	RegisterKernel("stablehlo.clamp", ewClampKernel)
 }
 
+// Float comparison orders.
+const (
+	ewOrderFloat = iota
+	ewOrderTotal
+	ewOrderWeak
+)
+
 // ewCompareAttrs reads comparison_direction and compare_type and checks the
-// type fits dt. total reports TOTALORDER.
-func ewCompareAttrs(op *stablehlo.Op, dt xla.DType) (dir ewCmpDir, total bool, err error) {
+// type fits dt.
+func ewCompareAttrs(op *stablehlo.Op, dt xla.DType) (dir ewCmpDir, order int, err error) {
 	a := op.Attr("comparison_direction")
 	e, ok := a.(stablehlo.EnumAttr)
 	if !ok {
-		return 0, false, fmt.Errorf("comparison_direction must be a comparison_direction enum, got %T", a)
+		return 0, 0, fmt.Errorf("comparison_direction must be a comparison_direction enum, got %T", a)
 	}
 	if dir, ok = ewCmpDirs[e.Value]; !ok {
-		return 0, false, fmt.Errorf("unknown comparison_direction %q", e.Value)
+		return 0, 0, fmt.Errorf("unknown comparison_direction %q", e.Value)
 	}
 	ct := "NOTYPE"
 	if a := op.Attr("compare_type"); a != nil {
 		e, ok := a.(stablehlo.EnumAttr)
 		if !ok {
-			return 0, false, fmt.Errorf("compare_type must be a comparison_type enum, got %T", a)
+			return 0, 0, fmt.Errorf("compare_type must be a comparison_type enum, got %T", a)
 		}
 		ct = e.Value
 	}
@@ -62,23 +70,26 @@ func ewCompareAttrs(op *stablehlo.Op, dt xla.DType) (dir ewCmpDir, total bool, e
 	case "NOTYPE":
 	case "FLOAT":
 		if !dt.IsFloat() && !dt.IsComplex() {
-			return 0, false, fmt.Errorf("compare_type FLOAT does not apply to %v", dt)
+			return 0, 0, fmt.Errorf("compare_type FLOAT does not apply to %v", dt)
 		}
-	case "TOTALORDER":
+	case "TOTALORDER", "WEAKORDER":
 		if !dt.IsFloat() {
-			return 0, false, fmt.Errorf("compare_type TOTALORDER does not apply to %v", dt)
+			return 0, 0, fmt.Errorf("compare_type %s does not apply to %v", ct, dt)
 		}
-		total = true
+		order = ewOrderTotal
+		if ct == "WEAKORDER" {
+			order = ewOrderWeak
+		}
 	case "SIGNED", "UNSIGNED":
 		// Integers always compare by their own signedness; booleans are
 		// UNSIGNED.
 		if !dt.IsInt() && dt != xla.Bool {
-			return 0, false, fmt.Errorf("compare_type %s does not apply to %v", ct, dt)
+			return 0, 0, fmt.Errorf("compare_type %s does not apply to %v", ct, dt)
 		}
 	default:
-		return 0, false, fmt.Errorf("unknown compare_type %q", ct)
+		return 0, 0, fmt.Errorf("unknown compare_type %q", ct)
 	}
-	return dir, total, nil
+	return dir, order, nil
 }
 
 func ewCompareKernel(x *Exec, op *stablehlo.Op, args []Value) ([]Value, error) {
@@ -103,7 +114,7 @@ func ewCompareKernel(x *Exec, op *stablehlo.Op, args []Value) ([]Value, error) {
 	if out.Shape.DType != xla.Bool || !ewSameDims(out.Shape, a.Shape) {
 		return nil, fmt.Errorf("result type %s must be %s", ewType(out.Shape), ewType(xla.MakeShape(xla.Bool, a.Shape.Dims...)))
 	}
-	dir, total, err := ewCompareAttrs(op, a.Shape.DType)
+	dir, order, err := ewCompareAttrs(op, a.Shape.DType)
 	if err != nil {
 		return nil, err
 	}
@@ -130,16 +141,22 @@ func ewCompareKernel(x *Exec, op *stablehlo.Op, args []Value) ([]Value, error) {
 		ewCmpSplit(dir, d, ad, b.Data.([]uint64))
 	case []float32:
 		bd := b.Data.([]float32)
-		if total {
+		switch order {
+		case ewOrderTotal:
 			ewSplit(len(d), func(lo, hi int) { ewCmpTotal32(dir, d[lo:hi], ad[lo:hi], bd[lo:hi]) })
-		} else {
+		case ewOrderWeak:
+			ewSplit(len(d), func(lo, hi int) { ewCmpWeak(dir, d[lo:hi], ad[lo:hi], bd[lo:hi]) })
+		default:
 			ewCmpSplit(dir, d, ad, bd)
 		}
 	case []float64:
 		bd := b.Data.([]float64)
-		if total {
+		switch order {
+		case ewOrderTotal:
 			ewSplit(len(d), func(lo, hi int) { ewCmpTotal64(dir, d[lo:hi], ad[lo:hi], bd[lo:hi]) })
-		} else {
+		case ewOrderWeak:
+			ewSplit(len(d), func(lo, hi int) { ewCmpWeak(dir, d[lo:hi], ad[lo:hi], bd[lo:hi]) })
+		default:
 			ewCmpSplit(dir, d, ad, bd)
 		}
 	case []complex64:
@@ -243,6 +260,27 @@ func ewCmpTotal64(dir ewCmpDir, d []bool, a, b []float64) {
 	for i := range d {
 		ka, kb := ewTotalKey64(a[i]), ewTotalKey64(b[i])
 		d[i] = ewCmpResult(dir, ewThreeWay(ka, kb))
+	}
+}
+
+// ewCmpWeak compares in the weak order: -Inf < ... < -0 == +0 < ... <
+// +Inf < NaN, with all NaNs equal.
+func ewCmpWeak[T ewFloat](dir ewCmpDir, d []bool, a, b []T) {
+	for i := range d {
+		x, y := a[i], b[i]
+		c := 0
+		switch xn, yn := x != x, y != y; {
+		case xn && yn:
+		case xn:
+			c = 1
+		case yn:
+			c = -1
+		case x < y:
+			c = -1
+		case x > y:
+			c = 1
+		}
+		d[i] = ewCmpResult(dir, c)
 	}
 }
 

@@ -51,6 +51,19 @@ func TestCompare(t *testing.T) {
 		{"total order zeros and NaN", xla.Float32, "TOTALORDER", []any{ewtNegZ, ewtNaN, ewtNaN}, []any{0.0, ewtNaN, ewtInf}, dirs{
 			"EQ": {false, true, false}, "LT": {true, false, false}, "GT": {false, false, true},
 		}},
+		// The reference interpreter's weak-order cases: all NaNs are equal
+		// and above +Inf, -0 == +0.
+		{"weak order", xla.Float64, "WEAKORDER",
+			[]any{math.Copysign(ewtNaN, -1), math.Copysign(ewtNaN, -1), -ewtInf, ewtNegZ, 1.0, ewtInf, ewtInf, math.Copysign(ewtNaN, -1)},
+			[]any{math.Copysign(ewtNaN, -1), ewtNaN, ewtInf, 0.0, 2.0, ewtInf, math.Copysign(ewtNaN, -1), ewtInf}, dirs{
+				"EQ": {true, true, false, true, false, true, false, false},
+				"NE": {false, false, true, false, true, false, true, true},
+				"GE": {true, true, false, true, false, true, false, true},
+				"GT": {false, false, false, false, false, false, false, true},
+				"LE": {true, true, true, true, true, true, true, false},
+				"LT": {false, false, true, false, true, false, true, false},
+			}},
+		{"weak order f32", xla.Float32, "WEAKORDER", []any{ewtNaN, 1.0}, []any{ewtInf, ewtNaN}, dirs{"GT": {true, false}}},
 		{"complex", xla.Complex64, "FLOAT", []any{1 + 2i, 1 + 2i, 2 + 0i, complex(ewtNaN, 0)}, []any{1 + 3i, 1 + 2i, 1 + 5i, 0i}, dirs{
 			"LT": {true, false, false, false}, "EQ": {false, true, false, false}, "NE": {true, false, true, true},
 			"LE": {true, true, false, false}, "GT": {false, false, true, false}, "GE": {false, true, true, false},
