@@ -219,9 +219,8 @@ func cvFromFloat[S ewFloat](s []S, sdt xla.DType, dst *Tensor) bool {
 		ewSplit(len(d), func(lo, hi int) {
 			switch {
 			case narrow && from32:
-				for i := lo; i < hi; i++ {
-					d[i] = RoundNarrow(ddt, s32[i])
-				}
+				copy(d[lo:hi], s32[lo:hi])
+				RoundNarrowSlice(ddt, d[lo:hi])
 			case narrow:
 				for i := lo; i < hi; i++ {
 					d[i] = RoundNarrow64(ddt, float64(s[i]))

@@ -44,6 +44,18 @@ func ewSplit(n int, fn func(lo, hi int)) {
 	wg.Wait()
 }
 
+// ewBlock is the number of elements a kernel that makes a second pass over
+// its results (rounding narrow floats, wrapping sub-byte integers) handles
+// at a time, so that the second pass reads from cache.
+const ewBlock = 4096
+
+// ewBlocks calls fn over [lo, hi) in blocks of ewBlock elements.
+func ewBlocks(lo, hi int, fn func(lo, hi int)) {
+	for s := lo; s < hi; s += ewBlock {
+		fn(s, min(s+ewBlock, hi))
+	}
+}
+
 // Element type classes of the typed loops.
 type (
 	ewSigned interface {

@@ -270,11 +270,15 @@ func ewIntBinary[T ewInt](code ewBinOp, dt xla.DType, d, a, b []T) bool {
 	default:
 		return false
 	}
+	if !sub {
+		ewSplit(len(d), func(lo, hi int) { body(d[lo:hi], a[lo:hi], b[lo:hi]) })
+		return true
+	}
 	ewSplit(len(d), func(lo, hi int) {
-		body(d[lo:hi], a[lo:hi], b[lo:hi])
-		if sub {
+		ewBlocks(lo, hi, func(lo, hi int) {
+			body(d[lo:hi], a[lo:hi], b[lo:hi])
 			ewWrap(d[lo:hi], width, signed)
-		}
+		})
 	})
 	return true
 }
@@ -406,9 +410,15 @@ func ewFloatBinary[T ewFloat](code ewBinOp, dt xla.DType, d, a, b []T) bool {
 	default:
 		return false
 	}
+	if !IsNarrowFloat(dt) {
+		ewSplit(len(d), func(lo, hi int) { body(d[lo:hi], a[lo:hi], b[lo:hi]) })
+		return true
+	}
 	ewSplit(len(d), func(lo, hi int) {
-		body(d[lo:hi], a[lo:hi], b[lo:hi])
-		ewRoundNarrow(dt, d[lo:hi])
+		ewBlocks(lo, hi, func(lo, hi int) {
+			body(d[lo:hi], a[lo:hi], b[lo:hi])
+			ewRoundNarrow(dt, d[lo:hi])
+		})
 	})
 	return true
 }

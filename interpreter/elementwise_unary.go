@@ -219,10 +219,12 @@ func ewIntUnary[T ewInt](code ewUnOp, dt xla.DType, d, a []T) bool {
 		return false
 	}
 	ewSplit(len(d), func(lo, hi int) {
-		body(d[lo:hi], a[lo:hi])
-		if sub {
-			ewWrap(d[lo:hi], width, signed)
-		}
+		ewBlocks(lo, hi, func(lo, hi int) {
+			body(d[lo:hi], a[lo:hi])
+			if sub {
+				ewWrap(d[lo:hi], width, signed)
+			}
+		})
 	})
 	return true
 }
@@ -347,8 +349,10 @@ func ewFloatUnary[T ewFloat](code ewUnOp, dt xla.DType, out *Tensor, a []T) bool
 		}
 	}
 	ewSplit(len(d), func(lo, hi int) {
-		body(d[lo:hi], a[lo:hi])
-		ewRoundNarrow(dt, d[lo:hi])
+		ewBlocks(lo, hi, func(lo, hi int) {
+			body(d[lo:hi], a[lo:hi])
+			ewRoundNarrow(dt, d[lo:hi])
+		})
 	})
 	return true
 }
