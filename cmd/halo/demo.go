@@ -1,39 +1,111 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
+	"math"
+	"sort"
+	"strings"
+	"time"
 
 	"github.com/halo-ml/halo/pjrt"
 	"github.com/halo-ml/halo/stablehlo"
 	"github.com/halo-ml/halo/xla"
 )
 
-// demoModule builds f(x, y) = (x + y) * 2 on f32[4] with the builder.
+// The demo's model: a two-layer MLP on a batch of inputs, and a reduction
+// (the column sums of its output).
+const (
+	demoBatch  = 8
+	demoIn     = 16
+	demoHidden = 32
+	demoOut    = 4
+)
+
+// demoModule builds
+//
+//	logits = relu(x·w1 + b1)·w2 + b2      (8x16 → 8x32 → 8x4)
+//	sums   = reduce_sum(logits, dim 0)    (4)
+//
+// with the stablehlo builder.
 func demoModule() (*stablehlo.Module, error) {
-	b := stablehlo.NewBuilder("demo")
-	f := b.NewFunction("main", stablehlo.Tensor(xla.Float32, 4), stablehlo.Tensor(xla.Float32, 4))
-	sum := f.Add(f.Arg(0), f.Arg(1))
-	f.Return(f.Multiply(sum, stablehlo.Splat(f, float32(2), 4)))
+	b := stablehlo.NewBuilder("demo_mlp")
+	f := b.NewFunction("main",
+		stablehlo.Tensor(xla.Float32, demoBatch, demoIn),
+		stablehlo.Tensor(xla.Float32, demoIn, demoHidden),
+		stablehlo.Tensor(xla.Float32, demoHidden),
+		stablehlo.Tensor(xla.Float32, demoHidden, demoOut),
+		stablehlo.Tensor(xla.Float32, demoOut))
+	x, w1, b1, w2, b2 := f.Arg(0), f.Arg(1), f.Arg(2), f.Arg(3), f.Arg(4)
+	h := f.Add(f.Matmul(x, w1), f.BroadcastInDim(b1, []int64{demoBatch, demoHidden}, []int64{1}))
+	h = f.Maximum(h, f.SplatOf(xla.Float32, 0, demoBatch, demoHidden))
+	logits := f.Add(f.Matmul(h, w2), f.BroadcastInDim(b2, []int64{demoBatch, demoOut}, []int64{1}))
+	f.Return(logits, f.ReduceSum(logits, 0))
 	return b.Build()
 }
 
-// demo builds a program, prints it, and runs it on the best backend found.
+// demoInputs makes deterministic inputs in [-1, 1).
+func demoInputs() [][]float32 {
+	seed := uint32(12345)
+	next := func() float32 {
+		seed = seed*1664525 + 1013904223
+		return float32(seed>>8)/float32(1<<24)*2 - 1
+	}
+	sizes := []int{demoBatch * demoIn, demoIn * demoHidden, demoHidden, demoHidden * demoOut, demoOut}
+	out := make([][]float32, len(sizes))
+	for i, n := range sizes {
+		out[i] = make([]float32, n)
+		for k := range out[i] {
+			out[i][k] = next()
+		}
+	}
+	return out
+}
+
+// demoReference computes the model in plain Go (float32, like the program).
+func demoReference(in [][]float32) (logits, sums []float32) {
+	x, w1, b1, w2, b2 := in[0], in[1], in[2], in[3], in[4]
+	h := make([]float32, demoBatch*demoHidden)
+	for i := 0; i < demoBatch; i++ {
+		for j := 0; j < demoHidden; j++ {
+			var s float32
+			for k := 0; k < demoIn; k++ {
+				s += x[i*demoIn+k] * w1[k*demoHidden+j]
+			}
+			h[i*demoHidden+j] = max(s+b1[j], 0)
+		}
+	}
+	logits = make([]float32, demoBatch*demoOut)
+	sums = make([]float32, demoOut)
+	for i := 0; i < demoBatch; i++ {
+		for j := 0; j < demoOut; j++ {
+			var s float32
+			for k := 0; k < demoHidden; k++ {
+				s += h[i*demoHidden+k] * w2[k*demoOut+j]
+			}
+			logits[i*demoOut+j] = s + b2[j]
+			sums[j] += logits[i*demoOut+j]
+		}
+	}
+	return logits, sums
+}
+
+// demo builds the model, runs it on the best backend found (or the one
+// plugin names) and checks it against the plain-Go computation.
 func demo(w io.Writer, plugin string) error {
+	t0 := time.Now()
 	m, err := demoModule()
 	if err != nil {
 		return err
 	}
 	text := m.String()
-	fmt.Fprintf(w, "program (built with the stablehlo builder):\n%s\n", text)
+	buildTime := time.Since(t0)
+	fmt.Fprintf(w, "program (built with the stablehlo builder in %v):\n%s\n", round(buildTime), text)
+
 	p, err := pjrt.LoadPlugin(plugin)
 	if err != nil {
-		if plugin != "" {
-			return err
-		}
-		fmt.Fprintf(w, "not run: %v\n", err)
-		fmt.Fprintln(w, "install a PJRT plugin (for example the jax CPU or CUDA wheels) or set PJRT_PLUGIN_LIBRARY_PATH; the built-in interpreter is not part of this build yet")
-		return nil
+		return err
 	}
 	fmt.Fprintf(w, "backend: %s\n", p)
 	c, err := p.NewClient()
@@ -41,24 +113,111 @@ func demo(w io.Writer, plugin string) error {
 		return err
 	}
 	defer c.Close()
-	fmt.Fprintf(w, "devices: %d (%s)\n", len(c.AddressableDevices()), c.PlatformName())
+	devs := c.AddressableDevices()
+	names := make([]string, len(devs))
+	for i, d := range devs {
+		names[i] = d.String()
+	}
+	fmt.Fprintf(w, "platform: %s (%s), %d device(s): %s\n", c.PlatformName(), c.PlatformVersion(), len(devs), strings.Join(names, ", "))
+
+	t0 = time.Now()
 	exe, err := c.Compile(pjrt.MLIRText(text), nil)
 	if err != nil {
 		return err
 	}
 	defer exe.Close()
-	x, err := pjrt.BufferFrom(c, []float32{1, 2, 3, 4}, []int64{4})
+	compileTime := time.Since(t0)
+
+	in := demoInputs()
+	dims := [][]int64{{demoBatch, demoIn}, {demoIn, demoHidden}, {demoHidden}, {demoHidden, demoOut}, {demoOut}}
+	args := make([]*pjrt.Buffer, len(in))
+	for i := range in {
+		if args[i], err = pjrt.BufferFrom(c, in[i], dims[i]); err != nil {
+			return err
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+
+	t0 = time.Now()
+	outs, err := exe.Run(args...)
 	if err != nil {
 		return err
 	}
-	y, err := pjrt.BufferFrom(c, []float32{10, 20, 30, 40}, []int64{4})
+	logits, err := pjrt.ToSlice[float32](ctx, outs[0])
 	if err != nil {
-		return err
+		return fmt.Errorf("logits: %w", err)
 	}
-	fmt.Fprintln(w, "x = [1 2 3 4], y = [10 20 30 40]")
-	outs, err := exe.Run(x, y)
+	sums, err := pjrt.ToSlice[float32](ctx, outs[1])
 	if err != nil {
-		return err
+		return fmt.Errorf("sums: %w", err)
 	}
-	return printOutputs(w, outs)
+	firstRun := time.Since(t0)
+
+	// Steady state: run again and time each execution end to end.
+	const runs = 50
+	times := make([]time.Duration, runs)
+	for i := range times {
+		t := time.Now()
+		o, err := exe.Run(args...)
+		if err != nil {
+			return err
+		}
+		if err := o[1].Await(ctx); err != nil {
+			return err
+		}
+		times[i] = time.Since(t)
+		for _, b := range o {
+			b.Close()
+		}
+	}
+	sort.Slice(times, func(i, j int) bool { return times[i] < times[j] })
+
+	fmt.Fprintf(w, "inputs: x %dx%d, w1 %dx%d, b1 %d, w2 %dx%d, b2 %d (deterministic values in [-1, 1))\n",
+		demoBatch, demoIn, demoIn, demoHidden, demoHidden, demoHidden, demoOut, demoOut)
+	fmt.Fprintf(w, "logits[0] = %s\n", formatFloats(logits[:demoOut]))
+	fmt.Fprintf(w, "column sums = %s\n", formatFloats(sums))
+
+	wantLogits, wantSums := demoReference(in)
+	errL, errS := maxRelErr(logits, wantLogits), maxRelErr(sums, wantSums)
+	fmt.Fprintf(w, "check against plain Go: max relative error %.2g (logits), %.2g (sums)\n", errL, errS)
+	fmt.Fprintf(w, "timings: build %v, compile %v, first run %v, steady run %v (median of %d, min %v)\n",
+		round(buildTime), round(compileTime), round(firstRun), round(times[runs/2]), runs, round(times[0]))
+	if errL > 1e-4 || errS > 1e-4 {
+		return fmt.Errorf("results differ from the plain-Go computation (max relative error %g, %g)", errL, errS)
+	}
+	fmt.Fprintln(w, "OK")
+	return nil
+}
+
+func maxRelErr(got, want []float32) float64 {
+	if len(got) != len(want) {
+		return math.Inf(1)
+	}
+	var worst float64
+	for i := range got {
+		d := math.Abs(float64(got[i]) - float64(want[i]))
+		scale := math.Max(1, math.Abs(float64(want[i])))
+		worst = math.Max(worst, d/scale)
+	}
+	return worst
+}
+
+func formatFloats(v []float32) string {
+	parts := make([]string, len(v))
+	for i, x := range v {
+		parts[i] = fmt.Sprintf("%.4f", x)
+	}
+	return "[" + strings.Join(parts, " ") + "]"
+}
+
+func round(d time.Duration) time.Duration {
+	switch {
+	case d > time.Second:
+		return d.Round(time.Millisecond)
+	case d > time.Millisecond:
+		return d.Round(10 * time.Microsecond)
+	default:
+		return d.Round(100 * time.Nanosecond)
+	}
 }

@@ -50,13 +50,25 @@ func TestDevicesListsSearch(t *testing.T) {
 	}
 }
 
-func TestDemoPrintsProgram(t *testing.T) {
-	code, out, errOut := runCLI("demo")
-	if code != 0 {
-		t.Fatalf("demo failed: %s", errOut)
+func TestDemo(t *testing.T) {
+	for _, args := range [][]string{{"demo"}, {"demo", "-plugin", "interpreter"}} {
+		code, out, errOut := runCLI(args...)
+		if code != 0 {
+			t.Fatalf("%v failed: %s\n%s", args, errOut, out)
+		}
+		for _, want := range []string{
+			"module @demo_mlp", "stablehlo.dot_general", "stablehlo.maximum", "stablehlo.reduce",
+			"backend: ", "device(s)", "logits[0] = [", "column sums = [", "check against plain Go", "timings: build", "\nOK\n",
+		} {
+			assert.Contains(t, out, want, args)
+		}
+		if len(args) == 3 {
+			assert.Contains(t, out, "backend: interpreter")
+		}
 	}
-	assert.Contains(t, out, "stablehlo.add %arg0, %arg1 : tensor<4xf32>")
-	assert.Contains(t, out, "stablehlo.multiply")
+	code, _, errOut := runCLI("demo", "-plugin", "no-such-plugin")
+	assert.Equal(t, 1, code)
+	assert.Contains(t, errOut, "no-such-plugin")
 }
 
 func TestRunFileReportsPluginErrors(t *testing.T) {
