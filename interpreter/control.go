@@ -11,17 +11,17 @@ import (
 // their bodies can use values defined outside them.
 
 func init() {
-	RegisterKernel("stablehlo.while", shpWhile)
-	RegisterKernel("stablehlo.if", shpIf)
-	RegisterKernel("stablehlo.case", shpCase)
-	RegisterKernel("func.call", shpCall)
-	RegisterKernel("stablehlo.map", shpMap)
-	RegisterKernel("stablehlo.tuple", shpTuple)
-	RegisterKernel("stablehlo.get_tuple_element", shpGetTupleElement)
-	RegisterKernel("stablehlo.optimization_barrier", shpIdentity)
-	RegisterKernel("stablehlo.create_token", shpToken)
-	RegisterKernel("stablehlo.after_all", shpToken)
-	RegisterKernel("stablehlo.composite", shpComposite)
+	shpRegister("stablehlo.while", shpWhile)
+	shpRegister("stablehlo.if", shpIf)
+	shpRegister("stablehlo.case", shpCase)
+	shpRegister("func.call", shpCall)
+	shpRegister("stablehlo.map", shpMap)
+	shpRegister("stablehlo.tuple", shpTuple)
+	shpRegister("stablehlo.get_tuple_element", shpGetTupleElement)
+	shpRegister("stablehlo.optimization_barrier", shpIdentity)
+	shpRegister("stablehlo.create_token", shpToken)
+	shpRegister("stablehlo.after_all", shpToken)
+	shpRegister("stablehlo.composite", shpComposite)
 }
 
 // shpWhile runs body while cond holds; the loop-carried values start as the

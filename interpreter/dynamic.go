@@ -9,11 +9,11 @@ import (
 // result dimension must agree with them.
 
 func init() {
-	RegisterKernel("stablehlo.dynamic_broadcast_in_dim", shpDynamicBroadcastInDim)
-	RegisterKernel("stablehlo.dynamic_iota", shpDynamicIota)
-	RegisterKernel("stablehlo.dynamic_pad", shpDynamicPad)
-	RegisterKernel("stablehlo.dynamic_reshape", shpDynamicReshape)
-	RegisterKernel("stablehlo.real_dynamic_slice", shpRealDynamicSlice)
+	shpRegister("stablehlo.dynamic_broadcast_in_dim", shpDynamicBroadcastInDim)
+	shpRegister("stablehlo.dynamic_iota", shpDynamicIota)
+	shpRegister("stablehlo.dynamic_pad", shpDynamicPad)
+	shpRegister("stablehlo.dynamic_reshape", shpDynamicReshape)
+	shpRegister("stablehlo.real_dynamic_slice", shpRealDynamicSlice)
 }
 
 // shpShapeOperand reads a 1-D integer tensor operand (a shape or a list of

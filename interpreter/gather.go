@@ -16,10 +16,10 @@ import (
 // indices_are_sorted and unique_indices are hints and are not checked.
 
 func init() {
-	RegisterKernel("stablehlo.gather", shpGather)
-	RegisterKernel("stablehlo.dynamic_gather", shpDynamicGather)
-	RegisterKernel("stablehlo.scatter", shpScatter)
-	RegisterKernel("stablehlo.torch_index_select", shpTorchIndexSelect)
+	shpRegister("stablehlo.gather", shpGather)
+	shpRegister("stablehlo.dynamic_gather", shpDynamicGather)
+	shpRegister("stablehlo.scatter", shpScatter)
+	shpRegister("stablehlo.torch_index_select", shpTorchIndexSelect)
 }
 
 func shpGather(_ *Exec, op *stablehlo.Op, args []Value) ([]Value, error) {

@@ -6,7 +6,7 @@ import (
 )
 
 func init() {
-	RegisterKernel("stablehlo.reduce", shpReduce)
+	shpRegister("stablehlo.reduce", shpReduce)
 }
 
 // shpRedGeom is the iteration geometry of a reduction: the kept dimensions

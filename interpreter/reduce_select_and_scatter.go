@@ -6,7 +6,7 @@ import (
 )
 
 func init() {
-	RegisterKernel("stablehlo.select_and_scatter", shpSelectAndScatter)
+	shpRegister("stablehlo.select_and_scatter", shpSelectAndScatter)
 }
 
 // shpSelectAndScatter is stablehlo.select_and_scatter. For every window (one

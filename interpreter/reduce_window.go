@@ -6,7 +6,7 @@ import (
 )
 
 func init() {
-	RegisterKernel("stablehlo.reduce_window", shpReduceWindow)
+	shpRegister("stablehlo.reduce_window", shpReduceWindow)
 }
 
 // shpWindow is the geometry of reduce_window (and select_and_scatter): for
@@ -30,6 +30,9 @@ func shpNewWindow(in, win, stride, baseDil, winDil, lo, hi []int64) (*shpWindow,
 		if win[d] < 0 || stride[d] <= 0 || baseDil[d] <= 0 || winDil[d] <= 0 {
 			return nil, shpErrf("dimension %d: window %d, stride %d, base dilation %d and window dilation %d must be positive",
 				d, win[d], stride[d], baseDil[d], winDil[d])
+		}
+		if max(win[d], stride[d], baseDil[d], winDil[d], lo[d], -lo[d], hi[d], -hi[d]) > 1<<31 {
+			return nil, shpErrf("dimension %d: window geometry too large", d)
 		}
 		dilIn := int64(0)
 		if in[d] > 0 {

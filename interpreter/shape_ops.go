@@ -13,18 +13,18 @@ import (
 // values, and reshape returns a tensor that shares its operand's storage.
 
 func init() {
-	RegisterKernel("stablehlo.reshape", shpReshape)
-	RegisterKernel("stablehlo.transpose", shpTranspose)
-	RegisterKernel("stablehlo.broadcast_in_dim", shpBroadcastInDim)
-	RegisterKernel("stablehlo.broadcast", shpBroadcast)
-	RegisterKernel("stablehlo.slice", shpSlice)
-	RegisterKernel("stablehlo.dynamic_slice", shpDynamicSlice)
-	RegisterKernel("stablehlo.dynamic_update_slice", shpDynamicUpdateSlice)
-	RegisterKernel("stablehlo.concatenate", shpConcatenate)
-	RegisterKernel("stablehlo.pad", shpPad)
-	RegisterKernel("stablehlo.reverse", shpReverse)
-	RegisterKernel("stablehlo.get_dimension_size", shpGetDimensionSize)
-	RegisterKernel("stablehlo.set_dimension_size", shpSetDimensionSize)
+	shpRegister("stablehlo.reshape", shpReshape)
+	shpRegister("stablehlo.transpose", shpTranspose)
+	shpRegister("stablehlo.broadcast_in_dim", shpBroadcastInDim)
+	shpRegister("stablehlo.broadcast", shpBroadcast)
+	shpRegister("stablehlo.slice", shpSlice)
+	shpRegister("stablehlo.dynamic_slice", shpDynamicSlice)
+	shpRegister("stablehlo.dynamic_update_slice", shpDynamicUpdateSlice)
+	shpRegister("stablehlo.concatenate", shpConcatenate)
+	shpRegister("stablehlo.pad", shpPad)
+	shpRegister("stablehlo.reverse", shpReverse)
+	shpRegister("stablehlo.get_dimension_size", shpGetDimensionSize)
+	shpRegister("stablehlo.set_dimension_size", shpSetDimensionSize)
 }
 
 func shpOneTensor(args []Value, want int) (*Tensor, error) {
@@ -233,7 +233,10 @@ func shpDoSlice(in *Tensor, start, limit, strides []int64) (*Tensor, error) {
 			return nil, shpErrf("dimension %d: slice [%d:%d:%d] is out of range for size %d",
 				d, start[d], limit[d], strides[d], in.Shape.Dims[d])
 		}
-		outDims[d] = (limit[d] - start[d] + strides[d] - 1) / strides[d]
+		outDims[d] = (limit[d] - start[d]) / strides[d]
+		if (limit[d]-start[d])%strides[d] != 0 {
+			outDims[d]++
+		}
 		srcStr[d] = inStr[d] * strides[d]
 		off += start[d] * inStr[d]
 	}
@@ -454,6 +457,12 @@ func shpDoPad(in, padv *Tensor, lo, hi, interior []int64) (*Tensor, error) {
 		n := in.Shape.Dims[d]
 		if interior[d] < 0 {
 			return nil, shpErrf("interior_padding[%d] = %d is negative", d, interior[d])
+		}
+		if max(lo[d], -lo[d], hi[d], -hi[d], interior[d]) > shpMaxElems {
+			return nil, shpErrf("dimension %d: padding %d/%d/%d is too large", d, lo[d], hi[d], interior[d])
+		}
+		if interior[d] > 0 && n > 1 && n-1 > shpMaxElems/interior[d] {
+			return nil, shpErrf("dimension %d: interior padding %d of size %d is too large", d, interior[d], n)
 		}
 		outDims[d] = lo[d] + hi[d] + n + max(n-1, 0)*interior[d]
 		if outDims[d] < 0 {

@@ -17,6 +17,20 @@ import (
 // loop over the typed slices, so no kernel pays an interface call or an
 // allocation per element.
 
+// shpRegister binds a kernel of these files. A panic inside it (a bug: the
+// kernels check their inputs and return errors) becomes an error naming the
+// op instead of taking the process down.
+func shpRegister(name string, k Kernel) {
+	RegisterKernel(name, func(x *Exec, op *stablehlo.Op, args []Value) (out []Value, err error) {
+		defer func() {
+			if r := recover(); r != nil {
+				out, err = nil, fmt.Errorf("internal error in the %s kernel (please report): %v", name, r)
+			}
+		}()
+		return k(x, op, args)
+	})
+}
+
 // shpAttrInts reads an integer-list attribute: array<i64: ...> (any integer
 // element type), dense<...> : tensor<Nxi64> (older printers) or [1, 2].
 // present is false when the attribute is absent.
@@ -204,7 +218,57 @@ func shpTensorArg(args []Value, i int) (*Tensor, error) {
 	if !ok || t == nil {
 		return nil, fmt.Errorf("operand %d is %T, not a tensor", i, args[i])
 	}
+	if err := shpValidTensor(t); err != nil {
+		return nil, fmt.Errorf("operand %d: %w", i, err)
+	}
 	return t, nil
+}
+
+// shpValidTensor checks that a tensor's storage matches its shape, so that a
+// malformed tensor handed in from outside is an error, not an index panic.
+func shpValidTensor(t *Tensor) error {
+	n := -1
+	var st Storage
+	switch d := t.Data.(type) {
+	case []bool:
+		n, st = len(d), StorageBool
+	case []int8:
+		n, st = len(d), StorageI8
+	case []int16:
+		n, st = len(d), StorageI16
+	case []int32:
+		n, st = len(d), StorageI32
+	case []int64:
+		n, st = len(d), StorageI64
+	case []uint8:
+		n, st = len(d), StorageU8
+	case []uint16:
+		n, st = len(d), StorageU16
+	case []uint32:
+		n, st = len(d), StorageU32
+	case []uint64:
+		n, st = len(d), StorageU64
+	case []float32:
+		n, st = len(d), StorageF32
+	case []float64:
+		n, st = len(d), StorageF64
+	case []complex64:
+		n, st = len(d), StorageC64
+	case []complex128:
+		n, st = len(d), StorageC128
+	}
+	if st == StorageInvalid || st != StorageOf(t.Shape.DType) {
+		return fmt.Errorf("tensor %v holds %T", t.Shape, t.Data)
+	}
+	for _, d := range t.Shape.Dims {
+		if d < 0 {
+			return fmt.Errorf("tensor shape %v has a negative dimension", t.Shape)
+		}
+	}
+	if int64(n) != t.Shape.Size() {
+		return fmt.Errorf("tensor %v holds %d elements", t.Shape, n)
+	}
+	return nil
 }
 
 // shpTensorArgs returns all arguments as tensors.
@@ -349,6 +413,11 @@ func shpNew(dt xla.DType, dims []int64) *Tensor {
 	return NewTensor(xla.MakeShape(dt, dims...))
 }
 
+// shpMaxElems bounds the size of a tensor these kernels create (2^40
+// elements): beyond it the shape is an error rather than an allocation that
+// cannot succeed.
+const shpMaxElems = 1 << 40
+
 // shpCheckDims reports negative dimensions and sizes that do not fit in
 // memory-indexable ints.
 func shpCheckDims(dims []int64) error {
@@ -357,7 +426,7 @@ func shpCheckDims(dims []int64) error {
 		if d < 0 {
 			return fmt.Errorf("dimension %d is negative (%d)", i, d)
 		}
-		if d != 0 && n > (1<<62)/d {
+		if d != 0 && n > shpMaxElems/d {
 			return fmt.Errorf("shape %v is too large", dims)
 		}
 		n *= d

@@ -8,7 +8,7 @@ import (
 )
 
 func init() {
-	RegisterKernel("stablehlo.sort", shpSort)
+	shpRegister("stablehlo.sort", shpSort)
 }
 
 // shpSort is stablehlo.sort: sorts the 1-D slices of all inputs along
