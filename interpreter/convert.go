@@ -44,12 +44,9 @@ func cvConvertKernel(x *Exec, op *stablehlo.Op, args []Value) ([]Value, error) {
 	if err != nil {
 		return nil, err
 	}
-	out, err := ewResult(op, 0)
+	out, err := ewResultOf(op, 0, xla.Invalid, src.Shape.Dims, "the operand's shape "+ewType(src.Shape))
 	if err != nil {
 		return nil, err
-	}
-	if !ewSameDims(src.Shape, out.Shape) {
-		return nil, fmt.Errorf("result %s must have the operand's shape %s", ewType(out.Shape), ewType(src.Shape))
 	}
 	if err := Convert(out, src); err != nil {
 		return nil, err
@@ -344,26 +341,27 @@ func cvBitcastKernel(x *Exec, op *stablehlo.Op, args []Value) ([]Value, error) {
 	if err != nil {
 		return nil, err
 	}
-	out, err := ewResult(op, 0)
+	rt, err := ewResultType(op, 0)
 	if err != nil {
 		return nil, err
 	}
-	sw, dw := src.Shape.DType.Bits(), out.Shape.DType.Bits()
-	sd, dd := src.Shape.Dims, out.Shape.Dims
+	sw, dw := src.Shape.DType.Bits(), rt.DType.Bits()
+	sd, dd := src.Shape.Dims, rt.Dims
 	var shapeOK bool
 	switch {
 	case sw == dw:
-		shapeOK = ewSameDims(src.Shape, out.Shape)
+		shapeOK = ewSameDims(src.Shape, rt.Shape())
 	case sw > dw:
 		shapeOK = len(dd) == len(sd)+1 && int64(sw) == dd[len(dd)-1]*int64(dw) &&
 			ewSameDims(src.Shape, xla.MakeShape(src.Shape.DType, dd[:len(sd)]...))
 	default:
 		shapeOK = len(sd) == len(dd)+1 && int64(dw) == sd[len(sd)-1]*int64(sw) &&
-			ewSameDims(out.Shape, xla.MakeShape(out.Shape.DType, sd[:len(dd)]...))
+			ewSameDims(rt.Shape(), xla.MakeShape(rt.DType, sd[:len(dd)]...))
 	}
 	if !shapeOK || sw == 0 || dw == 0 {
-		return nil, fmt.Errorf("cannot bitcast %s to %s", ewType(src.Shape), ewType(out.Shape))
+		return nil, fmt.Errorf("cannot bitcast %s to %v", ewType(src.Shape), rt)
 	}
+	out := NewTensor(rt.Shape())
 	words, ww := cvRawBits(src)
 	if ww != dw && !(ww == 64 && dw == 128) {
 		words = cvRepack(words, ww, dw)
@@ -565,13 +563,10 @@ func cvReducePrecisionKernel(x *Exec, op *stablehlo.Op, args []Value) ([]Value, 
 	if eb < 1 || mb < 0 {
 		return nil, fmt.Errorf("exponent_bits must be >= 1 and mantissa_bits >= 0, got %d and %d", eb, mb)
 	}
-	out, err := ewResult(op, 0)
+	dt := src.Shape.DType
+	out, err := ewResultOf(op, 0, dt, src.Shape.Dims, "the operand's "+ewType(src.Shape))
 	if err != nil {
 		return nil, err
-	}
-	dt := src.Shape.DType
-	if out.Shape.DType != dt || !ewSameDims(out.Shape, src.Shape) {
-		return nil, fmt.Errorf("result %s must have the operand's type %s", ewType(out.Shape), ewType(src.Shape))
 	}
 	switch s := src.Data.(type) {
 	case []float32:

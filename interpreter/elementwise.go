@@ -129,19 +129,56 @@ func ewCheckStorage(t *Tensor) error {
 	return nil
 }
 
-// ewResult allocates the tensor of result i, which must be static.
-func ewResult(op *stablehlo.Op, i int) (*Tensor, error) {
+// ewMaxBytes bounds the size of one result tensor: a type asking for more
+// is an error rather than an allocation that cannot succeed.
+const ewMaxBytes = 1 << 36
+
+// ewResultType returns the type of result i after checking that it is a
+// static tensor type of a supported element type and of a size the
+// interpreter can hold.
+func ewResultType(op *stablehlo.Op, i int) (stablehlo.TensorType, error) {
 	rt, err := ResultTensorType(op, i)
+	if err != nil {
+		return rt, err
+	}
+	if StorageOf(rt.DType) == StorageInvalid {
+		return rt, fmt.Errorf("result element type %v is not supported", rt.DType)
+	}
+	n := int64(1)
+	for _, d := range rt.Dims {
+		if d < 0 {
+			return rt, fmt.Errorf("result %d has a dynamic shape %v", i, rt)
+		}
+		if d != 0 && n > ewMaxBytes/d {
+			return rt, fmt.Errorf("result %d of type %v is too large", i, rt)
+		}
+		n *= d
+	}
+	if n*int64(max(rt.DType.HostBytes(), 1)) > ewMaxBytes {
+		return rt, fmt.Errorf("result %d of type %v is too large", i, rt)
+	}
+	return rt, nil
+}
+
+// ewResult allocates result i (see ewResultType).
+func ewResult(op *stablehlo.Op, i int) (*Tensor, error) {
+	rt, err := ewResultType(op, i)
 	if err != nil {
 		return nil, err
 	}
-	for _, d := range rt.Dims {
-		if d < 0 {
-			return nil, fmt.Errorf("result %d has a dynamic shape %v", i, rt)
-		}
+	return NewTensor(rt.Shape()), nil
+}
+
+// ewResultOf allocates result i after checking that its type has dims and
+// element type dt (Invalid: any element type); what describes the
+// expected type in the error.
+func ewResultOf(op *stablehlo.Op, i int, dt xla.DType, dims []int64, what string) (*Tensor, error) {
+	rt, err := ewResultType(op, i)
+	if err != nil {
+		return nil, err
 	}
-	if StorageOf(rt.DType) == StorageInvalid {
-		return nil, fmt.Errorf("result element type %v is not supported", rt.DType)
+	if !ewSameDims(rt.Shape(), xla.MakeShape(rt.DType, dims...)) || (dt != xla.Invalid && rt.DType != dt) {
+		return nil, fmt.Errorf("result type %v does not match %s", rt, what)
 	}
 	return NewTensor(rt.Shape()), nil
 }

@@ -88,11 +88,8 @@ func ewBinaryOperands(op *stablehlo.Op, args []Value) (a, b, out *Tensor, err er
 	if a.Shape.DType != b.Shape.DType || !ewSameDims(a.Shape, b.Shape) {
 		return nil, nil, nil, fmt.Errorf("operands have different types %s and %s", ewType(a.Shape), ewType(b.Shape))
 	}
-	if out, err = ewResult(op, 0); err != nil {
+	if out, err = ewResultOf(op, 0, a.Shape.DType, a.Shape.Dims, "the operands' "+ewType(a.Shape)); err != nil {
 		return nil, nil, nil, err
-	}
-	if !ewSameDims(out.Shape, a.Shape) || out.Shape.DType != a.Shape.DType {
-		return nil, nil, nil, fmt.Errorf("result type %s does not match the operands' %s", ewType(out.Shape), ewType(a.Shape))
 	}
 	return a, b, out, nil
 }
@@ -517,13 +514,12 @@ func ewComplexKernel(x *Exec, op *stablehlo.Op, args []Value) ([]Value, error) {
 	if err != nil {
 		return nil, err
 	}
-	out, err := ewResult(op, 0)
+	if re.Shape.DType != im.Shape.DType || !ewSameDims(re.Shape, im.Shape) {
+		return nil, fmt.Errorf("operands %s and %s must have the same type", ewType(re.Shape), ewType(im.Shape))
+	}
+	out, err := ewResultOf(op, 0, xla.Invalid, re.Shape.Dims, "the operands' shape")
 	if err != nil {
 		return nil, err
-	}
-	if re.Shape.DType != im.Shape.DType || !ewSameDims(re.Shape, im.Shape) || !ewSameDims(re.Shape, out.Shape) {
-		return nil, fmt.Errorf("operands %s, %s and result %s must have the same shape and part type",
-			ewType(re.Shape), ewType(im.Shape), ewType(out.Shape))
 	}
 	switch r := re.Data.(type) {
 	case []float32:

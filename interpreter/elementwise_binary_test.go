@@ -194,6 +194,8 @@ func TestBinaryOperandErrors(t *testing.T) {
 		{"short storage", []Value{f32, &Tensor{Shape: f32.Shape, Data: []float32{1}}}, res, "holds 1"},
 		{"result type", []Value{f32, f32}, stablehlo.Tensor(xla.Float64, 2), "does not match"},
 		{"dynamic result", []Value{f32, f32}, stablehlo.Tensor(xla.Float32, stablehlo.DynamicDim), "dynamic"},
+		{"huge result", []Value{f32, f32}, stablehlo.Tensor(xla.Float32, 1<<40), "too large"},
+		{"result of other shape", []Value{f32, f32}, stablehlo.Tensor(xla.Float32, 1<<20), "does not match"},
 		{"token result", []Value{f32, f32}, stablehlo.TokenType{}, "not a tensor"},
 	}
 	for _, tt := range tests {

@@ -107,14 +107,11 @@ func ewCompareKernel(x *Exec, op *stablehlo.Op, args []Value) ([]Value, error) {
 	if a.Shape.DType != b.Shape.DType || !ewSameDims(a.Shape, b.Shape) {
 		return nil, fmt.Errorf("operands have different types %s and %s", ewType(a.Shape), ewType(b.Shape))
 	}
-	out, err := ewResult(op, 0)
+	dir, order, err := ewCompareAttrs(op, a.Shape.DType)
 	if err != nil {
 		return nil, err
 	}
-	if out.Shape.DType != xla.Bool || !ewSameDims(out.Shape, a.Shape) {
-		return nil, fmt.Errorf("result type %s must be %s", ewType(out.Shape), ewType(xla.MakeShape(xla.Bool, a.Shape.Dims...)))
-	}
-	dir, order, err := ewCompareAttrs(op, a.Shape.DType)
+	out, err := ewResultOf(op, 0, xla.Bool, a.Shape.Dims, ewType(xla.MakeShape(xla.Bool, a.Shape.Dims...)))
 	if err != nil {
 		return nil, err
 	}
@@ -347,12 +344,8 @@ func ewSelectKernel(x *Exec, op *stablehlo.Op, args []Value) ([]Value, error) {
 	if !scalar && !ewSameDims(pred.Shape, t.Shape) {
 		return nil, fmt.Errorf("pred %s must be a scalar or have the shape of on_true %s", ewType(pred.Shape), ewType(t.Shape))
 	}
-	rt, err := ResultTensorType(op, 0)
-	if err != nil {
+	if _, err := ewResultOf(op, 0, t.Shape.DType, t.Shape.Dims, "on_true "+ewType(t.Shape)); err != nil {
 		return nil, err
-	}
-	if !ewSameDims(rt.Shape(), t.Shape) || rt.DType != t.Shape.DType {
-		return nil, fmt.Errorf("result type %v does not match on_true %s", rt, ewType(t.Shape))
 	}
 	p := pred.Data.([]bool)
 	if scalar {
@@ -430,12 +423,9 @@ func ewClampKernel(x *Exec, op *stablehlo.Op, args []Value) ([]Value, error) {
 			return nil, fmt.Errorf("min and max must be scalars or have the operand's type %s, got %s", ewType(v.Shape), ewType(b.Shape))
 		}
 	}
-	out, err := ewResult(op, 0)
+	out, err := ewResultOf(op, 0, v.Shape.DType, v.Shape.Dims, "the operand's "+ewType(v.Shape))
 	if err != nil {
 		return nil, err
-	}
-	if !ewSameDims(out.Shape, v.Shape) || out.Shape.DType != v.Shape.DType {
-		return nil, fmt.Errorf("result type %s does not match the operand's %s", ewType(out.Shape), ewType(v.Shape))
 	}
 	ls, hs := 1, 1 // strides into min and max: 0 for a scalar
 	if len(lo.Shape.Dims) == 0 {

@@ -142,7 +142,7 @@ func TestCompareErrors(t *testing.T) {
 		{"unknown type", []stablehlo.NamedAttr{dir("LT"), typ("FUZZY")}, []Value{f32, f32}, res, `unknown compare_type "FUZZY"`},
 		{"type kind", []stablehlo.NamedAttr{dir("LT"), {Name: "compare_type", Value: stablehlo.IntAttr{Value: 1}}}, []Value{f32, f32}, res, "compare_type must be"},
 		{"mixed operands", []stablehlo.NamedAttr{dir("LT")}, []Value{f32, i32}, res, "different types"},
-		{"result not bool", []stablehlo.NamedAttr{dir("LT")}, []Value{f32, f32}, stablehlo.Tensor(xla.Float32, 1), "must be tensor<1xi1>"},
+		{"result not bool", []stablehlo.NamedAttr{dir("LT")}, []Value{f32, f32}, stablehlo.Tensor(xla.Float32, 1), "does not match tensor<1xi1>"},
 	}
 	for _, tt := range tests {
 		_, err := ewtKernel("stablehlo.compare", tt.attrs, tt.result, tt.args...)

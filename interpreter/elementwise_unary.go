@@ -101,14 +101,11 @@ func ewUnaryKernel(code ewUnOp) Kernel {
 		if err != nil {
 			return nil, err
 		}
-		out, err := ewResult(op, 0)
+		dt := a.Shape.DType
+		want := xla.MakeShape(ewUnaryResultType(code, dt), a.Shape.Dims...)
+		out, err := ewResultOf(op, 0, want.DType, want.Dims, ewType(want)+" for operand "+ewType(a.Shape))
 		if err != nil {
 			return nil, err
-		}
-		dt := a.Shape.DType
-		if want := ewUnaryResultType(code, dt); !ewSameDims(out.Shape, a.Shape) || out.Shape.DType != want {
-			return nil, fmt.Errorf("result type %s does not match operand type %s (want %s)",
-				ewType(out.Shape), ewType(a.Shape), ewType(xla.MakeShape(want, a.Shape.Dims...)))
 		}
 		if code == unIsFinite && !dt.IsFloat() {
 			return nil, ewDTypeError(op, dt)

@@ -68,6 +68,8 @@ func TestIotaErrors(t *testing.T) {
 		{"bool", dim(0), stablehlo.Tensor(xla.Bool, 2), "iota of i1 is not supported"},
 		{"no dimension", nil, stablehlo.Tensor(xla.Int32, 2), "iota_dimension must be an integer"},
 		{"dynamic", dim(0), stablehlo.Tensor(xla.Int32, stablehlo.DynamicDim), "dynamic shape"},
+		{"huge", dim(0), stablehlo.Tensor(xla.Int32, 1<<40), "is too large"},
+		{"overflowing size", dim(0), stablehlo.Tensor(xla.Int8, 1<<32, 1<<32, 1<<32), "is too large"},
 	}
 	for _, tt := range tests {
 		_, err := ewtKernel("stablehlo.iota", tt.attrs, tt.result)
