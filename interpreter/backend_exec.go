@@ -386,15 +386,20 @@ func (e *executable) Execute(args [][]backend.Buffer, opts backend.ExecuteOption
 			completion[d] = ev
 		}
 	}
-	e.launch(args, bufs, events, devs)
+	if opts.Context != nil {
+		if _, ok := opts.Context.(*execContext); !ok {
+			return nil, nil, backend.Errorf(codeInvalidArgument, op, "the execute context is not the interpreter's")
+		}
+	}
+	e.launch(args, bufs, events, devs, opts)
 	return outs, completion, nil
 }
 
 // launch runs every device in a goroutine.
-func (e *executable) launch(args [][]backend.Buffer, bufs [][]*buffer, events []*event, devs []*device) {
+func (e *executable) launch(args [][]backend.Buffer, bufs [][]*buffer, events []*event, devs []*device, opts backend.ExecuteOptions) {
 	n := len(devs)
 	if n == 1 {
-		go e.runDevice(context.Background(), nil, 0, args[0], bufs[0], events[0])
+		go e.runDevice(withRunInfo(context.Background(), opts.Context, devs[0].id, opts.LaunchID), nil, 0, args[0], bufs[0], events[0])
 		return
 	}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -404,7 +409,7 @@ func (e *executable) launch(args [][]backend.Buffer, bufs [][]*buffer, events []
 	for d := 0; d < n; d++ {
 		go func(d int) {
 			defer wg.Done()
-			e.runDevice(ctx, rv, d, args[d], bufs[d], events[d])
+			e.runDevice(withRunInfo(ctx, opts.Context, devs[d].id, opts.LaunchID), rv, d, args[d], bufs[d], events[d])
 		}(d)
 	}
 	go func() {

@@ -458,3 +458,61 @@ func TestInterpreterExecutionErrors(t *testing.T) {
 		assert.Contains(t, err.Error(), "upstream failed")
 	})
 }
+
+func TestInterpreterFFIHandlers(t *testing.T) {
+	c := openInterpreter(t, DeviceCount(2))
+	p := c.Plugin()
+	typeID, err := p.RegisterFFIType("halo_test_scale")
+	require.NoError(t, err)
+	again, err := p.RegisterFFIType("halo_test_scale")
+	require.NoError(t, err)
+	assert.Equal(t, typeID, again)
+	var seen sync.Map
+	err = p.RegisterFFIHandler("halo_test_scale", "Host", func(f *FFICallFrame) error {
+		in := f.Args[0].Bytes()
+		out := f.Rets[0].Bytes()
+		scale, err := f.UserData(typeID)
+		if err != nil {
+			return err
+		}
+		dev, err := f.Context.DeviceOrdinal()
+		if err != nil {
+			return err
+		}
+		seen.Store(dev, f.Attrs["mode"])
+		for i := 0; i < len(in); i += 4 {
+			v := math.Float32frombits(binary.LittleEndian.Uint32(in[i:]))
+			binary.LittleEndian.PutUint32(out[i:], math.Float32bits(v*float32(scale)+float32(f.Attrs["offset"].(int32))))
+		}
+		return nil
+	}, 0)
+	require.NoError(t, err)
+	exe, err := c.Compile(MLIRText(fmt.Sprintf(`func.func @main(%%x: tensor<2xf32>) -> tensor<2xf32> {
+  %%0 = stablehlo.custom_call @halo_test_scale(%%x) {api_version = 4 : i32, has_side_effect = true, backend_config = {halo.callback_id = %d : i64, mode = "affine", offset = 1 : i32}} : (tensor<2xf32>) -> tensor<2xf32>
+  return %%0 : tensor<2xf32>
+}`, FFICallbackID("halo_test_scale"))), nil)
+	require.NoError(t, err)
+	xctx, err := c.NewExecuteContext()
+	require.NoError(t, err)
+	defer xctx.Close()
+	require.NoError(t, xctx.AddFFIUserData(typeID, 10))
+	d1, err := c.Device(1)
+	require.NoError(t, err)
+	x, err := BufferFrom(c, []float32{1, 2}, []int64{2}, OnDevice(d1))
+	require.NoError(t, err)
+	run, err := exe.Execute([][]*Buffer{{x}}, ExecuteOptions{Context: xctx, Device: d1})
+	require.NoError(t, err)
+	got, err := ToSlice[float32](ctxT(t), run.Outputs[0][0])
+	require.NoError(t, err)
+	assert.Equal(t, []float32{11, 21}, got)
+	mode, ok := seen.Load(1)
+	assert.True(t, ok, "the handler saw device 1")
+	assert.Equal(t, "affine", mode)
+
+	// Without the user data the handler's error fails the execution.
+	outs, err := exe.Run(x)
+	require.NoError(t, err)
+	err = outs[0].Await(ctxT(t))
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "execute context")
+}
