@@ -22,7 +22,7 @@ func constantKernel(x *Exec, op *stablehlo.Op, args []Value) ([]Value, error) {
 	if !ok {
 		return nil, fmt.Errorf("value must be a dense elements attribute, got %T", op.Attr("value"))
 	}
-	rt, err := ResultTensorType(op, 0)
+	rt, err := ewResultType(op, 0)
 	if err != nil {
 		return nil, err
 	}
