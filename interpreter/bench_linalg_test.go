@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"testing"
+	"time"
 
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas32"
@@ -17,7 +18,9 @@ import (
 // parsed 1024×1024×1024 dot_general through the interpreter;
 // BenchmarkGonumSgemm1024 calls gonum's blas32.Gemm directly on the same
 // sizes, so the two side by side give the interpreter's overhead. Both
-// report GFLOP/s (2·N³ per op); run with -benchmem for allocs/op.
+// report GFLOP/s (2·N³ per op) and CPU time per op (user + system, all
+// threads: the development machines are shared, so wall-clock figures move
+// with other load); run with -benchmem for allocs/op.
 
 func benchRandF32(n int, seed uint64) []float32 {
 	rng := rand.New(rand.NewPCG(seed, 7))
@@ -57,12 +60,21 @@ func benchMatmul(b *testing.B, n int) {
 	ctx := context.Background()
 	b.ReportAllocs()
 	b.ResetTimer()
+	cpu := laCPUTime()
 	for b.Loop() {
 		if _, err := p.Run(ctx, Device{}, args); err != nil {
 			b.Fatal(err)
 		}
 	}
-	b.ReportMetric(2*float64(n)*float64(n)*float64(n)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+	benchReport(b, 2*float64(n)*float64(n)*float64(n), laCPUTime()-cpu)
+}
+
+// benchReport adds GFLOP/s (wall clock) and CPU ms/op.
+func benchReport(b *testing.B, flops float64, cpu time.Duration) {
+	b.ReportMetric(flops*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+	if cpu > 0 {
+		b.ReportMetric(cpu.Seconds()*1e3/float64(b.N), "cpu-ms/op")
+	}
 }
 
 func benchSgemm(b *testing.B, n int) {
@@ -70,12 +82,13 @@ func benchSgemm(b *testing.B, n int) {
 	bb := blas32.General{Rows: n, Cols: n, Stride: n, Data: benchRandF32(n*n, 2)}
 	b.ReportAllocs()
 	b.ResetTimer()
+	cpu := laCPUTime()
 	for b.Loop() {
 		// Allocate the result each time, as the interpreter does.
 		c := blas32.General{Rows: n, Cols: n, Stride: n, Data: make([]float32, n*n)}
 		blas32.Gemm(blas.NoTrans, blas.NoTrans, 1, a, bb, 0, c)
 	}
-	b.ReportMetric(2*float64(n)*float64(n)*float64(n)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+	benchReport(b, 2*float64(n)*float64(n)*float64(n), laCPUTime()-cpu)
 }
 
 // BenchmarkMatmulF32_1024 is a 1024³ f32 dot_general through the interpreter.
@@ -101,10 +114,52 @@ func BenchmarkBatchedMatmulF32(b *testing.B) {
 }`, ty, ty, ty, ty, ty, ty, ty))
 	args := []Value{benchF32Tensor([]int64{64, 64, 64}, 1), benchF32Tensor([]int64{64, 64, 64}, 2)}
 	b.ReportAllocs()
+	cpu := laCPUTime()
 	for b.Loop() {
 		if _, err := p.Run(context.Background(), Device{}, args); err != nil {
 			b.Fatal(err)
 		}
 	}
-	b.ReportMetric(2*64*64*64*64*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+	benchReport(b, 2*64*64*64*64, laCPUTime()-cpu)
+}
+
+// BenchmarkConv2DF32 is a 3×3 same-padded convolution, NHWC
+// [8, 32, 32, 64] with an HWIO [3, 3, 64, 64] kernel (im2col tiles through
+// gonum's sgemm); GFLOP/s counts 2 flops per multiply-add.
+func BenchmarkConv2DF32(b *testing.B) {
+	p := benchProgram(b, `func.func @main(%a: tensor<8x32x32x64xf32>, %w: tensor<3x3x64x64xf32>) -> tensor<8x32x32x64xf32> {
+  %0 = stablehlo.convolution(%a, %w) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {stride = [1, 1], pad = [[1, 1], [1, 1]]} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<8x32x32x64xf32>, tensor<3x3x64x64xf32>) -> tensor<8x32x32x64xf32>
+  return %0 : tensor<8x32x32x64xf32>
+}`)
+	args := []Value{benchF32Tensor([]int64{8, 32, 32, 64}, 1), benchF32Tensor([]int64{3, 3, 64, 64}, 2)}
+	b.ReportAllocs()
+	cpu := laCPUTime()
+	for b.Loop() {
+		if _, err := p.Run(context.Background(), Device{}, args); err != nil {
+			b.Fatal(err)
+		}
+	}
+	benchReport(b, 2*8*32*32*64*64*9, laCPUTime()-cpu)
+}
+
+// BenchmarkFFTC64_64K is a 65536-point complex64 FFT.
+func BenchmarkFFTC64_64K(b *testing.B) {
+	p := benchProgram(b, `func.func @main(%a: tensor<65536xcomplex<f32>>) -> tensor<65536xcomplex<f32>> {
+  %0 = stablehlo.fft %a, type = FFT, length = [65536] : (tensor<65536xcomplex<f32>>) -> tensor<65536xcomplex<f32>>
+  return %0 : tensor<65536xcomplex<f32>>
+}`)
+	in := NewTensor(xla.MakeShape(xla.Complex64, 65536))
+	for i, v := range benchRandF32(65536, 3) {
+		in.Data.([]complex64)[i] = complex(v, -v)
+	}
+	args := []Value{in}
+	b.ReportAllocs()
+	cpu := laCPUTime()
+	for b.Loop() {
+		if _, err := p.Run(context.Background(), Device{}, args); err != nil {
+			b.Fatal(err)
+		}
+	}
+	// 5·N·log2(N) flops per complex FFT, the usual convention.
+	benchReport(b, 5*65536*16, laCPUTime()-cpu)
 }
