@@ -375,7 +375,7 @@ func laEnum(op *stablehlo.Op, name string) (string, error) {
 // laDenseInts decodes an integer DenseElementsAttr (host layout) as int64s.
 func laDenseInts(a stablehlo.DenseElementsAttr) ([]int64, error) {
 	dt := a.Type.DType
-	if !dt.IsInt() {
+	if !dt.IsInt() && dt != xla.Bool {
 		return nil, fmt.Errorf("dense attribute of %v, want integers", dt)
 	}
 	n := a.Type.Size()
