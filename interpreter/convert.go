@@ -44,7 +44,7 @@ func cvConvertKernel(x *Exec, op *stablehlo.Op, args []Value) ([]Value, error) {
 	if err != nil {
 		return nil, err
 	}
-	out, err := ewResultOf(op, 0, xla.Invalid, src.Shape.Dims, "the operand's shape "+ewType(src.Shape))
+	out, err := ewResultOf(op, 0, xla.Invalid, src.Shape, "the shape of the operand's type ")
 	if err != nil {
 		return nil, err
 	}
@@ -112,9 +112,9 @@ func cvFromInt[S ewInt](s []S, dst *Tensor) bool {
 	ddt := dst.Shape.DType
 	switch d := dst.Data.(type) {
 	case []bool:
-		ewSplit(len(d), func(lo, hi int) {
-			for i := lo; i < hi; i++ {
-				d[i] = s[i] != 0
+		ewRun1(d, s, func(d []bool, s []S) {
+			for i, v := range s {
+				d[i] = v != 0
 			}
 		})
 	case []int8:
@@ -134,34 +134,33 @@ func cvFromInt[S ewInt](s []S, dst *Tensor) bool {
 	case []uint64:
 		cvIntInt(d, s, ddt)
 	case []float32:
-		narrow := IsNarrowFloat(ddt)
-		ewSplit(len(d), func(lo, hi int) {
-			if narrow {
-				for i := lo; i < hi; i++ {
-					d[i] = RoundNarrow64(ddt, float64(s[i]))
+		ewRun1x(int(ddt), d, s, func(x int, d []float32, s []S) {
+			if dt := xla.DType(x); IsNarrowFloat(dt) {
+				for i, v := range s {
+					d[i] = RoundNarrow64(dt, float64(v))
 				}
 				return
 			}
-			for i := lo; i < hi; i++ {
-				d[i] = float32(s[i])
+			for i, v := range s {
+				d[i] = float32(v)
 			}
 		})
 	case []float64:
-		ewSplit(len(d), func(lo, hi int) {
-			for i := lo; i < hi; i++ {
-				d[i] = float64(s[i])
+		ewRun1(d, s, func(d []float64, s []S) {
+			for i, v := range s {
+				d[i] = float64(v)
 			}
 		})
 	case []complex64:
-		ewSplit(len(d), func(lo, hi int) {
-			for i := lo; i < hi; i++ {
-				d[i] = complex(float32(s[i]), 0)
+		ewRun1(d, s, func(d []complex64, s []S) {
+			for i, v := range s {
+				d[i] = complex(float32(v), 0)
 			}
 		})
 	case []complex128:
-		ewSplit(len(d), func(lo, hi int) {
-			for i := lo; i < hi; i++ {
-				d[i] = complex(float64(s[i]), 0)
+		ewRun1(d, s, func(d []complex128, s []S) {
+			for i, v := range s {
+				d[i] = complex(float64(v), 0)
 			}
 		})
 	default:
@@ -172,26 +171,23 @@ func cvFromInt[S ewInt](s []S, dst *Tensor) bool {
 
 // cvIntInt converts with wrap-around at ddt's width.
 func cvIntInt[D, S ewInt](d []D, s []S, ddt xla.DType) {
-	width, sub := ewIntWidth(ddt, ewStorageBits[D]())
-	signed := !ddt.IsUnsigned()
-	ewSplit(len(d), func(lo, hi int) {
-		dd, ss := d[lo:hi], s[lo:hi]
-		for i := range dd {
-			dd[i] = D(ss[i])
-		}
-		if sub {
-			ewWrap(dd, width, signed)
+	ewRun1(d, s, func(d []D, s []S) {
+		for i, v := range s {
+			d[i] = D(v)
 		}
 	})
+	if p := ewIntPost[D](ddt); p.wrap {
+		ewRun1(d, d, func(d, _ []D) { ewApply(p, d) })
+	}
 }
 
 func cvFromFloat[S ewFloat](s []S, sdt xla.DType, dst *Tensor) bool {
 	ddt := dst.Shape.DType
 	switch d := dst.Data.(type) {
 	case []bool:
-		ewSplit(len(d), func(lo, hi int) {
-			for i := lo; i < hi; i++ {
-				d[i] = s[i] != 0
+		ewRun1(d, s, func(d []bool, s []S) {
+			for i, v := range s {
+				d[i] = v != 0
 			}
 		})
 	case []int8:
@@ -211,39 +207,39 @@ func cvFromFloat[S ewFloat](s []S, sdt xla.DType, dst *Tensor) bool {
 	case []uint64:
 		cvFloatInt(d, s, ddt)
 	case []float32:
-		narrow := IsNarrowFloat(ddt)
-		s32, from32 := any(s).([]float32)
-		ewSplit(len(d), func(lo, hi int) {
+		ewRun1x(int(ddt), d, s, func(x int, d []float32, s []S) {
+			dt := xla.DType(x)
+			s32, from32 := any(s).([]float32)
 			switch {
-			case narrow && from32:
-				copy(d[lo:hi], s32[lo:hi])
-				RoundNarrowSlice(ddt, d[lo:hi])
-			case narrow:
-				for i := lo; i < hi; i++ {
-					d[i] = RoundNarrow64(ddt, float64(s[i]))
+			case !IsNarrowFloat(dt):
+				for i, v := range s {
+					d[i] = float32(v)
 				}
+			case from32:
+				copy(d, s32)
+				RoundNarrowSlice(dt, d)
 			default:
-				for i := lo; i < hi; i++ {
-					d[i] = float32(s[i])
+				for i, v := range s {
+					d[i] = RoundNarrow64(dt, float64(v))
 				}
 			}
 		})
 	case []float64:
-		ewSplit(len(d), func(lo, hi int) {
-			for i := lo; i < hi; i++ {
-				d[i] = float64(s[i])
+		ewRun1(d, s, func(d []float64, s []S) {
+			for i, v := range s {
+				d[i] = float64(v)
 			}
 		})
 	case []complex64:
-		ewSplit(len(d), func(lo, hi int) {
-			for i := lo; i < hi; i++ {
-				d[i] = complex(float32(s[i]), 0)
+		ewRun1(d, s, func(d []complex64, s []S) {
+			for i, v := range s {
+				d[i] = complex(float32(v), 0)
 			}
 		})
 	case []complex128:
-		ewSplit(len(d), func(lo, hi int) {
-			for i := lo; i < hi; i++ {
-				d[i] = complex(float64(s[i]), 0)
+		ewRun1(d, s, func(d []complex128, s []S) {
+			for i, v := range s {
+				d[i] = complex(float64(v), 0)
 			}
 		})
 	default:
@@ -254,21 +250,22 @@ func cvFromFloat[S ewFloat](s []S, sdt xla.DType, dst *Tensor) bool {
 
 // cvFloatInt truncates toward zero, saturating at ddt's range; NaN is 0.
 func cvFloatInt[D ewInt, S ewFloat](d []D, s []S, ddt xla.DType) {
-	width := uint(ddt.Bits())
-	unsigned := ddt.IsUnsigned()
-	var minI int64
-	var maxU uint64
-	if unsigned {
-		maxU = ^uint64(0) >> (64 - width)
-	} else {
-		minI = -1 << (width - 1)
-		maxU = uint64(1)<<(width-1) - 1
-	}
-	loF, hiF := float64(minI), float64(maxU) // hiF may round up (2^63, 2^64): still a bound
-	minD, maxD := D(minI), D(maxU)
-	ewSplit(len(d), func(lo, hi int) {
-		for i := lo; i < hi; i++ {
-			v := float64(s[i])
+	ewRun1x(int(ddt), d, s, func(x int, d []D, s []S) {
+		dt := xla.DType(x)
+		width := uint(dt.Bits())
+		unsigned := dt.IsUnsigned()
+		var minI int64
+		var maxU uint64
+		if unsigned {
+			maxU = ^uint64(0) >> (64 - width)
+		} else {
+			minI = -1 << (width - 1)
+			maxU = uint64(1)<<(width-1) - 1
+		}
+		loF, hiF := float64(minI), float64(maxU) // hiF may round up (2^63, 2^64): still a bound
+		minD, maxD := D(minI), D(maxU)
+		for i, w := range s {
+			v := float64(w)
 			switch {
 			case v != v:
 				d[i] = 0
@@ -288,23 +285,23 @@ func cvFloatInt[D ewInt, S ewFloat](d []D, s []S, ddt xla.DType) {
 func cvFromComplex[S ewComplex](s []S, dst *Tensor) bool {
 	switch d := dst.Data.(type) {
 	case []bool:
-		ewSplit(len(d), func(lo, hi int) {
-			for i := lo; i < hi; i++ {
-				d[i] = s[i] != 0
+		ewRun1(d, s, func(d []bool, s []S) {
+			for i, v := range s {
+				d[i] = v != 0
 			}
 		})
 		return true
 	case []complex64:
-		ewSplit(len(d), func(lo, hi int) {
-			for i := lo; i < hi; i++ {
-				d[i] = complex64(s[i])
+		ewRun1(d, s, func(d []complex64, s []S) {
+			for i, v := range s {
+				d[i] = complex64(v)
 			}
 		})
 		return true
 	case []complex128:
-		ewSplit(len(d), func(lo, hi int) {
-			for i := lo; i < hi; i++ {
-				d[i] = complex128(s[i])
+		ewRun1(d, s, func(d []complex128, s []S) {
+			for i, v := range s {
+				d[i] = complex128(v)
 			}
 		})
 		return true
@@ -564,7 +561,7 @@ func cvReducePrecisionKernel(x *Exec, op *stablehlo.Op, args []Value) ([]Value, 
 		return nil, fmt.Errorf("exponent_bits must be >= 1 and mantissa_bits >= 0, got %d and %d", eb, mb)
 	}
 	dt := src.Shape.DType
-	out, err := ewResultOf(op, 0, dt, src.Shape.Dims, "the operand's "+ewType(src.Shape))
+	out, err := ewResultOf(op, 0, dt, src.Shape, "the operand's ")
 	if err != nil {
 		return nil, err
 	}

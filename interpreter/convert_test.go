@@ -134,7 +134,7 @@ func TestConvertEveryPair(t *testing.T) {
 func TestConvertErrors(t *testing.T) {
 	_, err := ewtKernel("stablehlo.convert", nil, stablehlo.Tensor(xla.Float32, 3), ewtTensor(xla.Int32, 1, 2))
 	require.Error(t, err)
-	assert.Contains(t, err.Error(), "does not match the operand's shape tensor<2xi32>")
+	assert.Contains(t, err.Error(), "does not match the shape of the operand's type tensor<2xi32>")
 	_, err = ewtKernel("stablehlo.convert", nil, stablehlo.Tensor(xla.Float32, 2))
 	require.Error(t, err)
 	err = Convert(NewTensor(xla.MakeShape(xla.Float32, 3)), ewtTensor(xla.Int32, 1))

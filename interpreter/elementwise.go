@@ -56,6 +56,133 @@ func ewBlocks(lo, hi int, fn func(lo, hi int)) {
 	}
 }
 
+// The ewRun helpers run a loop body over whole slices when they are small
+// and split across cores otherwise. The closure for the split is made only
+// on the large path, so a small op allocates nothing here when its body
+// captures nothing.
+
+// ewRun2 runs body(d, a, b).
+func ewRun2[T, U, V any](d []T, a []U, b []V, body func(d []T, a []U, b []V)) {
+	if len(d) < ewParallelMin {
+		body(d, a, b)
+		return
+	}
+	ewSplit(len(d), func(lo, hi int) { body(d[lo:hi], a[lo:hi], b[lo:hi]) })
+}
+
+// ewRun2x runs body(x, d, a, b): x carries a small parameter (a comparison
+// direction) without a capturing closure.
+func ewRun2x[T, U, V any](x int, d []T, a []U, b []V, body func(x int, d []T, a []U, b []V)) {
+	if len(d) < ewParallelMin {
+		body(x, d, a, b)
+		return
+	}
+	ewSplit(len(d), func(lo, hi int) { body(x, d[lo:hi], a[lo:hi], b[lo:hi]) })
+}
+
+// ewRun1x runs body(x, d, a) (see ewRun2x).
+func ewRun1x[T, U any](x int, d []T, a []U, body func(x int, d []T, a []U)) {
+	if len(d) < ewParallelMin {
+		body(x, d, a)
+		return
+	}
+	ewSplit(len(d), func(lo, hi int) { body(x, d[lo:hi], a[lo:hi]) })
+}
+
+// ewRun1 runs body(d, a).
+func ewRun1[T, U any](d []T, a []U, body func(d []T, a []U)) {
+	if len(d) < ewParallelMin {
+		body(d, a)
+		return
+	}
+	ewSplit(len(d), func(lo, hi int) { body(d[lo:hi], a[lo:hi]) })
+}
+
+// ewPost is what a kernel does to its results after the loop body: round
+// them to a narrow float type, or wrap them to a sub-byte integer width.
+type ewPost struct {
+	narrow xla.DType // a narrow float type, or Invalid
+	wrap   bool
+	width  uint
+	signed bool
+}
+
+func (p ewPost) none() bool { return p.narrow == xla.Invalid && !p.wrap }
+
+// ewApply applies p to d.
+func ewApply[T any](p ewPost, d []T) {
+	switch d := any(d).(type) {
+	case []float32:
+		if p.narrow != xla.Invalid {
+			RoundNarrowSlice(p.narrow, d)
+		}
+	case []int8:
+		if p.wrap {
+			ewWrap(d, p.width, p.signed)
+		}
+	case []uint8:
+		if p.wrap {
+			ewWrap(d, p.width, p.signed)
+		}
+	}
+}
+
+// ewRunPost2 runs body(d, a, b) and then p over d, block by block.
+func ewRunPost2[T any](p ewPost, d, a, b []T, body func(d, a, b []T)) {
+	if p.none() {
+		ewRun2(d, a, b, body)
+		return
+	}
+	if len(d) < ewParallelMin {
+		ewBlocks(0, len(d), func(lo, hi int) {
+			body(d[lo:hi], a[lo:hi], b[lo:hi])
+			ewApply(p, d[lo:hi])
+		})
+		return
+	}
+	ewSplit(len(d), func(lo, hi int) {
+		ewBlocks(lo, hi, func(lo, hi int) {
+			body(d[lo:hi], a[lo:hi], b[lo:hi])
+			ewApply(p, d[lo:hi])
+		})
+	})
+}
+
+// ewRunPost1 runs body(d, a) and then p over d, block by block.
+func ewRunPost1[T any](p ewPost, d, a []T, body func(d, a []T)) {
+	if p.none() {
+		ewRun1(d, a, body)
+		return
+	}
+	if len(d) < ewParallelMin {
+		ewBlocks(0, len(d), func(lo, hi int) {
+			body(d[lo:hi], a[lo:hi])
+			ewApply(p, d[lo:hi])
+		})
+		return
+	}
+	ewSplit(len(d), func(lo, hi int) {
+		ewBlocks(lo, hi, func(lo, hi int) {
+			body(d[lo:hi], a[lo:hi])
+			ewApply(p, d[lo:hi])
+		})
+	})
+}
+
+// ewIntPost is the post-processing of integer type dt stored in T.
+func ewIntPost[T ewInt](dt xla.DType) ewPost {
+	width, sub := ewIntWidth(dt, ewStorageBits[T]())
+	return ewPost{wrap: sub, width: width, signed: !dt.IsUnsigned()}
+}
+
+// ewFloatPost is the post-processing of float type dt.
+func ewFloatPost(dt xla.DType) ewPost {
+	if IsNarrowFloat(dt) {
+		return ewPost{narrow: dt}
+	}
+	return ewPost{}
+}
+
 // Element type classes of the typed loops.
 type (
 	ewSigned interface {
@@ -166,21 +293,21 @@ func ewResult(op *stablehlo.Op, i int) (*Tensor, error) {
 	if err != nil {
 		return nil, err
 	}
-	return NewTensor(rt.Shape()), nil
+	return NewTensor(xla.Shape{DType: rt.DType, Dims: rt.Dims}), nil
 }
 
-// ewResultOf allocates result i after checking that its type has dims and
-// element type dt (Invalid: any element type); what describes the
-// expected type in the error.
-func ewResultOf(op *stablehlo.Op, i int, dt xla.DType, dims []int64, what string) (*Tensor, error) {
+// ewResultOf allocates result i after checking that its type has the
+// dimensions of ref and, unless dt is Invalid, element type dt. The error
+// says "does not match <what><ref's type>".
+func ewResultOf(op *stablehlo.Op, i int, dt xla.DType, ref xla.Shape, what string) (*Tensor, error) {
 	rt, err := ewResultType(op, i)
 	if err != nil {
 		return nil, err
 	}
-	if !ewSameDims(rt.Shape(), xla.MakeShape(rt.DType, dims...)) || (dt != xla.Invalid && rt.DType != dt) {
-		return nil, fmt.Errorf("result type %v does not match %s", rt, what)
+	if !ewSameDims(xla.Shape{DType: rt.DType, Dims: rt.Dims}, ref) || (dt != xla.Invalid && rt.DType != dt) {
+		return nil, fmt.Errorf("result type %v does not match %s%s", rt, what, ewType(ref))
 	}
-	return NewTensor(rt.Shape()), nil
+	return NewTensor(xla.Shape{DType: rt.DType, Dims: rt.Dims}), nil
 }
 
 // ewSameDims reports whether a and b have the same dimensions.

@@ -88,7 +88,7 @@ func ewBinaryOperands(op *stablehlo.Op, args []Value) (a, b, out *Tensor, err er
 	if a.Shape.DType != b.Shape.DType || !ewSameDims(a.Shape, b.Shape) {
 		return nil, nil, nil, fmt.Errorf("operands have different types %s and %s", ewType(a.Shape), ewType(b.Shape))
 	}
-	if out, err = ewResultOf(op, 0, a.Shape.DType, a.Shape.Dims, "the operands' "+ewType(a.Shape)); err != nil {
+	if out, err = ewResultOf(op, 0, a.Shape.DType, a.Shape, "the operands' "); err != nil {
 		return nil, nil, nil, err
 	}
 	return a, b, out, nil
@@ -161,7 +161,7 @@ func ewBoolBinary(code ewBinOp, d, a, b []bool) bool {
 	default:
 		return false
 	}
-	ewSplit(len(d), func(lo, hi int) { body(d[lo:hi], a[lo:hi], b[lo:hi]) })
+	ewRun2(d, a, b, body)
 	return true
 }
 
@@ -267,16 +267,7 @@ func ewIntBinary[T ewInt](code ewBinOp, dt xla.DType, d, a, b []T) bool {
 	default:
 		return false
 	}
-	if !sub {
-		ewSplit(len(d), func(lo, hi int) { body(d[lo:hi], a[lo:hi], b[lo:hi]) })
-		return true
-	}
-	ewSplit(len(d), func(lo, hi int) {
-		ewBlocks(lo, hi, func(lo, hi int) {
-			body(d[lo:hi], a[lo:hi], b[lo:hi])
-			ewWrap(d[lo:hi], width, signed)
-		})
-	})
+	ewRunPost2(ewPost{wrap: sub, width: width, signed: signed}, d, a, b, body)
 	return true
 }
 
@@ -407,16 +398,7 @@ func ewFloatBinary[T ewFloat](code ewBinOp, dt xla.DType, d, a, b []T) bool {
 	default:
 		return false
 	}
-	if !IsNarrowFloat(dt) {
-		ewSplit(len(d), func(lo, hi int) { body(d[lo:hi], a[lo:hi], b[lo:hi]) })
-		return true
-	}
-	ewSplit(len(d), func(lo, hi int) {
-		ewBlocks(lo, hi, func(lo, hi int) {
-			body(d[lo:hi], a[lo:hi], b[lo:hi])
-			ewRoundNarrow(dt, d[lo:hi])
-		})
-	})
+	ewRunPost2(ewFloatPost(dt), d, a, b, body)
 	return true
 }
 
@@ -482,7 +464,7 @@ func ewComplexBinary[T ewComplex](code ewBinOp, d, a, b []T) bool {
 	default:
 		return false
 	}
-	ewSplit(len(d), func(lo, hi int) { body(d[lo:hi], a[lo:hi], b[lo:hi]) })
+	ewRun2(d, a, b, body)
 	return true
 }
 
@@ -517,7 +499,7 @@ func ewComplexKernel(x *Exec, op *stablehlo.Op, args []Value) ([]Value, error) {
 	if re.Shape.DType != im.Shape.DType || !ewSameDims(re.Shape, im.Shape) {
 		return nil, fmt.Errorf("operands %s and %s must have the same type", ewType(re.Shape), ewType(im.Shape))
 	}
-	out, err := ewResultOf(op, 0, xla.Invalid, re.Shape.Dims, "the operands' shape")
+	out, err := ewResultOf(op, 0, xla.Invalid, re.Shape, "the shape of the operands' ")
 	if err != nil {
 		return nil, err
 	}
@@ -527,9 +509,8 @@ func ewComplexKernel(x *Exec, op *stablehlo.Op, args []Value) ([]Value, error) {
 		if !ok || re.Shape.DType != xla.Float32 {
 			break
 		}
-		i := im.Data.([]float32)
-		ewSplit(len(d), func(lo, hi int) {
-			for k := lo; k < hi; k++ {
+		ewRun2(d, r, im.Data.([]float32), func(d []complex64, r, i []float32) {
+			for k := range d {
 				d[k] = complex(r[k], i[k])
 			}
 		})
@@ -539,9 +520,8 @@ func ewComplexKernel(x *Exec, op *stablehlo.Op, args []Value) ([]Value, error) {
 		if !ok {
 			break
 		}
-		i := im.Data.([]float64)
-		ewSplit(len(d), func(lo, hi int) {
-			for k := lo; k < hi; k++ {
+		ewRun2(d, r, im.Data.([]float64), func(d []complex128, r, i []float64) {
+			for k := range d {
 				d[k] = complex(r[k], i[k])
 			}
 		})

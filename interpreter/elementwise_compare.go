@@ -111,7 +111,7 @@ func ewCompareKernel(x *Exec, op *stablehlo.Op, args []Value) ([]Value, error) {
 	if err != nil {
 		return nil, err
 	}
-	out, err := ewResultOf(op, 0, xla.Bool, a.Shape.Dims, ewType(xla.MakeShape(xla.Bool, a.Shape.Dims...)))
+	out, err := ewResultOf(op, 0, xla.Bool, xla.Shape{DType: xla.Bool, Dims: a.Shape.Dims}, "")
 	if err != nil {
 		return nil, err
 	}
@@ -119,7 +119,7 @@ func ewCompareKernel(x *Exec, op *stablehlo.Op, args []Value) ([]Value, error) {
 	switch ad := a.Data.(type) {
 	case []bool:
 		bd := b.Data.([]bool)
-		ewSplit(len(d), func(lo, hi int) { ewCmpBool(dir, d[lo:hi], ad[lo:hi], bd[lo:hi]) })
+		ewRun2x(int(dir), d, ad, bd, ewCmpBool)
 	case []int8:
 		ewCmpSplit(dir, d, ad, b.Data.([]int8))
 	case []int16:
@@ -140,9 +140,9 @@ func ewCompareKernel(x *Exec, op *stablehlo.Op, args []Value) ([]Value, error) {
 		bd := b.Data.([]float32)
 		switch order {
 		case ewOrderTotal:
-			ewSplit(len(d), func(lo, hi int) { ewCmpTotal32(dir, d[lo:hi], ad[lo:hi], bd[lo:hi]) })
+			ewRun2x(int(dir), d, ad, bd, ewCmpTotal32)
 		case ewOrderWeak:
-			ewSplit(len(d), func(lo, hi int) { ewCmpWeak(dir, d[lo:hi], ad[lo:hi], bd[lo:hi]) })
+			ewRun2x(int(dir), d, ad, bd, ewCmpWeak[float32])
 		default:
 			ewCmpSplit(dir, d, ad, bd)
 		}
@@ -150,18 +150,16 @@ func ewCompareKernel(x *Exec, op *stablehlo.Op, args []Value) ([]Value, error) {
 		bd := b.Data.([]float64)
 		switch order {
 		case ewOrderTotal:
-			ewSplit(len(d), func(lo, hi int) { ewCmpTotal64(dir, d[lo:hi], ad[lo:hi], bd[lo:hi]) })
+			ewRun2x(int(dir), d, ad, bd, ewCmpTotal64)
 		case ewOrderWeak:
-			ewSplit(len(d), func(lo, hi int) { ewCmpWeak(dir, d[lo:hi], ad[lo:hi], bd[lo:hi]) })
+			ewRun2x(int(dir), d, ad, bd, ewCmpWeak[float64])
 		default:
 			ewCmpSplit(dir, d, ad, bd)
 		}
 	case []complex64:
-		bd := b.Data.([]complex64)
-		ewSplit(len(d), func(lo, hi int) { ewCmpComplex(dir, d[lo:hi], ad[lo:hi], bd[lo:hi]) })
+		ewRun2x(int(dir), d, ad, b.Data.([]complex64), ewCmpComplex[complex64])
 	case []complex128:
-		bd := b.Data.([]complex128)
-		ewSplit(len(d), func(lo, hi int) { ewCmpComplex(dir, d[lo:hi], ad[lo:hi], bd[lo:hi]) })
+		ewRun2x(int(dir), d, ad, b.Data.([]complex128), ewCmpComplex[complex128])
 	default:
 		return nil, ewDTypeError(op, a.Shape.DType)
 	}
@@ -169,11 +167,12 @@ func ewCompareKernel(x *Exec, op *stablehlo.Op, args []Value) ([]Value, error) {
 }
 
 func ewCmpSplit[T ewReal](dir ewCmpDir, d []bool, a, b []T) {
-	ewSplit(len(d), func(lo, hi int) { ewCmp(dir, d[lo:hi], a[lo:hi], b[lo:hi]) })
+	ewRun2x(int(dir), d, a, b, ewCmp[T])
 }
 
 // ewCmp compares with Go's operators: IEEE quiet comparisons for floats.
-func ewCmp[T ewReal](dir ewCmpDir, d []bool, a, b []T) {
+func ewCmp[T ewReal](xdir int, d []bool, a, b []T) {
+	dir := ewCmpDir(xdir)
 	a, b = a[:len(d)], b[:len(d)]
 	switch dir {
 	case cmpEQ:
@@ -221,7 +220,8 @@ func ewCmpResult(dir ewCmpDir, c int) bool {
 	return c < 0
 }
 
-func ewCmpBool(dir ewCmpDir, d, a, b []bool) {
+func ewCmpBool(xdir int, d, a, b []bool) {
+	dir := ewCmpDir(xdir)
 	for i := range d {
 		c := 0
 		switch {
@@ -246,14 +246,16 @@ func ewTotalKey64(v float64) int64 {
 	return b ^ int64(uint64(b>>63)>>1)
 }
 
-func ewCmpTotal32(dir ewCmpDir, d []bool, a, b []float32) {
+func ewCmpTotal32(xdir int, d []bool, a, b []float32) {
+	dir := ewCmpDir(xdir)
 	for i := range d {
 		ka, kb := ewTotalKey32(a[i]), ewTotalKey32(b[i])
 		d[i] = ewCmpResult(dir, ewThreeWay(ka, kb))
 	}
 }
 
-func ewCmpTotal64(dir ewCmpDir, d []bool, a, b []float64) {
+func ewCmpTotal64(xdir int, d []bool, a, b []float64) {
+	dir := ewCmpDir(xdir)
 	for i := range d {
 		ka, kb := ewTotalKey64(a[i]), ewTotalKey64(b[i])
 		d[i] = ewCmpResult(dir, ewThreeWay(ka, kb))
@@ -262,7 +264,8 @@ func ewCmpTotal64(dir ewCmpDir, d []bool, a, b []float64) {
 
 // ewCmpWeak compares in the weak order: -Inf < ... < -0 == +0 < ... <
 // +Inf < NaN, with all NaNs equal.
-func ewCmpWeak[T ewFloat](dir ewCmpDir, d []bool, a, b []T) {
+func ewCmpWeak[T ewFloat](xdir int, d []bool, a, b []T) {
+	dir := ewCmpDir(xdir)
 	for i := range d {
 		x, y := a[i], b[i]
 		c := 0
@@ -293,7 +296,8 @@ func ewThreeWay[T int32 | int64](a, b T) int {
 
 // ewCmpComplex compares (real, imag) lexicographically with quiet float
 // comparisons of the parts.
-func ewCmpComplex[T ewComplex](dir ewCmpDir, d []bool, a, b []T) {
+func ewCmpComplex[T ewComplex](xdir int, d []bool, a, b []T) {
+	dir := ewCmpDir(xdir)
 	for i := range d {
 		x, y := complex128(a[i]), complex128(b[i])
 		xr, xi, yr, yi := real(x), imag(x), real(y), imag(y)
@@ -344,7 +348,7 @@ func ewSelectKernel(x *Exec, op *stablehlo.Op, args []Value) ([]Value, error) {
 	if !scalar && !ewSameDims(pred.Shape, t.Shape) {
 		return nil, fmt.Errorf("pred %s must be a scalar or have the shape of on_true %s", ewType(pred.Shape), ewType(t.Shape))
 	}
-	if _, err := ewResultOf(op, 0, t.Shape.DType, t.Shape.Dims, "on_true "+ewType(t.Shape)); err != nil {
+	if _, err := ewResultOf(op, 0, t.Shape.DType, t.Shape, "on_true "); err != nil {
 		return nil, err
 	}
 	p := pred.Data.([]bool)
@@ -389,15 +393,20 @@ func ewSelectKernel(x *Exec, op *stablehlo.Op, args []Value) ([]Value, error) {
 }
 
 func ewSelect[T any](d []T, p []bool, a, b []T) {
-	ewSplit(len(d), func(lo, hi int) {
-		for i := lo; i < hi; i++ {
+	body := func(d []T, p []bool, a, b []T) {
+		for i := range d {
 			if p[i] {
 				d[i] = a[i]
 			} else {
 				d[i] = b[i]
 			}
 		}
-	})
+	}
+	if len(d) < ewParallelMin {
+		body(d, p, a, b)
+		return
+	}
+	ewSplit(len(d), func(lo, hi int) { body(d[lo:hi], p[lo:hi], a[lo:hi], b[lo:hi]) })
 }
 
 // ewClampKernel is clamp(min, operand, max) = minimum(maximum(operand, min),
@@ -423,7 +432,7 @@ func ewClampKernel(x *Exec, op *stablehlo.Op, args []Value) ([]Value, error) {
 			return nil, fmt.Errorf("min and max must be scalars or have the operand's type %s, got %s", ewType(v.Shape), ewType(b.Shape))
 		}
 	}
-	out, err := ewResultOf(op, 0, v.Shape.DType, v.Shape.Dims, "the operand's "+ewType(v.Shape))
+	out, err := ewResultOf(op, 0, v.Shape.DType, v.Shape, "the operand's ")
 	if err != nil {
 		return nil, err
 	}

@@ -102,8 +102,8 @@ func ewUnaryKernel(code ewUnOp) Kernel {
 			return nil, err
 		}
 		dt := a.Shape.DType
-		want := xla.MakeShape(ewUnaryResultType(code, dt), a.Shape.Dims...)
-		out, err := ewResultOf(op, 0, want.DType, want.Dims, ewType(want)+" for operand "+ewType(a.Shape))
+		want := xla.Shape{DType: ewUnaryResultType(code, dt), Dims: a.Shape.Dims}
+		out, err := ewResultOf(op, 0, want.DType, want, "")
 		if err != nil {
 			return nil, err
 		}
@@ -114,10 +114,9 @@ func ewUnaryKernel(code ewUnOp) Kernel {
 		switch ad := a.Data.(type) {
 		case []bool:
 			if code == unNot {
-				d := out.Data.([]bool)
-				ewSplit(len(d), func(lo, hi int) {
-					for i := lo; i < hi; i++ {
-						d[i] = !ad[i]
+				ewRun1(out.Data.([]bool), ad, func(d, a []bool) {
+					for i, v := range a {
+						d[i] = !v
 					}
 				})
 				ok = true
@@ -215,14 +214,7 @@ func ewIntUnary[T ewInt](code ewUnOp, dt xla.DType, d, a []T) bool {
 	default:
 		return false
 	}
-	ewSplit(len(d), func(lo, hi int) {
-		ewBlocks(lo, hi, func(lo, hi int) {
-			body(d[lo:hi], a[lo:hi])
-			if sub {
-				ewWrap(d[lo:hi], width, signed)
-			}
-		})
-	})
+	ewRunPost1(ewPost{wrap: sub, width: width, signed: signed}, d, a, body)
 	return true
 }
 
@@ -297,11 +289,10 @@ func ewFloatSign(v float64) float64 {
 
 func ewFloatUnary[T ewFloat](code ewUnOp, dt xla.DType, out *Tensor, a []T) bool {
 	if code == unIsFinite {
-		d := out.Data.([]bool)
-		ewSplit(len(d), func(lo, hi int) {
-			for i := lo; i < hi; i++ {
-				v := float64(a[i])
-				d[i] = !math.IsInf(v, 0) && v == v
+		ewRun1(out.Data.([]bool), a, func(d []bool, a []T) {
+			for i, v := range a {
+				f := float64(v)
+				d[i] = !math.IsInf(f, 0) && f == f
 			}
 		})
 		return true
@@ -339,19 +330,26 @@ func ewFloatUnary[T ewFloat](code ewUnOp, dt xla.DType, out *Tensor, a []T) bool
 		if f == nil {
 			return false
 		}
-		body = func(d, a []T) {
-			for i, v := range a {
-				d[i] = T(f(float64(v)))
-			}
+		ewRunFunc1(ewFloatPost(dt), d, a, f)
+		return true
+	}
+	ewRunPost1(ewFloatPost(dt), d, a, body)
+	return true
+}
+
+// ewRunFunc1 sets d[i] = f(a[i]) computed in float64, then applies p.
+func ewRunFunc1[T ewFloat](p ewPost, d, a []T, f func(float64) float64) {
+	body := func(d, a []T) {
+		for i, v := range a {
+			d[i] = T(f(float64(v)))
 		}
 	}
-	ewSplit(len(d), func(lo, hi int) {
-		ewBlocks(lo, hi, func(lo, hi int) {
-			body(d[lo:hi], a[lo:hi])
-			ewRoundNarrow(dt, d[lo:hi])
-		})
-	})
-	return true
+	if len(d) < ewBlock {
+		body(d, a)
+		ewApply(p, d)
+		return
+	}
+	ewRunPost1(p, d, a, body)
 }
 
 // ewComplexFunc is the complex128 function of a complex unary op whose
@@ -460,15 +458,15 @@ func ewComplexUnary[T ewComplex](code ewUnOp, out *Tensor, a []T) bool {
 		}
 		switch d := out.Data.(type) {
 		case []float32:
-			ewSplit(len(d), func(lo, hi int) {
-				for i := lo; i < hi; i++ {
-					d[i] = float32(part(complex128(a[i])))
+			ewRun1(d, a, func(d []float32, a []T) {
+				for i, v := range a {
+					d[i] = float32(part(complex128(v)))
 				}
 			})
 		case []float64:
-			ewSplit(len(d), func(lo, hi int) {
-				for i := lo; i < hi; i++ {
-					d[i] = part(complex128(a[i]))
+			ewRun1(d, a, func(d []float64, a []T) {
+				for i, v := range a {
+					d[i] = part(complex128(v))
 				}
 			})
 		default:
@@ -480,10 +478,9 @@ func ewComplexUnary[T ewComplex](code ewUnOp, out *Tensor, a []T) bool {
 	if f == nil {
 		return false
 	}
-	d := out.Data.([]T)
-	ewSplit(len(d), func(lo, hi int) {
-		for i := lo; i < hi; i++ {
-			d[i] = T(f(complex128(a[i])))
+	ewRun1(out.Data.([]T), a, func(d, a []T) {
+		for i, v := range a {
+			d[i] = T(f(complex128(v)))
 		}
 	})
 	return true
