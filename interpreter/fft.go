@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
+	"sync"
+	"sync/atomic"
 
 	"github.com/halo-ml/halo/stablehlo"
 	"github.com/halo-ml/halo/xla"
@@ -215,6 +217,9 @@ type fftPlan struct {
 	n    int
 	pow2 bool
 	tw   []complex128 // e^{-2πik/n}, k < n
+	// stageTw[h+k] is the twiddle of butterfly k in the radix-2 stage that
+	// combines halves of length h (h a power of two, k < h).
+	stageTw []complex128
 	// Bluestein: chirp w_k = e^{-πik²/n}, the transformed filter, and the
 	// power-of-two plan of the convolution.
 	chirp []complex128
@@ -222,13 +227,44 @@ type fftPlan struct {
 	sub   *fftPlan
 }
 
+// fftPlans caches plans by length (they are read-only once built); at most
+// fftPlanCacheMax of them, the rest are built per use.
+var (
+	fftPlans     sync.Map // int -> *fftPlan
+	fftPlanCount atomic.Int64
+)
+
+const (
+	fftPlanCacheMax = 256
+	fftPlanMaxLen   = 1 << 22
+)
+
 func fftPlanFor(n int) *fftPlan {
+	if p, ok := fftPlans.Load(n); ok {
+		return p.(*fftPlan)
+	}
+	p := newFFTPlan(n)
+	if n <= fftPlanMaxLen && fftPlanCount.Add(1) <= fftPlanCacheMax {
+		fftPlans.Store(n, p)
+	}
+	return p
+}
+
+func newFFTPlan(n int) *fftPlan {
 	p := &fftPlan{n: n, pow2: n&(n-1) == 0}
 	if p.pow2 || n <= fftDirectMax {
 		p.tw = make([]complex128, n)
 		for k := range p.tw {
 			s, c := math.Sincos(-2 * math.Pi * float64(k) / float64(n))
 			p.tw[k] = complex(c, s)
+		}
+		if p.pow2 {
+			p.stageTw = make([]complex128, n)
+			for half := 1; half < n; half <<= 1 {
+				for k := 0; k < half; k++ {
+					p.stageTw[half+k] = p.tw[k*(n/(2*half))]
+				}
+			}
 		}
 		return p
 	}
@@ -296,13 +332,15 @@ func (p *fftPlan) forward(x, scratch []complex128) {
 				}
 			}
 		}
-		for size := 2; size <= n; size <<= 1 {
-			half, step := size/2, n/size
-			for start := 0; start < n; start += size {
-				for k := 0; k < half; k++ {
-					w := p.tw[k*step]
-					a, b := x[start+k], x[start+k+half]*w
-					x[start+k], x[start+k+half] = a+b, a-b
+		for half := 1; half < n; half <<= 1 {
+			// This stage's twiddles e^{-πik/half}, k < half, lie at
+			// stageTw[half : 2*half].
+			tw := p.stageTw[half : 2*half]
+			for start := 0; start < n; start += 2 * half {
+				lo, hi := x[start:start+half], x[start+half:start+2*half]
+				for k, w := range tw {
+					a, b := lo[k], hi[k]*w
+					lo[k], hi[k] = a+b, a-b
 				}
 			}
 		}
