@@ -75,6 +75,7 @@ func (c *client) compile(code []byte, format string, options []byte, op string) 
 			return nil, backend.Errorf(codeInvalidArgument, op, "@%s result: %v", p.Main.Name, err)
 		}
 	}
+	e.cheap = e.replicas*e.partitions == 1 && isCheap(m)
 	e.name = m.Name
 	if e.name == "" {
 		e.name = p.Main.Name
@@ -82,6 +83,47 @@ func (c *client) compile(code []byte, format string, options []byte, op string) 
 	sum := sha256.Sum256(code)
 	e.fingerprint = hex.EncodeToString(sum[:16])
 	return e, nil
+}
+
+// Limits of a cheap program (see executable.cheap).
+const (
+	cheapMaxOps      = 32
+	cheapMaxElements = 1 << 12
+)
+
+// isCheap reports whether every function of m is a short list of ops
+// without regions, calls, custom calls or collectives, on small tensors.
+func isCheap(m *stablehlo.Module) bool {
+	ops := 0
+	cheap := true
+	for _, f := range m.Funcs {
+		f.Walk(func(op *stablehlo.Op) bool {
+			ops++
+			if ops > cheapMaxOps || len(op.Regions) > 0 {
+				cheap = false
+				return false
+			}
+			switch op.Name {
+			case "func.call", "stablehlo.custom_call", "stablehlo.while", "stablehlo.case", "stablehlo.if",
+				"stablehlo.all_reduce", "stablehlo.all_gather", "stablehlo.reduce_scatter", "stablehlo.all_to_all",
+				"stablehlo.collective_permute", "stablehlo.collective_broadcast", "stablehlo.infeed", "stablehlo.outfeed",
+				"stablehlo.send", "stablehlo.recv", "interpreter.run_parallel":
+				cheap = false
+				return false
+			}
+			for _, r := range op.Results {
+				if t, ok := r.Type.(stablehlo.TensorType); ok && (t.Size() < 0 || t.Size() > cheapMaxElements) {
+					cheap = false
+					return false
+				}
+			}
+			return true
+		})
+		if !cheap {
+			return false
+		}
+	}
+	return cheap
 }
 
 // unsupportedOp reports the first op without a kernel.
@@ -182,6 +224,10 @@ type executable struct {
 	devices              []backend.Device // the same
 	logical              []backend.LogicalDeviceID
 	outputs              []backend.OutputInfo
+	// cheap programs (a few small element-wise or shape ops on one device)
+	// run inside Execute when their arguments are ready: a goroutine
+	// hand-off would cost more than the program.
+	cheap bool
 
 	deleted atomic.Bool
 }
@@ -323,11 +369,36 @@ func (e *executable) ParameterLayouts() ([][]byte, error) {
 
 // ---- Execute ----
 
+// devRun is the state of one device's part of an execution: its context
+// (which carries what FFI handlers may ask), completion event and output
+// buffers, allocated together.
+type devRun struct {
+	runCtx
+	ev   event
+	bufs []buffer
+	outs []backend.Buffer
+	vals []Value
+}
+
+// runCtx is a context that carries a runInfo.
+type runCtx struct {
+	context.Context
+	info runInfo
+}
+
+func (c *runCtx) Value(key any) any {
+	if key == (runInfoKey{}) {
+		return &c.info
+	}
+	return c.Context.Value(key)
+}
+
 // Execute starts the program on its devices and returns at once. Each
 // device runs in its own goroutine, after waiting for its argument
 // buffers; its output buffers and completion event fire when it is done.
 // A device that fails fails the others' collectives at once (not after
-// the timeout).
+// the timeout). Cheap single-device programs whose arguments are ready run
+// before Execute returns (see executable.cheap).
 func (e *executable) Execute(args [][]backend.Buffer, opts backend.ExecuteOptions) ([][]backend.Buffer, []backend.Event, error) {
 	const op = "PJRT_LoadedExecutable_Execute"
 	if e.deleted.Load() {
@@ -365,41 +436,56 @@ func (e *executable) Execute(args [][]backend.Buffer, opts backend.ExecuteOption
 			}
 		}
 	}
+	xctx, _ := opts.Context.(*execContext)
+	if opts.Context != nil && xctx == nil {
+		return nil, nil, backend.Errorf(codeInvalidArgument, op, "the execute context is not the interpreter's")
+	}
+	launchID := int64(opts.LaunchID)
+	if launchID == 0 {
+		launchID = runIDs.Add(1)
+	}
+	inline := len(devs) == 1 && e.cheap && argsReady(args[0])
+	runs := make([]devRun, len(devs))
 	outs := make([][]backend.Buffer, len(devs))
-	events := make([]*event, len(devs))
-	bufs := make([][]*buffer, len(devs))
 	for d, dev := range devs {
-		ev := newEvent()
-		events[d] = ev
-		bufs[d] = make([]*buffer, len(e.outputs))
-		outs[d] = make([]backend.Buffer, len(e.outputs))
-		for i, o := range e.outputs {
-			b := &buffer{c: e.c, dev: dev, mem: dev.mem, shape: o.Shape, ready: ev}
-			bufs[d][i] = b
-			outs[d][i] = b
+		r := &runs[d]
+		r.info = runInfo{xctx: xctx, device: dev.id, launchID: launchID}
+		if !inline {
+			r.ev.done = make(chan struct{})
 		}
+		r.bufs = make([]buffer, len(e.outputs))
+		r.outs = make([]backend.Buffer, len(e.outputs))
+		for i, o := range e.outputs {
+			r.bufs[i] = buffer{c: e.c, dev: dev, mem: dev.mem, shape: o.Shape, ready: &r.ev}
+			r.outs[i] = &r.bufs[i]
+		}
+		outs[d] = r.outs
 	}
 	var completion []backend.Event
 	if opts.WantCompletionEvents {
 		completion = make([]backend.Event, len(devs))
-		for d, ev := range events {
-			completion[d] = ev
+		for d := range runs {
+			completion[d] = &runs[d].ev
 		}
 	}
-	if opts.Context != nil {
-		if _, ok := opts.Context.(*execContext); !ok {
-			return nil, nil, backend.Errorf(codeInvalidArgument, op, "the execute context is not the interpreter's")
-		}
+	if inline {
+		r := &runs[0]
+		r.Context = context.Background()
+		r.ev.done = closedChan
+		r.ev.err = e.runDevice(r, nil, 0, args[0])
+		return outs, completion, nil
 	}
-	e.launch(args, bufs, events, devs, opts)
+	e.launch(args, runs)
 	return outs, completion, nil
 }
 
 // launch runs every device in a goroutine.
-func (e *executable) launch(args [][]backend.Buffer, bufs [][]*buffer, events []*event, devs []*device, opts backend.ExecuteOptions) {
-	n := len(devs)
+func (e *executable) launch(args [][]backend.Buffer, runs []devRun) {
+	n := len(runs)
 	if n == 1 {
-		go e.runDevice(withRunInfo(context.Background(), opts.Context, devs[0].id, opts.LaunchID), nil, 0, args[0], bufs[0], events[0])
+		r := &runs[0]
+		r.Context = context.Background()
+		go func() { r.ev.set(e.runDevice(r, nil, 0, args[0])) }()
 		return
 	}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -407,9 +493,11 @@ func (e *executable) launch(args [][]backend.Buffer, bufs [][]*buffer, events []
 	var wg sync.WaitGroup
 	wg.Add(n)
 	for d := 0; d < n; d++ {
+		r := &runs[d]
+		r.Context = ctx
 		go func(d int) {
 			defer wg.Done()
-			e.runDevice(withRunInfo(ctx, opts.Context, devs[d].id, opts.LaunchID), rv, d, args[d], bufs[d], events[d])
+			r.ev.set(e.runDevice(r, rv, d, args[d]))
 		}(d)
 	}
 	go func() {
@@ -418,56 +506,70 @@ func (e *executable) launch(args [][]backend.Buffer, bufs [][]*buffer, events []
 	}()
 }
 
-// runDevice runs logical device d: waits for its arguments, runs the
-// program, fills its output buffers and fires ev.
-func (e *executable) runDevice(ctx context.Context, rv *Rendezvous, d int, args []backend.Buffer, outs []*buffer, ev *event) {
-	r, p := d/e.partitions, d%e.partitions
-	fail := func(err error) {
-		rv.Fail(ProcessID{r, p}, err)
-		ev.set(err)
+func argsReady(args []backend.Buffer) bool {
+	for _, b := range args {
+		if !b.(*buffer).ready.fired() {
+			return false
+		}
 	}
+	return true
+}
+
+// runDevice runs logical device d: waits for its arguments, runs the
+// program and fills its output buffers. It returns the device's error
+// (after failing the rendezvous with it); the caller completes the event.
+func (e *executable) runDevice(run *devRun, rv *Rendezvous, d int, args []backend.Buffer) (err error) {
+	r, p := d/e.partitions, d%e.partitions
 	defer func() {
 		if v := recover(); v != nil {
-			fail(backend.Errorf(codeInternal, "PJRT_LoadedExecutable_Execute", "device %d (replica %d, partition %d): interpreter panic: %v", d, r, p, v))
+			err = backend.Errorf(codeInternal, "PJRT_LoadedExecutable_Execute", "device %d (replica %d, partition %d): interpreter panic: %v", d, r, p, v)
+		}
+		if err != nil {
+			rv.Fail(ProcessID{r, p}, err)
 		}
 	}()
-	vals := make([]Value, len(args))
+	run.vals = make([]Value, len(args))
 	for i, b := range args {
 		v, err := b.(*buffer).value()
 		if err != nil {
-			fail(backend.Errorf(codeInvalidArgument, "PJRT_LoadedExecutable_Execute", "argument %d of device %d: %v", i, d, err))
-			return
+			return backend.Errorf(codeInvalidArgument, "PJRT_LoadedExecutable_Execute", "argument %d of device %d: %v", i, d, err)
 		}
 		if v == nil {
 			v = Token{}
 		}
-		vals[i] = v
+		run.vals[i] = v
 	}
-	res, err := e.prog.Run(ctx, Device{Replica: r, Partition: p, Rendezvous: rv}, vals)
+	res, err := e.prog.Run(run, Device{Replica: r, Partition: p, Rendezvous: rv}, run.vals)
+	run.vals = nil // the outputs keep run alive; not the arguments
 	if err != nil {
 		code := codeInternal
-		if ctx.Err() != nil || rv.Err() != nil {
+		if run.Err() != nil || rv.Err() != nil {
 			code = codeCancelled
 		}
-		fail(backend.Errorf(code, "PJRT_LoadedExecutable_Execute", "device %d (replica %d, partition %d): %v", d, r, p, err))
-		return
+		return backend.Errorf(code, "PJRT_LoadedExecutable_Execute", "device %d (replica %d, partition %d): %v", d, r, p, err)
 	}
-	flat := res[:0:0]
+	flat := res
 	for _, v := range res {
-		flat = flattenValue(flat, v)
+		if _, ok := v.(Tuple); ok {
+			flat = nil
+			for _, v := range res {
+				flat = flattenValue(flat, v)
+			}
+			break
+		}
 	}
-	if len(flat) != len(outs) {
-		fail(backend.Errorf(codeInternal, "PJRT_LoadedExecutable_Execute", "device %d: %d results for %d outputs", d, len(flat), len(outs)))
-		return
+	if len(flat) != len(run.bufs) {
+		return backend.Errorf(codeInternal, "PJRT_LoadedExecutable_Execute", "device %d: %d results for %d outputs", d, len(flat), len(run.bufs))
 	}
-	for i, b := range outs {
+	for i := range run.bufs {
+		b := &run.bufs[i]
 		b.mu.Lock()
 		if !b.deleted {
 			b.val = flat[i]
 		}
 		b.mu.Unlock()
 	}
-	ev.set(nil)
+	return nil
 }
 
 func flattenValue(out []Value, v Value) []Value {

@@ -1,7 +1,6 @@
 package interpreter
 
 import (
-	"context"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -81,15 +80,6 @@ type runInfo struct {
 type runInfoKey struct{}
 
 var runIDs atomic.Int64
-
-func withRunInfo(ctx context.Context, xctx backend.ExecuteContext, device int, launchID int) context.Context {
-	x, _ := xctx.(*execContext)
-	id := int64(launchID)
-	if id == 0 {
-		id = runIDs.Add(1)
-	}
-	return context.WithValue(ctx, runInfoKey{}, &runInfo{xctx: x, device: device, launchID: id})
-}
 
 // ffiContext implements backend.FFIContext for one call.
 type ffiContext struct{ info *runInfo }

@@ -14,6 +14,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/halo-ml/halo/interpreter"
+	"github.com/halo-ml/halo/stablehlo"
 	"github.com/halo-ml/halo/xla"
 )
 
@@ -515,4 +517,128 @@ func TestInterpreterFFIHandlers(t *testing.T) {
 	err = outs[0].Await(ctxT(t))
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "execute context")
+}
+
+// BenchmarkInterpreterDispatch measures the cost of one execution of a
+// tiny program (an add of two f32[4]) through pjrt (Execute, wait for the
+// output, release it) against calling interpreter.Program.Run directly.
+func BenchmarkInterpreterDispatch(b *testing.B) {
+	c := openInterpreter(b)
+	exe, err := c.Compile(MLIRText(interpAdd), nil)
+	require.NoError(b, err)
+	x, err := BufferFrom(c, []float32{1, 2, 3, 4}, []int64{4})
+	require.NoError(b, err)
+	ctx := context.Background()
+	b.Run("pjrt", func(b *testing.B) {
+		b.ReportAllocs()
+		for i := 0; i < b.N; i++ {
+			outs, err := exe.Run(x, x)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if err := outs[0].Await(ctx); err != nil {
+				b.Fatal(err)
+			}
+			outs[0].Close()
+		}
+	})
+	b.Run("direct", func(b *testing.B) {
+		p := directProgram(b, interpAdd)
+		t := interpreter.NewTensor(xla.MakeShape(xla.Float32, 4))
+		args := []interpreter.Value{t, t}
+		b.ReportAllocs()
+		for i := 0; i < b.N; i++ {
+			if _, err := p.Run(ctx, interpreter.Device{}, args); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
+
+func directProgram(b *testing.B, text string) *interpreter.Program {
+	m, err := stablehlo.Parse([]byte(text))
+	require.NoError(b, err)
+	p, err := interpreter.Compile(m, "")
+	require.NoError(b, err)
+	return p
+}
+
+// mlpText is a 2-layer MLP forward pass: relu(x·w1 + b1)·w2 + b2 with x
+// 32x256, w1 256x512, w2 512x10, and the sum of the logits per class.
+const mlpText = `module @mlp {
+  func.func @main(%x: tensor<32x256xf32>, %w1: tensor<256x512xf32>, %b1: tensor<512xf32>, %w2: tensor<512x10xf32>, %b2: tensor<10xf32>) -> (tensor<32x10xf32>, tensor<10xf32>) {
+    %0 = stablehlo.dot_general %x, %w1, contracting_dims = [1] x [0] : (tensor<32x256xf32>, tensor<256x512xf32>) -> tensor<32x512xf32>
+    %1 = stablehlo.broadcast_in_dim %b1, dims = [1] : (tensor<512xf32>) -> tensor<32x512xf32>
+    %2 = stablehlo.add %0, %1 : tensor<32x512xf32>
+    %z = stablehlo.constant dense<0.0> : tensor<32x512xf32>
+    %3 = stablehlo.maximum %2, %z : tensor<32x512xf32>
+    %4 = stablehlo.dot_general %3, %w2, contracting_dims = [1] x [0] : (tensor<32x512xf32>, tensor<512x10xf32>) -> tensor<32x10xf32>
+    %5 = stablehlo.broadcast_in_dim %b2, dims = [1] : (tensor<10xf32>) -> tensor<32x10xf32>
+    %6 = stablehlo.add %4, %5 : tensor<32x10xf32>
+    %c = stablehlo.constant dense<0.0> : tensor<f32>
+    %7 = stablehlo.reduce(%6 init: %c) applies stablehlo.add across dimensions = [0] : (tensor<32x10xf32>, tensor<f32>) -> tensor<10xf32>
+    return %6, %7 : tensor<32x10xf32>, tensor<10xf32>
+  }
+}`
+
+// BenchmarkInterpreterMLP runs the MLP end to end through pjrt (transfer
+// x, execute, read both outputs back) and directly with Program.Run.
+func BenchmarkInterpreterMLP(b *testing.B) {
+	c := openInterpreter(b)
+	exe, err := c.Compile(MLIRText(mlpText), nil)
+	require.NoError(b, err)
+	dims := [][]int64{{32, 256}, {256, 512}, {512}, {512, 10}, {10}}
+	host := make([][]float32, len(dims))
+	bufs := make([]*Buffer, len(dims))
+	vals := make([]interpreter.Value, len(dims))
+	for i, d := range dims {
+		n := int64(1)
+		for _, x := range d {
+			n *= x
+		}
+		host[i] = make([]float32, n)
+		for k := range host[i] {
+			host[i][k] = float32((k*7919+i)%200)/100 - 1
+		}
+		bufs[i], err = BufferFrom(c, host[i], d)
+		require.NoError(b, err)
+		t := interpreter.NewTensor(xla.MakeShape(xla.Float32, d...))
+		copy(t.Data.([]float32), host[i])
+		vals[i] = t
+	}
+	ctx := context.Background()
+	logits := make([]byte, 32*10*4)
+	sums := make([]byte, 10*4)
+	b.Run("pjrt", func(b *testing.B) {
+		b.ReportAllocs()
+		for i := 0; i < b.N; i++ {
+			x, err := BufferFrom(c, host[0], dims[0])
+			if err != nil {
+				b.Fatal(err)
+			}
+			args := append([]*Buffer{x}, bufs[1:]...)
+			outs, err := exe.Run(args...)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if err := outs[0].ToHost(ctx, logits); err != nil {
+				b.Fatal(err)
+			}
+			if err := outs[1].ToHost(ctx, sums); err != nil {
+				b.Fatal(err)
+			}
+			x.Close()
+			outs[0].Close()
+			outs[1].Close()
+		}
+	})
+	b.Run("direct", func(b *testing.B) {
+		p := directProgram(b, mlpText)
+		b.ReportAllocs()
+		for i := 0; i < b.N; i++ {
+			if _, err := p.Run(ctx, interpreter.Device{}, vals); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }
