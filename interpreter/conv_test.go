@@ -418,3 +418,63 @@ func TestConvolutionErrors(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "window_strides")
 }
+
+func TestConvolutionRandom(t *testing.T) {
+	// Random layouts, window attributes and groups against the reference.
+	rng := rand.New(rand.NewPCG(17, 18))
+	layout := func(a, b byte, s int) string {
+		l := []byte{a, b}
+		for d := 0; d < s; d++ {
+			l = append(l, byte('0'+d))
+		}
+		rng.Shuffle(len(l), func(i, j int) { l[i], l[j] = l[j], l[i] })
+		return string(l)
+	}
+	for iter := 0; iter < 200; iter++ {
+		s := 1 + rng.IntN(3)
+		c := convCase{in: layout('b', 'f', s), kernel: layout('i', 'o', s), out: layout('b', 'f', s)}
+		c.inType = []xla.DType{xla.Float32, xla.Int32, xla.Float64}[iter%3]
+		groups := int64(1)
+		switch rng.IntN(3) {
+		case 1:
+			c.fgc, groups = 2, 2
+		case 2:
+			c.bgc, groups = 2, 2
+		}
+		c.lhsDims = make([]int64, s+2) // for defaults
+		c.defaults()
+		ci, og, nb := int64(1+rng.IntN(3)), int64(1+rng.IntN(2)), int64(1+rng.IntN(2))
+		dims := func(layout string, sizes map[byte]int64, spatial []int64) []int64 {
+			out := make([]int64, len(layout))
+			for i := 0; i < len(layout); i++ {
+				if d := layout[i]; d >= '0' && d <= '9' {
+					out[i] = spatial[d-'0']
+				} else {
+					out[i] = sizes[d]
+				}
+			}
+			return out
+		}
+		in, k := make([]int64, s), make([]int64, s)
+		for d := 0; d < s; d++ {
+			in[d], k[d] = int64(1+rng.IntN(6)), int64(1+rng.IntN(3))
+			c.strides[d], c.lhsDil[d], c.rhsDil[d] = int64(1+rng.IntN(3)), int64(1+rng.IntN(2)), int64(1+rng.IntN(2))
+			c.pad[d] = [2]int64{int64(rng.IntN(4) - 1), int64(rng.IntN(4) - 1)}
+			c.reverse[d] = rng.IntN(2) == 1
+		}
+		c.lhsDims = dims(c.in, map[byte]int64{'b': nb * c.bgc, 'f': ci * c.fgc}, in)
+		c.rhsDims = dims(c.kernel, map[byte]int64{'i': ci, 'o': og * groups}, k)
+		n := func(d []int64) int { return int(xla.MakeShape(c.inType, d...).Size()) }
+		lhs := laTensor(c.inType, c.lhsDims, laRandInts(rng, n(c.lhsDims), 3, false))
+		rhs := laTensor(c.inType, c.rhsDims, laRandInts(rng, n(c.rhsDims), 3, false))
+		want, outDims := refConv(c, laValues(lhs), laValues(rhs))
+		p := convParams{dn: convDims(c.in, c.kernel, c.out), strides: c.strides, lhsDil: c.lhsDil, rhsDil: c.rhsDil,
+			reversal: c.reverse, fgc: c.fgc, bgc: c.bgc}
+		for _, pd := range c.pad {
+			p.padLo, p.padHi = append(p.padLo, pd[0]), append(p.padHi, pd[1])
+		}
+		got, err := convolution(lhs, rhs, &p, xla.MakeShape(c.inType, outDims...))
+		require.NoError(t, err, "%+v", c)
+		require.Equal(t, laExpected(c.inType, want), laValues(got), "%+v", c)
+	}
+}

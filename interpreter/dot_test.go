@@ -291,3 +291,52 @@ func TestDotGeneralErrors(t *testing.T) {
 	_, err = dotGeneralKernel(nil, op, []Value{f32(2, 3), Token{}})
 	require.Error(t, err)
 }
+
+func TestDotGeneralRandomDimensionNumbers(t *testing.T) {
+	// Random ranks, sizes and placements of batching, contracting and free
+	// dimensions on both sides, against the reference.
+	rng := rand.New(rand.NewPCG(7, 8))
+	for iter := 0; iter < 300; iter++ {
+		nb, nc := rng.IntN(3), rng.IntN(3)
+		lf, rf := rng.IntN(3), rng.IntN(3)
+		size := func() int64 { return int64(rng.IntN(4)) + 1 }
+		bSizes, cSizes := make([]int64, nb), make([]int64, nc)
+		for i := range bSizes {
+			bSizes[i] = size()
+		}
+		for i := range cSizes {
+			cSizes[i] = size()
+		}
+		// place returns dims for one side and where its batch and
+		// contracting dimensions went.
+		place := func(free int) ([]int64, []int64, []int64) {
+			r := nb + nc + free
+			perm := rng.Perm(r)
+			dims := make([]int64, r)
+			var bd, cd []int64
+			for i := 0; i < nb; i++ {
+				dims[perm[i]] = bSizes[i]
+				bd = append(bd, int64(perm[i]))
+			}
+			for i := 0; i < nc; i++ {
+				dims[perm[nb+i]] = cSizes[i]
+				cd = append(cd, int64(perm[nb+i]))
+			}
+			for i := 0; i < free; i++ {
+				dims[perm[nb+nc+i]] = size()
+			}
+			return dims, bd, cd
+		}
+		ld, lb, lc := place(lf)
+		rd, rb, rc := place(rf)
+		dn := stablehlo.DotDimensionNumbers{LhsBatchingDims: lb, RhsBatchingDims: rb, LhsContractingDims: lc, RhsContractingDims: rc}
+		dt := []xla.DType{xla.Float32, xla.Int32, xla.Float64}[iter%3]
+		n := func(d []int64) int { return int(xla.MakeShape(dt, d...).Size()) }
+		lhs := laTensor(dt, ld, laRandInts(rng, n(ld), 5, false))
+		rhs := laTensor(dt, rd, laRandInts(rng, n(rd), 5, false))
+		want, resDims := refDotGeneral(laValues(lhs), ld, laValues(rhs), rd, dn)
+		got, err := dotGeneral(lhs, rhs, dn, xla.MakeShape(dt, resDims...))
+		require.NoError(t, err, "%v %v %+v", ld, rd, dn)
+		require.Equal(t, laExpected(dt, want), laValues(got), "%v %v %+v", ld, rd, dn)
+	}
+}
