@@ -195,6 +195,23 @@ func shpMap(x *Exec, op *stablehlo.Op, args []Value) ([]Value, error) {
 		return nil, err
 	}
 	out := NewTensor(sh)
+	if n := int64(out.Len()); n >= 2 {
+		if v := shpVectorize(op.Regions[0], n); v != nil {
+			// One run on vectors of all elements.
+			flat := make([]*Tensor, len(ins))
+			for k, t := range ins {
+				flat[k] = &Tensor{Shape: xla.MakeShape(t.Shape.DType, n), Data: t.Data}
+			}
+			res, err := v.run(x, flat)
+			if err != nil {
+				return nil, err
+			}
+			if err := shpVecResults(res, []xla.DType{rt.DType}); err != nil {
+				return nil, err
+			}
+			return []Value{&Tensor{Shape: sh, Data: res[0].Data}}, nil
+		}
+	}
 	xs := shpScalars(dts)
 	fargs := make([]Value, len(xs))
 	for k := range xs {

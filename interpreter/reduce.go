@@ -112,8 +112,14 @@ func shpAllSupported(bops []shpBinop, dts []xla.DType) bool {
 	return true
 }
 
-// shpReduceGeneral runs the body region once per element.
+// shpReduceGeneral runs the body region once per element, or once per
+// reduced position on vectors of all outputs when the region vectorises.
 func shpReduceGeneral(x *Exec, body *stablehlo.Region, ins, inits, outs []*Tensor, g *shpRedGeom) error {
+	if nOut := int64(outs[0].Len()); nOut >= 2 && g.redCount > 0 {
+		if v := shpVectorize(body, nOut); v != nil {
+			return shpReduceVector(x, v, ins, inits, outs, g)
+		}
+	}
 	n := len(ins)
 	dts := make([]xla.DType, n)
 	for k := range ins {
@@ -148,6 +154,59 @@ func shpReduceGeneral(x *Exec, body *stablehlo.Region, ins, inits, outs []*Tenso
 			}
 		}
 		o++
+	}
+	return nil
+}
+
+// shpReduceVector folds the inputs into vectors of all outputs, one reduced
+// position at a time, in the order of the per-element path.
+func shpReduceVector(x *Exec, v *shpVecRegion, ins, inits, outs []*Tensor, g *shpRedGeom) error {
+	n := len(ins)
+	nOut := outs[0].Len()
+	dts := make([]xla.DType, n)
+	for k := range ins {
+		dts[k] = ins[k].Shape.DType
+	}
+	kept := make([]int, 0, nOut)
+	for o := shpNewOdo(g.keptDims, g.keptStr, 0); !o.done; o.next() {
+		kept = append(kept, int(o.off))
+	}
+	args := make([]*Tensor, 2*n)
+	for k := range ins {
+		acc, err := shpDoBroadcast(inits[k], nil, []int64{int64(nOut)})
+		if err != nil {
+			return err
+		}
+		args[k] = acc
+	}
+	idx := make([]int, nOut)
+	for red := shpNewOdo(g.redDims, g.redStr, 0); !red.done; red.next() {
+		if err := x.Ctx.Err(); err != nil {
+			return err
+		}
+		for o, b := range kept {
+			idx[o] = b + int(red.off)
+		}
+		for k := range ins {
+			xk := shpVecTensor(dts[k], int64(nOut))
+			if err := shpTake(xk, ins[k], idx); err != nil {
+				return err
+			}
+			args[n+k] = xk
+		}
+		res, err := v.run(x, args)
+		if err != nil {
+			return err
+		}
+		if err := shpVecResults(res, dts); err != nil {
+			return err
+		}
+		copy(args, res)
+	}
+	for k := range outs {
+		if err := shpCopy(outs[k], args[k], []int64{int64(nOut)}, 0, []int64{1}, 0, []int64{1}); err != nil {
+			return err
+		}
 	}
 	return nil
 }

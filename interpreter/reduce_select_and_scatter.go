@@ -69,21 +69,170 @@ func shpSelectAndScatter(x *Exec, op *stablehlo.Op, args []Value) ([]Value, erro
 		return nil, err
 	}
 	inStr := Strides(operand.Shape.Dims)
-	if sel := shpSelectFast(op.Regions[0], dt); sel != nil {
-		if bops := shpRegionBinops(op.Regions[1], []xla.DType{dt}); bops != nil && shpBinSupported(bops[0], dt) {
-			if shpSelectScatterFast(operand, source, out, sel, bops[0], geo, inStr) {
-				return []Value{out}, nil
-			}
-		}
+	sel, err := shpSelectPositions(x, op.Regions[0], operand, geo, inStr)
+	if err != nil {
+		return nil, err
 	}
-	if err := shpSelectScatterGeneral(x, op.Regions[0], op.Regions[1], operand, source, out, geo, inStr); err != nil {
+	if err := shpScatterSelected(x, op.Regions[1], out, source, sel); err != nil {
 		return nil, err
 	}
 	return []Value{out}, nil
 }
 
-// shpSelectIndex returns, for the window of source element si, the operand
-// offset the select function picks, or -1.
+// shpSelectPositions returns, for every window (one per source element),
+// the operand offset the select region picks, or -1 when the window holds
+// only padding. A select region that is one compare runs as a typed
+// comparison; any other runs on vectors of all windows when it vectorises,
+// else once per comparison.
+func shpSelectPositions(x *Exec, selR *stablehlo.Region, operand *Tensor, geo *shpWindow, inStr []int64) ([]int64, error) {
+	dt := operand.Shape.DType
+	nWin := 1
+	for _, d := range geo.outDims {
+		nWin *= int(d)
+	}
+	if f := shpSelectFast(selR, dt); f != nil {
+		if sel := shpSelectTyped(operand, f, geo, inStr); sel != nil {
+			return sel, nil
+		}
+	}
+	if nWin >= 2 && operand.Len() > 0 {
+		if v := shpVectorize(selR, int64(nWin)); v != nil {
+			return shpSelectVector(x, v, operand, geo, inStr, nWin)
+		}
+	}
+	sa := shpScalars([]xla.DType{dt, dt})
+	selArgs := []Value{sa[0], sa[1]}
+	pick := func(cur, cand int64) (bool, error) {
+		if err := shpSetElem(sa[0], 0, operand, int(cur)); err != nil {
+			return false, err
+		}
+		if err := shpSetElem(sa[1], 0, operand, int(cand)); err != nil {
+			return false, err
+		}
+		res, err := x.RunRegion(selR, selArgs)
+		if err != nil {
+			return false, err
+		}
+		if len(res) != 1 {
+			return false, shpErrf("select region returned %d values, want 1", len(res))
+		}
+		return shpBoolValue(res[0])
+	}
+	sel := make([]int64, 0, nWin)
+	err := shpSelectWindows(geo, inStr, pick, func(_ int, s int64) error {
+		sel = append(sel, s)
+		return nil
+	})
+	return sel, err
+}
+
+// shpSelectVector runs the selection on vectors of all windows, window
+// positions in row-major order.
+func shpSelectVector(x *Exec, v *shpVecRegion, operand *Tensor, geo *shpWindow, inStr []int64, nWin int) ([]int64, error) {
+	dt := operand.Shape.DType
+	outIx := shpOutIndices(geo.outDims)
+	sel := make([]int, nWin)
+	for i := range sel {
+		sel[i] = -1
+	}
+	cand := make([]int, nWin)
+	curIdx := make([]int, nWin)
+	candIdx := make([]int, nWin)
+	for w := shpNewOdo(geo.winDims, make([]int64, len(geo.winDims)), 0); !w.done; w.next() {
+		if err := x.Ctx.Err(); err != nil {
+			return nil, err
+		}
+		shpWinOffsets(geo, inStr, outIx, w.idx, cand)
+		need := false
+		for o := range sel {
+			curIdx[o], candIdx[o] = 0, 0
+			if sel[o] >= 0 {
+				curIdx[o] = sel[o]
+			}
+			if cand[o] >= 0 {
+				candIdx[o] = cand[o]
+				if sel[o] >= 0 {
+					need = true
+				}
+			}
+		}
+		if need {
+			cur, cv := shpVecTensor(dt, int64(nWin)), shpVecTensor(dt, int64(nWin))
+			if err := shpTake(cur, operand, curIdx); err != nil {
+				return nil, err
+			}
+			if err := shpTake(cv, operand, candIdx); err != nil {
+				return nil, err
+			}
+			res, err := v.run(x, []*Tensor{cur, cv})
+			if err != nil {
+				return nil, err
+			}
+			if err := shpVecResults(res, []xla.DType{xla.Bool}); err != nil {
+				return nil, err
+			}
+			keep := res[0].Data.([]bool)
+			for o := range sel {
+				if sel[o] >= 0 && cand[o] >= 0 && !keep[o] {
+					sel[o] = cand[o]
+				}
+			}
+		}
+		for o := range sel {
+			if sel[o] < 0 && cand[o] >= 0 {
+				sel[o] = cand[o]
+			}
+		}
+	}
+	out := make([]int64, nWin)
+	for i, s := range sel {
+		out[i] = int64(s)
+	}
+	return out, nil
+}
+
+// shpScatterSelected combines each source value into the result at its
+// selected position, source elements in row-major order.
+func shpScatterSelected(x *Exec, scatR *stablehlo.Region, out, source *Tensor, sel []int64) error {
+	dt := out.Shape.DType
+	if bops := shpRegionBinops(scatR, []xla.DType{dt}); bops != nil && shpBinSupported(bops[0], dt) {
+		for si, s := range sel {
+			if s < 0 {
+				continue
+			}
+			if err := shpScatterFast(out, source, bops[0], nil, s, nil, int64(si), nil); err != nil {
+				return err
+			}
+		}
+		shpRewrap(out)
+		return nil
+	}
+	ca := shpScalars([]xla.DType{dt, dt})
+	args := []Value{ca[0], ca[1]}
+	for si, s := range sel {
+		if s < 0 {
+			continue
+		}
+		if err := shpSetElem(ca[0], 0, out, int(s)); err != nil {
+			return err
+		}
+		if err := shpSetElem(ca[1], 0, source, si); err != nil {
+			return err
+		}
+		if err := shpRunScalarRegion(x, scatR, args, ca[:1]); err != nil {
+			return err
+		}
+		if err := shpSetElem(out, int(s), ca[0], 0); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// shpSelectWindows walks the windows in row-major order and, for each,
+// folds its non-padding positions left to right: the current selection is
+// kept while pick(current, candidate) is true. visit gets the selected
+// offset, or -1 for a window of padding only.
 func shpSelectWindows(geo *shpWindow, inStr []int64, pick func(cur, cand int64) (bool, error), visit func(si int, sel int64) error) error {
 	walk := &shpWinWalk{geo: geo, str: inStr, winIx: make([]int64, len(geo.winDims))}
 	si := 0
@@ -118,46 +267,6 @@ func shpSelectWindows(geo *shpWindow, inStr []int64, pick func(cur, cand int64) 
 	return nil
 }
 
-func shpSelectScatterGeneral(x *Exec, selR, scatR *stablehlo.Region, operand, source, out *Tensor, geo *shpWindow, inStr []int64) error {
-	dt := operand.Shape.DType
-	sa := shpScalars([]xla.DType{dt, dt})
-	selArgs := []Value{sa[0], sa[1]}
-	pick := func(cur, cand int64) (bool, error) {
-		if err := shpSetElem(sa[0], 0, operand, int(cur)); err != nil {
-			return false, err
-		}
-		if err := shpSetElem(sa[1], 0, operand, int(cand)); err != nil {
-			return false, err
-		}
-		res, err := x.RunRegion(selR, selArgs)
-		if err != nil {
-			return false, err
-		}
-		if len(res) != 1 {
-			return false, shpErrf("select region returned %d values, want 1", len(res))
-		}
-		return shpBoolValue(res[0])
-	}
-	ca := shpScalars([]xla.DType{dt, dt})
-	scatArgs := []Value{ca[0], ca[1]}
-	visit := func(si int, sel int64) error {
-		if sel < 0 {
-			return nil
-		}
-		if err := shpSetElem(ca[0], 0, out, int(sel)); err != nil {
-			return err
-		}
-		if err := shpSetElem(ca[1], 0, source, si); err != nil {
-			return err
-		}
-		if err := shpRunScalarRegion(x, scatR, scatArgs, ca[:1]); err != nil {
-			return err
-		}
-		return shpSetElem(out, int(sel), ca[0], 0)
-	}
-	return shpSelectWindows(geo, inStr, pick, visit)
-}
-
 // shpSelectFn is a recognised select region: compare(arg0, arg1) with
 // direction GE, GT, LE or LT and the element type's natural compare type.
 type shpSelectFn struct {
@@ -178,44 +287,43 @@ func shpSelectFast(r *stablehlo.Region, dt xla.DType) *shpSelectFn {
 	return nil
 }
 
-func shpSelectScatterFast(operand, source, out *Tensor, sel *shpSelectFn, bop shpBinop, geo *shpWindow, inStr []int64) bool {
-	dt := operand.Shape.DType
+// shpSelectTyped runs a recognised compare select region as a typed
+// comparison; nil when the type is not handled.
+func shpSelectTyped(operand *Tensor, sel *shpSelectFn, geo *shpWindow, inStr []int64) []int64 {
 	switch d := operand.Data.(type) {
 	case []float32:
-		f, _ := shpBinF32(bop, dt)
-		shpSelScatT(d, source.Data.([]float32), out.Data.([]float32), shpOrdered[float32](sel.dir), f, geo, inStr)
+		return shpSelectT(d, shpOrdered[float32](sel.dir), geo, inStr)
 	case []float64:
-		f, _ := shpBinF64(bop)
-		shpSelScatT(d, source.Data.([]float64), out.Data.([]float64), shpOrdered[float64](sel.dir), f, geo, inStr)
+		return shpSelectT(d, shpOrdered[float64](sel.dir), geo, inStr)
 	case []int8:
-		f, _ := shpBinInt[int8](bop)
-		shpSelScatT(d, source.Data.([]int8), out.Data.([]int8), shpOrdered[int8](sel.dir), f, geo, inStr)
+		return shpSelectT(d, shpOrdered[int8](sel.dir), geo, inStr)
 	case []int16:
-		f, _ := shpBinInt[int16](bop)
-		shpSelScatT(d, source.Data.([]int16), out.Data.([]int16), shpOrdered[int16](sel.dir), f, geo, inStr)
+		return shpSelectT(d, shpOrdered[int16](sel.dir), geo, inStr)
 	case []int32:
-		f, _ := shpBinInt[int32](bop)
-		shpSelScatT(d, source.Data.([]int32), out.Data.([]int32), shpOrdered[int32](sel.dir), f, geo, inStr)
+		return shpSelectT(d, shpOrdered[int32](sel.dir), geo, inStr)
 	case []int64:
-		f, _ := shpBinInt[int64](bop)
-		shpSelScatT(d, source.Data.([]int64), out.Data.([]int64), shpOrdered[int64](sel.dir), f, geo, inStr)
+		return shpSelectT(d, shpOrdered[int64](sel.dir), geo, inStr)
 	case []uint8:
-		f, _ := shpBinUint[uint8](bop)
-		shpSelScatT(d, source.Data.([]uint8), out.Data.([]uint8), shpOrdered[uint8](sel.dir), f, geo, inStr)
+		return shpSelectT(d, shpOrdered[uint8](sel.dir), geo, inStr)
 	case []uint16:
-		f, _ := shpBinUint[uint16](bop)
-		shpSelScatT(d, source.Data.([]uint16), out.Data.([]uint16), shpOrdered[uint16](sel.dir), f, geo, inStr)
+		return shpSelectT(d, shpOrdered[uint16](sel.dir), geo, inStr)
 	case []uint32:
-		f, _ := shpBinUint[uint32](bop)
-		shpSelScatT(d, source.Data.([]uint32), out.Data.([]uint32), shpOrdered[uint32](sel.dir), f, geo, inStr)
+		return shpSelectT(d, shpOrdered[uint32](sel.dir), geo, inStr)
 	case []uint64:
-		f, _ := shpBinUint[uint64](bop)
-		shpSelScatT(d, source.Data.([]uint64), out.Data.([]uint64), shpOrdered[uint64](sel.dir), f, geo, inStr)
-	default:
-		return false
+		return shpSelectT(d, shpOrdered[uint64](sel.dir), geo, inStr)
 	}
-	shpRewrap(out)
-	return true
+	return nil
+}
+
+func shpSelectT[T any](operand []T, keep func(a, b T) bool, geo *shpWindow, inStr []int64) []int64 {
+	sel := []int64{}
+	_ = shpSelectWindows(geo, inStr, func(cur, cand int64) (bool, error) {
+		return keep(operand[cur], operand[cand]), nil
+	}, func(_ int, s int64) error {
+		sel = append(sel, s)
+		return nil
+	})
+	return sel
 }
 
 type shpOrderedT interface {
@@ -240,15 +348,4 @@ func shpOrdered[T shpOrderedT](dir string) func(a, b T) bool {
 		return func(a, b T) bool { return a != b }
 	}
 	return nil
-}
-
-func shpSelScatT[T any](operand, source, out []T, keep func(a, b T) bool, f func(a, b T) T, geo *shpWindow, inStr []int64) {
-	_ = shpSelectWindows(geo, inStr, func(cur, cand int64) (bool, error) {
-		return keep(operand[cur], operand[cand]), nil
-	}, func(si int, sel int64) error {
-		if sel >= 0 {
-			out[sel] = f(out[sel], source[si])
-		}
-		return nil
-	})
 }

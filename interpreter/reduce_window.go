@@ -199,7 +199,86 @@ func (w *shpWinWalk) each(f func(off int64) error) error {
 	}
 }
 
+// shpWinOffsets returns, for every output position (row-major) and the
+// window position winIx, the input offset or -1 for padding.
+func shpWinOffsets(geo *shpWindow, inStr []int64, outIx [][]int64, winIx []int64, idx []int) {
+	for o, oi := range outIx {
+		off := 0
+		for d, k := range winIx {
+			i := geo.tab[d][oi[d]*geo.winDims[d]+k]
+			if i < 0 {
+				off = -1
+				break
+			}
+			off += int(i * inStr[d])
+		}
+		idx[o] = off
+	}
+}
+
+// shpOutIndices lists the multi-indices of dims in row-major order.
+func shpOutIndices(dims []int64) [][]int64 {
+	var out [][]int64
+	for o := shpNewOdo(dims, make([]int64, len(dims)), 0); !o.done; o.next() {
+		out = append(out, append([]int64(nil), o.idx...))
+	}
+	return out
+}
+
+// shpReduceWindowVector folds every window position into vectors of all
+// outputs, window positions in row-major order as the per-element path.
+func shpReduceWindowVector(x *Exec, v *shpVecRegion, ins, inits, outs []*Tensor, geo *shpWindow, inStr []int64) error {
+	n := len(ins)
+	nOut := outs[0].Len()
+	dts := make([]xla.DType, n)
+	for k := range ins {
+		dts[k] = ins[k].Shape.DType
+	}
+	outIx := shpOutIndices(geo.outDims)
+	args := make([]*Tensor, 2*n)
+	for k := range ins {
+		acc, err := shpDoBroadcast(inits[k], nil, []int64{int64(nOut)})
+		if err != nil {
+			return err
+		}
+		args[k] = acc
+	}
+	idx := make([]int, nOut)
+	for w := shpNewOdo(geo.winDims, make([]int64, len(geo.winDims)), 0); !w.done; w.next() {
+		if err := x.Ctx.Err(); err != nil {
+			return err
+		}
+		shpWinOffsets(geo, inStr, outIx, w.idx, idx)
+		for k := range ins {
+			xk := shpVecTensor(dts[k], int64(nOut))
+			if err := shpTakeOr(xk, ins[k], inits[k], idx); err != nil {
+				return err
+			}
+			args[n+k] = xk
+		}
+		res, err := v.run(x, args)
+		if err != nil {
+			return err
+		}
+		if err := shpVecResults(res, dts); err != nil {
+			return err
+		}
+		copy(args, res)
+	}
+	for k := range outs {
+		if err := shpCopy(outs[k], args[k], []int64{int64(nOut)}, 0, []int64{1}, 0, []int64{1}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 func shpReduceWindowGeneral(x *Exec, body *stablehlo.Region, ins, inits, outs []*Tensor, geo *shpWindow, inStr []int64) error {
+	if nOut := int64(outs[0].Len()); nOut >= 2 {
+		if v := shpVectorize(body, nOut); v != nil {
+			return shpReduceWindowVector(x, v, ins, inits, outs, geo, inStr)
+		}
+	}
 	n := len(ins)
 	dts := make([]xla.DType, n)
 	for k := range ins {

@@ -1,0 +1,158 @@
+package interpreter
+
+import (
+	"fmt"
+	"math"
+	"math/rand"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/halo-ml/halo/stablehlo"
+	"github.com/halo-ml/halo/xla"
+)
+
+func shpNeedElementwise(t *testing.T) {
+	t.Helper()
+	for _, k := range []string{"stablehlo.constant", "stablehlo.compare", "stablehlo.select", "stablehlo.add",
+		"stablehlo.multiply", "stablehlo.or", "stablehlo.and"} {
+		if kernelFor(k) == nil || shpStubbed[k] {
+			t.Skipf("%s kernel not linked in", k)
+		}
+	}
+}
+
+// jnp.argmax's reducer (NaN wins, ties go to the lower index), run on
+// vectors of all rows, against a plain Go argmax.
+func TestReduceArgmaxVectorized(t *testing.T) {
+	shpNeedElementwise(t)
+	src := `func.func @main(%v: tensor<5x7xf32>, %ix: tensor<5x7xi32>) -> (tensor<5xf32>, tensor<5xi32>) {
+  %ninf = stablehlo.constant dense<0xFF800000> : tensor<f32>
+  %zero = stablehlo.constant dense<0> : tensor<i32>
+  %0:2 = stablehlo.reduce(%v init: %ninf), (%ix init: %zero) across dimensions = [1] : (tensor<5x7xf32>, tensor<5x7xi32>, tensor<f32>, tensor<i32>) -> (tensor<5xf32>, tensor<5xi32>)
+     reducer(%a: tensor<f32>, %b: tensor<f32>) (%ai: tensor<i32>, %bi: tensor<i32>)  {
+      %4 = stablehlo.compare  GT, %a, %b,  FLOAT : (tensor<f32>, tensor<f32>) -> tensor<i1>
+      %5 = stablehlo.compare  NE, %a, %a,  FLOAT : (tensor<f32>, tensor<f32>) -> tensor<i1>
+      %6 = stablehlo.or %4, %5 : tensor<i1>
+      %7 = stablehlo.compare  EQ, %a, %b,  FLOAT : (tensor<f32>, tensor<f32>) -> tensor<i1>
+      %8 = stablehlo.compare  LT, %ai, %bi,  SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>
+      %9 = stablehlo.and %7, %8 : tensor<i1>
+      %10 = stablehlo.or %6, %9 : tensor<i1>
+      %11 = stablehlo.select %6, %a, %b : tensor<i1>, tensor<f32>
+      %12 = stablehlo.select %10, %ai, %bi : tensor<i1>, tensor<i32>
+      stablehlo.return %11, %12 : tensor<f32>, tensor<i32>
+    }
+  return %0#0, %0#1 : tensor<5xf32>, tensor<5xi32>
+}`
+	nan := math.NaN()
+	vals := []float64{
+		1, 3, 3, 2, 0, -1, 3,
+		nan, 1, nan, 2, 3, 4, 5,
+		-1, -2, -3, -4, -5, -6, -7,
+		0, 0, 0, 0, 0, 0, 0,
+		2, 4, 6, 8, 6, 4, nan,
+	}
+	out := shpRun(t, src, shpT(xla.Float32, shpDims(5, 7), vals...), shpT(xla.Int32, shpDims(5, 7),
+		0, 1, 2, 3, 4, 5, 6, 0, 1, 2, 3, 4, 5, 6, 0, 1, 2, 3, 4, 5, 6, 0, 1, 2, 3, 4, 5, 6, 0, 1, 2, 3, 4, 5, 6))
+	assert.Equal(t, []float64{1, 0, 0, 0, 6}, shpVals(out[1]))
+	got := shpVals(out[0])
+	assert.Equal(t, 3.0, got[0])
+	assert.True(t, math.IsNaN(got[1]))
+	assert.Equal(t, []float64{-1, 0}, got[2:4])
+	assert.True(t, math.IsNaN(got[4]))
+}
+
+// Regions that read values of the enclosing function and hold constants
+// vectorise too (both broadcast across the lanes).
+func TestVectorizedRegionCapturesAndConstants(t *testing.T) {
+	shpNeedElementwise(t)
+	src := `func.func @main(%a: tensor<3x4xf32>, %scale: tensor<f32>) -> tensor<3xf32> {
+  %zero = stablehlo.constant dense<0.0> : tensor<f32>
+  %0 = stablehlo.reduce(%a init: %zero) across dimensions = [1] : (tensor<3x4xf32>, tensor<f32>) -> tensor<3xf32>
+     reducer(%x: tensor<f32>, %y: tensor<f32>) {
+      %two = stablehlo.constant dense<2.0> : tensor<f32>
+      %m = stablehlo.multiply %y, %scale : tensor<f32>
+      %n = stablehlo.multiply %m, %two : tensor<f32>
+      %s = stablehlo.add %x, %n : tensor<f32>
+      stablehlo.return %s : tensor<f32>
+    }
+  return %0 : tensor<3xf32>
+}`
+	out := shpRun(t, src, shpIota(xla.Float32, shpDims(3, 4), 0), shpT(xla.Float32, nil, 0.5))
+	assert.Equal(t, []float64{6, 22, 38}, shpVals(out[0]))
+
+	mapSrc := `func.func @main(%a: tensor<2x3xf32>, %b: tensor<2x3xf32>, %c: tensor<f32>) -> tensor<2x3xf32> {
+  %0 = "stablehlo.map"(%a, %b) ({
+  ^bb0(%x: tensor<f32>, %y: tensor<f32>):
+    %p = stablehlo.multiply %x, %y : tensor<f32>
+    %q = stablehlo.add %p, %c : tensor<f32>
+    "stablehlo.return"(%q) : (tensor<f32>) -> ()
+  }) {dimensions = array<i64: 0, 1>} : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32>
+  return %0 : tensor<2x3xf32>
+}`
+	out = shpRun(t, mapSrc, shpIota(xla.Float32, shpDims(2, 3), 0), shpIota(xla.Float32, shpDims(2, 3), 1), shpT(xla.Float32, nil, 10))
+	assert.Equal(t, []float64{10, 12, 16, 22, 30, 40}, shpVals(out[0]))
+}
+
+func TestVectorizeRecognition(t *testing.T) {
+	mk := func(body string) *stablehlo.Region {
+		src := fmt.Sprintf(`func.func @main(%%a: tensor<2xf32>, %%i: tensor<f32>) -> tensor<f32> {
+  %%0 = "stablehlo.reduce"(%%a, %%i) ({
+  ^bb0(%%x: tensor<f32>, %%y: tensor<f32>):
+%s
+  }) {dimensions = array<i64: 0>} : (tensor<2xf32>, tensor<f32>) -> tensor<f32>
+  return %%0 : tensor<f32>
+}`, body)
+		m, err := stablehlo.Parse([]byte(src))
+		require.NoError(t, err)
+		return m.Funcs[0].Body.Blocks[0].Ops[0].Regions[0]
+	}
+	assert.NotNil(t, shpBuildVec(mk(`%s = "stablehlo.subtract"(%x, %y) : (tensor<f32>, tensor<f32>) -> tensor<f32>
+"stablehlo.return"(%s) : (tensor<f32>) -> ()`), 4))
+	assert.Nil(t, shpBuildVec(mk(`%s = "shptest.add"(%x, %y) : (tensor<f32>, tensor<f32>) -> tensor<f32>
+"stablehlo.return"(%s) : (tensor<f32>) -> ()`), 4), "unknown ops run per element")
+	assert.Nil(t, shpBuildVec(mk(`%s = "stablehlo.broadcast_in_dim"(%x) {broadcast_dimensions = array<i64>} : (tensor<f32>) -> tensor<2xf32>
+%t = "stablehlo.slice"(%s) {start_indices = array<i64: 0>, limit_indices = array<i64: 1>, strides = array<i64: 1>} : (tensor<2xf32>) -> tensor<1xf32>
+%u = "stablehlo.reshape"(%t) : (tensor<1xf32>) -> tensor<f32>
+"stablehlo.return"(%u) : (tensor<f32>) -> ()`), 4), "non-scalar values run per element")
+}
+
+// select_and_scatter's selection through the vectorised region matches the
+// typed comparison, for every direction and several types.
+func TestSelectVectorMatchesTyped(t *testing.T) {
+	shpNeedElementwise(t)
+	r := rand.New(rand.NewSource(4))
+	for _, dt := range []xla.DType{xla.Float32, xla.BFloat16, xla.Int8, xla.Uint32, xla.Float64} {
+		for _, dir := range []string{"GE", "GT", "LE", "LT"} {
+			et := dt.String()
+			t.Run(et+"/"+dir, func(t *testing.T) {
+				src := func(slow bool) string {
+					extra, ret := "", "%c"
+					if slow {
+						extra = "\n    %d = \"stablehlo.optimization_barrier\"(%c) : (tensor<i1>) -> tensor<i1>"
+						ret = "%d"
+					}
+					return fmt.Sprintf(`func.func @main(%%op: tensor<5x6x%s>, %%src: tensor<3x3x%s>, %%i: tensor<%s>) -> tensor<5x6x%s> {
+  %%0 = "stablehlo.select_and_scatter"(%%op, %%src, %%i) ({
+  ^bb0(%%x: tensor<%s>, %%y: tensor<%s>):
+    %%c = "stablehlo.compare"(%%x, %%y) {comparison_direction = #stablehlo<comparison_direction %s>} : (tensor<%s>, tensor<%s>) -> tensor<i1>%s
+    "stablehlo.return"(%s) : (tensor<i1>) -> ()
+  }, {
+  ^bb0(%%x: tensor<%s>, %%y: tensor<%s>):
+    %%s = "stablehlo.add"(%%x, %%y) : (tensor<%s>, tensor<%s>) -> tensor<%s>
+    "stablehlo.return"(%%s) : (tensor<%s>) -> ()
+  }) {window_dimensions = array<i64: 3, 2>, window_strides = array<i64: 2, 2>, padding = dense<[[1, 1], [0, 0]]> : tensor<2x2xi64>} : (tensor<5x6x%s>, tensor<3x3x%s>, tensor<%s>) -> tensor<5x6x%s>
+  return %%0 : tensor<5x6x%s>
+}`, et, et, et, et, et, et, dir, et, et, extra, ret, et, et, et, et, et, et, et, et, et, et, et)
+				}
+				operand := shpSpecialInput(r, dt, 5, 6)
+				source := shpT(dt, shpDims(3, 3), 1, 2, 3, 1, 2, 3, 1, 2, 3)
+				init := shpT(dt, nil, 0)
+				a := shpRun(t, src(false), operand, source, init)
+				b := shpRun(t, src(true), operand, source, init)
+				shpSameBits(t, a[0].(*Tensor), b[0].(*Tensor), "select_and_scatter")
+			})
+		}
+	}
+}
