@@ -642,3 +642,43 @@ func BenchmarkInterpreterMLP(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkInterpreterAllReduce8 executes an all_reduce of f32[1024] over
+// 8 simulated devices (8 goroutines meeting at the rendezvous) and waits
+// for every device.
+func BenchmarkInterpreterAllReduce8(b *testing.B) {
+	const n = 8
+	c := openInterpreter(b, DeviceCount(n))
+	text := `module @psum attributes {mhlo.num_replicas = 8 : i32} {
+  func.func public @main(%x: tensor<1024xf32>) -> tensor<1024xf32> {
+    %0 = "stablehlo.all_reduce"(%x) ({
+    ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+      %s = stablehlo.add %a, %b : tensor<f32>
+      stablehlo.return %s : tensor<f32>
+    }) {replica_groups = dense<[[0, 1, 2, 3, 4, 5, 6, 7]]> : tensor<1x8xi64>} : (tensor<1024xf32>) -> tensor<1024xf32>
+    return %0 : tensor<1024xf32>
+  }
+}`
+	exe, err := c.Compile(MLIRText(text), nil)
+	require.NoError(b, err)
+	args := make([][]*Buffer, n)
+	for d := range args {
+		x, err := BufferFrom(c, make([]float32, 1024), []int64{1024}, OnDevice(exe.AddressableDevices()[d]))
+		require.NoError(b, err)
+		args[d] = []*Buffer{x}
+	}
+	ctx := context.Background()
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		x, err := exe.Execute(args, ExecuteOptions{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		for d := range x.Outputs {
+			if err := x.Outputs[d][0].Await(ctx); err != nil {
+				b.Fatal(err)
+			}
+			x.Outputs[d][0].Close()
+		}
+	}
+}
