@@ -15,9 +15,12 @@ import (
 //   - Integer division by zero gives -1 (all ones, also for unsigned types),
 //     and INT_MIN / -1 gives INT_MIN. Remainder by zero gives the dividend,
 //     and INT_MIN % -1 gives 0. The remainder has the dividend's sign.
+//     (StableHLO's reference interpreter returns 0 in all four cases; halo
+//     follows the XLA backends it stands in for.)
 //   - Integer power with a negative exponent is 1/x^|y| truncated toward
 //     zero: 1 for x = 1, ±1 for x = -1 (by the exponent's parity), 0
-//     otherwise (also for x = 0). Powers wrap around like multiplication.
+//     otherwise (also for x = 0); XLA gives 0 for x = -1 too. Powers wrap
+//     around like multiplication.
 //   - Shift amounts are read as unsigned; an amount >= the bit width gives 0
 //     for shift_left and shift_right_logical and the sign fill for
 //     shift_right_arithmetic.

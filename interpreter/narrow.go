@@ -37,9 +37,11 @@ import (
 // sign flipped for a negative NaN). The FNUZ formats have no negative zero:
 // -0 and negative values that round to zero become +0. f8E8M0FNU has no
 // zero and no sign: zero and negative values become NaN; positive values
-// below 2^-127 become 2^-127, and rounding between exponents rounds half up
-// (1.5·2^e becomes 2^(e+1)), which is round-to-nearest-even on a format
-// whose significand is always the implicit 1.
+// up to 2^-127 become 2^-127 (code 0), those between 2^-127 and 2^-126
+// become 2^-126 (ml_dtypes rounds that interval as if code 0 were a zero),
+// and rounding between larger exponents rounds half up (1.5·2^e becomes
+// 2^(e+1)), which is round-to-nearest-even on a format whose significand is
+// always the implicit 1.
 
 type narrowKind uint8
 

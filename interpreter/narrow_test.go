@@ -268,6 +268,9 @@ func TestNarrowTiesToEven(t *testing.T) {
 		{xla.Float8E8M0FNU, 0, float32(math.NaN())},  // no zero
 		{xla.Float8E8M0FNU, -1, float32(math.NaN())}, // no sign
 		{xla.Float8E8M0FNU, float32(math.Ldexp(1, -130)), float32(math.Ldexp(1, -127))},
+		{xla.Float8E8M0FNU, float32(math.Ldexp(1, -127)), float32(math.Ldexp(1, -127))},
+		{xla.Float8E8M0FNU, float32(math.Ldexp(1.2, -127)), float32(math.Ldexp(1, -126))},
+		{xla.Float8E8M0FNU, float32(math.Ldexp(1.2, -126)), float32(math.Ldexp(1, -126))},
 		{xla.Float8E8M0FNU, float32(math.Ldexp(1, 127)), float32(math.Ldexp(1, 127))},
 		{xla.Float8E8M0FNU, float32(math.Ldexp(1.5, 127)), float32(math.NaN())},
 		{xla.Float8E8M0FNU, float32(math.Inf(1)), float32(math.NaN())},
