@@ -74,7 +74,7 @@ func convolutionOp(op *stablehlo.Op, lhs, rhs *Tensor, padding []int64) ([]Value
 	if !ok {
 		return nil, fmt.Errorf("dimension_numbers is %T, want a #stablehlo.conv attribute", op.Attr("dimension_numbers"))
 	}
-	rt, err := ResultTensorType(op, 0)
+	rt, err := laResultType(op, 0)
 	if err != nil {
 		return nil, err
 	}

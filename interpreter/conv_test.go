@@ -121,15 +121,16 @@ func refConv(c convCase, lhs, rhs []complex128) ([]complex128, []int64) {
 			}
 			dil = append(dil, i)
 		}
-		if c.pad[d][0] < 0 {
-			dil = dil[min(int64(len(dil)), -c.pad[d][0]):]
-		}
 		padded = append(padded, dil...)
-		if c.pad[d][1] < 0 {
-			padded = padded[:max(0, int64(len(padded))+c.pad[d][1])]
-		}
 		for i := int64(0); i < c.pad[d][1]; i++ {
 			padded = append(padded, -1)
+		}
+		// Negative padding removes elements from the ends.
+		if c.pad[d][0] < 0 {
+			padded = padded[min(int64(len(padded)), -c.pad[d][0]):]
+		}
+		if c.pad[d][1] < 0 {
+			padded = padded[:max(0, int64(len(padded))+c.pad[d][1])]
 		}
 		wsize := int64(0)
 		if k > 0 {

@@ -37,7 +37,7 @@ func dotGeneralKernel(x *Exec, op *stablehlo.Op, args []Value) (out []Value, err
 	if !ok {
 		return nil, fmt.Errorf("dot_dimension_numbers is %T, want a #stablehlo.dot attribute", op.Attr("dot_dimension_numbers"))
 	}
-	rt, err := ResultTensorType(op, 0)
+	rt, err := laResultType(op, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -60,7 +60,7 @@ func dotKernel(x *Exec, op *stablehlo.Op, args []Value) (out []Value, err error)
 	if lr < 1 || lr > 2 || rr < 1 || rr > 2 {
 		return nil, fmt.Errorf("dot takes operands of rank 1 or 2, got %v and %v", ts[0].Shape, ts[1].Shape)
 	}
-	rt, err := ResultTensorType(op, 0)
+	rt, err := laResultType(op, 0)
 	if err != nil {
 		return nil, err
 	}

@@ -37,7 +37,7 @@ func einsumKernel(x *Exec, op *stablehlo.Op, args []Value) (out []Value, err err
 	if !ok {
 		return nil, fmt.Errorf("einsum_config is %T, want a string", op.Attr("einsum_config"))
 	}
-	rt, err := ResultTensorType(op, 0)
+	rt, err := laResultType(op, 0)
 	if err != nil {
 		return nil, err
 	}

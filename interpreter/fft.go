@@ -43,7 +43,7 @@ func fftKernel(x *Exec, op *stablehlo.Op, args []Value) (out []Value, err error)
 	if err != nil {
 		return nil, err
 	}
-	rt, err := ResultTensorType(op, 0)
+	rt, err := laResultType(op, 0)
 	if err != nil {
 		return nil, err
 	}

@@ -80,7 +80,7 @@ func choleskyKernel(x *Exec, op *stablehlo.Op, args []Value) (out []Value, err e
 	if err != nil {
 		return nil, err
 	}
-	rt, err := ResultTensorType(op, 0)
+	rt, err := laResultType(op, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -194,7 +194,7 @@ func triangularSolveKernel(x *Exec, op *stablehlo.Op, args []Value) (out []Value
 	if opt.transpose, err = laEnum(op, "transpose_a"); err != nil {
 		return nil, err
 	}
-	rt, err := ResultTensorType(op, 0)
+	rt, err := laResultType(op, 0)
 	if err != nil {
 		return nil, err
 	}

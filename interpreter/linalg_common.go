@@ -644,3 +644,32 @@ func laAllFinite[T float32 | float64](x []T) bool {
 	}
 	return true
 }
+
+// laMaxElements bounds the elements of one result: with compute buffers of
+// up to 16 bytes per element, 64 GiB. A result type asking for more is an
+// error rather than an allocation that cannot succeed.
+const laMaxElements = 1 << 32
+
+// laResultType returns result i's type after checking that it is a static
+// tensor type of a supported element type and of a size the interpreter
+// can hold.
+func laResultType(op *stablehlo.Op, i int) (stablehlo.TensorType, error) {
+	rt, err := ResultTensorType(op, i)
+	if err != nil {
+		return rt, err
+	}
+	if StorageOf(rt.DType) == StorageInvalid {
+		return rt, fmt.Errorf("result element type %v is not supported", rt.DType)
+	}
+	n := int64(1)
+	for _, d := range rt.Dims {
+		if d < 0 {
+			return rt, fmt.Errorf("result %d has a dynamic shape %v", i, rt)
+		}
+		if d != 0 && n > laMaxElements/d {
+			return rt, fmt.Errorf("result %d of type %v is too large", i, rt)
+		}
+		n *= d
+	}
+	return rt, nil
+}

@@ -266,11 +266,11 @@ func rngBitGeneratorKernel(x *Exec, op *stablehlo.Op, args []Value) (out []Value
 	if len(op.Results) != 2 {
 		return nil, fmt.Errorf("rng_bit_generator has %d results, want 2", len(op.Results))
 	}
-	st, err := ResultTensorType(op, 0)
+	st, err := laResultType(op, 0)
 	if err != nil {
 		return nil, err
 	}
-	ot, err := ResultTensorType(op, 1)
+	ot, err := laResultType(op, 1)
 	if err != nil {
 		return nil, err
 	}
@@ -345,7 +345,7 @@ func rngKernel(x *Exec, op *stablehlo.Op, args []Value) (out []Value, err error)
 	if err != nil {
 		return nil, err
 	}
-	rt, err := ResultTensorType(op, 0)
+	rt, err := laResultType(op, 0)
 	if err != nil {
 		return nil, err
 	}
