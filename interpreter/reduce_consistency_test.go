@@ -192,7 +192,10 @@ func TestFastPathsMatchRegions(t *testing.T) {
 }
 
 // Sort with a single compare comparator (typed path) must order like the
-// same comparator run through the compare kernel.
+// same comparator run through the compare kernel (here: the vectorised
+// sorting network) whenever the comparator is a strict weak order (LT/GT;
+// FLOAT compares only without NaNs). For other comparators the order is
+// implementation-defined; the result must still be a permutation.
 func TestSortFastPathMatchesRegion(t *testing.T) {
 	if kernelFor("stablehlo.compare") == nil || shpStubbed["stablehlo.compare"] {
 		t.Skip("stablehlo.compare kernel not linked in")
@@ -216,6 +219,24 @@ func TestSortFastPathMatchesRegion(t *testing.T) {
 					slow = shpReplaceLast(slow, `"stablehlo.return"(%p)`, `"stablehlo.return"(%q)`)
 					a := shpRun(t, fast, keys, vals)
 					b := shpRun(t, slow, keys, vals)
+					strict := dir == "LT" || dir == "GT"
+					if ct == "FLOAT" {
+						for _, v := range shpVals(keys) {
+							if math.IsNaN(v) {
+								strict = false
+							}
+						}
+					}
+					if !strict {
+						perm := shpVals(b[1])
+						seen := map[float64]bool{}
+						for i, p := range perm {
+							require.Equal(t, float64(i/40), math.Floor(p/40), "element %d stays in its row", i)
+							require.False(t, seen[p], "index %v twice", p)
+							seen[p] = true
+						}
+						return
+					}
 					shpSameBits(t, b[1].(*Tensor), a[1].(*Tensor), "permutation")
 					shpSameBits(t, b[0].(*Tensor), a[0].(*Tensor), "keys")
 				})

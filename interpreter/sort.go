@@ -77,6 +77,20 @@ func shpSort(x *Exec, op *stablehlo.Op, args []Value) ([]Value, error) {
 	outerDims[dim] = 1
 
 	base := 0
+	if shpTypedSortLess(op.Regions[0], ins, dts, &base, st) == nil {
+		src, err := shpSortNetwork(x, op.Regions[0], ins, dts, outerDims, str, int(n), st)
+		if err != nil {
+			return nil, err
+		}
+		if src != nil {
+			for k := range ins {
+				if err := shpTake(outs[k], ins[k], src); err != nil {
+					return nil, err
+				}
+			}
+			return shpValues(outs), nil
+		}
+	}
 	less, errp := shpSortLess(x, op.Regions[0], ins, dts, &base, st)
 	src := make([]int, total)
 	perm := make([]int, n)
@@ -116,14 +130,8 @@ func shpValues(ts []*Tensor) []Value {
 func shpSortLess(x *Exec, r *stablehlo.Region, ins []*Tensor, dts []xla.DType, base *int, st int) (func(a, b int) bool, *error) {
 	var err error
 	n := len(ins)
-	if c := shpRegionCompare(r, dts, 2*n); c != nil && c.lhs/2 == c.rhs/2 && c.lhs != c.rhs {
-		k := c.lhs / 2
-		if f := shpTypedLess(ins[k], c, base, st); f != nil {
-			if c.lhs > c.rhs { // compare(%rhs_k, %lhs_k): swap the operands
-				return func(a, b int) bool { return f(b, a) }, &err
-			}
-			return f, &err
-		}
+	if f := shpTypedSortLess(r, ins, dts, base, st); f != nil {
+		return f, &err
 	}
 	sc := make([]*Tensor, 2*n)
 	args := make([]Value, 2*n)
@@ -162,6 +170,23 @@ func shpSortLess(x *Exec, r *stablehlo.Region, ins []*Tensor, dts []xla.DType, b
 		return v
 	}
 	return less, &err
+}
+
+// shpTypedSortLess returns the typed ordering for a comparator that is one
+// compare of an input's pair of arguments, or nil.
+func shpTypedSortLess(r *stablehlo.Region, ins []*Tensor, dts []xla.DType, base *int, st int) func(a, b int) bool {
+	c := shpRegionCompare(r, dts, 2*len(ins))
+	if c == nil || c.lhs/2 != c.rhs/2 || c.lhs == c.rhs {
+		return nil
+	}
+	f := shpTypedLess(ins[c.lhs/2], c, base, st)
+	if f == nil {
+		return nil
+	}
+	if c.lhs > c.rhs { // compare(%rhs_k, %lhs_k): swap the operands
+		return func(a, b int) bool { return f(b, a) }
+	}
+	return f
 }
 
 // shpTypedLess returns the typed comparison of elements of t at slice

@@ -3,6 +3,7 @@ package interpreter
 import (
 	"fmt"
 	"math"
+	"math/rand"
 	"sort"
 	"testing"
 
@@ -159,4 +160,72 @@ func TestSortEdgeCasesAndErrors(t *testing.T) {
 	msg := shpRunErr(t, shpSortSrc("tensor<3xi32>", "tensor<3xi32>", "i32", "i32", "1", "true", cmp),
 		shpIota(xla.Int32, shpDims(3), 0), shpIota(xla.Int32, shpDims(3), 0))
 	assert.Contains(t, msg, "dimension 1 is out of range")
+}
+
+// The vectorised sorting network (stablehlo ops in the comparator) orders
+// exactly like the merge sort running the same comparator per comparison
+// (test ops, which do not vectorise): sorted by (k1 ascending, k2
+// descending), ties in original order.
+func TestSortNetworkMatchesMergeSort(t *testing.T) {
+	shpNeedElementwise(t)
+	src := func(op string, n int, dim string) string {
+		ty := func(et string) string {
+			if dim == "0" {
+				return fmt.Sprintf("tensor<%dx3x%s>", n, et)
+			}
+			return fmt.Sprintf("tensor<3x%dx%s>", n, et)
+		}
+		cmp := func(dir, l, r, et string) string {
+			if op == "stablehlo" {
+				return fmt.Sprintf(`"stablehlo.compare"(%%%s, %%%s) {comparison_direction = #stablehlo<comparison_direction %s>} : (tensor<%s>, tensor<%s>) -> tensor<i1>`, l, r, dir, et, et)
+			}
+			return fmt.Sprintf(`"shptest.cmp"(%%%s, %%%s) {dir = %q} : (tensor<%s>, tensor<%s>) -> tensor<i1>`, l, r, dir, et, et)
+		}
+		logic := func(name string) string {
+			if op == "stablehlo" {
+				return "stablehlo." + name
+			}
+			return "shptest." + name
+		}
+		return fmt.Sprintf(`func.func @main(%%k1: %s, %%k2: %s, %%v: %s) -> (%s, %s, %s) {
+  %%r:3 = "stablehlo.sort"(%%k1, %%k2, %%v) ({
+  ^bb0(%%a: tensor<i32>, %%b: tensor<i32>, %%c: tensor<f32>, %%d: tensor<f32>, %%e: tensor<i32>, %%f: tensor<i32>):
+    %%lt = %s
+    %%eq = %s
+    %%gt = %s
+    %%t = "%s"(%%eq, %%gt) : (tensor<i1>, tensor<i1>) -> tensor<i1>
+    %%p = "%s"(%%lt, %%t) : (tensor<i1>, tensor<i1>) -> tensor<i1>
+    "stablehlo.return"(%%p) : (tensor<i1>) -> ()
+  }) {dimension = %s : i64, is_stable = true} : (%s, %s, %s) -> (%s, %s, %s)
+  return %%r#0, %%r#1, %%r#2 : %s, %s, %s
+}`, ty("i32"), ty("f32"), ty("i32"), ty("i32"), ty("f32"), ty("i32"),
+			cmp("LT", "a", "b", "i32"), cmp("EQ", "a", "b", "i32"), cmp("GT", "c", "d", "f32"),
+			logic("and"), logic("or"), dim,
+			ty("i32"), ty("f32"), ty("i32"), ty("i32"), ty("f32"), ty("i32"), ty("i32"), ty("f32"), ty("i32"))
+	}
+	r := rand.New(rand.NewSource(5))
+	for _, n := range []int{5, 37, 64, 100} {
+		for _, dim := range []string{"0", "1"} {
+			t.Run(fmt.Sprintf("n=%d dim=%s", n, dim), func(t *testing.T) {
+				k1 := make([]float64, 3*n)
+				k2 := make([]float64, 3*n)
+				for i := range k1 {
+					k1[i] = float64(r.Intn(4))
+					k2[i] = float64(r.Intn(3)) - 1
+				}
+				var dims []int64
+				if dim == "0" {
+					dims = shpDims(int64(n), 3)
+				} else {
+					dims = shpDims(3, int64(n))
+				}
+				args := []Value{shpT(xla.Int32, dims, k1...), shpT(xla.Float32, dims, k2...), shpIota(xla.Int32, dims, 0)}
+				net := shpRun(t, src("stablehlo", n, dim), args...)
+				merge := shpRun(t, src("shptest", n, dim), args...)
+				for i := range net {
+					assert.Equal(t, shpVals(merge[i]), shpVals(net[i]), "result %d", i)
+				}
+			})
+		}
+	}
 }
