@@ -457,7 +457,7 @@ func dynamicConvAttrs() []attrSpec {
 // Enum values of the StableHLO enum attributes, by enum name.
 var enumValues = map[string][]string{
 	"comparison_direction": {"EQ", "NE", "GE", "GT", "LE", "LT"},
-	"comparison_type":      {"NOTYPE", "FLOAT", "TOTALORDER", "SIGNED", "UNSIGNED"},
+	"comparison_type":      {"NOTYPE", "FLOAT", "TOTALORDER", "SIGNED", "UNSIGNED", "WEAKORDER"},
 	"precision":            {"DEFAULT", "HIGH", "HIGHEST"},
 	"rng_algorithm":        {"DEFAULT", "THREE_FRY", "PHILOX"},
 	"rng_distribution":     {"UNIFORM", "NORMAL"},

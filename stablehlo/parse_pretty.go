@@ -262,7 +262,7 @@ func (p *mlirParser) enumAttr(enum string) EnumAttr {
 // mlirEnumValues are the values of StableHLO's enums.
 var mlirEnumValues = map[string][]string{
 	"comparison_direction": {"EQ", "NE", "GE", "GT", "LE", "LT"},
-	"comparison_type":      {"NOTYPE", "FLOAT", "TOTALORDER", "SIGNED", "UNSIGNED"},
+	"comparison_type":      {"NOTYPE", "FLOAT", "TOTALORDER", "SIGNED", "UNSIGNED", "WEAKORDER"},
 	"precision":            {"DEFAULT", "HIGH", "HIGHEST"},
 	"rng_algorithm":        {"DEFAULT", "THREE_FRY", "PHILOX"},
 	"rng_distribution":     {"UNIFORM", "NORMAL"},
