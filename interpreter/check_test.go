@@ -244,3 +244,14 @@ func TestCustomCallRegistry(t *testing.T) {
 		assert.Contains(t, err.Error(), `"no.such.target" is not registered`)
 	})
 }
+
+func TestShardingCustomCallIsIdentity(t *testing.T) {
+	p := compileText(t, `func.func @main(%a: tensor<2xf32>) -> tensor<2xf32> {
+  %0 = stablehlo.custom_call @Sharding(%a) {mhlo.sharding = "{replicated}"} : (tensor<2xf32>) -> tensor<2xf32>
+  return %0 : tensor<2xf32>
+}`)
+	a := tensorOf(t, xla.Float32, []float32{1, 2}, 2)
+	out, err := p.Run(context.Background(), Device{}, []Value{a})
+	require.NoError(t, err)
+	assert.Equal(t, []float32{1, 2}, out[0].(*Tensor).Data)
+}

@@ -131,6 +131,17 @@ func callTarget(op *stablehlo.Op) (string, error) {
 
 func init() {
 	RegisterKernel("stablehlo.custom_call", kernelCustomCall)
+	// @Sharding annotates a value with its sharding (mhlo.sharding); for
+	// the interpreter, which runs every device's program as written, it
+	// is the identity. (Programs that rely on XLA's SPMD partitioner to
+	// split a global program into per-device shards are not partitioned:
+	// @SPMDFullToShardShape and @SPMDShardToFullShape are not registered.)
+	RegisterCustomCall("Sharding", func(c *CustomCall) ([]*Tensor, error) {
+		if len(c.Operands) != 1 || len(c.Results) != 1 || !c.Operands[0].Shape.Equal(c.Results[0].Shape()) {
+			return nil, fmt.Errorf("@Sharding takes one tensor and returns it")
+		}
+		return []*Tensor{c.Operands[0]}, nil
+	})
 }
 
 func kernelCustomCall(x *Exec, op *stablehlo.Op, args []Value) ([]Value, error) {

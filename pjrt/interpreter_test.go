@@ -682,3 +682,30 @@ func BenchmarkInterpreterAllReduce8(b *testing.B) {
 		}
 	}
 }
+
+func TestInterpreterTokenAndTupleOutputs(t *testing.T) {
+	c := openInterpreter(t)
+	exe, err := c.Compile(MLIRText(`func.func @main(%x: tensor<2xf32>) -> (!stablehlo.token, tuple<tensor<2xf32>, tensor<2xf32>>) {
+  %t = stablehlo.create_token : !stablehlo.token
+  %0 = stablehlo.add %x, %x : tensor<2xf32>
+  %1 = stablehlo.tuple %x, %0 : tuple<tensor<2xf32>, tensor<2xf32>>
+  return %t, %1 : !stablehlo.token, tuple<tensor<2xf32>, tensor<2xf32>>
+}`), nil)
+	require.NoError(t, err)
+	outs, err := exe.Outputs()
+	require.NoError(t, err)
+	require.Len(t, outs, 3, "the tuple is flattened")
+	assert.Equal(t, xla.Invalid, outs[0].Shape.DType)
+	x, err := BufferFrom(c, []float32{1, 2}, []int64{2})
+	require.NoError(t, err)
+	res, err := exe.Run(x)
+	require.NoError(t, err)
+	require.Len(t, res, 3)
+	require.NoError(t, res[0].Await(ctxT(t)))
+	n, err := res[0].HostSize()
+	require.NoError(t, err)
+	assert.Equal(t, int64(0), n)
+	got, err := ToSlice[float32](ctxT(t), res[2])
+	require.NoError(t, err)
+	assert.Equal(t, []float32{2, 4}, got)
+}
