@@ -569,8 +569,27 @@ func shpScatterFast(out, upd *Tensor, op shpBinop, dims []int64, dst int64, dstS
 
 // shpApplyT sets d[i] = f(d[i], s[j]) over matching strided views.
 func shpApplyT[T any](d, s []T, f func(a, b T) T, dims []int64, doff int64, dstr []int64, soff int64, sstr []int64) {
-	for o := shpNewOdo2(dims, dstr, sstr, doff, soff); !o.done; o.next() {
-		d[o.a] = f(d[o.a], s[o.b])
+	dims, dstr, sstr = shpCoalesce(dims, dstr, sstr)
+	r := len(dims)
+	if r == 0 {
+		d[doff] = f(d[doff], s[soff])
+		return
+	}
+	n, ds, ss := dims[r-1], dstr[r-1], sstr[r-1]
+	for o := shpNewOdo2(dims[:r-1], dstr[:r-1], sstr[:r-1], doff, soff); !o.done; o.next() {
+		if ds == 1 && ss == 1 {
+			dd, sd := d[o.a:o.a+n], s[o.b:o.b+n]
+			for i := range dd {
+				dd[i] = f(dd[i], sd[i])
+			}
+			continue
+		}
+		di, si := o.a, o.b
+		for i := int64(0); i < n; i++ {
+			d[di] = f(d[di], s[si])
+			di += ds
+			si += ss
+		}
 	}
 }
 

@@ -17,6 +17,9 @@ type shpRedGeom struct {
 	keptDims, keptStr []int64
 	redDims, redStr   []int64
 	redCount          int64
+	// keptInner: the kept dimensions are the trailing ones, so every reduced
+	// position is a contiguous row of all outputs.
+	keptInner bool
 }
 
 func shpNewRedGeom(dims []int64, reduced []int64) *shpRedGeom {
@@ -35,6 +38,8 @@ func shpNewRedGeom(dims []int64, reduced []int64) *shpRedGeom {
 	// Merge contiguous reduced dimensions so that the common case (reducing
 	// trailing dimensions) is one contiguous run.
 	g.redDims, g.redStr, _ = shpCoalesce(g.redDims, g.redStr, g.redStr)
+	kd, ks, _ := shpCoalesce(g.keptDims, g.keptStr, g.keptStr)
+	g.keptInner = len(kd) == 1 && ks[0] == 1
 	return g
 }
 
@@ -268,6 +273,20 @@ func shpReduceFast(in, out, init *Tensor, op shpBinop, g *shpRedGeom) {
 
 func shpReduceT[T any](in, out []T, init T, f func(a, b T) T, g *shpRedGeom) {
 	contiguous := len(g.redDims) == 1 && g.redStr[0] == 1
+	if !contiguous && g.keptInner {
+		// Fold row after row into all outputs: each output still sees its
+		// elements in ascending order.
+		for j := range out {
+			out[j] = init
+		}
+		for red := shpNewOdo(g.redDims, g.redStr, 0); !red.done; red.next() {
+			row := in[red.off : red.off+int64(len(out))]
+			for j, v := range row {
+				out[j] = f(out[j], v)
+			}
+		}
+		return
+	}
 	var red *shpOdo
 	if !contiguous {
 		red = shpNewOdo(g.redDims, g.redStr, 0)
@@ -291,6 +310,18 @@ func shpReduceT[T any](in, out []T, init T, f func(a, b T) T, g *shpRedGeom) {
 
 func shpSumF32(in, out []float32, init float32, g *shpRedGeom) {
 	contiguous := len(g.redDims) == 1 && g.redStr[0] == 1
+	if !contiguous && g.keptInner {
+		for j := range out {
+			out[j] = init
+		}
+		for red := shpNewOdo(g.redDims, g.redStr, 0); !red.done; red.next() {
+			row := in[red.off : red.off+int64(len(out))]
+			for j, v := range row {
+				out[j] += v
+			}
+		}
+		return
+	}
 	var red *shpOdo
 	if !contiguous {
 		red = shpNewOdo(g.redDims, g.redStr, 0)
@@ -314,6 +345,18 @@ func shpSumF32(in, out []float32, init float32, g *shpRedGeom) {
 
 func shpSumF64(in, out []float64, init float64, g *shpRedGeom) {
 	contiguous := len(g.redDims) == 1 && g.redStr[0] == 1
+	if !contiguous && g.keptInner {
+		for j := range out {
+			out[j] = init
+		}
+		for red := shpNewOdo(g.redDims, g.redStr, 0); !red.done; red.next() {
+			row := in[red.off : red.off+int64(len(out))]
+			for j, v := range row {
+				out[j] += v
+			}
+		}
+		return
+	}
 	var red *shpOdo
 	if !contiguous {
 		red = shpNewOdo(g.redDims, g.redStr, 0)

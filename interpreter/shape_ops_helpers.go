@@ -524,6 +524,17 @@ func shpCopyT[T any](d []T, srcAny any, dims []int64, doff int64, dstr []int64, 
 			return true
 		}
 	}
+	// A transpose-like copy (contiguous writes, strided reads, and another
+	// dimension that reads contiguously) goes tile by tile so that both
+	// sides stay in cache.
+	if r >= 2 && dstr[r-1] == 1 && sstr[r-1] != 1 && sstr[r-1] != 0 && dims[r-1] >= shpTile {
+		for k := 0; k < r-1; k++ {
+			if sstr[k] == 1 && dims[k] >= shpTile {
+				shpCopyTiled(d, s, dims, doff, dstr, soff, sstr, k)
+				return true
+			}
+		}
+	}
 	n := dims[r-1]
 	ds, ss := dstr[r-1], sstr[r-1]
 	var idx []int64
@@ -562,6 +573,42 @@ func shpCopyT[T any](d []T, srcAny any, dims []int64, doff int64, dstr []int64, 
 		}
 		if k < 0 {
 			return true
+		}
+	}
+}
+
+// shpTile is the tile edge of shpCopyTiled.
+const shpTile = 32
+
+// shpCopyTiled copies like shpCopyT where the last dimension is contiguous
+// in dst and dimension k is contiguous in src: the other dimensions are
+// walked one by one, and the (k, last) plane in shpTile×shpTile tiles.
+func shpCopyTiled[T any](d, s []T, dims []int64, doff int64, dstr []int64, soff int64, sstr []int64, k int) {
+	r := len(dims)
+	var odims, odst, osrc []int64
+	for i := 0; i < r-1; i++ {
+		if i != k {
+			odims = append(odims, dims[i])
+			odst = append(odst, dstr[i])
+			osrc = append(osrc, sstr[i])
+		}
+	}
+	ni, nj := dims[k], dims[r-1]
+	di, sj := dstr[k], sstr[r-1]
+	for o := shpNewOdo2(odims, odst, osrc, doff, soff); !o.done; o.next() {
+		for i0 := int64(0); i0 < ni; i0 += shpTile {
+			i1 := min(i0+shpTile, ni)
+			for j0 := int64(0); j0 < nj; j0 += shpTile {
+				j1 := min(j0+shpTile, nj)
+				for i := i0; i < i1; i++ {
+					row := d[o.a+i*di+j0 : o.a+i*di+j1]
+					si := o.b + i + j0*sj
+					for j := range row {
+						row[j] = s[si]
+						si += sj
+					}
+				}
+			}
 		}
 	}
 }
