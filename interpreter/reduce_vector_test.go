@@ -1,9 +1,11 @@
 package interpreter
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"math/rand"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -154,5 +156,63 @@ func TestSelectVectorMatchesTyped(t *testing.T) {
 				shpSameBits(t, a[0].(*Tensor), b[0].(*Tensor), "select_and_scatter")
 			})
 		}
+	}
+}
+
+// One compiled program runs on many goroutines at once (as the simulated
+// devices of an SPMD program do): the vectorised-region cache and the
+// kernels share no per-run state.
+func TestConcurrentRuns(t *testing.T) {
+	shpNeedElementwise(t)
+	src := `func.func @main(%v: tensor<16x9xf32>, %ix: tensor<16x9xi32>) -> (tensor<16xi32>, tensor<16x9xf32>) {
+  %ninf = stablehlo.constant dense<0xFF800000> : tensor<f32>
+  %zero = stablehlo.constant dense<0> : tensor<i32>
+  %0:2 = stablehlo.reduce(%v init: %ninf), (%ix init: %zero) across dimensions = [1] : (tensor<16x9xf32>, tensor<16x9xi32>, tensor<f32>, tensor<i32>) -> (tensor<16xf32>, tensor<16xi32>)
+     reducer(%a: tensor<f32>, %b: tensor<f32>) (%ai: tensor<i32>, %bi: tensor<i32>)  {
+      %4 = stablehlo.compare  GT, %a, %b,  FLOAT : (tensor<f32>, tensor<f32>) -> tensor<i1>
+      %11 = stablehlo.select %4, %a, %b : tensor<i1>, tensor<f32>
+      %12 = stablehlo.select %4, %ai, %bi : tensor<i1>, tensor<i32>
+      stablehlo.return %11, %12 : tensor<f32>, tensor<i32>
+    }
+  %s = "stablehlo.sort"(%v) <{dimension = 1 : i64}> ({
+  ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+    %n = stablehlo.negate %a : tensor<f32>
+    %m = stablehlo.negate %b : tensor<f32>
+    %c = stablehlo.compare  GT, %n, %m,  FLOAT : (tensor<f32>, tensor<f32>) -> tensor<i1>
+    stablehlo.return %c : tensor<i1>
+  }) : (tensor<16x9xf32>) -> tensor<16x9xf32>
+  return %0#1, %s : tensor<16xi32>, tensor<16x9xf32>
+}`
+	p := shpCompile(t, src)
+	r := rand.New(rand.NewSource(6))
+	vals := make([]float64, 16*9)
+	for i := range vals {
+		vals[i] = float64(r.Intn(50))
+	}
+	v := shpT(xla.Float32, shpDims(16, 9), vals...)
+	ix := shpIota(xla.Int32, shpDims(16, 9), 0)
+	want, err := p.Run(context.Background(), Device{}, []Value{v, ix})
+	require.NoError(t, err)
+	var wg sync.WaitGroup
+	errs := make(chan error, 8)
+	for g := 0; g < 8; g++ {
+		wg.Go(func() {
+			for i := 0; i < 20; i++ {
+				got, err := p.Run(context.Background(), Device{}, []Value{v, ix})
+				if err != nil {
+					errs <- err
+					return
+				}
+				if fmt.Sprint(shpVals(got[0]), shpVals(got[1])) != fmt.Sprint(shpVals(want[0]), shpVals(want[1])) {
+					errs <- fmt.Errorf("run %d differs", i)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
 	}
 }
