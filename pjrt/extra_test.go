@@ -188,6 +188,11 @@ func TestClientBufferCreation(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, host, got)
 	require.NoError(t, v.Close())
+	// The plugin frees the view once its last pending use (the transfer
+	// above, completed on its own thread) lets go of it: wait for that.
+	for deadline := time.Now().Add(10 * time.Second); deleted.Load() == 0 && time.Now().Before(deadline); {
+		time.Sleep(time.Millisecond)
+	}
 	assert.EqualValues(t, 1, deleted.Load(), "on-delete callback runs when the view is released")
 	assert.Equal(t, 0, pendingViews())
 	_, err = cl.CreateViewOfDeviceBuffer(0, xla.MakeShape(xla.Float64, 3), nil)
@@ -255,6 +260,13 @@ func TestDeviceDetails(t *testing.T) {
 	assert.EqualValues(t, int64(1)<<34, st.BytesLimit)
 	assert.False(t, st.HasPoolBytes)
 	require.NoError(t, b.Close())
+	// The storage is freed once the plugin's thread drops its last use of
+	// it; wait for that before resetting the peak.
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+		if st, err := d.MemoryStats(); err != nil || st.BytesInUse == 0 {
+			break
+		}
+	}
 	require.NoError(t, d.ClearMemoryStats())
 	st, err = d.MemoryStats()
 	require.NoError(t, err)
