@@ -222,158 +222,139 @@ func shpReduceFast(in, out, init *Tensor, op shpBinop, g *shpRedGeom) {
 	switch d := in.Data.(type) {
 	case []float32:
 		if op == shpBinAdd && dt == xla.Float32 {
-			shpSumF32(d, out.Data.([]float32), init.Data.([]float32)[0], g)
+			shpReduceT(d, out.Data.([]float32), init.Data.([]float32)[0], shpSumFold[float32](), g)
 			return
 		}
 		f, _ := shpBinF32(op, dt)
-		shpReduceT(d, out.Data.([]float32), init.Data.([]float32)[0], f, g)
+		shpReduceT(d, out.Data.([]float32), init.Data.([]float32)[0], shpFoldOf(f), g)
 	case []float64:
 		if op == shpBinAdd {
-			shpSumF64(d, out.Data.([]float64), init.Data.([]float64)[0], g)
+			shpReduceT(d, out.Data.([]float64), init.Data.([]float64)[0], shpSumFold[float64](), g)
 			return
 		}
 		f, _ := shpBinF64(op)
-		shpReduceT(d, out.Data.([]float64), init.Data.([]float64)[0], f, g)
+		shpReduceT(d, out.Data.([]float64), init.Data.([]float64)[0], shpFoldOf(f), g)
 	case []bool:
 		f, _ := shpBinBool(op)
-		shpReduceT(d, out.Data.([]bool), init.Data.([]bool)[0], f, g)
+		shpReduceT(d, out.Data.([]bool), init.Data.([]bool)[0], shpFoldOf(f), g)
 	case []int8:
 		f, _ := shpBinInt[int8](op)
-		shpReduceT(d, out.Data.([]int8), init.Data.([]int8)[0], f, g)
+		shpReduceT(d, out.Data.([]int8), init.Data.([]int8)[0], shpFoldOf(f), g)
 	case []int16:
 		f, _ := shpBinInt[int16](op)
-		shpReduceT(d, out.Data.([]int16), init.Data.([]int16)[0], f, g)
+		shpReduceT(d, out.Data.([]int16), init.Data.([]int16)[0], shpFoldOf(f), g)
 	case []int32:
 		f, _ := shpBinInt[int32](op)
-		shpReduceT(d, out.Data.([]int32), init.Data.([]int32)[0], f, g)
+		shpReduceT(d, out.Data.([]int32), init.Data.([]int32)[0], shpFoldOf(f), g)
 	case []int64:
 		f, _ := shpBinInt[int64](op)
-		shpReduceT(d, out.Data.([]int64), init.Data.([]int64)[0], f, g)
+		shpReduceT(d, out.Data.([]int64), init.Data.([]int64)[0], shpFoldOf(f), g)
 	case []uint8:
 		f, _ := shpBinUint[uint8](op)
-		shpReduceT(d, out.Data.([]uint8), init.Data.([]uint8)[0], f, g)
+		shpReduceT(d, out.Data.([]uint8), init.Data.([]uint8)[0], shpFoldOf(f), g)
 	case []uint16:
 		f, _ := shpBinUint[uint16](op)
-		shpReduceT(d, out.Data.([]uint16), init.Data.([]uint16)[0], f, g)
+		shpReduceT(d, out.Data.([]uint16), init.Data.([]uint16)[0], shpFoldOf(f), g)
 	case []uint32:
 		f, _ := shpBinUint[uint32](op)
-		shpReduceT(d, out.Data.([]uint32), init.Data.([]uint32)[0], f, g)
+		shpReduceT(d, out.Data.([]uint32), init.Data.([]uint32)[0], shpFoldOf(f), g)
 	case []uint64:
 		f, _ := shpBinUint[uint64](op)
-		shpReduceT(d, out.Data.([]uint64), init.Data.([]uint64)[0], f, g)
+		shpReduceT(d, out.Data.([]uint64), init.Data.([]uint64)[0], shpFoldOf(f), g)
 	case []complex64:
 		f, _ := shpBinC64(op)
-		shpReduceT(d, out.Data.([]complex64), init.Data.([]complex64)[0], f, g)
+		shpReduceT(d, out.Data.([]complex64), init.Data.([]complex64)[0], shpFoldOf(f), g)
 	case []complex128:
 		f, _ := shpBinC128(op)
-		shpReduceT(d, out.Data.([]complex128), init.Data.([]complex128)[0], f, g)
+		shpReduceT(d, out.Data.([]complex128), init.Data.([]complex128)[0], shpFoldOf(f), g)
 	}
 	shpRewrap(out)
 }
 
-func shpReduceT[T any](in, out []T, init T, f func(a, b T) T, g *shpRedGeom) {
+// shpFold is a binary op with loops over runs of elements: run folds a
+// contiguous run into an accumulator, rows folds a row into a row of
+// accumulators (acc[j] = f(acc[j], row[j])).
+type shpFold[T any] struct {
+	f    func(a, b T) T
+	run  func(acc T, xs []T) T
+	rows func(acc, row []T)
+}
+
+func shpFoldOf[T any](f func(a, b T) T) shpFold[T] {
+	return shpFold[T]{
+		f: f,
+		run: func(acc T, xs []T) T {
+			for _, v := range xs {
+				acc = f(acc, v)
+			}
+			return acc
+		},
+		rows: func(acc, row []T) {
+			for j, v := range row {
+				acc[j] = f(acc[j], v)
+			}
+		},
+	}
+}
+
+// shpSumFold is addition with the loops written out (no call per element).
+func shpSumFold[T float32 | float64]() shpFold[T] {
+	return shpFold[T]{
+		f: func(a, b T) T { return a + b },
+		run: func(acc T, xs []T) T {
+			for _, v := range xs {
+				acc += v
+			}
+			return acc
+		},
+		rows: func(acc, row []T) {
+			acc = acc[:len(row)]
+			for j, v := range row {
+				acc[j] += v
+			}
+		},
+	}
+}
+
+// shpReduceT folds every output's elements in ascending input index order.
+// Large reductions are split across cores by output.
+func shpReduceT[T any](in, out []T, init T, fd shpFold[T], g *shpRedGeom) {
+	nOut := int64(len(out))
+	total := int64(len(in))
 	contiguous := len(g.redDims) == 1 && g.redStr[0] == 1
 	if !contiguous && g.keptInner {
 		// Fold row after row into all outputs: each output still sees its
 		// elements in ascending order.
-		for j := range out {
-			out[j] = init
-		}
-		for red := shpNewOdo(g.redDims, g.redStr, 0); !red.done; red.next() {
-			row := in[red.off : red.off+int64(len(out))]
-			for j, v := range row {
-				out[j] = f(out[j], v)
+		shpSplit(nOut, total, func(lo, hi int64) {
+			acc := out[lo:hi]
+			for j := range acc {
+				acc[j] = init
 			}
-		}
+			for red := shpNewOdo(g.redDims, g.redStr, 0); !red.done; red.next() {
+				fd.rows(acc, in[red.off+lo:red.off+hi])
+			}
+		})
 		return
 	}
-	var red *shpOdo
-	if !contiguous {
-		red = shpNewOdo(g.redDims, g.redStr, 0)
+	kept := make([]int64, 0, nOut)
+	for o := shpNewOdo(g.keptDims, g.keptStr, 0); !o.done; o.next() {
+		kept = append(kept, o.off)
 	}
-	o := 0
-	for kept := shpNewOdo(g.keptDims, g.keptStr, 0); !kept.done; kept.next() {
-		acc := init
+	shpSplit(nOut, total, func(lo, hi int64) {
 		if contiguous {
-			for _, v := range in[kept.off : kept.off+g.redDims[0]] {
-				acc = f(acc, v)
+			n := g.redDims[0]
+			for o := lo; o < hi; o++ {
+				out[o] = fd.run(init, in[kept[o]:kept[o]+n])
 			}
-		} else {
-			for red.reset(kept.off); !red.done; red.next() {
-				acc = f(acc, in[red.off])
-			}
+			return
 		}
-		out[o] = acc
-		o++
-	}
-}
-
-func shpSumF32(in, out []float32, init float32, g *shpRedGeom) {
-	contiguous := len(g.redDims) == 1 && g.redStr[0] == 1
-	if !contiguous && g.keptInner {
-		for j := range out {
-			out[j] = init
-		}
-		for red := shpNewOdo(g.redDims, g.redStr, 0); !red.done; red.next() {
-			row := in[red.off : red.off+int64(len(out))]
-			for j, v := range row {
-				out[j] += v
+		red := shpNewOdo(g.redDims, g.redStr, 0)
+		for o := lo; o < hi; o++ {
+			acc := init
+			for red.reset(kept[o]); !red.done; red.next() {
+				acc = fd.f(acc, in[red.off])
 			}
+			out[o] = acc
 		}
-		return
-	}
-	var red *shpOdo
-	if !contiguous {
-		red = shpNewOdo(g.redDims, g.redStr, 0)
-	}
-	o := 0
-	for kept := shpNewOdo(g.keptDims, g.keptStr, 0); !kept.done; kept.next() {
-		acc := init
-		if contiguous {
-			for _, v := range in[kept.off : kept.off+g.redDims[0]] {
-				acc += v
-			}
-		} else {
-			for red.reset(kept.off); !red.done; red.next() {
-				acc += in[red.off]
-			}
-		}
-		out[o] = acc
-		o++
-	}
-}
-
-func shpSumF64(in, out []float64, init float64, g *shpRedGeom) {
-	contiguous := len(g.redDims) == 1 && g.redStr[0] == 1
-	if !contiguous && g.keptInner {
-		for j := range out {
-			out[j] = init
-		}
-		for red := shpNewOdo(g.redDims, g.redStr, 0); !red.done; red.next() {
-			row := in[red.off : red.off+int64(len(out))]
-			for j, v := range row {
-				out[j] += v
-			}
-		}
-		return
-	}
-	var red *shpOdo
-	if !contiguous {
-		red = shpNewOdo(g.redDims, g.redStr, 0)
-	}
-	o := 0
-	for kept := shpNewOdo(g.keptDims, g.keptStr, 0); !kept.done; kept.next() {
-		acc := init
-		if contiguous {
-			for _, v := range in[kept.off : kept.off+g.redDims[0]] {
-				acc += v
-			}
-		} else {
-			for red.reset(kept.off); !red.done; red.next() {
-				acc += in[red.off]
-			}
-		}
-		out[o] = acc
-		o++
-	}
+	})
 }

@@ -3,6 +3,8 @@ package interpreter
 import (
 	"encoding/binary"
 	"fmt"
+	"runtime"
+	"sync"
 
 	"github.com/halo-ml/halo/stablehlo"
 	"github.com/halo-ml/halo/xla"
@@ -514,14 +516,58 @@ func shpCopyT[T any](d []T, srcAny any, dims []int64, doff int64, dstr []int64, 
 	if !ok {
 		return false
 	}
-	r := len(dims)
-	if r == 0 {
+	if len(dims) == 0 {
 		d[doff] = s[soff]
 		return true
 	}
+	total := int64(1)
+	for _, n := range dims {
+		total *= n
+	}
+	if total < shpParMin {
+		shpCopySeq(d, s, dims, doff, dstr, soff, sstr)
+		return true
+	}
+	// Large copies split the outermost dimension across cores (the
+	// destination views of the parts are disjoint).
+	shpSplit(dims[0], total, func(lo, hi int64) {
+		part := append([]int64{hi - lo}, dims[1:]...)
+		shpCopySeq(d, s, part, doff+lo*dstr[0], dstr, soff+lo*sstr[0], sstr)
+	})
+	return true
+}
+
+// shpParMin is the element count from which these kernels split work
+// across cores.
+const shpParMin = 1 << 17
+
+// shpSplit runs fn over [0, n) in contiguous parts, on several goroutines
+// when total (the work, in elements) is large enough to pay for them.
+func shpSplit(n, total int64, fn func(lo, hi int64)) {
+	p := int64(runtime.GOMAXPROCS(0))
+	p = min(p, n, total/(shpParMin/4))
+	if total < shpParMin || p < 2 {
+		fn(0, n)
+		return
+	}
+	chunk := (n + p - 1) / p
+	var wg sync.WaitGroup
+	for lo := int64(0); lo < n; lo += chunk {
+		hi := min(lo+chunk, n)
+		wg.Go(func() { fn(lo, hi) })
+	}
+	wg.Wait()
+}
+
+func shpCopySeq[T any](d, s []T, dims []int64, doff int64, dstr []int64, soff int64, sstr []int64) {
+	r := len(dims)
+	if r == 0 {
+		d[doff] = s[soff]
+		return
+	}
 	for _, n := range dims {
 		if n == 0 {
-			return true
+			return
 		}
 	}
 	// A transpose-like copy (contiguous writes, strided reads, and another
@@ -531,7 +577,7 @@ func shpCopyT[T any](d []T, srcAny any, dims []int64, doff int64, dstr []int64, 
 		for k := 0; k < r-1; k++ {
 			if sstr[k] == 1 && dims[k] >= shpTile {
 				shpCopyTiled(d, s, dims, doff, dstr, soff, sstr, k)
-				return true
+				return
 			}
 		}
 	}
@@ -572,7 +618,7 @@ func shpCopyT[T any](d []T, srcAny any, dims []int64, doff int64, dstr []int64, 
 			idx[k] = 0
 		}
 		if k < 0 {
-			return true
+			return
 		}
 	}
 }

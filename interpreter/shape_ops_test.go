@@ -329,3 +329,48 @@ func TestShapeOpsErrors(t *testing.T) {
 		})
 	}
 }
+
+// Ops large enough to be split across cores give the results of plain Go
+// loops (transpose, row and column sums and maxima).
+func TestLargeOpsSplitAcrossCores(t *testing.T) {
+	const n = 512 // 262,144 elements: above the split threshold
+	a := shpIota(xla.Float32, shpDims(n, n), 0)
+	d := a.Data.([]float32)
+	tr := shpRun(t, shpUnary("tensor<512x512xf32>", "tensor<512x512xf32>", `"stablehlo.transpose"(%a) {permutation = array<i64: 1, 0>}`), a)
+	got := tr[0].(*Tensor).Data.([]float32)
+	for r := 0; r < n; r++ {
+		for c := 0; c < n; c++ {
+			if got[c*n+r] != d[r*n+c] {
+				t.Fatalf("transpose[%d][%d] = %v, want %v", c, r, got[c*n+r], d[r*n+c])
+			}
+		}
+	}
+	for _, c := range []struct {
+		body, dims string
+		want       func(i int) float32
+	}{
+		{"stablehlo.add", "1", func(i int) float32 {
+			s := float32(0)
+			for _, v := range d[i*n : (i+1)*n] {
+				s += v
+			}
+			return s
+		}},
+		{"stablehlo.maximum", "0", func(i int) float32 { return d[(n-1)*n+i] }},
+		{"stablehlo.add", "0", func(i int) float32 {
+			s := float32(0)
+			for r := 0; r < n; r++ {
+				s += d[r*n+i]
+			}
+			return s
+		}},
+	} {
+		out := shpRun(t, shpReduceSrc("tensor<512x512xf32>", "f32", "tensor<512xf32>", c.dims, c.body), a, shpT(xla.Float32, nil, 0))
+		g := out[0].(*Tensor).Data.([]float32)
+		for i := range g {
+			if g[i] != c.want(i) {
+				t.Fatalf("%s over %s: element %d = %v, want %v", c.body, c.dims, i, g[i], c.want(i))
+			}
+		}
+	}
+}
