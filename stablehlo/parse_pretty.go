@@ -1169,26 +1169,7 @@ func mlirParseCheckPair(p *mlirParser, name string, pos int) *Op {
 	a := p.parseValueRef()
 	p.expect(',')
 	b := p.parseValueRef()
-	var attrs []NamedAttr
-	for p.tryByte(',') {
-		p.skipSpace()
-		kpos := p.pos
-		k := p.bareID()
-		p.expect('=')
-		switch string(k) {
-		case "tolerance":
-			n, ok := p.number()
-			if !ok {
-				p.fail("expected number%s", p.found())
-			}
-			attrs = append(attrs, NamedAttr{Name: "tolerance", Value: FloatAttr{Value: mlirFloatFormats[xla.Float64].toFloat64(p.floatBits(n, xla.Float64)), Type: xla.Float64}})
-		case "max_ulp_difference", "min_ulp_difference":
-			attrs = append(attrs, NamedAttr{Name: string(k), Value: mlirI64(p.integer())})
-		default:
-			p.errAt(kpos, "unknown %s parameter %q", name, k)
-		}
-	}
-	attrs = p.optAttrDict(attrs)
+	attrs := p.optAttrDict(mlirParseCheckParams(p, name, nil))
 	p.expect(':')
 	p.skipSpace()
 	tpos := p.pos
@@ -1213,6 +1194,32 @@ func mlirParseCheckConst(p *mlirParser, name string, pos int) *Op {
 	if t == nil {
 		p.errAt(apos, "expected a dense elements attribute")
 	}
-	attrs := p.optAttrDict([]NamedAttr{{Name: "value", Value: v}})
+	// The parameters may follow the literal's type, as the upstream
+	// interpreter tests write them: "dense<...> : t, tolerance = 1e-6".
+	attrs := p.optAttrDict(mlirParseCheckParams(p, name, []NamedAttr{{Name: "value", Value: v}}))
 	return p.newOp(name, []mlirValueRef{a}, []Type{t}, nil, attrs, apos)
+}
+
+// mlirParseCheckParams parses ", key = value" parameters of the check ops
+// (tolerance, min_ulp_difference, max_ulp_difference) and appends them.
+func mlirParseCheckParams(p *mlirParser, name string, attrs []NamedAttr) []NamedAttr {
+	for p.tryByte(',') {
+		p.skipSpace()
+		kpos := p.pos
+		k := p.bareID()
+		p.expect('=')
+		switch string(k) {
+		case "tolerance":
+			n, ok := p.number()
+			if !ok {
+				p.fail("expected number%s", p.found())
+			}
+			attrs = append(attrs, NamedAttr{Name: "tolerance", Value: FloatAttr{Value: mlirFloatFormats[xla.Float64].toFloat64(p.floatBits(n, xla.Float64)), Type: xla.Float64}})
+		case "max_ulp_difference", "min_ulp_difference":
+			attrs = append(attrs, NamedAttr{Name: string(k), Value: mlirI64(p.integer())})
+		default:
+			p.errAt(kpos, "unknown %s parameter %q", name, k)
+		}
+	}
+	return attrs
 }
