@@ -29,6 +29,8 @@ func devices(w io.Writer, only string) error {
 				fmt.Fprintf(w, "  %-12s not found; looked in %s\n", info.Name, strings.Join(info.Searched, ", "))
 			}
 		}
+		fmt.Fprintf(w, "  %-12s built in (pure Go)\n", "interpreter")
+		names = append(names, "interpreter")
 	}
 	for _, name := range names {
 		if err := describePlugin(w, name); err != nil {

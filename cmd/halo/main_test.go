@@ -45,7 +45,7 @@ func TestDevicesListsSearch(t *testing.T) {
 	code, out, _ := runCLI("devices")
 	assert.Equal(t, 0, code)
 	assert.Contains(t, out, "plugins:")
-	for _, name := range []string{"cpu", "cuda", "tpu"} {
+	for _, name := range []string{"cpu", "cuda", "tpu", "interpreter"} {
 		assert.Contains(t, out, "  "+name)
 	}
 }
