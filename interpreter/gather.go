@@ -576,6 +576,15 @@ func shpApplyT[T any](d, s []T, f func(a, b T) T, dims []int64, doff int64, dstr
 		return
 	}
 	n, ds, ss := dims[r-1], dstr[r-1], sstr[r-1]
+	if r == 1 {
+		di, si := doff, soff
+		for i := int64(0); i < n; i++ {
+			d[di] = f(d[di], s[si])
+			di += ds
+			si += ss
+		}
+		return
+	}
 	for o := shpNewOdo2(dims[:r-1], dstr[:r-1], sstr[:r-1], doff, soff); !o.done; o.next() {
 		if ds == 1 && ss == 1 {
 			dd, sd := d[o.a:o.a+n], s[o.b:o.b+n]

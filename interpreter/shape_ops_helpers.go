@@ -320,7 +320,7 @@ func shpCheckShape(op *stablehlo.Op, i int, dt xla.DType, dims []int64) (xla.Sha
 	return want, nil
 }
 
-// shpSameStorage reports an error unless a and b store elements alike.
+// shpSameDType reports an error unless a and b have the same element type.
 func shpSameDType(what string, a, b *Tensor) error {
 	if a.Shape.DType != b.Shape.DType {
 		return fmt.Errorf("%s: element types differ (%v and %v)", what, a.Shape.DType, b.Shape.DType)
@@ -401,7 +401,7 @@ func shpScalarBool(t *Tensor) (bool, error) {
 	return d[0], nil
 }
 
-// shpBoolTensor returns the value of v as a scalar boolean.
+// shpBoolValue returns the value of v, a rank-0 boolean tensor.
 func shpBoolValue(v Value) (bool, error) {
 	t, ok := v.(*Tensor)
 	if !ok || t == nil {
@@ -410,7 +410,7 @@ func shpBoolValue(v Value) (bool, error) {
 	return shpScalarBool(t)
 }
 
-// shpNewLike returns a zero tensor with t's element type and the given dims.
+// shpNew returns a zero tensor of element type dt and the given dims.
 func shpNew(dt xla.DType, dims []int64) *Tensor {
 	return NewTensor(xla.MakeShape(dt, dims...))
 }
@@ -488,6 +488,9 @@ func shpCopyRaw(dst, src *Tensor, dims []int64, dstOff int64, dstStr []int64, sr
 // shpCoalesce drops unit dimensions and merges neighbouring dimensions that
 // are contiguous in both views, so that whole rows move with copy().
 func shpCoalesce(dims, a, b []int64) ([]int64, []int64, []int64) {
+	if len(dims) == 1 && dims[0] > 1 {
+		return dims, a, b // nothing to merge (and no allocation)
+	}
 	for _, n := range dims {
 		if n == 0 {
 			return []int64{0}, []int64{0}, []int64{0}
