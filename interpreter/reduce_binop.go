@@ -349,7 +349,7 @@ func shpRewrap(t *Tensor) {
 	}
 }
 
-// shpRegionArgs makes the rank-0 tensors a general region path passes in:
+// shpScalars makes the rank-0 tensors a general region path passes in:
 // n accumulators and n element values per call. The kernel owns them and
 // overwrites them between calls; results are copied out at once.
 func shpScalars(dts []xla.DType) []*Tensor {
