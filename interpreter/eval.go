@@ -11,6 +11,7 @@ package interpreter
 import (
 	"context"
 	"fmt"
+	"sort"
 	"sync"
 
 	"github.com/halo-ml/halo/stablehlo"
@@ -73,16 +74,22 @@ type Program struct {
 // funcPlan gives every value of a function (including values inside its
 // regions) a slot in one frame, and binds every op to its kernel.
 type funcPlan struct {
-	fn    *stablehlo.Func
-	slots map[*stablehlo.Value]int
-	ops   map[*stablehlo.Op]*opPlan
-	size  int
+	fn     *stablehlo.Func
+	slots  map[*stablehlo.Value]int
+	ops    map[*stablehlo.Op]*opPlan
+	blocks map[*stablehlo.Block][]*opPlan // each block's ops in order
+	size   int
 }
 
 type opPlan struct {
+	op     *stablehlo.Op
 	kernel Kernel
 	in     []int
 	out    []int
+	// free lists the slots of values of this op's block whose last use is
+	// this op (directly or inside its regions): they are dropped after it
+	// runs, so a long program holds only its live values.
+	free []int
 }
 
 // Compile checks a module and prepares it to run. main names the entry
@@ -127,7 +134,7 @@ func Compile(m *stablehlo.Module, main string) (*Program, error) {
 }
 
 func planFunc(f *stablehlo.Func) (*funcPlan, error) {
-	fp := &funcPlan{fn: f, slots: map[*stablehlo.Value]int{}, ops: map[*stablehlo.Op]*opPlan{}}
+	fp := &funcPlan{fn: f, slots: map[*stablehlo.Value]int{}, ops: map[*stablehlo.Op]*opPlan{}, blocks: map[*stablehlo.Block][]*opPlan{}}
 	if f.Body == nil {
 		return fp, nil
 	}
@@ -150,7 +157,7 @@ func planFunc(f *stablehlo.Func) (*funcPlan, error) {
 				if k == nil && !isTerminator(op.Name) {
 					return opError(f, op, fmt.Errorf("op %s is not supported by the interpreter", op.Name))
 				}
-				pl := &opPlan{kernel: k}
+				pl := &opPlan{op: op, kernel: k}
 				for _, v := range op.Operands {
 					i, ok := fp.slots[v]
 					if !ok {
@@ -167,7 +174,9 @@ func planFunc(f *stablehlo.Func) (*funcPlan, error) {
 					pl.out = append(pl.out, slot(v))
 				}
 				fp.ops[op] = pl
+				fp.blocks[b] = append(fp.blocks[b], pl)
 			}
+			planFrees(fp, b)
 		}
 		return nil
 	}
@@ -175,6 +184,47 @@ func planFunc(f *stablehlo.Func) (*funcPlan, error) {
 		return nil, err
 	}
 	return fp, nil
+}
+
+// planFrees records, for each op of b, the values of b that die there.
+func planFrees(fp *funcPlan, b *stablehlo.Block) {
+	plans := fp.blocks[b]
+	last := map[int]int{} // slot -> index of the last op of b using it
+	var uses func(op *stablehlo.Op, i int)
+	uses = func(op *stablehlo.Op, i int) {
+		for _, v := range op.Operands {
+			if s, ok := fp.slots[v]; ok {
+				last[s] = i
+			}
+		}
+		for _, r := range op.Regions {
+			for _, rb := range r.Blocks {
+				for _, inner := range rb.Ops {
+					uses(inner, i)
+				}
+			}
+		}
+	}
+	for i, pl := range plans {
+		uses(pl.op, i)
+	}
+	defined := map[int]bool{}
+	for _, a := range b.Args {
+		defined[fp.slots[a]] = true
+	}
+	for _, pl := range plans {
+		for _, s := range pl.out {
+			defined[s] = true
+		}
+	}
+	for s, i := range last {
+		if defined[s] && !isTerminator(plans[i].op.Name) {
+			plans[i].free = append(plans[i].free, s)
+		}
+	}
+	for _, pl := range plans {
+		sort.Ints(pl.free)
+	}
 }
 
 func isTerminator(name string) bool {
@@ -262,27 +312,29 @@ func (x *Exec) runBlock(b *stablehlo.Block, args []Value) ([]Value, error) {
 	for i, a := range b.Args {
 		fr.vals[fr.plan.slots[a]] = args[i]
 	}
-	for _, op := range b.Ops {
-		pl := fr.plan.ops[op]
+	for _, pl := range fr.plan.blocks[b] {
 		in := make([]Value, len(pl.in))
 		for i, s := range pl.in {
 			in[i] = fr.vals[s]
 		}
-		if isTerminator(op.Name) {
+		if isTerminator(pl.op.Name) {
 			return in, nil
 		}
 		if err := x.Ctx.Err(); err != nil {
 			return nil, err
 		}
-		out, err := pl.kernel(x, op, in)
+		out, err := pl.kernel(x, pl.op, in)
 		if err != nil {
-			return nil, opError(fr.plan.fn, op, err)
+			return nil, opError(fr.plan.fn, pl.op, err)
 		}
 		if len(out) != len(pl.out) {
-			return nil, opError(fr.plan.fn, op, fmt.Errorf("kernel returned %d values for %d results", len(out), len(pl.out)))
+			return nil, opError(fr.plan.fn, pl.op, fmt.Errorf("kernel returned %d values for %d results", len(out), len(pl.out)))
 		}
 		for i, s := range pl.out {
 			fr.vals[s] = out[i]
+		}
+		for _, s := range pl.free {
+			fr.vals[s] = nil
 		}
 	}
 	return nil, fmt.Errorf("interpreter: block has no terminator")

@@ -74,3 +74,44 @@ func TestNarrowFloats(t *testing.T) {
 	assert.Equal(t, float32(448), DecodeNarrow(xla.Float8E4M3FN, 0x7e))
 	assert.Equal(t, uint32(0x7f), EncodeNarrow(xla.Float8E4M3FN, 1000))
 }
+
+// Values are dropped after their last use, including uses inside regions,
+// and values of an enclosing block are never dropped inside a loop body.
+func TestPlanFreesValuesAtLastUse(t *testing.T) {
+	m, err := stablehlo.Parse([]byte(`func.func @main(%a: tensor<f32>, %n: tensor<i32>) -> tensor<f32> {
+  %0 = stablehlo.add %a, %a : tensor<f32>
+  %1 = stablehlo.multiply %0, %0 : tensor<f32>
+  %c = stablehlo.constant dense<0> : tensor<i32>
+  %2:2 = stablehlo.while(%i = %c, %x = %a) : tensor<i32>, tensor<f32>
+    cond {
+      %p = stablehlo.compare LT, %i, %n : (tensor<i32>, tensor<i32>) -> tensor<i1>
+      stablehlo.return %p : tensor<i1>
+    } do {
+      %one = stablehlo.constant dense<1> : tensor<i32>
+      %j = stablehlo.add %i, %one : tensor<i32>
+      %y = stablehlo.add %x, %1 : tensor<f32>
+      stablehlo.return %j, %y : tensor<i32>, tensor<f32>
+    }
+  return %2#1 : tensor<f32>
+}`))
+	require.NoError(t, err)
+	p, err := Compile(m, "")
+	require.NoError(t, err)
+	fp := p.funcs["main"]
+	body := fp.blocks[m.Funcs[0].Body.Blocks[0]]
+	slot := func(op, res int) int { return body[op].out[res] }
+	args := m.Funcs[0].Body.Blocks[0].Args
+	assert.Contains(t, body[1].free, slot(0, 0), "%0 dies at the multiply")
+	assert.Contains(t, body[3].free, slot(1, 0), "%1 is used inside the loop: it dies with the while op")
+	assert.Contains(t, body[3].free, fp.slots[args[1]], "%n is used in the loop condition")
+	for _, pl := range fp.blocks[m.Funcs[0].Body.Blocks[0].Ops[3].Regions[1].Blocks[0]] {
+		assert.NotContains(t, pl.free, slot(1, 0), "outer values are not dropped inside the body")
+	}
+	a := NewTensor(xla.MakeShape(xla.Float32))
+	a.Data.([]float32)[0] = 1
+	n := NewTensor(xla.MakeShape(xla.Int32))
+	n.Data.([]int32)[0] = 3
+	out, err := p.Run(context.Background(), Device{}, []Value{a, n})
+	require.NoError(t, err)
+	assert.Equal(t, []float32{13}, out[0].(*Tensor).Data) // 1 + 3*(2*2)
+}
