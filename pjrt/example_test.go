@@ -6,6 +6,8 @@ import (
 	"fmt"
 
 	"github.com/halo-ml/halo/pjrt"
+	"github.com/halo-ml/halo/stablehlo"
+	"github.com/halo-ml/halo/xla"
 )
 
 // Errors from plugins are *pjrt.Error values whose code works with
@@ -64,4 +66,41 @@ func ExamplePlugin_RegisterFFIHandler() {
 	}
 	v, err := pjrt.ToSlice[float32](context.Background(), outs[0])
 	fmt.Println(v, err)
+}
+
+// The README's tour: build a program, compile it, transfer, run, read back.
+// It runs on the built-in interpreter, so it works on any machine.
+func Example() {
+	b := stablehlo.NewBuilder("add")
+	f := b.NewFunction("main", stablehlo.Tensor(xla.Float32, 4), stablehlo.Tensor(xla.Float32, 4))
+	f.Return(f.Add(f.Arg(0), f.Arg(1)))
+	mod, err := b.Build()
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	client, err := pjrt.Open("interpreter")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer client.Close()
+	exe, err := client.Compile(pjrt.MLIRText(mod.String()), nil)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	x, err := pjrt.BufferFrom(client, []float32{1, 2, 3, 4}, []int64{4})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	outs, err := exe.Run(x, x)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	sum, err := pjrt.ToSlice[float32](context.Background(), outs[0])
+	fmt.Println(sum, err)
+	// Output: [2 4 6 8] <nil>
 }
