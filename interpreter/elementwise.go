@@ -310,6 +310,22 @@ func ewResultOf(op *stablehlo.Op, i int, dt xla.DType, ref xla.Shape, what strin
 	return NewTensor(xla.Shape{DType: rt.DType, Dims: rt.Dims}), nil
 }
 
+// ewResultInPlace is ewResultOf for in-place kernels: when a dying operand
+// has the result's exact type, the result is written into it.
+func ewResultInPlace(x *Exec, op *stablehlo.Op, dt xla.DType, ref xla.Shape, what string) (*Tensor, error) {
+	if x != nil && len(x.dead) > 0 {
+		if rt, err := ewResultType(op, 0); err == nil && (dt == xla.Invalid || rt.DType == dt) {
+			want := xla.Shape{DType: rt.DType, Dims: rt.Dims}
+			if ewSameDims(want, ref) {
+				if t := x.TakeDead(want); t != nil {
+					return t, nil
+				}
+			}
+		}
+	}
+	return ewResultOf(op, 0, dt, ref, what)
+}
+
 // ewSameDims reports whether a and b have the same dimensions.
 func ewSameDims(a, b xla.Shape) bool {
 	if len(a.Dims) != len(b.Dims) {

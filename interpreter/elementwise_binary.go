@@ -71,14 +71,14 @@ var ewBinaryOps = map[string]ewBinOp{
 
 func init() {
 	for name, code := range ewBinaryOps {
-		RegisterKernel(name, ewBinaryKernel(code))
+		RegisterInPlaceKernel(name, ewBinaryKernel(code))
 	}
 	RegisterKernel("stablehlo.complex", ewComplexKernel)
 }
 
 // ewBinaryOperands checks a binary op's operands (same type) and allocates
 // its result (same shape; same element type).
-func ewBinaryOperands(op *stablehlo.Op, args []Value) (a, b, out *Tensor, err error) {
+func ewBinaryOperands(x *Exec, op *stablehlo.Op, args []Value) (a, b, out *Tensor, err error) {
 	if len(args) != 2 {
 		return nil, nil, nil, fmt.Errorf("takes 2 operands, got %d", len(args))
 	}
@@ -91,7 +91,7 @@ func ewBinaryOperands(op *stablehlo.Op, args []Value) (a, b, out *Tensor, err er
 	if a.Shape.DType != b.Shape.DType || !ewSameDims(a.Shape, b.Shape) {
 		return nil, nil, nil, fmt.Errorf("operands have different types %s and %s", ewType(a.Shape), ewType(b.Shape))
 	}
-	if out, err = ewResultOf(op, 0, a.Shape.DType, a.Shape, "the operands' "); err != nil {
+	if out, err = ewResultInPlace(x, op, a.Shape.DType, a.Shape, "the operands' "); err != nil {
 		return nil, nil, nil, err
 	}
 	return a, b, out, nil
@@ -99,7 +99,7 @@ func ewBinaryOperands(op *stablehlo.Op, args []Value) (a, b, out *Tensor, err er
 
 func ewBinaryKernel(code ewBinOp) Kernel {
 	return func(x *Exec, op *stablehlo.Op, args []Value) ([]Value, error) {
-		a, b, out, err := ewBinaryOperands(op, args)
+		a, b, out, err := ewBinaryOperands(x, op, args)
 		if err != nil {
 			return nil, err
 		}

@@ -75,7 +75,7 @@ var ewUnaryOps = map[string]ewUnOp{
 
 func init() {
 	for name, code := range ewUnaryOps {
-		RegisterKernel(name, ewUnaryKernel(code))
+		RegisterInPlaceKernel(name, ewUnaryKernel(code))
 	}
 }
 
@@ -103,7 +103,7 @@ func ewUnaryKernel(code ewUnOp) Kernel {
 		}
 		dt := a.Shape.DType
 		want := xla.Shape{DType: ewUnaryResultType(code, dt), Dims: a.Shape.Dims}
-		out, err := ewResultOf(op, 0, want.DType, want, "")
+		out, err := ewResultInPlace(x, op, want.DType, want, "")
 		if err != nil {
 			return nil, err
 		}

@@ -44,6 +44,16 @@ func RegisterKernel(name string, k Kernel) {
 	kernels[name] = k
 }
 
+// RegisterInPlaceKernel registers a kernel that only reads its operands
+// and allocates a new result of the same shape: it may instead write the
+// result into a dying operand from Exec.TakeDead, which the compiler plans.
+func RegisterInPlaceKernel(name string, k Kernel) {
+	RegisterKernel(name, k)
+	kernelsMu.Lock()
+	inPlaceOps[name] = true
+	kernelsMu.Unlock()
+}
+
 func kernelFor(name string) Kernel {
 	kernelsMu.RLock()
 	defer kernelsMu.RUnlock()
@@ -90,6 +100,11 @@ type opPlan struct {
 	// this op (directly or inside its regions): they are dropped after it
 	// runs, so a long program holds only its live values.
 	free []int
+	// reuse lists operand positions whose tensor the kernel may overwrite
+	// with its result: the value dies here, was made by an elementwise op
+	// and was only ever read by elementwise ops, so nothing else refers to
+	// its storage (see planReuse).
+	reuse []int
 }
 
 // Compile checks a module and prepares it to run. main names the entry
@@ -225,6 +240,64 @@ func planFrees(fp *funcPlan, b *stablehlo.Block) {
 	for _, pl := range plans {
 		sort.Ints(pl.free)
 	}
+	planReuse(fp, plans)
+}
+
+// inPlaceOps are the ops whose kernels only read their operands and
+// return a freshly allocated result of the same shape: their results can
+// be written into a dead operand of the same type.
+var inPlaceOps = map[string]bool{}
+
+// planReuse marks, for each in-place op, the operands it may overwrite.
+func planReuse(fp *funcPlan, plans []*opPlan) {
+	producer := map[int]*opPlan{}
+	for _, pl := range plans {
+		for _, s := range pl.out {
+			producer[s] = pl
+		}
+	}
+	// Every user of a value, anywhere in the function, must be an in-place
+	// op: then no kernel ever kept or aliased its storage.
+	onlyReadByInPlace := map[int]bool{}
+	var visit func(ops []*stablehlo.Op)
+	visit = func(ops []*stablehlo.Op) {
+		for _, op := range ops {
+			for _, v := range op.Operands {
+				s, ok := fp.slots[v]
+				if !ok {
+					continue
+				}
+				if _, seen := onlyReadByInPlace[s]; !seen {
+					onlyReadByInPlace[s] = true
+				}
+				if !inPlaceOps[op.Name] {
+					onlyReadByInPlace[s] = false
+				}
+			}
+			for _, r := range op.Regions {
+				for _, b := range r.Blocks {
+					visit(b.Ops)
+				}
+			}
+		}
+	}
+	for _, b := range fp.fn.Body.Blocks {
+		visit(b.Ops)
+	}
+	for _, pl := range plans {
+		if !inPlaceOps[pl.op.Name] {
+			continue
+		}
+		for j, s := range pl.in {
+			prod := producer[s]
+			if prod == nil || !inPlaceOps[prod.op.Name] || !onlyReadByInPlace[s] {
+				continue
+			}
+			if sort.SearchInts(pl.free, s) < len(pl.free) && pl.free[sort.SearchInts(pl.free, s)] == s {
+				pl.reuse = append(pl.reuse, j)
+			}
+		}
+	}
 }
 
 func isTerminator(name string) bool {
@@ -260,6 +333,22 @@ type Exec struct {
 	Program *Program
 	Device  Device
 	frames  []*frame
+	// dead holds the operands the current kernel may overwrite (see
+	// opPlan.reuse); TakeDead hands them out.
+	dead []*Tensor
+}
+
+// TakeDead returns an operand of the running op that dies at it and has
+// exactly shape s, for the kernel to write its result into, or nil. Only
+// kernels of in-place ops (registered with RegisterInPlaceKernel) get any.
+func (x *Exec) TakeDead(s xla.Shape) *Tensor {
+	for i, t := range x.dead {
+		if t != nil && t.Shape.Equal(s) {
+			x.dead[i] = nil
+			return t
+		}
+	}
+	return nil
 }
 
 type frame struct {
@@ -323,7 +412,14 @@ func (x *Exec) runBlock(b *stablehlo.Block, args []Value) ([]Value, error) {
 		if err := x.Ctx.Err(); err != nil {
 			return nil, err
 		}
+		x.dead = x.dead[:0]
+		for _, j := range pl.reuse {
+			if t, ok := in[j].(*Tensor); ok {
+				x.dead = append(x.dead, t)
+			}
+		}
 		out, err := pl.kernel(x, pl.op, in)
+		x.dead = x.dead[:0]
 		if err != nil {
 			return nil, opError(fr.plan.fn, pl.op, err)
 		}

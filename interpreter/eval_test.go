@@ -2,6 +2,7 @@ package interpreter
 
 import (
 	"context"
+	"math"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -114,4 +115,42 @@ func TestPlanFreesValuesAtLastUse(t *testing.T) {
 	out, err := p.Run(context.Background(), Device{}, []Value{a, n})
 	require.NoError(t, err)
 	assert.Equal(t, []float32{13}, out[0].(*Tensor).Data) // 1 + 3*(2*2)
+}
+
+// Elementwise results are written into a dying operand only when nothing
+// else can refer to its storage.
+func TestPlanReusesDeadElementwiseOperands(t *testing.T) {
+	m, err := stablehlo.Parse([]byte(`func.func @main(%a: tensor<4xf32>) -> (tensor<4xf32>, tensor<2x2xf32>, tensor<4xf32>) {
+  %0 = stablehlo.exponential %a : tensor<4xf32>
+  %1 = stablehlo.add %0, %0 : tensor<4xf32>
+  %2 = stablehlo.negate %1 : tensor<4xf32>
+  %3 = stablehlo.add %a, %a : tensor<4xf32>
+  %4 = stablehlo.reshape %3 : (tensor<4xf32>) -> tensor<2x2xf32>
+  %5 = stablehlo.multiply %3, %2 : tensor<4xf32>
+  return %2, %4, %5 : tensor<4xf32>, tensor<2x2xf32>, tensor<4xf32>
+}`))
+	require.NoError(t, err)
+	p, err := Compile(m, "")
+	require.NoError(t, err)
+	plans := p.funcs["main"].blocks[m.Funcs[0].Body.Blocks[0]]
+	assert.Equal(t, []int{0, 1}, plans[1].reuse, "add may overwrite %0 (made by exponential, read only by add)")
+	assert.Equal(t, []int{0}, plans[2].reuse, "negate may overwrite %1")
+	assert.Empty(t, plans[0].reuse, "the function argument is the caller's")
+	assert.Empty(t, plans[5].reuse, "%3 is also read by reshape (which shares storage); %2 is returned")
+
+	a := NewTensor(xla.MakeShape(xla.Float32, 4))
+	copy(a.Data.([]float32), []float32{0, 1, 2, 3})
+	before := append([]float32(nil), a.Data.([]float32)...)
+	out, err := p.Run(context.Background(), Device{}, []Value{a})
+	require.NoError(t, err)
+	assert.Equal(t, before, a.Data.([]float32), "arguments are never overwritten")
+	neg := out[0].(*Tensor).Data.([]float32)
+	resh := out[1].(*Tensor).Data.([]float32)
+	prod := out[2].(*Tensor).Data.([]float32)
+	for i, x := range before {
+		e := -2 * float32(math.Exp(float64(x)))
+		assert.InDelta(t, e, neg[i], 1e-4)
+		assert.Equal(t, 2*x, resh[i], "the reshaped value is untouched by the multiply")
+		assert.InDelta(t, 2*x*e, prod[i], 1e-3)
+	}
 }
