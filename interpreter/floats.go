@@ -88,18 +88,5 @@ func RoundNarrowSlice(dt xla.DType, s []float32) {
 	}
 }
 
-// bf16Bits rounds a float32 to bfloat16 with round-to-nearest-even. NaNs
-// keep their sign and top payload bits; one whose payload does not survive
-// becomes a quiet NaN.
-func bf16Bits(v float32) uint16 {
-	b := math.Float32bits(v)
-	if b&0x7fffffff > 0x7f800000 {
-		h := uint16(b >> 16)
-		if h&0x7f == 0 {
-			h |= 0x40
-		}
-		return h
-	}
-	rounding := uint32(0x7fff) + (b>>16)&1
-	return uint16((b + rounding) >> 16)
-}
+// bf16Bits rounds a float32 to bfloat16 (xla.BF16FromFloat32).
+func bf16Bits(v float32) uint16 { return uint16(xla.BF16FromFloat32(v)) }

@@ -10,11 +10,17 @@ type BF16 uint16
 // buffers of Float16 elements.
 type F16 uint16
 
-// BF16FromFloat32 rounds f to bfloat16 (round to nearest even).
+// BF16FromFloat32 rounds f to bfloat16 (round to nearest even). A NaN
+// keeps its sign and top payload bits; one whose payload would vanish
+// becomes a quiet NaN.
 func BF16FromFloat32(f float32) BF16 {
 	u := math.Float32bits(f)
-	if f != f { // NaN: keep it a quiet NaN
-		return BF16(u>>16 | 0x40)
+	if u&0x7fffffff > 0x7f800000 {
+		h := uint16(u >> 16)
+		if h&0x7f == 0 {
+			h |= 0x40
+		}
+		return BF16(h)
 	}
 	u += 0x7fff + (u>>16)&1
 	return BF16(u >> 16)
