@@ -173,7 +173,9 @@ type AliasFulfillment struct {
 // CreateAliasBuffer makes a buffer now whose data is provided later by
 // AliasFulfillment.Fulfill (or replaced by an error with Fail); one of
 // them must be called. Computations may consume the buffer at once and
-// wait for it.
+// wait for it. A token's shape (xla.Invalid without dims, as Outputs
+// reports token results) is passed on to backends that have token buffers
+// (the interpreter).
 func (c *Client) CreateAliasBuffer(shape xla.Shape, opts ...BufferOption) (*Buffer, *AliasFulfillment, error) {
 	const op = "PJRT_Client_CreateAliasBuffer"
 	if err := c.check(); err != nil {
@@ -183,8 +185,10 @@ func (c *Client) CreateAliasBuffer(shape xla.Shape, opts ...BufferOption) (*Buff
 	if !ok {
 		return nil, nil, notSupported(op, "alias buffers", c.plugin)
 	}
-	if err := shape.Validate(); err != nil {
-		return nil, nil, err
+	if shape.DType != xla.Invalid || len(shape.Dims) != 0 {
+		if err := shape.Validate(); err != nil {
+			return nil, nil, err
+		}
 	}
 	_, bm, err := c.placement(op, opts, true)
 	if err != nil {
