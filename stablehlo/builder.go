@@ -555,7 +555,7 @@ func callerLocation() (string, int) {
 	frames := runtime.CallersFrames(pcs[:n])
 	for {
 		f, more := frames.Next()
-		internal := strings.HasPrefix(f.Function, pkgPrefix) && !strings.HasSuffix(f.File, "_test.go")
+		internal := isBuilderFrame(f.Function) && !strings.HasSuffix(f.File, "_test.go")
 		if !internal && f.File != "" && !strings.HasPrefix(f.Function, "runtime.") {
 			return filepath.Base(f.File), f.Line
 		}

@@ -2,6 +2,7 @@ package stablehlo
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/halo-ml/halo/xla"
 )
@@ -57,6 +58,9 @@ func InferResultTypes(op *Op) (types []Type, known bool, err error) {
 		return def
 	}
 	name := op.Name
+	if strings.HasPrefix(name, "chlo.") {
+		return inferChlo(op)
+	}
 	if len(name) < len("stablehlo.") || name[:len("stablehlo.")] != "stablehlo." {
 		return nil, false, nil
 	}

@@ -2,6 +2,7 @@ package stablehlo
 
 import (
 	"sort"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -127,7 +128,7 @@ func TestEveryOpHasABuilder(t *testing.T) {
 	})
 	var missing []string
 	for name := range opSpecs {
-		if !seen[name] {
+		if !seen[name] && !strings.HasPrefix(name, "chlo.") { // chlo ops: package chlo builds them
 			missing = append(missing, name)
 		}
 	}

@@ -77,7 +77,7 @@ func TestCorpusCoversEveryOp(t *testing.T) {
 	}
 	var generic []string
 	for name := range opSpecs {
-		if !seen[name] {
+		if !seen[name] && !strings.HasPrefix(name, "chlo.") { // chlo ops: chlo_ops_test.go
 			t.Errorf("the corpus has no %s", name)
 		}
 		if mlirPrettyPrinters[name] == nil {

@@ -319,7 +319,8 @@ func TestInferResultTypes(t *testing.T) {
 		{NewOp("stablehlo.transpose", []*Value{x}, nil, NamedAttr{Name: "permutation", Value: I64Array(1, 0)}), []Type{f32(3, 2)}, true, ""},
 		{NewOp("stablehlo.compare", []*Value{x, x}, nil), []Type{Tensor(xla.Bool, 2, 3)}, true, ""},
 		{NewOp("stablehlo.custom_call", []*Value{x}, []Type{f32()}), nil, false, ""},
-		{NewOp("chlo.erf", []*Value{x}, []Type{f32()}), nil, false, ""},
+		{NewOp("chlo.erf", []*Value{x}, []Type{f32()}), []Type{f32(2, 3)}, true, ""},
+		{NewOp("mhlo.erf", []*Value{x}, []Type{f32()}), nil, false, ""},
 	}
 	for _, c := range cases {
 		types, known, err := InferResultTypes(c.op)
