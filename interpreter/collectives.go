@@ -308,6 +308,9 @@ func rtDenseInts(a stablehlo.DenseElementsAttr) ([]int64, error) {
 // source_target_pairs) as rows. Negative entries pad groups of unequal
 // size and are dropped.
 func rtGroups(op *stablehlo.Op, name string) ([][]int64, error) {
+	if o, ok := op.Attr(name).(stablehlo.OpaqueAttr); ok && name == "replica_groups" {
+		return stablehlo.ReplicaGroups(o) // #stablehlo.replica_group_mesh_axes<...>
+	}
 	a, ok := op.Attr(name).(stablehlo.DenseElementsAttr)
 	if !ok {
 		if op.Attr(name) == nil {
@@ -409,12 +412,15 @@ func (x *Exec) processGroup(mode groupMode, groups [][]int64) ([]ProcessID, int,
 				out = append(out, ProcessID{me.Replica, int(id)})
 			}
 		case crossReplicaAndPartition:
-			for p := 0; p < P; p++ {
-				for _, id := range g {
+			// Replica-major, as XLA orders the participants (and the
+			// StableHLO interpreter since openxla/stablehlo#1933); the
+			// spec's pseudo-code lists partitions first.
+			for _, id := range g {
+				for p := 0; p < P; p++ {
 					out = append(out, ProcessID{int(id), p})
 				}
 			}
-			pos = me.Partition*len(g) + pos
+			pos = pos*P + me.Partition
 		case flattenedIDs:
 			for _, id := range g {
 				out = append(out, ProcessID{int(id) / P, int(id) % P})
@@ -486,6 +492,7 @@ func init() {
 	RegisterKernel("stablehlo.replica_id", kernelReplicaID)
 	RegisterKernel("stablehlo.partition_id", kernelPartitionID)
 	RegisterKernel("stablehlo.all_reduce", kernelAllReduce)
+	RegisterKernel("stablehlo.collective_reduce", kernelCollectiveReduce)
 	RegisterKernel("stablehlo.all_gather", kernelAllGather)
 	RegisterKernel("stablehlo.reduce_scatter", kernelReduceScatter)
 	RegisterKernel("stablehlo.all_to_all", kernelAllToAll)
@@ -571,6 +578,32 @@ func kernelAllReduce(x *Exec, op *stablehlo.Op, args []Value) ([]Value, error) {
 	out := make([]Value, len(red))
 	for i, t := range red {
 		out[i] = t.Clone()
+	}
+	return out, nil
+}
+
+// kernelCollectiveReduce reduces like all_reduce, but only the first
+// member of each group keeps the result; the others get zeros.
+func kernelCollectiveReduce(x *Exec, op *stablehlo.Op, args []Value) ([]Value, error) {
+	ts, err := tensorArgs(args)
+	if err != nil {
+		return nil, err
+	}
+	group, me, err := x.gatherGroup(op)
+	if err != nil {
+		return nil, err
+	}
+	red, err := x.groupReduce(op, group, me, args, len(ts))
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Value, len(red))
+	for i, t := range red {
+		if me == 0 {
+			out[i] = t.Clone()
+		} else {
+			out[i] = NewTensor(t.Shape)
+		}
 	}
 	return out, nil
 }

@@ -41,6 +41,7 @@ const (
 	unSign
 	unSin
 	unSqrt
+	unSquare
 	unTan
 	unTanh
 )
@@ -69,6 +70,7 @@ var ewUnaryOps = map[string]ewUnOp{
 	"stablehlo.sign":                  unSign,
 	"stablehlo.sine":                  unSin,
 	"stablehlo.sqrt":                  unSqrt,
+	"stablehlo.square":                unSquare,
 	"stablehlo.tan":                   unTan,
 	"stablehlo.tanh":                  unTanh,
 }
@@ -259,6 +261,8 @@ func ewFloatFunc(code ewUnOp) func(float64) float64 {
 		return math.Sin
 	case unSqrt:
 		return math.Sqrt
+	case unSquare:
+		return func(v float64) float64 { return v * v }
 	case unTan:
 		return math.Tan
 	case unTanh:
@@ -380,12 +384,25 @@ func ewComplexFunc(code ewUnOp) func(complex128) complex128 {
 		return cmplx.Sin
 	case unSqrt:
 		return cmplx.Sqrt
+	case unSquare:
+		return ewCSquare
 	case unTan:
 		return cmplx.Tan
 	case unTanh:
 		return cmplx.Tanh
 	}
 	return nil
+}
+
+// ewCSquare is z*z with the real part (re-im)(re+im), exactly zero when
+// |re| == |im| is finite (so (1e308, 1e308) squares to (0, +Inf), not NaN).
+func ewCSquare(z complex128) complex128 {
+	re, im := real(z), imag(z)
+	r := (re - im) * (re + im)
+	if math.Abs(re) == math.Abs(im) && !math.IsInf(re, 0) {
+		r = 0
+	}
+	return complex(r, 2*re*im)
 }
 
 // ewCCbrt is the principal cube root.

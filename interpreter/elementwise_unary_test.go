@@ -41,6 +41,12 @@ func TestUnaryOps(t *testing.T) {
 		{op: "negate", dt: xla.Complex128, in: []any{1 + 2i}, want: []any{-1 - 2i}},
 		{op: "negate", dt: xla.Float8E4M3FNUZ, in: []any{0.0, 1.0}, want: []any{0.0, -1.0}}, // no -0
 		{op: "negate", dt: xla.Float8E8M0FNU, in: []any{2.0}, want: []any{ewtNaN}},          // no sign
+		// square: the real part of a complex square is exactly 0 when
+		// |re| == |im| is finite, so huge values give (0, Inf), not NaN.
+		{op: "square", dt: xla.Float32, in: []any{-3.0, ewtNegZ, ewtInf, ewtNaN, 1e20}, want: []any{9.0, 0.0, ewtInf, ewtNaN, ewtInf}},
+		{op: "square", dt: xla.BFloat16, in: []any{1.5}, want: []any{2.25}},
+		{op: "square", dt: xla.Complex128, in: []any{1i, 2 + 1i, complex(1e308, 1e308), complex(1e308, -1e308), complex(1e155, 2e155), complex(ewtInf, ewtInf)},
+			want: []any{-1 + 0i, 3 + 4i, complex(0, ewtInf), complex(0, -ewtInf), complex(-ewtInf, ewtInf), complex(ewtNaN, ewtInf)}},
 		// not
 		{op: "not", dt: xla.Bool, in: []any{true, false}, want: []any{false, true}},
 		{op: "not", dt: xla.Int32, in: []any{0, -1, 5}, want: []any{-1, 0, -6}},

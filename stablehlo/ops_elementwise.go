@@ -267,6 +267,10 @@ func (fb *FuncBuilder) Sine(x *Value) *Value { return fb.unary("stablehlo.sine",
 // Sqrt adds stablehlo.sqrt.
 func (fb *FuncBuilder) Sqrt(x *Value) *Value { return fb.unary("stablehlo.sqrt", x, clsFloatCplx) }
 
+// Square adds stablehlo.square (x*x; for complex x the real part of a
+// number with |re| == |im| is exactly zero, so it does not overflow to NaN).
+func (fb *FuncBuilder) Square(x *Value) *Value { return fb.unary("stablehlo.square", x, clsFloatCplx) }
+
 // Tan adds stablehlo.tan.
 func (fb *FuncBuilder) Tan(x *Value) *Value { return fb.unary("stablehlo.tan", x, clsFloatCplx) }
 

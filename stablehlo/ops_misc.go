@@ -547,7 +547,19 @@ func (fb *FuncBuilder) checkCollective(name string, ops []*Value, c Collective) 
 // AllReduce adds stablehlo.all_reduce of operands within each process
 // group; computation receives two scalars and returns their combination.
 func (fb *FuncBuilder) AllReduce(operands []*Value, c Collective, computation func(rb *FuncBuilder, a, b *Value) *Value) []*Value {
-	const name = "stablehlo.all_reduce"
+	return fb.groupReduce("stablehlo.all_reduce", operands, c, computation)
+}
+
+// CollectiveReduce adds stablehlo.collective_reduce: like AllReduce, but
+// only the first member of each process group receives the reduction; the
+// other members receive zeros.
+func (fb *FuncBuilder) CollectiveReduce(operands []*Value, c Collective, computation func(rb *FuncBuilder, a, b *Value) *Value) []*Value {
+	return fb.groupReduce("stablehlo.collective_reduce", operands, c, computation)
+}
+
+// groupReduce emits all_reduce or collective_reduce (the same operands,
+// attributes and region).
+func (fb *FuncBuilder) groupReduce(name string, operands []*Value, c Collective, computation func(rb *FuncBuilder, a, b *Value) *Value) []*Value {
 	n := len(operands)
 	if !fb.checkOperands(name, operands) || !fb.checkCollective(name, operands, c) {
 		return deadN(n)

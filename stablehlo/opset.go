@@ -237,6 +237,7 @@ func buildOpSpecs() map[string]*opSpec {
 		unarySpec("sign"),
 		unarySpec("sine", resultAccuracy...),
 		unarySpec("sqrt", resultAccuracy...),
+		unarySpec("square", resultAccuracy...),
 		unarySpec("tan", resultAccuracy...),
 		unarySpec("tanh", resultAccuracy...),
 		unarySpec("bitcast_convert"),
@@ -417,6 +418,9 @@ func buildOpSpecs() map[string]*opSpec {
 
 		// Collectives.
 		{name: "stablehlo.all_reduce", operands: []string{"operands..."}, results: results, regions: []string{"computation"}, attrs: collectiveAttr},
+		// collective_reduce: the reduction lands on the first member of each
+		// group; the other members get zeros.
+		{name: "stablehlo.collective_reduce", operands: []string{"operands..."}, results: results, regions: []string{"computation"}, attrs: collectiveAttr},
 		{name: "stablehlo.all_gather", operands: []string{"operands..."}, results: results,
 			attrs: append([]attrSpec{reqInt("all_gather_dim", xla.Int64)}, collectiveAttr...)},
 		{name: "stablehlo.reduce_scatter", operands: operand1, results: result1, regions: []string{"computation"},

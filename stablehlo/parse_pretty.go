@@ -49,7 +49,7 @@ func init() {
 	reg(mlirParseCholesky, "stablehlo.cholesky")
 	reg(mlirParseClamp, "stablehlo.clamp")
 	reg(mlirParseConcatenate, "stablehlo.concatenate")
-	reg(mlirParseConvolution, "stablehlo.convolution")
+	reg(mlirParseConvolution, "stablehlo.convolution", "stablehlo.dynamic_conv")
 	reg(mlirParseCustomCall, "stablehlo.custom_call")
 	reg(mlirParseDot, "stablehlo.dot")
 	reg(mlirParseDotGeneral, "stablehlo.dot_general")
@@ -82,7 +82,7 @@ var (
 	mlirUnaryOps = []string{"abs", "cbrt", "ceil", "convert", "count_leading_zeros", "cosine",
 		"exponential", "exponential_minus_one", "floor", "imag", "log", "log_plus_one", "logistic",
 		"not", "negate", "popcnt", "real", "round_nearest_afz", "round_nearest_even", "rsqrt",
-		"sign", "sine", "sqrt", "tan", "tanh", "uniform_quantize", "uniform_dequantize"}
+		"sign", "sine", "sqrt", "square", "tan", "tanh", "uniform_quantize", "uniform_dequantize"}
 	// $lhs, $rhs attr-dict : custom<SameOperandsAndResultType>
 	mlirBinaryOps = []string{"add", "atan2", "divide", "maximum", "minimum", "multiply", "power",
 		"remainder", "shift_left", "shift_right_arithmetic", "shift_right_logical", "subtract",

@@ -49,7 +49,7 @@ func init() {
 	reg(mlirPrintDimsOp("dims", "dimensions", 1, true), "stablehlo.reverse")
 	reg(mlirPrintCholesky, "stablehlo.cholesky")
 	reg(mlirPrintConcatenate, "stablehlo.concatenate")
-	reg(mlirPrintConvolution, "stablehlo.convolution")
+	reg(mlirPrintConvolution, "stablehlo.convolution", "stablehlo.dynamic_conv")
 	reg(mlirPrintCustomCall, "stablehlo.custom_call")
 	reg(mlirPrintDot, "stablehlo.dot")
 	reg(mlirPrintDotGeneral, "stablehlo.dot_general")
@@ -512,7 +512,11 @@ func mlirPrintConcatenate(p *mlirPrinter, op *Op) bool {
 
 func mlirPrintConvolution(p *mlirPrinter, op *Op) bool {
 	dn, ok := op.Attr("dimension_numbers").(ConvDimensionNumbers)
-	if !mlirShape(op, 2, 1) || !ok {
+	operands := 2 // lhs, rhs (dynamic_conv adds the padding operand)
+	if op.Name == "stablehlo.dynamic_conv" {
+		operands = 3
+	}
+	if !mlirShape(op, operands, 1) || !ok {
 		return false
 	}
 	raw, ok := mlirConvRaw(nil, dn)

@@ -103,7 +103,7 @@ func mlirTestCorpus() []mlirCorpusProgram {
 		x := a[0]
 		for _, n := range []string{"abs", "cbrt", "ceil", "cosine", "exponential", "exponential_minus_one",
 			"floor", "log", "log_plus_one", "logistic", "negate", "round_nearest_afz", "round_nearest_even",
-			"rsqrt", "sign", "sine", "sqrt", "tan", "tanh"} {
+			"rsqrt", "sign", "sine", "sqrt", "square", "tan", "tanh"} {
 			x = k.v("stablehlo."+n, f32, cpVals(x))
 		}
 		k.v("stablehlo.count_leading_zeros", i32, cpVals(a[2]))
@@ -445,6 +445,8 @@ func mlirTestCorpus() []mlirCorpusProgram {
 		ar := k.op("stablehlo.all_reduce", cpVals(e), cpTypes(f32), rg, cpNA("channel_handle", ChannelHandle{Handle: 1, Type: 1}), cpNA("use_global_device_ids", UnitAttr{}))
 		ar.AddRegion(cpReducer(xla.Float32, "stablehlo.add"))
 		k.v("stablehlo.all_gather", Tensor(xla.Float32, 8), cpVals(e), cpNA("all_gather_dim", cpI64(0)), rg)
+		cr := k.op("stablehlo.collective_reduce", cpVals(e), cpTypes(f32), rg, cpNA("channel_handle", ChannelHandle{Handle: 2, Type: 1}))
+		cr.AddRegion(cpReducer(xla.Float32, "stablehlo.add"))
 		rs := k.op("stablehlo.reduce_scatter", cpVals(e), cpTypes(Tensor(xla.Float32, 2)), cpNA("scatter_dimension", cpI64(0)), rg)
 		rs.AddRegion(cpReducer(xla.Float32, "stablehlo.add"))
 		k.v("stablehlo.all_to_all", f32, cpVals(e), cpNA("split_dimension", cpI64(0)), cpNA("concat_dimension", cpI64(0)), cpNA("split_count", cpI64(2)), rg)

@@ -27,34 +27,39 @@
     %20 = "stablehlo.replica_id"() : () -> tensor<ui32>
     %21 = "stablehlo.partition_id"() : () -> tensor<ui32>
     %22 = "stablehlo.all_reduce"(%4) <{channel_handle = #stablehlo.channel_handle<handle = 1, type = 1>, replica_groups = dense<[[0, 1]]> : tensor<1x2xi64>, use_global_device_ids}> ({
-    ^bb0(%arg6: tensor<f32>, %arg7: tensor<f32>):
-      %35 = "stablehlo.add"(%arg6, %arg7) : (tensor<f32>, tensor<f32>) -> tensor<f32>
-      "stablehlo.return"(%35) : (tensor<f32>) -> ()
+    ^bb0(%arg8: tensor<f32>, %arg9: tensor<f32>):
+      %37 = "stablehlo.add"(%arg8, %arg9) : (tensor<f32>, tensor<f32>) -> tensor<f32>
+      "stablehlo.return"(%37) : (tensor<f32>) -> ()
     }) : (tensor<4xf32>) -> tensor<4xf32>
     %23 = "stablehlo.all_gather"(%4) <{all_gather_dim = 0 : i64, replica_groups = dense<[[0, 1]]> : tensor<1x2xi64>}> : (tensor<4xf32>) -> tensor<8xf32>
-    %24 = "stablehlo.reduce_scatter"(%4) <{replica_groups = dense<[[0, 1]]> : tensor<1x2xi64>, scatter_dimension = 0 : i64}> ({
+    %24 = "stablehlo.collective_reduce"(%4) <{channel_handle = #stablehlo.channel_handle<handle = 2, type = 1>, replica_groups = dense<[[0, 1]]> : tensor<1x2xi64>}> ({
+    ^bb0(%arg6: tensor<f32>, %arg7: tensor<f32>):
+      %36 = "stablehlo.add"(%arg6, %arg7) : (tensor<f32>, tensor<f32>) -> tensor<f32>
+      "stablehlo.return"(%36) : (tensor<f32>) -> ()
+    }) : (tensor<4xf32>) -> tensor<4xf32>
+    %25 = "stablehlo.reduce_scatter"(%4) <{replica_groups = dense<[[0, 1]]> : tensor<1x2xi64>, scatter_dimension = 0 : i64}> ({
     ^bb0(%arg4: tensor<f32>, %arg5: tensor<f32>):
-      %34 = "stablehlo.add"(%arg4, %arg5) : (tensor<f32>, tensor<f32>) -> tensor<f32>
-      "stablehlo.return"(%34) : (tensor<f32>) -> ()
+      %35 = "stablehlo.add"(%arg4, %arg5) : (tensor<f32>, tensor<f32>) -> tensor<f32>
+      "stablehlo.return"(%35) : (tensor<f32>) -> ()
     }) : (tensor<4xf32>) -> tensor<2xf32>
-    %25 = "stablehlo.all_to_all"(%4) <{concat_dimension = 0 : i64, replica_groups = dense<[[0, 1]]> : tensor<1x2xi64>, split_count = 2 : i64, split_dimension = 0 : i64}> : (tensor<4xf32>) -> tensor<4xf32>
-    %26 = "stablehlo.collective_permute"(%4) <{channel_handle = #stablehlo.channel_handle<handle = 3, type = 1>, source_target_pairs = dense<[[0, 1], [1, 0]]> : tensor<2x2xi64>}> : (tensor<4xf32>) -> tensor<4xf32>
-    %27 = "stablehlo.collective_broadcast"(%4) <{replica_groups = dense<[[0, 1]]> : tensor<1x2xi64>}> : (tensor<4xf32>) -> tensor<4xf32>
-    %28 = "stablehlo.cross-replica-sum"(%4) <{replica_groups = dense<[[0, 1]]> : tensor<1x2xi64>}> : (tensor<4xf32>) -> tensor<4xf32>
-    %29 = "stablehlo.uniform_quantize"(%4) : (tensor<4xf32>) -> tensor<4x!quant.uniform<i8:f32, 3.400000e+01:16>>
-    %30 = "stablehlo.uniform_dequantize"(%29) : (tensor<4x!quant.uniform<i8:f32, 3.400000e+01:16>>) -> tensor<4xf32>
+    %26 = "stablehlo.all_to_all"(%4) <{concat_dimension = 0 : i64, replica_groups = dense<[[0, 1]]> : tensor<1x2xi64>, split_count = 2 : i64, split_dimension = 0 : i64}> : (tensor<4xf32>) -> tensor<4xf32>
+    %27 = "stablehlo.collective_permute"(%4) <{channel_handle = #stablehlo.channel_handle<handle = 3, type = 1>, source_target_pairs = dense<[[0, 1], [1, 0]]> : tensor<2x2xi64>}> : (tensor<4xf32>) -> tensor<4xf32>
+    %28 = "stablehlo.collective_broadcast"(%4) <{replica_groups = dense<[[0, 1]]> : tensor<1x2xi64>}> : (tensor<4xf32>) -> tensor<4xf32>
+    %29 = "stablehlo.cross-replica-sum"(%4) <{replica_groups = dense<[[0, 1]]> : tensor<1x2xi64>}> : (tensor<4xf32>) -> tensor<4xf32>
+    %30 = "stablehlo.uniform_quantize"(%4) : (tensor<4xf32>) -> tensor<4x!quant.uniform<i8:f32, 3.400000e+01:16>>
+    %31 = "stablehlo.uniform_dequantize"(%30) : (tensor<4x!quant.uniform<i8:f32, 3.400000e+01:16>>) -> tensor<4xf32>
     "check.expect_eq"(%4, %4) : (tensor<4xf32>, tensor<4xf32>) -> ()
     "check.expect_almost_eq"(%4, %4) {tolerance = 1.000000e-03 : f64} : (tensor<4xf32>, tensor<4xf32>) -> ()
     "check.expect_close"(%4, %4) {max_ulp_difference = 3 : i64} : (tensor<4xf32>, tensor<4xf32>) -> ()
     "check.expect_eq_const"(%4) {value = dense<[1.000000e+00, 2.000000e+00, 3.000000e+00, 4.000000e+00]> : tensor<4xf32>} : (tensor<4xf32>) -> ()
     "check.expect_almost_eq_const"(%4) {tolerance = 1.000000e-01 : f64, value = dense<1.000000e+00> : tensor<4xf32>} : (tensor<4xf32>) -> ()
-    %31 = "stablehlo.custom_call"(%4) <{call_target_name = "Sharding"}> {mhlo.sharding = "{devices=[2]<=[2]}"} : (tensor<4xf32>) -> tensor<4xf32>
-    %32 = "sdy.sharding_constraint"(%31) <{sharding = #sdy.sharding<@mesh, [{"x"}]>}> : (tensor<4xf32>) -> tensor<4xf32>
-    %33:2 = "foo.unknown_with_region"(%4) ({
+    %32 = "stablehlo.custom_call"(%4) <{call_target_name = "Sharding"}> {mhlo.sharding = "{devices=[2]<=[2]}"} : (tensor<4xf32>) -> tensor<4xf32>
+    %33 = "sdy.sharding_constraint"(%32) <{sharding = #sdy.sharding<@mesh, [{"x"}]>}> : (tensor<4xf32>) -> tensor<4xf32>
+    %34:2 = "foo.unknown_with_region"(%4) ({
     ^bb0(%arg3: tensor<4xf32>):
       "foo.yield"(%arg3) : (tensor<4xf32>) -> ()
     }, {
     }) {prop = 3 : i32, unit} : (tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) loc("unknown op"("x.py":3:4))
-    "func.return"(%33#1) : (tensor<4xf32>) -> ()
+    "func.return"(%34#1) : (tensor<4xf32>) -> ()
   }) : () -> ()
 }) : () -> ()

@@ -27,33 +27,38 @@ module @effects {
     %16 = stablehlo.partition_id : tensor<ui32>
     %17 = "stablehlo.all_reduce"(%3) <{channel_handle = #stablehlo.channel_handle<handle = 1, type = 1>, replica_groups = dense<[[0, 1]]> : tensor<1x2xi64>, use_global_device_ids}> ({
     ^bb0(%arg3: tensor<f32>, %arg4: tensor<f32>):
-      %29 = stablehlo.add %arg3, %arg4 : tensor<f32>
-      stablehlo.return %29 : tensor<f32>
+      %30 = stablehlo.add %arg3, %arg4 : tensor<f32>
+      stablehlo.return %30 : tensor<f32>
     }) : (tensor<4xf32>) -> tensor<4xf32>
     %18 = "stablehlo.all_gather"(%3) <{all_gather_dim = 0 : i64, replica_groups = dense<[[0, 1]]> : tensor<1x2xi64>}> : (tensor<4xf32>) -> tensor<8xf32>
-    %19 = "stablehlo.reduce_scatter"(%3) <{replica_groups = dense<[[0, 1]]> : tensor<1x2xi64>, scatter_dimension = 0 : i64}> ({
+    %19 = "stablehlo.collective_reduce"(%3) <{channel_handle = #stablehlo.channel_handle<handle = 2, type = 1>, replica_groups = dense<[[0, 1]]> : tensor<1x2xi64>}> ({
     ^bb0(%arg3: tensor<f32>, %arg4: tensor<f32>):
-      %29 = stablehlo.add %arg3, %arg4 : tensor<f32>
-      stablehlo.return %29 : tensor<f32>
+      %30 = stablehlo.add %arg3, %arg4 : tensor<f32>
+      stablehlo.return %30 : tensor<f32>
+    }) : (tensor<4xf32>) -> tensor<4xf32>
+    %20 = "stablehlo.reduce_scatter"(%3) <{replica_groups = dense<[[0, 1]]> : tensor<1x2xi64>, scatter_dimension = 0 : i64}> ({
+    ^bb0(%arg3: tensor<f32>, %arg4: tensor<f32>):
+      %30 = stablehlo.add %arg3, %arg4 : tensor<f32>
+      stablehlo.return %30 : tensor<f32>
     }) : (tensor<4xf32>) -> tensor<2xf32>
-    %20 = "stablehlo.all_to_all"(%3) <{concat_dimension = 0 : i64, replica_groups = dense<[[0, 1]]> : tensor<1x2xi64>, split_count = 2 : i64, split_dimension = 0 : i64}> : (tensor<4xf32>) -> tensor<4xf32>
-    %21 = "stablehlo.collective_permute"(%3) <{channel_handle = #stablehlo.channel_handle<handle = 3, type = 1>, source_target_pairs = dense<[[0, 1], [1, 0]]> : tensor<2x2xi64>}> : (tensor<4xf32>) -> tensor<4xf32>
-    %22 = "stablehlo.collective_broadcast"(%3) <{replica_groups = dense<[[0, 1]]> : tensor<1x2xi64>}> : (tensor<4xf32>) -> tensor<4xf32>
-    %23 = "stablehlo.cross-replica-sum"(%3) <{replica_groups = dense<[[0, 1]]> : tensor<1x2xi64>}> : (tensor<4xf32>) -> tensor<4xf32>
-    %24 = stablehlo.uniform_quantize %3 : (tensor<4xf32>) -> tensor<4x!quant.uniform<i8:f32, 3.400000e+01:16>>
-    %25 = stablehlo.uniform_dequantize %24 : (tensor<4x!quant.uniform<i8:f32, 3.400000e+01:16>>) -> tensor<4xf32>
+    %21 = "stablehlo.all_to_all"(%3) <{concat_dimension = 0 : i64, replica_groups = dense<[[0, 1]]> : tensor<1x2xi64>, split_count = 2 : i64, split_dimension = 0 : i64}> : (tensor<4xf32>) -> tensor<4xf32>
+    %22 = "stablehlo.collective_permute"(%3) <{channel_handle = #stablehlo.channel_handle<handle = 3, type = 1>, source_target_pairs = dense<[[0, 1], [1, 0]]> : tensor<2x2xi64>}> : (tensor<4xf32>) -> tensor<4xf32>
+    %23 = "stablehlo.collective_broadcast"(%3) <{replica_groups = dense<[[0, 1]]> : tensor<1x2xi64>}> : (tensor<4xf32>) -> tensor<4xf32>
+    %24 = "stablehlo.cross-replica-sum"(%3) <{replica_groups = dense<[[0, 1]]> : tensor<1x2xi64>}> : (tensor<4xf32>) -> tensor<4xf32>
+    %25 = stablehlo.uniform_quantize %3 : (tensor<4xf32>) -> tensor<4x!quant.uniform<i8:f32, 3.400000e+01:16>>
+    %26 = stablehlo.uniform_dequantize %25 : (tensor<4x!quant.uniform<i8:f32, 3.400000e+01:16>>) -> tensor<4xf32>
     check.expect_eq %3, %3 : tensor<4xf32>
     check.expect_almost_eq %3, %3, tolerance = 1.000000e-03 : tensor<4xf32>
     check.expect_close %3, %3, max_ulp_difference = 3 : tensor<4xf32>
     check.expect_eq_const %3, dense<[1.000000e+00, 2.000000e+00, 3.000000e+00, 4.000000e+00]> : tensor<4xf32>
     check.expect_almost_eq_const %3, dense<1.000000e+00> : tensor<4xf32> {tolerance = 1.000000e-01 : f64}
-    %26 = stablehlo.custom_call @Sharding(%3) {mhlo.sharding = "{devices=[2]<=[2]}"} : (tensor<4xf32>) -> tensor<4xf32>
-    %27 = sdy.sharding_constraint %26 <@mesh, [{"x"}]> : tensor<4xf32>
-    %28:2 = "foo.unknown_with_region"(%3) ({
+    %27 = stablehlo.custom_call @Sharding(%3) {mhlo.sharding = "{devices=[2]<=[2]}"} : (tensor<4xf32>) -> tensor<4xf32>
+    %28 = sdy.sharding_constraint %27 <@mesh, [{"x"}]> : tensor<4xf32>
+    %29:2 = "foo.unknown_with_region"(%3) ({
     ^bb0(%arg3: tensor<4xf32>):
       "foo.yield"(%arg3) : (tensor<4xf32>) -> ()
     }, {
     }) {prop = 3 : i32, unit} : (tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) loc("unknown op"("x.py":3:4))
-    return %28#1 : tensor<4xf32>
+    return %29#1 : tensor<4xf32>
   }
 }

@@ -18,44 +18,45 @@
     %14 = "stablehlo.sign"(%13) : (tensor<4xf32>) -> tensor<4xf32>
     %15 = "stablehlo.sine"(%14) : (tensor<4xf32>) -> tensor<4xf32>
     %16 = "stablehlo.sqrt"(%15) : (tensor<4xf32>) -> tensor<4xf32>
-    %17 = "stablehlo.tan"(%16) : (tensor<4xf32>) -> tensor<4xf32>
-    %18 = "stablehlo.tanh"(%17) : (tensor<4xf32>) -> tensor<4xf32>
-    %19 = "stablehlo.count_leading_zeros"(%arg2) : (tensor<4xi32>) -> tensor<4xi32>
-    %20 = "stablehlo.popcnt"(%arg2) : (tensor<4xi32>) -> tensor<4xi32>
-    %21 = "stablehlo.not"(%arg3) : (tensor<4xi1>) -> tensor<4xi1>
-    %22 = "stablehlo.is_finite"(%18) : (tensor<4xf32>) -> tensor<4xi1>
-    %23 = "stablehlo.real"(%arg4) : (tensor<4xcomplex<f32>>) -> tensor<4xf32>
-    %24 = "stablehlo.imag"(%arg4) : (tensor<4xcomplex<f32>>) -> tensor<4xf32>
-    %25 = "stablehlo.abs"(%arg4) : (tensor<4xcomplex<f32>>) -> tensor<4xf32>
-    %26 = "stablehlo.complex"(%18, %arg1) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xcomplex<f32>>
-    %27 = "stablehlo.convert"(%18) : (tensor<4xf32>) -> tensor<4xi32>
-    %28 = "stablehlo.bitcast_convert"(%18) : (tensor<4xf32>) -> tensor<4xi32>
-    %29 = "stablehlo.reduce_precision"(%18) <{exponent_bits = 5 : i32, mantissa_bits = 10 : i32}> : (tensor<4xf32>) -> tensor<4xf32>
-    %30 = "stablehlo.exponential"(%18) <{result_accuracy = #stablehlo.result_accuracy<atol = 1.000000e-05, rtol = 0.000000e+00, ulps = 1, mode = #stablehlo.result_accuracy_mode<TOLERANCE>>}> : (tensor<4xf32>) -> tensor<4xf32>
-    %31 = "stablehlo.add"(%18, %arg1) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
-    %32 = "stablehlo.atan2"(%31, %arg1) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
-    %33 = "stablehlo.divide"(%32, %arg1) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
-    %34 = "stablehlo.maximum"(%33, %arg1) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
-    %35 = "stablehlo.minimum"(%34, %arg1) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
-    %36 = "stablehlo.multiply"(%35, %arg1) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
-    %37 = "stablehlo.power"(%36, %arg1) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
-    %38 = "stablehlo.remainder"(%37, %arg1) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
-    %39 = "stablehlo.subtract"(%38, %arg1) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
-    %40 = "stablehlo.and"(%arg2, %arg2) : (tensor<4xi32>, tensor<4xi32>) -> tensor<4xi32>
-    %41 = "stablehlo.or"(%40, %arg2) : (tensor<4xi32>, tensor<4xi32>) -> tensor<4xi32>
-    %42 = "stablehlo.xor"(%41, %arg2) : (tensor<4xi32>, tensor<4xi32>) -> tensor<4xi32>
-    %43 = "stablehlo.shift_left"(%42, %arg2) : (tensor<4xi32>, tensor<4xi32>) -> tensor<4xi32>
-    %44 = "stablehlo.shift_right_arithmetic"(%43, %arg2) : (tensor<4xi32>, tensor<4xi32>) -> tensor<4xi32>
-    %45 = "stablehlo.shift_right_logical"(%44, %arg2) : (tensor<4xi32>, tensor<4xi32>) -> tensor<4xi32>
-    %46 = "stablehlo.and"(%arg3, %arg3) : (tensor<4xi1>, tensor<4xi1>) -> tensor<4xi1>
-    %47 = "stablehlo.compare"(%39, %18) <{compare_type = #stablehlo<comparison_type FLOAT>, comparison_direction = #stablehlo<comparison_direction LT>}> : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xi1>
-    %48 = "stablehlo.compare"(%45, %45) <{comparison_direction = #stablehlo<comparison_direction EQ>}> : (tensor<4xi32>, tensor<4xi32>) -> tensor<4xi1>
-    %49 = "stablehlo.select"(%47, %39, %18) : (tensor<4xi1>, tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
-    %50 = "stablehlo.constant"() <{value = dense<true> : tensor<i1>}> : () -> tensor<i1>
-    %51 = "stablehlo.select"(%50, %39, %18) : (tensor<i1>, tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
-    %52 = "stablehlo.clamp"(%18, %49, %arg1) : (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
-    %53 = "stablehlo.constant"() <{value = dense<0.000000e+00> : tensor<f32>}> : () -> tensor<f32>
-    %54 = "stablehlo.clamp"(%53, %52, %arg1) : (tensor<f32>, tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
-    "func.return"(%54) : (tensor<4xf32>) -> ()
+    %17 = "stablehlo.square"(%16) : (tensor<4xf32>) -> tensor<4xf32>
+    %18 = "stablehlo.tan"(%17) : (tensor<4xf32>) -> tensor<4xf32>
+    %19 = "stablehlo.tanh"(%18) : (tensor<4xf32>) -> tensor<4xf32>
+    %20 = "stablehlo.count_leading_zeros"(%arg2) : (tensor<4xi32>) -> tensor<4xi32>
+    %21 = "stablehlo.popcnt"(%arg2) : (tensor<4xi32>) -> tensor<4xi32>
+    %22 = "stablehlo.not"(%arg3) : (tensor<4xi1>) -> tensor<4xi1>
+    %23 = "stablehlo.is_finite"(%19) : (tensor<4xf32>) -> tensor<4xi1>
+    %24 = "stablehlo.real"(%arg4) : (tensor<4xcomplex<f32>>) -> tensor<4xf32>
+    %25 = "stablehlo.imag"(%arg4) : (tensor<4xcomplex<f32>>) -> tensor<4xf32>
+    %26 = "stablehlo.abs"(%arg4) : (tensor<4xcomplex<f32>>) -> tensor<4xf32>
+    %27 = "stablehlo.complex"(%19, %arg1) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xcomplex<f32>>
+    %28 = "stablehlo.convert"(%19) : (tensor<4xf32>) -> tensor<4xi32>
+    %29 = "stablehlo.bitcast_convert"(%19) : (tensor<4xf32>) -> tensor<4xi32>
+    %30 = "stablehlo.reduce_precision"(%19) <{exponent_bits = 5 : i32, mantissa_bits = 10 : i32}> : (tensor<4xf32>) -> tensor<4xf32>
+    %31 = "stablehlo.exponential"(%19) <{result_accuracy = #stablehlo.result_accuracy<atol = 1.000000e-05, rtol = 0.000000e+00, ulps = 1, mode = #stablehlo.result_accuracy_mode<TOLERANCE>>}> : (tensor<4xf32>) -> tensor<4xf32>
+    %32 = "stablehlo.add"(%19, %arg1) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+    %33 = "stablehlo.atan2"(%32, %arg1) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+    %34 = "stablehlo.divide"(%33, %arg1) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+    %35 = "stablehlo.maximum"(%34, %arg1) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+    %36 = "stablehlo.minimum"(%35, %arg1) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+    %37 = "stablehlo.multiply"(%36, %arg1) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+    %38 = "stablehlo.power"(%37, %arg1) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+    %39 = "stablehlo.remainder"(%38, %arg1) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+    %40 = "stablehlo.subtract"(%39, %arg1) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+    %41 = "stablehlo.and"(%arg2, %arg2) : (tensor<4xi32>, tensor<4xi32>) -> tensor<4xi32>
+    %42 = "stablehlo.or"(%41, %arg2) : (tensor<4xi32>, tensor<4xi32>) -> tensor<4xi32>
+    %43 = "stablehlo.xor"(%42, %arg2) : (tensor<4xi32>, tensor<4xi32>) -> tensor<4xi32>
+    %44 = "stablehlo.shift_left"(%43, %arg2) : (tensor<4xi32>, tensor<4xi32>) -> tensor<4xi32>
+    %45 = "stablehlo.shift_right_arithmetic"(%44, %arg2) : (tensor<4xi32>, tensor<4xi32>) -> tensor<4xi32>
+    %46 = "stablehlo.shift_right_logical"(%45, %arg2) : (tensor<4xi32>, tensor<4xi32>) -> tensor<4xi32>
+    %47 = "stablehlo.and"(%arg3, %arg3) : (tensor<4xi1>, tensor<4xi1>) -> tensor<4xi1>
+    %48 = "stablehlo.compare"(%40, %19) <{compare_type = #stablehlo<comparison_type FLOAT>, comparison_direction = #stablehlo<comparison_direction LT>}> : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xi1>
+    %49 = "stablehlo.compare"(%46, %46) <{comparison_direction = #stablehlo<comparison_direction EQ>}> : (tensor<4xi32>, tensor<4xi32>) -> tensor<4xi1>
+    %50 = "stablehlo.select"(%48, %40, %19) : (tensor<4xi1>, tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+    %51 = "stablehlo.constant"() <{value = dense<true> : tensor<i1>}> : () -> tensor<i1>
+    %52 = "stablehlo.select"(%51, %40, %19) : (tensor<i1>, tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+    %53 = "stablehlo.clamp"(%19, %50, %arg1) : (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+    %54 = "stablehlo.constant"() <{value = dense<0.000000e+00> : tensor<f32>}> : () -> tensor<f32>
+    %55 = "stablehlo.clamp"(%54, %53, %arg1) : (tensor<f32>, tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+    "func.return"(%55) : (tensor<4xf32>) -> ()
   }) : () -> ()
 }) : () -> ()
