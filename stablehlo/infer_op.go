@@ -65,7 +65,7 @@ func InferResultTypes(op *Op) (types []Type, known bool, err error) {
 		return nil, false, nil
 	}
 	switch name[len("stablehlo."):] {
-	case "cbrt", "cosine", "exponential", "exponential_minus_one", "log", "log_plus_one", "logistic", "rsqrt", "sine", "sqrt", "tan", "tanh", "atan2":
+	case "cbrt", "cosine", "exponential", "exponential_minus_one", "log", "log_plus_one", "logistic", "rsqrt", "sine", "sqrt", "square", "tan", "tanh", "atan2":
 		return same(clsFloatCplx)
 	case "ceil", "floor", "round_nearest_afz", "round_nearest_even":
 		return same(clsFloat)

@@ -105,6 +105,8 @@ func kitchenSink() (*Module, error) {
 	k(f.UniformDequantize(q, f32(4)))
 	groups := Collective{ReplicaGroups: [][]int64{{0, 1}}, Channel: &ChannelHandle{Handle: 3, Type: 1}}
 	k(f.AllReduce([]*Value{x}, groups, sum)...)
+	k(f.CollectiveReduce([]*Value{x}, groups, sum)...)
+	k(f.Square(x))
 	k(f.AllGather([]*Value{x}, 0, groups)...)
 	k(f.ReduceScatter(x, 0, groups, sum))
 	k(f.AllToAll([]*Value{x}, 0, 0, 2, groups)...)
