@@ -563,28 +563,18 @@ func tensorArgs(args []Value) ([]*Tensor, error) {
 }
 
 func kernelAllReduce(x *Exec, op *stablehlo.Op, args []Value) ([]Value, error) {
-	ts, err := tensorArgs(args)
-	if err != nil {
-		return nil, err
-	}
-	group, me, err := x.gatherGroup(op)
-	if err != nil {
-		return nil, err
-	}
-	red, err := x.groupReduce(op, group, me, args, len(ts))
-	if err != nil {
-		return nil, err
-	}
-	out := make([]Value, len(red))
-	for i, t := range red {
-		out[i] = t.Clone()
-	}
-	return out, nil
+	return reduceInGroup(x, op, args, false)
 }
 
 // kernelCollectiveReduce reduces like all_reduce, but only the first
 // member of each group keeps the result; the others get zeros.
 func kernelCollectiveReduce(x *Exec, op *stablehlo.Op, args []Value) ([]Value, error) {
+	return reduceInGroup(x, op, args, true)
+}
+
+// reduceInGroup gives every member of x's group (rootOnly: only the first
+// member, the others zeros) the reduction of the group's args.
+func reduceInGroup(x *Exec, op *stablehlo.Op, args []Value, rootOnly bool) ([]Value, error) {
 	ts, err := tensorArgs(args)
 	if err != nil {
 		return nil, err
@@ -599,10 +589,10 @@ func kernelCollectiveReduce(x *Exec, op *stablehlo.Op, args []Value) ([]Value, e
 	}
 	out := make([]Value, len(red))
 	for i, t := range red {
-		if me == 0 {
-			out[i] = t.Clone()
-		} else {
+		if rootOnly && me != 0 {
 			out[i] = NewTensor(t.Shape)
+		} else {
+			out[i] = t.Clone()
 		}
 	}
 	return out, nil
