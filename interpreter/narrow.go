@@ -213,24 +213,9 @@ func (f *narrowFormat) decode(c uint32) float32 {
 	case xla.BFloat16:
 		return math.Float32frombits(c << 16)
 	case xla.Float16:
-		return f16ToF32(uint16(c))
+		return xla.F16(c).Float32()
 	}
 	return f.decodeSlow32(c)
-}
-
-// f16ToF32 decodes IEEE half-precision bits.
-func f16ToF32(h uint16) float32 {
-	sign := uint32(h&0x8000) << 16
-	exp := uint32(h>>10) & 0x1f
-	mant := uint32(h & 0x3ff)
-	switch exp {
-	case 0:
-		v := float32(mant) * (1.0 / (1 << 24)) // exact: mant < 2^10
-		return math.Float32frombits(sign | math.Float32bits(v))
-	case 0x1f:
-		return math.Float32frombits(sign | 0x7f800000 | mant<<13)
-	}
-	return math.Float32frombits(sign | (exp+112)<<23 | mant<<13)
 }
 
 // specialCode encodes an infinity (nan false) or a NaN (nan true) whose
