@@ -172,6 +172,9 @@ type BuildError struct {
 	File     string // base name of the caller's file
 	Line     int
 	Msg      string
+	// Err is the underlying error when a package built on the builder
+	// recorded it with FuncBuilder.Fail (nil otherwise).
+	Err error
 }
 
 // Error formats e as "stablehlo.add(tensor<2xf32>, tensor<3xf32>) at f.go:12: msg".

@@ -1,0 +1,347 @@
+package special
+
+import "math"
+
+// Complex elementary functions with the special values of C99 Annex G
+// (G.6) and branch cuts on the sides given by the sign of a zero part:
+// on a cut, the value is the limit from the side the signed zero points
+// to (asin(2+0i) is the limit from above, asin(2-0i) from below).
+// The inverse functions follow Kahan's formulas, built on Sqrt.
+
+func isInf(v float64) bool { return math.IsInf(v, 0) }
+func isNaN(v float64) bool { return v != v }
+
+// Sqrt is the principal square root, with Annex G's special values:
+// Sqrt(x ± i∞) = +∞ ± i∞ (also for NaN x), Sqrt(-∞ ± iy) = 0 ± i∞,
+// Sqrt(+∞ ± iy) = +∞ ± i0, Sqrt(±0 ± i0) = +0 ± i0, and the imaginary
+// part keeps y's sign (so -4-0i has root -2i).
+func Sqrt(z complex128) complex128 {
+	x, y := real(z), imag(z)
+	switch {
+	case isInf(y):
+		return complex(math.Inf(1), y)
+	case isNaN(x):
+		return complex(x, math.NaN())
+	case math.IsInf(x, 1):
+		if isNaN(y) {
+			return complex(x, y)
+		}
+		return complex(x, math.Copysign(0, y))
+	case math.IsInf(x, -1):
+		if isNaN(y) {
+			return complex(math.NaN(), math.Inf(1))
+		}
+		return complex(0, math.Copysign(math.Inf(1), y))
+	case isNaN(y):
+		return complex(math.NaN(), y)
+	case x == 0 && y == 0:
+		return complex(0, y)
+	}
+	// Scale so that |x| + |z| neither overflows nor loses the subnormals.
+	scale := 1.0
+	ax, ay := math.Abs(x), math.Abs(y)
+	if m := math.Max(ax, ay); m > 0x1p1000 {
+		ax, ay, scale = ax*0x1p-2, ay*0x1p-2, 2
+	} else if m < 0x1p-1000 {
+		ax, ay, scale = ax*0x1p200, ay*0x1p200, 0x1p-100
+	}
+	t := math.Sqrt((ax + math.Hypot(ax, ay)) / 2) // >= sqrt(|z|/2) > 0
+	u := ay / (2 * t)
+	if x >= 0 {
+		return complex(t*scale, math.Copysign(u*scale, y))
+	}
+	return complex(u*scale, math.Copysign(t*scale, y))
+}
+
+// Log is the principal logarithm: log|z| + i·atan2(y, x), with
+// log|z| computed without cancellation near |z| = 1.
+func Log(z complex128) complex128 {
+	x, y := real(z), imag(z)
+	ax, ay := math.Abs(x), math.Abs(y)
+	re := 0.0
+	if h := math.Hypot(ax, ay); h > 0.5 && h < 2 {
+		re = 0.5 * math.Log1p(sumSquaresMinusOne(x, y))
+	} else {
+		re = math.Log(h)
+	}
+	return complex(re, math.Atan2(y, x))
+}
+
+// sumSquaresMinusOne is x² + y² - 1 with the products split exactly by FMA.
+func sumSquaresMinusOne(x, y float64) float64 {
+	if math.Abs(x) < math.Abs(y) {
+		x, y = y, x
+	}
+	x2 := x * x
+	x2l := math.FMA(x, x, -x2)
+	y2 := y * y
+	y2l := math.FMA(y, y, -y2)
+	return ((x2 - 1) + y2) + (x2l + y2l)
+}
+
+// Sinh is the hyperbolic sine sinh x cos y + i cosh x sin y with Annex G's
+// special values.
+func Sinh(z complex128) complex128 {
+	x, y := real(z), imag(z)
+	switch {
+	case y == 0:
+		return complex(math.Sinh(x), y)
+	case x == 0 && (isInf(y) || isNaN(y)):
+		return complex(x, math.NaN())
+	case isInf(x) && (isInf(y) || isNaN(y)):
+		return complex(x, math.NaN())
+	}
+	s, c := math.Sincos(y)
+	if ax := math.Abs(x); ax > 700 && !isInf(x) {
+		// sinh x ≈ cosh x ≈ e^|x|/2: split the exponential so that a small
+		// cos or sin does not meet an overflowed factor.
+		h := math.Exp(ax / 2)
+		return complex(math.Copysign(c*(h/2)*h, x), s*(h/2)*h)
+	}
+	return complex(math.Sinh(x)*c, math.Cosh(x)*s)
+}
+
+// Cosh is the hyperbolic cosine cosh x cos y + i sinh x sin y with Annex
+// G's special values.
+func Cosh(z complex128) complex128 {
+	x, y := real(z), imag(z)
+	switch {
+	case y == 0:
+		im := math.Copysign(0, x)
+		if math.Signbit(y) {
+			im = -im
+		}
+		if isNaN(x) {
+			im = y
+		}
+		return complex(math.Cosh(x), im)
+	case x == 0 && (isInf(y) || isNaN(y)):
+		return complex(math.NaN(), 0)
+	case isInf(x) && (isInf(y) || isNaN(y)):
+		return complex(math.Inf(1), math.NaN())
+	}
+	s, c := math.Sincos(y)
+	if ax := math.Abs(x); ax > 700 && !isInf(x) {
+		h := math.Exp(ax / 2)
+		return complex(c*(h/2)*h, math.Copysign(s*(h/2)*h, x))
+	}
+	return complex(math.Cosh(x)*c, math.Sinh(x)*s)
+}
+
+// Tanh is the hyperbolic tangent by Kahan's formula
+// (β ρ s + i t)/(1 + β s²), t = tan y, β = 1 + t², s = sinh x, ρ = √(1+s²),
+// with Annex G's special values.
+func Tanh(z complex128) complex128 {
+	x, y := real(z), imag(z)
+	switch {
+	case isInf(x):
+		if isInf(y) || isNaN(y) {
+			return complex(math.Copysign(1, x), math.Copysign(0, y))
+		}
+		return complex(math.Copysign(1, x), math.Copysign(0, math.Sin(2*y)))
+	case isNaN(x):
+		if y == 0 {
+			return complex(x, y)
+		}
+		return complex(x, math.NaN())
+	case isInf(y) || isNaN(y):
+		if x == 0 {
+			return complex(x, math.NaN())
+		}
+		return complex(math.NaN(), math.NaN())
+	case math.Abs(x) > 22:
+		// tanh x rounds to ±1; the imaginary part is
+		// sin 2y / (cosh 2x + cos 2y) ≈ 2 sin 2y e^(-2|x|).
+		e := math.Exp(-math.Abs(x))
+		return complex(math.Copysign(1, x), 4*math.Sin(y)*math.Cos(y)*e*e)
+	}
+	t := math.Tan(y)
+	b := 1 + t*t
+	s := math.Sinh(x)
+	rho := math.Sqrt(1 + s*s)
+	d := 1 + b*s*s
+	return complex(b*rho*s/d, t/d)
+}
+
+// Tan is tan z = -i tanh(iz).
+func Tan(z complex128) complex128 {
+	w := Tanh(complex(-imag(z), real(z)))
+	return complex(imag(w), -real(w))
+}
+
+// Asinh is the inverse hyperbolic sine, with cuts on the imaginary axis
+// beyond ±i and Annex G's special values.
+func Asinh(z complex128) complex128 {
+	x, y := real(z), imag(z)
+	ax, ay := math.Abs(x), math.Abs(y)
+	var re, im float64
+	switch {
+	case isNaN(x):
+		switch {
+		case y == 0:
+			return complex(x, y)
+		case isInf(y):
+			return complex(math.Inf(1), math.NaN())
+		}
+		return complex(math.NaN(), math.NaN())
+	case isNaN(y):
+		if isInf(x) {
+			return complex(x, y)
+		}
+		return complex(math.NaN(), math.NaN())
+	case isInf(ax) && isInf(ay):
+		re, im = math.Inf(1), math.Pi/4
+	case isInf(ax):
+		re, im = math.Inf(1), 0
+	case isInf(ay):
+		re, im = math.Inf(1), math.Pi/2
+	default:
+		// asinh z = -i asin(iz), and asin by Kahan's formula:
+		// asin w = atan2(Re w, Re(√(1-w)√(1+w))) + i asinh(Im(conj(√(1-w))√(1+w))).
+		a, b := asinFinite(-y, x)
+		return complex(b, -a)
+	}
+	return complex(math.Copysign(re, x), math.Copysign(im, y))
+}
+
+// asinFinite is asin(x + iy) for finite x, y by Kahan's formula.
+func asinFinite(x, y float64) (re, im float64) {
+	if x == 0 && y == 0 {
+		return x, y
+	}
+	s1 := Sqrt(complex(1-x, -y))
+	s2 := Sqrt(complex(1+x, y))
+	re = math.Atan2(x, real(s1)*real(s2)-imag(s1)*imag(s2))
+	im = math.Asinh(real(s1)*imag(s2) - imag(s1)*real(s2))
+	return re, im
+}
+
+// Asin is the inverse sine, asin z = -i asinh(iz): cuts on the real axis
+// beyond ±1.
+func Asin(z complex128) complex128 {
+	w := Asinh(complex(-imag(z), real(z)))
+	return complex(imag(w), -real(w))
+}
+
+// Acos is the inverse cosine with cuts on the real axis beyond ±1, by
+// Kahan's formula 2 atan2(Re √(1-z), Re √(1+z)) + i asinh(Im(conj(√(1+z))√(1-z))),
+// with Annex G's special values.
+func Acos(z complex128) complex128 {
+	x, y := real(z), imag(z)
+	switch {
+	case isNaN(x):
+		if isInf(y) {
+			return complex(x, -y)
+		}
+		return complex(math.NaN(), math.NaN())
+	case isNaN(y):
+		switch {
+		case x == 0:
+			return complex(math.Pi/2, y)
+		case isInf(x):
+			return complex(math.NaN(), math.Inf(-1))
+		}
+		return complex(math.NaN(), math.NaN())
+	case isInf(x) || isInf(y):
+		var re float64
+		switch {
+		case isInf(x) && isInf(y):
+			re = math.Pi / 4
+			if x < 0 {
+				re = 3 * math.Pi / 4
+			}
+		case isInf(y):
+			re = math.Pi / 2
+		case x < 0:
+			re = math.Pi
+		}
+		return complex(re, -math.Copysign(math.Inf(1), y))
+	}
+	s1 := Sqrt(complex(1-x, -y))
+	s2 := Sqrt(complex(1+x, y))
+	re := 2 * math.Atan2(real(s1), real(s2))
+	im := math.Asinh(real(s2)*imag(s1) - imag(s2)*real(s1))
+	return complex(re, im)
+}
+
+// Acosh is the inverse hyperbolic cosine, by Kahan's formula
+// asinh(Re(conj(√(z-1))√(z+1))) + 2i atan2(Im √(z-1), Re √(z+1)), with
+// Annex G's special values: its real part is never negative.
+func Acosh(z complex128) complex128 {
+	x, y := real(z), imag(z)
+	switch {
+	case isNaN(x):
+		if isInf(y) {
+			return complex(math.Inf(1), x)
+		}
+		return complex(math.NaN(), math.NaN())
+	case isNaN(y):
+		if isInf(x) {
+			return complex(math.Inf(1), y)
+		}
+		return complex(math.NaN(), math.NaN())
+	case isInf(x) || isInf(y):
+		var im float64
+		switch {
+		case isInf(x) && isInf(y):
+			im = math.Pi / 4
+			if x < 0 {
+				im = 3 * math.Pi / 4
+			}
+		case isInf(y):
+			im = math.Pi / 2
+		case x < 0:
+			im = math.Pi
+		}
+		return complex(math.Inf(1), math.Copysign(im, y))
+	}
+	s1 := Sqrt(complex(x-1, y))
+	s2 := Sqrt(complex(x+1, y))
+	re := math.Asinh(real(s1)*real(s2) + imag(s1)*imag(s2))
+	im := 2 * math.Atan2(imag(s1), real(s2))
+	return complex(re, im)
+}
+
+// Atanh is the inverse hyperbolic tangent with cuts on the real axis
+// beyond ±1:
+// Re = log1p(4x / ((1-x)² + y²)) / 4, Im = atan2(2y, (1-x)(1+x) - y²) / 2,
+// with Annex G's special values.
+func Atanh(z complex128) complex128 {
+	x, y := real(z), imag(z)
+	ax, ay := math.Abs(x), math.Abs(y)
+	switch {
+	case isNaN(x):
+		if isInf(y) {
+			return complex(math.Copysign(0, x), math.Copysign(math.Pi/2, y))
+		}
+		return complex(x, math.NaN())
+	case isNaN(y):
+		if isInf(x) || x == 0 {
+			return complex(math.Copysign(0, x), y)
+		}
+		return complex(math.NaN(), math.NaN())
+	case isInf(ax) || isInf(ay) || math.Max(ax, ay) > 0x1p500:
+		// atanh z ≈ 1/z + iπ/2·sign(y) for large |z|.
+		re := 0.0
+		if !isInf(ax) && !isInf(ay) {
+			re = (x / ax) / (ax + ay*(ay/ax))
+			if ay > ax {
+				re = (x / ay) / (ay + ax*(ax/ay))
+			}
+		}
+		return complex(math.Copysign(re, x), math.Copysign(math.Pi/2, y))
+	case ax == 1 && y == 0:
+		return complex(math.Copysign(math.Inf(1), x), y)
+	}
+	omx := 1 - ax
+	re := math.Log1p(4*ax/(omx*omx+ay*ay)) / 4
+	im := math.Atan2(2*y, omx*(1+ax)-ay*ay) / 2
+	return complex(math.Copysign(re, x), im)
+}
+
+// Atan is the inverse tangent, atan z = -i atanh(iz): cuts on the
+// imaginary axis beyond ±i.
+func Atan(z complex128) complex128 {
+	w := Atanh(complex(-imag(z), real(z)))
+	return complex(imag(w), -real(w))
+}

@@ -1,0 +1,438 @@
+package pallas
+
+import (
+	"fmt"
+	"reflect"
+	"runtime"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/halo-ml/halo/stablehlo"
+	"github.com/halo-ml/halo/xla"
+)
+
+// Squeezed in a BlockShape drops that dim from the block the kernel sees
+// (block size 1; the index map returns the element index), like None /
+// pl.Squeezed in JAX.
+const Squeezed int64 = -1
+
+// BlockSpec says which block of an operand or output each grid step sees:
+// BlockShape (Squeezed entries are dropped from the kernel's view) and
+// IndexMap, from grid indices (then prefetch refs) to block indices. A nil
+// IndexMap means block index 0 in every dim.
+type BlockSpec struct {
+	BlockShape []int64
+	IndexMap   IndexMapFunc
+}
+
+// Backend selects the lowering of a call.
+type Backend string
+
+// The backends. Interpret is always available; Triton and Mosaic are
+// available when their lowering is registered (by their own files).
+const (
+	Interpret Backend = "interpret"
+	Triton    Backend = "triton"
+	Mosaic    Backend = "mosaic"
+)
+
+// Lowering emits a traced kernel into fb and returns the call's results.
+// It is what a backend registers.
+type Lowering func(fb *stablehlo.FuncBuilder, p *Program, c *CallSpec, operands []*stablehlo.Value) ([]*stablehlo.Value, error)
+
+var (
+	backendsMu sync.RWMutex
+	backends   = map[Backend]Lowering{}
+)
+
+// RegisterBackend makes l the lowering of backend b (replacing any
+// earlier one; nil removes it). Lowerings register in init functions.
+func RegisterBackend(b Backend, l Lowering) {
+	backendsMu.Lock()
+	defer backendsMu.Unlock()
+	if l == nil {
+		delete(backends, b)
+		return
+	}
+	backends[b] = l
+}
+
+// Backends lists the registered backends, sorted.
+func Backends() []Backend {
+	backendsMu.RLock()
+	defer backendsMu.RUnlock()
+	out := make([]Backend, 0, len(backends))
+	for b := range backends {
+		out = append(out, b)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
+	return out
+}
+
+func lowering(b Backend) (Lowering, bool) {
+	backendsMu.RLock()
+	defer backendsMu.RUnlock()
+	l, ok := backends[b]
+	return l, ok
+}
+
+func init() { RegisterBackend(Interpret, lowerInterpret) }
+
+// CompilerParams are backend options.
+type CompilerParams struct {
+	// NoBoundsChecks turns off interpret mode's run-time checks of unmasked
+	// loads and stores (and block indices) against the ref bounds.
+	NoBoundsChecks bool
+	// NumWarps and NumStages are Triton's launch settings (0: defaults).
+	NumWarps, NumStages int
+}
+
+// CallSpec describes a pallas call (pallas_call's arguments).
+type CallSpec struct {
+	// Name names the kernel ("" takes the kernel function's name).
+	Name string
+	// OutShapes are the outputs' shapes and dtypes.
+	OutShapes []xla.Shape
+	// Grid is the iteration space (nil or empty: one step).
+	Grid []int64
+	// InSpecs has one entry per non-prefetch operand (nil entries, or an
+	// empty InSpecs, mean the whole array); OutSpecs one per output.
+	InSpecs, OutSpecs []*BlockSpec
+	// NumScalarPrefetch operands lead the operand list; the kernel gets
+	// them as whole refs first and index maps get them after the grid
+	// indices.
+	NumScalarPrefetch int
+	// ScratchShapes are kernel-local buffers, kept across grid steps, that
+	// the kernel gets last.
+	ScratchShapes []xla.Shape
+	// InputOutputAliases maps an operand index (prefetch operands
+	// included) to an output that starts as that operand.
+	InputOutputAliases map[int]int
+	// Backend picks the lowering ("" is Interpret).
+	Backend Backend
+	// CompilerParams are backend options.
+	CompilerParams CompilerParams
+}
+
+// Call traces kernel and emits it into fb with the chosen backend; it
+// returns one value per output. Errors (in the spec, in tracing, in
+// lowering) are recorded on fb's builder, like the builder's own, and Call
+// then returns placeholder values of the output types.
+func Call(fb *stablehlo.FuncBuilder, kernel KernelFunc, spec CallSpec, operands ...*stablehlo.Value) []*stablehlo.Value {
+	outs, err := CallErr(fb, kernel, spec, operands...)
+	if err != nil {
+		if fb != nil {
+			fb.Fail("pallas.call", err)
+		}
+		return placeholderOutputs(fb, spec)
+	}
+	return outs
+}
+
+// CallErr is Call returning its error instead of recording it.
+func CallErr(fb *stablehlo.FuncBuilder, kernel KernelFunc, spec CallSpec, operands ...*stablehlo.Value) ([]*stablehlo.Value, error) {
+	name := kernelName(spec.Name, kernel)
+	if fb == nil {
+		return nil, &Error{Kernel: name, Msg: "nil FuncBuilder"}
+	}
+	if err := fb.Err(); err != nil {
+		return nil, err
+	}
+	backend := spec.Backend
+	if backend == "" {
+		backend = Interpret
+	}
+	low, ok := lowering(backend)
+	if !ok {
+		return nil, &Error{Kernel: name, Msg: fmt.Sprintf("backend %q is not available (registered: %v)", backend, Backends())}
+	}
+	types := make([]stablehlo.TensorType, len(operands))
+	for i, o := range operands {
+		if o == nil {
+			return nil, &Error{Kernel: name, Msg: fmt.Sprintf("operand %d is nil", i)}
+		}
+		t, ok := o.TensorType()
+		if !ok {
+			return nil, &Error{Kernel: name, Msg: fmt.Sprintf("operand %d is %v, not a tensor", i, o.Type)}
+		}
+		types[i] = t
+	}
+	p, err := Trace(kernel, spec, types)
+	if err != nil {
+		return nil, err
+	}
+	outs, err := low(fb, p, &spec, operands)
+	if err != nil {
+		return nil, err
+	}
+	if err := fb.Err(); err != nil {
+		return nil, err
+	}
+	return outs, nil
+}
+
+func placeholderOutputs(fb *stablehlo.FuncBuilder, spec CallSpec) []*stablehlo.Value {
+	out := make([]*stablehlo.Value, len(spec.OutShapes))
+	for i, s := range spec.OutShapes {
+		dt := s.DType
+		if !dt.Valid() {
+			dt = xla.Float32
+		}
+		var dims []int64
+		for _, d := range s.Dims {
+			dims = append(dims, max(d, 0))
+		}
+		if fb != nil {
+			out[i] = fb.Zero(stablehlo.Tensor(dt, dims...))
+		}
+	}
+	return out
+}
+
+func kernelName(name string, kernel KernelFunc) string {
+	if name != "" {
+		return name
+	}
+	if kernel == nil {
+		return "kernel"
+	}
+	f := runtime.FuncForPC(reflect.ValueOf(kernel).Pointer())
+	if f == nil {
+		return "kernel"
+	}
+	n := f.Name()
+	if i := strings.LastIndexByte(n, '/'); i >= 0 {
+		n = n[i+1:]
+	}
+	n = strings.NewReplacer(".", "_", "-", "_").Replace(n)
+	return n
+}
+
+// Trace checks spec against the operand types and traces the kernel and
+// its index maps into a Program (the kernel IR), without lowering it.
+func Trace(kernel KernelFunc, spec CallSpec, operands []stablehlo.TensorType) (*Program, error) {
+	name := kernelName(spec.Name, kernel)
+	fail := func(format string, args ...any) (*Program, error) {
+		return nil, &Error{Kernel: name, Op: "pallas_call", Msg: fmt.Sprintf(format, args...)}
+	}
+	if kernel == nil {
+		return fail("kernel function is nil")
+	}
+	np := spec.NumScalarPrefetch
+	if np < 0 || np > len(operands) {
+		return fail("NumScalarPrefetch %d with %d operands", np, len(operands))
+	}
+	nin := len(operands) - np
+	if len(spec.InSpecs) != 0 && len(spec.InSpecs) != nin {
+		return fail("%d InSpecs for %d non-prefetch operands", len(spec.InSpecs), nin)
+	}
+	if len(spec.OutShapes) == 0 {
+		return fail("no OutShapes")
+	}
+	if len(spec.OutSpecs) != 0 && len(spec.OutSpecs) != len(spec.OutShapes) {
+		return fail("%d OutSpecs for %d outputs", len(spec.OutSpecs), len(spec.OutShapes))
+	}
+	for i, g := range spec.Grid {
+		if g <= 0 {
+			return fail("grid %v: dim %d is not positive", spec.Grid, i)
+		}
+	}
+	p := &Program{Name: name, Grid: append([]int64{}, spec.Grid...), NumPrefetch: np, NumInputs: nin,
+		NumOutputs: len(spec.OutShapes), NumScratch: len(spec.ScratchShapes)}
+	aliasOf := map[int]int{}
+	for in, out := range spec.InputOutputAliases {
+		if in < 0 || in >= len(operands) || out < 0 || out >= len(spec.OutShapes) {
+			return fail("input_output_aliases %d -> %d out of range (%d operands, %d outputs)", in, out, len(operands), len(spec.OutShapes))
+		}
+		if prev, dup := aliasOf[out]; dup {
+			return fail("output %d aliased to operands %d and %d", out, prev, in)
+		}
+		ot := spec.OutShapes[out]
+		if operands[in].DType != ot.DType || !sameShape(operands[in].Dims, ot.Dims) {
+			return fail("operand %d (%v) aliased to output %d of a different type %v", in, operands[in], out, ot)
+		}
+		aliasOf[out] = in
+	}
+	for i := 0; i < np; i++ {
+		t := operands[i]
+		if !t.DType.IsInt() && !t.DType.IsBool() && !t.DType.IsFloat() {
+			return fail("prefetch operand %d is %v", i, t)
+		}
+		p.Refs = append(p.Refs, RefInfo{Kind: PrefetchRef, Index: i, DType: t.DType, ArrayShape: clone(t.Dims),
+			Block: clone(t.Dims), BlockShape: clone(t.Dims), Operand: i, AliasOf: -1})
+	}
+	blocked := func(kind RefKind, idx int, dt xla.DType, shape []int64, bs *BlockSpec, operand int) (RefInfo, error) {
+		r := RefInfo{Kind: kind, Index: idx, DType: dt, ArrayShape: clone(shape), Operand: operand, AliasOf: -1}
+		if bs == nil || bs.BlockShape == nil {
+			r.Block, r.BlockShape = clone(shape), clone(shape)
+			return r, nil
+		}
+		if len(bs.BlockShape) != len(shape) {
+			return r, &Error{Kernel: name, Op: "pallas_call", Msg: fmt.Sprintf("%s %d: block shape %v has rank %d, the array %s rank %d", kind, idx, bs.BlockShape, len(bs.BlockShape), shapeString(dt, shape), len(shape))}
+		}
+		r.Block = clone(bs.BlockShape)
+		r.BlockShape = []int64{}
+		for d, b := range bs.BlockShape {
+			switch {
+			case b == Squeezed:
+			case b <= 0:
+				return r, &Error{Kernel: name, Op: "pallas_call", Msg: fmt.Sprintf("%s %d: block shape %v: dim %d is not positive", kind, idx, bs.BlockShape, d)}
+			default:
+				r.BlockShape = append(r.BlockShape, b)
+			}
+		}
+		return r, nil
+	}
+	for i := 0; i < nin; i++ {
+		var bs *BlockSpec
+		if len(spec.InSpecs) > 0 {
+			bs = spec.InSpecs[i]
+		}
+		t := operands[np+i]
+		r, err := blocked(InputRef, i, t.DType, t.Dims, bs, np+i)
+		if err != nil {
+			return nil, err
+		}
+		p.Refs = append(p.Refs, r)
+	}
+	for i, s := range spec.OutShapes {
+		if !s.DType.Valid() {
+			return fail("output %d has no dtype", i)
+		}
+		for _, d := range s.Dims {
+			if d < 0 {
+				return fail("output %d has shape %v", i, s)
+			}
+		}
+		var bs *BlockSpec
+		if len(spec.OutSpecs) > 0 {
+			bs = spec.OutSpecs[i]
+		}
+		r, err := blocked(OutputRef, i, s.DType, s.Dims, bs, -1)
+		if err != nil {
+			return nil, err
+		}
+		if a, ok := aliasOf[i]; ok {
+			r.AliasOf = a
+		}
+		p.Refs = append(p.Refs, r)
+	}
+	for i, s := range spec.ScratchShapes {
+		if !s.DType.Valid() {
+			return fail("scratch %d has no dtype", i)
+		}
+		p.Refs = append(p.Refs, RefInfo{Kind: ScratchRef, Index: i, DType: s.DType, ArrayShape: clone(s.Dims),
+			Block: clone(s.Dims), BlockShape: clone(s.Dims), Operand: -1, AliasOf: -1})
+	}
+
+	st := &traceState{name: name}
+	// Index maps.
+	for i := 0; i < nin+len(spec.OutShapes); i++ {
+		var bs *BlockSpec
+		var ref RefInfo
+		if i < nin {
+			ref = p.Refs[np+i]
+			if len(spec.InSpecs) > 0 {
+				bs = spec.InSpecs[i]
+			}
+		} else {
+			ref = p.Refs[np+i]
+			if len(spec.OutSpecs) > 0 {
+				bs = spec.OutSpecs[i-nin]
+			}
+		}
+		if bs == nil || bs.IndexMap == nil {
+			p.IndexMaps = append(p.IndexMaps, nil)
+			continue
+		}
+		m, err := traceIndexMap(st, p, bs.IndexMap, ref)
+		if err != nil {
+			return nil, err
+		}
+		p.IndexMaps = append(p.IndexMaps, m)
+	}
+	// Body.
+	k := &Kernel{st: st, gridLen: len(p.Grid)}
+	body := &Region{}
+	k.stack = []*Region{body}
+	refs := make([]*Ref, len(p.Refs))
+	for i := range p.Refs {
+		info := p.Refs[i]
+		v := k.newValue(Type{DType: info.DType, Shape: info.BlockShape}, nil)
+		v.Ref, v.argOf = &info, body
+		body.Args = append(body.Args, v)
+		refs[i] = &Ref{v: v, k: k}
+	}
+	if err := runTraced(k, func() { kernel(k, refs) }); err != nil {
+		return nil, err
+	}
+	p.Body = body
+	return p, nil
+}
+
+// runTraced runs f, turning a panic of user code into an error.
+func runTraced(k *Kernel, f func()) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = &Error{Kernel: k.st.name, Msg: fmt.Sprintf("kernel panicked while tracing: %v", r)}
+		}
+	}()
+	f()
+	return k.Err()
+}
+
+func traceIndexMap(st *traceState, p *Program, f IndexMapFunc, ref RefInfo) (*Region, error) {
+	k := &Kernel{st: st, gridLen: len(p.Grid)}
+	r := &Region{}
+	k.stack = []*Region{r}
+	grid := make([]*Value, len(p.Grid))
+	for i := range grid {
+		grid[i] = k.newValue(Type{DType: xla.Int32}, nil)
+		grid[i].argOf = r
+		r.Args = append(r.Args, grid[i])
+	}
+	pf := make([]*Ref, p.NumPrefetch)
+	for i := range pf {
+		info := p.Refs[i]
+		v := k.newValue(Type{DType: info.DType, Shape: info.BlockShape}, nil)
+		v.Ref, v.argOf = &info, r
+		r.Args = append(r.Args, v)
+		pf[i] = &Ref{v: v, k: k}
+	}
+	var idx []any
+	if err := runTraced(k, func() { idx = f(grid, pf) }); err != nil {
+		return nil, err
+	}
+	what := fmt.Sprintf("index map of %s", ref)
+	if len(idx) != len(ref.ArrayShape) {
+		return nil, &Error{Kernel: st.name, Op: what, Msg: fmt.Sprintf("returns %d block indices for an array of rank %d", len(idx), len(ref.ArrayShape))}
+	}
+	for d, e := range idx {
+		if s, ok := staticInt(e); ok {
+			nb := numBlocks(ref.ArrayShape[d], ref.Block[d])
+			if s < 0 || s >= nb {
+				return nil, &Error{Kernel: st.name, Op: what, Msg: fmt.Sprintf("block index %d of dim %d is outside [0, %d)", s, d, nb)}
+			}
+		}
+		v, ok := k.intScalar(what, e)
+		if !ok {
+			return nil, k.Err()
+		}
+		r.Yield = append(r.Yield, v)
+	}
+	return r, k.Err()
+}
+
+// numBlocks is the number of blocks along a dim (block Squeezed = 1).
+func numBlocks(dim, block int64) int64 {
+	if block == Squeezed {
+		block = 1
+	}
+	if block <= 0 {
+		return 1
+	}
+	return (dim + block - 1) / block
+}
+
+func clone(s []int64) []int64 { return append([]int64{}, s...) }

@@ -1,0 +1,27 @@
+// Package pallas writes accelerator kernels in Go, in the style of JAX
+// Pallas, and embeds them in StableHLO programs built with the stablehlo
+// builder.
+//
+// A kernel is a Go function over refs (KernelFunc): it reads blocks from
+// refs (Ref.Load, Load with masks), computes on block values (Value's
+// arithmetic, comparisons, math functions, reductions, Dot, Where) and
+// writes blocks back (Ref.Store, Store). ProgramID and NumPrograms say
+// where in the grid a step runs; When, ForLoop and While are control flow
+// on traced values, while Go's own control flow and closures template the
+// kernel at trace time (an activation passed in, block sizes as Go ints).
+//
+// Call traces the kernel once into the kernel IR (Program, see ir.go),
+// then a backend lowers it: Interpret (the default) emits plain StableHLO
+// that runs the grid as one while loop, on the built-in interpreter or any
+// XLA backend; other backends (Triton) register themselves with
+// RegisterBackend. Errors of tracing name the kernel, the op and the
+// user's file:line and are recorded on the builder like the builder's own.
+//
+// Interpret mode checks unmasked loads and stores against the ref bounds at
+// run time (CompilerParams.NoBoundsChecks turns it off); on the interpreter
+// a failed check fails the run with a *BoundsError naming the kernel, the
+// grid point, the access and the index.
+//
+// Vmap batches a call: a leading grid axis over the batch and block specs
+// rewritten to pick each batch element.
+package pallas

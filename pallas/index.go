@@ -1,0 +1,290 @@
+package pallas
+
+import (
+	"github.com/halo-ml/halo/xla"
+)
+
+// SliceIndex is a static slice [Start, Stop) of one ref dim (see Slice).
+type SliceIndex struct{ Start, Stop int64 }
+
+// DSIndex is a dynamic slice of Size elements from Start (a Go int or an
+// integer scalar Value) of one ref dim (see DS).
+type DSIndex struct {
+	Start any
+	Size  int64
+}
+
+type allIndex struct{}
+
+// All indexes a whole dim (Python's ":").
+var All = allIndex{}
+
+// Slice is the static slice [start, stop) of a dim.
+func Slice(start, stop int64) SliceIndex { return SliceIndex{start, stop} }
+
+// DS is the dynamic slice of size elements from start (pl.ds): start is a
+// Go int or an integer scalar Value.
+func DS(start any, size int64) DSIndex { return DSIndex{start, size} }
+
+// Load reads ref at idx (one entry per leading ref dim; missing trailing
+// dims are All). An entry is a Go int or integer scalar Value (picks one
+// element, drops the dim), Slice, DS, All, or an integer array Value
+// (advanced indexing: all arrays broadcast together and their dims replace
+// the indexed dims, at the first array's position when the arrays are
+// adjacent, else in front). With mask (a bool Value broadcastable to the
+// result) elements where mask is false are other (a Value or Go scalar;
+// nil means zero) and are not read, so they may lie outside the ref.
+func Load(ref *Ref, idx []any, mask *Value, other any) *Value {
+	if ref == nil || ref.k == nil {
+		return nil
+	}
+	return ref.k.load(ref, idx, mask, other)
+}
+
+// Store writes value (a Value or Go scalar broadcastable to the indexed
+// shape, of the ref's dtype) into ref at idx (as Load); with mask only
+// the elements where mask is true are written.
+func Store(ref *Ref, idx []any, value any, mask *Value) {
+	if ref == nil || ref.k == nil {
+		return
+	}
+	ref.k.store(ref, idx, value, mask)
+}
+
+// Load reads ref[idx...] (see the package function Load); no idx reads
+// the whole ref.
+func (r *Ref) Load(idx ...any) *Value { return Load(r, idx, nil, nil) }
+
+// Store writes ref[idx...] = value (see the package function Store).
+func (r *Ref) Store(value any, idx ...any) { Store(r, idx, value, nil) }
+
+// indexer resolves idx against the ref's shape; operands are the dynamic
+// index Values (i32) in Indexer order.
+func (k *Kernel) indexer(op string, ref *Ref, idx []any) (Indexer, []*Value, bool) {
+	var ix Indexer
+	if !k.check(op, ref.v) {
+		return ix, nil, false
+	}
+	shape := ref.v.Type.Shape
+	if len(idx) > len(shape) {
+		k.failf(op, "%d indices for %s of rank %d", len(idx), ref.v.Ref, len(shape))
+		return ix, nil, false
+	}
+	var operands []*Value
+	var arrays []int // dims indexed by arrays
+	for d, dim := range shape {
+		var e any = All
+		if d < len(idx) {
+			e = idx[d]
+		}
+		di := DimIndex{Kind: DimSlice, Size: dim, Operand: -1}
+		switch x := e.(type) {
+		case allIndex:
+		case SliceIndex:
+			if x.Start < 0 || x.Stop > dim || x.Start > x.Stop {
+				k.failf(op, "slice %d:%d of dim %d (size %d) of %s", x.Start, x.Stop, d, dim, ref.v.Ref)
+				return ix, nil, false
+			}
+			di.Start, di.Size = x.Start, x.Stop-x.Start
+		case DSIndex:
+			if x.Size < 0 || x.Size > dim {
+				k.failf(op, "dynamic slice of size %d of dim %d (size %d) of %s", x.Size, d, dim, ref.v.Ref)
+				return ix, nil, false
+			}
+			di.Size = x.Size
+			if s, ok := staticInt(x.Start); ok {
+				if s < 0 || s+x.Size > dim {
+					k.failf(op, "slice %d:%d of dim %d (size %d) of %s", s, s+x.Size, d, dim, ref.v.Ref)
+					return ix, nil, false
+				}
+				di.Start = s
+			} else {
+				v, ok := k.intScalar(op, x.Start)
+				if !ok {
+					return ix, nil, false
+				}
+				di.Operand = len(operands)
+				operands = append(operands, v)
+			}
+		case *Value:
+			if !k.check(op, x) {
+				return ix, nil, false
+			}
+			if !x.Type.DType.IsInt() {
+				k.failf(op, "index %d is %s, not an integer", d, x.Type)
+				return ix, nil, false
+			}
+			if x.Type.Rank() == 0 {
+				v, _ := k.intScalar(op, x)
+				di = DimIndex{Kind: DimPoint, Size: 1, Operand: len(operands)}
+				operands = append(operands, v)
+			} else {
+				di = DimIndex{Kind: DimArray, Size: 1, Operand: len(operands)}
+				operands = append(operands, x)
+				arrays = append(arrays, d)
+			}
+		default:
+			s, ok := staticInt(e)
+			if !ok {
+				k.failf(op, "index %d has unsupported type %T (want int, Value, Slice, DS or All)", d, e)
+				return ix, nil, false
+			}
+			if s < 0 || s >= dim {
+				k.failf(op, "index %d is outside dim %d (size %d) of %s", s, d, dim, ref.v.Ref)
+				return ix, nil, false
+			}
+			di = DimIndex{Kind: DimPoint, Start: s, Size: 1, Operand: -1}
+		}
+		ix.Dims = append(ix.Dims, di)
+	}
+	if len(arrays) > 0 {
+		var bshape []int64
+		for _, d := range arrays {
+			s, ok := broadcastShapes(bshape, operands[ix.Dims[d].Operand].Type.Shape)
+			if !ok {
+				k.failf(op, "index arrays of shapes %v and %v do not broadcast", bshape, operands[ix.Dims[d].Operand].Type.Shape)
+				return ix, nil, false
+			}
+			bshape = s
+		}
+		for _, d := range arrays {
+			o := ix.Dims[d].Operand
+			v := operands[o]
+			if v.Type.DType != xla.Int32 {
+				v = k.emit("convert", []*Value{v}, []Type{{DType: xla.Int32, Shape: v.Type.Shape}}, Attrs{}).Results[0]
+			}
+			operands[o] = k.broadcastTo(op, v, bshape)
+		}
+		ix.ArrayShape = bshape
+		adjacent := arrays[len(arrays)-1]-arrays[0] == len(arrays)-1
+		if adjacent {
+			for _, d := range ix.Dims[:arrays[0]] {
+				if d.Kind == DimSlice {
+					ix.ArrayPos++
+				}
+			}
+		}
+	}
+	for _, d := range ix.Dims {
+		if d.Kind == DimSlice {
+			ix.Shape = append(ix.Shape, d.Size)
+		}
+	}
+	if len(arrays) > 0 {
+		s := append([]int64{}, ix.Shape[:ix.ArrayPos]...)
+		s = append(s, ix.ArrayShape...)
+		ix.Shape = append(s, ix.Shape[ix.ArrayPos:]...)
+	}
+	if ix.Shape == nil {
+		ix.Shape = []int64{}
+	}
+	ix.NumOperands = len(operands)
+	return ix, operands, k.st.err == nil
+}
+
+func staticInt(e any) (int64, bool) {
+	switch x := e.(type) {
+	case int:
+		return int64(x), true
+	case int32:
+		return int64(x), true
+	case int64:
+		return x, true
+	}
+	return 0, false
+}
+
+func (k *Kernel) maskOperand(op string, mask *Value, shape []int64) (*Value, bool) {
+	if !k.check(op, mask) {
+		return nil, false
+	}
+	if !mask.Type.DType.IsBool() {
+		k.failf(op, "mask is %s, not bool", mask.Type)
+		return nil, false
+	}
+	if _, ok := broadcastShapes(mask.Type.Shape, shape); !ok || len(mask.Type.Shape) > len(shape) {
+		k.failf(op, "mask of shape %v does not broadcast to the indexed shape %v", mask.Type.Shape, shape)
+		return nil, false
+	}
+	m := k.broadcastTo(op, mask, shape)
+	return m, k.st.err == nil
+}
+
+// valueOperand converts v to dtype's value broadcast to shape.
+func (k *Kernel) valueOperand(op, what string, v any, dtype xla.DType, shape []int64) (*Value, bool) {
+	x, ok := k.asValue(op, v, dtype)
+	if !ok {
+		return nil, false
+	}
+	if x.Type.DType != dtype {
+		k.failf(op, "%s is %s, the ref holds %v (convert with Astype)", what, x.Type, dtype)
+		return nil, false
+	}
+	if _, ok := broadcastShapes(x.Type.Shape, shape); !ok || len(x.Type.Shape) > len(shape) {
+		k.failf(op, "%s of shape %v does not broadcast to the indexed shape %v", what, x.Type.Shape, shape)
+		return nil, false
+	}
+	x = k.broadcastTo(op, x, shape)
+	return x, k.st.err == nil
+}
+
+func (k *Kernel) load(ref *Ref, idx []any, mask *Value, other any) *Value {
+	t := Type{DType: ref.v.Type.DType}
+	if k.st.err != nil {
+		return k.placeholder(t)
+	}
+	ix, operands, ok := k.indexer("load", ref, idx)
+	if !ok {
+		return k.placeholder(t)
+	}
+	t.Shape = ix.Shape
+	ops := append([]*Value{ref.v}, operands...)
+	if mask != nil {
+		m, ok := k.maskOperand("load", mask, ix.Shape)
+		if !ok {
+			return k.placeholder(t)
+		}
+		if other == nil {
+			other = 0
+		}
+		o, ok := k.valueOperand("load", "other", other, t.DType, ix.Shape)
+		if !ok {
+			return k.placeholder(t)
+		}
+		ops = append(ops, m, o)
+		ix.HasMask, ix.HasOther = true, true
+	} else if other != nil {
+		k.failf("load", "other given without a mask")
+		return k.placeholder(t)
+	}
+	return k.emit("load", ops, []Type{t}, Attrs{Indexer: ix}).Results[0]
+}
+
+func (k *Kernel) store(ref *Ref, idx []any, value any, mask *Value) {
+	if k.st.err != nil {
+		return
+	}
+	ix, operands, ok := k.indexer("store", ref, idx)
+	if !ok {
+		return
+	}
+	if ref.v.Ref != nil && (ref.v.Ref.Kind == InputRef) {
+		// Inputs are read-only blocks in every backend.
+		k.failf("store", "%s is an input ref (read-only)", ref.v.Ref)
+		return
+	}
+	v, ok := k.valueOperand("store", "value", value, ref.v.Type.DType, ix.Shape)
+	if !ok {
+		return
+	}
+	ops := append(append([]*Value{ref.v}, operands...), v)
+	if mask != nil {
+		m, ok := k.maskOperand("store", mask, ix.Shape)
+		if !ok {
+			return
+		}
+		ops = append(ops, m)
+		ix.HasMask = true
+	}
+	k.emit("store", ops, nil, Attrs{Indexer: ix})
+}

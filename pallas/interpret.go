@@ -1,0 +1,998 @@
+package pallas
+
+import (
+	"fmt"
+	"math"
+	"sort"
+
+	"github.com/halo-ml/halo/stablehlo"
+	"github.com/halo-ml/halo/xla"
+)
+
+// The interpret lowering: the call becomes plain StableHLO that runs on the
+// built-in interpreter and on any XLA backend.
+//
+//   - Non-prefetch operands are padded to whole blocks (pad value: NaN for
+//     floats, the minimum for integers, false for bools).
+//   - Outputs start as their aliased operand (padded) or filled with that
+//     "uninitialized" value; scratch buffers likewise.
+//   - One stablehlo.while runs the grid in row-major order (last axis
+//     fastest). Each step turns the step number into grid indices, runs the
+//     index maps (grid indices and the prefetch arrays), slices the input and
+//     output blocks, runs the body as StableHLO ops on block values (refs are
+//     values threaded through the body; stores replace them), and writes the
+//     output blocks back at the same block indices. Scratch buffers are
+//     carried from step to step.
+//   - Bounds checks (unless CompilerParams.NoBoundsChecks): every unmasked
+//     load and store with a dynamic index, and every block index, is
+//     checked at run time. The first failure is kept in an i32 vector
+//     carried by the loop (failing site, grid step, index) and after the
+//     loop a side-effecting custom_call @halo.pallas.check receives it; its
+//     backend_config holds the kernel name, the grid and one line per
+//     site. The interpreter implements that target (registered by this
+//     package) and fails the run with an error naming the kernel, the grid
+//     point, the op and its source line, and the index. XLA plugins do not
+//     know the target: turn the checks off there.
+
+// CheckTarget is the custom_call target of interpret mode's bounds check.
+const CheckTarget = "halo.pallas.check"
+
+// checkSite is one checked access, described in the check's config.
+type checkSite struct {
+	what string // "load from input 0 (f32[2] block of f32[8]) at k.go:12"
+	kind string // "slice start", "element index" or "block index"
+	dims []int64
+}
+
+type interp struct {
+	p      *Program
+	spec   *CallSpec
+	checks bool
+	sites  []checkSite
+	errLen int
+	// flat index of the err slot in env.state
+	errSlot int
+	grid    []int64
+}
+
+// env maps IR values to StableHLO values while lowering one region.
+type env struct {
+	vals  map[*Value]*stablehlo.Value
+	state []*stablehlo.Value // one per ref, then the check state
+	refOf map[*Value]int     // ref argument -> state slot
+	grid  []*stablehlo.Value // grid indices (i32 scalars)
+	step  *stablehlo.Value   // linear grid step (i32 scalar)
+}
+
+func (e *env) child() *env {
+	c := *e
+	c.state = append([]*stablehlo.Value(nil), e.state...)
+	return &c
+}
+
+func uninitValue(dt xla.DType) float64 {
+	switch {
+	case dt.IsFloat():
+		return math.NaN()
+	case dt.IsBool():
+		return 0
+	case dt.IsUnsigned():
+		return 0
+	case dt.IsInt():
+		return -math.Ldexp(1, dt.Bits()-1)
+	}
+	return 0
+}
+
+// uninit is a tensor of t filled with the "never written" value.
+func uninit(fb *stablehlo.FuncBuilder, dt xla.DType, dims []int64) *stablehlo.Value {
+	if dt.IsInt() && !dt.IsUnsigned() && dt.Bits() == 64 {
+		return stablehlo.Splat(fb, int64(math.MinInt64), dims...)
+	}
+	return fb.SplatOf(dt, uninitValue(dt), dims...)
+}
+
+func lowerInterpret(fb *stablehlo.FuncBuilder, p *Program, spec *CallSpec, operands []*stablehlo.Value) ([]*stablehlo.Value, error) {
+	l := &interp{p: p, spec: spec, checks: !spec.CompilerParams.NoBoundsChecks, grid: p.Grid}
+	maxRank := 1
+	for _, r := range p.Refs {
+		maxRank = max(maxRank, len(r.ArrayShape))
+	}
+	l.errLen = 2 + maxRank
+	np, nin, nout := p.NumPrefetch, p.NumInputs, p.NumOutputs
+	padded := func(r RefInfo) []int64 {
+		dims := make([]int64, len(r.ArrayShape))
+		for d, n := range r.ArrayShape {
+			b := r.Block[d]
+			if b == Squeezed {
+				b = 1
+			}
+			dims[d] = numBlocks(n, b) * b
+		}
+		return dims
+	}
+	pad := func(v *stablehlo.Value, r RefInfo) *stablehlo.Value {
+		dims := padded(r)
+		if sameShape(dims, r.ArrayShape) {
+			return v
+		}
+		high := make([]int64, len(dims))
+		for d := range dims {
+			high[d] = dims[d] - r.ArrayShape[d]
+		}
+		pv := uninit(fb, r.DType, nil)
+		return fb.Pad(v, pv, make([]int64, len(dims)), high, make([]int64, len(dims)))
+	}
+	ins := make([]*stablehlo.Value, nin)
+	for i := 0; i < nin; i++ {
+		ins[i] = pad(operands[np+i], p.Refs[np+i])
+	}
+	// Loop state: step, outputs, scratch, check state.
+	init := []*stablehlo.Value{fb.ScalarOf(xla.Int32, 0)}
+	for i := 0; i < nout; i++ {
+		r := p.Refs[np+nin+i]
+		if r.AliasOf >= 0 {
+			init = append(init, pad(operands[r.AliasOf], r))
+		} else {
+			init = append(init, uninit(fb, r.DType, padded(r)))
+		}
+	}
+	for i := 0; i < p.NumScratch; i++ {
+		r := p.Refs[np+nin+nout+i]
+		init = append(init, uninit(fb, r.DType, r.ArrayShape))
+	}
+	if l.checks {
+		init = append(init, fb.SplatOf(xla.Int32, 0, int64(l.errLen)))
+	}
+	total := int64(1)
+	for _, g := range p.Grid {
+		total *= g
+	}
+	var lowerErr error
+	res := fb.While(init, func(rb *stablehlo.FuncBuilder, a []*stablehlo.Value) *stablehlo.Value {
+		return rb.Compare(a[0], rb.ScalarOf(xla.Int32, float64(total)), stablehlo.CompareLT, stablehlo.CompareAuto)
+	}, func(rb *stablehlo.FuncBuilder, a []*stablehlo.Value) []*stablehlo.Value {
+		out, err := l.step(rb, a, operands[:np], ins)
+		if err != nil {
+			lowerErr = err
+			return a
+		}
+		return out
+	})
+	if lowerErr != nil {
+		return nil, lowerErr
+	}
+	if err := fb.Err(); err != nil {
+		return nil, err
+	}
+	outs := make([]*stablehlo.Value, nout)
+	for i := 0; i < nout; i++ {
+		r := p.Refs[np+nin+i]
+		v := res[1+i]
+		if dims := padded(r); !sameShape(dims, r.ArrayShape) {
+			v = fb.Slice(v, make([]int64, len(dims)), r.ArrayShape, nil)
+		}
+		outs[i] = v
+	}
+	if l.checks && len(l.sites) > 0 {
+		fb.CustomCall(CheckTarget, []*stablehlo.Value{res[len(res)-1]}, nil, stablehlo.CustomCallConfig{
+			HasSideEffect: true,
+			BackendConfig: stablehlo.StringAttr(l.checkConfig()),
+		})
+	}
+	return outs, nil
+}
+
+// step lowers one grid step. a is the loop state.
+func (l *interp) step(fb *stablehlo.FuncBuilder, a []*stablehlo.Value, prefetch, ins []*stablehlo.Value) ([]*stablehlo.Value, error) {
+	p := l.p
+	np, nin, nout, ns := p.NumPrefetch, p.NumInputs, p.NumOutputs, p.NumScratch
+	e := &env{vals: map[*Value]*stablehlo.Value{}, refOf: map[*Value]int{}, step: a[0]}
+	// Grid indices from the step, last axis fastest.
+	e.grid = make([]*stablehlo.Value, len(p.Grid))
+	rest := a[0]
+	for d := len(p.Grid) - 1; d >= 0; d-- {
+		g := fb.ScalarOf(xla.Int32, float64(p.Grid[d]))
+		if d == 0 {
+			e.grid[d] = rest
+		} else {
+			e.grid[d] = fb.Remainder(rest, g)
+			rest = fb.Divide(rest, g)
+		}
+	}
+	nref := len(p.Refs)
+	e.state = make([]*stablehlo.Value, nref+1)
+	l.errSlot = nref
+	if l.checks {
+		e.state[nref] = a[len(a)-1]
+	}
+	copy(e.state, prefetch)
+	// Block starts of inputs and outputs.
+	starts := make([][]*stablehlo.Value, nin+nout)
+	for i := 0; i < nin+nout; i++ {
+		r := p.Refs[np+i]
+		st, err := l.blockStarts(fb, e, i, r)
+		if err != nil {
+			return nil, err
+		}
+		starts[i] = st
+	}
+	slice := func(buf *stablehlo.Value, r RefInfo, st []*stablehlo.Value) *stablehlo.Value {
+		if sameShape(r.Block, r.ArrayShape) {
+			return buf // whole array (never padded)
+		}
+		sizes := blockSizes(r)
+		v := fb.DynamicSlice(buf, st, sizes)
+		if !sameShape(sizes, r.BlockShape) {
+			v = fb.Reshape(v, r.BlockShape...)
+		}
+		return v
+	}
+	for i := 0; i < nin; i++ {
+		e.state[np+i] = slice(ins[i], p.Refs[np+i], starts[i])
+	}
+	for i := 0; i < nout; i++ {
+		e.state[np+nin+i] = slice(a[1+i], p.Refs[np+nin+i], starts[nin+i])
+	}
+	for i := 0; i < ns; i++ {
+		e.state[np+nin+nout+i] = a[1+nout+i]
+	}
+	for i, arg := range p.Body.Args {
+		e.refOf[arg] = i
+	}
+	if err := l.region(fb, p.Body, e); err != nil {
+		return nil, err
+	}
+	next := []*stablehlo.Value{fb.Add(a[0], fb.ScalarOf(xla.Int32, 1))}
+	for i := 0; i < nout; i++ {
+		r := p.Refs[np+nin+i]
+		blk := e.state[np+nin+i]
+		if sameShape(r.Block, r.ArrayShape) {
+			next = append(next, blk)
+			continue
+		}
+		sizes := blockSizes(r)
+		if !sameShape(sizes, r.BlockShape) {
+			blk = fb.Reshape(blk, sizes...)
+		}
+		next = append(next, fb.DynamicUpdateSlice(a[1+i], blk, starts[nin+i]))
+	}
+	for i := 0; i < ns; i++ {
+		next = append(next, e.state[np+nin+nout+i])
+	}
+	if l.checks {
+		next = append(next, e.state[nref])
+	}
+	return next, nil
+}
+
+func blockSizes(r RefInfo) []int64 {
+	s := make([]int64, len(r.Block))
+	for d, b := range r.Block {
+		if b == Squeezed {
+			b = 1
+		}
+		s[d] = b
+	}
+	return s
+}
+
+// blockStarts runs index map i and returns the element starts of the block.
+func (l *interp) blockStarts(fb *stablehlo.FuncBuilder, e *env, i int, r RefInfo) ([]*stablehlo.Value, error) {
+	m := l.p.IndexMaps[i]
+	sizes := blockSizes(r)
+	st := make([]*stablehlo.Value, len(sizes))
+	if m == nil {
+		for d := range st {
+			st[d] = fb.ScalarOf(xla.Int32, 0)
+		}
+		return st, nil
+	}
+	me := &env{vals: map[*Value]*stablehlo.Value{}, refOf: map[*Value]int{}, grid: e.grid, step: e.step, state: e.state}
+	for g := range l.p.Grid {
+		me.vals[m.Args[g]] = e.grid[g]
+	}
+	for j, arg := range m.Args[len(l.p.Grid):] {
+		me.refOf[arg] = j
+	}
+	if err := l.region(fb, m, me); err != nil {
+		return nil, err
+	}
+	e.state[l.errSlot] = me.state[l.errSlot]
+	blocks := make([]*stablehlo.Value, len(sizes))
+	var bad *stablehlo.Value
+	for d := range st {
+		b := me.vals[m.Yield[d]]
+		blocks[d] = b
+		st[d] = fb.Multiply(b, fb.ScalarOf(xla.Int32, float64(sizes[d])))
+		if l.checks && !isConst(m.Yield[d]) {
+			nb := numBlocks(r.ArrayShape[d], r.Block[d])
+			ok := fb.And(fb.Compare(b, fb.ScalarOf(xla.Int32, 0), stablehlo.CompareGE, stablehlo.CompareAuto),
+				fb.Compare(b, fb.ScalarOf(xla.Int32, float64(nb)), stablehlo.CompareLT, stablehlo.CompareAuto))
+			nok := fb.Not(ok)
+			if bad == nil {
+				bad = nok
+			} else {
+				bad = fb.Or(bad, nok)
+			}
+		}
+	}
+	if bad != nil {
+		nbs := make([]int64, len(sizes))
+		for d := range nbs {
+			nbs[d] = numBlocks(r.ArrayShape[d], r.Block[d])
+		}
+		site := l.addSite(checkSite{what: fmt.Sprintf("index map of %s", r), kind: "block index", dims: nbs})
+		e.state[l.errSlot] = l.record(fb, e, bad, site, blocks)
+	}
+	return st, nil
+}
+
+func isConst(v *Value) bool { return v.Def != nil && v.Def.Name == "const" }
+
+func (l *interp) addSite(s checkSite) int {
+	l.sites = append(l.sites, s)
+	return len(l.sites) - 1
+}
+
+// record updates the check state: when bad holds and nothing failed yet,
+// it becomes (site+1, step, idx...).
+func (l *interp) record(fb *stablehlo.FuncBuilder, e *env, bad *stablehlo.Value, site int, idx []*stablehlo.Value) *stablehlo.Value {
+	err := e.state[l.errSlot]
+	parts := []*stablehlo.Value{fb.SplatOf(xla.Int32, float64(site+1), 1), fb.Reshape(e.step, 1)}
+	for _, x := range idx {
+		parts = append(parts, fb.Reshape(x, 1))
+	}
+	if n := l.errLen - len(parts); n > 0 {
+		parts = append(parts, fb.SplatOf(xla.Int32, 0, int64(n)))
+	}
+	info := fb.Concatenate(0, parts...)
+	first := fb.Slice(err, []int64{0}, []int64{1}, nil)
+	clean := fb.Compare(fb.Reshape(first), fb.ScalarOf(xla.Int32, 0), stablehlo.CompareEQ, stablehlo.CompareAuto)
+	return fb.Select(fb.And(bad, clean), info, err)
+}
+
+// region lowers the ops of r in order.
+func (l *interp) region(fb *stablehlo.FuncBuilder, r *Region, e *env) error {
+	for _, op := range r.Ops {
+		if err := l.op(fb, op, e); err != nil {
+			return err
+		}
+		if err := fb.Err(); err != nil {
+			return &Error{Kernel: l.p.Name, Op: op.Name, Loc: op.Loc, Msg: "interpret lowering: " + err.Error()}
+		}
+	}
+	return nil
+}
+
+func (l *interp) opErr(op *Op, format string, args ...any) error {
+	return &Error{Kernel: l.p.Name, Op: op.Name, Loc: op.Loc, Msg: fmt.Sprintf(format, args...)}
+}
+
+func hloDims(t Type) []int64 { return append([]int64{}, t.Shape...) }
+
+func (l *interp) op(fb *stablehlo.FuncBuilder, op *Op, e *env) error {
+	in := func(i int) *stablehlo.Value { return e.vals[op.Operands[i]] }
+	set := func(v *stablehlo.Value) { e.vals[op.Results[0]] = v }
+	var t Type
+	if len(op.Results) > 0 {
+		t = op.Results[0].Type
+	}
+	switch op.Name {
+	case "const":
+		switch c := op.Attrs.Value.(type) {
+		case float64:
+			set(fb.SplatOf(t.DType, c, hloDims(t)...))
+		case int64:
+			if c == int64(float64(c)) {
+				set(fb.SplatOf(t.DType, float64(c), hloDims(t)...))
+			} else {
+				set(fb.Convert(stablehlo.Splat(fb, c, hloDims(t)...), t.DType))
+			}
+		case bool:
+			v := 0.0
+			if c {
+				v = 1
+			}
+			set(fb.SplatOf(t.DType, v, hloDims(t)...))
+		default:
+			return l.opErr(op, "bad constant %T", c)
+		}
+	case "iota":
+		set(fb.Iota(stablehlo.Tensor(t.DType, hloDims(t)...), int64(op.Attrs.Dim)))
+	case "program_id":
+		set(e.grid[op.Attrs.Axis])
+	case "num_programs":
+		set(fb.ScalarOf(xla.Int32, float64(l.p.Grid[op.Attrs.Axis])))
+	case "neg":
+		set(fb.Negate(in(0)))
+	case "abs":
+		set(fb.Abs(in(0)))
+	case "exp":
+		set(fb.Exponential(in(0)))
+	case "log":
+		set(fb.Log(in(0)))
+	case "tanh":
+		set(fb.Tanh(in(0)))
+	case "erf":
+		set(erf(fb, in(0), t.DType))
+	case "sqrt":
+		set(fb.Sqrt(in(0)))
+	case "rsqrt":
+		set(fb.Rsqrt(in(0)))
+	case "floor":
+		set(fb.Floor(in(0)))
+	case "ceil":
+		set(fb.Ceil(in(0)))
+	case "sin":
+		set(fb.Sine(in(0)))
+	case "cos":
+		set(fb.Cosine(in(0)))
+	case "logistic":
+		set(fb.Logistic(in(0)))
+	case "not":
+		set(fb.Not(in(0)))
+	case "add":
+		set(fb.Add(in(0), in(1)))
+	case "sub":
+		set(fb.Subtract(in(0), in(1)))
+	case "mul":
+		set(fb.Multiply(in(0), in(1)))
+	case "div":
+		set(fb.Divide(in(0), in(1)))
+	case "rem":
+		set(fb.Remainder(in(0), in(1)))
+	case "max":
+		set(fb.Maximum(in(0), in(1)))
+	case "min":
+		set(fb.Minimum(in(0), in(1)))
+	case "pow":
+		set(fb.Power(in(0), in(1)))
+	case "and":
+		set(fb.And(in(0), in(1)))
+	case "or":
+		set(fb.Or(in(0), in(1)))
+	case "xor":
+		set(fb.Xor(in(0), in(1)))
+	case "cmp":
+		set(fb.Compare(in(0), in(1), stablehlo.ComparisonDirection(op.Attrs.Dir), stablehlo.CompareAuto))
+	case "select":
+		set(fb.Select(in(0), in(1), in(2)))
+	case "convert":
+		set(fb.Convert(in(0), t.DType))
+	case "broadcast_in_dim":
+		set(fb.BroadcastInDim(in(0), hloDims(t), op.Attrs.Dims))
+	case "reshape":
+		set(fb.Reshape(in(0), hloDims(t)...))
+	case "transpose":
+		set(fb.Transpose(in(0), op.Attrs.Perm...))
+	case "reduce":
+		x := in(0)
+		if len(op.Attrs.Axes) == 0 {
+			set(x)
+			break
+		}
+		switch op.Attrs.Kind {
+		case "sum":
+			set(fb.ReduceSum(x, op.Attrs.Axes...))
+		case "max":
+			set(fb.ReduceMax(x, op.Attrs.Axes...))
+		case "min":
+			set(fb.ReduceMin(x, op.Attrs.Axes...))
+		default:
+			return l.opErr(op, "unknown reduction %q", op.Attrs.Kind)
+		}
+	case "dot":
+		dn := stablehlo.DotDimensionNumbers{LhsContractingDims: []int64{1}, RhsContractingDims: []int64{0}}
+		a, b := in(0), in(1)
+		if op.Attrs.TransA {
+			dn.LhsContractingDims = []int64{0}
+		}
+		if op.Attrs.TransB {
+			dn.RhsContractingDims = []int64{1}
+		}
+		if at, _ := a.TensorType(); at.DType != t.DType && !(at.DType.IsFloat() && t.DType.IsFloat()) {
+			a, b = fb.Convert(a, t.DType), fb.Convert(b, t.DType)
+		}
+		set(fb.DotGeneralWith(a, b, dn, stablehlo.DotConfig{ResultDType: t.DType}))
+	case "load":
+		v, err := l.load(fb, op, e)
+		if err != nil {
+			return err
+		}
+		set(v)
+	case "store":
+		return l.store(fb, op, e)
+	case "when":
+		return l.when(fb, op, e)
+	case "for":
+		return l.forLoop(fb, op, e)
+	case "while":
+		return l.while(fb, op, e)
+	default:
+		return l.opErr(op, "no interpret lowering")
+	}
+	return nil
+}
+
+// erf evaluates the error function with Abramowitz & Stegun 7.1.26
+// (|error| < 1.5e-7) in f32.
+func erf(fb *stablehlo.FuncBuilder, x *stablehlo.Value, dt xla.DType) *stablehlo.Value {
+	t, _ := x.TensorType()
+	if dt != xla.Float32 && dt != xla.Float64 {
+		x = fb.Convert(x, xla.Float32)
+	}
+	ct, _ := x.TensorType()
+	c := func(v float64) *stablehlo.Value { return fb.SplatOf(ct.DType, v, t.Dims...) }
+	ax := fb.Abs(x)
+	tt := fb.Divide(c(1), fb.Add(c(1), fb.Multiply(c(0.3275911), ax)))
+	coef := []float64{1.061405429, -1.453152027, 1.421413741, -0.284496736, 0.254829592}
+	poly := c(coef[0])
+	for _, a := range coef[1:] {
+		poly = fb.Add(fb.Multiply(poly, tt), c(a))
+	}
+	poly = fb.Multiply(poly, tt)
+	y := fb.Subtract(c(1), fb.Multiply(poly, fb.Exponential(fb.Negate(fb.Multiply(x, x)))))
+	y = fb.Multiply(fb.Sign(x), y)
+	if ct.DType != dt {
+		y = fb.Convert(y, dt)
+	}
+	return y
+}
+
+// refSlot is the state slot of a load/store's ref.
+func (l *interp) refSlot(op *Op, e *env) (int, error) {
+	s, ok := e.refOf[op.Operands[0]]
+	if !ok {
+		return 0, l.opErr(op, "ref is not an argument of this kernel")
+	}
+	return s, nil
+}
+
+// access describes a load/store's indices in StableHLO terms.
+type access struct {
+	starts   []*stablehlo.Value // per ref dim (i32 scalars)
+	sizes    []int64            // per ref dim
+	dynamic  bool
+	isStatic bool
+}
+
+func (l *interp) sliceAccess(fb *stablehlo.FuncBuilder, op *Op, e *env) access {
+	ix := op.Attrs.Indexer
+	var a access
+	a.isStatic = true
+	for _, d := range ix.Dims {
+		if d.Operand >= 0 {
+			a.starts = append(a.starts, e.vals[op.Operands[1+d.Operand]])
+			a.dynamic = true
+			a.isStatic = false
+		} else {
+			a.starts = append(a.starts, fb.ScalarOf(xla.Int32, float64(d.Start)))
+		}
+		a.sizes = append(a.sizes, d.Size)
+	}
+	return a
+}
+
+// elementIndices returns, per ref dim, an i32 array of the indexed shape
+// holding the index of each element.
+func (l *interp) elementIndices(fb *stablehlo.FuncBuilder, op *Op, e *env) []*stablehlo.Value {
+	ix := op.Attrs.Indexer
+	shape := ix.Shape
+	out := make([]*stablehlo.Value, len(ix.Dims))
+	// result dim of each slice dim
+	pos := 0
+	na := len(ix.ArrayShape)
+	for d, di := range ix.Dims {
+		if pos == ix.ArrayPos && ix.HasArrays() && di.Kind == DimSlice {
+			pos += na
+		}
+		var start *stablehlo.Value
+		if di.Operand >= 0 && di.Kind != DimArray {
+			start = e.vals[op.Operands[1+di.Operand]]
+		} else if di.Kind != DimArray {
+			start = fb.ScalarOf(xla.Int32, float64(di.Start))
+		}
+		switch di.Kind {
+		case DimSlice:
+			io := fb.Iota(stablehlo.Tensor(xla.Int32, shape...), int64(pos))
+			out[d] = fb.Add(io, fb.BroadcastInDim(start, shape, nil))
+			pos++
+		case DimPoint:
+			out[d] = fb.BroadcastInDim(start, shape, nil)
+		case DimArray:
+			arr := e.vals[op.Operands[1+di.Operand]]
+			bd := make([]int64, na)
+			for j := range bd {
+				bd[j] = int64(ix.ArrayPos + j)
+			}
+			out[d] = fb.BroadcastInDim(arr, shape, bd)
+		}
+	}
+	return out
+}
+
+// boundsOK is the elementwise in-bounds test of element indices.
+func boundsOK(fb *stablehlo.FuncBuilder, idx []*stablehlo.Value, dims []int64, shape []int64) *stablehlo.Value {
+	var ok *stablehlo.Value
+	for d, x := range idx {
+		c := fb.And(fb.Compare(x, fb.SplatOf(xla.Int32, 0, shape...), stablehlo.CompareGE, stablehlo.CompareAuto),
+			fb.Compare(x, fb.SplatOf(xla.Int32, float64(dims[d]), shape...), stablehlo.CompareLT, stablehlo.CompareAuto))
+		if ok == nil {
+			ok = c
+		} else {
+			ok = fb.And(ok, c)
+		}
+	}
+	if ok == nil {
+		ok = fb.SplatOf(xla.Bool, 1, shape...)
+	}
+	return ok
+}
+
+func (l *interp) siteName(op *Op, verb string) string {
+	ref := op.Operands[0].Ref
+	return fmt.Sprintf("%s %s at %s", verb, ref, op.Loc)
+}
+
+// checkSlice records an error when a dynamic slice leaves the ref.
+func (l *interp) checkSlice(fb *stablehlo.FuncBuilder, op *Op, e *env, a access, dims []int64, verb string) {
+	if !l.checks || !a.dynamic {
+		return
+	}
+	var bad *stablehlo.Value
+	for d, s := range a.starts {
+		ok := fb.And(fb.Compare(s, fb.ScalarOf(xla.Int32, 0), stablehlo.CompareGE, stablehlo.CompareAuto),
+			fb.Compare(s, fb.ScalarOf(xla.Int32, float64(dims[d]-a.sizes[d])), stablehlo.CompareLE, stablehlo.CompareAuto))
+		if bad == nil {
+			bad = fb.Not(ok)
+		} else {
+			bad = fb.Or(bad, fb.Not(ok))
+		}
+	}
+	site := l.addSite(checkSite{what: l.siteName(op, verb), kind: fmt.Sprintf("slice of size %v starting at", a.sizes), dims: dims})
+	e.state[l.errSlot] = l.record(fb, e, bad, site, a.starts)
+}
+
+// checkElements records an error when an (unmasked) element index leaves
+// the ref; the first bad element's index is reported.
+func (l *interp) checkElements(fb *stablehlo.FuncBuilder, op *Op, e *env, idx []*stablehlo.Value, ok, mask *stablehlo.Value, dims []int64, verb string) {
+	if !l.checks {
+		return
+	}
+	shape := op.Attrs.Indexer.Shape
+	bad := fb.Not(ok)
+	if mask != nil {
+		bad = fb.And(bad, mask)
+	}
+	n := int64(1)
+	for _, s := range shape {
+		n *= s
+	}
+	flatBad := fb.Reshape(bad, n)
+	pos := fb.Select(flatBad, fb.Iota(stablehlo.Tensor(xla.Int32, n), 0), fb.SplatOf(xla.Int32, float64(n), n))
+	first := fb.ReduceMin(pos, 0)
+	anyBad := fb.Compare(first, fb.ScalarOf(xla.Int32, float64(n)), stablehlo.CompareLT, stablehlo.CompareAuto)
+	at := fb.Minimum(first, fb.ScalarOf(xla.Int32, float64(n-1)))
+	vals := make([]*stablehlo.Value, len(idx))
+	for d, x := range idx {
+		vals[d] = fb.Reshape(fb.DynamicSlice(fb.Reshape(x, n), []*stablehlo.Value{at}, []int64{1}))
+	}
+	site := l.addSite(checkSite{what: l.siteName(op, verb), kind: "element index", dims: dims})
+	e.state[l.errSlot] = l.record(fb, e, anyBad, site, vals)
+}
+
+func (l *interp) load(fb *stablehlo.FuncBuilder, op *Op, e *env) (*stablehlo.Value, error) {
+	slot, err := l.refSlot(op, e)
+	if err != nil {
+		return nil, err
+	}
+	ref := e.state[slot]
+	ix := op.Attrs.Indexer
+	dims := op.Operands[0].Type.Shape
+	t := op.Results[0].Type
+	if !ix.HasArrays() && !ix.HasMask {
+		a := l.sliceAccess(fb, op, e)
+		l.checkSlice(fb, op, e, a, dims, "load from")
+		var v *stablehlo.Value
+		full := a.isStatic && sameShape(a.sizes, dims)
+		switch {
+		case full:
+			v = ref
+		case a.isStatic:
+			start := make([]int64, len(dims))
+			limit := make([]int64, len(dims))
+			for d, di := range ix.Dims {
+				start[d], limit[d] = di.Start, di.Start+di.Size
+			}
+			v = fb.Slice(ref, start, limit, nil)
+		default:
+			v = fb.DynamicSlice(ref, a.starts, a.sizes)
+		}
+		if !sameShape(a.sizes, t.Shape) {
+			v = fb.Reshape(v, hloDims(t)...)
+		}
+		return v, nil
+	}
+	idx := l.elementIndices(fb, op, e)
+	ok := boundsOK(fb, idx, dims, t.Shape)
+	var mask *stablehlo.Value
+	if ix.HasMask {
+		mask = e.vals[op.Operands[1+ix.NumOperands]]
+	}
+	l.checkElements(fb, op, e, idx, ok, mask, dims, "load from")
+	v := gatherElements(fb, ref, idx, t.Shape)
+	if ix.HasMask {
+		other := e.vals[op.Operands[2+ix.NumOperands]]
+		v = fb.Select(mask, v, other)
+	}
+	return v, nil
+}
+
+// stackIndices makes the [shape..., rank] index tensor of gather/scatter.
+func stackIndices(fb *stablehlo.FuncBuilder, idx []*stablehlo.Value, shape []int64) *stablehlo.Value {
+	ext := append(append([]int64{}, shape...), 1)
+	parts := make([]*stablehlo.Value, len(idx))
+	for d, x := range idx {
+		parts[d] = fb.Reshape(x, ext...)
+	}
+	if len(parts) == 1 {
+		return parts[0]
+	}
+	return fb.Concatenate(int64(len(shape)), parts...)
+}
+
+func gatherElements(fb *stablehlo.FuncBuilder, ref *stablehlo.Value, idx []*stablehlo.Value, shape []int64) *stablehlo.Value {
+	rank := len(idx)
+	all := make([]int64, rank)
+	ones := make([]int64, rank)
+	for d := range all {
+		all[d], ones[d] = int64(d), 1
+	}
+	if rank == 0 {
+		return fb.BroadcastInDim(ref, shape, nil)
+	}
+	dn := stablehlo.GatherDimensionNumbers{CollapsedSliceDims: all, StartIndexMap: all, IndexVectorDim: int64(len(shape))}
+	return fb.Gather(ref, stackIndices(fb, idx, shape), dn, ones, false)
+}
+
+func (l *interp) store(fb *stablehlo.FuncBuilder, op *Op, e *env) error {
+	slot, err := l.refSlot(op, e)
+	if err != nil {
+		return err
+	}
+	ref := e.state[slot]
+	ix := op.Attrs.Indexer
+	dims := op.Operands[0].Type.Shape
+	val := e.vals[op.Operands[1+ix.NumOperands]]
+	if !ix.HasArrays() && !ix.HasMask {
+		a := l.sliceAccess(fb, op, e)
+		l.checkSlice(fb, op, e, a, dims, "store to")
+		if a.isStatic && sameShape(a.sizes, dims) {
+			if !sameShape(ix.Shape, dims) {
+				val = fb.Reshape(val, dims...)
+			}
+			e.state[slot] = val
+			return nil
+		}
+		if !sameShape(ix.Shape, a.sizes) {
+			val = fb.Reshape(val, a.sizes...)
+		}
+		e.state[slot] = fb.DynamicUpdateSlice(ref, val, a.starts)
+		return nil
+	}
+	shape := ix.Shape
+	idx := l.elementIndices(fb, op, e)
+	ok := boundsOK(fb, idx, dims, shape)
+	var mask *stablehlo.Value
+	if ix.HasMask {
+		mask = e.vals[op.Operands[2+ix.NumOperands]]
+	}
+	l.checkElements(fb, op, e, idx, ok, mask, dims, "store to")
+	if len(dims) == 0 {
+		// A scalar ref: only a masked store of a scalar gets here.
+		e.state[slot] = fb.Select(mask, fb.Reshape(val), ref)
+		return nil
+	}
+	// Elements masked off (or out of bounds) are sent outside the ref,
+	// where scatter drops them.
+	keep := ok
+	if mask != nil {
+		keep = fb.And(ok, mask)
+	}
+	idx[0] = fb.Select(keep, idx[0], fb.SplatOf(xla.Int32, float64(dims[0]), shape...))
+	rank := len(dims)
+	all := make([]int64, rank)
+	for d := range all {
+		all[d] = int64(d)
+	}
+	dn := stablehlo.ScatterDimensionNumbers{InsertedWindowDims: all, ScatterDimsToOperandDims: all, IndexVectorDim: int64(len(shape))}
+	e.state[slot] = fb.Scatter([]*stablehlo.Value{ref}, stackIndices(fb, idx, shape), []*stablehlo.Value{val}, dn, false, false,
+		func(rb *stablehlo.FuncBuilder, args []*stablehlo.Value) []*stablehlo.Value { return args[1:] })[0]
+	return nil
+}
+
+// modified lists the state slots a region may change: refs it stores to
+// and the check state when it checks something.
+func (l *interp) modified(r *Region, e *env) []int {
+	set := map[int]bool{}
+	var walk func(r *Region)
+	walk = func(r *Region) {
+		for _, op := range r.Ops {
+			switch op.Name {
+			case "store":
+				if s, ok := e.refOf[op.Operands[0]]; ok {
+					set[s] = true
+				}
+				if l.checks {
+					set[l.errSlot] = true
+				}
+			case "load":
+				if l.checks {
+					set[l.errSlot] = true
+				}
+			}
+			for _, sub := range op.Regions {
+				walk(sub)
+			}
+		}
+	}
+	walk(r)
+	out := make([]int, 0, len(set))
+	for s := range set {
+		out = append(out, s)
+	}
+	sort.Ints(out)
+	return out
+}
+
+func pick(state []*stablehlo.Value, slots []int) []*stablehlo.Value {
+	out := make([]*stablehlo.Value, len(slots))
+	for i, s := range slots {
+		out[i] = state[s]
+	}
+	return out
+}
+
+func (l *interp) when(fb *stablehlo.FuncBuilder, op *Op, e *env) error {
+	r := op.Regions[0]
+	mod := l.modified(r, e)
+	if len(mod) == 0 {
+		return nil // no stores, no checks: nothing observable
+	}
+	var inner error
+	res := fb.If(e.vals[op.Operands[0]], func(rb *stablehlo.FuncBuilder) []*stablehlo.Value {
+		c := e.child()
+		if err := l.region(rb, r, c); err != nil {
+			inner = err
+			return pick(e.state, mod)
+		}
+		return pick(c.state, mod)
+	}, func(rb *stablehlo.FuncBuilder) []*stablehlo.Value {
+		return pick(e.state, mod)
+	})
+	if inner != nil {
+		return inner
+	}
+	for i, s := range mod {
+		e.state[s] = res[i]
+	}
+	return nil
+}
+
+func (l *interp) forLoop(fb *stablehlo.FuncBuilder, op *Op, e *env) error {
+	r := op.Regions[0]
+	mod := l.modified(r, e)
+	lo, hi := e.vals[op.Operands[0]], e.vals[op.Operands[1]]
+	nc := len(op.Operands) - 2
+	init := []*stablehlo.Value{lo}
+	for _, v := range op.Operands[2:] {
+		init = append(init, e.vals[v])
+	}
+	init = append(init, pick(e.state, mod)...)
+	var inner error
+	res := fb.While(init, func(rb *stablehlo.FuncBuilder, a []*stablehlo.Value) *stablehlo.Value {
+		return rb.Compare(a[0], hi, stablehlo.CompareLT, stablehlo.CompareAuto)
+	}, func(rb *stablehlo.FuncBuilder, a []*stablehlo.Value) []*stablehlo.Value {
+		c := e.child()
+		for i, arg := range r.Args {
+			c.vals[arg] = a[i]
+		}
+		for i, s := range mod {
+			c.state[s] = a[1+nc+i]
+		}
+		if err := l.region(rb, r, c); err != nil {
+			inner = err
+			return a
+		}
+		out := []*stablehlo.Value{rb.Add(a[0], rb.ScalarOf(xla.Int32, 1))}
+		for _, y := range r.Yield {
+			out = append(out, c.vals[y])
+		}
+		return append(out, pick(c.state, mod)...)
+	})
+	if inner != nil {
+		return inner
+	}
+	for i, v := range op.Results {
+		e.vals[v] = res[1+i]
+	}
+	for i, s := range mod {
+		e.state[s] = res[1+nc+i]
+	}
+	return nil
+}
+
+func (l *interp) while(fb *stablehlo.FuncBuilder, op *Op, e *env) error {
+	rc, rb := op.Regions[0], op.Regions[1]
+	mod := l.modified(rb, e)
+	for _, s := range l.modified(rc, e) {
+		if s != l.errSlot {
+			return l.opErr(op, "the condition of a While stores to a ref")
+		}
+	}
+	if l.checks && len(l.modified(rc, e)) > 0 && !containsSlot(mod, l.errSlot) {
+		mod = append(mod, l.errSlot)
+	}
+	nc := len(op.Operands)
+	init := []*stablehlo.Value{}
+	for _, v := range op.Operands {
+		init = append(init, e.vals[v])
+	}
+	init = append(init, pick(e.state, mod)...)
+	var inner error
+	bind := func(c *env, r *Region, a []*stablehlo.Value) {
+		for i, arg := range r.Args {
+			c.vals[arg] = a[i]
+		}
+		for i, s := range mod {
+			c.state[s] = a[nc+i]
+		}
+	}
+	res := fb.While(init, func(b *stablehlo.FuncBuilder, a []*stablehlo.Value) *stablehlo.Value {
+		c := e.child()
+		bind(c, rc, a)
+		// Checks in the condition cannot update the state (a condition
+		// yields only its predicate); they are dropped there.
+		saved := l.checks
+		l.checks = false
+		err := l.region(b, rc, c)
+		l.checks = saved
+		if err != nil {
+			inner = err
+			return b.ScalarOf(xla.Bool, 0)
+		}
+		return c.vals[rc.Yield[0]]
+	}, func(b *stablehlo.FuncBuilder, a []*stablehlo.Value) []*stablehlo.Value {
+		c := e.child()
+		bind(c, rb, a)
+		if err := l.region(b, rb, c); err != nil {
+			inner = err
+			return a
+		}
+		var out []*stablehlo.Value
+		for _, y := range rb.Yield {
+			out = append(out, c.vals[y])
+		}
+		return append(out, pick(c.state, mod)...)
+	})
+	if inner != nil {
+		return inner
+	}
+	for i, v := range op.Results {
+		e.vals[v] = res[i]
+	}
+	for i, s := range mod {
+		e.state[s] = res[nc+i]
+	}
+	return nil
+}
+
+func containsSlot(xs []int, x int) bool {
+	for _, y := range xs {
+		if y == x {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,432 @@
+package pallas
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/halo-ml/halo/xla"
+)
+
+// The kernel IR.
+//
+// A kernel function and the index maps of its block specs are traced once
+// into a Program: a tree of Regions holding Ops on Values. The IR knows
+// nothing about any backend; each lowering (interpret.go, triton*.go, a
+// later Mosaic lowering) walks it.
+//
+// How a lowering walks it:
+//
+//   - Program.Refs lists the kernel's refs in the order the kernel receives
+//     them: scalar-prefetch refs, inputs, outputs, scratch (RefKind says which).
+//     A prefetch or scratch ref has the full array shape; an input or output
+//     ref has its BlockSpec's block shape with squeezed dims removed
+//     (RefInfo.BlockShape) while RefInfo.ArrayShape is the operand's shape.
+//   - Program.Body is a Region whose Args are the refs (Value.Ref set, one per
+//     Program.Refs entry, same order). It yields nothing.
+//   - Program.IndexMaps[i] belongs to input i (i < NumInputs) or output
+//     i-NumInputs; it is nil for a whole-array spec (block index all zeros).
+//     Its Args are the grid indices (i32 scalars, one per grid axis) then the
+//     prefetch refs; it yields one i32 scalar block index per array dim
+//     (squeezed dims included: a squeezed dim has block size 1, so its block
+//     index is the element index).
+//   - Ops of a Region run in order. A Value is defined once (an op result or
+//     a region argument) and may be used in its region and the regions nested
+//     in it. Refs are mutable: "store" changes a ref, later "load"s see it.
+//   - Every elementwise op has operands of exactly the result's shape and
+//     dtype (tracing inserts broadcast_in_dim and rejects mixed dtypes), so a
+//     lowering never broadcasts implicitly. Go scalars become "const" ops.
+//   - Op.Loc is the user's file:line, for error messages of lowerings.
+//
+// Op table (Name: operands -> results; attributes in Op.Attrs):
+//
+//	const            -> r              Value: float64, int64 or bool (splatted to r's shape)
+//	iota             -> r              Dim int: counts along that dim of r (integer dtype)
+//	program_id       -> i32 scalar     Axis int
+//	num_programs     -> i32 scalar     Axis int
+//	neg exp log tanh erf sqrt rsqrt abs floor ceil sin cos logistic not
+//	                 x -> r            (unary elementwise; "not" on bool/int)
+//	add sub mul div rem max min pow and or xor
+//	                 x, y -> r         (binary elementwise, same types)
+//	cmp              x, y -> bool r    Dir string: EQ NE LT LE GT GE
+//	select           pred, x, y -> r   pred bool of r's shape
+//	convert          x -> r            (dtype change only)
+//	broadcast_in_dim x -> r            Dims []int64: result dim of each operand dim
+//	reshape          x -> r            (same element count)
+//	transpose        x -> r            Perm []int64
+//	reduce           x -> r            Kind string (sum|max|min), Axes []int64 (sorted)
+//	dot              a[m,k], b[k,n] -> r[m,n]   r's dtype is the preferred (accumulator) dtype;
+//	                                   TransA, TransB bool: a is [k,m] / b is [n,k]
+//	load             ref, idx... [, mask [, other]] -> r      Indexer Indexer
+//	store            ref, idx..., value [, mask] -> (none)    Indexer Indexer
+//	when             cond -> (none)    Regions[0]: no args, no yields
+//	for              lo, hi, init... -> carry...   Regions[0]: args (i, carry...), yields carry
+//	                                   (i32 counter from lo while i < hi, step 1)
+//	while            init... -> carry...   Regions[0] cond: args carry, yields a bool scalar;
+//	                                   Regions[1] body: args carry, yields carry
+//
+// For load/store the Indexer describes each dim of the ref; the operands
+// after the ref are the Indexer's dynamic operands in order, then (store)
+// the value, then the mask when HasMask, then (load) other when HasOther.
+// The value, mask and other always have exactly the indexed shape.
+//
+// Stability: this file is the contract with the Triton and Mosaic
+// lowerings. Changes are additive only and listed here:
+//
+//	(none yet)
+type Program struct {
+	// Name is the kernel's name (for errors and backend symbols).
+	Name string
+	// Grid is the iteration space, row-major (last axis fastest).
+	Grid []int64
+	// NumPrefetch, NumInputs, NumOutputs, NumScratch count Refs by kind.
+	NumPrefetch, NumInputs, NumOutputs, NumScratch int
+	// Refs are the kernel's refs in order: prefetch, inputs, outputs, scratch.
+	Refs []RefInfo
+	// Body is the kernel body; its Args are the refs.
+	Body *Region
+	// IndexMaps has one entry per input then per output (nil: whole array).
+	IndexMaps []*Region
+}
+
+// RefKind says which kind of kernel argument a ref is.
+type RefKind int
+
+// The ref kinds, in the order the kernel receives them.
+const (
+	PrefetchRef RefKind = iota
+	InputRef
+	OutputRef
+	ScratchRef
+)
+
+func (k RefKind) String() string {
+	switch k {
+	case PrefetchRef:
+		return "prefetch"
+	case InputRef:
+		return "input"
+	case OutputRef:
+		return "output"
+	case ScratchRef:
+		return "scratch"
+	}
+	return fmt.Sprintf("RefKind(%d)", int(k))
+}
+
+// RefInfo describes one kernel ref.
+type RefInfo struct {
+	Kind RefKind
+	// Index is the position among refs of the same kind.
+	Index int
+	// DType is the element type.
+	DType xla.DType
+	// ArrayShape is the shape of the whole operand (for prefetch and scratch
+	// refs the same as BlockShape).
+	ArrayShape []int64
+	// Block is the block shape over ArrayShape's dims, with Squeezed for
+	// squeezed dims; equal to ArrayShape for whole-array refs.
+	Block []int64
+	// BlockShape is the shape the kernel sees: Block without squeezed dims.
+	BlockShape []int64
+	// Operand is the index of the pallas.Call operand the ref reads (prefetch
+	// and inputs), -1 otherwise.
+	Operand int
+	// AliasOf is, for an output, the Call operand it starts as
+	// (InputOutputAliases), -1 otherwise.
+	AliasOf int
+}
+
+// String names the ref for messages: "input 1 (f32[2,2] block of f32[8,8])".
+func (r RefInfo) String() string {
+	s := fmt.Sprintf("%s %d (%s", r.Kind, r.Index, shapeString(r.DType, r.BlockShape))
+	if r.Kind == InputRef || r.Kind == OutputRef {
+		s += " block of " + shapeString(r.DType, r.ArrayShape)
+	}
+	return s + ")"
+}
+
+// Type is the type of a block value: an element type and a shape (rank 0
+// for scalars).
+type Type struct {
+	DType xla.DType
+	Shape []int64
+}
+
+// String writes the type as f32[2,3].
+func (t Type) String() string { return shapeString(t.DType, t.Shape) }
+
+// Size is the number of elements.
+func (t Type) Size() int64 {
+	n := int64(1)
+	for _, d := range t.Shape {
+		n *= d
+	}
+	return n
+}
+
+// Rank is len(Shape).
+func (t Type) Rank() int { return len(t.Shape) }
+
+func shapeString(dt xla.DType, shape []int64) string {
+	parts := make([]string, len(shape))
+	for i, d := range shape {
+		parts[i] = fmt.Sprint(d)
+	}
+	return fmt.Sprintf("%s[%s]", dt, strings.Join(parts, ","))
+}
+
+func sameShape(a, b []int64) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// Value is an SSA value of the kernel IR: a block value, or (with Ref set)
+// a ref argument of Program.Body or of an index map.
+type Value struct {
+	// Type is the value's type (for a ref: its element type and block shape).
+	Type Type
+	// Def is the op that defines the value (nil for region arguments).
+	Def *Op
+	// ID numbers values within one Program, for printing and maps.
+	ID int
+	// Ref is the ref's description when the value is a ref argument.
+	Ref *RefInfo
+
+	k     *Kernel // the trace that made it
+	argOf *Region // the region whose argument it is (nil for op results)
+}
+
+// Op is one operation of the kernel IR (see the table on Program).
+type Op struct {
+	Name     string
+	Operands []*Value
+	Results  []*Value
+	Attrs    Attrs
+	Regions  []*Region
+	Loc      Loc
+
+	region *Region // the region holding the op
+}
+
+// Attrs are an op's attributes; which fields are set depends on the op.
+type Attrs struct {
+	Value   any     // const: float64, int64 or bool
+	Dim     int     // iota
+	Axis    int     // program_id, num_programs
+	Dir     string  // cmp
+	Dims    []int64 // broadcast_in_dim
+	Perm    []int64 // transpose
+	Kind    string  // reduce
+	Axes    []int64 // reduce
+	TransA  bool    // dot
+	TransB  bool    // dot
+	Indexer Indexer // load, store
+}
+
+// Loc is the user's source position of an op.
+type Loc struct {
+	File string
+	Line int
+}
+
+func (l Loc) String() string {
+	if l.File == "" {
+		return "unknown location"
+	}
+	return fmt.Sprintf("%s:%d", l.File, l.Line)
+}
+
+// Region is a list of ops with arguments and yielded values.
+type Region struct {
+	Args  []*Value
+	Ops   []*Op
+	Yield []*Value
+
+	parent *Op // the op owning the region (nil for a body or index map)
+}
+
+// DimIndexKind says how one dim of a ref is indexed.
+type DimIndexKind int
+
+const (
+	// DimSlice keeps the dim: elements [start, start+Size); All, Slice and
+	// DS are slices.
+	DimSlice DimIndexKind = iota
+	// DimPoint picks one element and drops the dim (an integer index).
+	DimPoint
+	// DimArray indexes with an integer array (advanced indexing): the
+	// arrays of all DimArray dims broadcast together into the result dims
+	// Indexer.ArrayShape, placed at Indexer.ArrayPos.
+	DimArray
+)
+
+// DimIndex is the index of one ref dim.
+type DimIndex struct {
+	Kind DimIndexKind
+	// Start is the static start (DimSlice, DimPoint) when Operand < 0.
+	Start int64
+	// Size is the slice size (DimSlice; 1 otherwise).
+	Size int64
+	// Operand is the position in Indexer.Operands of the dynamic start
+	// (DimSlice, DimPoint: an integer scalar) or of the index array
+	// (DimArray: an integer array of shape ArrayShape), -1 when static.
+	Operand int
+}
+
+// Indexer is the indexing of a load or store: one DimIndex per ref dim.
+type Indexer struct {
+	Dims []DimIndex
+	// NumOperands is how many dynamic index operands follow the ref.
+	NumOperands int
+	// ArrayShape is the broadcast shape of the DimArray indices (nil when
+	// there are none); ArrayPos is where those dims sit in the result.
+	ArrayShape []int64
+	ArrayPos   int
+	// HasMask, HasOther: a mask (and for loads an "other" value) operand
+	// follow.
+	HasMask, HasOther bool
+	// Shape is the indexed (result) shape.
+	Shape []int64
+}
+
+// HasArrays reports whether some dim is indexed by an array.
+func (ix Indexer) HasArrays() bool { return ix.ArrayShape != nil }
+
+// Print writes the program as text, for debugging and golden tests.
+func (p *Program) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "kernel %s grid%v\n", p.Name, p.Grid)
+	for i, m := range p.IndexMaps {
+		if m == nil {
+			continue
+		}
+		fmt.Fprintf(&b, "index_map %d", i)
+		printRegion(&b, m, 1)
+	}
+	b.WriteString("body")
+	printRegion(&b, p.Body, 1)
+	return b.String()
+}
+
+func printRegion(b *strings.Builder, r *Region, depth int) {
+	ind := strings.Repeat("  ", depth)
+	b.WriteString("(")
+	for i, a := range r.Args {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(b, "%%%d: ", a.ID)
+		if a.Ref != nil {
+			b.WriteString("ref ")
+		}
+		b.WriteString(a.Type.String())
+	}
+	b.WriteString(") {\n")
+	for _, op := range r.Ops {
+		b.WriteString(ind)
+		for i, res := range op.Results {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			fmt.Fprintf(b, "%%%d", res.ID)
+		}
+		if len(op.Results) > 0 {
+			b.WriteString(" = ")
+		}
+		b.WriteString(op.Name)
+		for i, o := range op.Operands {
+			if i == 0 {
+				b.WriteString(" ")
+			} else {
+				b.WriteString(", ")
+			}
+			fmt.Fprintf(b, "%%%d", o.ID)
+		}
+		if a := attrString(op); a != "" {
+			b.WriteString(" {" + a + "}")
+		}
+		if len(op.Results) > 0 {
+			b.WriteString(" : ")
+			for i, res := range op.Results {
+				if i > 0 {
+					b.WriteString(", ")
+				}
+				b.WriteString(res.Type.String())
+			}
+		}
+		for _, reg := range op.Regions {
+			b.WriteString(" ")
+			printRegion(b, reg, depth+1)
+		}
+		b.WriteString("\n")
+	}
+	if len(r.Yield) > 0 {
+		b.WriteString(ind + "yield")
+		for i, y := range r.Yield {
+			if i == 0 {
+				b.WriteString(" ")
+			} else {
+				b.WriteString(", ")
+			}
+			fmt.Fprintf(b, "%%%d", y.ID)
+		}
+		b.WriteString("\n")
+	}
+	b.WriteString(strings.Repeat("  ", depth-1) + "}")
+	if depth == 1 {
+		b.WriteString("\n")
+	}
+}
+
+func attrString(op *Op) string {
+	a := op.Attrs
+	switch op.Name {
+	case "const":
+		return fmt.Sprintf("value=%v", a.Value)
+	case "iota":
+		return fmt.Sprintf("dim=%d", a.Dim)
+	case "program_id", "num_programs":
+		return fmt.Sprintf("axis=%d", a.Axis)
+	case "cmp":
+		return a.Dir
+	case "broadcast_in_dim":
+		return fmt.Sprintf("dims=%v", a.Dims)
+	case "transpose":
+		return fmt.Sprintf("perm=%v", a.Perm)
+	case "reduce":
+		return fmt.Sprintf("%s axes=%v", a.Kind, a.Axes)
+	case "dot":
+		if a.TransA || a.TransB {
+			return fmt.Sprintf("trans_a=%v trans_b=%v", a.TransA, a.TransB)
+		}
+	case "load", "store":
+		parts := make([]string, len(a.Indexer.Dims))
+		for i, d := range a.Indexer.Dims {
+			start := fmt.Sprint(d.Start)
+			if d.Operand >= 0 {
+				start = fmt.Sprintf("$%d", d.Operand)
+			}
+			switch d.Kind {
+			case DimSlice:
+				parts[i] = fmt.Sprintf("%s:+%d", start, d.Size)
+			case DimPoint:
+				parts[i] = start
+			case DimArray:
+				parts[i] = fmt.Sprintf("[$%d]", d.Operand)
+			}
+		}
+		s := "[" + strings.Join(parts, ", ") + "]"
+		if a.Indexer.HasMask {
+			s += " masked"
+		}
+		return s
+	}
+	return ""
+}

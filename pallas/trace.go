@@ -1,0 +1,918 @@
+package pallas
+
+import (
+	"fmt"
+	"path/filepath"
+	"reflect"
+	"runtime"
+	"strings"
+
+	"github.com/halo-ml/halo/xla"
+)
+
+// KernelFunc is a kernel: it receives the tracing context and its refs
+// (scalar-prefetch refs, inputs, outputs, scratch, in that order) and
+// describes one grid step by reading and writing refs. It runs once, at
+// trace time; Go control flow and closures template the kernel.
+type KernelFunc func(k *Kernel, refs []*Ref)
+
+// IndexMapFunc maps grid indices (i32 scalars, one per grid axis) and the
+// scalar-prefetch refs to one block index per array dim: Go ints or integer
+// scalar Values.
+type IndexMapFunc func(grid []*Value, prefetch []*Ref) []any
+
+// Error is a tracing or lowering error: the kernel, the op and the user's
+// source line.
+type Error struct {
+	Kernel string
+	Op     string
+	Loc    Loc
+	Msg    string
+}
+
+func (e *Error) Error() string {
+	s := fmt.Sprintf("pallas: kernel %q", e.Kernel)
+	if e.Op != "" {
+		s += ": " + e.Op
+	}
+	if e.Loc.File != "" {
+		s += " at " + e.Loc.String()
+	}
+	return s + ": " + e.Msg
+}
+
+// traceState is shared by the traces of one call (body and index maps).
+type traceState struct {
+	name   string
+	err    *Error
+	nextID int
+}
+
+// Kernel is the tracing context of a kernel body (or an index map): it
+// makes constants, program ids and control flow. Errors are sticky: the
+// first one is kept (kernel, op, file:line) and later ops do nothing.
+type Kernel struct {
+	st      *traceState
+	stack   []*Region // open regions, innermost last
+	gridLen int
+	// axisOffset shifts ProgramID/NumPrograms axes (Vmap's leading axis).
+	axisOffset int
+}
+
+// Ref is a kernel argument that can be read and written: a block of an
+// input or output, a scalar-prefetch array or a scratch buffer.
+type Ref struct {
+	v *Value
+	k *Kernel
+}
+
+// Shape is the ref's (block) shape.
+func (r *Ref) Shape() []int64 { return append([]int64(nil), r.v.Type.Shape...) }
+
+// DType is the ref's element type.
+func (r *Ref) DType() xla.DType { return r.v.Type.DType }
+
+// Info describes the ref (kind, position, shapes).
+func (r *Ref) Info() RefInfo { return *r.v.Ref }
+
+var pkgPrefix = reflect.TypeFor[Kernel]().PkgPath() + "."
+
+// callerLoc is the first frame outside this package's non-test files.
+func callerLoc() Loc {
+	var pcs [32]uintptr
+	n := runtime.Callers(3, pcs[:])
+	frames := runtime.CallersFrames(pcs[:n])
+	for {
+		f, more := frames.Next()
+		internal := strings.HasPrefix(f.Function, pkgPrefix) && !strings.HasSuffix(f.File, "_test.go")
+		if !internal && f.File != "" && !strings.HasPrefix(f.Function, "runtime.") {
+			return Loc{File: filepath.Base(f.File), Line: f.Line}
+		}
+		if !more {
+			return Loc{}
+		}
+	}
+}
+
+// Err returns the first tracing error, or nil.
+func (k *Kernel) Err() error {
+	if k.st.err == nil {
+		return nil
+	}
+	return k.st.err
+}
+
+func (k *Kernel) failf(op string, format string, args ...any) {
+	if k.st.err != nil {
+		return
+	}
+	k.st.err = &Error{Kernel: k.st.name, Op: op, Loc: callerLoc(), Msg: fmt.Sprintf(format, args...)}
+}
+
+func (k *Kernel) region() *Region { return k.stack[len(k.stack)-1] }
+
+func (k *Kernel) newValue(t Type, def *Op) *Value {
+	k.st.nextID++
+	return &Value{Type: Type{DType: t.DType, Shape: append([]int64{}, t.Shape...)}, Def: def, ID: k.st.nextID, k: k}
+}
+
+// emit appends an op with the given result types to the current region.
+func (k *Kernel) emit(name string, operands []*Value, results []Type, attrs Attrs, regions ...*Region) *Op {
+	op := &Op{Name: name, Operands: operands, Attrs: attrs, Regions: regions, Loc: callerLoc()}
+	for _, t := range results {
+		op.Results = append(op.Results, k.newValue(t, op))
+	}
+	r := k.region()
+	op.region = r
+	r.Ops = append(r.Ops, op)
+	return op
+}
+
+// placeholder is what ops return after an error.
+func (k *Kernel) placeholder(t Type) *Value {
+	if !t.DType.Valid() {
+		t.DType = xla.Float32
+	}
+	return k.newValue(t, nil)
+}
+
+// visible reports whether v belongs to this trace and to an open region.
+func (k *Kernel) check(op string, vs ...*Value) bool {
+	if k.st.err != nil {
+		return false
+	}
+	for i, v := range vs {
+		if v == nil {
+			k.failf(op, "operand %d is nil", i)
+			return false
+		}
+		if v.k == nil || v.k.st != k.st || !k.inScope(v) {
+			k.failf(op, "operand %d (%s) comes from another kernel, index map or a closed region", i, v.Type)
+			return false
+		}
+	}
+	return true
+}
+
+func (k *Kernel) inScope(v *Value) bool {
+	var owner *Region
+	if v.Def != nil {
+		owner = v.Def.region
+	} else {
+		owner = v.argOf
+	}
+	for _, r := range k.stack {
+		if r == owner {
+			return true
+		}
+	}
+	return false
+}
+
+// ProgramID is the index of the current grid step along axis (i32 scalar).
+func (k *Kernel) ProgramID(axis int) *Value {
+	return k.gridOp("program_id", axis)
+}
+
+// NumPrograms is the grid size along axis (i32 scalar).
+func (k *Kernel) NumPrograms(axis int) *Value {
+	return k.gridOp("num_programs", axis)
+}
+
+func (k *Kernel) gridOp(name string, axis int) *Value {
+	t := Type{DType: xla.Int32}
+	if k.st.err != nil {
+		return k.placeholder(t)
+	}
+	if axis < 0 || axis+k.axisOffset >= k.gridLen {
+		k.failf(name, "axis %d outside the grid of rank %d", axis, k.gridLen-k.axisOffset)
+		return k.placeholder(t)
+	}
+	return k.emit(name, nil, []Type{t}, Attrs{Axis: axis + k.axisOffset}).Results[0]
+}
+
+// Const is a scalar constant of dtype (v is a Go number or bool).
+func (k *Kernel) Const(v any, dtype xla.DType) *Value {
+	return k.Full(dtype, v)
+}
+
+// Full is a block of shape filled with v.
+func (k *Kernel) Full(dtype xla.DType, v any, shape ...int64) *Value {
+	t := Type{DType: dtype, Shape: shape}
+	if k.st.err != nil {
+		return k.placeholder(t)
+	}
+	if !dtype.Valid() || dtype.IsComplex() {
+		k.failf("const", "unsupported dtype %v", dtype)
+		return k.placeholder(t)
+	}
+	for _, d := range shape {
+		if d < 0 {
+			k.failf("const", "negative dim in shape %v", shape)
+			return k.placeholder(t)
+		}
+	}
+	c, err := constValue(v, dtype)
+	if err != nil {
+		k.failf("const", "%v", err)
+		return k.placeholder(t)
+	}
+	return k.emit("const", nil, []Type{t}, Attrs{Value: c}).Results[0]
+}
+
+// Zeros is a block of zeros.
+func (k *Kernel) Zeros(dtype xla.DType, shape ...int64) *Value { return k.Full(dtype, 0, shape...) }
+
+// Iota is an integer (or float) block counting along dim.
+func (k *Kernel) Iota(dtype xla.DType, dim int, shape ...int64) *Value {
+	t := Type{DType: dtype, Shape: shape}
+	if k.st.err != nil {
+		return k.placeholder(t)
+	}
+	if dim < 0 || dim >= len(shape) {
+		k.failf("iota", "dim %d outside shape %v", dim, shape)
+		return k.placeholder(t)
+	}
+	if !(dtype.IsInt() || dtype.IsFloat()) {
+		k.failf("iota", "dtype %v is not a number type", dtype)
+		return k.placeholder(t)
+	}
+	return k.emit("iota", nil, []Type{t}, Attrs{Dim: dim}).Results[0]
+}
+
+// Arange is the i32 vector 0, 1, ..., n-1.
+func (k *Kernel) Arange(n int64) *Value { return k.Iota(xla.Int32, 0, n) }
+
+// constValue converts a Go constant to the IR's representation for dtype.
+func constValue(v any, dtype xla.DType) (any, error) {
+	var f float64
+	var i int64
+	var isInt bool
+	switch x := v.(type) {
+	case int:
+		i, isInt = int64(x), true
+	case int32:
+		i, isInt = int64(x), true
+	case int64:
+		i, isInt = x, true
+	case uint32:
+		i, isInt = int64(x), true
+	case float32:
+		f = float64(x)
+	case float64:
+		f = x
+	case bool:
+		if dtype.IsBool() {
+			return x, nil
+		}
+		if x {
+			i, isInt = 1, true
+		} else {
+			isInt = true
+		}
+	default:
+		return nil, fmt.Errorf("constant of Go type %T (want a number or bool)", v)
+	}
+	switch {
+	case dtype.IsBool():
+		if isInt {
+			return i != 0, nil
+		}
+		return f != 0, nil
+	case dtype.IsFloat():
+		if isInt {
+			return float64(i), nil
+		}
+		return f, nil
+	case dtype.IsInt():
+		if isInt {
+			return i, nil
+		}
+		if f != float64(int64(f)) {
+			return nil, fmt.Errorf("constant %v is not an integer (dtype %v)", f, dtype)
+		}
+		return int64(f), nil
+	}
+	return nil, fmt.Errorf("unsupported dtype %v", dtype)
+}
+
+// asValue turns an operand (a *Value or a Go scalar) into a Value; Go
+// scalars take like's dtype (weak typing) and are scalars.
+func (k *Kernel) asValue(op string, x any, like xla.DType) (*Value, bool) {
+	switch v := x.(type) {
+	case *Value:
+		if !k.check(op, v) {
+			return nil, false
+		}
+		return v, true
+	case *Ref:
+		k.failf(op, "a Ref is not a value; read it with Load")
+		return nil, false
+	case nil:
+		k.failf(op, "operand is nil")
+		return nil, false
+	}
+	if k.st.err != nil {
+		return nil, false
+	}
+	if !like.Valid() {
+		switch x.(type) {
+		case float32, float64:
+			like = xla.Float32
+		case bool:
+			like = xla.Bool
+		default:
+			like = xla.Int32
+		}
+	}
+	c, err := constValue(x, like)
+	if err != nil {
+		k.failf(op, "%v", err)
+		return nil, false
+	}
+	return k.emit("const", nil, []Type{{DType: like}}, Attrs{Value: c}).Results[0], true
+}
+
+// broadcastShapes is NumPy broadcasting of two shapes.
+func broadcastShapes(a, b []int64) ([]int64, bool) {
+	n := max(len(a), len(b))
+	out := make([]int64, n)
+	for i := 0; i < n; i++ {
+		da, db := int64(1), int64(1)
+		if j := len(a) - n + i; j >= 0 {
+			da = a[j]
+		}
+		if j := len(b) - n + i; j >= 0 {
+			db = b[j]
+		}
+		switch {
+		case da == db || db == 1:
+			out[i] = da
+		case da == 1:
+			out[i] = db
+		default:
+			return nil, false
+		}
+	}
+	return out, true
+}
+
+// broadcastTo broadcasts v (NumPy rules) to shape, emitting
+// broadcast_in_dim when the shape changes.
+func (k *Kernel) broadcastTo(op string, v *Value, shape []int64) *Value {
+	if sameShape(v.Type.Shape, shape) {
+		return v
+	}
+	r := len(v.Type.Shape)
+	if r > len(shape) {
+		k.failf(op, "cannot broadcast %s to shape %v", v.Type, shape)
+		return k.placeholder(Type{DType: v.Type.DType, Shape: shape})
+	}
+	dims := make([]int64, r)
+	for i := 0; i < r; i++ {
+		j := len(shape) - r + i
+		if d := v.Type.Shape[i]; d != shape[j] && d != 1 {
+			k.failf(op, "cannot broadcast %s to shape %v", v.Type, shape)
+			return k.placeholder(Type{DType: v.Type.DType, Shape: shape})
+		}
+		dims[i] = int64(j)
+	}
+	return k.emit("broadcast_in_dim", []*Value{v}, []Type{{DType: v.Type.DType, Shape: shape}}, Attrs{Dims: dims}).Results[0]
+}
+
+// binaryOperands converts and broadcasts x and y to one type.
+func (k *Kernel) binaryOperands(op string, x, y any) (*Value, *Value, bool) {
+	var like xla.DType
+	if v, ok := x.(*Value); ok && v != nil {
+		like = v.Type.DType
+	} else if v, ok := y.(*Value); ok && v != nil {
+		like = v.Type.DType
+	}
+	a, ok := k.asValue(op, x, like)
+	if !ok {
+		return nil, nil, false
+	}
+	b, ok := k.asValue(op, y, like)
+	if !ok {
+		return nil, nil, false
+	}
+	if a.Type.DType != b.Type.DType {
+		k.failf(op, "operand dtypes differ: %s and %s (convert one with Astype)", a.Type, b.Type)
+		return nil, nil, false
+	}
+	shape, ok := broadcastShapes(a.Type.Shape, b.Type.Shape)
+	if !ok {
+		k.failf(op, "shapes %v and %v do not broadcast", a.Type.Shape, b.Type.Shape)
+		return nil, nil, false
+	}
+	return k.broadcastTo(op, a, shape), k.broadcastTo(op, b, shape), k.st.err == nil
+}
+
+func (v *Value) binary(name string, y any, bad func(xla.DType) bool) *Value {
+	k := v.k
+	if k == nil {
+		return v
+	}
+	a, b, ok := k.binaryOperands(name, v, y)
+	if !ok {
+		return k.placeholder(v.Type)
+	}
+	if bad != nil && bad(a.Type.DType) {
+		k.failf(name, "not defined on %v", a.Type.DType)
+		return k.placeholder(a.Type)
+	}
+	return k.emit(name, []*Value{a, b}, []Type{a.Type}, Attrs{}).Results[0]
+}
+
+func notNumber(d xla.DType) bool   { return !(d.IsInt() || d.IsFloat()) }
+func notFloat(d xla.DType) bool    { return !d.IsFloat() }
+func notIntegral(d xla.DType) bool { return !(d.IsInt() || d.IsBool()) }
+
+// Add is v + y (y a Value or Go scalar; NumPy broadcasting).
+func (v *Value) Add(y any) *Value { return v.binary("add", y, notNumber) }
+
+// Sub is v - y.
+func (v *Value) Sub(y any) *Value { return v.binary("sub", y, notNumber) }
+
+// Mul is v * y.
+func (v *Value) Mul(y any) *Value { return v.binary("mul", y, notNumber) }
+
+// Div is v / y (integer division truncates).
+func (v *Value) Div(y any) *Value { return v.binary("div", y, notNumber) }
+
+// Rem is the remainder of v / y (sign of v).
+func (v *Value) Rem(y any) *Value { return v.binary("rem", y, notNumber) }
+
+// Max is the elementwise maximum.
+func (v *Value) Max(y any) *Value { return v.binary("max", y, notNumber) }
+
+// Min is the elementwise minimum.
+func (v *Value) Min(y any) *Value { return v.binary("min", y, notNumber) }
+
+// Pow is v ** y (floats).
+func (v *Value) Pow(y any) *Value { return v.binary("pow", y, notFloat) }
+
+// And is logical/bitwise and (bool or integers).
+func (v *Value) And(y any) *Value { return v.binary("and", y, notIntegral) }
+
+// Or is logical/bitwise or.
+func (v *Value) Or(y any) *Value { return v.binary("or", y, notIntegral) }
+
+// Xor is logical/bitwise xor.
+func (v *Value) Xor(y any) *Value { return v.binary("xor", y, notIntegral) }
+
+func (v *Value) cmp(dir string, y any) *Value {
+	k := v.k
+	if k == nil {
+		return v
+	}
+	a, b, ok := k.binaryOperands("cmp", v, y)
+	if !ok {
+		return k.placeholder(Type{DType: xla.Bool, Shape: v.Type.Shape})
+	}
+	return k.emit("cmp", []*Value{a, b}, []Type{{DType: xla.Bool, Shape: a.Type.Shape}}, Attrs{Dir: dir}).Results[0]
+}
+
+// Eq is v == y (a bool block).
+func (v *Value) Eq(y any) *Value { return v.cmp("EQ", y) }
+
+// Ne is v != y.
+func (v *Value) Ne(y any) *Value { return v.cmp("NE", y) }
+
+// Lt is v < y.
+func (v *Value) Lt(y any) *Value { return v.cmp("LT", y) }
+
+// Le is v <= y.
+func (v *Value) Le(y any) *Value { return v.cmp("LE", y) }
+
+// Gt is v > y.
+func (v *Value) Gt(y any) *Value { return v.cmp("GT", y) }
+
+// Ge is v >= y.
+func (v *Value) Ge(y any) *Value { return v.cmp("GE", y) }
+
+func (v *Value) unary(name string, bad func(xla.DType) bool) *Value {
+	k := v.k
+	if k == nil || !k.check(name, v) {
+		return v
+	}
+	if bad(v.Type.DType) {
+		k.failf(name, "not defined on %v", v.Type.DType)
+		return k.placeholder(v.Type)
+	}
+	return k.emit(name, []*Value{v}, []Type{v.Type}, Attrs{}).Results[0]
+}
+
+// Neg is -v.
+func (v *Value) Neg() *Value { return v.unary("neg", notNumber) }
+
+// Abs is |v|.
+func (v *Value) Abs() *Value { return v.unary("abs", notNumber) }
+
+// Exp is e**v.
+func (v *Value) Exp() *Value { return v.unary("exp", notFloat) }
+
+// Log is the natural logarithm.
+func (v *Value) Log() *Value { return v.unary("log", notFloat) }
+
+// Tanh is the hyperbolic tangent.
+func (v *Value) Tanh() *Value { return v.unary("tanh", notFloat) }
+
+// Erf is the error function.
+func (v *Value) Erf() *Value { return v.unary("erf", notFloat) }
+
+// Sqrt is the square root.
+func (v *Value) Sqrt() *Value { return v.unary("sqrt", notFloat) }
+
+// Rsqrt is 1/sqrt(v).
+func (v *Value) Rsqrt() *Value { return v.unary("rsqrt", notFloat) }
+
+// Floor rounds down.
+func (v *Value) Floor() *Value { return v.unary("floor", notFloat) }
+
+// Ceil rounds up.
+func (v *Value) Ceil() *Value { return v.unary("ceil", notFloat) }
+
+// Sin is the sine.
+func (v *Value) Sin() *Value { return v.unary("sin", notFloat) }
+
+// Cos is the cosine.
+func (v *Value) Cos() *Value { return v.unary("cos", notFloat) }
+
+// Sigmoid is the logistic function 1/(1+e**-v).
+func (v *Value) Sigmoid() *Value { return v.unary("logistic", notFloat) }
+
+// Not is logical (bool) or bitwise (integer) negation.
+func (v *Value) Not() *Value { return v.unary("not", notIntegral) }
+
+// Shape is the value's shape.
+func (v *Value) Shape() []int64 { return append([]int64(nil), v.Type.Shape...) }
+
+// DType is the value's element type.
+func (v *Value) DType() xla.DType { return v.Type.DType }
+
+// Astype converts the elements to dtype.
+func (v *Value) Astype(dtype xla.DType) *Value {
+	k := v.k
+	if k == nil || !k.check("convert", v) {
+		return v
+	}
+	if !dtype.Valid() || dtype.IsComplex() {
+		k.failf("convert", "unsupported dtype %v", dtype)
+		return k.placeholder(v.Type)
+	}
+	if dtype == v.Type.DType {
+		return v
+	}
+	return k.emit("convert", []*Value{v}, []Type{{DType: dtype, Shape: v.Type.Shape}}, Attrs{}).Results[0]
+}
+
+// BroadcastTo broadcasts v to shape (NumPy rules).
+func (v *Value) BroadcastTo(shape ...int64) *Value {
+	k := v.k
+	if k == nil || !k.check("broadcast_in_dim", v) {
+		return v
+	}
+	return k.broadcastTo("broadcast_in_dim", v, shape)
+}
+
+// Reshape gives v a new shape with the same number of elements.
+func (v *Value) Reshape(shape ...int64) *Value {
+	k := v.k
+	t := Type{DType: v.Type.DType, Shape: shape}
+	if k == nil || !k.check("reshape", v) {
+		return v
+	}
+	if t.Size() != v.Type.Size() {
+		k.failf("reshape", "cannot reshape %s to %v", v.Type, shape)
+		return k.placeholder(t)
+	}
+	if sameShape(shape, v.Type.Shape) {
+		return v
+	}
+	return k.emit("reshape", []*Value{v}, []Type{t}, Attrs{}).Results[0]
+}
+
+// Transpose permutes v's dims: result dim i is v's dim perm[i].
+func (v *Value) Transpose(perm ...int64) *Value {
+	k := v.k
+	if k == nil || !k.check("transpose", v) {
+		return v
+	}
+	r := len(v.Type.Shape)
+	seen := make([]bool, r)
+	shape := make([]int64, r)
+	if len(perm) != r {
+		k.failf("transpose", "permutation %v for rank %d", perm, r)
+		return k.placeholder(v.Type)
+	}
+	for i, p := range perm {
+		if p < 0 || int(p) >= r || seen[p] {
+			k.failf("transpose", "bad permutation %v", perm)
+			return k.placeholder(v.Type)
+		}
+		seen[p] = true
+		shape[i] = v.Type.Shape[p]
+	}
+	return k.emit("transpose", []*Value{v}, []Type{{DType: v.Type.DType, Shape: shape}}, Attrs{Perm: append([]int64(nil), perm...)}).Results[0]
+}
+
+// T is the transpose of a 2-D value.
+func (v *Value) T() *Value { return v.Transpose(1, 0) }
+
+func (v *Value) reduce(kind string, axes []int) *Value {
+	k := v.k
+	if k == nil || !k.check("reduce", v) {
+		return v
+	}
+	if notNumber(v.Type.DType) {
+		k.failf("reduce", "%s not defined on %v", kind, v.Type.DType)
+		return k.placeholder(v.Type)
+	}
+	r := len(v.Type.Shape)
+	drop := make([]bool, r)
+	if len(axes) == 0 {
+		for i := range drop {
+			drop[i] = true
+		}
+	}
+	for _, a := range axes {
+		if a < 0 {
+			a += r
+		}
+		if a < 0 || a >= r || drop[a] {
+			k.failf("reduce", "bad axes %v for rank %d", axes, r)
+			return k.placeholder(v.Type)
+		}
+		drop[a] = true
+	}
+	var sorted, shape []int64
+	for i, d := range drop {
+		if d {
+			sorted = append(sorted, int64(i))
+		} else {
+			shape = append(shape, v.Type.Shape[i])
+		}
+	}
+	return k.emit("reduce", []*Value{v}, []Type{{DType: v.Type.DType, Shape: shape}}, Attrs{Kind: kind, Axes: sorted}).Results[0]
+}
+
+// Sum reduces v by addition along axes (all axes when none are given;
+// negative axes count from the end).
+func (v *Value) Sum(axes ...int) *Value { return v.reduce("sum", axes) }
+
+// ReduceMax reduces v by maximum along axes (all when none).
+func (v *Value) ReduceMax(axes ...int) *Value { return v.reduce("max", axes) }
+
+// ReduceMin reduces v by minimum along axes (all when none).
+func (v *Value) ReduceMin(axes ...int) *Value { return v.reduce("min", axes) }
+
+// Where is cond ? x : y elementwise (x, y Values or Go scalars; all three
+// broadcast together).
+func Where(cond *Value, x, y any) *Value {
+	if cond == nil || cond.k == nil {
+		return cond
+	}
+	k := cond.k
+	if !k.check("select", cond) {
+		return k.placeholder(cond.Type)
+	}
+	if !cond.Type.DType.IsBool() {
+		k.failf("select", "condition is %s, not bool", cond.Type)
+		return k.placeholder(cond.Type)
+	}
+	a, b, ok := k.binaryOperands("select", x, y)
+	if !ok {
+		return k.placeholder(cond.Type)
+	}
+	shape, ok := broadcastShapes(cond.Type.Shape, a.Type.Shape)
+	if !ok {
+		k.failf("select", "condition shape %v and value shape %v do not broadcast", cond.Type.Shape, a.Type.Shape)
+		return k.placeholder(a.Type)
+	}
+	c := k.broadcastTo("select", cond, shape)
+	a = k.broadcastTo("select", a, shape)
+	b = k.broadcastTo("select", b, shape)
+	return k.emit("select", []*Value{c, a, b}, []Type{a.Type}, Attrs{}).Results[0]
+}
+
+// Dot is the matrix product a[m,k] @ b[k,n] accumulated in preferred
+// (xla.Invalid: the operands' dtype), as jnp.dot with
+// preferred_element_type.
+func Dot(a, b *Value, preferred xla.DType) *Value {
+	return DotTransposed(a, b, false, false, preferred)
+}
+
+// DotTransposed is Dot with a given as [k,m] (transA) and/or b as [n,k]
+// (transB).
+func DotTransposed(a, b *Value, transA, transB bool, preferred xla.DType) *Value {
+	if a == nil || a.k == nil {
+		return a
+	}
+	k := a.k
+	if !k.check("dot", a, b) {
+		return k.placeholder(Type{DType: preferred})
+	}
+	if a.Type.Rank() != 2 || b.Type.Rank() != 2 {
+		k.failf("dot", "operands must be 2-D, got %s and %s", a.Type, b.Type)
+		return k.placeholder(Type{DType: preferred})
+	}
+	if a.Type.DType != b.Type.DType {
+		k.failf("dot", "operand dtypes differ: %s and %s", a.Type, b.Type)
+		return k.placeholder(Type{DType: preferred})
+	}
+	if notNumber(a.Type.DType) {
+		k.failf("dot", "not defined on %v", a.Type.DType)
+		return k.placeholder(Type{DType: preferred})
+	}
+	m, ka := a.Type.Shape[0], a.Type.Shape[1]
+	if transA {
+		m, ka = ka, m
+	}
+	kb, n := b.Type.Shape[0], b.Type.Shape[1]
+	if transB {
+		kb, n = n, kb
+	}
+	if !preferred.Valid() {
+		preferred = a.Type.DType
+	}
+	t := Type{DType: preferred, Shape: []int64{m, n}}
+	if ka != kb {
+		k.failf("dot", "contracting dims differ: %s and %s", a.Type, b.Type)
+		return k.placeholder(t)
+	}
+	return k.emit("dot", []*Value{a, b}, []Type{t}, Attrs{TransA: transA, TransB: transB}).Results[0]
+}
+
+// scalarCond converts a When/While condition.
+func (k *Kernel) boolScalar(op string, c any) (*Value, bool) {
+	v, ok := k.asValue(op, c, xla.Bool)
+	if !ok {
+		return nil, false
+	}
+	if !v.Type.DType.IsBool() || v.Type.Rank() != 0 {
+		k.failf(op, "condition must be a bool scalar, got %s", v.Type)
+		return nil, false
+	}
+	return v, true
+}
+
+func (k *Kernel) intScalar(op string, x any) (*Value, bool) {
+	v, ok := k.asValue(op, x, xla.Int32)
+	if !ok {
+		return nil, false
+	}
+	if !v.Type.DType.IsInt() || v.Type.Rank() != 0 {
+		k.failf(op, "want an integer scalar, got %s", v.Type)
+		return nil, false
+	}
+	if v.Type.DType != xla.Int32 {
+		v = k.emit("convert", []*Value{v}, []Type{{DType: xla.Int32}}, Attrs{}).Results[0]
+	}
+	return v, true
+}
+
+// runRegion traces body into a new region with args of the given types.
+func (k *Kernel) runRegion(argTypes []Type, body func(args []*Value) []*Value) *Region {
+	r := &Region{}
+	for _, t := range argTypes {
+		a := k.newValue(t, nil)
+		a.argOf = r
+		r.Args = append(r.Args, a)
+	}
+	k.stack = append(k.stack, r)
+	ys := body(r.Args)
+	k.stack = k.stack[:len(k.stack)-1]
+	r.Yield = ys
+	return r
+}
+
+// When runs body when cond (a bool scalar Value, or a Go bool decided at
+// trace time) is true.
+func (k *Kernel) When(cond any, body func()) {
+	if b, ok := cond.(bool); ok {
+		if b && k.st.err == nil {
+			body()
+		}
+		return
+	}
+	c, ok := k.boolScalar("when", cond)
+	if !ok {
+		return
+	}
+	loc := callerLoc()
+	r := k.runRegion(nil, func([]*Value) []*Value { body(); return nil })
+	op := k.emit("when", []*Value{c}, nil, Attrs{}, r)
+	op.Loc = loc
+	r.parent = op
+}
+
+func typesOf(vs []*Value) []Type {
+	ts := make([]Type, len(vs))
+	for i, v := range vs {
+		ts[i] = v.Type
+	}
+	return ts
+}
+
+func (k *Kernel) checkYield(op string, want []Type, got []*Value) bool {
+	if k.st.err != nil {
+		return false
+	}
+	if len(got) != len(want) {
+		k.failf(op, "body returns %d values, the carry has %d", len(got), len(want))
+		return false
+	}
+	for i, g := range got {
+		if !k.check(op, g) {
+			return false
+		}
+		if g.Type.DType != want[i].DType || !sameShape(g.Type.Shape, want[i].Shape) {
+			k.failf(op, "body returns %s for carry %d of type %s", g.Type, i, want[i])
+			return false
+		}
+	}
+	return true
+}
+
+// ForLoop runs body for i = lo, lo+1, ..., hi-1 (lo, hi: Go ints or i32
+// scalars), threading the carried values: body gets i and the carry and
+// returns the next carry; ForLoop returns the final carry.
+func (k *Kernel) ForLoop(lo, hi any, init []*Value, body func(i *Value, carry []*Value) []*Value) []*Value {
+	l, ok1 := k.intScalar("for", lo)
+	h, ok2 := k.intScalar("for", hi)
+	if !ok1 || !ok2 || !k.check("for", init...) {
+		return k.placeholders(init)
+	}
+	loc := callerLoc()
+	ts := append([]Type{{DType: xla.Int32}}, typesOf(init)...)
+	var inner []*Value
+	r := k.runRegion(ts, func(args []*Value) []*Value {
+		inner = body(args[0], args[1:])
+		return inner
+	})
+	// The region yields a scratch slice; check it inside the region's scope.
+	k.stack = append(k.stack, r)
+	ok := k.checkYield("for", typesOf(init), inner)
+	k.stack = k.stack[:len(k.stack)-1]
+	if !ok {
+		return k.placeholders(init)
+	}
+	op := k.emit("for", append([]*Value{l, h}, init...), typesOf(init), Attrs{}, r)
+	op.Loc = loc
+	r.parent = op
+	return op.Results
+}
+
+// While runs body while cond holds, threading the carry: cond gets the
+// carry and returns a bool scalar, body returns the next carry.
+func (k *Kernel) While(init []*Value, cond func(carry []*Value) *Value, body func(carry []*Value) []*Value) []*Value {
+	if len(init) == 0 {
+		k.failf("while", "While needs at least one carried value")
+		return nil
+	}
+	if !k.check("while", init...) {
+		return k.placeholders(init)
+	}
+	loc := callerLoc()
+	ts := typesOf(init)
+	var c *Value
+	rc := k.runRegion(ts, func(args []*Value) []*Value {
+		c = cond(args)
+		if c == nil {
+			k.failf("while", "condition returned nil")
+			return nil
+		}
+		if k.check("while", c) && (!c.Type.DType.IsBool() || c.Type.Rank() != 0) {
+			k.failf("while", "condition must be a bool scalar, got %s", c.Type)
+		}
+		return []*Value{c}
+	})
+	var inner []*Value
+	rb := k.runRegion(ts, func(args []*Value) []*Value {
+		inner = body(args)
+		return inner
+	})
+	k.stack = append(k.stack, rb)
+	ok := k.checkYield("while", ts, inner)
+	k.stack = k.stack[:len(k.stack)-1]
+	if !ok || k.st.err != nil {
+		return k.placeholders(init)
+	}
+	op := k.emit("while", init, ts, Attrs{}, rc, rb)
+	op.Loc = loc
+	rc.parent, rb.parent = op, op
+	return op.Results
+}
+
+func (k *Kernel) placeholders(vs []*Value) []*Value {
+	out := make([]*Value, len(vs))
+	for i, v := range vs {
+		if v == nil {
+			out[i] = k.placeholder(Type{})
+		} else {
+			out[i] = k.placeholder(v.Type)
+		}
+	}
+	return out
+}

@@ -1,0 +1,19 @@
+package stablehlo
+
+// Fail records err as the module builder's sticky error, unless an error is
+// recorded already: packages that emit ops through the builder (pallas) use
+// it so their own errors come out of Build like the builder's. op names
+// what failed ("pallas.call"); the location is the caller's. A nil err is
+// ignored. errors.As and errors.Is see err through the *BuildError.
+func (fb *FuncBuilder) Fail(op string, err error) {
+	if fb == nil || err == nil || fb.s.b.err != nil {
+		return
+	}
+	fb.s.b.fail(fb.s, op, nil, "%s", err.Error())
+	if fb.s.b.err != nil {
+		fb.s.b.err.Err = err
+	}
+}
+
+// Unwrap returns the underlying error recorded with FuncBuilder.Fail.
+func (e *BuildError) Unwrap() error { return e.Err }
