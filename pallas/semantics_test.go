@@ -1,0 +1,318 @@
+package pallas
+
+import (
+	"errors"
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/halo-ml/halo/interpreter"
+	"github.com/halo-ml/halo/stablehlo"
+	"github.com/halo-ml/halo/xla"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func rowMap(g []*Value, _ []*Ref) []any { return []any{g[0], 0} }
+
+// Kernels on an f32[4,4] input x = 0..15 (one whole-array ref unless the
+// case says otherwise), checked element by element.
+func TestKernelSemantics(t *testing.T) {
+	x44 := f32s(16, func(i int) float32 { return float32(i) })
+	cases := []struct {
+		name   string
+		kernel KernelFunc
+		spec   CallSpec
+		args   []*interpreter.Tensor
+		want   any
+	}{
+		{
+			name: "masked load with other, masked store",
+			kernel: func(k *Kernel, r []*Ref) {
+				idx := k.Arange(8)
+				v := Load(r[0], []any{idx}, idx.Lt(5), -1.0)
+				Store(r[1], []any{idx}, v.Mul(2), idx.Ne(3))
+			},
+			spec: CallSpec{OutShapes: []xla.Shape{xla.MakeShape(xla.Float32, 8)}, InSpecs: []*BlockSpec{nil}},
+			args: []*interpreter.Tensor{tensor(t, xla.Float32, f32s(8, func(i int) float32 { return float32(i + 1) }), 8)},
+			// element 3 is never written: NaN
+			want: []float32{2, 4, 6, float32(math.NaN()), 10, -2, -2, -2},
+		},
+		{
+			name: "gather with broadcast index arrays",
+			kernel: func(k *Kernel, r []*Ref) {
+				rows := k.Iota(xla.Int32, 0, 2, 1).Add(1)
+				cols := k.Iota(xla.Int32, 1, 1, 3)
+				r[1].Store(r[0].Load(rows, cols))
+			},
+			spec: CallSpec{OutShapes: []xla.Shape{xla.MakeShape(xla.Float32, 2, 3)}},
+			args: []*interpreter.Tensor{tensor(t, xla.Float32, x44, 4, 4)},
+			want: []float32{4, 5, 6, 8, 9, 10},
+		},
+		{
+			name: "scatter rows with an index array, point and slice indices",
+			kernel: func(k *Kernel, r []*Ref) {
+				r[1].Store(0.0)
+				r[1].Store(r[0].Load(2, Slice(1, 3)), k.Arange(2).Mul(2), 0)
+				r[1].Store(7.0, 1, DS(k.ProgramID(0), 2))
+			},
+			spec: CallSpec{OutShapes: []xla.Shape{xla.MakeShape(xla.Float32, 4, 3)}, Grid: []int64{1}},
+			args: []*interpreter.Tensor{tensor(t, xla.Float32, x44, 4, 4)},
+			want: []float32{9, 0, 0, 7, 7, 0, 10, 0, 0, 0, 0, 0},
+		},
+		{
+			name: "reductions, where, math",
+			kernel: func(k *Kernel, r []*Ref) {
+				x := r[0].Load()
+				s := x.Sum(1)                          // [6 22 38 54]
+				m := x.ReduceMax(0)                    // [12 13 14 15]
+				w := Where(s.Gt(20), s, m.Neg())       // [-12 22 38 54]
+				r[1].Store(w.Add(x.ReduceMin().Exp())) // + e^0
+			},
+			spec: CallSpec{OutShapes: []xla.Shape{xla.MakeShape(xla.Float32, 4)}},
+			args: []*interpreter.Tensor{tensor(t, xla.Float32, x44, 4, 4)},
+			want: []float32{-11, 23, 39, 55},
+		},
+		{
+			name: "dot with f32 accumulator and transposed operand",
+			kernel: func(k *Kernel, r []*Ref) {
+				x := r[0].Load()
+				r[1].Store(DotTransposed(x, x, false, true, xla.Float32).Sub(Dot(x, x.T(), xla.Invalid)))
+				r[2].Store(Dot(r[0].Load(Slice(0, 2)), x, xla.Float32))
+			},
+			spec: CallSpec{OutShapes: []xla.Shape{xla.MakeShape(xla.Float32, 4, 4), xla.MakeShape(xla.Float32, 2, 4)}},
+			args: []*interpreter.Tensor{tensor(t, xla.Float32, x44, 4, 4)},
+			want: [][]float32{make([]float32, 16), {56, 62, 68, 74, 152, 174, 196, 218}},
+		},
+		{
+			name: "for loop with carry and stores, when on a traced condition",
+			kernel: func(k *Kernel, r []*Ref) {
+				r[1].Store(0.0)
+				acc := k.ForLoop(0, 4, []*Value{k.Zeros(xla.Float32, 4)}, func(i *Value, c []*Value) []*Value {
+					row := r[0].Load(i)
+					k.When(i.Rem(2).Eq(1), func() { r[1].Store(row, i) })
+					return []*Value{c[0].Add(row)}
+				})
+				r[2].Store(acc[0])
+			},
+			spec: CallSpec{OutShapes: []xla.Shape{xla.MakeShape(xla.Float32, 4, 4), xla.MakeShape(xla.Float32, 4)}},
+			args: []*interpreter.Tensor{tensor(t, xla.Float32, x44, 4, 4)},
+			want: [][]float32{{0, 0, 0, 0, 4, 5, 6, 7, 0, 0, 0, 0, 12, 13, 14, 15}, {24, 28, 32, 36}},
+		},
+		{
+			name: "while loop (first power of two above 100)",
+			kernel: func(k *Kernel, r []*Ref) {
+				res := k.While([]*Value{k.Const(1, xla.Int32)}, func(c []*Value) *Value { return c[0].Le(100) },
+					func(c []*Value) []*Value { return []*Value{c[0].Mul(2)} })
+				r[0].Store(res[0])
+			},
+			spec: CallSpec{OutShapes: []xla.Shape{xla.MakeShape(xla.Int32)}},
+			want: []int32{128},
+		},
+		{
+			name: "program ids, num programs, squeezed block dim, scratch kept across steps",
+			kernel: func(k *Kernel, r []*Ref) {
+				i, j := k.ProgramID(0), k.ProgramID(1)
+				k.When(i.Eq(0).And(j.Eq(0)), func() { r[2].Store(0) })
+				r[2].Store(r[2].Load().Add(1))
+				r[1].Store(r[0].Load().Add(i.Mul(k.NumPrograms(1)).Add(j).Mul(100).Astype(xla.Float32)).Add(r[2].Load().Astype(xla.Float32)))
+			},
+			spec: CallSpec{
+				OutShapes:     []xla.Shape{xla.MakeShape(xla.Float32, 4, 4)},
+				Grid:          []int64{4, 2},
+				InSpecs:       []*BlockSpec{{BlockShape: []int64{Squeezed, 2}, IndexMap: func(g []*Value, _ []*Ref) []any { return []any{g[0], g[1]} }}},
+				OutSpecs:      []*BlockSpec{{BlockShape: []int64{Squeezed, 2}, IndexMap: func(g []*Value, _ []*Ref) []any { return []any{g[0], g[1]} }}},
+				ScratchShapes: []xla.Shape{xla.MakeShape(xla.Int32)},
+			},
+			args: []*interpreter.Tensor{tensor(t, xla.Float32, x44, 4, 4)},
+			want: f32s(16, func(e int) float32 { step := e / 2; return float32(e + step*100 + step + 1) }),
+		},
+		{
+			name: "operands padded to whole blocks, unwritten outputs NaN and min int",
+			kernel: func(k *Kernel, r []*Ref) {
+				r[1].Store(r[0].Load().Mul(2))
+			},
+			spec: CallSpec{
+				OutShapes: []xla.Shape{xla.MakeShape(xla.Float32, 5), xla.MakeShape(xla.Int32, 2)},
+				Grid:      []int64{2},
+				InSpecs:   []*BlockSpec{{BlockShape: []int64{3}, IndexMap: func(g []*Value, _ []*Ref) []any { return []any{g[0]} }}},
+				OutSpecs:  []*BlockSpec{{BlockShape: []int64{3}, IndexMap: func(g []*Value, _ []*Ref) []any { return []any{g[0]} }}, nil},
+			},
+			args: []*interpreter.Tensor{tensor(t, xla.Float32, []float32{1, 2, 3, 4, 5}, 5)},
+			want: [][]any{{[]float32{2, 4, 6, 8, 10}}, {[]int32{math.MinInt32, math.MinInt32}}},
+		},
+		{
+			name: "aliased output starts as its input; scalar prefetch drives the index map",
+			kernel: func(k *Kernel, r []*Ref) {
+				r[3].Store(r[1].Load().Add(r[0].Load(k.ProgramID(0)).Astype(xla.Float32)))
+			},
+			spec: CallSpec{
+				OutShapes:          []xla.Shape{xla.MakeShape(xla.Float32, 4, 2)},
+				Grid:               []int64{2},
+				NumScalarPrefetch:  1,
+				InSpecs:            []*BlockSpec{{BlockShape: []int64{1, 2}, IndexMap: func(g []*Value, pf []*Ref) []any { return []any{pf[0].Load(g[0]), 0} }}, nil},
+				OutSpecs:           []*BlockSpec{{BlockShape: []int64{1, 2}, IndexMap: func(g []*Value, pf []*Ref) []any { return []any{pf[0].Load(g[0]), 0} }}},
+				InputOutputAliases: map[int]int{2: 0},
+			},
+			args: []*interpreter.Tensor{
+				tensor(t, xla.Int32, []int32{3, 1}, 2),
+				tensor(t, xla.Float32, f32s(8, func(i int) float32 { return float32(i) }), 4, 2),
+				tensor(t, xla.Float32, f32s(8, func(i int) float32 { return -1 }), 4, 2),
+			},
+			want: []float32{-1, -1, 3, 4, -1, -1, 9, 10},
+		},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			out, err := runCall(c.kernel, c.spec, c.args...)
+			require.NoError(t, err)
+			switch w := c.want.(type) {
+			case []float32:
+				assertFloats(t, w, out[0].Data.([]float32))
+			case []int32:
+				assert.Equal(t, w, out[0].Data)
+			case [][]float32:
+				for i := range w {
+					assertFloats(t, w[i], out[i].Data.([]float32))
+				}
+			case [][]any:
+				for i := range w {
+					if f, ok := w[i][0].([]float32); ok {
+						assertFloats(t, f, out[i].Data.([]float32))
+					} else {
+						assert.Equal(t, w[i][0], out[i].Data)
+					}
+				}
+			}
+		})
+	}
+}
+
+func assertFloats(t *testing.T, want, got []float32) {
+	t.Helper()
+	require.Len(t, got, len(want))
+	for i := range want {
+		if math.IsNaN(float64(want[i])) {
+			assert.True(t, math.IsNaN(float64(got[i])), "element %d: want NaN, got %v", i, got[i])
+			continue
+		}
+		assert.InDelta(t, want[i], got[i], 1e-4*math.Max(1, math.Abs(float64(want[i]))), "element %d", i)
+	}
+}
+
+func TestErfMatchesGo(t *testing.T) {
+	xs := f32s(41, func(i int) float32 { return float32(i-20) / 5 })
+	out, err := runCall(func(k *Kernel, r []*Ref) { r[1].Store(r[0].Load().Erf()) },
+		CallSpec{OutShapes: []xla.Shape{xla.MakeShape(xla.Float32, 41)}}, tensor(t, xla.Float32, xs, 41))
+	require.NoError(t, err)
+	for i, x := range xs {
+		assert.InDelta(t, math.Erf(float64(x)), out[0].Data.([]float32)[i], 3e-7, "erf(%v)", x)
+	}
+}
+
+func TestBoundsCheckErrors(t *testing.T) {
+	x := tensor(t, xla.Float32, f32s(8, func(i int) float32 { return float32(i) }), 8)
+	blk := []*BlockSpec{{BlockShape: []int64{4}, IndexMap: func(g []*Value, _ []*Ref) []any { return []any{g[0]} }}}
+	spec := CallSpec{OutShapes: []xla.Shape{xla.MakeShape(xla.Float32, 8)}, Grid: []int64{2}, InSpecs: blk, OutSpecs: blk}
+	cases := []struct {
+		name   string
+		kernel KernelFunc
+		noChk  bool
+		want   []string
+	}{
+		{"dynamic slice load past the block", func(k *Kernel, r []*Ref) {
+			r[1].Store(r[0].Load(DS(k.ProgramID(0).Mul(2), 3)).Sum(), Slice(0, 1))
+			r[1].Store(0.0, Slice(1, 4))
+		}, false, []string{`kernel "oob"`, "grid point (1)", "load from input 0", "semantics_test.go:", "starting at (2) outside (4)"}},
+		{"index array store past the block", func(k *Kernel, r []*Ref) {
+			r[1].Store(1.0, k.Arange(4).Add(k.ProgramID(0)))
+		}, false, []string{"grid point (1)", "store to output 0", "element index (4) outside (4)"}},
+		{"block index out of range", func(k *Kernel, r []*Ref) {
+			r[1].Store(r[0].Load())
+		}, false, nil},
+		{"masked accesses are not checked", func(k *Kernel, r []*Ref) {
+			idx := k.Arange(4).Add(k.ProgramID(0).Mul(3))
+			Store(r[1], []any{k.Arange(4)}, Load(r[0], []any{idx}, idx.Lt(4), 0.0), nil)
+		}, false, nil},
+		{"checks off", func(k *Kernel, r []*Ref) {
+			r[1].Store(r[0].Load(DS(k.ProgramID(0).Mul(2), 3)).Sum(), Slice(0, 1))
+			r[1].Store(0.0, Slice(1, 4))
+		}, true, nil},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			s := spec
+			s.Name = "oob"
+			s.CompilerParams.NoBoundsChecks = c.noChk
+			if c.name == "block index out of range" {
+				bad := []*BlockSpec{{BlockShape: []int64{4}, IndexMap: func(g []*Value, _ []*Ref) []any { return []any{g[0].Add(1)} }}}
+				s.InSpecs = bad
+				c.want = []string{"grid point (1)", "index map of input 0", "block index (2) outside (2)"}
+			}
+			_, err := runCall(c.kernel, s, x)
+			if c.want == nil {
+				require.NoError(t, err)
+				return
+			}
+			require.Error(t, err)
+			var be *BoundsError
+			require.True(t, errors.As(err, &be) || strings.Contains(err.Error(), "pallas"), "%v", err)
+			for _, w := range c.want {
+				assert.Contains(t, err.Error(), w)
+			}
+		})
+	}
+}
+
+func TestTraceErrors(t *testing.T) {
+	one := []xla.Shape{xla.MakeShape(xla.Float32, 4)}
+	cases := []struct {
+		name   string
+		kernel KernelFunc
+		spec   CallSpec
+		want   []string
+	}{
+		{"mixed dtypes", func(k *Kernel, r []*Ref) { r[1].Store(r[0].Load().Add(k.ProgramID(0))) },
+			CallSpec{OutShapes: one, Grid: []int64{1}}, []string{`kernel "bad"`, "add at semantics_test.go:", "dtypes differ"}},
+		{"shapes do not broadcast", func(k *Kernel, r []*Ref) { r[1].Store(r[0].Load().Add(k.Zeros(xla.Float32, 3))) },
+			CallSpec{OutShapes: one}, []string{"add at semantics_test.go:", "do not broadcast"}},
+		{"static index out of range", func(k *Kernel, r []*Ref) { r[1].Store(r[0].Load(4)) },
+			CallSpec{OutShapes: one}, []string{"load at semantics_test.go:", "outside dim 0"}},
+		{"store to an input", func(k *Kernel, r []*Ref) { r[0].Store(1.0) },
+			CallSpec{OutShapes: one}, []string{"store", "read-only"}},
+		{"program id axis", func(k *Kernel, r []*Ref) { k.ProgramID(1) },
+			CallSpec{OutShapes: one, Grid: []int64{2}}, []string{"program_id", "axis 1 outside the grid of rank 1"}},
+		{"value from a closed region", func(k *Kernel, r []*Ref) {
+			var leaked *Value
+			k.ForLoop(0, 2, []*Value{k.Zeros(xla.Float32)}, func(i *Value, c []*Value) []*Value { leaked = c[0].Add(1); return []*Value{leaked} })
+			r[1].Store(leaked)
+		}, CallSpec{OutShapes: one}, []string{"closed region"}},
+		{"loop body returns the wrong type", func(k *Kernel, r []*Ref) {
+			k.ForLoop(0, 2, []*Value{k.Zeros(xla.Float32)}, func(i *Value, c []*Value) []*Value { return []*Value{i} })
+		}, CallSpec{OutShapes: one}, []string{"for", "carry 0"}},
+		{"bad grid", func(k *Kernel, r []*Ref) {}, CallSpec{OutShapes: one, Grid: []int64{0}}, []string{"dim 0 is not positive"}},
+		{"index map rank", func(k *Kernel, r []*Ref) {},
+			CallSpec{OutShapes: one, InSpecs: []*BlockSpec{{BlockShape: []int64{2}, IndexMap: func(g []*Value, _ []*Ref) []any { return []any{0, 0} }}}},
+			[]string{"index map of input 0", "2 block indices for an array of rank 1"}},
+		{"unknown backend", func(k *Kernel, r []*Ref) {}, CallSpec{OutShapes: one, Backend: "tpu9"}, []string{`backend "tpu9" is not available`}},
+		{"kernel panics", func(k *Kernel, r []*Ref) { _ = r[5] }, CallSpec{OutShapes: one}, []string{"panicked"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			b := stablehlo.NewBuilder("t")
+			fb := b.NewFunction("main", stablehlo.Tensor(xla.Float32, 4))
+			c.spec.Name = "bad"
+			outs := Call(fb, c.kernel, c.spec, fb.Arg(0))
+			require.Len(t, outs, 1)
+			fb.Return(outs...)
+			_, err := b.Build()
+			require.Error(t, err)
+			var pe *Error
+			require.True(t, errors.As(err, &pe), "want a *pallas.Error inside %v", err)
+			assert.Equal(t, "bad", pe.Kernel)
+			for _, w := range c.want {
+				assert.Contains(t, err.Error(), w)
+			}
+		})
+	}
+}
