@@ -51,7 +51,9 @@ func init() {
 // the result dims out.
 func chloBroadcastDims(op *stablehlo.Op, in, out []int64) ([]int64, error) {
 	m := make([]int64, len(in))
-	if a := op.Attr("broadcast_dimensions"); a != nil && op.Name != "chlo.broadcast_select" {
+	// broadcast_dimensions maps the lower-rank operand; an operand of the
+	// result's rank maps identically.
+	if a := op.Attr("broadcast_dimensions"); a != nil && op.Name != "chlo.broadcast_select" && len(in) != len(out) {
 		vals, err := shpIntsOfAttr(a)
 		if err != nil {
 			return nil, fmt.Errorf("broadcast_dimensions: %w", err)

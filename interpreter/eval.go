@@ -54,6 +54,27 @@ func RegisterInPlaceKernel(name string, k Kernel) {
 	kernelsMu.Unlock()
 }
 
+// OpCheck validates an op's types and attributes when a program is
+// compiled, so that a malformed op is a Compile error rather than a run
+// error.
+type OpCheck func(op *stablehlo.Op) error
+
+var opChecks = map[string]OpCheck{}
+
+// RegisterOpCheck binds a compile-time check to an op name. Kernel files
+// call it from init.
+func RegisterOpCheck(name string, c OpCheck) {
+	kernelsMu.Lock()
+	defer kernelsMu.Unlock()
+	opChecks[name] = c
+}
+
+func opCheckFor(name string) OpCheck {
+	kernelsMu.RLock()
+	defer kernelsMu.RUnlock()
+	return opChecks[name]
+}
+
 func kernelFor(name string) Kernel {
 	kernelsMu.RLock()
 	defer kernelsMu.RUnlock()
@@ -171,6 +192,11 @@ func planFunc(f *stablehlo.Func) (*funcPlan, error) {
 				k := kernelFor(op.Name)
 				if k == nil && !isTerminator(op.Name) {
 					return opError(f, op, fmt.Errorf("op %s is not supported by the interpreter", op.Name))
+				}
+				if c := opCheckFor(op.Name); c != nil {
+					if err := c(op); err != nil {
+						return opError(f, op, err)
+					}
 				}
 				pl := &opPlan{op: op, kernel: k}
 				for _, v := range op.Operands {

@@ -30,7 +30,7 @@ var digammaRootHi, digammaRootLo = splitDecimal("1.46163214496836234126265954232
 // coefficients of ψ around its positive zero, used where ψ(x) is computed
 // otherwise as a difference of nearly equal numbers.
 var digammaTaylor = func() []float64 {
-	c := make([]float64, 30)
+	c := make([]float64, 40)
 	for n := 1; n <= len(c); n++ {
 		z := Zeta(float64(n+1), digammaRootHi)
 		// ζ(s, q) at q = hi + lo: the derivative -s ζ(s+1, q) times lo.
@@ -74,16 +74,28 @@ func Digamma(x float64) float64 {
 		// Reflection: ψ(x) = ψ(1-x) - π cot(πx).
 		return Digamma(1-x) - math.Pi/tanPi(x)
 	}
-	if d := (x - digammaRootHi) - digammaRootLo; math.Abs(d) < 0.25 {
+	// Around the zero x0 (|x - x0| < 1/2) the Taylor series; below it one
+	// step up, and up to 6 steps down into it (ψ(x) = ψ(x-1) + 1/(x-1), x-1
+	// exact): the ways that do not subtract nearly equal numbers.
+	const window = 0.5
+	if x < digammaRootHi-window {
+		return Digamma(x+1) - 1/x
+	}
+	acc := 0.0
+	if x < 6 {
+		for x-digammaRootHi >= window {
+			x--
+			acc += 1 / x
+		}
+		d := (x - digammaRootHi) - digammaRootLo
 		s := 0.0
 		for i := len(digammaTaylor) - 1; i >= 0; i-- {
 			s = s*d + digammaTaylor[i]
 		}
-		return s * d
+		return s*d + acc
 	}
 	// Recurrence ψ(x) = ψ(x+1) - 1/x up to x >= 10, then the asymptotic
 	// expansion ψ(x) ~ ln x - 1/(2x) - Σ B_2k / (2k x^2k).
-	acc := 0.0
 	for x < 10 {
 		acc += 1 / x
 		x++

@@ -1,0 +1,394 @@
+package special
+
+import (
+	"math"
+	"math/big"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+const euler = 0.57721566490153286060651209008240243 // γ (DLMF 5.2.3)
+
+// relErr is |got-want|/|want| (absolute when want is 0).
+func relErr(got, want float64) float64 {
+	if want == 0 {
+		return math.Abs(got)
+	}
+	return math.Abs(got-want) / math.Abs(want)
+}
+
+func same(t *testing.T, want, got float64, msg string) {
+	t.Helper()
+	if math.IsNaN(want) {
+		assert.True(t, math.IsNaN(got), "%s: got %v, want NaN", msg, got)
+		return
+	}
+	assert.Equal(t, want, got, msg)
+	assert.Equal(t, math.Signbit(want), math.Signbit(got), "%s: sign of %v", msg, got)
+}
+
+func TestDigammaValues(t *testing.T) {
+	inf, nan := math.Inf(1), math.NaN()
+	// Special points (CHLO's definitions).
+	for _, c := range []struct{ x, want float64 }{
+		{0, -inf}, {math.Copysign(0, -1), -inf}, {-1, nan}, {-7, nan}, {inf, inf}, {-inf, nan}, {nan, nan},
+	} {
+		same(t, c.want, Digamma(c.x), "digamma special")
+	}
+	// Closed forms (DLMF 5.4.12-5.4.16, Gauss's digamma theorem).
+	sqrt3 := math.Sqrt(3)
+	for _, c := range []struct{ x, want, tol float64 }{
+		{1, -euler, 1e-15},
+		{0.5, -euler - 2*math.Ln2, 1e-15},
+		{0.25, -euler - math.Pi/2 - 3*math.Ln2, 1e-15},
+		{1.0 / 3, -euler - math.Pi/(2*sqrt3) - 1.5*math.Log(3), 1e-15},
+		{2, 1 - euler, 1e-15},
+		{11, 1 + 1./2 + 1./3 + 1./4 + 1./5 + 1./6 + 1./7 + 1./8 + 1./9 + 1./10 - euler, 1e-15},
+		{1e10, 23.025850929890456840, 1e-15}, // ln x - 1/(2x) to 20 digits
+		{-0.5, 0.03648997397857652056, 1e-13},
+	} {
+		assert.LessOrEqual(t, relErr(Digamma(c.x), c.want), c.tol, "digamma(%v)", c.x)
+	}
+	// The zero: ψ(x0) = 0 to within ψ'(x0)·ulp(x0).
+	assert.Less(t, math.Abs(Digamma(1.4616321449683623)), 3e-16)
+	// Recurrence and reflection over a sweep (independent identities).
+	for x := -9.95; x < 30; x += 0.0731 {
+		if x != math.Floor(x) {
+			r := Digamma(x+1) - Digamma(x) - 1/x
+			assert.LessOrEqual(t, math.Abs(r), 4e-15*(1+math.Abs(Digamma(x))+1/math.Abs(x)), "recurrence at %v", x)
+		}
+	}
+	for x := 0.013; x < 1; x += 0.0173 {
+		// tan(πx) with the argument reduced exactly: tan(πx) = -tan(π(1-x)).
+		tp := math.Tan(math.Pi * x)
+		if x > 0.5 {
+			tp = -math.Tan(math.Pi * (1 - x))
+		}
+		r := Digamma(1-x) - Digamma(x) - math.Pi/tp
+		assert.LessOrEqual(t, math.Abs(r), 1e-14*(math.Abs(Digamma(x))+1), "reflection at %v", x)
+	}
+}
+
+func TestPolygammaZeta(t *testing.T) {
+	inf, nan := math.Inf(1), math.NaN()
+	pi2 := math.Pi * math.Pi
+	zeta3 := 1.2020569031595942853997381615114 // Apéry's constant (DLMF 25.6.2 table)
+	for _, c := range []struct{ n, x, want, tol float64 }{
+		{1, 1, pi2 / 6, 5e-16},
+		{1, 0.5, pi2 / 2, 5e-16},
+		{2, 1, -2 * zeta3, 5e-16},
+		{3, 1, pi2 * pi2 / 15, 5e-16}, // 6 ζ(4)
+		{1, 0.25, pi2 + 8*0.915965594177219015054603514932, 1e-15}, // π² + 8G (Catalan)
+		{0, 1, -euler, 1e-15},
+	} {
+		assert.LessOrEqual(t, relErr(Polygamma(c.n, c.x), c.want), c.tol, "polygamma(%v, %v)", c.n, c.x)
+	}
+	for _, c := range []struct{ n, x, want float64 }{
+		{-1, 1, nan}, {1.5, 1, nan}, {nan, 1, nan}, {1, nan, nan}, {1, 0, inf}, {2, 0, nan}, {1, -3, inf},
+	} {
+		same(t, c.want, Polygamma(c.n, c.x), "polygamma special")
+	}
+	// ψ^(n)(x+1) = ψ^(n)(x) + (-1)^n n! / x^(n+1)
+	for n := 1.0; n <= 6; n++ {
+		for x := 0.05; x < 40; x *= 1.37 {
+			f := math.Gamma(n + 1)
+			if math.Mod(n, 2) == 1 {
+				f = -f
+			}
+			want := Polygamma(n, x) + f/math.Pow(x, n+1)
+			assert.LessOrEqual(t, relErr(Polygamma(n, x+1), want), 4e-15*math.Abs(Polygamma(n, x))/math.Abs(want)+4e-15, "n=%v x=%v", n, x)
+		}
+	}
+	// Zeta special points (CHLO) and values: ζ(2) = π²/6, ζ(4) = π⁴/90,
+	// ζ(s, 1/2) = (2^s - 1) ζ(s).
+	for _, c := range []struct{ x, q, want float64 }{
+		{0.5, 1, nan}, {1, 2, inf}, {2.5, -1.5, nan}, {2, -2, inf}, {3, -2, nan}, {nan, 1, nan}, {2, inf, 0}, {inf, 2, 0}, {inf, 1, 1},
+	} {
+		same(t, c.want, Zeta(c.x, c.q), "zeta special")
+	}
+	assert.LessOrEqual(t, relErr(Zeta(2, 1), pi2/6), 4e-16)
+	assert.LessOrEqual(t, relErr(Zeta(4, 1), pi2*pi2/90), 4e-16)
+	assert.LessOrEqual(t, relErr(Zeta(3, 0.5), 7*zeta3), 4e-16)
+	// ζ(s, q) = ζ(s, q+1) + q^-s, also through negative q for integer s.
+	for s := 1.1; s < 60; s *= 1.6 {
+		for q := 0.01; q < 100; q *= 1.9 {
+			want := Zeta(s, q+1) + math.Pow(q, -s)
+			assert.LessOrEqual(t, relErr(Zeta(s, q), want), 1e-14, "zeta(%v, %v)", s, q)
+		}
+	}
+	assert.LessOrEqual(t, relErr(Zeta(2, -0.5), Zeta(2, 0.5)+4), 1e-15)
+}
+
+func TestIgamma(t *testing.T) {
+	nan := math.NaN()
+	for _, c := range []struct{ a, x, p, q float64 }{
+		{0, 1, nan, nan}, {-1, 1, nan, nan}, {1, -1, nan, nan}, {nan, 1, nan, nan}, {1, nan, nan, nan},
+		{2, 0, 0, 1}, {2, math.Inf(1), 1, 0}, {0, 0, nan, nan},
+	} {
+		same(t, c.p, Igamma(c.a, c.x), "igamma special")
+		same(t, c.q, Igammac(c.a, c.x), "igammac special")
+	}
+	// P(1, x) = 1 - e^-x, P(1/2, x) = erf(√x), Q(n, x) = e^-x Σ_{k<n} x^k/k!
+	// (DLMF 8.4.1, 8.4.10), and the recurrence P(a+1, x) = P(a, x) - x^a e^-x / Γ(a+1).
+	for x := 0.001; x < 80; x *= 1.23 {
+		assert.LessOrEqual(t, relErr(Igamma(1, x), -math.Expm1(-x)), 2e-15, "P(1, %v)", x)
+		assert.LessOrEqual(t, relErr(Igammac(1, x), math.Exp(-x)), 2e-14, "Q(1, %v)", x)
+		assert.LessOrEqual(t, relErr(Igamma(0.5, x), math.Erf(math.Sqrt(x))), 2e-15, "P(1/2, %v)", x)
+		assert.LessOrEqual(t, relErr(Igammac(0.5, x), math.Erfc(math.Sqrt(x))), 1e-13, "Q(1/2, %v)", x)
+		sum, term := 0.0, 1.0
+		for k := 0; k < 5; k++ {
+			sum += term
+			term *= x / float64(k+1)
+		}
+		assert.LessOrEqual(t, relErr(Igammac(5, x), math.Exp(-x)*sum), 1e-13, "Q(5, %v)", x)
+		for _, a := range []float64{0.3, 2.7, 11.5} {
+			lg, _ := math.Lgamma(a + 1)
+			p := Igamma(a, x)
+			want := p - math.Exp(a*math.Log(x)-x-lg)
+			// The difference cancels: the tolerance is relative to P(a, x).
+			assert.LessOrEqual(t, math.Abs(Igamma(a+1, x)-want), 1e-13*p, "P(%v, %v)", a+1, x)
+			assert.InDelta(t, 1, Igamma(a, x)+Igammac(a, x), 1e-15)
+		}
+	}
+}
+
+// i1eQuadrature is I1(x)e^-|x| = (1/π)∫_0^π e^(x(cos t - 1)) cos t dt by the
+// trapezoid rule, which converges geometrically for this smooth periodic
+// integrand (x > 0).
+func i1eQuadrature(x float64) float64 {
+	const n = 4000
+	h := math.Pi / n
+	s := 0.0
+	for i := 0; i <= n; i++ {
+		t := float64(i) * h
+		f := math.Exp(x*(math.Cos(t)-1)) * math.Cos(t)
+		if i == 0 || i == n {
+			f /= 2
+		}
+		s += f
+	}
+	return s * h / math.Pi
+}
+
+func TestBesselI1e(t *testing.T) {
+	for _, c := range []struct{ x, want float64 }{
+		{0, 0}, {math.Copysign(0, -1), math.Copysign(0, -1)}, {math.Inf(1), 0}, {math.Inf(-1), math.Copysign(0, -1)}, {math.NaN(), math.NaN()},
+	} {
+		same(t, c.want, BesselI1e(c.x), "i1e special")
+	}
+	// Abramowitz & Stegun table 9.8, e^-x I1(x) to 10 digits.
+	for _, c := range []struct{ x, want float64 }{{1, 0.2079104154}, {2, 0.2152692892}, {5, 0.1639722669}, {10, 0.1212626814}} {
+		assert.InDelta(t, c.want, BesselI1e(c.x), 6e-11, "A&S i1e(%v)", c.x)
+	}
+	for x := 0.01; x < 400; x *= 1.11 {
+		// The quadrature sums terms of size 1 to a result of size x/2: it is
+		// good to an absolute 5e-15 below x = 1, relatively above.
+		q := i1eQuadrature(x)
+		if x < 1 {
+			assert.InDelta(t, q, BesselI1e(x), 5e-15, "i1e(%v) vs quadrature", x)
+		} else {
+			assert.LessOrEqual(t, relErr(BesselI1e(x), q), 2e-14, "i1e(%v) vs quadrature", x)
+		}
+		assert.Equal(t, -BesselI1e(x), BesselI1e(-x))
+	}
+}
+
+func TestErfInv(t *testing.T) {
+	for _, c := range []struct{ y, want float64 }{{0, 0}, {1, math.Inf(1)}, {-1, math.Inf(-1)}, {1.5, math.NaN()}, {math.NaN(), math.NaN()}} {
+		same(t, c.want, ErfInv(c.y), "erfinv special")
+	}
+	// erf(ErfInv(y)) = y to within what one ulp of the result moves erf by.
+	for y := -0.9999; y < 1; y += 0.000731 {
+		x := ErfInv(y)
+		slope := 2 / math.SqrtPi * math.Exp(-x*x)
+		ulp := math.Nextafter(math.Abs(x), math.Inf(1)) - math.Abs(x)
+		assert.LessOrEqual(t, math.Abs(math.Erf(x)-y), slope*ulp+4e-16*math.Abs(y), "erfinv(%v)", y)
+	}
+	// Tails: erfc(ErfInv(1-e)) = e.
+	for e := 1e-300; e < 0.1; e *= 17 {
+		x := ErfInv(1 - e)
+		if e > 1e-16 {
+			assert.LessOrEqual(t, relErr(math.Erfc(x), 1-(1-e)), 1e-14, "tail %v", e)
+		}
+	}
+}
+
+func TestNextafter(t *testing.T) {
+	negZero := math.Copysign(0, -1)
+	same(t, negZero, Nextafter64(0, negZero), "+0 toward -0")
+	same(t, math.Float64frombits(1), Nextafter64(0, 1), "0 up")
+	same(t, -math.Float64frombits(1), Nextafter64(negZero, -1), "-0 down")
+	same(t, math.NaN(), Nextafter64(math.NaN(), 1), "nan")
+	same(t, math.MaxFloat64, Nextafter64(math.Inf(1), 0), "inf down")
+	same(t, math.Inf(1), Nextafter64(math.MaxFloat64, math.Inf(1)), "max up")
+	same(t, 1+0x1p-52, Nextafter64(1, 2), "1 up")
+	same(t, 1-0x1p-53, Nextafter64(1, 0), "1 down")
+	assert.Equal(t, float32(1+0x1p-23), Nextafter32(1, 2))
+	assert.Equal(t, math.Float32frombits(0x80000001), Nextafter32(0, -1))
+	assert.True(t, math.Signbit(float64(Nextafter32(0, float32(negZero)))))
+}
+
+// bigSqrt is the correctly rounded complex square root by math/big.
+func TestComplexAgainstIdentities(t *testing.T) {
+	// Interior points: the forward function (math/cmplx) undoes the
+	// inverse, and the inverse agrees with a math/big evaluation of
+	// log-based formulas where cmplx is accurate.
+	for re := -3.1; re < 3.2; re += 0.37 {
+		for im := -3.05; im < 3.1; im += 0.41 {
+			z := complex(re, im)
+			for _, c := range []struct {
+				name string
+				f    func(complex128) complex128
+				g    func(complex128) complex128
+			}{
+				{"asin", Asin, sinC}, {"acos", Acos, cosC}, {"atan", Atan, tanC},
+				{"asinh", Asinh, sinhC}, {"acosh", Acosh, coshC}, {"atanh", Atanh, tanhC},
+				{"sqrt", Sqrt, func(w complex128) complex128 { return w * w }},
+				{"log", Log, expC},
+			} {
+				w := c.f(z)
+				back := c.g(w)
+				assert.InDelta(t, 0, absC(back-z)/(1+absC(z)), 1e-14, "%s(%v) = %v", c.name, z, w)
+			}
+			assert.InDelta(t, 0, absC(Tan(z)-tanC(z))/(1+absC(tanC(z))), 1e-14, "tan(%v)", z)
+			assert.InDelta(t, 0, absC(Sinh(z)-sinhC(z))/(1+absC(sinhC(z))), 1e-14, "sinh(%v)", z)
+			assert.InDelta(t, 0, absC(Cosh(z)-coshC(z))/(1+absC(coshC(z))), 1e-14, "cosh(%v)", z)
+		}
+	}
+	// Principal ranges.
+	require.InDelta(t, math.Pi/2, real(Asin(complex(5, 0))), 0)
+}
+
+func TestComplexBranchCuts(t *testing.T) {
+	nz := math.Copysign(0, -1)
+	acosh2 := 1.3169578969248167086 // ln(2+√3)
+	asinh2 := 1.4436354751788103425 // ln(2+√5)
+	atanh2 := 0.5493061443340548457 // ln(3)/2
+	for _, c := range []struct {
+		name string
+		f    func(complex128) complex128
+		z    complex128
+		re   float64
+		im   float64
+	}{
+		// Real axis beyond ±1: the sign of the zero imaginary part picks the side.
+		{"asin", Asin, complex(2, 0), math.Pi / 2, acosh2},
+		{"asin", Asin, complex(2, nz), math.Pi / 2, -acosh2},
+		{"asin", Asin, complex(-2, 0), -math.Pi / 2, acosh2},
+		{"asin", Asin, complex(-2, nz), -math.Pi / 2, -acosh2},
+		{"acos", Acos, complex(2, 0), 0, -acosh2},
+		{"acos", Acos, complex(2, nz), 0, acosh2},
+		{"acos", Acos, complex(-2, 0), math.Pi, -acosh2},
+		{"acos", Acos, complex(-2, nz), math.Pi, acosh2},
+		{"atanh", Atanh, complex(2, 0), atanh2, math.Pi / 2},
+		{"atanh", Atanh, complex(2, nz), atanh2, -math.Pi / 2},
+		{"atanh", Atanh, complex(-2, 0), -atanh2, math.Pi / 2},
+		{"acosh", Acosh, complex(-2, 0), acosh2, math.Pi},
+		{"acosh", Acosh, complex(-2, nz), acosh2, -math.Pi},
+		{"acosh", Acosh, complex(0.5, nz), 0, -math.Acos(0.5)},
+		{"log", Log, complex(-1, 0), 0, math.Pi},
+		{"log", Log, complex(-1, nz), 0, -math.Pi},
+		{"sqrt", Sqrt, complex(-4, 0), 0, 2},
+		{"sqrt", Sqrt, complex(-4, nz), 0, -2},
+		// Imaginary axis beyond ±i: the sign of the zero real part.
+		{"asinh", Asinh, complex(0, 2), acosh2, math.Pi / 2},
+		{"asinh", Asinh, complex(nz, 2), -acosh2, math.Pi / 2},
+		{"atan", Atan, complex(0, 2), math.Pi / 2, atanh2},
+		{"atan", Atan, complex(nz, 2), -math.Pi / 2, atanh2},
+		{"atan", Atan, complex(0, -2), math.Pi / 2, -atanh2},
+		{"asinh", Asinh, complex(2, 0), asinh2, 0},
+	} {
+		w := c.f(c.z)
+		assert.InDelta(t, c.re, real(w), 4e-16*(1+math.Abs(c.re)), "%s(%v) = %v", c.name, c.z, w)
+		assert.InDelta(t, c.im, imag(w), 4e-16*(1+math.Abs(c.im)), "%s(%v) = %v", c.name, c.z, w)
+		if c.re == 0 {
+			assert.Equal(t, math.Signbit(c.re), math.Signbit(real(w)), "%s(%v) real sign", c.name, c.z)
+		}
+	}
+}
+
+func TestComplexAnnexGSpecials(t *testing.T) {
+	inf, nan, nz := math.Inf(1), math.NaN(), math.Copysign(0, -1)
+	type sv struct{ re, im float64 }
+	for _, c := range []struct {
+		name string
+		f    func(complex128) complex128
+		z    complex128
+		want sv
+	}{
+		{"asinh", Asinh, complex(0, 0), sv{0, 0}},
+		{"asinh", Asinh, complex(1, inf), sv{inf, math.Pi / 2}},
+		{"asinh", Asinh, complex(inf, 1), sv{inf, 0}},
+		{"asinh", Asinh, complex(inf, inf), sv{inf, math.Pi / 4}},
+		{"asinh", Asinh, complex(-inf, nz), sv{-inf, nz}},
+		{"asinh", Asinh, complex(nan, 0), sv{nan, 0}},
+		{"asinh", Asinh, complex(nan, inf), sv{inf, nan}},
+		{"asinh", Asinh, complex(inf, nan), sv{inf, nan}},
+		{"acosh", Acosh, complex(0, 0), sv{0, math.Pi / 2}},
+		{"acosh", Acosh, complex(nz, nz), sv{0, -math.Pi / 2}},
+		{"acosh", Acosh, complex(1, inf), sv{inf, math.Pi / 2}},
+		{"acosh", Acosh, complex(-inf, 1), sv{inf, math.Pi}},
+		{"acosh", Acosh, complex(inf, 1), sv{inf, 0}},
+		{"acosh", Acosh, complex(-inf, inf), sv{inf, 3 * math.Pi / 4}},
+		{"acosh", Acosh, complex(inf, nan), sv{inf, nan}},
+		{"acosh", Acosh, complex(nan, inf), sv{inf, nan}},
+		{"acos", Acos, complex(0, 0), sv{math.Pi / 2, nz}},
+		{"acos", Acos, complex(nz, nan), sv{math.Pi / 2, nan}},
+		{"acos", Acos, complex(1, inf), sv{math.Pi / 2, -inf}},
+		{"acos", Acos, complex(-inf, 1), sv{math.Pi, -inf}},
+		{"acos", Acos, complex(inf, 1), sv{0, -inf}},
+		{"acos", Acos, complex(inf, inf), sv{math.Pi / 4, -inf}},
+		{"acos", Acos, complex(nan, inf), sv{nan, -inf}},
+		{"atanh", Atanh, complex(0, 0), sv{0, 0}},
+		{"atanh", Atanh, complex(1, 0), sv{inf, 0}},
+		{"atanh", Atanh, complex(1, inf), sv{0, math.Pi / 2}},
+		{"atanh", Atanh, complex(inf, 1), sv{0, math.Pi / 2}},
+		{"atanh", Atanh, complex(inf, nan), sv{0, nan}},
+		{"atanh", Atanh, complex(nan, inf), sv{0, math.Pi / 2}},
+		{"atanh", Atanh, complex(-inf, nz), sv{nz, -math.Pi / 2}},
+		{"sinh", Sinh, complex(inf, 0), sv{inf, 0}},
+		{"sinh", Sinh, complex(nan, 0), sv{nan, 0}},
+		{"sinh", Sinh, complex(1, inf), sv{nan, nan}},
+		{"cosh", Cosh, complex(0, 0), sv{1, 0}},
+		{"cosh", Cosh, complex(inf, 0), sv{inf, 0}},
+		{"cosh", Cosh, complex(nz, 0), sv{1, nz}},
+		{"tanh", Tanh, complex(inf, 1), sv{1, 0}},
+		{"tanh", Tanh, complex(-inf, inf), sv{-1, 0}},
+		{"tanh", Tanh, complex(nan, 0), sv{nan, 0}},
+		{"tanh", Tanh, complex(30, 1), sv{1, 4 * math.Sin(1) * math.Cos(1) * math.Exp(-60)}},
+		{"sqrt", Sqrt, complex(nan, inf), sv{inf, inf}},
+		{"sqrt", Sqrt, complex(-inf, 1), sv{0, inf}},
+		{"sqrt", Sqrt, complex(inf, nz), sv{inf, nz}},
+		{"sqrt", Sqrt, complex(nz, 0), sv{0, 0}},
+		{"log", Log, complex(nz, 0), sv{-inf, math.Pi}},
+		{"log", Log, complex(0, nz), sv{-inf, nz}},
+		{"log", Log, complex(nan, inf), sv{inf, nan}},
+	} {
+		w := c.f(c.z)
+		same(t, c.want.re, real(w), c.name+" re")
+		same(t, c.want.im, imag(w), c.name+" im")
+	}
+}
+
+// Accuracy near |z| = 1 for log and near the origin for the inverse
+// functions, against math/big (log|z| = log1p(x²+y²-1)/2 with the argument
+// of log1p exact in big arithmetic).
+func TestComplexAccuracy(t *testing.T) {
+	for _, z := range []complex128{complex(0.6, 0.8), complex(1, 1e-9), complex(0.9999999, 0.0001)} {
+		x, y := new(big.Float).SetPrec(300).SetFloat64(real(z)), new(big.Float).SetPrec(300).SetFloat64(imag(z))
+		s := new(big.Float).SetPrec(300).Mul(x, x)
+		s.Add(s, new(big.Float).SetPrec(300).Mul(y, y))
+		s.Sub(s, big.NewFloat(1))
+		v, _ := s.Float64()
+		want := math.Log1p(v) / 2
+		assert.LessOrEqual(t, math.Abs(real(Log(z))-want), 2e-16*math.Abs(want)+1e-300, "log|%v|", z)
+	}
+	for _, z := range []complex128{1e-20 + 1e-20i, complex(1e-300, -1e-310)} {
+		for _, f := range []func(complex128) complex128{Asin, Asinh, Atan, Atanh, Tan, Sinh} {
+			w := f(z)
+			assert.LessOrEqual(t, absC(w-z), 1e-15*absC(z))
+		}
+	}
+}
