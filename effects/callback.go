@@ -1,0 +1,370 @@
+package effects
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"sync"
+	"unsafe"
+
+	"github.com/halo-ml/halo/pjrt"
+	"github.com/halo-ml/halo/stablehlo"
+	"github.com/halo-ml/halo/xla"
+)
+
+// Target is the custom-call target of every host callback: one typed-FFI
+// handler, registered once per plugin, that finds the Go function through
+// the FuncAttr attribute.
+const Target = "halo.effects.callback"
+
+// Attributes of a callback's backend_config dictionary (besides
+// pjrt.FFICallbackAttr, which routes the call to the handler).
+const (
+	// FuncAttr holds the id of the Go function in the callback table (i64).
+	FuncAttr = "halo.effects.func"
+	// NameAttr holds the callback's name (string), for errors.
+	NameAttr = "halo.effects.name"
+	// OrderedAttr holds the name of the callback's ordered effect (string);
+	// absent for unordered callbacks.
+	OrderedAttr = "halo.effects.ordered"
+)
+
+// HostFunc is a Go function called from device code.
+type HostFunc struct {
+	// Name names the callback in errors.
+	Name string
+	// Fn receives one Array per operand (host copies, valid after the call)
+	// and returns one Array per entry of Results, of that shape.
+	Fn func(args []Array) ([]Array, error)
+	// Results are the shapes of the values the callback returns to the
+	// program.
+	Results []xla.Shape
+}
+
+// hostFunc is an entry of the callback table.
+type hostFunc struct {
+	HostFunc
+	effect Effect
+}
+
+// The callback table: ids are indices + 1. Entries are never removed
+// (a program may run any time after it was built).
+var table struct {
+	mu  sync.RWMutex
+	fns []*hostFunc
+}
+
+func addFunc(f *hostFunc) int64 {
+	table.mu.Lock()
+	defer table.mu.Unlock()
+	table.fns = append(table.fns, f)
+	return int64(len(table.fns))
+}
+
+func lookupFunc(id int64) *hostFunc {
+	table.mu.RLock()
+	defer table.mu.RUnlock()
+	if id < 1 || id > int64(len(table.fns)) {
+		return nil
+	}
+	return table.fns[id-1]
+}
+
+// Callback adds a call of f to the function fb builds: a
+// stablehlo.custom_call to Target with has_side_effect = true and
+// api_version = 4 (typed FFI), whose backend_config names f's entry in the
+// callback table. It returns f's results as values of fb. An ordered
+// callback gets its token operand and result from Lower. Bad input (no Fn,
+// an ordered effect without a name, a result shape that is not valid, an
+// operand that is not a tensor) is an error naming the problem, and
+// nothing is added.
+func Callback(fb *stablehlo.FuncBuilder, f HostFunc, kind Effect, operands ...*stablehlo.Value) ([]*stablehlo.Value, error) {
+	if fb == nil {
+		return nil, errors.New("effects: Callback: nil FuncBuilder")
+	}
+	if f.Fn == nil {
+		return nil, fmt.Errorf("effects: callback %q has no Fn", f.Name)
+	}
+	if kind.ordered && kind.name == "" {
+		return nil, fmt.Errorf("effects: callback %q: an ordered effect needs a name", f.Name)
+	}
+	for i, v := range operands {
+		if v == nil {
+			return nil, fmt.Errorf("effects: callback %q: operand %d is nil", f.Name, i)
+		}
+		if _, ok := v.Type.(stablehlo.TensorType); !ok {
+			return nil, fmt.Errorf("effects: callback %q: operand %d is %v; callbacks take tensors", f.Name, i, v.Type)
+		}
+	}
+	types := make([]stablehlo.Type, len(f.Results))
+	for i, s := range f.Results {
+		if err := s.Validate(); err != nil {
+			return nil, fmt.Errorf("effects: callback %q: result %d: %w", f.Name, i, err)
+		}
+		types[i] = stablehlo.TensorOf(s)
+	}
+	entry := &hostFunc{HostFunc: f, effect: kind}
+	entry.Results = append([]xla.Shape(nil), f.Results...)
+	id := addFunc(entry)
+	cfg := stablehlo.DictAttr{
+		{Name: pjrt.FFICallbackAttr, Value: stablehlo.I64Attr(pjrt.FFICallbackID(Target))},
+		{Name: FuncAttr, Value: stablehlo.I64Attr(id)},
+		{Name: NameAttr, Value: stablehlo.StringAttr(f.Name)},
+	}
+	if kind.ordered {
+		cfg = append(cfg, stablehlo.NamedAttr{Name: OrderedAttr, Value: stablehlo.StringAttr(kind.name)})
+	}
+	out := fb.CustomCall(Target, operands, types, stablehlo.CustomCallConfig{
+		BackendConfig: cfg, APIVersion: 4, HasSideEffect: true,
+	})
+	if err := fb.Err(); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// PrintEffect is the ordered effect of Print.
+var PrintEffect = Ordered("print")
+
+// Print adds an ordered print (effect PrintEffect) to the program: when
+// the program runs, format is applied to the values as fmt.Printf does
+// (each value is an Array, so %v prints it like a Go slice) and the line
+// is written to os.Stdout, with a newline added unless format ends in one.
+func Print(fb *stablehlo.FuncBuilder, format string, values ...*stablehlo.Value) error {
+	return Fprint(fb, nil, PrintEffect, format, values...)
+}
+
+// Fprint is Print writing to w (os.Stdout when nil, looked up at each
+// call) under the effect kind.
+func Fprint(fb *stablehlo.FuncBuilder, w io.Writer, kind Effect, format string, values ...*stablehlo.Value) error {
+	name := "print " + strings.TrimSpace(format)
+	fn := func(args []Array) ([]Array, error) {
+		vals := make([]any, len(args))
+		for i, a := range args {
+			vals[i] = a
+		}
+		line := fmt.Sprintf(format, vals...)
+		if !strings.HasSuffix(line, "\n") {
+			line += "\n"
+		}
+		out := w
+		if out == nil {
+			out = os.Stdout
+		}
+		_, err := io.WriteString(out, line)
+		return nil, err
+	}
+	_, err := Callback(fb, HostFunc{Name: name, Fn: fn}, kind, values...)
+	return err
+}
+
+// CallbackError is the error of a callback that returned an error or
+// panicked: the execution that ran it fails with it (its message names the
+// callback), and the Stream's Barrier returns it.
+type CallbackError struct {
+	// Callback is the HostFunc's Name.
+	Callback string
+	// Err is what the function returned, or a *PanicError.
+	Err error
+}
+
+// Error names the callback and the cause.
+func (e *CallbackError) Error() string {
+	return fmt.Sprintf("effects: callback %q: %v", e.Callback, e.Err)
+}
+
+// Unwrap returns the callback's error.
+func (e *CallbackError) Unwrap() error { return e.Err }
+
+// PanicError is a callback's recovered panic.
+type PanicError struct{ Value any }
+
+// Error formats the panic value.
+func (e *PanicError) Error() string { return fmt.Sprintf("panic: %v", e.Value) }
+
+// handle is the typed-FFI handler of Target.
+func handle(frame *pjrt.FFICallFrame) error {
+	if frame.Stage != pjrt.FFIStageExecute {
+		return nil
+	}
+	id, ok := frame.Attrs[FuncAttr].(int64)
+	if !ok {
+		return fmt.Errorf("effects: custom call %s has no i64 attribute %s", Target, FuncAttr)
+	}
+	f := lookupFunc(id)
+	if f == nil {
+		return fmt.Errorf("effects: no callback with id %d in this process (the program was built by another process?)", id)
+	}
+	dev := deviceMemory(frame)
+	args := make([]Array, 0, len(frame.Args))
+	for _, b := range frame.Args {
+		if b.DType == xla.Invalid { // a token
+			continue
+		}
+		a := Array{DType: b.DType, Dims: append([]int64(nil), b.Dims...)}
+		a.Data = make([]byte, a.Shape().HostBytes())
+		if err := copyIn(dev, a.Data, b.Data); err != nil {
+			return fmt.Errorf("effects: callback %q: operand: %w", f.Name, err)
+		}
+		args = append(args, a)
+	}
+	res, err := call(f, args)
+	if err == nil {
+		err = writeResults(dev, f, frame.Rets, res)
+	}
+	if err != nil {
+		cerr := &CallbackError{Callback: f.Name, Err: err}
+		if s := streamOf(frame); s != nil {
+			s.record(cerr)
+		}
+		return cerr
+	}
+	return nil
+}
+
+// call runs f.Fn, turning a panic into a *PanicError.
+func call(f *hostFunc, args []Array) (res []Array, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			err = &PanicError{Value: v}
+		}
+	}()
+	return f.Fn(args)
+}
+
+// writeResults checks res against the declared results and copies them
+// into the call's result buffers.
+func writeResults(dev uintptr, f *hostFunc, rets []pjrt.FFIBuffer, res []Array) error {
+	k := 0
+	for _, r := range rets {
+		if r.DType == xla.Invalid {
+			continue
+		}
+		if k >= len(res) {
+			break
+		}
+		want := xla.MakeShape(r.DType, r.Dims...)
+		if !res[k].Shape().Equal(want) {
+			return fmt.Errorf("result %d is %v, want %v", k, res[k].Shape(), want)
+		}
+		if int64(len(res[k].Data)) != want.HostBytes() {
+			return fmt.Errorf("result %d (%v) has %d data bytes, want %d", k, want, len(res[k].Data), want.HostBytes())
+		}
+		if err := copyOut(dev, r.Data, res[k].Data); err != nil {
+			return fmt.Errorf("result %d: %w", k, err)
+		}
+		k++
+	}
+	if k != len(res) || k != len(f.Results) {
+		return fmt.Errorf("returned %d arrays for %d results", len(res), len(f.Results))
+	}
+	return nil
+}
+
+// copyIn copies an operand into host memory.
+func copyIn(dev uintptr, dst []byte, src unsafe.Pointer) error {
+	if len(dst) == 0 {
+		return nil
+	}
+	if dev != 0 {
+		return copyFromDevice(dev, dst, src)
+	}
+	copy(dst, unsafe.Slice((*byte)(src), len(dst)))
+	return nil
+}
+
+// copyOut copies a result from host memory into the call's result buffer.
+func copyOut(dev uintptr, dst unsafe.Pointer, src []byte) error {
+	if len(src) == 0 {
+		return nil
+	}
+	if dev != 0 {
+		return copyToDevice(dev, dst, src)
+	}
+	copy(unsafe.Slice((*byte)(dst), len(src)), src)
+	return nil
+}
+
+// deviceMemory returns the device stream of the call when its buffers are
+// device memory (GPU plugins give the handler their stream), else 0: the
+// interpreter and CPU plugins pass host memory.
+func deviceMemory(frame *pjrt.FFICallFrame) uintptr {
+	if frame.Context == nil {
+		return 0
+	}
+	s, err := frame.Context.Stream()
+	if err != nil {
+		return 0
+	}
+	return s
+}
+
+// registration is what Register did for one plugin.
+type registration struct {
+	once sync.Once
+	err  error
+}
+
+var (
+	registrations sync.Map // *pjrt.Plugin -> *registration
+	streamTypesMu sync.Mutex
+	streamTypes   []int64 // FFI user-data type ids of the Stream handle, one per plugin kind
+)
+
+// streamTypeName is the FFI user-data type through which a callback finds
+// the Stream that ran its execution.
+const streamTypeName = "halo.effects.stream"
+
+// Register registers the callback handler (Target) with c's plugin, for
+// the platform XLA knows the plugin by ("CUDA" for the CUDA plugin, "Host"
+// for the CPU plugin; the interpreter ignores it). It is idempotent and
+// Compile calls it.
+func Register(c *pjrt.Client) error {
+	if c == nil {
+		return errors.New("effects: Register: nil client")
+	}
+	p := c.Plugin()
+	r, _ := registrations.LoadOrStore(p, &registration{})
+	reg := r.(*registration)
+	reg.once.Do(func() {
+		if err := p.RegisterFFIHandler(Target, ffiPlatform(c.PlatformName()), handle, 0); err != nil {
+			reg.err = fmt.Errorf("effects: registering the callback handler with %s: %w", p.Name(), err)
+			return
+		}
+		id, err := p.RegisterFFIType(streamTypeName)
+		if err != nil {
+			return // callbacks still run; Barrier cannot see their errors
+		}
+		streamTypesMu.Lock()
+		defer streamTypesMu.Unlock()
+		for _, t := range streamTypes {
+			if t == id {
+				return
+			}
+		}
+		streamTypes = append(streamTypes, id)
+	})
+	return reg.err
+}
+
+// ffiPlatform is the platform name XLA registers FFI handlers under.
+func ffiPlatform(platform string) string {
+	switch strings.ToLower(platform) {
+	case "cuda", "gpu":
+		return "CUDA"
+	case "rocm":
+		return "ROCM"
+	case "cpu", "host":
+		return "Host"
+	}
+	return platform
+}
+
+// streamTypeIDs returns the registered user-data type ids.
+func streamTypeIDs() []int64 {
+	streamTypesMu.Lock()
+	defer streamTypesMu.Unlock()
+	return streamTypes
+}

@@ -1,0 +1,118 @@
+package effects
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/halo-ml/halo/interpreter"
+	"github.com/halo-ml/halo/pjrt"
+	"github.com/halo-ml/halo/stablehlo"
+	"github.com/halo-ml/halo/xla"
+)
+
+// Executable is a program with effects compiled for a client: run it
+// through a Stream (Stream.Execute, or Execute for the default stream),
+// which passes and keeps its runtime tokens.
+type Executable struct {
+	client  *pjrt.Client
+	exe     *pjrt.Executable
+	lowered *Lowered
+	tokens  *tokenSource
+}
+
+// PJRT returns the compiled executable; its parameters and results start
+// with one runtime token per ordered effect (Ordered).
+func (e *Executable) PJRT() *pjrt.Executable { return e.exe }
+
+// Ordered are the ordered effects of the program, in the order of its
+// leading token parameters and results.
+func (e *Executable) Ordered() []string { return append([]string(nil), e.lowered.Ordered...) }
+
+// Unordered reports whether the program has unordered callbacks.
+func (e *Executable) Unordered() bool { return e.lowered.Unordered }
+
+// Close releases the executable.
+func (e *Executable) Close() error { return e.exe.Close() }
+
+// TokenArraysFor reports whether Compile lowers for c with TokenArrays:
+// false on the interpreter, whose buffers can be tokens, true on every
+// other backend (PJRT plugins may not create token buffers; JAX passes
+// zero-size bool arrays there too).
+func TokenArraysFor(c *pjrt.Client) bool { return c.PlatformName() != interpreter.BackendName }
+
+// Compile registers the callback handler with c's plugin, lowers m (with
+// TokenArrays as TokenArraysFor(c) says) and compiles it. opts may be nil.
+func Compile(c *pjrt.Client, m *stablehlo.Module, opts *xla.CompileOptions) (*Executable, error) {
+	if c == nil {
+		return nil, errors.New("effects: Compile: nil client")
+	}
+	l, err := Lower(m, LowerOptions{TokenArrays: TokenArraysFor(c)})
+	if err != nil {
+		return nil, err
+	}
+	return CompileLowered(c, l, opts)
+}
+
+// CompileLowered compiles a module made by Lower. Programs with ordered
+// effects must run on one device (one replica, one partition).
+func CompileLowered(c *pjrt.Client, l *Lowered, opts *xla.CompileOptions) (*Executable, error) {
+	if c == nil || l == nil || l.Module == nil {
+		return nil, errors.New("effects: CompileLowered: nil client or lowered module")
+	}
+	if err := Register(c); err != nil {
+		return nil, err
+	}
+	var text bytes.Buffer
+	if err := stablehlo.Print(&text, l.Module, stablehlo.PrintOptions{}); err != nil {
+		return nil, fmt.Errorf("effects: printing the lowered module: %w", err)
+	}
+	exe, err := c.Compile(pjrt.MLIR(text.Bytes()), opts)
+	if err != nil {
+		return nil, err
+	}
+	if l.HasEffects() {
+		if n := len(exe.AddressableDevices()); n != 1 {
+			exe.Close()
+			return nil, fmt.Errorf("effects: a program with effects runs on one device; this one was compiled for %d", n)
+		}
+	}
+	ts, err := tokensFor(c, l.TokenArrays)
+	if err != nil {
+		exe.Close()
+		return nil, err
+	}
+	return &Executable{client: c, exe: exe, lowered: l, tokens: ts}, nil
+}
+
+var tokenSources sync.Map // tokenKey -> *tokenSource
+
+type tokenKey struct {
+	c      *pjrt.Client
+	arrays bool
+}
+
+// tokensFor returns the token source of c, checking once whether the
+// backend has alias buffers.
+func tokensFor(c *pjrt.Client, arrays bool) (*tokenSource, error) {
+	k := tokenKey{c, arrays}
+	if t, ok := tokenSources.Load(k); ok {
+		return t.(*tokenSource), nil
+	}
+	t := &tokenSource{c: c, arrays: arrays, shape: xla.Shape{DType: xla.Invalid}}
+	if arrays {
+		t.shape = xla.MakeShape(xla.Bool, 0)
+	}
+	_, f, err := c.CreateAliasBuffer(t.shape)
+	switch {
+	case err == nil:
+		f.Close()
+	case errors.Is(err, pjrt.Unimplemented):
+		t.noAlias = true
+	default:
+		return nil, fmt.Errorf("effects: runtime token buffers: %w", err)
+	}
+	got, _ := tokenSources.LoadOrStore(k, t)
+	return got.(*tokenSource), nil
+}

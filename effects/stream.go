@@ -1,0 +1,424 @@
+package effects
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime"
+	"sync"
+	"weak"
+
+	"github.com/halo-ml/halo/pjrt"
+	"github.com/halo-ml/halo/xla"
+)
+
+// Stream is a sequence of dispatches whose ordered effects happen in
+// dispatch order: it holds the current runtime token of each ordered
+// effect (per client) and the output tokens (completion events) of the
+// computations with unordered effects. Go has no thread-local storage, so
+// where JAX keeps this state per Python thread, halo keeps it per Stream:
+// Default for everyone, NewStream for a goroutine that wants its own
+// order. A Stream is safe for concurrent use; dispatches from several
+// goroutines are ordered as they take the Stream's lock.
+type Stream struct {
+	id uintptr // the handle callbacks find the stream by
+
+	mu      sync.Mutex
+	chains  map[chainKey]*chain
+	pending []*pjrt.Event // completion of computations with unordered effects
+	ctxs    map[*pjrt.Client]*pjrt.ExecuteContext
+	err     error // first callback error since the last Barrier
+}
+
+type chainKey struct {
+	c      *pjrt.Client
+	effect string
+}
+
+// chain is one ordered effect's runtime token on one client.
+type chain struct {
+	cur *pjrt.Buffer // the token the next computation of the effect takes
+	// relays waiting for their computation (see relay), and whether a
+	// goroutine is working through them.
+	queue   []relay
+	running bool
+}
+
+// relay hands a computation's token on: next (the chain's current token
+// once the computation was dispatched) gets the computation's token result
+// when it is ready, or, when the computation failed, the token the
+// computation took, so that a failed callback does not poison the chain.
+type relay struct {
+	out, in *pjrt.Buffer
+	next    *pjrt.AliasFulfillment
+}
+
+var registry struct {
+	mu      sync.Mutex
+	next    uintptr
+	streams map[uintptr]weak.Pointer[Stream]
+}
+
+// NewStream returns a stream with its own token chains.
+func NewStream() *Stream {
+	s := &Stream{chains: map[chainKey]*chain{}, ctxs: map[*pjrt.Client]*pjrt.ExecuteContext{}}
+	registry.mu.Lock()
+	registry.next++
+	s.id = registry.next
+	if registry.streams == nil {
+		registry.streams = map[uintptr]weak.Pointer[Stream]{}
+	}
+	registry.streams[s.id] = weak.Make(s)
+	registry.mu.Unlock()
+	runtime.AddCleanup(s, func(id uintptr) {
+		registry.mu.Lock()
+		delete(registry.streams, id)
+		registry.mu.Unlock()
+	}, s.id)
+	return s
+}
+
+var defaultStream = sync.OnceValue(NewStream)
+
+// Default is the stream of Execute, Barrier and of goroutines that do not
+// make their own.
+func Default() *Stream { return defaultStream() }
+
+// lookupStream returns the live stream with the given id, or nil.
+func lookupStream(id uintptr) *Stream {
+	registry.mu.Lock()
+	defer registry.mu.Unlock()
+	return registry.streams[id].Value()
+}
+
+// liveStreams returns every stream not yet collected.
+func liveStreams() []*Stream {
+	registry.mu.Lock()
+	defer registry.mu.Unlock()
+	out := make([]*Stream, 0, len(registry.streams))
+	for _, w := range registry.streams {
+		if s := w.Value(); s != nil {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// streamOf returns the stream whose execution made the call, found
+// through the FFI user data of the execution's context.
+func streamOf(frame *pjrt.FFICallFrame) *Stream {
+	if frame.Context == nil {
+		return nil
+	}
+	for _, t := range streamTypeIDs() {
+		if id, err := frame.UserData(t); err == nil {
+			return lookupStream(id)
+		}
+	}
+	return nil
+}
+
+// record keeps err if it is the first since the last Barrier.
+func (s *Stream) record(err error) {
+	s.mu.Lock()
+	if s.err == nil {
+		s.err = err
+	}
+	s.mu.Unlock()
+}
+
+// Execute runs exe through the default stream (see Stream.Execute).
+func Execute(exe *Executable, args ...*pjrt.Buffer) ([]*pjrt.Buffer, error) {
+	return Default().Execute(exe, args...)
+}
+
+// Barrier waits for the effects of the default stream (see
+// Stream.Barrier).
+func Barrier(ctx context.Context) error { return Default().Barrier(ctx) }
+
+// BarrierAll waits for the effects of every stream and returns the first
+// callback error of any (each stream's is cleared).
+func BarrierAll(ctx context.Context) error {
+	var first error
+	for _, s := range liveStreams() {
+		if err := s.Barrier(ctx); err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
+}
+
+// Execute runs exe on its first addressable device; see ExecuteOn.
+func (s *Stream) Execute(exe *Executable, args ...*pjrt.Buffer) ([]*pjrt.Buffer, error) {
+	return s.ExecuteOn(nil, exe, args...)
+}
+
+// ExecuteOn runs exe on device dev (nil: exe's first addressable device)
+// with args (its own parameters, without tokens) and returns its own
+// results, which become ready asynchronously. It never waits for the
+// computation nor for earlier ones: for each ordered effect of exe it
+// passes the stream's current runtime token (copied to dev if it lives on
+// another device) and makes a new token current that is ready when this
+// computation has finished, successfully or not; the backend starts the
+// computation once its token is ready. A computation with unordered
+// effects leaves its completion event for Barrier. A callback that fails
+// fails this computation (its outputs carry the *CallbackError's text)
+// and is returned by the next Barrier; later computations still run, in
+// order.
+func (s *Stream) ExecuteOn(dev *pjrt.Device, exe *Executable, args ...*pjrt.Buffer) ([]*pjrt.Buffer, error) {
+	if exe == nil || exe.exe == nil {
+		return nil, errors.New("effects: Execute: nil executable")
+	}
+	c := exe.client
+	if dev == nil {
+		devs := exe.exe.AddressableDevices()
+		if len(devs) == 0 {
+			return nil, errors.New("effects: Execute: the executable has no addressable device")
+		}
+		dev = devs[0]
+	} else if dev.Client() != c {
+		return nil, fmt.Errorf("effects: Execute: device %d belongs to another client", dev.ID())
+	}
+	n := len(exe.lowered.Ordered)
+	full := make([]*pjrt.Buffer, n, n+len(args))
+	full = append(full, args...)
+	relays := make([]relay, n)
+	// Without alias buffers the new token exists only once the computation
+	// is dispatched: the lock is held until then.
+	hold := n > 0 && exe.tokens.noAlias
+	s.mu.Lock()
+	xctx, err := s.context(c)
+	if err != nil {
+		s.mu.Unlock()
+		return nil, err
+	}
+	for i, e := range exe.lowered.Ordered {
+		ch := s.chains[chainKey{c, e}]
+		if ch == nil {
+			ch = &chain{}
+			s.chains[chainKey{c, e}] = ch
+		}
+		in, err := exe.tokens.take(ch, dev)
+		if err == nil && !hold {
+			var next *pjrt.Buffer
+			next, relays[i].next, err = exe.tokens.c.CreateAliasBuffer(exe.tokens.shape, pjrt.OnDevice(dev))
+			if err == nil {
+				ch.cur = next
+			}
+		}
+		relays[i].in = in
+		if err != nil {
+			s.mu.Unlock()
+			s.undo(relays[:i+1])
+			return nil, fmt.Errorf("effects: Execute: runtime token of effect %q: %w", e, err)
+		}
+		full[i] = relays[i].in
+	}
+	if !hold {
+		s.mu.Unlock()
+	}
+	x, err := exe.exe.Execute([][]*pjrt.Buffer{full}, pjrt.ExecuteOptions{
+		Device: dev, Context: xctx, CompletionEvents: exe.lowered.Unordered,
+	})
+	if err != nil {
+		if hold {
+			s.mu.Unlock()
+		}
+		s.undo(relays)
+		return nil, err
+	}
+	outs := x.Outputs[0]
+	if !hold {
+		s.mu.Lock()
+	}
+	for i, e := range exe.lowered.Ordered {
+		relays[i].out = outs[i]
+		ch := s.chains[chainKey{c, e}]
+		if hold {
+			ch.cur = outs[i] // a failed computation poisons the chain
+			continue
+		}
+		ch.queue = append(ch.queue, relays[i])
+		if !ch.running {
+			ch.running = true
+			go s.relayLoop(ch)
+		}
+	}
+	if exe.lowered.Unordered && len(x.Completion) > 0 {
+		s.prunePending()
+		s.pending = append(s.pending, x.Completion[0])
+	}
+	s.mu.Unlock()
+	return outs[n:], nil
+}
+
+// undo hands the taken tokens on unchanged after a dispatch that failed
+// before the computation started.
+func (s *Stream) undo(relays []relay) {
+	for _, r := range relays {
+		if r.next != nil {
+			if r.in != nil {
+				r.next.Fulfill(r.in)
+			} else {
+				r.next.Fail(errors.New("effects: dispatch failed"))
+			}
+		}
+	}
+}
+
+// prunePending drops the completion events that have fired (s.mu held).
+func (s *Stream) prunePending() {
+	if len(s.pending) < 64 {
+		return
+	}
+	k := 0
+	for _, ev := range s.pending {
+		select {
+		case <-ev.Done():
+		default:
+			s.pending[k] = ev
+			k++
+		}
+	}
+	clear(s.pending[k:])
+	s.pending = s.pending[:k]
+}
+
+// relayLoop works through a chain's relays in order, then exits.
+func (s *Stream) relayLoop(ch *chain) {
+	for {
+		s.mu.Lock()
+		if len(ch.queue) == 0 {
+			ch.queue = nil
+			ch.running = false
+			s.mu.Unlock()
+			return
+		}
+		r := ch.queue[0]
+		ch.queue[0] = relay{}
+		ch.queue = ch.queue[1:]
+		s.mu.Unlock()
+		src := r.out
+		if err := r.out.Await(context.Background()); err != nil {
+			src = r.in // the computation failed: its callback error is recorded
+		}
+		if err := r.next.Fulfill(src); err != nil {
+			r.next.Fail(err)
+		}
+	}
+}
+
+// context returns the stream's execute context on c, which carries the
+// stream's id to callbacks (s.mu held). Backends without execute contexts
+// get nil: callbacks still run, and their errors still fail their
+// computation, but Barrier cannot report them.
+func (s *Stream) context(c *pjrt.Client) (*pjrt.ExecuteContext, error) {
+	if x, ok := s.ctxs[c]; ok {
+		return x, nil
+	}
+	var x *pjrt.ExecuteContext
+	if id, err := c.Plugin().RegisterFFIType(streamTypeName); err == nil {
+		if xc, err := c.NewExecuteContext(); err == nil {
+			if err := xc.AddFFIUserData(id, s.id); err != nil {
+				xc.Close()
+				return nil, fmt.Errorf("effects: Execute: %w", err)
+			}
+			x = xc
+		}
+	}
+	s.ctxs[c] = x
+	return x, nil
+}
+
+// Barrier waits until every computation dispatched through s with
+// effects has finished (the runtime token of each ordered effect and the
+// output token of each computation with unordered effects), then returns
+// the first callback error since the last Barrier, as a *CallbackError,
+// and clears it. It returns ctx's error if ctx ends first.
+func (s *Stream) Barrier(ctx context.Context) error {
+	s.mu.Lock()
+	var wait []*pjrt.Buffer
+	for _, ch := range s.chains {
+		if ch.cur != nil {
+			wait = append(wait, ch.cur)
+		}
+	}
+	events := s.pending
+	s.pending = nil
+	s.mu.Unlock()
+	for _, b := range wait {
+		if err := b.Await(ctx); err != nil && ctx.Err() != nil {
+			s.restore(events)
+			return ctx.Err()
+		}
+	}
+	for i, ev := range events {
+		if err := ev.Await(ctx); err != nil && ctx.Err() != nil {
+			s.restore(events[i:])
+			return ctx.Err()
+		}
+	}
+	s.mu.Lock()
+	err := s.err
+	s.err = nil
+	s.mu.Unlock()
+	return err
+}
+
+// restore puts back completion events a cancelled Barrier did not see.
+func (s *Stream) restore(events []*pjrt.Event) {
+	s.mu.Lock()
+	s.pending = append(events, s.pending...)
+	s.mu.Unlock()
+}
+
+// tokenSource makes the runtime tokens of one client.
+type tokenSource struct {
+	c      *pjrt.Client
+	arrays bool
+	shape  xla.Shape
+
+	once  sync.Once
+	err   error
+	maker *pjrt.Executable // returns one fresh token (token mode)
+
+	// noAlias: the backend has no alias buffers
+	// (PJRT_Client_CreateAliasBuffer), so chains hand on the computations'
+	// token results themselves and a failed computation fails the later
+	// ones of its effect.
+	noAlias bool
+}
+
+// take returns the chain's current token on dev, making the chain's first
+// one or copying it from another device (s.mu held).
+func (t *tokenSource) take(ch *chain, dev *pjrt.Device) (*pjrt.Buffer, error) {
+	if ch.cur == nil {
+		return t.fresh(dev)
+	}
+	d, err := ch.cur.Device()
+	if err != nil {
+		return nil, err
+	}
+	if d == dev {
+		return ch.cur, nil
+	}
+	return ch.cur.CopyToDevice(dev)
+}
+
+// fresh makes a new ready token on dev.
+func (t *tokenSource) fresh(dev *pjrt.Device) (*pjrt.Buffer, error) {
+	if t.arrays {
+		return t.c.BufferFromHost(nil, t.shape, pjrt.OnDevice(dev), pjrt.CopyDuringCall())
+	}
+	t.once.Do(func() {
+		t.maker, t.err = t.c.Compile(pjrt.MLIRText("func.func @main() -> !stablehlo.token {\n  %0 = stablehlo.after_all : !stablehlo.token\n  return %0 : !stablehlo.token\n}\n"), nil)
+	})
+	if t.err != nil {
+		return nil, t.err
+	}
+	x, err := t.maker.Execute([][]*pjrt.Buffer{{}}, pjrt.ExecuteOptions{Device: dev})
+	if err != nil {
+		return nil, err
+	}
+	return x.Outputs[0][0], nil
+}
