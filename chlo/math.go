@@ -322,13 +322,15 @@ func (e *em) sinPiAbs(x *Value) *Value {
 
 // expandLgamma: Lanczos for x >= 1/2, the reflection formula
 // log Γ(x) = log π - log|sin πx| - log Γ(1-x) below; +Inf at the poles
-// (0, -1, -2 ...) and at ±Inf.
+// (0, -1, -2 ...) and at ±Inf; exactly 0 at 1 and 2.
 func expandLgamma(e *em, x *Value) *Value {
 	reflect := e.lt(x, e.c(0.5))
 	z := e.sel(reflect, e.sub(e.c(1), x), x)
 	lg := e.lgammaPos(z)
 	refl := e.sub(e.sub(e.c(math.Log(math.Pi)), e.log(e.sinPiAbs(x))), lg)
 	r := e.sel(reflect, refl, lg)
+	// log Γ is exactly 0 at 1 and 2.
+	r = e.sel(e.or(e.eq(x, e.c(1)), e.eq(x, e.c(2))), e.c(0), r)
 	pole := e.and(e.le(x, e.c(0)), e.eq(x, e.floor(x)))
 	r = e.sel(pole, e.c(posInf), r)
 	r = e.sel(e.eq(e.abs(x), e.c(posInf)), e.c(posInf), r)
