@@ -27,9 +27,9 @@ func denseMatmul(x, y []float32, m, k, n int64) []float32 {
 
 func TestDSDMatchesDense(t *testing.T) {
 	cases := []struct {
-		name                 string
+		name                string
 		m, k, n, bm, bk, bn int64
-		p                    float64
+		p                   float64
 	}{
 		{"10% density, 4 column blocks", 64, 64, 64, 16, 16, 16, 0.1},
 		{"half density, rectangular blocks", 64, 32, 48, 16, 8, 16, 0.5},

@@ -1,0 +1,213 @@
+// Command pallas_masked_matmul is seed 001's dense @ dense matmul with a
+// block-sparse output mask: sparsifyMask turns an (M, N) mask into a block
+// mask, the distinct non-zero mask blocks, and prefetch maps that point
+// every grid cell at the next non-zero block, so the index maps of skipped
+// cells name a block that is needed next instead of fetching new ones. The
+// kernel skips the matmul of all-zero output blocks (When on a prefetched
+// scalar) and multiplies the result by the mask block. The example uses a
+// lower-triangular mask.
+package main
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+
+	"github.com/halo-ml/halo/interpreter"
+	"github.com/halo-ml/halo/pallas"
+	"github.com/halo-ml/halo/stablehlo"
+	"github.com/halo-ml/halo/xla"
+)
+
+// SparseMask is sparsifyMask's result; the maps are (M/bm, N/bn) row-major.
+type SparseMask struct {
+	GM, GN                                        int64 // block grid
+	BlockMask, PrefetchMask, PrefetchI, PrefetchJ []int32
+	Data                                          []float32 // distinct non-zero blocks, (len, bm, bn)
+	NumData                                       int64
+}
+
+// sparsifyMask walks the blocks backwards so each cell learns the next
+// non-zero block (row-major order), as seed 001's sparsify_mask does.
+func sparsifyMask(mask []float32, m, n, bm, bn int64) *SparseMask {
+	gm, gn := m/bm, n/bn
+	s := &SparseMask{GM: gm, GN: gn, BlockMask: make([]int32, gm*gn), PrefetchMask: make([]int32, gm*gn),
+		PrefetchI: make([]int32, gm*gn), PrefetchJ: make([]int32, gm*gn)}
+	var kinds []string
+	nextType, nextI, nextJ := int32(0), int32(gm-1), int32(gn-1)
+	for i := gm - 1; i >= 0; i-- {
+		for j := gn - 1; j >= 0; j-- {
+			blk := make([]float32, bm*bn)
+			nonzero := false
+			for a := int64(0); a < bm; a++ {
+				for b := int64(0); b < bn; b++ {
+					v := mask[(i*bm+a)*n+j*bn+b]
+					blk[a*bn+b] = v
+					nonzero = nonzero || v != 0
+				}
+			}
+			c := i*gn + j
+			if nonzero {
+				key := fmt.Sprint(blk)
+				t := -1
+				for q, kd := range kinds {
+					if kd == key {
+						t = q
+					}
+				}
+				if t < 0 {
+					t = len(kinds)
+					kinds = append(kinds, key)
+					s.Data = append(s.Data, blk...)
+				}
+				nextType, nextI, nextJ = int32(t), int32(i), int32(j)
+				s.BlockMask[c] = 1
+			}
+			s.PrefetchMask[c], s.PrefetchI[c], s.PrefetchJ[c] = nextType, nextI, nextJ
+		}
+	}
+	s.NumData = int64(len(kinds))
+	return s
+}
+
+func maskedMatmulKernel(k *pallas.Kernel, refs []*pallas.Ref) {
+	blockMask := refs[0]
+	x, y, maskRef, o, acc := refs[4], refs[5], refs[6], refs[7], refs[8]
+	i, j, kk := k.ProgramID(0), k.ProgramID(1), k.ProgramID(2)
+	shouldCompute := blockMask.Load(i, j).Ne(0)
+	k.When(kk.Eq(0), func() {
+		o.Store(0.0)
+		acc.Store(0.0)
+	})
+	k.When(shouldCompute, func() {
+		acc.Store(acc.Load().Add(pallas.Dot(x.Load(), y.Load(), xla.Float32)))
+	})
+	k.When(kk.Eq(k.NumPrograms(2).Sub(1)), func() {
+		o.Store(maskRef.Load(0).Mul(acc.Load()).Astype(o.DType()))
+	})
+}
+
+// BuildMaskedMatmul emits main(block_mask, prefetch_mask, prefetch_i,
+// prefetch_j i32[gm,gn], x f32[m,k], y f32[k,n], mask_data f32[nd,bm,bn])
+// = mask * (x @ y).
+func BuildMaskedMatmul(s *SparseMask, m, kdim, n, bm, bn, bk int64, checks bool) (*stablehlo.Module, error) {
+	b := stablehlo.NewBuilder("masked_matmul")
+	pm := stablehlo.Tensor(xla.Int32, s.GM, s.GN)
+	fb := b.NewFunction("main", pm, pm, pm, pm, stablehlo.Tensor(xla.Float32, m, kdim), stablehlo.Tensor(xla.Float32, kdim, n),
+		stablehlo.Tensor(xla.Float32, s.NumData, bm, bn))
+	kFetch := func(g []*pallas.Value, pf []*pallas.Ref) *pallas.Value {
+		// Zero the k index of skipped blocks so they fetch nothing new.
+		return pf[0].Load(g[0], g[1]).Ne(0).Astype(xla.Int32).Mul(g[2])
+	}
+	xMap := func(g []*pallas.Value, pf []*pallas.Ref) []any { return []any{pf[2].Load(g[0], g[1]), kFetch(g, pf)} }
+	yMap := func(g []*pallas.Value, pf []*pallas.Ref) []any { return []any{kFetch(g, pf), pf[3].Load(g[0], g[1])} }
+	maskMap := func(g []*pallas.Value, pf []*pallas.Ref) []any { return []any{pf[1].Load(g[0], g[1]), 0, 0} }
+	oMap := func(g []*pallas.Value, _ []*pallas.Ref) []any { return []any{g[0], g[1]} }
+	spec := pallas.CallSpec{
+		Name:              "sparse_mask_matmul",
+		OutShapes:         []xla.Shape{xla.MakeShape(xla.Float32, m, n)},
+		Grid:              []int64{m / bm, n / bn, kdim / bk},
+		NumScalarPrefetch: 4,
+		InSpecs: []*pallas.BlockSpec{
+			{BlockShape: []int64{bm, bk}, IndexMap: xMap},
+			{BlockShape: []int64{bk, bn}, IndexMap: yMap},
+			{BlockShape: []int64{1, bm, bn}, IndexMap: maskMap},
+		},
+		OutSpecs:       []*pallas.BlockSpec{{BlockShape: []int64{bm, bn}, IndexMap: oMap}},
+		ScratchShapes:  []xla.Shape{xla.MakeShape(xla.Float32, bm, bn)},
+		CompilerParams: pallas.CompilerParams{NoBoundsChecks: !checks},
+	}
+	fb.Return(pallas.Call(fb, maskedMatmulKernel, spec, fb.Args()...)...)
+	return b.Build()
+}
+
+// BuildDenseMasked emits main(mask, x, y) = mask * (x @ y).
+func BuildDenseMasked(m, k, n int64) (*stablehlo.Module, error) {
+	b := stablehlo.NewBuilder("dense_masked")
+	fb := b.NewFunction("main", stablehlo.Tensor(xla.Float32, m, n), stablehlo.Tensor(xla.Float32, m, k), stablehlo.Tensor(xla.Float32, k, n))
+	fb.Return(fb.Multiply(fb.Arg(0), fb.Dot(fb.Arg(1), fb.Arg(2))))
+	return b.Build()
+}
+
+func f32Tensor(data []float32, dims ...int64) *interpreter.Tensor {
+	t := interpreter.NewTensor(xla.MakeShape(xla.Float32, dims...))
+	copy(t.Data.([]float32), data)
+	return t
+}
+
+func i32Tensor(data []int32, dims ...int64) *interpreter.Tensor {
+	t := interpreter.NewTensor(xla.MakeShape(xla.Int32, dims...))
+	copy(t.Data.([]int32), data)
+	return t
+}
+
+// MaskedArgs are BuildMaskedMatmul's arguments.
+func MaskedArgs(s *SparseMask, x, y []float32, m, k, n, bm, bn int64) []interpreter.Value {
+	return []interpreter.Value{i32Tensor(s.BlockMask, s.GM, s.GN), i32Tensor(s.PrefetchMask, s.GM, s.GN),
+		i32Tensor(s.PrefetchI, s.GM, s.GN), i32Tensor(s.PrefetchJ, s.GM, s.GN),
+		f32Tensor(x, m, k), f32Tensor(y, k, n), f32Tensor(s.Data, s.NumData, bm, bn)}
+}
+
+// LowerTriangle is the (m, n) lower-triangular 0/1 mask.
+func LowerTriangle(m, n int64) []float32 {
+	mask := make([]float32, m*n)
+	for i := int64(0); i < m; i++ {
+		for j := int64(0); j <= i && j < n; j++ {
+			mask[i*n+j] = 1
+		}
+	}
+	return mask
+}
+
+// RunMaskedMatmul computes mask * (x @ y) with the kernel on the interpreter.
+func RunMaskedMatmul(mask, x, y []float32, m, k, n, bm, bn, bk int64) ([]float32, error) {
+	s := sparsifyMask(mask, m, n, bm, bn)
+	mod, err := BuildMaskedMatmul(s, m, k, n, bm, bn, bk, true)
+	if err != nil {
+		return nil, err
+	}
+	p, err := interpreter.Compile(mod, "main")
+	if err != nil {
+		return nil, err
+	}
+	out, err := p.Run(context.Background(), interpreter.Device{}, MaskedArgs(s, x, y, m, k, n, bm, bn))
+	if err != nil {
+		return nil, err
+	}
+	return out[0].(*interpreter.Tensor).Data.([]float32), nil
+}
+
+func main() {
+	const m, k, n, bm, bn, bk = 128, 128, 128, 32, 32, 64
+	r := rand.New(rand.NewPCG(5, 6))
+	x := make([]float32, m*k)
+	y := make([]float32, k*n)
+	for i := range x {
+		x[i] = float32(r.NormFloat64())
+	}
+	for i := range y {
+		y[i] = float32(r.NormFloat64())
+	}
+	mask := LowerTriangle(m, n)
+	got, err := RunMaskedMatmul(mask, x, y, m, k, n, bm, bn, bk)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	var sum float64
+	for i := 0; i < m; i++ {
+		for j := 0; j < n; j++ {
+			var ref float32
+			for l := 0; l < k; l++ {
+				ref += x[i*k+l] * y[l*n+j]
+			}
+			d := float64(mask[i*n+j]*ref - got[i*n+j])
+			if d < 0 {
+				d = -d
+			}
+			sum += d
+		}
+	}
+	fmt.Printf("mean |result - ref|: %g\n", sum/float64(m*n))
+}
