@@ -24,6 +24,9 @@ const Squeezed int64 = -1
 type BlockSpec struct {
 	BlockShape []int64
 	IndexMap   IndexMapFunc
+
+	// batchedWhole marks Vmap's spec for a batched whole-array input.
+	batchedWhole bool
 }
 
 // Backend selects the lowering of a call.
@@ -226,6 +229,29 @@ func Trace(kernel KernelFunc, spec CallSpec, operands []stablehlo.TensorType) (*
 	nin := len(operands) - np
 	if len(spec.InSpecs) != 0 && len(spec.InSpecs) != nin {
 		return fail("%d InSpecs for %d non-prefetch operands", len(spec.InSpecs), nin)
+	}
+	if len(spec.InSpecs) > 0 {
+		specs := append([]*BlockSpec(nil), spec.InSpecs...)
+		for i, bs := range specs {
+			if bs == nil || !bs.batchedWhole {
+				continue
+			}
+			dims := operands[np+i].Dims
+			if len(dims) == 0 {
+				return fail("batched input %d is a scalar", i)
+			}
+			block := append([]int64{Squeezed}, dims[1:]...)
+			rank := len(dims)
+			specs[i] = &BlockSpec{BlockShape: block, IndexMap: func(g []*Value, _ []*Ref) []any {
+				idx := make([]any, rank)
+				idx[0] = g[0]
+				for d := 1; d < rank; d++ {
+					idx[d] = 0
+				}
+				return idx
+			}}
+		}
+		spec.InSpecs = specs
 	}
 	if len(spec.OutShapes) == 0 {
 		return fail("no OutShapes")

@@ -1,0 +1,108 @@
+package pallas
+
+import (
+	"fmt"
+
+	"github.com/halo-ml/halo/xla"
+)
+
+// Vmap batches a call, as vmap of pallas_call does in JAX: the batched
+// operands (batched[i] for operand i, prefetch operands included) carry a
+// leading batch dim of size batch, and every output gets one. The result is
+// a kernel and spec for Call with a new leading grid axis over the batch:
+// block specs of batched operands and of outputs gain a leading Squeezed
+// dim indexed by that axis, unbatched operands keep their blocks, index
+// maps receive the original grid indices, and ProgramID/NumPrograms in the
+// kernel keep their axis numbers. Batched scalar-prefetch operands are not
+// supported.
+func Vmap(kernel KernelFunc, spec CallSpec, batch int64, batched []bool) (KernelFunc, CallSpec, error) {
+	name := kernelName(spec.Name, kernel)
+	fail := func(format string, args ...any) (KernelFunc, CallSpec, error) {
+		return nil, CallSpec{}, &Error{Kernel: name, Op: "vmap", Msg: fmt.Sprintf(format, args...)}
+	}
+	if kernel == nil {
+		return fail("kernel function is nil")
+	}
+	if batch <= 0 {
+		return fail("batch size %d is not positive", batch)
+	}
+	np := spec.NumScalarPrefetch
+	if np < 0 || np > len(batched) {
+		return fail("NumScalarPrefetch %d with %d operands", np, len(batched))
+	}
+	for i := 0; i < np; i++ {
+		if batched[i] {
+			return fail("scalar-prefetch operand %d is batched (not supported)", i)
+		}
+	}
+	nin := len(batched) - np
+	if len(spec.InSpecs) != 0 && len(spec.InSpecs) != nin {
+		return fail("%d InSpecs for %d non-prefetch operands", len(spec.InSpecs), nin)
+	}
+	if len(spec.OutSpecs) != 0 && len(spec.OutSpecs) != len(spec.OutShapes) {
+		return fail("%d OutSpecs for %d outputs", len(spec.OutSpecs), len(spec.OutShapes))
+	}
+	out := spec
+	out.Name = name
+	out.Grid = append([]int64{batch}, spec.Grid...)
+	wrap := func(bs *BlockSpec, shape []int64, isBatched bool) *BlockSpec {
+		var orig IndexMapFunc
+		var block []int64
+		if bs != nil && bs.BlockShape != nil {
+			block, orig = bs.BlockShape, bs.IndexMap
+		} else {
+			block = shape
+		}
+		if !isBatched {
+			if orig == nil {
+				return &BlockSpec{BlockShape: block}
+			}
+			return &BlockSpec{BlockShape: block, IndexMap: func(g []*Value, pf []*Ref) []any { return orig(g[1:], pf) }}
+		}
+		nb := append([]int64{Squeezed}, block...)
+		rank := len(block)
+		return &BlockSpec{BlockShape: nb, IndexMap: func(g []*Value, pf []*Ref) []any {
+			idx := []any{g[0]}
+			if orig == nil {
+				for i := 0; i < rank; i++ {
+					idx = append(idx, 0)
+				}
+				return idx
+			}
+			return append(idx, orig(g[1:], pf)...)
+		}}
+	}
+	// Input shapes are not known here: a batched input without a block spec
+	// (whole array per batch element) is resolved by Trace.
+	out.InSpecs = make([]*BlockSpec, nin)
+	for i := 0; i < nin; i++ {
+		var bs *BlockSpec
+		if len(spec.InSpecs) > 0 {
+			bs = spec.InSpecs[i]
+		}
+		if bs == nil || bs.BlockShape == nil {
+			if batched[np+i] {
+				out.InSpecs[i] = &BlockSpec{batchedWhole: true}
+			}
+			continue
+		}
+		out.InSpecs[i] = wrap(bs, nil, batched[np+i])
+	}
+	out.OutShapes = make([]xla.Shape, len(spec.OutShapes))
+	out.OutSpecs = make([]*BlockSpec, len(spec.OutShapes))
+	for i, s := range spec.OutShapes {
+		out.OutShapes[i] = xla.MakeShape(s.DType, append([]int64{batch}, s.Dims...)...)
+		var bs *BlockSpec
+		if len(spec.OutSpecs) > 0 {
+			bs = spec.OutSpecs[i]
+		}
+		out.OutSpecs[i] = wrap(bs, s.Dims, true)
+	}
+	inner := kernel
+	wrapped := func(k *Kernel, refs []*Ref) {
+		k.axisOffset++
+		defer func() { k.axisOffset-- }()
+		inner(k, refs)
+	}
+	return wrapped, out, nil
+}

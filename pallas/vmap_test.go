@@ -1,0 +1,47 @@
+package pallas
+
+import (
+	"testing"
+
+	"github.com/halo-ml/halo/xla"
+	"github.com/stretchr/testify/require"
+)
+
+func TestVmapAddsLeadingGridAxis(t *testing.T) {
+	// o[i] = x[i] + y (+ 100 * program_id(0)) with (2,) blocks over a (2,)
+	// grid; x is batched (3 rows), y is not; a whole-array batched input z.
+	kernel := func(k *Kernel, r []*Ref) {
+		r[3].Store(r[0].Load().Add(r[1].Load()).Add(k.ProgramID(0).Mul(100).Astype(xla.Float32)).Add(r[2].Load(0)))
+	}
+	blk := &BlockSpec{BlockShape: []int64{2}, IndexMap: func(g []*Value, _ []*Ref) []any { return []any{g[0]} }}
+	spec := CallSpec{Name: "addv", OutShapes: []xla.Shape{xla.MakeShape(xla.Float32, 4)}, Grid: []int64{2},
+		InSpecs: []*BlockSpec{blk, blk, nil}, OutSpecs: []*BlockSpec{blk}}
+	vk, vspec, err := Vmap(kernel, spec, 3, []bool{true, false, true})
+	require.NoError(t, err)
+	require.Equal(t, []int64{3, 2}, vspec.Grid)
+	x := tensor(t, xla.Float32, f32s(12, func(i int) float32 { return float32(i) }), 3, 4)
+	y := tensor(t, xla.Float32, []float32{1000, 2000, 3000, 4000}, 4)
+	z := tensor(t, xla.Float32, []float32{0.5, 9, 0.25, 9, 0.125, 9}, 3, 2)
+	out, err := runCall(vk, vspec, x, y, z)
+	require.NoError(t, err)
+	want := make([]float32, 12)
+	zs := []float32{0.5, 0.25, 0.125}
+	for b := 0; b < 3; b++ {
+		for i := 0; i < 4; i++ {
+			want[b*4+i] = float32(b*4+i) + float32(1000*(i+1)) + float32(100*(i/2)) + zs[b]
+		}
+	}
+	require.Equal(t, want, out[0].Data)
+	require.Equal(t, []int64{3, 4}, out[0].Shape.Dims)
+}
+
+func TestVmapErrors(t *testing.T) {
+	k := func(k *Kernel, r []*Ref) {}
+	spec := CallSpec{OutShapes: []xla.Shape{xla.MakeShape(xla.Float32, 4)}, NumScalarPrefetch: 1}
+	_, _, err := Vmap(k, spec, 2, []bool{true, false})
+	require.ErrorContains(t, err, "scalar-prefetch operand 0 is batched")
+	_, _, err = Vmap(k, spec, 0, []bool{false, false})
+	require.ErrorContains(t, err, "batch size 0")
+	_, _, err = Vmap(nil, spec, 2, []bool{false})
+	require.ErrorContains(t, err, "nil")
+}
