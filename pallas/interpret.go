@@ -52,6 +52,9 @@ type interp struct {
 	errLen int
 	// flat index of the err slot in env.state
 	errSlot int
+	// cacheAt[i] is where output i's current block and its starts sit in
+	// the loop state (-1: a whole-array output, no cache).
+	cacheAt []int
 	grid    []int64
 }
 
@@ -144,6 +147,25 @@ func lowerInterpret(fb *stablehlo.FuncBuilder, p *Program, spec *CallSpec, opera
 	if l.checks {
 		init = append(init, fb.SplatOf(xla.Int32, 0, int64(l.errLen)))
 	}
+	// Blocked outputs keep their current block in the loop state and write
+	// it back only when the block index changes (and after the loop), as a
+	// pipeline does: consecutive steps on one output block (a reduction
+	// axis) then cost no copy of the whole output.
+	l.cacheAt = make([]int, nout)
+	for i := 0; i < nout; i++ {
+		r := p.Refs[np+nin+i]
+		if sameShape(r.Block, r.ArrayShape) {
+			l.cacheAt[i] = -1
+			continue
+		}
+		l.cacheAt[i] = len(init)
+		zeros := make([]*stablehlo.Value, len(r.Block))
+		for d := range zeros {
+			zeros[d] = fb.ScalarOf(xla.Int32, 0)
+		}
+		init = append(init, fb.DynamicSlice(init[1+i], zeros, blockSizes(r)))
+		init = append(init, zeros...)
+	}
 	total := int64(1)
 	for _, g := range p.Grid {
 		total *= g
@@ -169,13 +191,16 @@ func lowerInterpret(fb *stablehlo.FuncBuilder, p *Program, spec *CallSpec, opera
 	for i := 0; i < nout; i++ {
 		r := p.Refs[np+nin+i]
 		v := res[1+i]
+		if c := l.cacheAt[i]; c >= 0 {
+			v = fb.DynamicUpdateSlice(v, res[c], res[c+1:c+1+len(r.Block)])
+		}
 		if dims := padded(r); !sameShape(dims, r.ArrayShape) {
 			v = fb.Slice(v, make([]int64, len(dims)), r.ArrayShape, nil)
 		}
 		outs[i] = v
 	}
 	if l.checks && len(l.sites) > 0 {
-		fb.CustomCall(CheckTarget, []*stablehlo.Value{res[len(res)-1]}, nil, stablehlo.CustomCallConfig{
+		fb.CustomCall(CheckTarget, []*stablehlo.Value{res[1+nout+p.NumScratch]}, nil, stablehlo.CustomCallConfig{
 			HasSideEffect: true,
 			BackendConfig: stablehlo.StringAttr(l.checkConfig()),
 		})
@@ -204,7 +229,7 @@ func (l *interp) step(fb *stablehlo.FuncBuilder, a []*stablehlo.Value, prefetch,
 	e.state = make([]*stablehlo.Value, nref+1)
 	l.errSlot = nref
 	if l.checks {
-		e.state[nref] = a[len(a)-1]
+		e.state[nref] = a[1+nout+ns]
 	}
 	copy(e.state, prefetch)
 	// Block starts of inputs and outputs.
@@ -231,8 +256,39 @@ func (l *interp) step(fb *stablehlo.FuncBuilder, a []*stablehlo.Value, prefetch,
 	for i := 0; i < nin; i++ {
 		e.state[np+i] = slice(ins[i], p.Refs[np+i], starts[i])
 	}
+	bufs := make([]*stablehlo.Value, nout)
 	for i := 0; i < nout; i++ {
-		e.state[np+nin+i] = slice(a[1+i], p.Refs[np+nin+i], starts[nin+i])
+		r := p.Refs[np+nin+i]
+		c := l.cacheAt[i]
+		if c < 0 {
+			bufs[i] = a[1+i]
+			e.state[np+nin+i] = slice(a[1+i], r, starts[nin+i])
+			continue
+		}
+		rank := len(r.Block)
+		buf, blk, prev, st := a[1+i], a[c], a[c+1:c+1+rank], starts[nin+i]
+		var changed *stablehlo.Value
+		for d := 0; d < rank; d++ {
+			ne := fb.Compare(st[d], prev[d], stablehlo.CompareNE, stablehlo.CompareAuto)
+			if changed == nil {
+				changed = ne
+			} else {
+				changed = fb.Or(changed, ne)
+			}
+		}
+		sizes := blockSizes(r)
+		res := fb.If(changed, func(rb *stablehlo.FuncBuilder) []*stablehlo.Value {
+			b2 := rb.DynamicUpdateSlice(buf, blk, prev)
+			return []*stablehlo.Value{b2, rb.DynamicSlice(b2, st, sizes)}
+		}, func(rb *stablehlo.FuncBuilder) []*stablehlo.Value {
+			return []*stablehlo.Value{buf, blk}
+		})
+		bufs[i] = res[0]
+		v := res[1]
+		if !sameShape(sizes, r.BlockShape) {
+			v = fb.Reshape(v, r.BlockShape...)
+		}
+		e.state[np+nin+i] = v
 	}
 	for i := 0; i < ns; i++ {
 		e.state[np+nin+nout+i] = a[1+nout+i]
@@ -245,23 +301,29 @@ func (l *interp) step(fb *stablehlo.FuncBuilder, a []*stablehlo.Value, prefetch,
 	}
 	next := []*stablehlo.Value{fb.Add(a[0], fb.ScalarOf(xla.Int32, 1))}
 	for i := 0; i < nout; i++ {
-		r := p.Refs[np+nin+i]
-		blk := e.state[np+nin+i]
-		if sameShape(r.Block, r.ArrayShape) {
-			next = append(next, blk)
+		if l.cacheAt[i] < 0 {
+			next = append(next, e.state[np+nin+i])
 			continue
 		}
-		sizes := blockSizes(r)
-		if !sameShape(sizes, r.BlockShape) {
-			blk = fb.Reshape(blk, sizes...)
-		}
-		next = append(next, fb.DynamicUpdateSlice(a[1+i], blk, starts[nin+i]))
+		next = append(next, bufs[i])
 	}
 	for i := 0; i < ns; i++ {
 		next = append(next, e.state[np+nin+nout+i])
 	}
 	if l.checks {
 		next = append(next, e.state[nref])
+	}
+	for i := 0; i < nout; i++ {
+		r := p.Refs[np+nin+i]
+		if l.cacheAt[i] < 0 {
+			continue
+		}
+		blk := e.state[np+nin+i]
+		if sizes := blockSizes(r); !sameShape(sizes, r.BlockShape) {
+			blk = fb.Reshape(blk, sizes...)
+		}
+		next = append(next, blk)
+		next = append(next, starts[nin+i]...)
 	}
 	return next, nil
 }
