@@ -25,7 +25,7 @@ type Stream struct {
 
 	mu      sync.Mutex
 	chains  map[chainKey]*chain
-	pending []*pjrt.Event // completion of computations with unordered effects
+	pending []pending // computations with unordered effects (or chains without relays)
 	ctxs    map[*pjrt.Client]*pjrt.ExecuteContext
 	err     error // first callback error since the last Barrier
 }
@@ -51,6 +51,15 @@ type chain struct {
 type relay struct {
 	out, in *pjrt.Buffer
 	next    *pjrt.AliasFulfillment
+	keep    []*pjrt.Buffer // the computation's arguments, alive until it ran
+}
+
+// pending is a computation's output token: its completion event, and its
+// arguments, kept alive until it has run (the interpreter fails a
+// computation whose argument was released before it started).
+type pending struct {
+	done *pjrt.Event
+	keep []*pjrt.Buffer
 }
 
 var registry struct {
@@ -118,7 +127,9 @@ func streamOf(frame *pjrt.FFICallFrame) *Stream {
 	return nil
 }
 
-// record keeps err if it is the first since the last Barrier.
+// record keeps err if it is the first since the last Barrier. Callbacks
+// record their errors while their computation runs, so a computation's
+// own error (seen when it has finished) never replaces its callback's.
 func (s *Stream) record(err error) {
 	s.mu.Lock()
 	if s.err == nil {
@@ -198,6 +209,7 @@ func (s *Stream) ExecuteOn(dev *pjrt.Device, exe *Executable, args ...*pjrt.Buff
 			ch = &chain{}
 			s.chains[chainKey{c, e}] = ch
 		}
+		src := ch.cur
 		in, err := exe.tokens.take(ch, dev)
 		if err == nil && !hold {
 			var next *pjrt.Buffer
@@ -207,6 +219,9 @@ func (s *Stream) ExecuteOn(dev *pjrt.Device, exe *Executable, args ...*pjrt.Buff
 			}
 		}
 		relays[i].in = in
+		if src != in && src != nil {
+			relays[i].keep = append(relays[i].keep, src) // a copy reads it later
+		}
 		if err != nil {
 			s.mu.Unlock()
 			s.undo(relays[:i+1])
@@ -218,7 +233,7 @@ func (s *Stream) ExecuteOn(dev *pjrt.Device, exe *Executable, args ...*pjrt.Buff
 		s.mu.Unlock()
 	}
 	x, err := exe.exe.Execute([][]*pjrt.Buffer{full}, pjrt.ExecuteOptions{
-		Device: dev, Context: xctx, CompletionEvents: exe.lowered.Unordered,
+		Device: dev, Context: xctx, CompletionEvents: exe.lowered.Unordered || hold,
 	})
 	if err != nil {
 		if hold {
@@ -233,6 +248,9 @@ func (s *Stream) ExecuteOn(dev *pjrt.Device, exe *Executable, args ...*pjrt.Buff
 	}
 	for i, e := range exe.lowered.Ordered {
 		relays[i].out = outs[i]
+		if i == 0 {
+			relays[i].keep = append(relays[i].keep, args...)
+		}
 		ch := s.chains[chainKey{c, e}]
 		if hold {
 			ch.cur = outs[i] // a failed computation poisons the chain
@@ -244,9 +262,15 @@ func (s *Stream) ExecuteOn(dev *pjrt.Device, exe *Executable, args ...*pjrt.Buff
 			go s.relayLoop(ch)
 		}
 	}
-	if exe.lowered.Unordered && len(x.Completion) > 0 {
+	if len(x.Completion) > 0 {
 		s.prunePending()
-		s.pending = append(s.pending, x.Completion[0])
+		keep := full
+		if hold {
+			for _, r := range relays {
+				keep = append(keep, r.keep...)
+			}
+		}
+		s.pending = append(s.pending, pending{done: x.Completion[0], keep: keep})
 	}
 	s.mu.Unlock()
 	return outs[n:], nil
@@ -272,11 +296,14 @@ func (s *Stream) prunePending() {
 		return
 	}
 	k := 0
-	for _, ev := range s.pending {
+	for _, p := range s.pending {
 		select {
-		case <-ev.Done():
+		case <-p.done.Done():
+			if err := p.done.Err(); err != nil && s.err == nil {
+				s.err = err
+			}
 		default:
-			s.pending[k] = ev
+			s.pending[k] = p
 			k++
 		}
 	}
@@ -300,7 +327,8 @@ func (s *Stream) relayLoop(ch *chain) {
 		s.mu.Unlock()
 		src := r.out
 		if err := r.out.Await(context.Background()); err != nil {
-			src = r.in // the computation failed: its callback error is recorded
+			src = r.in // the computation failed: hand on the token it took
+			s.record(err)
 		}
 		if err := r.next.Fulfill(src); err != nil {
 			r.next.Fail(err)
@@ -333,8 +361,9 @@ func (s *Stream) context(c *pjrt.Client) (*pjrt.ExecuteContext, error) {
 // Barrier waits until every computation dispatched through s with
 // effects has finished (the runtime token of each ordered effect and the
 // output token of each computation with unordered effects), then returns
-// the first callback error since the last Barrier, as a *CallbackError,
-// and clears it. It returns ctx's error if ctx ends first.
+// the first error since the last Barrier and clears it: a *CallbackError
+// when a callback failed, else the error of a computation with effects
+// that failed. It returns ctx's error if ctx ends first.
 func (s *Stream) Barrier(ctx context.Context) error {
 	s.mu.Lock()
 	var wait []*pjrt.Buffer
@@ -352,10 +381,13 @@ func (s *Stream) Barrier(ctx context.Context) error {
 			return ctx.Err()
 		}
 	}
-	for i, ev := range events {
-		if err := ev.Await(ctx); err != nil && ctx.Err() != nil {
-			s.restore(events[i:])
-			return ctx.Err()
+	for i, p := range events {
+		if err := p.done.Await(ctx); err != nil {
+			if ctx.Err() != nil {
+				s.restore(events[i:])
+				return ctx.Err()
+			}
+			s.record(err)
 		}
 	}
 	s.mu.Lock()
@@ -366,7 +398,7 @@ func (s *Stream) Barrier(ctx context.Context) error {
 }
 
 // restore puts back completion events a cancelled Barrier did not see.
-func (s *Stream) restore(events []*pjrt.Event) {
+func (s *Stream) restore(events []pending) {
 	s.mu.Lock()
 	s.pending = append(events, s.pending...)
 	s.mu.Unlock()
