@@ -1,0 +1,186 @@
+package pallas
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/halo-ml/halo/stablehlo"
+)
+
+// The Triton lowering (Backend Triton): the kernel becomes Triton IR (TTIR)
+// text inside a stablehlo.custom_call @__gpu$xla.gpu.triton, which XLA's
+// GPU backend compiles with its own Triton and launches over the grid.
+//
+// The custom call is spelled as JAX writes it (see the recorded export in
+// ../shared/testdata/triton): no api_version (ORIGINAL), no backend_config,
+// and the dictionary mhlo.backend_config = {debug, grid_x, grid_y, grid_z,
+// ir, name, num_stages, num_warps} (i32 except debug, ir and name). The
+// operands are the call's operands (scalar-prefetch arrays first), the
+// results its outputs, all row-major; InputOutputAliases become
+// output_operand_aliases.
+//
+// The TTIR module holds one tt.func public @name whose arguments are one
+// !tt.ptr<T> per operand then per output ({tt.divisibility = 32 : i32}),
+// with no results. How the kernel IR maps onto it:
+//
+//   - Grid: up to three axes map to tt.get_program_id x, y, z. More axes,
+//     or a y/z axis over CUDA's 65535 limit, collapse the leading axes
+//     into x; each collapsed axis is recovered by div/rem, last axis
+//     fastest. A size-1 axis is the constant 0.
+//   - Index maps run at the top of the kernel on the program ids (and on
+//     scalars loaded from the prefetch pointers); block index times block
+//     size is each dim's element start (a squeezed dim's index is the
+//     element index).
+//   - A load or store computes one pointer per element: the ref's base
+//     pointer advanced by the scalar part of the row-major offset (block
+//     starts, integer indices, slice starts, times the array strides), then
+//     splatted and advanced by the tensor part (tt.make_range for slices,
+//     the index arrays for gathers, expanded and broadcast to the indexed
+//     shape).
+//   - Masks: the user's mask, and-ed with a bounds mask along every dim
+//     whose block size does not divide the array (the padded edge blocks);
+//     masked loads read `other` (the user's, else zero) where the mask is
+//     false. Unmasked accesses are not checked on the GPU.
+//   - Elementwise math is arith (and math.absf/absi/floor/ceil); exp, log,
+//     tanh, erf, sqrt, rsqrt, sin, cos and pow call libdevice through
+//     tt.extern_elementwise as JAX does (f16/bf16 go through f32). Bool
+//     refs are i8 in memory.
+//   - reduce is one tt.reduce per axis; dot is tt.dot with an f32 (i32 for
+//     i8, f64 for f64) zero accumulator, IEEE precision for f32, then a
+//     convert to the preferred type; ForLoop, When and While are scf.for
+//     (i32 counter), scf.if and scf.while.
+//
+// Build-time errors name the kernel, the op and its file:line: tensors whose
+// dims are not powers of two (Triton's rule) or larger than 2^20 elements,
+// block shapes that are not powers of two, dtypes without a Triton type
+// (complex, 8-bit floats, sub-byte ints), scratch refs (grid steps run in
+// parallel on a GPU), and ops with no lowering.
+
+// TritonTarget is the custom_call target of Triton kernels in XLA.
+const TritonTarget = "__gpu$xla.gpu.triton"
+
+// Triton's launch defaults (JAX's for GPU).
+const (
+	DefaultNumWarps  = 4
+	DefaultNumStages = 3
+)
+
+// TritonKernel is a kernel lowered to Triton: what the custom call carries.
+type TritonKernel struct {
+	// Name is the tt.func symbol (the kernel name made an identifier).
+	Name string
+	// IR is the TTIR module text.
+	IR string
+	// Grid is the launch grid (x, y, z).
+	Grid [3]int64
+	// NumWarps and NumStages are the launch settings.
+	NumWarps, NumStages int
+}
+
+func init() { RegisterBackend(Triton, lowerTriton) }
+
+// LowerTriton lowers a traced kernel to Triton IR with the launch settings
+// of params (zero NumWarps/NumStages take the defaults).
+func LowerTriton(p *Program, params CompilerParams) (k *TritonKernel, err error) {
+	if p == nil || p.Body == nil {
+		return nil, &Error{Kernel: "kernel", Op: "triton", Msg: "nil program"}
+	}
+	warps, stages := params.NumWarps, params.NumStages
+	if warps == 0 {
+		warps = DefaultNumWarps
+	}
+	if stages == 0 {
+		stages = DefaultNumStages
+	}
+	if warps < 1 || warps > 32 || warps&(warps-1) != 0 {
+		return nil, &Error{Kernel: p.Name, Op: "triton", Msg: fmt.Sprintf("NumWarps %d is not a power of two in [1, 32]", warps)}
+	}
+	if stages < 1 {
+		return nil, &Error{Kernel: p.Name, Op: "triton", Msg: fmt.Sprintf("NumStages %d is not positive", stages)}
+	}
+	f, grid, err := lowerTritonFunc(p)
+	if err != nil {
+		return nil, err
+	}
+	return &TritonKernel{Name: f.name, IR: f.String(), Grid: grid, NumWarps: warps, NumStages: stages}, nil
+}
+
+// BackendConfig is the custom call's mhlo.backend_config dictionary, keys
+// sorted as MLIR prints them.
+func (k *TritonKernel) BackendConfig() stablehlo.DictAttr {
+	return stablehlo.DictAttr{
+		{Name: "debug", Value: stablehlo.BoolAttr(false)},
+		{Name: "grid_x", Value: stablehlo.I32Attr(int32(k.Grid[0]))},
+		{Name: "grid_y", Value: stablehlo.I32Attr(int32(k.Grid[1]))},
+		{Name: "grid_z", Value: stablehlo.I32Attr(int32(k.Grid[2]))},
+		{Name: "ir", Value: stablehlo.StringAttr(k.IR)},
+		{Name: "name", Value: stablehlo.StringAttr(k.Name)},
+		{Name: "num_stages", Value: stablehlo.I32Attr(int32(k.NumStages))},
+		{Name: "num_warps", Value: stablehlo.I32Attr(int32(k.NumWarps))},
+	}
+}
+
+// rowMajor is the minor-to-major layout of a row-major array of rank r.
+func rowMajor(r int) []int64 {
+	l := make([]int64, r)
+	for i := range l {
+		l[i] = int64(r - 1 - i)
+	}
+	return l
+}
+
+func lowerTriton(fb *stablehlo.FuncBuilder, p *Program, c *CallSpec, operands []*stablehlo.Value) ([]*stablehlo.Value, error) {
+	if len(operands) != p.NumPrefetch+p.NumInputs {
+		return nil, &Error{Kernel: p.Name, Op: "triton", Msg: fmt.Sprintf("%d operands for %d prefetch and %d inputs", len(operands), p.NumPrefetch, p.NumInputs)}
+	}
+	k, err := LowerTriton(p, c.CompilerParams)
+	if err != nil {
+		return nil, err
+	}
+	cfg := stablehlo.CustomCallConfig{Attrs: []stablehlo.NamedAttr{{Name: "mhlo.backend_config", Value: k.BackendConfig()}}}
+	for _, o := range operands {
+		t, _ := o.TensorType()
+		cfg.OperandLayouts = append(cfg.OperandLayouts, rowMajor(len(t.Dims)))
+	}
+	var results []stablehlo.Type
+	for i := 0; i < p.NumOutputs; i++ {
+		r := p.Refs[p.NumPrefetch+p.NumInputs+i]
+		results = append(results, stablehlo.Tensor(r.DType, r.ArrayShape...))
+		cfg.ResultLayouts = append(cfg.ResultLayouts, rowMajor(len(r.ArrayShape)))
+		if r.AliasOf >= 0 {
+			a := stablehlo.OutputOperandAlias{OperandIndex: int64(r.AliasOf)}
+			if p.NumOutputs > 1 {
+				a.OutputTupleIndices = []int64{int64(i)}
+			}
+			cfg.OutputOperandAliases = append(cfg.OutputOperandAliases, a)
+		}
+	}
+	outs := fb.CustomCall(TritonTarget, operands, results, cfg)
+	if err := fb.Err(); err != nil {
+		return nil, err
+	}
+	return outs, nil
+}
+
+// tritonSymbol makes a kernel name a plain identifier ([A-Za-z0-9_], not
+// starting with a digit) usable as a tt.func and PTX symbol.
+func tritonSymbol(name string) string {
+	var b strings.Builder
+	for i, r := range name {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r == '_':
+			b.WriteRune(r)
+		case r >= '0' && r <= '9':
+			if i == 0 {
+				b.WriteByte('_')
+			}
+			b.WriteRune(r)
+		default:
+			b.WriteByte('_')
+		}
+	}
+	if b.Len() == 0 {
+		return "kernel"
+	}
+	return b.String()
+}

@@ -1,0 +1,647 @@
+package pallas
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+)
+
+// A reference evaluator of the TTIR tree the Triton lowering builds, for
+// tests: it runs every program of the launch grid one after another on
+// host buffers, so the index arithmetic, masks and control flow of the
+// emitted kernel can be checked against interpret mode without a GPU. An
+// access outside a buffer is an error (an unmasked padded edge would show
+// up here).
+
+// tevVal is a runtime value: floats in f, integers (and i1, pointers'
+// offsets) in i, with the shape of its type.
+type tevVal struct {
+	t   ttType
+	f   []float64
+	i   []int64
+	buf int // pointer values: the buffer
+}
+
+func (v *tevVal) n() int {
+	if v.f != nil {
+		return len(v.f)
+	}
+	return len(v.i)
+}
+
+// tevBuf is one kernel argument's memory.
+type tevBuf struct {
+	elem string // element type in memory
+	f    []float64
+	i    []int64
+}
+
+type tevMachine struct {
+	bufs []*tevBuf
+	pid  [3]int64
+	vals map[*ttVal]*tevVal
+}
+
+type tevError struct{ msg string }
+
+func tevFail(format string, args ...any) { panic(tevError{fmt.Sprintf(format, args...)}) }
+
+// run executes f on every program of grid.
+func tevRun(f *ttFunc, grid [3]int64, bufs []*tevBuf) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			if e, ok := r.(tevError); ok {
+				err = fmt.Errorf("%s", e.msg)
+				return
+			}
+			panic(r)
+		}
+	}()
+	if len(bufs) != len(f.body.args) {
+		return fmt.Errorf("%d buffers for %d arguments", len(bufs), len(f.body.args))
+	}
+	for x := int64(0); x < grid[0]; x++ {
+		for y := int64(0); y < grid[1]; y++ {
+			for z := int64(0); z < grid[2]; z++ {
+				m := &tevMachine{bufs: bufs, pid: [3]int64{x, y, z}, vals: map[*ttVal]*tevVal{}}
+				for i, a := range f.body.args {
+					m.vals[a] = &tevVal{t: a.t, i: []int64{0}, buf: i}
+				}
+				m.region(f.body)
+			}
+		}
+	}
+	return nil
+}
+
+func (m *tevMachine) region(r *ttRegion) []*tevVal {
+	for _, op := range r.ops {
+		if out := m.op(op); out != nil {
+			return out
+		}
+	}
+	return nil
+}
+
+func (m *tevMachine) get(v *ttVal) *tevVal {
+	x, ok := m.vals[v]
+	if !ok {
+		tevFail("value used before definition")
+	}
+	return x
+}
+
+func newTev(t ttType) *tevVal {
+	n := int64(1)
+	for _, d := range t.shape {
+		n *= d
+	}
+	v := &tevVal{t: t}
+	if t.isFloat() {
+		v.f = make([]float64, n)
+	} else {
+		v.i = make([]int64, n)
+	}
+	return v
+}
+
+// round keeps a float in its element type's precision.
+func round(x float64, elem string) float64 {
+	switch elem {
+	case "f32", "f16", "bf16":
+		return float64(float32(x))
+	}
+	return x
+}
+
+func parseLit(lit string, t ttType) (float64, int64) {
+	switch {
+	case lit == "true":
+		return 0, 1
+	case lit == "false":
+		return 0, 0
+	case strings.HasPrefix(lit, "0x") && t.elem == "f32":
+		u, _ := strconv.ParseUint(lit[2:], 16, 32)
+		return float64(math.Float32frombits(uint32(u))), 0
+	case strings.HasPrefix(lit, "0x") && t.elem == "f64":
+		u, _ := strconv.ParseUint(lit[2:], 16, 64)
+		return math.Float64frombits(u), 0
+	case t.isFloat():
+		f, err := strconv.ParseFloat(lit, 64)
+		if err != nil {
+			tevFail("float literal %q", lit)
+		}
+		return f, 0
+	}
+	i, err := strconv.ParseInt(lit, 10, 64)
+	if err != nil {
+		tevFail("int literal %q", lit)
+	}
+	return 0, i
+}
+
+var tevLib = map[string]func(float64) float64{
+	"exp": math.Exp, "log": math.Log, "tanh": math.Tanh, "erf": math.Erf, "sqrt": math.Sqrt,
+	"rsqrt": func(x float64) float64 { return 1 / math.Sqrt(x) }, "sin": math.Sin, "cos": math.Cos,
+}
+
+func (m *tevMachine) op(op *ttOp) []*tevVal {
+	in := func(i int) *tevVal { return m.get(op.operands[i]) }
+	var res *tevVal
+	if len(op.results) == 1 {
+		res = newTev(op.results[0].t)
+	}
+	rt := ttType{}
+	if len(op.results) > 0 {
+		rt = op.results[0].t
+	}
+	bits := rt.bits()
+	wrap := func(x int64) int64 { return intLit(x, bits) }
+	name := op.name
+	switch {
+	case name == "tt.return":
+		return []*tevVal{}
+	case name == "scf.yield" || name == "tt.reduce.return":
+		out := make([]*tevVal, len(op.operands))
+		for i := range op.operands {
+			out[i] = in(i)
+		}
+		return out
+	case name == "scf.condition":
+		out := make([]*tevVal, len(op.operands))
+		for i := range op.operands {
+			out[i] = in(i)
+		}
+		return out
+	case name == "arith.constant":
+		f, i := parseLit(op.results[0].lit, rt)
+		for k := 0; k < res.n(); k++ {
+			if res.f != nil {
+				res.f[k] = round(f, rt.elem)
+			} else {
+				res.i[k] = wrap(i)
+			}
+		}
+	case name == "tt.get_program_id":
+		res.i[0] = m.pid[op.attr("axis").(int64)]
+	case name == "tt.make_range":
+		for k := range res.i {
+			res.i[k] = op.attr("start").(int64) + int64(k)
+		}
+	case name == "tt.splat":
+		x := in(0)
+		for k := 0; k < res.n(); k++ {
+			if res.f != nil {
+				res.f[k] = x.f[0]
+			} else {
+				res.i[k] = x.i[0]
+			}
+		}
+		res.buf = x.buf
+	case name == "tt.expand_dims" || name == "tt.reshape":
+		x := in(0)
+		res.f, res.i, res.buf = x.f, x.i, x.buf
+	case name == "tt.broadcast":
+		x := in(0)
+		res.buf = x.buf
+		eachIndex(rt.shape, func(k int, idx []int64) {
+			src := 0
+			for d, n := range x.t.shape {
+				j := idx[d]
+				if n == 1 {
+					j = 0
+				}
+				src = src*int(n) + int(j)
+			}
+			if res.f != nil {
+				res.f[k] = x.f[src]
+			} else {
+				res.i[k] = x.i[src]
+			}
+		})
+	case name == "tt.trans":
+		x := in(0)
+		order := op.attr("order").([]int64)
+		eachIndex(rt.shape, func(k int, idx []int64) {
+			srcIdx := make([]int64, len(idx))
+			for i, o := range order {
+				srcIdx[o] = idx[i]
+			}
+			src := flat(x.t.shape, srcIdx)
+			if res.f != nil {
+				res.f[k] = x.f[src]
+			} else {
+				res.i[k] = x.i[src]
+			}
+		})
+	case name == "tt.addptr":
+		p, o := in(0), in(1)
+		res.buf = p.buf
+		for k := range res.i {
+			res.i[k] = p.i[k] + o.i[k]
+		}
+	case name == "tt.load":
+		p := in(0)
+		b := m.bufs[p.buf]
+		var mask, other *tevVal
+		if len(op.operands) > 1 {
+			mask, other = in(1), in(2)
+		}
+		for k := 0; k < res.n(); k++ {
+			if mask != nil && mask.i[k] == 0 {
+				if res.f != nil {
+					res.f[k] = other.f[k]
+				} else {
+					res.i[k] = other.i[k]
+				}
+				continue
+			}
+			a := p.i[k]
+			if a < 0 || int(a) >= max(len(b.f), len(b.i)) {
+				tevFail("program %v loads element %d of argument %d (size %d)", m.pid, a, p.buf, max(len(b.f), len(b.i)))
+			}
+			if res.f != nil {
+				res.f[k] = b.f[a]
+			} else {
+				res.i[k] = b.i[a]
+			}
+		}
+	case name == "tt.store":
+		p, x := in(0), in(1)
+		b := m.bufs[p.buf]
+		var mask *tevVal
+		if len(op.operands) > 2 {
+			mask = in(2)
+		}
+		for k := 0; k < x.n(); k++ {
+			if mask != nil && mask.i[k] == 0 {
+				continue
+			}
+			a := p.i[k]
+			if a < 0 || int(a) >= max(len(b.f), len(b.i)) {
+				tevFail("program %v stores element %d of argument %d (size %d)", m.pid, a, p.buf, max(len(b.f), len(b.i)))
+			}
+			if b.f != nil {
+				b.f[a] = x.f[k]
+			} else {
+				b.i[a] = x.i[k]
+			}
+		}
+	case name == "tt.extern_elementwise":
+		sym := op.attr("symbol").(string)
+		base := strings.TrimSuffix(strings.TrimPrefix(sym, "__nv_"), "f")
+		if rt.elem == "f64" {
+			base = strings.TrimPrefix(sym, "__nv_")
+		}
+		if base == "pow" {
+			x, y := in(0), in(1)
+			for k := range res.f {
+				res.f[k] = round(math.Pow(x.f[k], y.f[k]), rt.elem)
+			}
+			break
+		}
+		fn := tevLib[base]
+		if fn == nil {
+			tevFail("unknown libdevice function %s", sym)
+		}
+		x := in(0)
+		for k := range res.f {
+			res.f[k] = round(fn(x.f[k]), rt.elem)
+		}
+	case name == "tt.reduce":
+		x := in(0)
+		axis := int(op.attr("axis").(int64))
+		r := op.regions[0]
+		first := map[int]bool{}
+		eachIndex(x.t.shape, func(k int, idx []int64) {
+			dst := append(append([]int64{}, idx[:axis]...), idx[axis+1:]...)
+			j := flat(rt.shape, dst)
+			elem := func(vals []float64, ints []int64, at int) *tevVal {
+				v := &tevVal{t: r.args[0].t}
+				if vals != nil {
+					v.f = []float64{vals[at]}
+				} else {
+					v.i = []int64{ints[at]}
+				}
+				return v
+			}
+			cur := elem(x.f, x.i, k)
+			if first[j] {
+				m.vals[r.args[0]] = elem(res.f, res.i, j)
+				m.vals[r.args[1]] = cur
+				cur = m.region(r)[0]
+			}
+			first[j] = true
+			if res.f != nil {
+				res.f[j] = cur.f[0]
+			} else {
+				res.i[j] = cur.i[0]
+			}
+		})
+	case name == "tt.dot":
+		a, b, c := in(0), in(1), in(2)
+		M, K, N := a.t.shape[0], a.t.shape[1], b.t.shape[1]
+		for i := int64(0); i < M; i++ {
+			for j := int64(0); j < N; j++ {
+				if res.f != nil {
+					s := c.f[i*N+j]
+					for k := int64(0); k < K; k++ {
+						s += a.f[i*K+k] * b.f[k*N+j]
+					}
+					res.f[i*N+j] = round(s, rt.elem)
+				} else {
+					s := c.i[i*N+j]
+					for k := int64(0); k < K; k++ {
+						s += a.i[i*K+k] * b.i[k*N+j]
+					}
+					res.i[i*N+j] = wrap(s)
+				}
+			}
+		}
+	case name == "scf.if":
+		if in(0).i[0] != 0 {
+			m.region(op.regions[0])
+		}
+		return nil
+	case name == "scf.for":
+		lo, hi, step := in(0).i[0], in(1).i[0], in(2).i[0]
+		carry := make([]*tevVal, len(op.operands)-3)
+		for i := range carry {
+			carry[i] = in(3 + i)
+		}
+		r := op.regions[0]
+		for iv := lo; iv < hi; iv += step {
+			m.vals[r.args[0]] = &tevVal{t: r.args[0].t, i: []int64{iv}}
+			for i, c := range carry {
+				m.vals[r.args[1+i]] = c
+			}
+			carry = m.region(r)
+		}
+		for i, c := range carry {
+			m.vals[op.results[i]] = c
+		}
+		return nil
+	case name == "scf.while":
+		carry := make([]*tevVal, len(op.operands))
+		for i := range carry {
+			carry[i] = in(i)
+		}
+		before, after := op.regions[0], op.regions[1]
+		for steps := 0; ; steps++ {
+			if steps > 1<<20 {
+				tevFail("scf.while runs away")
+			}
+			for i, c := range carry {
+				m.vals[before.args[i]] = c
+			}
+			out := m.region(before)
+			if out[0].i[0] == 0 {
+				carry = out[1:]
+				break
+			}
+			for i, c := range out[1:] {
+				m.vals[after.args[i]] = c
+			}
+			carry = m.region(after)
+		}
+		for i, c := range carry {
+			m.vals[op.results[i]] = c
+		}
+		return nil
+	case name == "arith.cmpi" || name == "arith.cmpf":
+		x, y := in(0), in(1)
+		ob := op.operands[0].t.bits()
+		for k := range res.i {
+			var r bool
+			if name == "arith.cmpf" {
+				a, b := x.f[k], y.f[k]
+				nan := math.IsNaN(a) || math.IsNaN(b)
+				switch op.pred {
+				case "oeq":
+					r = a == b
+				case "une":
+					r = nan || a != b
+				case "olt":
+					r = a < b
+				case "ole":
+					r = a <= b
+				case "ogt":
+					r = a > b
+				case "oge":
+					r = a >= b
+				default:
+					tevFail("cmpf %s", op.pred)
+				}
+			} else {
+				a, b := x.i[k], y.i[k]
+				ua, ub := uint64(a)&mask(ob), uint64(b)&mask(ob)
+				switch op.pred {
+				case "eq":
+					r = a == b
+				case "ne":
+					r = a != b
+				case "slt":
+					r = a < b
+				case "sle":
+					r = a <= b
+				case "sgt":
+					r = a > b
+				case "sge":
+					r = a >= b
+				case "ult":
+					r = ua < ub
+				case "ule":
+					r = ua <= ub
+				case "ugt":
+					r = ua > ub
+				case "uge":
+					r = ua >= ub
+				default:
+					tevFail("cmpi %s", op.pred)
+				}
+			}
+			if r {
+				res.i[k] = 1
+			}
+		}
+	case name == "arith.select":
+		c, x, y := in(0), in(1), in(2)
+		for k := 0; k < res.n(); k++ {
+			ck := c.i[0]
+			if len(c.i) > 1 {
+				ck = c.i[k]
+			}
+			src := y
+			if ck != 0 {
+				src = x
+			}
+			if res.f != nil {
+				res.f[k] = src.f[k]
+			} else {
+				res.i[k] = src.i[k]
+			}
+		}
+	case isCastOp(name):
+		x := in(0)
+		sb := op.operands[0].t.bits()
+		for k := 0; k < res.n(); k++ {
+			switch name {
+			case "arith.extf", "arith.truncf":
+				res.f[k] = round(x.f[k], rt.elem)
+			case "arith.extsi", "arith.trunci":
+				res.i[k] = wrap(x.i[k])
+			case "arith.extui":
+				res.i[k] = wrap(int64(uint64(x.i[k]) & mask(sb)))
+			case "arith.sitofp":
+				res.f[k] = round(float64(x.i[k]), rt.elem)
+			case "arith.uitofp":
+				res.f[k] = round(float64(uint64(x.i[k])&mask(sb)), rt.elem)
+			case "arith.fptosi", "arith.fptoui":
+				res.i[k] = wrap(int64(math.Trunc(x.f[k])))
+			default:
+				tevFail("cast %s", name)
+			}
+		}
+	case strings.HasPrefix(name, "arith.") || strings.HasPrefix(name, "math."):
+		m.arith(op, res)
+	default:
+		tevFail("no evaluation of %s", name)
+	}
+	if res != nil {
+		m.vals[op.results[0]] = res
+	}
+	return nil
+}
+
+func mask(bits int) uint64 {
+	if bits >= 64 || bits <= 0 {
+		return ^uint64(0)
+	}
+	return 1<<uint(bits) - 1
+}
+
+func (m *tevMachine) arith(op *ttOp, res *tevVal) {
+	rt := op.results[0].t
+	bits := rt.bits()
+	xs := make([]*tevVal, len(op.operands))
+	for i, o := range op.operands {
+		xs[i] = m.get(o)
+	}
+	for k := 0; k < res.n(); k++ {
+		if res.f != nil {
+			a := xs[0].f[k]
+			b := 0.0
+			if len(xs) > 1 {
+				b = xs[1].f[k]
+			}
+			var r float64
+			switch op.name {
+			case "arith.addf":
+				r = a + b
+			case "arith.subf":
+				r = a - b
+			case "arith.mulf":
+				r = a * b
+			case "arith.divf":
+				r = a / b
+			case "arith.remf":
+				r = math.Mod(a, b)
+			case "arith.maximumf":
+				r = math.Max(a, b)
+			case "arith.minimumf":
+				r = math.Min(a, b)
+			case "arith.negf":
+				r = -a
+			case "math.absf":
+				r = math.Abs(a)
+			case "math.floor":
+				r = math.Floor(a)
+			case "math.ceil":
+				r = math.Ceil(a)
+			default:
+				tevFail("no evaluation of %s", op.name)
+			}
+			res.f[k] = round(r, rt.elem)
+			continue
+		}
+		a := xs[0].i[k]
+		var b int64
+		if len(xs) > 1 {
+			b = xs[1].i[k]
+		}
+		ua, ub := uint64(a)&mask(bits), uint64(b)&mask(bits)
+		var r int64
+		switch op.name {
+		case "arith.addi":
+			r = a + b
+		case "arith.subi":
+			r = a - b
+		case "arith.muli":
+			r = a * b
+		case "arith.divsi", "arith.remsi", "arith.divui", "arith.remui":
+			if b == 0 {
+				tevFail("integer division by zero")
+			}
+			switch op.name {
+			case "arith.divsi":
+				r = a / b
+			case "arith.remsi":
+				r = a % b
+			case "arith.divui":
+				r = int64(ua / ub)
+			default:
+				r = int64(ua % ub)
+			}
+		case "arith.andi":
+			r = a & b
+		case "arith.ori":
+			r = a | b
+		case "arith.xori":
+			r = a ^ b
+		case "arith.maxsi":
+			r = max(a, b)
+		case "arith.minsi":
+			r = min(a, b)
+		case "arith.maxui":
+			r = int64(max(ua, ub))
+		case "arith.minui":
+			r = int64(min(ua, ub))
+		case "math.absi":
+			r = a
+			if a < 0 {
+				r = -a
+			}
+		default:
+			tevFail("no evaluation of %s", op.name)
+		}
+		res.i[k] = intLit(r, bits)
+	}
+}
+
+// eachIndex calls f with every row-major index of shape.
+func eachIndex(shape []int64, f func(k int, idx []int64)) {
+	n := int64(1)
+	for _, d := range shape {
+		n *= d
+	}
+	idx := make([]int64, len(shape))
+	for k := int64(0); k < n; k++ {
+		f(int(k), idx)
+		for d := len(shape) - 1; d >= 0; d-- {
+			idx[d]++
+			if idx[d] < shape[d] {
+				break
+			}
+			idx[d] = 0
+		}
+	}
+}
+
+func flat(shape, idx []int64) int {
+	k := 0
+	for d, n := range shape {
+		k = k*int(n) + int(idx[d])
+	}
+	return k
+}

@@ -1,0 +1,1089 @@
+package pallas
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+
+	"github.com/halo-ml/halo/xla"
+)
+
+// The kernel IR -> TTIR translation (see triton.go for the design).
+
+// tritonMaxNumel is Triton's largest tensor (elements).
+const tritonMaxNumel = 1 << 20
+
+// cudaYZLimit is the largest grid size along y and z.
+const cudaYZLimit = 1<<16 - 1
+
+// ttb builds TTIR: the current region and a cache of constants per open
+// region (a constant of an enclosing region is visible inside).
+type ttb struct {
+	region *ttRegion
+	stack  []*ttRegion
+	consts []map[string]*ttVal
+}
+
+func (b *ttb) push(r *ttRegion) {
+	b.stack = append(b.stack, b.region)
+	b.region = r
+	b.consts = append(b.consts, map[string]*ttVal{})
+}
+
+func (b *ttb) pop() {
+	b.region = b.stack[len(b.stack)-1]
+	b.stack = b.stack[:len(b.stack)-1]
+	b.consts = b.consts[:len(b.consts)-1]
+}
+
+func (b *ttb) emit(name string, operands []*ttVal, results []ttType, attrs ...ttAttr) *ttOp {
+	op := &ttOp{name: name, operands: operands, attrs: attrs}
+	for i, t := range results {
+		op.results = append(op.results, &ttVal{t: t, def: op, idx: i})
+	}
+	b.region.ops = append(b.region.ops, op)
+	return op
+}
+
+func (b *ttb) emit1(name string, operands []*ttVal, t ttType, attrs ...ttAttr) *ttVal {
+	return b.emit(name, operands, []ttType{t}, attrs...).results[0]
+}
+
+func (b *ttb) constant(lit string, t ttType, isInt bool, iv int64) *ttVal {
+	key := lit + " : " + t.String()
+	for i := len(b.consts) - 1; i >= 0; i-- {
+		if v, ok := b.consts[i][key]; ok {
+			return v
+		}
+	}
+	v := b.emit1("arith.constant", nil, t)
+	v.lit, v.isInt, v.ival = lit, isInt, iv
+	b.consts[len(b.consts)-1][key] = v
+	return v
+}
+
+// intConst is an integer (or i1) constant of type t (scalar or splat).
+func (b *ttb) intConst(v int64, t ttType) *ttVal {
+	v = intLit(v, t.bits())
+	lit := strconv.FormatInt(v, 10)
+	if t.elem == "i1" {
+		lit = "false"
+		if v != 0 {
+			lit = "true"
+		}
+	}
+	return b.constant(lit, t, true, v)
+}
+
+func (b *ttb) floatConst(x float64, t ttType) *ttVal {
+	return b.constant(floatLit(x, t.elem), t, false, 0)
+}
+
+// numConst is x as a constant of t (float or integer element type).
+func (b *ttb) numConst(x float64, t ttType) *ttVal {
+	if t.isFloat() {
+		return b.floatConst(x, t)
+	}
+	return b.intConst(int64(x), t)
+}
+
+func (b *ttb) i32(v int64) *ttVal { return b.intConst(v, ttType{elem: "i32"}) }
+
+// splat makes a scalar a tensor of shape (constants stay constants).
+func (b *ttb) splat(x *ttVal, shape []int64) *ttVal {
+	if len(shape) == 0 {
+		return x
+	}
+	t := x.t.with(shape)
+	if x.lit != "" {
+		return b.constant(x.lit, t, x.isInt, x.ival)
+	}
+	return b.emit1("tt.splat", []*ttVal{x}, t)
+}
+
+func (b *ttb) expandDims(x *ttVal, axis int) *ttVal {
+	shape := append(append(clone(x.t.shape[:axis]), 1), x.t.shape[axis:]...)
+	if x.lit != "" {
+		return b.constant(x.lit, x.t.with(shape), x.isInt, x.ival)
+	}
+	return b.emit1("tt.expand_dims", []*ttVal{x}, x.t.with(shape), i32Attr("axis", int64(axis)))
+}
+
+// broadcastTo broadcasts a scalar, or a tensor of the same rank whose dims
+// are shape's or 1, to shape.
+func (b *ttb) broadcastTo(x *ttVal, shape []int64) *ttVal {
+	if x.t.scalar() {
+		return b.splat(x, shape)
+	}
+	if sameShape(x.t.shape, shape) {
+		return x
+	}
+	if x.lit != "" {
+		return b.constant(x.lit, x.t.with(shape), x.isInt, x.ival)
+	}
+	return b.emit1("tt.broadcast", []*ttVal{x}, x.t.with(shape))
+}
+
+// place puts a tensor of rank a at result dims [pos, pos+a) of shape
+// (expanding the other dims) and broadcasts it.
+func (b *ttb) place(x *ttVal, pos int, shape []int64) *ttVal {
+	a := len(x.t.shape)
+	for i := 0; i < pos; i++ {
+		x = b.expandDims(x, 0)
+	}
+	for i := pos + a; i < len(shape); i++ {
+		x = b.expandDims(x, len(x.t.shape))
+	}
+	return b.broadcastTo(x, shape)
+}
+
+// Integer arithmetic on index values, folding constants.
+func (b *ttb) addI(x, y *ttVal) *ttVal {
+	switch {
+	case x.isInt && y.isInt && x.t.scalar() && y.t.scalar():
+		return b.intConst(x.ival+y.ival, x.t)
+	case x.isInt && x.ival == 0:
+		return y
+	case y.isInt && y.ival == 0:
+		return x
+	}
+	return b.emit1("arith.addi", []*ttVal{x, y}, x.t)
+}
+
+func (b *ttb) subI(x, y *ttVal) *ttVal {
+	switch {
+	case x.isInt && y.isInt && x.t.scalar() && y.t.scalar():
+		return b.intConst(x.ival-y.ival, x.t)
+	case y.isInt && y.ival == 0:
+		return x
+	}
+	return b.emit1("arith.subi", []*ttVal{x, y}, x.t)
+}
+
+func (b *ttb) mulI(x, y *ttVal) *ttVal {
+	switch {
+	case x.isInt && y.isInt && x.t.scalar() && y.t.scalar():
+		return b.intConst(x.ival*y.ival, x.t)
+	case x.isInt && x.ival == 1:
+		return y
+	case y.isInt && y.ival == 1:
+		return x
+	case x.isInt && x.ival == 0:
+		return x
+	case y.isInt && y.ival == 0:
+		return y
+	}
+	return b.emit1("arith.muli", []*ttVal{x, y}, x.t)
+}
+
+func (b *ttb) andI(x, y *ttVal) *ttVal {
+	if x == nil {
+		return y
+	}
+	if y == nil {
+		return x
+	}
+	return b.emit1("arith.andi", []*ttVal{x, y}, x.t)
+}
+
+func (b *ttb) cmp(name, pred string, x, y *ttVal) *ttVal {
+	op := b.emit(name, []*ttVal{x, y}, []ttType{x.t.as("i1")})
+	op.pred = pred
+	return op.results[0]
+}
+
+func (b *ttb) cast(name string, x *ttVal, elem string) *ttVal {
+	return b.emit1(name, []*ttVal{x}, x.t.as(elem))
+}
+
+// ttRef is a kernel ref as the lowering sees it.
+type ttRef struct {
+	info    *RefInfo
+	ptr     *ttVal
+	scratch bool
+	strides []int64  // row-major, over ArrayShape
+	dims    []int    // the array dim of each ref (non-squeezed) dim
+	starts  []*ttVal // element start of the block per array dim (offset type)
+	limits  []*ttVal // elements from the start to the array's end, for dims with padded blocks; nil otherwise
+	off     ttType   // offset type: i32, or i64 for arrays of 2^31 elements or more
+}
+
+type ttLower struct {
+	p    *Program
+	b    *ttb
+	vals map[*Value]*ttVal
+	refs map[*Value]*ttRef
+	grid []*ttVal
+}
+
+// ttFail is the panic value of a lowering error (recovered by
+// lowerTritonFunc).
+type ttFail struct{ err *Error }
+
+func (l *ttLower) fail(op *Op, format string, args ...any) {
+	e := &Error{Kernel: l.p.Name, Op: "triton", Msg: fmt.Sprintf(format, args...)}
+	if op != nil {
+		e.Op = "triton: " + op.Name
+		e.Loc = op.Loc
+	}
+	panic(ttFail{e})
+}
+
+// ttElem is the TTIR element type of a dtype in registers.
+func ttElem(dt xla.DType) (string, bool) {
+	switch dt {
+	case xla.Bool:
+		return "i1", true
+	case xla.Int8, xla.Uint8:
+		return "i8", true
+	case xla.Int16, xla.Uint16:
+		return "i16", true
+	case xla.Int32, xla.Uint32:
+		return "i32", true
+	case xla.Int64, xla.Uint64:
+		return "i64", true
+	case xla.Float16:
+		return "f16", true
+	case xla.BFloat16:
+		return "bf16", true
+	case xla.Float32:
+		return "f32", true
+	case xla.Float64:
+		return "f64", true
+	}
+	return "", false
+}
+
+// ttMemElem is the element type in memory (bools are bytes).
+func ttMemElem(dt xla.DType) (string, bool) {
+	if dt == xla.Bool {
+		return "i8", true
+	}
+	return ttElem(dt)
+}
+
+func isPow2(n int64) bool { return n > 0 && n&(n-1) == 0 }
+
+// typeOf converts a kernel IR type, checking Triton's rules.
+func (l *ttLower) typeOf(op *Op, t Type) ttType {
+	e, ok := ttElem(t.DType)
+	if !ok {
+		l.fail(op, "dtype %v has no Triton type", t.DType)
+	}
+	l.checkShape(op, t)
+	return ttType{elem: e, shape: clone(t.Shape)}
+}
+
+func (l *ttLower) checkShape(op *Op, t Type) {
+	for _, d := range t.Shape {
+		if !isPow2(d) {
+			l.fail(op, "%s: Triton tensors need power-of-two dims (pad the block or mask the access)", t)
+		}
+	}
+	if t.Size() > tritonMaxNumel {
+		l.fail(op, "%s has %d elements, more than Triton's %d", t, t.Size(), tritonMaxNumel)
+	}
+}
+
+func (l *ttLower) v(op *Op, x *Value) *ttVal {
+	if t, ok := l.vals[x]; ok {
+		return t
+	}
+	l.fail(op, "operand %%%d is not defined before its use", x.ID)
+	return nil
+}
+
+func (l *ttLower) set(x *Value, t *ttVal) { l.vals[x] = t }
+
+// lowerTritonFunc translates p into a tt.func and its launch grid.
+func lowerTritonFunc(p *Program) (f *ttFunc, grid [3]int64, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			if e, ok := r.(ttFail); ok {
+				err = e.err
+				return
+			}
+			err = &Error{Kernel: p.Name, Op: "triton", Msg: fmt.Sprintf("internal error: %v", r)}
+		}
+	}()
+	l := &ttLower{p: p, b: &ttb{}, vals: map[*Value]*ttVal{}, refs: map[*Value]*ttRef{}}
+	body := &ttRegion{}
+	l.b.region = body
+	l.b.consts = []map[string]*ttVal{{}}
+	f = &ttFunc{name: tritonSymbol(p.Name), body: body}
+
+	// One pointer argument per prefetch, input and output ref.
+	refs := make([]*ttRef, len(p.Refs))
+	for i := range p.Refs {
+		info := &p.Refs[i]
+		r := &ttRef{info: info, off: ttType{elem: "i32"}}
+		refs[i] = r
+		if info.Kind == ScratchRef {
+			r.scratch = true
+			continue
+		}
+		e, ok := ttMemElem(info.DType)
+		if !ok {
+			l.fail(nil, "%s: dtype %v has no Triton type", info, info.DType)
+		}
+		r.ptr = &ttVal{t: ttType{elem: ptrType(e)}}
+		body.args = append(body.args, r.ptr)
+		size := int64(1)
+		for _, d := range info.ArrayShape {
+			size *= d
+		}
+		if size > math.MaxInt32 {
+			r.off = ttType{elem: "i64"}
+		}
+		blocked := false
+		for d, bd := range info.Block {
+			if bd != Squeezed && bd != info.ArrayShape[d] {
+				blocked = true
+			}
+		}
+		if blocked {
+			for _, bd := range info.BlockShape {
+				if !isPow2(bd) {
+					l.fail(nil, "%s: block shape %v: Triton needs power-of-two block dims", info, info.Block)
+				}
+			}
+		}
+		r.strides = make([]int64, len(info.ArrayShape))
+		s := int64(1)
+		for d := len(info.ArrayShape) - 1; d >= 0; d-- {
+			r.strides[d] = s
+			s *= info.ArrayShape[d]
+		}
+		for d, bd := range info.Block {
+			if bd != Squeezed {
+				r.dims = append(r.dims, d)
+			}
+		}
+	}
+
+	grid = l.programIDs()
+
+	// Block starts from the index maps.
+	for i := range p.Refs {
+		r := refs[i]
+		if r.scratch {
+			continue
+		}
+		var m *Region
+		if k := i - p.NumPrefetch; r.info.Kind != PrefetchRef && k < len(p.IndexMaps) {
+			m = p.IndexMaps[k]
+		}
+		l.blockStarts(r, m, refs[:p.NumPrefetch])
+	}
+
+	// The body.
+	for i, a := range p.Body.Args {
+		l.refs[a] = refs[i]
+	}
+	l.region(p.Body)
+	l.b.emit("tt.return", nil, nil)
+	f.prune()
+	return f, grid, nil
+}
+
+// programIDs computes the grid indices from the program ids and returns
+// the launch grid.
+func (l *ttLower) programIDs() [3]int64 {
+	g := l.p.Grid
+	launch := [3]int64{1, 1, 1}
+	l.grid = make([]*ttVal, len(g))
+	if len(g) == 0 {
+		return launch
+	}
+	k := max(1, len(g)-2) // leading axes folded into x
+	for k < len(g) {
+		over := false
+		for _, d := range g[k:] {
+			over = over || d > cudaYZLimit
+		}
+		if !over {
+			break
+		}
+		k++
+	}
+	x := int64(1)
+	for _, d := range g[:k] {
+		x *= d
+	}
+	if x > math.MaxInt32 {
+		l.fail(nil, "grid %v has %d programs along x, more than CUDA's %d", g, x, math.MaxInt32)
+	}
+	launch[0] = x
+	for i, d := range g[k:] {
+		launch[1+i] = d
+	}
+	pid := func(axis int) *ttVal {
+		if launch[axis] == 1 {
+			return l.b.i32(0)
+		}
+		return l.b.emit1("tt.get_program_id", nil, ttType{elem: "i32"}, i32Attr("axis", int64(axis)))
+	}
+	rest := pid(0)
+	for d := k - 1; d >= 1; d-- {
+		if g[d] == 1 {
+			l.grid[d] = l.b.i32(0)
+			continue
+		}
+		n := l.b.i32(g[d])
+		l.grid[d] = l.b.emit1("arith.remsi", []*ttVal{rest, n}, rest.t)
+		rest = l.b.emit1("arith.divsi", []*ttVal{rest, n}, rest.t)
+	}
+	l.grid[0] = rest
+	for i := range g[k:] {
+		l.grid[k+i] = pid(1 + i)
+	}
+	return launch
+}
+
+// toOff converts an i32 index to r's offset type.
+func (l *ttLower) toOff(x *ttVal, off ttType) *ttVal {
+	if x.t.elem == off.elem {
+		return x
+	}
+	if x.isInt && x.t.scalar() {
+		return l.b.intConst(x.ival, off)
+	}
+	return l.b.cast("arith.extsi", x, off.elem)
+}
+
+// blockStarts runs index map m (nil: block 0) and sets r's block starts and
+// padding limits.
+func (l *ttLower) blockStarts(r *ttRef, m *Region, prefetch []*ttRef) {
+	info := r.info
+	n := len(info.ArrayShape)
+	r.starts = make([]*ttVal, n)
+	r.limits = make([]*ttVal, n)
+	var idx []*ttVal
+	if m != nil {
+		for i, a := range m.Args {
+			if i < len(l.grid) {
+				l.set(a, l.grid[i])
+			} else if j := i - len(l.grid); j < len(prefetch) {
+				l.refs[a] = prefetch[j]
+			}
+		}
+		l.region(m)
+		for _, y := range m.Yield {
+			idx = append(idx, l.v(nil, y))
+		}
+		if len(idx) != n {
+			l.fail(nil, "index map of %s yields %d indices for rank %d", info, len(idx), n)
+		}
+	}
+	for d := 0; d < n; d++ {
+		bs := info.Block[d]
+		if bs == Squeezed {
+			bs = 1
+		}
+		start := l.b.intConst(0, r.off)
+		if idx != nil {
+			start = l.b.mulI(l.toOff(idx[d], r.off), l.b.intConst(bs, r.off))
+		}
+		r.starts[d] = start
+		if bs > 0 && info.ArrayShape[d]%bs != 0 {
+			r.limits[d] = l.b.subI(l.b.intConst(info.ArrayShape[d], r.off), start)
+		}
+	}
+}
+
+func (l *ttLower) region(r *Region) {
+	for _, op := range r.Ops {
+		l.op(op)
+	}
+}
+
+// unaryLib are the ops lowered to libdevice calls: __nv_<name>f (f32) and
+// __nv_<name> (f64).
+var unaryLib = map[string]string{
+	"exp": "exp", "log": "log", "tanh": "tanh", "erf": "erf", "sqrt": "sqrt",
+	"rsqrt": "rsqrt", "sin": "sin", "cos": "cos",
+}
+
+func (l *ttLower) op(op *Op) {
+	in := func(i int) *ttVal { return l.v(op, op.Operands[i]) }
+	b := l.b
+	var rt ttType
+	var dt xla.DType
+	if len(op.Results) > 0 {
+		rt = l.typeOf(op, op.Results[0].Type)
+		dt = op.Results[0].Type.DType
+	}
+	set := func(v *ttVal) { l.set(op.Results[0], v) }
+	switch op.Name {
+	case "const":
+		switch c := op.Attrs.Value.(type) {
+		case float64:
+			set(b.numConst(c, rt))
+		case int64:
+			if rt.isFloat() {
+				set(b.floatConst(float64(c), rt))
+			} else {
+				set(b.intConst(c, rt))
+			}
+		case bool:
+			v := int64(0)
+			if c {
+				v = 1
+			}
+			set(b.numConst(float64(v), rt))
+		default:
+			l.fail(op, "constant of Go type %T", op.Attrs.Value)
+		}
+	case "iota":
+		d := op.Attrs.Dim
+		x := b.emit1("tt.make_range", nil, ttType{elem: "i32", shape: []int64{rt.shape[d]}},
+			i32Attr("end", rt.shape[d]), i32Attr("start", 0))
+		x = l.convert(op, x, xla.Int32, dt)
+		set(b.place(x, d, rt.shape))
+	case "program_id":
+		set(l.grid[op.Attrs.Axis])
+	case "num_programs":
+		set(b.i32(l.p.Grid[op.Attrs.Axis]))
+	case "neg":
+		x := in(0)
+		if rt.isFloat() {
+			set(b.emit1("arith.negf", []*ttVal{x}, rt))
+		} else {
+			set(b.emit1("arith.subi", []*ttVal{b.intConst(0, rt), x}, rt))
+		}
+	case "abs":
+		if rt.isFloat() {
+			set(b.emit1("math.absf", []*ttVal{in(0)}, rt))
+		} else {
+			set(b.emit1("math.absi", []*ttVal{in(0)}, rt))
+		}
+	case "floor", "ceil":
+		set(b.emit1("math."+op.Name, []*ttVal{in(0)}, rt))
+	case "exp", "log", "tanh", "erf", "sqrt", "rsqrt", "sin", "cos":
+		set(l.libdevice(op, unaryLib[op.Name], in(0)))
+	case "pow":
+		set(l.libdevice(op, "pow", in(0), in(1)))
+	case "logistic":
+		x := in(0)
+		wide := x
+		if rt.elem == "f16" || rt.elem == "bf16" {
+			wide = b.cast("arith.extf", x, "f32")
+		}
+		e := l.libdevice(op, "exp", b.emit1("arith.negf", []*ttVal{wide}, wide.t))
+		one := b.floatConst(1, wide.t)
+		y := b.emit1("arith.divf", []*ttVal{one, b.emit1("arith.addf", []*ttVal{one, e}, wide.t)}, wide.t)
+		if wide != x {
+			y = b.cast("arith.truncf", y, rt.elem)
+		}
+		set(y)
+	case "not":
+		set(b.emit1("arith.xori", []*ttVal{in(0), b.intConst(-1, rt)}, rt))
+	case "add", "sub", "mul", "div", "rem", "max", "min", "and", "or", "xor":
+		set(b.emit1(binaryOp(op.Name, dt), []*ttVal{in(0), in(1)}, rt))
+	case "cmp":
+		odt := op.Operands[0].Type.DType
+		name, pred := cmpPred(op.Attrs.Dir, odt)
+		if pred == "" {
+			l.fail(op, "unknown comparison %q", op.Attrs.Dir)
+		}
+		set(b.cmp(name, pred, in(0), in(1)))
+	case "select":
+		set(b.emit1("arith.select", []*ttVal{in(0), in(1), in(2)}, rt))
+	case "convert":
+		set(l.convert(op, in(0), op.Operands[0].Type.DType, dt))
+	case "broadcast_in_dim":
+		set(l.broadcastInDim(op, in(0), op.Attrs.Dims, rt.shape))
+	case "reshape":
+		x := in(0)
+		switch {
+		case rt.scalar() && x.t.scalar():
+			set(x)
+		case rt.scalar():
+			for a := len(x.t.shape) - 1; a >= 0; a-- {
+				x = l.reduceAxis(x, a, "sum", dt)
+			}
+			set(x)
+		case x.t.scalar():
+			set(b.splat(x, rt.shape))
+		default:
+			set(b.emit1("tt.reshape", []*ttVal{x}, rt))
+		}
+	case "transpose":
+		x := in(0)
+		if x.t.scalar() {
+			set(x)
+		} else {
+			set(b.emit1("tt.trans", []*ttVal{x}, rt, i32ArrayAttr("order", op.Attrs.Perm)))
+		}
+	case "reduce":
+		x := in(0)
+		axes := append([]int64(nil), op.Attrs.Axes...)
+		sort.Slice(axes, func(i, j int) bool { return axes[i] > axes[j] })
+		for _, a := range axes {
+			x = l.reduceAxis(x, int(a), op.Attrs.Kind, dt)
+		}
+		set(x)
+	case "dot":
+		set(l.dot(op, rt))
+	case "load":
+		set(l.load(op, rt))
+	case "store":
+		l.store(op)
+	case "when":
+		r := &ttRegion{}
+		b.emit("scf.if", []*ttVal{in(0)}, nil).regions = []*ttRegion{r}
+		b.push(r)
+		l.region(op.Regions[0])
+		b.emit("scf.yield", nil, nil)
+		b.pop()
+	case "for":
+		l.forOp(op)
+	case "while":
+		l.whileOp(op)
+	default:
+		l.fail(op, "op %q has no Triton lowering", op.Name)
+	}
+}
+
+func binaryOp(name string, dt xla.DType) string {
+	f, u := dt.IsFloat(), dt.IsUnsigned() || dt.IsBool()
+	switch name {
+	case "add", "sub", "mul":
+		if f {
+			return "arith." + name + "f"
+		}
+		return "arith." + name + "i"
+	case "div", "rem":
+		switch {
+		case f:
+			return "arith." + name + "f"
+		case u:
+			return "arith." + name + "ui"
+		}
+		return "arith." + name + "si"
+	case "max", "min":
+		switch {
+		case f:
+			return "arith." + name + "imumf"
+		case u:
+			return "arith." + name + "ui"
+		}
+		return "arith." + name + "si"
+	}
+	return "arith." + name + "i" // and, or, xor
+}
+
+// cmpPred is the arith compare op and predicate of a StableHLO direction
+// (floats: ordered, except NE which holds for NaN as in StableHLO).
+func cmpPred(dir string, dt xla.DType) (string, string) {
+	if dt.IsFloat() {
+		p := map[string]string{"EQ": "oeq", "NE": "une", "LT": "olt", "LE": "ole", "GT": "ogt", "GE": "oge"}[dir]
+		return "arith.cmpf", p
+	}
+	if dt.IsUnsigned() || dt.IsBool() {
+		p := map[string]string{"EQ": "eq", "NE": "ne", "LT": "ult", "LE": "ule", "GT": "ugt", "GE": "uge"}[dir]
+		return "arith.cmpi", p
+	}
+	p := map[string]string{"EQ": "eq", "NE": "ne", "LT": "slt", "LE": "sle", "GT": "sgt", "GE": "sge"}[dir]
+	return "arith.cmpi", p
+}
+
+// libdevice calls __nv_<name>f / __nv_<name> elementwise; f16 and bf16
+// compute in f32.
+func (l *ttLower) libdevice(op *Op, name string, xs ...*ttVal) *ttVal {
+	b := l.b
+	t := xs[0].t
+	var sym string
+	switch t.elem {
+	case "f32":
+		sym = "__nv_" + name + "f"
+	case "f64":
+		sym = "__nv_" + name
+	case "f16", "bf16":
+		wide := make([]*ttVal, len(xs))
+		for i, x := range xs {
+			wide[i] = b.cast("arith.extf", x, "f32")
+		}
+		return b.cast("arith.truncf", l.libdevice(op, name, wide...), t.elem)
+	default:
+		l.fail(op, "%s is not defined on %s", op.Name, t.elem)
+	}
+	return b.emit1("tt.extern_elementwise", xs, t,
+		strAttr("libname", ""), strAttr("libpath", ""), ttAttr{name: "pure", text: "true", val: true}, strAttr("symbol", sym))
+}
+
+// convert changes x from dtype from to dtype to (XLA's rules: float to int
+// truncates after clamping to the target range, to bool is != 0).
+func (l *ttLower) convert(op *Op, x *ttVal, from, to xla.DType) *ttVal {
+	b := l.b
+	te, ok := ttElem(to)
+	if !ok {
+		l.fail(op, "dtype %v has no Triton type", to)
+	}
+	if x.t.elem == te && (from.IsFloat() == to.IsFloat()) && !to.IsBool() {
+		return x
+	}
+	t := x.t.as(te)
+	switch {
+	case to.IsBool():
+		if from.IsBool() {
+			return x
+		}
+		if from.IsFloat() {
+			return b.cmp("arith.cmpf", "une", x, b.floatConst(0, x.t))
+		}
+		return b.cmp("arith.cmpi", "ne", x, b.intConst(0, x.t))
+	case from.IsFloat() && to.IsFloat():
+		if x.t.bits() == t.bits() { // f16 <-> bf16
+			x = b.cast("arith.extf", x, "f32")
+		}
+		if x.t.bits() < t.bits() {
+			return b.cast("arith.extf", x, te)
+		}
+		return b.cast("arith.truncf", x, te)
+	case from.IsFloat():
+		if x.t.elem == "f16" || x.t.elem == "bf16" {
+			x = b.cast("arith.extf", x, "f32")
+		}
+		bits := to.Bits()
+		lo, hi := -math.Ldexp(1, bits-1), math.Ldexp(1, bits-1)-1
+		name := "arith.fptosi"
+		if to.IsUnsigned() {
+			lo, hi, name = 0, math.Ldexp(1, bits)-1, "arith.fptoui"
+		}
+		x = b.emit1("arith.minimumf", []*ttVal{x, b.floatConst(hi, x.t)}, x.t)
+		x = b.emit1("arith.maximumf", []*ttVal{x, b.floatConst(lo, x.t)}, x.t)
+		return b.cast(name, x, te)
+	case to.IsFloat():
+		if from.IsUnsigned() || from.IsBool() {
+			return b.cast("arith.uitofp", x, te)
+		}
+		return b.cast("arith.sitofp", x, te)
+	}
+	// Integer to integer.
+	switch {
+	case x.t.bits() > t.bits():
+		return b.cast("arith.trunci", x, te)
+	case x.t.bits() < t.bits() && (from.IsUnsigned() || from.IsBool()):
+		return b.cast("arith.extui", x, te)
+	case x.t.bits() < t.bits():
+		return b.cast("arith.extsi", x, te)
+	}
+	return x
+}
+
+func (l *ttLower) broadcastInDim(op *Op, x *ttVal, dims []int64, shape []int64) *ttVal {
+	b := l.b
+	if x.t.scalar() {
+		return b.splat(x, shape)
+	}
+	if len(dims) != len(x.t.shape) {
+		l.fail(op, "broadcast dims %v for an operand of rank %d", dims, len(x.t.shape))
+	}
+	// Order the operand dims like the result's.
+	order := make([]int64, len(dims))
+	for i := range order {
+		order[i] = int64(i)
+	}
+	sort.Slice(order, func(i, j int) bool { return dims[order[i]] < dims[order[j]] })
+	sorted := make([]int64, len(dims))
+	perm := false
+	for i, o := range order {
+		sorted[i] = dims[o]
+		perm = perm || o != int64(i)
+	}
+	if perm {
+		tshape := make([]int64, len(order))
+		for i, o := range order {
+			tshape[i] = x.t.shape[o]
+		}
+		x = b.emit1("tt.trans", []*ttVal{x}, x.t.with(tshape), i32ArrayAttr("order", order))
+	}
+	have := map[int64]bool{}
+	for _, d := range sorted {
+		have[d] = true
+	}
+	for j := range shape {
+		if !have[int64(j)] {
+			x = b.expandDims(x, j)
+		}
+	}
+	return b.broadcastTo(x, shape)
+}
+
+// reduceAxis is one tt.reduce of x along axis.
+func (l *ttLower) reduceAxis(x *ttVal, axis int, kind string, dt xla.DType) *ttVal {
+	b := l.b
+	shape := append(clone(x.t.shape[:axis]), x.t.shape[axis+1:]...)
+	elem := ttType{elem: x.t.elem}
+	var comb string
+	switch kind {
+	case "sum":
+		comb = binaryOp("add", dt)
+	case "max", "min":
+		comb = binaryOp(kind, dt)
+	default:
+		l.fail(nil, "unknown reduction %q", kind)
+	}
+	r := &ttRegion{args: []*ttVal{{t: elem}, {t: elem}}}
+	op := b.emit("tt.reduce", []*ttVal{x}, []ttType{x.t.with(shape)}, i32Attr("axis", int64(axis)))
+	op.regions = []*ttRegion{r}
+	b.push(r)
+	y := b.emit1(comb, []*ttVal{r.args[0], r.args[1]}, elem)
+	b.emit("tt.reduce.return", []*ttVal{y}, nil)
+	b.pop()
+	return op.results[0]
+}
+
+func (l *ttLower) dot(op *Op, rt ttType) *ttVal {
+	b := l.b
+	x, y := l.v(op, op.Operands[0]), l.v(op, op.Operands[1])
+	in := op.Operands[0].Type.DType
+	if op.Attrs.TransA {
+		x = b.emit1("tt.trans", []*ttVal{x}, x.t.with([]int64{x.t.shape[1], x.t.shape[0]}), i32ArrayAttr("order", []int64{1, 0}))
+	}
+	if op.Attrs.TransB {
+		y = b.emit1("tt.trans", []*ttVal{y}, y.t.with([]int64{y.t.shape[1], y.t.shape[0]}), i32ArrayAttr("order", []int64{1, 0}))
+	}
+	var acc string
+	var attrs []ttAttr
+	switch in {
+	case xla.Float16, xla.BFloat16:
+		acc = "f32"
+	case xla.Float32:
+		acc = "f32"
+		attrs = append(attrs, i32Attr("inputPrecision", 2)) // IEEE
+	case xla.Float64:
+		acc = "f64"
+	case xla.Int8:
+		acc = "i32"
+	default:
+		l.fail(op, "tt.dot takes f16, bf16, f32, f64 or i8 operands, not %v", in)
+	}
+	at := ttType{elem: acc, shape: clone(rt.shape)}
+	c := b.numConst(0, at)
+	d := b.emit1("tt.dot", []*ttVal{x, y, c}, at, attrs...)
+	from := xla.Float32
+	switch acc {
+	case "f64":
+		from = xla.Float64
+	case "i32":
+		from = xla.Int32
+	}
+	return l.convert(op, d, from, op.Results[0].Type.DType)
+}
+
+// address computes the pointers and the mask (nil: none) of a load or
+// store; rest are the operands after the indices.
+func (l *ttLower) address(op *Op) (ptrs, mask *ttVal, ref *ttRef, rest []*Value) {
+	b := l.b
+	ref = l.refs[op.Operands[0]]
+	if ref == nil {
+		l.fail(op, "operand 0 is not a ref")
+	}
+	if ref.scratch {
+		l.fail(op, "%s: scratch refs have no Triton lowering (grid steps run in parallel on a GPU; carry values through ForLoop instead)", ref.info)
+	}
+	ix := op.Attrs.Indexer
+	idx := op.Operands[1 : 1+ix.NumOperands]
+	rest = op.Operands[1+ix.NumOperands:]
+	shape := ix.Shape
+	l.checkShape(op, Type{DType: ref.info.DType, Shape: shape})
+	if len(ix.Dims) != len(ref.dims) {
+		l.fail(op, "indexer of rank %d for %s", len(ix.Dims), ref.info)
+	}
+	off := ref.off
+	start := func(di DimIndex) *ttVal {
+		if di.Operand >= 0 {
+			return l.toOff(l.v(op, idx[di.Operand]), off)
+		}
+		return b.intConst(di.Start, off)
+	}
+	scalar := b.intConst(0, off)
+	var tensor *ttVal
+	add := func(t *ttVal) {
+		if tensor == nil {
+			tensor = t
+		} else {
+			tensor = b.addI(tensor, t)
+		}
+	}
+	// Squeezed dims: the block start is the element.
+	for d, bd := range ref.info.Block {
+		if bd == Squeezed {
+			scalar = b.addI(scalar, b.mulI(ref.starts[d], b.intConst(ref.strides[d], off)))
+		}
+	}
+	slices := 0
+	for k, di := range ix.Dims {
+		d := ref.dims[k]
+		stride := b.intConst(ref.strides[d], off)
+		base := ref.starts[d]
+		limit := ref.limits[d]
+		switch di.Kind {
+		case DimPoint:
+			s := start(di)
+			scalar = b.addI(scalar, b.mulI(b.addI(base, s), stride))
+			if limit != nil {
+				mask = b.andI(mask, b.splat(b.cmp("arith.cmpi", "slt", s, limit), shape))
+			}
+		case DimSlice:
+			pos := slices
+			if ix.HasArrays() && slices >= ix.ArrayPos {
+				pos += len(ix.ArrayShape)
+			}
+			slices++
+			s := start(di)
+			scalar = b.addI(scalar, b.mulI(b.addI(base, s), stride))
+			rng := l.toOff(b.emit1("tt.make_range", nil, ttType{elem: "i32", shape: []int64{di.Size}},
+				i32Attr("end", di.Size), i32Attr("start", 0)), off)
+			add(b.place(b.mulI(rng, b.splat(stride, rng.t.shape)), pos, shape))
+			if limit != nil {
+				left := b.subI(limit, s)
+				c := b.cmp("arith.cmpi", "slt", rng, b.splat(left, rng.t.shape))
+				mask = b.andI(mask, b.place(c, pos, shape))
+			}
+		case DimArray:
+			a := l.toOff(l.v(op, idx[di.Operand]), off)
+			scalar = b.addI(scalar, b.mulI(base, stride))
+			add(b.place(b.mulI(a, b.splat(stride, a.t.shape)), ix.ArrayPos, shape))
+			if limit != nil {
+				c := b.cmp("arith.cmpi", "slt", a, b.splat(limit, a.t.shape))
+				mask = b.andI(mask, b.place(c, ix.ArrayPos, shape))
+			}
+		}
+	}
+	p := ref.ptr
+	if !(scalar.isInt && scalar.ival == 0) {
+		p = b.emit1("tt.addptr", []*ttVal{p, scalar}, p.t)
+	}
+	if len(shape) > 0 {
+		pt := p.t.with(shape)
+		p = b.emit1("tt.addptr", []*ttVal{b.emit1("tt.splat", []*ttVal{p}, pt), tensor}, pt)
+	}
+	if ix.HasMask {
+		var m *Value
+		if op.Name == "load" {
+			m = rest[0]
+		} else {
+			m = rest[1]
+		}
+		mask = b.andI(mask, l.v(op, m))
+	}
+	return p, mask, ref, rest
+}
+
+func (l *ttLower) load(op *Op, rt ttType) *ttVal {
+	b := l.b
+	ptrs, mask, ref, rest := l.address(op)
+	mt, _ := ttMemElem(ref.info.DType)
+	t := rt.as(mt)
+	var x *ttVal
+	if mask == nil {
+		x = b.emit1("tt.load", []*ttVal{ptrs}, t, i32ArrayAttr("operandSegmentSizes", []int64{1, 0, 0}))
+	} else {
+		var other *ttVal
+		if op.Attrs.Indexer.HasOther {
+			other = l.v(op, rest[1])
+			if mt != rt.elem {
+				other = b.cast("arith.extui", other, mt)
+			}
+		} else {
+			other = b.numConst(0, t)
+		}
+		x = b.emit1("tt.load", []*ttVal{ptrs, mask, other}, t, i32ArrayAttr("operandSegmentSizes", []int64{1, 1, 1}))
+	}
+	if mt != rt.elem { // bool from bytes
+		x = b.cmp("arith.cmpi", "ne", x, b.intConst(0, t))
+	}
+	return x
+}
+
+func (l *ttLower) store(op *Op) {
+	b := l.b
+	ptrs, mask, ref, rest := l.address(op)
+	x := l.v(op, rest[0])
+	if mt, _ := ttMemElem(ref.info.DType); mt != x.t.elem {
+		x = b.cast("arith.extui", x, mt)
+	}
+	ops := []*ttVal{ptrs, x}
+	if mask != nil {
+		ops = append(ops, mask)
+	}
+	b.emit("tt.store", ops, nil)
+}
+
+func (l *ttLower) forOp(op *Op) {
+	b := l.b
+	lo, hi := l.v(op, op.Operands[0]), l.v(op, op.Operands[1])
+	init := make([]*ttVal, len(op.Operands)-2)
+	types := make([]ttType, len(init))
+	for i := range init {
+		init[i] = l.v(op, op.Operands[2+i])
+		types[i] = init[i].t
+	}
+	step := b.i32(1)
+	body := op.Regions[0]
+	r := &ttRegion{}
+	for _, a := range body.Args {
+		t := l.typeOf(op, a.Type)
+		v := &ttVal{t: t}
+		r.args = append(r.args, v)
+		l.set(a, v)
+	}
+	loop := b.emit("scf.for", append([]*ttVal{lo, hi, step}, init...), types)
+	loop.regions = []*ttRegion{r}
+	b.push(r)
+	l.region(body)
+	ys := make([]*ttVal, len(body.Yield))
+	for i, y := range body.Yield {
+		ys[i] = l.v(op, y)
+	}
+	b.emit("scf.yield", ys, nil)
+	b.pop()
+	for i, res := range op.Results {
+		l.set(res, loop.results[i])
+	}
+}
+
+func (l *ttLower) whileOp(op *Op) {
+	b := l.b
+	init := make([]*ttVal, len(op.Operands))
+	types := make([]ttType, len(init))
+	for i := range init {
+		init[i] = l.v(op, op.Operands[i])
+		types[i] = init[i].t
+	}
+	cond, body := op.Regions[0], op.Regions[1]
+	args := func(reg *Region) *ttRegion {
+		r := &ttRegion{}
+		for i, a := range reg.Args {
+			v := &ttVal{t: types[i]}
+			r.args = append(r.args, v)
+			l.set(a, v)
+		}
+		return r
+	}
+	before, after := args(cond), args(body)
+	loop := b.emit("scf.while", init, types)
+	loop.regions = []*ttRegion{before, after}
+	b.push(before)
+	l.region(cond)
+	if len(cond.Yield) != 1 {
+		l.fail(op, "while condition yields %d values", len(cond.Yield))
+	}
+	b.emit("scf.condition", append([]*ttVal{l.v(op, cond.Yield[0])}, before.args...), nil)
+	b.pop()
+	b.push(after)
+	l.region(body)
+	ys := make([]*ttVal, len(body.Yield))
+	for i, y := range body.Yield {
+		ys[i] = l.v(op, y)
+	}
+	b.emit("scf.yield", ys, nil)
+	b.pop()
+	for i, res := range op.Results {
+		l.set(res, loop.results[i])
+	}
+}
