@@ -123,8 +123,8 @@ func tritonCases() []tritonCase {
 				Store(refs[3], []any{idx}, x.Mul(2), mask)
 			},
 			spec: CallSpec{
-				Name:      "masked_gather",
-				OutShapes: []xla.Shape{xla.MakeShape(xla.Float32, 8), xla.MakeShape(xla.Float32, 8)},
+				Name:               "masked_gather",
+				OutShapes:          []xla.Shape{xla.MakeShape(xla.Float32, 8), xla.MakeShape(xla.Float32, 8)},
 				InputOutputAliases: map[int]int{1: 1},
 			},
 			args: []*interpreter.Tensor{
