@@ -47,7 +47,34 @@ func (b *ttb) emit(name string, operands []*ttVal, results []ttType, attrs ...tt
 }
 
 func (b *ttb) emit1(name string, operands []*ttVal, t ttType, attrs ...ttAttr) *ttVal {
-	return b.emit(name, operands, []ttType{t}, attrs...).results[0]
+	return b.pure(name, "", operands, t, attrs...)
+}
+
+// pure emits a one-result op, reusing an identical pure op of an open
+// region (common subexpressions: the index maps and the pointer arithmetic
+// of the loads and stores of one ref repeat a lot).
+func (b *ttb) pure(name, pred string, operands []*ttVal, t ttType, attrs ...ttAttr) *ttVal {
+	if !pureOp(name) || name == "arith.constant" {
+		op := b.emit(name, operands, []ttType{t}, attrs...)
+		op.pred = pred
+		return op.results[0]
+	}
+	key := fmt.Sprintf("%s %s %s", name, pred, t)
+	for _, o := range operands {
+		key += fmt.Sprintf(" %p", o)
+	}
+	for _, a := range attrs {
+		key += " " + a.name + "=" + a.text
+	}
+	for i := len(b.consts) - 1; i >= 0; i-- {
+		if v, ok := b.consts[i][key]; ok {
+			return v
+		}
+	}
+	op := b.emit(name, operands, []ttType{t}, attrs...)
+	op.pred = pred
+	b.consts[len(b.consts)-1][key] = op.results[0]
+	return op.results[0]
 }
 
 func (b *ttb) constant(lit string, t ttType, isInt bool, iv int64) *ttVal {
@@ -188,9 +215,7 @@ func (b *ttb) andI(x, y *ttVal) *ttVal {
 }
 
 func (b *ttb) cmp(name, pred string, x, y *ttVal) *ttVal {
-	op := b.emit(name, []*ttVal{x, y}, []ttType{x.t.as("i1")})
-	op.pred = pred
-	return op.results[0]
+	return b.pure(name, pred, []*ttVal{x, y}, x.t.as("i1"))
 }
 
 func (b *ttb) cast(name string, x *ttVal, elem string) *ttVal {

@@ -702,3 +702,42 @@ func TestTritonErrors(t *testing.T) {
 	assert.Contains(t, err.Error(), `op "fancy_add" has no Triton lowering`)
 	assert.Contains(t, err.Error(), "triton_test.go:")
 }
+
+// TestTritonModuleMLIROpt feeds the generic form of a StableHLO module
+// holding a Triton call to mlir-opt: the TTIR string's escapes are MLIR's,
+// and mlir-opt's re-print parses back to the same TTIR.
+func TestTritonModuleMLIROpt(t *testing.T) {
+	opt := mlirOpt()
+	if opt == "" {
+		t.Skip("mlir-opt not found (PATH mlir-opt, mlir-opt-22, /usr/lib/llvm-*/bin): apt-get install mlir-22-tools")
+	}
+	c := tritonCases()[1]
+	b := stablehlo.NewBuilder("m")
+	fb := b.NewFunction("main", stablehlo.TensorOf(c.args[0].Shape), stablehlo.TensorOf(c.args[1].Shape))
+	spec := c.spec
+	spec.Backend = Triton
+	fb.Return(Call(fb, c.kernel, spec, fb.Args()...)...)
+	m, err := b.Build()
+	require.NoError(t, err)
+	var buf bytes.Buffer
+	require.NoError(t, stablehlo.Print(&buf, m, stablehlo.PrintOptions{Generic: true}))
+	cmd := exec.Command(opt, "--allow-unregistered-dialect", "--mlir-print-op-generic")
+	cmd.Stdin = bytes.NewReader(buf.Bytes())
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	require.NoError(t, cmd.Run(), "mlir-opt rejected:\n%s\n%s", errb.String(), buf.String())
+	m2, err := stablehlo.Parse(out.Bytes())
+	require.NoError(t, err, out.String())
+	irOf := func(m *stablehlo.Module) string {
+		var ir string
+		m.Walk(func(op *stablehlo.Op) bool {
+			if op.Name == "stablehlo.custom_call" {
+				ir = string(op.Attr("mhlo.backend_config").(stablehlo.DictAttr).Get("ir").(stablehlo.StringAttr))
+			}
+			return true
+		})
+		return ir
+	}
+	require.NotEmpty(t, irOf(m))
+	assert.Equal(t, irOf(m), irOf(m2))
+}
