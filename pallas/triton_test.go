@@ -351,12 +351,19 @@ func runTritonEval(t *testing.T, c tritonCase) []*interpreter.Tensor {
 
 func assertClose(t *testing.T, want, got *interpreter.Tensor) {
 	t.Helper()
+	assertCloseTol(t, want, got, 1e-5)
+}
+
+// assertCloseTol compares floats to rel (relative, absolute below 1) and
+// everything else exactly.
+func assertCloseTol(t *testing.T, want, got *interpreter.Tensor, rel float64) {
+	t.Helper()
 	require.Equal(t, want.Shape, got.Shape)
 	switch w := want.Data.(type) {
 	case []float32:
 		g := got.Data.([]float32)
 		for i := range w {
-			tol := 1e-5 * math.Max(1, math.Abs(float64(w[i])))
+			tol := rel * math.Max(1, math.Abs(float64(w[i])))
 			require.InDelta(t, w[i], g[i], tol, "element %d: want %v got %v", i, w[i], g[i])
 		}
 	default:
