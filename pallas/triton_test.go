@@ -257,6 +257,21 @@ func tritonCases() []tritonCase {
 	}
 }
 
+// vmappedMatmul is the matmul batched by Vmap over 3 pairs of operands
+// (a new leading grid axis; a 3-D grid).
+func vmappedMatmul() tritonCase {
+	c := tritonCases()[1]
+	k, spec, err := Vmap(c.kernel, c.spec, 3, []bool{true, true})
+	if err != nil {
+		panic(err)
+	}
+	spec.Name = "vmapped_matmul"
+	x, y := c.args[0], c.args[1]
+	bx := fTensor(append([]int64{3}, x.Shape.Dims...), func(i int) float64 { return math.Sin(float64(i)) / 4 })
+	by := fTensor(append([]int64{3}, y.Shape.Dims...), func(i int) float64 { return math.Cos(float64(7*i)) / 4 })
+	return tritonCase{name: "vmapped_matmul", kernel: k, spec: spec, args: []*interpreter.Tensor{bx, by}}
+}
+
 func argTypes(args []*interpreter.Tensor) []stablehlo.TensorType {
 	ts := make([]stablehlo.TensorType, len(args))
 	for i, a := range args {
@@ -374,7 +389,7 @@ func assertCloseTol(t *testing.T, want, got *interpreter.Tensor, rel float64) {
 // TestTritonMatchesInterpret runs each kernel's TTIR on the reference
 // evaluator and compares with interpret mode on the interpreter.
 func TestTritonMatchesInterpret(t *testing.T) {
-	for _, c := range tritonCases() {
+	for _, c := range append(tritonCases(), vmappedMatmul()) {
 		t.Run(c.name, func(t *testing.T) {
 			want, err := runCall(c.kernel, c.spec, c.args...)
 			require.NoError(t, err)
