@@ -35,6 +35,10 @@ func shpWhile(x *Exec, op *stablehlo.Op, args []Value) ([]Value, error) {
 	}
 	cond, body := op.Regions[0], op.Regions[1]
 	vals := args
+	// excl are the carried tensors the loop alone refers to: none at
+	// first (the operands belong to the caller); then those the body made
+	// (a dynamic_update_slice of a loop-owned operand writes in place).
+	var excl map[*Tensor]bool
 	for iter := 0; ; iter++ {
 		if err := x.Ctx.Err(); err != nil {
 			return nil, err
@@ -53,10 +57,11 @@ func shpWhile(x *Exec, op *stablehlo.Op, args []Value) ([]Value, error) {
 		if !ok {
 			break
 		}
-		next, err := x.RunRegion(body, vals)
+		next, owned, err := x.runLoopBody(body, vals, excl)
 		if err != nil {
 			return nil, err
 		}
+		excl = owned
 		if len(next) != len(vals) {
 			return nil, shpErrf("body returned %d values in iteration %d, want %d", len(next), iter, len(vals))
 		}

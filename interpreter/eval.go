@@ -11,6 +11,8 @@ package interpreter
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"sync"
 
@@ -126,6 +128,11 @@ type opPlan struct {
 	// and was only ever read by elementwise ops, so nothing else refers to
 	// its storage (see planReuse).
 	reuse []int
+	// consume is set on a dynamic_update_slice whose operand is needed by
+	// nothing that runs after it (see planConsume): when the operand is a
+	// loop-carried tensor the running while loop owns alone, the update is
+	// written into it in place.
+	consume bool
 }
 
 // Compile checks a module and prepares it to run. main names the entry
@@ -224,7 +231,90 @@ func planFunc(f *stablehlo.Func) (*funcPlan, error) {
 	if err := planRegion(f.Body); err != nil {
 		return nil, err
 	}
+	planConsume(fp)
 	return fp, nil
+}
+
+// planConsume marks each dynamic_update_slice whose operand is not read by
+// anything that can run after it: later ops of its block (with their
+// regions), whatever runs after the ops enclosing it, and, inside a region
+// that runs repeatedly (a while body, a reduction's computation ...), every
+// value the region reads from outside. if and case branches run at most
+// once per execution of their op.
+func planConsume(fp *funcPlan) {
+	// uses adds the slots op reads, in its regions too.
+	var uses func(op *stablehlo.Op, into map[int]bool)
+	uses = func(op *stablehlo.Op, into map[int]bool) {
+		for _, v := range op.Operands {
+			if s, ok := fp.slots[v]; ok {
+				into[s] = true
+			}
+		}
+		for _, r := range op.Regions {
+			for _, b := range r.Blocks {
+				for _, inner := range b.Ops {
+					uses(inner, into)
+				}
+			}
+		}
+	}
+	var walk func(b *stablehlo.Block, liveAfter map[int]bool)
+	walk = func(b *stablehlo.Block, liveAfter map[int]bool) {
+		plans := fp.blocks[b]
+		live := maps.Clone(liveAfter)
+		for i := len(plans) - 1; i >= 0; i-- {
+			pl := plans[i]
+			if pl.op.Name == "stablehlo.dynamic_update_slice" && len(pl.in) > 0 && !live[pl.in[0]] &&
+				!slices.Contains(pl.in[1:], pl.in[0]) {
+				pl.consume = true
+			}
+			if len(pl.op.Regions) > 0 {
+				inner := maps.Clone(live)
+				once := pl.op.Name == "stablehlo.if" || pl.op.Name == "stablehlo.case"
+				multiBlock := false
+				for _, r := range pl.op.Regions {
+					multiBlock = multiBlock || len(r.Blocks) > 1
+				}
+				if !once || multiBlock {
+					// Values the regions read from outside them stay live
+					// through every run of the regions.
+					read, defined := map[int]bool{}, map[int]bool{}
+					var inside func(op *stablehlo.Op)
+					inside = func(op *stablehlo.Op) {
+						for _, r := range op.Regions {
+							for _, b := range r.Blocks {
+								for _, a := range b.Args {
+									defined[fp.slots[a]] = true
+								}
+								for _, innerOp := range b.Ops {
+									uses(innerOp, read)
+									for _, v := range innerOp.Results {
+										defined[fp.slots[v]] = true
+									}
+									inside(innerOp)
+								}
+							}
+						}
+					}
+					inside(pl.op)
+					for s := range read {
+						if !defined[s] {
+							inner[s] = true
+						}
+					}
+				}
+				for _, r := range pl.op.Regions {
+					for _, rb := range r.Blocks {
+						walk(rb, inner)
+					}
+				}
+			}
+			uses(pl.op, live)
+		}
+	}
+	for _, b := range fp.fn.Body.Blocks {
+		walk(b, map[int]bool{})
+	}
 }
 
 // planFrees records, for each op of b, the values of b that die there.
@@ -362,6 +452,36 @@ type Exec struct {
 	// dead holds the operands the current kernel may overwrite (see
 	// opPlan.reuse); TakeDead hands them out.
 	dead []*Tensor
+	// owners is a stack with one entry per running while body (nil for
+	// any other region or function with arguments): the loop-carried
+	// tensors that loop alone refers to.
+	owners []*loopOwner
+}
+
+// loopOwner is what a running while loop knows of its carried tensors.
+type loopOwner struct {
+	// excl are the carried tensors of this iteration that nothing outside
+	// the loop, and no other carried value, refers to.
+	excl map[*Tensor]bool
+	// fresh are the tensors this iteration allocated as the result of a
+	// dynamic_update_slice.
+	fresh map[*Tensor]bool
+}
+
+// owner returns the loop owner of the innermost region, or nil.
+func (x *Exec) owner() *loopOwner {
+	if len(x.owners) == 0 {
+		return nil
+	}
+	return x.owners[len(x.owners)-1]
+}
+
+// MarkFresh records that t was just allocated by a kernel of the running
+// loop body (so the loop may own it from the next iteration on).
+func (x *Exec) markFresh(t *Tensor) {
+	if o := x.owner(); o != nil {
+		o.fresh[t] = true
+	}
 }
 
 // TakeDead returns an operand of the running op that dies at it and has
@@ -405,7 +525,11 @@ func (x *Exec) Call(f *stablehlo.Func, args []Value) ([]Value, error) {
 	}
 	fr := &frame{plan: fp, vals: make([]Value, fp.size)}
 	x.frames = append(x.frames, fr)
-	defer func() { x.frames = x.frames[:len(x.frames)-1] }()
+	x.owners = append(x.owners, nil) // the caller's loop does not own the callee's values
+	defer func() {
+		x.frames = x.frames[:len(x.frames)-1]
+		x.owners = x.owners[:len(x.owners)-1]
+	}()
 	return x.runBlock(entry, args)
 }
 
@@ -419,7 +543,50 @@ func (x *Exec) RunRegion(r *stablehlo.Region, args []Value) ([]Value, error) {
 	if len(args) != len(b.Args) {
 		return nil, fmt.Errorf("interpreter: region takes %d arguments, got %d", len(b.Args), len(args))
 	}
+	if len(args) > 0 {
+		// Its arguments are other values' tensors: no loop owns them here.
+		x.owners = append(x.owners, nil)
+		defer func() { x.owners = x.owners[:len(x.owners)-1] }()
+	}
 	return x.runBlock(b, args)
+}
+
+// runLoopBody runs a while body whose carried tensors in excl the loop
+// owns alone, and returns its results and the results the loop owns alone
+// after this iteration: those it owned or this iteration allocated by a
+// dynamic_update_slice, unless another result shares their storage.
+func (x *Exec) runLoopBody(r *stablehlo.Region, args []Value, excl map[*Tensor]bool) ([]Value, map[*Tensor]bool, error) {
+	if r == nil || len(r.Blocks) == 0 {
+		return nil, nil, fmt.Errorf("interpreter: empty region")
+	}
+	b := r.Blocks[0]
+	if len(args) != len(b.Args) {
+		return nil, nil, fmt.Errorf("interpreter: region takes %d arguments, got %d", len(b.Args), len(args))
+	}
+	o := &loopOwner{excl: excl, fresh: map[*Tensor]bool{}}
+	x.owners = append(x.owners, o)
+	res, err := x.runBlock(b, args)
+	x.owners = x.owners[:len(x.owners)-1]
+	if err != nil {
+		return nil, nil, err
+	}
+	storage := map[uintptr]int{}
+	for _, v := range res {
+		if t, ok := v.(*Tensor); ok && t != nil {
+			storage[t.dataPointer()]++
+		}
+	}
+	next := map[*Tensor]bool{}
+	for _, v := range res {
+		t, ok := v.(*Tensor)
+		if !ok || t == nil || t.Len() == 0 || storage[t.dataPointer()] != 1 {
+			continue
+		}
+		if o.fresh[t] || excl[t] {
+			next[t] = true
+		}
+	}
+	return res, next, nil
 }
 
 func (x *Exec) runBlock(b *stablehlo.Block, args []Value) ([]Value, error) {
@@ -442,6 +609,13 @@ func (x *Exec) runBlock(b *stablehlo.Block, args []Value) ([]Value, error) {
 		for _, j := range pl.reuse {
 			if t, ok := in[j].(*Tensor); ok {
 				x.dead = append(x.dead, t)
+			}
+		}
+		if pl.consume {
+			if t, ok := in[0].(*Tensor); ok {
+				if o := x.owner(); o != nil && o.excl[t] {
+					x.dead = append(x.dead, t)
+				}
 			}
 		}
 		out, err := pl.kernel(x, pl.op, in)

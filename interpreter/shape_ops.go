@@ -316,7 +316,7 @@ func shpDynamicSlice(_ *Exec, op *stablehlo.Op, args []Value) ([]Value, error) {
 
 // shpDynamicUpdateSlice: the operand with the window at clamp(0, start,
 // dim - update dim) replaced by update.
-func shpDynamicUpdateSlice(_ *Exec, op *stablehlo.Op, args []Value) ([]Value, error) {
+func shpDynamicUpdateSlice(x *Exec, op *stablehlo.Op, args []Value) ([]Value, error) {
 	if len(args) < 2 {
 		return nil, shpErrf("dynamic_update_slice takes an operand, an update and start indices")
 	}
@@ -347,7 +347,14 @@ func shpDynamicUpdateSlice(_ *Exec, op *stablehlo.Op, args []Value) ([]Value, er
 	if _, err := shpCheckShape(op, 0, in.Shape.DType, in.Shape.Dims); err != nil {
 		return nil, err
 	}
-	out := in.Clone()
+	// The operand is overwritten when the running while loop owns it alone
+	// and nothing reads it after this op (planned: opPlan.consume);
+	// otherwise the result is a copy, which the loop may own next time.
+	out := x.TakeDead(in.Shape)
+	if out != in {
+		out = in.Clone()
+		x.markFresh(out)
+	}
 	inStr := Strides(in.Shape.Dims)
 	if upd.Len() > 0 {
 		if err := shpCopy(out, upd, upd.Shape.Dims, shpOffset(start, inStr), inStr, 0, Strides(upd.Shape.Dims)); err != nil {

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"reflect"
 
 	"github.com/halo-ml/halo/xla"
 )
@@ -336,4 +337,14 @@ func WrapUint(dt xla.DType, v uint64) uint64 {
 		return v
 	}
 	return v & (1<<bits - 1)
+}
+
+// dataPointer is the address of t's storage (0 when empty): two tensors
+// with the same address share it (reshape, tuples ...).
+func (t *Tensor) dataPointer() uintptr {
+	v := reflect.ValueOf(t.Data)
+	if v.Kind() != reflect.Slice || v.Len() == 0 {
+		return 0
+	}
+	return v.Pointer()
 }

@@ -1,0 +1,173 @@
+package interpreter
+
+import (
+	"context"
+	"runtime"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/halo-ml/halo/stablehlo"
+)
+
+// A while loop that writes element i of a loop-carried buffer on step i.
+const inPlaceLoop = `func.func @main(%buf: tensor<N xf32>) -> tensor<N xf32> {
+  %c0 = stablehlo.constant dense<0> : tensor<i32>
+  %r:2 = stablehlo.while(%i = %c0, %b = %buf) : tensor<i32>, tensor<N xf32>
+    cond {
+      %n = stablehlo.constant dense<STEPS> : tensor<i32>
+      %lt = stablehlo.compare LT, %i, %n : (tensor<i32>, tensor<i32>) -> tensor<i1>
+      stablehlo.return %lt : tensor<i1>
+    } do {
+      %one = stablehlo.constant dense<1> : tensor<i32>
+      %i1 = stablehlo.add %i, %one : tensor<i32>
+      %f = stablehlo.convert %i1 : (tensor<i32>) -> tensor<f32>
+      %u = stablehlo.reshape %f : (tensor<f32>) -> tensor<1xf32>
+      %b2 = stablehlo.dynamic_update_slice %b, %u, %i : (tensor<N xf32>, tensor<1xf32>, tensor<i32>) -> tensor<N xf32>
+      stablehlo.return %i1, %b2 : tensor<i32>, tensor<N xf32>
+    }
+  return %r#1 : tensor<N xf32>
+}`
+
+func inPlaceProgram(t *testing.T, src string, n, steps string) *Program {
+	t.Helper()
+	r := strings2(src, "N ", n, "STEPS", steps)
+	m, err := stablehlo.Parse([]byte(r))
+	require.NoError(t, err)
+	p, err := Compile(m, "")
+	require.NoError(t, err)
+	return p
+}
+
+func strings2(s string, kv ...string) string {
+	for i := 0; i+1 < len(kv); i += 2 {
+		out := ""
+		for {
+			j := indexOf(s, kv[i])
+			if j < 0 {
+				break
+			}
+			out += s[:j] + kv[i+1]
+			s = s[j+len(kv[i]):]
+		}
+		s = out + s
+	}
+	return s
+}
+
+func indexOf(s, sub string) int {
+	for i := 0; i+len(sub) <= len(s); i++ {
+		if s[i:i+len(sub)] == sub {
+			return i
+		}
+	}
+	return -1
+}
+
+func TestLoopCarriedUpdateIsInPlace(t *testing.T) {
+	// 1 MiB buffer, 200 steps: a copy per step would allocate 200 MiB.
+	p := inPlaceProgram(t, inPlaceLoop, "262144", "200")
+	in := f32Tensor(make([]float32, 262144), 262144)
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	out, err := p.Run(context.Background(), Device{}, []Value{in})
+	require.NoError(t, err)
+	runtime.ReadMemStats(&after)
+	got := out[0].(*Tensor).Data.([]float32)
+	for i := 0; i < 200; i++ {
+		require.Equal(t, float32(i+1), got[i], "element %d", i)
+	}
+	assert.Zero(t, got[200])
+	assert.Zero(t, in.Data.([]float32)[0], "the caller's operand is never written")
+	assert.Less(t, after.TotalAlloc-before.TotalAlloc, uint64(32<<20), "updates of a loop-owned buffer are in place")
+}
+
+func TestLoopCarriedUpdateNeverClobbersSharedStorage(t *testing.T) {
+	tests := []struct {
+		name, body, ret string
+		check           func(t *testing.T, a, b []float32, arg []float32)
+	}{
+		{
+			// The same tensor carried twice: updating one must not change the other.
+			name: "carried twice",
+			body: `%a2 = stablehlo.dynamic_update_slice %a, %u, %i : (tensor<4xf32>, tensor<1xf32>, tensor<i32>) -> tensor<4xf32>`,
+			ret:  `%i1, %a2, %a2`,
+			check: func(t *testing.T, a, b, arg []float32) {
+				assert.Equal(t, []float32{1, 2, 3, 0}, a)
+				assert.Equal(t, []float32{1, 2, 3, 0}, b)
+			},
+		},
+		{
+			// b keeps the old a while a is updated.
+			name: "old value kept in another carry",
+			body: `%a2 = stablehlo.dynamic_update_slice %a, %u, %i : (tensor<4xf32>, tensor<1xf32>, tensor<i32>) -> tensor<4xf32>`,
+			ret:  `%i1, %a2, %a`,
+			check: func(t *testing.T, a, b, arg []float32) {
+				assert.Equal(t, []float32{1, 2, 3, 0}, a)
+				assert.Equal(t, []float32{1, 2, 0, 0}, b)
+			},
+		},
+		{
+			// The operand is read after the update.
+			name: "operand read after",
+			body: `%a2 = stablehlo.dynamic_update_slice %a, %u, %i : (tensor<4xf32>, tensor<1xf32>, tensor<i32>) -> tensor<4xf32>
+      %s = stablehlo.add %a, %a : tensor<4xf32>`,
+			ret: `%i1, %a2, %s`,
+			check: func(t *testing.T, a, b, arg []float32) {
+				assert.Equal(t, []float32{1, 2, 3, 0}, a)
+				assert.Equal(t, []float32{2, 4, 0, 0}, b)
+			},
+		},
+		{
+			// A value from outside the loop is updated in the body every step.
+			name: "captured operand",
+			body: `%a2 = stablehlo.dynamic_update_slice %arg, %u, %i : (tensor<4xf32>, tensor<1xf32>, tensor<i32>) -> tensor<4xf32>`,
+			ret:  `%i1, %a2, %b`,
+			check: func(t *testing.T, a, b, arg []float32) {
+				assert.Equal(t, []float32{0, 0, 3, 0}, a)
+				assert.Equal(t, []float32{0, 0, 0, 0}, arg)
+			},
+		},
+		{
+			// Two carries share storage through a reshape.
+			name: "shared through reshape",
+			body: `%a2 = stablehlo.dynamic_update_slice %a, %u, %i : (tensor<4xf32>, tensor<1xf32>, tensor<i32>) -> tensor<4xf32>
+      %r = stablehlo.reshape %a2 : (tensor<4xf32>) -> tensor<4xf32>`,
+			ret: `%i1, %a2, %r`,
+			check: func(t *testing.T, a, b, arg []float32) {
+				assert.Equal(t, []float32{1, 2, 3, 0}, a)
+				assert.Equal(t, []float32{1, 2, 3, 0}, b)
+			},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			src := `func.func @main(%arg: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
+  %c0 = stablehlo.constant dense<0> : tensor<i32>
+  %r:3 = stablehlo.while(%i = %c0, %a = %arg, %b = %arg) : tensor<i32>, tensor<4xf32>, tensor<4xf32>
+    cond {
+      %n = stablehlo.constant dense<3> : tensor<i32>
+      %lt = stablehlo.compare LT, %i, %n : (tensor<i32>, tensor<i32>) -> tensor<i1>
+      stablehlo.return %lt : tensor<i1>
+    } do {
+      %one = stablehlo.constant dense<1> : tensor<i32>
+      %i1 = stablehlo.add %i, %one : tensor<i32>
+      %f = stablehlo.convert %i1 : (tensor<i32>) -> tensor<f32>
+      %u = stablehlo.reshape %f : (tensor<f32>) -> tensor<1xf32>
+      ` + tc.body + `
+      stablehlo.return ` + tc.ret + ` : tensor<i32>, tensor<4xf32>, tensor<4xf32>
+    }
+  return %r#1, %r#2 : tensor<4xf32>, tensor<4xf32>
+}`
+			m, err := stablehlo.Parse([]byte(src))
+			require.NoError(t, err)
+			p, err := Compile(m, "")
+			require.NoError(t, err)
+			arg := f32Tensor(make([]float32, 4), 4)
+			out, err := p.Run(context.Background(), Device{}, []Value{arg})
+			require.NoError(t, err)
+			tc.check(t, out[0].(*Tensor).Data.([]float32), out[1].(*Tensor).Data.([]float32), arg.Data.([]float32))
+		})
+	}
+}
