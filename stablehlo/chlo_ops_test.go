@@ -82,7 +82,6 @@ func TestChloRoundTrip(t *testing.T) {
 	assert.Empty(t, equalModules(m, m3, false))
 }
 
-
 // mlir-opt --allow-unregistered-dialect reads the generic form of every
 // CHLO op and prints it back as halo does.
 func TestChloMLIROpt(t *testing.T) {
