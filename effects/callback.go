@@ -368,3 +368,8 @@ func streamTypeIDs() []int64 {
 	defer streamTypesMu.Unlock()
 	return streamTypes
 }
+
+func init() {
+	// Builder errors of Callback and Print point at the user's line.
+	stablehlo.RegisterBuilderPackage("github.com/halo-ml/halo/effects")
+}

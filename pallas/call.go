@@ -80,7 +80,11 @@ func lowering(b Backend) (Lowering, bool) {
 	return l, ok
 }
 
-func init() { RegisterBackend(Interpret, lowerInterpret) }
+func init() {
+	RegisterBackend(Interpret, lowerInterpret)
+	// Builder errors point at the user's line, not at pallas's own.
+	stablehlo.RegisterBuilderPackage("github.com/halo-ml/halo/pallas")
+}
 
 // CompilerParams are backend options.
 type CompilerParams struct {
