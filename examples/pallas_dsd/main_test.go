@@ -65,9 +65,10 @@ func TestDSDMatchesDense(t *testing.T) {
 
 // BenchmarkDSD compares the DSD kernel at 10% block density (interpret
 // mode, bounds checks off and on) with the dense matmul, both on the
-// interpreter: M = N = K = 512, 64x64 blocks.
+// interpreter: M = N = K = 1024, 128x128 sparse blocks, output blocks of
+// 128 rows by all 1024 columns (so the grid runs over the non-zero blocks).
 func BenchmarkDSD(b *testing.B) {
-	const m, k, n, blk = 512, 512, 512, 64
+	const m, k, n, blk, bn = 1024, 1024, 1024, 128, 1024
 	r := rand.New(rand.NewPCG(0, 1))
 	s := RandomBlockSparse(r, m, k, blk, blk, 0.1)
 	y := make([]float32, k*n)
@@ -81,7 +82,7 @@ func BenchmarkDSD(b *testing.B) {
 			name = "sparse_checks"
 		}
 		b.Run(name, func(b *testing.B) {
-			mod, err := BuildDSD(s, n, blk, checks)
+			mod, err := BuildDSD(s, n, bn, checks)
 			require.NoError(b, err)
 			p, err := interpreter.Compile(mod, "main")
 			require.NoError(b, err)
