@@ -268,41 +268,7 @@ func useGlobalDeviceIDs(op *stablehlo.Op) (bool, error) {
 }
 
 // rtDenseInts decodes an integer DenseElementsAttr (a splat is expanded).
-func rtDenseInts(a stablehlo.DenseElementsAttr) ([]int64, error) {
-	dt := a.Type.DType
-	if !dt.IsInt() && !dt.IsBool() {
-		return nil, fmt.Errorf("want integer elements, got %v", a.Type)
-	}
-	w := dt.HostBytes()
-	n := a.Type.Size()
-	if n < 0 {
-		return nil, fmt.Errorf("dynamic shape %v", a.Type)
-	}
-	if a.Splat {
-		if len(a.Data) < w {
-			return nil, fmt.Errorf("splat of %v has %d bytes", a.Type, len(a.Data))
-		}
-	} else if len(a.Data) != int(n)*w {
-		return nil, fmt.Errorf("%v has %d bytes, want %d", a.Type, len(a.Data), int(n)*w)
-	}
-	out := make([]int64, n)
-	for i := range out {
-		off := i * w
-		if a.Splat {
-			off = 0
-		}
-		var u uint64
-		for k := 0; k < w; k++ {
-			u |= uint64(a.Data[off+k]) << (8 * k)
-		}
-		if dt.IsUnsigned() || dt.IsBool() {
-			out[i] = int64(u)
-		} else {
-			out[i] = WrapInt(dt, int64(u<<(64-8*uint(w)))>>(64-8*uint(w)))
-		}
-	}
-	return out, nil
-}
+func rtDenseInts(a stablehlo.DenseElementsAttr) ([]int64, error) { return a.Int64s() }
 
 // rtGroups reads a rank-2 integer attribute (replica_groups,
 // source_target_pairs) as rows. Negative entries pad groups of unequal
