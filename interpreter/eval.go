@@ -464,7 +464,7 @@ type loopOwner struct {
 	// the loop, and no other carried value, refers to.
 	excl map[*Tensor]bool
 	// fresh are the tensors this iteration allocated as the result of a
-	// dynamic_update_slice.
+	// dynamic_update_slice (nil until there is one).
 	fresh map[*Tensor]bool
 }
 
@@ -480,6 +480,9 @@ func (x *Exec) owner() *loopOwner {
 // loop body (so the loop may own it from the next iteration on).
 func (x *Exec) markFresh(t *Tensor) {
 	if o := x.owner(); o != nil {
+		if o.fresh == nil {
+			o.fresh = map[*Tensor]bool{}
+		}
 		o.fresh[t] = true
 	}
 }
@@ -563,12 +566,15 @@ func (x *Exec) runLoopBody(r *stablehlo.Region, args []Value, excl map[*Tensor]b
 	if len(args) != len(b.Args) {
 		return nil, nil, fmt.Errorf("interpreter: region takes %d arguments, got %d", len(b.Args), len(args))
 	}
-	o := &loopOwner{excl: excl, fresh: map[*Tensor]bool{}}
+	o := &loopOwner{excl: excl}
 	x.owners = append(x.owners, o)
 	res, err := x.runBlock(b, args)
 	x.owners = x.owners[:len(x.owners)-1]
 	if err != nil {
 		return nil, nil, err
+	}
+	if len(o.fresh) == 0 && len(excl) == 0 {
+		return res, nil, nil // nothing owned: the common loop pays no more
 	}
 	storage := map[uintptr]int{}
 	for _, v := range res {
