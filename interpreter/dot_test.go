@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -339,4 +340,49 @@ func TestDotGeneralRandomDimensionNumbers(t *testing.T) {
 		require.NoError(t, err, "%v %v %+v", ld, rd, dn)
 		require.Equal(t, laExpected(dt, want), laValues(got), "%v %v %+v", ld, rd, dn)
 	}
+}
+
+func TestGemmSplitMidSizeProducts(t *testing.T) {
+	// Products gonum runs on one core (fewer than four 64×64 blocks of C)
+	// are split by rows or columns of C across cores; every layout must
+	// give the plain loops' result.
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4))
+	rng := rand.New(rand.NewPCG(5, 6))
+	cases := []struct{ m, n, k int }{
+		{64, 64, 64},  // rows
+		{70, 40, 100}, // rows, uneven chunks
+		{16, 128, 96}, // columns
+		{9, 100, 200}, // columns, m below the chunk minimum
+	}
+	for _, c := range cases {
+		for _, tr := range [][2]bool{{false, false}, {true, false}, {false, true}, {true, true}} {
+			t.Run(fmt.Sprintf("%dx%dx%d_t%v", c.m, c.n, c.k, tr), func(t *testing.T) {
+				a := make([]float32, c.m*c.k)
+				b := make([]float32, c.k*c.n)
+				for i := range a {
+					a[i] = float32(rng.IntN(7) - 3)
+				}
+				for i := range b {
+					b[i] = float32(rng.IntN(7) - 3)
+				}
+				lda, ldb := c.k, c.n
+				if tr[0] {
+					lda = c.m
+				}
+				if tr[1] {
+					ldb = c.k
+				}
+				got := make([]float32, c.m*c.n)
+				want := make([]float32, c.m*c.n)
+				require.True(t, laGemmSplit(tr[0], tr[1], c.m, c.n, c.k, a, lda, b, ldb, got, c.n), "not split")
+				laGemmLoops(tr[0], tr[1], c.m, c.n, c.k, a, lda, b, ldb, want, c.n)
+				require.Equal(t, want, got)
+			})
+		}
+	}
+	// Large products stay with gonum's own parallel blocking; tiny ones on
+	// one goroutine.
+	big := make([]float32, 256*256)
+	assert.False(t, laGemmSplit(false, false, 256, 256, 256, big, 256, big, 256, make([]float32, 256*256), 256))
+	assert.False(t, laGemmSplit(false, false, 8, 8, 8, big, 8, big, 8, make([]float32, 64), 8))
 }

@@ -102,6 +102,10 @@ type Program struct {
 	// NumReplicas and NumPartitions come from the module attributes
 	// (mhlo.num_replicas / mhlo.num_partitions), default 1.
 	NumReplicas, NumPartitions int
+	// constStorage holds the storage of the constants decoded at compile
+	// time (opPlan.konst): results that share it are copied before they
+	// leave Run, so no caller ever writes into them.
+	constStorage map[uintptr]bool
 }
 
 // funcPlan gives every value of a function (including values inside its
@@ -117,6 +121,9 @@ type funcPlan struct {
 type opPlan struct {
 	op     *stablehlo.Op
 	kernel Kernel
+	// konst is a small constant's value, decoded once at compile time and
+	// shared (read-only) by every run instead of calling the kernel.
+	konst *Tensor
 	in     []int
 	out    []int
 	// free lists the slots of values of this op's block whose last use is
@@ -154,6 +161,14 @@ func Compile(m *stablehlo.Module, main string) (*Program, error) {
 			return nil, err
 		}
 		p.funcs[f.Name] = fp
+		for _, pl := range fp.ops {
+			if pl.konst != nil {
+				if p.constStorage == nil {
+					p.constStorage = map[uintptr]bool{}
+				}
+				p.constStorage[pl.konst.dataPointer()] = true
+			}
+		}
 	}
 	if main == "" {
 		main = "main"
@@ -174,6 +189,28 @@ func Compile(m *stablehlo.Module, main string) (*Program, error) {
 		return nil, fmt.Errorf("interpreter: module has no function @%s to run", main)
 	}
 	return p, nil
+}
+
+// maxSharedConstant is the largest constant (in elements) decoded once at
+// compile time; larger ones are decoded when they run, so a program holds
+// no expanded copies of its big splats.
+const maxSharedConstant = 4096
+
+// decodeSmallConstant returns the value of a constant op of at most
+// maxSharedConstant elements, or nil (also for a malformed one, which the
+// kernel then reports when it runs).
+func decodeSmallConstant(op *stablehlo.Op) *Tensor {
+	if len(op.Results) != 1 {
+		return nil
+	}
+	if tt, ok := op.Results[0].Type.(stablehlo.TensorType); !ok || tt.Size() < 1 || tt.Size() > maxSharedConstant {
+		return nil
+	}
+	out, err := constantKernel(nil, op, nil)
+	if err != nil {
+		return nil
+	}
+	return out[0].(*Tensor)
 }
 
 func planFunc(f *stablehlo.Func) (*funcPlan, error) {
@@ -206,6 +243,9 @@ func planFunc(f *stablehlo.Func) (*funcPlan, error) {
 					}
 				}
 				pl := &opPlan{op: op, kernel: k}
+				if op.Name == "stablehlo.constant" {
+					pl.konst = decodeSmallConstant(op)
+				}
 				for _, v := range op.Operands {
 					i, ok := fp.slots[v]
 					if !ok {
@@ -526,6 +566,7 @@ func (x *Exec) Call(f *stablehlo.Func, args []Value) ([]Value, error) {
 			return nil, fmt.Errorf("interpreter: @%s argument %d: %w", f.Name, i, err)
 		}
 	}
+	outermost := len(x.frames) == 0
 	fr := &frame{plan: fp, vals: make([]Value, fp.size)}
 	x.frames = append(x.frames, fr)
 	x.owners = append(x.owners, nil) // the caller's loop does not own the callee's values
@@ -533,7 +574,17 @@ func (x *Exec) Call(f *stablehlo.Func, args []Value) ([]Value, error) {
 		x.frames = x.frames[:len(x.frames)-1]
 		x.owners = x.owners[:len(x.owners)-1]
 	}()
-	return x.runBlock(entry, args)
+	out, err := x.runBlock(entry, args)
+	if err == nil && outermost && len(x.Program.constStorage) > 0 {
+		// A result sharing a compile-time constant's storage leaves as a
+		// copy: the caller (or a backend buffer) may write into it.
+		for i, v := range out {
+			if t, ok := v.(*Tensor); ok && t != nil && x.Program.constStorage[t.dataPointer()] {
+				out[i] = t.Clone()
+			}
+		}
+	}
+	return out, err
 }
 
 // RunRegion runs the entry block of region r (of the current function) with
@@ -601,6 +652,13 @@ func (x *Exec) runBlock(b *stablehlo.Block, args []Value) ([]Value, error) {
 		fr.vals[fr.plan.slots[a]] = args[i]
 	}
 	for _, pl := range fr.plan.blocks[b] {
+		if pl.konst != nil {
+			fr.vals[pl.out[0]] = pl.konst
+			for _, s := range pl.free {
+				fr.vals[s] = nil
+			}
+			continue
+		}
 		in := make([]Value, len(pl.in))
 		for i, s := range pl.in {
 			in[i] = fr.vals[s]

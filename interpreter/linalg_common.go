@@ -554,6 +554,15 @@ func laGemm[T laNum](transA, transB bool, m, n, k int, a []T, lda int, b []T, ld
 		}
 		return
 	}
+	if laGemmSplit(transA, transB, m, n, k, a, lda, b, ldb, c, ldc) {
+		return
+	}
+	laGemmSerial(transA, transB, m, n, k, a, lda, b, ldb, c, ldc)
+}
+
+// laGemmSerial is laGemm for m, n, k > 0 in one call (gonum may still
+// split a large product across cores itself).
+func laGemmSerial[T laNum](transA, transB bool, m, n, k int, a []T, lda int, b []T, ldb int, c []T, ldc int) {
 	ta, tb := blas.NoTrans, blas.NoTrans
 	if transA {
 		ta = blas.Trans
@@ -591,6 +600,56 @@ func laGemm[T laNum](transA, transB bool, m, n, k int, a []T, lda int, b []T, ld
 		}
 	}
 	laGemmLoops(transA, transB, m, n, k, a, lda, b, ldb, c, ldc)
+}
+
+// laGemmSplit runs a product that gonum would run on one core (fewer than
+// four 64×64 blocks of C) as independent products over slices of C's rows
+// (or columns, when C has few rows) on several cores, when it is large
+// enough to pay for the goroutines. It reports whether it did.
+func laGemmSplit[T laNum](transA, transB bool, m, n, k int, a []T, lda int, b []T, ldb int, c []T, ldc int) bool {
+	const blk, minWork = 64, 1 << 17
+	switch any(a).(type) {
+	case []float32, []float64:
+	default:
+		return false // laGemmLoops splits by itself
+	}
+	workers := runtime.GOMAXPROCS(0)
+	if workers < 2 || int64(m)*int64(n)*int64(k) < minWork || ((m+blk-1)/blk)*((n+blk-1)/blk) >= 4 {
+		return false
+	}
+	byRows := m >= n
+	parts := m
+	if !byRows {
+		parts = n
+	}
+	// Chunks of at least 8 rows (columns) keep each product vector-friendly.
+	workers = min(workers, parts/8)
+	if workers < 2 {
+		return false
+	}
+	chunk := (parts + workers - 1) / workers
+	laParallelFor(workers, minWork, func(lo, hi int) {
+		for w := lo; w < hi; w++ {
+			p0, p1 := w*chunk, min((w+1)*chunk, parts)
+			if p0 >= p1 {
+				continue
+			}
+			if byRows {
+				as := a[p0*lda:]
+				if transA {
+					as = a[p0:]
+				}
+				laGemmSerial(transA, transB, p1-p0, n, k, as, lda, b, ldb, c[p0*ldc:], ldc)
+			} else {
+				bs := b[p0:]
+				if transB {
+					bs = b[p0*ldb:]
+				}
+				laGemmSerial(transA, transB, m, p1-p0, k, a, lda, bs, ldb, c[p0:], ldc)
+			}
+		}
+	})
+	return true
 }
 
 // laGemmLoops is laGemm with plain loops (exact IEEE multiply-adds, every

@@ -65,6 +65,18 @@ type env struct {
 	refOf map[*Value]int     // ref argument -> state slot
 	grid  []*stablehlo.Value // grid indices (i32 scalars)
 	step  *stablehlo.Value   // linear grid step (i32 scalar)
+	// lazy holds the input refs the body never stores to: their blocks
+	// are not sliced up front; each load slices the whole operand at the
+	// block start plus its own index, so a step that loads nothing (a
+	// skipped block) copies nothing.
+	lazy map[int]lazyBlock
+}
+
+// lazyBlock is an input block read straight from its (padded) operand.
+type lazyBlock struct {
+	arr    *stablehlo.Value
+	starts []*stablehlo.Value // element starts per array dim
+	info   RefInfo
 }
 
 func (e *env) child() *env {
@@ -253,8 +265,15 @@ func (l *interp) step(fb *stablehlo.FuncBuilder, a []*stablehlo.Value, prefetch,
 		}
 		return v
 	}
+	stored := storedRefs(p.Body)
+	e.lazy = map[int]lazyBlock{}
 	for i := 0; i < nin; i++ {
-		e.state[np+i] = slice(ins[i], p.Refs[np+i], starts[i])
+		r := p.Refs[np+i]
+		if !stored[p.Body.Args[np+i]] && !sameShape(r.Block, r.ArrayShape) {
+			e.lazy[np+i] = lazyBlock{arr: ins[i], starts: starts[i], info: r}
+			continue
+		}
+		e.state[np+i] = slice(ins[i], r, starts[i])
 	}
 	bufs := make([]*stablehlo.Value, nout)
 	for i := 0; i < nout; i++ {
@@ -617,6 +636,7 @@ type access struct {
 	sizes    []int64            // per ref dim
 	dynamic  bool
 	isStatic bool
+	zero     []bool // per ref dim: the start is the constant 0
 }
 
 func (l *interp) sliceAccess(fb *stablehlo.FuncBuilder, op *Op, e *env) access {
@@ -631,6 +651,7 @@ func (l *interp) sliceAccess(fb *stablehlo.FuncBuilder, op *Op, e *env) access {
 		} else {
 			a.starts = append(a.starts, fb.ScalarOf(xla.Int32, float64(d.Start)))
 		}
+		a.zero = append(a.zero, d.Operand < 0 && d.Start == 0)
 		a.sizes = append(a.sizes, d.Size)
 	}
 	return a
@@ -753,9 +774,17 @@ func (l *interp) load(fb *stablehlo.FuncBuilder, op *Op, e *env) (*stablehlo.Val
 	ix := op.Attrs.Indexer
 	dims := op.Operands[0].Type.Shape
 	t := op.Results[0].Type
+	lz, isLazy := e.lazy[slot]
+	if isLazy && (ix.HasArrays() || ix.HasMask) {
+		// Gathers read the block itself.
+		ref = lz.block(fb)
+	}
 	if !ix.HasArrays() && !ix.HasMask {
 		a := l.sliceAccess(fb, op, e)
 		l.checkSlice(fb, op, e, a, dims, "load from")
+		if isLazy {
+			return lz.load(fb, a, hloDims(t)), nil
+		}
 		var v *stablehlo.Value
 		full := a.isStatic && sameShape(a.sizes, dims)
 		switch {
@@ -789,6 +818,60 @@ func (l *interp) load(fb *stablehlo.FuncBuilder, op *Op, e *env) (*stablehlo.Val
 		v = fb.Select(mask, v, other)
 	}
 	return v, nil
+}
+
+// block slices the whole block out of the operand.
+func (lz lazyBlock) block(fb *stablehlo.FuncBuilder) *stablehlo.Value {
+	sizes := blockSizes(lz.info)
+	v := fb.DynamicSlice(lz.arr, lz.starts, sizes)
+	if !sameShape(sizes, lz.info.BlockShape) {
+		v = fb.Reshape(v, lz.info.BlockShape...)
+	}
+	return v
+}
+
+// load slices a (the access in block coordinates, over the kernel's view
+// without squeezed dims) out of the operand: one dynamic_slice at the
+// block start plus the access start.
+func (lz lazyBlock) load(fb *stablehlo.FuncBuilder, a access, shape []int64) *stablehlo.Value {
+	starts := make([]*stablehlo.Value, len(lz.info.Block))
+	sizes := make([]int64, len(lz.info.Block))
+	k := 0
+	for d, b := range lz.info.Block {
+		if b == Squeezed {
+			starts[d], sizes[d] = lz.starts[d], 1
+			continue
+		}
+		starts[d], sizes[d] = lz.starts[d], a.sizes[k]
+		if !a.zero[k] {
+			starts[d] = fb.Add(lz.starts[d], a.starts[k])
+		}
+		k++
+	}
+	v := fb.DynamicSlice(lz.arr, starts, sizes)
+	if !sameShape(sizes, shape) {
+		v = fb.Reshape(v, shape...)
+	}
+	return v
+}
+
+// storedRefs is the set of ref arguments a region (or a region nested in
+// it) stores to.
+func storedRefs(r *Region) map[*Value]bool {
+	set := map[*Value]bool{}
+	var walk func(r *Region)
+	walk = func(r *Region) {
+		for _, op := range r.Ops {
+			if op.Name == "store" {
+				set[op.Operands[0]] = true
+			}
+			for _, sub := range op.Regions {
+				walk(sub)
+			}
+		}
+	}
+	walk(r)
+	return set
 }
 
 // stackIndices makes the [shape..., rank] index tensor of gather/scatter.
