@@ -124,8 +124,8 @@ type opPlan struct {
 	// konst is a small constant's value, decoded once at compile time and
 	// shared (read-only) by every run instead of calling the kernel.
 	konst *Tensor
-	in     []int
-	out    []int
+	in    []int
+	out   []int
 	// free lists the slots of values of this op's block whose last use is
 	// this op (directly or inside its regions): they are dropped after it
 	// runs, so a long program holds only its live values.
