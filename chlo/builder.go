@@ -2,6 +2,7 @@ package chlo
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/halo-ml/halo/stablehlo"
 	"github.com/halo-ml/halo/xla"
@@ -285,4 +286,63 @@ func ConstantLike(fb *FuncBuilder, x *Value, v float64) *Value {
 // element type.
 func ConstantLikeAttr(fb *FuncBuilder, x *Value, value stablehlo.Attribute) *Value {
 	return one(fb, "chlo.constant_like", []*Value{x}, stablehlo.NamedAttr{Name: "value", Value: value})
+}
+
+// RaggedDotConfig holds chlo.ragged_dot's optional settings.
+type RaggedDotConfig struct {
+	// Precision is precision_config: none, or two (lhs, rhs).
+	Precision []stablehlo.Precision
+	// ResultDType is the result element type (JAX's
+	// preferred_element_type); Invalid means lhs's.
+	ResultDType xla.DType
+}
+
+// RaggedDot adds chlo.ragged_dot: a dot_general in which the lhs ragged
+// dimension (dims.LhsRaggedDims) is cut into consecutive groups of
+// groupSizes entries. Its mode follows from that dimension's role (see
+// stablehlo.RaggedDotMode): a free lhs dimension selects, per group, a
+// slice of the rhs group dimension (mixture-of-experts layers); a
+// contracting dimension gives one result per group ([g, ...]); a batching
+// dimension is an ordinary batched dot, zero past the groups. groupSizes
+// is an integer tensor of shape [g] or [prefix..., g] (see
+// stablehlo.RaggedDotPlan). The result type is inferred; shape errors
+// name the rule broken.
+func RaggedDot(fb *FuncBuilder, lhs, rhs, groupSizes *Value, dims stablehlo.RaggedDotDimensionNumbers, precision ...stablehlo.Precision) *Value {
+	return RaggedDotWith(fb, lhs, rhs, groupSizes, dims, RaggedDotConfig{Precision: precision})
+}
+
+// RaggedDotWith is RaggedDot with all settings.
+func RaggedDotWith(fb *FuncBuilder, lhs, rhs, groupSizes *Value, dims stablehlo.RaggedDotDimensionNumbers, cfg RaggedDotConfig) *Value {
+	const name = "chlo.ragged_dot"
+	dims = stablehlo.RaggedDotDimensionNumbers{
+		LhsBatchingDims: slices.Clone(dims.LhsBatchingDims), RhsBatchingDims: slices.Clone(dims.RhsBatchingDims),
+		LhsContractingDims: slices.Clone(dims.LhsContractingDims), RhsContractingDims: slices.Clone(dims.RhsContractingDims),
+		LhsRaggedDims: slices.Clone(dims.LhsRaggedDims), RhsGroupDims: slices.Clone(dims.RhsGroupDims),
+	}
+	attrs := []stablehlo.NamedAttr{{Name: "ragged_dot_dimension_numbers", Value: dims}}
+	if len(cfg.Precision) > 0 {
+		attrs = append(attrs, stablehlo.NamedAttr{Name: "precision_config", Value: stablehlo.ChloPrecisionConfig(cfg.Precision...)})
+	}
+	operands := []*Value{lhs, rhs, groupSizes}
+	if cfg.ResultDType == xla.Invalid {
+		return one(fb, name, operands, attrs...)
+	}
+	var ts [3]stablehlo.TensorType
+	for i, v := range operands {
+		t, ok := stablehlo.TensorType{}, false
+		if v != nil {
+			t, ok = v.TensorType()
+		}
+		if !ok {
+			// Let the inferring path report the bad operand.
+			return one(fb, name, operands, attrs...)
+		}
+		ts[i] = t
+	}
+	rt, err := stablehlo.InferRaggedDot(ts[0], ts[1], ts[2], dims, cfg.ResultDType)
+	if err != nil {
+		fb.Fail(name, fmt.Errorf("%s(%s, %s, %s): %w", name, ts[0], ts[1], ts[2], err))
+		return fb.Op(name, nil, []stablehlo.Type{stablehlo.Tensor(cfg.ResultDType)})[0]
+	}
+	return fb.Op(name, operands, []stablehlo.Type{rt}, attrs...)[0]
 }

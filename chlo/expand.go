@@ -49,6 +49,7 @@ func init() {
 	}
 	expanders["chlo.broadcast_select"] = expandBroadcast
 	expanders["chlo.top_k"] = expandTopK
+	expanders["chlo.ragged_dot"] = expandRaggedDot
 	expanders["chlo.constant"] = expandConstant
 	expanders["chlo.constant_like"] = expandConstantLike
 }

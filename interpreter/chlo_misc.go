@@ -4,10 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"math"
-	"regexp"
 	"slices"
-	"strconv"
-	"strings"
 
 	"github.com/halo-ml/halo/stablehlo"
 	"github.com/halo-ml/halo/xla"
@@ -264,64 +261,12 @@ func chloConstantLikeKernel(x *Exec, op *stablehlo.Op, args []Value) ([]Value, e
 	return []Value{out}, nil
 }
 
-// chloRaggedDims is #chlo.ragged_dot<...>.
-type chloRaggedDims struct {
-	lhsBatch, rhsBatch, lhsContract, rhsContract, lhsRagged, rhsGroup []int64
-}
-
-var chloRaggedField = regexp.MustCompile(`(\w+)\s*=\s*\[([^\]]*)\]`)
-
-// chloParseRaggedDims parses the text of #chlo.ragged_dot<name = [..], ...>.
-func chloParseRaggedDims(a stablehlo.Attribute) (chloRaggedDims, error) {
-	var d chloRaggedDims
-	var text string
-	switch a := a.(type) {
-	case stablehlo.OpaqueAttr:
-		text = string(a)
-	case fmt.Stringer:
-		text = a.String()
-	case nil:
-		return d, fmt.Errorf("missing ragged_dot_dimension_numbers")
-	default:
-		return d, fmt.Errorf("ragged_dot_dimension_numbers is %T, not #chlo.ragged_dot<...>", a)
-	}
-	body, ok := strings.CutPrefix(strings.TrimSpace(text), "#chlo.ragged_dot<")
-	if !ok || !strings.HasSuffix(body, ">") {
-		return d, fmt.Errorf("ragged_dot_dimension_numbers %q is not #chlo.ragged_dot<...>", text)
-	}
-	fields := map[string]*[]int64{
-		"lhs_batching_dimensions": &d.lhsBatch, "rhs_batching_dimensions": &d.rhsBatch,
-		"lhs_contracting_dimensions": &d.lhsContract, "rhs_contracting_dimensions": &d.rhsContract,
-		"lhs_ragged_dimensions": &d.lhsRagged, "rhs_group_dimensions": &d.rhsGroup,
-	}
-	for _, m := range chloRaggedField.FindAllStringSubmatch(body, -1) {
-		p, ok := fields[m[1]]
-		if !ok {
-			return d, fmt.Errorf("ragged_dot_dimension_numbers: unknown field %s", m[1])
-		}
-		for _, s := range strings.Split(m[2], ",") {
-			if s = strings.TrimSpace(s); s == "" {
-				continue
-			}
-			v, err := strconv.ParseInt(s, 10, 64)
-			if err != nil {
-				return d, fmt.Errorf("ragged_dot_dimension_numbers: %s: %w", m[1], err)
-			}
-			*p = append(*p, v)
-		}
-	}
-	return d, nil
-}
-
-// chloRaggedPlan is a checked ragged_dot: the role of every dimension.
+// chloRaggedPlan is a checked ragged_dot: its operand and result types
+// and the role of every dimension.
 type chloRaggedPlan struct {
-	dims                  chloRaggedDims
+	*stablehlo.RaggedDotPlan
+	dims                  stablehlo.RaggedDotDimensionNumbers
 	lhs, rhs, groups, res stablehlo.TensorType
-	mode                  int     // 0: ragged non-contracting, 1: ragged contracting, 2: ragged batch
-	lhsFree, rhsFree      []int64 // dimensions that are neither batch, contracting nor group
-	ragged                int64
-	numGroups             int64
-	resDims               []int64
 }
 
 func chloRaggedPlanOf(op *stablehlo.Op) (*chloRaggedPlan, error) {
@@ -329,98 +274,35 @@ func chloRaggedPlanOf(op *stablehlo.Op) (*chloRaggedPlan, error) {
 	if err != nil {
 		return nil, err
 	}
-	d, err := chloParseRaggedDims(op.Attr("ragged_dot_dimension_numbers"))
-	if err != nil {
-		return nil, err
+	a := op.Attr("ragged_dot_dimension_numbers")
+	d, ok := a.(stablehlo.RaggedDotDimensionNumbers)
+	if !ok {
+		if a == nil {
+			return nil, fmt.Errorf("missing ragged_dot_dimension_numbers")
+		}
+		return nil, fmt.Errorf("ragged_dot_dimension_numbers is %v, not #chlo.ragged_dot<...>", a)
 	}
 	rt, err := ewResultType(op, 0)
 	if err != nil {
 		return nil, err
 	}
-	p := &chloRaggedPlan{dims: d, lhs: ts[0], rhs: ts[1], groups: ts[2], res: rt}
-	if !p.lhs.DType.IsFloat() || p.lhs.DType != p.rhs.DType || !rt.DType.IsFloat() {
-		return nil, fmt.Errorf("takes float operands of one type and a float result, got %v, %v -> %v", p.lhs.DType, p.rhs.DType, rt.DType)
-	}
-	if !p.groups.DType.IsInt() || len(p.groups.Dims) != 1 {
-		return nil, fmt.Errorf("group_sizes %v must be a 1-D integer tensor", p.groups)
-	}
-	p.numGroups = p.groups.Dims[0]
-	lr, rr := int64(len(p.lhs.Dims)), int64(len(p.rhs.Dims))
-	inRange := func(what string, v []int64, rank int64) error {
-		for _, x := range v {
-			if x < 0 || x >= rank {
-				return fmt.Errorf("%s %v out of range for rank %d", what, v, rank)
-			}
-		}
-		return nil
-	}
-	for _, c := range []struct {
-		what string
-		v    []int64
-		rank int64
-	}{{"lhs_batching_dimensions", d.lhsBatch, lr}, {"rhs_batching_dimensions", d.rhsBatch, rr},
-		{"lhs_contracting_dimensions", d.lhsContract, lr}, {"rhs_contracting_dimensions", d.rhsContract, rr},
-		{"lhs_ragged_dimensions", d.lhsRagged, lr}, {"rhs_group_dimensions", d.rhsGroup, rr}} {
-		if err := inRange(c.what, c.v, c.rank); err != nil {
-			return nil, err
+	for _, t := range append(ts[:2:2], rt) {
+		if slices.Contains(t.Dims, stablehlo.DynamicDim) {
+			return nil, fmt.Errorf("dynamic shape %v is not supported", t)
 		}
 	}
-	if len(d.lhsBatch) != len(d.rhsBatch) || len(d.lhsContract) != len(d.rhsContract) {
-		return nil, fmt.Errorf("batching or contracting dimension lists of lhs and rhs differ in length")
+	want, err := stablehlo.InferRaggedDot(ts[0], ts[1], ts[2], d, rt.DType)
+	if err != nil {
+		return nil, err
 	}
-	for i := range d.lhsBatch {
-		if p.lhs.Dims[d.lhsBatch[i]] != p.rhs.Dims[d.rhsBatch[i]] {
-			return nil, fmt.Errorf("batching dimensions %d and %d differ in size", d.lhsBatch[i], d.rhsBatch[i])
-		}
+	if !chloSameDims(want.Dims, rt.Dims) {
+		return nil, fmt.Errorf("result %v does not have the dimensions %v", rt, want.Dims)
 	}
-	for i := range d.lhsContract {
-		if p.lhs.Dims[d.lhsContract[i]] != p.rhs.Dims[d.rhsContract[i]] {
-			return nil, fmt.Errorf("contracting dimensions %d and %d differ in size", d.lhsContract[i], d.rhsContract[i])
-		}
+	p, err := stablehlo.PlanRaggedDot(ts[0], ts[1], ts[2], d)
+	if err != nil {
+		return nil, err
 	}
-	if len(d.lhsRagged) != 1 {
-		return nil, fmt.Errorf("lhs_ragged_dimensions %v must hold one dimension", d.lhsRagged)
-	}
-	p.ragged = d.lhsRagged[0]
-	switch {
-	case slices.Contains(d.lhsContract, p.ragged):
-		p.mode = 1
-	case slices.Contains(d.lhsBatch, p.ragged):
-		p.mode = 2
-	}
-	if p.mode == 0 {
-		if len(d.rhsGroup) != 1 || p.rhs.Dims[d.rhsGroup[0]] != p.numGroups {
-			return nil, fmt.Errorf("a ragged non-contracting dimension needs one rhs_group_dimensions of size %d, got %v", p.numGroups, d.rhsGroup)
-		}
-	} else if len(d.rhsGroup) != 0 {
-		return nil, fmt.Errorf("rhs_group_dimensions %v must be empty when the ragged dimension is a %s dimension", d.rhsGroup, map[int]string{1: "contracting", 2: "batching"}[p.mode])
-	}
-	for i := int64(0); i < lr; i++ {
-		if !slices.Contains(d.lhsBatch, i) && !slices.Contains(d.lhsContract, i) {
-			p.lhsFree = append(p.lhsFree, i)
-		}
-	}
-	for i := int64(0); i < rr; i++ {
-		if !slices.Contains(d.rhsBatch, i) && !slices.Contains(d.rhsContract, i) && !slices.Contains(d.rhsGroup, i) {
-			p.rhsFree = append(p.rhsFree, i)
-		}
-	}
-	if p.mode == 1 {
-		p.resDims = append(p.resDims, p.numGroups)
-	}
-	for _, i := range d.lhsBatch {
-		p.resDims = append(p.resDims, p.lhs.Dims[i])
-	}
-	for _, i := range p.lhsFree {
-		p.resDims = append(p.resDims, p.lhs.Dims[i])
-	}
-	for _, i := range p.rhsFree {
-		p.resDims = append(p.resDims, p.rhs.Dims[i])
-	}
-	if !chloSameDims(p.resDims, rt.Dims) {
-		return nil, fmt.Errorf("result %v does not have the dimensions %v", rt, p.resDims)
-	}
-	return p, nil
+	return &chloRaggedPlan{RaggedDotPlan: p, dims: d, lhs: ts[0], rhs: ts[1], groups: ts[2], res: rt}, nil
 }
 
 // chloFloatAt returns a reader of a float tensor's elements as float64.
@@ -435,11 +317,14 @@ func chloFloatAt(t *Tensor) func(int64) float64 {
 }
 
 // chloRaggedDotKernel evaluates ragged_dot: the lhs ragged dimension is cut
-// into consecutive groups of group_sizes rows. Ragged non-contracting:
-// rows of group g multiply rhs group g. Ragged contracting: result group g
-// contracts over group g's slice only. Ragged batch: an ordinary batched
-// dot. Rows past the sum of the group sizes give zeros. Accumulation is in
-// float64, rounded once to the result type.
+// into consecutive groups of group_sizes entries (group_sizes of shape
+// [prefix..., g] gives each index of the prefix dimensions its own sizes;
+// [g] is broadcast). Ragged non-contracting: rows of group i multiply rhs
+// group i. Ragged contracting: result group i contracts over group i's
+// slice only. Ragged batch: an ordinary batched dot. Entries past the sum
+// of the group sizes give zeros; negative sizes or sums beyond the ragged
+// dimension are errors. Accumulation is in float64, rounded once to the
+// result type.
 func chloRaggedDotKernel(x *Exec, op *stablehlo.Op, args []Value) ([]Value, error) {
 	p, err := chloRaggedPlanOf(op)
 	if err != nil {
@@ -459,19 +344,46 @@ func chloRaggedDotKernel(x *Exec, op *stablehlo.Op, args []Value) ([]Value, erro
 	if err != nil {
 		return nil, err
 	}
-	starts := make([]int64, len(gs)+1)
-	for i, g := range gs {
-		if g < 0 {
-			return nil, fmt.Errorf("group_sizes[%d] = %d is negative", i, g)
+	// starts[r*(g+1)+j] is where group j of group_sizes row r begins.
+	ng := int(p.NumGroups)
+	rows := 1
+	if ng > 0 {
+		rows = len(gs) / ng
+	}
+	lim := lhs.Shape.Dims[p.Ragged]
+	starts := make([]int64, rows*(ng+1))
+	for r := 0; r < rows; r++ {
+		for j := 0; j < ng; j++ {
+			g := gs[r*ng+j]
+			if g < 0 {
+				return nil, fmt.Errorf("group_sizes[%d] = %d is negative", r*ng+j, g)
+			}
+			starts[r*(ng+1)+j+1] = starts[r*(ng+1)+j] + g
 		}
-		starts[i+1] = starts[i] + g
+		if s := starts[r*(ng+1)+ng]; s > lim {
+			return nil, fmt.Errorf("group_sizes sum to %d, more than the ragged dimension's %d", s, lim)
+		}
 	}
-	if lim := lhs.Shape.Dims[p.ragged]; starts[len(gs)] > lim {
-		return nil, fmt.Errorf("group_sizes sum to %d, more than the ragged dimension's %d", starts[len(gs)], lim)
+	// rowOf maps a full lhs index to its group_sizes row.
+	prefixStride := make([]int64, len(p.GroupPrefix))
+	if len(gs) > ng {
+		st := int64(1)
+		for i := len(p.GroupPrefix) - 1; i >= 0; i-- {
+			prefixStride[i] = st
+			st *= lhs.Shape.Dims[p.GroupPrefix[i]]
+		}
 	}
-	groupOf := func(i int64) int64 { // -1 past the last group
-		for g := range gs {
-			if i < starts[g+1] {
+	rowOf := func(li []int64) int {
+		r := int64(0)
+		for i, d := range p.GroupPrefix {
+			r += li[d] * prefixStride[i]
+		}
+		return int(r)
+	}
+	groupOf := func(row int, i int64) int64 { // -1 past the last group
+		st := starts[row*(ng+1) : (row+1)*(ng+1)]
+		for g := 0; g < ng; g++ {
+			if i < st[g+1] {
 				return int64(g)
 			}
 		}
@@ -482,13 +394,16 @@ func chloRaggedDotKernel(x *Exec, op *stablehlo.Op, args []Value) ([]Value, erro
 		return nil, err
 	}
 	la, ra := chloFloatAt(lhs), chloFloatAt(rhs)
-	if la == nil || ra == nil {
+	if la == nil {
 		return nil, ewDTypeError(op, lhs.Shape.DType)
+	}
+	if ra == nil {
+		return nil, ewDTypeError(op, rhs.Shape.DType)
 	}
 	ls, rs := Strides(lhs.Shape.Dims), Strides(rhs.Shape.Dims)
 	d := p.dims
-	kDims := make([]int64, len(d.lhsContract))
-	for i, c := range d.lhsContract {
+	kDims := make([]int64, len(d.LhsContractingDims))
+	for i, c := range d.LhsContractingDims {
 		kDims[i] = lhs.Shape.Dims[c]
 	}
 	nK := int64(1)
@@ -496,49 +411,51 @@ func chloRaggedDotKernel(x *Exec, op *stablehlo.Op, args []Value) ([]Value, erro
 		nK *= k
 	}
 	res := make([]float64, out.Len())
-	idx := make([]int64, len(p.resDims))
+	idx := make([]int64, len(p.Dims))
 	kIdx := make([]int64, len(kDims))
-	raggedPos := slices.Index(d.lhsContract, p.ragged)
+	li := make([]int64, len(lhs.Shape.Dims))
+	ri := make([]int64, len(rhs.Shape.Dims))
+	offset := func(ix, st []int64) int64 {
+		o := int64(0)
+		for i, v := range ix {
+			o += v * st[i]
+		}
+		return o
+	}
 	for o := range res {
 		if o > 0 {
-			NextIndex(idx, p.resDims)
+			NextIndex(idx, p.Dims)
 		}
 		pos := 0
 		g := int64(-1)
-		if p.mode == 1 {
+		if p.Mode == stablehlo.RaggedContracting {
 			g = idx[0]
 			pos = 1
 		}
-		var lo, ro int64
-		for i := range d.lhsBatch {
-			lo += idx[pos] * ls[d.lhsBatch[i]]
-			ro += idx[pos] * rs[d.rhsBatch[i]]
-			if p.mode == 2 && d.lhsBatch[i] == p.ragged && groupOf(idx[pos]) < 0 {
-				lo = -1
-			}
+		for i := range d.LhsBatchingDims {
+			li[d.LhsBatchingDims[i]] = idx[pos]
+			ri[d.RhsBatchingDims[i]] = idx[pos]
 			pos++
 		}
-		for _, i := range p.lhsFree {
-			if lo >= 0 {
-				lo += idx[pos] * ls[i]
-			}
-			if p.mode == 0 && i == p.ragged {
-				g = groupOf(idx[pos])
-				if g < 0 {
-					lo = -1
-				}
-			}
+		for _, i := range p.LhsFree {
+			li[i] = idx[pos]
 			pos++
 		}
-		if lo < 0 {
-			continue // past the last group: zero
-		}
-		for _, i := range p.rhsFree {
-			ro += idx[pos] * rs[i]
+		for _, i := range p.RhsFree {
+			ri[i] = idx[pos]
 			pos++
 		}
-		if p.mode == 0 {
-			ro += g * rs[d.rhsGroup[0]]
+		switch p.Mode {
+		case stablehlo.RaggedNonContracting:
+			g = groupOf(rowOf(li), li[p.Ragged])
+			if g < 0 {
+				continue // past the last group: zero
+			}
+			ri[d.RhsGroupDims[0]] = g
+		case stablehlo.RaggedBatch:
+			if groupOf(rowOf(li), li[p.Ragged]) < 0 {
+				continue
+			}
 		}
 		sum := 0.0
 		clear(kIdx)
@@ -546,15 +463,18 @@ func chloRaggedDotKernel(x *Exec, op *stablehlo.Op, args []Value) ([]Value, erro
 			if k > 0 {
 				NextIndex(kIdx, kDims)
 			}
-			if p.mode == 1 && (kIdx[raggedPos] < starts[g] || kIdx[raggedPos] >= starts[g+1]) {
-				continue
-			}
-			l, r := lo, ro
 			for i, kk := range kIdx {
-				l += kk * ls[d.lhsContract[i]]
-				r += kk * rs[d.rhsContract[i]]
+				li[d.LhsContractingDims[i]] = kk
+				ri[d.RhsContractingDims[i]] = kk
 			}
-			sum += la(l) * ra(r)
+			if p.Mode == stablehlo.RaggedContracting {
+				row := rowOf(li)
+				st := starts[row*(ng+1):]
+				if r := li[p.Ragged]; r < st[g] || r >= st[g+1] {
+					continue
+				}
+			}
+			sum += la(offset(li, ls)) * ra(offset(ri, rs))
 		}
 		res[o] = sum
 	}

@@ -98,6 +98,8 @@ func init() {
 	add(opSpec{name: "chlo.constant_like", operands: operand1, results: result1, attrs: []attrSpec{req("value", attrAny)}})
 	add(opSpec{name: "chlo.ragged_dot", operands: []string{"lhs", "rhs", "group_sizes"}, results: result1,
 		attrs: []attrSpec{req("ragged_dot_dimension_numbers", attrOpaque), opt("precision_config", attrPrecision)}})
+	// ragged_dot_dimension_numbers is a RaggedDotDimensionNumbers (see
+	// chlo_ragged.go); inference checks it.
 }
 
 // ChloOps returns the names of the CHLO ops halo parses, prints, builds
@@ -347,12 +349,18 @@ func inferChlo(op *Op) ([]Type, bool, error) {
 			}
 		}
 		return []Type{TensorType{DType: dt, Dims: dims}}, true, nil
+	case name == "ragged_dot":
+		return inferChloRaggedDot(op, ts)
 	case name == "top_k":
 		k, ok := op.Attr("k").(IntAttr)
 		if !ok {
 			return nil, true, fmt.Errorf("missing attribute k")
 		}
 		t := ts[0]
+		if t.DType.IsComplex() {
+			// As JAX: complex numbers have no order to take the top of.
+			return nil, true, fmt.Errorf("top_k is not defined for complex element type %s (complex numbers are not ordered)", t.DType)
+		}
 		if t.Rank() == 0 {
 			return nil, true, fmt.Errorf("operand must have rank >= 1")
 		}

@@ -473,6 +473,8 @@ func (p *mlirParser) parseHashAttr() Attribute {
 		p.pos = save
 	case "stablehlo.dot":
 		return p.parseDotDims()
+	case "chlo.ragged_dot":
+		return p.parseChloRaggedDot()
 	case "stablehlo.gather":
 		return p.parseGatherDims()
 	case "stablehlo.scatter":

@@ -229,6 +229,8 @@ func mlirAppendAttr(b []byte, a Attribute, elide bool) []byte {
 		return append(b, '>')
 	case OpaqueAttr:
 		return append(b, a...)
+	case RaggedDotDimensionNumbers:
+		return mlirAppendRaggedDot(b, a)
 	case DotDimensionNumbers:
 		b = append(b, "#stablehlo.dot<"...)
 		var n int
