@@ -42,6 +42,8 @@ func init() {
 	expanders["chlo.next_after"] = binaryExpander(expandNextAfter, false)
 	expanders["chlo.zeta"] = binaryExpander(expandZeta, true)
 	expanders["chlo.polygamma"] = binaryExpander(expandPolygamma, true)
+	expanders["chlo.igamma"] = binaryExpander(expandIgammaOp(true), true)
+	expanders["chlo.igammac"] = binaryExpander(expandIgammaOp(false), true)
 	for _, n := range []string{"add", "and", "atan2", "compare", "complex", "divide", "maximum", "minimum",
 		"multiply", "next_after", "or", "polygamma", "power", "remainder", "shift_left",
 		"shift_right_arithmetic", "shift_right_logical", "subtract", "xor", "zeta"} {
