@@ -152,7 +152,8 @@ func checkExpandable(op *stablehlo.Op) error {
 	name := strings.TrimPrefix(op.Name, "chlo.")
 	if t.DType.IsComplex() {
 		switch name {
-		case "square", "conj", "sinh", "cosh", "tan", "constant_like":
+		case "square", "conj", "sinh", "cosh", "tan", "constant_like",
+			"asin", "acos", "atan", "asinh", "acosh", "atanh":
 		default:
 			if !strings.HasPrefix(name, "broadcast_") {
 				return fmt.Errorf("chlo: Expand %s: no decomposition for element type %s", describe(op), t.DType)
@@ -170,6 +171,8 @@ func unaryExpander(name string, fn func(e *em, x *Value) *Value) expander {
 			switch name {
 			case "sinh", "cosh", "tan":
 				return []*Value{complexTrig(fb, name, x, t)}, nil
+			case "asin", "acos", "atan", "asinh", "acosh", "atanh":
+				return []*Value{expandComplexInverse(fb, name, x, t)}, nil
 			}
 			return nil, fmt.Errorf("no decomposition for element type %s", t.DType)
 		}

@@ -425,21 +425,32 @@ func TestExpandTopK(t *testing.T) {
 // Expand rejects what it cannot rewrite, naming op and type, and leaves m
 // unchanged.
 func TestExpandErrors(t *testing.T) {
-	m := build(t, []stablehlo.TensorType{stablehlo.Tensor(xla.Complex64, 2), stablehlo.Tensor(xla.Float32, 2)}, func(fb *FuncBuilder, a []*Value) []*Value {
-		return []*Value{Asin(fb, a[0]), Erf(fb, a[1])}
+	// chlo.mulhi (not one of the ops JAX emits for special functions) has
+	// no decomposition.
+	m := build(t, []stablehlo.TensorType{stablehlo.Tensor(xla.Int32, 2), stablehlo.Tensor(xla.Float32, 2)}, func(fb *FuncBuilder, a []*Value) []*Value {
+		hi := fb.Op("chlo.mulhi", []*Value{a[0], a[0]}, []stablehlo.Type{stablehlo.Tensor(xla.Int32, 2)})[0]
+		return []*Value{hi, Erf(fb, a[1])}
 	})
 	before := m.String()
 	err := Expand(m, ExpandOptions{})
 	require.Error(t, err)
-	assert.Contains(t, err.Error(), "chlo.asin(tensor<2xcomplex<f32>>)")
-	assert.Contains(t, err.Error(), "complex<f32>")
+	assert.Contains(t, err.Error(), "chlo.mulhi has no StableHLO decomposition")
 	assert.Equal(t, before, m.String())
 
-	// Selecting only erf rewrites it and leaves asin.
+	// Selecting only erf rewrites it and leaves mulhi.
 	require.NoError(t, Expand(m, ExpandOptions{Ops: []string{"chlo.erf"}}))
 	s := m.String()
-	assert.Contains(t, s, "chlo.asin")
+	assert.Contains(t, s, "chlo.mulhi")
 	assert.NotContains(t, s, "chlo.erf")
+
+	// A decomposition that cannot handle an element type says which.
+	m = build(t, []stablehlo.TensorType{stablehlo.Tensor(xla.Complex64, 2)}, func(fb *FuncBuilder, a []*Value) []*Value {
+		return []*Value{fb.Op("chlo.erf", []*Value{a[0]}, []stablehlo.Type{stablehlo.Tensor(xla.Complex64, 2)})[0]}
+	})
+	err = Expand(m, ExpandOptions{})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "chlo.erf(tensor<2xcomplex<f32>>)")
+	assert.Contains(t, err.Error(), "no decomposition for element type complex<f32>")
 
 	assert.True(t, Expandable("chlo.erf"))
 	assert.True(t, Expandable("chlo.ragged_dot"))

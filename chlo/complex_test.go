@@ -1,0 +1,171 @@
+package chlo
+
+import (
+	"math"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+
+	"github.com/halo-ml/halo/interpreter"
+	"github.com/halo-ml/halo/stablehlo"
+	"github.com/halo-ml/halo/xla"
+)
+
+// complexGrid is a dense grid of the plane, both sides of every branch cut
+// (±0 imaginary parts on the real axis beyond ±1, ±0 real parts on the
+// imaginary axis beyond ±i), the points ±1, ±i, tiny and huge magnitudes,
+// infinities and NaN in either part.
+func complexGrid() []complex128 {
+	nz := math.Copysign(0, -1)
+	inf, nan := math.Inf(1), math.NaN()
+	var parts []float64
+	for i := -12; i <= 12; i++ {
+		parts = append(parts, float64(i)/4)
+	}
+	parts = append(parts, 0, nz, 1e-30, -1e-30, 0.999, 1.001, -1.001, 1e10, -1e10, 1e300, -1e300, 3e38, inf, -inf, nan)
+	var out []complex128
+	for _, re := range parts {
+		for _, im := range parts {
+			out = append(out, complex(re, im))
+		}
+	}
+	return out
+}
+
+func complexTensor(dt xla.DType, zs []complex128) *interpreter.Tensor {
+	x := interpreter.NewTensor(xla.MakeShape(dt, int64(len(zs))))
+	switch d := x.Data.(type) {
+	case []complex128:
+		copy(d, zs)
+	case []complex64:
+		for i, z := range zs {
+			d[i] = complex64(z)
+		}
+	}
+	return x
+}
+
+func complexes(x *interpreter.Tensor) []complex128 {
+	switch d := x.Data.(type) {
+	case []complex128:
+		return d
+	case []complex64:
+		out := make([]complex128, len(d))
+		for i, z := range d {
+			out[i] = complex128(z)
+		}
+		return out
+	}
+	panic("not a complex tensor")
+}
+
+// partClose compares one part: NaN with NaN, infinities and zeros exactly
+// with their signs, others within limit ulps of the part's type.
+func partClose(dt xla.DType, got, want float64, limit uint64) bool {
+	switch {
+	case math.IsNaN(want) || math.IsNaN(got):
+		return math.IsNaN(want) && math.IsNaN(got)
+	case want == 0 || got == 0 || math.IsInf(want, 0):
+		// A result that should be a signed zero or an infinity must be
+		// exactly that; tiny nonzero values compare in ulps.
+		if want == 0 && got == 0 || math.IsInf(want, 0) {
+			return got == want && math.Signbit(got) == math.Signbit(want)
+		}
+	}
+	return interpreter.ULPDistance(dt, got, want) <= limit
+}
+
+// The six complex inverse functions decomposed agree with the
+// interpreter's direct kernels (C99 Annex G special values, Kahan's
+// formulas) over the grid: every special value and signed zero exactly,
+// finite parts within 1 ulp for complex64 and 4 ulp for complex128 (the
+// real asinh of the decomposition is not math.Asinh).
+func TestExpandComplexInverse(t *testing.T) {
+	zs := complexGrid()
+	n := int64(len(zs))
+	fns := []struct {
+		name string
+		fn   func(fb *FuncBuilder, x *Value) *Value
+	}{{"asin", Asin}, {"acos", Acos}, {"atan", Atan}, {"asinh", Asinh}, {"acosh", Acosh}, {"atanh", Atanh}}
+	for _, f := range fns {
+		t.Run(f.name, func(t *testing.T) {
+			for _, dt := range []xla.DType{xla.Complex64, xla.Complex128} {
+				mk := func() *stablehlo.Module {
+					return build(t, []stablehlo.TensorType{stablehlo.Tensor(dt, n)}, func(fb *FuncBuilder, a []*Value) []*Value {
+						return []*Value{f.fn(fb, a[0])}
+					})
+				}
+				in := complexTensor(dt, zs)
+				direct := complexes(run(t, mk(), in)[0])
+				expanded := complexes(expandAndRun(t, mk(), in)[0])
+				pt := dt.ComplexElem()
+				limit := uint64(1)
+				if dt == xla.Complex128 {
+					limit = 4
+				}
+				var worst uint64
+				bad := 0
+				for i, z := range complexes(in) {
+					d, e := direct[i], expanded[i]
+					okRe := partClose(pt, real(e), real(d), limit)
+					okIm := partClose(pt, imag(e), imag(d), limit)
+					if !okRe || !okIm {
+						bad++
+						if bad <= 20 {
+							t.Errorf("%s %s(%v): direct %v, decomposed %v", dt, f.name, z, d, e)
+						}
+					}
+					for _, p := range [][2]float64{{real(e), real(d)}, {imag(e), imag(d)}} {
+						if !math.IsNaN(p[1]) && !math.IsInf(p[1], 0) && p[1] != 0 && p[0] != 0 {
+							worst = max(worst, interpreter.ULPDistance(pt, p[0], p[1]))
+						}
+					}
+				}
+				assert.Zero(t, bad, "%s %s: mismatches", dt, f.name)
+				t.Logf("%s %s: %d points, worst finite part %d ulp", dt, f.name, len(zs), worst)
+			}
+		})
+	}
+}
+
+// On a branch cut the sign of the zero part picks the side: asin(2 ± 0i)
+// = π/2 ± i·1.3169..., atanh(2 ± 0i) = 0.549... ± iπ/2, acosh(-2 ± 0i) =
+// 1.3169... ± iπ, and the decomposition gives exactly these sides.
+func TestExpandComplexBranchCuts(t *testing.T) {
+	nz := math.Copysign(0, -1)
+	zs := []complex128{complex(2, 0), complex(2, nz), complex(-2, 0), complex(-2, nz), complex(0, 2), complex(nz, 2)}
+	m := build(t, []stablehlo.TensorType{stablehlo.Tensor(xla.Complex128, 6)}, func(fb *FuncBuilder, a []*Value) []*Value {
+		return []*Value{Asin(fb, a[0]), Atanh(fb, a[0]), Acosh(fb, a[0]), Asinh(fb, a[0])}
+	})
+	out := expandAndRun(t, m, complexTensor(xla.Complex128, zs))
+	asin, atanh, acosh, asinh := complexes(out[0]), complexes(out[1]), complexes(out[2]), complexes(out[3])
+	ach2 := math.Acosh(2)
+	assert.InDelta(t, math.Pi/2, real(asin[0]), 1e-15)
+	assert.InDelta(t, ach2, imag(asin[0]), 1e-15)
+	assert.InDelta(t, -ach2, imag(asin[1]), 1e-15)
+	assert.InDelta(t, math.Pi/2, imag(atanh[0]), 1e-15)
+	assert.InDelta(t, -math.Pi/2, imag(atanh[1]), 1e-15)
+	assert.InDelta(t, math.Pi, imag(acosh[2]), 1e-15)
+	assert.InDelta(t, -math.Pi, imag(acosh[3]), 1e-15)
+	assert.InDelta(t, ach2, real(acosh[2]), 1e-15)
+	// asinh's cut is the imaginary axis beyond i: the sign of the zero real
+	// part picks the side.
+	assert.InDelta(t, ach2, real(asinh[4]), 1e-15)
+	assert.InDelta(t, -ach2, real(asinh[5]), 1e-15)
+	assert.InDelta(t, math.Pi/2, imag(asinh[5]), 1e-15)
+}
+
+// top_k has no order on complex numbers (as in JAX): the builder rejects
+// complex operands with the reason.
+func TestTopKRejectsComplex(t *testing.T) {
+	b := stablehlo.NewBuilder("m")
+	fb := b.NewFunction("main", stablehlo.Tensor(xla.Complex64, 2, 4))
+	v, i := TopK(fb, fb.Arg(0), 2)
+	assert.NotNil(t, v)
+	assert.NotNil(t, i)
+	fb.Return(fb.Arg(0))
+	_, err := b.Build()
+	if assert.Error(t, err) {
+		assert.Contains(t, err.Error(), "top_k is not defined for complex element type complex<f32>")
+	}
+}
