@@ -17,17 +17,35 @@
 // float64 internally, so programs lowered by JAX run as they are. Real
 // PJRT plugins accept CHLO too.
 //
+// Building also covers chlo.ragged_dot (RaggedDot, RaggedDotWith): the
+// typed stablehlo.RaggedDotDimensionNumbers attribute, its three modes
+// (ragged non-contracting, contracting, batch; stablehlo.RaggedDotMode),
+// group_sizes of shape [g] or batched [prefix..., g], and the result type
+// inferred by upstream CHLO's rules. top_k rejects complex operands, as JAX
+// does (complex numbers have no order).
+//
 // Decomposing: Expand rewrites CHLO ops into pure StableHLO, for a backend
-// that lacks an op or a user who wants StableHLO only. It decomposes the
-// broadcast_* ops (broadcast_in_dim and the elementwise op), broadcast_select,
-// constant, constant_like, is_inf / is_pos_inf / is_neg_inf, square and conj
-// (also complex), tan, sinh and cosh (also complex), asin, acos, atan,
-// asinh, acosh and atanh (real types), next_after (bit-pattern
-// arithmetic in the operand's own type), erf, erfc, erf_inv, lgamma,
-// digamma, bessel_i1e, zeta and polygamma, and top_k (a stable sort with
-// an index iota, then a slice). ragged_dot, igamma and igammac, and the
-// inverse trigonometric functions of complex numbers have no decomposition:
-// Expand reports the op and its type and leaves the module unchanged.
+// that lacks an op or a user who wants StableHLO only. Every CHLO op of the
+// ops JAX emits has a decomposition: the broadcast_* ops (broadcast_in_dim
+// and the elementwise op), broadcast_select, constant, constant_like,
+// is_inf / is_pos_inf / is_neg_inf, square and conj, tan, sinh and cosh,
+// asin, acos, atan, asinh, acosh and atanh (real and complex), next_after
+// (bit-pattern arithmetic in the operand's own type), erf, erfc, erf_inv,
+// lgamma, digamma, bessel_i1e, zeta, polygamma, igamma and igammac (a
+// series for x < a+1, Lentz's continued fraction otherwise, each a while
+// loop until every element has converged), top_k (a stable sort with an
+// index iota, then a slice) and ragged_dot (group ids from running sums of
+// group_sizes; a per-row gather of the rhs group and one dot_general in
+// the non-contracting mode, a one-hot group mask in the contracting mode
+// — g times the work of the dense dot there, as every result group is a
+// full block — and a masked batched dot in the batch mode). The complex
+// inverse functions are Kahan's formulas on a square root that keeps the
+// sign of a zero part, with the special values of C99 Annex G by selects,
+// as the interpreter's kernels: branch cuts take the side the signed zero
+// points to. An op Expand cannot rewrite (chlo.scan, chlo.mulhi, dynamic
+// shapes, bessel_i1e or the special functions of complex numbers, which
+// neither JAX nor the interpreter define) is an error naming the op and
+// its type, and the module is left unchanged.
 //
 // The special functions are computed in float64 (f16, bf16 and f32 inputs
 // are widened and the result rounded once) from textbook formulas: erf by
@@ -47,5 +65,10 @@
 // absolute for lgamma and digamma (whose relative error grows near their
 // zeros). The special values follow the interpreter: NaN in, NaN out;
 // erf_inv(±1) = ±Inf and NaN beyond; lgamma +Inf at the poles; digamma
-// -Inf at 0 and NaN at the negative integers.
+// -Inf at 0 and NaN at the negative integers. Against the interpreter's
+// kernels: igamma and igammac agree to 0 ulp in f32, bf16 and f16 and
+// within 2e-13 relative in f64 (a in [1e-3, 150], x in a·[1e-2, 1e2]); the
+// complex inverse functions to 0 ulp (complex64) and 1 ulp (complex128)
+// over a 1600-point grid with the cuts, signed zeros, infinities and NaN;
+// ragged_dot exactly on exactly representable data.
 package chlo
