@@ -29,7 +29,7 @@ func init() {
 
 func dotGeneralKernel(x *Exec, op *stablehlo.Op, args []Value) (out []Value, err error) {
 	defer laRecover(&err)
-	ts, err := laTensorArgs(args, 2)
+	ts, err := dotArgs(args, 2)
 	if err != nil {
 		return nil, err
 	}
@@ -41,7 +41,7 @@ func dotGeneralKernel(x *Exec, op *stablehlo.Op, args []Value) (out []Value, err
 	if err != nil {
 		return nil, err
 	}
-	t, err := dotGeneral(ts[0], ts[1], dn, rt.Shape())
+	t, err := dotGeneralArgs(ts[0], ts[1], dn, rt.Shape())
 	if err != nil {
 		return nil, err
 	}
@@ -52,20 +52,20 @@ func dotGeneralKernel(x *Exec, op *stablehlo.Op, args []Value) (out []Value, err
 // contracts its last dimension with the first dimension of rhs.
 func dotKernel(x *Exec, op *stablehlo.Op, args []Value) (out []Value, err error) {
 	defer laRecover(&err)
-	ts, err := laTensorArgs(args, 2)
+	ts, err := dotArgs(args, 2)
 	if err != nil {
 		return nil, err
 	}
-	lr, rr := ts[0].Shape.Rank(), ts[1].Shape.Rank()
+	lr, rr := ts[0].shape.Rank(), ts[1].shape.Rank()
 	if lr < 1 || lr > 2 || rr < 1 || rr > 2 {
-		return nil, fmt.Errorf("dot takes operands of rank 1 or 2, got %v and %v", ts[0].Shape, ts[1].Shape)
+		return nil, fmt.Errorf("dot takes operands of rank 1 or 2, got %v and %v", ts[0].shape, ts[1].shape)
 	}
 	rt, err := laResultType(op, 0)
 	if err != nil {
 		return nil, err
 	}
 	dn := stablehlo.DotDimensionNumbers{LhsContractingDims: []int64{int64(lr - 1)}, RhsContractingDims: []int64{0}}
-	t, err := dotGeneral(ts[0], ts[1], dn, rt.Shape())
+	t, err := dotGeneralArgs(ts[0], ts[1], dn, rt.Shape())
 	if err != nil {
 		return nil, err
 	}
@@ -81,6 +81,8 @@ type dotPlan struct {
 	lhsPerm, lhsPermT []int
 	rhsPerm, rhsPermT []int
 	resultDims        []int64
+	// The free and contracting dims of each side.
+	lhsFree, lhsContract, rhsFree, rhsContract []int
 }
 
 func planDot(lhs, rhs xla.Shape, dn stablehlo.DotDimensionNumbers) (*dotPlan, error) {
@@ -146,20 +148,26 @@ func planDot(lhs, rhs xla.Shape, dn stablehlo.DotDimensionNumbers) (*dotPlan, er
 		}
 		return out
 	}
+	p.lhsFree, p.lhsContract, p.rhsFree, p.rhsContract = lf, lc, rf, rc
 	p.lhsPerm, p.lhsPermT = cat(lb, lf, lc), cat(lb, lc, lf)
 	p.rhsPerm, p.rhsPermT = cat(rb, rc, rf), cat(rb, rf, rc)
 	return p, nil
 }
 
 func dotGeneral(lhs, rhs *Tensor, dn stablehlo.DotDimensionNumbers, result xla.Shape) (*Tensor, error) {
-	p, err := planDot(lhs.Shape, rhs.Shape, dn)
+	return dotGeneralArgs(dotArg{t: lhs, shape: lhs.Shape}, dotArg{t: rhs, shape: rhs.Shape}, dn, result)
+}
+
+// dotGeneralArgs is dotGeneral of operands that may be windows.
+func dotGeneralArgs(lhs, rhs dotArg, dn stablehlo.DotDimensionNumbers, result xla.Shape) (*Tensor, error) {
+	p, err := planDot(lhs.shape, rhs.shape, dn)
 	if err != nil {
 		return nil, err
 	}
 	if !xla.MakeShape(result.DType, p.resultDims...).Equal(result) {
 		return nil, fmt.Errorf("result type %v does not match the operands (want dimensions %v)", stablehlo.TensorOf(result), p.resultDims)
 	}
-	c, err := laComputeFor(result.DType, lhs.Shape.DType, rhs.Shape.DType)
+	c, err := laComputeFor(result.DType, lhs.shape.DType, rhs.shape.DType)
 	if err != nil {
 		return nil, err
 	}
@@ -177,33 +185,61 @@ func dotGeneral(lhs, rhs *Tensor, dn stablehlo.DotDimensionNumbers, result xla.S
 	}
 }
 
-func dotGeneralT[T laNum](lhs, rhs *Tensor, p *dotPlan, result xla.Shape) (*Tensor, error) {
-	a, _, err := laSlice[T](lhs)
+func dotGeneralT[T laNum](lhs, rhs dotArg, p *dotPlan, result xla.Shape) (*Tensor, error) {
+	lhsNoop, lhsNoopT := laPermIsNoop(p.lhsDims, p.lhsPerm), laPermIsNoop(p.lhsDims, p.lhsPermT)
+	rhsNoop, rhsNoopT := laPermIsNoop(p.rhsDims, p.rhsPerm), laPermIsNoop(p.rhsDims, p.rhsPermT)
+	if lhs.view != nil {
+		rc := [2][]int{p.lhsFree, p.lhsContract}
+		if !lhsNoop {
+			rc = [2][]int{p.lhsContract, p.lhsFree}
+		}
+		if err := resolveView[T](&lhs, p.batch == 1 && (lhsNoop || lhsNoopT), rc); err != nil {
+			return nil, err
+		}
+	}
+	if rhs.view != nil {
+		rc := [2][]int{p.rhsContract, p.rhsFree}
+		if !rhsNoop {
+			rc = [2][]int{p.rhsFree, p.rhsContract}
+		}
+		if err := resolveView[T](&rhs, p.batch == 1 && (rhsNoop || rhsNoopT), rc); err != nil {
+			return nil, err
+		}
+	}
+	a, _, err := laSlice[T](lhs.t)
 	if err != nil {
 		return nil, err
 	}
-	b, _, err := laSlice[T](rhs)
+	b, _, err := laSlice[T](rhs.t)
 	if err != nil {
 		return nil, err
 	}
+	a, b = a[lhs.off:], b[rhs.off:]
 	m, n, k := p.m, p.n, p.k
 	// Operand layouts: use the data in place when the permutation moves
-	// nothing, else copy into [batch, M, K] / [batch, K, N].
+	// nothing, else copy into [batch, M, K] / [batch, K, N]. A window read
+	// in place has its own row stride.
 	transA, transB := false, false
 	lda, ldb := k, n
 	switch {
-	case laPermIsNoop(p.lhsDims, p.lhsPerm):
-	case laPermIsNoop(p.lhsDims, p.lhsPermT):
+	case lhsNoop:
+	case lhsNoopT:
 		transA, lda = true, m
 	default:
 		a = laPermute(a, p.lhsDims, p.lhsPerm)
 	}
 	switch {
-	case laPermIsNoop(p.rhsDims, p.rhsPerm):
-	case laPermIsNoop(p.rhsDims, p.rhsPermT):
+	case rhsNoop:
+	case rhsNoopT:
 		transB, ldb = true, k
 	default:
 		b = laPermute(b, p.rhsDims, p.rhsPerm)
+	}
+	if lhs.ld > 0 {
+		lda = lhs.ld
+	}
+	if rhs.ld > 0 {
+		ldb = rhs.ld
 	}
 	// laStore keeps c as the result's storage when the compute type is the
 	// storage type.

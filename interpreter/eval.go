@@ -272,6 +272,13 @@ func planFunc(f *stablehlo.Func) (*funcPlan, error) {
 		return nil, err
 	}
 	planConsume(fp)
+	uses := map[*stablehlo.Value]int{}
+	for _, b := range f.Body.Blocks {
+		countUses(b.Ops, uses)
+	}
+	for b := range fp.blocks {
+		planSliceViews(fp, b, uses)
+	}
 	return fp, nil
 }
 
