@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"strings"
 	"sync"
 	"unsafe"
+	"weak"
 
 	"github.com/halo-ml/halo/pjrt"
 	"github.com/halo-ml/halo/stablehlo"
@@ -47,29 +49,144 @@ type HostFunc struct {
 type hostFunc struct {
 	HostFunc
 	effect Effect
+	// refs counts the entry's owners: the modules that hold a call of it
+	// (until they are garbage collected) and the executables compiled from
+	// them (until Close).
+	refs int
 }
 
-// The callback table: ids are indices + 1. Entries are never removed
-// (a program may run any time after it was built).
+// The callback table: programs name their callbacks by id (FuncAttr).
+// Ids are never reused. An entry lives while a module that calls it
+// (the one Callback built into, or Lower's copy of it) is reachable, or an
+// Executable compiled from one is open; then it is removed.
 var table struct {
-	mu  sync.RWMutex
-	fns []*hostFunc
+	mu     sync.RWMutex
+	next   int64
+	fns    map[int64]*hostFunc
+	owners map[weak.Pointer[stablehlo.Module]]*moduleFuncs
 }
 
-func addFunc(f *hostFunc) int64 {
+// moduleFuncs are the callback ids a module owns a reference to.
+type moduleFuncs struct{ ids []int64 }
+
+// addFunc adds f to the table, owned by m, and returns its id.
+func addFunc(f *hostFunc, m *stablehlo.Module) int64 {
 	table.mu.Lock()
 	defer table.mu.Unlock()
-	table.fns = append(table.fns, f)
-	return int64(len(table.fns))
+	if table.fns == nil {
+		table.fns = map[int64]*hostFunc{}
+		table.owners = map[weak.Pointer[stablehlo.Module]]*moduleFuncs{}
+	}
+	table.next++
+	id := table.next
+	f.refs = 1
+	table.fns[id] = f
+	ownLocked(m, id)
+	return id
+}
+
+// ownLocked records that m owns a reference to id (table.mu held); the
+// reference is dropped when m is garbage collected.
+func ownLocked(m *stablehlo.Module, id int64) {
+	w := weak.Make(m)
+	o := table.owners[w]
+	if o == nil {
+		o = &moduleFuncs{}
+		table.owners[w] = o
+		runtime.AddCleanup(m, releaseModule, w)
+	}
+	o.ids = append(o.ids, id)
+}
+
+// releaseModule drops the references of a collected module.
+func releaseModule(w weak.Pointer[stablehlo.Module]) {
+	table.mu.Lock()
+	defer table.mu.Unlock()
+	if o := table.owners[w]; o != nil {
+		delete(table.owners, w)
+		unrefLocked(o.ids)
+	}
+}
+
+// shareFuncs makes m (Lower's copy of a module) an owner of the callbacks
+// it calls that are in the table.
+func shareFuncs(m *stablehlo.Module) {
+	ids := callbackIDs(m)
+	table.mu.Lock()
+	defer table.mu.Unlock()
+	for _, id := range ids {
+		if f := table.fns[id]; f != nil {
+			f.refs++
+			ownLocked(m, id)
+		}
+	}
+}
+
+// acquireFuncs takes a reference to each callback m calls, for an
+// executable; every one must be in the table.
+func acquireFuncs(m *stablehlo.Module) ([]int64, error) {
+	ids := callbackIDs(m)
+	table.mu.Lock()
+	defer table.mu.Unlock()
+	for _, id := range ids {
+		if table.fns[id] == nil {
+			return nil, fmt.Errorf("effects: the program calls callback %d, which is not in this process's callback table (built by another process, or every module and executable that held it is gone)", id)
+		}
+	}
+	for _, id := range ids {
+		table.fns[id].refs++
+	}
+	return ids, nil
+}
+
+// releaseFuncs drops an executable's references.
+func releaseFuncs(ids []int64) {
+	table.mu.Lock()
+	defer table.mu.Unlock()
+	unrefLocked(ids)
+}
+
+func unrefLocked(ids []int64) {
+	for _, id := range ids {
+		if f := table.fns[id]; f != nil {
+			if f.refs--; f.refs <= 0 {
+				delete(table.fns, id)
+			}
+		}
+	}
 }
 
 func lookupFunc(id int64) *hostFunc {
 	table.mu.RLock()
 	defer table.mu.RUnlock()
-	if id < 1 || id > int64(len(table.fns)) {
-		return nil
+	return table.fns[id]
+}
+
+// tableSize is the number of callbacks in the table.
+func tableSize() int {
+	table.mu.RLock()
+	defer table.mu.RUnlock()
+	return len(table.fns)
+}
+
+// callbackIDs returns the distinct callback ids m calls, in the order
+// first seen.
+func callbackIDs(m *stablehlo.Module) []int64 {
+	var ids []int64
+	seen := map[int64]bool{}
+	for _, f := range m.Funcs {
+		f.Walk(func(op *stablehlo.Op) bool {
+			if _, ok := callbackEffect(op); ok {
+				cfg, _ := op.Attr("backend_config").(stablehlo.DictAttr)
+				if v, ok := cfg.Get(FuncAttr).(stablehlo.IntAttr); ok && !seen[v.Value] {
+					seen[v.Value] = true
+					ids = append(ids, v.Value)
+				}
+			}
+			return true
+		})
 	}
-	return table.fns[id-1]
+	return ids
 }
 
 // Callback adds a call of f to the function fb builds: a
@@ -107,7 +224,7 @@ func Callback(fb *stablehlo.FuncBuilder, f HostFunc, kind Effect, operands ...*s
 	}
 	entry := &hostFunc{HostFunc: f, effect: kind}
 	entry.Results = append([]xla.Shape(nil), f.Results...)
-	id := addFunc(entry)
+	id := addFunc(entry, fb.Builder().Module())
 	cfg := stablehlo.DictAttr{
 		{Name: pjrt.FFICallbackAttr, Value: stablehlo.I64Attr(pjrt.FFICallbackID(Target))},
 		{Name: FuncAttr, Value: stablehlo.I64Attr(id)},

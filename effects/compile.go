@@ -20,6 +20,9 @@ type Executable struct {
 	exe     *pjrt.Executable
 	lowered *Lowered
 	tokens  *tokenSource
+
+	closeOnce sync.Once
+	funcs     []int64 // the callbacks it holds in the table until Close
 }
 
 // PJRT returns the compiled executable; its parameters and results start
@@ -33,8 +36,15 @@ func (e *Executable) Ordered() []string { return append([]string(nil), e.lowered
 // Unordered reports whether the program has unordered callbacks.
 func (e *Executable) Unordered() bool { return e.lowered.Unordered }
 
-// Close releases the executable.
-func (e *Executable) Close() error { return e.exe.Close() }
+// Close releases the executable and its hold on its callbacks in the
+// callback table (an entry is removed once no open executable and no
+// reachable module calls it). Computations already dispatched still run.
+// It is idempotent.
+func (e *Executable) Close() error {
+	err := e.exe.Close()
+	e.closeOnce.Do(func() { releaseFuncs(e.funcs) })
+	return err
+}
 
 // TokenArraysFor reports whether Compile lowers for c with TokenArrays:
 // false on the interpreter, whose buffers can be tokens, true on every
@@ -83,9 +93,18 @@ func CompileLowered(c *pjrt.Client, l *Lowered, opts *xla.CompileOptions) (*Exec
 		exe.Close()
 		return nil, err
 	}
-	return &Executable{client: c, exe: exe, lowered: l, tokens: ts}, nil
+	funcs, err := acquireFuncs(l.Module)
+	if err != nil {
+		exe.Close()
+		return nil, err
+	}
+	meta := *l
+	meta.Module = nil // the executable holds its callbacks itself (funcs)
+	return &Executable{client: c, exe: exe, lowered: &meta, tokens: ts, funcs: funcs}, nil
 }
 
+// tokenSources holds the token source of each client (and token kind)
+// until the client is closed.
 var tokenSources sync.Map // tokenKey -> *tokenSource
 
 type tokenKey struct {
@@ -93,8 +112,12 @@ type tokenKey struct {
 	arrays bool
 }
 
-// tokensFor returns the token source of c, checking once whether the
-// backend has alias buffers.
+// tokensFor returns the token source of c: on the interpreter with token
+// buffers, chains hand token results on directly (the interpreter runs a
+// computation whose token argument's producer failed, so a failure does
+// not poison the chain); elsewhere through alias-buffer relays, when the
+// backend has alias buffers, else directly (a failure then fails the
+// later computations of the effect).
 func tokensFor(c *pjrt.Client, arrays bool) (*tokenSource, error) {
 	k := tokenKey{c, arrays}
 	if t, ok := tokenSources.Load(k); ok {
@@ -104,15 +127,35 @@ func tokensFor(c *pjrt.Client, arrays bool) (*tokenSource, error) {
 	if arrays {
 		t.shape = xla.MakeShape(xla.Bool, 0)
 	}
-	_, f, err := c.CreateAliasBuffer(t.shape)
-	switch {
-	case err == nil:
-		f.Close()
-	case errors.Is(err, pjrt.Unimplemented):
-		t.noAlias = true
-	default:
-		return nil, fmt.Errorf("effects: runtime token buffers: %w", err)
+	if arrays || c.PlatformName() != interpreter.BackendName {
+		b, f, err := c.CreateAliasBuffer(t.shape)
+		switch {
+		case err == nil:
+			f.Close()
+			b.Close()
+			t.relay = true
+		case errors.Is(err, pjrt.Unimplemented):
+		default:
+			return nil, fmt.Errorf("effects: runtime token buffers: %w", err)
+		}
 	}
-	got, _ := tokenSources.LoadOrStore(k, t)
+	got, loaded := tokenSources.LoadOrStore(k, t)
+	if !loaded {
+		if err := c.OnClose(func() { forgetClient(c) }); err != nil {
+			tokenSources.Delete(k)
+			return nil, fmt.Errorf("effects: %w", err)
+		}
+	}
 	return got.(*tokenSource), nil
+}
+
+// forgetClient drops what the package keeps for a closed client: its
+// token sources and every stream's chains and execute context on it (the
+// client released their buffers).
+func forgetClient(c *pjrt.Client) {
+	tokenSources.Delete(tokenKey{c, false})
+	tokenSources.Delete(tokenKey{c, true})
+	for _, s := range liveStreams() {
+		s.forget(c)
+	}
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/halo-ml/halo/interpreter"
 	"github.com/halo-ml/halo/pjrt"
 	"github.com/halo-ml/halo/stablehlo"
 	"github.com/halo-ml/halo/xla"
@@ -70,6 +71,29 @@ func compile(t testing.TB, c *pjrt.Client, m *stablehlo.Module) *Executable {
 	t.Helper()
 	exe, err := Compile(c, m, nil)
 	require.NoError(t, err)
+	return exe
+}
+
+// tokenModes are the two ways a stream hands runtime tokens on, both run
+// on the interpreter: token buffers whose results become the chain's
+// tokens directly (what Compile does on the interpreter), and tensor<0xi1>
+// runtime tokens through alias buffers and relays (what real plugins get).
+var tokenModes = []struct {
+	name   string
+	arrays bool
+}{{"direct", false}, {"relay", true}}
+
+// compileMode compiles m with token buffers (arrays false) or token
+// arrays.
+func compileMode(t testing.TB, c *pjrt.Client, m *stablehlo.Module, arrays bool) *Executable {
+	t.Helper()
+	l, err := Lower(m, LowerOptions{TokenArrays: arrays})
+	require.NoError(t, err)
+	exe, err := CompileLowered(c, l, nil)
+	require.NoError(t, err)
+	if len(l.Ordered) > 0 && c.PlatformName() == interpreter.BackendName {
+		require.Equal(t, arrays, exe.tokens.relay, "token arrays go through relays on the interpreter")
+	}
 	return exe
 }
 

@@ -90,6 +90,7 @@ func Lower(m *stablehlo.Module, opts LowerOptions) (*Lowered, error) {
 	if err := out.Verify(); err != nil {
 		return nil, fmt.Errorf("effects: Lower: the lowered module does not verify: %w", err)
 	}
+	shareFuncs(out) // the copy keeps its callbacks in the table too
 	mi := l.info[mainName]
 	return &Lowered{Module: out, Ordered: mi.ordered, Unordered: mi.unordered, TokenArrays: opts.TokenArrays}, nil
 }

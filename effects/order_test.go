@@ -1,6 +1,7 @@
 package effects
 
 import (
+	"fmt"
 	"strconv"
 	"testing"
 
@@ -38,33 +39,39 @@ func TestOrderInsideComputation(t *testing.T) {
 	}
 }
 
-// printIndex builds a program that prints its i32 argument under kind.
-func printIndex(t testing.TB, c *pjrt.Client, w *lines, kind Effect) *Executable {
+// printIndex builds a program that prints its i32 argument under kind
+// (with token arrays when arrays is set, see compileMode).
+func printIndex(t testing.TB, c *pjrt.Client, w *lines, kind Effect, arrays bool) *Executable {
 	m := build(t, func(fb *stablehlo.FuncBuilder) {
 		require.NoError(t, Fprint(fb, w, kind, "%v", fb.Arg(0)))
 		fb.Return()
 	}, i32)
-	return compile(t, c, m)
+	return compileMode(t, c, m, arrays)
 }
 
 // 1,000 ordered prints alternating between two devices come out in call
 // order, although each call is dispatched without waiting.
 func TestOrderAcrossDevices(t *testing.T) {
-	c := openInterpreter(t, 2)
-	var out lines
-	exe := printIndex(t, c, &out, Ordered("log"))
-	devs := c.AddressableDevices()
-	s := NewStream()
-	const calls = 1000
-	want := make([]string, calls)
-	for i := 0; i < calls; i++ {
-		x := scalar(t, c, int32(i), devs[i%2])
-		_, err := s.ExecuteOn(devs[i%2], exe, x)
-		require.NoError(t, err)
-		want[i] = strconv.Itoa(i)
+	for _, mode := range tokenModes {
+		t.Run(mode.name, func(t *testing.T) {
+			c := openInterpreter(t, 2)
+			var out lines
+			exe := printIndex(t, c, &out, Ordered("log"), mode.arrays)
+			devs := c.AddressableDevices()
+			s := NewStream()
+			const calls = 1000
+			want := make([]string, calls)
+			for i := 0; i < calls; i++ {
+				x := scalar(t, c, int32(i), devs[i%2])
+				_, err := s.ExecuteOn(devs[i%2], exe, x)
+				require.NoError(t, err)
+				require.NoError(t, x.Close(), "the argument may be closed once dispatched")
+				want[i] = strconv.Itoa(i)
+			}
+			require.NoError(t, s.Barrier(ctxT(t)))
+			assert.Equal(t, want, out.all())
+		})
 	}
-	require.NoError(t, s.Barrier(ctxT(t)))
-	assert.Equal(t, want, out.all())
 }
 
 // The first call waits for an argument that is not ready; the second call,
@@ -73,16 +80,18 @@ func TestOrderAcrossDevices(t *testing.T) {
 // second waits for the first.
 func TestOrderedVersusUnordered(t *testing.T) {
 	for _, tc := range []struct {
-		kind Effect
-		want []string
+		kind   Effect
+		arrays bool
+		want   []string
 	}{
-		{Unordered, []string{"1", "0"}},
-		{Ordered("log"), []string{"0", "1"}},
+		{Unordered, false, []string{"1", "0"}},
+		{Ordered("log"), false, []string{"0", "1"}},
+		{Ordered("log"), true, []string{"0", "1"}},
 	} {
-		t.Run(tc.kind.String(), func(t *testing.T) {
+		t.Run(fmt.Sprintf("%v/arrays=%v", tc.kind, tc.arrays), func(t *testing.T) {
 			c := openInterpreter(t, 2)
 			out := lines{notify: make(chan string, 2)}
-			exe := printIndex(t, c, &out, tc.kind)
+			exe := printIndex(t, c, &out, tc.kind, tc.arrays)
 			devs := c.AddressableDevices()
 			pending, fill := late(t, c, devs[0])
 			x1 := scalar(t, c, 1, devs[1])
@@ -112,8 +121,8 @@ func TestOrderedVersusUnordered(t *testing.T) {
 func TestEffectsAreIndependentChains(t *testing.T) {
 	c := openInterpreter(t, 1)
 	out := lines{notify: make(chan string, 4)}
-	ea := printIndex(t, c, &out, Ordered("a"))
-	eb := printIndex(t, c, &out, Ordered("b"))
+	ea := printIndex(t, c, &out, Ordered("a"), false)
+	eb := printIndex(t, c, &out, Ordered("b"), false)
 	pending, fill := late(t, c, nil)
 	s := NewStream()
 	_, err := s.Execute(ea, pending)

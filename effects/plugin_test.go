@@ -67,7 +67,7 @@ func TestRealPlugin(t *testing.T) {
 	})
 	t.Run("order across devices", func(t *testing.T) {
 		var out lines
-		exe := printIndex(t, c, &out, Ordered("log"))
+		exe := printIndex(t, c, &out, Ordered("log"), true)
 		devs := c.AddressableDevices()
 		s := NewStream()
 		want := make([]string, 1000)

@@ -25,9 +25,10 @@ type Stream struct {
 
 	mu      sync.Mutex
 	chains  map[chainKey]*chain
-	pending []pending // computations with unordered effects (or chains without relays)
+	pending []*pjrt.Event // completion events not yet seen by Barrier
+	pruneAt int           // len(pending) at which fired events are dropped
 	ctxs    map[*pjrt.Client]*pjrt.ExecuteContext
-	err     error // first callback error since the last Barrier
+	err     error // first error since the last Barrier
 }
 
 type chainKey struct {
@@ -46,20 +47,12 @@ type chain struct {
 
 // relay hands a computation's token on: next (the chain's current token
 // once the computation was dispatched) gets the computation's token result
-// when it is ready, or, when the computation failed, the token the
-// computation took, so that a failed callback does not poison the chain.
+// out when it is ready, or, when the computation failed, the token in that
+// the computation took, so that a failed callback does not poison the
+// chain. The relay then closes in and out.
 type relay struct {
 	out, in *pjrt.Buffer
 	next    *pjrt.AliasFulfillment
-	keep    []*pjrt.Buffer // the computation's arguments, alive until it ran
-}
-
-// pending is a computation's output token: its completion event, and its
-// arguments, kept alive until it has run (the interpreter fails a
-// computation whose argument was released before it started).
-type pending struct {
-	done *pjrt.Event
-	keep []*pjrt.Buffer
 }
 
 var registry struct {
@@ -171,11 +164,11 @@ func (s *Stream) Execute(exe *Executable, args ...*pjrt.Buffer) ([]*pjrt.Buffer,
 // passes the stream's current runtime token (copied to dev if it lives on
 // another device) and makes a new token current that is ready when this
 // computation has finished, successfully or not; the backend starts the
-// computation once its token is ready. A computation with unordered
-// effects leaves its completion event for Barrier. A callback that fails
-// fails this computation (its outputs carry the *CallbackError's text)
-// and is returned by the next Barrier; later computations still run, in
-// order.
+// computation once its token is ready. A computation with effects leaves
+// its completion event for Barrier. A callback that fails fails this
+// computation (its outputs carry the *CallbackError's text) and is
+// returned by the next Barrier; later computations still run, in order.
+// The arguments may be closed as soon as ExecuteOn returns.
 func (s *Stream) ExecuteOn(dev *pjrt.Device, exe *Executable, args ...*pjrt.Buffer) ([]*pjrt.Buffer, error) {
 	if exe == nil || exe.exe == nil {
 		return nil, errors.New("effects: Execute: nil executable")
@@ -190,13 +183,87 @@ func (s *Stream) ExecuteOn(dev *pjrt.Device, exe *Executable, args ...*pjrt.Buff
 	} else if dev.Client() != c {
 		return nil, fmt.Errorf("effects: Execute: device %d belongs to another client", dev.ID())
 	}
+	if !exe.lowered.HasEffects() {
+		x, err := exe.exe.Execute([][]*pjrt.Buffer{args}, pjrt.ExecuteOptions{Device: dev})
+		if err != nil {
+			return nil, err
+		}
+		return x.Outputs[0], nil
+	}
+	if len(exe.lowered.Ordered) > 0 && exe.tokens.relay {
+		return s.executeRelayed(dev, exe, args)
+	}
+	return s.executeDirect(dev, exe, args)
+}
+
+// executeDirect dispatches exe passing the chains' tokens and makes its
+// token results current. The lock is held through the dispatch, since the
+// new tokens exist only then.
+func (s *Stream) executeDirect(dev *pjrt.Device, exe *Executable, args []*pjrt.Buffer) ([]*pjrt.Buffer, error) {
+	c, t := exe.client, exe.tokens
+	n := len(exe.lowered.Ordered)
+	var small [4]*pjrt.Buffer
+	full := small[:0]
+	if n+len(args) > len(small) {
+		full = make([]*pjrt.Buffer, 0, n+len(args))
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	xctx, err := s.context(c)
+	if err != nil {
+		return nil, err
+	}
+	for _, e := range exe.lowered.Ordered {
+		ch := s.chain(c, e)
+		in, err := t.take(ch, dev)
+		if err != nil {
+			closeTaken(s, c, exe, full)
+			return nil, fmt.Errorf("effects: Execute: runtime token of effect %q: %w", e, err)
+		}
+		full = append(full, in)
+	}
+	full = append(full, args...)
+	x, err := exe.exe.Execute([][]*pjrt.Buffer{full}, pjrt.ExecuteOptions{Device: dev, Context: xctx, CompletionEvents: true})
+	if err != nil {
+		closeTaken(s, c, exe, full[:n])
+		return nil, err
+	}
+	outs := x.Outputs[0]
+	for i, e := range exe.lowered.Ordered {
+		ch := s.chains[chainKey{c, e}]
+		// The computation holds what it takes: the tokens it replaced can
+		// be closed now.
+		if ch.cur != nil && ch.cur != full[i] {
+			ch.cur.Close()
+		}
+		full[i].Close()
+		ch.cur = outs[i]
+	}
+	s.addPending(x.Completion[0])
+	return outs[n:], nil
+}
+
+// closeTaken closes the tokens taken for a dispatch that failed, except
+// the chains' current ones (s.mu held).
+func closeTaken(s *Stream, c *pjrt.Client, exe *Executable, taken []*pjrt.Buffer) {
+	for i, b := range taken {
+		if b != s.chains[chainKey{c, exe.lowered.Ordered[i]}].cur {
+			b.Close()
+		}
+	}
+}
+
+// executeRelayed dispatches exe passing the chains' tokens; each chain's
+// new token is an alias buffer that the chain's relay goroutine fulfils
+// when the computation has finished (see relay), so the lock is not held
+// through the dispatch.
+func (s *Stream) executeRelayed(dev *pjrt.Device, exe *Executable, args []*pjrt.Buffer) ([]*pjrt.Buffer, error) {
+	c, t := exe.client, exe.tokens
 	n := len(exe.lowered.Ordered)
 	full := make([]*pjrt.Buffer, n, n+len(args))
 	full = append(full, args...)
 	relays := make([]relay, n)
-	// Without alias buffers the new token exists only once the computation
-	// is dispatched: the lock is held until then.
-	hold := n > 0 && exe.tokens.noAlias
+	var replaced []*pjrt.Buffer // current tokens read by a copy
 	s.mu.Lock()
 	xctx, err := s.context(c)
 	if err != nil {
@@ -204,58 +271,45 @@ func (s *Stream) ExecuteOn(dev *pjrt.Device, exe *Executable, args ...*pjrt.Buff
 		return nil, err
 	}
 	for i, e := range exe.lowered.Ordered {
-		ch := s.chains[chainKey{c, e}]
-		if ch == nil {
-			ch = &chain{}
-			s.chains[chainKey{c, e}] = ch
-		}
-		src := ch.cur
-		in, err := exe.tokens.take(ch, dev)
-		if err == nil && !hold {
+		ch := s.chain(c, e)
+		old := ch.cur
+		in, err := t.take(ch, dev)
+		if err == nil {
 			var next *pjrt.Buffer
-			next, relays[i].next, err = exe.tokens.c.CreateAliasBuffer(exe.tokens.shape, pjrt.OnDevice(dev))
+			next, relays[i].next, err = t.c.CreateAliasBuffer(t.shape, pjrt.OnDevice(dev))
 			if err == nil {
 				ch.cur = next
+				if old != nil && old != in {
+					replaced = append(replaced, old)
+				}
+			} else if in != old {
+				in.Close()
+				in = nil
 			}
 		}
 		relays[i].in = in
-		if src != in && src != nil {
-			relays[i].keep = append(relays[i].keep, src) // a copy reads it later
-		}
 		if err != nil {
 			s.mu.Unlock()
-			s.undo(relays[:i+1])
+			s.undo(relays[:i])
+			closeAll(replaced)
 			return nil, fmt.Errorf("effects: Execute: runtime token of effect %q: %w", e, err)
 		}
-		full[i] = relays[i].in
+		full[i] = in
 	}
-	if !hold {
-		s.mu.Unlock()
-	}
+	s.mu.Unlock()
 	x, err := exe.exe.Execute([][]*pjrt.Buffer{full}, pjrt.ExecuteOptions{
-		Device: dev, Context: xctx, CompletionEvents: exe.lowered.Unordered || hold,
+		Device: dev, Context: xctx, CompletionEvents: exe.lowered.Unordered,
 	})
+	closeAll(replaced)
 	if err != nil {
-		if hold {
-			s.mu.Unlock()
-		}
 		s.undo(relays)
 		return nil, err
 	}
 	outs := x.Outputs[0]
-	if !hold {
-		s.mu.Lock()
-	}
+	s.mu.Lock()
 	for i, e := range exe.lowered.Ordered {
 		relays[i].out = outs[i]
-		if i == 0 {
-			relays[i].keep = append(relays[i].keep, args...)
-		}
 		ch := s.chains[chainKey{c, e}]
-		if hold {
-			ch.cur = outs[i] // a failed computation poisons the chain
-			continue
-		}
 		ch.queue = append(ch.queue, relays[i])
 		if !ch.running {
 			ch.running = true
@@ -263,52 +317,66 @@ func (s *Stream) ExecuteOn(dev *pjrt.Device, exe *Executable, args ...*pjrt.Buff
 		}
 	}
 	if len(x.Completion) > 0 {
-		s.prunePending()
-		keep := full
-		if hold {
-			for _, r := range relays {
-				keep = append(keep, r.keep...)
-			}
-		}
-		s.pending = append(s.pending, pending{done: x.Completion[0], keep: keep})
+		s.addPending(x.Completion[0])
 	}
 	s.mu.Unlock()
 	return outs[n:], nil
+}
+
+func closeAll(bufs []*pjrt.Buffer) {
+	for _, b := range bufs {
+		b.Close()
+	}
+}
+
+// chain returns the chain of effect e on c, making it (s.mu held).
+func (s *Stream) chain(c *pjrt.Client, e string) *chain {
+	ch := s.chains[chainKey{c, e}]
+	if ch == nil {
+		ch = &chain{}
+		s.chains[chainKey{c, e}] = ch
+	}
+	return ch
 }
 
 // undo hands the taken tokens on unchanged after a dispatch that failed
 // before the computation started.
 func (s *Stream) undo(relays []relay) {
 	for _, r := range relays {
-		if r.next != nil {
-			if r.in != nil {
-				r.next.Fulfill(r.in)
-			} else {
-				r.next.Fail(errors.New("effects: dispatch failed"))
-			}
+		if r.next == nil {
+			continue
+		}
+		if r.in != nil {
+			r.next.Fulfill(r.in)
+			r.in.Close()
+		} else {
+			r.next.Fail(errors.New("effects: dispatch failed"))
 		}
 	}
 }
 
-// prunePending drops the completion events that have fired (s.mu held).
-func (s *Stream) prunePending() {
-	if len(s.pending) < 64 {
-		return
-	}
-	k := 0
-	for _, p := range s.pending {
-		select {
-		case <-p.done.Done():
-			if err := p.done.Err(); err != nil && s.err == nil {
-				s.err = err
+// addPending keeps a completion event for Barrier, dropping the fired
+// ones (and keeping their errors) whenever the list has doubled (s.mu
+// held).
+func (s *Stream) addPending(ev *pjrt.Event) {
+	if len(s.pending) >= max(s.pruneAt, 64) {
+		k := 0
+		for _, p := range s.pending {
+			select {
+			case <-p.Done():
+				if err := p.Err(); err != nil && s.err == nil {
+					s.err = err
+				}
+			default:
+				s.pending[k] = p
+				k++
 			}
-		default:
-			s.pending[k] = p
-			k++
 		}
+		clear(s.pending[k:])
+		s.pending = s.pending[:k]
+		s.pruneAt = 2 * k
 	}
-	clear(s.pending[k:])
-	s.pending = s.pending[:k]
+	s.pending = append(s.pending, ev)
 }
 
 // relayLoop works through a chain's relays in order, then exits.
@@ -333,7 +401,21 @@ func (s *Stream) relayLoop(ch *chain) {
 		if err := r.next.Fulfill(src); err != nil {
 			r.next.Fail(err)
 		}
+		r.in.Close()
+		r.out.Close()
 	}
+}
+
+// forget drops the stream's chains and execute context on a closed client.
+func (s *Stream) forget(c *pjrt.Client) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for k := range s.chains {
+		if k.c == c {
+			delete(s.chains, k)
+		}
+	}
+	delete(s.ctxs, c)
 }
 
 // context returns the stream's execute context on c, which carries the
@@ -360,29 +442,33 @@ func (s *Stream) context(c *pjrt.Client) (*pjrt.ExecuteContext, error) {
 
 // Barrier waits until every computation dispatched through s with
 // effects has finished (the runtime token of each ordered effect and the
-// output token of each computation with unordered effects), then returns
-// the first error since the last Barrier and clears it: a *CallbackError
-// when a callback failed, else the error of a computation with effects
-// that failed. It returns ctx's error if ctx ends first.
+// output token of each computation with effects), then returns the first
+// error since the last Barrier and clears it: a *CallbackError when a
+// callback failed, else the error of a computation with effects that
+// failed. It returns ctx's error if ctx ends first.
 func (s *Stream) Barrier(ctx context.Context) error {
 	s.mu.Lock()
-	var wait []*pjrt.Buffer
+	var wait []*pjrt.Event
 	for _, ch := range s.chains {
 		if ch.cur != nil {
-			wait = append(wait, ch.cur)
+			// The event, not the buffer: a dispatch may close the buffer.
+			if ev, err := ch.cur.Ready(); err == nil {
+				wait = append(wait, ev)
+			}
 		}
 	}
 	events := s.pending
 	s.pending = nil
+	s.pruneAt = 0
 	s.mu.Unlock()
-	for _, b := range wait {
-		if err := b.Await(ctx); err != nil && ctx.Err() != nil {
+	for _, ev := range wait {
+		if err := ev.Await(ctx); err != nil && ctx.Err() != nil {
 			s.restore(events)
 			return ctx.Err()
 		}
 	}
-	for i, p := range events {
-		if err := p.done.Await(ctx); err != nil {
+	for i, ev := range events {
+		if err := ev.Await(ctx); err != nil {
 			if ctx.Err() != nil {
 				s.restore(events[i:])
 				return ctx.Err()
@@ -398,10 +484,38 @@ func (s *Stream) Barrier(ctx context.Context) error {
 }
 
 // restore puts back completion events a cancelled Barrier did not see.
-func (s *Stream) restore(events []pending) {
+func (s *Stream) restore(events []*pjrt.Event) {
 	s.mu.Lock()
 	s.pending = append(events, s.pending...)
 	s.mu.Unlock()
+}
+
+// Close waits for the stream's effects as Barrier does and returns what
+// Barrier returns, then releases the stream's runtime tokens and execute
+// contexts. The stream stays usable: its next computation of an effect
+// starts a new chain (every earlier one has finished). If ctx ends first
+// it returns ctx's error and releases nothing.
+func (s *Stream) Close(ctx context.Context) error {
+	err := s.Barrier(ctx)
+	if ctx.Err() != nil {
+		return err
+	}
+	s.mu.Lock()
+	chains, ctxs := s.chains, s.ctxs
+	s.chains = map[chainKey]*chain{}
+	s.ctxs = map[*pjrt.Client]*pjrt.ExecuteContext{}
+	s.mu.Unlock()
+	for _, ch := range chains {
+		if ch.cur != nil {
+			ch.cur.Close()
+		}
+	}
+	for _, x := range ctxs {
+		if x != nil {
+			x.Close()
+		}
+	}
+	return err
 }
 
 // tokenSource makes the runtime tokens of one client.
@@ -414,11 +528,10 @@ type tokenSource struct {
 	err   error
 	maker *pjrt.Executable // returns one fresh token (token mode)
 
-	// noAlias: the backend has no alias buffers
-	// (PJRT_Client_CreateAliasBuffer), so chains hand on the computations'
-	// token results themselves and a failed computation fails the later
-	// ones of its effect.
-	noAlias bool
+	// relay: chains hand tokens on through alias buffers and relays (see
+	// relay); otherwise a computation's token results become the chain's
+	// tokens themselves (see tokensFor).
+	relay bool
 }
 
 // take returns the chain's current token on dev, making the chain's first

@@ -118,43 +118,51 @@ func TestCallbackFailure(t *testing.T) {
 			assert.ErrorIs(t, err, errBoom)
 		}},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			c := openInterpreter(t, 2)
-			var out lines
-			bad := compile(t, c, build(t, func(fb *stablehlo.FuncBuilder) {
-				require.NoError(t, Fprint(fb, &out, tc.kind, "before"))
-				_, err := Callback(fb, HostFunc{Name: "failing", Fn: func([]Array) ([]Array, error) { return nil, tc.fn() }}, tc.kind)
-				require.NoError(t, err)
-				fb.Return(fb.ScalarOf(xla.Float32, 1))
-			}))
-			after := printIndex(t, c, &out, tc.kind)
-			devs := c.AddressableDevices()
-			s := NewStream()
-			outs, err := s.ExecuteOn(devs[0], bad)
-			require.NoError(t, err, "dispatch does not wait for the callback")
-			_, err = s.ExecuteOn(devs[1], after, scalar(t, c, 7, devs[1]))
-			require.NoError(t, err)
-			err = outs[0].Await(ctxT(t))
-			require.Error(t, err, "the computation fails")
-			assert.Contains(t, err.Error(), `callback "failing"`)
-			err = s.Barrier(ctxT(t))
-			var cerr *CallbackError
-			require.ErrorAs(t, err, &cerr)
-			assert.Equal(t, "failing", cerr.Callback)
-			tc.check(t, err)
-			if tc.kind.IsOrdered() {
-				assert.Equal(t, []string{"before", "7"}, out.all(), "the next computation ran after the failed one")
-			} else {
-				assert.ElementsMatch(t, []string{"before", "7"}, out.all())
-			}
-			require.NoError(t, s.Barrier(ctxT(t)), "Barrier cleared the error")
-			// The chain still works.
-			_, err = s.ExecuteOn(devs[0], after, scalar(t, c, 8, devs[0]))
-			require.NoError(t, err)
-			require.NoError(t, s.Barrier(ctxT(t)))
-			assert.Equal(t, "8", out.all()[2])
-		})
+		for _, mode := range tokenModes {
+			t.Run(tc.name+"/"+mode.name, func(t *testing.T) {
+				testCallbackFailure(t, tc.kind, tc.fn, tc.check, mode.arrays)
+			})
+		}
 	}
+}
+
+// testCallbackFailure runs one case of TestCallbackFailure with token
+// buffers or token arrays.
+func testCallbackFailure(t *testing.T, kind Effect, fn func() error, check func(t *testing.T, err error), arrays bool) {
+	c := openInterpreter(t, 2)
+	var out lines
+	bad := compileMode(t, c, build(t, func(fb *stablehlo.FuncBuilder) {
+		require.NoError(t, Fprint(fb, &out, kind, "before"))
+		_, err := Callback(fb, HostFunc{Name: "failing", Fn: func([]Array) ([]Array, error) { return nil, fn() }}, kind)
+		require.NoError(t, err)
+		fb.Return(fb.ScalarOf(xla.Float32, 1))
+	}), arrays)
+	after := printIndex(t, c, &out, kind, arrays)
+	devs := c.AddressableDevices()
+	s := NewStream()
+	outs, err := s.ExecuteOn(devs[0], bad)
+	require.NoError(t, err, "dispatch does not wait for the callback")
+	_, err = s.ExecuteOn(devs[1], after, scalar(t, c, 7, devs[1]))
+	require.NoError(t, err)
+	err = outs[0].Await(ctxT(t))
+	require.Error(t, err, "the computation fails")
+	assert.Contains(t, err.Error(), `callback "failing"`)
+	err = s.Barrier(ctxT(t))
+	var cerr *CallbackError
+	require.ErrorAs(t, err, &cerr)
+	assert.Equal(t, "failing", cerr.Callback)
+	check(t, err)
+	if kind.IsOrdered() {
+		assert.Equal(t, []string{"before", "7"}, out.all(), "the next computation ran after the failed one")
+	} else {
+		assert.ElementsMatch(t, []string{"before", "7"}, out.all())
+	}
+	require.NoError(t, s.Barrier(ctxT(t)), "Barrier cleared the error")
+	// The chain still works.
+	_, err = s.ExecuteOn(devs[0], after, scalar(t, c, 8, devs[0]))
+	require.NoError(t, err)
+	require.NoError(t, s.Barrier(ctxT(t)))
+	assert.Equal(t, "8", out.all()[2])
 }
 
 // Callbacks return values to the program: typed operands and results.

@@ -16,7 +16,13 @@ import (
 // host memory as Tensors; Compile parses, verifies and plans MLIR text
 // once; Execute returns at once and runs each device of the computation in
 // its own goroutine; events fire when the work is done, carrying its
-// error. Package pjrt registers it (pjrt.Open("interpreter"), and
+// error. As in a PJRT runtime, pending work holds the buffers it reads (an
+// execution its arguments, a copy or transfer its source, an alias buffer
+// the buffer it is fulfilled from) until it has read them, so a caller may
+// close a buffer right after dispatching work on it. An argument for a
+// !stablehlo.token parameter of main orders the execution (it waits for
+// the token) but its producer's failure does not fail it: a token carries
+// order, not data. Package pjrt registers it (pjrt.Open("interpreter"), and
 // pjrt.Open("") when no C plugin is found).
 //
 // Client options: "device_count" or "cpu_device_count" (int64, default 1):

@@ -64,7 +64,13 @@ func (f *aliasFulfiller) Fulfill(src backend.Buffer, code int, msg string) error
 	if !s.shape.Equal(f.b.shape) {
 		return backend.Errorf(codeInvalidArgument, op, "the source buffer is %v, the alias buffer %v", s.shape, f.b.shape)
 	}
+	// The alias holds src until it has taken src's value: closing src
+	// right after Fulfill is allowed.
+	if !s.hold() {
+		return backend.Errorf(codeFailedPrecondition, op, "the source buffer was deleted")
+	}
 	if !f.done.CompareAndSwap(false, true) {
+		s.unhold()
 		return backend.Errorf(codeFailedPrecondition, op, "the alias buffer was already fulfilled")
 	}
 	if s.ready.fired() {
@@ -76,9 +82,11 @@ func (f *aliasFulfiller) Fulfill(src backend.Buffer, code int, msg string) error
 }
 
 func (f *aliasFulfiller) take(s *buffer) {
-	v, err := s.value()
+	v, err := s.takeHeld()
 	f.b.mu.Lock()
-	f.b.val = v
+	if !f.b.deleted || f.b.holds > 0 {
+		f.b.val = v
+	}
 	f.b.mu.Unlock()
 	f.b.ready.set(err)
 }

@@ -11,6 +11,14 @@ import (
 
 // buffer is an array in host memory: a Tensor (or Token) that becomes
 // available when its ready event fires.
+//
+// Like a PJRT runtime, the backend holds its own reference to a buffer for
+// every pending use (an execution that takes it as an argument, a copy, a
+// transfer to the host, an alias fulfilled from it) until the use has read
+// the value: Delete (or Close) right after dispatching such a use is
+// allowed; the buffer reports deleted at once and uses started later fail,
+// but the pending ones still read the value, which is dropped with the
+// last of them.
 type buffer struct {
 	c     *client
 	dev   *device
@@ -21,6 +29,7 @@ type buffer struct {
 	mu      sync.Mutex
 	val     Value // *Tensor or Token; written before ready fires
 	deleted bool
+	holds   int // pending uses that will read val (see hold)
 }
 
 // littleEndian says whether the typed storage of exact-width types is the
@@ -61,23 +70,75 @@ func (b *buffer) value() (Value, error) {
 	return b.val, nil
 }
 
+// hold registers a pending use of b's value, which then survives Delete
+// until the use has read it with takeHeld (or given it up with unhold).
+// It reports false when b was deleted already.
+func (b *buffer) hold() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.deleted {
+		return false
+	}
+	b.holds++
+	return true
+}
+
+// takeHeld waits for b and returns its value for a use registered by
+// hold, ending the use.
+func (b *buffer) takeHeld() (Value, error) {
+	<-b.ready.done
+	b.mu.Lock()
+	v := b.val
+	b.dropHoldLocked()
+	b.mu.Unlock()
+	if b.ready.err != nil {
+		return nil, b.ready.err
+	}
+	return v, nil
+}
+
+// unhold ends a use registered by hold without reading the value.
+func (b *buffer) unhold() {
+	b.mu.Lock()
+	b.dropHoldLocked()
+	b.mu.Unlock()
+}
+
+func (b *buffer) dropHoldLocked() {
+	b.holds--
+	if b.holds == 0 && b.deleted {
+		b.val = nil
+	}
+}
+
 func (b *buffer) ToHost(dst []byte) (backend.Event, error) {
+	const op = "PJRT_Buffer_ToHostBuffer"
 	if b.IsDeleted() {
-		return nil, backend.Errorf(codeFailedPrecondition, "PJRT_Buffer_ToHostBuffer", "buffer was deleted")
+		return nil, backend.Errorf(codeFailedPrecondition, op, "buffer was deleted")
 	}
 	if b.ready.fired() {
-		return firedEvent(b.toHost(dst)), nil
+		v, err := b.value()
+		if err == nil {
+			err = toHost(v, dst)
+		}
+		return firedEvent(err), nil
+	}
+	if !b.hold() {
+		return nil, backend.Errorf(codeFailedPrecondition, op, "buffer was deleted")
 	}
 	ev := newEvent()
-	go func() { ev.set(b.toHost(dst)) }()
+	go func() {
+		v, err := b.takeHeld()
+		if err == nil {
+			err = toHost(v, dst)
+		}
+		ev.set(err)
+	}()
 	return ev, nil
 }
 
-func (b *buffer) toHost(dst []byte) error {
-	v, err := b.value()
-	if err != nil {
-		return err
-	}
+// toHost writes v's host encoding into dst (nothing for a token).
+func toHost(v Value, dst []byte) error {
 	t, ok := v.(*Tensor)
 	if !ok {
 		return nil // a token has no data
@@ -142,9 +203,12 @@ func (b *buffer) copyTo(dev *device, mem *memory, op string) (backend.Buffer, er
 		nb.ready = firedEvent(err)
 		return nb, nil
 	}
+	if !b.hold() {
+		return nil, backend.Errorf(codeFailedPrecondition, op, "buffer was deleted")
+	}
 	nb.ready = newEvent()
 	go func() {
-		v, err := b.value()
+		v, err := b.takeHeld()
 		nb.mu.Lock()
 		nb.val = cloneValue(v)
 		nb.mu.Unlock()
@@ -162,10 +226,14 @@ func cloneValue(v Value) Value {
 
 func (b *buffer) ReadyEvent() (backend.Event, error) { return b.ready, nil }
 
+// Delete releases the buffer's value, or, while uses registered by hold
+// are pending, marks it deleted and leaves the value to the last of them.
 func (b *buffer) Delete() error {
 	b.mu.Lock()
 	b.deleted = true
-	b.val = nil
+	if b.holds == 0 {
+		b.val = nil
+	}
 	b.mu.Unlock()
 	return nil
 }

@@ -75,6 +75,10 @@ func (c *client) compile(code []byte, format string, options []byte, op string) 
 			return nil, backend.Errorf(codeInvalidArgument, op, "@%s result: %v", p.Main.Name, err)
 		}
 	}
+	for _, t := range p.Main.ArgTypes() {
+		_, tok := t.(stablehlo.TokenType)
+		e.tokenArgs = append(e.tokenArgs, tok)
+	}
 	e.cheap = e.replicas*e.partitions == 1 && isCheap(m)
 	e.name = m.Name
 	if e.name == "" {
@@ -224,6 +228,10 @@ type executable struct {
 	devices              []backend.Device // the same
 	logical              []backend.LogicalDeviceID
 	outputs              []backend.OutputInfo
+	// tokenArgs[i]: parameter i of main is a !stablehlo.token. An
+	// execution takes such an argument once it is ready, even when its
+	// producer failed (a token carries order, not data).
+	tokenArgs []bool
 	// cheap programs (a few small element-wise or shape ops on one device)
 	// run inside Execute when their arguments are ready: a goroutine
 	// hand-off would cost more than the program.
@@ -431,14 +439,21 @@ func (e *executable) Execute(args [][]backend.Buffer, opts backend.ExecuteOption
 			if !ok || bb.c != e.c {
 				return nil, nil, backend.Errorf(codeInvalidArgument, op, "argument %d of device %d belongs to another client", i, d)
 			}
-			if bb.IsDeleted() {
-				return nil, nil, backend.Errorf(codeInvalidArgument, op, "argument %d of device %d was deleted", i, d)
-			}
 		}
 	}
 	xctx, _ := opts.Context.(*execContext)
 	if opts.Context != nil && xctx == nil {
 		return nil, nil, backend.Errorf(codeInvalidArgument, op, "the execute context is not the interpreter's")
+	}
+	// Hold every argument until its device has read it (runDevice), as a
+	// PJRT runtime does: the caller may close them right after Execute.
+	for d, list := range args {
+		for i, b := range list {
+			if !b.(*buffer).hold() {
+				unholdArgs(args, d, i)
+				return nil, nil, backend.Errorf(codeInvalidArgument, op, "argument %d of device %d was deleted", i, d)
+			}
+		}
 	}
 	launchID := int64(opts.LaunchID)
 	if launchID == 0 {
@@ -479,13 +494,13 @@ func (e *executable) Execute(args [][]backend.Buffer, opts backend.ExecuteOption
 	return outs, completion, nil
 }
 
-// launch runs every device in a goroutine.
+// launch runs every device in a goroutine of its own (pooled: goWork).
 func (e *executable) launch(args [][]backend.Buffer, runs []devRun) {
 	n := len(runs)
 	if n == 1 {
 		r := &runs[0]
 		r.Context = context.Background()
-		go func() { r.ev.set(e.runDevice(r, nil, 0, args[0])) }()
+		goWork(func() { r.ev.set(e.runDevice(r, nil, 0, args[0])) })
 		return
 	}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -495,15 +510,29 @@ func (e *executable) launch(args [][]backend.Buffer, runs []devRun) {
 	for d := 0; d < n; d++ {
 		r := &runs[d]
 		r.Context = ctx
-		go func(d int) {
+		goWork(func() {
 			defer wg.Done()
 			r.ev.set(e.runDevice(r, rv, d, args[d]))
-		}(d)
+		})
 	}
 	go func() {
 		wg.Wait()
 		cancel()
 	}()
+}
+
+// unholdArgs gives up the holds Execute took on the arguments before
+// argument i of device d.
+func unholdArgs(args [][]backend.Buffer, d, i int) {
+	for dd := 0; dd <= d; dd++ {
+		n := len(args[dd])
+		if dd == d {
+			n = i
+		}
+		for _, b := range args[dd][:n] {
+			b.(*buffer).unhold()
+		}
+	}
 }
 
 func argsReady(args []backend.Buffer) bool {
@@ -529,15 +558,30 @@ func (e *executable) runDevice(run *devRun, rv *Rendezvous, d int, args []backen
 		}
 	}()
 	run.vals = make([]Value, len(args))
+	var argErr error
 	for i, b := range args {
-		v, err := b.(*buffer).value()
+		bb := b.(*buffer)
+		if argErr != nil {
+			bb.unhold()
+			continue
+		}
+		v, err := bb.takeHeld()
+		if err != nil && i < len(e.tokenArgs) && e.tokenArgs[i] {
+			// A token carries order, not data: its producer's failure is
+			// that execution's error, not this one's.
+			v, err = nil, nil
+		}
 		if err != nil {
-			return backend.Errorf(codeInvalidArgument, "PJRT_LoadedExecutable_Execute", "argument %d of device %d: %v", i, d, err)
+			argErr = backend.Errorf(codeInvalidArgument, "PJRT_LoadedExecutable_Execute", "argument %d of device %d: %v", i, d, err)
+			continue
 		}
 		if v == nil {
 			v = Token{}
 		}
 		run.vals[i] = v
+	}
+	if argErr != nil {
+		return argErr
 	}
 	res, err := e.prog.Run(run, Device{Replica: r, Partition: p, Rendezvous: rv}, run.vals)
 	run.vals = nil // the outputs keep run alive; not the arguments
@@ -564,7 +608,7 @@ func (e *executable) runDevice(run *devRun, rv *Rendezvous, d int, args []backen
 	for i := range run.bufs {
 		b := &run.bufs[i]
 		b.mu.Lock()
-		if !b.deleted {
+		if !b.deleted || b.holds > 0 {
 			b.val = flat[i]
 		}
 		b.mu.Unlock()

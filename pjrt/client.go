@@ -220,6 +220,44 @@ func (c *Client) Close() error {
 	return first
 }
 
+// LiveBuffers is the number of the client's buffers not yet released
+// (closed, or collected after their last reference was dropped): what a
+// leak check counts.
+func (c *Client) LiveBuffers() int {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	n := 0
+	for x := range c.live {
+		if _, ok := x.(backend.Buffer); ok {
+			n++
+		}
+	}
+	return n
+}
+
+// OnClose registers f to run once when the client is closed (after its
+// buffers were released; executables and other objects are released in
+// no particular order with it): for packages that keep state per client.
+// It returns ErrClosed (and does not run f) when the client is closed
+// already.
+func (c *Client) OnClose(f func()) error {
+	if f == nil {
+		return errorf(InvalidArgument, "OnClose", "nil function")
+	}
+	return c.track(&closeHook{f: f})
+}
+
+// closeHook runs a function registered with OnClose.
+type closeHook struct {
+	once sync.Once
+	f    func()
+}
+
+func (h *closeHook) Close() error {
+	h.once.Do(h.f)
+	return nil
+}
+
 // liveObjects is the number of buffers and executables not yet released.
 func (c *Client) liveObjects() int {
 	c.mu.RLock()
