@@ -554,15 +554,47 @@ func laGemm[T laNum](transA, transB bool, m, n, k int, a []T, lda int, b []T, ld
 		}
 		return
 	}
+	rb, cb := k, n
+	if transB {
+		rb, cb = n, k
+	}
+	if !laFiniteMatrix(b, rb, cb, ldb) {
+		laGemmLoops(transA, transB, m, n, k, a, lda, b, ldb, c, ldc)
+		return
+	}
 	if laGemmSplit(transA, transB, m, n, k, a, lda, b, ldb, c, ldc) {
 		return
 	}
-	laGemmSerial(transA, transB, m, n, k, a, lda, b, ldb, c, ldc)
+	laGemmBLAS(transA, transB, m, n, k, a, lda, b, ldb, c, ldc)
 }
 
-// laGemmSerial is laGemm for m, n, k > 0 in one call (gonum may still
+// laFiniteMatrix reports whether gonum's BLAS may compute with the rows×cols
+// matrix x (row stride ld): it holds float32 or float64 values, none of
+// them an infinity or NaN.
+func laFiniteMatrix[T laNum](x []T, rows, cols, ld int) bool {
+	switch x := any(x).(type) {
+	case []float32:
+		for r := 0; r < rows; r++ {
+			if !laAllFinite(x[r*ld : r*ld+cols]) {
+				return false
+			}
+		}
+		return true
+	case []float64:
+		for r := 0; r < rows; r++ {
+			if !laAllFinite(x[r*ld : r*ld+cols]) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
+}
+
+// laGemmBLAS is laGemm through gonum's BLAS for float32 and float64 (B
+// checked by laFiniteMatrix), m, n, k > 0, in one call (gonum may still
 // split a large product across cores itself).
-func laGemmSerial[T laNum](transA, transB bool, m, n, k int, a []T, lda int, b []T, ldb int, c []T, ldc int) {
+func laGemmBLAS[T laNum](transA, transB bool, m, n, k int, a []T, lda int, b []T, ldb int, c []T, ldc int) {
 	ta, tb := blas.NoTrans, blas.NoTrans
 	if transA {
 		ta = blas.Trans
@@ -581,38 +613,26 @@ func laGemmSerial[T laNum](transA, transB bool, m, n, k int, a []T, lda int, b [
 	a, b = a[:(ra-1)*lda+ca], b[:(rb-1)*ldb+cb]
 	switch a := any(a).(type) {
 	case []float32:
-		b := any(b).([]float32)
-		if laAllFinite(b) {
-			blas32.Gemm(ta, tb, 1,
-				blas32.General{Rows: ra, Cols: ca, Stride: lda, Data: a},
-				blas32.General{Rows: rb, Cols: cb, Stride: ldb, Data: b},
-				0, blas32.General{Rows: m, Cols: n, Stride: ldc, Data: any(c).([]float32)})
-			return
-		}
+		blas32.Gemm(ta, tb, 1,
+			blas32.General{Rows: ra, Cols: ca, Stride: lda, Data: a},
+			blas32.General{Rows: rb, Cols: cb, Stride: ldb, Data: any(b).([]float32)},
+			0, blas32.General{Rows: m, Cols: n, Stride: ldc, Data: any(c).([]float32)})
 	case []float64:
-		b := any(b).([]float64)
-		if laAllFinite(b) {
-			blas64.Gemm(ta, tb, 1,
-				blas64.General{Rows: ra, Cols: ca, Stride: lda, Data: a},
-				blas64.General{Rows: rb, Cols: cb, Stride: ldb, Data: b},
-				0, blas64.General{Rows: m, Cols: n, Stride: ldc, Data: any(c).([]float64)})
-			return
-		}
+		blas64.Gemm(ta, tb, 1,
+			blas64.General{Rows: ra, Cols: ca, Stride: lda, Data: a},
+			blas64.General{Rows: rb, Cols: cb, Stride: ldb, Data: any(b).([]float64)},
+			0, blas64.General{Rows: m, Cols: n, Stride: ldc, Data: any(c).([]float64)})
+	default:
+		panic(fmt.Sprintf("laGemmBLAS of %T", a))
 	}
-	laGemmLoops(transA, transB, m, n, k, a, lda, b, ldb, c, ldc)
 }
 
-// laGemmSplit runs a product that gonum would run on one core (fewer than
+// laGemmSplit runs a BLAS product (see laGemmBLAS) that gonum would run on one core (fewer than
 // four 64×64 blocks of C) as independent products over slices of C's rows
 // (or columns, when C has few rows) on several cores, when it is large
 // enough to pay for the goroutines. It reports whether it did.
 func laGemmSplit[T laNum](transA, transB bool, m, n, k int, a []T, lda int, b []T, ldb int, c []T, ldc int) bool {
 	const blk, minWork = 64, 1 << 17
-	switch any(a).(type) {
-	case []float32, []float64:
-	default:
-		return false // laGemmLoops splits by itself
-	}
 	workers := runtime.GOMAXPROCS(0)
 	if workers < 2 || int64(m)*int64(n)*int64(k) < minWork || ((m+blk-1)/blk)*((n+blk-1)/blk) >= 4 {
 		return false
@@ -639,13 +659,13 @@ func laGemmSplit[T laNum](transA, transB bool, m, n, k int, a []T, lda int, b []
 				if transA {
 					as = a[p0:]
 				}
-				laGemmSerial(transA, transB, p1-p0, n, k, as, lda, b, ldb, c[p0*ldc:], ldc)
+				laGemmBLAS(transA, transB, p1-p0, n, k, as, lda, b, ldb, c[p0*ldc:], ldc)
 			} else {
 				bs := b[p0:]
 				if transB {
 					bs = b[p0*ldb:]
 				}
-				laGemmSerial(transA, transB, m, p1-p0, k, a, lda, bs, ldb, c[p0:], ldc)
+				laGemmBLAS(transA, transB, m, p1-p0, k, a, lda, bs, ldb, c[p0:], ldc)
 			}
 		}
 	})

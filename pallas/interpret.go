@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"strings"
 
 	"github.com/halo-ml/halo/stablehlo"
 	"github.com/halo-ml/halo/xla"
@@ -70,6 +71,26 @@ type env struct {
 	// block start plus its own index, so a step that loads nothing (a
 	// skipped block) copies nothing.
 	lazy map[int]lazyBlock
+	// cse holds the values already computed in this region and the
+	// regions around it: index maps and kernel bodies often compute the
+	// same thing (a prefetch load, a block start) several times.
+	cse *cseScope
+}
+
+// cseScope maps an op's key (cseKey) to its lowered results; lookups go
+// on to the enclosing region's scope, whose values are visible here.
+type cseScope struct {
+	parent *cseScope
+	m      map[string][]*stablehlo.Value
+}
+
+func (s *cseScope) get(k string) []*stablehlo.Value {
+	for ; s != nil; s = s.parent {
+		if v, ok := s.m[k]; ok {
+			return v
+		}
+	}
+	return nil
 }
 
 // lazyBlock is an input block read straight from its (padded) operand.
@@ -82,7 +103,42 @@ type lazyBlock struct {
 func (e *env) child() *env {
 	c := *e
 	c.state = append([]*stablehlo.Value(nil), e.state...)
+	c.cse = &cseScope{parent: e.cse, m: map[string][]*stablehlo.Value{}}
 	return &c
+}
+
+// cseKey identifies what op computes in e: its name, attributes, result
+// types and lowered operands (for a load, the ref's current value too).
+// Ops with effects or regions have none.
+func (l *interp) cseKey(op *Op, e *env) (string, bool) {
+	switch op.Name {
+	case "store", "when", "for", "while":
+		return "", false
+	}
+	if len(op.Regions) > 0 || len(op.Results) == 0 {
+		return "", false
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s|%T|%+v|", op.Name, op.Attrs.Value, op.Attrs)
+	for _, r := range op.Results {
+		fmt.Fprintf(&b, "%v;", r.Type)
+	}
+	for i, v := range op.Operands {
+		if op.Name == "load" && i == 0 {
+			slot, ok := e.refOf[v]
+			if !ok {
+				return "", false
+			}
+			fmt.Fprintf(&b, "ref%d=%p,", slot, e.state[slot])
+			continue
+		}
+		hv, ok := e.vals[v]
+		if !ok {
+			return "", false
+		}
+		fmt.Fprintf(&b, "%p,", hv)
+	}
+	return b.String(), true
 }
 
 func uninitValue(dt xla.DType) float64 {
@@ -224,7 +280,7 @@ func lowerInterpret(fb *stablehlo.FuncBuilder, p *Program, spec *CallSpec, opera
 func (l *interp) step(fb *stablehlo.FuncBuilder, a []*stablehlo.Value, prefetch, ins []*stablehlo.Value) ([]*stablehlo.Value, error) {
 	p := l.p
 	np, nin, nout, ns := p.NumPrefetch, p.NumInputs, p.NumOutputs, p.NumScratch
-	e := &env{vals: map[*Value]*stablehlo.Value{}, refOf: map[*Value]int{}, step: a[0]}
+	e := &env{vals: map[*Value]*stablehlo.Value{}, refOf: map[*Value]int{}, step: a[0], cse: &cseScope{m: map[string][]*stablehlo.Value{}}}
 	// Grid indices from the step, last axis fastest.
 	e.grid = make([]*stablehlo.Value, len(p.Grid))
 	rest := a[0]
@@ -369,7 +425,7 @@ func (l *interp) blockStarts(fb *stablehlo.FuncBuilder, e *env, i int, r RefInfo
 		}
 		return st, nil
 	}
-	me := &env{vals: map[*Value]*stablehlo.Value{}, refOf: map[*Value]int{}, grid: e.grid, step: e.step, state: e.state}
+	me := &env{vals: map[*Value]*stablehlo.Value{}, refOf: map[*Value]int{}, grid: e.grid, step: e.step, state: e.state, cse: e.cse, lazy: e.lazy}
 	for g := range l.p.Grid {
 		me.vals[m.Args[g]] = e.grid[g]
 	}
@@ -385,7 +441,16 @@ func (l *interp) blockStarts(fb *stablehlo.FuncBuilder, e *env, i int, r RefInfo
 	for d := range st {
 		b := me.vals[m.Yield[d]]
 		blocks[d] = b
-		st[d] = fb.Multiply(b, fb.ScalarOf(xla.Int32, float64(sizes[d])))
+		c, isInt := constInt(m.Yield[d])
+		switch {
+		case isInt:
+			// A constant block index: a constant start.
+			st[d] = fb.ScalarOf(xla.Int32, float64(c*sizes[d]))
+		case sizes[d] == 1:
+			st[d] = b
+		default:
+			st[d] = fb.Multiply(b, fb.ScalarOf(xla.Int32, float64(sizes[d])))
+		}
 		if l.checks && !isConst(m.Yield[d]) {
 			nb := numBlocks(r.ArrayShape[d], r.Block[d])
 			ok := fb.And(fb.Compare(b, fb.ScalarOf(xla.Int32, 0), stablehlo.CompareGE, stablehlo.CompareAuto),
@@ -411,6 +476,15 @@ func (l *interp) blockStarts(fb *stablehlo.FuncBuilder, e *env, i int, r RefInfo
 
 func isConst(v *Value) bool { return v.Def != nil && v.Def.Name == "const" }
 
+// constInt returns the value of an integer constant.
+func constInt(v *Value) (int64, bool) {
+	if !isConst(v) {
+		return 0, false
+	}
+	c, ok := v.Def.Attrs.Value.(int64)
+	return c, ok
+}
+
 func (l *interp) addSite(s checkSite) int {
 	l.sites = append(l.sites, s)
 	return len(l.sites) - 1
@@ -433,11 +507,28 @@ func (l *interp) record(fb *stablehlo.FuncBuilder, e *env, bad *stablehlo.Value,
 	return fb.Select(fb.And(bad, clean), info, err)
 }
 
-// region lowers the ops of r in order.
+// region lowers the ops of r in order; an op computing what an earlier
+// one already did reuses its values.
 func (l *interp) region(fb *stablehlo.FuncBuilder, r *Region, e *env) error {
 	for _, op := range r.Ops {
+		key, pure := l.cseKey(op, e)
+		if pure && e.cse != nil {
+			if vs := e.cse.get(key); vs != nil {
+				for i, v := range op.Results {
+					e.vals[v] = vs[i]
+				}
+				continue
+			}
+		}
 		if err := l.op(fb, op, e); err != nil {
 			return err
+		}
+		if pure && e.cse != nil {
+			vs := make([]*stablehlo.Value, len(op.Results))
+			for i, v := range op.Results {
+				vs[i] = e.vals[v]
+			}
+			e.cse.m[key] = vs
 		}
 		if err := fb.Err(); err != nil {
 			return &Error{Kernel: l.p.Name, Op: op.Name, Loc: op.Loc, Msg: "interpret lowering: " + err.Error()}

@@ -1,0 +1,58 @@
+package pallas
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/halo-ml/halo/stablehlo"
+	"github.com/halo-ml/halo/xla"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestInterpretReusesRepeatedComputations(t *testing.T) {
+	// The index maps and the body load the same prefetch element: interpret
+	// mode slices it once per step. A load after a store sees the store.
+	kernel := func(k *Kernel, refs []*Ref) {
+		pf, x, o, s := refs[0], refs[1], refs[2], refs[3]
+		i := k.ProgramID(0)
+		j := pf.Load(i)
+		s.Store(x.Load().Add(j.Astype(xla.Float32)))
+		before := s.Load()
+		s.Store(before.Mul(2.0))
+		after := s.Load()
+		o.Store(before.Add(after).Add(pf.Load(i).Astype(xla.Float32)))
+	}
+	bmap := func(g []*Value, pf []*Ref) []any { return []any{pf[0].Load(g[0])} }
+	spec := CallSpec{
+		Name:              "cse",
+		OutShapes:         []xla.Shape{xla.MakeShape(xla.Float32, 8)},
+		Grid:              []int64{4},
+		NumScalarPrefetch: 1,
+		InSpecs:           []*BlockSpec{{BlockShape: []int64{2}, IndexMap: bmap}},
+		OutSpecs:          []*BlockSpec{{BlockShape: []int64{2}, IndexMap: func(g []*Value, _ []*Ref) []any { return []any{g[0]} }}},
+		ScratchShapes:     []xla.Shape{xla.MakeShape(xla.Float32, 2)},
+		CompilerParams:    CompilerParams{NoBoundsChecks: true},
+	}
+	perm := []int32{3, 1, 0, 2}
+	x := f32s(8, func(i int) float32 { return float32(10 * i) })
+	out, err := runCall(kernel, spec, tensor(t, xla.Int32, perm, 4), tensor(t, xla.Float32, x, 8))
+	require.NoError(t, err)
+	want := make([]float32, 8)
+	for i := 0; i < 4; i++ {
+		for e := 0; e < 2; e++ {
+			v := x[int(perm[i])*2+e] + float32(perm[i])
+			want[i*2+e] = v + 2*v + float32(perm[i])
+		}
+	}
+	assert.Equal(t, want, out[0].Data)
+
+	b := stablehlo.NewBuilder("cse")
+	fb := b.NewFunction("main", stablehlo.Tensor(xla.Int32, 4), stablehlo.Tensor(xla.Float32, 8))
+	fb.Return(Call(fb, kernel, spec, fb.Args()...)...)
+	m, err := b.Build()
+	require.NoError(t, err)
+	text := m.String()
+	// One slice of the prefetch array (four loads of pf[i]), one of x.
+	assert.Equal(t, 1, strings.Count(text, "stablehlo.dynamic_slice %arg0"), text)
+}
