@@ -202,35 +202,33 @@ func (s *Stream) ExecuteOn(dev *pjrt.Device, exe *Executable, args ...*pjrt.Buff
 func (s *Stream) executeDirect(dev *pjrt.Device, exe *Executable, args []*pjrt.Buffer) ([]*pjrt.Buffer, error) {
 	c, t := exe.client, exe.tokens
 	n := len(exe.lowered.Ordered)
-	var small [4]*pjrt.Buffer
-	full := small[:0]
-	if n+len(args) > len(small) {
-		full = make([]*pjrt.Buffer, 0, n+len(args))
-	}
+	full := make([]*pjrt.Buffer, n, n+len(args))
+	full = append(full, args...)
+	var few [2]*chain
+	chains := few[:0]
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	xctx, err := s.context(c)
 	if err != nil {
 		return nil, err
 	}
-	for _, e := range exe.lowered.Ordered {
+	for i, e := range exe.lowered.Ordered {
 		ch := s.chain(c, e)
 		in, err := t.take(ch, dev)
 		if err != nil {
-			closeTaken(s, c, exe, full)
+			closeTaken(chains, full)
 			return nil, fmt.Errorf("effects: Execute: runtime token of effect %q: %w", e, err)
 		}
-		full = append(full, in)
+		chains = append(chains, ch)
+		full[i] = in
 	}
-	full = append(full, args...)
 	x, err := exe.exe.Execute([][]*pjrt.Buffer{full}, pjrt.ExecuteOptions{Device: dev, Context: xctx, CompletionEvents: true})
 	if err != nil {
-		closeTaken(s, c, exe, full[:n])
+		closeTaken(chains, full)
 		return nil, err
 	}
 	outs := x.Outputs[0]
-	for i, e := range exe.lowered.Ordered {
-		ch := s.chains[chainKey{c, e}]
+	for i, ch := range chains {
 		// The computation holds what it takes: the tokens it replaced can
 		// be closed now.
 		if ch.cur != nil && ch.cur != full[i] {
@@ -243,12 +241,12 @@ func (s *Stream) executeDirect(dev *pjrt.Device, exe *Executable, args []*pjrt.B
 	return outs[n:], nil
 }
 
-// closeTaken closes the tokens taken for a dispatch that failed, except
-// the chains' current ones (s.mu held).
-func closeTaken(s *Stream, c *pjrt.Client, exe *Executable, taken []*pjrt.Buffer) {
-	for i, b := range taken {
-		if b != s.chains[chainKey{c, exe.lowered.Ordered[i]}].cur {
-			b.Close()
+// closeTaken closes the tokens taken for a dispatch that failed (one per
+// chain), except the chains' current ones.
+func closeTaken(chains []*chain, taken []*pjrt.Buffer) {
+	for i, ch := range chains {
+		if taken[i] != ch.cur {
+			taken[i].Close()
 		}
 	}
 }

@@ -238,6 +238,10 @@ type executable struct {
 	cheap bool
 
 	deleted atomic.Bool
+
+	// ffiAttrs caches the FFI attributes of the program's custom calls
+	// (*stablehlo.Op -> map[string]any), decoded on their first call.
+	ffiAttrs sync.Map
 }
 
 func (e *executable) Name() (string, error)                  { return e.name, nil }
@@ -464,7 +468,7 @@ func (e *executable) Execute(args [][]backend.Buffer, opts backend.ExecuteOption
 	outs := make([][]backend.Buffer, len(devs))
 	for d, dev := range devs {
 		r := &runs[d]
-		r.info = runInfo{xctx: xctx, device: dev.id, launchID: launchID}
+		r.info = runInfo{xctx: xctx, device: dev.id, launchID: launchID, exe: e}
 		if !inline {
 			r.ev.done = make(chan struct{})
 		}

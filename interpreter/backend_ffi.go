@@ -15,7 +15,7 @@ import (
 // on the interpreter makes the handler the custom-call target of that
 // name, called with an FFICallFrame whose buffers are host memory (valid
 // during the call), the custom call's backend_config dictionary as
-// attributes, and a context that gives the device ordinal, the launch id
+// attributes (decoded once per op and executable: read-only), and a context that gives the device ordinal, the launch id
 // and the FFI user data of the execute context the program was executed
 // with. Platform names are not checked: every handler runs on the
 // interpreter.
@@ -75,6 +75,7 @@ type runInfo struct {
 	xctx     *execContext
 	device   int
 	launchID int64
+	exe      *executable // nil when the program runs outside Execute
 }
 
 type runInfoKey struct{}
@@ -111,21 +112,29 @@ func (f ffiContext) RunID() (int64, error) {
 	return f.info.launchID, nil
 }
 
-func (f ffiContext) Stream() (uintptr, error) {
-	return 0, backend.Errorf(codeUnimplemented, "FFI_Stream", "the interpreter has no device streams")
-}
+func (f ffiContext) Stream() (uintptr, error) { return 0, errNoStream() }
+
+// errNoStream is made once (handlers ask for the stream on every call),
+// and lazily: backend.Errorf's constructor is installed by package pjrt.
+var errNoStream = sync.OnceValue(func() error {
+	return backend.Errorf(codeUnimplemented, "FFI_Stream", "the interpreter has no device streams")
+})
 
 // ffiCustomCall adapts a typed-FFI handler to a custom-call target.
 func ffiCustomCall(target string, h backend.FFIHandler) CustomCallFunc {
 	return func(c *CustomCall) (out []*Tensor, err error) {
-		frame := &backend.FFICallFrame{Stage: 3, Attrs: ffiAttrs(c.BackendConfig)}
+		frame := &backend.FFICallFrame{Stage: 3}
+		var info *runInfo
 		if c.Exec != nil && c.Exec.Ctx != nil {
-			info, _ := c.Exec.Ctx.Value(runInfoKey{}).(*runInfo)
+			info, _ = c.Exec.Ctx.Value(runInfoKey{}).(*runInfo)
 			if info == nil {
 				info = &runInfo{device: c.Exec.Device.Replica*max(1, c.Exec.Program.NumPartitions) + c.Exec.Device.Partition}
 			}
 			frame.Context = ffiContext{info: info}
 		}
+		frame.Attrs = cachedFFIAttrs(info, c)
+		frame.Args = make([]backend.FFIBuffer, 0, len(c.Operands))
+		frame.Rets = make([]backend.FFIBuffer, 0, len(c.Results))
 		for _, t := range c.Operands {
 			data := rtBytes(t)
 			if IsNarrowFloat(t.Shape.DType) {
@@ -166,6 +175,20 @@ func ffiCustomCall(target string, h backend.FFIHandler) CustomCallFunc {
 		}
 		return out, nil
 	}
+}
+
+// cachedFFIAttrs returns the call's attributes, decoded once per op of an
+// executable (handlers get the same map on every call and must not
+// modify it).
+func cachedFFIAttrs(info *runInfo, c *CustomCall) map[string]any {
+	if info == nil || info.exe == nil || c.Op == nil {
+		return ffiAttrs(c.BackendConfig)
+	}
+	if a, ok := info.exe.ffiAttrs.Load(c.Op); ok {
+		return a.(map[string]any)
+	}
+	a, _ := info.exe.ffiAttrs.LoadOrStore(c.Op, ffiAttrs(c.BackendConfig))
+	return a.(map[string]any)
 }
 
 // direct reports whether dt's storage is its host encoding byte for byte
