@@ -411,6 +411,11 @@ func planFrees(fp *funcPlan, b *stablehlo.Block) {
 // be written into a dead operand of the same type.
 var inPlaceOps = map[string]bool{}
 
+// freshResultOps are other ops whose kernels always return newly allocated
+// results that nothing else refers to: an in-place op may write into them
+// when they die there.
+var freshResultOps = map[string]bool{"stablehlo.dot_general": true, "stablehlo.dot": true}
+
 // planReuse marks, for each in-place op, the operands it may overwrite.
 func planReuse(fp *funcPlan, plans []*opPlan) {
 	producer := map[int]*opPlan{}
@@ -453,7 +458,7 @@ func planReuse(fp *funcPlan, plans []*opPlan) {
 		}
 		for j, s := range pl.in {
 			prod := producer[s]
-			if prod == nil || !inPlaceOps[prod.op.Name] || !onlyReadByInPlace[s] {
+			if prod == nil || !(inPlaceOps[prod.op.Name] || freshResultOps[prod.op.Name]) || !onlyReadByInPlace[s] {
 				continue
 			}
 			if sort.SearchInts(pl.free, s) < len(pl.free) && pl.free[sort.SearchInts(pl.free, s)] == s {

@@ -154,3 +154,29 @@ func TestPlanReusesDeadElementwiseOperands(t *testing.T) {
 		assert.InDelta(t, 2*x*e, prod[i], 1e-3)
 	}
 }
+
+// A dot's result is new storage: an elementwise op where it dies may write
+// into it (an accumulator update acc + a @ b allocates nothing more).
+func TestPlanReusesDeadDotResults(t *testing.T) {
+	m, err := stablehlo.Parse([]byte(`func.func @main(%acc: tensor<2x2xf32>, %a: tensor<2x3xf32>, %b: tensor<3x2xf32>) -> (tensor<2x2xf32>, tensor<2x2xf32>) {
+  %0 = stablehlo.dot_general %a, %b, contracting_dims = [1] x [0] : (tensor<2x3xf32>, tensor<3x2xf32>) -> tensor<2x2xf32>
+  %1 = stablehlo.add %acc, %0 : tensor<2x2xf32>
+  %2 = stablehlo.dot_general %a, %b, contracting_dims = [1] x [0] : (tensor<2x3xf32>, tensor<3x2xf32>) -> tensor<2x2xf32>
+  %3 = stablehlo.add %acc, %2 : tensor<2x2xf32>
+  return %1, %2 : tensor<2x2xf32>, tensor<2x2xf32>
+}`))
+	require.NoError(t, err)
+	p, err := Compile(m, "")
+	require.NoError(t, err)
+	plans := p.funcs["main"].blocks[m.Funcs[0].Body.Blocks[0]]
+	assert.Equal(t, []int{1}, plans[1].reuse, "add may overwrite the dot's result (not %acc, the caller's)")
+	assert.Empty(t, plans[3].reuse, "%2 is returned too")
+	acc := shpT(xla.Float32, []int64{2, 2}, 1, 1, 1, 1)
+	a := shpT(xla.Float32, []int64{2, 3}, 1, 2, 3, 4, 5, 6)
+	b := shpT(xla.Float32, []int64{3, 2}, 1, 0, 0, 1, 1, 1)
+	out, err := p.Run(context.Background(), Device{}, []Value{acc, a, b})
+	require.NoError(t, err)
+	assert.Equal(t, []float32{5, 6, 11, 12}, out[0].(*Tensor).Data)
+	assert.Equal(t, []float32{4, 5, 10, 11}, out[1].(*Tensor).Data)
+	assert.Equal(t, []float32{1, 1, 1, 1}, acc.Data)
+}
