@@ -60,21 +60,42 @@
 // Stream.Execute passes the current runtime token of each of the
 // executable's ordered effects (copied to the target device when it lives
 // on another one) and makes a new one current. The caller never waits:
-// the backend starts a computation when its inputs are ready. The new
-// token is an alias buffer (pjrt.Client.CreateAliasBuffer) that a small
-// per-chain relay goroutine fulfils with the computation's token result
-// when it is ready, or, if the computation failed, with the token the
-// computation took, so that a failed callback does not poison the chain:
-// later computations of the effect still run, in order. Backends without
-// alias buffers get the token results themselves (a failure then fails
-// the later computations of that effect too).
+// the backend starts a computation when its inputs are ready, and holds
+// its arguments until it has read them, so they may be closed as soon as
+// Execute returns.
 //
-// Computations with unordered effects leave their completion event (their
-// output token) with the stream. Stream.Barrier waits for every runtime and
+// How the new token is made depends on the backend. On the interpreter
+// the computation's token result becomes the chain's token directly: the
+// interpreter runs a computation whose token argument's producer failed
+// (a token carries order, not data), so a failed callback does not poison
+// the chain, and no per-call alias buffer or goroutine is needed. On other
+// backends the new token is an alias buffer (pjrt.Client.CreateAliasBuffer)
+// that a small per-chain relay goroutine fulfils with the computation's
+// token result when it is ready, or, if the computation failed, with the
+// token the computation took: later computations of the effect still run,
+// in order. Backends without alias buffers get the token results
+// themselves (a failure then fails the later computations of that effect
+// too).
+//
+// Every computation with effects leaves its completion event (its output
+// token) with the stream. Stream.Barrier waits for every runtime and
 // output token of the stream and returns the first error since the last
 // Barrier (then clears it): a *CallbackError when a callback failed or
 // panicked, naming the callback. BarrierAll does that for every stream.
-// Streams do not wait for each other.
+// Streams do not wait for each other. Stream.Close waits like Barrier and
+// then releases the stream's runtime tokens and execute contexts (the
+// stream stays usable; its next computations start new chains).
+//
+// # Lifetimes
+//
+// A program names its callbacks by id in the process's callback table. An
+// entry lives while a module that calls it is reachable (the one Callback
+// built into, or Lower's copy) or an Executable compiled from one is open
+// (Executable.Close), and is removed after that; compiling a program whose
+// callbacks were removed (e.g. parsed from text later) is an error. What
+// the package keeps per client (token sources, the streams' chains and
+// execute contexts) is dropped when the client is closed
+// (pjrt.Client.OnClose).
 //
 // # Transport: typed FFI
 //
@@ -95,7 +116,8 @@
 // # Limits
 //
 // Programs with effects run on one device (one replica, one partition).
-// The callback table keeps every HostFunc for the life of the process
-// (programs refer to them by id). The CUDA path has not been run on a GPU
-// yet (see docs/gpu-validation.md).
+// The CUDA path, and with it the relay of runtime tokens through alias
+// buffers on a real plugin, has not been run on a GPU yet (see
+// docs/gpu-validation.md); on the interpreter the relay is tested with
+// token arrays (LowerOptions.TokenArrays).
 package effects

@@ -28,7 +28,12 @@ type Stream struct {
 	pending []*pjrt.Event // completion events not yet seen by Barrier
 	pruneAt int           // len(pending) at which fired events are dropped
 	ctxs    map[*pjrt.Client]*pjrt.ExecuteContext
-	err     error // first error since the last Barrier
+
+	// errMu guards err apart from mu: callbacks record errors while a
+	// dispatch may hold mu (a backend may run a computation inside
+	// Execute). It is taken after mu, never before.
+	errMu sync.Mutex
+	err   error // first error since the last Barrier
 }
 
 type chainKey struct {
@@ -124,11 +129,11 @@ func streamOf(frame *pjrt.FFICallFrame) *Stream {
 // record their errors while their computation runs, so a computation's
 // own error (seen when it has finished) never replaces its callback's.
 func (s *Stream) record(err error) {
-	s.mu.Lock()
+	s.errMu.Lock()
 	if s.err == nil {
 		s.err = err
 	}
-	s.mu.Unlock()
+	s.errMu.Unlock()
 }
 
 // Execute runs exe through the default stream (see Stream.Execute).
@@ -362,8 +367,8 @@ func (s *Stream) addPending(ev *pjrt.Event) {
 		for _, p := range s.pending {
 			select {
 			case <-p.Done():
-				if err := p.Err(); err != nil && s.err == nil {
-					s.err = err
+				if err := p.Err(); err != nil {
+					s.record(err)
 				}
 			default:
 				s.pending[k] = p
@@ -474,10 +479,10 @@ func (s *Stream) Barrier(ctx context.Context) error {
 			s.record(err)
 		}
 	}
-	s.mu.Lock()
+	s.errMu.Lock()
 	err := s.err
 	s.err = nil
-	s.mu.Unlock()
+	s.errMu.Unlock()
 	return err
 }
 
@@ -492,7 +497,8 @@ func (s *Stream) restore(events []*pjrt.Event) {
 // Barrier returns, then releases the stream's runtime tokens and execute
 // contexts. The stream stays usable: its next computation of an effect
 // starts a new chain (every earlier one has finished). If ctx ends first
-// it returns ctx's error and releases nothing.
+// it returns ctx's error and releases nothing. Computations dispatched
+// while Close runs are not ordered against the later ones.
 func (s *Stream) Close(ctx context.Context) error {
 	err := s.Barrier(ctx)
 	if ctx.Err() != nil {

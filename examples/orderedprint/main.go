@@ -89,6 +89,7 @@ func run(w io.Writer, n, devices int) error {
 		if _, err := s.ExecuteOn(dev, exe, x); err != nil { // returns at once
 			return err
 		}
+		x.Close() // the runtime holds it until the computation has read it
 	}
 	// The ordered prints are done before "done" runs: Barrier first.
 	if err := s.Barrier(context.Background()); err != nil {
@@ -97,5 +98,6 @@ func run(w io.Writer, n, devices int) error {
 	if _, err := s.Execute(done); err != nil {
 		return err
 	}
-	return s.Barrier(context.Background())
+	// Close waits like Barrier, then releases the stream's runtime tokens.
+	return s.Close(context.Background())
 }
