@@ -449,7 +449,14 @@ func (l *interp) blockStarts(fb *stablehlo.FuncBuilder, e *env, i int, r RefInfo
 		case sizes[d] == 1:
 			st[d] = b
 		default:
-			st[d] = fb.Multiply(b, fb.ScalarOf(xla.Int32, float64(sizes[d])))
+			// Index maps of several refs often agree: one multiply each.
+			key := fmt.Sprintf("block start|%p|%d", b, sizes[d])
+			if vs := e.cse.get(key); vs != nil {
+				st[d] = vs[0]
+			} else {
+				st[d] = fb.Multiply(b, fb.ScalarOf(xla.Int32, float64(sizes[d])))
+				e.cse.m[key] = []*stablehlo.Value{st[d]}
+			}
 		}
 		if l.checks && !isConst(m.Yield[d]) {
 			nb := numBlocks(r.ArrayShape[d], r.Block[d])
@@ -475,6 +482,52 @@ func (l *interp) blockStarts(fb *stablehlo.FuncBuilder, e *env, i int, r RefInfo
 }
 
 func isConst(v *Value) bool { return v.Def != nil && v.Def.Name == "const" }
+
+// foldInt computes a scalar integer add, sub, mul, max or min of two
+// known values (constants, NumPrograms: NumPrograms(0).Sub(1)) at
+// lowering time, when the result fits its type.
+func (l *interp) foldInt(op *Op) (int64, bool) {
+	if len(op.Operands) != 2 || len(op.Results) != 1 {
+		return 0, false
+	}
+	t := op.Results[0].Type
+	if len(t.Shape) != 0 || !t.DType.IsInt() || t.DType.IsUnsigned() {
+		return 0, false
+	}
+	a, okA := l.knownInt(op.Operands[0])
+	b, okB := l.knownInt(op.Operands[1])
+	if !okA || !okB || a != int64(int32(a)) || b != int64(int32(b)) {
+		return 0, false
+	}
+	var c int64
+	switch op.Name {
+	case "add":
+		c = a + b
+	case "sub":
+		c = a - b
+	case "mul":
+		c = a * b
+	case "max":
+		c = max(a, b)
+	case "min":
+		c = min(a, b)
+	default:
+		return 0, false
+	}
+	bits := t.DType.Bits()
+	if bits < 64 && (c < -(int64(1)<<(bits-1)) || c >= int64(1)<<(bits-1)) {
+		return 0, false
+	}
+	return c, true
+}
+
+// knownInt returns the value of an integer constant or of NumPrograms.
+func (l *interp) knownInt(v *Value) (int64, bool) {
+	if v.Def != nil && v.Def.Name == "num_programs" {
+		return l.p.Grid[v.Def.Attrs.Axis], true
+	}
+	return constInt(v)
+}
 
 // constInt returns the value of an integer constant.
 func constInt(v *Value) (int64, bool) {
@@ -549,6 +602,10 @@ func (l *interp) op(fb *stablehlo.FuncBuilder, op *Op, e *env) error {
 	var t Type
 	if len(op.Results) > 0 {
 		t = op.Results[0].Type
+	}
+	if c, ok := l.foldInt(op); ok {
+		set(fb.ScalarOf(t.DType, float64(c)))
+		return nil
 	}
 	switch op.Name {
 	case "const":

@@ -56,3 +56,58 @@ func TestInterpretReusesRepeatedComputations(t *testing.T) {
 	// One slice of the prefetch array (four loads of pf[i]), one of x.
 	assert.Equal(t, 1, strings.Count(text, "stablehlo.dynamic_slice %arg0"), text)
 }
+
+func TestInterpretFoldsIntegerConstants(t *testing.T) {
+	// NumPrograms(0) - 1 and a constant block index times the block size
+	// are constants in the lowered program: no subtract or multiply runs
+	// at each step. The result is still right.
+	kernel := func(k *Kernel, refs []*Ref) {
+		x, o := refs[0], refs[1]
+		last := k.NumPrograms(0).Sub(1)
+		v := x.Load()
+		o.Store(Where(k.ProgramID(0).Eq(last), v.Mul(2.0), v))
+	}
+	spec := CallSpec{
+		Name:           "fold",
+		OutShapes:      []xla.Shape{xla.MakeShape(xla.Float32, 8)},
+		Grid:           []int64{4},
+		InSpecs:        []*BlockSpec{{BlockShape: []int64{2}, IndexMap: func(g []*Value, _ []*Ref) []any { return []any{g[0]} }}},
+		OutSpecs:       []*BlockSpec{{BlockShape: []int64{2}, IndexMap: func(g []*Value, _ []*Ref) []any { return []any{g[0]} }}},
+		CompilerParams: CompilerParams{NoBoundsChecks: true},
+	}
+	x := f32s(8, func(i int) float32 { return float32(i) })
+	out, err := runCall(kernel, spec, tensor(t, xla.Float32, x, 8))
+	require.NoError(t, err)
+	assert.Equal(t, []float32{0, 1, 2, 3, 4, 5, 12, 14}, out[0].Data)
+
+	b := stablehlo.NewBuilder("fold")
+	fb := b.NewFunction("main", stablehlo.Tensor(xla.Float32, 8))
+	fb.Return(Call(fb, kernel, spec, fb.Args()...)...)
+	m, err := b.Build()
+	require.NoError(t, err)
+	assert.NotContains(t, m.String(), "stablehlo.subtract")
+}
+
+func TestInterpretSharesBlockStarts(t *testing.T) {
+	// The input and the output use the same index map: one multiply per
+	// step computes the block start of both.
+	kernel := func(k *Kernel, refs []*Ref) { refs[1].Store(refs[0].Load().Add(1.0)) }
+	m := func(g []*Value, _ []*Ref) []any { return []any{g[0]} }
+	spec := CallSpec{
+		Name:           "starts",
+		OutShapes:      []xla.Shape{xla.MakeShape(xla.Float32, 8)},
+		Grid:           []int64{4},
+		InSpecs:        []*BlockSpec{{BlockShape: []int64{2}, IndexMap: m}},
+		OutSpecs:       []*BlockSpec{{BlockShape: []int64{2}, IndexMap: m}},
+		CompilerParams: CompilerParams{NoBoundsChecks: true},
+	}
+	b := stablehlo.NewBuilder("starts")
+	fb := b.NewFunction("main", stablehlo.Tensor(xla.Float32, 8))
+	fb.Return(Call(fb, kernel, spec, fb.Args()...)...)
+	mod, err := b.Build()
+	require.NoError(t, err)
+	assert.Equal(t, 1, strings.Count(mod.String(), "stablehlo.multiply"), mod.String())
+	out, err := runCall(kernel, spec, tensor(t, xla.Float32, f32s(8, func(i int) float32 { return float32(i) }), 8))
+	require.NoError(t, err)
+	assert.Equal(t, f32s(8, func(i int) float32 { return float32(i + 1) }), out[0].Data)
+}
