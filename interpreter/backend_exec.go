@@ -390,6 +390,16 @@ type devRun struct {
 	bufs []buffer
 	outs []backend.Buffer
 	vals []Value
+	// bufArr and outArr hold bufs and outs when there are few outputs.
+	bufArr [2]buffer
+	outArr [2]backend.Buffer
+}
+
+// oneRun is what Execute allocates for a single-device run.
+type oneRun struct {
+	runs       [1]devRun
+	outs       [1][]backend.Buffer
+	completion [1]backend.Event
 }
 
 // runCtx is a context that carries a runInfo.
@@ -464,28 +474,42 @@ func (e *executable) Execute(args [][]backend.Buffer, opts backend.ExecuteOption
 		launchID = runIDs.Add(1)
 	}
 	inline := len(devs) == 1 && e.cheap && argsReady(args[0])
-	runs := make([]devRun, len(devs))
-	outs := make([][]backend.Buffer, len(devs))
+	var runs []devRun
+	var outs [][]backend.Buffer
+	var completion []backend.Event
+	if len(devs) == 1 {
+		// One allocation for a single-device run with few outputs.
+		one := &oneRun{}
+		runs, outs, completion = one.runs[:], one.outs[:], one.completion[:]
+	} else {
+		runs = make([]devRun, len(devs))
+		outs = make([][]backend.Buffer, len(devs))
+		completion = make([]backend.Event, len(devs))
+	}
 	for d, dev := range devs {
 		r := &runs[d]
 		r.info = runInfo{xctx: xctx, device: dev.id, launchID: launchID, exe: e}
 		if !inline {
 			r.ev.done = make(chan struct{})
 		}
-		r.bufs = make([]buffer, len(e.outputs))
-		r.outs = make([]backend.Buffer, len(e.outputs))
+		if n := len(e.outputs); n <= len(r.bufArr) {
+			r.bufs, r.outs = r.bufArr[:n], r.outArr[:n]
+		} else {
+			r.bufs = make([]buffer, n)
+			r.outs = make([]backend.Buffer, n)
+		}
 		for i, o := range e.outputs {
 			r.bufs[i] = buffer{c: e.c, dev: dev, mem: dev.mem, shape: o.Shape, ready: &r.ev}
 			r.outs[i] = &r.bufs[i]
 		}
 		outs[d] = r.outs
 	}
-	var completion []backend.Event
 	if opts.WantCompletionEvents {
-		completion = make([]backend.Event, len(devs))
 		for d := range runs {
 			completion[d] = &runs[d].ev
 		}
+	} else {
+		completion = nil
 	}
 	if inline {
 		r := &runs[0]
