@@ -266,3 +266,17 @@ func TestBackendFailedTokenArgument(t *testing.T) {
 	require.NoError(t, fill.Fulfill(nil, codeInternal, "the token's producer failed"))
 	assert.Equal(t, []float32{2, 4}, readF32(t, outs[0][1]))
 }
+
+// An Execute that fails on a deleted argument gives up the holds it took
+// on the arguments before it.
+func TestBackendExecuteDeletedArgumentReleasesHolds(t *testing.T) {
+	c := openBackend(t, 2)
+	e := compileBackend(t, c, addProgram)
+	x, y := f32Buffer(t, c, 1, 2), f32Buffer(t, c, 3, 4)
+	require.NoError(t, y.Delete())
+	_, _, err := e.Execute([][]backend.Buffer{{x, y}}, backend.ExecuteOptions{})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "argument 1 of device 0 was deleted")
+	require.NoError(t, x.Delete())
+	assert.True(t, dropped(x), "no hold left on the first argument")
+}
