@@ -688,6 +688,10 @@ func (l *interp) op(fb *stablehlo.FuncBuilder, op *Op, e *env) error {
 	case "select":
 		set(fb.Select(in(0), in(1), in(2)))
 	case "convert":
+		if op.Operands[0].Type.DType == t.DType {
+			set(in(0)) // Astype to its own type: nothing to copy
+			break
+		}
 		set(fb.Convert(in(0), t.DType))
 	case "broadcast_in_dim":
 		set(fb.BroadcastInDim(in(0), hloDims(t), op.Attrs.Dims))
