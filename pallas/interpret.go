@@ -57,6 +57,7 @@ type interp struct {
 	// the loop state (-1: a whole-array output, no cache).
 	cacheAt []int
 	grid    []int64
+	total   int64 // grid steps
 }
 
 // env maps IR values to StableHLO values while lowering one region.
@@ -238,6 +239,7 @@ func lowerInterpret(fb *stablehlo.FuncBuilder, p *Program, spec *CallSpec, opera
 	for _, g := range p.Grid {
 		total *= g
 	}
+	l.total = total
 	var lowerErr error
 	res := fb.While(init, func(rb *stablehlo.FuncBuilder, a []*stablehlo.Value) *stablehlo.Value {
 		return rb.Compare(a[0], rb.ScalarOf(xla.Int32, float64(total)), stablehlo.CompareLT, stablehlo.CompareAuto)
@@ -258,10 +260,7 @@ func lowerInterpret(fb *stablehlo.FuncBuilder, p *Program, spec *CallSpec, opera
 	outs := make([]*stablehlo.Value, nout)
 	for i := 0; i < nout; i++ {
 		r := p.Refs[np+nin+i]
-		v := res[1+i]
-		if c := l.cacheAt[i]; c >= 0 {
-			v = fb.DynamicUpdateSlice(v, res[c], res[c+1:c+1+len(r.Block)])
-		}
+		v := res[1+i] // cached blocks were written back by the last step
 		if dims := padded(r); !sameShape(dims, r.ArrayShape) {
 			v = fb.Slice(v, make([]int64, len(dims)), r.ArrayShape, nil)
 		}
@@ -374,6 +373,30 @@ func (l *interp) step(fb *stablehlo.FuncBuilder, a []*stablehlo.Value, prefetch,
 	if err := l.region(fb, p.Body, e); err != nil {
 		return nil, err
 	}
+	// Cached output blocks: the last step writes its blocks back inside
+	// the loop, where the loop owns the output and the update is in place.
+	blks := make([]*stablehlo.Value, nout)
+	var last *stablehlo.Value
+	for i := 0; i < nout; i++ {
+		r := p.Refs[np+nin+i]
+		if l.cacheAt[i] < 0 {
+			continue
+		}
+		blk := e.state[np+nin+i]
+		if sizes := blockSizes(r); !sameShape(sizes, r.BlockShape) {
+			blk = fb.Reshape(blk, sizes...)
+		}
+		blks[i] = blk
+		if last == nil {
+			last = fb.Compare(a[0], fb.ScalarOf(xla.Int32, float64(l.total-1)), stablehlo.CompareEQ, stablehlo.CompareAuto)
+		}
+		buf, st := bufs[i], starts[nin+i]
+		bufs[i] = fb.If(last, func(rb *stablehlo.FuncBuilder) []*stablehlo.Value {
+			return []*stablehlo.Value{rb.DynamicUpdateSlice(buf, blk, st)}
+		}, func(rb *stablehlo.FuncBuilder) []*stablehlo.Value {
+			return []*stablehlo.Value{buf}
+		})[0]
+	}
 	next := []*stablehlo.Value{fb.Add(a[0], fb.ScalarOf(xla.Int32, 1))}
 	for i := 0; i < nout; i++ {
 		if l.cacheAt[i] < 0 {
@@ -389,15 +412,10 @@ func (l *interp) step(fb *stablehlo.FuncBuilder, a []*stablehlo.Value, prefetch,
 		next = append(next, e.state[nref])
 	}
 	for i := 0; i < nout; i++ {
-		r := p.Refs[np+nin+i]
 		if l.cacheAt[i] < 0 {
 			continue
 		}
-		blk := e.state[np+nin+i]
-		if sizes := blockSizes(r); !sameShape(sizes, r.BlockShape) {
-			blk = fb.Reshape(blk, sizes...)
-		}
-		next = append(next, blk)
+		next = append(next, blks[i])
 		next = append(next, starts[nin+i]...)
 	}
 	return next, nil
