@@ -90,30 +90,8 @@ func countUses(ops []*stablehlo.Op, uses map[*stablehlo.Value]int) {
 
 // dynamicSliceView is shpDynamicSlice returning a sliceView.
 func dynamicSliceView(_ *Exec, op *stablehlo.Op, args []Value) ([]Value, error) {
-	if len(args) == 0 {
-		return nil, shpErrf("missing operand")
-	}
-	in, err := shpTensorArg(args, 0)
+	in, start, sizes, _, err := shpDynamicSliceWindow(op, args)
 	if err != nil {
-		return nil, err
-	}
-	sizes, ok, err := shpAttrInts(op, "slice_sizes")
-	if err != nil {
-		return nil, err
-	}
-	if !ok || len(sizes) != in.Shape.Rank() {
-		return nil, shpErrf("slice_sizes must have %d entries", in.Shape.Rank())
-	}
-	for d, s := range sizes {
-		if s < 0 || s > in.Shape.Dims[d] {
-			return nil, shpErrf("slice_sizes[%d] = %d is out of range for size %d", d, s, in.Shape.Dims[d])
-		}
-	}
-	start, err := shpStartIndices(args[1:], in.Shape.Dims, sizes)
-	if err != nil {
-		return nil, err
-	}
-	if _, err := shpCheckShape(op, 0, in.Shape.DType, sizes); err != nil {
 		return nil, err
 	}
 	return []Value{&sliceView{src: in, start: start, sizes: sizes}}, nil

@@ -276,31 +276,7 @@ func shpStartIndices(args []Value, dims, sizes []int64) ([]int64, error) {
 
 // shpDynamicSlice: result = operand[clamp(0, start, dim - size) + i].
 func shpDynamicSlice(_ *Exec, op *stablehlo.Op, args []Value) ([]Value, error) {
-	if len(args) == 0 {
-		return nil, shpErrf("missing operand")
-	}
-	in, err := shpTensorArg(args, 0)
-	if err != nil {
-		return nil, err
-	}
-	sizes, ok, err := shpAttrInts(op, "slice_sizes")
-	if err != nil {
-		return nil, err
-	}
-	r := in.Shape.Rank()
-	if !ok || len(sizes) != r {
-		return nil, shpErrf("slice_sizes must have %d entries", r)
-	}
-	for d, s := range sizes {
-		if s < 0 || s > in.Shape.Dims[d] {
-			return nil, shpErrf("slice_sizes[%d] = %d is out of range for size %d", d, s, in.Shape.Dims[d])
-		}
-	}
-	start, err := shpStartIndices(args[1:], in.Shape.Dims, sizes)
-	if err != nil {
-		return nil, err
-	}
-	sh, err := shpCheckShape(op, 0, in.Shape.DType, sizes)
+	in, start, sizes, sh, err := shpDynamicSliceWindow(op, args)
 	if err != nil {
 		return nil, err
 	}
@@ -312,6 +288,40 @@ func shpDynamicSlice(_ *Exec, op *stablehlo.Op, args []Value) ([]Value, error) {
 		}
 	}
 	return []Value{out}, nil
+}
+
+// shpDynamicSliceWindow checks a dynamic_slice and returns its operand,
+// the clamped start, the sizes and the result shape.
+func shpDynamicSliceWindow(op *stablehlo.Op, args []Value) (in *Tensor, start, sizes []int64, sh xla.Shape, err error) {
+	if len(args) == 0 {
+		return nil, nil, nil, sh, shpErrf("missing operand")
+	}
+	in, err = shpTensorArg(args, 0)
+	if err != nil {
+		return nil, nil, nil, sh, err
+	}
+	sizes, ok, err := shpAttrInts(op, "slice_sizes")
+	if err != nil {
+		return nil, nil, nil, sh, err
+	}
+	r := in.Shape.Rank()
+	if !ok || len(sizes) != r {
+		return nil, nil, nil, sh, shpErrf("slice_sizes must have %d entries", r)
+	}
+	for d, s := range sizes {
+		if s < 0 || s > in.Shape.Dims[d] {
+			return nil, nil, nil, sh, shpErrf("slice_sizes[%d] = %d is out of range for size %d", d, s, in.Shape.Dims[d])
+		}
+	}
+	start, err = shpStartIndices(args[1:], in.Shape.Dims, sizes)
+	if err != nil {
+		return nil, nil, nil, sh, err
+	}
+	sh, err = shpCheckShape(op, 0, in.Shape.DType, sizes)
+	if err != nil {
+		return nil, nil, nil, sh, err
+	}
+	return in, start, sizes, sh, nil
 }
 
 // shpDynamicUpdateSlice: the operand with the window at clamp(0, start,
