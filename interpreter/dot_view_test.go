@@ -3,6 +3,7 @@ package interpreter
 import (
 	"context"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"reflect"
 	"runtime"
@@ -201,4 +202,28 @@ func TestDotOfSlicesCopiesNothing(t *testing.T) {
 	runtime.ReadMemStats(&after)
 	perRun := float64(after.TotalAlloc-before.TotalAlloc) / runs
 	assert.Less(t, perRun, float64(w*w*4)*1.5, "bytes allocated per run")
+}
+
+func TestDotOfSlicesIEEESpecials(t *testing.T) {
+	// 0 × Inf is NaN also when B is a window read in place: the finite
+	// check covers the window (an Inf outside it changes nothing).
+	dn := stablehlo.DotDimensionNumbers{LhsContractingDims: []int64{1}, RhsContractingDims: []int64{0}}
+	src := sliceDotSrc(xla.Float32, []int64{4, 4}, []int64{2, 2}, []int64{4, 4}, []int64{2, 2}, dn, []int64{2, 2})
+	x := laTensor(xla.Float32, []int64{4, 4}, make([]complex128, 16)) // all zeros
+	yv := make([]complex128, 16)
+	for i := range yv {
+		yv[i] = 1
+	}
+	yv[0] = complex(math.Inf(1), 0) // outside the window at (1, 1)
+	yv[1*4+1] = complex(math.Inf(1), 0)
+	y := laTensor(xla.Float32, []int64{4, 4}, yv)
+	args := []*Tensor{x, y}
+	for _, s := range []float64{0, 0, 1, 1} {
+		args = append(args, shpT(xla.Int32, nil, s))
+	}
+	out, err := laRun(t, src, args...)
+	require.NoError(t, err)
+	got := out[0].Data.([]float32)
+	assert.True(t, math.IsNaN(float64(got[0])), "0 × Inf in the window: %v", got)
+	assert.Equal(t, float32(0), got[1], "%v", got)
 }
