@@ -188,23 +188,11 @@ func dotGeneralArgs(lhs, rhs dotArg, dn stablehlo.DotDimensionNumbers, result xl
 func dotGeneralT[T laNum](lhs, rhs dotArg, p *dotPlan, result xla.Shape) (*Tensor, error) {
 	lhsNoop, lhsNoopT := laPermIsNoop(p.lhsDims, p.lhsPerm), laPermIsNoop(p.lhsDims, p.lhsPermT)
 	rhsNoop, rhsNoopT := laPermIsNoop(p.rhsDims, p.rhsPerm), laPermIsNoop(p.rhsDims, p.rhsPermT)
-	if lhs.view != nil {
-		rc := [2][]int{p.lhsFree, p.lhsContract}
-		if !lhsNoop {
-			rc = [2][]int{p.lhsContract, p.lhsFree}
-		}
-		if err := resolveView[T](&lhs, p.batch == 1 && (lhsNoop || lhsNoopT), rc); err != nil {
-			return nil, err
-		}
+	if err := resolveOperandView[T](&lhs, p, lhsNoop, lhsNoopT, p.lhsFree, p.lhsContract); err != nil {
+		return nil, err
 	}
-	if rhs.view != nil {
-		rc := [2][]int{p.rhsContract, p.rhsFree}
-		if !rhsNoop {
-			rc = [2][]int{p.rhsFree, p.rhsContract}
-		}
-		if err := resolveView[T](&rhs, p.batch == 1 && (rhsNoop || rhsNoopT), rc); err != nil {
-			return nil, err
-		}
+	if err := resolveOperandView[T](&rhs, p, rhsNoop, rhsNoopT, p.rhsContract, p.rhsFree); err != nil {
+		return nil, err
 	}
 	a, _, err := laSlice[T](lhs.t)
 	if err != nil {

@@ -130,6 +130,21 @@ func dotArgs(args []Value, n int) ([]dotArg, error) {
 	return out, nil
 }
 
+// resolveOperandView resolves arg when it is a view: rows and cols are
+// its dims in the order the product reads it untransposed (lhs: free then
+// contracting; rhs: contracting then free); noop and noopT say whether
+// that order, or the transposed one, moves nothing.
+func resolveOperandView[T laNum](arg *dotArg, p *dotPlan, noop, noopT bool, rows, cols []int) error {
+	if arg.view == nil {
+		return nil
+	}
+	rc := [2][]int{rows, cols}
+	if !noop {
+		rc = [2][]int{cols, rows}
+	}
+	return resolveView[T](arg, p.batch == 1 && (noop || noopT), rc)
+}
+
 // resolveView decides how the dot reads a view operand: in place (off
 // and ld set) when inPlace (the product reads the operand without
 // permuting it), the source holds T and the window is a matrix with unit

@@ -443,7 +443,7 @@ func (l *interp) blockStarts(fb *stablehlo.FuncBuilder, e *env, i int, r RefInfo
 		}
 		return st, nil
 	}
-	me := &env{vals: map[*Value]*stablehlo.Value{}, refOf: map[*Value]int{}, grid: e.grid, step: e.step, state: e.state, cse: e.cse, lazy: e.lazy}
+	me := &env{vals: map[*Value]*stablehlo.Value{}, refOf: map[*Value]int{}, grid: e.grid, step: e.step, state: e.state, cse: e.cse}
 	for g := range l.p.Grid {
 		me.vals[m.Args[g]] = e.grid[g]
 	}
