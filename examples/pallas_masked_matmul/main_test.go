@@ -132,3 +132,27 @@ func BenchmarkMaskedMatmul(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkMaskedMatmulStepOverhead measures what a grid step costs beyond
+// its block product: 512^3 with 64x64 blocks and K blocks of 128 (256
+// steps) and a mask with a single non-zero block, so 252 steps skip their
+// product. Reported per grid step; run with -cpu 1 to see one core's cost.
+func BenchmarkMaskedMatmulStepOverhead(b *testing.B) {
+	const m, bm, bk = 512, 64, 128
+	x := make([]float32, m*m)
+	mask := make([]float32, m*m)
+	mask[0] = 1
+	s := sparsifyMask(mask, m, m, bm, bm)
+	mod, err := BuildMaskedMatmul(s, m, m, m, bm, bm, bk, false)
+	require.NoError(b, err)
+	p, err := interpreter.Compile(mod, "main")
+	require.NoError(b, err)
+	args := MaskedArgs(s, x, x, m, m, m, bm, bm)
+	b.ReportAllocs()
+	for b.Loop() {
+		_, err := p.Run(context.Background(), interpreter.Device{}, args)
+		require.NoError(b, err)
+	}
+	steps := (m / bm) * (m / bm) * (m / bk)
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(steps), "ns/step")
+}
