@@ -25,7 +25,7 @@ import (
 // batch element and group, windows of the input are gathered into a column
 // matrix (im2col: one row per input feature and kernel position, one column
 // per output position, in tiles of output positions) and multiplied by the
-// group's kernel rows with laGemm (gonum BLAS for float32/float64). The
+// group's kernel rows with laGemm (internal/gemm for float32/float64). The
 // [batch, feature, spatial...] result is transposed to the result layout.
 
 func init() {

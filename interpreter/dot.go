@@ -17,7 +17,7 @@ import (
 // element; the result [batch, M, N] is already in the result's row-major
 // order. An operand whose dimensions are already in that order (or in the
 // transposed order [batch, K, M] / [batch, N, K]) is not copied: BLAS reads
-// it with its transpose flag. float32 and float64 go through gonum's BLAS;
+// it with its transpose flag. float32 and float64 go through internal/gemm;
 // other compute types use plain loops. precision_config and algorithm are
 // ignored: float32 products are accumulated in float32 (narrow floats too,
 // rounded once at the end), float64 in float64.

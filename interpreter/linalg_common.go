@@ -2,13 +2,10 @@ package interpreter
 
 import (
 	"fmt"
-	"math"
 	"runtime"
 	"sync"
 
-	"gonum.org/v1/gonum/blas"
-	"gonum.org/v1/gonum/blas/blas32"
-	"gonum.org/v1/gonum/blas/blas64"
+	"github.com/halo-ml/halo/internal/gemm"
 
 	"github.com/halo-ml/halo/stablehlo"
 	"github.com/halo-ml/halo/xla"
@@ -542,134 +539,17 @@ func laParallelFor(n int, work int64, fn func(lo, hi int)) {
 // laGemm computes C = op(A) × op(B) for an m×k op(A) and a k×n op(B), with
 // A stored m×k (or k×m when transA), B stored k×n (or n×k when transB), and
 // C m×n with row stride ldc, overwriting C. float32 and float64 go through
-// gonum's BLAS unless B holds an infinity or NaN: gonum skips zero elements
-// of A, which would turn 0×Inf into 0 instead of NaN.
+// internal/gemm (every multiply-add computed, on all cores), the other
+// compute types through laGemmLoops.
 func laGemm[T laNum](transA, transB bool, m, n, k int, a []T, lda int, b []T, ldb int, c []T, ldc int) {
-	if m == 0 || n == 0 {
-		return
-	}
-	if k == 0 {
-		for i := 0; i < m; i++ {
-			clear(c[i*ldc : i*ldc+n])
-		}
-		return
-	}
-	rb, cb := k, n
-	if transB {
-		rb, cb = n, k
-	}
-	if !laFiniteMatrix(b, rb, cb, ldb) {
-		laGemmLoops(transA, transB, m, n, k, a, lda, b, ldb, c, ldc)
-		return
-	}
-	if laGemmSplit(transA, transB, m, n, k, a, lda, b, ldb, c, ldc) {
-		return
-	}
-	laGemmBLAS(transA, transB, m, n, k, a, lda, b, ldb, c, ldc)
-}
-
-// laFiniteMatrix reports whether gonum's BLAS may compute with the rows×cols
-// matrix x (row stride ld): it holds float32 or float64 values, none of
-// them an infinity or NaN.
-func laFiniteMatrix[T laNum](x []T, rows, cols, ld int) bool {
-	switch x := any(x).(type) {
-	case []float32:
-		for r := 0; r < rows; r++ {
-			if !laAllFinite(x[r*ld : r*ld+cols]) {
-				return false
-			}
-		}
-		return true
-	case []float64:
-		for r := 0; r < rows; r++ {
-			if !laAllFinite(x[r*ld : r*ld+cols]) {
-				return false
-			}
-		}
-		return true
-	}
-	return false
-}
-
-// laGemmBLAS is laGemm through gonum's BLAS for float32 and float64 (B
-// checked by laFiniteMatrix), m, n, k > 0, in one call (gonum may still
-// split a large product across cores itself).
-func laGemmBLAS[T laNum](transA, transB bool, m, n, k int, a []T, lda int, b []T, ldb int, c []T, ldc int) {
-	ta, tb := blas.NoTrans, blas.NoTrans
-	if transA {
-		ta = blas.Trans
-	}
-	if transB {
-		tb = blas.Trans
-	}
-	ra, ca := m, k
-	if transA {
-		ra, ca = k, m
-	}
-	rb, cb := k, n
-	if transB {
-		rb, cb = n, k
-	}
-	a, b = a[:(ra-1)*lda+ca], b[:(rb-1)*ldb+cb]
 	switch a := any(a).(type) {
 	case []float32:
-		blas32.Gemm(ta, tb, 1,
-			blas32.General{Rows: ra, Cols: ca, Stride: lda, Data: a},
-			blas32.General{Rows: rb, Cols: cb, Stride: ldb, Data: any(b).([]float32)},
-			0, blas32.General{Rows: m, Cols: n, Stride: ldc, Data: any(c).([]float32)})
+		gemm.Mul(transA, transB, m, n, k, a, lda, any(b).([]float32), ldb, any(c).([]float32), ldc, runtime.GOMAXPROCS(0))
 	case []float64:
-		blas64.Gemm(ta, tb, 1,
-			blas64.General{Rows: ra, Cols: ca, Stride: lda, Data: a},
-			blas64.General{Rows: rb, Cols: cb, Stride: ldb, Data: any(b).([]float64)},
-			0, blas64.General{Rows: m, Cols: n, Stride: ldc, Data: any(c).([]float64)})
+		gemm.Mul(transA, transB, m, n, k, a, lda, any(b).([]float64), ldb, any(c).([]float64), ldc, runtime.GOMAXPROCS(0))
 	default:
-		panic(fmt.Sprintf("laGemmBLAS of %T", a))
+		laGemmLoops(transA, transB, m, n, k, any(a).([]T), lda, b, ldb, c, ldc)
 	}
-}
-
-// laGemmSplit runs a BLAS product (see laGemmBLAS) that gonum would run on one core (fewer than
-// four 64×64 blocks of C) as independent products over slices of C's rows
-// (or columns, when C has few rows) on several cores, when it is large
-// enough to pay for the goroutines. It reports whether it did.
-func laGemmSplit[T laNum](transA, transB bool, m, n, k int, a []T, lda int, b []T, ldb int, c []T, ldc int) bool {
-	const blk, minWork = 64, 1 << 17
-	workers := runtime.GOMAXPROCS(0)
-	if workers < 2 || int64(m)*int64(n)*int64(k) < minWork || ((m+blk-1)/blk)*((n+blk-1)/blk) >= 4 {
-		return false
-	}
-	byRows := m >= n
-	parts := m
-	if !byRows {
-		parts = n
-	}
-	// Chunks of at least 8 rows (columns) keep each product vector-friendly.
-	workers = min(workers, parts/8)
-	if workers < 2 {
-		return false
-	}
-	chunk := (parts + workers - 1) / workers
-	laParallelFor(workers, minWork, func(lo, hi int) {
-		for w := lo; w < hi; w++ {
-			p0, p1 := w*chunk, min((w+1)*chunk, parts)
-			if p0 >= p1 {
-				continue
-			}
-			if byRows {
-				as := a[p0*lda:]
-				if transA {
-					as = a[p0:]
-				}
-				laGemmBLAS(transA, transB, p1-p0, n, k, as, lda, b, ldb, c[p0*ldc:], ldc)
-			} else {
-				bs := b[p0:]
-				if transB {
-					bs = b[p0*ldb:]
-				}
-				laGemmBLAS(transA, transB, m, p1-p0, k, a, lda, bs, ldb, c[p0:], ldc)
-			}
-		}
-	})
-	return true
 }
 
 // laGemmLoops is laGemm with plain loops (exact IEEE multiply-adds, every
@@ -703,25 +583,6 @@ func laGemmLoops[T laNum](transA, transB bool, m, n, k int, a []T, lda int, b []
 			}
 		}
 	})
-}
-
-// laAllFinite reports whether x holds no infinity and no NaN.
-func laAllFinite[T float32 | float64](x []T) bool {
-	switch x := any(x).(type) {
-	case []float32:
-		for _, v := range x {
-			if math.Float32bits(v)&0x7f800000 == 0x7f800000 {
-				return false
-			}
-		}
-	case []float64:
-		for _, v := range x {
-			if math.Float64bits(v)&0x7ff0000000000000 == 0x7ff0000000000000 {
-				return false
-			}
-		}
-	}
-	return true
 }
 
 // laMaxElements bounds the elements of one result: with compute buffers of

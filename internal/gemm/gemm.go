@@ -1,0 +1,313 @@
+// Package gemm multiplies dense float32 and float64 matrices, C = op(A)·op(B),
+// for the interpreter's dot_general and convolution.
+//
+// It packs B into 64-byte-wide column slivers, reads A in place (any row and
+// column stride, so a transposed A costs nothing), and runs a 6-row
+// register-blocked kernel: AVX2 and FMA assembly on amd64 processors that
+// have them, plain Go elsewhere (or with the purego build tag). Work is split
+// across goroutines by blocks of C.
+//
+// Every product is computed: unlike gonum's BLAS, no zero element of A is
+// skipped, so 0×Inf and 0×NaN give NaN as IEEE arithmetic says, and a
+// product takes the same time whatever its values. The assembly kernels
+// fuse each multiply-add (one rounding), as XLA's CPU backend does.
+package gemm
+
+import (
+	"fmt"
+	"sync"
+	"unsafe"
+)
+
+const (
+	// kcBlock is how many steps of K one kernel call takes before its
+	// block of C is written (and read back for the next steps).
+	kcBlock = 256
+	// mcTiles is how many 6-row tiles of A a sliver of packed B meets
+	// while it stays in the first-level cache.
+	mcTiles = 16
+	// ncBytes is the width in bytes of the B panel packed at a time.
+	ncBytes = 4096
+	// minWork is how many multiply-adds make one more goroutine worth
+	// starting.
+	minWork = 1 << 18
+)
+
+// Mul sets C = op(A)·op(B), where op(A) is m×k and op(B) is k×n. A is stored
+// row-major m×k with row stride lda, or k×m when transA is set; B is k×n
+// with row stride ldb, or n×k when transB is set; C is m×n with row stride
+// ldc. Elements of C outside its m×n block are not touched. Mul uses at most
+// workers goroutines (the caller's among them), fewer for small products.
+// It panics, naming the matrix, when a slice is too short for its shape or
+// a stride is smaller than its row, as a BLAS routine does.
+func Mul[T float32 | float64](transA, transB bool, m, n, k int, a []T, lda int, b []T, ldb int, c []T, ldc int, workers int) {
+	if m < 0 || n < 0 || k < 0 {
+		panic(fmt.Sprintf("gemm: negative dimension in %d×%d×%d", m, n, k))
+	}
+	ra, ca := m, k
+	if transA {
+		ra, ca = k, m
+	}
+	rb, cb := k, n
+	if transB {
+		rb, cb = n, k
+	}
+	checkMatrix("A", ra, ca, lda, len(a))
+	checkMatrix("B", rb, cb, ldb, len(b))
+	checkMatrix("C", m, n, ldc, len(c))
+	if m == 0 || n == 0 {
+		return
+	}
+	if k == 0 {
+		for i := 0; i < m; i++ {
+			clear(c[i*ldc : i*ldc+n])
+		}
+		return
+	}
+	work := int64(m) * int64(n) * int64(k)
+	workers = int(min(int64(max(workers, 1)), max(work/minWork, 1)))
+	nr := nrOf[T]()
+	var z T
+	ncMax := ncBytes / int(unsafe.Sizeof(z))
+	rsA, csA := lda, 1
+	if transA {
+		rsA, csA = 1, lda
+	}
+	p := product[T]{
+		m: m, n: n, k: k,
+		a: a, rsA: rsA, csA: csA,
+		c: c, ldc: ldc,
+		nr:   nr,
+		kern: kernelOf[T](),
+	}
+	buf := getBuffer[T](((min(ncMax, n) + nr - 1) / nr) * nr * k)
+	defer putBuffer(buf)
+	rowTiles := (m + mr - 1) / mr
+	for jc := 0; jc < n; jc += ncMax {
+		nc := min(ncMax, n-jc)
+		slivers := (nc + nr - 1) / nr
+		p.jc, p.packed = jc, (*buf)[:slivers*nr*k]
+		// Pack this panel of B, then compute its columns of C, each step
+		// split across the workers.
+		w := min(workers, slivers)
+		parallel(w, func(i int) {
+			s0, s1 := share(slivers, w, i)
+			packB(transB, b, ldb, k, n, jc, nr, s0, s1, p.packed)
+		})
+		rowParts := min(workers, rowTiles)
+		colParts := min(max(workers/rowParts, 1), slivers)
+		parallel(rowParts*colParts, func(i int) {
+			t0, t1 := share(rowTiles, rowParts, i/colParts)
+			s0, s1 := share(slivers, colParts, i%colParts)
+			p.block(t0, t1, s0, s1)
+		})
+	}
+}
+
+// checkMatrix panics unless a rows×cols matrix with row stride ld fits in
+// a slice of length n.
+func checkMatrix(name string, rows, cols, ld, n int) {
+	if rows == 0 || cols == 0 {
+		return
+	}
+	if ld < cols {
+		panic(fmt.Sprintf("gemm: %s is %d×%d but its row stride is %d", name, rows, cols, ld))
+	}
+	if need := (rows-1)*ld + cols; n < need {
+		panic(fmt.Sprintf("gemm: %s is %d×%d with row stride %d, which needs %d elements; the slice has %d", name, rows, cols, ld, need, n))
+	}
+}
+
+// product is one call of Mul, with B's current panel packed.
+type product[T float32 | float64] struct {
+	m, n, k  int
+	a        []T
+	rsA, csA int // A's element (i, p) is a[i*rsA+p*csA]
+	c        []T
+	ldc      int
+	nr       int
+	kern     kernelFunc[T]
+	jc       int // first column of C of the packed panel
+	packed   []T // sliver s holds B's columns jc+s*nr.. as k rows of nr
+}
+
+// block computes C's rows of tiles [t0, t1) (tile t is rows t*mr..) and
+// columns of slivers [s0, s1) of the packed panel.
+func (p *product[T]) block(t0, t1, s0, s1 int) {
+	if t0 >= t1 || s0 >= s1 {
+		return
+	}
+	nr := p.nr
+	lastTile := (p.m + mr - 1) / mr
+	edgeRows := t1 == lastTile && p.m%mr != 0
+	// tileC takes a kernel's block at C's right and bottom edges; edgeA
+	// the last tile's rows of A when it has fewer than mr.
+	tileC := make([]T, mr*nr)
+	var edgeA []T
+	if edgeRows {
+		edgeA = make([]T, mr*min(kcBlock, p.k))
+	}
+	for pc := 0; pc < p.k; pc += kcBlock {
+		kc := min(kcBlock, p.k-pc)
+		acc := pc > 0
+		if edgeRows {
+			// The last tile has fewer than mr rows: copy them, and zeros,
+			// so that the kernel reads only what is there.
+			i0 := (t1 - 1) * mr
+			clear(edgeA[:mr*kc])
+			for r := 0; i0+r < p.m; r++ {
+				for q := 0; q < kc; q++ {
+					edgeA[r*kc+q] = p.a[(i0+r)*p.rsA+(pc+q)*p.csA]
+				}
+			}
+		}
+		for tb := t0; tb < t1; tb += mcTiles {
+			te := min(tb+mcTiles, t1)
+			for s := s0; s < s1; s++ {
+				bs := p.packed[s*p.k*nr+pc*nr : s*p.k*nr+(pc+kc)*nr]
+				j := p.jc + s*nr
+				nv := min(nr, p.n-j)
+				for t := tb; t < te; t++ {
+					i := t * mr
+					mv := min(mr, p.m-i)
+					as, rs, cs := p.a[i*p.rsA+pc*p.csA:], p.rsA, p.csA
+					if mv < mr {
+						as, rs, cs = edgeA, kc, 1
+					}
+					if mv == mr && nv == nr {
+						p.kern(kc, as, rs, cs, bs, p.c[i*p.ldc+j:], p.ldc, acc)
+						continue
+					}
+					p.kern(kc, as, rs, cs, bs, tileC, nr, false)
+					for r := 0; r < mv; r++ {
+						dst := p.c[(i+r)*p.ldc+j : (i+r)*p.ldc+j+nv]
+						src := tileC[r*nr : r*nr+nv]
+						if acc {
+							for x, v := range src {
+								dst[x] += v
+							}
+						} else {
+							copy(dst, src)
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// packB copies slivers [s0, s1) of the panel of op(B) starting at column
+// jc into dst: sliver s holds columns jc+s*nr.. as k rows of nr elements,
+// zero past column n.
+func packB[T float32 | float64](transB bool, b []T, ldb, k, n, jc, nr, s0, s1 int, dst []T) {
+	if s0 >= s1 {
+		return
+	}
+	// The last sliver may stop short of nr columns.
+	full := s1
+	if jc+s1*nr > n {
+		full = s1 - 1
+	}
+	if !transB {
+		// Rows in chunks: the chunk of B stays in cache while each sliver
+		// gets a contiguous run of rows.
+		const chunk = 16
+		for q0 := 0; q0 < k; q0 += chunk {
+			q1 := min(q0+chunk, k)
+			for s := s0; s < full; s++ {
+				j0 := jc + s*nr
+				for q := q0; q < q1; q++ {
+					copy64(dst[s*k*nr+q*nr:], b[q*ldb+j0:q*ldb+j0+nr])
+				}
+			}
+			if full < s1 {
+				j0 := jc + full*nr
+				for q := q0; q < q1; q++ {
+					row := dst[full*k*nr+q*nr : full*k*nr+q*nr+nr]
+					nv := copy(row, b[q*ldb+j0:q*ldb+n])
+					clear(row[nv:])
+				}
+			}
+		}
+		return
+	}
+	for s := s0; s < s1; s++ {
+		j0 := jc + s*nr
+		nv := min(nr, n-j0)
+		d := dst[s*k*nr : (s+1)*k*nr]
+		for j := 0; j < nv; j++ {
+			col := b[(j0+j)*ldb : (j0+j)*ldb+k]
+			for q, v := range col {
+				d[q*nr+j] = v
+			}
+		}
+		if nv < nr {
+			for q := 0; q < k; q++ {
+				clear(d[q*nr+nv : q*nr+nr])
+			}
+		}
+	}
+}
+
+// copy64 copies the first 64 bytes (one packed row: 16 float32 or 8
+// float64) of src to dst in eight word moves rather than a call to
+// memmove.
+func copy64[T float32 | float64](dst, src []T) {
+	var z T
+	n := 64 / int(unsafe.Sizeof(z))
+	_, _ = dst[n-1], src[n-1]
+	d := (*[8]uint64)(unsafe.Pointer(&dst[0]))
+	s := (*[8]uint64)(unsafe.Pointer(&src[0]))
+	d[0], d[1], d[2], d[3] = s[0], s[1], s[2], s[3]
+	d[4], d[5], d[6], d[7] = s[4], s[5], s[6], s[7]
+}
+
+// share returns part i of [0, n) cut into parts nearly equal ranges.
+func share(n, parts, i int) (lo, hi int) {
+	return n * i / parts, n * (i + 1) / parts
+}
+
+// parallel runs fn(0), ..., fn(n-1), on n goroutines (the caller's among
+// them) when n > 1, and returns when all have.
+func parallel(n int, fn func(i int)) {
+	if n <= 1 {
+		fn(0)
+		return
+	}
+	var wg sync.WaitGroup
+	wg.Add(n - 1)
+	for i := 1; i < n; i++ {
+		go func() {
+			defer wg.Done()
+			fn(i)
+		}()
+	}
+	fn(0)
+	wg.Wait()
+}
+
+// Packed panels are reused across calls, one pool per element type.
+var bufferPools [2]sync.Pool
+
+func poolOf[T float32 | float64]() *sync.Pool {
+	var z T
+	if _, ok := any(z).(float32); ok {
+		return &bufferPools[0]
+	}
+	return &bufferPools[1]
+}
+
+// getBuffer returns a pooled slice of length n.
+func getBuffer[T float32 | float64](n int) *[]T {
+	if v, ok := poolOf[T]().Get().(*[]T); ok && cap(*v) >= n {
+		*v = (*v)[:n]
+		return v
+	}
+	s := make([]T, n)
+	return &s
+}
+
+// putBuffer gives a slice from getBuffer back.
+func putBuffer[T float32 | float64](b *[]T) {
+	poolOf[T]().Put(b)
+}

@@ -1,0 +1,199 @@
+package gemm
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"strings"
+	"testing"
+)
+
+// reference computes op(A)·op(B) in float64 with plain loops, and the sum
+// of |a||b| of each element, which bounds its rounding error.
+func reference[T float32 | float64](transA, transB bool, m, n, k int, a []T, lda int, b []T, ldb int) (want, mag []float64) {
+	want, mag = make([]float64, m*n), make([]float64, m*n)
+	for i := 0; i < m; i++ {
+		for j := 0; j < n; j++ {
+			var s, g float64
+			for p := 0; p < k; p++ {
+				ai, bi := i*lda+p, p*ldb+j
+				if transA {
+					ai = p*lda + i
+				}
+				if transB {
+					bi = j*ldb + p
+				}
+				av, bv := a[ai], b[bi]
+				s += float64(av) * float64(bv)
+				g += math.Abs(float64(av) * float64(bv))
+			}
+			want[i*n+j], mag[i*n+j] = s, g
+		}
+	}
+	return want, mag
+}
+
+// withKernels runs f once with the assembly kernels (where this machine
+// has them) and once with the portable ones.
+func withKernels(t *testing.T, f func(t *testing.T)) {
+	if asmKernels {
+		t.Run("asm", f)
+	} else {
+		t.Log("assembly kernels not run: this processor lacks AVX2 and FMA, or this is not an amd64 build")
+	}
+	f32, f64 := kernelF32, kernelF64
+	kernelF32, kernelF64 = kernelGo[float32], kernelGo[float64]
+	defer func() { kernelF32, kernelF64 = f32, f64 }()
+	t.Run("go", f)
+}
+
+func randomMatrix[T float32 | float64](r *rand.Rand, n int) []T {
+	x := make([]T, n)
+	for i := range x {
+		x[i] = T(r.Float64()*2 - 1)
+	}
+	return x
+}
+
+func checkMul[T float32 | float64](t *testing.T, r *rand.Rand, transA, transB bool, m, n, k, pad, workers int) {
+	t.Helper()
+	ra, ca := m, k
+	if transA {
+		ra, ca = k, m
+	}
+	rb, cb := k, n
+	if transB {
+		rb, cb = n, k
+	}
+	lda, ldb, ldc := ca+pad, cb+pad, n+pad
+	a := randomMatrix[T](r, max(ra*lda, 1))
+	b := randomMatrix[T](r, max(rb*ldb, 1))
+	c := make([]T, max(m*ldc, 1))
+	const sentinel = 12345
+	for i := range c {
+		c[i] = sentinel
+	}
+	Mul(transA, transB, m, n, k, a, lda, b, ldb, c, ldc, workers)
+	want, mag := reference(transA, transB, m, n, k, a, lda, b, ldb)
+	var z T
+	eps := 1e-6
+	if any(z) == any(float64(0)) {
+		eps = 1e-14
+	}
+	for i := 0; i < m; i++ {
+		for j := 0; j < ldc; j++ {
+			got := float64(c[i*ldc+j])
+			if j >= n {
+				if got != sentinel {
+					t.Fatalf("%dx%dx%d tA=%v tB=%v: C[%d,%d] outside the product was written: %v", m, n, k, transA, transB, i, j, got)
+				}
+				continue
+			}
+			w := want[i*n+j]
+			if math.Abs(got-w) > eps*(mag[i*n+j]+1e-30)*float64(k+1) {
+				t.Fatalf("%dx%dx%d tA=%v tB=%v workers=%d: C[%d,%d] = %v, want %v", m, n, k, transA, transB, workers, i, j, got, w)
+			}
+		}
+	}
+}
+
+func TestMulShapes(t *testing.T) {
+	withKernels(t, func(t *testing.T) {
+		r := rand.New(rand.NewPCG(1, 2))
+		dims := []int{1, 2, 5, 6, 7, 12, 15, 16, 17, 33}
+		for _, tr := range [][2]bool{{false, false}, {true, false}, {false, true}, {true, true}} {
+			for _, m := range dims {
+				for _, n := range dims {
+					for _, k := range []int{1, 3, 16, 31} {
+						checkMul[float32](t, r, tr[0], tr[1], m, n, k, m%3, 1)
+						checkMul[float64](t, r, tr[0], tr[1], m, n, k, n%2, 1)
+					}
+				}
+			}
+		}
+	})
+}
+
+// Products large enough to cross the K block (256), the B panel (1024
+// float32 or 512 float64 columns) and to be split across goroutines.
+func TestMulBlocksAndWorkers(t *testing.T) {
+	withKernels(t, func(t *testing.T) {
+		r := rand.New(rand.NewPCG(3, 4))
+		for _, c := range []struct{ m, n, k, workers int }{
+			{100, 70, 600, 4},
+			{7, 1100, 300, 3},
+			{130, 9, 513, 2},
+			{64, 64, 1024, 2},
+			{200, 520, 40, 5},
+		} {
+			for _, tr := range [][2]bool{{false, false}, {true, true}} {
+				checkMul[float32](t, r, tr[0], tr[1], c.m, c.n, c.k, 3, c.workers)
+				checkMul[float64](t, r, tr[0], tr[1], c.m, c.n, c.k, 0, c.workers)
+			}
+		}
+	})
+}
+
+func TestMulZeroK(t *testing.T) {
+	c := []float32{1, 2, 3, 4, 5, 6}
+	Mul(false, false, 2, 2, 0, nil, 1, nil, 2, c, 3, 1)
+	want := []float32{0, 0, 3, 0, 0, 6}
+	for i := range c {
+		if c[i] != want[i] {
+			t.Fatalf("k = 0: C = %v, want %v", c, want)
+		}
+	}
+}
+
+// A zero of A times an infinity of B is NaN: no zero is skipped.
+func TestMulZeroTimesInfinityIsNaN(t *testing.T) {
+	withKernels(t, func(t *testing.T) {
+		for _, size := range []int{1, 7, 40} {
+			a := make([]float32, size*size) // all zeros
+			b := make([]float32, size*size)
+			b[size*size-1] = float32(math.Inf(1))
+			c := make([]float32, size*size)
+			Mul(false, false, size, size, size, a, size, b, size, c, size, 2)
+			for i := 0; i < size; i++ {
+				for j := 0; j < size; j++ {
+					got := c[i*size+j]
+					if j == size-1 && !math.IsNaN(float64(got)) {
+						t.Fatalf("%d^3: C[%d,%d] = %v, want NaN (0 × Inf)", size, i, j, got)
+					}
+					if j != size-1 && got != 0 {
+						t.Fatalf("%d^3: C[%d,%d] = %v, want 0", size, i, j, got)
+					}
+				}
+			}
+		}
+	})
+}
+
+func TestMulRejectsShortSlices(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		f    func()
+		want string
+	}{
+		{"short A", func() {
+			Mul(false, false, 2, 2, 2, make([]float32, 3), 2, make([]float32, 4), 2, make([]float32, 4), 2, 1)
+		}, "A is 2×2"},
+		{"short C", func() {
+			Mul(false, false, 2, 2, 2, make([]float64, 4), 2, make([]float64, 4), 2, make([]float64, 3), 2, 1)
+		}, "C is 2×2"},
+		{"small stride", func() {
+			Mul(false, true, 2, 3, 2, make([]float32, 4), 2, make([]float32, 6), 1, make([]float32, 6), 3, 1)
+		}, "B is 3×2 but its row stride is 1"},
+		{"negative", func() { Mul[float32](false, false, -1, 2, 2, nil, 2, nil, 2, nil, 2, 1) }, "negative dimension"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			defer func() {
+				r := recover()
+				if r == nil || !strings.Contains(fmt.Sprint(r), c.want) {
+					t.Fatalf("panic %v, want one naming %q", r, c.want)
+				}
+			}()
+			c.f()
+		})
+	}
+}

@@ -1,0 +1,71 @@
+package gemm
+
+// mr is the number of rows of C one kernel call computes.
+const mr = 6
+
+// nrOf is the number of columns of C one kernel call computes: one
+// 64-byte row of packed B, 16 float32 or 8 float64.
+func nrOf[T float32 | float64]() int {
+	var z T
+	if _, ok := any(z).(float32); ok {
+		return 16
+	}
+	return 8
+}
+
+// kernelFunc computes the mr×nr product of the A rows at a (element (r, p)
+// at a[r*rsA+p*csA]) and the packed B sliver b (element (p, j) at
+// b[p*nr+j]) over kc ≥ 1 steps, and stores it into the mr×nr block at the
+// start of c (row stride ldc), or adds it to that block when acc is set.
+// Strides are in elements; the caller guarantees every element read or
+// written lies inside the slices.
+type kernelFunc[T float32 | float64] func(kc int, a []T, rsA, csA int, b []T, c []T, ldc int, acc bool)
+
+// The kernels Mul uses: the assembly ones where the processor has them
+// (set by kernel_amd64.go), else kernelGo.
+var (
+	kernelF32 kernelFunc[float32] = kernelGo[float32]
+	kernelF64 kernelFunc[float64] = kernelGo[float64]
+	// asmKernels reports whether kernelF32 and kernelF64 are assembly.
+	asmKernels bool
+)
+
+// kernelGo is the portable kernel: the same blocking as the assembly ones,
+// with the accumulators in a local array.
+func kernelGo[T float32 | float64](kc int, a []T, rsA, csA int, b []T, c []T, ldc int, acc bool) {
+	nr := nrOf[T]()
+	var t [mr * 16]T
+	for p := 0; p < kc; p++ {
+		bp := b[p*nr : p*nr+nr]
+		for r := 0; r < mr; r++ {
+			av := a[r*rsA+p*csA]
+			row := t[r*nr : r*nr+nr]
+			for j, bv := range bp {
+				row[j] += av * bv
+			}
+		}
+	}
+	for r := 0; r < mr; r++ {
+		dst := c[r*ldc : r*ldc+nr]
+		src := t[r*nr : r*nr+nr]
+		if acc {
+			for j, v := range src {
+				dst[j] += v
+			}
+		} else {
+			copy(dst, src)
+		}
+	}
+}
+
+// kernelOf returns the kernel Mul uses for T.
+func kernelOf[T float32 | float64]() kernelFunc[T] {
+	var k any
+	var z T
+	if _, ok := any(z).(float32); ok {
+		k = kernelF32
+	} else {
+		k = kernelF64
+	}
+	return k.(kernelFunc[T])
+}
