@@ -1,9 +1,10 @@
 // Package gemm multiplies dense float32 and float64 matrices, C = op(A)·op(B),
 // for the interpreter's dot_general and convolution.
 //
-// It packs B into 64-byte-wide column slivers, reads A in place (any row and
-// column stride, so a transposed A costs nothing), and runs a 6-row
-// register-blocked kernel: AVX2 and FMA assembly on amd64 processors that
+// It reads A in place (any row and column stride, so a transposed A costs
+// nothing) and B in place in 64-byte-wide column slivers (a transposed B,
+// or a last sliver narrower than 64 bytes, is packed into that shape
+// first), and runs a 6-row register-blocked kernel: AVX2 and FMA assembly on amd64 processors that
 // have them, plain Go elsewhere (or with the purego build tag). Work is split
 // across goroutines by blocks of C.
 //
@@ -76,24 +77,41 @@ func Mul[T float32 | float64](transA, transB bool, m, n, k int, a []T, lda int, 
 	p := product[T]{
 		m: m, n: n, k: k,
 		a: a, rsA: rsA, csA: csA,
+		b: b, ldb: ldb, inPlace: !transB,
 		c: c, ldc: ldc,
 		nr:   nr,
 		kern: kernelOf[T](),
 	}
-	buf := getBuffer[T](((min(ncMax, n) + nr - 1) / nr) * nr * k)
+	// A B stored k×n is read in place, but for a last sliver narrower than
+	// nr; a transposed one is packed a panel at a time.
+	bufLen := ((min(ncMax, n) + nr - 1) / nr) * nr * k
+	if p.inPlace {
+		bufLen = 0
+		if n%nr != 0 {
+			bufLen = nr * k
+		}
+	}
+	buf := getBuffer[T](bufLen)
 	defer putBuffer(buf)
 	rowTiles := (m + mr - 1) / mr
 	for jc := 0; jc < n; jc += ncMax {
 		nc := min(ncMax, n-jc)
 		slivers := (nc + nr - 1) / nr
-		p.jc, p.packed = jc, (*buf)[:slivers*nr*k]
-		// Pack this panel of B, then compute its columns of C, each step
-		// split across the workers.
-		w := min(workers, slivers)
-		parallel(w, func(i int) {
-			s0, s1 := share(slivers, w, i)
-			packB(transB, b, ldb, k, n, jc, nr, s0, s1, p.packed)
-		})
+		p.jc = jc
+		switch {
+		case !p.inPlace:
+			// Pack this panel of B first, split across the workers.
+			p.packed = (*buf)[:slivers*nr*k]
+			w := min(workers, slivers)
+			parallel(w, func(i int) {
+				s0, s1 := share(slivers, w, i)
+				packB(transB, b, ldb, k, n, jc, nr, s0, s1, p.packed)
+			})
+		case jc+slivers*nr > n:
+			// The narrow last sliver, packed alone at the buffer's start.
+			p.packed = (*buf)[:nr*k]
+			packB(false, b, ldb, k, n, jc+(slivers-1)*nr, nr, 0, 1, p.packed)
+		}
 		rowParts := min(workers, rowTiles)
 		colParts := min(max(workers/rowParts, 1), slivers)
 		parallel(rowParts*colParts, func(i int) {
@@ -123,12 +141,31 @@ type product[T float32 | float64] struct {
 	m, n, k  int
 	a        []T
 	rsA, csA int // A's element (i, p) is a[i*rsA+p*csA]
+	b        []T
+	ldb      int
+	inPlace  bool // B is read where it is (but for a narrow last sliver)
 	c        []T
 	ldc      int
 	nr       int
 	kern     kernelFunc[T]
-	jc       int // first column of C of the packed panel
-	packed   []T // sliver s holds B's columns jc+s*nr.. as k rows of nr
+	jc       int // first column of C of the current panel
+	// packed holds the panel's slivers (sliver s: B's columns jc+s*nr..,
+	// as k rows of nr) or, when inPlace, only the narrow last one.
+	packed []T
+}
+
+// sliver returns rows [pc, pc+kc) of sliver s of the current panel (B's
+// columns jc+s*nr..), and their row stride.
+func (p *product[T]) sliver(s, pc, kc int) ([]T, int) {
+	nr := p.nr
+	j := p.jc + s*nr
+	switch {
+	case !p.inPlace:
+		return p.packed[s*p.k*nr+pc*nr : s*p.k*nr+(pc+kc)*nr], nr
+	case j+nr > p.n:
+		return p.packed[pc*nr : (pc+kc)*nr], nr
+	}
+	return p.b[pc*p.ldb+j : (pc+kc-1)*p.ldb+j+nr], p.ldb
 }
 
 // block computes C's rows of tiles [t0, t1) (tile t is rows t*mr..) and
@@ -164,7 +201,7 @@ func (p *product[T]) block(t0, t1, s0, s1 int) {
 		for tb := t0; tb < t1; tb += mcTiles {
 			te := min(tb+mcTiles, t1)
 			for s := s0; s < s1; s++ {
-				bs := p.packed[s*p.k*nr+pc*nr : s*p.k*nr+(pc+kc)*nr]
+				bs, rsB := p.sliver(s, pc, kc)
 				j := p.jc + s*nr
 				nv := min(nr, p.n-j)
 				for t := tb; t < te; t++ {
@@ -175,10 +212,10 @@ func (p *product[T]) block(t0, t1, s0, s1 int) {
 						as, rs, cs = edgeA, kc, 1
 					}
 					if mv == mr && nv == nr {
-						p.kern(kc, as, rs, cs, bs, p.c[i*p.ldc+j:], p.ldc, acc)
+						p.kern(kc, as, rs, cs, bs, rsB, p.c[i*p.ldc+j:], p.ldc, acc)
 						continue
 					}
-					p.kern(kc, as, rs, cs, bs, tileC, nr, false)
+					p.kern(kc, as, rs, cs, bs, rsB, tileC, nr, false)
 					for r := 0; r < mv; r++ {
 						dst := p.c[(i+r)*p.ldc+j : (i+r)*p.ldc+j+nv]
 						src := tileC[r*nr : r*nr+nv]

@@ -44,13 +44,13 @@ func main() {
 }
 
 // kernel writes one micro-kernel. Registers: CX steps left, SI the A
-// column of this step (row r at SI + r×R9), DI the packed B row, DX the
-// C block, R13 C's row stride in bytes; Y0 and Y1 hold B's 64-byte row,
+// column of this step (row r at SI + r×R9), DI the B row (R11 bytes
+// apart), DX the C block, R13 C's row stride in bytes; Y0 and Y1 hold B's 64-byte row,
 // Y2 and Y3 the broadcast A elements, Y4..Y15 the 6×2 accumulators.
 func kernel(w *bytes.Buffer, e elem) {
 	p := func(format string, args ...any) { fmt.Fprintf(w, "\t"+format+"\n", args...) }
-	fmt.Fprintf(w, "\n// func %s(kc int, a *T, rsA, csA int, b *T, c *T, ldc int, acc int)\n", e.name)
-	fmt.Fprintf(w, "TEXT ·%s(SB), NOSPLIT, $0-64\n", e.name)
+	fmt.Fprintf(w, "\n// func %s(kc int, a *T, rsA, csA int, b *T, rsB int, c *T, ldc int, acc int)\n", e.name)
+	fmt.Fprintf(w, "TEXT ·%s(SB), NOSPLIT, $0-72\n", e.name)
 	p("MOVQ kc+0(FP), CX")
 	p("MOVQ a+8(FP), SI")
 	p("MOVQ rsA+16(FP), R9")
@@ -58,8 +58,10 @@ func kernel(w *bytes.Buffer, e elem) {
 	p("MOVQ csA+24(FP), R8")
 	p("SHLQ $%d, R8", e.shift)
 	p("MOVQ b+32(FP), DI")
-	p("MOVQ c+40(FP), DX")
-	p("MOVQ ldc+48(FP), R13")
+	p("MOVQ rsB+40(FP), R11")
+	p("SHLQ $%d, R11", e.shift)
+	p("MOVQ c+48(FP), DX")
+	p("MOVQ ldc+56(FP), R13")
 	p("SHLQ $%d, R13", e.shift)
 	p("LEAQ (R9)(R9*2), R10")
 	p("LEAQ (R9)(R9*4), R12")
@@ -78,10 +80,10 @@ func kernel(w *bytes.Buffer, e elem) {
 		p("%s Y1, Y%d, Y%d", e.fma, y, 5+2*r)
 	}
 	p("ADDQ R8, SI")
-	p("ADDQ $64, DI")
+	p("ADDQ R11, DI")
 	p("DECQ CX")
 	p("JNZ %s_loop", e.name)
-	p("MOVQ acc+56(FP), AX")
+	p("MOVQ acc+64(FP), AX")
 	p("TESTQ AX, AX")
 	p("JZ %s_store", e.name)
 	for r := 0; r < 6; r++ {

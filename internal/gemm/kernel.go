@@ -14,12 +14,12 @@ func nrOf[T float32 | float64]() int {
 }
 
 // kernelFunc computes the mr×nr product of the A rows at a (element (r, p)
-// at a[r*rsA+p*csA]) and the packed B sliver b (element (p, j) at
-// b[p*nr+j]) over kc ≥ 1 steps, and stores it into the mr×nr block at the
+// at a[r*rsA+p*csA]) and the B sliver b (element (p, j) at b[p*rsB+j]: nr
+// contiguous elements per row, packed or in place) over kc ≥ 1 steps, and stores it into the mr×nr block at the
 // start of c (row stride ldc), or adds it to that block when acc is set.
 // Strides are in elements; the caller guarantees every element read or
 // written lies inside the slices.
-type kernelFunc[T float32 | float64] func(kc int, a []T, rsA, csA int, b []T, c []T, ldc int, acc bool)
+type kernelFunc[T float32 | float64] func(kc int, a []T, rsA, csA int, b []T, rsB int, c []T, ldc int, acc bool)
 
 // The kernels Mul uses: the assembly ones where the processor has them
 // (set by kernel_amd64.go), else kernelGo.
@@ -32,11 +32,11 @@ var (
 
 // kernelGo is the portable kernel: the same blocking as the assembly ones,
 // with the accumulators in a local array.
-func kernelGo[T float32 | float64](kc int, a []T, rsA, csA int, b []T, c []T, ldc int, acc bool) {
+func kernelGo[T float32 | float64](kc int, a []T, rsA, csA int, b []T, rsB int, c []T, ldc int, acc bool) {
 	nr := nrOf[T]()
 	var t [mr * 16]T
 	for p := 0; p < kc; p++ {
-		bp := b[p*nr : p*nr+nr]
+		bp := b[p*rsB : p*rsB+nr]
 		for r := 0; r < mr; r++ {
 			av := a[r*rsA+p*csA]
 			row := t[r*nr : r*nr+nr]

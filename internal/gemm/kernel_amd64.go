@@ -8,17 +8,17 @@ import "golang.org/x/sys/cpu"
 
 // kernelF32AVX2 is kernelGo for float32 with AVX2 and FMA: it computes the
 // 6×16 product of the A rows at a (element (r, p) at a[r*rsA+p*csA]) and
-// the packed B sliver b (element (p, j) at b[p*16+j]) over kc ≥ 1 steps,
+// the B sliver b (element (p, j) at b[p*rsB+j]) over kc ≥ 1 steps,
 // and stores it into the 6×16 block of c (row stride ldc), or adds it to
 // that block when acc is not 0. Strides are in elements.
 //
 //go:noescape
-func kernelF32AVX2(kc int, a *float32, rsA, csA int, b *float32, c *float32, ldc int, acc int)
+func kernelF32AVX2(kc int, a *float32, rsA, csA int, b *float32, rsB int, c *float32, ldc int, acc int)
 
 // kernelF64AVX2 is kernelF32AVX2 for float64 with a 6×8 block.
 //
 //go:noescape
-func kernelF64AVX2(kc int, a *float64, rsA, csA int, b *float64, c *float64, ldc int, acc int)
+func kernelF64AVX2(kc int, a *float64, rsA, csA int, b *float64, rsB int, c *float64, ldc int, acc int)
 
 // hasAVX2 reports whether this processor (and its operating system) runs
 // the assembly kernels.
@@ -27,11 +27,11 @@ var hasAVX2 = cpu.X86.HasAVX2 && cpu.X86.HasFMA
 func init() {
 	if hasAVX2 {
 		asmKernels = true
-		kernelF32 = func(kc int, a []float32, rsA, csA int, b []float32, c []float32, ldc int, acc bool) {
-			kernelF32AVX2(kc, &a[0], rsA, csA, &b[0], &c[0], ldc, boolInt(acc))
+		kernelF32 = func(kc int, a []float32, rsA, csA int, b []float32, rsB int, c []float32, ldc int, acc bool) {
+			kernelF32AVX2(kc, &a[0], rsA, csA, &b[0], rsB, &c[0], ldc, boolInt(acc))
 		}
-		kernelF64 = func(kc int, a []float64, rsA, csA int, b []float64, c []float64, ldc int, acc bool) {
-			kernelF64AVX2(kc, &a[0], rsA, csA, &b[0], &c[0], ldc, boolInt(acc))
+		kernelF64 = func(kc int, a []float64, rsA, csA int, b []float64, rsB int, c []float64, ldc int, acc bool) {
+			kernelF64AVX2(kc, &a[0], rsA, csA, &b[0], rsB, &c[0], ldc, boolInt(acc))
 		}
 	}
 }

@@ -4,8 +4,8 @@
 
 #include "textflag.h"
 
-// func kernelF32AVX2(kc int, a *T, rsA, csA int, b *T, c *T, ldc int, acc int)
-TEXT ·kernelF32AVX2(SB), NOSPLIT, $0-64
+// func kernelF32AVX2(kc int, a *T, rsA, csA int, b *T, rsB int, c *T, ldc int, acc int)
+TEXT ·kernelF32AVX2(SB), NOSPLIT, $0-72
 	MOVQ kc+0(FP), CX
 	MOVQ a+8(FP), SI
 	MOVQ rsA+16(FP), R9
@@ -13,8 +13,10 @@ TEXT ·kernelF32AVX2(SB), NOSPLIT, $0-64
 	MOVQ csA+24(FP), R8
 	SHLQ $2, R8
 	MOVQ b+32(FP), DI
-	MOVQ c+40(FP), DX
-	MOVQ ldc+48(FP), R13
+	MOVQ rsB+40(FP), R11
+	SHLQ $2, R11
+	MOVQ c+48(FP), DX
+	MOVQ ldc+56(FP), R13
 	SHLQ $2, R13
 	LEAQ (R9)(R9*2), R10
 	LEAQ (R9)(R9*4), R12
@@ -52,10 +54,10 @@ kernelF32AVX2_loop:
 	VFMADD231PS Y0, Y3, Y14
 	VFMADD231PS Y1, Y3, Y15
 	ADDQ R8, SI
-	ADDQ $64, DI
+	ADDQ R11, DI
 	DECQ CX
 	JNZ kernelF32AVX2_loop
-	MOVQ acc+56(FP), AX
+	MOVQ acc+64(FP), AX
 	TESTQ AX, AX
 	JZ kernelF32AVX2_store
 	VADDPS (DX), Y4, Y4
@@ -110,8 +112,8 @@ kernelF32AVX2_store:
 	VZEROUPPER
 	RET
 
-// func kernelF64AVX2(kc int, a *T, rsA, csA int, b *T, c *T, ldc int, acc int)
-TEXT ·kernelF64AVX2(SB), NOSPLIT, $0-64
+// func kernelF64AVX2(kc int, a *T, rsA, csA int, b *T, rsB int, c *T, ldc int, acc int)
+TEXT ·kernelF64AVX2(SB), NOSPLIT, $0-72
 	MOVQ kc+0(FP), CX
 	MOVQ a+8(FP), SI
 	MOVQ rsA+16(FP), R9
@@ -119,8 +121,10 @@ TEXT ·kernelF64AVX2(SB), NOSPLIT, $0-64
 	MOVQ csA+24(FP), R8
 	SHLQ $3, R8
 	MOVQ b+32(FP), DI
-	MOVQ c+40(FP), DX
-	MOVQ ldc+48(FP), R13
+	MOVQ rsB+40(FP), R11
+	SHLQ $3, R11
+	MOVQ c+48(FP), DX
+	MOVQ ldc+56(FP), R13
 	SHLQ $3, R13
 	LEAQ (R9)(R9*2), R10
 	LEAQ (R9)(R9*4), R12
@@ -158,10 +162,10 @@ kernelF64AVX2_loop:
 	VFMADD231PD Y0, Y3, Y14
 	VFMADD231PD Y1, Y3, Y15
 	ADDQ R8, SI
-	ADDQ $64, DI
+	ADDQ R11, DI
 	DECQ CX
 	JNZ kernelF64AVX2_loop
-	MOVQ acc+56(FP), AX
+	MOVQ acc+64(FP), AX
 	TESTQ AX, AX
 	JZ kernelF64AVX2_store
 	VADDPD (DX), Y4, Y4
