@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"math/rand/v2"
 	"testing"
 
@@ -65,58 +66,62 @@ func TestDSDMatchesDense(t *testing.T) {
 
 // BenchmarkDSD compares the DSD kernel at 10% block density (interpret
 // mode, bounds checks off and on) with the dense matmul, both on the
-// interpreter: M = N = K = 1024, 128x128 sparse blocks, output blocks of
-// 128 rows by all 1024 columns (so the grid runs over the non-zero blocks).
+// interpreter, at M = N = K = 1024 (128x128 sparse blocks, output blocks of
+// 128 rows by all 1024 columns, so the grid runs over the non-zero blocks)
+// and at 4096 (256x256 blocks, output blocks of 256 by 4096).
+//
+// "dense" multiplies the sparse matrix expanded with its zeros, and
+// "dense_nozeros" a matrix of the same shape with no zeros: the
+// interpreter's product computes every multiply-add, so the two take the
+// same time (gonum's sgemm, which the interpreter used before, skipped
+// zero elements of its left operand).
 func BenchmarkDSD(b *testing.B) {
-	const m, k, n, blk, bn = 1024, 1024, 1024, 128, 1024
-	r := rand.New(rand.NewPCG(0, 1))
-	s := RandomBlockSparse(r, m, k, blk, blk, 0.1)
-	y := make([]float32, k*n)
-	for i := range y {
-		y[i] = r.Float32()
-	}
-	b.Logf("%d non-zero blocks of %d", s.NumBlocks(), (m/blk)*(k/blk))
-	for _, checks := range []bool{false, true} {
-		name := "sparse_nochecks"
-		if checks {
-			name = "sparse_checks"
+	for _, c := range []struct{ size, blk, bn int64 }{{1024, 128, 1024}, {4096, 256, 4096}} {
+		m, k, n, blk, bn := c.size, c.size, c.size, c.blk, c.bn
+		prefix := fmt.Sprintf("%d^3_blocks%d/", m, blk)
+		r := rand.New(rand.NewPCG(0, 1))
+		s := RandomBlockSparse(r, m, k, blk, blk, 0.1)
+		y := make([]float32, k*n)
+		for i := range y {
+			y[i] = r.Float32()
 		}
-		b.Run(name, func(b *testing.B) {
-			mod, err := BuildDSD(s, n, bn, checks)
-			require.NoError(b, err)
-			p, err := interpreter.Compile(mod, "main")
-			require.NoError(b, err)
-			args := DSDArgs(s, y, n)
-			for b.Loop() {
-				_, err := p.Run(context.Background(), interpreter.Device{}, args)
-				require.NoError(b, err)
+		b.Logf("%d^3: %d non-zero blocks of %d", m, s.NumBlocks(), (m/blk)*(k/blk))
+		for _, checks := range []bool{false, true} {
+			name := "sparse_nochecks"
+			if checks {
+				name = "sparse_checks"
 			}
-		})
-	}
-	// "dense" multiplies the sparse matrix expanded with its zeros: gonum's
-	// sgemm, which the interpreter uses, skips zero elements of its left
-	// operand, so that product skips the same 90% of the work the kernel
-	// does. "dense_nozeros" multiplies a matrix of the same shape with no
-	// zeros: what a dense product costs when nothing is skipped (on XLA's
-	// backends, always).
-	full := make([]float32, m*k)
-	for i := range full {
-		full[i] = r.Float32() + 0.5
-	}
-	for _, c := range []struct {
-		name string
-		x    []float32
-	}{{"dense", s.Dense()}, {"dense_nozeros", full}} {
-		b.Run(c.name, func(b *testing.B) {
-			mod, err := BuildDense(m, k, n)
-			require.NoError(b, err)
-			p, err := interpreter.Compile(mod, "main")
-			require.NoError(b, err)
-			args := []interpreter.Value{f32Tensor(c.x, m, k), f32Tensor(y, k, n)}
-			for b.Loop() {
-				_, err := p.Run(context.Background(), interpreter.Device{}, args)
+			b.Run(prefix+name, func(b *testing.B) {
+				mod, err := BuildDSD(s, n, bn, checks)
 				require.NoError(b, err)
-			}
-		})
+				p, err := interpreter.Compile(mod, "main")
+				require.NoError(b, err)
+				args := DSDArgs(s, y, n)
+				for b.Loop() {
+					_, err := p.Run(context.Background(), interpreter.Device{}, args)
+					require.NoError(b, err)
+				}
+			})
+		}
+		full := make([]float32, m*k)
+		for i := range full {
+			full[i] = r.Float32() + 0.5
+		}
+		for _, c := range []struct {
+			name string
+			x    []float32
+		}{{"dense", s.Dense()}, {"dense_nozeros", full}} {
+			b.Run(prefix+c.name, func(b *testing.B) {
+				mod, err := BuildDense(m, k, n)
+				require.NoError(b, err)
+				p, err := interpreter.Compile(mod, "main")
+				require.NoError(b, err)
+				args := []interpreter.Value{f32Tensor(c.x, m, k), f32Tensor(y, k, n)}
+				for b.Loop() {
+					_, err := p.Run(context.Background(), interpreter.Device{}, args)
+					require.NoError(b, err)
+				}
+			})
+		}
 	}
 }

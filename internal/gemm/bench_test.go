@@ -41,21 +41,26 @@ func BenchmarkMul(b *testing.B) {
 	}
 }
 
-// BenchmarkMulWindow multiplies 128-row blocks of A by 2048×128 windows of a
-// 2048×2048 B, a new window each call, as a pallas kernel's grid steps do:
-// B's rows are 8 KiB apart and come from memory, not cache.
+// BenchmarkMulWindow multiplies blk-row blocks of A by size×blk windows
+// of a size×size B, a new window each call, as a pallas kernel's grid
+// steps do: B's rows are size×4 bytes apart and come from memory, not
+// cache.
 func BenchmarkMulWindow(b *testing.B) {
-	const size, blk = 2048, 128
-	r := rand.New(rand.NewPCG(7, 8))
-	a := randomMatrix[float32](r, size*size)
-	bm := randomMatrix[float32](r, size*size)
-	c := make([]float32, blk*blk)
-	flops := 2 * float64(blk) * float64(blk) * float64(size)
-	i := 0
-	for b.Loop() {
-		row, col := (i/16)%16, i%16
-		Mul(false, false, blk, blk, size, a[row*blk*size:], size, bm[col*blk:], size, c, blk, runtime.GOMAXPROCS(0))
-		i++
+	for _, s := range []struct{ size, blk int }{{2048, 128}, {4096, 256}} {
+		r := rand.New(rand.NewPCG(7, 8))
+		a := randomMatrix[float32](r, s.size*s.size)
+		bm := randomMatrix[float32](r, s.size*s.size)
+		c := make([]float32, s.blk*s.blk)
+		flops := 2 * float64(s.blk) * float64(s.blk) * float64(s.size)
+		nb := s.size / s.blk
+		b.Run(fmt.Sprintf("%d_%d", s.size, s.blk), func(b *testing.B) {
+			i := 0
+			for b.Loop() {
+				row, col := (i/nb)%nb, i%nb
+				Mul(false, false, s.blk, s.blk, s.size, a[row*s.blk*s.size:], s.size, bm[col*s.blk:], s.size, c, s.blk, runtime.GOMAXPROCS(0))
+				i++
+			}
+			b.ReportMetric(flops*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+		})
 	}
-	b.ReportMetric(flops*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
 }
