@@ -35,10 +35,21 @@ func shpWhile(x *Exec, op *stablehlo.Op, args []Value) ([]Value, error) {
 	}
 	cond, body := op.Regions[0], op.Regions[1]
 	vals := args
-	// excl are the carried tensors the loop alone refers to: none at
-	// first (the operands belong to the caller); then those the body made
-	// (a dynamic_update_slice of a loop-owned operand writes in place).
+	// excl are the carried tensors the loop alone refers to: at first the
+	// operands the compiler handed over (fresh values used only here, in
+	// x.dead), then those the body made (a dynamic_update_slice of a
+	// loop-owned operand writes in place).
 	var excl map[*Tensor]bool
+	for _, t := range x.dead {
+		if t == nil || t.Len() == 0 {
+			continue
+		}
+		if excl == nil {
+			excl = map[*Tensor]bool{}
+		}
+		excl[t] = true
+	}
+	x.dead = x.dead[:0]
 	for iter := 0; ; iter++ {
 		if err := x.Ctx.Err(); err != nil {
 			return nil, err

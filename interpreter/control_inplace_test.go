@@ -3,6 +3,7 @@ package interpreter
 import (
 	"context"
 	"runtime"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -170,4 +171,78 @@ func TestLoopCarriedUpdateNeverClobbersSharedStorage(t *testing.T) {
 			tc.check(t, out[0].(*Tensor).Data.([]float32), out[1].(*Tensor).Data.([]float32), arg.Data.([]float32))
 		})
 	}
+}
+
+// handOverProgram is a loop whose first carried buffer starts as a splat
+// constant %c of n float32 7s (%c2 holds 5s) and gets element i set to
+// i+1 for 3 steps; carry2 is the second carry's operand and ret what main
+// returns.
+func handOverProgram(t *testing.T, n, carry2, ret, results string) *Program {
+	t.Helper()
+	src := strings.NewReplacer("{N}", n, "{CARRY2}", carry2, "{RET}", ret, "{RESULTS}", results).Replace(`
+func.func @main() -> ({RESULTS}) {
+  %c = stablehlo.constant dense<7.0> : tensor<{N}xf32>
+  %c2 = stablehlo.constant dense<5.0> : tensor<{N}xf32>
+  %z = stablehlo.constant dense<0> : tensor<i32>
+  %r:3 = stablehlo.while(%i = %z, %a = %c, %b = {CARRY2}) : tensor<i32>, tensor<{N}xf32>, tensor<{N}xf32>
+   cond {
+    %three = stablehlo.constant dense<3> : tensor<i32>
+    %lt = stablehlo.compare LT, %i, %three, SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>
+    stablehlo.return %lt : tensor<i1>
+  } do {
+    %one = stablehlo.constant dense<1> : tensor<i32>
+    %i1 = stablehlo.add %i, %one : tensor<i32>
+    %f = stablehlo.convert %i1 : (tensor<i32>) -> tensor<f32>
+    %u = stablehlo.reshape %f : (tensor<f32>) -> tensor<1xf32>
+    %a2 = stablehlo.dynamic_update_slice %a, %u, %i : (tensor<{N}xf32>, tensor<1xf32>, tensor<i32>) -> tensor<{N}xf32>
+    stablehlo.return %i1, %a2, %b : tensor<i32>, tensor<{N}xf32>, tensor<{N}xf32>
+  }
+  return {RET} : {RESULTS}
+}`)
+	m, err := stablehlo.Parse([]byte(src))
+	require.NoError(t, err)
+	p, err := Compile(m, "main")
+	require.NoError(t, err)
+	return p
+}
+
+func TestLoopOwnsFreshOperandFromTheStart(t *testing.T) {
+	// A 4 MiB constant used only as the loop's operand: the loop updates
+	// it in place from the first step.
+	p := handOverProgram(t, "1048576", "%c2", "%r#1", "tensor<1048576xf32>")
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	out, err := p.Run(context.Background(), Device{}, nil)
+	require.NoError(t, err)
+	runtime.ReadMemStats(&after)
+	assert.Equal(t, []float32{1, 2, 3, 7}, out[0].(*Tensor).Data.([]float32)[:4])
+	// The two constants take 8 MiB; a copy of the first would make 12.
+	assert.Less(t, after.TotalAlloc-before.TotalAlloc, uint64(10<<20), "the loop owns the fresh constant")
+}
+
+func TestLoopDoesNotOwnSharedOperand(t *testing.T) {
+	// 8192 elements: above the size of constants decoded once at compile
+	// time, so each run decodes a fresh tensor.
+	all := func(t *testing.T, v Value, want float32) {
+		t.Helper()
+		for i, x := range v.(*Tensor).Data.([]float32) {
+			if x != want {
+				t.Fatalf("element %d = %v, want %v", i, x, want)
+			}
+		}
+	}
+	t.Run("constant also returned", func(t *testing.T) {
+		p := handOverProgram(t, "8192", "%c2", "%r#1, %c", "tensor<8192xf32>, tensor<8192xf32>")
+		out, err := p.Run(context.Background(), Device{}, nil)
+		require.NoError(t, err)
+		assert.Equal(t, []float32{1, 2, 3, 7}, out[0].(*Tensor).Data.([]float32)[:4])
+		all(t, out[1], 7)
+	})
+	t.Run("constant carried twice", func(t *testing.T) {
+		p := handOverProgram(t, "8192", "%c", "%r#1, %r#2", "tensor<8192xf32>, tensor<8192xf32>")
+		out, err := p.Run(context.Background(), Device{}, nil)
+		require.NoError(t, err)
+		assert.Equal(t, []float32{1, 2, 3, 7}, out[0].(*Tensor).Data.([]float32)[:4])
+		all(t, out[1], 7)
+	})
 }

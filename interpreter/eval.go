@@ -140,6 +140,11 @@ type opPlan struct {
 	// loop-carried tensor the running while loop owns alone, the update is
 	// written into it in place.
 	consume bool
+	// handOver lists, for a while op, the operand positions whose tensor
+	// the loop owns alone from its first iteration (so its first in-place
+	// update needs no copy): a fresh result (a constant decoded at run
+	// time, a dot product) whose only use is this operand (see planReuse).
+	handOver []int
 }
 
 // Compile checks a module and prepares it to run. main names the entry
@@ -427,6 +432,7 @@ func planReuse(fp *funcPlan, plans []*opPlan) {
 	// Every user of a value, anywhere in the function, must be an in-place
 	// op: then no kernel ever kept or aliased its storage.
 	onlyReadByInPlace := map[int]bool{}
+	useCount := map[int]int{}
 	var visit func(ops []*stablehlo.Op)
 	visit = func(ops []*stablehlo.Op) {
 		for _, op := range ops {
@@ -435,6 +441,7 @@ func planReuse(fp *funcPlan, plans []*opPlan) {
 				if !ok {
 					continue
 				}
+				useCount[s]++
 				if _, seen := onlyReadByInPlace[s]; !seen {
 					onlyReadByInPlace[s] = true
 				}
@@ -452,7 +459,20 @@ func planReuse(fp *funcPlan, plans []*opPlan) {
 	for _, b := range fp.fn.Body.Blocks {
 		visit(b.Ops)
 	}
+	dies := func(pl *opPlan, s int) bool {
+		i := sort.SearchInts(pl.free, s)
+		return i < len(pl.free) && pl.free[i] == s
+	}
 	for _, pl := range plans {
+		if pl.op.Name == "stablehlo.while" {
+			for j, s := range pl.in {
+				prod := producer[s]
+				fresh := prod != nil && (freshResultOps[prod.op.Name] || prod.op.Name == "stablehlo.constant" && prod.konst == nil)
+				if fresh && useCount[s] == 1 && dies(pl, s) {
+					pl.handOver = append(pl.handOver, j)
+				}
+			}
+		}
 		if !inPlaceOps[pl.op.Name] {
 			continue
 		}
@@ -461,7 +481,7 @@ func planReuse(fp *funcPlan, plans []*opPlan) {
 			if prod == nil || !(inPlaceOps[prod.op.Name] || freshResultOps[prod.op.Name]) || !onlyReadByInPlace[s] {
 				continue
 			}
-			if sort.SearchInts(pl.free, s) < len(pl.free) && pl.free[sort.SearchInts(pl.free, s)] == s {
+			if dies(pl, s) {
 				pl.reuse = append(pl.reuse, j)
 			}
 		}
@@ -683,6 +703,11 @@ func (x *Exec) runBlock(b *stablehlo.Block, args []Value) ([]Value, error) {
 		}
 		x.dead = x.dead[:0]
 		for _, j := range pl.reuse {
+			if t, ok := in[j].(*Tensor); ok {
+				x.dead = append(x.dead, t)
+			}
+		}
+		for _, j := range pl.handOver {
 			if t, ok := in[j].(*Tensor); ok {
 				x.dead = append(x.dead, t)
 			}
