@@ -175,7 +175,8 @@ func TestLoopCarriedUpdateNeverClobbersSharedStorage(t *testing.T) {
 
 // handOverProgram is a loop whose first carried buffer starts as a splat
 // constant %c of n float32 7s (%c2 holds 5s) and gets element i set to
-// i+1 for 3 steps; carry2 is the second carry's operand and ret what main
+// i+1 for 3 steps (%early, read before the loop, holds %c's first 4
+// elements); carry2 is the second carry's operand and ret what main
 // returns.
 func handOverProgram(t *testing.T, n, carry2, ret, results string) *Program {
 	t.Helper()
@@ -184,6 +185,7 @@ func.func @main() -> ({RESULTS}) {
   %c = stablehlo.constant dense<7.0> : tensor<{N}xf32>
   %c2 = stablehlo.constant dense<5.0> : tensor<{N}xf32>
   %z = stablehlo.constant dense<0> : tensor<i32>
+  %early = stablehlo.dynamic_slice %c, %z, sizes = [4] : (tensor<{N}xf32>, tensor<i32>) -> tensor<4xf32>
   %r:3 = stablehlo.while(%i = %z, %a = %c, %b = {CARRY2}) : tensor<i32>, tensor<{N}xf32>, tensor<{N}xf32>
    cond {
     %three = stablehlo.constant dense<3> : tensor<i32>
@@ -233,6 +235,13 @@ func TestLoopDoesNotOwnSharedOperand(t *testing.T) {
 	}
 	t.Run("constant also returned", func(t *testing.T) {
 		p := handOverProgram(t, "8192", "%c2", "%r#1, %c", "tensor<8192xf32>, tensor<8192xf32>")
+		out, err := p.Run(context.Background(), Device{}, nil)
+		require.NoError(t, err)
+		assert.Equal(t, []float32{1, 2, 3, 7}, out[0].(*Tensor).Data.([]float32)[:4])
+		all(t, out[1], 7)
+	})
+	t.Run("slice read before and returned", func(t *testing.T) {
+		p := handOverProgram(t, "8192", "%c2", "%r#1, %early", "tensor<8192xf32>, tensor<4xf32>")
 		out, err := p.Run(context.Background(), Device{}, nil)
 		require.NoError(t, err)
 		assert.Equal(t, []float32{1, 2, 3, 7}, out[0].(*Tensor).Data.([]float32)[:4])

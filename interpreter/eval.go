@@ -143,7 +143,8 @@ type opPlan struct {
 	// handOver lists, for a while op, the operand positions whose tensor
 	// the loop owns alone from its first iteration (so its first in-place
 	// update needs no copy): a fresh result (a constant decoded at run
-	// time, a dot product) whose only use is this operand (see planReuse).
+	// time, a dot product) read by nothing else but ops before it that keep
+	// nothing of it (see planReuse).
 	handOver []int
 }
 
@@ -463,14 +464,23 @@ func planReuse(fp *funcPlan, plans []*opPlan) {
 		i := sort.SearchInts(pl.free, s)
 		return i < len(pl.free) && pl.free[i] == s
 	}
+	// earlierReads counts, for each value, its readers so far in this
+	// block that keep nothing of it (elementwise ops, dynamic_slice: a
+	// slice read in place by a dot is read before any op with regions).
+	earlierReads := map[int]int{}
 	for _, pl := range plans {
 		if pl.op.Name == "stablehlo.while" {
 			for j, s := range pl.in {
 				prod := producer[s]
 				fresh := prod != nil && (freshResultOps[prod.op.Name] || prod.op.Name == "stablehlo.constant" && prod.konst == nil)
-				if fresh && useCount[s] == 1 && dies(pl, s) {
+				if fresh && useCount[s] == 1+earlierReads[s] && dies(pl, s) {
 					pl.handOver = append(pl.handOver, j)
 				}
+			}
+		}
+		if (inPlaceOps[pl.op.Name] || pl.op.Name == "stablehlo.dynamic_slice") && len(pl.op.Regions) == 0 {
+			for _, s := range pl.in {
+				earlierReads[s]++
 			}
 		}
 		if !inPlaceOps[pl.op.Name] {
