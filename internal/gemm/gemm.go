@@ -217,15 +217,7 @@ func (p *product[T]) block(t0, t1, s0, s1 int) {
 					}
 					p.kern(kc, as, rs, cs, bs, rsB, tileC, nr, false)
 					for r := 0; r < mv; r++ {
-						dst := p.c[(i+r)*p.ldc+j : (i+r)*p.ldc+j+nv]
-						src := tileC[r*nr : r*nr+nv]
-						if acc {
-							for x, v := range src {
-								dst[x] += v
-							}
-						} else {
-							copy(dst, src)
-						}
+						storeRow(p.c[(i+r)*p.ldc+j:(i+r)*p.ldc+j+nv], tileC[r*nr:r*nr+nv], acc)
 					}
 				}
 			}

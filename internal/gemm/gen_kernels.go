@@ -86,25 +86,24 @@ func kernel(w *bytes.Buffer, e elem) {
 	p("MOVQ acc+64(FP), AX")
 	p("TESTQ AX, AX")
 	p("JZ %s_store", e.name)
-	for r := 0; r < 6; r++ {
-		p("%s (DX), Y%d, Y%d", e.add, 4+2*r, 4+2*r)
-		p("%s 32(DX), Y%d, Y%d", e.add, 5+2*r, 5+2*r)
-		p("%s Y%d, (DX)", e.move, 4+2*r)
-		p("%s Y%d, 32(DX)", e.move, 5+2*r)
-		if r < 5 {
-			p("ADDQ R13, DX")
+	// store writes the accumulators to C's six rows, first adding what C
+	// holds when add is set.
+	store := func(add bool) {
+		for r := 0; r < 6; r++ {
+			if add {
+				p("%s (DX), Y%d, Y%d", e.add, 4+2*r, 4+2*r)
+				p("%s 32(DX), Y%d, Y%d", e.add, 5+2*r, 5+2*r)
+			}
+			p("%s Y%d, (DX)", e.move, 4+2*r)
+			p("%s Y%d, 32(DX)", e.move, 5+2*r)
+			if r < 5 {
+				p("ADDQ R13, DX")
+			}
 		}
+		p("VZEROUPPER")
+		p("RET")
 	}
-	p("VZEROUPPER")
-	p("RET")
+	store(true)
 	fmt.Fprintf(w, "%s_store:\n", e.name)
-	for r := 0; r < 6; r++ {
-		p("%s Y%d, (DX)", e.move, 4+2*r)
-		p("%s Y%d, 32(DX)", e.move, 5+2*r)
-		if r < 5 {
-			p("ADDQ R13, DX")
-		}
-	}
-	p("VZEROUPPER")
-	p("RET")
+	store(false)
 }

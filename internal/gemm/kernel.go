@@ -46,15 +46,18 @@ func kernelGo[T float32 | float64](kc int, a []T, rsA, csA int, b []T, rsB int, 
 		}
 	}
 	for r := 0; r < mr; r++ {
-		dst := c[r*ldc : r*ldc+nr]
-		src := t[r*nr : r*nr+nr]
-		if acc {
-			for j, v := range src {
-				dst[j] += v
-			}
-		} else {
-			copy(dst, src)
-		}
+		storeRow(c[r*ldc:r*ldc+nr], t[r*nr:r*nr+nr], acc)
+	}
+}
+
+// storeRow copies src to dst, or adds it to dst when acc is set.
+func storeRow[T float32 | float64](dst, src []T, acc bool) {
+	if !acc {
+		copy(dst, src)
+		return
+	}
+	for j, v := range src {
+		dst[j] += v
 	}
 }
 
