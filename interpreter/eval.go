@@ -133,19 +133,17 @@ type opPlan struct {
 	// reuse lists operand positions whose tensor the kernel may overwrite
 	// with its result: the value dies here, was made by an elementwise op
 	// and was only ever read by elementwise ops, so nothing else refers to
-	// its storage (see planReuse).
+	// its storage (see planReuse). For a while op they are the operands
+	// the loop owns alone from its first iteration (so its first in-place
+	// update needs no copy): a fresh result (a constant decoded at run
+	// time, a dot product) read by nothing else but ops before it that keep
+	// nothing of it.
 	reuse []int
 	// consume is set on a dynamic_update_slice whose operand is needed by
 	// nothing that runs after it (see planConsume): when the operand is a
 	// loop-carried tensor the running while loop owns alone, the update is
 	// written into it in place.
 	consume bool
-	// handOver lists, for a while op, the operand positions whose tensor
-	// the loop owns alone from its first iteration (so its first in-place
-	// update needs no copy): a fresh result (a constant decoded at run
-	// time, a dot product) read by nothing else but ops before it that keep
-	// nothing of it (see planReuse).
-	handOver []int
 }
 
 // Compile checks a module and prepares it to run. main names the entry
@@ -422,7 +420,8 @@ var inPlaceOps = map[string]bool{}
 // when they die there.
 var freshResultOps = map[string]bool{"stablehlo.dot_general": true, "stablehlo.dot": true}
 
-// planReuse marks, for each in-place op, the operands it may overwrite.
+// planReuse marks, for each in-place op, the operands it may overwrite,
+// and for each while op, the operands its loop may own from the start.
 func planReuse(fp *funcPlan, plans []*opPlan) {
 	producer := map[int]*opPlan{}
 	for _, pl := range plans {
@@ -474,7 +473,7 @@ func planReuse(fp *funcPlan, plans []*opPlan) {
 				prod := producer[s]
 				fresh := prod != nil && (freshResultOps[prod.op.Name] || prod.op.Name == "stablehlo.constant" && prod.konst == nil)
 				if fresh && useCount[s] == 1+earlierReads[s] && dies(pl, s) {
-					pl.handOver = append(pl.handOver, j)
+					pl.reuse = append(pl.reuse, j)
 				}
 			}
 		}
@@ -531,8 +530,8 @@ type Exec struct {
 	Program *Program
 	Device  Device
 	frames  []*frame
-	// dead holds the operands the current kernel may overwrite (see
-	// opPlan.reuse); TakeDead hands them out.
+	// dead holds the operands the current kernel may overwrite, or a while
+	// loop own (see opPlan.reuse); TakeDead hands them out.
 	dead []*Tensor
 	// owners is a stack with one entry per running while body (nil for
 	// any other region or function with arguments): the loop-carried
@@ -713,11 +712,6 @@ func (x *Exec) runBlock(b *stablehlo.Block, args []Value) ([]Value, error) {
 		}
 		x.dead = x.dead[:0]
 		for _, j := range pl.reuse {
-			if t, ok := in[j].(*Tensor); ok {
-				x.dead = append(x.dead, t)
-			}
-		}
-		for _, j := range pl.handOver {
 			if t, ok := in[j].(*Tensor); ok {
 				x.dead = append(x.dead, t)
 			}
