@@ -52,6 +52,9 @@ func constantTensor(a stablehlo.DenseElementsAttr) (*Tensor, error) {
 		return nil, fmt.Errorf("splat value: %w", err)
 	}
 	t := NewTensor(shape)
+	if allZeroBytes(a.Data) {
+		return t, nil // a new tensor is all zero bits already
+	}
 	switch d := t.Data.(type) {
 	case []bool:
 		constantFill(d, one.Data.([]bool)[0])
@@ -83,6 +86,16 @@ func constantTensor(a stablehlo.DenseElementsAttr) (*Tensor, error) {
 		return nil, fmt.Errorf("element type %v is not supported", a.Type.DType)
 	}
 	return t, nil
+}
+
+// allZeroBytes reports whether every byte of b is zero.
+func allZeroBytes(b []byte) bool {
+	for _, c := range b {
+		if c != 0 {
+			return false
+		}
+	}
+	return true
 }
 
 func constantFill[T any](d []T, v T) {

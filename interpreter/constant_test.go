@@ -72,6 +72,39 @@ func TestConstant(t *testing.T) {
 	assert.Equal(t, []int32{1, 2}, b[0].(*Tensor).Data)
 }
 
+// TestLargeSplatConstants covers splats decoded at run time: an all-zero
+// value comes from the allocation alone, any other (negative zero
+// included) is written into every element, and each run gets its own.
+func TestLargeSplatConstants(t *testing.T) {
+	const n = 1 << 16
+	for _, tt := range []struct {
+		value string
+		want  float32
+	}{{"0.0", 0}, {"-0.0", float32(math.Copysign(0, -1))}, {"0x7FC00000", float32(math.NaN())}, {"2.5", 2.5}} {
+		t.Run(tt.value, func(t *testing.T) {
+			text := fmt.Sprintf("func.func @main() -> tensor<%dxf32> {\n  %%0 = stablehlo.constant dense<%s> : tensor<%dxf32>\n  return %%0 : tensor<%dxf32>\n}\n", n, tt.value, n, n)
+			m, err := stablehlo.Parse([]byte(text))
+			require.NoError(t, err)
+			p, err := Compile(m, "")
+			require.NoError(t, err)
+			for run := 0; run < 2; run++ {
+				out, err := p.Run(context.Background(), Device{}, nil)
+				require.NoError(t, err)
+				d := out[0].(*Tensor).Data.([]float32)
+				require.Len(t, d, n)
+				for i, v := range d {
+					if math.Float32bits(v) != math.Float32bits(tt.want) {
+						t.Fatalf("run %d: element %d is %v (bits %#x), want bits %#x", run, i, v, math.Float32bits(v), math.Float32bits(tt.want))
+					}
+				}
+				for i := range d {
+					d[i] = 7 // the next run must not see this
+				}
+			}
+		})
+	}
+}
+
 func TestConstantErrors(t *testing.T) {
 	i32 := stablehlo.Tensor(xla.Int32, 2)
 	dense := stablehlo.DenseElementsAttr{Type: i32, Data: make([]byte, 8)}

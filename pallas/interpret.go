@@ -16,7 +16,11 @@ import (
 //   - Non-prefetch operands are padded to whole blocks (pad value: NaN for
 //     floats, the minimum for integers, false for bools).
 //   - Outputs start as their aliased operand (padded) or filled with that
-//     "uninitialized" value; scratch buffers likewise.
+//     "uninitialized" value; scratch buffers likewise. An output whose index
+//     map visits every block once, in one run of consecutive steps (see
+//     visitsEachBlockOnce), starts as zeros instead: each of its blocks is
+//     filled with the uninitialized value when its run begins and written
+//     back when it ends, so the whole array is never filled first.
 //   - One stablehlo.while runs the grid in row-major order (last axis
 //     fastest). Each step turns the step number into grid indices, runs the
 //     index maps (grid indices and the prefetch arrays), slices the input and
@@ -56,6 +60,10 @@ type interp struct {
 	// cacheAt[i] is where output i's current block and its starts sit in
 	// the loop state (-1: a whole-array output, no cache).
 	cacheAt []int
+	// once[i] is set when output i is cached, not aliased, and its index
+	// map visits each block once: a new block starts uninitialized instead
+	// of being sliced from the output.
+	once []bool
 	grid    []int64
 	total   int64 // grid steps
 }
@@ -201,11 +209,18 @@ func lowerInterpret(fb *stablehlo.FuncBuilder, p *Program, spec *CallSpec, opera
 	}
 	// Loop state: step, outputs, scratch, check state.
 	init := []*stablehlo.Value{fb.ScalarOf(xla.Int32, 0)}
+	l.once = make([]bool, nout)
 	for i := 0; i < nout; i++ {
 		r := p.Refs[np+nin+i]
-		if r.AliasOf >= 0 {
+		switch {
+		case r.AliasOf >= 0:
 			init = append(init, pad(operands[r.AliasOf], r))
-		} else {
+		case !sameShape(r.Block, r.ArrayShape) && visitsEachBlockOnce(p.IndexMaps[nin+i], r, p.Grid):
+			// Every element is written back from a block that starts
+			// uninitialized: the array's first contents are never read.
+			l.once[i] = true
+			init = append(init, fb.SplatOf(r.DType, 0, padded(r)...))
+		default:
 			init = append(init, uninit(fb, r.DType, padded(r)))
 		}
 	}
@@ -232,7 +247,11 @@ func lowerInterpret(fb *stablehlo.FuncBuilder, p *Program, spec *CallSpec, opera
 		for d := range zeros {
 			zeros[d] = fb.ScalarOf(xla.Int32, 0)
 		}
-		init = append(init, fb.DynamicSlice(init[1+i], zeros, blockSizes(r)))
+		if l.once[i] {
+			init = append(init, uninit(fb, r.DType, blockSizes(r)))
+		} else {
+			init = append(init, fb.DynamicSlice(init[1+i], zeros, blockSizes(r)))
+		}
 		init = append(init, zeros...)
 	}
 	total := int64(1)
@@ -351,8 +370,12 @@ func (l *interp) step(fb *stablehlo.FuncBuilder, a []*stablehlo.Value, prefetch,
 			}
 		}
 		sizes := blockSizes(r)
+		once := l.once[i]
 		res := fb.If(changed, func(rb *stablehlo.FuncBuilder) []*stablehlo.Value {
 			b2 := rb.DynamicUpdateSlice(buf, blk, prev)
+			if once {
+				return []*stablehlo.Value{b2, uninit(rb, r.DType, sizes)}
+			}
 			return []*stablehlo.Value{b2, rb.DynamicSlice(b2, st, sizes)}
 		}, func(rb *stablehlo.FuncBuilder) []*stablehlo.Value {
 			return []*stablehlo.Value{buf, blk}
@@ -419,6 +442,46 @@ func (l *interp) step(fb *stablehlo.FuncBuilder, a []*stablehlo.Value, prefetch,
 		next = append(next, starts[nin+i]...)
 	}
 	return next, nil
+}
+
+// visitsEachBlockOnce reports whether index map m, over a row-major grid,
+// visits every block of r, each in a single run of consecutive steps: every
+// block index is either a grid index (each grid axis used at most once, with
+// as many steps as r has blocks along that dim) or the constant 0 along a
+// dim of one block, and the grid axes used are the leading ones. The map
+// may read no prefetch ref, so this is known when lowering.
+func visitsEachBlockOnce(m *Region, r RefInfo, grid []int64) bool {
+	if m == nil || len(m.Yield) != len(r.Block) {
+		return false
+	}
+	used := make([]bool, len(grid))
+	n := 0
+	for d, y := range m.Yield {
+		nb := numBlocks(r.ArrayShape[d], r.Block[d])
+		if c, ok := constInt(y); ok {
+			if c != 0 || nb != 1 {
+				return false
+			}
+			continue
+		}
+		axis := -1
+		for g := range grid {
+			if m.Args[g] == y {
+				axis = g
+			}
+		}
+		if axis < 0 || used[axis] || grid[axis] != nb {
+			return false
+		}
+		used[axis] = true
+		n++
+	}
+	for g := 0; g < n; g++ {
+		if !used[g] {
+			return false
+		}
+	}
+	return true
 }
 
 func blockSizes(r RefInfo) []int64 {
