@@ -63,9 +63,9 @@ type interp struct {
 	// once[i] is set when output i is cached, not aliased, and its index
 	// map visits each block once: a new block starts uninitialized instead
 	// of being sliced from the output.
-	once []bool
-	grid    []int64
-	total   int64 // grid steps
+	once  []bool
+	grid  []int64
+	total int64 // grid steps
 }
 
 // env maps IR values to StableHLO values while lowering one region.
