@@ -27,7 +27,9 @@ import (
 //     output blocks, runs the body as StableHLO ops on block values (refs are
 //     values threaded through the body; stores replace them), and writes the
 //     output blocks back at the same block indices. Scratch buffers are
-//     carried from step to step.
+//     carried from step to step. Kernel values that no step changes
+//     (constants, iotas and what is computed from them alone) are built
+//     once, before the loop.
 //   - Bounds checks (unless CompilerParams.NoBoundsChecks): every unmasked
 //     load and store with a dynamic index, and every block index, is
 //     checked at run time. The first failure is kept in an i32 vector
@@ -63,9 +65,20 @@ type interp struct {
 	// once[i] is set when output i is cached, not aliased, and its index
 	// map visits each block once: a new block starts uninitialized instead
 	// of being sliced from the output.
-	once  []bool
-	grid  []int64
-	total int64 // grid steps
+	once []bool
+	// uninitBlock[i] is output i's uninitialized block when once[i].
+	uninitBlock []*stablehlo.Value
+	grid        []int64
+	total       int64 // grid steps
+	// outer builds the function around the grid loop. A kernel op that
+	// depends on nothing a step changes (a constant, an iota, a broadcast
+	// or arithmetic of such values) is emitted there, once per call, and
+	// its value is read by every step: a zeroed accumulator block is then
+	// one splat per call, not one per step. invariant holds the values
+	// built there; hoisted is their CSE scope.
+	outer     *stablehlo.FuncBuilder
+	invariant map[*stablehlo.Value]bool
+	hoisted   *cseScope
 }
 
 // env maps IR values to StableHLO values while lowering one region.
@@ -236,6 +249,7 @@ func lowerInterpret(fb *stablehlo.FuncBuilder, p *Program, spec *CallSpec, opera
 	// pipeline does: consecutive steps on one output block (a reduction
 	// axis) then cost no copy of the whole output.
 	l.cacheAt = make([]int, nout)
+	l.uninitBlock = make([]*stablehlo.Value, nout)
 	for i := 0; i < nout; i++ {
 		r := p.Refs[np+nin+i]
 		if sameShape(r.Block, r.ArrayShape) {
@@ -248,7 +262,9 @@ func lowerInterpret(fb *stablehlo.FuncBuilder, p *Program, spec *CallSpec, opera
 			zeros[d] = fb.ScalarOf(xla.Int32, 0)
 		}
 		if l.once[i] {
-			init = append(init, uninit(fb, r.DType, blockSizes(r)))
+			// Also the value of every later new block (see step).
+			l.uninitBlock[i] = uninit(fb, r.DType, blockSizes(r))
+			init = append(init, l.uninitBlock[i])
 		} else {
 			init = append(init, fb.DynamicSlice(init[1+i], zeros, blockSizes(r)))
 		}
@@ -259,6 +275,8 @@ func lowerInterpret(fb *stablehlo.FuncBuilder, p *Program, spec *CallSpec, opera
 		total *= g
 	}
 	l.total = total
+	l.outer, l.invariant, l.hoisted = fb, map[*stablehlo.Value]bool{}, &cseScope{m: map[string][]*stablehlo.Value{}}
+	defer func() { l.outer = nil }()
 	var lowerErr error
 	res := fb.While(init, func(rb *stablehlo.FuncBuilder, a []*stablehlo.Value) *stablehlo.Value {
 		return rb.Compare(a[0], rb.ScalarOf(xla.Int32, float64(total)), stablehlo.CompareLT, stablehlo.CompareAuto)
@@ -374,7 +392,9 @@ func (l *interp) step(fb *stablehlo.FuncBuilder, a []*stablehlo.Value, prefetch,
 		res := fb.If(changed, func(rb *stablehlo.FuncBuilder) []*stablehlo.Value {
 			b2 := rb.DynamicUpdateSlice(buf, blk, prev)
 			if once {
-				return []*stablehlo.Value{b2, uninit(rb, r.DType, sizes)}
+				// The uninitialized block the loop started with (values
+				// are immutable: a partial store copies it first).
+				return []*stablehlo.Value{b2, l.uninitBlock[i]}
 			}
 			return []*stablehlo.Value{b2, rb.DynamicSlice(b2, st, sizes)}
 		}, func(rb *stablehlo.FuncBuilder) []*stablehlo.Value {
@@ -646,6 +666,12 @@ func (l *interp) record(fb *stablehlo.FuncBuilder, e *env, bad *stablehlo.Value,
 func (l *interp) region(fb *stablehlo.FuncBuilder, r *Region, e *env) error {
 	for _, op := range r.Ops {
 		key, pure := l.cseKey(op, e)
+		if pure && l.isInvariant(op, e) {
+			if err := l.hoist(op, e, key); err != nil {
+				return err
+			}
+			continue
+		}
 		if pure && e.cse != nil {
 			if vs := e.cse.get(key); vs != nil {
 				for i, v := range op.Results {
@@ -667,6 +693,48 @@ func (l *interp) region(fb *stablehlo.FuncBuilder, r *Region, e *env) error {
 		if err := fb.Err(); err != nil {
 			return &Error{Kernel: l.p.Name, Op: op.Name, Loc: op.Loc, Msg: "interpret lowering: " + err.Error()}
 		}
+	}
+	return nil
+}
+
+// isInvariant reports whether op computes the same value at every grid
+// step: it reads no ref and no grid index, and each of its operands was
+// hoisted out of the grid loop.
+func (l *interp) isInvariant(op *Op, e *env) bool {
+	if l.outer == nil {
+		return false
+	}
+	switch op.Name {
+	case "load", "store", "program_id", "when", "for", "while":
+		return false
+	}
+	for _, v := range op.Operands {
+		if !l.invariant[e.vals[v]] {
+			return false
+		}
+	}
+	return true
+}
+
+// hoist lowers the invariant op into l.outer, or reuses the values of an
+// earlier op that computed the same (key is its cseKey).
+func (l *interp) hoist(op *Op, e *env, key string) error {
+	vs := l.hoisted.get(key)
+	if vs == nil {
+		if err := l.op(l.outer, op, e); err != nil {
+			return err
+		}
+		if err := l.outer.Err(); err != nil {
+			return &Error{Kernel: l.p.Name, Op: op.Name, Loc: op.Loc, Msg: "interpret lowering: " + err.Error()}
+		}
+		for _, v := range op.Results {
+			vs = append(vs, e.vals[v])
+			l.invariant[e.vals[v]] = true
+		}
+		l.hoisted.m[key] = vs
+	}
+	for i, v := range op.Results {
+		e.vals[v] = vs[i]
 	}
 	return nil
 }

@@ -111,3 +111,67 @@ func TestInterpretSharesBlockStarts(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, f32s(8, func(i int) float32 { return float32(i + 1) }), out[0].Data)
 }
+
+func TestInterpretHoistsLoopInvariantValues(t *testing.T) {
+	// A block of constants built from an iota, a zeroed scratch block and
+	// the scale inside a When and a ForLoop depend on nothing a grid step
+	// changes: interpret mode computes them once, before the grid loop.
+	// Stores into the zeroed scratch still work (values are immutable), and
+	// so does reading the hoisted block at every step.
+	kernel := func(k *Kernel, refs []*Ref) {
+		x, o, s := refs[0], refs[1], refs[2]
+		ramp := k.Iota(xla.Float32, 0, 4).Mul(2.0).Add(1.0) // 1 3 5 7
+		s.Store(k.Zeros(xla.Float32, 4))
+		s.Store(x.Load(Slice(0, 2)), Slice(0, 2))
+		k.When(k.ProgramID(0).Eq(1), func() {
+			s.Store(s.Load().Add(k.Full(xla.Float32, 100.0, 4)))
+		})
+		acc := k.ForLoop(0, 2, []*Value{k.Zeros(xla.Float32, 4)}, func(i *Value, c []*Value) []*Value {
+			return []*Value{c[0].Add(ramp)}
+		})
+		o.Store(s.Load().Add(acc[0]))
+	}
+	bmap := func(g []*Value, _ []*Ref) []any { return []any{g[0]} }
+	spec := CallSpec{
+		Name:           "hoist",
+		OutShapes:      []xla.Shape{xla.MakeShape(xla.Float32, 12)},
+		Grid:           []int64{3},
+		InSpecs:        []*BlockSpec{{BlockShape: []int64{4}, IndexMap: bmap}},
+		OutSpecs:       []*BlockSpec{{BlockShape: []int64{4}, IndexMap: bmap}},
+		ScratchShapes:  []xla.Shape{xla.MakeShape(xla.Float32, 4)},
+		CompilerParams: CompilerParams{NoBoundsChecks: true},
+	}
+	x := f32s(12, func(i int) float32 { return float32(10 * i) })
+	out, err := runCall(kernel, spec, tensor(t, xla.Float32, x, 12))
+	require.NoError(t, err)
+	want := make([]float32, 12)
+	for g := 0; g < 3; g++ {
+		for e := 0; e < 4; e++ {
+			v := 2 * float32(2*e+1)
+			if e < 2 {
+				v += x[4*g+e]
+			}
+			if g == 1 {
+				v += 100
+			}
+			want[4*g+e] = v
+		}
+	}
+	assert.Equal(t, want, out[0].Data)
+
+	b := stablehlo.NewBuilder("hoist")
+	fb := b.NewFunction("main", stablehlo.Tensor(xla.Float32, 12))
+	fb.Return(Call(fb, kernel, spec, fb.Args()...)...)
+	m, err := b.Build()
+	require.NoError(t, err)
+	text := m.String()
+	loop := strings.Index(text, "stablehlo.while")
+	require.Positive(t, loop)
+	before, body := text[:loop], text[loop:]
+	for _, op := range []string{"stablehlo.iota", "stablehlo.broadcast_in_dim", "stablehlo.constant dense<1.000000e+02>"} {
+		assert.Contains(t, before, op)
+		assert.NotContains(t, body, op, "computed at every step")
+	}
+	// One zeros block serves the scratch store and the loop's start.
+	assert.Equal(t, 1, strings.Count(before, "stablehlo.constant dense<0.000000e+00> : tensor<4xf32>"), before)
+}
