@@ -41,7 +41,7 @@ func dotGeneralKernel(x *Exec, op *stablehlo.Op, args []Value) (out []Value, err
 	if err != nil {
 		return nil, err
 	}
-	t, err := dotGeneralArgs(ts[0], ts[1], dn, rt.Shape())
+	t, err := dotGeneralArgs(x, ts[0], ts[1], dn, rt.Shape())
 	if err != nil {
 		return nil, err
 	}
@@ -65,7 +65,7 @@ func dotKernel(x *Exec, op *stablehlo.Op, args []Value) (out []Value, err error)
 		return nil, err
 	}
 	dn := stablehlo.DotDimensionNumbers{LhsContractingDims: []int64{int64(lr - 1)}, RhsContractingDims: []int64{0}}
-	t, err := dotGeneralArgs(ts[0], ts[1], dn, rt.Shape())
+	t, err := dotGeneralArgs(x, ts[0], ts[1], dn, rt.Shape())
 	if err != nil {
 		return nil, err
 	}
@@ -155,11 +155,12 @@ func planDot(lhs, rhs xla.Shape, dn stablehlo.DotDimensionNumbers) (*dotPlan, er
 }
 
 func dotGeneral(lhs, rhs *Tensor, dn stablehlo.DotDimensionNumbers, result xla.Shape) (*Tensor, error) {
-	return dotGeneralArgs(dotArg{t: lhs, shape: lhs.Shape}, dotArg{t: rhs, shape: rhs.Shape}, dn, result)
+	return dotGeneralArgs(nil, dotArg{t: lhs, shape: lhs.Shape}, dotArg{t: rhs, shape: rhs.Shape}, dn, result)
 }
 
-// dotGeneralArgs is dotGeneral of operands that may be windows.
-func dotGeneralArgs(lhs, rhs dotArg, dn stablehlo.DotDimensionNumbers, result xla.Shape) (*Tensor, error) {
+// dotGeneralArgs is dotGeneral of operands that may be windows; the result
+// may take a spare buffer of x (nil: none).
+func dotGeneralArgs(x *Exec, lhs, rhs dotArg, dn stablehlo.DotDimensionNumbers, result xla.Shape) (*Tensor, error) {
 	p, err := planDot(lhs.shape, rhs.shape, dn)
 	if err != nil {
 		return nil, err
@@ -173,19 +174,19 @@ func dotGeneralArgs(lhs, rhs dotArg, dn stablehlo.DotDimensionNumbers, result xl
 	}
 	switch c {
 	case laF32:
-		return dotGeneralT[float32](lhs, rhs, p, result)
+		return dotGeneralT[float32](x, lhs, rhs, p, result)
 	case laF64:
-		return dotGeneralT[float64](lhs, rhs, p, result)
+		return dotGeneralT[float64](x, lhs, rhs, p, result)
 	case laI64:
-		return dotGeneralT[int64](lhs, rhs, p, result)
+		return dotGeneralT[int64](x, lhs, rhs, p, result)
 	case laC64:
-		return dotGeneralT[complex64](lhs, rhs, p, result)
+		return dotGeneralT[complex64](x, lhs, rhs, p, result)
 	default:
-		return dotGeneralT[complex128](lhs, rhs, p, result)
+		return dotGeneralT[complex128](x, lhs, rhs, p, result)
 	}
 }
 
-func dotGeneralT[T laNum](lhs, rhs dotArg, p *dotPlan, result xla.Shape) (*Tensor, error) {
+func dotGeneralT[T laNum](x *Exec, lhs, rhs dotArg, p *dotPlan, result xla.Shape) (*Tensor, error) {
 	lhsNoop, lhsNoopT := laPermIsNoop(p.lhsDims, p.lhsPerm), laPermIsNoop(p.lhsDims, p.lhsPermT)
 	rhsNoop, rhsNoopT := laPermIsNoop(p.rhsDims, p.rhsPerm), laPermIsNoop(p.rhsDims, p.rhsPermT)
 	if err := resolveOperandView[T](&lhs, p, lhsNoop, lhsNoopT, p.lhsFree, p.lhsContract); err != nil {
@@ -230,8 +231,8 @@ func dotGeneralT[T laNum](lhs, rhs dotArg, p *dotPlan, result xla.Shape) (*Tenso
 		ldb = rhs.ld
 	}
 	// laStore keeps c as the result's storage when the compute type is the
-	// storage type.
-	c := make([]T, p.batch*m*n)
+	// storage type (so c may be a spare: every element is written below).
+	c := spareSlice[T](x, p.batch*m*n)
 	if lda < 1 {
 		lda = 1
 	}
@@ -254,5 +255,9 @@ func dotGeneralT[T laNum](lhs, rhs dotArg, p *dotPlan, result xla.Shape) (*Tenso
 			one(i)
 		}
 	}
-	return laStore(result, c)
+	t, err := laStore(result, c)
+	if err == nil {
+		x.adopt(t) // c, or a new tensor converted from it
+	}
+	return t, err
 }

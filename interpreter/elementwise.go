@@ -300,30 +300,40 @@ func ewResult(op *stablehlo.Op, i int) (*Tensor, error) {
 // dimensions of ref and, unless dt is Invalid, element type dt. The error
 // says "does not match <what><ref's type>".
 func ewResultOf(op *stablehlo.Op, i int, dt xla.DType, ref xla.Shape, what string) (*Tensor, error) {
-	rt, err := ewResultType(op, i)
+	s, err := ewResultShape(op, i, dt, ref, what)
 	if err != nil {
 		return nil, err
 	}
-	if !ewSameDims(xla.Shape{DType: rt.DType, Dims: rt.Dims}, ref) || (dt != xla.Invalid && rt.DType != dt) {
-		return nil, fmt.Errorf("result type %v does not match %s%s", rt, what, ewType(ref))
-	}
-	return NewTensor(xla.Shape{DType: rt.DType, Dims: rt.Dims}), nil
+	return NewTensor(s), nil
 }
 
-// ewResultInPlace is ewResultOf for in-place kernels: when a dying operand
-// has the result's exact type, the result is written into it.
+// ewResultShape checks result i's type as ewResultOf does and returns it.
+func ewResultShape(op *stablehlo.Op, i int, dt xla.DType, ref xla.Shape, what string) (xla.Shape, error) {
+	rt, err := ewResultType(op, i)
+	if err != nil {
+		return xla.Shape{}, err
+	}
+	if !ewSameDims(xla.Shape{DType: rt.DType, Dims: rt.Dims}, ref) || (dt != xla.Invalid && rt.DType != dt) {
+		return xla.Shape{}, fmt.Errorf("result type %v does not match %s%s", rt, what, ewType(ref))
+	}
+	return xla.Shape{DType: rt.DType, Dims: rt.Dims}, nil
+}
+
+// ewResultInPlace is ewResultOf for in-place kernels, which write every
+// element of the result: when a dying operand has the result's exact
+// type, the result is written into it, else into a spare buffer of the
+// run when there is one.
 func ewResultInPlace(x *Exec, op *stablehlo.Op, dt xla.DType, ref xla.Shape, what string) (*Tensor, error) {
+	s, err := ewResultShape(op, 0, dt, ref, what)
+	if err != nil {
+		return nil, err
+	}
 	if x != nil && len(x.dead) > 0 {
-		if rt, err := ewResultType(op, 0); err == nil && (dt == xla.Invalid || rt.DType == dt) {
-			want := xla.Shape{DType: rt.DType, Dims: rt.Dims}
-			if ewSameDims(want, ref) {
-				if t := x.TakeDead(want); t != nil {
-					return t, nil
-				}
-			}
+		if t := x.TakeDead(s); t != nil {
+			return t, nil
 		}
 	}
-	return ewResultOf(op, 0, dt, ref, what)
+	return x.newTensor(s), nil
 }
 
 // ewSameDims reports whether a and b have the same dimensions.

@@ -115,7 +115,10 @@ type funcPlan struct {
 	slots  map[*stablehlo.Value]int
 	ops    map[*stablehlo.Op]*opPlan
 	blocks map[*stablehlo.Block][]*opPlan // each block's ops in order
-	size   int
+	// unusedArgs marks the block arguments nothing in their block reads:
+	// they are not stored in the frame.
+	unusedArgs map[*stablehlo.Block][]bool
+	size       int
 }
 
 type opPlan struct {
@@ -127,8 +130,10 @@ type opPlan struct {
 	in    []int
 	out   []int
 	// free lists the slots of values of this op's block whose last use is
-	// this op (directly or inside its regions): they are dropped after it
-	// runs, so a long program holds only its live values.
+	// this op (directly or inside its regions), and of its results nothing
+	// uses: they are dropped after it runs, so a long program holds only
+	// its live values. A terminator's are the values of its block it hands
+	// over, dropped from the frame once handed.
 	free []int
 	// reuse lists operand positions whose tensor the kernel may overwrite
 	// with its result: the value dies here, was made by an elementwise op
@@ -391,8 +396,17 @@ func planFrees(fp *funcPlan, b *stablehlo.Block) {
 		uses(pl.op, i)
 	}
 	defined := map[int]bool{}
-	for _, a := range b.Args {
+	for i, a := range b.Args {
 		defined[fp.slots[a]] = true
+		if _, used := last[fp.slots[a]]; !used {
+			if fp.unusedArgs == nil {
+				fp.unusedArgs = map[*stablehlo.Block][]bool{}
+			}
+			if fp.unusedArgs[b] == nil {
+				fp.unusedArgs[b] = make([]bool, len(b.Args))
+			}
+			fp.unusedArgs[b][i] = true
+		}
 	}
 	for _, pl := range plans {
 		for _, s := range pl.out {
@@ -400,8 +414,15 @@ func planFrees(fp *funcPlan, b *stablehlo.Block) {
 		}
 	}
 	for s, i := range last {
-		if defined[s] && !isTerminator(plans[i].op.Name) {
+		if defined[s] {
 			plans[i].free = append(plans[i].free, s)
+		}
+	}
+	for _, pl := range plans {
+		for _, s := range pl.out {
+			if _, used := last[s]; !used {
+				pl.free = append(pl.free, s)
+			}
 		}
 	}
 	for _, pl := range plans {
@@ -533,6 +554,8 @@ type Exec struct {
 	// dead holds the operands the current kernel may overwrite, or a while
 	// loop own (see opPlan.reuse); TakeDead hands them out.
 	dead []*Tensor
+	// sp is the storage this run allocated and may reuse (see spare.go).
+	sp spareState
 	// owners is a stack with one entry per running while body (nil for
 	// any other region or function with arguments): the loop-carried
 	// tensors that loop alone refers to.
@@ -608,6 +631,9 @@ func (x *Exec) Call(f *stablehlo.Func, args []Value) ([]Value, error) {
 		}
 	}
 	outermost := len(x.frames) == 0
+	if outermost && x.Device.Rendezvous != nil {
+		x.sp.off = true // collectives pass values between devices
+	}
 	fr := &frame{plan: fp, vals: make([]Value, fp.size)}
 	x.frames = append(x.frames, fr)
 	x.owners = append(x.owners, nil) // the caller's loop does not own the callee's values
@@ -639,9 +665,14 @@ func (x *Exec) RunRegion(r *stablehlo.Region, args []Value) ([]Value, error) {
 		return nil, fmt.Errorf("interpreter: region takes %d arguments, got %d", len(b.Args), len(args))
 	}
 	if len(args) > 0 {
-		// Its arguments are other values' tensors: no loop owns them here.
+		// Its arguments are other values' tensors: no loop owns them here,
+		// and the kernel running the region may still use them after it.
 		x.owners = append(x.owners, nil)
-		defer func() { x.owners = x.owners[:len(x.owners)-1] }()
+		x.sp.held = append(x.sp.held, args)
+		defer func() {
+			x.owners = x.owners[:len(x.owners)-1]
+			x.sp.held = x.sp.held[:len(x.sp.held)-1]
+		}()
 	}
 	return x.runBlock(b, args)
 }
@@ -689,8 +720,11 @@ func (x *Exec) runLoopBody(r *stablehlo.Region, args []Value, excl map[*Tensor]b
 
 func (x *Exec) runBlock(b *stablehlo.Block, args []Value) ([]Value, error) {
 	fr := x.frames[len(x.frames)-1]
+	unused := fr.plan.unusedArgs[b]
 	for i, a := range b.Args {
-		fr.vals[fr.plan.slots[a]] = args[i]
+		if unused == nil || !unused[i] {
+			fr.vals[fr.plan.slots[a]] = args[i]
+		}
 	}
 	for _, pl := range fr.plan.blocks[b] {
 		if pl.konst != nil {
@@ -705,6 +739,9 @@ func (x *Exec) runBlock(b *stablehlo.Block, args []Value) ([]Value, error) {
 			in[i] = fr.vals[s]
 		}
 		if isTerminator(pl.op.Name) {
+			for _, s := range pl.free {
+				fr.vals[s] = nil
+			}
 			return in, nil
 		}
 		if err := x.Ctx.Err(); err != nil {
@@ -723,8 +760,15 @@ func (x *Exec) runBlock(b *stablehlo.Block, args []Value) ([]Value, error) {
 				}
 			}
 		}
+		keeps := mayKeepOperands[pl.op.Name]
+		if keeps {
+			x.disown(in)
+		}
 		out, err := pl.kernel(x, pl.op, in)
 		x.dead = x.dead[:0]
+		if keeps {
+			x.disown(out)
+		}
 		if err != nil {
 			return nil, opError(fr.plan.fn, pl.op, err)
 		}
@@ -734,8 +778,24 @@ func (x *Exec) runBlock(b *stablehlo.Block, args []Value) ([]Value, error) {
 		for i, s := range pl.out {
 			fr.vals[s] = out[i]
 		}
+		if len(x.sp.own) == 0 {
+			for _, s := range pl.free {
+				fr.vals[s] = nil
+			}
+			continue
+		}
+		// Drop every dying value first, then offer each one's storage for
+		// reuse: one of them may share another's.
+		var buf [4]Value
+		dying := buf[:0]
 		for _, s := range pl.free {
-			fr.vals[s] = nil
+			if v := fr.vals[s]; v != nil {
+				dying = append(dying, v)
+				fr.vals[s] = nil
+			}
+		}
+		for _, v := range dying {
+			x.released(v)
 		}
 	}
 	return nil, fmt.Errorf("interpreter: block has no terminator")

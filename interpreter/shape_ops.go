@@ -99,7 +99,7 @@ func shpTranspose(_ *Exec, op *stablehlo.Op, args []Value) ([]Value, error) {
 
 // shpBroadcastInDim: result[i] = operand[j] with j[k] = dim(operand, k) == 1
 // ? 0 : i[broadcast_dimensions[k]].
-func shpBroadcastInDim(_ *Exec, op *stablehlo.Op, args []Value) ([]Value, error) {
+func shpBroadcastInDim(x *Exec, op *stablehlo.Op, args []Value) ([]Value, error) {
 	in, err := shpOneTensor(args, 1)
 	if err != nil {
 		return nil, err
@@ -118,7 +118,7 @@ func shpBroadcastInDim(_ *Exec, op *stablehlo.Op, args []Value) ([]Value, error)
 	if sh.DType != in.Shape.DType {
 		return nil, shpErrf("result element type %v differs from the operand's %v", sh.DType, in.Shape.DType)
 	}
-	out, err := shpDoBroadcast(in, bd, sh.Dims)
+	out, err := shpBroadcastFor(x, in, bd, sh.Dims)
 	if err != nil {
 		return nil, err
 	}
@@ -126,6 +126,12 @@ func shpBroadcastInDim(_ *Exec, op *stablehlo.Op, args []Value) ([]Value, error)
 }
 
 func shpDoBroadcast(in *Tensor, bd, outDims []int64) (*Tensor, error) {
+	return shpBroadcastFor(nil, in, bd, outDims)
+}
+
+// shpBroadcastFor is shpDoBroadcast with a result that may be a spare of x
+// (every element is copied in).
+func shpBroadcastFor(x *Exec, in *Tensor, bd, outDims []int64) (*Tensor, error) {
 	r := in.Shape.Rank()
 	if len(bd) != r {
 		return nil, shpErrf("broadcast_dimensions has %d entries for an operand of rank %d", len(bd), r)
@@ -148,7 +154,7 @@ func shpDoBroadcast(in *Tensor, bd, outDims []int64) (*Tensor, error) {
 				k, in.Shape.Dims[k], d, outDims[d])
 		}
 	}
-	out := shpNew(in.Shape.DType, outDims)
+	out := x.newTensor(xla.MakeShape(in.Shape.DType, outDims...))
 	if out.Len() == 0 {
 		return out, nil
 	}
@@ -275,12 +281,12 @@ func shpStartIndices(args []Value, dims, sizes []int64) ([]int64, error) {
 }
 
 // shpDynamicSlice: result = operand[clamp(0, start, dim - size) + i].
-func shpDynamicSlice(_ *Exec, op *stablehlo.Op, args []Value) ([]Value, error) {
+func shpDynamicSlice(x *Exec, op *stablehlo.Op, args []Value) ([]Value, error) {
 	in, start, sizes, sh, err := shpDynamicSliceWindow(op, args)
 	if err != nil {
 		return nil, err
 	}
-	out := NewTensor(sh)
+	out := x.newTensor(sh) // every element is copied in below
 	inStr := Strides(in.Shape.Dims)
 	if out.Len() > 0 {
 		if err := shpCopy(out, in, sizes, 0, Strides(sizes), shpOffset(start, inStr), inStr); err != nil {

@@ -1,0 +1,171 @@
+package interpreter
+
+import (
+	"context"
+	"runtime"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/halo-ml/halo/stablehlo"
+)
+
+// 8192 float32s: 32 KiB, above spareMinBytes.
+const spareN = 8192
+
+func runSpareProgram(t *testing.T, text string, args ...Value) []Value {
+	t.Helper()
+	m, err := stablehlo.Parse([]byte(strings2(text, "N ", "8192")))
+	require.NoError(t, err)
+	p, err := Compile(m, "")
+	require.NoError(t, err)
+	out, err := p.Run(context.Background(), Device{}, args)
+	require.NoError(t, err)
+	return out
+}
+
+func ramp(scale float32) *Tensor {
+	v := make([]float32, spareN)
+	for i := range v {
+		v[i] = scale * float32(i%97)
+	}
+	return f32Tensor(v, spareN)
+}
+
+func TestSpareBuffersAreReusedAcrossLoopSteps(t *testing.T) {
+	// Each of 200 steps slices a 32 KiB block, squares it and adds it to
+	// the carried sum: two new 32 KiB results per step, 12.5 MiB in all
+	// without reuse. The dying sum and block of one step are the next
+	// step's buffers.
+	const src = `func.func @main(%x: tensor<16384xf32>) -> tensor<N xf32> {
+  %c0 = stablehlo.constant dense<0> : tensor<i32>
+  %z = stablehlo.constant dense<0.0> : tensor<N xf32>
+  %r:2 = stablehlo.while(%i = %c0, %acc = %z) : tensor<i32>, tensor<N xf32>
+    cond {
+      %n = stablehlo.constant dense<200> : tensor<i32>
+      %lt = stablehlo.compare LT, %i, %n : (tensor<i32>, tensor<i32>) -> tensor<i1>
+      stablehlo.return %lt : tensor<i1>
+    } do {
+      %one = stablehlo.constant dense<1> : tensor<i32>
+      %two = stablehlo.constant dense<2> : tensor<i32>
+      %blk = stablehlo.constant dense<8192> : tensor<i32>
+      %h = stablehlo.remainder %i, %two : tensor<i32>
+      %off = stablehlo.multiply %h, %blk : tensor<i32>
+      %s = stablehlo.dynamic_slice %x, %off, sizes = [8192] : (tensor<16384xf32>, tensor<i32>) -> tensor<N xf32>
+      %sq = stablehlo.multiply %s, %s : tensor<N xf32>
+      %acc2 = stablehlo.add %acc, %sq : tensor<N xf32>
+      %i1 = stablehlo.add %i, %one : tensor<i32>
+      stablehlo.return %i1, %acc2 : tensor<i32>, tensor<N xf32>
+    }
+  return %r#1 : tensor<N xf32>
+}`
+	x := make([]float32, 2*spareN)
+	for i := range x {
+		x[i] = float32(i%7) - 3
+	}
+	m, err := stablehlo.Parse([]byte(strings2(src, "N ", "8192")))
+	require.NoError(t, err)
+	p, err := Compile(m, "")
+	require.NoError(t, err)
+	arg := f32Tensor(x, 2*spareN)
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	out, err := p.Run(context.Background(), Device{}, []Value{arg})
+	require.NoError(t, err)
+	runtime.ReadMemStats(&after)
+	got := out[0].(*Tensor).Data.([]float32)
+	for j := 0; j < spareN; j++ {
+		a, b := x[j], x[spareN+j]
+		require.Equal(t, 100*(a*a+b*b), got[j], "element %d", j)
+	}
+	assert.Less(t, after.TotalAlloc-before.TotalAlloc, uint64(3<<20), "dead step values are reused")
+}
+
+func TestSpareBuffersNeverReuseLiveStorage(t *testing.T) {
+	// Each program lets a 32 KiB value of the run's own die while
+	// something else still refers to its storage, then makes a value of
+	// the same size (which would take the storage if it were reused) and
+	// reads the first storage again.
+	t.Run("shared by a reshape", func(t *testing.T) {
+		out := runSpareProgram(t, `func.func @main(%x: tensor<N xf32>) -> (tensor<N xf32>, tensor<N xf32>, tensor<N xf32>) {
+  %a = stablehlo.add %x, %x : tensor<N xf32>
+  %r = stablehlo.reshape %a : (tensor<N xf32>) -> tensor<1x8192xf32>
+  %b = stablehlo.negate %a : tensor<N xf32>
+  %c = stablehlo.constant dense<7.0> : tensor<f32>
+  %z = stablehlo.broadcast_in_dim %c, dims = [] : (tensor<f32>) -> tensor<N xf32>
+  %r2 = stablehlo.reshape %r : (tensor<1x8192xf32>) -> tensor<N xf32>
+  return %r2, %b, %z : tensor<N xf32>, tensor<N xf32>, tensor<N xf32>
+}`, ramp(1))
+		assert.Equal(t, ramp(2).Data, out[0].(*Tensor).Data)
+		assert.Equal(t, ramp(-2).Data, out[1].(*Tensor).Data)
+	})
+	t.Run("held by the caller of a function", func(t *testing.T) {
+		out := runSpareProgram(t, `func.func @main(%x: tensor<N xf32>) -> (tensor<N xf32>, tensor<N xf32>) {
+  %a = stablehlo.add %x, %x : tensor<N xf32>
+  %q = func.call @f(%a) : (tensor<N xf32>) -> tensor<N xf32>
+  %s = stablehlo.add %a, %a : tensor<N xf32>
+  return %q, %s : tensor<N xf32>, tensor<N xf32>
+}
+func.func private @f(%p: tensor<N xf32>) -> tensor<N xf32> {
+  %n = stablehlo.negate %p : tensor<N xf32>
+  %c = stablehlo.constant dense<7.0> : tensor<f32>
+  %z = stablehlo.broadcast_in_dim %c, dims = [] : (tensor<f32>) -> tensor<N xf32>
+  %q = stablehlo.add %n, %z : tensor<N xf32>
+  return %q : tensor<N xf32>
+}`, ramp(1))
+		assert.Equal(t, ramp(4).Data, out[1].(*Tensor).Data)
+	})
+	t.Run("held by a while loop across its condition", func(t *testing.T) {
+		// The condition's last use of %b is not the loop's: the body reads
+		// it next.
+		out := runSpareProgram(t, `func.func @main(%x: tensor<N xf32>) -> tensor<N xf32> {
+  %c0 = stablehlo.constant dense<0> : tensor<i32>
+  %r:2 = stablehlo.while(%i = %c0, %b = %x) : tensor<i32>, tensor<N xf32>
+    cond {
+      %m = stablehlo.multiply %b, %b : tensor<N xf32>
+      %c = stablehlo.constant dense<7.0> : tensor<f32>
+      %z = stablehlo.broadcast_in_dim %c, dims = [] : (tensor<f32>) -> tensor<N xf32>
+      %y = stablehlo.add %m, %z : tensor<N xf32>
+      %zero = stablehlo.constant dense<0.0> : tensor<f32>
+      %s = stablehlo.reduce(%y init: %zero) applies stablehlo.add across dimensions = [0] : (tensor<N xf32>, tensor<f32>) -> tensor<f32>
+      %n = stablehlo.constant dense<3> : tensor<i32>
+      %lt = stablehlo.compare LT, %i, %n : (tensor<i32>, tensor<i32>) -> tensor<i1>
+      %pos = stablehlo.compare GT, %s, %zero : (tensor<f32>, tensor<f32>) -> tensor<i1>
+      %go = stablehlo.and %lt, %pos : tensor<i1>
+      stablehlo.return %go : tensor<i1>
+    } do {
+      %one = stablehlo.constant dense<1> : tensor<i32>
+      %i1 = stablehlo.add %i, %one : tensor<i32>
+      %b2 = stablehlo.add %b, %b : tensor<N xf32>
+      stablehlo.return %i1, %b2 : tensor<i32>, tensor<N xf32>
+    }
+  return %r#1 : tensor<N xf32>
+}`, ramp(1))
+		assert.Equal(t, ramp(8).Data, out[0].(*Tensor).Data)
+	})
+	t.Run("kept by a custom call", func(t *testing.T) {
+		var kept *Tensor
+		RegisterCustomCall("halo_test.keep", func(c *CustomCall) ([]*Tensor, error) {
+			kept = c.Operands[0]
+			return nil, nil
+		})
+		defer RegisterCustomCall("halo_test.keep", nil)
+		out := runSpareProgram(t, `func.func @main(%x: tensor<N xf32>) -> tensor<N xf32> {
+  %a = stablehlo.add %x, %x : tensor<N xf32>
+  stablehlo.custom_call @halo_test.keep(%a) {has_side_effect = true} : (tensor<N xf32>) -> ()
+  %n = stablehlo.negate %a : tensor<N xf32>
+  %c = stablehlo.constant dense<7.0> : tensor<f32>
+  %z = stablehlo.broadcast_in_dim %c, dims = [] : (tensor<f32>) -> tensor<N xf32>
+  %q = stablehlo.add %n, %z : tensor<N xf32>
+  return %q : tensor<N xf32>
+}`, ramp(1))
+		require.NotNil(t, kept)
+		assert.Equal(t, ramp(2).Data, kept.Data, "the custom call's operand is never reused")
+		want := ramp(-2).Data.([]float32)
+		for i := range want {
+			want[i] += 7
+		}
+		assert.Equal(t, want, out[0].(*Tensor).Data)
+	})
+}
