@@ -25,8 +25,11 @@ type BlockSpec struct {
 	BlockShape []int64
 	IndexMap   IndexMapFunc
 
-	// batchedWhole marks Vmap's spec for a batched whole-array input.
-	batchedWhole bool
+	// batchAxes marks Vmap's spec for a batched input with no block spec
+	// (the whole array per batch element), whose shape Vmap does not know:
+	// leading dim d is squeezed and indexed by grid axis batchAxes[d], the
+	// rest is whole. Call resolves it into a plain spec.
+	batchAxes []int
 }
 
 // Backend selects the lowering of a call.
@@ -237,20 +240,26 @@ func Trace(kernel KernelFunc, spec CallSpec, operands []stablehlo.TensorType) (*
 	if len(spec.InSpecs) > 0 {
 		specs := append([]*BlockSpec(nil), spec.InSpecs...)
 		for i, bs := range specs {
-			if bs == nil || !bs.batchedWhole {
+			if bs == nil || bs.batchAxes == nil {
 				continue
 			}
 			dims := operands[np+i].Dims
-			if len(dims) == 0 {
-				return fail("batched input %d is a scalar", i)
+			axes := bs.batchAxes
+			if len(dims) < len(axes) {
+				return fail("batched input %d has rank %d, fewer than its %d batch dims", i, len(dims), len(axes))
 			}
-			block := append([]int64{Squeezed}, dims[1:]...)
+			block := append([]int64{}, dims...)
+			for d := range axes {
+				block[d] = Squeezed
+			}
 			rank := len(dims)
 			specs[i] = &BlockSpec{BlockShape: block, IndexMap: func(g []*Value, _ []*Ref) []any {
 				idx := make([]any, rank)
-				idx[0] = g[0]
-				for d := 1; d < rank; d++ {
+				for d := range idx {
 					idx[d] = 0
+				}
+				for d, a := range axes {
+					idx[d] = g[a]
 				}
 				return idx
 			}}

@@ -80,9 +80,22 @@ func Vmap(kernel KernelFunc, spec CallSpec, batch int64, batched []bool) (Kernel
 		if len(spec.InSpecs) > 0 {
 			bs = spec.InSpecs[i]
 		}
+		if bs != nil && bs.batchAxes != nil {
+			// Batched by an inner Vmap (whole array per element): its grid
+			// axes move up by one, and this batch dim comes first.
+			axes := make([]int, 0, len(bs.batchAxes)+1)
+			if batched[np+i] {
+				axes = append(axes, 0)
+			}
+			for _, a := range bs.batchAxes {
+				axes = append(axes, a+1)
+			}
+			out.InSpecs[i] = &BlockSpec{batchAxes: axes}
+			continue
+		}
 		if bs == nil || bs.BlockShape == nil {
 			if batched[np+i] {
-				out.InSpecs[i] = &BlockSpec{batchedWhole: true}
+				out.InSpecs[i] = &BlockSpec{batchAxes: []int{0}}
 			}
 			continue
 		}

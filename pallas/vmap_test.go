@@ -45,3 +45,36 @@ func TestVmapErrors(t *testing.T) {
 	_, _, err = Vmap(nil, spec, 2, []bool{false})
 	require.ErrorContains(t, err, "nil")
 }
+
+func TestVmapNested(t *testing.T) {
+	// o = x + y + z + 10 * program_id(0) over (2,) blocks. x (blocked) is
+	// batched by both Vmaps, y (whole array) by the inner one only, z (whole
+	// array) by the outer one only: o[a, b] = x[a, b] + y[b] + z[a].
+	kernel := func(k *Kernel, r []*Ref) {
+		r[3].Store(r[0].Load().Add(r[1].Load(Slice(0, 2))).Add(r[2].Load(Slice(0, 2))).Add(k.ProgramID(0).Mul(10).Astype(xla.Float32)))
+	}
+	blk := &BlockSpec{BlockShape: []int64{2}, IndexMap: func(g []*Value, _ []*Ref) []any { return []any{g[0]} }}
+	spec := CallSpec{Name: "add3", OutShapes: []xla.Shape{xla.MakeShape(xla.Float32, 4)}, Grid: []int64{2},
+		InSpecs: []*BlockSpec{blk, nil, nil}, OutSpecs: []*BlockSpec{blk}}
+	ik, ispec, err := Vmap(kernel, spec, 3, []bool{true, true, false}) // inner batch b = 3
+	require.NoError(t, err)
+	ok, ospec, err := Vmap(ik, ispec, 2, []bool{true, false, true}) // outer batch a = 2
+	require.NoError(t, err)
+	require.Equal(t, []int64{2, 3, 2}, ospec.Grid)
+	x := tensor(t, xla.Float32, f32s(24, func(i int) float32 { return float32(i) }), 2, 3, 4)
+	y := tensor(t, xla.Float32, f32s(6, func(i int) float32 { return float32(100 * (i + 1)) }), 3, 2)
+	z := tensor(t, xla.Float32, []float32{0.5, 0.25, 0.125, 0.0625}, 2, 2)
+	out, err := runCall(ok, ospec, x, y, z)
+	require.NoError(t, err)
+	require.Equal(t, []int64{2, 3, 4}, out[0].Shape.Dims)
+	want := make([]float32, 24)
+	for a := 0; a < 2; a++ {
+		for b := 0; b < 3; b++ {
+			for i := 0; i < 4; i++ {
+				e := i % 2
+				want[(a*3+b)*4+i] = float32((a*3+b)*4+i) + float32(100*(2*b+e+1)) + []float32{0.5, 0.25, 0.125, 0.0625}[2*a+e] + float32(10*(i/2))
+			}
+		}
+	}
+	require.Equal(t, want, out[0].Data)
+}
