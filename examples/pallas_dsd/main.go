@@ -16,8 +16,10 @@ package main
 import (
 	"context"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"os"
+	"slices"
 
 	"github.com/halo-ml/halo/interpreter"
 	"github.com/halo-ml/halo/pallas"
@@ -49,17 +51,18 @@ func (s *BlockCOO) Dense() []float32 {
 	return d
 }
 
-// RandomBlockSparse samples each block as non-zero with probability p (at
-// least one block is kept).
+// RandomBlockSparse keeps ceil(p × the number of blocks) blocks, at least
+// one, chosen uniformly at random, so the density is p (rounded up to a
+// whole block) whatever the draw.
 func RandomBlockSparse(r *rand.Rand, m, k, bm, bk int64, p float64) *BlockCOO {
 	s := &BlockCOO{M: m, K: k, BM: bm, BK: bk}
-	for i := int64(0); i < m/bm; i++ {
-		for j := int64(0); j < k/bk; j++ {
-			if r.Float64() < p || (i == 0 && j == 0) {
-				s.RowIdx = append(s.RowIdx, int32(i))
-				s.ColIdx = append(s.ColIdx, int32(j))
-			}
-		}
+	gm, gk := m/bm, k/bk
+	n := max(1, min(gm*gk, int64(math.Ceil(p*float64(gm*gk)))))
+	picked := r.Perm(int(gm * gk))[:n]
+	slices.Sort(picked) // row-major: grouped by block row
+	for _, b := range picked {
+		s.RowIdx = append(s.RowIdx, int32(int64(b)/gk))
+		s.ColIdx = append(s.ColIdx, int32(int64(b)%gk))
 	}
 	s.Blocks = make([]float32, s.NumBlocks()*bm*bk)
 	for i := range s.Blocks {

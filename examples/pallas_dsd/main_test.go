@@ -6,7 +6,9 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/halo-ml/halo/internal/pairbench"
 	"github.com/halo-ml/halo/interpreter"
+	"github.com/halo-ml/halo/stablehlo"
 	"github.com/stretchr/testify/require"
 )
 
@@ -123,5 +125,40 @@ func BenchmarkDSD(b *testing.B) {
 				}
 			})
 		}
+	}
+}
+
+// BenchmarkDSDPaired runs the dense product and the DSD kernel (checks
+// off) alternately, one of each per iteration, and reports each one's
+// median time and the median of dense/sparse over the pairs: the figure
+// docs/benchmarks.md quotes, since drift on a shared machine slows both
+// runs of a pair alike.
+func BenchmarkDSDPaired(b *testing.B) {
+	for _, c := range []struct{ size, blk, bn int64 }{{1024, 128, 1024}, {4096, 256, 4096}} {
+		m, k, n, blk, bn := c.size, c.size, c.size, c.blk, c.bn
+		r := rand.New(rand.NewPCG(0, 1))
+		s := RandomBlockSparse(r, m, k, blk, blk, 0.1)
+		y := make([]float32, k*n)
+		for i := range y {
+			y[i] = r.Float32()
+		}
+		b.Run(fmt.Sprintf("%d^3_blocks%d_%dof%d", m, blk, s.NumBlocks(), (m/blk)*(k/blk)), func(b *testing.B) {
+			sparse, err := BuildDSD(s, n, bn, false)
+			require.NoError(b, err)
+			dense, err := BuildDense(m, k, n)
+			require.NoError(b, err)
+			pairbench.Run(b, "dense", runner(b, dense, f32Tensor(s.Dense(), m, k), f32Tensor(y, k, n)),
+				"sparse", runner(b, sparse, DSDArgs(s, y, n)...))
+		})
+	}
+}
+
+// runner compiles mod and returns a function that runs it with args.
+func runner(b *testing.B, mod *stablehlo.Module, args ...interpreter.Value) func() error {
+	p, err := interpreter.Compile(mod, "main")
+	require.NoError(b, err)
+	return func() error {
+		_, err := p.Run(context.Background(), interpreter.Device{}, args)
+		return err
 	}
 }

@@ -6,7 +6,9 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/halo-ml/halo/internal/pairbench"
 	"github.com/halo-ml/halo/interpreter"
+	"github.com/halo-ml/halo/stablehlo"
 	"github.com/stretchr/testify/require"
 )
 
@@ -152,4 +154,40 @@ func BenchmarkMaskedMatmulStepOverhead(b *testing.B) {
 	}
 	steps := (m / bm) * (m / bm) * (m / bk)
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(steps), "ns/step")
+}
+
+// BenchmarkMaskedMatmulPaired runs the dense mask * (x @ y) and the
+// lower-triangular kernel (checks off) alternately, one of each per
+// iteration, and reports each one's median time and the median of
+// dense/masked over the pairs: the figure docs/benchmarks.md quotes, since
+// drift on a shared machine slows both runs of a pair alike.
+func BenchmarkMaskedMatmulPaired(b *testing.B) {
+	for _, c := range []struct{ m, bm int64 }{{2048, 128}, {4096, 256}} {
+		m, bm := c.m, c.bm
+		r := rand.New(rand.NewPCG(1, 1))
+		x, y := make([]float32, m*m), make([]float32, m*m)
+		for i := range x {
+			x[i], y[i] = r.Float32(), r.Float32()
+		}
+		mask := LowerTriangle(m, m)
+		s := sparsifyMask(mask, m, m, bm, bm)
+		b.Run(fmt.Sprintf("%d^3_blocks%dx%d_bk%d", m, bm, bm, m), func(b *testing.B) {
+			masked, err := BuildMaskedMatmul(s, m, m, m, bm, bm, m, false)
+			require.NoError(b, err)
+			dense, err := BuildDenseMasked(m, m, m)
+			require.NoError(b, err)
+			pairbench.Run(b, "dense", runner(b, dense, f32Tensor(mask, m, m), f32Tensor(x, m, m), f32Tensor(y, m, m)),
+				"masked", runner(b, masked, MaskedArgs(s, x, y, m, m, m, bm, bm)...))
+		})
+	}
+}
+
+// runner compiles mod and returns a function that runs it with args.
+func runner(b *testing.B, mod *stablehlo.Module, args ...interpreter.Value) func() error {
+	p, err := interpreter.Compile(mod, "main")
+	require.NoError(b, err)
+	return func() error {
+		_, err := p.Run(context.Background(), interpreter.Device{}, args)
+		return err
+	}
 }

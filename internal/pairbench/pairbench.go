@@ -1,0 +1,56 @@
+// Package pairbench times two ways of computing the same thing side by
+// side, alternating one run of each, so that a shared machine's drift
+// (other jobs, frequency changes) slows both alike. It reports the median
+// time of each and the median of the per-pair ratios.
+package pairbench
+
+import (
+	"slices"
+	"testing"
+	"time"
+)
+
+// Run calls base then candidate once per benchmark iteration and reports,
+// as metrics, base-ms and candidate-ms (medians) and base/candidate (the
+// median over iterations of base's time divided by candidate's). The
+// benchmark's own ns/op is the time of one pair. An error from either
+// function fails the benchmark.
+func Run(b *testing.B, baseName string, base func() error, candName string, candidate func() error) {
+	b.Helper()
+	var tb, tc []float64
+	for b.Loop() {
+		t0 := time.Now()
+		if err := base(); err != nil {
+			b.Fatalf("%s: %v", baseName, err)
+		}
+		t1 := time.Now()
+		if err := candidate(); err != nil {
+			b.Fatalf("%s: %v", candName, err)
+		}
+		t2 := time.Now()
+		tb = append(tb, t1.Sub(t0).Seconds())
+		tc = append(tc, t2.Sub(t1).Seconds())
+	}
+	ratios := make([]float64, len(tb))
+	for i := range tb {
+		ratios[i] = tb[i] / tc[i]
+	}
+	b.ReportMetric(Median(tb)*1e3, baseName+"-ms")
+	b.ReportMetric(Median(tc)*1e3, candName+"-ms")
+	b.ReportMetric(Median(ratios), baseName+"/"+candName)
+}
+
+// Median returns the median of xs (the mean of the middle two for an even
+// count; 0 for none). xs is not changed.
+func Median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	n := len(s)
+	if n%2 == 1 {
+		return s[n/2]
+	}
+	return (s[n/2-1] + s[n/2]) / 2
+}
