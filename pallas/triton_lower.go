@@ -901,7 +901,11 @@ func (l *ttLower) dot(op *Op, rt ttType) *ttVal {
 
 // address computes the pointers and the mask (nil: none) of a load or
 // store; rest are the operands after the indices.
-func (l *ttLower) address(op *Op) (ptrs, mask *ttVal, ref *ttRef, rest []*Value) {
+// address returns the pointers of a load or store, its mask (the padding
+// of edge blocks and the kernel's mask, nil when there is neither),
+// whether the mask includes padding, and the op's operands after the
+// indices.
+func (l *ttLower) address(op *Op) (ptrs, mask *ttVal, ref *ttRef, rest []*Value, padded bool) {
 	b := l.b
 	ref = l.refs[op.Operands[0]]
 	if ref == nil {
@@ -987,6 +991,7 @@ func (l *ttLower) address(op *Op) (ptrs, mask *ttVal, ref *ttRef, rest []*Value)
 		pt := p.t.with(shape)
 		p = b.emit1("tt.addptr", []*ttVal{b.emit1("tt.splat", []*ttVal{p}, pt), tensor}, pt)
 	}
+	padded = mask != nil
 	if ix.HasMask {
 		var m *Value
 		if op.Name == "load" {
@@ -996,20 +1001,21 @@ func (l *ttLower) address(op *Op) (ptrs, mask *ttVal, ref *ttRef, rest []*Value)
 		}
 		mask = b.andI(mask, l.v(op, m))
 	}
-	return p, mask, ref, rest
+	return p, mask, ref, rest, padded
 }
 
 func (l *ttLower) load(op *Op, rt ttType) *ttVal {
 	b := l.b
-	ptrs, mask, ref, rest := l.address(op)
+	ptrs, mask, ref, rest, padded := l.address(op)
 	mt, _ := ttMemElem(ref.info.DType)
 	t := rt.as(mt)
 	var x *ttVal
 	if mask == nil {
 		x = b.emit1("tt.load", []*ttVal{ptrs}, t, i32ArrayAttr("operandSegmentSizes", []int64{1, 0, 0}))
 	} else {
+		ix := op.Attrs.Indexer
 		var other *ttVal
-		if op.Attrs.Indexer.HasOther {
+		if ix.HasOther {
 			other = l.v(op, rest[1])
 			if mt != rt.elem {
 				other = b.cast("arith.extui", other, mt)
@@ -1017,7 +1023,17 @@ func (l *ttLower) load(op *Op, rt ttType) *ttVal {
 		} else {
 			other = b.numConst(0, t)
 		}
-		x = b.emit1("tt.load", []*ttVal{ptrs, mask, other}, t, i32ArrayAttr("operandSegmentSizes", []int64{1, 1, 1}))
+		fill := other
+		if padded {
+			// The padding of an edge block reads as interpret mode's pad
+			// value (NaN, the minimum integer), the kernel's masked-off
+			// elements as its other value.
+			fill = b.numConst(uninitValue(ref.info.DType), t)
+		}
+		x = b.emit1("tt.load", []*ttVal{ptrs, mask, fill}, t, i32ArrayAttr("operandSegmentSizes", []int64{1, 1, 1}))
+		if padded && ix.HasMask {
+			x = b.emit1("arith.select", []*ttVal{l.v(op, rest[0]), x, other}, t)
+		}
 	}
 	if mt != rt.elem { // bool from bytes
 		x = b.cmp("arith.cmpi", "ne", x, b.intConst(0, t))
@@ -1027,7 +1043,7 @@ func (l *ttLower) load(op *Op, rt ttType) *ttVal {
 
 func (l *ttLower) store(op *Op) {
 	b := l.b
-	ptrs, mask, ref, rest := l.address(op)
+	ptrs, mask, ref, rest, _ := l.address(op)
 	x := l.v(op, rest[0])
 	if mt, _ := ttMemElem(ref.info.DType); mt != x.t.elem {
 		x = b.cast("arith.extui", x, mt)

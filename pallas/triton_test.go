@@ -229,6 +229,65 @@ func tritonCases() []tritonCase {
 			args: []*interpreter.Tensor{fTensor([]int64{4}, func(i int) float64 { return float64(i) })},
 		},
 		{
+			// Edge blocks of 4 over 10 elements read their padding as NaN on
+			// both backends: the block sum of the last block is NaN; a
+			// masked load gives other where the mask is off, NaN where it
+			// is on over the padding.
+			name: "padded_reads",
+			kernel: func(k *Kernel, refs []*Ref) {
+				x := refs[0].Load()
+				on := k.Iota(xla.Int32, 0, 4).Lt(3)
+				m := Load(refs[0], []any{Slice(0, 4)}, on, -1.0)
+				refs[1].Store(x.Add(x.Sum()))
+				refs[2].Store(m)
+			},
+			spec: CallSpec{
+				Name:      "padded_reads",
+				OutShapes: []xla.Shape{xla.MakeShape(xla.Float32, 10), xla.MakeShape(xla.Float32, 10)},
+				Grid:      []int64{3},
+				InSpecs:   []*BlockSpec{{BlockShape: []int64{4}, IndexMap: blockMap(func(g []*Value) []any { return []any{g[0]} })}},
+				OutSpecs: []*BlockSpec{{BlockShape: []int64{4}, IndexMap: blockMap(func(g []*Value) []any { return []any{g[0]} })},
+					{BlockShape: []int64{4}, IndexMap: blockMap(func(g []*Value) []any { return []any{g[0]} })}},
+			},
+			args: []*interpreter.Tensor{fTensor([]int64{10}, func(i int) float64 { return float64(i) })},
+		},
+		{
+			// The unary math functions and pow (see TestKernelMathMatchesGo).
+			name:   "math",
+			kernel: mathKernel,
+			spec: CallSpec{
+				Name:      "math",
+				OutShapes: []xla.Shape{xla.MakeShape(xla.Float32, int64(len(mathFuncs)), 8)},
+				Grid:      []int64{int64(len(mathFuncs))},
+				InSpecs:   []*BlockSpec{{BlockShape: []int64{8}, IndexMap: blockMap(func(g []*Value) []any { return []any{0} })}},
+				OutSpecs:  []*BlockSpec{{BlockShape: []int64{Squeezed, 8}, IndexMap: blockMap(func(g []*Value) []any { return []any{g[0], 0} })}},
+			},
+			args: []*interpreter.Tensor{mathInput()},
+		},
+		{
+			// Two prefetch arrays: one picks the block row, the other the
+			// block column, of the block each program copies.
+			name: "two_prefetch",
+			kernel: func(k *Kernel, refs []*Ref) {
+				refs[3].Store(refs[2].Load().Add(refs[1].Load(k.ProgramID(0)).Astype(xla.Float32).Mul(1000)))
+			},
+			spec: CallSpec{
+				Name:              "two_prefetch",
+				NumScalarPrefetch: 2,
+				OutShapes:         []xla.Shape{xla.MakeShape(xla.Float32, 3, 4, 4)},
+				Grid:              []int64{3},
+				InSpecs: []*BlockSpec{{BlockShape: []int64{4, 4}, IndexMap: func(g []*Value, pf []*Ref) []any {
+					return []any{pf[0].Load(g[0]), pf[1].Load(g[0])}
+				}}},
+				OutSpecs: []*BlockSpec{{BlockShape: []int64{Squeezed, 4, 4}, IndexMap: blockMap(func(g []*Value) []any { return []any{g[0], 0, 0} })}},
+			},
+			args: []*interpreter.Tensor{
+				iTensor([]int64{3}, 1, 0, 1),
+				iTensor([]int64{3}, 0, 1, 1),
+				fTensor([]int64{8, 8}, func(i int) float64 { return float64(i) }),
+			},
+		},
+		{
 			// Integer and bool refs, casts, transposed dot operands.
 			name: "ints_bools",
 			kernel: func(k *Kernel, refs []*Ref) {
@@ -762,4 +821,58 @@ func TestTritonModuleMLIROpt(t *testing.T) {
 	}
 	require.NotEmpty(t, irOf(m))
 	assert.Equal(t, irOf(m), irOf(m2))
+}
+
+// mathFuncs are the kernel language's float functions, each with Go's.
+var mathFuncs = []struct {
+	name string
+	k    func(*Value) *Value
+	g    func(float64) float64
+}{
+	{"exp", (*Value).Exp, math.Exp},
+	{"log", (*Value).Log, math.Log},
+	{"sqrt", (*Value).Sqrt, math.Sqrt},
+	{"rsqrt", (*Value).Rsqrt, func(x float64) float64 { return 1 / math.Sqrt(x) }},
+	{"tanh", (*Value).Tanh, math.Tanh},
+	{"erf", (*Value).Erf, math.Erf},
+	{"sin", (*Value).Sin, math.Sin},
+	{"cos", (*Value).Cos, math.Cos},
+	{"floor", (*Value).Floor, math.Floor},
+	{"ceil", (*Value).Ceil, math.Ceil},
+	{"sigmoid", (*Value).Sigmoid, func(x float64) float64 { return 1 / (1 + math.Exp(-x)) }},
+	{"abs", func(v *Value) *Value { return v.Neg().Abs() }, math.Abs},
+	{"pow 1.5", func(v *Value) *Value { return v.Pow(1.5) }, func(x float64) float64 { return math.Pow(x, 1.5) }},
+}
+
+// mathKernel writes function program_id(0) of mathFuncs applied to the
+// input row.
+func mathKernel(k *Kernel, refs []*Ref) {
+	x := refs[0].Load()
+	for i, f := range mathFuncs {
+		k.When(k.ProgramID(0).Eq(i), func() { refs[1].Store(f.k(x)) })
+	}
+}
+
+// mathInput is 8 positive values, none an integer.
+func mathInput() *interpreter.Tensor {
+	return fTensor([]int64{8}, func(i int) float64 { return 0.3 + 0.7*float64(i) })
+}
+
+func TestKernelMathMatchesGo(t *testing.T) {
+	var c tritonCase
+	for _, tc := range tritonCases() {
+		if tc.name == "math" {
+			c = tc
+		}
+	}
+	out, err := runCall(c.kernel, c.spec, c.args...)
+	require.NoError(t, err)
+	got := out[0].Data.([]float32)
+	in := c.args[0].Data.([]float32)
+	for i, f := range mathFuncs {
+		for j, x := range in {
+			want := f.g(float64(x))
+			assert.InDelta(t, want, got[i*8+j], 2e-6*math.Max(1, math.Abs(want)), "%s(%v)", f.name, x)
+		}
+	}
 }
