@@ -2,6 +2,7 @@ package pallas
 
 import (
 	"fmt"
+	"path/filepath"
 	"reflect"
 	"runtime"
 	"sort"
@@ -403,22 +404,73 @@ func Trace(kernel KernelFunc, spec CallSpec, operands []stablehlo.TensorType) (*
 		body.Args = append(body.Args, v)
 		refs[i] = &Ref{v: v, k: k}
 	}
-	if err := runTraced(k, func() { kernel(k, refs) }); err != nil {
+	if err := runTraced(k, "kernel", func() { kernel(k, refs) }); err != nil {
 		return nil, err
 	}
 	p.Body = body
 	return p, nil
 }
 
-// runTraced runs f, turning a panic of user code into an error.
-func runTraced(k *Kernel, f func()) (err error) {
+// runTraced runs f, turning a panic of user code into an error that names
+// what was being traced (what), the kernel's op the panic happened in, if
+// any, and the user's line.
+func runTraced(k *Kernel, what string, f func()) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			err = &Error{Kernel: k.st.name, Msg: fmt.Sprintf("kernel panicked while tracing: %v", r)}
+			op, loc := panicSite()
+			if op == "" {
+				op = what
+			}
+			err = &Error{Kernel: k.st.name, Op: op, Loc: loc, Msg: fmt.Sprintf("panicked while tracing: %v", r)}
 		}
 	}()
 	f()
 	return k.Err()
+}
+
+// panicSite, called by a deferred function during a panic, returns the
+// innermost function of this package the panic went through (a kernel
+// op, such as "Value.Add") and the user's line that called it (or that
+// panicked).
+func panicSite() (op string, loc Loc) {
+	var pcs [64]uintptr
+	n := runtime.Callers(2, pcs[:])
+	frames := runtime.CallersFrames(pcs[:n])
+	panicking := false
+	for {
+		f, more := frames.Next()
+		switch {
+		case !panicking:
+			panicking = f.Function == "runtime.gopanic"
+		case strings.HasPrefix(f.Function, "runtime."):
+		case strings.HasPrefix(f.Function, pkgPrefix) && !strings.HasSuffix(f.File, "_test.go"):
+			if op == "" {
+				op = opName(f.Function)
+			}
+		case f.File != "":
+			return op, Loc{File: filepath.Base(f.File), Line: f.Line}
+		}
+		if !more {
+			return op, Loc{}
+		}
+	}
+}
+
+// opName is "Value.Add" for "github.com/halo-ml/halo/pallas.(*Value).Add".
+func opName(function string) string {
+	s := strings.TrimPrefix(function, pkgPrefix)
+	s = strings.NewReplacer("(*", "", ")", "").Replace(s)
+	return s
+}
+
+// funcLoc is where the function f is defined.
+func funcLoc(f any) Loc {
+	fn := runtime.FuncForPC(reflect.ValueOf(f).Pointer())
+	if fn == nil {
+		return Loc{}
+	}
+	file, line := fn.FileLine(fn.Entry())
+	return Loc{File: filepath.Base(file), Line: line}
 }
 
 func traceIndexMap(st *traceState, p *Program, f IndexMapFunc, ref RefInfo) (*Region, error) {
@@ -440,22 +492,27 @@ func traceIndexMap(st *traceState, p *Program, f IndexMapFunc, ref RefInfo) (*Re
 		pf[i] = &Ref{v: v, k: k}
 	}
 	var idx []any
-	if err := runTraced(k, func() { idx = f(grid, pf) }); err != nil {
+	what := fmt.Sprintf("index map of %s", ref)
+	if err := runTraced(k, what, func() { idx = f(grid, pf) }); err != nil {
 		return nil, err
 	}
-	what := fmt.Sprintf("index map of %s", ref)
+	// Errors in what the map returns are reported at the map's definition.
+	loc := funcLoc(f)
 	if len(idx) != len(ref.ArrayShape) {
-		return nil, &Error{Kernel: st.name, Op: what, Msg: fmt.Sprintf("returns %d block indices for an array of rank %d", len(idx), len(ref.ArrayShape))}
+		return nil, &Error{Kernel: st.name, Op: what, Loc: loc, Msg: fmt.Sprintf("returns %d block indices for an array of rank %d", len(idx), len(ref.ArrayShape))}
 	}
 	for d, e := range idx {
 		if s, ok := staticInt(e); ok {
 			nb := numBlocks(ref.ArrayShape[d], ref.Block[d])
 			if s < 0 || s >= nb {
-				return nil, &Error{Kernel: st.name, Op: what, Msg: fmt.Sprintf("block index %d of dim %d is outside [0, %d)", s, d, nb)}
+				return nil, &Error{Kernel: st.name, Op: what, Loc: loc, Msg: fmt.Sprintf("block index %d of dim %d is outside [0, %d)", s, d, nb)}
 			}
 		}
 		v, ok := k.intScalar(what, e)
 		if !ok {
+			if st.err != nil && st.err.Op == what {
+				st.err.Loc = loc
+			}
 			return nil, k.Err()
 		}
 		r.Yield = append(r.Yield, v)

@@ -42,6 +42,8 @@ type BoundsError struct {
 	Bounds    []int64 // the ref's shape (or the number of blocks)
 }
 
+// Error names the kernel, the grid point, the access, the index and the
+// bounds it left.
 func (e *BoundsError) Error() string {
 	return fmt.Sprintf("pallas: kernel %q: grid point %s: %s: %s %s outside %s",
 		e.Kernel, tuple(e.GridPoint), e.Access, e.Kind, tuple(e.Index), tuple(e.Bounds))

@@ -99,6 +99,8 @@ const (
 	ScratchRef
 )
 
+// String is the kind's name in messages: "prefetch", "input", "output"
+// or "scratch".
 func (k RefKind) String() string {
 	switch k {
 	case PrefetchRef:
@@ -236,6 +238,7 @@ type Loc struct {
 	Line int
 }
 
+// String is "file.go:12", or "unknown location".
 func (l Loc) String() string {
 	if l.File == "" {
 		return "unknown location"
@@ -299,7 +302,7 @@ type Indexer struct {
 // HasArrays reports whether some dim is indexed by an array.
 func (ix Indexer) HasArrays() bool { return ix.ArrayShape != nil }
 
-// Print writes the program as text, for debugging and golden tests.
+// String prints the program as text, for debugging and golden tests.
 func (p *Program) String() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "kernel %s grid%v\n", p.Name, p.Grid)

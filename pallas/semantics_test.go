@@ -2,7 +2,9 @@ package pallas
 
 import (
 	"errors"
+	"fmt"
 	"math"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -295,13 +297,27 @@ func TestTraceErrors(t *testing.T) {
 			CallSpec{OutShapes: one, InSpecs: []*BlockSpec{{BlockShape: []int64{2}, IndexMap: func(g []*Value, _ []*Ref) []any { return []any{0, 0} }}}},
 			[]string{"index map of input 0", "2 block indices for an array of rank 1"}},
 		{"unknown backend", func(k *Kernel, r []*Ref) {}, CallSpec{OutShapes: one, Backend: "tpu9"}, []string{`backend "tpu9" is not available`}},
-		{"kernel panics", func(k *Kernel, r []*Ref) { _ = r[5] }, CallSpec{OutShapes: one}, []string{"panicked"}},
+		{"constant overflows its dtype", func(k *Kernel, r []*Ref) { k.Full(xla.Int8, 300) },
+			CallSpec{OutShapes: one}, []string{"const at semantics_test.go:", "constant 300 overflows i8"}},
+		{"Go scalar operand overflows", func(k *Kernel, r []*Ref) { k.Zeros(xla.Uint8, 4).Add(-1) },
+			CallSpec{OutShapes: one}, []string{"add at semantics_test.go:", "constant -1 overflows ui8"}},
+		{"kernel panics", func(k *Kernel, r []*Ref) { _ = r[5] }, CallSpec{OutShapes: one},
+			[]string{"kernel at semantics_test.go:", "panicked while tracing", "index out of range"}},
+		{"nil value in an op", func(k *Kernel, r []*Ref) { var v *Value; r[1].Store(r[0].Load().Add(v)) }, CallSpec{OutShapes: one},
+			[]string{"add at semantics_test.go:", "operand 0 is nil"}},
+		{"index map panics", func(k *Kernel, r []*Ref) {},
+			CallSpec{OutShapes: one, InSpecs: []*BlockSpec{{BlockShape: []int64{2}, IndexMap: func(g []*Value, _ []*Ref) []any { return []any{g[3]} }}}},
+			[]string{"index map of input 0 (f32[2] block of f32[4]) at semantics_test.go:", "panicked while tracing"}},
+		{"index map returns a float", func(k *Kernel, r []*Ref) {},
+			CallSpec{OutShapes: one, InSpecs: []*BlockSpec{{BlockShape: []int64{2}, IndexMap: func(g []*Value, _ []*Ref) []any { return []any{1.5} }}}},
+			[]string{"index map of input 0 (f32[2] block of f32[4]) at semantics_test.go:", "1.5"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			b := stablehlo.NewBuilder("t")
 			fb := b.NewFunction("main", stablehlo.Tensor(xla.Float32, 4))
 			c.spec.Name = "bad"
+			_, _, callLine, _ := runtime.Caller(0)
 			outs := Call(fb, c.kernel, c.spec, fb.Arg(0))
 			require.Len(t, outs, 1)
 			fb.Return(outs...)
@@ -313,6 +329,8 @@ func TestTraceErrors(t *testing.T) {
 			for _, w := range c.want {
 				assert.Contains(t, err.Error(), w)
 			}
+			// The error is placed in the kernel or index map, not at Call.
+			assert.NotContains(t, pe.Error(), fmt.Sprintf("semantics_test.go:%d: ", callLine+1))
 		})
 	}
 }

@@ -2,6 +2,7 @@ package pallas
 
 import (
 	"fmt"
+	"math"
 	"path/filepath"
 	"reflect"
 	"runtime"
@@ -30,6 +31,7 @@ type Error struct {
 	Msg    string
 }
 
+// Error is "pallas: kernel "name": op at file.go:12: message".
 func (e *Error) Error() string {
 	s := fmt.Sprintf("pallas: kernel %q", e.Kernel)
 	if e.Op != "" {
@@ -285,15 +287,32 @@ func constValue(v any, dtype xla.DType) (any, error) {
 		}
 		return f, nil
 	case dtype.IsInt():
-		if isInt {
-			return i, nil
+		if !isInt {
+			if f != math.Trunc(f) || math.Abs(f) >= 1<<63 {
+				return nil, fmt.Errorf("constant %v is not an integer (dtype %v)", f, dtype)
+			}
+			i = int64(f)
 		}
-		if f != float64(int64(f)) {
-			return nil, fmt.Errorf("constant %v is not an integer (dtype %v)", f, dtype)
+		if lo, hi := intRange(dtype); i < lo || i > hi {
+			return nil, fmt.Errorf("constant %d overflows %v (range [%d, %d])", i, dtype, lo, hi)
 		}
-		return int64(f), nil
+		return i, nil
 	}
 	return nil, fmt.Errorf("unsupported dtype %v", dtype)
+}
+
+// intRange is the range of an integer dtype, clipped to int64.
+func intRange(dt xla.DType) (lo, hi int64) {
+	b := dt.Bits()
+	switch {
+	case b >= 64 && dt.IsUnsigned():
+		return 0, math.MaxInt64
+	case b >= 64:
+		return math.MinInt64, math.MaxInt64
+	case dt.IsUnsigned():
+		return 0, 1<<b - 1
+	}
+	return -1 << (b - 1), 1<<(b-1) - 1
 }
 
 // asValue turns an operand (a *Value or a Go scalar) into a Value; Go
