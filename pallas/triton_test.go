@@ -876,3 +876,45 @@ func TestKernelMathMatchesGo(t *testing.T) {
 		}
 	}
 }
+
+// TestTritonOutputOperandAliases: an output aliased to an operand
+// (InputOutputAliases) tells XLA so on the custom call, with the output's
+// tuple index when the call has several results.
+func TestTritonOutputOperandAliases(t *testing.T) {
+	blk := &BlockSpec{BlockShape: []int64{4}, IndexMap: blockMap(func(g []*Value) []any { return []any{g[0]} })}
+	kernel := func(k *Kernel, refs []*Ref) {
+		refs[3].Store(refs[0].Load().Add(refs[1].Load()))
+		refs[4].Store(refs[2].Load().Mul(2))
+	}
+	for _, c := range []struct {
+		name    string
+		outs    int
+		aliases map[int]int
+		want    string
+	}{
+		{"one result", 1, map[int]int{2: 0}, "output_operand_alias<output_tuple_indices = [], operand_index = 2"},
+		{"second of two results", 2, map[int]int{2: 1}, "output_operand_alias<output_tuple_indices = [1], operand_index = 2"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			k := kernel
+			if c.outs == 1 {
+				k = func(k *Kernel, refs []*Ref) { refs[3].Store(refs[0].Load().Add(refs[1].Load()).Add(refs[2].Load())) }
+			}
+			b := stablehlo.NewBuilder("alias")
+			f32x8 := stablehlo.Tensor(xla.Float32, 8)
+			fb := b.NewFunction("main", f32x8, f32x8, f32x8)
+			spec := CallSpec{Name: "alias", Grid: []int64{2}, Backend: Triton, InSpecs: []*BlockSpec{blk, blk, blk},
+				InputOutputAliases: c.aliases}
+			for i := 0; i < c.outs; i++ {
+				spec.OutShapes = append(spec.OutShapes, xla.MakeShape(xla.Float32, 8))
+				spec.OutSpecs = append(spec.OutSpecs, blk)
+			}
+			fb.Return(Call(fb, k, spec, fb.Args()...)...)
+			m, err := b.Build()
+			require.NoError(t, err)
+			text := m.String()
+			assert.Contains(t, text, c.want)
+			assert.Equal(t, 1, strings.Count(text, "output_operand_alias<"), text)
+		})
+	}
+}
