@@ -144,6 +144,9 @@ type opPlan struct {
 	// time, a dot product) read by nothing else but ops before it that keep
 	// nothing of it.
 	reuse []int
+	// keeps is set on an op whose kernel may keep its operands or return
+	// storage kept elsewhere (see mayKeepOperands).
+	keeps bool
 	// consume is set on a dynamic_update_slice whose operand is needed by
 	// nothing that runs after it (see planConsume): when the operand is a
 	// loop-carried tensor the running while loop owns alone, the update is
@@ -251,7 +254,7 @@ func planFunc(f *stablehlo.Func) (*funcPlan, error) {
 						return opError(f, op, err)
 					}
 				}
-				pl := &opPlan{op: op, kernel: k}
+				pl := &opPlan{op: op, kernel: k, keeps: mayKeepOperands[op.Name]}
 				if op.Name == "stablehlo.constant" {
 					pl.konst = decodeSmallConstant(op)
 				}
@@ -760,7 +763,7 @@ func (x *Exec) runBlock(b *stablehlo.Block, args []Value) ([]Value, error) {
 				}
 			}
 		}
-		keeps := mayKeepOperands[pl.op.Name]
+		keeps := pl.keeps
 		if keeps {
 			x.disown(in)
 		}

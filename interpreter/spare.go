@@ -32,8 +32,9 @@ import (
 
 const (
 	// spareMinBytes: smaller buffers come from the allocator, which is
-	// quick for them.
-	spareMinBytes = 16 << 10
+	// quicker for them than checking that nothing refers to them (a scan
+	// of the frames).
+	spareMinBytes = 64 << 10
 	// sparesPerSize bounds the spares kept for one storage and length.
 	sparesPerSize = 4
 )

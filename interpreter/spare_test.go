@@ -11,12 +11,12 @@ import (
 	"github.com/halo-ml/halo/stablehlo"
 )
 
-// 8192 float32s: 32 KiB, above spareMinBytes.
-const spareN = 8192
+// 16384 float32s: 64 KiB, at spareMinBytes.
+const spareN = 16384
 
 func runSpareProgram(t *testing.T, text string, args ...Value) []Value {
 	t.Helper()
-	m, err := stablehlo.Parse([]byte(strings2(text, "N ", "8192")))
+	m, err := stablehlo.Parse([]byte(strings2(text, "N ", "16384")))
 	require.NoError(t, err)
 	p, err := Compile(m, "")
 	require.NoError(t, err)
@@ -34,11 +34,11 @@ func ramp(scale float32) *Tensor {
 }
 
 func TestSpareBuffersAreReusedAcrossLoopSteps(t *testing.T) {
-	// Each of 200 steps slices a 32 KiB block, squares it and adds it to
-	// the carried sum: two new 32 KiB results per step, 12.5 MiB in all
+	// Each of 200 steps slices a 64 KiB block, squares it and adds it to
+	// the carried sum: two new 64 KiB results per step, 25 MiB in all
 	// without reuse. The dying sum and block of one step are the next
 	// step's buffers.
-	const src = `func.func @main(%x: tensor<16384xf32>) -> tensor<N xf32> {
+	const src = `func.func @main(%x: tensor<32768xf32>) -> tensor<N xf32> {
   %c0 = stablehlo.constant dense<0> : tensor<i32>
   %z = stablehlo.constant dense<0.0> : tensor<N xf32>
   %r:2 = stablehlo.while(%i = %c0, %acc = %z) : tensor<i32>, tensor<N xf32>
@@ -49,10 +49,10 @@ func TestSpareBuffersAreReusedAcrossLoopSteps(t *testing.T) {
     } do {
       %one = stablehlo.constant dense<1> : tensor<i32>
       %two = stablehlo.constant dense<2> : tensor<i32>
-      %blk = stablehlo.constant dense<8192> : tensor<i32>
+      %blk = stablehlo.constant dense<16384> : tensor<i32>
       %h = stablehlo.remainder %i, %two : tensor<i32>
       %off = stablehlo.multiply %h, %blk : tensor<i32>
-      %s = stablehlo.dynamic_slice %x, %off, sizes = [8192] : (tensor<16384xf32>, tensor<i32>) -> tensor<N xf32>
+      %s = stablehlo.dynamic_slice %x, %off, sizes = [16384] : (tensor<32768xf32>, tensor<i32>) -> tensor<N xf32>
       %sq = stablehlo.multiply %s, %s : tensor<N xf32>
       %acc2 = stablehlo.add %acc, %sq : tensor<N xf32>
       %i1 = stablehlo.add %i, %one : tensor<i32>
@@ -64,7 +64,7 @@ func TestSpareBuffersAreReusedAcrossLoopSteps(t *testing.T) {
 	for i := range x {
 		x[i] = float32(i%7) - 3
 	}
-	m, err := stablehlo.Parse([]byte(strings2(src, "N ", "8192")))
+	m, err := stablehlo.Parse([]byte(strings2(src, "N ", "16384")))
 	require.NoError(t, err)
 	p, err := Compile(m, "")
 	require.NoError(t, err)
@@ -83,18 +83,18 @@ func TestSpareBuffersAreReusedAcrossLoopSteps(t *testing.T) {
 }
 
 func TestSpareBuffersNeverReuseLiveStorage(t *testing.T) {
-	// Each program lets a 32 KiB value of the run's own die while
+	// Each program lets a 64 KiB value of the run's own die while
 	// something else still refers to its storage, then makes a value of
 	// the same size (which would take the storage if it were reused) and
 	// reads the first storage again.
 	t.Run("shared by a reshape", func(t *testing.T) {
 		out := runSpareProgram(t, `func.func @main(%x: tensor<N xf32>) -> (tensor<N xf32>, tensor<N xf32>, tensor<N xf32>) {
   %a = stablehlo.add %x, %x : tensor<N xf32>
-  %r = stablehlo.reshape %a : (tensor<N xf32>) -> tensor<1x8192xf32>
+  %r = stablehlo.reshape %a : (tensor<N xf32>) -> tensor<1x16384xf32>
   %b = stablehlo.negate %a : tensor<N xf32>
   %c = stablehlo.constant dense<7.0> : tensor<f32>
   %z = stablehlo.broadcast_in_dim %c, dims = [] : (tensor<f32>) -> tensor<N xf32>
-  %r2 = stablehlo.reshape %r : (tensor<1x8192xf32>) -> tensor<N xf32>
+  %r2 = stablehlo.reshape %r : (tensor<1x16384xf32>) -> tensor<N xf32>
   return %r2, %b, %z : tensor<N xf32>, tensor<N xf32>, tensor<N xf32>
 }`, ramp(1))
 		assert.Equal(t, ramp(2).Data, out[0].(*Tensor).Data)
