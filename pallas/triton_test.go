@@ -288,6 +288,40 @@ func tritonCases() []tritonCase {
 			},
 		},
 		{
+			// A GPU-style block-sparse product: each program loops over the
+			// blocks of its block row (bounds from prefetched row pointers),
+			// loads a block by a dynamic index and a window of y by dynamic
+			// slices of whole-array refs; a row without blocks takes the
+			// other When.
+			name: "row_loop",
+			kernel: func(k *Kernel, refs []*Ref) {
+				rowPtr, colIdx, blocks, y, o := refs[0], refs[1], refs[2], refs[3], refs[4]
+				i, j := k.ProgramID(0), k.ProgramID(1)
+				lo, hi := rowPtr.Load(i), rowPtr.Load(i.Add(1))
+				k.When(hi.Gt(lo), func() {
+					acc := k.ForLoop(lo, hi, []*Value{k.Zeros(xla.Float32, 4, 4)}, func(b *Value, c []*Value) []*Value {
+						yb := y.Load(DS(colIdx.Load(b).Mul(4), 4), DS(j.Mul(4), 4))
+						return []*Value{c[0].Add(Dot(blocks.Load(b, All, All), yb, xla.Float32))}
+					})
+					o.Store(acc[0])
+				})
+				k.When(hi.Le(lo), func() { o.Store(-1.0) })
+			},
+			spec: CallSpec{
+				Name:              "row_loop",
+				NumScalarPrefetch: 2,
+				OutShapes:         []xla.Shape{xla.MakeShape(xla.Float32, 12, 8)},
+				Grid:              []int64{3, 2},
+				OutSpecs:          []*BlockSpec{{BlockShape: []int64{4, 4}, IndexMap: blockMap(func(g []*Value) []any { return []any{g[0], g[1]} })}},
+			},
+			args: []*interpreter.Tensor{
+				iTensor([]int64{4}, 0, 2, 2, 3),
+				iTensor([]int64{3}, 0, 1, 1),
+				fTensor([]int64{3, 4, 4}, func(i int) float64 { return math.Cos(float64(i)) }),
+				fTensor([]int64{8, 8}, func(i int) float64 { return float64(i%9) - 4 }),
+			},
+		},
+		{
 			// Integer and bool refs, casts, transposed dot operands.
 			name: "ints_bools",
 			kernel: func(k *Kernel, refs []*Ref) {

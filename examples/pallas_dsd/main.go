@@ -116,6 +116,66 @@ func BuildDSD(s *BlockCOO, n, bn int64, checks bool) (*stablehlo.Module, error) 
 	return b.Build()
 }
 
+// RowPtr is the block-CSR row index of the matrix: the blocks of block
+// row i are rowPtr[i] .. rowPtr[i+1]-1 (blocks are sorted by row).
+func (s *BlockCOO) RowPtr() []int32 {
+	ptr := make([]int32, s.M/s.BM+1)
+	for _, i := range s.RowIdx {
+		ptr[i+1]++
+	}
+	for i := 1; i < len(ptr); i++ {
+		ptr[i] += ptr[i-1]
+	}
+	return ptr
+}
+
+// dsdRowKernel is the DSD kernel in the form a GPU runs, where grid steps
+// run in parallel and keep nothing from one to the next: one program per
+// output block (block row i, column block j) loops over the non-zero
+// blocks of row i (from the prefetched block-CSR row pointer) and
+// accumulates their products in a loop-carried value. A row without
+// blocks stores zeros, so no zeros operand is needed. Refs: row_ptr,
+// col_idx (prefetch), the blocks and y (whole arrays), the output block.
+func dsdRowKernel(bm, bk, bn int64) pallas.KernelFunc {
+	return func(k *pallas.Kernel, refs []*pallas.Ref) {
+		rowPtr, colIdx, blocks, y, o := refs[0], refs[1], refs[2], refs[3], refs[4]
+		i, j := k.ProgramID(0), k.ProgramID(1)
+		acc := k.ForLoop(rowPtr.Load(i), rowPtr.Load(i.Add(1)), []*pallas.Value{k.Zeros(xla.Float32, bm, bn)},
+			func(b *pallas.Value, c []*pallas.Value) []*pallas.Value {
+				x := blocks.Load(b, pallas.All, pallas.All)
+				yb := y.Load(pallas.DS(colIdx.Load(b).Mul(bk), bk), pallas.DS(j.Mul(bn), bn))
+				return []*pallas.Value{c[0].Add(pallas.Dot(x, yb, xla.Float32))}
+			})
+		o.Store(acc[0].Astype(o.DType()))
+	}
+}
+
+// BuildDSDRows emits main(row_ptr i32[m/bm+1], col_idx i32[nb], blocks
+// f32[nb,bm,bk], y f32[k,n]) -> f32[m,n] = sparse @ y with dsdRowKernel on
+// the given backend (pallas.Interpret or pallas.Triton).
+func BuildDSDRows(s *BlockCOO, n, bn int64, backend pallas.Backend) (*stablehlo.Module, error) {
+	nb := s.NumBlocks()
+	b := stablehlo.NewBuilder("dsd_rows")
+	fb := b.NewFunction("main", stablehlo.Tensor(xla.Int32, s.M/s.BM+1), stablehlo.Tensor(xla.Int32, nb),
+		stablehlo.Tensor(xla.Float32, nb, s.BM, s.BK), stablehlo.Tensor(xla.Float32, s.K, n))
+	spec := pallas.CallSpec{
+		Name:              "dsd_rows",
+		OutShapes:         []xla.Shape{xla.MakeShape(xla.Float32, s.M, n)},
+		Grid:              []int64{s.M / s.BM, n / bn},
+		NumScalarPrefetch: 2,
+		OutSpecs: []*pallas.BlockSpec{{BlockShape: []int64{s.BM, bn},
+			IndexMap: func(g []*pallas.Value, _ []*pallas.Ref) []any { return []any{g[0], g[1]} }}},
+		Backend: backend,
+	}
+	fb.Return(pallas.Call(fb, dsdRowKernel(s.BM, s.BK, bn), spec, fb.Args()...)...)
+	return b.Build()
+}
+
+// DSDRowsArgs are the arguments of BuildDSDRows's module.
+func DSDRowsArgs(s *BlockCOO, y []float32, n int64) []*interpreter.Tensor {
+	return []*interpreter.Tensor{i32Tensor(s.RowPtr()), i32Tensor(s.ColIdx), f32Tensor(s.Blocks, s.NumBlocks(), s.BM, s.BK), f32Tensor(y, s.K, n)}
+}
+
 // BuildDense emits main(x f32[m,k], y f32[k,n]) = x @ y, the dense
 // reference through the same interpreter.
 func BuildDense(m, k, n int64) (*stablehlo.Module, error) {
@@ -160,6 +220,28 @@ func RunDSD(s *BlockCOO, y []float32, n, bn int64) ([]float32, error) {
 	return out[0].(*interpreter.Tensor).Data.([]float32), nil
 }
 
+// RunDSDRows computes sparse @ y with the per-row (GPU) form of the
+// kernel, in interpret mode on the interpreter.
+func RunDSDRows(s *BlockCOO, y []float32, n, bn int64) ([]float32, error) {
+	m, err := BuildDSDRows(s, n, bn, pallas.Interpret)
+	if err != nil {
+		return nil, err
+	}
+	p, err := interpreter.Compile(m, "main")
+	if err != nil {
+		return nil, err
+	}
+	var args []interpreter.Value
+	for _, a := range DSDRowsArgs(s, y, n) {
+		args = append(args, a)
+	}
+	out, err := p.Run(context.Background(), interpreter.Device{}, args)
+	if err != nil {
+		return nil, err
+	}
+	return out[0].(*interpreter.Tensor).Data.([]float32), nil
+}
+
 func main() {
 	const m, k, n, blk = 256, 256, 256, 32
 	r := rand.New(rand.NewPCG(0, 1))
@@ -168,25 +250,31 @@ func main() {
 	for i := range y {
 		y[i] = r.Float32()
 	}
-	got, err := RunDSD(s, y, n, blk)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
 	x := s.Dense()
-	var sum float64
-	for i := 0; i < m; i++ {
-		for j := 0; j < n; j++ {
-			var ref float32
-			for l := 0; l < k; l++ {
-				ref += x[i*k+l] * y[l*n+j]
-			}
-			d := float64(got[i*n+j] - ref)
-			if d < 0 {
-				d = -d
-			}
-			sum += d
+	fmt.Printf("%d non-zero blocks of %d\n", s.NumBlocks(), (m/blk)*(k/blk))
+	for _, form := range []struct {
+		name string
+		run  func(s *BlockCOO, y []float32, n, bn int64) ([]float32, error)
+	}{{"grid over non-zero blocks, zeros aliased (TPU form)", RunDSD}, {"one program per output block (GPU form)", RunDSDRows}} {
+		got, err := form.run(s, y, n, blk)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
 		}
+		var sum float64
+		for i := 0; i < m; i++ {
+			for j := 0; j < n; j++ {
+				var ref float32
+				for l := 0; l < k; l++ {
+					ref += x[i*k+l] * y[l*n+j]
+				}
+				d := float64(got[i*n+j] - ref)
+				if d < 0 {
+					d = -d
+				}
+				sum += d
+			}
+		}
+		fmt.Printf("%s: mean |result - ref|: %g\n", form.name, sum/float64(m*n))
 	}
-	fmt.Printf("%d non-zero blocks of %d; mean |result - ref|: %g\n", s.NumBlocks(), (m/blk)*(k/blk), sum/float64(m*n))
 }

@@ -122,6 +122,68 @@ func BuildMaskedMatmul(s *SparseMask, m, kdim, n, bm, bn, bk int64, checks bool)
 	return b.Build()
 }
 
+// maskedBlockKernel is the masked matmul in the form a GPU runs, where
+// grid steps run in parallel and keep nothing from one to the next: one
+// program per output block (i, j) skips everything when the block mask is
+// zero (it stores zeros), else loops over K in steps of bk, accumulating
+// in a loop-carried value, and multiplies by its distinct mask block.
+// Loads are explicit, so a skipped block reads nothing: the prefetch maps
+// that steer a pipeline to the next non-zero block are not needed. Refs:
+// block_mask, mask_index (prefetch), the x block row (bm, K), the y block
+// column (K, bn), the distinct mask blocks (whole array), the output block.
+func maskedBlockKernel(bm, bn, bk, kdim int64) pallas.KernelFunc {
+	return func(k *pallas.Kernel, refs []*pallas.Ref) {
+		blockMask, maskIndex, x, y, maskData, o := refs[0], refs[1], refs[2], refs[3], refs[4], refs[5]
+		i, j := k.ProgramID(0), k.ProgramID(1)
+		flag := blockMask.Load(i, j)
+		k.When(flag.Ne(0), func() {
+			acc := k.ForLoop(0, kdim/bk, []*pallas.Value{k.Zeros(xla.Float32, bm, bn)},
+				func(kk *pallas.Value, c []*pallas.Value) []*pallas.Value {
+					xb := x.Load(pallas.All, pallas.DS(kk.Mul(bk), bk))
+					yb := y.Load(pallas.DS(kk.Mul(bk), bk), pallas.All)
+					return []*pallas.Value{c[0].Add(pallas.Dot(xb, yb, xla.Float32))}
+				})
+			m := maskData.Load(maskIndex.Load(i, j), pallas.All, pallas.All)
+			o.Store(m.Mul(acc[0]).Astype(o.DType()))
+		})
+		k.When(flag.Eq(0), func() { o.Store(0.0) })
+	}
+}
+
+// BuildMaskedMatmulBlocks emits main(block_mask, mask_index i32[gm,gn], x
+// f32[m,k], y f32[k,n], mask_data f32[nd,bm,bn]) = mask * (x @ y) with
+// maskedBlockKernel on the given backend (pallas.Interpret or
+// pallas.Triton); mask_index is SparseMask.PrefetchMask, which names the
+// distinct mask block of every non-zero block.
+func BuildMaskedMatmulBlocks(s *SparseMask, m, kdim, n, bm, bn, bk int64, backend pallas.Backend) (*stablehlo.Module, error) {
+	b := stablehlo.NewBuilder("masked_matmul_blocks")
+	pm := stablehlo.Tensor(xla.Int32, s.GM, s.GN)
+	fb := b.NewFunction("main", pm, pm, stablehlo.Tensor(xla.Float32, m, kdim), stablehlo.Tensor(xla.Float32, kdim, n),
+		stablehlo.Tensor(xla.Float32, s.NumData, bm, bn))
+	spec := pallas.CallSpec{
+		Name:              "masked_matmul_blocks",
+		OutShapes:         []xla.Shape{xla.MakeShape(xla.Float32, m, n)},
+		Grid:              []int64{m / bm, n / bn},
+		NumScalarPrefetch: 2,
+		InSpecs: []*pallas.BlockSpec{
+			{BlockShape: []int64{bm, kdim}, IndexMap: func(g []*pallas.Value, _ []*pallas.Ref) []any { return []any{g[0], 0} }},
+			{BlockShape: []int64{kdim, bn}, IndexMap: func(g []*pallas.Value, _ []*pallas.Ref) []any { return []any{0, g[1]} }},
+			nil, // the distinct mask blocks, whole
+		},
+		OutSpecs: []*pallas.BlockSpec{{BlockShape: []int64{bm, bn},
+			IndexMap: func(g []*pallas.Value, _ []*pallas.Ref) []any { return []any{g[0], g[1]} }}},
+		Backend: backend,
+	}
+	fb.Return(pallas.Call(fb, maskedBlockKernel(bm, bn, bk, kdim), spec, fb.Args()...)...)
+	return b.Build()
+}
+
+// MaskedBlocksArgs are BuildMaskedMatmulBlocks's arguments.
+func MaskedBlocksArgs(s *SparseMask, x, y []float32, m, k, n, bm, bn int64) []*interpreter.Tensor {
+	return []*interpreter.Tensor{i32Tensor(s.BlockMask, s.GM, s.GN), i32Tensor(s.PrefetchMask, s.GM, s.GN),
+		f32Tensor(x, m, k), f32Tensor(y, k, n), f32Tensor(s.Data, s.NumData, bm, bn)}
+}
+
 // BuildDenseMasked emits main(mask, x, y) = mask * (x @ y).
 func BuildDenseMasked(m, k, n int64) (*stablehlo.Module, error) {
 	b := stablehlo.NewBuilder("dense_masked")
@@ -178,6 +240,29 @@ func RunMaskedMatmul(mask, x, y []float32, m, k, n, bm, bn, bk int64) ([]float32
 	return out[0].(*interpreter.Tensor).Data.([]float32), nil
 }
 
+// RunMaskedMatmulBlocks computes mask * (x @ y) with the per-block (GPU)
+// form of the kernel, in interpret mode on the interpreter.
+func RunMaskedMatmulBlocks(mask, x, y []float32, m, k, n, bm, bn, bk int64) ([]float32, error) {
+	s := sparsifyMask(mask, m, n, bm, bn)
+	mod, err := BuildMaskedMatmulBlocks(s, m, k, n, bm, bn, bk, pallas.Interpret)
+	if err != nil {
+		return nil, err
+	}
+	p, err := interpreter.Compile(mod, "main")
+	if err != nil {
+		return nil, err
+	}
+	var args []interpreter.Value
+	for _, a := range MaskedBlocksArgs(s, x, y, m, k, n, bm, bn) {
+		args = append(args, a)
+	}
+	out, err := p.Run(context.Background(), interpreter.Device{}, args)
+	if err != nil {
+		return nil, err
+	}
+	return out[0].(*interpreter.Tensor).Data.([]float32), nil
+}
+
 func main() {
 	const m, k, n, bm, bn, bk = 128, 128, 128, 32, 32, 64
 	r := rand.New(rand.NewPCG(5, 6))
@@ -190,24 +275,29 @@ func main() {
 		y[i] = float32(r.NormFloat64())
 	}
 	mask := LowerTriangle(m, n)
-	got, err := RunMaskedMatmul(mask, x, y, m, k, n, bm, bn, bk)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	var sum float64
-	for i := 0; i < m; i++ {
-		for j := 0; j < n; j++ {
-			var ref float32
-			for l := 0; l < k; l++ {
-				ref += x[i*k+l] * y[l*n+j]
-			}
-			d := float64(mask[i*n+j]*ref - got[i*n+j])
-			if d < 0 {
-				d = -d
-			}
-			sum += d
+	for _, form := range []struct {
+		name string
+		run  func(mask, x, y []float32, m, k, n, bm, bn, bk int64) ([]float32, error)
+	}{{"grid over K with prefetch maps (TPU form)", RunMaskedMatmul}, {"one program per output block (GPU form)", RunMaskedMatmulBlocks}} {
+		got, err := form.run(mask, x, y, m, k, n, bm, bn, bk)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
 		}
+		var sum float64
+		for i := 0; i < m; i++ {
+			for j := 0; j < n; j++ {
+				var ref float32
+				for l := 0; l < k; l++ {
+					ref += x[i*k+l] * y[l*n+j]
+				}
+				d := float64(mask[i*n+j]*ref - got[i*n+j])
+				if d < 0 {
+					d = -d
+				}
+				sum += d
+			}
+		}
+		fmt.Printf("%s: mean |result - ref|: %g\n", form.name, sum/float64(m*n))
 	}
-	fmt.Printf("mean |result - ref|: %g\n", sum/float64(m*n))
 }

@@ -7,8 +7,11 @@ import (
 	"testing"
 
 	"github.com/halo-ml/halo/internal/pairbench"
+	"github.com/halo-ml/halo/internal/plugintest"
 	"github.com/halo-ml/halo/interpreter"
+	"github.com/halo-ml/halo/pallas"
 	"github.com/halo-ml/halo/stablehlo"
+	"github.com/halo-ml/halo/xla"
 	"github.com/stretchr/testify/require"
 )
 
@@ -67,17 +70,7 @@ func TestMaskedMatmulMatchesDense(t *testing.T) {
 			x, y, mask := random(c.m, c.k), random(c.k, c.n), c.mask(c.m, c.n)
 			got, err := RunMaskedMatmul(mask, x, y, c.m, c.k, c.n, c.bm, c.bn, c.bk)
 			require.NoError(t, err)
-			want := make([]float32, c.m*c.n)
-			for i := int64(0); i < c.m; i++ {
-				for j := int64(0); j < c.n; j++ {
-					var s float32
-					for l := int64(0); l < c.k; l++ {
-						s += x[i*c.k+l] * y[l*c.n+j]
-					}
-					want[i*c.n+j] = mask[i*c.n+j] * s
-				}
-			}
-			require.InDeltaSlice(t, want, got, 1e-3)
+			require.InDeltaSlice(t, maskedReference(mask, x, y, c.m, c.k, c.n), got, 1e-3)
 		})
 	}
 }
@@ -190,4 +183,81 @@ func runner(b *testing.B, mod *stablehlo.Module, args ...interpreter.Value) func
 		_, err := p.Run(context.Background(), interpreter.Device{}, args)
 		return err
 	}
+}
+
+// maskedReference is mask * (x @ y) in plain Go.
+func maskedReference(mask, x, y []float32, m, k, n int64) []float32 {
+	want := make([]float32, m*n)
+	for i := int64(0); i < m; i++ {
+		for j := int64(0); j < n; j++ {
+			var s float32
+			for l := int64(0); l < k; l++ {
+				s += x[i*k+l] * y[l*n+j]
+			}
+			want[i*n+j] = mask[i*n+j] * s
+		}
+	}
+	return want
+}
+
+func TestMaskedMatmulBlocksMatchesDense(t *testing.T) {
+	// The GPU form (one program per output block, a loop over K), in
+	// interpret mode, and its Triton lowering.
+	r := rand.New(rand.NewPCG(11, 12))
+	random := func(m, n int64) []float32 {
+		out := make([]float32, m*n)
+		for i := range out {
+			out[i] = float32(r.NormFloat64())
+		}
+		return out
+	}
+	cases := []struct {
+		name                string
+		m, k, n, bm, bn, bk int64
+		mask                []float32
+	}{
+		{"lower triangle", 64, 64, 64, 16, 16, 32, LowerTriangle(64, 64)},
+		{"lower triangle, rectangular", 32, 64, 64, 8, 16, 16, LowerTriangle(32, 64)},
+		{"one block, values", 64, 32, 64, 16, 16, 16, func() []float32 {
+			mask := make([]float32, 64*64)
+			for a := 0; a < 16; a++ {
+				for b := 0; b < 16; b++ {
+					mask[(16+a)*64+32+b] = float32(a - b)
+				}
+			}
+			return mask
+		}()},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			x, y := random(c.m, c.k), random(c.k, c.n)
+			got, err := RunMaskedMatmulBlocks(c.mask, x, y, c.m, c.k, c.n, c.bm, c.bn, c.bk)
+			require.NoError(t, err)
+			require.InDeltaSlice(t, maskedReference(c.mask, x, y, c.m, c.k, c.n), got, 1e-3)
+
+			s := sparsifyMask(c.mask, c.m, c.n, c.bm, c.bn)
+			tm, err := BuildMaskedMatmulBlocks(s, c.m, c.k, c.n, c.bm, c.bn, c.bk, pallas.Triton)
+			require.NoError(t, err, "the GPU form lowers to Triton")
+			require.Contains(t, tm.String(), "__gpu$xla.gpu.triton")
+		})
+	}
+}
+
+// TestMaskedMatmulBlocksOnPlugin runs the GPU form as a Triton kernel
+// through the HALO_PLUGIN plugin and compares with plain Go.
+func TestMaskedMatmulBlocksOnPlugin(t *testing.T) {
+	c := plugintest.Open(t, "run the masked matmul as a Triton kernel")
+	const m, k, n, bm, bk = 256, 256, 256, 64, 64
+	r := rand.New(rand.NewPCG(1, 2))
+	x, y := make([]float32, m*k), make([]float32, k*n)
+	for i := range x {
+		x[i], y[i] = r.Float32(), r.Float32()
+	}
+	mask := LowerTriangle(m, n)
+	s := sparsifyMask(mask, m, n, bm, bm)
+	mod, err := BuildMaskedMatmulBlocks(s, m, k, n, bm, bm, bk, pallas.Triton)
+	require.NoError(t, err)
+	out, err := plugintest.Run(context.Background(), c, mod, MaskedBlocksArgs(s, x, y, m, k, n, bm, bm), []xla.Shape{xla.MakeShape(xla.Float32, m, n)})
+	require.NoError(t, err)
+	require.InDeltaSlice(t, maskedReference(mask, x, y, m, k, n), out[0].Data, 1e-2)
 }
