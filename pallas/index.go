@@ -29,9 +29,10 @@ func DS(start any, size int64) DSIndex { return DSIndex{start, size} }
 // Load reads ref at idx (one entry per leading ref dim; missing trailing
 // dims are All). An entry is a Go int or integer scalar Value (picks one
 // element, drops the dim), Slice, DS, All, or an integer array Value
-// (advanced indexing: all arrays broadcast together and their dims replace
-// the indexed dims, at the first array's position when the arrays are
-// adjacent, else in front). With mask (a bool Value broadcastable to the
+// (advanced indexing, as in NumPy: all arrays broadcast together and their
+// dims replace the indexed dims; with arrays present, integer indices are
+// advanced indices too, and the broadcast dims sit where the advanced
+// indices are when those are adjacent, else in front). With mask (a bool Value broadcastable to the
 // result) elements where mask is false are other (a Value or Go scalar;
 // nil means zero) and are not read, so they may lie outside the ref.
 func Load(ref *Ref, idx []any, mask *Value, other any) *Value {
@@ -156,9 +157,21 @@ func (k *Kernel) indexer(op string, ref *Ref, idx []any) (Indexer, []*Value, boo
 			operands[o] = k.broadcastTo(op, v, bshape)
 		}
 		ix.ArrayShape = bshape
-		adjacent := arrays[len(arrays)-1]-arrays[0] == len(arrays)-1
-		if adjacent {
-			for _, d := range ix.Dims[:arrays[0]] {
+		// As in NumPy, integer indices next to arrays are advanced indices
+		// too: when all advanced indices are adjacent the broadcast dims
+		// take their place, else they come first.
+		first, last, n := -1, -1, 0
+		for d, di := range ix.Dims {
+			if di.Kind != DimSlice {
+				if first < 0 {
+					first = d
+				}
+				last = d
+				n++
+			}
+		}
+		if last-first == n-1 {
+			for _, d := range ix.Dims[:first] {
 				if d.Kind == DimSlice {
 					ix.ArrayPos++
 				}

@@ -52,6 +52,28 @@ func TestKernelSemantics(t *testing.T) {
 			want: []float32{4, 5, 6, 8, 9, 10},
 		},
 		{
+			// As in NumPy: the integer 1 and the array are advanced indices
+			// separated by a slice, so the array's dim comes first.
+			name: "point and array apart: array dims first",
+			kernel: func(k *Kernel, r []*Ref) {
+				arr := k.Arange(2).Mul(-3).Add(3) // [3 0]
+				r[1].Store(r[0].Load(1, All, arr))
+			},
+			spec: CallSpec{OutShapes: []xla.Shape{xla.MakeShape(xla.Float32, 2, 3)}},
+			args: []*interpreter.Tensor{tensor(t, xla.Float32, f32s(24, func(i int) float32 { return float32(i) }), 2, 3, 4)},
+			want: []float32{15, 19, 23, 12, 16, 20},
+		},
+		{
+			name: "point and array adjacent: array dims in place",
+			kernel: func(k *Kernel, r []*Ref) {
+				arr := k.Arange(2).Mul(-3).Add(3) // [3 0]
+				r[1].Store(r[0].Load(All, 1, arr))
+			},
+			spec: CallSpec{OutShapes: []xla.Shape{xla.MakeShape(xla.Float32, 2, 2)}},
+			args: []*interpreter.Tensor{tensor(t, xla.Float32, f32s(24, func(i int) float32 { return float32(i) }), 2, 3, 4)},
+			want: []float32{7, 4, 19, 16},
+		},
+		{
 			name: "scatter rows with an index array, point and slice indices",
 			kernel: func(k *Kernel, r []*Ref) {
 				r[1].Store(0.0)

@@ -322,6 +322,20 @@ func tritonCases() []tritonCase {
 			},
 		},
 		{
+			// NumPy's rule for advanced indices apart: x[1, :, arr] puts
+			// arr's dim first.
+			name: "advanced_apart",
+			kernel: func(k *Kernel, refs []*Ref) {
+				arr := k.Arange(4).Mul(3).Rem(4) // [0 3 2 1]
+				refs[1].Store(refs[0].Load(1, All, arr).Mul(2))
+			},
+			spec: CallSpec{
+				Name:      "advanced_apart",
+				OutShapes: []xla.Shape{xla.MakeShape(xla.Float32, 4, 2)},
+			},
+			args: []*interpreter.Tensor{fTensor([]int64{2, 2, 4}, func(i int) float64 { return float64(i) })},
+		},
+		{
 			// Integer and bool refs, casts, transposed dot operands.
 			name: "ints_bools",
 			kernel: func(k *Kernel, refs []*Ref) {
