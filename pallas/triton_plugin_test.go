@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/halo-ml/halo/internal/plugintest"
+	"github.com/halo-ml/halo/interpreter"
 	"github.com/halo-ml/halo/stablehlo"
 	"github.com/halo-ml/halo/xla"
 )
@@ -35,7 +36,11 @@ func TestTritonRealPlugin(t *testing.T) {
 			for i, w := range want {
 				shapes[i] = w.Shape
 			}
-			got, err := plugintest.Run(context.Background(), c, m, tc.args, shapes)
+			args := make([]interpreter.Value, len(tc.args))
+			for i, a := range tc.args {
+				args[i] = a
+			}
+			got, err := plugintest.Run(context.Background(), c, m, args, shapes)
 			require.NoError(t, err, m.String())
 			for i := range want {
 				assertCloseTol(t, want[i], got[i], 1e-4)

@@ -172,8 +172,8 @@ func BuildDSDRows(s *BlockCOO, n, bn int64, backend pallas.Backend) (*stablehlo.
 }
 
 // DSDRowsArgs are the arguments of BuildDSDRows's module.
-func DSDRowsArgs(s *BlockCOO, y []float32, n int64) []*interpreter.Tensor {
-	return []*interpreter.Tensor{i32Tensor(s.RowPtr()), i32Tensor(s.ColIdx), f32Tensor(s.Blocks, s.NumBlocks(), s.BM, s.BK), f32Tensor(y, s.K, n)}
+func DSDRowsArgs(s *BlockCOO, y []float32, n int64) []interpreter.Value {
+	return []interpreter.Value{i32Tensor(s.RowPtr()), i32Tensor(s.ColIdx), f32Tensor(s.Blocks, s.NumBlocks(), s.BM, s.BK), f32Tensor(y, s.K, n)}
 }
 
 // BuildDense emits main(x f32[m,k], y f32[k,n]) = x @ y, the dense
@@ -209,15 +209,7 @@ func RunDSD(s *BlockCOO, y []float32, n, bn int64) ([]float32, error) {
 	if err != nil {
 		return nil, err
 	}
-	p, err := interpreter.Compile(m, "main")
-	if err != nil {
-		return nil, err
-	}
-	out, err := p.Run(context.Background(), interpreter.Device{}, DSDArgs(s, y, n))
-	if err != nil {
-		return nil, err
-	}
-	return out[0].(*interpreter.Tensor).Data.([]float32), nil
+	return runF32(m, DSDArgs(s, y, n))
 }
 
 // RunDSDRows computes sparse @ y with the per-row (GPU) form of the
@@ -227,13 +219,15 @@ func RunDSDRows(s *BlockCOO, y []float32, n, bn int64) ([]float32, error) {
 	if err != nil {
 		return nil, err
 	}
+	return runF32(m, DSDRowsArgs(s, y, n))
+}
+
+// runF32 compiles m, runs it on the interpreter and returns its f32
+// result.
+func runF32(m *stablehlo.Module, args []interpreter.Value) ([]float32, error) {
 	p, err := interpreter.Compile(m, "main")
 	if err != nil {
 		return nil, err
-	}
-	var args []interpreter.Value
-	for _, a := range DSDRowsArgs(s, y, n) {
-		args = append(args, a)
 	}
 	out, err := p.Run(context.Background(), interpreter.Device{}, args)
 	if err != nil {

@@ -53,6 +53,14 @@ func TestDSDMatchesDense(t *testing.T) {
 			require.NoError(t, err)
 			want := denseMatmul(s.Dense(), y, c.m, c.k, c.n)
 			require.InDeltaSlice(t, want, got, 1e-4)
+			// The GPU form (one program per output block, a loop over the
+			// row's blocks) gives the same, and lowers to Triton.
+			rows, err := RunDSDRows(s, y, c.n, c.bn)
+			require.NoError(t, err)
+			require.InDeltaSlice(t, want, rows, 1e-4)
+			tm, err := BuildDSDRows(s, c.n, c.bn, pallas.Triton)
+			require.NoError(t, err)
+			require.Contains(t, tm.String(), "__gpu$xla.gpu.triton")
 			// Rows without any block must be exactly zero (the aliased zeros).
 			hasRow := map[int32]bool{}
 			for _, i := range s.RowIdx {
@@ -163,37 +171,6 @@ func runner(b *testing.B, mod *stablehlo.Module, args ...interpreter.Value) func
 	return func() error {
 		_, err := p.Run(context.Background(), interpreter.Device{}, args)
 		return err
-	}
-}
-
-func TestDSDRowsMatchesDense(t *testing.T) {
-	// The GPU form (one program per output block, a loop over the row's
-	// blocks), in interpret mode, and its Triton lowering.
-	cases := []struct {
-		name                string
-		m, k, n, bm, bk, bn int64
-		p                   float64
-	}{
-		{"10% density, 4 column blocks", 64, 64, 64, 16, 16, 16, 0.1},
-		{"half density, rectangular blocks", 64, 32, 64, 16, 8, 32, 0.5},
-		{"dense", 32, 32, 32, 8, 8, 16, 1},
-	}
-	r := rand.New(rand.NewPCG(9, 10))
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			s := RandomBlockSparse(r, c.m, c.k, c.bm, c.bk, c.p)
-			y := make([]float32, c.k*c.n)
-			for i := range y {
-				y[i] = r.Float32()*2 - 1
-			}
-			got, err := RunDSDRows(s, y, c.n, c.bn)
-			require.NoError(t, err)
-			require.InDeltaSlice(t, denseMatmul(s.Dense(), y, c.m, c.k, c.n), got, 1e-4)
-
-			tm, err := BuildDSDRows(s, c.n, c.bn, pallas.Triton)
-			require.NoError(t, err, "the GPU form lowers to Triton")
-			require.Contains(t, tm.String(), "__gpu$xla.gpu.triton")
-		})
 	}
 }
 

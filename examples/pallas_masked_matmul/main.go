@@ -179,8 +179,8 @@ func BuildMaskedMatmulBlocks(s *SparseMask, m, kdim, n, bm, bn, bk int64, backen
 }
 
 // MaskedBlocksArgs are BuildMaskedMatmulBlocks's arguments.
-func MaskedBlocksArgs(s *SparseMask, x, y []float32, m, k, n, bm, bn int64) []*interpreter.Tensor {
-	return []*interpreter.Tensor{i32Tensor(s.BlockMask, s.GM, s.GN), i32Tensor(s.PrefetchMask, s.GM, s.GN),
+func MaskedBlocksArgs(s *SparseMask, x, y []float32, m, k, n, bm, bn int64) []interpreter.Value {
+	return []interpreter.Value{i32Tensor(s.BlockMask, s.GM, s.GN), i32Tensor(s.PrefetchMask, s.GM, s.GN),
 		f32Tensor(x, m, k), f32Tensor(y, k, n), f32Tensor(s.Data, s.NumData, bm, bn)}
 }
 
@@ -229,15 +229,7 @@ func RunMaskedMatmul(mask, x, y []float32, m, k, n, bm, bn, bk int64) ([]float32
 	if err != nil {
 		return nil, err
 	}
-	p, err := interpreter.Compile(mod, "main")
-	if err != nil {
-		return nil, err
-	}
-	out, err := p.Run(context.Background(), interpreter.Device{}, MaskedArgs(s, x, y, m, k, n, bm, bn))
-	if err != nil {
-		return nil, err
-	}
-	return out[0].(*interpreter.Tensor).Data.([]float32), nil
+	return runF32(mod, MaskedArgs(s, x, y, m, k, n, bm, bn))
 }
 
 // RunMaskedMatmulBlocks computes mask * (x @ y) with the per-block (GPU)
@@ -248,13 +240,15 @@ func RunMaskedMatmulBlocks(mask, x, y []float32, m, k, n, bm, bn, bk int64) ([]f
 	if err != nil {
 		return nil, err
 	}
+	return runF32(mod, MaskedBlocksArgs(s, x, y, m, k, n, bm, bn))
+}
+
+// runF32 compiles mod, runs it on the interpreter and returns its f32
+// result.
+func runF32(mod *stablehlo.Module, args []interpreter.Value) ([]float32, error) {
 	p, err := interpreter.Compile(mod, "main")
 	if err != nil {
 		return nil, err
-	}
-	var args []interpreter.Value
-	for _, a := range MaskedBlocksArgs(s, x, y, m, k, n, bm, bn) {
-		args = append(args, a)
 	}
 	out, err := p.Run(context.Background(), interpreter.Device{}, args)
 	if err != nil {

@@ -32,9 +32,9 @@ func Open(t testing.TB, why string) *pjrt.Client {
 	return c
 }
 
-// Run compiles mod on c, runs it with args and returns its outputs, read
-// back as tensors of the shapes in outs.
-func Run(ctx context.Context, c *pjrt.Client, mod *stablehlo.Module, args []*interpreter.Tensor, outs []xla.Shape) ([]*interpreter.Tensor, error) {
+// Run compiles mod on c, runs it with args (tensors) and returns its
+// outputs, read back as tensors of the shapes in outs.
+func Run(ctx context.Context, c *pjrt.Client, mod *stablehlo.Module, args []interpreter.Value, outs []xla.Shape) ([]*interpreter.Tensor, error) {
 	var text bytes.Buffer
 	if err := stablehlo.Print(&text, mod, stablehlo.PrintOptions{}); err != nil {
 		return nil, err
@@ -46,7 +46,11 @@ func Run(ctx context.Context, c *pjrt.Client, mod *stablehlo.Module, args []*int
 	defer exe.Close()
 	bufs := make([]*pjrt.Buffer, len(args))
 	for i, a := range args {
-		if bufs[i], err = Upload(c, a); err != nil {
+		t, ok := a.(*interpreter.Tensor)
+		if !ok {
+			return nil, fmt.Errorf("argument %d is %T, not a tensor", i, a)
+		}
+		if bufs[i], err = Upload(c, t); err != nil {
 			return nil, fmt.Errorf("argument %d: %w", i, err)
 		}
 		defer bufs[i].Close()

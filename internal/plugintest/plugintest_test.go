@@ -27,13 +27,13 @@ func TestRunOnTheInterpreterBackend(t *testing.T) {
 	x := interpreter.NewTensor(xla.MakeShape(xla.Float32, 4))
 	copy(x.Data.([]float32), []float32{1, 2, 3, 4})
 	y := interpreter.NewTensor(xla.MakeShape(xla.Int32, 4))
-	out, err := Run(context.Background(), c, m, []*interpreter.Tensor{x, y},
+	out, err := Run(context.Background(), c, m, []interpreter.Value{x, y},
 		[]xla.Shape{xla.MakeShape(xla.Float32, 4), xla.MakeShape(xla.Bool, 4)})
 	require.NoError(t, err)
 	assert.Equal(t, []float32{2, 4, 6, 8}, out[0].Data)
 	assert.Equal(t, []bool{true, true, true, true}, out[1].Data)
 
-	_, err = Run(context.Background(), c, m, []*interpreter.Tensor{x, y}, []xla.Shape{xla.MakeShape(xla.Float32, 4)})
+	_, err = Run(context.Background(), c, m, []interpreter.Value{x, y}, []xla.Shape{xla.MakeShape(xla.Float32, 4)})
 	assert.ErrorContains(t, err, "2 results, want 1")
 }
 
