@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"reflect"
+	"slices"
 
 	"github.com/halo-ml/halo/xla"
 )
@@ -128,35 +129,52 @@ func (t *Tensor) Len() int { return int(t.Shape.Size()) }
 
 // Clone returns a deep copy of t.
 func (t *Tensor) Clone() *Tensor {
-	c := NewTensor(t.Shape)
-	switch d := t.Data.(type) {
-	case []bool:
-		copy(c.Data.([]bool), d)
-	case []int8:
-		copy(c.Data.([]int8), d)
-	case []int16:
-		copy(c.Data.([]int16), d)
-	case []int32:
-		copy(c.Data.([]int32), d)
-	case []int64:
-		copy(c.Data.([]int64), d)
-	case []uint8:
-		copy(c.Data.([]uint8), d)
-	case []uint16:
-		copy(c.Data.([]uint16), d)
-	case []uint32:
-		copy(c.Data.([]uint32), d)
-	case []uint64:
-		copy(c.Data.([]uint64), d)
-	case []float32:
-		copy(c.Data.([]float32), d)
-	case []float64:
-		copy(c.Data.([]float64), d)
-	case []complex64:
-		copy(c.Data.([]complex64), d)
-	case []complex128:
-		copy(c.Data.([]complex128), d)
+	if t.Len() == 0 {
+		return NewTensor(t.Shape)
 	}
+	n := t.Len()
+	var d any
+	switch s := t.Data.(type) {
+	case []bool:
+		d = cloneLen(s, n)
+	case []int8:
+		d = cloneLen(s, n)
+	case []int16:
+		d = cloneLen(s, n)
+	case []int32:
+		d = cloneLen(s, n)
+	case []int64:
+		d = cloneLen(s, n)
+	case []uint8:
+		d = cloneLen(s, n)
+	case []uint16:
+		d = cloneLen(s, n)
+	case []uint32:
+		d = cloneLen(s, n)
+	case []uint64:
+		d = cloneLen(s, n)
+	case []float32:
+		d = cloneLen(s, n)
+	case []float64:
+		d = cloneLen(s, n)
+	case []complex64:
+		d = cloneLen(s, n)
+	case []complex128:
+		d = cloneLen(s, n)
+	default:
+		return NewTensor(t.Shape)
+	}
+	return &Tensor{Shape: t.Shape.Clone(), Data: d}
+}
+
+// cloneLen copies s into a new slice of length n. When the lengths agree
+// the new slice is not cleared first (slices.Clone).
+func cloneLen[T any](s []T, n int) []T {
+	if len(s) == n {
+		return slices.Clone(s)
+	}
+	c := make([]T, n)
+	copy(c, s)
 	return c
 }
 
