@@ -375,14 +375,14 @@ func TensorFromAttr(a stablehlo.DenseElementsAttr) (*Tensor, error) {
 // ---- the check dialect ----
 
 func init() {
-	RegisterKernel("check.expect_eq", checkPairKernel(checkExact))
-	RegisterKernel("check.expect_almost_eq", checkPairKernel(checkAlmost))
-	RegisterKernel("check.expect_close", checkPairKernel(checkULP))
-	RegisterKernel("check.expect_eq_const", checkConstKernel(checkExact))
-	RegisterKernel("check.expect_almost_eq_const", checkConstKernel(checkAlmost))
+	registerKernel("check.expect_eq", checkPairKernel(checkExact))
+	registerKernel("check.expect_almost_eq", checkPairKernel(checkAlmost))
+	registerKernel("check.expect_close", checkPairKernel(checkULP))
+	registerKernel("check.expect_eq_const", checkConstKernel(checkExact))
+	registerKernel("check.expect_almost_eq_const", checkConstKernel(checkAlmost))
 	// The first check dialect: check.eq / check.almost_eq against a constant.
-	RegisterKernel("check.eq", checkConstKernel(checkExact))
-	RegisterKernel("check.almost_eq", checkConstKernel(checkAlmost))
+	registerKernel("check.eq", checkConstKernel(checkExact))
+	registerKernel("check.almost_eq", checkConstKernel(checkAlmost))
 
 	RegisterCustomCall("check.expect_eq", checkCustomCall("@check.expect_eq", checkSpec{mode: checkExact}, false))
 	RegisterCustomCall("check.expect_almost_eq", checkCustomCall("@check.expect_almost_eq", checkSpec{mode: checkAlmost, tol: CustomCallCheckTolerance}, false))

@@ -70,14 +70,14 @@ func init() {
 	for name, u := range chloUnaryOps {
 		u := u
 		if u.isInf != nil {
-			RegisterKernel(name, chloUnaryKernel(u))
+			registerKernel(name, chloUnaryKernel(u))
 		} else {
-			RegisterInPlaceKernel(name, chloUnaryKernel(u))
+			registerInPlaceKernel(name, chloUnaryKernel(u))
 		}
 		RegisterOpCheck(name, func(op *stablehlo.Op) error { return chloCheckUnary(op, u) })
 	}
 	for name, f := range chloBinaryOps {
-		RegisterInPlaceKernel(name, chloBinaryKernel(name, f))
+		registerInPlaceKernel(name, chloBinaryKernel(name, f))
 		RegisterOpCheck(name, chloCheckBinaryFloat)
 	}
 }

@@ -41,7 +41,7 @@ var chloBroadcastOps = map[string]string{
 
 func init() {
 	for name, target := range chloBroadcastOps {
-		RegisterKernel(name, chloBroadcastKernel(target))
+		registerKernel(name, chloBroadcastKernel(target))
 		RegisterOpCheck(name, chloCheckBroadcast)
 	}
 }

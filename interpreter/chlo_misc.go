@@ -13,14 +13,14 @@ import (
 // chlo.top_k, chlo.constant_like and chlo.ragged_dot.
 
 func init() {
-	RegisterKernel("chlo.top_k", chloTopKKernel)
+	registerKernel("chlo.top_k", chloTopKKernel)
 	RegisterOpCheck("chlo.top_k", chloCheckTopK)
-	RegisterKernel("chlo.constant_like", chloConstantLikeKernel)
+	registerKernel("chlo.constant_like", chloConstantLikeKernel)
 	RegisterOpCheck("chlo.constant_like", func(op *stablehlo.Op) error {
 		_, err := chloConstantLikeValue(op)
 		return err
 	})
-	RegisterKernel("chlo.ragged_dot", chloRaggedDotKernel)
+	registerKernel("chlo.ragged_dot", chloRaggedDotKernel)
 	RegisterOpCheck("chlo.ragged_dot", func(op *stablehlo.Op) error {
 		_, err := chloRaggedPlanOf(op)
 		return err

@@ -455,16 +455,16 @@ func (x *Exec) memberGroup(mode groupMode, groups [][]int64) ([]ProcessID, int, 
 // ---- kernels ----
 
 func init() {
-	RegisterKernel("stablehlo.replica_id", kernelReplicaID)
-	RegisterKernel("stablehlo.partition_id", kernelPartitionID)
-	RegisterKernel("stablehlo.all_reduce", kernelAllReduce)
-	RegisterKernel("stablehlo.collective_reduce", kernelCollectiveReduce)
-	RegisterKernel("stablehlo.all_gather", kernelAllGather)
-	RegisterKernel("stablehlo.reduce_scatter", kernelReduceScatter)
-	RegisterKernel("stablehlo.all_to_all", kernelAllToAll)
-	RegisterKernel("stablehlo.collective_permute", kernelCollectivePermute)
-	RegisterKernel("stablehlo.collective_broadcast", kernelCollectiveBroadcast)
-	RegisterKernel("stablehlo.cross-replica-sum", kernelCrossReplicaSum)
+	registerKernel("stablehlo.replica_id", kernelReplicaID)
+	registerKernel("stablehlo.partition_id", kernelPartitionID)
+	registerKernel("stablehlo.all_reduce", kernelAllReduce)
+	registerKernel("stablehlo.collective_reduce", kernelCollectiveReduce)
+	registerKernel("stablehlo.all_gather", kernelAllGather)
+	registerKernel("stablehlo.reduce_scatter", kernelReduceScatter)
+	registerKernel("stablehlo.all_to_all", kernelAllToAll)
+	registerKernel("stablehlo.collective_permute", kernelCollectivePermute)
+	registerKernel("stablehlo.collective_broadcast", kernelCollectiveBroadcast)
+	registerKernel("stablehlo.cross-replica-sum", kernelCrossReplicaSum)
 }
 
 func kernelReplicaID(x *Exec, op *stablehlo.Op, args []Value) ([]Value, error) {

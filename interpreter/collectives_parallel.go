@@ -23,8 +23,8 @@ import (
 // through (the reference interpreter also writes it to a file).
 
 func init() {
-	RegisterKernel("interpreter.run_parallel", kernelRunParallel)
-	RegisterKernel("interpreter.probe", func(x *Exec, op *stablehlo.Op, args []Value) ([]Value, error) {
+	registerKernel("interpreter.run_parallel", kernelRunParallel)
+	registerKernel("interpreter.probe", func(x *Exec, op *stablehlo.Op, args []Value) ([]Value, error) {
 		if len(args) != 1 {
 			return nil, fmt.Errorf("want one operand, have %d", len(args))
 		}

@@ -11,7 +11,7 @@ import (
 // the result's type.
 
 func init() {
-	RegisterKernel("stablehlo.constant", constantKernel)
+	registerKernel("stablehlo.constant", constantKernel)
 }
 
 func constantKernel(x *Exec, op *stablehlo.Op, args []Value) ([]Value, error) {

@@ -29,8 +29,8 @@ import (
 // [batch, feature, spatial...] result is transposed to the result layout.
 
 func init() {
-	RegisterKernel("stablehlo.convolution", convolutionKernel)
-	RegisterKernel("stablehlo.dynamic_conv", dynamicConvKernel)
+	registerKernel("stablehlo.convolution", convolutionKernel)
+	registerKernel("stablehlo.dynamic_conv", dynamicConvKernel)
 }
 
 func convolutionKernel(x *Exec, op *stablehlo.Op, args []Value) (out []Value, err error) {

@@ -31,9 +31,9 @@ import (
 //     imaginary part is 0.
 
 func init() {
-	RegisterKernel("stablehlo.convert", cvConvertKernel)
-	RegisterKernel("stablehlo.bitcast_convert", cvBitcastKernel)
-	RegisterKernel("stablehlo.reduce_precision", cvReducePrecisionKernel)
+	registerKernel("stablehlo.convert", cvConvertKernel)
+	registerKernel("stablehlo.bitcast_convert", cvBitcastKernel)
+	registerKernel("stablehlo.reduce_precision", cvReducePrecisionKernel)
 }
 
 func cvConvertKernel(x *Exec, op *stablehlo.Op, args []Value) ([]Value, error) {

@@ -130,7 +130,7 @@ func callTarget(op *stablehlo.Op) (string, error) {
 }
 
 func init() {
-	RegisterKernel("stablehlo.custom_call", kernelCustomCall)
+	registerKernel("stablehlo.custom_call", kernelCustomCall)
 	// @Sharding annotates a value with its sharding (mhlo.sharding); for
 	// the interpreter, which runs every device's program as written, it
 	// is the identity. (Programs that rely on XLA's SPMD partitioner to

@@ -23,8 +23,8 @@ import (
 // rounded once at the end), float64 in float64.
 
 func init() {
-	RegisterKernel("stablehlo.dot_general", dotGeneralKernel)
-	RegisterKernel("stablehlo.dot", dotKernel)
+	registerKernel("stablehlo.dot_general", dotGeneralKernel)
+	registerKernel("stablehlo.dot", dotKernel)
 }
 
 func dotGeneralKernel(x *Exec, op *stablehlo.Op, args []Value) (out []Value, err error) {

@@ -19,8 +19,8 @@ import (
 // Products are summed in the compute type of dot_general.
 
 func init() {
-	RegisterKernel("stablehlo.einsum", einsumKernel)
-	RegisterKernel("stablehlo.unary_einsum", einsumKernel)
+	registerKernel("stablehlo.einsum", einsumKernel)
+	registerKernel("stablehlo.unary_einsum", einsumKernel)
 }
 
 func einsumKernel(x *Exec, op *stablehlo.Op, args []Value) (out []Value, err error) {

@@ -71,9 +71,9 @@ var ewBinaryOps = map[string]ewBinOp{
 
 func init() {
 	for name, code := range ewBinaryOps {
-		RegisterInPlaceKernel(name, ewBinaryKernel(code))
+		registerInPlaceKernel(name, ewBinaryKernel(code))
 	}
-	RegisterKernel("stablehlo.complex", ewComplexKernel)
+	registerKernel("stablehlo.complex", ewComplexKernel)
 }
 
 // ewBinaryOperands checks a binary op's operands (same type) and allocates

@@ -35,9 +35,9 @@ const (
 var ewCmpDirs = map[string]ewCmpDir{"EQ": cmpEQ, "NE": cmpNE, "GE": cmpGE, "GT": cmpGT, "LE": cmpLE, "LT": cmpLT}
 
 func init() {
-	RegisterKernel("stablehlo.compare", ewCompareKernel)
-	RegisterKernel("stablehlo.select", ewSelectKernel)
-	RegisterKernel("stablehlo.clamp", ewClampKernel)
+	registerKernel("stablehlo.compare", ewCompareKernel)
+	registerKernel("stablehlo.select", ewSelectKernel)
+	registerKernel("stablehlo.clamp", ewClampKernel)
 }
 
 // Float comparison orders.

@@ -77,7 +77,7 @@ var ewUnaryOps = map[string]ewUnOp{
 
 func init() {
 	for name, code := range ewUnaryOps {
-		RegisterInPlaceKernel(name, ewUnaryKernel(code))
+		registerInPlaceKernel(name, ewUnaryKernel(code))
 	}
 }
 

@@ -38,12 +38,15 @@ var (
 	kernels   = map[string]Kernel{}
 )
 
-// RegisterKernel binds an op name ("stablehlo.add") to its kernel. Kernel
-// files call it from init.
+// RegisterKernel binds an op name ("stablehlo.add", or an op of a
+// dialect of your own) to its kernel, for every program compiled after.
+// The kernel may keep its operands: the run never reuses storage that
+// such an op has seen.
 func RegisterKernel(name string, k Kernel) {
+	registerKernel(name, k)
 	kernelsMu.Lock()
-	defer kernelsMu.Unlock()
-	kernels[name] = k
+	externalKernels[name] = true
+	kernelsMu.Unlock()
 }
 
 // RegisterInPlaceKernel registers a kernel that only reads its operands
@@ -51,6 +54,27 @@ func RegisterKernel(name string, k Kernel) {
 // result into a dying operand from Exec.TakeDead, which the compiler plans.
 func RegisterInPlaceKernel(name string, k Kernel) {
 	RegisterKernel(name, k)
+	kernelsMu.Lock()
+	inPlaceOps[name] = true
+	kernelsMu.Unlock()
+}
+
+// externalKernels are the ops whose kernels were registered from outside
+// this package.
+var externalKernels = map[string]bool{}
+
+// registerKernel is RegisterKernel for this package's kernel files.
+func registerKernel(name string, k Kernel) {
+	kernelsMu.Lock()
+	defer kernelsMu.Unlock()
+	kernels[name] = k
+	delete(externalKernels, name)
+}
+
+// registerInPlaceKernel is RegisterInPlaceKernel for this package's
+// kernel files.
+func registerInPlaceKernel(name string, k Kernel) {
+	registerKernel(name, k)
 	kernelsMu.Lock()
 	inPlaceOps[name] = true
 	kernelsMu.Unlock()
@@ -254,7 +278,7 @@ func planFunc(f *stablehlo.Func) (*funcPlan, error) {
 						return opError(f, op, err)
 					}
 				}
-				pl := &opPlan{op: op, kernel: k, keeps: mayKeepOperands[op.Name]}
+				pl := &opPlan{op: op, kernel: k, keeps: mayKeepsOperands(op.Name)}
 				if op.Name == "stablehlo.constant" {
 					pl.konst = decodeSmallConstant(op)
 				}

@@ -26,7 +26,7 @@ import (
 // math.Sincos of exact angles, not from recurrences.
 
 func init() {
-	RegisterKernel("stablehlo.fft", fftKernel)
+	registerKernel("stablehlo.fft", fftKernel)
 }
 
 func fftKernel(x *Exec, op *stablehlo.Op, args []Value) (out []Value, err error) {

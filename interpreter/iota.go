@@ -10,7 +10,7 @@ import (
 // element type (integers wrap at their width, narrow floats round).
 
 func init() {
-	RegisterKernel("stablehlo.iota", iotaKernel)
+	registerKernel("stablehlo.iota", iotaKernel)
 }
 
 func iotaKernel(x *Exec, op *stablehlo.Op, args []Value) ([]Value, error) {

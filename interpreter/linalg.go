@@ -28,8 +28,8 @@ import (
 // NaNs, as the division does.
 
 func init() {
-	RegisterKernel("stablehlo.cholesky", choleskyKernel)
-	RegisterKernel("stablehlo.triangular_solve", triangularSolveKernel)
+	registerKernel("stablehlo.cholesky", choleskyKernel)
+	registerKernel("stablehlo.triangular_solve", triangularSolveKernel)
 }
 
 // laField is float64 or complex128 with the few operations the

@@ -43,8 +43,8 @@ import (
 // bit casts).
 
 func init() {
-	RegisterKernel("stablehlo.rng_bit_generator", rngBitGeneratorKernel)
-	RegisterKernel("stablehlo.rng", rngKernel)
+	registerKernel("stablehlo.rng_bit_generator", rngBitGeneratorKernel)
+	registerKernel("stablehlo.rng", rngKernel)
 }
 
 // rngThreefry2x32 is Threefry-2x32 with 20 rounds.

@@ -22,8 +22,8 @@ import (
 // integers of one type (signed or unsigned).
 
 func init() {
-	RegisterKernel("chlo.scan", kernelScan)
-	RegisterKernel("chlo.mulhi", kernelMulhi)
+	registerKernel("chlo.scan", kernelScan)
+	registerKernel("chlo.mulhi", kernelMulhi)
 }
 
 // ScanSegments returns how many operands of a chlo.scan are inputs and how

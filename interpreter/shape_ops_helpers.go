@@ -23,7 +23,7 @@ import (
 // kernels check their inputs and return errors) becomes an error naming the
 // op instead of taking the process down.
 func shpRegister(name string, k Kernel) {
-	RegisterKernel(name, func(x *Exec, op *stablehlo.Op, args []Value) (out []Value, err error) {
+	registerKernel(name, func(x *Exec, op *stablehlo.Op, args []Value) (out []Value, err error) {
 		defer func() {
 			if r := recover(); r != nil {
 				out, err = nil, fmt.Errorf("internal error in the %s kernel (please report): %v", name, r)

@@ -27,7 +27,8 @@ import (
 // allocating, and writes every element of it.
 //
 // Storage handed to an op that may keep it (a custom call, a transfer, a
-// collective) stops being the run's own. Runs with several devices reuse
+// collective, an op whose kernel was registered from outside this package)
+// stops being the run's own. Runs with several devices reuse
 // nothing: their collectives pass values between goroutines.
 
 const (
@@ -66,6 +67,15 @@ var mayKeepOperands = map[string]bool{
 	"stablehlo.send": true, "stablehlo.recv": true,
 	"stablehlo.all_reduce": true, "stablehlo.all_gather": true, "stablehlo.all_to_all": true,
 	"stablehlo.reduce_scatter": true, "stablehlo.collective_permute": true, "stablehlo.collective_broadcast": true,
+}
+
+// mayKeepsOperands reports whether the kernel of the op name may keep
+// its operands: a transfer, a collective or a custom call, or a kernel
+// registered from outside this package.
+func mayKeepsOperands(name string) bool {
+	kernelsMu.RLock()
+	defer kernelsMu.RUnlock()
+	return mayKeepOperands[name] || externalKernels[name]
 }
 
 // storagePtr returns the address of a tensor's first element and the

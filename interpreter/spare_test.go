@@ -144,6 +144,25 @@ func.func private @f(%p: tensor<N xf32>) -> tensor<N xf32> {
 }`, ramp(1))
 		assert.Equal(t, ramp(8).Data, out[0].(*Tensor).Data)
 	})
+	t.Run("kept by a kernel registered from outside", func(t *testing.T) {
+		var kept *Tensor
+		RegisterKernel("halo_test.keep", func(_ *Exec, _ *stablehlo.Op, args []Value) ([]Value, error) {
+			kept = args[0].(*Tensor)
+			return []Value{args[0]}, nil
+		})
+		out := runSpareProgram(t, `func.func @main(%x: tensor<N xf32>) -> tensor<N xf32> {
+  %a = stablehlo.add %x, %x : tensor<N xf32>
+  %k = "halo_test.keep"(%a) : (tensor<N xf32>) -> tensor<N xf32>
+  %n = stablehlo.negate %k : tensor<N xf32>
+  %c = stablehlo.constant dense<7.0> : tensor<f32>
+  %z = stablehlo.broadcast_in_dim %c, dims = [] : (tensor<f32>) -> tensor<N xf32>
+  %q = stablehlo.add %n, %z : tensor<N xf32>
+  return %q : tensor<N xf32>
+}`, ramp(1))
+		require.NotNil(t, kept)
+		assert.Equal(t, ramp(2).Data, kept.Data, "the kernel's operand is never reused")
+		assert.Len(t, out, 1)
+	})
 	t.Run("kept by a custom call", func(t *testing.T) {
 		var kept *Tensor
 		RegisterCustomCall("halo_test.keep", func(c *CustomCall) ([]*Tensor, error) {

@@ -165,7 +165,7 @@ func BenchmarkMaskedMatmulStepOverhead(b *testing.B) {
 // dense/masked over the pairs: the figure docs/benchmarks.md quotes, since
 // drift on a shared machine slows both runs of a pair alike.
 func BenchmarkMaskedMatmulPaired(b *testing.B) {
-	for _, c := range []struct{ m, bm int64 }{{2048, 128}, {4096, 256}} {
+	for _, c := range []struct{ m, bm int64 }{{2048, 128}, {2048, 256}, {4096, 256}} {
 		m, bm := c.m, c.bm
 		r := rand.New(rand.NewPCG(1, 1))
 		x, y := make([]float32, m*m), make([]float32, m*m)
