@@ -152,8 +152,9 @@ func dsdRowKernel(bm, bk, bn int64) pallas.KernelFunc {
 
 // BuildDSDRows emits main(row_ptr i32[m/bm+1], col_idx i32[nb], blocks
 // f32[nb,bm,bk], y f32[k,n]) -> f32[m,n] = sparse @ y with dsdRowKernel on
-// the given backend (pallas.Interpret or pallas.Triton).
-func BuildDSDRows(s *BlockCOO, n, bn int64, backend pallas.Backend) (*stablehlo.Module, error) {
+// the given backend (pallas.Interpret or pallas.Triton); checks turns
+// interpret mode's bounds checks on.
+func BuildDSDRows(s *BlockCOO, n, bn int64, backend pallas.Backend, checks bool) (*stablehlo.Module, error) {
 	nb := s.NumBlocks()
 	b := stablehlo.NewBuilder("dsd_rows")
 	fb := b.NewFunction("main", stablehlo.Tensor(xla.Int32, s.M/s.BM+1), stablehlo.Tensor(xla.Int32, nb),
@@ -165,7 +166,8 @@ func BuildDSDRows(s *BlockCOO, n, bn int64, backend pallas.Backend) (*stablehlo.
 		NumScalarPrefetch: 2,
 		OutSpecs: []*pallas.BlockSpec{{BlockShape: []int64{s.BM, bn},
 			IndexMap: func(g []*pallas.Value, _ []*pallas.Ref) []any { return []any{g[0], g[1]} }}},
-		Backend: backend,
+		Backend:        backend,
+		CompilerParams: pallas.CompilerParams{NoBoundsChecks: !checks},
 	}
 	fb.Return(pallas.Call(fb, dsdRowKernel(s.BM, s.BK, bn), spec, fb.Args()...)...)
 	return b.Build()
@@ -215,7 +217,7 @@ func RunDSD(s *BlockCOO, y []float32, n, bn int64) ([]float32, error) {
 // RunDSDRows computes sparse @ y with the per-row (GPU) form of the
 // kernel, in interpret mode on the interpreter.
 func RunDSDRows(s *BlockCOO, y []float32, n, bn int64) ([]float32, error) {
-	m, err := BuildDSDRows(s, n, bn, pallas.Interpret)
+	m, err := BuildDSDRows(s, n, bn, pallas.Interpret, true)
 	if err != nil {
 		return nil, err
 	}

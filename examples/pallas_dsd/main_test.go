@@ -58,7 +58,7 @@ func TestDSDMatchesDense(t *testing.T) {
 			rows, err := RunDSDRows(s, y, c.n, c.bn)
 			require.NoError(t, err)
 			require.InDeltaSlice(t, want, rows, 1e-4)
-			tm, err := BuildDSDRows(s, c.n, c.bn, pallas.Triton)
+			tm, err := BuildDSDRows(s, c.n, c.bn, pallas.Triton, false)
 			require.NoError(t, err)
 			require.Contains(t, tm.String(), "__gpu$xla.gpu.triton")
 			// Rows without any block must be exactly zero (the aliased zeros).
@@ -185,7 +185,7 @@ func TestDSDRowsOnPlugin(t *testing.T) {
 	for i := range y {
 		y[i] = r.Float32()
 	}
-	mod, err := BuildDSDRows(s, n, blk, pallas.Triton)
+	mod, err := BuildDSDRows(s, n, blk, pallas.Triton, false)
 	require.NoError(t, err)
 	out, err := plugintest.Run(context.Background(), c, mod, DSDRowsArgs(s, y, n), []xla.Shape{xla.MakeShape(xla.Float32, m, n)})
 	require.NoError(t, err)

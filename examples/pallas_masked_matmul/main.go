@@ -154,8 +154,9 @@ func maskedBlockKernel(bm, bn, bk, kdim int64) pallas.KernelFunc {
 // f32[m,k], y f32[k,n], mask_data f32[nd,bm,bn]) = mask * (x @ y) with
 // maskedBlockKernel on the given backend (pallas.Interpret or
 // pallas.Triton); mask_index is SparseMask.PrefetchMask, which names the
-// distinct mask block of every non-zero block.
-func BuildMaskedMatmulBlocks(s *SparseMask, m, kdim, n, bm, bn, bk int64, backend pallas.Backend) (*stablehlo.Module, error) {
+// distinct mask block of every non-zero block. checks turns interpret
+// mode's bounds checks on.
+func BuildMaskedMatmulBlocks(s *SparseMask, m, kdim, n, bm, bn, bk int64, backend pallas.Backend, checks bool) (*stablehlo.Module, error) {
 	b := stablehlo.NewBuilder("masked_matmul_blocks")
 	pm := stablehlo.Tensor(xla.Int32, s.GM, s.GN)
 	fb := b.NewFunction("main", pm, pm, stablehlo.Tensor(xla.Float32, m, kdim), stablehlo.Tensor(xla.Float32, kdim, n),
@@ -172,7 +173,8 @@ func BuildMaskedMatmulBlocks(s *SparseMask, m, kdim, n, bm, bn, bk int64, backen
 		},
 		OutSpecs: []*pallas.BlockSpec{{BlockShape: []int64{bm, bn},
 			IndexMap: func(g []*pallas.Value, _ []*pallas.Ref) []any { return []any{g[0], g[1]} }}},
-		Backend: backend,
+		Backend:        backend,
+		CompilerParams: pallas.CompilerParams{NoBoundsChecks: !checks},
 	}
 	fb.Return(pallas.Call(fb, maskedBlockKernel(bm, bn, bk, kdim), spec, fb.Args()...)...)
 	return b.Build()
@@ -236,7 +238,7 @@ func RunMaskedMatmul(mask, x, y []float32, m, k, n, bm, bn, bk int64) ([]float32
 // form of the kernel, in interpret mode on the interpreter.
 func RunMaskedMatmulBlocks(mask, x, y []float32, m, k, n, bm, bn, bk int64) ([]float32, error) {
 	s := sparsifyMask(mask, m, n, bm, bn)
-	mod, err := BuildMaskedMatmulBlocks(s, m, k, n, bm, bn, bk, pallas.Interpret)
+	mod, err := BuildMaskedMatmulBlocks(s, m, k, n, bm, bn, bk, pallas.Interpret, true)
 	if err != nil {
 		return nil, err
 	}

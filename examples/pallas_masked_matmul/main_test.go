@@ -78,7 +78,7 @@ func TestMaskedMatmulMatchesDense(t *testing.T) {
 			require.NoError(t, err)
 			require.InDeltaSlice(t, want, blocks, 1e-3)
 			s := sparsifyMask(mask, c.m, c.n, c.bm, c.bn)
-			tm, err := BuildMaskedMatmulBlocks(s, c.m, c.k, c.n, c.bm, c.bn, c.bk, pallas.Triton)
+			tm, err := BuildMaskedMatmulBlocks(s, c.m, c.k, c.n, c.bm, c.bn, c.bk, pallas.Triton, false)
 			require.NoError(t, err)
 			require.Contains(t, tm.String(), "__gpu$xla.gpu.triton")
 		})
@@ -182,6 +182,16 @@ func BenchmarkMaskedMatmulPaired(b *testing.B) {
 			pairbench.Run(b, "dense", runner(b, dense, f32Tensor(mask, m, m), f32Tensor(x, m, m), f32Tensor(y, m, m)),
 				"masked", runner(b, masked, MaskedArgs(s, x, y, m, m, m, bm, bm)...))
 		})
+		// The GPU form of the kernel (one program per output block) in
+		// interpret mode, against the same dense product.
+		b.Run(fmt.Sprintf("%d^3_blocks%dx%d_bk%d_gpuform", m, bm, bm, m), func(b *testing.B) {
+			blocks, err := BuildMaskedMatmulBlocks(s, m, m, m, bm, bm, m, pallas.Interpret, false)
+			require.NoError(b, err)
+			dense, err := BuildDenseMasked(m, m, m)
+			require.NoError(b, err)
+			pairbench.Run(b, "dense", runner(b, dense, f32Tensor(mask, m, m), f32Tensor(x, m, m), f32Tensor(y, m, m)),
+				"masked", runner(b, blocks, MaskedBlocksArgs(s, x, y, m, m, m, bm, bm)...))
+		})
 	}
 }
 
@@ -222,7 +232,7 @@ func TestMaskedMatmulBlocksOnPlugin(t *testing.T) {
 	}
 	mask := LowerTriangle(m, n)
 	s := sparsifyMask(mask, m, n, bm, bm)
-	mod, err := BuildMaskedMatmulBlocks(s, m, k, n, bm, bm, bk, pallas.Triton)
+	mod, err := BuildMaskedMatmulBlocks(s, m, k, n, bm, bm, bk, pallas.Triton, false)
 	require.NoError(t, err)
 	out, err := plugintest.Run(context.Background(), c, mod, MaskedBlocksArgs(s, x, y, m, k, n, bm, bm), []xla.Shape{xla.MakeShape(xla.Float32, m, n)})
 	require.NoError(t, err)
