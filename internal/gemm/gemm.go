@@ -2,11 +2,12 @@
 // for the interpreter's dot_general and convolution.
 //
 // It reads A in place (any row and column stride, so a transposed A costs
-// nothing) and B in place in 64-byte-wide column slivers (a transposed B,
-// or a last sliver narrower than 64 bytes, is packed into that shape
-// first), and runs a 6-row register-blocked kernel: AVX2 and FMA assembly on amd64 processors that
-// have them, plain Go elsewhere (or with the purego build tag). Work is split
-// across goroutines by blocks of C.
+// nothing) and B in 64-byte-wide column slivers: in place when B's rows
+// are close together, else (a transposed B, rows 16 slivers or more apart,
+// a last sliver narrower than 64 bytes) packed into that shape first. It
+// runs a 6-row register-blocked kernel: AVX2 and FMA assembly on amd64
+// processors that have them, plain Go elsewhere (or with the purego build
+// tag). Work is split across goroutines by blocks of C.
 //
 // Every product is computed: unlike gonum's BLAS, no zero element of A is
 // skipped, so 0×Inf and 0×NaN give NaN as IEEE arithmetic says, and a
@@ -29,6 +30,12 @@ const (
 	mcTiles = 16
 	// ncBytes is the width in bytes of the B panel packed at a time.
 	ncBytes = 4096
+	// packStride is the row stride of a k×n B, in sliver widths, from
+	// which B is packed rather than read in place: rows that far apart
+	// each sit on their own memory page and in few cache sets, so the
+	// kernel's walk down a sliver misses the TLB and the cache at every
+	// step, while packing reads each row once, front to back.
+	packStride = 16
 	// minWork is how many multiply-adds make one more goroutine worth
 	// starting.
 	minWork = 1 << 18
@@ -77,13 +84,14 @@ func Mul[T float32 | float64](transA, transB bool, m, n, k int, a []T, lda int, 
 	p := product[T]{
 		m: m, n: n, k: k,
 		a: a, rsA: rsA, csA: csA,
-		b: b, ldb: ldb, inPlace: !transB,
+		b: b, ldb: ldb, inPlace: !transB && ldb < packStride*nr,
 		c: c, ldc: ldc,
 		nr:   nr,
 		kern: kernelOf[T](),
 	}
-	// A B stored k×n is read in place, but for a last sliver narrower than
-	// nr; a transposed one is packed a panel at a time.
+	// A B stored k×n with rows close together is read in place, but for a
+	// last sliver narrower than nr; any other B is packed a panel at a
+	// time.
 	bufLen := ((min(ncMax, n) + nr - 1) / nr) * nr * k
 	if p.inPlace {
 		bufLen = 0

@@ -197,3 +197,21 @@ func TestMulRejectsShortSlices(t *testing.T) {
 		})
 	}
 }
+
+// TestMulStridedB: windows of wider matrices (B's rows far apart, packed
+// before use) and strides just below and at the packing threshold.
+func TestMulStridedB(t *testing.T) {
+	withKernels(t, func(t *testing.T) {
+		r := rand.New(rand.NewPCG(5, 6))
+		for _, c := range []struct{ m, n, k, pad, workers int }{
+			{64, 48, 300, 4000, 2},
+			{13, 33, 70, 1000, 1},
+			{40, 256, 520, 0, 2},               // f32 rows of exactly 16 slivers
+			{40, 16*packStride - 1, 30, 0, 2},  // one element short of it
+			{7, 1100, 300, 2048 - 1100 + 5, 3}, // two panels and a narrow sliver
+		} {
+			checkMul[float32](t, r, false, false, c.m, c.n, c.k, c.pad, c.workers)
+			checkMul[float64](t, r, false, false, c.m, c.n, c.k, c.pad, c.workers)
+		}
+	})
+}
