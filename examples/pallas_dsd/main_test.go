@@ -161,6 +161,16 @@ func BenchmarkDSDPaired(b *testing.B) {
 			pairbench.Run(b, "dense", runner(b, dense, f32Tensor(s.Dense(), m, k), f32Tensor(y, k, n)),
 				"sparse", runner(b, sparse, DSDArgs(s, y, n)...))
 		})
+		// The GPU form (one program per output block, a loop over the
+		// row's blocks) in interpret mode, against the same dense product.
+		b.Run(fmt.Sprintf("%d^3_blocks%d_%dof%d_gpuform", m, blk, s.NumBlocks(), (m/blk)*(k/blk)), func(b *testing.B) {
+			rows, err := BuildDSDRows(s, n, bn, pallas.Interpret, false)
+			require.NoError(b, err)
+			dense, err := BuildDense(m, k, n)
+			require.NoError(b, err)
+			pairbench.Run(b, "dense", runner(b, dense, f32Tensor(s.Dense(), m, k), f32Tensor(y, k, n)),
+				"sparse", runner(b, rows, DSDRowsArgs(s, y, n)...))
+		})
 	}
 }
 
