@@ -105,6 +105,8 @@ type dotArg struct {
 	view  *sliceView // non-nil until resolveView decides
 	off   int
 	ld    int // 0: t is the operand itself
+	// window is set when the operand is read in place as a window of t.
+	window bool
 }
 
 // dotArgs turns the dot's operands into dotArgs; views that are not
@@ -155,7 +157,7 @@ func resolveView[T laNum](arg *dotArg, inPlace bool, rowsCols [2][]int) error {
 	arg.view = nil
 	if _, ok := v.src.Data.([]T); ok && inPlace {
 		if off, ld, ok := viewMatrix(v, rowsCols); ok {
-			arg.off, arg.ld = off, ld
+			arg.off, arg.ld, arg.window = off, ld, true
 			return nil
 		}
 	}

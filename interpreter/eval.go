@@ -583,6 +583,9 @@ type Exec struct {
 	dead []*Tensor
 	// sp is the storage this run allocated and may reuse (see spare.go).
 	sp spareState
+	// packs are the packed windows of arguments kept for reuse (see
+	// dot_pack.go).
+	packs packCache
 	// owners is a stack with one entry per running while body (nil for
 	// any other region or function with arguments): the loop-carried
 	// tensors that loop alone refers to.
@@ -660,6 +663,9 @@ func (x *Exec) Call(f *stablehlo.Func, args []Value) ([]Value, error) {
 	outermost := len(x.frames) == 0
 	if outermost && x.Device.Rendezvous != nil {
 		x.sp.off = true // collectives pass values between devices
+	}
+	if outermost {
+		x.noteArgs(args)
 	}
 	fr := &frame{plan: fp, vals: make([]Value, fp.size)}
 	x.frames = append(x.frames, fr)

@@ -49,6 +49,63 @@ const (
 // It panics, naming the matrix, when a slice is too short for its shape or
 // a stride is smaller than its row, as a BLAS routine does.
 func Mul[T float32 | float64](transA, transB bool, m, n, k int, a []T, lda int, b []T, ldb int, c []T, ldc int, workers int) {
+	mul(transA, transB, m, n, k, a, lda, b, ldb, c, ldc, workers, nil)
+}
+
+// Packed is a B operand packed once, in the layout Mul's kernels read, for
+// several products with the same B (Pack, MulPacked).
+type Packed[T float32 | float64] struct {
+	k, n int
+	data []T // panel jc at jc*k: its slivers, each k rows of nr
+}
+
+// Bytes is the memory the packed operand holds.
+func (pb *Packed[T]) Bytes() int {
+	var z T
+	return len(pb.data) * int(unsafe.Sizeof(z))
+}
+
+// Packs reports whether Mul packs op(B) (transposed, or rows 16 slivers
+// or more apart) before multiplying: then a B used in several products
+// is worth packing once with Pack.
+func Packs[T float32 | float64](transB bool, ldb int) bool {
+	return transB || ldb >= packStride*nrOf[T]()
+}
+
+// Pack packs op(B), k×n (stored as for Mul), for MulPacked, using at most
+// workers goroutines. It panics as Mul does on a slice too short.
+func Pack[T float32 | float64](transB bool, k, n int, b []T, ldb int, workers int) *Packed[T] {
+	if k < 0 || n < 0 {
+		panic(fmt.Sprintf("gemm: negative dimension in %d×%d", k, n))
+	}
+	rb, cb := k, n
+	if transB {
+		rb, cb = n, k
+	}
+	checkMatrix("B", rb, cb, ldb, len(b))
+	nr := nrOf[T]()
+	pb := &Packed[T]{k: k, n: n, data: make([]T, (n+nr-1)/nr*nr*k)}
+	var z T
+	ncMax := ncBytes / int(unsafe.Sizeof(z))
+	for jc := 0; jc < n; jc += ncMax {
+		slivers := (min(ncMax, n-jc) + nr - 1) / nr
+		dst := pb.data[jc*k : jc*k+slivers*nr*k]
+		w := max(1, min(workers, slivers))
+		parallel(w, func(i int) {
+			s0, s1 := share(slivers, w, i)
+			packB(transB, b, ldb, k, n, jc, nr, s0, s1, dst)
+		})
+	}
+	return pb
+}
+
+// MulPacked is Mul with a B packed by Pack: C = op(A)·B, op(A) m×k.
+func MulPacked[T float32 | float64](transA bool, m int, a []T, lda int, pb *Packed[T], c []T, ldc int, workers int) {
+	mul(transA, false, m, pb.n, pb.k, a, lda, nil, 0, c, ldc, workers, pb)
+}
+
+// mul is Mul, with B packed already when pre is not nil.
+func mul[T float32 | float64](transA, transB bool, m, n, k int, a []T, lda int, b []T, ldb int, c []T, ldc int, workers int, pre *Packed[T]) {
 	if m < 0 || n < 0 || k < 0 {
 		panic(fmt.Sprintf("gemm: negative dimension in %d×%d×%d", m, n, k))
 	}
@@ -61,7 +118,9 @@ func Mul[T float32 | float64](transA, transB bool, m, n, k int, a []T, lda int, 
 		rb, cb = n, k
 	}
 	checkMatrix("A", ra, ca, lda, len(a))
-	checkMatrix("B", rb, cb, ldb, len(b))
+	if pre == nil {
+		checkMatrix("B", rb, cb, ldb, len(b))
+	}
 	checkMatrix("C", m, n, ldc, len(c))
 	if m == 0 || n == 0 {
 		return
@@ -84,7 +143,7 @@ func Mul[T float32 | float64](transA, transB bool, m, n, k int, a []T, lda int, 
 	p := product[T]{
 		m: m, n: n, k: k,
 		a: a, rsA: rsA, csA: csA,
-		b: b, ldb: ldb, inPlace: !transB && ldb < packStride*nr,
+		b: b, ldb: ldb, inPlace: pre == nil && !Packs[T](transB, ldb),
 		c: c, ldc: ldc,
 		nr:   nr,
 		kern: kernelOf[T](),
@@ -93,6 +152,9 @@ func Mul[T float32 | float64](transA, transB bool, m, n, k int, a []T, lda int, 
 	// last sliver narrower than nr; any other B is packed a panel at a
 	// time.
 	bufLen := ((min(ncMax, n) + nr - 1) / nr) * nr * k
+	if pre != nil {
+		bufLen = 0
+	}
 	if p.inPlace {
 		bufLen = 0
 		if n%nr != 0 {
@@ -107,6 +169,8 @@ func Mul[T float32 | float64](transA, transB bool, m, n, k int, a []T, lda int, 
 		slivers := (nc + nr - 1) / nr
 		p.jc = jc
 		switch {
+		case pre != nil:
+			p.packed = pre.data[jc*k : jc*k+slivers*nr*k]
 		case !p.inPlace:
 			// Pack this panel of B first, split across the workers.
 			p.packed = (*buf)[:slivers*nr*k]

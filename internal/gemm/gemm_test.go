@@ -6,6 +6,8 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
 )
 
 // reference computes op(A)·op(B) in float64 with plain loops, and the sum
@@ -212,6 +214,51 @@ func TestMulStridedB(t *testing.T) {
 		} {
 			checkMul[float32](t, r, false, false, c.m, c.n, c.k, c.pad, c.workers)
 			checkMul[float64](t, r, false, false, c.m, c.n, c.k, c.pad, c.workers)
+		}
+	})
+}
+
+// TestMulPackedMatchesMul: a B packed once gives what Mul gives, for
+// several products (both element types, transposed B, two panels and a
+// narrow last sliver, a window of a wider matrix).
+func TestMulPackedMatchesMul(t *testing.T) {
+	withKernels(t, func(t *testing.T) {
+		r := rand.New(rand.NewPCG(7, 8))
+		for _, c := range []struct {
+			transB        bool
+			m, n, k, ldbX int
+		}{
+			{false, 30, 1100, 70, 0},
+			{true, 13, 40, 300, 5},
+			{false, 64, 256, 512, 4096 - 256},
+			{false, 1, 17, 1, 300},
+		} {
+			rb, cb := c.k, c.n
+			if c.transB {
+				rb, cb = c.n, c.k
+			}
+			ldb := cb + c.ldbX
+			b32 := randomMatrix[float32](r, rb*ldb)
+			b64 := randomMatrix[float64](r, rb*ldb)
+			p32 := Pack(c.transB, c.k, c.n, b32, ldb, 2)
+			p64 := Pack(c.transB, c.k, c.n, b64, ldb, 2)
+			assert.Equal(t, (c.n+15)/16*16*c.k*4, p32.Bytes())
+			for _, transA := range []bool{false, true} {
+				a32 := randomMatrix[float32](r, c.m*c.k)
+				a64 := randomMatrix[float64](r, c.m*c.k)
+				lda := c.k
+				if transA {
+					lda = c.m
+				}
+				want32, got32 := make([]float32, c.m*c.n), make([]float32, c.m*c.n)
+				Mul(transA, c.transB, c.m, c.n, c.k, a32, lda, b32, ldb, want32, c.n, 2)
+				MulPacked(transA, c.m, a32, lda, p32, got32, c.n, 2)
+				assert.Equal(t, want32, got32, "f32 %+v transA=%v", c, transA)
+				want64, got64 := make([]float64, c.m*c.n), make([]float64, c.m*c.n)
+				Mul(transA, c.transB, c.m, c.n, c.k, a64, lda, b64, ldb, want64, c.n, 1)
+				MulPacked(transA, c.m, a64, lda, p64, got64, c.n, 3)
+				assert.Equal(t, want64, got64, "f64 %+v transA=%v", c, transA)
+			}
 		}
 	})
 }

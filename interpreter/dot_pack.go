@@ -1,0 +1,133 @@
+package interpreter
+
+import (
+	"runtime"
+
+	"github.com/halo-ml/halo/internal/gemm"
+)
+
+// Packed windows of the run's arguments.
+//
+// A block-sparse kernel lowered by pallas multiplies the same window of an
+// argument (a block column of y) at many grid steps. When the product
+// packs its right operand (gemm.Packs: a window of a wide matrix), the
+// packed window is kept for the rest of the run, keyed by where it lies in
+// which argument, from the second product with that window on; the later
+// ones skip the packing. (A window multiplied once costs nothing more.)
+// A run never writes into its arguments, so a kept window stays valid.
+// The windows kept take at most as many bytes as the arguments themselves;
+// past that the cache starts over.
+
+type packKey struct {
+	src            uintptr
+	off, ldb, k, n int
+	transB, f64    bool
+}
+
+type packCache struct {
+	args  map[uintptr]bool // storage of the outermost call's arguments
+	limit int              // their bytes
+	m     map[packKey]any  // *gemm.Packed[float32] or [float64]
+	bytes int
+	seen  map[packKey]bool // windows multiplied once, not kept yet
+}
+
+// noteArgs records the arguments of the outermost call.
+func (x *Exec) noteArgs(args []Value) {
+	for _, v := range args {
+		t, ok := v.(*Tensor)
+		if !ok || t == nil {
+			continue
+		}
+		p, n := storagePtr(t)
+		if n == 0 {
+			continue
+		}
+		if x.packs.args == nil {
+			x.packs.args = map[uintptr]bool{}
+		}
+		x.packs.args[p] = true
+		x.packs.limit += n
+	}
+}
+
+// packedWindow returns the packed form of op(B) for a product whose right
+// operand is a window (offset off, row stride ldb) of src, packing and
+// keeping it when src is an argument of the run; nil when it is not, or
+// when the product would not pack B.
+func packedWindow[T laNum](x *Exec, src *Tensor, b []T, off int, transB bool, k, n, ldb int) any {
+	if x == nil || len(x.packs.args) == 0 {
+		return nil
+	}
+	p, _ := storagePtr(src)
+	if !x.packs.args[p] {
+		return nil
+	}
+	key := packKey{src: p, off: off, ldb: ldb, k: k, n: n, transB: transB}
+	var made any
+	var size int
+	switch b := any(b).(type) {
+	case []float32:
+		if !gemm.Packs[float32](transB, ldb) {
+			return nil
+		}
+		if pb, ok := x.packs.m[key]; ok {
+			return pb
+		}
+		if !x.packs.seenBefore(key) {
+			return nil
+		}
+		pb := gemm.Pack(transB, k, n, b, ldb, runtime.GOMAXPROCS(0))
+		made, size = pb, pb.Bytes()
+	case []float64:
+		key.f64 = true
+		if !gemm.Packs[float64](transB, ldb) {
+			return nil
+		}
+		if pb, ok := x.packs.m[key]; ok {
+			return pb
+		}
+		if !x.packs.seenBefore(key) {
+			return nil
+		}
+		pb := gemm.Pack(transB, k, n, b, ldb, runtime.GOMAXPROCS(0))
+		made, size = pb, pb.Bytes()
+	default:
+		return nil
+	}
+	if x.packs.bytes+size > x.packs.limit {
+		x.packs.m, x.packs.bytes = nil, 0
+	}
+	if size <= x.packs.limit {
+		if x.packs.m == nil {
+			x.packs.m = map[packKey]any{}
+		}
+		x.packs.m[key] = made
+		x.packs.bytes += size
+	}
+	return made
+}
+
+// seenBefore reports whether a product with the window key ran before in
+// this run (so the window is worth keeping); the first time it only
+// remembers the key.
+func (c *packCache) seenBefore(key packKey) bool {
+	if c.seen[key] {
+		return true
+	}
+	if c.seen == nil {
+		c.seen = map[packKey]bool{}
+	}
+	c.seen[key] = true
+	return false
+}
+
+// mulPacked is laGemm with op(B) packed by packedWindow.
+func mulPacked[T laNum](transA bool, m int, a []T, lda int, pb any, c []T, ldc int) {
+	switch pb := pb.(type) {
+	case *gemm.Packed[float32]:
+		gemm.MulPacked(transA, m, any(a).([]float32), lda, pb, any(c).([]float32), ldc, runtime.GOMAXPROCS(0))
+	case *gemm.Packed[float64]:
+		gemm.MulPacked(transA, m, any(a).([]float64), lda, pb, any(c).([]float64), ldc, runtime.GOMAXPROCS(0))
+	}
+}

@@ -1,0 +1,78 @@
+package interpreter
+
+import (
+	"context"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/halo-ml/halo/stablehlo"
+)
+
+// Six steps multiply x by windows of y (columns 0..255 and 256..511 in
+// turn, each 1024 rows of a 512-wide y: packed windows), and by the same
+// windows of y2 = 2y (computed in the run, so never kept), summing all.
+const packedWindowLoop = `func.func @main(%x: tensor<8x1024xf32>, %y: tensor<1024x512xf32>) -> tensor<8x256xf32> {
+  %c0 = stablehlo.constant dense<0> : tensor<i32>
+  %z = stablehlo.constant dense<0.0> : tensor<8x256xf32>
+  %y2 = stablehlo.add %y, %y : tensor<1024x512xf32>
+  %r:2 = stablehlo.while(%i = %c0, %acc = %z) : tensor<i32>, tensor<8x256xf32>
+    cond {
+      %n = stablehlo.constant dense<6> : tensor<i32>
+      %lt = stablehlo.compare LT, %i, %n : (tensor<i32>, tensor<i32>) -> tensor<i1>
+      stablehlo.return %lt : tensor<i1>
+    } do {
+      %one = stablehlo.constant dense<1> : tensor<i32>
+      %two = stablehlo.constant dense<2> : tensor<i32>
+      %w = stablehlo.constant dense<256> : tensor<i32>
+      %h = stablehlo.remainder %i, %two : tensor<i32>
+      %col = stablehlo.multiply %h, %w : tensor<i32>
+      %win = stablehlo.dynamic_slice %y, %c0, %col, sizes = [1024, 256] : (tensor<1024x512xf32>, tensor<i32>, tensor<i32>) -> tensor<1024x256xf32>
+      %d = stablehlo.dot_general %x, %win, contracting_dims = [1] x [0] : (tensor<8x1024xf32>, tensor<1024x256xf32>) -> tensor<8x256xf32>
+      %win2 = stablehlo.dynamic_slice %y2, %c0, %col, sizes = [1024, 256] : (tensor<1024x512xf32>, tensor<i32>, tensor<i32>) -> tensor<1024x256xf32>
+      %d2 = stablehlo.dot_general %x, %win2, contracting_dims = [1] x [0] : (tensor<8x1024xf32>, tensor<1024x256xf32>) -> tensor<8x256xf32>
+      %s = stablehlo.add %d, %d2 : tensor<8x256xf32>
+      %acc2 = stablehlo.add %acc, %s : tensor<8x256xf32>
+      %i1 = stablehlo.add %i, %one : tensor<i32>
+      stablehlo.return %i1, %acc2 : tensor<i32>, tensor<8x256xf32>
+    }
+  return %r#1 : tensor<8x256xf32>
+}`
+
+func TestPackedWindowsOfArgumentsAreReused(t *testing.T) {
+	m, err := stablehlo.Parse([]byte(packedWindowLoop))
+	require.NoError(t, err)
+	p, err := Compile(m, "")
+	require.NoError(t, err)
+	r := rand.New(rand.NewPCG(1, 2))
+	xv, yv := make([]float32, 8*1024), make([]float32, 1024*512)
+	for i := range xv {
+		xv[i] = float32(r.IntN(5) - 2)
+	}
+	for i := range yv {
+		yv[i] = float32(r.IntN(5) - 2)
+	}
+	x := &Exec{Ctx: context.Background(), Program: p}
+	out, err := x.Call(p.Main, []Value{f32Tensor(xv, 8, 1024), f32Tensor(yv, 1024, 512)})
+	require.NoError(t, err)
+	// Small integers: every sum is exact whatever the order.
+	want := make([]float32, 8*256)
+	for i := 0; i < 8; i++ {
+		for j := 0; j < 256; j++ {
+			var s float32
+			for q := 0; q < 1024; q++ {
+				s += xv[i*1024+q] * (yv[q*512+j] + yv[q*512+256+j])
+			}
+			want[i*256+j] = 3 * 3 * s // 3 steps per window, y + 2y
+		}
+	}
+	assert.Equal(t, want, out[0].(*Tensor).Data)
+	// The two windows of the argument y are kept; those of y2 are not.
+	assert.Len(t, x.packs.m, 2)
+	for k := range x.packs.m {
+		assert.True(t, x.packs.args[k.src], "a kept window lies in an argument")
+	}
+	assert.Equal(t, 2*1024*256*4, x.packs.bytes)
+}
