@@ -12,11 +12,16 @@ import (
 // argument (a block column of y) at many grid steps. When the product
 // packs its right operand (gemm.Packs: a window of a wide matrix), the
 // packed window is kept for the rest of the run, keyed by where it lies in
-// which argument, from the second product with that window on; the later
-// ones skip the packing. (A window multiplied once costs nothing more.)
+// which argument, from the third product with that window on; the later
+// ones skip the packing. (A window multiplied once or twice costs nothing
+// more: keeping it means packing into new memory rather than the pooled
+// buffer, which only pays when it is used again.)
 // A run never writes into its arguments, so a kept window stays valid.
-// The windows kept take at most as many bytes as the arguments themselves;
-// past that the cache starts over.
+// The windows kept take at most as many bytes as the arguments themselves,
+// and at most packCacheMax; past that the cache starts over.
+
+// packCacheMax bounds the bytes of the windows one run keeps.
+const packCacheMax = 256 << 20
 
 type packKey struct {
 	src            uintptr
@@ -29,7 +34,7 @@ type packCache struct {
 	limit int              // their bytes
 	m     map[packKey]any  // *gemm.Packed[float32] or [float64]
 	bytes int
-	seen  map[packKey]bool // windows multiplied once, not kept yet
+	seen  map[packKey]int // products so far with each window not kept yet
 }
 
 // noteArgs records the arguments of the outermost call.
@@ -47,7 +52,7 @@ func (x *Exec) noteArgs(args []Value) {
 			x.packs.args = map[uintptr]bool{}
 		}
 		x.packs.args[p] = true
-		x.packs.limit += n
+		x.packs.limit = min(x.packs.limit+n, packCacheMax)
 	}
 }
 
@@ -108,17 +113,17 @@ func packedWindow[T laNum](x *Exec, src *Tensor, b []T, off int, transB bool, k,
 	return made
 }
 
-// seenBefore reports whether a product with the window key ran before in
-// this run (so the window is worth keeping); the first time it only
-// remembers the key.
+// seenBefore reports whether products with the window key ran twice
+// before in this run (so the window is worth keeping); until then it
+// counts them.
 func (c *packCache) seenBefore(key packKey) bool {
-	if c.seen[key] {
+	if c.seen[key] >= 2 {
 		return true
 	}
 	if c.seen == nil {
-		c.seen = map[packKey]bool{}
+		c.seen = map[packKey]int{}
 	}
-	c.seen[key] = true
+	c.seen[key]++
 	return false
 }
 

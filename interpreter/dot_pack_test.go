@@ -11,16 +11,17 @@ import (
 	"github.com/halo-ml/halo/stablehlo"
 )
 
-// Six steps multiply x by windows of y (columns 0..255 and 256..511 in
-// turn, each 1024 rows of a 512-wide y: packed windows), and by the same
-// windows of y2 = 2y (computed in the run, so never kept), summing all.
+// Eight steps multiply x by windows of y (columns 0..255 and 256..511 in
+// turn, each 1024 rows of a 512-wide y: packed windows, kept from their
+// third product on), and by the same windows of y2 = 2y (computed in the
+// run, so never kept), summing all.
 const packedWindowLoop = `func.func @main(%x: tensor<8x1024xf32>, %y: tensor<1024x512xf32>) -> tensor<8x256xf32> {
   %c0 = stablehlo.constant dense<0> : tensor<i32>
   %z = stablehlo.constant dense<0.0> : tensor<8x256xf32>
   %y2 = stablehlo.add %y, %y : tensor<1024x512xf32>
   %r:2 = stablehlo.while(%i = %c0, %acc = %z) : tensor<i32>, tensor<8x256xf32>
     cond {
-      %n = stablehlo.constant dense<6> : tensor<i32>
+      %n = stablehlo.constant dense<8> : tensor<i32>
       %lt = stablehlo.compare LT, %i, %n : (tensor<i32>, tensor<i32>) -> tensor<i1>
       stablehlo.return %lt : tensor<i1>
     } do {
@@ -65,7 +66,7 @@ func TestPackedWindowsOfArgumentsAreReused(t *testing.T) {
 			for q := 0; q < 1024; q++ {
 				s += xv[i*1024+q] * (yv[q*512+j] + yv[q*512+256+j])
 			}
-			want[i*256+j] = 3 * 3 * s // 3 steps per window, y + 2y
+			want[i*256+j] = 4 * 3 * s // 4 steps per window, y + 2y
 		}
 	}
 	assert.Equal(t, want, out[0].(*Tensor).Data)
