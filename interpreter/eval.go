@@ -6,6 +6,14 @@
 // A Program is compiled once from a *stablehlo.Module (checked, every op
 // bound to its kernel, every value given a slot) and run many times, also
 // concurrently.
+//
+// Values are immutable, but a run reuses memory where nothing can tell:
+// an elementwise result may be written into a dying operand (planReuse),
+// a loop may update the tensor it alone carries (planConsume), the storage
+// of a dead value of the run's own becomes the next result of its size
+// (spare.go), a dot reads windows of its operands where they lie
+// (dot_view.go), and a window of an argument packed for several products
+// is packed once (dot_pack.go). A run never writes into its arguments.
 package interpreter
 
 import (
