@@ -69,48 +69,41 @@ func packedWindow[T laNum](x *Exec, src *Tensor, b []T, off int, transB bool, k,
 		return nil
 	}
 	key := packKey{src: p, off: off, ldb: ldb, k: k, n: n, transB: transB}
-	var made any
-	var size int
 	switch b := any(b).(type) {
 	case []float32:
-		if !gemm.Packs[float32](transB, ldb) {
-			return nil
-		}
-		if pb, ok := x.packs.m[key]; ok {
-			return pb
-		}
-		if !x.packs.seenBefore(key) {
-			return nil
-		}
-		pb := gemm.Pack(transB, k, n, b, ldb, runtime.GOMAXPROCS(0))
-		made, size = pb, pb.Bytes()
+		return keepPacked(x, key, b)
 	case []float64:
 		key.f64 = true
-		if !gemm.Packs[float64](transB, ldb) {
-			return nil
-		}
-		if pb, ok := x.packs.m[key]; ok {
-			return pb
-		}
-		if !x.packs.seenBefore(key) {
-			return nil
-		}
-		pb := gemm.Pack(transB, k, n, b, ldb, runtime.GOMAXPROCS(0))
-		made, size = pb, pb.Bytes()
-	default:
+		return keepPacked(x, key, b)
+	}
+	return nil
+}
+
+// keepPacked is packedWindow for a float element type: the kept window of
+// key, else a new one once the window is worth keeping, else nil.
+func keepPacked[E float32 | float64](x *Exec, key packKey, b []E) any {
+	if !gemm.Packs[E](key.transB, key.ldb) {
 		return nil
 	}
-	if x.packs.bytes+size > x.packs.limit {
-		x.packs.m, x.packs.bytes = nil, 0
+	if pb, ok := x.packs.m[key]; ok {
+		return pb
 	}
-	if size <= x.packs.limit {
-		if x.packs.m == nil {
-			x.packs.m = map[packKey]any{}
+	if !x.packs.seenBefore(key) {
+		return nil
+	}
+	pb := gemm.Pack(key.transB, key.k, key.n, b, key.ldb, runtime.GOMAXPROCS(0))
+	c := &x.packs
+	if c.bytes+pb.Bytes() > c.limit {
+		c.m, c.bytes = nil, 0
+	}
+	if pb.Bytes() <= c.limit {
+		if c.m == nil {
+			c.m = map[packKey]any{}
 		}
-		x.packs.m[key] = made
-		x.packs.bytes += size
+		c.m[key] = pb
+		c.bytes += pb.Bytes()
 	}
-	return made
+	return pb
 }
 
 // seenBefore reports whether products with the window key ran twice

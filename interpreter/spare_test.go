@@ -150,15 +150,7 @@ func.func private @f(%p: tensor<N xf32>) -> tensor<N xf32> {
 			kept = args[0].(*Tensor)
 			return []Value{args[0]}, nil
 		})
-		out := runSpareProgram(t, `func.func @main(%x: tensor<N xf32>) -> tensor<N xf32> {
-  %a = stablehlo.add %x, %x : tensor<N xf32>
-  %k = "halo_test.keep"(%a) : (tensor<N xf32>) -> tensor<N xf32>
-  %n = stablehlo.negate %k : tensor<N xf32>
-  %c = stablehlo.constant dense<7.0> : tensor<f32>
-  %z = stablehlo.broadcast_in_dim %c, dims = [] : (tensor<f32>) -> tensor<N xf32>
-  %q = stablehlo.add %n, %z : tensor<N xf32>
-  return %q : tensor<N xf32>
-}`, ramp(1))
+		out := runSpareProgram(t, keepProgram(`%k = "halo_test.keep"(%a) : (tensor<N xf32>) -> tensor<N xf32>`, "%k"), ramp(1))
 		require.NotNil(t, kept)
 		assert.Equal(t, ramp(2).Data, kept.Data, "the kernel's operand is never reused")
 		assert.Len(t, out, 1)
@@ -170,15 +162,7 @@ func.func private @f(%p: tensor<N xf32>) -> tensor<N xf32> {
 			return nil, nil
 		})
 		defer RegisterCustomCall("halo_test.keep", nil)
-		out := runSpareProgram(t, `func.func @main(%x: tensor<N xf32>) -> tensor<N xf32> {
-  %a = stablehlo.add %x, %x : tensor<N xf32>
-  stablehlo.custom_call @halo_test.keep(%a) {has_side_effect = true} : (tensor<N xf32>) -> ()
-  %n = stablehlo.negate %a : tensor<N xf32>
-  %c = stablehlo.constant dense<7.0> : tensor<f32>
-  %z = stablehlo.broadcast_in_dim %c, dims = [] : (tensor<f32>) -> tensor<N xf32>
-  %q = stablehlo.add %n, %z : tensor<N xf32>
-  return %q : tensor<N xf32>
-}`, ramp(1))
+		out := runSpareProgram(t, keepProgram(`stablehlo.custom_call @halo_test.keep(%a) {has_side_effect = true} : (tensor<N xf32>) -> ()`, "%a"), ramp(1))
 		require.NotNil(t, kept)
 		assert.Equal(t, ramp(2).Data, kept.Data, "the custom call's operand is never reused")
 		want := ramp(-2).Data.([]float32)
@@ -187,4 +171,19 @@ func.func private @f(%p: tensor<N xf32>) -> tensor<N xf32> {
 		}
 		assert.Equal(t, want, out[0].(*Tensor).Data)
 	})
+}
+
+// keepProgram is a program that hands the run's own 64 KiB value %a to an
+// op that may keep it (keep, one line), then lets the value (named kept
+// after that line) die and makes a value of the same size.
+func keepProgram(keep, kept string) string {
+	return `func.func @main(%x: tensor<N xf32>) -> tensor<N xf32> {
+  %a = stablehlo.add %x, %x : tensor<N xf32>
+  ` + keep + `
+  %n = stablehlo.negate ` + kept + ` : tensor<N xf32>
+  %c = stablehlo.constant dense<7.0> : tensor<f32>
+  %z = stablehlo.broadcast_in_dim %c, dims = [] : (tensor<f32>) -> tensor<N xf32>
+  %q = stablehlo.add %n, %z : tensor<N xf32>
+  return %q : tensor<N xf32>
+}`
 }

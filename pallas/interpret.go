@@ -691,21 +691,17 @@ func (l *interp) region(fb *stablehlo.FuncBuilder, r *Region, e *env) error {
 			e.cse.m[key] = vs
 		}
 		if err := fb.Err(); err != nil {
-			return &Error{Kernel: l.p.Name, Op: op.Name, Loc: op.Loc, Msg: "interpret lowering: " + err.Error()}
+			return l.builderErr(op, err)
 		}
 	}
 	return nil
 }
 
-// isInvariant reports whether op computes the same value at every grid
-// step: it reads no ref and no grid index, and each of its operands was
-// hoisted out of the grid loop.
+// isInvariant reports whether a pure op (see cseKey: no store, no
+// regions) computes the same value at every grid step: it reads no ref and
+// no grid index, and each of its operands was hoisted out of the grid loop.
 func (l *interp) isInvariant(op *Op, e *env) bool {
-	if l.outer == nil {
-		return false
-	}
-	switch op.Name {
-	case "load", "store", "program_id", "when", "for", "while":
+	if l.outer == nil || op.Name == "load" || op.Name == "program_id" {
 		return false
 	}
 	for _, v := range op.Operands {
@@ -725,7 +721,7 @@ func (l *interp) hoist(op *Op, e *env, key string) error {
 			return err
 		}
 		if err := l.outer.Err(); err != nil {
-			return &Error{Kernel: l.p.Name, Op: op.Name, Loc: op.Loc, Msg: "interpret lowering: " + err.Error()}
+			return l.builderErr(op, err)
 		}
 		for _, v := range op.Results {
 			vs = append(vs, e.vals[v])
@@ -737,6 +733,11 @@ func (l *interp) hoist(op *Op, e *env, key string) error {
 		e.vals[v] = vs[i]
 	}
 	return nil
+}
+
+// builderErr is a StableHLO builder's error while lowering op.
+func (l *interp) builderErr(op *Op, err error) error {
+	return &Error{Kernel: l.p.Name, Op: op.Name, Loc: op.Loc, Msg: "interpret lowering: " + err.Error()}
 }
 
 func (l *interp) opErr(op *Op, format string, args ...any) error {
