@@ -12,10 +12,11 @@ import (
 // argument (a block column of y) at many grid steps. When the product
 // packs its right operand (gemm.Packs: a window of a wide matrix), the
 // packed window is kept for the rest of the run, keyed by where it lies in
-// which argument, from the third product with that window on; the later
-// ones skip the packing. (A window multiplied once or twice costs nothing
-// more: keeping it means packing into new memory rather than the pooled
-// buffer, which only pays when it is used again.)
+// which argument, and later products with that window skip the packing.
+// A window multiplied only once costs no more than before: it is packed
+// into memory freed by an earlier run of a program (gemm's pools) instead
+// of the product's pooled buffer, and the run gives all its windows back
+// when it ends.
 // A run never writes into its arguments, so a kept window stays valid.
 // The windows kept take at most as many bytes as the arguments themselves,
 // and at most packCacheMax; past that the cache starts over.
@@ -34,7 +35,7 @@ type packCache struct {
 	limit int              // their bytes
 	m     map[packKey]any  // *gemm.Packed[float32] or [float64]
 	bytes int
-	seen  map[packKey]int // products so far with each window not kept yet
+	made  int // windows packed in this run (for tests)
 }
 
 // noteArgs records the arguments of the outermost call.
@@ -80,44 +81,47 @@ func packedWindow[T laNum](x *Exec, src *Tensor, b []T, off int, transB bool, k,
 }
 
 // keepPacked is packedWindow for a float element type: the kept window of
-// key, else a new one once the window is worth keeping, else nil.
+// key, else a new one, kept; nil for a window over the limit by itself.
 func keepPacked[E float32 | float64](x *Exec, key packKey, b []E) any {
 	if !gemm.Packs[E](key.transB, key.ldb) {
 		return nil
 	}
-	if pb, ok := x.packs.m[key]; ok {
+	c := &x.packs
+	if pb, ok := c.m[key]; ok {
 		return pb
 	}
-	if !x.packs.seenBefore(key) {
+	size := gemm.PackedBytes[E](key.k, key.n)
+	if size > c.limit {
 		return nil
 	}
+	if c.bytes+size > c.limit {
+		c.free()
+	}
 	pb := gemm.Pack(key.transB, key.k, key.n, b, key.ldb, runtime.GOMAXPROCS(0))
-	c := &x.packs
-	if c.bytes+pb.Bytes() > c.limit {
-		c.m, c.bytes = nil, 0
+	c.made++
+	if c.m == nil {
+		c.m = map[packKey]any{}
 	}
-	if pb.Bytes() <= c.limit {
-		if c.m == nil {
-			c.m = map[packKey]any{}
-		}
-		c.m[key] = pb
-		c.bytes += pb.Bytes()
-	}
+	c.m[key] = pb
+	c.bytes += size
 	return pb
 }
 
-// seenBefore reports whether products with the window key ran twice
-// before in this run (so the window is worth keeping); until then it
-// counts them.
-func (c *packCache) seenBefore(key packKey) bool {
-	if c.seen[key] >= 2 {
-		return true
+// free gives the memory of every kept window back and empties the cache.
+func (c *packCache) free() {
+	for _, pb := range c.m {
+		freePacked(pb)
 	}
-	if c.seen == nil {
-		c.seen = map[packKey]int{}
+	c.m, c.bytes = nil, 0
+}
+
+func freePacked(pb any) {
+	switch pb := pb.(type) {
+	case *gemm.Packed[float32]:
+		pb.Free()
+	case *gemm.Packed[float64]:
+		pb.Free()
 	}
-	c.seen[key]++
-	return false
 }
 
 // mulPacked is laGemm with op(B) packed by packedWindow.

@@ -3,6 +3,7 @@ package interpreter
 import (
 	"context"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -13,7 +14,7 @@ import (
 
 // Eight steps multiply x by windows of y (columns 0..255 and 256..511 in
 // turn, each 1024 rows of a 512-wide y: packed windows, kept from their
-// third product on), and by the same windows of y2 = 2y (computed in the
+// first product on), and by the same windows of y2 = 2y (computed in the
 // run, so never kept), summing all.
 const packedWindowLoop = `func.func @main(%x: tensor<8x1024xf32>, %y: tensor<1024x512xf32>) -> tensor<8x256xf32> {
   %c0 = stablehlo.constant dense<0> : tensor<i32>
@@ -70,10 +71,56 @@ func TestPackedWindowsOfArgumentsAreReused(t *testing.T) {
 		}
 	}
 	assert.Equal(t, want, out[0].(*Tensor).Data)
-	// The two windows of the argument y are kept; those of y2 are not.
-	assert.Len(t, x.packs.m, 2)
-	for k := range x.packs.m {
-		assert.True(t, x.packs.args[k.src], "a kept window lies in an argument")
+	// The two windows of the argument y were packed once each for their
+	// eight products; those of y2 never kept. The run gave them back.
+	assert.Equal(t, 2, x.packs.made)
+	assert.Empty(t, x.packs.m)
+	assert.Zero(t, x.packs.bytes)
+}
+
+// Windows that together take more than the run's arguments: the cache
+// starts over when the next would pass that limit, giving the old windows'
+// memory back (the next packing may reuse it), and the results stay right.
+func TestPackedWindowsOverTheLimit(t *testing.T) {
+	// Four overlapping windows, columns 0, 64, 128 and 192 on: 1 MiB each
+	// packed, against 2.03 MiB of arguments.
+	src := strings.NewReplacer(
+		"%two = stablehlo.constant dense<2>", "%two = stablehlo.constant dense<4>",
+		"%w = stablehlo.constant dense<256>", "%w = stablehlo.constant dense<64>",
+	).Replace(packedWindowLoop)
+	require.NotEqual(t, packedWindowLoop, src)
+	m, err := stablehlo.Parse([]byte(src))
+	require.NoError(t, err)
+	p, err := Compile(m, "")
+	require.NoError(t, err)
+	r := rand.New(rand.NewPCG(3, 4))
+	xv, yv := make([]float32, 8*1024), make([]float32, 1024*512)
+	for i := range xv {
+		xv[i] = float32(r.IntN(5) - 2)
 	}
-	assert.Equal(t, 2*1024*256*4, x.packs.bytes)
+	for i := range yv {
+		yv[i] = float32(r.IntN(5) - 2)
+	}
+	for run := 0; run < 2; run++ { // the second run packs into freed memory
+		x := &Exec{Ctx: context.Background(), Program: p}
+		out, err := x.Call(p.Main, []Value{f32Tensor(xv, 8, 1024), f32Tensor(yv, 1024, 512)})
+		require.NoError(t, err)
+		want := make([]float32, 8*256)
+		for step := 0; step < 8; step++ {
+			col := (step % 4) * 64
+			for i := 0; i < 8; i++ {
+				for j := 0; j < 256; j++ {
+					var s float32
+					for q := 0; q < 1024; q++ {
+						s += xv[i*1024+q] * yv[q*512+col+j]
+					}
+					want[i*256+j] += 3 * s
+				}
+			}
+		}
+		assert.Equal(t, want, out[0].(*Tensor).Data)
+		// Two windows fit under the limit: every step packs its window.
+		assert.Equal(t, 8, x.packs.made)
+		assert.Empty(t, x.packs.m)
+	}
 }

@@ -674,6 +674,7 @@ func (x *Exec) Call(f *stablehlo.Func, args []Value) ([]Value, error) {
 	}
 	if outermost {
 		x.noteArgs(args)
+		defer x.packs.free() // the kept windows' memory, for later runs
 	}
 	fr := &frame{plan: fp, vals: make([]Value, fp.size)}
 	x.frames = append(x.frames, fr)

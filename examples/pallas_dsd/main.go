@@ -5,7 +5,8 @@
 // (inner), scalar prefetch of the block indices drives the index maps, an
 // f32 scratch accumulator is reset when the block row changes and written
 // out when it ends, and output blocks no non-zero block touches are zero
-// because the output starts as a zeros operand (InputOutputAliases).
+// because the output starts as zeros made in the program and aliased to
+// it (InputOutputAliases).
 //
 // Note: the seed's grid is (num_blocks, N/blk_N) with the column index
 // fastest, which mixes the accumulators of different column blocks when
@@ -87,13 +88,17 @@ func dsdKernel(numBlocks int64) pallas.KernelFunc {
 	}
 }
 
-// BuildDSD emits main(idx_i, idx_k i32[nb], blocks f32[nb,bm,bk], y f32[k,n],
-// zeros f32[m,n]) -> f32[m,n] = sparse @ y.
+// BuildDSD emits main(idx_i, idx_k i32[nb], blocks f32[nb,bm,bk], y f32[k,n])
+// -> f32[m,n] = sparse @ y. The output starts as zeros made in the program
+// and handed to the kernel aliased to its output, as a JAX program passes
+// jnp.zeros: the kernel's loop then writes into them in place, where zeros
+// passed in by the caller would first be copied (the caller keeps them).
 func BuildDSD(s *BlockCOO, n, bn int64, checks bool) (*stablehlo.Module, error) {
 	nb := s.NumBlocks()
 	b := stablehlo.NewBuilder("dsd")
 	fb := b.NewFunction("main", stablehlo.Tensor(xla.Int32, nb), stablehlo.Tensor(xla.Int32, nb),
-		stablehlo.Tensor(xla.Float32, nb, s.BM, s.BK), stablehlo.Tensor(xla.Float32, s.K, n), stablehlo.Tensor(xla.Float32, s.M, n))
+		stablehlo.Tensor(xla.Float32, nb, s.BM, s.BK), stablehlo.Tensor(xla.Float32, s.K, n))
+	zeros := fb.Zero(stablehlo.Tensor(xla.Float32, s.M, n))
 	xMap := func(g []*pallas.Value, _ []*pallas.Ref) []any { return []any{g[1], 0, 0} }
 	yMap := func(g []*pallas.Value, pf []*pallas.Ref) []any { return []any{pf[1].Load(g[1]), g[0]} }
 	oMap := func(g []*pallas.Value, pf []*pallas.Ref) []any { return []any{pf[0].Load(g[1]), g[0]} }
@@ -112,7 +117,7 @@ func BuildDSD(s *BlockCOO, n, bn int64, checks bool) (*stablehlo.Module, error) 
 		InputOutputAliases: map[int]int{4: 0},
 		CompilerParams:     pallas.CompilerParams{NoBoundsChecks: !checks},
 	}
-	fb.Return(pallas.Call(fb, dsdKernel(nb), spec, fb.Args()...)...)
+	fb.Return(pallas.Call(fb, dsdKernel(nb), spec, append(fb.Args(), zeros)...)...)
 	return b.Build()
 }
 
@@ -202,7 +207,7 @@ func i32Tensor(data []int32) *interpreter.Tensor {
 // DSDArgs are the arguments of BuildDSD's module.
 func DSDArgs(s *BlockCOO, y []float32, n int64) []interpreter.Value {
 	return []interpreter.Value{i32Tensor(s.RowIdx), i32Tensor(s.ColIdx), f32Tensor(s.Blocks, s.NumBlocks(), s.BM, s.BK),
-		f32Tensor(y, s.K, n), f32Tensor(make([]float32, s.M*n), s.M, n)}
+		f32Tensor(y, s.K, n)}
 }
 
 // RunDSD computes sparse @ y with the kernel on the interpreter.

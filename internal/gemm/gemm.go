@@ -72,6 +72,13 @@ func Packs[T float32 | float64](transB bool, ldb int) bool {
 	return transB || ldb >= packStride*nrOf[T]()
 }
 
+// PackedBytes is the memory Pack takes for a k×n op(B).
+func PackedBytes[T float32 | float64](k, n int) int {
+	var z T
+	nr := nrOf[T]()
+	return (n + nr - 1) / nr * nr * k * int(unsafe.Sizeof(z))
+}
+
 // Pack packs op(B), k×n (stored as for Mul), for MulPacked, using at most
 // workers goroutines. It panics as Mul does on a slice too short.
 func Pack[T float32 | float64](transB bool, k, n int, b []T, ldb int, workers int) *Packed[T] {
@@ -84,7 +91,7 @@ func Pack[T float32 | float64](transB bool, k, n int, b []T, ldb int, workers in
 	}
 	checkMatrix("B", rb, cb, ldb, len(b))
 	nr := nrOf[T]()
-	pb := &Packed[T]{k: k, n: n, data: make([]T, (n+nr-1)/nr*nr*k)}
+	pb := &Packed[T]{k: k, n: n, data: packStorage[T]((n + nr - 1) / nr * nr * k)}
 	var z T
 	ncMax := ncBytes / int(unsafe.Sizeof(z))
 	for jc := 0; jc < n; jc += ncMax {
@@ -99,8 +106,46 @@ func Pack[T float32 | float64](transB bool, k, n int, b []T, ldb int, workers in
 	return pb
 }
 
-// MulPacked is Mul with a B packed by Pack: C = op(A)·B, op(A) m×k.
+// Free gives the packed operand's memory back for later Packs of the
+// same size; pb must not be used after.
+func (pb *Packed[T]) Free() {
+	if pb.data == nil {
+		return
+	}
+	p, _ := packPools.LoadOrStore(packPoolKey{unsafe.Sizeof(pb.data[0]), len(pb.data)}, &sync.Pool{})
+	d := pb.data
+	pb.data = nil
+	p.(*sync.Pool).Put(&d)
+}
+
+// packPools hold the memory of freed Packed operands, a pool for each
+// element size and length: a program that packs the same windows at
+// every run packs them into memory already mapped and in cache.
+var packPools sync.Map // packPoolKey -> *sync.Pool of *[]T
+
+type packPoolKey struct {
+	elem uintptr
+	n    int
+}
+
+// packStorage returns a slice of length n for Pack, freed memory when
+// there is some (Pack writes every element).
+func packStorage[T float32 | float64](n int) []T {
+	var z T
+	if p, ok := packPools.Load(packPoolKey{unsafe.Sizeof(z), n}); ok {
+		if v, ok := p.(*sync.Pool).Get().(*[]T); ok {
+			return *v
+		}
+	}
+	return make([]T, n)
+}
+
+// MulPacked is Mul with a B packed by Pack: C = op(A)·B, op(A) m×k. It
+// panics when pb was freed.
 func MulPacked[T float32 | float64](transA bool, m int, a []T, lda int, pb *Packed[T], c []T, ldc int, workers int) {
+	if pb.data == nil && pb.k > 0 && pb.n > 0 {
+		panic("gemm: MulPacked with a freed Packed operand")
+	}
 	mul(transA, false, m, pb.n, pb.k, a, lda, nil, 0, c, ldc, workers, pb)
 }
 

@@ -262,3 +262,32 @@ func TestMulPackedMatchesMul(t *testing.T) {
 		}
 	})
 }
+
+// A freed Packed's memory goes to the next Pack of the same size, which
+// must overwrite all of it: the first B is all NaN, so any element left
+// over would turn the second product's sums into NaN.
+func TestPackIntoFreedMemory(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 10))
+	for _, transB := range []bool{false, true} {
+		const m, n, k, ldb = 12, 40, 33, 50 // n not a multiple of the sliver width
+		poison := make([]float32, 50*50)
+		for i := range poison {
+			poison[i] = float32(math.NaN())
+		}
+		for range 3 {
+			Pack(transB, k, n, poison, ldb, 2).Free()
+			b := randomMatrix[float32](r, 50*50)
+			a := randomMatrix[float32](r, m*k)
+			pb := Pack(transB, k, n, b, ldb, 2)
+			want, got := make([]float32, m*n), make([]float32, m*n)
+			Mul(false, transB, m, n, k, a, k, b, ldb, want, n, 2)
+			MulPacked(false, m, a, k, pb, got, n, 2)
+			assert.Equal(t, want, got, "transB=%v", transB)
+			pb.Free()
+			pb.Free() // a second Free does nothing
+			assert.PanicsWithValue(t, "gemm: MulPacked with a freed Packed operand", func() {
+				MulPacked(false, m, a, k, pb, got, n, 2)
+			})
+		}
+	}
+}
