@@ -145,7 +145,7 @@ func BenchmarkDSD(b *testing.B) {
 // docs/benchmarks.md quotes, since drift on a shared machine slows both
 // runs of a pair alike.
 func BenchmarkDSDPaired(b *testing.B) {
-	for _, c := range []struct{ size, blk, bn int64 }{{1024, 128, 1024}, {4096, 256, 4096}} {
+	for _, c := range []struct{ size, blk, bn int64 }{{1024, 128, 1024}, {2048, 128, 2048}, {2048, 256, 2048}, {4096, 256, 4096}} {
 		m, k, n, blk, bn := c.size, c.size, c.size, c.blk, c.bn
 		r := rand.New(rand.NewPCG(0, 1))
 		s := RandomBlockSparse(r, m, k, blk, blk, 0.1)
