@@ -72,6 +72,53 @@ func RandomBlockSparse(r *rand.Rand, m, k, bm, bk int64, p float64) *BlockCOO {
 	return s
 }
 
+// HashedBlockSparse is RandomBlockSparse with the blocks and values drawn
+// from splitmix64 hashes of seed, so that a program in another language
+// (the JAX version of the kernel on a GPU machine) builds the same matrix:
+// the non-zero blocks are the ceil(p × blocks) block numbers b (row-major)
+// with the smallest splitmix64(seed + b), and element e (row-major, over
+// the stored blocks in order) is the top 24 bits of
+// splitmix64((seed xor 0x5eed) + e) over 2^24, in [0, 1).
+func HashedBlockSparse(m, k, bm, bk int64, p float64, seed uint64) *BlockCOO {
+	s := &BlockCOO{M: m, K: k, BM: bm, BK: bk}
+	gm, gk := m/bm, k/bk
+	n := max(1, min(gm*gk, int64(math.Ceil(p*float64(gm*gk)))))
+	order := make([]int64, gm*gk)
+	for b := range order {
+		order[b] = int64(b)
+	}
+	slices.SortFunc(order, func(a, b int64) int {
+		ha, hb := splitmix64(seed+uint64(a)), splitmix64(seed+uint64(b))
+		switch {
+		case ha < hb:
+			return -1
+		case ha > hb:
+			return 1
+		}
+		return int(a - b)
+	})
+	picked := order[:n]
+	slices.Sort(picked)
+	for _, b := range picked {
+		s.RowIdx = append(s.RowIdx, int32(b/gk))
+		s.ColIdx = append(s.ColIdx, int32(b%gk))
+	}
+	s.Blocks = make([]float32, n*bm*bk)
+	for e := range s.Blocks {
+		s.Blocks[e] = float32(splitmix64((seed^0x5eed)+uint64(e))>>40) / (1 << 24)
+	}
+	return s
+}
+
+// splitmix64 is the output function of the SplitMix64 generator (Steele,
+// Lea and Flood, 2014) at state x.
+func splitmix64(x uint64) uint64 {
+	z := x + 0x9e3779b97f4a7c15
+	z = (z ^ z>>30) * 0xbf58476d1ce4e5b9
+	z = (z ^ z>>27) * 0x94d049bb133111eb
+	return z ^ z>>31
+}
+
 // dsdKernel: refs are idx_i, idx_k (prefetch), x block, y block, the
 // zeros placeholder, the output block and the f32 accumulator.
 func dsdKernel(numBlocks int64) pallas.KernelFunc {
@@ -156,17 +203,18 @@ func dsdRowKernel(bm, bk, bn int64) pallas.KernelFunc {
 }
 
 // BuildDSDRows emits main(row_ptr i32[m/bm+1], col_idx i32[nb], blocks
-// f32[nb,bm,bk], y f32[k,n]) -> f32[m,n] = sparse @ y with dsdRowKernel on
-// the given backend (pallas.Interpret or pallas.Triton); checks turns
+// dt[nb,bm,bk], y dt[k,n]) -> dt[m,n] = sparse @ y with dsdRowKernel on
+// the given backend (pallas.Interpret or pallas.Triton); products
+// accumulate in f32 whatever dt (f32, or bf16 as on a GPU); checks turns
 // interpret mode's bounds checks on.
-func BuildDSDRows(s *BlockCOO, n, bn int64, backend pallas.Backend, checks bool) (*stablehlo.Module, error) {
+func BuildDSDRows(s *BlockCOO, n, bn int64, dt xla.DType, backend pallas.Backend, checks bool) (*stablehlo.Module, error) {
 	nb := s.NumBlocks()
 	b := stablehlo.NewBuilder("dsd_rows")
 	fb := b.NewFunction("main", stablehlo.Tensor(xla.Int32, s.M/s.BM+1), stablehlo.Tensor(xla.Int32, nb),
-		stablehlo.Tensor(xla.Float32, nb, s.BM, s.BK), stablehlo.Tensor(xla.Float32, s.K, n))
+		stablehlo.Tensor(dt, nb, s.BM, s.BK), stablehlo.Tensor(dt, s.K, n))
 	spec := pallas.CallSpec{
 		Name:              "dsd_rows",
-		OutShapes:         []xla.Shape{xla.MakeShape(xla.Float32, s.M, n)},
+		OutShapes:         []xla.Shape{xla.MakeShape(dt, s.M, n)},
 		Grid:              []int64{s.M / s.BM, n / bn},
 		NumScalarPrefetch: 2,
 		OutSpecs: []*pallas.BlockSpec{{BlockShape: []int64{s.BM, bn},
@@ -178,23 +226,32 @@ func BuildDSDRows(s *BlockCOO, n, bn int64, backend pallas.Backend, checks bool)
 	return b.Build()
 }
 
-// DSDRowsArgs are the arguments of BuildDSDRows's module.
-func DSDRowsArgs(s *BlockCOO, y []float32, n int64) []interpreter.Value {
-	return []interpreter.Value{i32Tensor(s.RowPtr()), i32Tensor(s.ColIdx), f32Tensor(s.Blocks, s.NumBlocks(), s.BM, s.BK), f32Tensor(y, s.K, n)}
+// DSDRowsArgs are the arguments of BuildDSDRows's module, the blocks and
+// y rounded to dt.
+func DSDRowsArgs(s *BlockCOO, y []float32, n int64, dt xla.DType) []interpreter.Value {
+	return []interpreter.Value{i32Tensor(s.RowPtr()), i32Tensor(s.ColIdx), floatTensor(dt, s.Blocks, s.NumBlocks(), s.BM, s.BK), floatTensor(dt, y, s.K, n)}
 }
 
-// BuildDense emits main(x f32[m,k], y f32[k,n]) = x @ y, the dense
-// reference through the same interpreter.
-func BuildDense(m, k, n int64) (*stablehlo.Module, error) {
+// BuildDense emits main(x dt[m,k], y dt[k,n]) = x @ y, the dense product
+// the kernels are measured against (through the same interpreter, or
+// XLA's own on a plugin).
+func BuildDense(m, k, n int64, dt xla.DType) (*stablehlo.Module, error) {
 	b := stablehlo.NewBuilder("dense")
-	fb := b.NewFunction("main", stablehlo.Tensor(xla.Float32, m, k), stablehlo.Tensor(xla.Float32, k, n))
+	fb := b.NewFunction("main", stablehlo.Tensor(dt, m, k), stablehlo.Tensor(dt, k, n))
 	fb.Return(fb.Dot(fb.Arg(0), fb.Arg(1)))
 	return b.Build()
 }
 
 func f32Tensor(data []float32, dims ...int64) *interpreter.Tensor {
-	t := interpreter.NewTensor(xla.MakeShape(xla.Float32, dims...))
-	copy(t.Data.([]float32), data)
+	return floatTensor(xla.Float32, data, dims...)
+}
+
+// floatTensor is a tensor of float type dt holding data rounded to dt.
+func floatTensor(dt xla.DType, data []float32, dims ...int64) *interpreter.Tensor {
+	t := interpreter.NewTensor(xla.MakeShape(dt, dims...))
+	d := t.Data.([]float32)
+	copy(d, data)
+	interpreter.RoundNarrowSlice(dt, d)
 	return t
 }
 
@@ -222,11 +279,11 @@ func RunDSD(s *BlockCOO, y []float32, n, bn int64) ([]float32, error) {
 // RunDSDRows computes sparse @ y with the per-row (GPU) form of the
 // kernel, in interpret mode on the interpreter.
 func RunDSDRows(s *BlockCOO, y []float32, n, bn int64) ([]float32, error) {
-	m, err := BuildDSDRows(s, n, bn, pallas.Interpret, true)
+	m, err := BuildDSDRows(s, n, bn, xla.Float32, pallas.Interpret, true)
 	if err != nil {
 		return nil, err
 	}
-	return runF32(m, DSDRowsArgs(s, y, n))
+	return runF32(m, DSDRowsArgs(s, y, n, xla.Float32))
 }
 
 // runF32 compiles m, runs it on the interpreter and returns its f32

@@ -10,6 +10,7 @@ import (
 	"github.com/halo-ml/halo/internal/plugintest"
 	"github.com/halo-ml/halo/interpreter"
 	"github.com/halo-ml/halo/pallas"
+	"github.com/halo-ml/halo/pjrt"
 	"github.com/halo-ml/halo/stablehlo"
 	"github.com/halo-ml/halo/xla"
 	"github.com/stretchr/testify/require"
@@ -58,9 +59,11 @@ func TestDSDMatchesDense(t *testing.T) {
 			rows, err := RunDSDRows(s, y, c.n, c.bn)
 			require.NoError(t, err)
 			require.InDeltaSlice(t, want, rows, 1e-4)
-			tm, err := BuildDSDRows(s, c.n, c.bn, pallas.Triton, false)
-			require.NoError(t, err)
-			require.Contains(t, tm.String(), "__gpu$xla.gpu.triton")
+			for _, dt := range []xla.DType{xla.Float32, xla.BFloat16} {
+				tm, err := BuildDSDRows(s, c.n, c.bn, dt, pallas.Triton, false)
+				require.NoError(t, err)
+				require.Contains(t, tm.String(), "__gpu$xla.gpu.triton")
+			}
 			// Rows without any block must be exactly zero (the aliased zeros).
 			hasRow := map[int32]bool{}
 			for _, i := range s.RowIdx {
@@ -125,7 +128,7 @@ func BenchmarkDSD(b *testing.B) {
 			x    []float32
 		}{{"dense", s.Dense()}, {"dense_nozeros", full}} {
 			b.Run(prefix+c.name, func(b *testing.B) {
-				mod, err := BuildDense(m, k, n)
+				mod, err := BuildDense(m, k, n, xla.Float32)
 				require.NoError(b, err)
 				p, err := interpreter.Compile(mod, "main")
 				require.NoError(b, err)
@@ -156,7 +159,7 @@ func BenchmarkDSDPaired(b *testing.B) {
 		b.Run(fmt.Sprintf("%d^3_blocks%d_%dof%d", m, blk, s.NumBlocks(), (m/blk)*(k/blk)), func(b *testing.B) {
 			sparse, err := BuildDSD(s, n, bn, false)
 			require.NoError(b, err)
-			dense, err := BuildDense(m, k, n)
+			dense, err := BuildDense(m, k, n, xla.Float32)
 			require.NoError(b, err)
 			pairbench.Run(b, "dense", runner(b, dense, f32Tensor(s.Dense(), m, k), f32Tensor(y, k, n)),
 				"sparse", runner(b, sparse, DSDArgs(s, y, n)...))
@@ -164,12 +167,12 @@ func BenchmarkDSDPaired(b *testing.B) {
 		// The GPU form (one program per output block, a loop over the
 		// row's blocks) in interpret mode, against the same dense product.
 		b.Run(fmt.Sprintf("%d^3_blocks%d_%dof%d_gpuform", m, blk, s.NumBlocks(), (m/blk)*(k/blk)), func(b *testing.B) {
-			rows, err := BuildDSDRows(s, n, bn, pallas.Interpret, false)
+			rows, err := BuildDSDRows(s, n, bn, xla.Float32, pallas.Interpret, false)
 			require.NoError(b, err)
-			dense, err := BuildDense(m, k, n)
+			dense, err := BuildDense(m, k, n, xla.Float32)
 			require.NoError(b, err)
 			pairbench.Run(b, "dense", runner(b, dense, f32Tensor(s.Dense(), m, k), f32Tensor(y, k, n)),
-				"sparse", runner(b, rows, DSDRowsArgs(s, y, n)...))
+				"sparse", runner(b, rows, DSDRowsArgs(s, y, n, xla.Float32)...))
 		})
 	}
 }
@@ -184,20 +187,91 @@ func runner(b *testing.B, mod *stablehlo.Module, args ...interpreter.Value) func
 	}
 }
 
-// TestDSDRowsOnPlugin runs the GPU form as a Triton kernel through the
-// HALO_PLUGIN plugin and compares with the dense product.
+// pluginBackend is the lowering the HALO_PLUGIN plugin runs: Triton on a
+// GPU, interpret mode elsewhere (the built-in interpreter stands in).
+func pluginBackend(c *pjrt.Client) pallas.Backend {
+	if plugintest.GPU(c) {
+		return pallas.Triton
+	}
+	return pallas.Interpret
+}
+
+// TestDSDRowsOnPlugin runs the GPU form through the HALO_PLUGIN plugin (as
+// a Triton kernel on a GPU) in f32 and bf16 and compares with the dense
+// product in plain Go.
 func TestDSDRowsOnPlugin(t *testing.T) {
 	c := plugintest.Open(t, "run the DSD kernel as a Triton kernel")
 	const m, k, n, blk = 512, 512, 512, 64
+	s := HashedBlockSparse(m, k, blk, blk, 0.1, 1)
 	r := rand.New(rand.NewPCG(0, 1))
-	s := RandomBlockSparse(r, m, k, blk, blk, 0.1)
 	y := make([]float32, k*n)
 	for i := range y {
 		y[i] = r.Float32()
 	}
-	mod, err := BuildDSDRows(s, n, blk, pallas.Triton, false)
-	require.NoError(t, err)
-	out, err := plugintest.Run(context.Background(), c, mod, DSDRowsArgs(s, y, n), []xla.Shape{xla.MakeShape(xla.Float32, m, n)})
-	require.NoError(t, err)
-	require.InDeltaSlice(t, denseMatmul(s.Dense(), y, m, k, n), out[0].Data, 1e-3)
+	for _, c2 := range []struct {
+		dt  xla.DType
+		tol float64
+	}{{xla.Float32, 1e-4}, {xla.BFloat16, 1.0 / 64}} {
+		t.Run(c2.dt.String(), func(t *testing.T) {
+			mod, err := BuildDSDRows(s, n, blk, c2.dt, pluginBackend(c), false)
+			require.NoError(t, err)
+			args := DSDRowsArgs(s, y, n, c2.dt)
+			out, err := plugintest.Run(context.Background(), c, mod, args, []xla.Shape{xla.MakeShape(c2.dt, m, n)})
+			require.NoError(t, err)
+			// The reference multiplies the operands as the kernel got them
+			// (rounded to dt).
+			x := (&BlockCOO{M: m, K: k, BM: blk, BK: blk, Blocks: args[2].(*interpreter.Tensor).Data.([]float32),
+				RowIdx: s.RowIdx, ColIdx: s.ColIdx}).Dense()
+			want := denseMatmul(x, args[3].(*interpreter.Tensor).Data.([]float32), m, k, n)
+			require.NoError(t, plugintest.Close(out[0].Data.([]float32), want, c2.tol))
+		})
+	}
+}
+
+// BenchmarkDSDOnPlugin times the DSD kernel's GPU form against the
+// plugin's own dense product of the expanded matrix, side by side
+// (pairbench), on the HALO_PLUGIN plugin: bf16 operands and result, f32
+// accumulation, HALO_BENCH_SIZE^3 (default 8192) with square blocks of
+// HALO_BENCH_BLOCK (default 128) at 10% density, the blocks of
+// HashedBlockSparse with seed 1 (the JAX version in
+// benchmarks/jax-pallas draws the same). The kernel's result is first
+// checked against the dense one. Arguments stay on the device; each timed
+// call runs the program and waits for its result.
+func BenchmarkDSDOnPlugin(b *testing.B) {
+	c := plugintest.Open(b, "time the DSD kernel against the plugin's dense product")
+	size := plugintest.EnvInt(b, "HALO_BENCH_SIZE", 8192)
+	blk := plugintest.EnvInt(b, "HALO_BENCH_BLOCK", 128)
+	const dt = xla.BFloat16
+	s := HashedBlockSparse(size, size, blk, blk, 0.1, 1)
+	r := rand.New(rand.NewPCG(0, 1))
+	y := make([]float32, size*size)
+	for i := range y {
+		y[i] = r.Float32()
+	}
+	kernel, err := BuildDSDRows(s, size, blk, dt, pluginBackend(c), false)
+	require.NoError(b, err)
+	dense, err := BuildDense(size, size, size, dt)
+	require.NoError(b, err)
+	b.Logf("%s: %d^3 %v, %d of %d blocks of %dx%d, kernel %v", c.PlatformName(), size, dt, s.NumBlocks(),
+		(size/blk)*(size/blk), blk, blk, pluginBackend(c))
+	plugintest.Compare(b, c, dense, []interpreter.Value{floatTensor(dt, s.Dense(), size, size), floatTensor(dt, y, size, size)},
+		kernel, DSDRowsArgs(s, y, size, dt), xla.MakeShape(dt, size, size), func(dense, kernel []float32) error {
+			return plugintest.Close(kernel, dense, 1.0/64) // both round f32 sums to bf16 once
+		})
+}
+
+// HashedBlockSparse's matrix is a contract with the JAX benchmark
+// (benchmarks/jax-pallas/pattern.py): these are the blocks and first
+// values that script prints for the same arguments.
+func TestHashedBlockSparseMatchesPython(t *testing.T) {
+	// SplitMix64's first output from state 0, as published with it.
+	require.Equal(t, uint64(0xe220a8397b1dcdaf), splitmix64(0))
+	require.Equal(t, uint64(0x910a2dec89025cc1), splitmix64(1))
+	s := HashedBlockSparse(64, 64, 8, 8, 0.1, 1)
+	require.Equal(t, []int32{0, 1, 2, 2, 5, 5, 6}, s.RowIdx)
+	require.Equal(t, []int32{2, 1, 1, 4, 0, 7, 0}, s.ColIdx)
+	require.Equal(t, []float32{0.7431573867797852, 0.038848698139190674, 0.8471075892448425, 0.22960901260375977}, s.Blocks[:4])
+	require.Len(t, s.Blocks, 7*8*8)
+	// ceil(10%) of the blocks whatever the size.
+	require.Equal(t, int64(410), HashedBlockSparse(8192, 8192, 128, 128, 0.1, 1).NumBlocks())
 }

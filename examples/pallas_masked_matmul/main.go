@@ -10,7 +10,9 @@ package main
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"os"
 
@@ -34,7 +36,8 @@ func sparsifyMask(mask []float32, m, n, bm, bn int64) *SparseMask {
 	gm, gn := m/bm, n/bn
 	s := &SparseMask{GM: gm, GN: gn, BlockMask: make([]int32, gm*gn), PrefetchMask: make([]int32, gm*gn),
 		PrefetchI: make([]int32, gm*gn), PrefetchJ: make([]int32, gm*gn)}
-	var kinds []string
+	kinds := map[string]int32{} // distinct block (its bits) -> data index
+	bits := make([]byte, 4*bm*bn)
 	nextType, nextI, nextJ := int32(0), int32(gm-1), int32(gn-1)
 	for i := gm - 1; i >= 0; i-- {
 		for j := gn - 1; j >= 0; j-- {
@@ -44,24 +47,19 @@ func sparsifyMask(mask []float32, m, n, bm, bn int64) *SparseMask {
 				for b := int64(0); b < bn; b++ {
 					v := mask[(i*bm+a)*n+j*bn+b]
 					blk[a*bn+b] = v
+					binary.LittleEndian.PutUint32(bits[4*(a*bn+b):], math.Float32bits(v))
 					nonzero = nonzero || v != 0
 				}
 			}
 			c := i*gn + j
 			if nonzero {
-				key := fmt.Sprint(blk)
-				t := -1
-				for q, kd := range kinds {
-					if kd == key {
-						t = q
-					}
-				}
-				if t < 0 {
-					t = len(kinds)
-					kinds = append(kinds, key)
+				t, seen := kinds[string(bits)]
+				if !seen {
+					t = int32(len(kinds))
+					kinds[string(bits)] = t
 					s.Data = append(s.Data, blk...)
 				}
-				nextType, nextI, nextJ = int32(t), int32(i), int32(j)
+				nextType, nextI, nextJ = t, int32(i), int32(j)
 				s.BlockMask[c] = 1
 			}
 			s.PrefetchMask[c], s.PrefetchI[c], s.PrefetchJ[c] = nextType, nextI, nextJ
@@ -146,7 +144,7 @@ func maskedBlockKernel(bm, bn, bk, kdim int64) pallas.KernelFunc {
 					yb := y.Load(pallas.DS(kk.Mul(bk), bk), pallas.All)
 					return []*pallas.Value{c[0].Add(pallas.Dot(xb, yb, xla.Float32))}
 				})
-			m := maskData.Load(maskIndex.Load(i, j), pallas.All, pallas.All)
+			m := maskData.Load(maskIndex.Load(i, j), pallas.All, pallas.All).Astype(xla.Float32)
 			o.Store(m.Mul(acc[0]).Astype(o.DType()))
 		})
 		k.When(flag.Eq(0), func() { o.Store(0.0) })
@@ -154,19 +152,20 @@ func maskedBlockKernel(bm, bn, bk, kdim int64) pallas.KernelFunc {
 }
 
 // BuildMaskedMatmulBlocks emits main(block_mask, mask_index i32[gm,gn], x
-// f32[m,k], y f32[k,n], mask_data f32[nd,bm,bn]) = mask * (x @ y) with
-// maskedBlockKernel on the given backend (pallas.Interpret or
-// pallas.Triton); mask_index is SparseMask.PrefetchMask, which names the
+// dt[m,k], y dt[k,n], mask_data dt[nd,bm,bn]) -> dt[m,n] = mask * (x @ y)
+// with maskedBlockKernel on the given backend (pallas.Interpret or
+// pallas.Triton); products accumulate in f32 whatever dt (f32, or bf16 as
+// on a GPU); mask_index is SparseMask.PrefetchMask, which names the
 // distinct mask block of every non-zero block. checks turns interpret
 // mode's bounds checks on.
-func BuildMaskedMatmulBlocks(s *SparseMask, m, kdim, n, bm, bn, bk int64, backend pallas.Backend, checks bool) (*stablehlo.Module, error) {
+func BuildMaskedMatmulBlocks(s *SparseMask, m, kdim, n, bm, bn, bk int64, dt xla.DType, backend pallas.Backend, checks bool) (*stablehlo.Module, error) {
 	b := stablehlo.NewBuilder("masked_matmul_blocks")
 	pm := stablehlo.Tensor(xla.Int32, s.GM, s.GN)
-	fb := b.NewFunction("main", pm, pm, stablehlo.Tensor(xla.Float32, m, kdim), stablehlo.Tensor(xla.Float32, kdim, n),
-		stablehlo.Tensor(xla.Float32, s.NumData, bm, bn))
+	fb := b.NewFunction("main", pm, pm, stablehlo.Tensor(dt, m, kdim), stablehlo.Tensor(dt, kdim, n),
+		stablehlo.Tensor(dt, s.NumData, bm, bn))
 	spec := pallas.CallSpec{
 		Name:              "masked_matmul_blocks",
-		OutShapes:         []xla.Shape{xla.MakeShape(xla.Float32, m, n)},
+		OutShapes:         []xla.Shape{xla.MakeShape(dt, m, n)},
 		Grid:              []int64{m / bm, n / bn},
 		NumScalarPrefetch: 2,
 		InSpecs: []*pallas.BlockSpec{
@@ -183,10 +182,20 @@ func BuildMaskedMatmulBlocks(s *SparseMask, m, kdim, n, bm, bn, bk int64, backen
 	return b.Build()
 }
 
-// MaskedBlocksArgs are BuildMaskedMatmulBlocks's arguments.
-func MaskedBlocksArgs(s *SparseMask, x, y []float32, m, k, n, bm, bn int64) []interpreter.Value {
+// MaskedBlocksArgs are BuildMaskedMatmulBlocks's arguments, the floats
+// rounded to dt.
+func MaskedBlocksArgs(s *SparseMask, x, y []float32, m, k, n, bm, bn int64, dt xla.DType) []interpreter.Value {
 	return []interpreter.Value{i32Tensor(s.BlockMask, s.GM, s.GN), i32Tensor(s.PrefetchMask, s.GM, s.GN),
-		f32Tensor(x, m, k), f32Tensor(y, k, n), f32Tensor(s.Data, s.NumData, bm, bn)}
+		floatTensor(dt, x, m, k), floatTensor(dt, y, k, n), floatTensor(dt, s.Data, s.NumData, bm, bn)}
+}
+
+// BuildDense emits main(x dt[m,k], y dt[k,n]) = x @ y: the plain dense
+// product, the baseline of the kernel's speed on a GPU.
+func BuildDense(m, k, n int64, dt xla.DType) (*stablehlo.Module, error) {
+	b := stablehlo.NewBuilder("dense")
+	fb := b.NewFunction("main", stablehlo.Tensor(dt, m, k), stablehlo.Tensor(dt, k, n))
+	fb.Return(fb.Dot(fb.Arg(0), fb.Arg(1)))
+	return b.Build()
 }
 
 // BuildDenseMasked emits main(mask, x, y) = mask * (x @ y).
@@ -198,8 +207,15 @@ func BuildDenseMasked(m, k, n int64) (*stablehlo.Module, error) {
 }
 
 func f32Tensor(data []float32, dims ...int64) *interpreter.Tensor {
-	t := interpreter.NewTensor(xla.MakeShape(xla.Float32, dims...))
-	copy(t.Data.([]float32), data)
+	return floatTensor(xla.Float32, data, dims...)
+}
+
+// floatTensor is a tensor of float type dt holding data rounded to dt.
+func floatTensor(dt xla.DType, data []float32, dims ...int64) *interpreter.Tensor {
+	t := interpreter.NewTensor(xla.MakeShape(dt, dims...))
+	d := t.Data.([]float32)
+	copy(d, data)
+	interpreter.RoundNarrowSlice(dt, d)
 	return t
 }
 
@@ -241,11 +257,11 @@ func RunMaskedMatmul(mask, x, y []float32, m, k, n, bm, bn, bk int64) ([]float32
 // form of the kernel, in interpret mode on the interpreter.
 func RunMaskedMatmulBlocks(mask, x, y []float32, m, k, n, bm, bn, bk int64) ([]float32, error) {
 	s := sparsifyMask(mask, m, n, bm, bn)
-	mod, err := BuildMaskedMatmulBlocks(s, m, k, n, bm, bn, bk, pallas.Interpret, true)
+	mod, err := BuildMaskedMatmulBlocks(s, m, k, n, bm, bn, bk, xla.Float32, pallas.Interpret, true)
 	if err != nil {
 		return nil, err
 	}
-	return runF32(mod, MaskedBlocksArgs(s, x, y, m, k, n, bm, bn))
+	return runF32(mod, MaskedBlocksArgs(s, x, y, m, k, n, bm, bn, xla.Float32))
 }
 
 // runF32 compiles mod, runs it on the interpreter and returns its f32

@@ -10,6 +10,7 @@ import (
 	"github.com/halo-ml/halo/internal/plugintest"
 	"github.com/halo-ml/halo/interpreter"
 	"github.com/halo-ml/halo/pallas"
+	"github.com/halo-ml/halo/pjrt"
 	"github.com/halo-ml/halo/stablehlo"
 	"github.com/halo-ml/halo/xla"
 	"github.com/stretchr/testify/require"
@@ -78,9 +79,11 @@ func TestMaskedMatmulMatchesDense(t *testing.T) {
 			require.NoError(t, err)
 			require.InDeltaSlice(t, want, blocks, 1e-3)
 			s := sparsifyMask(mask, c.m, c.n, c.bm, c.bn)
-			tm, err := BuildMaskedMatmulBlocks(s, c.m, c.k, c.n, c.bm, c.bn, c.bk, pallas.Triton, false)
-			require.NoError(t, err)
-			require.Contains(t, tm.String(), "__gpu$xla.gpu.triton")
+			for _, dt := range []xla.DType{xla.Float32, xla.BFloat16} {
+				tm, err := BuildMaskedMatmulBlocks(s, c.m, c.k, c.n, c.bm, c.bn, c.bk, dt, pallas.Triton, false)
+				require.NoError(t, err)
+				require.Contains(t, tm.String(), "__gpu$xla.gpu.triton")
+			}
 		})
 	}
 }
@@ -185,12 +188,12 @@ func BenchmarkMaskedMatmulPaired(b *testing.B) {
 		// The GPU form of the kernel (one program per output block) in
 		// interpret mode, against the same dense product.
 		b.Run(fmt.Sprintf("%d^3_blocks%dx%d_bk%d_gpuform", m, bm, bm, m), func(b *testing.B) {
-			blocks, err := BuildMaskedMatmulBlocks(s, m, m, m, bm, bm, m, pallas.Interpret, false)
+			blocks, err := BuildMaskedMatmulBlocks(s, m, m, m, bm, bm, m, xla.Float32, pallas.Interpret, false)
 			require.NoError(b, err)
 			dense, err := BuildDenseMasked(m, m, m)
 			require.NoError(b, err)
 			pairbench.Run(b, "dense", runner(b, dense, f32Tensor(mask, m, m), f32Tensor(x, m, m), f32Tensor(y, m, m)),
-				"masked", runner(b, blocks, MaskedBlocksArgs(s, x, y, m, m, m, bm, bm)...))
+				"masked", runner(b, blocks, MaskedBlocksArgs(s, x, y, m, m, m, bm, bm, xla.Float32)...))
 		})
 	}
 }
@@ -220,8 +223,18 @@ func maskedReference(mask, x, y []float32, m, k, n int64) []float32 {
 	return want
 }
 
-// TestMaskedMatmulBlocksOnPlugin runs the GPU form as a Triton kernel
-// through the HALO_PLUGIN plugin and compares with plain Go.
+// pluginBackend is the lowering the HALO_PLUGIN plugin runs: Triton on a
+// GPU, interpret mode elsewhere (the built-in interpreter stands in).
+func pluginBackend(c *pjrt.Client) pallas.Backend {
+	if plugintest.GPU(c) {
+		return pallas.Triton
+	}
+	return pallas.Interpret
+}
+
+// TestMaskedMatmulBlocksOnPlugin runs the GPU form through the HALO_PLUGIN
+// plugin (as a Triton kernel on a GPU) in f32 and bf16 and compares with
+// plain Go.
 func TestMaskedMatmulBlocksOnPlugin(t *testing.T) {
 	c := plugintest.Open(t, "run the masked matmul as a Triton kernel")
 	const m, k, n, bm, bk = 256, 256, 256, 64, 64
@@ -232,9 +245,56 @@ func TestMaskedMatmulBlocksOnPlugin(t *testing.T) {
 	}
 	mask := LowerTriangle(m, n)
 	s := sparsifyMask(mask, m, n, bm, bm)
-	mod, err := BuildMaskedMatmulBlocks(s, m, k, n, bm, bm, bk, pallas.Triton, false)
-	require.NoError(t, err)
-	out, err := plugintest.Run(context.Background(), c, mod, MaskedBlocksArgs(s, x, y, m, k, n, bm, bm), []xla.Shape{xla.MakeShape(xla.Float32, m, n)})
-	require.NoError(t, err)
-	require.InDeltaSlice(t, maskedReference(mask, x, y, m, k, n), out[0].Data, 1e-2)
+	for _, c2 := range []struct {
+		dt  xla.DType
+		tol float64
+	}{{xla.Float32, 1e-4}, {xla.BFloat16, 1.0 / 64}} {
+		t.Run(c2.dt.String(), func(t *testing.T) {
+			mod, err := BuildMaskedMatmulBlocks(s, m, k, n, bm, bm, bk, c2.dt, pluginBackend(c), false)
+			require.NoError(t, err)
+			args := MaskedBlocksArgs(s, x, y, m, k, n, bm, bm, c2.dt)
+			out, err := plugintest.Run(context.Background(), c, mod, args, []xla.Shape{xla.MakeShape(c2.dt, m, n)})
+			require.NoError(t, err)
+			// The reference multiplies the operands as the kernel got them
+			// (rounded to dt).
+			want := maskedReference(mask, args[2].(*interpreter.Tensor).Data.([]float32), args[3].(*interpreter.Tensor).Data.([]float32), m, k, n)
+			require.NoError(t, plugintest.Close(out[0].Data.([]float32), want, c2.tol))
+		})
+	}
+}
+
+// BenchmarkMaskedMatmulOnPlugin times the lower-triangular masked kernel's
+// GPU form against the plugin's own dense product x @ y (no mask: the
+// plain matmul a user would otherwise run), side by side (pairbench), on
+// the HALO_PLUGIN plugin: bf16 operands and result, f32 accumulation,
+// HALO_BENCH_SIZE^3 (default 8192), square output blocks of
+// HALO_BENCH_BLOCK (default 128), K in steps of HALO_BENCH_BK (default
+// 64). The kernel's result is first checked against the dense product
+// masked.
+func BenchmarkMaskedMatmulOnPlugin(b *testing.B) {
+	c := plugintest.Open(b, "time the masked matmul against the plugin's dense product")
+	size := plugintest.EnvInt(b, "HALO_BENCH_SIZE", 8192)
+	blk := plugintest.EnvInt(b, "HALO_BENCH_BLOCK", 128)
+	bk := plugintest.EnvInt(b, "HALO_BENCH_BK", 64)
+	const dt = xla.BFloat16
+	r := rand.New(rand.NewPCG(1, 2))
+	x, y := make([]float32, size*size), make([]float32, size*size)
+	for i := range x {
+		x[i], y[i] = r.Float32(), r.Float32()
+	}
+	mask := LowerTriangle(size, size)
+	s := sparsifyMask(mask, size, size, blk, blk)
+	kernel, err := BuildMaskedMatmulBlocks(s, size, size, size, blk, blk, bk, dt, pluginBackend(c), false)
+	require.NoError(b, err)
+	dense, err := BuildDense(size, size, size, dt)
+	require.NoError(b, err)
+	b.Logf("%s: %d^3 %v, lower triangle in %dx%d blocks (K steps of %d), kernel %v", c.PlatformName(), size, dt, blk, blk, bk, pluginBackend(c))
+	plugintest.Compare(b, c, dense, []interpreter.Value{floatTensor(dt, x, size, size), floatTensor(dt, y, size, size)},
+		kernel, MaskedBlocksArgs(s, x, y, size, size, size, blk, blk, dt), xla.MakeShape(dt, size, size), func(dense, kernel []float32) error {
+			want := make([]float32, len(dense))
+			for i := range want {
+				want[i] = mask[i] * dense[i]
+			}
+			return plugintest.Close(kernel, want, 1.0/64) // both round f32 sums to bf16 once
+		})
 }

@@ -46,3 +46,86 @@ func TestOpenSkipsWithoutPlugin(t *testing.T) {
 	})
 	assert.True(t, skipped)
 }
+
+func TestBFloat16RoundTrip(t *testing.T) {
+	c, err := pjrt.Open("interpreter")
+	require.NoError(t, err)
+	defer c.Close()
+	b := stablehlo.NewBuilder("m")
+	fb := b.NewFunction("main", stablehlo.Tensor(xla.BFloat16, 3), stablehlo.Tensor(xla.Float16, 3))
+	fb.Return(fb.Add(fb.Arg(0), fb.Arg(0)), fb.Multiply(fb.Arg(1), fb.Arg(1)))
+	m, err := b.Build()
+	require.NoError(t, err)
+	x := interpreter.NewTensor(xla.MakeShape(xla.BFloat16, 3))
+	copy(x.Data.([]float32), []float32{1.5, -3, 1000})
+	y := interpreter.NewTensor(xla.MakeShape(xla.Float16, 3))
+	copy(y.Data.([]float32), []float32{0.5, -2, 3})
+	out, err := Run(context.Background(), c, m, []interpreter.Value{x, y},
+		[]xla.Shape{xla.MakeShape(xla.BFloat16, 3), xla.MakeShape(xla.Float16, 3)})
+	require.NoError(t, err)
+	assert.Equal(t, []float32{3, -6, 2000}, out[0].Data)
+	assert.Equal(t, xla.BFloat16, out[0].Shape.DType)
+	assert.Equal(t, []float32{0.25, 4, 9}, out[1].Data)
+
+	// Timed runs the program on buffers already on the device.
+	exe, err := Compile(c, m)
+	require.NoError(t, err)
+	defer exe.Close()
+	bufs, err := UploadAll(c, []interpreter.Value{x, y})
+	require.NoError(t, err)
+	run := Timed(context.Background(), exe, bufs)
+	require.NoError(t, run())
+	require.NoError(t, run())
+	CloseAll(bufs)
+	assert.Error(t, run(), "the arguments are closed")
+	_, err = UploadAll(c, []interpreter.Value{x, interpreter.Tuple{}})
+	assert.ErrorContains(t, err, "argument 1 is interpreter.Tuple, not a tensor")
+}
+
+func TestHelpers(t *testing.T) {
+	c, err := pjrt.Open("interpreter")
+	require.NoError(t, err)
+	defer c.Close()
+	assert.False(t, GPU(c), "the interpreter is no GPU")
+
+	t.Setenv("HALO_TEST_N", "")
+	assert.Equal(t, int64(7), EnvInt(t, "HALO_TEST_N", 7))
+	t.Setenv("HALO_TEST_N", "4096")
+	assert.Equal(t, int64(4096), EnvInt(t, "HALO_TEST_N", 7))
+
+	assert.NoError(t, Close([]float32{1, 100.5}, []float32{1.01, 100}, 0.01))
+	assert.EqualError(t, Close([]float32{1, 102}, []float32{1, 100}, 0.01), "element 1: 102, want 100 (tolerance 0.01)")
+	assert.Error(t, Close([]float32{1}, []float32{1, 2}, 0.01))
+}
+
+func TestCompare(t *testing.T) {
+	c, err := pjrt.Open("interpreter")
+	require.NoError(t, err)
+	defer c.Close()
+	build := func(f func(fb *stablehlo.FuncBuilder) *stablehlo.Value) *stablehlo.Module {
+		b := stablehlo.NewBuilder("m")
+		fb := b.NewFunction("main", stablehlo.Tensor(xla.Float32, 4))
+		fb.Return(f(fb))
+		m, err := b.Build()
+		require.NoError(t, err)
+		return m
+	}
+	twice := build(func(fb *stablehlo.FuncBuilder) *stablehlo.Value { return fb.Add(fb.Arg(0), fb.Arg(0)) })
+	double := build(func(fb *stablehlo.FuncBuilder) *stablehlo.Value {
+		return fb.Multiply(fb.Arg(0), fb.SplatOf(xla.Float32, 2, 4))
+	})
+	x := interpreter.NewTensor(xla.MakeShape(xla.Float32, 4))
+	copy(x.Data.([]float32), []float32{1, 2, 3, 4})
+	var checked [][]float32
+	res := testing.Benchmark(func(b *testing.B) {
+		Compare(b, c, twice, []interpreter.Value{x}, double, []interpreter.Value{x}, xla.MakeShape(xla.Float32, 4),
+			func(dense, kernel []float32) error {
+				checked = [][]float32{dense, kernel}
+				return Close(kernel, dense, 0)
+			})
+	})
+	require.Equal(t, [][]float32{{2, 4, 6, 8}, {2, 4, 6, 8}}, checked)
+	assert.Contains(t, res.Extra, "dense/kernel")
+	assert.Contains(t, res.Extra, "kernel-ms")
+	assert.Zero(t, c.LiveBuffers(), "every buffer closed")
+}
