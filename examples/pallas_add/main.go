@@ -22,11 +22,13 @@ func addKernel(k *pallas.Kernel, refs []*pallas.Ref) {
 
 func block(g []*pallas.Value, _ []*pallas.Ref) []any { return []any{g[0]} }
 
-// buildAdd returns the module main(x, y: i32[8]) -> i32[8].
-func buildAdd() (*stablehlo.Module, error) {
+// buildAdd returns the module main(x, y: i32[8]) -> i32[8], the kernel
+// lowered for backend (pallas.Interpret or pallas.Triton).
+func buildAdd(backend pallas.Backend) (*stablehlo.Module, error) {
 	b := stablehlo.NewBuilder("pallas_add")
 	fb := b.NewFunction("main", stablehlo.Tensor(xla.Int32, 8), stablehlo.Tensor(xla.Int32, 8))
 	spec := pallas.CallSpec{
+		Backend:   backend,
 		OutShapes: []xla.Shape{xla.MakeShape(xla.Int32, 8)},
 		Grid:      []int64{4},
 		InSpecs:   []*pallas.BlockSpec{{BlockShape: []int64{2}, IndexMap: block}, {BlockShape: []int64{2}, IndexMap: block}},
@@ -38,7 +40,7 @@ func buildAdd() (*stablehlo.Module, error) {
 
 // add runs the kernel on x and y.
 func add(x, y []int32) ([]int32, error) {
-	m, err := buildAdd()
+	m, err := buildAdd(pallas.Interpret)
 	if err != nil {
 		return nil, err
 	}

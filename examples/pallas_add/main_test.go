@@ -4,6 +4,12 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/halo-ml/halo/internal/plugintest"
+	"github.com/halo-ml/halo/interpreter"
+	"github.com/halo-ml/halo/pallas"
+	"github.com/halo-ml/halo/stablehlo"
+	"github.com/halo-ml/halo/xla"
 )
 
 func TestAddMatchesDense(t *testing.T) {
@@ -20,4 +26,31 @@ func TestAddMatchesDense(t *testing.T) {
 		}
 		require.Equal(t, want, got)
 	}
+}
+
+// BenchmarkAddOnPlugin times the kernel (as a Triton kernel on a GPU)
+// against the plugin's own add, side by side, on the HALO_PLUGIN plugin:
+// at (2,) blocks over a (4,) grid this measures what a kernel launch
+// costs.
+func BenchmarkAddOnPlugin(b *testing.B) {
+	c := plugintest.Open(b, "time the add kernel against the plugin's add")
+	backend := pallas.Interpret
+	if plugintest.GPU(c) {
+		backend = pallas.Triton
+	}
+	kernel, err := buildAdd(backend)
+	require.NoError(b, err)
+	sb := stablehlo.NewBuilder("dense_add")
+	fb := sb.NewFunction("main", stablehlo.Tensor(xla.Int32, 8), stablehlo.Tensor(xla.Int32, 8))
+	fb.Return(fb.Add(fb.Arg(0), fb.Arg(1)))
+	dense, err := sb.Build()
+	require.NoError(b, err)
+	x := interpreter.NewTensor(xla.MakeShape(xla.Int32, 8))
+	y := interpreter.NewTensor(xla.MakeShape(xla.Int32, 8))
+	copy(x.Data.([]int32), []int32{0, 1, 2, 3, 4, 5, 6, 7})
+	copy(y.Data.([]int32), []int32{8, 9, 10, 11, 12, 13, 14, 15})
+	args := []interpreter.Value{x, y}
+	plugintest.Compare(b, c, dense, args, kernel, args, xla.MakeShape(xla.Int32, 8), func(dense, kernel []float32) error {
+		return plugintest.Close(kernel, dense, 0)
+	})
 }

@@ -45,14 +45,16 @@ func makeMatmulKernel(act Activation, blockK int64) pallas.KernelFunc {
 	}
 }
 
-// buildMatmul emits main(x[m,kk], y[kk,n]) = act(x @ y) with (bm, bn)
-// output blocks over an (m/bm, n/bn) grid.
-func buildMatmul(m, kk, n, bm, bn, bk int64, act Activation) (*stablehlo.Module, error) {
+// buildMatmul emits main(x dt[m,kk], y dt[kk,n]) -> dt[m,n] = act(x @ y)
+// with (bm, bn) output blocks over an (m/bm, n/bn) grid, the kernel
+// lowered for backend (pallas.Interpret or pallas.Triton).
+func buildMatmul(m, kk, n, bm, bn, bk int64, act Activation, dt xla.DType, backend pallas.Backend) (*stablehlo.Module, error) {
 	b := stablehlo.NewBuilder("pallas_matmul")
-	fb := b.NewFunction("main", stablehlo.Tensor(xla.Float32, m, kk), stablehlo.Tensor(xla.Float32, kk, n))
+	fb := b.NewFunction("main", stablehlo.Tensor(dt, m, kk), stablehlo.Tensor(dt, kk, n))
 	spec := pallas.CallSpec{
 		Name:      "matmul",
-		OutShapes: []xla.Shape{xla.MakeShape(xla.Float32, m, n)},
+		Backend:   backend,
+		OutShapes: []xla.Shape{xla.MakeShape(dt, m, n)},
 		Grid:      []int64{m / bm, n / bn},
 		InSpecs: []*pallas.BlockSpec{
 			{BlockShape: []int64{bm, kk}, IndexMap: func(g []*pallas.Value, _ []*pallas.Ref) []any { return []any{g[0], 0} }},
@@ -64,8 +66,21 @@ func buildMatmul(m, kk, n, bm, bn, bk int64, act Activation) (*stablehlo.Module,
 	return b.Build()
 }
 
+// buildDenseGelu emits main(x dt[m,kk], y dt[kk,n]) = gelu(x @ y) as
+// plain StableHLO ops (tanh form), what a program without the kernel runs.
+func buildDenseGelu(m, kk, n int64, dt xla.DType) (*stablehlo.Module, error) {
+	b := stablehlo.NewBuilder("dense_gelu")
+	fb := b.NewFunction("main", stablehlo.Tensor(dt, m, kk), stablehlo.Tensor(dt, kk, n))
+	v := fb.Dot(fb.Arg(0), fb.Arg(1))
+	c := func(f float64) *stablehlo.Value { return fb.SplatOf(dt, f, m, n) }
+	cube := fb.Multiply(fb.Multiply(v, v), v)
+	inner := fb.Multiply(fb.Add(v, fb.Multiply(cube, c(0.044715))), c(math.Sqrt(2/math.Pi)))
+	fb.Return(fb.Multiply(fb.Multiply(v, c(0.5)), fb.Add(fb.Tanh(inner), c(1))))
+	return b.Build()
+}
+
 func matmul(x, y []float32, m, kk, n, bm, bn, bk int64, act Activation) ([]float32, error) {
-	mod, err := buildMatmul(m, kk, n, bm, bn, bk, act)
+	mod, err := buildMatmul(m, kk, n, bm, bn, bk, act, xla.Float32, pallas.Interpret)
 	if err != nil {
 		return nil, err
 	}

@@ -1,11 +1,18 @@
 package main
 
 import (
+	"context"
 	"math"
 	"math/rand/v2"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/halo-ml/halo/internal/plugintest"
+	"github.com/halo-ml/halo/interpreter"
+	"github.com/halo-ml/halo/pallas"
+	"github.com/halo-ml/halo/pjrt"
+	"github.com/halo-ml/halo/xla"
 )
 
 func TestMatmulMatchesDense(t *testing.T) {
@@ -45,4 +52,74 @@ func TestMatmulMatchesDense(t *testing.T) {
 			}
 		})
 	}
+}
+
+// pluginBackend is the lowering the HALO_PLUGIN plugin runs: Triton on a
+// GPU, interpret mode elsewhere (the built-in interpreter stands in).
+func pluginBackend(c *pjrt.Client) pallas.Backend {
+	if plugintest.GPU(c) {
+		return pallas.Triton
+	}
+	return pallas.Interpret
+}
+
+// randomInputs returns x (m×kk) and y (kk×n) uniform in [-1, 1), rounded
+// to dt, as tensors and as the values the kernel sees.
+func randomInputs(seed uint64, m, kk, n int64, dt xla.DType) (tx, ty *interpreter.Tensor) {
+	r := rand.New(rand.NewPCG(seed, 1))
+	tx, ty = interpreter.NewTensor(xla.MakeShape(dt, m, kk)), interpreter.NewTensor(xla.MakeShape(dt, kk, n))
+	for _, t := range []*interpreter.Tensor{tx, ty} {
+		d := t.Data.([]float32)
+		for i := range d {
+			d[i] = r.Float32()*2 - 1
+		}
+		interpreter.RoundNarrowSlice(dt, d)
+	}
+	return tx, ty
+}
+
+// TestMatmulGeluOnPlugin runs the templated matmul with GELU through the
+// HALO_PLUGIN plugin (as a Triton kernel on a GPU) in bf16 and compares
+// with the plugin's dense gelu(x @ y).
+func TestMatmulGeluOnPlugin(t *testing.T) {
+	c := plugintest.Open(t, "run the matmul+gelu kernel as a Triton kernel in bf16")
+	const m, kk, n = 256, 256, 256
+	dt := xla.BFloat16
+	kernel, err := buildMatmul(m, kk, n, 64, 64, 32, Gelu, dt, pluginBackend(c))
+	require.NoError(t, err)
+	dense, err := buildDenseGelu(m, kk, n, dt)
+	require.NoError(t, err)
+	tx, ty := randomInputs(5, m, kk, n, dt)
+	args := []interpreter.Value{tx, ty}
+	out := []xla.Shape{xla.MakeShape(dt, m, n)}
+	got, err := plugintest.Run(context.Background(), c, kernel, args, out)
+	require.NoError(t, err)
+	want, err := plugintest.Run(context.Background(), c, dense, args, out)
+	require.NoError(t, err)
+	// The kernel sums in f32 and rounds once; the dense program may round
+	// the product to bf16 before the activation: a few bf16 steps apart.
+	require.NoError(t, plugintest.Close(got[0].Data.([]float32), want[0].Data.([]float32), 1.0/32))
+}
+
+// BenchmarkMatmulGeluOnPlugin times the templated matmul with GELU fused
+// against the plugin's own gelu(x @ y), side by side, on the HALO_PLUGIN
+// plugin: bf16, HALO_BENCH_SIZE^3 (default 4096), square output blocks of
+// HALO_BENCH_BLOCK (default 128), K blocks of HALO_BENCH_BK (default 64,
+// unrolled in the kernel as the seed's Python loop is).
+func BenchmarkMatmulGeluOnPlugin(b *testing.B) {
+	c := plugintest.Open(b, "time the matmul+gelu kernel against the plugin's dense program")
+	size := plugintest.EnvInt(b, "HALO_BENCH_SIZE", 4096)
+	blk := plugintest.EnvInt(b, "HALO_BENCH_BLOCK", 128)
+	bk := plugintest.EnvInt(b, "HALO_BENCH_BK", 64)
+	dt := xla.BFloat16
+	kernel, err := buildMatmul(size, size, size, blk, blk, bk, Gelu, dt, pluginBackend(c))
+	require.NoError(b, err)
+	dense, err := buildDenseGelu(size, size, size, dt)
+	require.NoError(b, err)
+	b.Logf("%s: %d^3 %v, %dx%d blocks, K blocks of %d, kernel %v", c.PlatformName(), size, dt, blk, blk, bk, pluginBackend(c))
+	tx, ty := randomInputs(6, size, size, size, dt)
+	args := []interpreter.Value{tx, ty}
+	plugintest.Compare(b, c, dense, args, kernel, args, xla.MakeShape(dt, size, size), func(dense, kernel []float32) error {
+		return plugintest.Close(kernel, dense, 1.0/32)
+	})
 }

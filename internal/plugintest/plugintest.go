@@ -231,7 +231,7 @@ func Close(got, want []float32, tol float64) error {
 }
 
 // Compare compiles a dense program and a kernel program on c (each with
-// one float result of shape out), uploads their arguments, runs each once
+// one result of shape out: float, or i32 compared as float32), uploads their arguments, runs each once
 // and has check compare the results, then times the two side by side
 // (pairbench.Run: dense-ms, kernel-ms, dense/kernel), each timed call
 // running the program on its arguments already on the device and waiting
@@ -267,13 +267,23 @@ func Compare(b *testing.B, c *pjrt.Client, dense *stablehlo.Module, denseArgs []
 		}
 		runs[i] = Timed(ctx, exe, bufs)
 	}
-	got, ok1 := results[1].Data.([]float32)
-	want, ok2 := results[0].Data.([]float32)
-	if !ok1 || !ok2 {
-		b.Fatalf("results of %v: only float results are compared", out)
-	}
-	if err := check(want, got); err != nil {
+	if err := check(asFloats(results[0]), asFloats(results[1])); err != nil {
 		b.Fatalf("the kernel's result differs from the dense one: %v", err)
 	}
 	pairbench.Run(b, "dense", runs[0], "kernel", runs[1])
+}
+
+// asFloats returns a float or i32 tensor's elements as float32.
+func asFloats(t *interpreter.Tensor) []float32 {
+	switch d := t.Data.(type) {
+	case []float32:
+		return d
+	case []int32:
+		f := make([]float32, len(d))
+		for i, v := range d {
+			f[i] = float32(v)
+		}
+		return f
+	}
+	return nil
 }
