@@ -234,7 +234,7 @@ func TestDSDRowsOnPlugin(t *testing.T) {
 // accumulation, HALO_BENCH_SIZE^3 (default 8192) with square blocks of
 // HALO_BENCH_BLOCK (default 128) at 10% density, the blocks of
 // HashedBlockSparse with seed 1 (the JAX version in
-// benchmarks/jax-pallas draws the same). The kernel's result is first
+// benchmarks/gpu/pallas_jax.py draws the same). The kernel's result is first
 // checked against the dense one. Arguments stay on the device; each timed
 // call runs the program and waits for its result.
 func BenchmarkDSDOnPlugin(b *testing.B) {
@@ -261,7 +261,7 @@ func BenchmarkDSDOnPlugin(b *testing.B) {
 }
 
 // HashedBlockSparse's matrix is a contract with the JAX benchmark
-// (benchmarks/jax-pallas/pattern.py): these are the blocks and first
+// (benchmarks/gpu/pattern.py): these are the blocks and first
 // values that script prints for the same arguments.
 func TestHashedBlockSparseMatchesPython(t *testing.T) {
 	// SplitMix64's first output from state 0, as published with it.
@@ -273,5 +273,8 @@ func TestHashedBlockSparseMatchesPython(t *testing.T) {
 	require.Equal(t, []float32{0.7431573867797852, 0.038848698139190674, 0.8471075892448425, 0.22960901260375977}, s.Blocks[:4])
 	require.Len(t, s.Blocks, 7*8*8)
 	// ceil(10%) of the blocks whatever the size.
-	require.Equal(t, int64(410), HashedBlockSparse(8192, 8192, 128, 128, 0.1, 1).NumBlocks())
+	big := HashedBlockSparse(8192, 8192, 128, 128, 0.1, 1)
+	require.Equal(t, int64(410), big.NumBlocks())
+	require.Equal(t, []int32{0, 5, 10, 16, 21}, big.RowPtr()[:5])
+	require.Equal(t, []int32{9, 17, 20, 40, 47}, big.ColIdx[:5])
 }

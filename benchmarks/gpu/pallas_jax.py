@@ -1,0 +1,268 @@
+"""The Pallas kernels of halo's examples written with JAX Pallas (Triton
+lowering), timed on a GPU side by side with XLA's dense programs, as
+halo's Benchmark*OnPlugin benchmarks time halo's kernels.
+
+Run on the GPU machine (see README.md beside this file):
+
+    JAX_PALLAS_USE_MOSAIC_GPU=0 python3 pallas_jax.py [--size 8192] [--out DIR]
+
+Each kernel is written as halo's examples write it (the GPU forms: one
+program per output block), with the same block sizes, num_warps 4 and
+num_stages 3 (halo's defaults). Each is checked against the dense program
+before it is timed. Timing: one call of each, alternating, per iteration,
+each call waited for (jax.block_until_ready); medians over the iterations,
+and the median of the per-pair ratios, as halo's internal/pairbench does.
+Prints one line per benchmark and writes results.json (and the lowered
+StableHLO of each kernel, whose custom call holds JAX's Triton IR, to
+lowered.txt) into --out when given.
+"""
+
+import argparse
+import json
+import math
+import os
+import statistics
+import sys
+import time
+import traceback
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax import lax
+from jax.experimental import pallas as pl
+from jax.experimental.pallas import triton as pltriton
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import pattern  # noqa: E402
+
+PARAMS = pltriton.CompilerParams(num_warps=4, num_stages=3)
+
+
+def whole():
+    """A BlockSpec for a whole-array ref (indexed inside the kernel)."""
+    spec = getattr(pl, "no_block_spec", None)
+    return spec if spec is not None else pl.BlockSpec()
+
+
+def paired(base, base_args, kern, kern_args, iters):
+    tb, tk = [], []
+    for _ in range(iters):
+        t0 = time.perf_counter()
+        jax.block_until_ready(base(*base_args))
+        t1 = time.perf_counter()
+        jax.block_until_ready(kern(*kern_args))
+        t2 = time.perf_counter()
+        tb.append(t1 - t0)
+        tk.append(t2 - t1)
+    ratios = [b / k for b, k in zip(tb, tk)]
+    return statistics.median(tb) * 1e3, statistics.median(tk) * 1e3, statistics.median(ratios)
+
+
+def check_close(got, want, tol, what):
+    got = np.asarray(got, dtype=np.float32)
+    want = np.asarray(want, dtype=np.float32)
+    bad = np.abs(got - want) > tol * np.maximum(1.0, np.abs(want))
+    if bad.any():
+        i = int(np.argmax(bad.reshape(-1)))
+        raise AssertionError(f"{what}: element {i}: {got.reshape(-1)[i]}, want {want.reshape(-1)[i]}")
+
+
+# 1. Vector add: (2,) blocks over a (4,) grid, int32.
+def add_kernel(x_ref, y_ref, o_ref):
+    o_ref[...] = x_ref[...] + y_ref[...]
+
+
+def pallas_add(x, y):
+    spec = pl.BlockSpec((2,), lambda i: (i,))
+    return pl.pallas_call(add_kernel, out_shape=jax.ShapeDtypeStruct(x.shape, x.dtype), grid=(4,),
+                          in_specs=[spec, spec], out_specs=spec, compiler_params=PARAMS, name="add")(x, y)
+
+
+# 1b. Seed 000's templated matmul with GELU fused; K blocks unrolled.
+def make_matmul(m, k, n, bm, bn, bk, dtype):
+    def kernel(x_ref, y_ref, o_ref):
+        acc = jnp.zeros((bm, bn), jnp.float32)
+        for kb in range(k // bk):
+            acc += jnp.dot(x_ref[:, kb * bk:(kb + 1) * bk], y_ref[kb * bk:(kb + 1) * bk, :],
+                           preferred_element_type=jnp.float32)
+        o_ref[...] = jax.nn.gelu(acc, approximate=True).astype(o_ref.dtype)
+
+    def f(x, y):
+        return pl.pallas_call(
+            kernel, out_shape=jax.ShapeDtypeStruct((m, n), dtype), grid=(m // bm, n // bn),
+            in_specs=[pl.BlockSpec((bm, k), lambda i, j: (i, 0)), pl.BlockSpec((k, bn), lambda i, j: (0, j))],
+            out_specs=pl.BlockSpec((bm, bn), lambda i, j: (i, j)), compiler_params=PARAMS, name="matmul")(x, y)
+    return f
+
+
+# 3. DSD, the GPU form: one program per output block loops over the
+# non-zero blocks of its block row (block-CSR row pointers).
+def make_dsd(m, k, n, bm, bk, bn, dtype):
+    def kernel(row_ptr_ref, col_idx_ref, blocks_ref, y_ref, o_ref):
+        i, j = pl.program_id(0), pl.program_id(1)
+
+        def body(b, acc):
+            x = blocks_ref[b, :, :]
+            yb = y_ref[pl.ds(col_idx_ref[b] * bk, bk), pl.ds(j * bn, bn)]
+            return acc + jnp.dot(x, yb, preferred_element_type=jnp.float32)
+
+        acc = lax.fori_loop(row_ptr_ref[i], row_ptr_ref[i + 1], body, jnp.zeros((bm, bn), jnp.float32))
+        o_ref[...] = acc.astype(o_ref.dtype)
+
+    def f(row_ptr, col_idx, blocks, y):
+        return pl.pallas_call(
+            kernel, out_shape=jax.ShapeDtypeStruct((m, n), dtype), grid=(m // bm, n // bn),
+            in_specs=[whole(), whole(), whole(), whole()],
+            out_specs=pl.BlockSpec((bm, bn), lambda i, j: (i, j)), compiler_params=PARAMS, name="dsd_rows")(
+                row_ptr, col_idx, blocks, y)
+    return f
+
+
+# 4. Masked matmul, the GPU form: one program per output block; a zero
+# block stores zeros, a non-zero one loops over K and multiplies by its
+# distinct mask block.
+def make_masked(m, k, n, bm, bn, bk, dtype):
+    def kernel(block_mask_ref, mask_idx_ref, x_ref, y_ref, mask_ref, o_ref):
+        i, j = pl.program_id(0), pl.program_id(1)
+        flag = block_mask_ref[i, j]
+
+        @pl.when(flag != 0)
+        def _():
+            def body(kk, acc):
+                xb = x_ref[:, pl.ds(kk * bk, bk)]
+                yb = y_ref[pl.ds(kk * bk, bk), :]
+                return acc + jnp.dot(xb, yb, preferred_element_type=jnp.float32)
+
+            acc = lax.fori_loop(0, k // bk, body, jnp.zeros((bm, bn), jnp.float32))
+            mblk = mask_ref[mask_idx_ref[i, j], :, :].astype(jnp.float32)
+            o_ref[...] = (mblk * acc).astype(o_ref.dtype)
+
+        @pl.when(flag == 0)
+        def _():
+            o_ref[...] = jnp.zeros((bm, bn), o_ref.dtype)
+
+    def f(block_mask, mask_idx, x, y, mask_data):
+        return pl.pallas_call(
+            kernel, out_shape=jax.ShapeDtypeStruct((m, n), dtype), grid=(m // bm, n // bn),
+            in_specs=[whole(), whole(), pl.BlockSpec((bm, k), lambda i, j: (i, 0)),
+                      pl.BlockSpec((k, bn), lambda i, j: (0, j)), whole()],
+            out_specs=pl.BlockSpec((bm, bn), lambda i, j: (i, j)), compiler_params=PARAMS, name="masked_matmul_blocks")(
+                block_mask, mask_idx, x, y, mask_data)
+    return f
+
+
+def lower_triangle_blocks(size, blk):
+    """block_mask, mask_idx (gm, gn) and the distinct mask blocks of the
+    lower-triangular mask: block 0 the triangle of a diagonal block,
+    block 1 all ones."""
+    g = size // blk
+    ii, jj = np.meshgrid(np.arange(g), np.arange(g), indexing="ij")
+    block_mask = (jj <= ii).astype(np.int32)
+    mask_idx = np.where(jj == ii, 0, 1).astype(np.int32)
+    tri = np.tril(np.ones((blk, blk), np.float32))
+    return block_mask, mask_idx, np.stack([tri, np.ones((blk, blk), np.float32)])
+
+
+def pow2_pad(a):
+    """Pads a 1-D index array to a power-of-two length (Triton tensors
+    have power-of-two sizes; the padding is never read)."""
+    n = 1 << max(0, (len(a) - 1).bit_length())
+    return np.pad(a, (0, n - len(a)))
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--size", type=int, default=8192)
+    ap.add_argument("--matmul-size", type=int, default=4096)
+    ap.add_argument("--block", type=int, default=128)
+    ap.add_argument("--bk", type=int, default=64)
+    ap.add_argument("--iters", type=int, default=50)
+    ap.add_argument("--out", default="")
+    a = ap.parse_args()
+    bf16 = jnp.bfloat16
+    print("jax", jax.__version__, "devices", jax.devices(), flush=True)
+    results, lowered = [], []
+
+    def run(name, fn):
+        t0 = time.perf_counter()
+        try:
+            r = fn()
+            r["name"] = name
+            r["seconds"] = round(time.perf_counter() - t0, 1)
+            results.append(r)
+            print("RESULT", json.dumps(r), flush=True)
+        except Exception as e:  # report and go on with the next
+            traceback.print_exc()
+            results.append({"name": name, "error": f"{type(e).__name__}: {e}"})
+            print("FAILED", name, e, flush=True)
+
+    def add():
+        x = jnp.arange(8, dtype=jnp.int32)
+        y = jnp.arange(8, 16, dtype=jnp.int32)
+        kern = jax.jit(pallas_add)
+        dense = jax.jit(lambda x, y: x + y)
+        lowered.append("== add\n" + kern.lower(x, y).as_text())
+        np.testing.assert_array_equal(np.asarray(kern(x, y)), np.arange(8, 24, 2))
+        d, k, r = paired(dense, (x, y), kern, (x, y), a.iters * 10)
+        return {"xla_ms": d, "kernel_ms": k, "xla/kernel": r}
+
+    def matmul():
+        s = a.matmul_size
+        kx, ky = jax.random.split(jax.random.key(6))
+        x = jax.random.uniform(kx, (s, s), jnp.float32, -1, 1).astype(bf16)
+        y = jax.random.uniform(ky, (s, s), jnp.float32, -1, 1).astype(bf16)
+        kern = jax.jit(make_matmul(s, s, s, a.block, a.block, a.bk, bf16))
+        dense = jax.jit(lambda x, y: jax.nn.gelu(x @ y, approximate=True))
+        lowered.append("== matmul\n" + kern.lower(x, y).as_text())
+        check_close(kern(x, y), dense(x, y), 1 / 32, "matmul+gelu")
+        d, k, r = paired(dense, (x, y), kern, (x, y), a.iters)
+        return {"size": s, "xla_ms": d, "kernel_ms": k, "xla/kernel": r}
+
+    def dsd():
+        s, blk = a.size, a.block
+        row_idx, col_idx, blocks = pattern.hashed_block_sparse(s, s, blk, blk, 0.1, 1)
+        ptr = pattern.row_ptr(row_idx, s // blk)
+        y = jax.random.uniform(jax.random.key(0), (s, s), jnp.float32).astype(bf16)
+        blocks_d = jnp.asarray(blocks).astype(bf16)
+        dense_x = np.zeros((s, s), np.float32)
+        for b, (r, c) in enumerate(zip(row_idx, col_idx)):
+            dense_x[r * blk:(r + 1) * blk, c * blk:(c + 1) * blk] = blocks[b]
+        x = jnp.asarray(dense_x).astype(bf16)
+        kern = jax.jit(make_dsd(s, s, s, blk, blk, blk, bf16))
+        dense = jax.jit(lambda x, y: x @ y)
+        args = (jnp.asarray(pow2_pad(ptr)), jnp.asarray(pow2_pad(col_idx)), blocks_d, y)
+        check_close(kern(*args), dense(x, y), 1 / 64, "dsd")
+        d, k, r = paired(dense, (x, y), kern, args, a.iters)
+        return {"size": s, "block": blk, "blocks": int(len(row_idx)), "of": (s // blk) ** 2,
+                "xla_dense_ms": d, "kernel_ms": k, "dense/kernel": r}
+
+    def masked():
+        s, blk = a.size, a.block
+        kx, ky = jax.random.split(jax.random.key(1))
+        x = jax.random.uniform(kx, (s, s), jnp.float32).astype(bf16)
+        y = jax.random.uniform(ky, (s, s), jnp.float32).astype(bf16)
+        block_mask, mask_idx, mask_data = lower_triangle_blocks(s, blk)
+        kern = jax.jit(make_masked(s, s, s, blk, blk, a.bk, bf16))
+        dense = jax.jit(lambda x, y: x @ y)
+        args = (jnp.asarray(block_mask), jnp.asarray(mask_idx), x, y, jnp.asarray(mask_data).astype(bf16))
+        want = np.tril(np.ones((s, s), np.float32)) * np.asarray(dense(x, y), np.float32)
+        check_close(kern(*args), want, 1 / 64, "masked")
+        d, k, r = paired(dense, (x, y), kern, args, a.iters)
+        return {"size": s, "block": blk, "bk": a.bk, "xla_dense_ms": d, "kernel_ms": k, "dense/kernel": r}
+
+    run("add", add)
+    run("matmul_gelu", matmul)
+    run("dsd", dsd)
+    run("masked_matmul", masked)
+    if a.out:
+        os.makedirs(a.out, exist_ok=True)
+        with open(os.path.join(a.out, "results.json"), "w") as f:
+            json.dump({"jax": jax.__version__, "device": str(jax.devices()[0]), "results": results}, f, indent=1)
+        with open(os.path.join(a.out, "lowered.txt"), "w") as f:
+            f.write("\n".join(lowered))
+    return 0 if all("error" not in r for r in results) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# Runs on the GPU machine, from the repository root, with .device/ built by
+# prepare.sh: halo's plugin tests and benchmarks against XLA's CUDA plugin
+# (the one in JAX's cuda13 wheel), then the same kernels in JAX Pallas.
+# Logs go to $OUT (or ./gpu-out): tests.log, bench.log, jax.log and
+# jax/results.json, jax/lowered.txt. Every step has its own time limit, so
+# one that hangs leaves time for the rest.
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+out=${OUT:-gpu-out}
+mkdir -p "$out"
+for f in .device/*.test.gz; do [ -e "$f" ] && gunzip -f "$f" && chmod +x "${f%.gz}"; done
+py=python3
+[ -x /opt/torch/.venv/bin/python3 ] && py=/opt/torch/.venv/bin/python3
+# HALO_PLUGIN set beforehand wins (HALO_PLUGIN=interpreter tries this
+# script on a machine without a GPU, with small HALO_BENCH_SIZE).
+plugin=${HALO_PLUGIN:-$($py -c 'import os, jax_plugins.xla_cuda13 as p; print(os.path.join(os.path.dirname(p.__file__), "xla_cuda_plugin.so"))')}
+export HALO_PLUGIN=$plugin XLA_PYTHON_CLIENT_PREALLOCATE=false JAX_PALLAS_USE_MOSAIC_GPU=0
+{
+  date -u
+  nvidia-smi -L || echo "no nvidia-smi"
+  echo "plugin: $plugin"
+  $py -c 'import jax; print("jax", jax.__version__)' || echo "no jax"
+} 2>&1 | tee "$out/machine.log"
+
+step() { # step LOG SECONDS command...
+  local log=$1 secs=$2
+  shift 2
+  echo "== $* (limit ${secs}s)" | tee -a "$out/$log"
+  local t0=$SECONDS
+  timeout "$secs" "$@" 2>&1 | tee -a "$out/$log"
+  echo "== exit ${PIPESTATUS[0]} after $((SECONDS - t0))s" | tee -a "$out/$log"
+}
+
+# Correctness first: every test that needs a plugin.
+step tests.log 90 .device/pjrt.test -test.run RealPlugin -test.v
+step tests.log 90 .device/effects.test -test.run RealPlugin -test.v
+step tests.log 150 .device/pallas.test -test.run TritonRealPlugin -test.v
+for t in add matmul dsd masked; do
+  step tests.log 90 ".device/$t.test" -test.run OnPlugin -test.v
+done
+
+# JAX Pallas: the same kernels and XLA's dense programs.
+if $py -c 'import jax' 2>/dev/null; then
+  step jax.log 240 "$py" benchmarks/gpu/pallas_jax.py --out "$out/jax"
+else
+  echo "== JAX Pallas skipped: $py has no jax" | tee -a "$out/jax.log"
+fi
+
+# halo's kernels through the plugin against the plugin's dense programs.
+step bench.log 60 .device/add.test -test.run XXX -test.bench OnPlugin -test.benchtime 500x -test.count 2
+step bench.log 150 .device/matmul.test -test.run XXX -test.bench OnPlugin -test.benchtime 50x -test.count 2
+step bench.log 120 .device/dsd.test -test.run XXX -test.bench OnPlugin -test.benchtime 50x -test.count 2
+step bench.log 150 .device/masked.test -test.run XXX -test.bench OnPlugin -test.benchtime 50x -test.count 2
+grep -h "^Benchmark\|RESULT\|FAILED\|^--- FAIL\|^FAIL" "$out"/*.log > "$out/summary.txt" || true
+cat "$out/summary.txt"
