@@ -43,23 +43,30 @@ const packedWindowLoop = `func.func @main(%x: tensor<8x1024xf32>, %y: tensor<102
   return %r#1 : tensor<8x256xf32>
 }`
 
-func TestPackedWindowsOfArgumentsAreReused(t *testing.T) {
-	m, err := stablehlo.Parse([]byte(packedWindowLoop))
+// compileWindowLoop compiles a variant of packedWindowLoop and draws its
+// x (8×1024) and y (1024×512) from small integers: every sum of the
+// products is exact whatever the order.
+func compileWindowLoop(t *testing.T, src string, seed uint64) (p *Program, xv, yv []float32) {
+	m, err := stablehlo.Parse([]byte(src))
 	require.NoError(t, err)
-	p, err := Compile(m, "")
+	p, err = Compile(m, "")
 	require.NoError(t, err)
-	r := rand.New(rand.NewPCG(1, 2))
-	xv, yv := make([]float32, 8*1024), make([]float32, 1024*512)
+	r := rand.New(rand.NewPCG(seed, 2))
+	xv, yv = make([]float32, 8*1024), make([]float32, 1024*512)
 	for i := range xv {
 		xv[i] = float32(r.IntN(5) - 2)
 	}
 	for i := range yv {
 		yv[i] = float32(r.IntN(5) - 2)
 	}
+	return p, xv, yv
+}
+
+func TestPackedWindowsOfArgumentsAreReused(t *testing.T) {
+	p, xv, yv := compileWindowLoop(t, packedWindowLoop, 1)
 	x := &Exec{Ctx: context.Background(), Program: p}
 	out, err := x.Call(p.Main, []Value{f32Tensor(xv, 8, 1024), f32Tensor(yv, 1024, 512)})
 	require.NoError(t, err)
-	// Small integers: every sum is exact whatever the order.
 	want := make([]float32, 8*256)
 	for i := 0; i < 8; i++ {
 		for j := 0; j < 256; j++ {
@@ -89,18 +96,7 @@ func TestPackedWindowsOverTheLimit(t *testing.T) {
 		"%w = stablehlo.constant dense<256>", "%w = stablehlo.constant dense<64>",
 	).Replace(packedWindowLoop)
 	require.NotEqual(t, packedWindowLoop, src)
-	m, err := stablehlo.Parse([]byte(src))
-	require.NoError(t, err)
-	p, err := Compile(m, "")
-	require.NoError(t, err)
-	r := rand.New(rand.NewPCG(3, 4))
-	xv, yv := make([]float32, 8*1024), make([]float32, 1024*512)
-	for i := range xv {
-		xv[i] = float32(r.IntN(5) - 2)
-	}
-	for i := range yv {
-		yv[i] = float32(r.IntN(5) - 2)
-	}
+	p, xv, yv := compileWindowLoop(t, src, 3)
 	for run := 0; run < 2; run++ { // the second run packs into freed memory
 		x := &Exec{Ctx: context.Background(), Program: p}
 		out, err := x.Call(p.Main, []Value{f32Tensor(xv, 8, 1024), f32Tensor(yv, 1024, 512)})

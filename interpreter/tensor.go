@@ -89,6 +89,32 @@ func StorageOf(dt xla.DType) Storage {
 // narrower than it (f16, bf16, the f8/f6/f4 kinds).
 func IsNarrowFloat(dt xla.DType) bool { return dt.IsFloat() && dt != xla.Float32 && dt != xla.Float64 }
 
+// NewFloatTensor returns a tensor of float type dt (f32, f64, or a narrow
+// float such as bf16, kept as float32 values of that type) with the given
+// dimensions, holding data rounded to dt (to nearest even). It is an error
+// when dt is not a real float type or data does not have as many elements
+// as the dimensions.
+func NewFloatTensor(dt xla.DType, data []float32, dims ...int64) (*Tensor, error) {
+	shape := xla.MakeShape(dt, dims...)
+	if !dt.IsFloat() {
+		return nil, fmt.Errorf("interpreter: NewFloatTensor: %v is not a float type", dt)
+	}
+	if n := shape.Size(); n != int64(len(data)) {
+		return nil, fmt.Errorf("interpreter: NewFloatTensor: %v has %d elements, data %d", shape, n, len(data))
+	}
+	t := NewTensor(shape)
+	switch d := t.Data.(type) {
+	case []float64:
+		for i, v := range data {
+			d[i] = float64(v)
+		}
+	case []float32:
+		copy(d, data)
+		RoundNarrowSlice(dt, d)
+	}
+	return t, nil
+}
+
 // NewTensor returns a zero tensor of the given shape.
 func NewTensor(shape xla.Shape) *Tensor {
 	n := int(shape.Size())

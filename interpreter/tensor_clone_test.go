@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/halo-ml/halo/xla"
 )
@@ -31,4 +32,23 @@ func TestTensorCloneIsDeep(t *testing.T) {
 	assert.Equal(t, []float32{5, 0, 0}, short.Clone().Data)
 	empty := NewTensor(xla.MakeShape(xla.Float32, 0, 4))
 	assert.NotNil(t, empty.Clone().Data)
+}
+
+func TestNewFloatTensor(t *testing.T) {
+	// 1 + 2^-8 is halfway between two bf16 values: to even, 1.
+	bf, err := NewFloatTensor(xla.BFloat16, []float32{1 + 1.0/256, 3.14159, -2}, 3)
+	require.NoError(t, err)
+	assert.Equal(t, []float32{1, 3.140625, -2}, bf.Data)
+	assert.Equal(t, xla.MakeShape(xla.BFloat16, 3), bf.Shape)
+	f64, err := NewFloatTensor(xla.Float64, []float32{0.1, 2}, 2, 1)
+	require.NoError(t, err)
+	assert.Equal(t, []float64{float64(float32(0.1)), 2}, f64.Data)
+	f32, err := NewFloatTensor(xla.Float32, []float32{0.1})
+	require.NoError(t, err)
+	assert.Equal(t, []float32{0.1}, f32.Data, "a scalar")
+
+	_, err = NewFloatTensor(xla.Int32, []float32{1}, 1)
+	assert.EqualError(t, err, "interpreter: NewFloatTensor: i32 is not a float type")
+	_, err = NewFloatTensor(xla.Float32, []float32{1, 2}, 3)
+	assert.EqualError(t, err, "interpreter: NewFloatTensor: tensor<3xf32> has 3 elements, data 2")
 }

@@ -246,12 +246,13 @@ func f32Tensor(data []float32, dims ...int64) *interpreter.Tensor {
 	return floatTensor(xla.Float32, data, dims...)
 }
 
-// floatTensor is a tensor of float type dt holding data rounded to dt.
+// floatTensor is a tensor of float type dt holding data rounded to dt;
+// the callers' shapes match their data by construction.
 func floatTensor(dt xla.DType, data []float32, dims ...int64) *interpreter.Tensor {
-	t := interpreter.NewTensor(xla.MakeShape(dt, dims...))
-	d := t.Data.([]float32)
-	copy(d, data)
-	interpreter.RoundNarrowSlice(dt, d)
+	t, err := interpreter.NewFloatTensor(dt, data, dims...)
+	if err != nil {
+		panic(err)
+	}
 	return t
 }
 

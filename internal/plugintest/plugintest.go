@@ -91,21 +91,9 @@ func Download(ctx context.Context, b *pjrt.Buffer, s xla.Shape) (*interpreter.Te
 	case xla.Bool:
 		t.Data, err = pjrt.ToSlice[bool](ctx, b)
 	case xla.BFloat16:
-		var h []xla.BF16
-		if h, err = pjrt.ToSlice[xla.BF16](ctx, b); err == nil {
-			d := t.Data.([]float32)
-			for i, v := range h {
-				d[i] = v.Float32()
-			}
-		}
+		err = widen[xla.BF16](ctx, b, t.Data.([]float32))
 	case xla.Float16:
-		var h []xla.F16
-		if h, err = pjrt.ToSlice[xla.F16](ctx, b); err == nil {
-			d := t.Data.([]float32)
-			for i, v := range h {
-				d[i] = v.Float32()
-			}
-		}
+		err = widen[xla.F16](ctx, b, t.Data.([]float32))
 	default:
 		err = fmt.Errorf("unsupported type %v", s)
 	}
@@ -113,6 +101,33 @@ func Download(ctx context.Context, b *pjrt.Buffer, s xla.Shape) (*interpreter.Te
 		return nil, err
 	}
 	return t, nil
+}
+
+// half is a 16-bit float host type.
+type half interface {
+	xla.BF16 | xla.F16
+	Float32() float32
+}
+
+// widen reads a buffer of 16-bit floats H into d, widened to float32.
+func widen[H half](ctx context.Context, b *pjrt.Buffer, d []float32) error {
+	h, err := pjrt.ToSlice[H](ctx, b)
+	if err != nil {
+		return err
+	}
+	for i, v := range h {
+		d[i] = v.Float32()
+	}
+	return nil
+}
+
+// narrowed uploads d converted to 16-bit floats H.
+func narrowed[H half](c *pjrt.Client, d []float32, dims []int64, conv func(float32) H) (*pjrt.Buffer, error) {
+	h := make([]H, len(d))
+	for i, v := range d {
+		h[i] = conv(v)
+	}
+	return pjrt.BufferFrom(c, h, dims, pjrt.CopyDuringCall())
 }
 
 // Upload copies a f32, i32, bool, bf16 or f16 tensor to the client's
@@ -124,17 +139,9 @@ func Upload(c *pjrt.Client, x *interpreter.Tensor) (*pjrt.Buffer, error) {
 		case xla.Float32:
 			return pjrt.BufferFrom(c, d, x.Shape.Dims, pjrt.CopyDuringCall())
 		case xla.BFloat16:
-			h := make([]xla.BF16, len(d))
-			for i, v := range d {
-				h[i] = xla.BF16FromFloat32(v)
-			}
-			return pjrt.BufferFrom(c, h, x.Shape.Dims, pjrt.CopyDuringCall())
+			return narrowed(c, d, x.Shape.Dims, xla.BF16FromFloat32)
 		case xla.Float16:
-			h := make([]xla.F16, len(d))
-			for i, v := range d {
-				h[i] = xla.F16FromFloat32(v)
-			}
-			return pjrt.BufferFrom(c, h, x.Shape.Dims, pjrt.CopyDuringCall())
+			return narrowed(c, d, x.Shape.Dims, xla.F16FromFloat32)
 		}
 	case []int32:
 		return pjrt.BufferFrom(c, d, x.Shape.Dims, pjrt.CopyDuringCall())
