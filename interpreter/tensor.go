@@ -115,9 +115,43 @@ func NewFloatTensor(dt xla.DType, data []float32, dims ...int64) (*Tensor, error
 	return t, nil
 }
 
+// One-element tensors (the scalars of index arithmetic) of the common
+// storage types are allocated together with their element: one
+// allocation less for each.
+type (
+	oneI32 struct {
+		t Tensor
+		v [1]int32
+	}
+	oneF32 struct {
+		t Tensor
+		v [1]float32
+	}
+	oneBool struct {
+		t Tensor
+		v [1]bool
+	}
+)
+
 // NewTensor returns a zero tensor of the given shape.
 func NewTensor(shape xla.Shape) *Tensor {
 	n := int(shape.Size())
+	if n == 1 {
+		switch StorageOf(shape.DType) {
+		case StorageI32:
+			o := &oneI32{t: Tensor{Shape: shape.Clone()}}
+			o.t.Data = o.v[:]
+			return &o.t
+		case StorageF32:
+			o := &oneF32{t: Tensor{Shape: shape.Clone()}}
+			o.t.Data = o.v[:]
+			return &o.t
+		case StorageBool:
+			o := &oneBool{t: Tensor{Shape: shape.Clone()}}
+			o.t.Data = o.v[:]
+			return &o.t
+		}
+	}
 	t := &Tensor{Shape: shape.Clone()}
 	switch StorageOf(shape.DType) {
 	case StorageBool:

@@ -52,3 +52,27 @@ func TestNewFloatTensor(t *testing.T) {
 	_, err = NewFloatTensor(xla.Float32, []float32{1, 2}, 3)
 	assert.EqualError(t, err, "interpreter: NewFloatTensor: tensor<3xf32> has 3 elements, data 2")
 }
+
+func TestNewTensorOneElement(t *testing.T) {
+	for _, s := range []xla.Shape{xla.MakeShape(xla.Int32), xla.MakeShape(xla.Float32, 1), xla.MakeShape(xla.Bool, 1, 1)} {
+		x := NewTensor(s)
+		assert.Equal(t, s, x.Shape)
+		assert.Equal(t, 1, x.Len(), "%v", s)
+		y := NewTensor(s)
+		switch d := x.Data.(type) {
+		case []int32:
+			d[0] = 7
+			assert.Equal(t, int32(0), y.Data.([]int32)[0], "tensors do not share their element")
+		case []float32:
+			d[0] = 7
+			assert.Equal(t, float32(0), y.Data.([]float32)[0])
+		case []bool:
+			d[0] = true
+			assert.False(t, y.Data.([]bool)[0])
+		}
+	}
+	// The scalars of index arithmetic: the tensor and its element in one
+	// allocation, and the slice header boxed into Data.
+	scalar := xla.MakeShape(xla.Int32)
+	assert.Equal(t, 2.0, testing.AllocsPerRun(100, func() { NewTensor(scalar) }))
+}
