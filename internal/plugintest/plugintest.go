@@ -1,6 +1,10 @@
 // Package plugintest runs StableHLO modules through a real PJRT plugin from
 // tests: the plugin HALO_PLUGIN names (a file, or cpu, cuda, tpu). Without
-// HALO_PLUGIN the tests that need one skip, saying so.
+// HALO_PLUGIN the tests that need one skip, saying so. Benchmarks time a
+// kernel against a dense program on the plugin with Compare (arguments
+// kept on the device, results checked first, runs alternating); bf16 and
+// f16 tensors travel as the interpreter keeps them, float32 values of the
+// narrow type.
 package plugintest
 
 import (
