@@ -21,6 +21,12 @@ import (
 //     visitsEachBlockOnce), starts as zeros instead: each of its blocks is
 //     filled with the uninitialized value when its run begins and written
 //     back when it ends, so the whole array is never filled first.
+//   - An output the kernel only overwrites (it never loads from it, and
+//     every store covers the whole block, unmasked) is not read at all: a
+//     flag carried by the loop says whether the current block was stored
+//     since it was entered, and only then is it written back, so a block
+//     a visit leaves alone keeps the array's contents (its aliased operand,
+//     or the "uninitialized" value) without a copy out and back.
 //   - One stablehlo.while runs the grid in row-major order (last axis
 //     fastest). Each step turns the step number into grid indices, runs the
 //     index maps (grid indices and the prefetch arrays), slices the input and
@@ -68,8 +74,14 @@ type interp struct {
 	once []bool
 	// uninitBlock[i] is output i's uninitialized block when once[i].
 	uninitBlock []*stablehlo.Value
-	grid        []int64
-	total       int64 // grid steps
+	// dirtyAt[i] is where the "stored since entered" flag of output i
+	// sits in the loop state when the kernel only overwrites its cached
+	// blocks (see writeOnly), else -1; dirtySlot maps the output's ref
+	// slot to the flag's slot in env.state.
+	dirtyAt   []int
+	dirtySlot map[int]int
+	grid      []int64
+	total     int64 // grid steps
 	// outer builds the function around the grid loop. A kernel op that
 	// depends on nothing a step changes (a constant, an iota, a broadcast
 	// or arithmetic of such values) is emitted there, once per call, and
@@ -250,6 +262,7 @@ func lowerInterpret(fb *stablehlo.FuncBuilder, p *Program, spec *CallSpec, opera
 	// axis) then cost no copy of the whole output.
 	l.cacheAt = make([]int, nout)
 	l.uninitBlock = make([]*stablehlo.Value, nout)
+	l.dirtySlot = map[int]int{}
 	for i := 0; i < nout; i++ {
 		r := p.Refs[np+nin+i]
 		if sameShape(r.Block, r.ArrayShape) {
@@ -261,14 +274,27 @@ func lowerInterpret(fb *stablehlo.FuncBuilder, p *Program, spec *CallSpec, opera
 		for d := range zeros {
 			zeros[d] = fb.ScalarOf(xla.Int32, 0)
 		}
-		if l.once[i] {
+		switch {
+		case l.once[i]:
 			// Also the value of every later new block (see step).
 			l.uninitBlock[i] = uninit(fb, r.DType, blockSizes(r))
 			init = append(init, l.uninitBlock[i])
-		} else {
+		case writeOnly(p.Body, p.Body.Args[np+nin+i], r.BlockShape):
+			// Never read: any value of the block's type will do.
+			l.dirtySlot[np+nin+i] = len(p.Refs) + 1 + len(l.dirtySlot)
+			init = append(init, uninit(fb, r.DType, blockSizes(r)))
+		default:
 			init = append(init, fb.DynamicSlice(init[1+i], zeros, blockSizes(r)))
 		}
 		init = append(init, zeros...)
+	}
+	l.dirtyAt = make([]int, nout)
+	for i := 0; i < nout; i++ {
+		l.dirtyAt[i] = -1
+		if _, ok := l.dirtySlot[np+nin+i]; ok {
+			l.dirtyAt[i] = len(init)
+			init = append(init, fb.ScalarOf(xla.Bool, 0))
+		}
 	}
 	total := int64(1)
 	for _, g := range p.Grid {
@@ -330,7 +356,7 @@ func (l *interp) step(fb *stablehlo.FuncBuilder, a []*stablehlo.Value, prefetch,
 		}
 	}
 	nref := len(p.Refs)
-	e.state = make([]*stablehlo.Value, nref+1)
+	e.state = make([]*stablehlo.Value, nref+1+len(l.dirtySlot))
 	l.errSlot = nref
 	if l.checks {
 		e.state[nref] = a[1+nout+ns]
@@ -388,6 +414,23 @@ func (l *interp) step(fb *stablehlo.FuncBuilder, a []*stablehlo.Value, prefetch,
 			}
 		}
 		sizes := blockSizes(r)
+		if d := l.dirtyAt[i]; d >= 0 {
+			// Written back only if stored since entered; the new block's
+			// contents are never read (every store replaces all of it).
+			dirty := a[d]
+			bufs[i] = fb.If(fb.And(changed, dirty), func(rb *stablehlo.FuncBuilder) []*stablehlo.Value {
+				return []*stablehlo.Value{rb.DynamicUpdateSlice(buf, blk, prev)}
+			}, func(rb *stablehlo.FuncBuilder) []*stablehlo.Value {
+				return []*stablehlo.Value{buf}
+			})[0]
+			e.state[l.dirtySlot[np+nin+i]] = fb.And(dirty, fb.Not(changed))
+			v := blk
+			if !sameShape(sizes, r.BlockShape) {
+				v = fb.Reshape(v, r.BlockShape...)
+			}
+			e.state[np+nin+i] = v
+			continue
+		}
 		once := l.once[i]
 		res := fb.If(changed, func(rb *stablehlo.FuncBuilder) []*stablehlo.Value {
 			b2 := rb.DynamicUpdateSlice(buf, blk, prev)
@@ -434,7 +477,11 @@ func (l *interp) step(fb *stablehlo.FuncBuilder, a []*stablehlo.Value, prefetch,
 			last = fb.Compare(a[0], fb.ScalarOf(xla.Int32, float64(l.total-1)), stablehlo.CompareEQ, stablehlo.CompareAuto)
 		}
 		buf, st := bufs[i], starts[nin+i]
-		bufs[i] = fb.If(last, func(rb *stablehlo.FuncBuilder) []*stablehlo.Value {
+		write := last
+		if d, ok := l.dirtySlot[np+nin+i]; ok {
+			write = fb.And(last, e.state[d])
+		}
+		bufs[i] = fb.If(write, func(rb *stablehlo.FuncBuilder) []*stablehlo.Value {
 			return []*stablehlo.Value{rb.DynamicUpdateSlice(buf, blk, st)}
 		}, func(rb *stablehlo.FuncBuilder) []*stablehlo.Value {
 			return []*stablehlo.Value{buf}
@@ -461,7 +508,52 @@ func (l *interp) step(fb *stablehlo.FuncBuilder, a []*stablehlo.Value, prefetch,
 		next = append(next, blks[i])
 		next = append(next, starts[nin+i]...)
 	}
+	for i := 0; i < nout; i++ {
+		if l.dirtyAt[i] >= 0 {
+			next = append(next, e.state[l.dirtySlot[np+nin+i]])
+		}
+	}
 	return next, nil
+}
+
+// writeOnly reports whether the kernel body only overwrites ref (an
+// output of block shape block): it never loads from it, and every store
+// to it replaces the whole block (static full slices, no mask, no index
+// arrays).
+func writeOnly(body *Region, ref *Value, block []int64) bool {
+	var dims []int64
+	for _, d := range block {
+		if d != Squeezed {
+			dims = append(dims, d)
+		}
+	}
+	ok := true
+	var walk func(r *Region)
+	walk = func(r *Region) {
+		for _, op := range r.Ops {
+			if len(op.Operands) > 0 && op.Operands[0] == ref {
+				switch op.Name {
+				case "store":
+					ix := op.Attrs.Indexer
+					if ix.HasArrays() || ix.HasMask || len(ix.Dims) != len(dims) {
+						ok = false
+					}
+					for d, x := range ix.Dims {
+						if d < len(dims) && (x.Operand >= 0 || x.Start != 0 || x.Size != dims[d]) {
+							ok = false
+						}
+					}
+				default: // a load, or anything else that reads the ref
+					ok = false
+				}
+			}
+			for _, sub := range op.Regions {
+				walk(sub)
+			}
+		}
+	}
+	walk(body)
+	return ok
 }
 
 // visitsEachBlockOnce reports whether index map m, over a row-major grid,
@@ -1220,6 +1312,9 @@ func (l *interp) store(fb *stablehlo.FuncBuilder, op *Op, e *env) error {
 				val = fb.Reshape(val, dims...)
 			}
 			e.state[slot] = val
+			if d, ok := l.dirtySlot[slot]; ok {
+				e.state[d] = fb.ScalarOf(xla.Bool, 1)
+			}
 			return nil
 		}
 		if !sameShape(ix.Shape, a.sizes) {
@@ -1270,6 +1365,9 @@ func (l *interp) modified(r *Region, e *env) []int {
 			case "store":
 				if s, ok := e.refOf[op.Operands[0]]; ok {
 					set[s] = true
+					if d, ok := l.dirtySlot[s]; ok {
+						set[d] = true
+					}
 				}
 				if l.checks {
 					set[l.errSlot] = true
