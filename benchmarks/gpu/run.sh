@@ -2,9 +2,9 @@
 # Runs on the GPU machine, from the repository root, with .device/ built by
 # prepare.sh: halo's plugin tests and benchmarks against XLA's CUDA plugin
 # (the one in JAX's cuda13 wheel), then the same kernels in JAX Pallas.
-# Logs go to $OUT (or ./gpu-out): tests.log, bench.log, jax.log and
-# jax/results.json, jax/lowered.txt. Every step has its own time limit, so
-# one that hangs leaves time for the rest.
+# Logs go to $OUT (or ./gpu-out): machine.log, tests.log, bench.log,
+# jax.log, summary.txt and jax/results.json, jax/lowered.txt. Every step has
+# its own time limit, so one that hangs leaves time for the rest.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 out=${OUT:-gpu-out}
@@ -23,34 +23,41 @@ export HALO_PLUGIN=$plugin XLA_PYTHON_CLIENT_PREALLOCATE=false JAX_PALLAS_USE_MO
   $py -c 'import jax; print("jax", jax.__version__)' || echo "no jax"
 } 2>&1 | tee "$out/machine.log"
 
+# The whole script stays within HALO_GPU_BUDGET seconds (default 540, so
+# that one device call of 600 s holds it): a step gets at most what is
+# left, and a step with less than 15 s left is skipped, saying so.
+budget=${HALO_GPU_BUDGET:-540}
 step() { # step LOG SECONDS command...
   local log=$1 secs=$2
   shift 2
+  local left=$((budget - SECONDS))
+  if [ "$left" -lt 15 ]; then
+    echo "== skipped, out of time: $*" | tee -a "$out/$log"
+    return
+  fi
+  [ "$secs" -gt "$left" ] && secs=$left
   echo "== $* (limit ${secs}s)" | tee -a "$out/$log"
   local t0=$SECONDS
   timeout "$secs" "$@" 2>&1 | tee -a "$out/$log"
   echo "== exit ${PIPESTATUS[0]} after $((SECONDS - t0))s" | tee -a "$out/$log"
 }
 
-# Correctness first: every test that needs a plugin.
-step tests.log 90 .device/pjrt.test -test.run RealPlugin -test.v
-step tests.log 90 .device/effects.test -test.run RealPlugin -test.v
-step tests.log 150 .device/pallas.test -test.run TritonRealPlugin -test.v
+# Most needed first: the Pallas kernels on the GPU (checked, then timed),
+# then the same kernels in JAX, then the other packages' plugin tests.
+step tests.log 120 .device/pallas.test -test.run TritonRealPlugin -test.v
 for t in add matmul dsd masked; do
-  step tests.log 90 ".device/$t.test" -test.run OnPlugin -test.v
+  step tests.log 60 ".device/$t.test" -test.run OnPlugin -test.v
 done
-
-# JAX Pallas: the same kernels and XLA's dense programs.
+step bench.log 90 .device/dsd.test -test.run XXX -test.bench OnPlugin -test.benchtime 50x -test.count 2
+step bench.log 90 .device/masked.test -test.run XXX -test.bench OnPlugin -test.benchtime 50x -test.count 2
+step bench.log 90 .device/matmul.test -test.run XXX -test.bench OnPlugin -test.benchtime 50x -test.count 2
+step bench.log 30 .device/add.test -test.run XXX -test.bench OnPlugin -test.benchtime 500x -test.count 2
 if $py -c 'import jax' 2>/dev/null; then
-  step jax.log 240 "$py" benchmarks/gpu/pallas_jax.py --out "$out/jax"
+  step jax.log 180 "$py" benchmarks/gpu/pallas_jax.py --out "$out/jax"
 else
   echo "== JAX Pallas skipped: $py has no jax" | tee -a "$out/jax.log"
 fi
-
-# halo's kernels through the plugin against the plugin's dense programs.
-step bench.log 60 .device/add.test -test.run XXX -test.bench OnPlugin -test.benchtime 500x -test.count 2
-step bench.log 150 .device/matmul.test -test.run XXX -test.bench OnPlugin -test.benchtime 50x -test.count 2
-step bench.log 120 .device/dsd.test -test.run XXX -test.bench OnPlugin -test.benchtime 50x -test.count 2
-step bench.log 150 .device/masked.test -test.run XXX -test.bench OnPlugin -test.benchtime 50x -test.count 2
+step tests.log 60 .device/pjrt.test -test.run RealPlugin -test.v
+step tests.log 60 .device/effects.test -test.run RealPlugin -test.v
 grep -h "^Benchmark\|RESULT\|FAILED\|^--- FAIL\|^FAIL" "$out"/*.log > "$out/summary.txt" || true
 cat "$out/summary.txt"
