@@ -24,4 +24,8 @@
 //
 // Vmap batches a call: a leading grid axis over the batch and block specs
 // rewritten to pick each batch element.
+//
+// docs/pallas.md in the repository is the guide: the kernel language next
+// to JAX Pallas, what each lowering guarantees, and the two forms of a
+// block-sparse kernel.
 package pallas
