@@ -13,10 +13,18 @@ import (
 // Run calls base then candidate once per benchmark iteration and reports,
 // as metrics, base-ms and candidate-ms (medians) and base/candidate (the
 // median over iterations of base's time divided by candidate's). The
-// benchmark's own ns/op is the time of one pair. An error from either
+// benchmark's own ns/op is the time of one pair. Each is called once
+// before, untimed, so that one-time costs (memory touched for the first
+// time, pools filled, a GPU module loaded) stay out. An error from either
 // function fails the benchmark.
 func Run(b *testing.B, baseName string, base func() error, candName string, candidate func() error) {
 	b.Helper()
+	if err := base(); err != nil {
+		b.Fatalf("%s: %v", baseName, err)
+	}
+	if err := candidate(); err != nil {
+		b.Fatalf("%s: %v", candName, err)
+	}
 	var tb, tc []float64
 	for b.Loop() {
 		t0 := time.Now()

@@ -20,3 +20,15 @@ func BenchmarkRunSleeps(b *testing.B) {
 	Run(b, "slow", func() error { time.Sleep(2 * time.Millisecond); return nil },
 		"fast", func() error { time.Sleep(time.Millisecond); return nil })
 }
+
+// Each function runs once untimed before the timed pairs.
+func TestRunWarmsUpBoth(t *testing.T) {
+	var nb, nc int
+	res := testing.Benchmark(func(b *testing.B) {
+		nb, nc = 0, 0
+		Run(b, "base", func() error { nb++; return nil }, "cand", func() error { nc++; return nil })
+	})
+	assert.Equal(t, res.N+1, nb)
+	assert.Equal(t, res.N+1, nc)
+	assert.Contains(t, res.Extra, "base/cand")
+}
