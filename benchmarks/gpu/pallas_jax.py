@@ -224,7 +224,10 @@ def main():
         row_idx, col_idx, blocks = pattern.hashed_block_sparse(s, s, blk, blk, 0.1, 1)
         ptr = pattern.row_ptr(row_idx, s // blk)
         y = jax.random.uniform(jax.random.key(0), (s, s), jnp.float32).astype(bf16)
-        blocks_d = jnp.asarray(blocks).astype(bf16)
+        # Whole-array operands padded to power-of-two lengths (never read
+        # past the real blocks) in case the lowering wants them so.
+        nb2 = 1 << max(0, (len(blocks) - 1).bit_length())
+        blocks_d = jnp.asarray(np.pad(blocks, ((0, nb2 - len(blocks)), (0, 0), (0, 0)))).astype(bf16)
         dense_x = np.zeros((s, s), np.float32)
         for b, (r, c) in enumerate(zip(row_idx, col_idx)):
             dense_x[r * blk:(r + 1) * blk, c * blk:(c + 1) * blk] = blocks[b]
