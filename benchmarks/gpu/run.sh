@@ -59,5 +59,9 @@ else
 fi
 step tests.log 60 .device/pjrt.test -test.run RealPlugin -test.v
 step tests.log 60 .device/effects.test -test.run RealPlugin -test.v
-grep -h "^Benchmark\|RESULT\|FAILED\|^--- FAIL\|^FAIL" "$out"/*.log > "$out/summary.txt" || true
+{
+  grep -h "^Benchmark\|RESULT\|FAILED\|^--- FAIL\|^FAIL\|skipped" "$out"/*.log
+  echo
+  $py benchmarks/gpu/compare.py "$out"
+} > "$out/summary.txt" 2>&1
 cat "$out/summary.txt"
