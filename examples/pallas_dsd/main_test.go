@@ -64,6 +64,19 @@ func TestDSDMatchesDense(t *testing.T) {
 				require.NoError(t, err)
 				require.Contains(t, tm.String(), "__gpu$xla.gpu.triton")
 			}
+			// In bf16 (as on a GPU): the operands rounded, sums in f32,
+			// the result rounded once.
+			bm, err := BuildDSDRows(s, c.n, c.bn, xla.BFloat16, pallas.Interpret, true)
+			require.NoError(t, err)
+			args := DSDRowsArgs(s, y, c.n, xla.BFloat16)
+			bf, err := runF32(bm, args)
+			require.NoError(t, err)
+			xr := (&BlockCOO{M: c.m, K: c.k, BM: c.bm, BK: c.bk, Blocks: args[2].(*interpreter.Tensor).Data.([]float32),
+				RowIdx: s.RowIdx, ColIdx: s.ColIdx}).Dense()
+			require.NoError(t, plugintest.Close(bf, denseMatmul(xr, args[3].(*interpreter.Tensor).Data.([]float32), c.m, c.k, c.n), 1.0/128))
+			for i, v := range bf {
+				require.Equal(t, interpreter.RoundNarrow(xla.BFloat16, v), v, "element %d is not a bf16 value", i)
+			}
 			// Rows without any block must be exactly zero (the aliased zeros).
 			hasRow := map[int32]bool{}
 			for _, i := range s.RowIdx {

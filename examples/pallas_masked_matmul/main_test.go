@@ -84,6 +84,18 @@ func TestMaskedMatmulMatchesDense(t *testing.T) {
 				require.NoError(t, err)
 				require.Contains(t, tm.String(), "__gpu$xla.gpu.triton")
 			}
+			// In bf16 (as on a GPU): the operands rounded, sums in f32,
+			// the result rounded once.
+			bm, err := BuildMaskedMatmulBlocks(s, c.m, c.k, c.n, c.bm, c.bn, c.bk, xla.BFloat16, pallas.Interpret, true)
+			require.NoError(t, err)
+			args := MaskedBlocksArgs(s, x, y, c.m, c.k, c.n, c.bm, c.bn, xla.BFloat16)
+			bf, err := runF32(bm, args)
+			require.NoError(t, err)
+			wantBF := maskedReference(mask, args[2].(*interpreter.Tensor).Data.([]float32), args[3].(*interpreter.Tensor).Data.([]float32), c.m, c.k, c.n)
+			require.NoError(t, plugintest.Close(bf, wantBF, 1.0/128))
+			for i, v := range bf {
+				require.Equal(t, interpreter.RoundNarrow(xla.BFloat16, v), v, "element %d is not a bf16 value", i)
+			}
 		})
 	}
 }
