@@ -23,10 +23,11 @@ export HALO_PLUGIN=$plugin XLA_PYTHON_CLIENT_PREALLOCATE=false JAX_PALLAS_USE_MO
   $py -c 'import jax; print("jax", jax.__version__)' || echo "no jax"
 } 2>&1 | tee "$out/machine.log"
 
-# The whole script stays within HALO_GPU_BUDGET seconds (default 540, so
-# that one device call of 600 s holds it): a step gets at most what is
-# left, and a step with less than 15 s left is skipped, saying so.
-budget=${HALO_GPU_BUDGET:-540}
+# The whole script stays within HALO_GPU_BUDGET seconds (default 420: one
+# device call with timeout_s 480, leaving a session's 15 minutes room for
+# the machine's start and one shorter call after): a step gets at most
+# what is left, and a step with less than 15 s left is skipped, saying so.
+budget=${HALO_GPU_BUDGET:-420}
 step() { # step LOG SECONDS command...
   local log=$1 secs=$2
   shift 2
