@@ -30,10 +30,13 @@ type packKey struct {
 	transB, f64    bool
 }
 
+// packed is a *gemm.Packed[float32] or [float64].
+type packed interface{ Free() }
+
 type packCache struct {
 	args  map[uintptr]bool // storage of the outermost call's arguments
 	limit int              // their bytes
-	m     map[packKey]any  // *gemm.Packed[float32] or [float64]
+	m     map[packKey]packed
 	bytes int
 	made  int // windows packed in this run (for tests)
 }
@@ -100,7 +103,7 @@ func keepPacked[E float32 | float64](x *Exec, key packKey, b []E) any {
 	pb := gemm.Pack(key.transB, key.k, key.n, b, key.ldb, runtime.GOMAXPROCS(0))
 	c.made++
 	if c.m == nil {
-		c.m = map[packKey]any{}
+		c.m = map[packKey]packed{}
 	}
 	c.m[key] = pb
 	c.bytes += size
@@ -110,18 +113,9 @@ func keepPacked[E float32 | float64](x *Exec, key packKey, b []E) any {
 // free gives the memory of every kept window back and empties the cache.
 func (c *packCache) free() {
 	for _, pb := range c.m {
-		freePacked(pb)
+		pb.Free()
 	}
 	c.m, c.bytes = nil, 0
-}
-
-func freePacked(pb any) {
-	switch pb := pb.(type) {
-	case *gemm.Packed[float32]:
-		pb.Free()
-	case *gemm.Packed[float64]:
-		pb.Free()
-	}
 }
 
 // mulPacked is laGemm with op(B) packed by packedWindow.

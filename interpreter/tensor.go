@@ -115,23 +115,18 @@ func NewFloatTensor(dt xla.DType, data []float32, dims ...int64) (*Tensor, error
 	return t, nil
 }
 
-// One-element tensors (the scalars of index arithmetic) of the common
-// storage types are allocated together with their element: one
-// allocation less for each.
-type (
-	oneI32 struct {
-		t Tensor
-		v [1]int32
-	}
-	oneF32 struct {
-		t Tensor
-		v [1]float32
-	}
-	oneBool struct {
-		t Tensor
-		v [1]bool
-	}
-)
+// oneElem is a one-element tensor (a scalar of index arithmetic, say)
+// allocated together with its element: one allocation less.
+type oneElem[T any] struct {
+	t Tensor
+	v [1]T
+}
+
+func newOne[T any](shape xla.Shape) *Tensor {
+	o := &oneElem[T]{t: Tensor{Shape: shape.Clone()}}
+	o.t.Data = o.v[:]
+	return &o.t
+}
 
 // NewTensor returns a zero tensor of the given shape.
 func NewTensor(shape xla.Shape) *Tensor {
@@ -139,17 +134,11 @@ func NewTensor(shape xla.Shape) *Tensor {
 	if n == 1 {
 		switch StorageOf(shape.DType) {
 		case StorageI32:
-			o := &oneI32{t: Tensor{Shape: shape.Clone()}}
-			o.t.Data = o.v[:]
-			return &o.t
+			return newOne[int32](shape)
 		case StorageF32:
-			o := &oneF32{t: Tensor{Shape: shape.Clone()}}
-			o.t.Data = o.v[:]
-			return &o.t
+			return newOne[float32](shape)
 		case StorageBool:
-			o := &oneBool{t: Tensor{Shape: shape.Clone()}}
-			o.t.Data = o.v[:]
-			return &o.t
+			return newOne[bool](shape)
 		}
 	}
 	t := &Tensor{Shape: shape.Clone()}

@@ -65,6 +65,17 @@ func RegisterBackend(b Backend, l Lowering) {
 	backends[b] = l
 }
 
+// BackendFor is the lowering a PJRT platform runs (a pjrt.Client's
+// PlatformName): Triton on a GPU ("cuda", "rocm", "gpu"), Interpret
+// elsewhere.
+func BackendFor(platform string) Backend {
+	switch platform {
+	case "cuda", "rocm", "gpu":
+		return Triton
+	}
+	return Interpret
+}
+
 // Backends lists the registered backends, sorted.
 func Backends() []Backend {
 	backendsMu.RLock()

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/halo-ml/halo/xla"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
@@ -27,4 +28,12 @@ func TestVectorAddBlocks(t *testing.T) {
 	out, err := runCall(addKernel, spec, x, y)
 	require.NoError(t, err)
 	require.Equal(t, []int32{8, 10, 12, 14, 16, 18, 20, 22}, out[0].Data)
+}
+
+func TestBackendFor(t *testing.T) {
+	assert.Equal(t, Triton, BackendFor("cuda"))
+	assert.Equal(t, Triton, BackendFor("rocm"))
+	assert.Equal(t, Interpret, BackendFor("interpreter"))
+	assert.Equal(t, Interpret, BackendFor("cpu"))
+	assert.Equal(t, Interpret, BackendFor("tpu"), "Mosaic is not written yet")
 }

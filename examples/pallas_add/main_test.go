@@ -34,11 +34,7 @@ func TestAddMatchesDense(t *testing.T) {
 // costs.
 func BenchmarkAddOnPlugin(b *testing.B) {
 	c := plugintest.Open(b, "time the add kernel against the plugin's add")
-	backend := pallas.Interpret
-	if plugintest.GPU(c) {
-		backend = pallas.Triton
-	}
-	kernel, err := buildAdd(backend)
+	kernel, err := buildAdd(pallas.BackendFor(c.PlatformName()))
 	require.NoError(b, err)
 	sb := stablehlo.NewBuilder("dense_add")
 	fb := sb.NewFunction("main", stablehlo.Tensor(xla.Int32, 8), stablehlo.Tensor(xla.Int32, 8))

@@ -10,7 +10,6 @@ import (
 	"github.com/halo-ml/halo/internal/plugintest"
 	"github.com/halo-ml/halo/interpreter"
 	"github.com/halo-ml/halo/pallas"
-	"github.com/halo-ml/halo/pjrt"
 	"github.com/halo-ml/halo/stablehlo"
 	"github.com/halo-ml/halo/xla"
 	"github.com/stretchr/testify/require"
@@ -200,15 +199,6 @@ func runner(b *testing.B, mod *stablehlo.Module, args ...interpreter.Value) func
 	}
 }
 
-// pluginBackend is the lowering the HALO_PLUGIN plugin runs: Triton on a
-// GPU, interpret mode elsewhere (the built-in interpreter stands in).
-func pluginBackend(c *pjrt.Client) pallas.Backend {
-	if plugintest.GPU(c) {
-		return pallas.Triton
-	}
-	return pallas.Interpret
-}
-
 // TestDSDRowsOnPlugin runs the GPU form through the HALO_PLUGIN plugin (as
 // a Triton kernel on a GPU) in f32 and bf16 and compares with the dense
 // product in plain Go.
@@ -226,7 +216,7 @@ func TestDSDRowsOnPlugin(t *testing.T) {
 		tol float64
 	}{{xla.Float32, 1e-4}, {xla.BFloat16, 1.0 / 64}} {
 		t.Run(c2.dt.String(), func(t *testing.T) {
-			mod, err := BuildDSDRows(s, n, blk, c2.dt, pluginBackend(c), false)
+			mod, err := BuildDSDRows(s, n, blk, c2.dt, pallas.BackendFor(c.PlatformName()), false)
 			require.NoError(t, err)
 			args := DSDRowsArgs(s, y, n, c2.dt)
 			out, err := plugintest.Run(context.Background(), c, mod, args, []xla.Shape{xla.MakeShape(c2.dt, m, n)})
@@ -261,12 +251,12 @@ func BenchmarkDSDOnPlugin(b *testing.B) {
 	for i := range y {
 		y[i] = r.Float32()
 	}
-	kernel, err := BuildDSDRows(s, size, blk, dt, pluginBackend(c), false)
+	kernel, err := BuildDSDRows(s, size, blk, dt, pallas.BackendFor(c.PlatformName()), false)
 	require.NoError(b, err)
 	dense, err := BuildDense(size, size, size, dt)
 	require.NoError(b, err)
 	b.Logf("%s: %d^3 %v, %d of %d blocks of %dx%d, kernel %v", c.PlatformName(), size, dt, s.NumBlocks(),
-		(size/blk)*(size/blk), blk, blk, pluginBackend(c))
+		(size/blk)*(size/blk), blk, blk, pallas.BackendFor(c.PlatformName()))
 	plugintest.Compare(b, c, dense, []interpreter.Value{floatTensor(dt, s.Dense(), size, size), floatTensor(dt, y, size, size)},
 		kernel, DSDRowsArgs(s, y, size, dt), xla.MakeShape(dt, size, size), func(dense, kernel []float32) error {
 			return plugintest.Close(kernel, dense, 1.0/64) // both round f32 sums to bf16 once

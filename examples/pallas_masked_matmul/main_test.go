@@ -10,7 +10,6 @@ import (
 	"github.com/halo-ml/halo/internal/plugintest"
 	"github.com/halo-ml/halo/interpreter"
 	"github.com/halo-ml/halo/pallas"
-	"github.com/halo-ml/halo/pjrt"
 	"github.com/halo-ml/halo/stablehlo"
 	"github.com/halo-ml/halo/xla"
 	"github.com/stretchr/testify/require"
@@ -182,11 +181,7 @@ func BenchmarkMaskedMatmulStepOverhead(b *testing.B) {
 func BenchmarkMaskedMatmulPaired(b *testing.B) {
 	for _, c := range []struct{ m, bm int64 }{{2048, 128}, {2048, 256}, {4096, 256}} {
 		m, bm := c.m, c.bm
-		r := rand.New(rand.NewPCG(1, 1))
-		x, y := make([]float32, m*m), make([]float32, m*m)
-		for i := range x {
-			x[i], y[i] = r.Float32(), r.Float32()
-		}
+		x, y := uniformPair(1, 1, m*m)
 		mask := LowerTriangle(m, m)
 		s := sparsifyMask(mask, m, m, bm, bm)
 		b.Run(fmt.Sprintf("%d^3_blocks%dx%d_bk%d", m, bm, bm, m), func(b *testing.B) {
@@ -235,26 +230,13 @@ func maskedReference(mask, x, y []float32, m, k, n int64) []float32 {
 	return want
 }
 
-// pluginBackend is the lowering the HALO_PLUGIN plugin runs: Triton on a
-// GPU, interpret mode elsewhere (the built-in interpreter stands in).
-func pluginBackend(c *pjrt.Client) pallas.Backend {
-	if plugintest.GPU(c) {
-		return pallas.Triton
-	}
-	return pallas.Interpret
-}
-
 // TestMaskedMatmulBlocksOnPlugin runs the GPU form through the HALO_PLUGIN
 // plugin (as a Triton kernel on a GPU) in f32 and bf16 and compares with
 // plain Go.
 func TestMaskedMatmulBlocksOnPlugin(t *testing.T) {
 	c := plugintest.Open(t, "run the masked matmul as a Triton kernel")
 	const m, k, n, bm, bk = 256, 256, 256, 64, 64
-	r := rand.New(rand.NewPCG(1, 2))
-	x, y := make([]float32, m*k), make([]float32, k*n)
-	for i := range x {
-		x[i], y[i] = r.Float32(), r.Float32()
-	}
+	x, y := uniformPair(1, 2, m*k) // m*k = k*n
 	mask := LowerTriangle(m, n)
 	s := sparsifyMask(mask, m, n, bm, bm)
 	for _, c2 := range []struct {
@@ -262,7 +244,7 @@ func TestMaskedMatmulBlocksOnPlugin(t *testing.T) {
 		tol float64
 	}{{xla.Float32, 1e-4}, {xla.BFloat16, 1.0 / 64}} {
 		t.Run(c2.dt.String(), func(t *testing.T) {
-			mod, err := BuildMaskedMatmulBlocks(s, m, k, n, bm, bm, bk, c2.dt, pluginBackend(c), false)
+			mod, err := BuildMaskedMatmulBlocks(s, m, k, n, bm, bm, bk, c2.dt, pallas.BackendFor(c.PlatformName()), false)
 			require.NoError(t, err)
 			args := MaskedBlocksArgs(s, x, y, m, k, n, bm, bm, c2.dt)
 			out, err := plugintest.Run(context.Background(), c, mod, args, []xla.Shape{xla.MakeShape(c2.dt, m, n)})
@@ -289,18 +271,14 @@ func BenchmarkMaskedMatmulOnPlugin(b *testing.B) {
 	blk := plugintest.EnvInt(b, "HALO_BENCH_BLOCK", 128)
 	bk := plugintest.EnvInt(b, "HALO_BENCH_BK", 64)
 	const dt = xla.BFloat16
-	r := rand.New(rand.NewPCG(1, 2))
-	x, y := make([]float32, size*size), make([]float32, size*size)
-	for i := range x {
-		x[i], y[i] = r.Float32(), r.Float32()
-	}
+	x, y := uniformPair(1, 2, size*size)
 	mask := LowerTriangle(size, size)
 	s := sparsifyMask(mask, size, size, blk, blk)
-	kernel, err := BuildMaskedMatmulBlocks(s, size, size, size, blk, blk, bk, dt, pluginBackend(c), false)
+	kernel, err := BuildMaskedMatmulBlocks(s, size, size, size, blk, blk, bk, dt, pallas.BackendFor(c.PlatformName()), false)
 	require.NoError(b, err)
 	dense, err := BuildDense(size, size, size, dt)
 	require.NoError(b, err)
-	b.Logf("%s: %d^3 %v, lower triangle in %dx%d blocks (K steps of %d), kernel %v", c.PlatformName(), size, dt, blk, blk, bk, pluginBackend(c))
+	b.Logf("%s: %d^3 %v, lower triangle in %dx%d blocks (K steps of %d), kernel %v", c.PlatformName(), size, dt, blk, blk, bk, pallas.BackendFor(c.PlatformName()))
 	plugintest.Compare(b, c, dense, []interpreter.Value{floatTensor(dt, x, size, size), floatTensor(dt, y, size, size)},
 		kernel, MaskedBlocksArgs(s, x, y, size, size, size, blk, blk, dt), xla.MakeShape(dt, size, size), func(dense, kernel []float32) error {
 			want := make([]float32, len(dense))
@@ -309,4 +287,15 @@ func BenchmarkMaskedMatmulOnPlugin(b *testing.B) {
 			}
 			return plugintest.Close(kernel, want, 1.0/64) // both round f32 sums to bf16 once
 		})
+}
+
+// uniformPair draws two operands of n elements each, uniform in [0, 1),
+// alternately from one PCG stream seeded (s1, s2).
+func uniformPair(s1, s2 uint64, n int64) (x, y []float32) {
+	r := rand.New(rand.NewPCG(s1, s2))
+	x, y = make([]float32, n), make([]float32, n)
+	for i := range x {
+		x[i], y[i] = r.Float32(), r.Float32()
+	}
+	return x, y
 }

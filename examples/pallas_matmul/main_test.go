@@ -11,7 +11,6 @@ import (
 	"github.com/halo-ml/halo/internal/plugintest"
 	"github.com/halo-ml/halo/interpreter"
 	"github.com/halo-ml/halo/pallas"
-	"github.com/halo-ml/halo/pjrt"
 	"github.com/halo-ml/halo/xla"
 )
 
@@ -54,15 +53,6 @@ func TestMatmulMatchesDense(t *testing.T) {
 	}
 }
 
-// pluginBackend is the lowering the HALO_PLUGIN plugin runs: Triton on a
-// GPU, interpret mode elsewhere (the built-in interpreter stands in).
-func pluginBackend(c *pjrt.Client) pallas.Backend {
-	if plugintest.GPU(c) {
-		return pallas.Triton
-	}
-	return pallas.Interpret
-}
-
 // randomInputs returns x (m×kk) and y (kk×n) uniform in [-1, 1), rounded
 // to dt, as tensors and as the values the kernel sees.
 func randomInputs(seed uint64, m, kk, n int64, dt xla.DType) (tx, ty *interpreter.Tensor) {
@@ -85,7 +75,7 @@ func TestMatmulGeluOnPlugin(t *testing.T) {
 	c := plugintest.Open(t, "run the matmul+gelu kernel as a Triton kernel in bf16")
 	const m, kk, n = 256, 256, 256
 	dt := xla.BFloat16
-	kernel, err := buildMatmul(m, kk, n, 64, 64, 32, Gelu, dt, pluginBackend(c))
+	kernel, err := buildMatmul(m, kk, n, 64, 64, 32, Gelu, dt, pallas.BackendFor(c.PlatformName()))
 	require.NoError(t, err)
 	dense, err := buildDenseGelu(m, kk, n, dt)
 	require.NoError(t, err)
@@ -112,11 +102,11 @@ func BenchmarkMatmulGeluOnPlugin(b *testing.B) {
 	blk := plugintest.EnvInt(b, "HALO_BENCH_BLOCK", 128)
 	bk := plugintest.EnvInt(b, "HALO_BENCH_BK", 64)
 	dt := xla.BFloat16
-	kernel, err := buildMatmul(size, size, size, blk, blk, bk, Gelu, dt, pluginBackend(c))
+	kernel, err := buildMatmul(size, size, size, blk, blk, bk, Gelu, dt, pallas.BackendFor(c.PlatformName()))
 	require.NoError(b, err)
 	dense, err := buildDenseGelu(size, size, size, dt)
 	require.NoError(b, err)
-	b.Logf("%s: %d^3 %v, %dx%d blocks, K blocks of %d, kernel %v", c.PlatformName(), size, dt, blk, blk, bk, pluginBackend(c))
+	b.Logf("%s: %d^3 %v, %dx%d blocks, K blocks of %d, kernel %v", c.PlatformName(), size, dt, blk, blk, bk, pallas.BackendFor(c.PlatformName()))
 	tx, ty := randomInputs(6, size, size, size, dt)
 	args := []interpreter.Value{tx, ty}
 	plugintest.Compare(b, c, dense, args, kernel, args, xla.MakeShape(dt, size, size), func(dense, kernel []float32) error {

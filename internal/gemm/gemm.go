@@ -75,8 +75,13 @@ func Packs[T float32 | float64](transB bool, ldb int) bool {
 // PackedBytes is the memory Pack takes for a k×n op(B).
 func PackedBytes[T float32 | float64](k, n int) int {
 	var z T
+	return packedLen[T](k, n) * int(unsafe.Sizeof(z))
+}
+
+// packedLen is the length of a k×n op(B) packed: whole slivers of k rows.
+func packedLen[T float32 | float64](k, n int) int {
 	nr := nrOf[T]()
-	return (n + nr - 1) / nr * nr * k * int(unsafe.Sizeof(z))
+	return (n + nr - 1) / nr * nr * k
 }
 
 // Pack packs op(B), k×n (stored as for Mul), for MulPacked, using at most
@@ -91,7 +96,7 @@ func Pack[T float32 | float64](transB bool, k, n int, b []T, ldb int, workers in
 	}
 	checkMatrix("B", rb, cb, ldb, len(b))
 	nr := nrOf[T]()
-	pb := &Packed[T]{k: k, n: n, data: packStorage[T]((n + nr - 1) / nr * nr * k)}
+	pb := &Packed[T]{k: k, n: n, data: packStorage[T](packedLen[T](k, n))}
 	var z T
 	ncMax := ncBytes / int(unsafe.Sizeof(z))
 	for jc := 0; jc < n; jc += ncMax {

@@ -201,16 +201,6 @@ func Timed(ctx context.Context, exe *pjrt.Executable, args []*pjrt.Buffer) func(
 	}
 }
 
-// GPU reports whether c runs on a GPU (CUDA or ROCm), where Pallas kernels
-// lower to Triton; elsewhere they run in interpret mode.
-func GPU(c *pjrt.Client) bool {
-	switch c.PlatformName() {
-	case "cuda", "rocm", "gpu":
-		return true
-	}
-	return false
-}
-
 // EnvInt returns the positive integer in environment variable name, or
 // def when it is not set. A value that is not a positive integer fails t.
 func EnvInt(t testing.TB, name string, def int64) int64 {

@@ -16,9 +16,7 @@ import (
 func TestRunOnTheInterpreterBackend(t *testing.T) {
 	// Run works with any client; the built-in interpreter stands in for a
 	// plugin here.
-	c, err := pjrt.Open("interpreter")
-	require.NoError(t, err)
-	defer c.Close()
+	c := interpreterClient(t)
 	b := stablehlo.NewBuilder("m")
 	fb := b.NewFunction("main", stablehlo.Tensor(xla.Float32, 4), stablehlo.Tensor(xla.Int32, 4))
 	fb.Return(fb.Add(fb.Arg(0), fb.Arg(0)), fb.Compare(fb.Arg(1), fb.Arg(1), stablehlo.CompareEQ, stablehlo.CompareAuto))
@@ -48,9 +46,7 @@ func TestOpenSkipsWithoutPlugin(t *testing.T) {
 }
 
 func TestBFloat16RoundTrip(t *testing.T) {
-	c, err := pjrt.Open("interpreter")
-	require.NoError(t, err)
-	defer c.Close()
+	c := interpreterClient(t)
 	b := stablehlo.NewBuilder("m")
 	fb := b.NewFunction("main", stablehlo.Tensor(xla.BFloat16, 3), stablehlo.Tensor(xla.Float16, 3))
 	fb.Return(fb.Add(fb.Arg(0), fb.Arg(0)), fb.Multiply(fb.Arg(1), fb.Arg(1)))
@@ -83,11 +79,6 @@ func TestBFloat16RoundTrip(t *testing.T) {
 }
 
 func TestHelpers(t *testing.T) {
-	c, err := pjrt.Open("interpreter")
-	require.NoError(t, err)
-	defer c.Close()
-	assert.False(t, GPU(c), "the interpreter is no GPU")
-
 	t.Setenv("HALO_TEST_N", "")
 	assert.Equal(t, int64(7), EnvInt(t, "HALO_TEST_N", 7))
 	t.Setenv("HALO_TEST_N", "4096")
@@ -99,9 +90,7 @@ func TestHelpers(t *testing.T) {
 }
 
 func TestCompare(t *testing.T) {
-	c, err := pjrt.Open("interpreter")
-	require.NoError(t, err)
-	defer c.Close()
+	c := interpreterClient(t)
 	build := func(f func(fb *stablehlo.FuncBuilder) *stablehlo.Value) *stablehlo.Module {
 		b := stablehlo.NewBuilder("m")
 		fb := b.NewFunction("main", stablehlo.Tensor(xla.Float32, 4))
@@ -128,4 +117,14 @@ func TestCompare(t *testing.T) {
 	assert.Contains(t, res.Extra, "dense/kernel")
 	assert.Contains(t, res.Extra, "kernel-ms")
 	assert.Zero(t, c.LiveBuffers(), "every buffer closed")
+}
+
+// interpreterClient is a client of the built-in interpreter, standing in
+// for a plugin; closed when t ends.
+func interpreterClient(t *testing.T) *pjrt.Client {
+	t.Helper()
+	c, err := pjrt.Open("interpreter")
+	require.NoError(t, err)
+	t.Cleanup(func() { c.Close() })
+	return c
 }
