@@ -2,6 +2,7 @@ package pallas
 
 import (
 	"fmt"
+	"math"
 	"path/filepath"
 	"reflect"
 	"runtime"
@@ -135,6 +136,11 @@ type CallSpec struct {
 	Backend Backend
 	// CompilerParams are backend options.
 	CompilerParams CompilerParams
+
+	// vmapped marks a spec made by Vmap, whose batched flags described
+	// vmapOperands operands; Trace checks the call's operands against it.
+	vmapped      bool
+	vmapOperands int
 }
 
 // Call traces kernel and emits it into fb with the chosen backend; it
@@ -241,6 +247,19 @@ func Trace(kernel KernelFunc, spec CallSpec, operands []stablehlo.TensorType) (*
 	if kernel == nil {
 		return fail("kernel function is nil")
 	}
+	if spec.vmapped && spec.vmapOperands != len(operands) {
+		return fail("Vmap was given batched flags for %d operands, the call has %d", spec.vmapOperands, len(operands))
+	}
+	for i, t := range operands {
+		if !t.DType.Valid() {
+			return fail("operand %d has no dtype", i)
+		}
+		for _, d := range t.Dims {
+			if d < 0 {
+				return fail("operand %d is %v: dynamic or negative dims are not supported", i, t)
+			}
+		}
+	}
 	np := spec.NumScalarPrefetch
 	if np < 0 || np > len(operands) {
 		return fail("NumScalarPrefetch %d with %d operands", np, len(operands))
@@ -289,6 +308,9 @@ func Trace(kernel KernelFunc, spec CallSpec, operands []stablehlo.TensorType) (*
 			return fail("grid %v: dim %d is not positive", spec.Grid, i)
 		}
 	}
+	if gridSteps(spec.Grid) < 0 {
+		return fail("grid %v has more than %d steps", spec.Grid, int64(math.MaxInt64))
+	}
 	p := &Program{Name: name, Grid: append([]int64{}, spec.Grid...), NumPrefetch: np, NumInputs: nin,
 		NumOutputs: len(spec.OutShapes), NumScratch: len(spec.ScratchShapes)}
 	aliasOf := map[int]int{}
@@ -326,10 +348,12 @@ func Trace(kernel KernelFunc, spec CallSpec, operands []stablehlo.TensorType) (*
 		r.BlockShape = []int64{}
 		for d, b := range bs.BlockShape {
 			switch {
-			case b == Squeezed:
-			case b <= 0:
+			case b != Squeezed && b <= 0:
 				return r, &Error{Kernel: name, Op: "pallas_call", Msg: fmt.Sprintf("%s %d: block shape %v: dim %d is not positive", kind, idx, bs.BlockShape, d)}
-			default:
+			case shape[d] == 0:
+				// No block fits: there are no blocks to index.
+				return r, &Error{Kernel: name, Op: "pallas_call", Msg: fmt.Sprintf("%s %d: block shape %v: dim %d of the array %s is empty (only a whole-array spec covers it)", kind, idx, bs.BlockShape, d, shapeString(dt, shape))}
+			case b != Squeezed:
 				r.BlockShape = append(r.BlockShape, b)
 			}
 		}
@@ -373,6 +397,11 @@ func Trace(kernel KernelFunc, spec CallSpec, operands []stablehlo.TensorType) (*
 		if !s.DType.Valid() {
 			return fail("scratch %d has no dtype", i)
 		}
+		for _, d := range s.Dims {
+			if d < 0 {
+				return fail("scratch %d has shape %v", i, s)
+			}
+		}
 		p.Refs = append(p.Refs, RefInfo{Kind: ScratchRef, Index: i, DType: s.DType, ArrayShape: clone(s.Dims),
 			Block: clone(s.Dims), BlockShape: clone(s.Dims), Operand: -1, AliasOf: -1})
 	}
@@ -415,7 +444,9 @@ func Trace(kernel KernelFunc, spec CallSpec, operands []stablehlo.TensorType) (*
 		body.Args = append(body.Args, v)
 		refs[i] = &Ref{v: v, k: k}
 	}
-	if err := runTraced(k, "kernel", func() { kernel(k, refs) }); err != nil {
+	err := runTraced(k, "kernel", func() { kernel(k, refs) })
+	k.done = true
+	if err != nil {
 		return nil, err
 	}
 	p.Body = body
@@ -429,10 +460,18 @@ func runTraced(k *Kernel, what string, f func()) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			op, loc := panicSite()
-			if op == "" {
-				op = what
+			switch m, ok := r.(misuse); {
+			case k.st.err != nil:
+				// Errors are sticky: the first one is kept.
+				err = k.st.err
+			case ok:
+				err = &Error{Kernel: k.st.name, Op: m.op, Loc: loc, Msg: m.msg}
+			default:
+				if op == "" {
+					op = what
+				}
+				err = &Error{Kernel: k.st.name, Op: op, Loc: loc, Msg: fmt.Sprintf("panicked while tracing: %v", r)}
 			}
-			err = &Error{Kernel: k.st.name, Op: op, Loc: loc, Msg: fmt.Sprintf("panicked while tracing: %v", r)}
 		}
 	}()
 	f()
@@ -504,6 +543,7 @@ func traceIndexMap(st *traceState, p *Program, f IndexMapFunc, ref RefInfo) (*Re
 	}
 	var idx []any
 	what := fmt.Sprintf("index map of %s", ref)
+	defer func() { k.done = true }()
 	if err := runTraced(k, what, func() { idx = f(grid, pf) }); err != nil {
 		return nil, err
 	}
@@ -540,6 +580,19 @@ func numBlocks(dim, block int64) int64 {
 		return 1
 	}
 	return (dim + block - 1) / block
+}
+
+// gridSteps is the number of steps of a grid of positive dims, or -1 when
+// it overflows an int64.
+func gridSteps(grid []int64) int64 {
+	n := int64(1)
+	for _, g := range grid {
+		if n > math.MaxInt64/g {
+			return -1
+		}
+		n *= g
+	}
+	return n
 }
 
 func clone(s []int64) []int64 { return append([]int64{}, s...) }

@@ -36,20 +36,26 @@ func DS(start any, size int64) DSIndex { return DSIndex{start, size} }
 // result) elements where mask is false are other (a Value or Go scalar;
 // nil means zero) and are not read, so they may lie outside the ref.
 func Load(ref *Ref, idx []any, mask *Value, other any) *Value {
-	if ref == nil || ref.k == nil {
-		return nil
-	}
-	return ref.k.load(ref, idx, mask, other)
+	return kernelOfRef("load", ref).load(ref, idx, mask, other)
 }
 
 // Store writes value (a Value or Go scalar broadcastable to the indexed
 // shape, of the ref's dtype) into ref at idx (as Load); with mask only
 // the elements where mask is true are written.
 func Store(ref *Ref, idx []any, value any, mask *Value) {
-	if ref == nil || ref.k == nil {
-		return
+	kernelOfRef("store", ref).store(ref, idx, value, mask)
+}
+
+// kernelOfRef is the trace of ref (see kernelOf).
+func kernelOfRef(op string, ref *Ref) *Kernel {
+	if ref == nil {
+		panic(misuse{op, "ref is nil"})
 	}
-	ref.k.store(ref, idx, value, mask)
+	if ref.k == nil {
+		panic(misuse{op, "ref is not a kernel argument"})
+	}
+	ref.k.live(op)
+	return ref.k
 }
 
 // Load reads ref[idx...] (see the package function Load); no idx reads

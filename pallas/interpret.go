@@ -199,6 +199,10 @@ func uninit(fb *stablehlo.FuncBuilder, dt xla.DType, dims []int64) *stablehlo.Va
 
 func lowerInterpret(fb *stablehlo.FuncBuilder, p *Program, spec *CallSpec, operands []*stablehlo.Value) ([]*stablehlo.Value, error) {
 	l := &interp{p: p, spec: spec, checks: !spec.CompilerParams.NoBoundsChecks, grid: p.Grid}
+	// The step counter is an i32.
+	if n := gridSteps(p.Grid); n > math.MaxInt32 {
+		return nil, &Error{Kernel: p.Name, Op: "interpret", Msg: fmt.Sprintf("grid %v has %d steps, more than interpret mode's %d", p.Grid, n, math.MaxInt32)}
+	}
 	maxRank := 1
 	for _, r := range p.Refs {
 		maxRank = max(maxRank, len(r.ArrayShape))

@@ -52,13 +52,18 @@ type traceState struct {
 
 // Kernel is the tracing context of a kernel body (or an index map): it
 // makes constants, program ids and control flow. Errors are sticky: the
-// first one is kept (kernel, op, file:line) and later ops do nothing.
+// first one is kept (kernel, op, file:line) and later ops do nothing. A
+// Kernel and its Values and Refs are used only while its trace runs: an op
+// on them in another kernel's trace is an error of that trace.
 type Kernel struct {
 	st      *traceState
 	stack   []*Region // open regions, innermost last
 	gridLen int
 	// axisOffset shifts ProgramID/NumPrograms axes (Vmap's leading axis).
 	axisOffset int
+	// done is set when the trace has ended: its Kernel, Values and Refs
+	// may not make ops any more (see misuse).
+	done bool
 }
 
 // Ref is a kernel argument that can be read and written: a block of an
@@ -105,10 +110,37 @@ func (k *Kernel) Err() error {
 }
 
 func (k *Kernel) failf(op string, format string, args ...any) {
+	k.live(op)
 	if k.st.err != nil {
 		return
 	}
 	k.st.err = &Error{Kernel: k.st.name, Op: op, Loc: callerLoc(), Msg: fmt.Sprintf(format, args...)}
+}
+
+// misuse is the panic value of an op that has no live trace to record its
+// error in: a nil *Value or *Ref where the op takes its trace from, or a
+// Kernel, Value or Ref of a trace that has ended. The trace that is running
+// (runTraced) turns it into the op's error at the user's line.
+type misuse struct{ op, msg string }
+
+func (m misuse) Error() string { return "pallas: " + m.op + ": " + m.msg }
+
+// live panics with a misuse when k's trace has ended.
+func (k *Kernel) live(op string) {
+	if k.done {
+		panic(misuse{op, "uses a Value, Ref or Kernel of a kernel or index map whose trace has ended"})
+	}
+}
+
+// kernelOf is the trace of v, an operand the op takes its trace from.
+func kernelOf(op, what string, v *Value) *Kernel {
+	if v == nil {
+		panic(misuse{op, what + " is nil"})
+	}
+	if v.k == nil {
+		panic(misuse{op, what + " is not a value of a kernel trace"})
+	}
+	return v.k
 }
 
 func (k *Kernel) region() *Region { return k.stack[len(k.stack)-1] }
@@ -120,6 +152,7 @@ func (k *Kernel) newValue(t Type, def *Op) *Value {
 
 // emit appends an op with the given result types to the current region.
 func (k *Kernel) emit(name string, operands []*Value, results []Type, attrs Attrs, regions ...*Region) *Op {
+	k.live(name)
 	op := &Op{Name: name, Operands: operands, Attrs: attrs, Regions: regions, Loc: callerLoc()}
 	for _, t := range results {
 		op.Results = append(op.Results, k.newValue(t, op))
@@ -208,11 +241,8 @@ func (k *Kernel) Full(dtype xla.DType, v any, shape ...int64) *Value {
 		k.failf("const", "unsupported dtype %v", dtype)
 		return k.placeholder(t)
 	}
-	for _, d := range shape {
-		if d < 0 {
-			k.failf("const", "negative dim in shape %v", shape)
-			return k.placeholder(t)
-		}
+	if !k.checkDims("const", shape) {
+		return k.placeholder(t)
 	}
 	c, err := constValue(v, dtype)
 	if err != nil {
@@ -220,6 +250,17 @@ func (k *Kernel) Full(dtype xla.DType, v any, shape ...int64) *Value {
 		return k.placeholder(t)
 	}
 	return k.emit("const", nil, []Type{t}, Attrs{Value: c}).Results[0]
+}
+
+// checkDims fails op when shape has a negative dim.
+func (k *Kernel) checkDims(op string, shape []int64) bool {
+	for _, d := range shape {
+		if d < 0 {
+			k.failf(op, "negative dim in shape %v", shape)
+			return false
+		}
+	}
+	return true
 }
 
 // Zeros is a block of zeros.
@@ -233,6 +274,9 @@ func (k *Kernel) Iota(dtype xla.DType, dim int, shape ...int64) *Value {
 	}
 	if dim < 0 || dim >= len(shape) {
 		k.failf("iota", "dim %d outside shape %v", dim, shape)
+		return k.placeholder(t)
+	}
+	if !k.checkDims("iota", shape) {
 		return k.placeholder(t)
 	}
 	if !(dtype.IsInt() || dtype.IsFloat()) {
@@ -428,10 +472,7 @@ func (k *Kernel) binaryOperands(op string, x, y any) (*Value, *Value, bool) {
 }
 
 func (v *Value) binary(name string, y any, bad func(xla.DType) bool) *Value {
-	k := v.k
-	if k == nil {
-		return v
-	}
+	k := kernelOf(name, "operand 0", v)
 	a, b, ok := k.binaryOperands(name, v, y)
 	if !ok {
 		return k.placeholder(v.Type)
@@ -481,10 +522,7 @@ func (v *Value) Or(y any) *Value { return v.binary("or", y, notIntegral) }
 func (v *Value) Xor(y any) *Value { return v.binary("xor", y, notIntegral) }
 
 func (v *Value) cmp(dir string, y any) *Value {
-	k := v.k
-	if k == nil {
-		return v
-	}
+	k := kernelOf("cmp", "operand 0", v)
 	a, b, ok := k.binaryOperands("cmp", v, y)
 	if !ok {
 		return k.placeholder(Type{DType: xla.Bool, Shape: v.Type.Shape})
@@ -511,8 +549,8 @@ func (v *Value) Gt(y any) *Value { return v.cmp("GT", y) }
 func (v *Value) Ge(y any) *Value { return v.cmp("GE", y) }
 
 func (v *Value) unary(name string, bad func(xla.DType) bool) *Value {
-	k := v.k
-	if k == nil || !k.check(name, v) {
+	k := kernelOf(name, "operand 0", v)
+	if !k.check(name, v) {
 		return v
 	}
 	if bad(v.Type.DType) {
@@ -572,8 +610,8 @@ func (v *Value) DType() xla.DType { return v.Type.DType }
 
 // Astype converts the elements to dtype.
 func (v *Value) Astype(dtype xla.DType) *Value {
-	k := v.k
-	if k == nil || !k.check("convert", v) {
+	k := kernelOf("convert", "operand 0", v)
+	if !k.check("convert", v) {
 		return v
 	}
 	if !dtype.Valid() || dtype.IsComplex() {
@@ -588,19 +626,19 @@ func (v *Value) Astype(dtype xla.DType) *Value {
 
 // BroadcastTo broadcasts v to shape (NumPy rules).
 func (v *Value) BroadcastTo(shape ...int64) *Value {
-	k := v.k
-	if k == nil || !k.check("broadcast_in_dim", v) {
-		return v
+	k := kernelOf("broadcast_in_dim", "operand 0", v)
+	if !k.check("broadcast_in_dim", v) || !k.checkDims("broadcast_in_dim", shape) {
+		return k.placeholder(Type{DType: v.Type.DType, Shape: shape})
 	}
 	return k.broadcastTo("broadcast_in_dim", v, shape)
 }
 
 // Reshape gives v a new shape with the same number of elements.
 func (v *Value) Reshape(shape ...int64) *Value {
-	k := v.k
+	k := kernelOf("reshape", "operand 0", v)
 	t := Type{DType: v.Type.DType, Shape: shape}
-	if k == nil || !k.check("reshape", v) {
-		return v
+	if !k.check("reshape", v) || !k.checkDims("reshape", shape) {
+		return k.placeholder(t)
 	}
 	if t.Size() != v.Type.Size() {
 		k.failf("reshape", "cannot reshape %s to %v", v.Type, shape)
@@ -614,8 +652,8 @@ func (v *Value) Reshape(shape ...int64) *Value {
 
 // Transpose permutes v's dims: result dim i is v's dim perm[i].
 func (v *Value) Transpose(perm ...int64) *Value {
-	k := v.k
-	if k == nil || !k.check("transpose", v) {
+	k := kernelOf("transpose", "operand 0", v)
+	if !k.check("transpose", v) {
 		return v
 	}
 	r := len(v.Type.Shape)
@@ -640,8 +678,8 @@ func (v *Value) Transpose(perm ...int64) *Value {
 func (v *Value) T() *Value { return v.Transpose(1, 0) }
 
 func (v *Value) reduce(kind string, axes []int) *Value {
-	k := v.k
-	if k == nil || !k.check("reduce", v) {
+	k := kernelOf("reduce", "operand 0", v)
+	if !k.check("reduce", v) {
 		return v
 	}
 	if notNumber(v.Type.DType) {
@@ -689,10 +727,7 @@ func (v *Value) ReduceMin(axes ...int) *Value { return v.reduce("min", axes) }
 // Where is cond ? x : y elementwise (x, y Values or Go scalars; all three
 // broadcast together).
 func Where(cond *Value, x, y any) *Value {
-	if cond == nil || cond.k == nil {
-		return cond
-	}
-	k := cond.k
+	k := kernelOf("select", "condition", cond)
 	if !k.check("select", cond) {
 		return k.placeholder(cond.Type)
 	}
@@ -725,11 +760,12 @@ func Dot(a, b *Value, preferred xla.DType) *Value {
 // DotTransposed is Dot with a given as [k,m] (transA) and/or b as [n,k]
 // (transB).
 func DotTransposed(a, b *Value, transA, transB bool, preferred xla.DType) *Value {
-	if a == nil || a.k == nil {
-		return a
-	}
-	k := a.k
+	k := kernelOf("dot", "operand 0", a)
 	if !k.check("dot", a, b) {
+		return k.placeholder(Type{DType: preferred})
+	}
+	if preferred.Valid() && notNumber(preferred) {
+		k.failf("dot", "preferred type %v is not a number type", preferred)
 		return k.placeholder(Type{DType: preferred})
 	}
 	if a.Type.Rank() != 2 || b.Type.Rank() != 2 {
@@ -809,6 +845,10 @@ func (k *Kernel) runRegion(argTypes []Type, body func(args []*Value) []*Value) *
 // When runs body when cond (a bool scalar Value, or a Go bool decided at
 // trace time) is true.
 func (k *Kernel) When(cond any, body func()) {
+	if body == nil {
+		k.failf("when", "body is nil")
+		return
+	}
 	if b, ok := cond.(bool); ok {
 		if b && k.st.err == nil {
 			body()
@@ -858,6 +898,10 @@ func (k *Kernel) checkYield(op string, want []Type, got []*Value) bool {
 // scalars), threading the carried values: body gets i and the carry and
 // returns the next carry; ForLoop returns the final carry.
 func (k *Kernel) ForLoop(lo, hi any, init []*Value, body func(i *Value, carry []*Value) []*Value) []*Value {
+	if body == nil {
+		k.failf("for", "body is nil")
+		return k.placeholders(init)
+	}
 	l, ok1 := k.intScalar("for", lo)
 	h, ok2 := k.intScalar("for", hi)
 	if !ok1 || !ok2 || !k.check("for", init...) {
@@ -889,6 +933,10 @@ func (k *Kernel) While(init []*Value, cond func(carry []*Value) *Value, body fun
 	if len(init) == 0 {
 		k.failf("while", "While needs at least one carried value")
 		return nil
+	}
+	if cond == nil || body == nil {
+		k.failf("while", "condition or body is nil")
+		return k.placeholders(init)
 	}
 	if !k.check("while", init...) {
 		return k.placeholders(init)

@@ -137,7 +137,10 @@ func lowerTriton(fb *stablehlo.FuncBuilder, p *Program, c *CallSpec, operands []
 	if err != nil {
 		return nil, err
 	}
-	cfg := stablehlo.CustomCallConfig{Attrs: []stablehlo.NamedAttr{{Name: "mhlo.backend_config", Value: k.BackendConfig()}}}
+	// Operand and result layouts are given together: a call without
+	// operands has an empty (not a missing) operand layout list.
+	cfg := stablehlo.CustomCallConfig{Attrs: []stablehlo.NamedAttr{{Name: "mhlo.backend_config", Value: k.BackendConfig()}},
+		OperandLayouts: [][]int64{}}
 	for _, o := range operands {
 		t, _ := o.TensorType()
 		cfg.OperandLayouts = append(cfg.OperandLayouts, rowMajor(len(t.Dims)))

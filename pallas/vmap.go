@@ -14,7 +14,8 @@ import (
 // dim indexed by that axis, unbatched operands keep their blocks, index
 // maps receive the original grid indices, and ProgramID/NumPrograms in the
 // kernel keep their axis numbers. Batched scalar-prefetch operands are not
-// supported.
+// supported. batched has one flag per operand: a call of the result with
+// another number of operands is an error.
 func Vmap(kernel KernelFunc, spec CallSpec, batch int64, batched []bool) (KernelFunc, CallSpec, error) {
 	name := kernelName(spec.Name, kernel)
 	fail := func(format string, args ...any) (KernelFunc, CallSpec, error) {
@@ -25,6 +26,9 @@ func Vmap(kernel KernelFunc, spec CallSpec, batch int64, batched []bool) (Kernel
 	}
 	if batch <= 0 {
 		return fail("batch size %d is not positive", batch)
+	}
+	if spec.vmapped && spec.vmapOperands != len(batched) {
+		return fail("%d batched flags for the %d operands of the inner Vmap", len(batched), spec.vmapOperands)
 	}
 	np := spec.NumScalarPrefetch
 	if np < 0 || np > len(batched) {
@@ -44,6 +48,7 @@ func Vmap(kernel KernelFunc, spec CallSpec, batch int64, batched []bool) (Kernel
 	}
 	out := spec
 	out.Name = name
+	out.vmapped, out.vmapOperands = true, len(batched)
 	out.Grid = append([]int64{batch}, spec.Grid...)
 	wrap := func(bs *BlockSpec, shape []int64, isBatched bool) *BlockSpec {
 		var orig IndexMapFunc

@@ -1,0 +1,555 @@
+package pallas
+
+import (
+	"errors"
+	"runtime/debug"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/halo-ml/halo/stablehlo"
+	"github.com/halo-ml/halo/xla"
+)
+
+// Bad input through the public API: every case must come back as an error
+// naming the problem (a *Error naming the kernel, and for kernel ops the op
+// and the user's line), never as a panic. TestTraceErrors, TestTritonErrors
+// and TestVmapErrors hold the cases not repeated here.
+
+// noPanic runs f; a panic fails the test with the case's name instead of
+// crashing the run.
+func noPanic(t *testing.T, name string, f func() error) (err error) {
+	t.Helper()
+	defer func() {
+		if r := recover(); r != nil {
+			t.Fatalf("%s: panicked: %v\n%s", name, r, debug.Stack())
+		}
+	}()
+	return f()
+}
+
+// requireMisuse checks err is a *Error of kernel (unless "") whose message
+// holds every want.
+func requireMisuse(t *testing.T, err error, kernel string, want ...string) {
+	t.Helper()
+	require.Error(t, err, "want an error naming %q", want)
+	var pe *Error
+	require.True(t, errors.As(err, &pe), "want a *pallas.Error, got %T: %v", err, err)
+	if kernel != "" {
+		assert.Equal(t, kernel, pe.Kernel, "%v", err)
+	}
+	for _, w := range want {
+		assert.Contains(t, err.Error(), w)
+	}
+}
+
+type misuseCase struct {
+	name   string
+	kernel KernelFunc
+	spec   CallSpec
+	args   []stablehlo.TensorType
+	want   []string
+}
+
+// callMisuse builds main(args) = CallErr(kernel, spec, args...) (kernel
+// name "bad" unless the spec names it) and builds the module.
+func callMisuse(t *testing.T, c misuseCase) error {
+	t.Helper()
+	return noPanic(t, c.name, func() error {
+		b := stablehlo.NewBuilder("misuse")
+		types := make([]stablehlo.Type, len(c.args))
+		for i, a := range c.args {
+			types[i] = a
+		}
+		fb := b.NewFunction("main", types...)
+		spec := c.spec
+		if spec.Name == "" {
+			spec.Name = "bad"
+		}
+		outs, err := CallErr(fb, c.kernel, spec, fb.Args()...)
+		if err != nil {
+			return err
+		}
+		fb.Return(outs...)
+		_, err = b.Build()
+		return err
+	})
+}
+
+func runMisuseCases(t *testing.T, cases []misuseCase) {
+	t.Helper()
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			err := callMisuse(t, c)
+			kernel := c.spec.Name
+			if kernel == "" {
+				kernel = "bad"
+			}
+			requireMisuse(t, err, kernel, c.want...)
+		})
+	}
+}
+
+func f32t(dims ...int64) stablehlo.TensorType { return stablehlo.Tensor(xla.Float32, dims...) }
+
+// copyKernel copies the last input to the first output.
+func copyKernel(k *Kernel, r []*Ref) { r[len(r)-1].Store(r[len(r)-2].Load()) }
+
+func TestMisuseCallSpec(t *testing.T) {
+	one := []xla.Shape{xla.MakeShape(xla.Float32, 4)}
+	x4 := []stablehlo.TensorType{f32t(4)}
+	nop := func(k *Kernel, r []*Ref) {}
+	im := func(idx ...any) IndexMapFunc { return func([]*Value, []*Ref) []any { return idx } }
+	runMisuseCases(t, []misuseCase{
+		{name: "nil kernel", spec: CallSpec{OutShapes: one}, args: x4, want: []string{"pallas_call", "kernel function is nil"}},
+		{name: "no outputs", kernel: nop, args: x4, want: []string{"no OutShapes"}},
+		{name: "more InSpecs than operands", kernel: copyKernel, spec: CallSpec{OutShapes: one, InSpecs: []*BlockSpec{nil, nil}},
+			args: x4, want: []string{"2 InSpecs for 1 non-prefetch operands"}},
+		{name: "fewer InSpecs than operands", kernel: copyKernel, spec: CallSpec{OutShapes: one, InSpecs: []*BlockSpec{nil}},
+			args: []stablehlo.TensorType{f32t(4), f32t(4)}, want: []string{"1 InSpecs for 2 non-prefetch operands"}},
+		{name: "more OutSpecs than outputs", kernel: copyKernel, spec: CallSpec{OutShapes: one, OutSpecs: []*BlockSpec{nil, nil}},
+			args: x4, want: []string{"2 OutSpecs for 1 outputs"}},
+		{name: "operand with a dynamic dim", kernel: copyKernel, spec: CallSpec{OutShapes: one},
+			args: []stablehlo.TensorType{f32t(stablehlo.DynamicDim)}, want: []string{"pallas_call", "operand 0 is tensor<?xf32>", "dynamic or negative dims"}},
+		{name: "input block rank", kernel: copyKernel, spec: CallSpec{OutShapes: one, InSpecs: []*BlockSpec{{BlockShape: []int64{2, 2}}}},
+			args: x4, want: []string{"input 0: block shape [2 2] has rank 2, the array f32[4] rank 1"}},
+		{name: "output block rank", kernel: nop,
+			spec: CallSpec{OutShapes: []xla.Shape{xla.MakeShape(xla.Float32, 2, 2)}, OutSpecs: []*BlockSpec{{BlockShape: []int64{2}}}},
+			want: []string{"output 0: block shape [2] has rank 1, the array f32[2,2] rank 2"}},
+		{name: "output without a dtype", kernel: nop, spec: CallSpec{OutShapes: []xla.Shape{{Dims: []int64{4}}}},
+			want: []string{"output 0 has no dtype"}},
+		{name: "output with a negative dim", kernel: nop, spec: CallSpec{OutShapes: []xla.Shape{{DType: xla.Float32, Dims: []int64{-4}}}},
+			want: []string{"output 0 has shape"}},
+		{name: "zero block dim", kernel: copyKernel, spec: CallSpec{OutShapes: one, InSpecs: []*BlockSpec{{BlockShape: []int64{0}}}},
+			args: x4, want: []string{"input 0: block shape [0]: dim 0 is not positive"}},
+		{name: "negative block dim", kernel: copyKernel, spec: CallSpec{OutShapes: one, OutSpecs: []*BlockSpec{{BlockShape: []int64{-5}}}},
+			args: x4, want: []string{"output 0: block shape [-5]: dim 0 is not positive"}},
+		{name: "block of an empty dim", kernel: func(k *Kernel, r []*Ref) { r[0].Store(1.0) },
+			spec: CallSpec{OutShapes: []xla.Shape{xla.MakeShape(xla.Float32, 0)}, OutSpecs: []*BlockSpec{{BlockShape: []int64{2}}}},
+			want: []string{"output 0: block shape [2]: dim 0 of the array f32[0] is empty"}},
+		{name: "negative grid dim", kernel: nop, spec: CallSpec{OutShapes: one, Grid: []int64{2, -3}},
+			want: []string{"grid [2 -3]: dim 1 is not positive"}},
+		{name: "grid steps overflow", kernel: nop, spec: CallSpec{OutShapes: one, Grid: []int64{1 << 40, 1 << 40}},
+			want: []string{"pallas_call", "grid [1099511627776 1099511627776] has more than 9223372036854775807 steps"}},
+		{name: "grid too large for interpret mode", kernel: nop, spec: CallSpec{OutShapes: one, Grid: []int64{1 << 16, 1 << 15}},
+			want: []string{"interpret", "grid [65536 32768] has 2147483648 steps, more than interpret mode's 2147483647"}},
+		{name: "grid too large for Triton", kernel: nop, spec: CallSpec{OutShapes: one, Grid: []int64{1 << 31, 2, 2}, Backend: Triton},
+			want: []string{"triton", "more than CUDA's 2147483647"}},
+		{name: "index map returns no indices", kernel: copyKernel,
+			spec: CallSpec{OutShapes: one, OutSpecs: []*BlockSpec{{BlockShape: []int64{2}, IndexMap: im()}}},
+			args: x4, want: []string{"index map of output 0 (f32[2] block of f32[4]) at misuse_test.go:", "returns 0 block indices for an array of rank 1"}},
+		{name: "index map returns a float value", kernel: copyKernel, spec: CallSpec{OutShapes: one, Grid: []int64{2},
+			InSpecs: []*BlockSpec{{BlockShape: []int64{2}, IndexMap: func(g []*Value, _ []*Ref) []any { return []any{g[0].Astype(xla.Float32)} }}}},
+			args: x4, want: []string{"index map of input 0", "misuse_test.go:", "want an integer scalar, got f32[]"}},
+		{name: "index map returns a vector", kernel: copyKernel, spec: CallSpec{OutShapes: one, Grid: []int64{2},
+			InSpecs: []*BlockSpec{{BlockShape: []int64{2}, IndexMap: func(g []*Value, _ []*Ref) []any { return []any{g[0].BroadcastTo(2)} }}}},
+			args: x4, want: []string{"index map of input 0", "want an integer scalar, got i32[2]"}},
+		{name: "index map returns a string", kernel: copyKernel,
+			spec: CallSpec{OutShapes: one, InSpecs: []*BlockSpec{{BlockShape: []int64{2}, IndexMap: im("0")}}},
+			args: x4, want: []string{"index map of input 0", "constant of Go type string"}},
+		{name: "index map returns nil", kernel: copyKernel,
+			spec: CallSpec{OutShapes: one, InSpecs: []*BlockSpec{{BlockShape: []int64{2}, IndexMap: im(nil)}}},
+			args: x4, want: []string{"index map of input 0", "operand is nil"}},
+		{name: "index map block out of range", kernel: copyKernel,
+			spec: CallSpec{OutShapes: one, InSpecs: []*BlockSpec{{BlockShape: []int64{2}, IndexMap: im(2)}}},
+			args: x4, want: []string{"index map of input 0", "block index 2 of dim 0 is outside [0, 2)"}},
+		{name: "too many prefetch operands", kernel: nop, spec: CallSpec{OutShapes: one, NumScalarPrefetch: 2},
+			args: []stablehlo.TensorType{stablehlo.Tensor(xla.Int32, 2)}, want: []string{"NumScalarPrefetch 2 with 1 operands"}},
+		{name: "negative prefetch count", kernel: nop, spec: CallSpec{OutShapes: one, NumScalarPrefetch: -1},
+			args: x4, want: []string{"NumScalarPrefetch -1 with 1 operands"}},
+		// Integer, bool and float prefetch arrays are accepted (scalars in
+		// SMEM); complex ones are not.
+		{name: "complex prefetch operand", kernel: nop, spec: CallSpec{OutShapes: one, NumScalarPrefetch: 1},
+			args: []stablehlo.TensorType{stablehlo.Tensor(xla.Complex64, 2)}, want: []string{"prefetch operand 0 is tensor<2xcomplex<f32>>"}},
+		{name: "alias of a missing operand", kernel: copyKernel, spec: CallSpec{OutShapes: one, InputOutputAliases: map[int]int{1: 0}},
+			args: x4, want: []string{"input_output_aliases 1 -> 0 out of range (1 operands, 1 outputs)"}},
+		{name: "alias to a missing output", kernel: copyKernel, spec: CallSpec{OutShapes: one, InputOutputAliases: map[int]int{0: 1}},
+			args: x4, want: []string{"input_output_aliases 0 -> 1 out of range"}},
+		{name: "negative alias", kernel: copyKernel, spec: CallSpec{OutShapes: one, InputOutputAliases: map[int]int{-1: 0}},
+			args: x4, want: []string{"input_output_aliases -1 -> 0 out of range"}},
+		{name: "alias of another dtype", kernel: nop, spec: CallSpec{OutShapes: one, InputOutputAliases: map[int]int{0: 0}},
+			args: []stablehlo.TensorType{stablehlo.Tensor(xla.Int32, 4)}, want: []string{"operand 0 (tensor<4xi32>) aliased to output 0 of a different type tensor<4xf32>"}},
+		{name: "alias of another shape", kernel: nop, spec: CallSpec{OutShapes: one, InputOutputAliases: map[int]int{0: 0}},
+			args: []stablehlo.TensorType{f32t(8)}, want: []string{"operand 0 (tensor<8xf32>) aliased to output 0 of a different type"}},
+		{name: "output aliased twice", kernel: nop, spec: CallSpec{OutShapes: one, InputOutputAliases: map[int]int{0: 0, 1: 0}},
+			args: []stablehlo.TensorType{f32t(4), f32t(4)}, want: []string{"output 0 aliased to operands"}},
+		{name: "scratch without a dtype", kernel: copyKernel, spec: CallSpec{OutShapes: one, ScratchShapes: []xla.Shape{{Dims: []int64{4}}}},
+			args: x4, want: []string{"scratch 0 has no dtype"}},
+		{name: "scratch with a negative dim", kernel: func(k *Kernel, r []*Ref) { r[1].Store(r[0].Load()) },
+			spec: CallSpec{OutShapes: one, ScratchShapes: []xla.Shape{{DType: xla.Float32, Dims: []int64{-2}}}},
+			args: x4, want: []string{"pallas_call", "scratch 0 has shape"}},
+	})
+
+	t.Run("operand is not a tensor", func(t *testing.T) {
+		err := noPanic(t, t.Name(), func() error {
+			fb := stablehlo.NewBuilder("m").NewFunction("main", stablehlo.TokenType{})
+			_, err := CallErr(fb, copyKernel, CallSpec{Name: "bad", OutShapes: one}, fb.Arg(0))
+			return err
+		})
+		requireMisuse(t, err, "bad", "operand 0 is !stablehlo.token, not a tensor")
+	})
+	t.Run("nil operand", func(t *testing.T) {
+		err := noPanic(t, t.Name(), func() error {
+			fb := stablehlo.NewBuilder("m").NewFunction("main")
+			_, err := CallErr(fb, copyKernel, CallSpec{Name: "bad", OutShapes: one}, nil)
+			return err
+		})
+		requireMisuse(t, err, "bad", "operand 0 is nil")
+	})
+	t.Run("nil FuncBuilder", func(t *testing.T) {
+		err := noPanic(t, t.Name(), func() error {
+			_, err := CallErr(nil, copyKernel, CallSpec{Name: "bad", OutShapes: one})
+			return err
+		})
+		requireMisuse(t, err, "bad", "nil FuncBuilder")
+		// Call has nowhere to record it; it still returns one value per output.
+		outs := []*stablehlo.Value{}
+		require.NoError(t, noPanic(t, t.Name(), func() error { outs = Call(nil, copyKernel, CallSpec{OutShapes: one}); return nil }))
+		assert.Len(t, outs, 1)
+	})
+	t.Run("Trace with a nil kernel", func(t *testing.T) {
+		err := noPanic(t, t.Name(), func() error {
+			_, err := Trace(nil, CallSpec{Name: "bad", OutShapes: one}, []stablehlo.TensorType{f32t(4)})
+			return err
+		})
+		requireMisuse(t, err, "bad", "kernel function is nil")
+	})
+	t.Run("Trace with an operand without a dtype", func(t *testing.T) {
+		err := noPanic(t, t.Name(), func() error {
+			_, err := Trace(copyKernel, CallSpec{Name: "bad", OutShapes: one}, []stablehlo.TensorType{{Dims: []int64{4}}})
+			return err
+		})
+		requireMisuse(t, err, "bad", "pallas_call", "operand 0 has no dtype")
+	})
+	t.Run("Trace with a negative operand dim", func(t *testing.T) {
+		err := noPanic(t, t.Name(), func() error {
+			_, err := Trace(copyKernel, CallSpec{Name: "bad", OutShapes: one}, []stablehlo.TensorType{f32t(-3)})
+			return err
+		})
+		requireMisuse(t, err, "bad", "pallas_call", "operand 0 is tensor<-3xf32>")
+	})
+}
+
+func TestMisuseKernelOps(t *testing.T) {
+	one := []xla.Shape{xla.MakeShape(xla.Float32, 4)}
+	x4 := []stablehlo.TensorType{f32t(4)}
+	spec := CallSpec{OutShapes: one}
+	grid2 := CallSpec{OutShapes: one, Grid: []int64{2}}
+	f := func(k *Kernel, shape ...int64) *Value { return k.Zeros(xla.Float32, shape...) }
+	var nilValue *Value
+	var nilRef *Ref
+	runMisuseCases(t, []misuseCase{
+		// Indexing.
+		{name: "load with too many indices", kernel: func(k *Kernel, r []*Ref) { r[1].Store(r[0].Load(0, 1)) }, spec: spec, args: x4,
+			want: []string{"load at misuse_test.go:", "2 indices for input 0 (f32[4] block of f32[4]) of rank 1"}},
+		{name: "store with too many indices", kernel: func(k *Kernel, r []*Ref) { r[1].Store(1.0, 0, 0) }, spec: spec, args: x4,
+			want: []string{"store at misuse_test.go:", "2 indices for output 0 (f32[4] block of f32[4]) of rank 1"}},
+		{name: "slice past the end", kernel: func(k *Kernel, r []*Ref) { r[1].Store(r[0].Load(Slice(2, 6)).Sum()) }, spec: spec, args: x4,
+			want: []string{"load at misuse_test.go:", "slice 2:6 of dim 0 (size 4)"}},
+		{name: "reversed slice", kernel: func(k *Kernel, r []*Ref) { r[1].Store(1.0, Slice(3, 1)) }, spec: spec, args: x4,
+			want: []string{"store at misuse_test.go:", "slice 3:1 of dim 0 (size 4)"}},
+		{name: "dynamic slice of negative size", kernel: func(k *Kernel, r []*Ref) { r[1].Store(r[0].Load(DS(k.ProgramID(0), -1)).Sum()) }, spec: grid2, args: x4,
+			want: []string{"load at misuse_test.go:", "dynamic slice of size -1 of dim 0 (size 4)"}},
+		{name: "dynamic slice with a static start past the end", kernel: func(k *Kernel, r []*Ref) { r[1].Store(r[0].Load(DS(3, 2)).Sum()) }, spec: spec, args: x4,
+			want: []string{"load at misuse_test.go:", "slice 3:5 of dim 0 (size 4)"}},
+		{name: "dynamic slice with a vector start", kernel: func(k *Kernel, r []*Ref) { r[1].Store(r[0].Load(DS(k.Arange(2), 2)).Sum()) }, spec: spec, args: x4,
+			want: []string{"load at misuse_test.go:", "want an integer scalar, got i32[2]"}},
+		{name: "index of an unsupported type", kernel: func(k *Kernel, r []*Ref) { r[1].Store(r[0].Load("0")) }, spec: spec, args: x4,
+			want: []string{"load at misuse_test.go:", "index 0 has unsupported type string"}},
+		{name: "float index array", kernel: func(k *Kernel, r []*Ref) { r[1].Store(r[0].Load(f(k, 4))) }, spec: spec, args: x4,
+			want: []string{"load at misuse_test.go:", "index 0 is f32[4], not an integer"}},
+		{name: "float mask", kernel: func(k *Kernel, r []*Ref) { Store(r[1], nil, 1.0, f(k, 4)) }, spec: spec, args: x4,
+			want: []string{"store at misuse_test.go:", "mask is f32[4], not bool"}},
+		{name: "other without a mask", kernel: func(k *Kernel, r []*Ref) { r[1].Store(Load(r[0], nil, nil, 1.0)) }, spec: spec, args: x4,
+			want: []string{"load at misuse_test.go:", "other given without a mask"}},
+		{name: "store of the wrong shape", kernel: func(k *Kernel, r []*Ref) { r[1].Store(f(k, 3)) }, spec: spec, args: x4,
+			want: []string{"store at misuse_test.go:", "value of shape [3] does not broadcast to the indexed shape [4]"}},
+		{name: "store of a higher rank", kernel: func(k *Kernel, r []*Ref) { r[1].Store(f(k, 1, 4)) }, spec: spec, args: x4,
+			want: []string{"store at misuse_test.go:", "value of shape [1 4] does not broadcast to the indexed shape [4]"}},
+		{name: "store of the wrong dtype", kernel: func(k *Kernel, r []*Ref) { r[1].Store(k.Zeros(xla.Int32, 4)) }, spec: spec, args: x4,
+			want: []string{"store at misuse_test.go:", "value is i32[4], the ref holds f32"}},
+		{name: "store of a ref", kernel: func(k *Kernel, r []*Ref) { r[1].Store(r[0]) }, spec: spec, args: x4,
+			want: []string{"store at misuse_test.go:", "a Ref is not a value; read it with Load"}},
+
+		// Value ops.
+		{name: "dot of mismatched shapes", kernel: func(k *Kernel, r []*Ref) { Dot(f(k, 2, 3), f(k, 2, 3), xla.Invalid) }, spec: spec,
+			want: []string{"dot at misuse_test.go:", "contracting dims differ: f32[2,3] and f32[2,3]"}},
+		{name: "dot of mismatched ranks", kernel: func(k *Kernel, r []*Ref) { Dot(f(k, 2, 2), f(k, 2), xla.Invalid) }, spec: spec,
+			want: []string{"dot at misuse_test.go:", "operands must be 2-D, got f32[2,2] and f32[2]"}},
+		{name: "dot of mismatched dtypes", kernel: func(k *Kernel, r []*Ref) { Dot(f(k, 2, 2), k.Zeros(xla.Int32, 2, 2), xla.Invalid) }, spec: spec,
+			want: []string{"dot at misuse_test.go:", "operand dtypes differ"}},
+		{name: "dot into bool", kernel: func(k *Kernel, r []*Ref) { Dot(f(k, 2, 2), f(k, 2, 2), xla.Bool) }, spec: spec,
+			want: []string{"dot at misuse_test.go:", "preferred type i1 is not a number type"}},
+		{name: "reshape to another size", kernel: func(k *Kernel, r []*Ref) { f(k, 4).Reshape(3) }, spec: spec,
+			want: []string{"reshape at misuse_test.go:", "cannot reshape f32[4] to [3]"}},
+		{name: "reshape to negative dims", kernel: func(k *Kernel, r []*Ref) { f(k, 4).Reshape(-2, -2) }, spec: spec,
+			want: []string{"reshape at misuse_test.go:", "negative dim in shape [-2 -2]"}},
+		{name: "broadcast to a negative dim", kernel: func(k *Kernel, r []*Ref) { f(k).BroadcastTo(-1) }, spec: spec,
+			want: []string{"broadcast_in_dim at misuse_test.go:", "negative dim in shape [-1]"}},
+		{name: "iota of a negative dim", kernel: func(k *Kernel, r []*Ref) { k.Iota(xla.Int32, 0, -3) }, spec: spec,
+			want: []string{"iota at misuse_test.go:", "negative dim in shape [-3]"}},
+		{name: "reduce over a missing axis", kernel: func(k *Kernel, r []*Ref) { r[0].Store(f(k, 4, 2).Sum(2)) }, spec: spec,
+			want: []string{"reduce at misuse_test.go:", "bad axes [2] for rank 2"}},
+		{name: "reduce over an axis twice", kernel: func(k *Kernel, r []*Ref) { f(k, 4, 2).ReduceMax(1, -1) }, spec: spec,
+			want: []string{"reduce at misuse_test.go:", "bad axes [1 -1] for rank 2"}},
+		{name: "transpose with a bad permutation", kernel: func(k *Kernel, r []*Ref) { f(k, 2, 2).Transpose(0, 0) }, spec: spec,
+			want: []string{"transpose at misuse_test.go:", "bad permutation [0 0]"}},
+		{name: "num_programs of a negative axis", kernel: func(k *Kernel, r []*Ref) { k.NumPrograms(-1) }, spec: grid2,
+			want: []string{"num_programs at misuse_test.go:", "axis -1 outside the grid of rank 1"}},
+
+		// Control flow.
+		{name: "when on a vector", kernel: func(k *Kernel, r []*Ref) { k.When(k.Zeros(xla.Bool, 2), func() {}) }, spec: spec,
+			want: []string{"when at misuse_test.go:", "condition must be a bool scalar, got i1[2]"}},
+		{name: "when on an integer", kernel: func(k *Kernel, r []*Ref) { k.When(k.ProgramID(0), func() {}) }, spec: grid2,
+			want: []string{"when at misuse_test.go:", "condition must be a bool scalar, got i32[]"}},
+		{name: "when with a nil body", kernel: func(k *Kernel, r []*Ref) { k.When(k.ProgramID(0).Eq(0), nil) }, spec: grid2,
+			want: []string{"when at misuse_test.go:", "body is nil"}},
+		{name: "loop body returns too many values", kernel: func(k *Kernel, r []*Ref) {
+			k.ForLoop(0, 2, []*Value{f(k)}, func(i *Value, c []*Value) []*Value { return []*Value{c[0], c[0]} })
+		}, spec: spec, want: []string{"for at misuse_test.go:", "body returns 2 values, the carry has 1"}},
+		{name: "loop body returns no values", kernel: func(k *Kernel, r []*Ref) {
+			k.ForLoop(0, 2, []*Value{f(k), f(k)}, func(i *Value, c []*Value) []*Value { return nil })
+		}, spec: spec, want: []string{"for at misuse_test.go:", "body returns 0 values, the carry has 2"}},
+		{name: "loop body returns another shape", kernel: func(k *Kernel, r []*Ref) {
+			k.ForLoop(0, 2, []*Value{f(k)}, func(i *Value, c []*Value) []*Value { return []*Value{c[0].BroadcastTo(2)} })
+		}, spec: spec, want: []string{"for at misuse_test.go:", "body returns f32[2] for carry 0 of type f32[]"}},
+		{name: "loop body returns nil", kernel: func(k *Kernel, r []*Ref) {
+			k.ForLoop(0, 2, []*Value{f(k)}, func(i *Value, c []*Value) []*Value { return []*Value{nil} })
+		}, spec: spec, want: []string{"for at misuse_test.go:", "operand 0 is nil"}},
+		{name: "loop with a float bound", kernel: func(k *Kernel, r []*Ref) {
+			k.ForLoop(0, 2.5, nil, func(i *Value, c []*Value) []*Value { return nil })
+		}, spec: spec, want: []string{"for at misuse_test.go:", "constant 2.5 is not an integer"}},
+		{name: "loop with a nil body", kernel: func(k *Kernel, r []*Ref) { k.ForLoop(0, 2, []*Value{f(k)}, nil) }, spec: spec,
+			want: []string{"for at misuse_test.go:", "body is nil"}},
+		{name: "while condition is not bool", kernel: func(k *Kernel, r []*Ref) {
+			k.While([]*Value{f(k)}, func(c []*Value) *Value { return c[0] }, func(c []*Value) []*Value { return c })
+		}, spec: spec, want: []string{"while", "condition must be a bool scalar, got f32[]"}},
+		{name: "while body returns another dtype", kernel: func(k *Kernel, r []*Ref) {
+			k.While([]*Value{f(k)}, func(c []*Value) *Value { return c[0].Lt(1) }, func(c []*Value) []*Value { return []*Value{c[0].Astype(xla.Int32)} })
+		}, spec: spec, want: []string{"while", "body returns i32[] for carry 0 of type f32[]"}},
+		{name: "while with a nil condition", kernel: func(k *Kernel, r []*Ref) { k.While([]*Value{f(k)}, nil, func(c []*Value) []*Value { return c }) },
+			spec: spec, want: []string{"while at misuse_test.go:", "condition or body is nil"}},
+
+		// Nil values and refs.
+		{name: "nil receiver", kernel: func(k *Kernel, r []*Ref) { nilValue.Add(1) }, spec: spec,
+			want: []string{"add at misuse_test.go:", "operand 0 is nil"}},
+		{name: "nil receiver of a unary op", kernel: func(k *Kernel, r []*Ref) { nilValue.Exp() }, spec: spec,
+			want: []string{"exp at misuse_test.go:", "operand 0 is nil"}},
+		{name: "nil receiver of a comparison", kernel: func(k *Kernel, r []*Ref) { nilValue.Lt(1) }, spec: spec,
+			want: []string{"cmp at misuse_test.go:", "operand 0 is nil"}},
+		{name: "nil receiver of a reduction", kernel: func(k *Kernel, r []*Ref) { nilValue.Sum() }, spec: spec,
+			want: []string{"reduce at misuse_test.go:", "operand 0 is nil"}},
+		{name: "nil receiver of a reshape", kernel: func(k *Kernel, r []*Ref) { nilValue.Reshape(4) }, spec: spec,
+			want: []string{"reshape at misuse_test.go:", "operand 0 is nil"}},
+		{name: "nil receiver of a convert", kernel: func(k *Kernel, r []*Ref) { nilValue.Astype(xla.Int32) }, spec: spec,
+			want: []string{"convert at misuse_test.go:", "operand 0 is nil"}},
+		{name: "value not made by a trace", kernel: func(k *Kernel, r []*Ref) { (&Value{Type: Type{DType: xla.Float32}}).Neg() }, spec: spec,
+			want: []string{"neg at misuse_test.go:", "operand 0 is not a value of a kernel trace"}},
+		{name: "dot of a nil first operand", kernel: func(k *Kernel, r []*Ref) { Dot(nil, f(k, 2, 2), xla.Invalid) }, spec: spec,
+			want: []string{"dot at misuse_test.go:", "operand 0 is nil"}},
+		{name: "dot of a nil second operand", kernel: func(k *Kernel, r []*Ref) { Dot(f(k, 2, 2), nil, xla.Invalid) }, spec: spec,
+			want: []string{"dot at misuse_test.go:", "operand 1 is nil"}},
+		{name: "where with a nil condition", kernel: func(k *Kernel, r []*Ref) { r[0].Store(Where(nil, 1.0, 2.0)) }, spec: spec,
+			want: []string{"select at misuse_test.go:", "condition is nil"}},
+		{name: "where with a nil value", kernel: func(k *Kernel, r []*Ref) { Where(k.Zeros(xla.Bool, 4), nilValue, 2.0) }, spec: spec,
+			want: []string{"select at misuse_test.go:", "operand 0 is nil"}},
+		{name: "store of a nil value", kernel: func(k *Kernel, r []*Ref) { r[0].Store(nilValue) }, spec: spec,
+			want: []string{"store at misuse_test.go:", "operand 0 is nil"}},
+		{name: "nil index", kernel: func(k *Kernel, r []*Ref) { r[1].Store(r[0].Load(nilValue)) }, spec: spec, args: x4,
+			want: []string{"load at misuse_test.go:", "operand 0 is nil"}},
+		{name: "load from a nil ref", kernel: func(k *Kernel, r []*Ref) { r[0].Store(nilRef.Load()) }, spec: spec,
+			want: []string{"load at misuse_test.go:", "ref is nil"}},
+		{name: "store to a nil ref", kernel: func(k *Kernel, r []*Ref) { Store(nilRef, nil, 1.0, nil) }, spec: spec,
+			want: []string{"store at misuse_test.go:", "ref is nil"}},
+		{name: "store to a ref not made by a trace", kernel: func(k *Kernel, r []*Ref) { (&Ref{}).Store(1.0) }, spec: spec,
+			want: []string{"store at misuse_test.go:", "ref is not a kernel argument"}},
+		{name: "error before a nil receiver", kernel: func(k *Kernel, r []*Ref) { k.Full(xla.Int8, 300); nilValue.Add(1) }, spec: spec,
+			// Errors are sticky: the first one is reported.
+			want: []string{"const at misuse_test.go:", "constant 300 overflows i8"}},
+	})
+}
+
+// TestMisuseAcrossTraces uses Values, Refs and the Kernel of one trace in
+// another: the error is the second kernel's.
+func TestMisuseAcrossTraces(t *testing.T) {
+	one := []xla.Shape{xla.MakeShape(xla.Float32, 4)}
+	var (
+		leakedK   *Kernel
+		leakedV   *Value
+		leakedRef *Ref
+		mapV      *Value
+		mapRef    *Ref
+	)
+	first := misuseCase{name: "first", kernel: func(k *Kernel, r []*Ref) {
+		leakedK, leakedV, leakedRef = k, k.Zeros(xla.Float32, 4), r[2]
+		r[2].Store(r[1].Load())
+	}, spec: CallSpec{Name: "first", OutShapes: one, NumScalarPrefetch: 1, Grid: []int64{1},
+		InSpecs: []*BlockSpec{{BlockShape: []int64{4}, IndexMap: func(g []*Value, pf []*Ref) []any {
+			mapV, mapRef = g[0], pf[0]
+			return []any{g[0]}
+		}}}}, args: []stablehlo.TensorType{stablehlo.Tensor(xla.Int32, 2), f32t(4)}}
+	require.NoError(t, callMisuse(t, first))
+	require.NotNil(t, leakedV)
+
+	second := CallSpec{Name: "second", OutShapes: one}
+	runMisuseCases(t, []misuseCase{
+		{name: "value of another kernel as an operand", kernel: func(k *Kernel, r []*Ref) { r[0].Store(leakedV) }, spec: second,
+			want: []string{"store at misuse_test.go:", "comes from another kernel, index map or a closed region"}},
+		{name: "op on a value of another kernel", kernel: func(k *Kernel, r []*Ref) { leakedV.Add(1) }, spec: second,
+			want: []string{"misuse_test.go:", "whose trace has ended"}},
+		{name: "op on a value of another kernel used here", kernel: func(k *Kernel, r []*Ref) { r[0].Store(leakedV.Exp()) }, spec: second,
+			want: []string{"exp at misuse_test.go:", "whose trace has ended"}},
+		{name: "store to a ref of another kernel", kernel: func(k *Kernel, r []*Ref) { leakedRef.Store(1.0) }, spec: second,
+			want: []string{"store at misuse_test.go:", "whose trace has ended"}},
+		{name: "load from a ref of another kernel", kernel: func(k *Kernel, r []*Ref) { r[0].Store(leakedRef.Load()) }, spec: second,
+			want: []string{"load at misuse_test.go:", "whose trace has ended"}},
+		{name: "the Kernel of another kernel", kernel: func(k *Kernel, r []*Ref) { r[0].Store(leakedK.Zeros(xla.Float32, 4)) }, spec: second,
+			want: []string{"const at misuse_test.go:", "whose trace has ended"}},
+		{name: "a loop on the Kernel of another kernel", kernel: func(k *Kernel, r []*Ref) {
+			leakedK.ForLoop(0, 2, nil, func(*Value, []*Value) []*Value { return nil })
+		}, spec: second, want: []string{"misuse_test.go:", "whose trace has ended"}},
+		{name: "index map value in another kernel", kernel: func(k *Kernel, r []*Ref) { r[0].Store(mapV.Astype(xla.Float32)) }, spec: second,
+			want: []string{"convert at misuse_test.go:", "whose trace has ended"}},
+		{name: "prefetch ref of an index map in another kernel", kernel: func(k *Kernel, r []*Ref) { r[0].Store(mapRef.Load(0).Astype(xla.Float32)) }, spec: second,
+			want: []string{"load at misuse_test.go:", "whose trace has ended"}},
+	})
+
+	// Within one call: a value of an index map used in the kernel body.
+	var inMap *Value
+	err := callMisuse(t, misuseCase{name: "index map value in the body", kernel: func(k *Kernel, r []*Ref) {
+		r[1].Store(r[0].Load().Add(inMap.Astype(xla.Float32)))
+	}, spec: CallSpec{Name: "same", OutShapes: one, Grid: []int64{2},
+		InSpecs:  []*BlockSpec{{BlockShape: []int64{2}, IndexMap: func(g []*Value, _ []*Ref) []any { inMap = g[0]; return []any{g[0]} }}},
+		OutSpecs: []*BlockSpec{{BlockShape: []int64{2}, IndexMap: func(g []*Value, _ []*Ref) []any { return []any{g[0]} }}}},
+		args: []stablehlo.TensorType{f32t(4)}})
+	requireMisuse(t, err, "same", "convert at misuse_test.go:", "whose trace has ended")
+}
+
+func TestMisuseTriton(t *testing.T) {
+	t.Run("nil program", func(t *testing.T) {
+		err := noPanic(t, t.Name(), func() error { _, err := LowerTriton(nil, CompilerParams{}); return err })
+		requireMisuse(t, err, "", "triton", "nil program")
+	})
+
+	// A traced copy kernel with a 2-D block whose minor dim is not a power
+	// of two, lowered directly.
+	t.Run("non power of two block", func(t *testing.T) {
+		blk := &BlockSpec{BlockShape: []int64{4, 3}, IndexMap: func(g []*Value, _ []*Ref) []any { return []any{0, g[0]} }}
+		spec := CallSpec{Name: "k43", OutShapes: []xla.Shape{xla.MakeShape(xla.Float32, 4, 6)}, Grid: []int64{2},
+			InSpecs: []*BlockSpec{blk}, OutSpecs: []*BlockSpec{blk}}
+		p, err := Trace(copyKernel, spec, []stablehlo.TensorType{f32t(4, 6)})
+		require.NoError(t, err)
+		err = noPanic(t, t.Name(), func() error { _, err := LowerTriton(p, CompilerParams{}); return err })
+		requireMisuse(t, err, "k43", "input 0 (f32[4,3] block of f32[4,6])", "power-of-two block dims")
+	})
+
+	loopKernel := func(k *Kernel, r []*Ref) {
+		out := k.ForLoop(0, 2, []*Value{r[0].Load()}, func(i *Value, c []*Value) []*Value { return []*Value{c[0].Exp()} })
+		r[1].Store(out[0])
+	}
+	traceLoop := func(t *testing.T) (*Program, *Op) {
+		p, err := Trace(loopKernel, CallSpec{Name: "kl", OutShapes: []xla.Shape{xla.MakeShape(xla.Float32, 4)}}, []stablehlo.TensorType{f32t(4)})
+		require.NoError(t, err)
+		var exp *Op
+		for _, op := range p.Body.Ops {
+			if op.Name == "for" {
+				for _, inner := range op.Regions[0].Ops {
+					if inner.Name == "exp" {
+						exp = inner
+					}
+				}
+			}
+		}
+		require.NotNil(t, exp)
+		return p, exp
+	}
+	t.Run("op without a lowering in a loop", func(t *testing.T) {
+		p, exp := traceLoop(t)
+		exp.Name = "exp_fast" // an op the lowering does not know
+		err := noPanic(t, t.Name(), func() error { _, err := LowerTriton(p, CompilerParams{}); return err })
+		requireMisuse(t, err, "kl", `triton: exp_fast at misuse_test.go:`, `op "exp_fast" has no Triton lowering`)
+	})
+	t.Run("operand used before its definition", func(t *testing.T) {
+		p, exp := traceLoop(t)
+		exp.Operands[0] = &Value{Type: exp.Operands[0].Type, ID: 9999}
+		err := noPanic(t, t.Name(), func() error { _, err := LowerTriton(p, CompilerParams{}); return err })
+		requireMisuse(t, err, "kl", "triton: exp at misuse_test.go:", "operand %9999 is not defined before its use")
+	})
+	t.Run("launch settings", func(t *testing.T) {
+		p, _ := traceLoop(t)
+		err := noPanic(t, t.Name(), func() error { _, err := LowerTriton(p, CompilerParams{NumWarps: 64}); return err })
+		requireMisuse(t, err, "kl", "NumWarps 64 is not a power of two in [1, 32]")
+		err = noPanic(t, t.Name(), func() error { _, err := LowerTriton(p, CompilerParams{NumStages: -1}); return err })
+		requireMisuse(t, err, "kl", "NumStages -1 is not positive")
+	})
+}
+
+// TestTritonCallWithoutOperands: a kernel without inputs (it writes an
+// iota) lowers to a custom call with empty operand layouts next to its
+// result layouts.
+func TestTritonCallWithoutOperands(t *testing.T) {
+	err := callMisuse(t, misuseCase{name: "no operands", kernel: func(k *Kernel, r []*Ref) {
+		r[0].Store(k.Arange(8).Astype(xla.Float32))
+	}, spec: CallSpec{Name: "iota8", OutShapes: []xla.Shape{xla.MakeShape(xla.Float32, 8)}, Backend: Triton}})
+	require.NoError(t, err)
+}
+
+func TestMisuseVmap(t *testing.T) {
+	one := []xla.Shape{xla.MakeShape(xla.Float32, 4)}
+	// Reads row 0 of its input: with the input's batch flag missing it
+	// would read the first batch element in every program.
+	row := func(k *Kernel, r []*Ref) { r[1].Store(r[0].Load(0)) }
+	vmapCall := func(t *testing.T, kernel KernelFunc, spec CallSpec, batch int64, batched []bool, args ...stablehlo.TensorType) error {
+		t.Helper()
+		return noPanic(t, t.Name(), func() error {
+			vk, vspec, err := Vmap(kernel, spec, batch, batched)
+			if err != nil {
+				return err
+			}
+			return callMisuse(t, misuseCase{name: t.Name(), kernel: vk, spec: vspec, args: args})
+		})
+	}
+	t.Run("batched flags missing", func(t *testing.T) {
+		err := vmapCall(t, row, CallSpec{Name: "v", OutShapes: one}, 3, nil, f32t(3, 4, 4))
+		requireMisuse(t, err, "v", "Vmap was given batched flags for 0 operands, the call has 1")
+	})
+	t.Run("too many batched flags", func(t *testing.T) {
+		err := vmapCall(t, copyKernel, CallSpec{Name: "v", OutShapes: one}, 3, []bool{true, true}, f32t(3, 4))
+		requireMisuse(t, err, "v", "Vmap was given batched flags for 2 operands, the call has 1")
+	})
+	t.Run("fewer batched flags than prefetch operands", func(t *testing.T) {
+		err := vmapCall(t, copyKernel, CallSpec{Name: "v", OutShapes: one, NumScalarPrefetch: 2}, 3, []bool{false})
+		requireMisuse(t, err, "v", "vmap", "NumScalarPrefetch 2 with 1 operands")
+	})
+	t.Run("batched flags and InSpecs disagree", func(t *testing.T) {
+		err := vmapCall(t, copyKernel, CallSpec{Name: "v", OutShapes: one, InSpecs: []*BlockSpec{nil, nil}}, 3, []bool{true})
+		requireMisuse(t, err, "v", "vmap", "2 InSpecs for 1 non-prefetch operands")
+	})
+	t.Run("OutSpecs and outputs disagree", func(t *testing.T) {
+		err := vmapCall(t, copyKernel, CallSpec{Name: "v", OutShapes: one, OutSpecs: []*BlockSpec{nil, nil}}, 3, []bool{true})
+		requireMisuse(t, err, "v", "vmap", "2 OutSpecs for 1 outputs")
+	})
+	t.Run("negative batch", func(t *testing.T) {
+		err := vmapCall(t, copyKernel, CallSpec{Name: "v", OutShapes: one}, -2, []bool{true})
+		requireMisuse(t, err, "v", "vmap", "batch size -2 is not positive")
+	})
+	t.Run("nested Vmap with another operand count", func(t *testing.T) {
+		err := noPanic(t, t.Name(), func() error {
+			ik, ispec, err := Vmap(copyKernel, CallSpec{Name: "v", OutShapes: one}, 3, []bool{true})
+			require.NoError(t, err)
+			_, _, err = Vmap(ik, ispec, 2, []bool{true, false})
+			return err
+		})
+		requireMisuse(t, err, "v", "vmap", "2 batched flags for the 1 operands of the inner Vmap")
+	})
+	t.Run("batched scalar", func(t *testing.T) {
+		err := vmapCall(t, copyKernel, CallSpec{Name: "v", OutShapes: one}, 3, []bool{true}, f32t())
+		requireMisuse(t, err, "v", "batched input 0 has rank 0, fewer than its 1 batch dims")
+	})
+	t.Run("program id beyond the unbatched grid", func(t *testing.T) {
+		// The kernel sees its own grid (rank 1), not the batch axis.
+		err := vmapCall(t, func(k *Kernel, r []*Ref) { k.ProgramID(1) }, CallSpec{Name: "v", OutShapes: one, Grid: []int64{2}}, 3, nil)
+		requireMisuse(t, err, "v", "program_id at misuse_test.go:", "axis 1 outside the grid of rank 1")
+	})
+}
