@@ -287,8 +287,9 @@ func (k *Kernel) store(ref *Ref, idx []any, value any, mask *Value) {
 	if !ok {
 		return
 	}
-	if ref.v.Ref != nil && (ref.v.Ref.Kind == InputRef) {
-		// Inputs are read-only blocks in every backend.
+	if ref.v.Ref != nil && (ref.v.Ref.Kind == InputRef || ref.v.Ref.Kind == PrefetchRef) {
+		// Inputs and scalar-prefetch arrays are read-only in every
+		// backend (on a GPU they are the caller's buffers).
 		k.failf("store", "%s is an input ref (read-only)", ref.v.Ref)
 		return
 	}

@@ -1480,7 +1480,11 @@ func (l *interp) while(fb *stablehlo.FuncBuilder, op *Op, e *env) error {
 			return l.opErr(op, "the condition of a While stores to a ref")
 		}
 	}
-	if l.checks && len(l.modified(rc, e)) > 0 && !containsSlot(mod, l.errSlot) {
+	// A condition with bounds checks cannot update the state (a while
+	// condition yields only its predicate): then the condition runs before
+	// the loop and at the end of each body, which carry its predicate.
+	rotate := l.checks && len(l.modified(rc, e)) > 0
+	if rotate && !containsSlot(mod, l.errSlot) {
 		mod = append(mod, l.errSlot)
 	}
 	nc := len(op.Operands)
@@ -1488,8 +1492,29 @@ func (l *interp) while(fb *stablehlo.FuncBuilder, op *Op, e *env) error {
 	for _, v := range op.Operands {
 		init = append(init, e.vals[v])
 	}
-	init = append(init, pick(e.state, mod)...)
 	var inner error
+	// cond lowers the condition on the carried values a in env c (whose
+	// state it may update) and returns its predicate.
+	cond := func(b *stablehlo.FuncBuilder, c *env, a []*stablehlo.Value) *stablehlo.Value {
+		for i, arg := range rc.Args {
+			c.vals[arg] = a[i]
+		}
+		if err := l.region(b, rc, c); err != nil {
+			inner = err
+			return b.ScalarOf(xla.Bool, 0)
+		}
+		return c.vals[rc.Yield[0]]
+	}
+	var first *stablehlo.Value
+	if rotate {
+		pre := e.child()
+		first = cond(fb, pre, init)
+		e.state[l.errSlot] = pre.state[l.errSlot]
+	}
+	init = append(init, pick(e.state, mod)...)
+	if rotate {
+		init = append(init, first)
+	}
 	bind := func(c *env, r *Region, a []*stablehlo.Value) {
 		for i, arg := range r.Args {
 			c.vals[arg] = a[i]
@@ -1499,19 +1524,12 @@ func (l *interp) while(fb *stablehlo.FuncBuilder, op *Op, e *env) error {
 		}
 	}
 	res := fb.While(init, func(b *stablehlo.FuncBuilder, a []*stablehlo.Value) *stablehlo.Value {
+		if rotate {
+			return a[len(a)-1]
+		}
 		c := e.child()
 		bind(c, rc, a)
-		// Checks in the condition cannot update the state (a condition
-		// yields only its predicate); they are dropped there.
-		saved := l.checks
-		l.checks = false
-		err := l.region(b, rc, c)
-		l.checks = saved
-		if err != nil {
-			inner = err
-			return b.ScalarOf(xla.Bool, 0)
-		}
-		return c.vals[rc.Yield[0]]
+		return cond(b, c, a)
 	}, func(b *stablehlo.FuncBuilder, a []*stablehlo.Value) []*stablehlo.Value {
 		c := e.child()
 		bind(c, rb, a)
@@ -1522,6 +1540,10 @@ func (l *interp) while(fb *stablehlo.FuncBuilder, op *Op, e *env) error {
 		var out []*stablehlo.Value
 		for _, y := range rb.Yield {
 			out = append(out, c.vals[y])
+		}
+		if rotate {
+			next := cond(b, c, out)
+			return append(append(out, pick(c.state, mod)...), next)
 		}
 		return append(out, pick(c.state, mod)...)
 	})

@@ -430,6 +430,8 @@ func (m *tevMachine) op(op *ttOp) []*tevVal {
 					r = a > b
 				case "oge":
 					r = a >= b
+				case "uno":
+					r = nan
 				default:
 					tevFail("cmpf %s", op.pred)
 				}
@@ -498,7 +500,22 @@ func (m *tevMachine) op(op *ttOp) []*tevVal {
 			case "arith.uitofp":
 				res.f[k] = round(float64(uint64(x.i[k])&mask(sb)), rt.elem)
 			case "arith.fptosi", "arith.fptoui":
-				res.i[k] = wrap(int64(math.Trunc(x.f[k])))
+				// Outside the target's range (NaN included) the result is
+				// poison: the lowering must never convert such a value.
+				v := math.Trunc(x.f[k])
+				tb := rt.bits()
+				lo, hi := -math.Ldexp(1, tb-1), math.Ldexp(1, tb-1)
+				if name == "arith.fptoui" {
+					lo, hi = 0, math.Ldexp(1, tb)
+				}
+				if !(v >= lo && v < hi) {
+					tevFail("%s of %v to %s is poison", name, x.f[k], rt.elem)
+				}
+				if v >= math.Ldexp(1, 63) {
+					res.i[k] = wrap(int64(uint64(v)))
+				} else {
+					res.i[k] = wrap(int64(v))
+				}
 			default:
 				tevFail("cast %s", name)
 			}
@@ -551,6 +568,17 @@ func (m *tevMachine) arith(op *ttOp, res *tevVal) {
 				r = math.Max(a, b)
 			case "arith.minimumf":
 				r = math.Min(a, b)
+			case "arith.maxnumf", "arith.minnumf": // NaN only when both are
+				switch {
+				case math.IsNaN(a):
+					r = b
+				case math.IsNaN(b):
+					r = a
+				case op.name == "arith.maxnumf":
+					r = math.Max(a, b)
+				default:
+					r = math.Min(a, b)
+				}
 			case "arith.negf":
 				r = -a
 			case "math.absf":

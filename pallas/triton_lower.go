@@ -771,15 +771,29 @@ func (l *ttLower) convert(op *Op, x *ttVal, from, to xla.DType) *ttVal {
 		if x.t.elem == "f16" || x.t.elem == "bf16" {
 			x = b.cast("arith.extf", x, "f32")
 		}
+		// Saturating, as the interpreter converts: values past the range
+		// give its ends, NaN gives 0. fptosi/fptoui of a value outside the
+		// target range is poison, so the operand is clamped to the largest
+		// float below 2^(bits-1) (2^bits unsigned), and values at or past
+		// that bound are replaced after the conversion.
 		bits := to.Bits()
-		lo, hi := -math.Ldexp(1, bits-1), math.Ldexp(1, bits-1)-1
-		name := "arith.fptosi"
+		top, lo := math.Ldexp(1, bits-1), -math.Ldexp(1, bits-1)
+		name, maxInt := "arith.fptosi", int64(math.MaxInt64>>(64-bits))
 		if to.IsUnsigned() {
-			lo, hi, name = 0, math.Ldexp(1, bits)-1, "arith.fptoui"
+			top, lo, name, maxInt = math.Ldexp(1, bits), 0, "arith.fptoui", -1 // all ones
 		}
-		x = b.emit1("arith.minimumf", []*ttVal{x, b.floatConst(hi, x.t)}, x.t)
-		x = b.emit1("arith.maximumf", []*ttVal{x, b.floatConst(lo, x.t)}, x.t)
-		return b.cast(name, x, te)
+		below := math.Nextafter(top, 0)
+		if x.t.elem == "f32" {
+			below = float64(math.Nextafter32(float32(top), 0))
+		}
+		// minnumf/maxnumf take the bound over a NaN, so no NaN is converted.
+		c := b.emit1("arith.minnumf", []*ttVal{x, b.floatConst(below, x.t)}, x.t)
+		c = b.emit1("arith.maxnumf", []*ttVal{c, b.floatConst(lo, x.t)}, x.t)
+		r := b.cast(name, c, te)
+		over := b.cmp("arith.cmpf", "oge", x, b.floatConst(top, x.t))
+		r = b.emit1("arith.select", []*ttVal{over, b.intConst(maxInt, r.t), r}, r.t)
+		nan := b.cmp("arith.cmpf", "uno", x, x)
+		return b.emit1("arith.select", []*ttVal{nan, b.intConst(0, r.t), r}, r.t)
 	case to.IsFloat():
 		if from.IsUnsigned() || from.IsBool() {
 			return b.cast("arith.uitofp", x, te)

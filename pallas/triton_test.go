@@ -361,6 +361,27 @@ func tritonCases() []tritonCase {
 				}(),
 			},
 		},
+		{
+			// Float to integer conversions saturate (NaN gives 0) on both
+			// backends: values at and past 2^31 are not handed to fptosi,
+			// which would make poison of them.
+			name: "float_to_int_saturates",
+			kernel: func(k *Kernel, refs []*Ref) {
+				x := refs[0].Load()
+				refs[1].Store(x.Astype(xla.Int32))
+				refs[2].Store(x.Astype(xla.Uint8).Astype(xla.Int32))
+				refs[3].Store(x.Astype(xla.Int8).Astype(xla.Int32))
+			},
+			spec: CallSpec{
+				Name: "float_to_int",
+				OutShapes: []xla.Shape{xla.MakeShape(xla.Int32, 16), xla.MakeShape(xla.Int32, 16),
+					xla.MakeShape(xla.Int32, 16)},
+			},
+			args: []*interpreter.Tensor{fTensor([]int64{16}, func(i int) float64 {
+				return []float64{3e9, math.Inf(1), math.Inf(-1), math.NaN(), -3e9, 1.5, -2.7, 300,
+					2147483520, 2147483648, -2147483648, 127.9, -128.5, 255.5, 256, -0.5}[i]
+			})},
+		},
 	}
 }
 
