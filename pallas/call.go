@@ -195,7 +195,9 @@ func CallErr(fb *stablehlo.FuncBuilder, kernel KernelFunc, spec CallSpec, operan
 		return nil, err
 	}
 	if err := fb.Err(); err != nil {
-		return nil, err
+		// An op the lowering emitted failed: the error names the kernel
+		// and wraps the builder's, so Call's Fail puts it in its place.
+		return nil, &Error{Kernel: p.Name, Op: "pallas_call", Msg: fmt.Sprintf("%s lowering: %v", backend, err), Err: err}
 	}
 	return outs, nil
 }

@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/halo-ml/halo/chlo"
 	"github.com/halo-ml/halo/stablehlo"
 	"github.com/halo-ml/halo/xla"
 )
@@ -833,7 +834,7 @@ func (l *interp) hoist(op *Op, e *env, key string) error {
 
 // builderErr is a StableHLO builder's error while lowering op.
 func (l *interp) builderErr(op *Op, err error) error {
-	return &Error{Kernel: l.p.Name, Op: op.Name, Loc: op.Loc, Msg: "interpret lowering: " + err.Error()}
+	return &Error{Kernel: l.p.Name, Op: op.Name, Loc: op.Loc, Msg: "interpret lowering: " + err.Error(), Err: err}
 }
 
 func (l *interp) opErr(op *Op, format string, args ...any) error {
@@ -890,7 +891,7 @@ func (l *interp) op(fb *stablehlo.FuncBuilder, op *Op, e *env) error {
 	case "tanh":
 		set(fb.Tanh(in(0)))
 	case "erf":
-		set(erf(fb, in(0), t.DType))
+		set(chlo.Erf(fb, in(0))) // as JAX lowers lax.erf
 	case "sqrt":
 		set(fb.Sqrt(in(0)))
 	case "rsqrt":
@@ -992,31 +993,6 @@ func (l *interp) op(fb *stablehlo.FuncBuilder, op *Op, e *env) error {
 		return l.opErr(op, "no interpret lowering")
 	}
 	return nil
-}
-
-// erf evaluates the error function with Abramowitz & Stegun 7.1.26
-// (|error| < 1.5e-7) in f32.
-func erf(fb *stablehlo.FuncBuilder, x *stablehlo.Value, dt xla.DType) *stablehlo.Value {
-	t, _ := x.TensorType()
-	if dt != xla.Float32 && dt != xla.Float64 {
-		x = fb.Convert(x, xla.Float32)
-	}
-	ct, _ := x.TensorType()
-	c := func(v float64) *stablehlo.Value { return fb.SplatOf(ct.DType, v, t.Dims...) }
-	ax := fb.Abs(x)
-	tt := fb.Divide(c(1), fb.Add(c(1), fb.Multiply(c(0.3275911), ax)))
-	coef := []float64{1.061405429, -1.453152027, 1.421413741, -0.284496736, 0.254829592}
-	poly := c(coef[0])
-	for _, a := range coef[1:] {
-		poly = fb.Add(fb.Multiply(poly, tt), c(a))
-	}
-	poly = fb.Multiply(poly, tt)
-	y := fb.Subtract(c(1), fb.Multiply(poly, fb.Exponential(fb.Negate(fb.Multiply(x, x)))))
-	y = fb.Multiply(fb.Sign(x), y)
-	if ct.DType != dt {
-		y = fb.Convert(y, dt)
-	}
-	return y
 }
 
 // refSlot is the state slot of a load/store's ref.

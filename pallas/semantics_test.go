@@ -231,6 +231,17 @@ func TestErfMatchesGo(t *testing.T) {
 	for i, x := range xs {
 		assert.InDelta(t, math.Erf(float64(x)), out[0].Data.([]float32)[i], 3e-7, "erf(%v)", x)
 	}
+	// float64 to its own precision (chlo.erf, as JAX lowers lax.erf).
+	x64 := interpreter.NewTensor(xla.MakeShape(xla.Float64, 41))
+	for i := range x64.Data.([]float64) {
+		x64.Data.([]float64)[i] = float64(i-20) / 7
+	}
+	out, err = runCall(func(k *Kernel, r []*Ref) { r[1].Store(r[0].Load().Erf()) },
+		CallSpec{OutShapes: []xla.Shape{xla.MakeShape(xla.Float64, 41)}}, x64)
+	require.NoError(t, err)
+	for i, x := range x64.Data.([]float64) {
+		assert.InDelta(t, math.Erf(x), out[0].Data.([]float64)[i], 1e-15, "erf(%v)", x)
+	}
 }
 
 func TestBoundsCheckErrors(t *testing.T) {
@@ -362,5 +373,36 @@ func TestTraceErrors(t *testing.T) {
 			// The error is placed in the kernel or index map, not at Call.
 			assert.NotContains(t, pe.Error(), fmt.Sprintf("semantics_test.go:%d: ", callLine+1))
 		})
+	}
+}
+
+// Abs of unsigned integers is the value itself (StableHLO's abs takes only
+// signed ones); signed ones are negated below zero, the minimum wrapping.
+func TestAbsOfIntegers(t *testing.T) {
+	u := interpreter.NewTensor(xla.MakeShape(xla.Uint8, 4))
+	copy(u.Data.([]uint8), []uint8{200, 0, 5, 255})
+	s := interpreter.NewTensor(xla.MakeShape(xla.Int8, 4))
+	copy(s.Data.([]int8), []int8{-128, -5, 0, 7})
+	out, err := runCall(func(k *Kernel, r []*Ref) {
+		r[2].Store(r[0].Load().Abs())
+		r[3].Store(r[1].Load().Abs())
+	}, CallSpec{OutShapes: []xla.Shape{xla.MakeShape(xla.Uint8, 4), xla.MakeShape(xla.Int8, 4)}}, u, s)
+	require.NoError(t, err)
+	assert.Equal(t, []uint8{200, 0, 5, 255}, out[0].Data)
+	assert.Equal(t, []int8{-128, 5, 0, 7}, out[1].Data)
+}
+
+// Sums of bf16 and f16 accumulate in f32 and round once: 512 ones are 512
+// (added one by one in bf16 they stop at 256, where 257 rounds back).
+func TestHalfFloatSumsAccumulateInF32(t *testing.T) {
+	for _, dt := range []xla.DType{xla.BFloat16, xla.Float16} {
+		x := interpreter.NewTensor(xla.MakeShape(dt, 2, 512))
+		for i := range x.Data.([]float32) {
+			x.Data.([]float32)[i] = 1
+		}
+		out, err := runCall(func(k *Kernel, r []*Ref) { r[1].Store(r[0].Load().Sum(1)) },
+			CallSpec{OutShapes: []xla.Shape{xla.MakeShape(dt, 2)}}, x)
+		require.NoError(t, err)
+		assert.Equal(t, []float32{512, 512}, out[0].Data, "%v", dt)
 	}
 }

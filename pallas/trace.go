@@ -29,7 +29,13 @@ type Error struct {
 	Op     string
 	Loc    Loc
 	Msg    string
+	// Err is the error behind Msg when there is one (the stablehlo
+	// builder's, for an op the interpret lowering could not emit).
+	Err error
 }
+
+// Unwrap returns Err.
+func (e *Error) Unwrap() error { return e.Err }
 
 // Error is "pallas: kernel "name": op at file.go:12: message".
 func (e *Error) Error() string {
@@ -563,8 +569,13 @@ func (v *Value) unary(name string, bad func(xla.DType) bool) *Value {
 // Neg is -v.
 func (v *Value) Neg() *Value { return v.unary("neg", notNumber) }
 
-// Abs is |v|.
-func (v *Value) Abs() *Value { return v.unary("abs", notNumber) }
+// Abs is |v| (v itself for unsigned integers).
+func (v *Value) Abs() *Value {
+	if k := kernelOf("abs", "operand 0", v); v.Type.DType.IsUnsigned() && k.check("abs", v) {
+		return v
+	}
+	return v.unary("abs", notNumber)
+}
 
 // Exp is e**v.
 func (v *Value) Exp() *Value { return v.unary("exp", notFloat) }
@@ -711,11 +722,18 @@ func (v *Value) reduce(kind string, axes []int) *Value {
 			shape = append(shape, v.Type.Shape[i])
 		}
 	}
+	if dt := v.Type.DType; kind == "sum" && (dt == xla.Float16 || dt == xla.BFloat16) {
+		// Sums of 16-bit floats run in f32 (as jnp.sum does), rounded
+		// once: the same on every backend, whatever its reduction order.
+		w := k.emit("convert", []*Value{v}, []Type{{DType: xla.Float32, Shape: v.Type.Shape}}, Attrs{}).Results[0]
+		s := k.emit("reduce", []*Value{w}, []Type{{DType: xla.Float32, Shape: shape}}, Attrs{Kind: kind, Axes: sorted}).Results[0]
+		return k.emit("convert", []*Value{s}, []Type{{DType: dt, Shape: shape}}, Attrs{}).Results[0]
+	}
 	return k.emit("reduce", []*Value{v}, []Type{{DType: v.Type.DType, Shape: shape}}, Attrs{Kind: kind, Axes: sorted}).Results[0]
 }
 
 // Sum reduces v by addition along axes (all axes when none are given;
-// negative axes count from the end).
+// negative axes count from the end); f16 and bf16 sums accumulate in f32.
 func (v *Value) Sum(axes ...int) *Value { return v.reduce("sum", axes) }
 
 // ReduceMax reduces v by maximum along axes (all when none).

@@ -1,13 +1,23 @@
 package stablehlo
 
+import "errors"
+
 // Fail records err as the module builder's sticky error, unless an error is
 // recorded already: packages that emit ops through the builder (pallas) use
 // it so their own errors come out of Build like the builder's. op names
 // what failed ("pallas.call"); the location is the caller's. A nil err is
-// ignored. errors.As and errors.Is see err through the *BuildError.
+// ignored. errors.As and errors.Is see err through the *BuildError. An err
+// that wraps the recorded error (errors.Is) takes its place: it explains
+// in the caller's terms an op of theirs that failed.
 func (fb *FuncBuilder) Fail(op string, err error) {
-	if fb == nil || err == nil || fb.s.b.err != nil {
+	if fb == nil || err == nil {
 		return
+	}
+	if cur := fb.s.b.err; cur != nil {
+		if !errors.Is(err, cur) {
+			return
+		}
+		fb.s.b.err = nil
 	}
 	fb.s.b.fail(fb.s, op, nil, "%s", err.Error())
 	if fb.s.b.err != nil {
