@@ -4,7 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"os/exec"
 	"runtime"
+	"strings"
 	"testing"
 
 	"github.com/halo-ml/halo/interpreter"
@@ -16,17 +18,22 @@ import (
 
 func rowMap(g []*Value, _ []*Ref) []any { return []any{g[0], 0} }
 
-// Kernels on an f32[4,4] input x = 0..15 (one whole-array ref unless the
-// case says otherwise), checked element by element.
-func TestKernelSemantics(t *testing.T) {
+// semanticsCase is a kernel with its inputs and expected outputs.
+type semanticsCase struct {
+	name   string
+	kernel KernelFunc
+	spec   CallSpec
+	args   []*interpreter.Tensor
+	want   any
+}
+
+// semanticsCases are kernels on an f32[4,4] input x = 0..15 (one
+// whole-array ref unless the case says otherwise). Cases whose shapes are
+// not powers of two have a power-of-two variant for the Triton lowering
+// (TestKernelSemanticsOnTriton).
+func semanticsCases(t *testing.T) []semanticsCase {
 	x44 := f32s(16, func(i int) float32 { return float32(i) })
-	cases := []struct {
-		name   string
-		kernel KernelFunc
-		spec   CallSpec
-		args   []*interpreter.Tensor
-		want   any
-	}{
+	return []semanticsCase{
 		{
 			name: "masked load with other, masked store",
 			kernel: func(k *Kernel, r []*Ref) {
@@ -184,8 +191,119 @@ func TestKernelSemantics(t *testing.T) {
 			},
 			want: []float32{-1, -1, 3, 4, -1, -1, 9, 10},
 		},
+
+		// Power-of-two variants of the cases above that Triton rejects
+		// for their shapes.
+		{
+			name: "gather with broadcast index arrays, power-of-two shape",
+			kernel: func(k *Kernel, r []*Ref) {
+				rows := k.Iota(xla.Int32, 0, 2, 1).Add(1)
+				cols := k.Iota(xla.Int32, 1, 1, 4)
+				r[1].Store(r[0].Load(rows, cols))
+			},
+			spec: CallSpec{OutShapes: []xla.Shape{xla.MakeShape(xla.Float32, 2, 4)}},
+			args: []*interpreter.Tensor{tensor(t, xla.Float32, x44, 4, 4)},
+			want: []float32{4, 5, 6, 7, 8, 9, 10, 11},
+		},
+		{
+			name: "point and array apart: array dims first, power-of-two shape",
+			kernel: func(k *Kernel, r []*Ref) {
+				arr := k.Arange(2).Mul(-3).Add(3) // [3 0]
+				r[1].Store(r[0].Load(1, All, arr))
+			},
+			spec: CallSpec{OutShapes: []xla.Shape{xla.MakeShape(xla.Float32, 2, 4)}},
+			args: []*interpreter.Tensor{tensor(t, xla.Float32, f32s(32, func(i int) float32 { return float32(i) }), 2, 4, 4)},
+			want: []float32{19, 23, 27, 31, 16, 20, 24, 28},
+		},
+		{
+			name: "scatter rows with an index array, point and slice indices, power-of-two shape",
+			kernel: func(k *Kernel, r []*Ref) {
+				r[1].Store(0.0)
+				r[1].Store(r[0].Load(2, Slice(1, 3)), k.Arange(2).Mul(2), 0)
+				r[1].Store(7.0, 1, DS(k.ProgramID(0), 2))
+			},
+			spec: CallSpec{OutShapes: []xla.Shape{xla.MakeShape(xla.Float32, 4, 4)}, Grid: []int64{1}},
+			args: []*interpreter.Tensor{tensor(t, xla.Float32, x44, 4, 4)},
+			want: []float32{9, 0, 0, 0, 7, 7, 0, 0, 10, 0, 0, 0, 0, 0, 0, 0},
+		},
+		{
+			// (No unwritten output: on a GPU it holds whatever was there.)
+			name: "operands padded to whole power-of-two blocks",
+			kernel: func(k *Kernel, r []*Ref) {
+				r[1].Store(r[0].Load().Mul(2).Add(r[0].Load().Sum()))
+			},
+			spec: CallSpec{
+				OutShapes: []xla.Shape{xla.MakeShape(xla.Float32, 5)},
+				Grid:      []int64{2},
+				InSpecs:   []*BlockSpec{{BlockShape: []int64{4}, IndexMap: func(g []*Value, _ []*Ref) []any { return []any{g[0]} }}},
+				OutSpecs:  []*BlockSpec{{BlockShape: []int64{4}, IndexMap: func(g []*Value, _ []*Ref) []any { return []any{g[0]} }}},
+			},
+			args: []*interpreter.Tensor{tensor(t, xla.Float32, []float32{1, 2, 3, 4, 5}, 5)},
+			// The last block's padding reads as NaN, so its sum is NaN.
+			want: []float32{12, 14, 16, 18, float32(math.NaN())},
+		},
 	}
-	for _, c := range cases {
+}
+
+// semanticsTritonRejects are the semanticsCases the Triton lowering
+// rejects, with the reason its error gives.
+var semanticsTritonRejects = map[string]string{
+	// Tensors of 3 elements along a dim: the column iota i32[1,3], the
+	// loaded f32[2,3], the zeros splatted to the whole f32[4,3] output.
+	"gather with broadcast index arrays":                        "power-of-two dims",
+	"point and array apart: array dims first":                   "power-of-two dims",
+	"scatter rows with an index array, point and slice indices": "power-of-two dims",
+	// Grid steps run in parallel on a GPU: no state carried across them.
+	"program ids, num programs, squeezed block dim, scratch kept across steps": "scratch refs have no Triton lowering",
+	// Blocks of 3.
+	"operands padded to whole blocks, unwritten outputs NaN and min int": "power-of-two block dims",
+}
+
+// TestKernelSemanticsOnTriton runs every semanticsCase the Triton lowering
+// takes through the TTIR reference evaluator and compares it with
+// interpret mode (as TestTritonMatchesInterpret does), and checks that the
+// others are rejected for the reason semanticsTritonRejects gives. With
+// mlir-opt present, each kernel's TTIR is verified too.
+func TestKernelSemanticsOnTriton(t *testing.T) {
+	opt := mlirOpt()
+	seen := map[string]bool{}
+	for _, c := range semanticsCases(t) {
+		seen[c.name] = true
+		t.Run(c.name, func(t *testing.T) {
+			p, err := Trace(c.kernel, c.spec, argTypes(c.args))
+			require.NoError(t, err)
+			k, err := LowerTriton(p, CompilerParams{})
+			if why, ok := semanticsTritonRejects[c.name]; ok {
+				require.Error(t, err, "the Triton lowering takes this case now: remove it from semanticsTritonRejects")
+				assert.Contains(t, err.Error(), why)
+				t.Logf("Triton rejects it: %v", err)
+				return
+			}
+			require.NoError(t, err)
+			want, err := runCall(c.kernel, c.spec, c.args...)
+			require.NoError(t, err)
+			got := runTritonEval(t, tritonCase{name: c.name, kernel: c.kernel, spec: c.spec, args: c.args})
+			require.Len(t, got, len(want))
+			for i := range want {
+				assertClose(t, want[i], got[i])
+			}
+			if opt != "" {
+				cmd := exec.Command(opt, "--allow-unregistered-dialect")
+				cmd.Stdin = strings.NewReader(k.IR)
+				out, err := cmd.CombinedOutput()
+				require.NoError(t, err, "mlir-opt rejected:\n%s\n--- input ---\n%s", out, k.IR)
+			}
+		})
+	}
+	for name := range semanticsTritonRejects {
+		assert.True(t, seen[name], "semanticsTritonRejects names no case %q", name)
+	}
+}
+
+// TestKernelSemantics runs semanticsCases in interpret mode and checks
+// them element by element.
+func TestKernelSemantics(t *testing.T) {
+	for _, c := range semanticsCases(t) {
 		t.Run(c.name, func(t *testing.T) {
 			out, err := runCall(c.kernel, c.spec, c.args...)
 			require.NoError(t, err)

@@ -798,6 +798,11 @@ func DotTransposed(a, b *Value, transA, transB bool, preferred xla.DType) *Value
 		k.failf("dot", "not defined on %v", a.Type.DType)
 		return k.placeholder(Type{DType: preferred})
 	}
+	if a.Type.DType.IsFloat() && preferred.Valid() && !preferred.IsFloat() {
+		// Backends would round the operands or the sums (JAX rejects it).
+		k.failf("dot", "float operands (%v) with integer preferred type %v: convert the operands first", a.Type.DType, preferred)
+		return k.placeholder(Type{DType: preferred})
+	}
 	m, ka := a.Type.Shape[0], a.Type.Shape[1]
 	if transA {
 		m, ka = ka, m

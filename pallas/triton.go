@@ -41,20 +41,26 @@ import (
 //     whose block size does not divide the array (the padded edge blocks);
 //     masked loads read `other` (the user's, else zero) where the mask is
 //     false. Unmasked accesses are not checked on the GPU.
-//   - Elementwise math is arith (and math.absf/absi/floor/ceil); exp, log,
-//     tanh, erf, sqrt, rsqrt, sin, cos and pow call libdevice through
-//     tt.extern_elementwise as JAX does (f16/bf16 go through f32). Bool
-//     refs are i8 in memory.
+//   - Elementwise math is arith (and math.absf/absi/floor/ceil). Integer
+//     div and rem give interpret mode's results where arith's are
+//     undefined (x / 0 = -1, x % 0 = x, MIN / -1 = MIN, MIN % -1 = 0):
+//     a divisor that is not a constant is replaced by 1 there and the
+//     result selected. exp, log, tanh, erf, sqrt, rsqrt, sin, cos and pow
+//     call libdevice through tt.extern_elementwise as JAX does (f16/bf16
+//     go through f32). Bool refs are i8 in memory.
 //   - reduce is one tt.reduce per axis; dot is tt.dot with an f32 (i32 for
-//     i8, f64 for f64) zero accumulator, IEEE precision for f32, then a
-//     convert to the preferred type; ForLoop, When and While are scf.for
-//     (i32 counter), scf.if and scf.while.
+//     i8, f64 for f64 operands or an f64 preferred type, the operands
+//     widened) zero accumulator, IEEE precision for f32, then a convert to
+//     the preferred type; ForLoop, When and While are scf.for (i32
+//     counter), scf.if and scf.while.
 //
 // Build-time errors name the kernel, the op and its file:line: tensors whose
 // dims are not powers of two (Triton's rule) or larger than 2^20 elements,
 // block shapes that are not powers of two, dtypes without a Triton type
 // (complex, 8-bit floats, sub-byte ints), scratch refs (grid steps run in
-// parallel on a GPU), and ops with no lowering.
+// parallel on a GPU), dots that tt.dot cannot do (operands other than f16,
+// bf16, f32, f64 and i8; float operands with an integer preferred type),
+// and ops with no lowering.
 
 // TritonTarget is the custom_call target of Triton kernels in XLA.
 const TritonTarget = "__gpu$xla.gpu.triton"

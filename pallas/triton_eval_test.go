@@ -3,8 +3,12 @@ package pallas
 import (
 	"fmt"
 	"math"
+	"math/big"
 	"strconv"
 	"strings"
+
+	"github.com/halo-ml/halo/interpreter"
+	"github.com/halo-ml/halo/xla"
 )
 
 // A reference evaluator of the TTIR tree the Triton lowering builds, for
@@ -15,7 +19,11 @@ import (
 // up here).
 
 // tevVal is a runtime value: floats in f, integers (and i1, pointers'
-// offsets) in i, with the shape of its type.
+// offsets) in i, with the shape of its type. TTIR integers are signless:
+// an iN value is kept sign-extended from bit N-1 (i1 as 0 or 1), and the
+// unsigned ops (divui, cmpi ult, uitofp, extui ...) read its low N bits.
+// A float is kept as a float64 holding a value of its element type (f16
+// and bf16 rounded after every op).
 type tevVal struct {
 	t   ttType
 	f   []float64
@@ -106,11 +114,17 @@ func newTev(t ttType) *tevVal {
 	return v
 }
 
-// round keeps a float in its element type's precision.
+// round keeps a float in its element type's precision: rounded once to
+// nearest even from the exact float64 value (f16 and bf16 directly, not
+// through f32), with overflow to Inf.
 func round(x float64, elem string) float64 {
 	switch elem {
-	case "f32", "f16", "bf16":
+	case "f32":
 		return float64(float32(x))
+	case "f16":
+		return float64(interpreter.RoundNarrow64(xla.Float16, x))
+	case "bf16":
+		return float64(interpreter.RoundNarrow64(xla.BFloat16, x))
 	}
 	return x
 }
@@ -121,12 +135,24 @@ func parseLit(lit string, t ttType) (float64, int64) {
 		return 0, 1
 	case lit == "false":
 		return 0, 0
-	case strings.HasPrefix(lit, "0x") && t.elem == "f32":
-		u, _ := strconv.ParseUint(lit[2:], 16, 32)
-		return float64(math.Float32frombits(uint32(u))), 0
-	case strings.HasPrefix(lit, "0x") && t.elem == "f64":
-		u, _ := strconv.ParseUint(lit[2:], 16, 64)
-		return math.Float64frombits(u), 0
+	case strings.HasPrefix(lit, "0x") && t.isFloat():
+		// The bit pattern of the element type (floatLit's NaN, Inf, f16
+		// and bf16 constants).
+		u, err := strconv.ParseUint(lit[2:], 16, t.bits())
+		if err != nil || len(lit) != 2+t.bits()/4 {
+			tevFail("%s literal %q", t.elem, lit)
+		}
+		switch t.elem {
+		case "f32":
+			return float64(math.Float32frombits(uint32(u))), 0
+		case "f64":
+			return math.Float64frombits(u), 0
+		case "f16":
+			return float64(xla.F16(u).Float32()), 0
+		case "bf16":
+			return float64(xla.BF16(u).Float32()), 0
+		}
+		tevFail("hex literal %q of %s", lit, t.elem)
 	case t.isFloat():
 		f, err := strconv.ParseFloat(lit, 64)
 		if err != nil {
@@ -244,6 +270,7 @@ func (m *tevMachine) op(op *ttOp) []*tevVal {
 	case name == "tt.load":
 		p := in(0)
 		b := m.bufs[p.buf]
+		m.checkElem(name, p, b, rt.elem)
 		var mask, other *tevVal
 		if len(op.operands) > 1 {
 			mask, other = in(1), in(2)
@@ -270,6 +297,7 @@ func (m *tevMachine) op(op *ttOp) []*tevVal {
 	case name == "tt.store":
 		p, x := in(0), in(1)
 		b := m.bufs[p.buf]
+		m.checkElem(name, p, b, x.t.elem)
 		var mask *tevVal
 		if len(op.operands) > 2 {
 			mask = in(2)
@@ -491,14 +519,20 @@ func (m *tevMachine) op(op *ttOp) []*tevVal {
 			switch name {
 			case "arith.extf", "arith.truncf":
 				res.f[k] = round(x.f[k], rt.elem)
-			case "arith.extsi", "arith.trunci":
+			case "arith.extsi":
+				v := x.i[k]
+				if sb == 1 { // i1 true is all ones
+					v = -(v & 1)
+				}
+				res.i[k] = wrap(v)
+			case "arith.trunci":
 				res.i[k] = wrap(x.i[k])
 			case "arith.extui":
 				res.i[k] = wrap(int64(uint64(x.i[k]) & mask(sb)))
 			case "arith.sitofp":
-				res.f[k] = round(float64(x.i[k]), rt.elem)
+				res.f[k] = intToFloat(x.i[k], false, sb, rt.elem)
 			case "arith.uitofp":
-				res.f[k] = round(float64(uint64(x.i[k])&mask(sb)), rt.elem)
+				res.f[k] = intToFloat(x.i[k], true, sb, rt.elem)
 			case "arith.fptosi", "arith.fptoui":
 				// Outside the target's range (NaN included) the result is
 				// poison: the lowering must never convert such a value.
@@ -529,6 +563,32 @@ func (m *tevMachine) op(op *ttOp) []*tevVal {
 		m.vals[op.results[0]] = res
 	}
 	return nil
+}
+
+// intToFloat rounds the integer v (its low bits read as unsigned when
+// unsigned) once to float type elem, as arith.sitofp/uitofp do (a 64-bit
+// integer going through float64 first could round twice).
+func intToFloat(v int64, unsigned bool, bits int, elem string) float64 {
+	prec := map[string]uint{"f64": 53, "f32": 24, "f16": 11, "bf16": 8}[elem]
+	if prec == 0 {
+		tevFail("int to %s", elem)
+	}
+	z := new(big.Float).SetPrec(prec).SetMode(big.ToNearestEven)
+	if unsigned {
+		z.SetUint64(uint64(v) & mask(bits))
+	} else {
+		z.SetInt64(v)
+	}
+	f, _ := z.Float64()   // exact: prec <= 53
+	return round(f, elem) // overflow (f16 past 65504) to Inf
+}
+
+// checkElem fails unless pointer p, its buffer b and the loaded or
+// stored value (element type elem) agree on the element type.
+func (m *tevMachine) checkElem(name string, p *tevVal, b *tevBuf, elem string) {
+	if pe := p.t.elem; pe != ptrType(b.elem) || pe != ptrType(elem) {
+		tevFail("%s of %s through %s from a buffer of %s", name, elem, pe, b.elem)
+	}
 }
 
 func mask(bits int) uint64 {
@@ -610,6 +670,9 @@ func (m *tevMachine) arith(op *ttOp, res *tevVal) {
 		case "arith.divsi", "arith.remsi", "arith.divui", "arith.remui":
 			if b == 0 {
 				tevFail("integer division by zero")
+			}
+			if (op.name == "arith.divsi" || op.name == "arith.remsi") && b == -1 && a == -1<<(bits-1) {
+				tevFail("%s overflows (minimum of i%d by -1)", op.name, bits)
 			}
 			switch op.name {
 			case "arith.divsi":

@@ -604,7 +604,13 @@ func (l *ttLower) op(op *Op) {
 		set(y)
 	case "not":
 		set(b.emit1("arith.xori", []*ttVal{in(0), b.intConst(-1, rt)}, rt))
-	case "add", "sub", "mul", "div", "rem", "max", "min", "and", "or", "xor":
+	case "div", "rem":
+		if rt.isFloat() {
+			set(b.emit1(binaryOp(op.Name, dt), []*ttVal{in(0), in(1)}, rt))
+		} else {
+			set(l.intDivRem(op.Name, dt, in(0), in(1), rt))
+		}
+	case "add", "sub", "mul", "max", "min", "and", "or", "xor":
 		set(b.emit1(binaryOp(op.Name, dt), []*ttVal{in(0), in(1)}, rt))
 	case "cmp":
 		odt := op.Operands[0].Type.DType
@@ -697,6 +703,47 @@ func binaryOp(name string, dt xla.DType) string {
 		return "arith." + name + "si"
 	}
 	return "arith." + name + "i" // and, or, xor
+}
+
+// intDivRem is integer x / y or x % y with interpret mode's (XLA's)
+// results where arith's are undefined: x / 0 is -1 (all ones), x % 0 is x,
+// MIN / -1 is MIN and MIN % -1 is 0. Those divisors are replaced by 1
+// before the divsi/divui (which would make the whole kernel undefined, a
+// guard of the user's around the division included) and the results
+// selected after it. A constant divisor needs no guard.
+func (l *ttLower) intDivRem(name string, dt xla.DType, x, y *ttVal, rt ttType) *ttVal {
+	b := l.b
+	opName := binaryOp(name, dt)
+	signed := !dt.IsUnsigned()
+	if y.isInt {
+		switch {
+		case y.ival == 0 && name == "div":
+			return b.intConst(-1, rt)
+		case y.ival == 0:
+			return x
+		case signed && y.ival == -1 && name == "div": // -x, wrapping: MIN / -1 = MIN
+			return b.emit1("arith.subi", []*ttVal{b.intConst(0, rt), x}, rt)
+		case signed && y.ival == -1:
+			return b.intConst(0, rt)
+		}
+		return b.emit1(opName, []*ttVal{x, y}, rt)
+	}
+	one := b.intConst(1, rt)
+	byZero := b.cmp("arith.cmpi", "eq", y, b.intConst(0, rt))
+	safe := b.emit1("arith.select", []*ttVal{byZero, one, y}, rt)
+	if signed {
+		minInt := int64(-1) << (rt.bits() - 1)
+		ovf := b.emit1("arith.andi", []*ttVal{
+			b.cmp("arith.cmpi", "eq", x, b.intConst(minInt, rt)),
+			b.cmp("arith.cmpi", "eq", y, b.intConst(-1, rt)),
+		}, byZero.t)
+		safe = b.emit1("arith.select", []*ttVal{ovf, one, safe}, rt) // MIN / 1 = MIN, MIN % 1 = 0
+	}
+	r := b.emit1(opName, []*ttVal{x, safe}, rt)
+	if name == "div" {
+		return b.emit1("arith.select", []*ttVal{byZero, b.intConst(-1, rt), r}, rt)
+	}
+	return b.emit1("arith.select", []*ttVal{byZero, x, r}, rt)
 }
 
 // cmpPred is the arith compare op and predicate of a StableHLO direction
@@ -885,6 +932,17 @@ func (l *ttLower) dot(op *Op, rt ttType) *ttVal {
 	if op.Attrs.TransB {
 		y = b.emit1("tt.trans", []*ttVal{y}, y.t.with([]int64{y.t.shape[1], y.t.shape[0]}), i32ArrayAttr("order", []int64{1, 0}))
 	}
+	out := op.Results[0].Type.DType
+	if in.IsFloat() && !out.IsFloat() {
+		// Interpret mode would truncate the operands to integers first;
+		// JAX takes integer preferred types for integer operands only.
+		l.fail(op, "a dot of %v operands has no integer result (%v) on Triton", in, out)
+	}
+	if out == xla.Float64 && in.IsFloat() && in != xla.Float64 {
+		// An f64 result accumulates in f64 (as in interpret mode): the
+		// operands are widened (exactly) first.
+		x, y, in = b.cast("arith.extf", x, "f64"), b.cast("arith.extf", y, "f64"), xla.Float64
+	}
 	var acc string
 	var attrs []ttAttr
 	switch in {
@@ -910,7 +968,7 @@ func (l *ttLower) dot(op *Op, rt ttType) *ttVal {
 	case "i32":
 		from = xla.Int32
 	}
-	return l.convert(op, d, from, op.Results[0].Type.DType)
+	return l.convert(op, d, from, out)
 }
 
 // address computes the pointers and the mask (nil: none) of a load or

@@ -74,7 +74,7 @@ func matmulKernel(bm, bn, bk, nk int64, act func(*Value) *Value) KernelFunc {
 
 func tritonCases() []tritonCase {
 	const M, N, K, bm, bn, bk = 32, 32, 64, 16, 16, 16
-	return []tritonCase{
+	cases := []tritonCase{
 		{
 			name: "vector_add", golden: true,
 			kernel: func(k *Kernel, refs []*Ref) { refs[2].Store(refs[0].Load().Add(refs[1].Load())) },
@@ -383,6 +383,7 @@ func tritonCases() []tritonCase {
 			})},
 		},
 	}
+	return append(cases, tritonDTypeCases()...)
 }
 
 // vmappedMatmul is the matmul batched by Vmap over 3 pairs of operands
@@ -409,48 +410,106 @@ func argTypes(args []*interpreter.Tensor) []stablehlo.TensorType {
 }
 
 // toBuf copies a tensor into an evaluator buffer of memory type elem.
+// Integers are kept as the evaluator keeps them, sign-extended from their
+// width (a u8 200 is the i8 -56); f16 and bf16 are the interpreter's
+// float32 values of the type.
 func toBuf(t *testing.T, x *interpreter.Tensor, elem string) *tevBuf {
 	b := &tevBuf{elem: elem}
+	bits := ttType{elem: elem}.bits()
 	switch d := x.Data.(type) {
 	case []float32:
 		for _, v := range d {
 			b.f = append(b.f, float64(v))
 		}
+	case []float64:
+		b.f = append([]float64{}, d...)
+	case []int8:
+		b.i = intsOf(d, bits)
+	case []int16:
+		b.i = intsOf(d, bits)
 	case []int32:
-		for _, v := range d {
-			b.i = append(b.i, int64(v))
-		}
+		b.i = intsOf(d, bits)
+	case []int64:
+		b.i = intsOf(d, bits)
+	case []uint8:
+		b.i = intsOf(d, bits)
+	case []uint16:
+		b.i = intsOf(d, bits)
+	case []uint32:
+		b.i = intsOf(d, bits)
+	case []uint64:
+		b.i = intsOf(d, bits)
 	case []bool:
-		for _, v := range d {
+		b.i = make([]int64, len(d))
+		for i, v := range d {
 			if v {
-				b.i = append(b.i, 1)
-			} else {
-				b.i = append(b.i, 0)
+				b.i[i] = 1
 			}
 		}
 	default:
 		require.Failf(t, "unsupported tensor", "%T", x.Data)
 	}
+	if isF := (ttType{elem: elem}).isFloat(); len(b.f) > 0 && !isF || len(b.i) > 0 && isF {
+		require.Failf(t, "tensor of the wrong kind", "%v for a buffer of %s", x.Shape, elem)
+	}
 	return b
 }
 
-func fromBuf(b *tevBuf, shape xla.Shape) *interpreter.Tensor {
+// fromBuf copies an evaluator buffer into a tensor of shape (integers
+// truncated to the dtype's width, which reads them as its signedness).
+func fromBuf(t *testing.T, b *tevBuf, shape xla.Shape) *interpreter.Tensor {
 	x := interpreter.NewTensor(shape)
 	switch d := x.Data.(type) {
 	case []float32:
 		for i := range d {
 			d[i] = float32(b.f[i])
 		}
+	case []float64:
+		copy(d, b.f)
+	case []int8:
+		setInts(d, b.i)
+	case []int16:
+		setInts(d, b.i)
 	case []int32:
-		for i := range d {
-			d[i] = int32(b.i[i])
-		}
+		setInts(d, b.i)
+	case []int64:
+		setInts(d, b.i)
+	case []uint8:
+		setInts(d, b.i)
+	case []uint16:
+		setInts(d, b.i)
+	case []uint32:
+		setInts(d, b.i)
+	case []uint64:
+		setInts(d, b.i)
 	case []bool:
 		for i := range d {
 			d[i] = b.i[i] != 0
 		}
+	default:
+		require.Failf(t, "unsupported tensor", "%T", x.Data)
 	}
 	return x
+}
+
+type anyInt interface {
+	~int8 | ~int16 | ~int32 | ~int64 | ~uint8 | ~uint16 | ~uint32 | ~uint64
+}
+
+// intsOf is d as the evaluator keeps integers: sign-extended from bits.
+func intsOf[T anyInt](d []T, bits int) []int64 {
+	out := make([]int64, len(d))
+	for i, v := range d {
+		out[i] = intLit(int64(v), bits)
+	}
+	return out
+}
+
+// setInts stores the evaluator's integers in d, truncated to T.
+func setInts[T anyInt](d []T, src []int64) {
+	for i := range d {
+		d[i] = T(src[i])
+	}
 }
 
 // runTritonEval lowers c with the Triton backend and runs the TTIR on the
@@ -487,7 +546,7 @@ func runTritonEval(t *testing.T, c tritonCase) []*interpreter.Tensor {
 	require.NoError(t, tevRun(f, grid, bufs))
 	outs := make([]*interpreter.Tensor, len(c.spec.OutShapes))
 	for i, s := range c.spec.OutShapes {
-		outs[i] = fromBuf(bufs[np+nin+i], s)
+		outs[i] = fromBuf(t, bufs[np+nin+i], s)
 	}
 	return outs
 }
@@ -497,8 +556,10 @@ func assertClose(t *testing.T, want, got *interpreter.Tensor) {
 	assertCloseTol(t, want, got, 1e-5)
 }
 
-// assertCloseTol compares floats to rel (relative, absolute below 1) and
-// everything else exactly.
+// assertCloseTol compares floats to rel (relative, absolute below 1; f16
+// and bf16 too, as the float32 values they are kept as), f64 to rel·1e-7
+// (about the same margin over its precision), and everything else
+// exactly. NaN matches NaN.
 func assertCloseTol(t *testing.T, want, got *interpreter.Tensor, rel float64) {
 	t.Helper()
 	require.Equal(t, want.Shape, got.Shape)
@@ -507,6 +568,18 @@ func assertCloseTol(t *testing.T, want, got *interpreter.Tensor, rel float64) {
 		g := got.Data.([]float32)
 		for i := range w {
 			tol := rel * math.Max(1, math.Abs(float64(w[i])))
+			if math.IsInf(float64(w[i]), 0) {
+				tol = 0 // an infinite tolerance would take any value
+			}
+			require.InDelta(t, w[i], g[i], tol, "element %d: want %v got %v", i, w[i], g[i])
+		}
+	case []float64:
+		g := got.Data.([]float64)
+		for i := range w {
+			tol := rel * 1e-7 * math.Max(1, math.Abs(w[i]))
+			if math.IsInf(w[i], 0) {
+				tol = 0
+			}
 			require.InDelta(t, w[i], g[i], tol, "element %d: want %v got %v", i, w[i], g[i])
 		}
 	default:
@@ -813,6 +886,17 @@ func TestTritonErrors(t *testing.T) {
 			spec: CallSpec{Name: "kdot", OutShapes: []xla.Shape{xla.MakeShape(xla.Int32, 16, 16)}},
 			args: []stablehlo.TensorType{stablehlo.Tensor(xla.Int32, 16, 16)},
 			want: []string{`kernel "kdot"`, "triton: dot", "triton_test.go:", "not i32"},
+		},
+		{
+			// Rejected when traced, for every backend (as JAX does).
+			name: "dot of floats to an integer",
+			kernel: func(k *Kernel, refs []*Ref) {
+				x := refs[0].Load()
+				refs[1].Store(Dot(x, x, xla.Int32))
+			},
+			spec: CallSpec{Name: "kdoti", OutShapes: []xla.Shape{xla.MakeShape(xla.Int32, 16, 16)}},
+			args: []stablehlo.TensorType{f32(16, 16)},
+			want: []string{`kernel "kdoti"`, "dot at triton_test.go:", "float operands (f32) with integer preferred type i32"},
 		},
 	}
 	for _, tc := range cases {
