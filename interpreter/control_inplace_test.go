@@ -255,3 +255,53 @@ func TestLoopDoesNotOwnSharedOperand(t *testing.T) {
 		all(t, out[1], 7)
 	})
 }
+
+// A loop-owned tensor that an op of the body hands to a second value (an
+// if or a case returning a carried value) is not updated in place: the other value would see the update. The loop carries an
+// invariant %inv and an accumulator that starts as %inv's tensor on the
+// first iteration.
+func TestLoopDoesNotUpdateAliasedTensorsInPlace(t *testing.T) {
+	const alias = `%sel = "stablehlo.if"(%first) ({
+        stablehlo.return %inv : tensor<8192xf32>
+      }, {
+        stablehlo.return %acc : tensor<8192xf32>
+      }) : (tensor<i1>) -> tensor<8192xf32>`
+	for name, pick := range map[string]string{
+		"if": alias,
+		"case": `%idx = stablehlo.convert %first : (tensor<i1>) -> tensor<i32>
+      %sel = "stablehlo.case"(%idx) ({
+        stablehlo.return %acc : tensor<8192xf32>
+      }, {
+        stablehlo.return %inv : tensor<8192xf32>
+      }) : (tensor<i32>) -> tensor<8192xf32>`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			p := compileText(t, `func.func @main(%x: tensor<f32>) -> (tensor<8192xf32>, tensor<8192xf32>) {
+  %c0 = stablehlo.constant dense<0> : tensor<i32>
+  %a = stablehlo.constant dense<0.0> : tensor<8192xf32>
+  %b = stablehlo.constant dense<1.0> : tensor<8192xf32>
+  %r:3 = stablehlo.while(%i = %c0, %inv = %a, %acc = %b) : tensor<i32>, tensor<8192xf32>, tensor<8192xf32>
+    cond {
+      %n = stablehlo.constant dense<3> : tensor<i32>
+      %lt = stablehlo.compare LT, %i, %n : (tensor<i32>, tensor<i32>) -> tensor<i1>
+      stablehlo.return %lt : tensor<i1>
+    } do {
+      %z = stablehlo.constant dense<0> : tensor<i32>
+      %first = stablehlo.compare EQ, %i, %z : (tensor<i32>, tensor<i32>) -> tensor<i1>
+      `+pick+`
+      %u = stablehlo.reshape %x : (tensor<f32>) -> tensor<1xf32>
+      %upd = stablehlo.dynamic_update_slice %sel, %u, %i : (tensor<8192xf32>, tensor<1xf32>, tensor<i32>) -> tensor<8192xf32>
+      %one = stablehlo.constant dense<1> : tensor<i32>
+      %i1 = stablehlo.add %i, %one : tensor<i32>
+      stablehlo.return %i1, %inv, %upd : tensor<i32>, tensor<8192xf32>, tensor<8192xf32>
+    }
+  return %r#1, %r#2 : tensor<8192xf32>, tensor<8192xf32>
+}`)
+			out, err := p.Run(context.Background(), Device{}, []Value{f32Tensor([]float32{7})})
+			require.NoError(t, err)
+			inv, acc := out[0].(*Tensor).Data.([]float32), out[1].(*Tensor).Data.([]float32)
+			assert.Equal(t, []float32{0, 0, 0, 0}, inv[:4], "the invariant is untouched")
+			assert.Equal(t, []float32{7, 7, 7, 0}, acc[:4], "steps 0, 1, 2 wrote their element")
+		})
+	}
+}

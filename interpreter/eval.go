@@ -793,11 +793,19 @@ func (x *Exec) runBlock(b *stablehlo.Block, args []Value) ([]Value, error) {
 		for _, j := range pl.reuse {
 			if t, ok := in[j].(*Tensor); ok {
 				x.dead = append(x.dead, t)
+				if pl.op.Name == "stablehlo.while" {
+					// The value dies here and the loop owns its tensor
+					// from the start: its slot no longer refers to it.
+					fr.vals[pl.in[j]] = nil
+				}
 			}
 		}
 		if pl.consume {
 			if t, ok := in[0].(*Tensor); ok {
-				if o := x.owner(); o != nil && o.excl[t] {
+				// The loop owns t, and no other value of the run refers to
+				// it: an if, case or tuple op inside the body may have
+				// handed the same tensor to another live value.
+				if o := x.owner(); o != nil && o.excl[t] && x.soleReference(t) {
 					x.dead = append(x.dead, t)
 				}
 			}

@@ -162,6 +162,43 @@ func (x *Exec) released(v Value) {
 	}
 }
 
+// soleReference reports whether t is the only live value of the run with
+// its storage.
+func (x *Exec) soleReference(t *Tensor) bool {
+	p, _ := storagePtr(t)
+	return p != 0 && x.references(p) == 1
+}
+
+// references counts the live values of the run (frame slots and the
+// arguments running kernels handed to regions) whose storage is p.
+func (x *Exec) references(p uintptr) int {
+	n := 0
+	for _, fr := range x.frames {
+		n += valuesUsing(fr.vals, p)
+	}
+	for _, vals := range x.sp.held {
+		n += valuesUsing(vals, p)
+	}
+	return n
+}
+
+func valuesUsing(vals []Value, p uintptr) int {
+	n := 0
+	for _, v := range vals {
+		switch v := v.(type) {
+		case *Tensor:
+			if v != nil {
+				if q, _ := storagePtr(v); q == p {
+					n++
+				}
+			}
+		case Tuple:
+			n += valuesUsing(v, p)
+		}
+	}
+	return n
+}
+
 // referenced reports whether a live value of the run has storage p.
 func (x *Exec) referenced(p uintptr) bool {
 	for _, fr := range x.frames {
