@@ -34,15 +34,21 @@ type packKey struct {
 type packed interface{ Free() }
 
 type packCache struct {
-	args  map[uintptr]bool // storage of the outermost call's arguments
-	limit int              // their bytes
-	m     map[packKey]packed
-	bytes int
-	made  int // windows packed in this run (for tests)
+	args map[uintptr]bool // storage of the outermost call's arguments
+	// argVals holds those arguments for the run: the windows are known by
+	// where they lie, so an argument must not be collected (and its memory
+	// given to a new value) before the run ends, even where the caller
+	// holds it nowhere else and the program's last use of it is past.
+	argVals []Value
+	limit   int // their bytes
+	m       map[packKey]packed
+	bytes   int
+	made    int // windows packed in this run (for tests)
 }
 
 // noteArgs records the arguments of the outermost call.
 func (x *Exec) noteArgs(args []Value) {
+	x.packs.argVals = args
 	for _, v := range args {
 		t, ok := v.(*Tensor)
 		if !ok || t == nil {
@@ -116,6 +122,13 @@ func (c *packCache) free() {
 		pb.Free()
 	}
 	c.m, c.bytes = nil, 0
+}
+
+// done ends the run's use of the cache: free, and the arguments are no
+// longer held.
+func (c *packCache) done() {
+	c.free()
+	c.argVals = nil
 }
 
 // mulPacked is laGemm with op(B) packed by packedWindow.

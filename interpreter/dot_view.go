@@ -18,6 +18,14 @@ import (
 // slice would have. Block-sparse kernels lowered by pallas slice a block
 // of each operand and multiply it at every grid step: the copies were a
 // large part of their time.
+//
+// Until the dot has read it, a view refers to its source's storage as a
+// value with that storage would (spare.go: referenced, soleReference): the
+// source may die at the slice while ops in between make new values (which
+// must not take its storage as a spare, nor may the dot's result), and a
+// value the source's tensor was handed to (through an
+// optimization_barrier, a tuple, a call ...) may be updated by a loop in
+// between (which must then copy it).
 
 // sliceView is the window of src at start (already clamped) of the given
 // sizes.

@@ -13,7 +13,8 @@
 // of a dead value of the run's own becomes the next result of its size
 // (spare.go), a dot reads windows of its operands where they lie
 // (dot_view.go), and a window of an argument packed for several products
-// is packed once (dot_pack.go). A run never writes into its arguments.
+// is packed once (dot_pack.go). A run never writes into its arguments,
+// nor into storage an op that may keep its operands has seen.
 package interpreter
 
 import (
@@ -138,6 +139,11 @@ type Program struct {
 	// time (opPlan.konst): results that share it are copied before they
 	// leave Run, so no caller ever writes into them.
 	constStorage map[uintptr]bool
+	// unshared turns off every way a run shares or reuses storage (planned
+	// in-place ops, loop-owned updates, spare buffers, slice views, packed
+	// windows, shared constants, reshapes sharing their operand): tests
+	// compare programs compiled with and without it (compileProgram).
+	unshared bool
 }
 
 // funcPlan gives every value of a function (including values inside its
@@ -181,18 +187,26 @@ type opPlan struct {
 	keeps bool
 	// consume is set on a dynamic_update_slice whose operand is needed by
 	// nothing that runs after it (see planConsume): when the operand is a
-	// loop-carried tensor the running while loop owns alone, the update is
-	// written into it in place.
+	// loop-carried tensor the running while loop owns alone (no other
+	// value or slice view of the run refers to its storage, and no op that
+	// may keep its operands has seen it: Exec.kept), the update is written
+	// into it in place.
 	consume bool
 }
 
 // Compile checks a module and prepares it to run. main names the entry
 // function ("" means "main", or the only public function).
 func Compile(m *stablehlo.Module, main string) (*Program, error) {
+	return compileProgram(m, main, true)
+}
+
+// compileProgram is Compile; share false compiles the program with every
+// storage-sharing optimisation off (Program.unshared), for tests.
+func compileProgram(m *stablehlo.Module, main string, share bool) (*Program, error) {
 	if m == nil {
 		return nil, fmt.Errorf("interpreter: nil module")
 	}
-	p := &Program{Module: m, funcs: map[string]*funcPlan{}, NumReplicas: 1, NumPartitions: 1}
+	p := &Program{Module: m, funcs: map[string]*funcPlan{}, NumReplicas: 1, NumPartitions: 1, unshared: !share}
 	if a, ok := m.Attr("mhlo.num_replicas").(stablehlo.IntAttr); ok {
 		p.NumReplicas = int(a.Value)
 	}
@@ -200,7 +214,7 @@ func Compile(m *stablehlo.Module, main string) (*Program, error) {
 		p.NumPartitions = int(a.Value)
 	}
 	for _, f := range m.Funcs {
-		fp, err := planFunc(f)
+		fp, err := planFunc(f, share)
 		if err != nil {
 			return nil, err
 		}
@@ -257,7 +271,7 @@ func decodeSmallConstant(op *stablehlo.Op) *Tensor {
 	return out[0].(*Tensor)
 }
 
-func planFunc(f *stablehlo.Func) (*funcPlan, error) {
+func planFunc(f *stablehlo.Func, share bool) (*funcPlan, error) {
 	fp := &funcPlan{fn: f, slots: map[*stablehlo.Value]int{}, ops: map[*stablehlo.Op]*opPlan{}, blocks: map[*stablehlo.Block][]*opPlan{}}
 	if f.Body == nil {
 		return fp, nil
@@ -287,7 +301,7 @@ func planFunc(f *stablehlo.Func) (*funcPlan, error) {
 					}
 				}
 				pl := &opPlan{op: op, kernel: k, keeps: mayKeepsOperands(op.Name)}
-				if op.Name == "stablehlo.constant" {
+				if op.Name == "stablehlo.constant" && share {
 					pl.konst = decodeSmallConstant(op)
 				}
 				for _, v := range op.Operands {
@@ -309,11 +323,17 @@ func planFunc(f *stablehlo.Func) (*funcPlan, error) {
 				fp.blocks[b] = append(fp.blocks[b], pl)
 			}
 			planFrees(fp, b)
+			if share {
+				planReuse(fp, fp.blocks[b])
+			}
 		}
 		return nil
 	}
 	if err := planRegion(f.Body); err != nil {
 		return nil, err
+	}
+	if !share {
+		return fp, nil
 	}
 	planConsume(fp)
 	uses := map[*stablehlo.Value]int{}
@@ -463,7 +483,6 @@ func planFrees(fp *funcPlan, b *stablehlo.Block) {
 	for _, pl := range plans {
 		sort.Ints(pl.free)
 	}
-	planReuse(fp, plans)
 }
 
 // inPlaceOps are the ops whose kernels only read their operands and
@@ -598,6 +617,9 @@ type Exec struct {
 	// any other region or function with arguments): the loop-carried
 	// tensors that loop alone refers to.
 	owners []*loopOwner
+	// kept is the storage of the operands of ops that may keep them
+	// (opPlan.keeps) in this run: a loop never updates it in place.
+	kept map[uintptr]bool
 }
 
 // loopOwner is what a running while loop knows of its carried tensors.
@@ -669,12 +691,12 @@ func (x *Exec) Call(f *stablehlo.Func, args []Value) ([]Value, error) {
 		}
 	}
 	outermost := len(x.frames) == 0
-	if outermost && x.Device.Rendezvous != nil {
+	if outermost && (x.Device.Rendezvous != nil || x.Program.unshared) {
 		x.sp.off = true // collectives pass values between devices
 	}
-	if outermost {
+	if outermost && !x.Program.unshared {
 		x.noteArgs(args)
-		defer x.packs.free() // the kept windows' memory, for later runs
+		defer x.packs.done() // the kept windows' memory, for later runs
 	}
 	fr := &frame{plan: fp, vals: make([]Value, fp.size)}
 	x.frames = append(x.frames, fr)
@@ -687,13 +709,30 @@ func (x *Exec) Call(f *stablehlo.Func, args []Value) ([]Value, error) {
 	if err == nil && outermost && len(x.Program.constStorage) > 0 {
 		// A result sharing a compile-time constant's storage leaves as a
 		// copy: the caller (or a backend buffer) may write into it.
-		for i, v := range out {
-			if t, ok := v.(*Tensor); ok && t != nil && x.Program.constStorage[t.dataPointer()] {
-				out[i] = t.Clone()
+		x.Program.copyConstants(out)
+	}
+	return out, err
+}
+
+// copyConstants replaces the tensors of vals (in tuples too) that share a
+// compile-time constant's storage by copies. A tuple holding one is
+// copied, not changed: other values may hold it.
+func (p *Program) copyConstants(vals []Value) bool {
+	changed := false
+	for i, v := range vals {
+		switch v := v.(type) {
+		case *Tensor:
+			if v != nil && p.constStorage[v.dataPointer()] {
+				vals[i], changed = v.Clone(), true
+			}
+		case Tuple:
+			c := slices.Clone(v)
+			if p.copyConstants(c) {
+				vals[i], changed = c, true
 			}
 		}
 	}
-	return out, err
+	return changed
 }
 
 // RunRegion runs the entry block of region r (of the current function) with
@@ -804,8 +843,11 @@ func (x *Exec) runBlock(b *stablehlo.Block, args []Value) ([]Value, error) {
 			if t, ok := in[0].(*Tensor); ok {
 				// The loop owns t, and no other value of the run refers to
 				// it: an if, case or tuple op inside the body may have
-				// handed the same tensor to another live value.
-				if o := x.owner(); o != nil && o.excl[t] && x.soleReference(t) {
+				// handed the same tensor to another live value (or a slice
+				// view of it may wait for its dot). Nor has an op that may
+				// keep it seen it: a custom call may have kept it, a
+				// collective's peers may still be reading it.
+				if o := x.owner(); o != nil && o.excl[t] && !x.isKept(t) && x.soleReference(t) {
 					x.dead = append(x.dead, t)
 				}
 			}
@@ -813,6 +855,7 @@ func (x *Exec) runBlock(b *stablehlo.Block, args []Value) ([]Value, error) {
 		keeps := pl.keeps
 		if keeps {
 			x.disown(in)
+			x.noteKept(in)
 		}
 		out, err := pl.kernel(x, pl.op, in)
 		x.dead = x.dead[:0]
@@ -849,6 +892,38 @@ func (x *Exec) runBlock(b *stablehlo.Block, args []Value) ([]Value, error) {
 		}
 	}
 	return nil, fmt.Errorf("interpreter: block has no terminator")
+}
+
+// noteKept records the storage of the tensors in vals (an op may keep
+// them: a custom call, a collective whose peers read them after it
+// returns ...).
+func (x *Exec) noteKept(vals []Value) {
+	for _, v := range vals {
+		switch v := v.(type) {
+		case *Tensor:
+			if v == nil {
+				continue
+			}
+			if p, _ := storagePtr(v); p != 0 {
+				if x.kept == nil {
+					x.kept = map[uintptr]bool{}
+				}
+				x.kept[p] = true
+			}
+		case Tuple:
+			x.noteKept(v)
+		}
+	}
+}
+
+// isKept reports whether an op that may keep its operands has seen t's
+// storage.
+func (x *Exec) isKept(t *Tensor) bool {
+	if len(x.kept) == 0 {
+		return false
+	}
+	p, _ := storagePtr(t)
+	return x.kept[p]
 }
 
 // checkValue reports whether v fits type t.

@@ -35,7 +35,7 @@ func shpOneTensor(args []Value, want int) (*Tensor, error) {
 }
 
 // shpReshape: result[i] = operand[i] in row-major order.
-func shpReshape(_ *Exec, op *stablehlo.Op, args []Value) ([]Value, error) {
+func shpReshape(x *Exec, op *stablehlo.Op, args []Value) ([]Value, error) {
 	in, err := shpOneTensor(args, 1)
 	if err != nil {
 		return nil, err
@@ -50,6 +50,9 @@ func shpReshape(_ *Exec, op *stablehlo.Op, args []Value) ([]Value, error) {
 	}
 	if sh.DType != in.Shape.DType {
 		return nil, shpErrf("result element type %v differs from the operand's %v", sh.DType, in.Shape.DType)
+	}
+	if x != nil && x.Program != nil && x.Program.unshared {
+		t = t.Clone()
 	}
 	return []Value{t}, nil
 }

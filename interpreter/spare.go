@@ -21,8 +21,9 @@ import (
 // never an argument of the run, a constant, or a custom call's result.
 // When a value dies (opPlan.free) and its storage is the run's own, the
 // storage becomes a spare unless a live value still refers to it: any slot
-// of a running function's frame, or an argument a running kernel handed to
-// one of its regions (Exec.held). The next kernel that needs a result
+// of a running function's frame (a slice view in a slot refers to its
+// source's storage), or an argument a running kernel handed to one of its
+// regions (Exec.held). The next kernel that needs a result
 // buffer of the same element storage and length takes the spare instead of
 // allocating, and writes every element of it.
 //
@@ -139,8 +140,13 @@ func (x *Exec) disown(vals []Value) {
 }
 
 // released is called with a value that just died: its storage becomes a
-// spare when it is the run's own and no live value refers to it.
+// spare when it is the run's own and no live value refers to it. A slice
+// view (dot_view.go) refers to its source's storage: the source may have
+// died before it, so the view's death may free that storage.
 func (x *Exec) released(v Value) {
+	if sv, ok := v.(*sliceView); ok && sv != nil {
+		v = sv.src
+	}
 	t, ok := v.(*Tensor)
 	if !ok || t == nil || len(x.sp.own) == 0 {
 		return
@@ -170,7 +176,8 @@ func (x *Exec) soleReference(t *Tensor) bool {
 }
 
 // references counts the live values of the run (frame slots and the
-// arguments running kernels handed to regions) whose storage is p.
+// arguments running kernels handed to regions) whose storage is p; a
+// slice view counts as a value with its source's storage.
 func (x *Exec) references(p uintptr) int {
 	n := 0
 	for _, fr := range x.frames {
@@ -185,6 +192,9 @@ func (x *Exec) references(p uintptr) int {
 func valuesUsing(vals []Value, p uintptr) int {
 	n := 0
 	for _, v := range vals {
+		if sv, ok := v.(*sliceView); ok && sv != nil {
+			v = sv.src
+		}
 		switch v := v.(type) {
 		case *Tensor:
 			if v != nil {
@@ -199,7 +209,8 @@ func valuesUsing(vals []Value, p uintptr) int {
 	return n
 }
 
-// referenced reports whether a live value of the run has storage p.
+// referenced reports whether a live value of the run has storage p (a
+// slice view has its source's).
 func (x *Exec) referenced(p uintptr) bool {
 	for _, fr := range x.frames {
 		if valuesUse(fr.vals, p) {
@@ -216,6 +227,9 @@ func (x *Exec) referenced(p uintptr) bool {
 
 func valuesUse(vals []Value, p uintptr) bool {
 	for _, v := range vals {
+		if sv, ok := v.(*sliceView); ok && sv != nil {
+			v = sv.src
+		}
 		switch v := v.(type) {
 		case *Tensor:
 			if v != nil {
