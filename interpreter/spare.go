@@ -172,26 +172,33 @@ func (x *Exec) released(v Value) {
 // its storage.
 func (x *Exec) soleReference(t *Tensor) bool {
 	p, _ := storagePtr(t)
-	return p != 0 && x.references(p) == 1
+	return p != 0 && x.references(p, 2) == 1
 }
 
 // references counts the live values of the run (frame slots and the
-// arguments running kernels handed to regions) whose storage is p; a
-// slice view counts as a value with its source's storage.
-func (x *Exec) references(p uintptr) int {
+// arguments running kernels handed to regions; a slice view counts as its
+// source) whose storage is p, stopping at limit.
+func (x *Exec) references(p uintptr, limit int) int {
 	n := 0
 	for _, fr := range x.frames {
-		n += valuesUsing(fr.vals, p)
+		if n = valuesUsing(fr.vals, p, n, limit); n >= limit {
+			return n
+		}
 	}
 	for _, vals := range x.sp.held {
-		n += valuesUsing(vals, p)
+		if n = valuesUsing(vals, p, n, limit); n >= limit {
+			return n
+		}
 	}
 	return n
 }
 
-func valuesUsing(vals []Value, p uintptr) int {
-	n := 0
+// valuesUsing adds to n the values of vals with storage p, up to limit.
+func valuesUsing(vals []Value, p uintptr, n, limit int) int {
 	for _, v := range vals {
+		if n >= limit {
+			return n
+		}
 		if sv, ok := v.(*sliceView); ok && sv != nil {
 			v = sv.src
 		}
@@ -203,48 +210,14 @@ func valuesUsing(vals []Value, p uintptr) int {
 				}
 			}
 		case Tuple:
-			n += valuesUsing(v, p)
+			n = valuesUsing(v, p, n, limit)
 		}
 	}
 	return n
 }
 
-// referenced reports whether a live value of the run has storage p (a
-// slice view has its source's).
-func (x *Exec) referenced(p uintptr) bool {
-	for _, fr := range x.frames {
-		if valuesUse(fr.vals, p) {
-			return true
-		}
-	}
-	for _, vals := range x.sp.held {
-		if valuesUse(vals, p) {
-			return true
-		}
-	}
-	return false
-}
-
-func valuesUse(vals []Value, p uintptr) bool {
-	for _, v := range vals {
-		if sv, ok := v.(*sliceView); ok && sv != nil {
-			v = sv.src
-		}
-		switch v := v.(type) {
-		case *Tensor:
-			if v != nil {
-				if q, _ := storagePtr(v); q == p {
-					return true
-				}
-			}
-		case Tuple:
-			if valuesUse(v, p) {
-				return true
-			}
-		}
-	}
-	return false
-}
+// referenced reports whether a live value of the run has storage p.
+func (x *Exec) referenced(p uintptr) bool { return x.references(p, 1) > 0 }
 
 // takeSpare returns a spare slice of type typ and length n, or nil.
 func (x *Exec) takeSpare(typ reflect.Type, n int) any {
