@@ -65,6 +65,17 @@ func kernel(w *bytes.Buffer, e elem) {
 	p("SHLQ $%d, R13", e.shift)
 	p("LEAQ (R9)(R9*2), R10")
 	p("LEAQ (R9)(R9*4), R12")
+	// Prefetch the six rows of C (two lines each: a row need not be
+	// aligned) so that the loads (acc) or the stores at the end find them
+	// in cache rather than wait for memory.
+	p("MOVQ DX, AX")
+	for r := 0; r < 6; r++ {
+		p("PREFETCHT0 (AX)")
+		p("PREFETCHT0 63(AX)")
+		if r < 5 {
+			p("ADDQ R13, AX")
+		}
+	}
 	for r := 4; r < 16; r++ {
 		p("%s Y%d, Y%d, Y%d", e.xor, r, r, r)
 	}
