@@ -527,13 +527,13 @@ func shpCopyT[T any](d []T, srcAny any, dims []int64, doff int64, dstr []int64, 
 	for _, n := range dims {
 		total *= n
 	}
-	if total < shpParMin {
+	if total < shpCopyParMin {
 		shpCopySeq(d, s, dims, doff, dstr, soff, sstr)
 		return true
 	}
 	// Large copies split the outermost dimension across cores (the
 	// destination views of the parts are disjoint).
-	shpSplit(dims[0], total, func(lo, hi int64) {
+	shpSplitFrom(dims[0], total, shpCopyParMin, func(lo, hi int64) {
 		part := append([]int64{hi - lo}, dims[1:]...)
 		shpCopySeq(d, s, part, doff+lo*dstr[0], dstr, soff+lo*sstr[0], sstr)
 	})
@@ -544,12 +544,21 @@ func shpCopyT[T any](d []T, srcAny any, dims []int64, doff int64, dstr []int64, 
 // across cores.
 const shpParMin = 1 << 17
 
+// shpCopyParMin is the element count from which a copy is split across
+// cores: a block written back into a large array (256x256 f32) goes
+// faster on two cores, above all into memory not yet touched.
+const shpCopyParMin = 1 << 15
+
 // shpSplit runs fn over [0, n) in contiguous parts, on several goroutines
 // when total (the work, in elements) is large enough to pay for them.
-func shpSplit(n, total int64, fn func(lo, hi int64)) {
+func shpSplit(n, total int64, fn func(lo, hi int64)) { shpSplitFrom(n, total, shpParMin, fn) }
+
+// shpSplitFrom is shpSplit splitting from parMin elements of work, in
+// parts of at least parMin/4.
+func shpSplitFrom(n, total, parMin int64, fn func(lo, hi int64)) {
 	p := int64(runtime.GOMAXPROCS(0))
-	p = min(p, n, total/(shpParMin/4))
-	if total < shpParMin || p < 2 {
+	p = min(p, n, total/(parMin/4))
+	if total < parMin || p < 2 {
 		fn(0, n)
 		return
 	}
