@@ -159,9 +159,19 @@ func BenchmarkDSD(b *testing.B) {
 // median time and the median of dense/sparse over the pairs: the figure
 // docs/benchmarks.md quotes, since drift on a shared machine slows both
 // runs of a pair alike.
+//
+// 8192^3 (about a minute and 2 GB of memory) runs when HALO_BENCH_MAX is
+// at least 8192.
 func BenchmarkDSDPaired(b *testing.B) {
-	for _, c := range []struct{ size, blk, bn int64 }{{1024, 128, 1024}, {2048, 128, 2048}, {2048, 256, 2048}, {4096, 256, 4096}} {
+	largest := plugintest.EnvInt(b, "HALO_BENCH_MAX", 4096)
+	for _, c := range []struct{ size, blk, bn int64 }{{1024, 128, 1024}, {2048, 128, 2048}, {2048, 256, 2048}, {4096, 256, 4096}, {8192, 256, 8192}} {
 		m, k, n, blk, bn := c.size, c.size, c.size, c.blk, c.bn
+		if m > largest {
+			b.Run(fmt.Sprintf("%d^3_blocks%d", m, blk), func(b *testing.B) {
+				b.Skipf("%d^3 takes about a minute and 2 GB: set HALO_BENCH_MAX=%d to run it", m, m)
+			})
+			continue
+		}
 		r := rand.New(rand.NewPCG(0, 1))
 		s := RandomBlockSparse(r, m, k, blk, blk, 0.1)
 		y := make([]float32, k*n)

@@ -178,9 +178,19 @@ func BenchmarkMaskedMatmulStepOverhead(b *testing.B) {
 // iteration, and reports each one's median time and the median of
 // dense/masked over the pairs: the figure docs/benchmarks.md quotes, since
 // drift on a shared machine slows both runs of a pair alike.
+//
+// 8192^3 (about a minute and 2 GB of memory) runs when HALO_BENCH_MAX is
+// at least 8192.
 func BenchmarkMaskedMatmulPaired(b *testing.B) {
-	for _, c := range []struct{ m, bm int64 }{{2048, 128}, {2048, 256}, {4096, 256}} {
+	largest := plugintest.EnvInt(b, "HALO_BENCH_MAX", 4096)
+	for _, c := range []struct{ m, bm int64 }{{2048, 128}, {2048, 256}, {4096, 256}, {8192, 256}} {
 		m, bm := c.m, c.bm
+		if m > largest {
+			b.Run(fmt.Sprintf("%d^3_blocks%dx%d_bk%d", m, bm, bm, m), func(b *testing.B) {
+				b.Skipf("%d^3 takes about a minute and 2 GB: set HALO_BENCH_MAX=%d to run it", m, m)
+			})
+			continue
+		}
 		x, y := uniformPair(1, 1, m*m)
 		mask := LowerTriangle(m, m)
 		s := sparsifyMask(mask, m, m, bm, bm)
