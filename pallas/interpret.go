@@ -15,7 +15,10 @@ import (
 // built-in interpreter and on any XLA backend.
 //
 //   - Non-prefetch operands are padded to whole blocks (pad value: NaN for
-//     floats, the minimum for integers, false for bools).
+//     floats, the minimum for integers, false for bools). The padding of an
+//     output's edge block reads as the pad value too, whatever the kernel
+//     stored there (a load masks it), as on a GPU, where nothing past the
+//     array is kept.
 //   - Outputs start as their aliased operand (padded) or filled with that
 //     "uninitialized" value; scratch buffers likewise. An output whose index
 //     map visits every block once, in one run of consecutive steps (see
@@ -106,6 +109,12 @@ type env struct {
 	// block start plus its own index, so a step that loads nothing (a
 	// skipped block) copies nothing.
 	lazy map[int]lazyBlock
+	// padLimit holds, for an output whose block may overhang its array
+	// (an edge block) and that the body loads from, per ref dim the number
+	// of the block's elements inside the array (nil for a dim whose blocks
+	// all fit): its loads read the rest as the padding value, whatever the
+	// kernel stored there, as on a GPU (which keeps nothing past the array).
+	padLimit map[int][]*stablehlo.Value
 	// cse holds the values already computed in this region and the
 	// regions around it: index maps and kernel bodies often compute the
 	// same thing (a prefetch load, a block start) several times.
@@ -389,6 +398,15 @@ func (l *interp) step(fb *stablehlo.FuncBuilder, a []*stablehlo.Value, prefetch,
 		return v
 	}
 	stored := storedRefs(p.Body)
+	loaded := loadedRefs(p.Body)
+	e.padLimit = map[int][]*stablehlo.Value{}
+	for i := 0; i < nout; i++ {
+		if loaded[p.Body.Args[np+nin+i]] {
+			if lim := padLimits(fb, p.Refs[np+nin+i], starts[nin+i]); lim != nil {
+				e.padLimit[np+nin+i] = lim
+			}
+		}
+	}
 	e.lazy = map[int]lazyBlock{}
 	for i := 0; i < nin; i++ {
 		r := p.Refs[np+i]
@@ -1177,7 +1195,7 @@ func (l *interp) load(fb *stablehlo.FuncBuilder, op *Op, e *env) (*stablehlo.Val
 		if !sameShape(a.sizes, t.Shape) {
 			v = fb.Reshape(v, hloDims(t)...)
 		}
-		return v, nil
+		return l.maskPadding(fb, op, e, slot, v, nil), nil
 	}
 	idx := l.elementIndices(fb, op, e)
 	ok := boundsOK(fb, idx, dims, t.Shape)
@@ -1186,7 +1204,7 @@ func (l *interp) load(fb *stablehlo.FuncBuilder, op *Op, e *env) (*stablehlo.Val
 		mask = e.vals[op.Operands[1+ix.NumOperands]]
 	}
 	l.checkElements(fb, op, e, idx, ok, mask, dims, "load from")
-	v := gatherElements(fb, ref, idx, t.Shape)
+	v := l.maskPadding(fb, op, e, slot, gatherElements(fb, ref, idx, t.Shape), idx)
 	if ix.HasMask {
 		other := e.vals[op.Operands[2+ix.NumOperands]]
 		v = fb.Select(mask, v, other)
@@ -1227,6 +1245,76 @@ func (lz lazyBlock) load(fb *stablehlo.FuncBuilder, a access, shape []int64) *st
 		v = fb.Reshape(v, shape...)
 	}
 	return v
+}
+
+// padLimits is, per ref dim of blocked ref r whose block starts at st
+// (element starts per array dim), the number of the block's elements
+// inside the array when the dim has edge blocks, else nil; nil when no
+// dim has.
+func padLimits(fb *stablehlo.FuncBuilder, r RefInfo, st []*stablehlo.Value) []*stablehlo.Value {
+	var lim []*stablehlo.Value
+	padded := false
+	for d, b := range r.Block {
+		if b == Squeezed {
+			continue
+		}
+		var x *stablehlo.Value
+		if r.ArrayShape[d]%b != 0 {
+			x = fb.Subtract(fb.ScalarOf(xla.Int32, float64(r.ArrayShape[d])), st[d])
+			padded = true
+		}
+		lim = append(lim, x)
+	}
+	if !padded {
+		return nil
+	}
+	return lim
+}
+
+// maskPadding replaces the elements of v, loaded by op from the ref in
+// slot, that lie in the padding of an output's edge block with the
+// padding value (idx: the element indices, nil to compute them).
+func (l *interp) maskPadding(fb *stablehlo.FuncBuilder, op *Op, e *env, slot int, v *stablehlo.Value, idx []*stablehlo.Value) *stablehlo.Value {
+	lim := e.padLimit[slot]
+	if lim == nil {
+		return v
+	}
+	if idx == nil {
+		idx = l.elementIndices(fb, op, e)
+	}
+	shape := op.Attrs.Indexer.Shape
+	var in *stablehlo.Value
+	for k, x := range lim {
+		if x == nil {
+			continue
+		}
+		c := fb.Compare(idx[k], fb.BroadcastInDim(x, shape, nil), stablehlo.CompareLT, stablehlo.CompareAuto)
+		if in == nil {
+			in = c
+		} else {
+			in = fb.And(in, c)
+		}
+	}
+	return fb.Select(in, v, uninit(fb, op.Results[0].Type.DType, shape))
+}
+
+// loadedRefs is the set of ref arguments a region (or a region nested in
+// it) loads from.
+func loadedRefs(r *Region) map[*Value]bool {
+	set := map[*Value]bool{}
+	var walk func(r *Region)
+	walk = func(r *Region) {
+		for _, op := range r.Ops {
+			if op.Name == "load" {
+				set[op.Operands[0]] = true
+			}
+			for _, sub := range op.Regions {
+				walk(sub)
+			}
+		}
+	}
+	walk(r)
+	return set
 }
 
 // storedRefs is the set of ref arguments a region (or a region nested in

@@ -624,10 +624,17 @@ func (m *tevMachine) arith(op *ttOp, res *tevVal) {
 				r = a / b
 			case "arith.remf":
 				r = math.Mod(a, b)
-			case "arith.maximumf":
-				r = math.Max(a, b)
-			case "arith.minimumf":
-				r = math.Min(a, b)
+			case "arith.maximumf", "arith.minimumf":
+				// IEEE 754-2019 maximum/minimum (LLVM's llvm.maximum):
+				// NaN if either is NaN. Go's math.Max(NaN, +Inf) is +Inf.
+				switch {
+				case math.IsNaN(a) || math.IsNaN(b):
+					r = math.NaN()
+				case op.name == "arith.maximumf":
+					r = math.Max(a, b)
+				default:
+					r = math.Min(a, b)
+				}
 			case "arith.maxnumf", "arith.minnumf": // NaN only when both are
 				switch {
 				case math.IsNaN(a):
