@@ -1300,31 +1300,20 @@ func (l *interp) maskPadding(fb *stablehlo.FuncBuilder, op *Op, e *env, slot int
 
 // loadedRefs is the set of ref arguments a region (or a region nested in
 // it) loads from.
-func loadedRefs(r *Region) map[*Value]bool {
-	set := map[*Value]bool{}
-	var walk func(r *Region)
-	walk = func(r *Region) {
-		for _, op := range r.Ops {
-			if op.Name == "load" {
-				set[op.Operands[0]] = true
-			}
-			for _, sub := range op.Regions {
-				walk(sub)
-			}
-		}
-	}
-	walk(r)
-	return set
-}
+func loadedRefs(r *Region) map[*Value]bool { return refsOf(r, "load") }
 
 // storedRefs is the set of ref arguments a region (or a region nested in
 // it) stores to.
-func storedRefs(r *Region) map[*Value]bool {
+func storedRefs(r *Region) map[*Value]bool { return refsOf(r, "store") }
+
+// refsOf is the set of refs (first operands) of the ops named name in r
+// and the regions nested in it.
+func refsOf(r *Region, name string) map[*Value]bool {
 	set := map[*Value]bool{}
 	var walk func(r *Region)
 	walk = func(r *Region) {
 		for _, op := range r.Ops {
-			if op.Name == "store" {
+			if op.Name == name {
 				set[op.Operands[0]] = true
 			}
 			for _, sub := range op.Regions {
