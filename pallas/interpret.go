@@ -95,6 +95,15 @@ type interp struct {
 	outer     *stablehlo.FuncBuilder
 	invariant map[*stablehlo.Value]bool
 	hoisted   *cseScope
+	// knownArg holds the index maps' grid arguments along axes of one
+	// step (always 0); intMemo and boolMemo what knownInt and knownBool
+	// found.
+	knownArg map[*Value]int64
+	intMemo  map[*Value]known
+	boolMemo map[*Value]known
+	// zero holds the lowered values that are all zeros (a zero constant,
+	// its broadcasts, reshapes and converts): adding one is a no-op.
+	zero map[*stablehlo.Value]bool
 }
 
 // env maps IR values to StableHLO values while lowering one region.
@@ -208,7 +217,9 @@ func uninit(fb *stablehlo.FuncBuilder, dt xla.DType, dims []int64) *stablehlo.Va
 }
 
 func lowerInterpret(fb *stablehlo.FuncBuilder, p *Program, spec *CallSpec, operands []*stablehlo.Value) ([]*stablehlo.Value, error) {
-	l := &interp{p: p, spec: spec, checks: !spec.CompilerParams.NoBoundsChecks, grid: p.Grid}
+	l := &interp{p: p, spec: spec, checks: !spec.CompilerParams.NoBoundsChecks, grid: p.Grid,
+		knownArg: map[*Value]int64{}, intMemo: map[*Value]known{}, boolMemo: map[*Value]known{},
+		zero: map[*stablehlo.Value]bool{}}
 	// The step counter is an i32.
 	if n := gridSteps(p.Grid); n > math.MaxInt32 {
 		return nil, &Error{Kernel: p.Name, Op: "interpret", Msg: fmt.Sprintf("grid %v has %d steps, more than interpret mode's %d", p.Grid, n, math.MaxInt32)}
@@ -362,9 +373,12 @@ func (l *interp) step(fb *stablehlo.FuncBuilder, a []*stablehlo.Value, prefetch,
 	rest := a[0]
 	for d := len(p.Grid) - 1; d >= 0; d-- {
 		g := fb.ScalarOf(xla.Int32, float64(p.Grid[d]))
-		if d == 0 {
+		switch {
+		case p.Grid[d] == 1:
+			e.grid[d] = fb.ScalarOf(xla.Int32, 0) // rest stays: rest/1
+		case d == 0:
 			e.grid[d] = rest
-		} else {
+		default:
 			e.grid[d] = fb.Remainder(rest, g)
 			rest = fb.Divide(rest, g)
 		}
@@ -644,6 +658,9 @@ func (l *interp) blockStarts(fb *stablehlo.FuncBuilder, e *env, i int, r RefInfo
 	me := &env{vals: map[*Value]*stablehlo.Value{}, refOf: map[*Value]int{}, grid: e.grid, step: e.step, state: e.state, cse: e.cse}
 	for g := range l.p.Grid {
 		me.vals[m.Args[g]] = e.grid[g]
+		if l.p.Grid[g] == 1 {
+			l.knownArg[m.Args[g]] = 0
+		}
 	}
 	for j, arg := range m.Args[len(l.p.Grid):] {
 		me.refOf[arg] = j
@@ -657,7 +674,7 @@ func (l *interp) blockStarts(fb *stablehlo.FuncBuilder, e *env, i int, r RefInfo
 	for d := range st {
 		b := me.vals[m.Yield[d]]
 		blocks[d] = b
-		c, isInt := constInt(m.Yield[d])
+		c, isInt := l.knownInt(m.Yield[d])
 		switch {
 		case isInt:
 			// A constant block index: a constant start.
@@ -697,11 +714,17 @@ func (l *interp) blockStarts(fb *stablehlo.FuncBuilder, e *env, i int, r RefInfo
 	return st, nil
 }
 
+// sameType reports whether lowered value v has IR type t.
+func sameType(v *stablehlo.Value, t Type) bool {
+	vt, ok := v.TensorType()
+	return ok && vt.DType == t.DType && sameShape(vt.Dims, t.Shape)
+}
+
 func isConst(v *Value) bool { return v.Def != nil && v.Def.Name == "const" }
 
 // foldInt computes a scalar integer add, sub, mul, max or min of two
-// known values (constants, NumPrograms: NumPrograms(0).Sub(1)) at
-// lowering time, when the result fits its type.
+// known values (knownInt: NumPrograms(0).Sub(1), say) at lowering time,
+// when the result fits its type.
 func (l *interp) foldInt(op *Op) (int64, bool) {
 	if len(op.Operands) != 2 || len(op.Results) != 1 {
 		return 0, false
@@ -712,6 +735,9 @@ func (l *interp) foldInt(op *Op) (int64, bool) {
 	}
 	a, okA := l.knownInt(op.Operands[0])
 	b, okB := l.knownInt(op.Operands[1])
+	if op.Name == "mul" && (okA && a == 0 || okB && b == 0) {
+		return 0, true
+	}
 	if !okA || !okB || a != int64(int32(a)) || b != int64(int32(b)) {
 		return 0, false
 	}
@@ -737,12 +763,107 @@ func (l *interp) foldInt(op *Op) (int64, bool) {
 	return c, true
 }
 
-// knownInt returns the value of an integer constant or of NumPrograms.
+// known is what the lowering knows of a scalar IR value before the grid
+// runs: an integer (i) or a boolean (b), when ok.
+type known struct {
+	i  int64
+	b  bool
+	ok bool
+}
+
+// knownInt returns the value of a scalar signed integer the lowering can
+// compute: a constant, NumPrograms, the index along a grid axis of one
+// step (ProgramID, or an index map's grid argument), and add, sub, mul,
+// max, min of such values (foldInt; a product with a known 0 is 0).
 func (l *interp) knownInt(v *Value) (int64, bool) {
-	if v.Def != nil && v.Def.Name == "num_programs" {
-		return l.p.Grid[v.Def.Attrs.Axis], true
+	if k, seen := l.intMemo[v]; seen {
+		return k.i, k.ok
 	}
-	return constInt(v)
+	var k known
+	switch {
+	case v.Def == nil:
+		k.i, k.ok = l.knownArg[v]
+	case v.Def.Name == "num_programs":
+		k.i, k.ok = l.p.Grid[v.Def.Attrs.Axis], true
+	case v.Def.Name == "program_id":
+		k.ok = l.p.Grid[v.Def.Attrs.Axis] == 1
+	case v.Def.Name == "const":
+		k.i, k.ok = constInt(v)
+	default:
+		k.i, k.ok = l.foldInt(v.Def)
+	}
+	l.intMemo[v] = k
+	return k.i, k.ok
+}
+
+// knownBool returns the value of a boolean the lowering can compute (of
+// all its elements, for a block): a constant, a comparison of known signed
+// integer scalars, broadcasts and reshapes, and not, and, or of known
+// values (false and anything is false, true or anything is true). A When
+// on a known condition is lowered inline or not at all.
+func (l *interp) knownBool(v *Value) (bool, bool) {
+	if k, seen := l.boolMemo[v]; seen {
+		return k.b, k.ok
+	}
+	var k known
+	if v.Def != nil && v.Type.DType.IsBool() {
+		ops := v.Def.Operands
+		switch v.Def.Name {
+		case "const":
+			k.b, k.ok = v.Def.Attrs.Value.(bool)
+		case "cmp":
+			k.b, k.ok = l.foldCmp(v.Def)
+		case "broadcast_in_dim", "reshape":
+			k.b, k.ok = l.knownBool(ops[0])
+		case "not":
+			b, ok := l.knownBool(ops[0])
+			k.b, k.ok = !b, ok
+		case "and", "or":
+			a, okA := l.knownBool(ops[0])
+			b, okB := l.knownBool(ops[1])
+			// The value that decides alone: false for and, true for or.
+			decides := v.Def.Name == "or"
+			switch {
+			case okA && okB:
+				k.b, k.ok = a && b, true
+				if decides {
+					k.b = a || b
+				}
+			case okA && a == decides, okB && b == decides:
+				k.b, k.ok = decides, true
+			}
+		}
+	}
+	l.boolMemo[v] = k
+	return k.b, k.ok
+}
+
+// foldCmp compares two known signed integer scalars.
+func (l *interp) foldCmp(op *Op) (bool, bool) {
+	t := op.Operands[0].Type
+	if len(t.Shape) != 0 || !t.DType.IsInt() || t.DType.IsUnsigned() {
+		return false, false
+	}
+	a, okA := l.knownInt(op.Operands[0])
+	b, okB := l.knownInt(op.Operands[1])
+	if !okA || !okB {
+		return false, false
+	}
+	switch op.Attrs.Dir {
+	case "EQ":
+		return a == b, true
+	case "NE":
+		return a != b, true
+	case "LT":
+		return a < b, true
+	case "LE":
+		return a <= b, true
+	case "GT":
+		return a > b, true
+	case "GE":
+		return a >= b, true
+	}
+	return false, false
 }
 
 // constInt returns the value of an integer constant.
@@ -872,8 +993,17 @@ func (l *interp) op(fb *stablehlo.FuncBuilder, op *Op, e *env) error {
 		set(fb.ScalarOf(t.DType, float64(c)))
 		return nil
 	}
+	if len(op.Results) == 1 && op.Name != "const" {
+		if b, ok := l.knownBool(op.Results[0]); ok {
+			set(fb.SplatOf(xla.Bool, map[bool]float64{false: 0, true: 1}[b], hloDims(t)...))
+			return nil
+		}
+	}
 	switch op.Name {
 	case "const":
+		if c := op.Attrs.Value; c == 0.0 || c == int64(0) {
+			defer func() { l.zero[e.vals[op.Results[0]]] = true }()
+		}
 		switch c := op.Attrs.Value.(type) {
 		case float64:
 			set(fb.SplatOf(t.DType, c, hloDims(t)...))
@@ -927,8 +1057,19 @@ func (l *interp) op(fb *stablehlo.FuncBuilder, op *Op, e *env) error {
 	case "not":
 		set(fb.Not(in(0)))
 	case "add":
-		set(fb.Add(in(0), in(1)))
+		switch {
+		case l.zero[in(0)] && sameType(in(1), t):
+			set(in(1)) // 0 + x (as XLA simplifies it: -0 stays -0)
+		case l.zero[in(1)] && sameType(in(0), t):
+			set(in(0))
+		default:
+			set(fb.Add(in(0), in(1)))
+		}
 	case "sub":
+		if l.zero[in(1)] && sameType(in(0), t) {
+			set(in(0))
+			break
+		}
 		set(fb.Subtract(in(0), in(1)))
 	case "mul":
 		set(fb.Multiply(in(0), in(1)))
@@ -942,15 +1083,31 @@ func (l *interp) op(fb *stablehlo.FuncBuilder, op *Op, e *env) error {
 		set(fb.Minimum(in(0), in(1)))
 	case "pow":
 		set(fb.Power(in(0), in(1)))
-	case "and":
-		set(fb.And(in(0), in(1)))
-	case "or":
-		set(fb.Or(in(0), in(1)))
+	case "and", "or":
+		// true and x, false or x: x.
+		neutral := op.Name == "and"
+		if b, ok := l.knownBool(op.Operands[0]); ok && b == neutral {
+			set(in(1))
+			break
+		}
+		if b, ok := l.knownBool(op.Operands[1]); ok && b == neutral {
+			set(in(0))
+			break
+		}
+		if neutral {
+			set(fb.And(in(0), in(1)))
+		} else {
+			set(fb.Or(in(0), in(1)))
+		}
 	case "xor":
 		set(fb.Xor(in(0), in(1)))
 	case "cmp":
 		set(fb.Compare(in(0), in(1), stablehlo.ComparisonDirection(op.Attrs.Dir), stablehlo.CompareAuto))
 	case "select":
+		if b, ok := l.knownBool(op.Operands[0]); ok {
+			set(map[bool]*stablehlo.Value{true: in(1), false: in(2)}[b])
+			break
+		}
 		set(fb.Select(in(0), in(1), in(2)))
 	case "convert":
 		if op.Operands[0].Type.DType == t.DType {
@@ -958,10 +1115,13 @@ func (l *interp) op(fb *stablehlo.FuncBuilder, op *Op, e *env) error {
 			break
 		}
 		set(fb.Convert(in(0), t.DType))
+		l.zero[e.vals[op.Results[0]]] = l.zero[in(0)]
 	case "broadcast_in_dim":
 		set(fb.BroadcastInDim(in(0), hloDims(t), op.Attrs.Dims))
+		l.zero[e.vals[op.Results[0]]] = l.zero[in(0)]
 	case "reshape":
 		set(fb.Reshape(in(0), hloDims(t)...))
+		l.zero[e.vals[op.Results[0]]] = l.zero[in(0)]
 	case "transpose":
 		set(fb.Transpose(in(0), op.Attrs.Perm...))
 	case "reduce":
@@ -1458,6 +1618,12 @@ func pick(state []*stablehlo.Value, slots []int) []*stablehlo.Value {
 
 func (l *interp) when(fb *stablehlo.FuncBuilder, op *Op, e *env) error {
 	r := op.Regions[0]
+	if b, ok := l.knownBool(op.Operands[0]); ok {
+		if !b {
+			return nil
+		}
+		return l.region(fb, r, e) // runs at every step: no stablehlo.if
+	}
 	mod := l.modified(r, e)
 	if len(mod) == 0 {
 		return nil // no stores, no checks: nothing observable

@@ -1,6 +1,7 @@
 package pallas
 
 import (
+	"errors"
 	"strings"
 	"testing"
 
@@ -174,4 +175,99 @@ func TestInterpretHoistsLoopInvariantValues(t *testing.T) {
 	}
 	// One zeros block serves the scratch store and the loop's start.
 	assert.Equal(t, 1, strings.Count(before, "stablehlo.constant dense<0.000000e+00> : tensor<4xf32>"), before)
+}
+
+func TestInterpretFoldsKnownConditions(t *testing.T) {
+	// Along a grid axis of one step, ProgramID is 0: a When on it runs
+	// inline (no stablehlo.if) or not at all, And with a known true is its
+	// other operand, a zeroed accumulator plus a product is the product (no
+	// add), and an index map's product by that axis' index is a constant.
+	// The results are those of the kernel run as written.
+	const bm, bk = 2, 4
+	kernel := func(k *Kernel, refs []*Ref) {
+		x, y, o, acc := refs[0], refs[1], refs[2], refs[3]
+		kk := k.ProgramID(1)
+		k.When(kk.Eq(0), func() { acc.Store(0.0) })
+		k.When(kk.Ne(0), func() { acc.Store(100.0) }) // never runs
+		acc.Store(acc.Load().Add(Dot(x.Load(), y.Load(), xla.Float32)))
+		last := kk.Eq(k.NumPrograms(1).Sub(1))
+		k.When(last.And(k.NumPrograms(0).Gt(1)), func() {
+			o.Store(Where(kk.Gt(0), acc.Load().Mul(3.0), acc.Load().Sub(k.Zeros(xla.Float32, bm, bm))))
+		})
+	}
+	spec := CallSpec{
+		Name:      "known",
+		OutShapes: []xla.Shape{xla.MakeShape(xla.Float32, 4, bm)},
+		Grid:      []int64{2, 1},
+		InSpecs: []*BlockSpec{
+			{BlockShape: []int64{bm, bk}, IndexMap: func(g []*Value, _ []*Ref) []any { return []any{g[0], g[1].Mul(5)} }},
+			{BlockShape: []int64{bk, bm}, IndexMap: func(g []*Value, _ []*Ref) []any { return []any{g[1], 0} }},
+		},
+		OutSpecs:       []*BlockSpec{{BlockShape: []int64{bm, bm}, IndexMap: func(g []*Value, _ []*Ref) []any { return []any{g[0], g[1]} }}},
+		ScratchShapes:  []xla.Shape{xla.MakeShape(xla.Float32, bm, bm)},
+		CompilerParams: CompilerParams{NoBoundsChecks: true},
+	}
+	x := f32s(4*bk, func(i int) float32 { return float32(i%5) - 1 })
+	y := f32s(bk*bm, func(i int) float32 { return float32(i%3) + 0.5 })
+	out, err := runCall(kernel, spec, tensor(t, xla.Float32, x, 4, bk), tensor(t, xla.Float32, y, bk, bm))
+	require.NoError(t, err)
+	want := make([]float32, 4*bm)
+	for r := 0; r < 4; r++ {
+		for c := 0; c < bm; c++ {
+			for q := 0; q < bk; q++ {
+				want[r*bm+c] += x[r*bk+q] * y[q*bm+c]
+			}
+		}
+	}
+	assert.Equal(t, want, out[0].Data)
+
+	b := stablehlo.NewBuilder("known")
+	fb := b.NewFunction("main", stablehlo.Tensor(xla.Float32, 4, bk), stablehlo.Tensor(xla.Float32, bk, bm))
+	fb.Return(Call(fb, kernel, spec, fb.Args()...)...)
+	m, err := b.Build()
+	require.NoError(t, err)
+	text := m.String()
+	body := text[strings.Index(text, "stablehlo.while"):]
+	// The only ifs left write output blocks back: the previous one when
+	// the block changes, the last one at the last step.
+	assert.Equal(t, 2, strings.Count(body, "stablehlo.if"), body)
+	assert.Equal(t, 2, strings.Count(body, "stablehlo.dynamic_update_slice"), body)
+	for _, op := range []string{"stablehlo.subtract", "stablehlo.and", "stablehlo.select", "dense<1.000000e+02>", "stablehlo.remainder"} {
+		assert.NotContains(t, body, op)
+	}
+	assert.Equal(t, 1, strings.Count(body, "stablehlo.add"), "only the step counter's add: %s", body)
+}
+
+func TestInterpretChecksFoldedIndices(t *testing.T) {
+	// Block indices and slice starts that fold to constants (ProgramID
+	// along an axis of one step) are still checked.
+	x := tensor(t, xla.Float32, f32s(8, func(i int) float32 { return float32(i) }), 8)
+	out := []*BlockSpec{{BlockShape: []int64{4}, IndexMap: func(g []*Value, _ []*Ref) []any { return []any{g[0]} }}}
+	for _, c := range []struct {
+		name   string
+		in     IndexMapFunc
+		kernel KernelFunc
+		want   []string
+	}{
+		{"block index", func(g []*Value, _ []*Ref) []any { return []any{g[0].Add(2)} },
+			func(k *Kernel, r []*Ref) { r[1].Store(r[0].Load()) },
+			[]string{"grid point (0)", "index map of input 0", "block index (2) outside (2)"}},
+		{"slice start", func(g []*Value, _ []*Ref) []any { return []any{g[0]} },
+			func(k *Kernel, r []*Ref) {
+				r[1].Store(r[0].Load(DS(k.ProgramID(0).Add(3), 2)).Sum(), Slice(0, 1))
+				r[1].Store(0.0, Slice(1, 4))
+			},
+			[]string{"grid point (0)", "load from input 0", "starting at (3) outside (4)"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			spec := CallSpec{Name: "folded", OutShapes: []xla.Shape{xla.MakeShape(xla.Float32, 4)}, Grid: []int64{1},
+				InSpecs: []*BlockSpec{{BlockShape: []int64{4}, IndexMap: c.in}}, OutSpecs: out}
+			_, err := runCall(c.kernel, spec, x)
+			var be *BoundsError
+			require.True(t, errors.As(err, &be), "want a *BoundsError, got %T: %v", err, err)
+			for _, w := range c.want {
+				assert.Contains(t, err.Error(), w)
+			}
+		})
+	}
 }
