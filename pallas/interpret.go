@@ -103,7 +103,9 @@ type interp struct {
 	boolMemo map[*Value]known
 	// zero holds the lowered values that are all zeros (a zero constant,
 	// its broadcasts, reshapes and converts): adding one is a no-op.
-	zero map[*stablehlo.Value]bool
+	// zeroIf those that are zeros at some steps.
+	zero   map[*stablehlo.Value]bool
+	zeroIf map[*stablehlo.Value]zeroIf
 }
 
 // env maps IR values to StableHLO values while lowering one region.
@@ -219,7 +221,7 @@ func uninit(fb *stablehlo.FuncBuilder, dt xla.DType, dims []int64) *stablehlo.Va
 func lowerInterpret(fb *stablehlo.FuncBuilder, p *Program, spec *CallSpec, operands []*stablehlo.Value) ([]*stablehlo.Value, error) {
 	l := &interp{p: p, spec: spec, checks: !spec.CompilerParams.NoBoundsChecks, grid: p.Grid,
 		knownArg: map[*Value]int64{}, intMemo: map[*Value]known{}, boolMemo: map[*Value]known{},
-		zero: map[*stablehlo.Value]bool{}}
+		zero: map[*stablehlo.Value]bool{}, zeroIf: map[*stablehlo.Value]zeroIf{}}
 	// The step counter is an i32.
 	if n := gridSteps(p.Grid); n > math.MaxInt32 {
 		return nil, &Error{Kernel: p.Name, Op: "interpret", Msg: fmt.Sprintf("grid %v has %d steps, more than interpret mode's %d", p.Grid, n, math.MaxInt32)}
@@ -1057,11 +1059,18 @@ func (l *interp) op(fb *stablehlo.FuncBuilder, op *Op, e *env) error {
 	case "not":
 		set(fb.Not(in(0)))
 	case "add":
+		z0, ok0 := l.zeroIf[in(0)]
+		z1, ok1 := l.zeroIf[in(1)]
+		big := t.Size() >= minZeroIfAdd
 		switch {
 		case l.zero[in(0)] && sameType(in(1), t):
 			set(in(1)) // 0 + x (as XLA simplifies it: -0 stays -0)
 		case l.zero[in(1)] && sameType(in(0), t):
 			set(in(0))
+		case ok0 && big && sameType(in(1), t):
+			set(addZeroIf(fb, z0, in(1)))
+		case ok1 && big && sameType(in(0), t):
+			set(addZeroIf(fb, z1, in(0)))
 		default:
 			set(fb.Add(in(0), in(1)))
 		}
@@ -1629,13 +1638,16 @@ func (l *interp) when(fb *stablehlo.FuncBuilder, op *Op, e *env) error {
 		return nil // no stores, no checks: nothing observable
 	}
 	var inner error
-	res := fb.If(e.vals[op.Operands[0]], func(rb *stablehlo.FuncBuilder) []*stablehlo.Value {
+	var stored []*stablehlo.Value
+	cond := e.vals[op.Operands[0]]
+	res := fb.If(cond, func(rb *stablehlo.FuncBuilder) []*stablehlo.Value {
 		c := e.child()
 		if err := l.region(rb, r, c); err != nil {
 			inner = err
 			return pick(e.state, mod)
 		}
-		return pick(c.state, mod)
+		stored = pick(c.state, mod)
+		return stored
 	}, func(rb *stablehlo.FuncBuilder) []*stablehlo.Value {
 		return pick(e.state, mod)
 	})
@@ -1643,9 +1655,32 @@ func (l *interp) when(fb *stablehlo.FuncBuilder, op *Op, e *env) error {
 		return inner
 	}
 	for i, s := range mod {
+		if l.zero[stored[i]] {
+			l.zeroIf[res[i]] = zeroIf{cond: cond, other: e.state[s]}
+		}
 		e.state[s] = res[i]
 	}
 	return nil
+}
+
+// zeroIf is a lowered value that is zeros when cond holds, else other:
+// the state of a ref after a When that zeroes it (an accumulator reset
+// when a new output block starts).
+type zeroIf struct{ cond, other *stablehlo.Value }
+
+// minZeroIfAdd is the least number of elements for which an add of a
+// zeroIf value is worth a stablehlo.if that skips it (see op "add").
+const minZeroIfAdd = 1024
+
+// addZeroIf lowers z + x, z a zeroIf value, as "if z.cond then x else
+// z.other + x": at the steps that reset an accumulator, adding the
+// product to it costs nothing.
+func addZeroIf(fb *stablehlo.FuncBuilder, z zeroIf, x *stablehlo.Value) *stablehlo.Value {
+	return fb.If(z.cond, func(rb *stablehlo.FuncBuilder) []*stablehlo.Value {
+		return []*stablehlo.Value{x}
+	}, func(rb *stablehlo.FuncBuilder) []*stablehlo.Value {
+		return []*stablehlo.Value{rb.Add(z.other, x)}
+	})[0]
 }
 
 func (l *interp) forLoop(fb *stablehlo.FuncBuilder, op *Op, e *env) error {
