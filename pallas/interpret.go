@@ -31,6 +31,15 @@ import (
 //     since it was entered, and only then is it written back, so a block
 //     a visit leaves alone keeps the array's contents (its aliased operand,
 //     or the "uninitialized" value) without a copy out and back.
+//   - An output that starts as zeros (above) and that the kernel stores
+//     zero blocks to carries a flag in the loop: "the current block
+//     differs from the zeros under it". A block whose last store put
+//     zeros in all of it is not written back.
+//   - What is known before the grid runs is folded: ProgramID along an
+//     axis of one step is 0, comparisons of known integers and and/or/not
+//     of known booleans are constants, a When on a known condition is
+//     lowered inline or not at all, 0 + x is x; an accumulator a When
+//     zeroes is added to only at the steps that did not zero it.
 //   - One stablehlo.while runs the grid in row-major order (last axis
 //     fastest). Each step turns the step number into grid indices, runs the
 //     index maps (grid indices and the prefetch arrays), slices the input and
@@ -84,8 +93,13 @@ type interp struct {
 	// slot to the flag's slot in env.state.
 	dirtyAt   []int
 	dirtySlot map[int]int
-	grid      []int64
-	total     int64 // grid steps
+	// zeroSkip[slot] is set for an output ref that starts as zeros (once)
+	// and that the kernel stores zero blocks to: its flag (a dirty slot)
+	// then says whether the current block differs from the zeros the
+	// array holds there, and a block stored as zeros is not written back.
+	zeroSkip map[int]bool
+	grid     []int64
+	total    int64 // grid steps
 	// outer builds the function around the grid loop. A kernel op that
 	// depends on nothing a step changes (a constant, an iota, a broadcast
 	// or arithmetic of such values) is emitted there, once per call, and
@@ -290,6 +304,7 @@ func lowerInterpret(fb *stablehlo.FuncBuilder, p *Program, spec *CallSpec, opera
 	l.cacheAt = make([]int, nout)
 	l.uninitBlock = make([]*stablehlo.Value, nout)
 	l.dirtySlot = map[int]int{}
+	l.zeroSkip = map[int]bool{}
 	for i := 0; i < nout; i++ {
 		r := p.Refs[np+nin+i]
 		if sameShape(r.Block, r.ArrayShape) {
@@ -306,6 +321,10 @@ func lowerInterpret(fb *stablehlo.FuncBuilder, p *Program, spec *CallSpec, opera
 			// Also the value of every later new block (see step).
 			l.uninitBlock[i] = uninit(fb, r.DType, blockSizes(r))
 			init = append(init, l.uninitBlock[i])
+			if storesZeros(p.Body, p.Body.Args[np+nin+i]) {
+				l.dirtySlot[np+nin+i] = len(p.Refs) + 1 + len(l.dirtySlot)
+				l.zeroSkip[np+nin+i] = true
+			}
 		case writeOnly(p.Body, p.Body.Args[np+nin+i], r.BlockShape):
 			// Never read: any value of the block's type will do.
 			l.dirtySlot[np+nin+i] = len(p.Refs) + 1 + len(l.dirtySlot)
@@ -320,7 +339,9 @@ func lowerInterpret(fb *stablehlo.FuncBuilder, p *Program, spec *CallSpec, opera
 		l.dirtyAt[i] = -1
 		if _, ok := l.dirtySlot[np+nin+i]; ok {
 			l.dirtyAt[i] = len(init)
-			init = append(init, fb.ScalarOf(xla.Bool, 0))
+			// A zero-skipping output's first block is uninitialized, not
+			// the zeros under it: it differs.
+			init = append(init, fb.ScalarOf(xla.Bool, boolFloat(l.zeroSkip[np+nin+i])))
 		}
 	}
 	total := int64(1)
@@ -453,6 +474,29 @@ func (l *interp) step(fb *stablehlo.FuncBuilder, a []*stablehlo.Value, prefetch,
 			}
 		}
 		sizes := blockSizes(r)
+		if d := l.dirtyAt[i]; d >= 0 && l.zeroSkip[np+nin+i] {
+			// Written back unless it holds the zeros already under it; the
+			// new block starts uninitialized, which differs from them.
+			differs := a[d]
+			res := fb.If(changed, func(rb *stablehlo.FuncBuilder) []*stablehlo.Value {
+				b2 := rb.If(differs, func(rb2 *stablehlo.FuncBuilder) []*stablehlo.Value {
+					return []*stablehlo.Value{rb2.DynamicUpdateSlice(buf, blk, prev)}
+				}, func(rb2 *stablehlo.FuncBuilder) []*stablehlo.Value {
+					return []*stablehlo.Value{buf}
+				})[0]
+				return []*stablehlo.Value{b2, l.uninitBlock[i]}
+			}, func(rb *stablehlo.FuncBuilder) []*stablehlo.Value {
+				return []*stablehlo.Value{buf, blk}
+			})
+			bufs[i] = res[0]
+			e.state[l.dirtySlot[np+nin+i]] = fb.Or(changed, differs)
+			v := res[1]
+			if !sameShape(sizes, r.BlockShape) {
+				v = fb.Reshape(v, r.BlockShape...)
+			}
+			e.state[np+nin+i] = v
+			continue
+		}
 		if d := l.dirtyAt[i]; d >= 0 {
 			// Written back only if stored since entered; the new block's
 			// contents are never read (every store replaces all of it).
@@ -595,6 +639,39 @@ func writeOnly(body *Region, ref *Value, block []int64) bool {
 	return ok
 }
 
+// storesZeros reports whether the kernel body stores zeros (a zero
+// constant, or a broadcast, reshape or convert of one) to ref.
+func storesZeros(body *Region, ref *Value) bool {
+	var isZero func(v *Value) bool
+	isZero = func(v *Value) bool {
+		if v.Def == nil {
+			return false
+		}
+		switch v.Def.Name {
+		case "const":
+			c := v.Def.Attrs.Value
+			return c == 0.0 || c == int64(0)
+		case "broadcast_in_dim", "reshape", "convert":
+			return isZero(v.Def.Operands[0])
+		}
+		return false
+	}
+	found := false
+	var walk func(r *Region)
+	walk = func(r *Region) {
+		for _, op := range r.Ops {
+			if op.Name == "store" && op.Operands[0] == ref && isZero(op.Operands[1+op.Attrs.Indexer.NumOperands]) {
+				found = true
+			}
+			for _, sub := range op.Regions {
+				walk(sub)
+			}
+		}
+	}
+	walk(body)
+	return found
+}
+
 // visitsEachBlockOnce reports whether index map m, over a row-major grid,
 // visits every block of r, each in a single run of consecutive steps: every
 // block index is either a grid index (each grid axis used at most once, with
@@ -720,6 +797,13 @@ func (l *interp) blockStarts(fb *stablehlo.FuncBuilder, e *env, i int, r RefInfo
 func sameType(v *stablehlo.Value, t Type) bool {
 	vt, ok := v.TensorType()
 	return ok && vt.DType == t.DType && sameShape(vt.Dims, t.Shape)
+}
+
+func boolFloat(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 func isConst(v *Value) bool { return v.Def != nil && v.Def.Name == "const" }
@@ -997,7 +1081,7 @@ func (l *interp) op(fb *stablehlo.FuncBuilder, op *Op, e *env) error {
 	}
 	if len(op.Results) == 1 && op.Name != "const" {
 		if b, ok := l.knownBool(op.Results[0]); ok {
-			set(fb.SplatOf(xla.Bool, map[bool]float64{false: 0, true: 1}[b], hloDims(t)...))
+			set(fb.SplatOf(xla.Bool, boolFloat(b), hloDims(t)...))
 			return nil
 		}
 	}
@@ -1530,6 +1614,11 @@ func (l *interp) store(fb *stablehlo.FuncBuilder, op *Op, e *env) error {
 	ix := op.Attrs.Indexer
 	dims := op.Operands[0].Type.Shape
 	val := e.vals[op.Operands[1+ix.NumOperands]]
+	if d, ok := l.dirtySlot[slot]; ok {
+		// Stored since entered; for zeroSkip, differs from zeros (unless
+		// all of it is stored as zeros, below).
+		e.state[d] = fb.ScalarOf(xla.Bool, 1)
+	}
 	if !ix.HasArrays() && !ix.HasMask {
 		a := l.sliceAccess(fb, op, e)
 		l.checkSlice(fb, op, e, a, dims, "store to")
@@ -1537,10 +1626,10 @@ func (l *interp) store(fb *stablehlo.FuncBuilder, op *Op, e *env) error {
 			if !sameShape(ix.Shape, dims) {
 				val = fb.Reshape(val, dims...)
 			}
-			e.state[slot] = val
-			if d, ok := l.dirtySlot[slot]; ok {
-				e.state[d] = fb.ScalarOf(xla.Bool, 1)
+			if l.zeroSkip[slot] && l.zero[val] {
+				e.state[l.dirtySlot[slot]] = fb.ScalarOf(xla.Bool, 0)
 			}
+			e.state[slot] = val
 			return nil
 		}
 		if !sameShape(ix.Shape, a.sizes) {

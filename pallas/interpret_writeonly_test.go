@@ -1,6 +1,7 @@
 package pallas
 
 import (
+	"math"
 	"strings"
 	"testing"
 
@@ -105,4 +106,98 @@ func TestWriteOnly(t *testing.T) {
 			assert.Equal(t, c.want, writeOnly(p.Body, p.Body.Args[0], []int64{4, 8}))
 		})
 	}
+}
+
+// An output that starts as zeros (its index map visits each block once)
+// does not write back a block the kernel stored as zeros: the array holds
+// them already. A block stored otherwise after or in part, or never
+// stored, is written back as usual.
+func TestZeroBlocksAreNotWrittenBack(t *testing.T) {
+	const (
+		zeros         = iota // all of it zeros
+		value                // the step's id
+		valueThenZero        // id, then all zeros
+		zeroThenPart         // zeros, then id in its first row
+		nothing              // never stored: NaN
+		zeroThenLoad         // zeros, then what it loads back plus one
+	)
+	kernel := func(k *Kernel, r []*Ref) {
+		mode, o := r[0], r[1]
+		i, j := k.ProgramID(0), k.ProgramID(1)
+		id := i.Mul(10).Add(j).Add(1).Astype(xla.Float32)
+		m := mode.Load(i, j)
+		k.When(m.Eq(zeros), func() { o.Store(0.0) })
+		k.When(m.Eq(value), func() { o.Store(id.BroadcastTo(2, 2)) })
+		k.When(m.Eq(valueThenZero), func() {
+			o.Store(id.BroadcastTo(2, 2))
+			o.Store(k.Zeros(xla.Float32, 2, 2))
+		})
+		k.When(m.Eq(zeroThenPart), func() {
+			o.Store(0.0)
+			o.Store(id.BroadcastTo(1, 2), Slice(0, 1), All)
+		})
+		k.When(m.Eq(zeroThenLoad), func() {
+			o.Store(0.0)
+			o.Store(o.Load().Add(1.0))
+		})
+	}
+	blk := func(g []*Value, _ []*Ref) []any { return []any{g[0], g[1]} }
+	spec := CallSpec{
+		Name:              "zero_blocks",
+		OutShapes:         []xla.Shape{xla.MakeShape(xla.Float32, 4, 6)},
+		Grid:              []int64{2, 3},
+		NumScalarPrefetch: 1,
+		OutSpecs:          []*BlockSpec{{BlockShape: []int64{2, 2}, IndexMap: blk}},
+	}
+	for _, modes := range [][]int32{
+		{zeros, value, valueThenZero, zeroThenPart, nothing, zeroThenLoad},
+		{zeroThenLoad, nothing, zeroThenPart, valueThenZero, value, zeros},
+		{zeros, zeros, zeros, zeros, zeros, zeros},
+		{nothing, zeros, nothing, value, zeros, valueThenZero},
+	} {
+		out, err := runCall(kernel, spec, tensor(t, xla.Int32, modes, 2, 3))
+		require.NoError(t, err)
+		got := out[0].Data.([]float32)
+		for e := range 24 {
+			row, c := e/6, e%6
+			i, j := row/2, c/2
+			id := float32(i*10 + j + 1)
+			var want float32
+			switch modes[i*3+j] {
+			case value:
+				want = id
+			case zeroThenPart:
+				if row%2 == 0 {
+					want = id
+				}
+			case zeroThenLoad:
+				want = 1
+			case nothing:
+				assert.True(t, math.IsNaN(float64(got[e])), "modes %v: element %d of a block never stored is %v, want NaN", modes, e, got[e])
+				continue
+			}
+			assert.Equal(t, want, got[e], "modes %v: element %d (block %d,%d)", modes, e, i, j)
+		}
+	}
+
+	b := stablehlo.NewBuilder("zero_blocks")
+	fb := b.NewFunction("main", stablehlo.Tensor(xla.Int32, 2, 3))
+	fb.Return(Call(fb, kernel, spec, fb.Args()...)...)
+	m, err := b.Build()
+	require.NoError(t, err)
+	// The write-back of the block left is in an if in an if: on a new
+	// block, then on the flag.
+	text := m.String()
+	indent := func(line string) int { return len(line) - len(strings.TrimLeft(line, " ")) }
+	loop := -1
+	nested := false
+	for _, line := range strings.Split(text, "\n") {
+		if strings.Contains(line, "stablehlo.while") {
+			loop = indent(line)
+		}
+		if strings.Contains(line, "stablehlo.dynamic_update_slice") && strings.Contains(line, "(tensor<4x6xf32>, tensor<2x2xf32>") && indent(line) == loop+6 {
+			nested = true
+		}
+	}
+	assert.True(t, nested, "no write-back under a flag: %s", text)
 }
