@@ -807,7 +807,23 @@ func (x *Exec) runBlock(b *stablehlo.Block, args []Value) ([]Value, error) {
 			fr.vals[fr.plan.slots[a]] = args[i]
 		}
 	}
-	for _, pl := range fr.plan.blocks[b] {
+	plans := fr.plan.blocks[b]
+	// The operands of every op come from one allocation; each op's part
+	// is cleared once the op is done, so the block holds no value longer
+	// than the frame does. Ops that may keep their operands (collectives,
+	// whose peers read the slice after the op returns; custom calls) get
+	// a slice of their own.
+	n := 0
+	for _, pl := range plans {
+		if !pl.keeps {
+			n += len(pl.in)
+		}
+	}
+	arena := make([]Value, n)
+	var prev []Value
+	for _, pl := range plans {
+		clear(prev)
+		prev = nil
 		if pl.konst != nil {
 			fr.vals[pl.out[0]] = pl.konst
 			for _, s := range pl.free {
@@ -815,7 +831,14 @@ func (x *Exec) runBlock(b *stablehlo.Block, args []Value) ([]Value, error) {
 			}
 			continue
 		}
-		in := make([]Value, len(pl.in))
+		var in []Value
+		if pl.keeps {
+			in = make([]Value, len(pl.in))
+		} else {
+			in = arena[:len(pl.in):len(pl.in)]
+			arena = arena[len(pl.in):]
+			prev = in
+		}
 		for i, s := range pl.in {
 			in[i] = fr.vals[s]
 		}
@@ -823,7 +846,7 @@ func (x *Exec) runBlock(b *stablehlo.Block, args []Value) ([]Value, error) {
 			for _, s := range pl.free {
 				fr.vals[s] = nil
 			}
-			return in, nil
+			return in, nil // the caller's now: not cleared
 		}
 		if err := x.Ctx.Err(); err != nil {
 			return nil, err

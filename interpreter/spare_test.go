@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/halo-ml/halo/stablehlo"
+	"github.com/halo-ml/halo/xla"
 )
 
 // 16384 float32s: 64 KiB, at spareMinBytes.
@@ -186,4 +187,54 @@ func keepProgram(keep, kept string) string {
   %q = stablehlo.add %n, %z : tensor<N xf32>
   return %q : tensor<N xf32>
 }`
+}
+
+func TestLoopStepOperandsShareOneAllocation(t *testing.T) {
+	// A body of eight scalar ops: their operand lists come from one
+	// allocation per step, not one per op. Each op still allocates its
+	// result (a tensor) and the kernel's result list.
+	const src = `func.func @main(%x: tensor<i32>) -> tensor<i32> {
+  %c0 = stablehlo.constant dense<0> : tensor<i32>
+  %r:2 = stablehlo.while(%i = %c0, %acc = %c0) : tensor<i32>, tensor<i32>
+    cond {
+      %n = stablehlo.constant dense<100> : tensor<i32>
+      %lt = stablehlo.compare LT, %i, %n : (tensor<i32>, tensor<i32>) -> tensor<i1>
+      stablehlo.return %lt : tensor<i1>
+    } do {
+      %one = stablehlo.constant dense<1> : tensor<i32>
+      %a = stablehlo.add %acc, %x : tensor<i32>
+      %b = stablehlo.multiply %a, %x : tensor<i32>
+      %c = stablehlo.subtract %b, %a : tensor<i32>
+      %d = stablehlo.maximum %c, %i : tensor<i32>
+      %e = stablehlo.minimum %d, %b : tensor<i32>
+      %f = stablehlo.remainder %e, %x : tensor<i32>
+      %g = stablehlo.add %f, %i : tensor<i32>
+      %i1 = stablehlo.add %i, %one : tensor<i32>
+      stablehlo.return %i1, %g : tensor<i32>, tensor<i32>
+    }
+  return %r#1 : tensor<i32>
+}`
+	m, err := stablehlo.Parse([]byte(src))
+	require.NoError(t, err)
+	p, err := Compile(m, "")
+	require.NoError(t, err)
+	arg := []Value{NewTensor(xla.MakeShape(xla.Int32))}
+	arg[0].(*Tensor).Data.([]int32)[0] = 3
+	var want int32
+	for i := int32(0); i < 100; i++ {
+		a := want + 3
+		b := a * 3
+		want = min(max(b-a, i), b)%3 + i
+	}
+	out, err := p.Run(context.Background(), Device{}, arg)
+	require.NoError(t, err)
+	require.Equal(t, want, out[0].(*Tensor).Data.([]int32)[0])
+	allocs := testing.AllocsPerRun(5, func() {
+		_, err := p.Run(context.Background(), Device{}, arg)
+		require.NoError(t, err)
+	})
+	// 100 steps of 8 ops and a 1-op condition. About 29 allocations per
+	// step (the results, their lists, the loop's bookkeeping); 38 with a
+	// list of operands allocated for each op.
+	assert.Less(t, allocs, float64(100*33), "allocations per run")
 }
