@@ -380,6 +380,22 @@ func writeResults(dev uintptr, f *hostFunc, rets []pjrt.FFIBuffer, res []Array) 
 	return nil
 }
 
+// OperandBytes returns a host copy of argument i of a typed-FFI call:
+// read where it is on the interpreter and CPU plugins, copied from device
+// memory on the call's stream on GPU plugins. For handlers other than
+// effects' own that read their operands (pallas's bounds checks).
+func OperandBytes(frame *pjrt.FFICallFrame, i int) ([]byte, error) {
+	if i < 0 || i >= len(frame.Args) {
+		return nil, fmt.Errorf("effects: operand %d of a call with %d", i, len(frame.Args))
+	}
+	b := frame.Args[i]
+	out := make([]byte, xla.Shape{DType: b.DType, Dims: b.Dims}.HostBytes())
+	if err := copyIn(deviceMemory(frame), out, b.Data); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // copyIn copies an operand into host memory.
 func copyIn(dev uintptr, dst []byte, src unsafe.Pointer) error {
 	if len(dst) == 0 {
@@ -446,7 +462,7 @@ func Register(c *pjrt.Client) error {
 	r, _ := registrations.LoadOrStore(p, &registration{})
 	reg := r.(*registration)
 	reg.once.Do(func() {
-		if err := p.RegisterFFIHandler(Target, ffiPlatform(c.PlatformName()), handle, 0); err != nil {
+		if err := p.RegisterFFIHandler(Target, FFIPlatform(c.PlatformName()), handle, 0); err != nil {
 			reg.err = fmt.Errorf("effects: registering the callback handler with %s: %w", p.Name(), err)
 			return
 		}
@@ -466,8 +482,11 @@ func Register(c *pjrt.Client) error {
 	return reg.err
 }
 
-// ffiPlatform is the platform name XLA registers FFI handlers under.
-func ffiPlatform(platform string) string {
+// FFIPlatform is the platform name XLA registers FFI handlers under for a
+// client's PlatformName ("Host" for cpu, "CUDA" for cuda or gpu, "ROCM";
+// other names unchanged), the platform argument of
+// pjrt.Plugin.RegisterFFIHandler.
+func FFIPlatform(platform string) string {
 	switch strings.ToLower(platform) {
 	case "cuda", "gpu":
 		return "CUDA"

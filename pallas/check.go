@@ -1,12 +1,18 @@
 package pallas
 
 import (
+	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
+	"sync"
 
+	"github.com/halo-ml/halo/effects"
 	"github.com/halo-ml/halo/interpreter"
+	"github.com/halo-ml/halo/pjrt"
 	"github.com/halo-ml/halo/stablehlo"
+	"github.com/halo-ml/halo/xla"
 )
 
 // checkConfigJSON is the backend_config of the check custom call.
@@ -87,6 +93,82 @@ func decodeCheck(config string, state []int32) error {
 	return e
 }
 
+// checkConfigAttr is the attribute of the check's backend_config that
+// holds its JSON config (checkConfigJSON).
+const checkConfigAttr = "halo.pallas.check"
+
+// checkCallConfig is the custom call of a check: a typed-FFI call
+// (api_version 4) with side effects, routed by pjrt.FFICallbackAttr to the
+// Go handler Register installs on a plugin.
+func checkCallConfig(config string) stablehlo.CustomCallConfig {
+	return stablehlo.CustomCallConfig{
+		HasSideEffect: true,
+		APIVersion:    4,
+		BackendConfig: stablehlo.DictAttr{
+			{Name: pjrt.FFICallbackAttr, Value: stablehlo.I64Attr(pjrt.FFICallbackID(CheckTarget))},
+			{Name: checkConfigAttr, Value: stablehlo.StringAttr(config)},
+		},
+	}
+}
+
+// checkState decodes the check's operand: a little-endian i32 vector.
+func checkState(b []byte) []int32 {
+	s := make([]int32, len(b)/4)
+	for i := range s {
+		s[i] = int32(binary.LittleEndian.Uint32(b[4*i:]))
+	}
+	return s
+}
+
+// handleCheck is the typed-FFI handler of CheckTarget.
+func handleCheck(frame *pjrt.FFICallFrame) error {
+	if frame.Stage != pjrt.FFIStageExecute {
+		return nil
+	}
+	if len(frame.Args) != 1 || frame.Args[0].DType != xla.Int32 {
+		return fmt.Errorf("pallas: %s takes one i32 operand", CheckTarget)
+	}
+	cfg, ok := frame.Attrs[checkConfigAttr].(string)
+	if !ok {
+		return fmt.Errorf("pallas: %s has no string attribute %s", CheckTarget, checkConfigAttr)
+	}
+	b, err := effects.OperandBytes(frame, 0)
+	if err != nil {
+		return fmt.Errorf("pallas: reading the bounds check state: %w", err)
+	}
+	return decodeCheck(cfg, checkState(b))
+}
+
+var registered sync.Map // *pjrt.Plugin -> *registration
+
+type registration struct {
+	once sync.Once
+	err  error
+}
+
+// Register lets interpret-mode kernels with bounds checks run on c's
+// plugin: it installs the Go handler of their custom call (CheckTarget)
+// with the plugin, for the platform XLA knows it by. A failed check then
+// fails the execution with the *BoundsError's message. Call it once per
+// plugin before compiling such programs (it is idempotent); without it an
+// XLA plugin rejects the call to CheckTarget, and CompilerParams{
+// NoBoundsChecks: true} leaves the checks out. The built-in interpreter
+// runs the checks without it.
+func Register(c *pjrt.Client) error {
+	if c == nil {
+		return errors.New("pallas: Register: nil client")
+	}
+	p := c.Plugin()
+	r, _ := registered.LoadOrStore(p, &registration{})
+	reg := r.(*registration)
+	reg.once.Do(func() {
+		if err := p.RegisterFFIHandler(CheckTarget, effects.FFIPlatform(c.PlatformName()), handleCheck, 0); err != nil {
+			reg.err = fmt.Errorf("pallas: registering the bounds check handler with %s: %w", p.Name(), err)
+		}
+	})
+	return reg.err
+}
+
 func init() {
 	interpreter.RegisterCustomCall(CheckTarget, func(c *interpreter.CustomCall) ([]*interpreter.Tensor, error) {
 		if len(c.Operands) != 1 {
@@ -96,7 +178,14 @@ func init() {
 		if !ok {
 			return nil, fmt.Errorf("pallas: %s operand is %v, want i32", CheckTarget, c.Operands[0].Shape)
 		}
-		cfg, _ := c.BackendConfig.(stablehlo.StringAttr)
-		return nil, decodeCheck(string(cfg), state)
+		var cfg string
+		switch a := c.BackendConfig.(type) {
+		case stablehlo.StringAttr: // programs lowered before the config became a dictionary
+			cfg = string(a)
+		case stablehlo.DictAttr:
+			s, _ := a.Get(checkConfigAttr).(stablehlo.StringAttr)
+			cfg = string(s)
+		}
+		return nil, decodeCheck(cfg, state)
 	})
 }

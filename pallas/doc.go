@@ -18,9 +18,10 @@
 // user's file:line and are recorded on the builder like the builder's own.
 //
 // Interpret mode checks unmasked loads and stores against the ref bounds at
-// run time (CompilerParams.NoBoundsChecks turns it off); on the interpreter
-// a failed check fails the run with a *BoundsError naming the kernel, the
-// grid point, the access and the index.
+// run time (CompilerParams.NoBoundsChecks turns it off); a failed check
+// fails the run with a *BoundsError naming the kernel, the grid point, the
+// access and the index. On a PJRT plugin, call Register(client) first: it
+// installs the check's handler (the built-in interpreter needs nothing).
 //
 // Vmap batches a call: a leading grid axis over the batch and block specs
 // rewritten to pick each batch element.

@@ -53,12 +53,14 @@ import (
 //     load and store with a dynamic index, and every block index, is
 //     checked at run time. The first failure is kept in an i32 vector
 //     carried by the loop (failing site, grid step, index) and after the
-//     loop a side-effecting custom_call @halo.pallas.check receives it; its
-//     backend_config holds the kernel name, the grid and one line per
-//     site. The interpreter implements that target (registered by this
-//     package) and fails the run with an error naming the kernel, the grid
-//     point, the op and its source line, and the index. XLA plugins do not
-//     know the target: turn the checks off there.
+//     loop a side-effecting typed-FFI custom_call @halo.pallas.check
+//     receives it; its backend_config dictionary holds the Go handler's
+//     pjrt.FFICallbackAttr and, in the halo.pallas.check attribute, the
+//     kernel name, the grid and one line per site (JSON). The interpreter
+//     implements that target (registered by this package), and Register
+//     installs the handler with a PJRT plugin; a failed check fails the run
+//     with an error naming the kernel, the grid point, the op and its
+//     source line, and the index.
 
 // CheckTarget is the custom_call target of interpret mode's bounds check.
 const CheckTarget = "halo.pallas.check"
@@ -378,10 +380,7 @@ func lowerInterpret(fb *stablehlo.FuncBuilder, p *Program, spec *CallSpec, opera
 		outs[i] = v
 	}
 	if l.checks && len(l.sites) > 0 {
-		fb.CustomCall(CheckTarget, []*stablehlo.Value{res[1+nout+p.NumScratch]}, nil, stablehlo.CustomCallConfig{
-			HasSideEffect: true,
-			BackendConfig: stablehlo.StringAttr(l.checkConfig()),
-		})
+		fb.CustomCall(CheckTarget, []*stablehlo.Value{res[1+nout+p.NumScratch]}, nil, checkCallConfig(l.checkConfig()))
 	}
 	return outs, nil
 }

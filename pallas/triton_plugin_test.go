@@ -14,11 +14,13 @@ import (
 
 // TestTritonRealPlugin runs every Triton test kernel through a real XLA
 // GPU plugin (HALO_PLUGIN: a path, or "cuda"), as a Triton kernel and in
-// interpret mode (plain StableHLO that XLA compiles, bounds checks off:
-// XLA does not know their custom call), and compares both with interpret
-// mode on the built-in interpreter. Without HALO_PLUGIN it skips.
+// interpret mode (plain StableHLO that XLA compiles, with the bounds
+// checks, whose handler Register installs: it reads the check state from
+// device memory), and compares both with interpret mode on the built-in
+// interpreter. Without HALO_PLUGIN it skips.
 func TestTritonRealPlugin(t *testing.T) {
 	c := plugintest.Open(t, "run the Triton kernels on a GPU")
+	require.NoError(t, Register(c))
 	for _, backend := range []Backend{Triton, Interpret} {
 		for _, tc := range append(tritonCases(), vmappedMatmul()) {
 			t.Run(string(backend)+"/"+tc.name, func(t *testing.T) {
@@ -32,7 +34,6 @@ func TestTritonRealPlugin(t *testing.T) {
 				fb := b.NewFunction("main", types...)
 				spec := tc.spec
 				spec.Backend = backend
-				spec.CompilerParams.NoBoundsChecks = true
 				fb.Return(Call(fb, tc.kernel, spec, fb.Args()...)...)
 				m, err := b.Build()
 				require.NoError(t, err)

@@ -1,0 +1,82 @@
+package pallas
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"unsafe"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/halo-ml/halo/internal/plugintest"
+	"github.com/halo-ml/halo/interpreter"
+	"github.com/halo-ml/halo/pjrt"
+	"github.com/halo-ml/halo/stablehlo"
+	"github.com/halo-ml/halo/xla"
+)
+
+// Interpret mode's bounds checks run through PJRT too: Register installs
+// their typed-FFI handler with a plugin (here the interpreter's own PJRT
+// backend, which runs it as a real plugin does, from the call frame), and
+// a failed check fails the execution with the BoundsError.
+func TestBoundsChecksThroughPJRT(t *testing.T) {
+	require.Error(t, Register(nil))
+	c, err := pjrt.Open("interpreter")
+	require.NoError(t, err)
+	defer c.Close()
+	require.NoError(t, Register(c))
+	require.NoError(t, Register(c), "a second Register is a no-op")
+
+	blk := []*BlockSpec{{BlockShape: []int64{4}, IndexMap: func(g []*Value, _ []*Ref) []any { return []any{g[0]} }}}
+	spec := CallSpec{Name: "oob", OutShapes: []xla.Shape{xla.MakeShape(xla.Float32, 8)}, Grid: []int64{2}, InSpecs: blk, OutSpecs: blk}
+	build := func(kernel KernelFunc) *stablehlo.Module {
+		b := stablehlo.NewBuilder("checks")
+		fb := b.NewFunction("main", stablehlo.Tensor(xla.Float32, 8))
+		fb.Return(Call(fb, kernel, spec, fb.Args()...)...)
+		m, err := b.Build()
+		require.NoError(t, err)
+		return m
+	}
+	x := tensor(t, xla.Float32, f32s(8, func(i int) float32 { return float32(i) }), 8)
+	shapes := []xla.Shape{xla.MakeShape(xla.Float32, 8)}
+
+	// In bounds: the program runs and its result is right.
+	good := build(func(k *Kernel, r []*Ref) { r[1].Store(r[0].Load().Mul(2.0)) })
+	out, err := plugintest.Run(context.Background(), c, good, []interpreter.Value{x}, shapes)
+	require.NoError(t, err)
+	assert.Equal(t, f32s(8, func(i int) float32 { return float32(2 * i) }), out[0].Data)
+
+	// Out of bounds at grid point 1: a 3-element slice from 2 in a block of 4.
+	bad := build(func(k *Kernel, r []*Ref) {
+		r[1].Store(r[0].Load(DS(k.ProgramID(0).Mul(2), 3)).Sum(), Slice(0, 1))
+		r[1].Store(0.0, Slice(1, 4))
+	})
+	_, err = plugintest.Run(context.Background(), c, bad, []interpreter.Value{x}, shapes)
+	require.Error(t, err)
+	for _, want := range []string{`kernel "oob"`, "grid point (1)", "load from input 0", "check_plugin_test.go:", "starting at (2) outside (4)"} {
+		assert.Contains(t, err.Error(), want)
+	}
+}
+
+// handleCheck reads the check state from the call frame (host memory
+// here, as on CPU plugins) and the config from its attributes.
+func TestCheckHandlerDecodesTheCallFrame(t *testing.T) {
+	cfg := `{"kernel":"k","grid":[2,3],"sites":[{"what":"store to output 0","kind":"element index","dims":[4,4]}]}`
+	frame := func(state []int32, attrs map[string]any) *pjrt.FFICallFrame {
+		return &pjrt.FFICallFrame{Stage: pjrt.FFIStageExecute, Attrs: attrs,
+			Args: []pjrt.FFIBuffer{{DType: xla.Int32, Dims: []int64{int64(len(state))}, Data: unsafe.Pointer(&state[0])}}}
+	}
+	attrs := map[string]any{checkConfigAttr: cfg}
+	err := handleCheck(frame([]int32{1, 5, 3, 4}, attrs))
+	var be *BoundsError
+	require.True(t, errors.As(err, &be), "want a *BoundsError, got %v", err)
+	assert.Equal(t, &BoundsError{Kernel: "k", GridPoint: []int64{1, 2}, Access: "store to output 0", Kind: "element index",
+		Index: []int64{3, 4}, Bounds: []int64{4, 4}}, be)
+	assert.NoError(t, handleCheck(frame([]int32{0, 0, 0, 0}, attrs)), "nothing failed")
+	assert.NoError(t, handleCheck(&pjrt.FFICallFrame{Stage: pjrt.FFIStageInstantiate}), "only the execute stage checks")
+	assert.ErrorContains(t, handleCheck(frame([]int32{1, 5, 3, 4}, nil)), "no string attribute halo.pallas.check")
+	f := frame([]int32{1, 5}, attrs)
+	f.Args[0].DType = xla.Float32
+	assert.ErrorContains(t, handleCheck(f), "takes one i32 operand")
+}
