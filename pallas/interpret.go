@@ -638,6 +638,19 @@ func writeOnly(body *Region, ref *Value, block []int64) bool {
 	return ok
 }
 
+// isZeroConst reports whether a constant's value is an integer 0 or +0.0
+// (not -0.0: a block of those differs from the zeros an output starts
+// as).
+func isZeroConst(c any) bool {
+	switch c := c.(type) {
+	case int64:
+		return c == 0
+	case float64:
+		return c == 0 && !math.Signbit(c)
+	}
+	return false
+}
+
 // storesZeros reports whether the kernel body stores zeros (a zero
 // constant, or a broadcast, reshape or convert of one) to ref.
 func storesZeros(body *Region, ref *Value) bool {
@@ -648,8 +661,7 @@ func storesZeros(body *Region, ref *Value) bool {
 		}
 		switch v.Def.Name {
 		case "const":
-			c := v.Def.Attrs.Value
-			return c == 0.0 || c == int64(0)
+			return isZeroConst(v.Def.Attrs.Value)
 		case "broadcast_in_dim", "reshape", "convert":
 			return isZero(v.Def.Operands[0])
 		}
@@ -1086,7 +1098,7 @@ func (l *interp) op(fb *stablehlo.FuncBuilder, op *Op, e *env) error {
 	}
 	switch op.Name {
 	case "const":
-		if c := op.Attrs.Value; c == 0.0 || c == int64(0) {
+		if isZeroConst(op.Attrs.Value) {
 			defer func() { l.zero[e.vals[op.Results[0]]] = true }()
 		}
 		switch c := op.Attrs.Value.(type) {

@@ -120,6 +120,7 @@ func TestZeroBlocksAreNotWrittenBack(t *testing.T) {
 		zeroThenPart         // zeros, then id in its first row
 		nothing              // never stored: NaN
 		zeroThenLoad         // zeros, then what it loads back plus one
+		negativeZero         // all of it -0.0, which is not the zeros under it
 	)
 	kernel := func(k *Kernel, r []*Ref) {
 		mode, o := r[0], r[1]
@@ -140,6 +141,7 @@ func TestZeroBlocksAreNotWrittenBack(t *testing.T) {
 			o.Store(0.0)
 			o.Store(o.Load().Add(1.0))
 		})
+		k.When(m.Eq(negativeZero), func() { o.Store(math.Copysign(0, -1)) })
 	}
 	blk := func(g []*Value, _ []*Ref) []any { return []any{g[0], g[1]} }
 	spec := CallSpec{
@@ -154,6 +156,7 @@ func TestZeroBlocksAreNotWrittenBack(t *testing.T) {
 		{zeroThenLoad, nothing, zeroThenPart, valueThenZero, value, zeros},
 		{zeros, zeros, zeros, zeros, zeros, zeros},
 		{nothing, zeros, nothing, value, zeros, valueThenZero},
+		{negativeZero, zeros, negativeZero, zeros, value, negativeZero},
 	} {
 		out, err := runCall(kernel, spec, tensor(t, xla.Int32, modes, 2, 3))
 		require.NoError(t, err)
@@ -174,6 +177,9 @@ func TestZeroBlocksAreNotWrittenBack(t *testing.T) {
 				want = 1
 			case nothing:
 				assert.True(t, math.IsNaN(float64(got[e])), "modes %v: element %d of a block never stored is %v, want NaN", modes, e, got[e])
+				continue
+			case negativeZero:
+				assert.True(t, got[e] == 0 && math.Signbit(float64(got[e])), "modes %v: element %d is %v, want -0", modes, e, got[e])
 				continue
 			}
 			assert.Equal(t, want, got[e], "modes %v: element %d (block %d,%d)", modes, e, i, j)
