@@ -24,6 +24,7 @@ import (
 	"slices"
 	"sort"
 	"sync"
+	"time"
 
 	"github.com/halo-ml/halo/stablehlo"
 	"github.com/halo-ml/halo/xla"
@@ -620,6 +621,10 @@ type Exec struct {
 	// kept is the storage of the operands of ops that may keep them
 	// (opPlan.keeps) in this run: a loop never updates it in place.
 	kept map[uintptr]bool
+	// prof is the run's Profile (WithProfile), or nil; nested is the
+	// time of the ops run inside the regions of the op running now.
+	prof   *Profile
+	nested time.Duration
 }
 
 // loopOwner is what a running while loop knows of its carried tensors.
@@ -691,6 +696,9 @@ func (x *Exec) Call(f *stablehlo.Func, args []Value) ([]Value, error) {
 		}
 	}
 	outermost := len(x.frames) == 0
+	if outermost {
+		x.prof = profileOf(x.Ctx)
+	}
 	if outermost && (x.Device.Rendezvous != nil || x.Program.unshared) {
 		x.sp.off = true // collectives pass values between devices
 	}
@@ -880,7 +888,13 @@ func (x *Exec) runBlock(b *stablehlo.Block, args []Value) ([]Value, error) {
 			x.disown(in)
 			x.noteKept(in)
 		}
-		out, err := pl.kernel(x, pl.op, in)
+		var out []Value
+		var err error
+		if x.prof != nil {
+			out, err = x.profiled(pl, in)
+		} else {
+			out, err = pl.kernel(x, pl.op, in)
+		}
 		x.dead = x.dead[:0]
 		if keeps {
 			x.disown(out)
@@ -915,6 +929,19 @@ func (x *Exec) runBlock(b *stablehlo.Block, args []Value) ([]Value, error) {
 		}
 	}
 	return nil, fmt.Errorf("interpreter: block has no terminator")
+}
+
+// profiled runs pl's kernel and adds its own time (less that of the ops
+// its regions ran) to the profile.
+func (x *Exec) profiled(pl *opPlan, in []Value) ([]Value, error) {
+	outer := x.nested
+	x.nested = 0
+	t0 := time.Now()
+	out, err := pl.kernel(x, pl.op, in)
+	d := time.Since(t0)
+	x.prof.add(pl.op.Name, d-x.nested)
+	x.nested = outer + d
+	return out, err
 }
 
 // noteKept records the storage of the tensors in vals (an op may keep

@@ -135,3 +135,37 @@ func ExampleCheckError() {
 	fmt.Println(err)
 	// Output: interpreter: @main: check.expect_eq_const: check.expect_eq_const failed: 1 of 4 elements differ; first at index [1, 1]: expected 4, got 5
 }
+
+// A Profile says which ops a run spent its time in (each op's own time;
+// the calls are exact, the times depend on the machine).
+func ExampleWithProfile() {
+	m, err := stablehlo.Parse([]byte(`func.func @main(%x: tensor<256x256xf32>) -> tensor<256x256xf32> {
+  %0 = stablehlo.dot_general %x, %x, contracting_dims = [1] x [0] : (tensor<256x256xf32>, tensor<256x256xf32>) -> tensor<256x256xf32>
+  %1 = stablehlo.add %0, %x : tensor<256x256xf32>
+  %2 = stablehlo.dot_general %1, %x, contracting_dims = [1] x [0] : (tensor<256x256xf32>, tensor<256x256xf32>) -> tensor<256x256xf32>
+  return %2 : tensor<256x256xf32>
+}`))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	p, err := interpreter.Compile(m, "")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	x := interpreter.NewTensor(xla.MakeShape(xla.Float32, 256, 256))
+	var prof interpreter.Profile
+	ctx := interpreter.WithProfile(context.Background(), &prof)
+	if _, err := p.Run(ctx, interpreter.Device{}, []interpreter.Value{x}); err != nil {
+		fmt.Println(err)
+		return
+	}
+	for _, o := range prof.Ops() {
+		if o.Op == "stablehlo.dot_general" {
+			fmt.Println(o.Op, o.Calls)
+		}
+	}
+	// fmt.Print(prof) prints the table: time, share, calls, time per call.
+	// Output: stablehlo.dot_general 2
+}

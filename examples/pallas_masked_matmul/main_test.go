@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"testing"
+	"time"
 
 	"github.com/halo-ml/halo/internal/pairbench"
 	"github.com/halo-ml/halo/internal/plugintest"
@@ -171,6 +172,43 @@ func BenchmarkMaskedMatmulStepOverhead(b *testing.B) {
 	}
 	steps := (m / bm) * (m / bm) * (m / bk)
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(steps), "ns/step")
+}
+
+// BenchmarkMaskedMatmulProfile runs the 4096^3 lower-triangular kernel
+// (256x256 blocks, checks off) with an interpreter.Profile and reports
+// where a run's time goes, in ms per run: the block products
+// (dot_general, packing the windows of y included), the output block
+// write-backs (dynamic_update_slice), the mask multiplies, the
+// constants (the zeros the output starts as) and the rest. -v logs the
+// whole table.
+func BenchmarkMaskedMatmulProfile(b *testing.B) {
+	const m, bm = 4096, 256
+	x, y := uniformPair(1, 1, m*m)
+	s := sparsifyMask(LowerTriangle(m, m), m, m, bm, bm)
+	mod, err := BuildMaskedMatmul(s, m, m, m, bm, bm, m, false)
+	require.NoError(b, err)
+	p, err := interpreter.Compile(mod, "main")
+	require.NoError(b, err)
+	args := MaskedArgs(s, x, y, m, m, m, bm, bm)
+	var prof interpreter.Profile
+	ctx := interpreter.WithProfile(context.Background(), &prof)
+	for b.Loop() {
+		_, err := p.Run(ctx, interpreter.Device{}, args)
+		require.NoError(b, err)
+	}
+	perRun := func(d time.Duration) float64 { return float64(d) / 1e6 / float64(b.N) }
+	named := map[string]string{"stablehlo.dot_general": "products", "stablehlo.dynamic_update_slice": "writebacks",
+		"stablehlo.multiply": "multiplies", "stablehlo.constant": "constants"}
+	var rest time.Duration
+	for _, o := range prof.Ops() {
+		if name, ok := named[o.Op]; ok {
+			b.ReportMetric(perRun(o.Time), name+"-ms")
+			continue
+		}
+		rest += o.Time
+	}
+	b.ReportMetric(perRun(rest), "rest-ms")
+	b.Logf("%d runs:\n%s", b.N, prof.String())
 }
 
 // BenchmarkMaskedMatmulPaired runs the dense mask * (x @ y) and the
