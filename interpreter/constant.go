@@ -29,7 +29,7 @@ func constantKernel(x *Exec, op *stablehlo.Op, args []Value) ([]Value, error) {
 	if !stablehlo.TypesEqual(rt, a.Type) {
 		return nil, fmt.Errorf("value has type %v, the result %v", a.Type, rt)
 	}
-	t, err := constantTensor(a)
+	t, err := constantTensor(x, a)
 	if err != nil {
 		return nil, err
 	}
@@ -37,8 +37,9 @@ func constantKernel(x *Exec, op *stablehlo.Op, args []Value) ([]Value, error) {
 }
 
 // constantTensor decodes a dense elements attribute. A splat is decoded
-// once and repeated.
-func constantTensor(a stablehlo.DenseElementsAttr) (*Tensor, error) {
+// once and repeated, into a spare of x when there is one (a run's large
+// splats, decoded at every run, then fill memory a run before left warm).
+func constantTensor(x *Exec, a stablehlo.DenseElementsAttr) (*Tensor, error) {
 	n := a.Type.Size()
 	if n < 0 {
 		return nil, fmt.Errorf("value has a dynamic type %v", a.Type)
@@ -51,10 +52,10 @@ func constantTensor(a stablehlo.DenseElementsAttr) (*Tensor, error) {
 	if err != nil {
 		return nil, fmt.Errorf("splat value: %w", err)
 	}
-	t := NewTensor(shape)
 	if allZeroBytes(a.Data) {
-		return t, nil // a new tensor is all zero bits already
+		return x.newZeroTensor(shape), nil
 	}
+	t := x.newTensor(shape)
 	switch d := t.Data.(type) {
 	case []bool:
 		constantFill(d, one.Data.([]bool)[0])

@@ -706,6 +706,9 @@ func (x *Exec) Call(f *stablehlo.Func, args []Value) ([]Value, error) {
 		x.noteArgs(args)
 		defer x.packs.done() // the kept windows' memory, for later runs
 	}
+	if outermost {
+		defer x.poolSpares()
+	}
 	fr := &frame{plan: fp, vals: make([]Value, fp.size)}
 	x.frames = append(x.frames, fr)
 	x.owners = append(x.owners, nil) // the caller's loop does not own the callee's values

@@ -2,6 +2,7 @@ package interpreter
 
 import (
 	"reflect"
+	"sync"
 	"unsafe"
 
 	"github.com/halo-ml/halo/xla"
@@ -31,6 +32,12 @@ import (
 // collective, an op whose kernel was registered from outside this package)
 // stops being the run's own. Runs with several devices reuse
 // nothing: their collectives pass values between goroutines.
+//
+// When a run ends, its spares go to process-wide pools (sparePools, one
+// sync.Pool per storage type and length, emptied by the garbage
+// collector), where the next runs find them: a program run many times
+// writes its temporaries, and its large splat constants, into memory that
+// is mapped and warm rather than into new pages.
 
 const (
 	// spareMinBytes: smaller buffers come from the allocator, which is
@@ -221,13 +228,13 @@ func (x *Exec) referenced(p uintptr) bool { return x.references(p, 1) > 0 }
 
 // takeSpare returns a spare slice of type typ and length n, or nil.
 func (x *Exec) takeSpare(typ reflect.Type, n int) any {
-	if x == nil || len(x.sp.spares) == 0 {
+	if x == nil || x.sp.off || n*int(typ.Elem().Size()) < spareMinBytes {
 		return nil
 	}
 	k := spareKey{typ, n}
 	s := x.sp.spares[k]
 	if len(s) == 0 {
-		return nil
+		return pooledSpare(k)
 	}
 	d := s[len(s)-1]
 	s[len(s)-1] = nil
@@ -250,7 +257,7 @@ func spareSlice[T any](x *Exec, n int) []T {
 // arbitrary until written. The storage is the run's own.
 func (x *Exec) newTensor(s xla.Shape) *Tensor {
 	var t *Tensor
-	if x != nil && len(x.sp.spares) > 0 {
+	if x != nil && !x.sp.off {
 		if typ := storageType(StorageOf(s.DType)); typ != nil {
 			if d := x.takeSpare(typ, int(s.Size())); d != nil {
 				t = &Tensor{Shape: s.Clone(), Data: d}
@@ -260,6 +267,24 @@ func (x *Exec) newTensor(s xla.Shape) *Tensor {
 	if t == nil {
 		t = NewTensor(s)
 	}
+	x.adopt(t)
+	return t
+}
+
+// newZeroTensor is NewTensor for a result that must start as zeros: a
+// cleared spare of x when there is one.
+func (x *Exec) newZeroTensor(s xla.Shape) *Tensor {
+	if x != nil && !x.sp.off {
+		if typ := storageType(StorageOf(s.DType)); typ != nil {
+			if d := x.takeSpare(typ, int(s.Size())); d != nil {
+				reflect.ValueOf(d).Clear()
+				t := &Tensor{Shape: s.Clone(), Data: d}
+				x.adopt(t)
+				return t
+			}
+		}
+	}
+	t := NewTensor(s)
 	x.adopt(t)
 	return t
 }
@@ -295,4 +320,32 @@ func storageType(st Storage) reflect.Type {
 		return reflect.TypeFor[[]complex128]()
 	}
 	return nil
+}
+
+// sparePools hold the spares a finished run left (poolSpares), one
+// sync.Pool per storage type and length, for the runs after it: a program
+// run again and again then writes its temporaries into memory that is
+// mapped and warm instead of new pages, which the operating system maps
+// one fault at a time.
+var sparePools sync.Map // spareKey -> *sync.Pool of the slice (any)
+
+// pooledSpare takes a buffer of key k from the pools, or returns nil.
+func pooledSpare(k spareKey) any {
+	p, ok := sparePools.Load(k)
+	if !ok {
+		return nil
+	}
+	return p.(*sync.Pool).Get()
+}
+
+// poolSpares gives the run's spares to the pools when the run ends: they
+// are dead, and no value of the run or of its caller refers to them.
+func (x *Exec) poolSpares() {
+	for k, s := range x.sp.spares {
+		p, _ := sparePools.LoadOrStore(k, &sync.Pool{})
+		for _, d := range s {
+			p.(*sync.Pool).Put(d)
+		}
+	}
+	x.sp.spares = nil
 }
