@@ -259,6 +259,19 @@ func lowerInterpret(fb *stablehlo.FuncBuilder, p *Program, spec *CallSpec, opera
 		}
 		return dims
 	}
+	// The "never written" arrays the loop starts from, one per type: the
+	// scratch buffers and blocks of one shape share theirs, so a run
+	// fills it once (values are immutable; a store makes a new one).
+	uninits := map[string]*stablehlo.Value{}
+	uninitOf := func(dt xla.DType, dims []int64) *stablehlo.Value {
+		k := fmt.Sprint(dt, dims)
+		if v, ok := uninits[k]; ok {
+			return v
+		}
+		v := uninit(fb, dt, dims)
+		uninits[k] = v
+		return v
+	}
 	pad := func(v *stablehlo.Value, r RefInfo) *stablehlo.Value {
 		dims := padded(r)
 		if sameShape(dims, r.ArrayShape) {
@@ -268,7 +281,7 @@ func lowerInterpret(fb *stablehlo.FuncBuilder, p *Program, spec *CallSpec, opera
 		for d := range dims {
 			high[d] = dims[d] - r.ArrayShape[d]
 		}
-		pv := uninit(fb, r.DType, nil)
+		pv := uninitOf(r.DType, nil)
 		return fb.Pad(v, pv, make([]int64, len(dims)), high, make([]int64, len(dims)))
 	}
 	ins := make([]*stablehlo.Value, nin)
@@ -289,12 +302,12 @@ func lowerInterpret(fb *stablehlo.FuncBuilder, p *Program, spec *CallSpec, opera
 			l.once[i] = true
 			init = append(init, fb.SplatOf(r.DType, 0, padded(r)...))
 		default:
-			init = append(init, uninit(fb, r.DType, padded(r)))
+			init = append(init, uninitOf(r.DType, padded(r)))
 		}
 	}
 	for i := 0; i < p.NumScratch; i++ {
 		r := p.Refs[np+nin+nout+i]
-		init = append(init, uninit(fb, r.DType, r.ArrayShape))
+		init = append(init, uninitOf(r.DType, r.ArrayShape))
 	}
 	if l.checks {
 		init = append(init, fb.SplatOf(xla.Int32, 0, int64(l.errLen)))
@@ -321,7 +334,7 @@ func lowerInterpret(fb *stablehlo.FuncBuilder, p *Program, spec *CallSpec, opera
 		switch {
 		case l.once[i]:
 			// Also the value of every later new block (see step).
-			l.uninitBlock[i] = uninit(fb, r.DType, blockSizes(r))
+			l.uninitBlock[i] = uninitOf(r.DType, blockSizes(r))
 			init = append(init, l.uninitBlock[i])
 			if storesZeros(p.Body, p.Body.Args[np+nin+i]) {
 				l.dirtySlot[np+nin+i] = len(p.Refs) + 1 + len(l.dirtySlot)
@@ -330,7 +343,7 @@ func lowerInterpret(fb *stablehlo.FuncBuilder, p *Program, spec *CallSpec, opera
 		case writeOnly(p.Body, p.Body.Args[np+nin+i], r.BlockShape):
 			// Never read: any value of the block's type will do.
 			l.dirtySlot[np+nin+i] = len(p.Refs) + 1 + len(l.dirtySlot)
-			init = append(init, uninit(fb, r.DType, blockSizes(r)))
+			init = append(init, uninitOf(r.DType, blockSizes(r)))
 		default:
 			init = append(init, fb.DynamicSlice(init[1+i], zeros, blockSizes(r)))
 		}

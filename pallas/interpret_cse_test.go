@@ -2,6 +2,7 @@ package pallas
 
 import (
 	"errors"
+	"math"
 	"strings"
 	"testing"
 
@@ -335,4 +336,35 @@ func TestInterpretSkipsAddingToAResetAccumulator(t *testing.T) {
 	assert.Equal(t, loop+4, indent(add), "the add is not in a branch: %s", text)
 	branch := text[strings.LastIndex(text[:add], `"stablehlo.if"`):add]
 	assert.Contains(t, branch, "}, {", "the add is not in an else branch: %s", text)
+}
+
+func TestInterpretSharedUninitializedStartIsNotWrittenThrough(t *testing.T) {
+	// The scratch buffer and the output blocks start from one
+	// "uninitialized" array (same type): a partial store into the scratch
+	// (an in-place update in a loop) must not show in a new output block,
+	// which reads as NaN until stored.
+	kernel := func(k *Kernel, refs []*Ref) {
+		o, s := refs[0], refs[1]
+		s.Store(k.ProgramID(0).Add(1).Astype(xla.Float32).BroadcastTo(2), Slice(0, 2))
+		v := o.Load()
+		o.Store(Where(v.Ne(v), s.Load().Add(100.0), v)) // NaN: scratch + 100
+	}
+	spec := CallSpec{
+		Name:          "shared_uninit",
+		OutShapes:     []xla.Shape{xla.MakeShape(xla.Float32, 12)},
+		Grid:          []int64{3},
+		OutSpecs:      []*BlockSpec{{BlockShape: []int64{4}, IndexMap: func(g []*Value, _ []*Ref) []any { return []any{g[0]} }}},
+		ScratchShapes: []xla.Shape{xla.MakeShape(xla.Float32, 4)},
+	}
+	out, err := runCall(kernel, spec)
+	require.NoError(t, err)
+	got := out[0].Data.([]float32)
+	for g := 0; g < 3; g++ {
+		for e := 0; e < 2; e++ {
+			assert.Equal(t, float32(g+1+100), got[4*g+e], "element %d", 4*g+e)
+		}
+		for e := 2; e < 4; e++ {
+			assert.True(t, math.IsNaN(float64(got[4*g+e])), "element %d is %v: NaN scratch + 100", 4*g+e, got[4*g+e])
+		}
+	}
 }
