@@ -236,6 +236,18 @@ func mul[T float32 | float64](transA, transB bool, m, n, k int, a []T, lda int, 
 		}
 		rowParts := min(workers, rowTiles)
 		colParts := min(max(workers/rowParts, 1), slivers)
+		if colParts == 1 && rowTiles%rowParts != 0 {
+			// Whole row tiles would leave one part a tile more than
+			// another (22 and 21 of a 256-row block's 43: 2.3% over the
+			// mean); cutting the (tile, sliver) units instead gives a
+			// boundary tile's slivers to two parts.
+			units := rowTiles * slivers
+			parallel(rowParts, func(i int) {
+				u0, u1 := share(units, rowParts, i)
+				p.blockUnits(u0, u1, slivers)
+			})
+			continue
+		}
 		parallel(rowParts*colParts, func(i int) {
 			t0, t1 := share(rowTiles, rowParts, i/colParts)
 			s0, s1 := share(slivers, colParts, i%colParts)
@@ -290,9 +302,34 @@ func (p *product[T]) sliver(s, pc, kc int) ([]T, int) {
 	return p.b[pc*p.ldb+j : (pc+kc-1)*p.ldb+j+nr], p.ldb
 }
 
+// blockUnits computes units [u0, u1) of the panel, unit u being row tile
+// u/slivers and sliver u%slivers, in one pass over K (a boundary tile's
+// slivers done in a pass of their own would read their part of B again).
+func (p *product[T]) blockUnits(u0, u1, slivers int) {
+	if u0 >= u1 {
+		return
+	}
+	p.blockOf(u0/slivers, (u1+slivers-1)/slivers, 0, slivers, units{u0, u1, slivers})
+}
+
+// units restricts block to the (tile, sliver) units [lo, hi), unit u
+// being tile u/n and sliver u%n; the zero value restricts nothing.
+type units struct{ lo, hi, n int }
+
+func (u units) skip(t, s int) bool {
+	if u.n == 0 {
+		return false
+	}
+	i := t*u.n + s
+	return i < u.lo || i >= u.hi
+}
+
 // block computes C's rows of tiles [t0, t1) (tile t is rows t*mr..) and
 // columns of slivers [s0, s1) of the packed panel.
-func (p *product[T]) block(t0, t1, s0, s1 int) {
+func (p *product[T]) block(t0, t1, s0, s1 int) { p.blockOf(t0, t1, s0, s1, units{}) }
+
+// blockOf is block, computing only the units of only.
+func (p *product[T]) blockOf(t0, t1, s0, s1 int, only units) {
 	if t0 >= t1 || s0 >= s1 {
 		return
 	}
@@ -327,6 +364,9 @@ func (p *product[T]) block(t0, t1, s0, s1 int) {
 				j := p.jc + s*nr
 				nv := min(nr, p.n-j)
 				for t := tb; t < te; t++ {
+					if only.skip(t, s) {
+						continue
+					}
 					i := t * mr
 					mv := min(mr, p.m-i)
 					as, rs, cs := p.a[i*p.rsA+pc*p.csA:], p.rsA, p.csA

@@ -127,6 +127,7 @@ func TestMulBlocksAndWorkers(t *testing.T) {
 			{130, 9, 513, 2},
 			{64, 64, 1024, 2},
 			{200, 520, 40, 5},
+			{256, 256, 300, 2}, // 43 row tiles: the parts share one tile's slivers
 		} {
 			for _, tr := range [][2]bool{{false, false}, {true, true}} {
 				checkMul[float32](t, r, tr[0], tr[1], c.m, c.n, c.k, 3, c.workers)
