@@ -14,8 +14,8 @@ func (fb *FuncBuilder) Fail(op string, err error) {
 		return
 	}
 	if cur := fb.s.b.err; cur != nil {
-		if !errors.Is(err, cur) {
-			return
+		if err == error(cur) || !errors.Is(err, cur) {
+			return // the recorded error itself, or one unrelated to it
 		}
 		fb.s.b.err = nil
 	}

@@ -37,6 +37,10 @@ func TestFailKeepsFirstErrorUnlessWrapped(t *testing.T) {
 	assert.ErrorIs(t, err, explained, "an error wrapping the first takes its place")
 	assert.Contains(t, err.Error(), "kernel k, op abs at k.go:3")
 
+	plain := build(func(*FuncBuilder, error) {})
+	err = build(func(fb *FuncBuilder, first error) { fb.Fail("pkg.op", first) })
+	assert.Equal(t, plain.Error(), err.Error(), "failing with the recorded error itself changes nothing")
+
 	err = build(func(fb *FuncBuilder, _ error) { fb.Fail("pkg.op", nil) })
 	require.Error(t, err)
 }
