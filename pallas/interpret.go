@@ -486,6 +486,13 @@ func (l *interp) step(fb *stablehlo.FuncBuilder, a []*stablehlo.Value, prefetch,
 			}
 		}
 		sizes := blockSizes(r)
+		// enter makes v (of the block's sizes) the step's block of the ref.
+		enter := func(v *stablehlo.Value) {
+			if !sameShape(sizes, r.BlockShape) {
+				v = fb.Reshape(v, r.BlockShape...)
+			}
+			e.state[np+nin+i] = v
+		}
 		if d := l.dirtyAt[i]; d >= 0 && l.zeroSkip[np+nin+i] {
 			// Written back unless it holds the zeros already under it; the
 			// new block starts uninitialized, which differs from them.
@@ -502,11 +509,7 @@ func (l *interp) step(fb *stablehlo.FuncBuilder, a []*stablehlo.Value, prefetch,
 			})
 			bufs[i] = res[0]
 			e.state[l.dirtySlot[np+nin+i]] = fb.Or(changed, differs)
-			v := res[1]
-			if !sameShape(sizes, r.BlockShape) {
-				v = fb.Reshape(v, r.BlockShape...)
-			}
-			e.state[np+nin+i] = v
+			enter(res[1])
 			continue
 		}
 		if d := l.dirtyAt[i]; d >= 0 {
@@ -519,11 +522,7 @@ func (l *interp) step(fb *stablehlo.FuncBuilder, a []*stablehlo.Value, prefetch,
 				return []*stablehlo.Value{buf}
 			})[0]
 			e.state[l.dirtySlot[np+nin+i]] = fb.And(dirty, fb.Not(changed))
-			v := blk
-			if !sameShape(sizes, r.BlockShape) {
-				v = fb.Reshape(v, r.BlockShape...)
-			}
-			e.state[np+nin+i] = v
+			enter(blk)
 			continue
 		}
 		once := l.once[i]
@@ -539,11 +538,7 @@ func (l *interp) step(fb *stablehlo.FuncBuilder, a []*stablehlo.Value, prefetch,
 			return []*stablehlo.Value{buf, blk}
 		})
 		bufs[i] = res[0]
-		v := res[1]
-		if !sameShape(sizes, r.BlockShape) {
-			v = fb.Reshape(v, r.BlockShape...)
-		}
-		e.state[np+nin+i] = v
+		enter(res[1])
 	}
 	for i := 0; i < ns; i++ {
 		e.state[np+nin+nout+i] = a[1+nout+i]
