@@ -407,13 +407,13 @@ func (l *interp) step(fb *stablehlo.FuncBuilder, a []*stablehlo.Value, prefetch,
 	e.grid = make([]*stablehlo.Value, len(p.Grid))
 	rest := a[0]
 	for d := len(p.Grid) - 1; d >= 0; d-- {
-		g := fb.ScalarOf(xla.Int32, float64(p.Grid[d]))
 		switch {
 		case p.Grid[d] == 1:
 			e.grid[d] = fb.ScalarOf(xla.Int32, 0) // rest stays: rest/1
 		case d == 0:
 			e.grid[d] = rest
 		default:
+			g := fb.ScalarOf(xla.Int32, float64(p.Grid[d]))
 			e.grid[d] = fb.Remainder(rest, g)
 			rest = fb.Divide(rest, g)
 		}
@@ -618,32 +618,36 @@ func writeOnly(body *Region, ref *Value, block []int64) bool {
 		}
 	}
 	ok := true
-	var walk func(r *Region)
-	walk = func(r *Region) {
-		for _, op := range r.Ops {
-			if len(op.Operands) > 0 && op.Operands[0] == ref {
-				switch op.Name {
-				case "store":
-					ix := op.Attrs.Indexer
-					if ix.HasArrays() || ix.HasMask || len(ix.Dims) != len(dims) {
-						ok = false
-					}
-					for d, x := range ix.Dims {
-						if d < len(dims) && (x.Operand >= 0 || x.Start != 0 || x.Size != dims[d]) {
-							ok = false
-						}
-					}
-				default: // a load, or anything else that reads the ref
-					ok = false
-				}
-			}
-			for _, sub := range op.Regions {
-				walk(sub)
+	eachOp(body, func(op *Op) {
+		if len(op.Operands) == 0 || op.Operands[0] != ref {
+			return
+		}
+		if op.Name != "store" { // a load, or anything else that reads the ref
+			ok = false
+			return
+		}
+		ix := op.Attrs.Indexer
+		if ix.HasArrays() || ix.HasMask || len(ix.Dims) != len(dims) {
+			ok = false
+		}
+		for d, x := range ix.Dims {
+			if d < len(dims) && (x.Operand >= 0 || x.Start != 0 || x.Size != dims[d]) {
+				ok = false
 			}
 		}
-	}
-	walk(body)
+	})
 	return ok
+}
+
+// eachOp calls f with every op of r and of the regions inside them, in
+// order.
+func eachOp(r *Region, f func(op *Op)) {
+	for _, op := range r.Ops {
+		f(op)
+		for _, sub := range op.Regions {
+			eachOp(sub, f)
+		}
+	}
 }
 
 // isZeroConst reports whether a constant's value is an integer 0 or +0.0
@@ -676,18 +680,11 @@ func storesZeros(body *Region, ref *Value) bool {
 		return false
 	}
 	found := false
-	var walk func(r *Region)
-	walk = func(r *Region) {
-		for _, op := range r.Ops {
-			if op.Name == "store" && op.Operands[0] == ref && isZero(op.Operands[1+op.Attrs.Indexer.NumOperands]) {
-				found = true
-			}
-			for _, sub := range op.Regions {
-				walk(sub)
-			}
+	eachOp(body, func(op *Op) {
+		if op.Name == "store" && op.Operands[0] == ref && isZero(op.Operands[1+op.Attrs.Indexer.NumOperands]) {
+			found = true
 		}
-	}
-	walk(body)
+	})
 	return found
 }
 
@@ -1119,11 +1116,7 @@ func (l *interp) op(fb *stablehlo.FuncBuilder, op *Op, e *env) error {
 				set(fb.Convert(stablehlo.Splat(fb, c, hloDims(t)...), t.DType))
 			}
 		case bool:
-			v := 0.0
-			if c {
-				v = 1
-			}
-			set(fb.SplatOf(t.DType, v, hloDims(t)...))
+			set(fb.SplatOf(t.DType, boolFloat(c), hloDims(t)...))
 		default:
 			return l.opErr(op, "bad constant %T", c)
 		}
@@ -1582,18 +1575,11 @@ func storedRefs(r *Region) map[*Value]bool { return refsOf(r, "store") }
 // and the regions nested in it.
 func refsOf(r *Region, name string) map[*Value]bool {
 	set := map[*Value]bool{}
-	var walk func(r *Region)
-	walk = func(r *Region) {
-		for _, op := range r.Ops {
-			if op.Name == name {
-				set[op.Operands[0]] = true
-			}
-			for _, sub := range op.Regions {
-				walk(sub)
-			}
+	eachOp(r, func(op *Op) {
+		if op.Name == name {
+			set[op.Operands[0]] = true
 		}
-	}
-	walk(r)
+	})
 	return set
 }
 
@@ -1642,10 +1628,11 @@ func (l *interp) store(fb *stablehlo.FuncBuilder, op *Op, e *env) error {
 		a := l.sliceAccess(fb, op, e)
 		l.checkSlice(fb, op, e, a, dims, "store to")
 		if a.isStatic && sameShape(a.sizes, dims) {
+			zero := l.zero[val]
 			if !sameShape(ix.Shape, dims) {
 				val = fb.Reshape(val, dims...)
 			}
-			if l.zeroSkip[slot] && l.zero[val] {
+			if l.zeroSkip[slot] && zero {
 				e.state[l.dirtySlot[slot]] = fb.ScalarOf(xla.Bool, 0)
 			}
 			e.state[slot] = val
@@ -1692,31 +1679,24 @@ func (l *interp) store(fb *stablehlo.FuncBuilder, op *Op, e *env) error {
 // and the check state when it checks something.
 func (l *interp) modified(r *Region, e *env) []int {
 	set := map[int]bool{}
-	var walk func(r *Region)
-	walk = func(r *Region) {
-		for _, op := range r.Ops {
-			switch op.Name {
-			case "store":
-				if s, ok := e.refOf[op.Operands[0]]; ok {
-					set[s] = true
-					if d, ok := l.dirtySlot[s]; ok {
-						set[d] = true
-					}
-				}
-				if l.checks {
-					set[l.errSlot] = true
-				}
-			case "load":
-				if l.checks {
-					set[l.errSlot] = true
+	eachOp(r, func(op *Op) {
+		switch op.Name {
+		case "store":
+			if s, ok := e.refOf[op.Operands[0]]; ok {
+				set[s] = true
+				if d, ok := l.dirtySlot[s]; ok {
+					set[d] = true
 				}
 			}
-			for _, sub := range op.Regions {
-				walk(sub)
+			if l.checks {
+				set[l.errSlot] = true
+			}
+		case "load":
+			if l.checks {
+				set[l.errSlot] = true
 			}
 		}
-	}
-	walk(r)
+	})
 	out := make([]int, 0, len(set))
 	for s := range set {
 		out = append(out, s)
