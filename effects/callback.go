@@ -316,16 +316,15 @@ func handle(frame *pjrt.FFICallFrame) error {
 	}
 	dev := deviceMemory(frame)
 	args := make([]Array, 0, len(frame.Args))
-	for _, b := range frame.Args {
+	for i, b := range frame.Args {
 		if b.DType == xla.Invalid { // a token
 			continue
 		}
-		a := Array{DType: b.DType, Dims: append([]int64(nil), b.Dims...)}
-		a.Data = make([]byte, a.Shape().HostBytes())
-		if err := copyIn(dev, a.Data, b.Data); err != nil {
+		data, err := OperandBytes(frame, i)
+		if err != nil {
 			return fmt.Errorf("effects: callback %q: operand: %w", f.Name, err)
 		}
-		args = append(args, a)
+		args = append(args, Array{DType: b.DType, Dims: append([]int64(nil), b.Dims...), Data: data})
 	}
 	res, err := call(f, args)
 	if err == nil {
@@ -434,17 +433,42 @@ func deviceMemory(frame *pjrt.FFICallFrame) uintptr {
 	return s
 }
 
-// registration is what Register did for one plugin.
+// registration is what RegisterHandler did for one plugin and target.
 type registration struct {
 	once sync.Once
 	err  error
 }
 
+type registrationKey struct {
+	plugin *pjrt.Plugin
+	target string
+}
+
 var (
-	registrations sync.Map // *pjrt.Plugin -> *registration
+	registrations sync.Map // registrationKey -> *registration
 	streamTypesMu sync.Mutex
 	streamTypes   []int64 // FFI user-data type ids of the Stream handle, one per plugin kind
 )
+
+// RegisterHandler registers h as the typed-FFI handler of target with c's
+// plugin, for the platform XLA knows it by (FFIPlatform), once per plugin
+// and target: later calls return the first one's error. For packages whose
+// custom calls reach Go handlers (pallas's bounds checks); calls to h must
+// carry pjrt.FFICallbackAttr.
+func RegisterHandler(c *pjrt.Client, target string, h pjrt.FFIHandler) error {
+	if c == nil {
+		return fmt.Errorf("effects: registering %s: nil client", target)
+	}
+	p := c.Plugin()
+	r, _ := registrations.LoadOrStore(registrationKey{p, target}, &registration{})
+	reg := r.(*registration)
+	reg.once.Do(func() {
+		if err := p.RegisterFFIHandler(target, FFIPlatform(c.PlatformName()), h, 0); err != nil {
+			reg.err = fmt.Errorf("registering the %s handler with %s: %w", target, p.Name(), err)
+		}
+	})
+	return reg.err
+}
 
 // streamTypeName is the FFI user-data type through which a callback finds
 // the Stream that ran its execution.
@@ -458,14 +482,12 @@ func Register(c *pjrt.Client) error {
 	if c == nil {
 		return errors.New("effects: Register: nil client")
 	}
+	if err := RegisterHandler(c, Target, handle); err != nil {
+		return fmt.Errorf("effects: %w", err)
+	}
 	p := c.Plugin()
-	r, _ := registrations.LoadOrStore(p, &registration{})
-	reg := r.(*registration)
-	reg.once.Do(func() {
-		if err := p.RegisterFFIHandler(Target, FFIPlatform(c.PlatformName()), handle, 0); err != nil {
-			reg.err = fmt.Errorf("effects: registering the callback handler with %s: %w", p.Name(), err)
-			return
-		}
+	r, _ := registrations.LoadOrStore(registrationKey{p, streamTypeName}, &registration{})
+	r.(*registration).once.Do(func() {
 		id, err := p.RegisterFFIType(streamTypeName)
 		if err != nil {
 			return // callbacks still run; Barrier cannot see their errors
@@ -479,7 +501,7 @@ func Register(c *pjrt.Client) error {
 		}
 		streamTypes = append(streamTypes, id)
 	})
-	return reg.err
+	return nil
 }
 
 // FFIPlatform is the platform name XLA registers FFI handlers under for a

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync"
 
 	"github.com/halo-ml/halo/effects"
 	"github.com/halo-ml/halo/interpreter"
@@ -139,13 +138,6 @@ func handleCheck(frame *pjrt.FFICallFrame) error {
 	return decodeCheck(cfg, checkState(b))
 }
 
-var registered sync.Map // *pjrt.Plugin -> *registration
-
-type registration struct {
-	once sync.Once
-	err  error
-}
-
 // Register lets interpret-mode kernels with bounds checks run on c's
 // plugin: it installs the Go handler of their custom call (CheckTarget)
 // with the plugin, for the platform XLA knows it by. A failed check then
@@ -158,15 +150,10 @@ func Register(c *pjrt.Client) error {
 	if c == nil {
 		return errors.New("pallas: Register: nil client")
 	}
-	p := c.Plugin()
-	r, _ := registered.LoadOrStore(p, &registration{})
-	reg := r.(*registration)
-	reg.once.Do(func() {
-		if err := p.RegisterFFIHandler(CheckTarget, effects.FFIPlatform(c.PlatformName()), handleCheck, 0); err != nil {
-			reg.err = fmt.Errorf("pallas: registering the bounds check handler with %s: %w", p.Name(), err)
-		}
-	})
-	return reg.err
+	if err := effects.RegisterHandler(c, CheckTarget, handleCheck); err != nil {
+		return fmt.Errorf("pallas: %w", err)
+	}
+	return nil
 }
 
 func init() {
