@@ -73,7 +73,10 @@ func RegisterInPlaceKernel(name string, k Kernel) {
 // this package.
 var externalKernels = map[string]bool{}
 
-// registerKernel is RegisterKernel for this package's kernel files.
+// registerKernel is RegisterKernel for this package's kernel files. Their
+// kernels must not keep the operand slice they are given past their
+// return (runBlock reuses its memory), unless the op is in
+// mayKeepOperands.
 func registerKernel(name string, k Kernel) {
 	kernelsMu.Lock()
 	defer kernelsMu.Unlock()
@@ -157,7 +160,10 @@ type funcPlan struct {
 	// unusedArgs marks the block arguments nothing in their block reads:
 	// they are not stored in the frame.
 	unusedArgs map[*stablehlo.Block][]bool
-	size       int
+	// operands is, per block, the length of the operand lists of its ops
+	// that keep nothing (runBlock takes them from one allocation).
+	operands map[*stablehlo.Block]int
+	size     int
 }
 
 type opPlan struct {
@@ -273,7 +279,8 @@ func decodeSmallConstant(op *stablehlo.Op) *Tensor {
 }
 
 func planFunc(f *stablehlo.Func, share bool) (*funcPlan, error) {
-	fp := &funcPlan{fn: f, slots: map[*stablehlo.Value]int{}, ops: map[*stablehlo.Op]*opPlan{}, blocks: map[*stablehlo.Block][]*opPlan{}}
+	fp := &funcPlan{fn: f, slots: map[*stablehlo.Value]int{}, ops: map[*stablehlo.Op]*opPlan{}, blocks: map[*stablehlo.Block][]*opPlan{},
+		operands: map[*stablehlo.Block]int{}}
 	if f.Body == nil {
 		return fp, nil
 	}
@@ -322,6 +329,9 @@ func planFunc(f *stablehlo.Func, share bool) (*funcPlan, error) {
 				}
 				fp.ops[op] = pl
 				fp.blocks[b] = append(fp.blocks[b], pl)
+				if !pl.keeps {
+					fp.operands[b] += len(pl.in)
+				}
 			}
 			planFrees(fp, b)
 			if share {
@@ -824,13 +834,7 @@ func (x *Exec) runBlock(b *stablehlo.Block, args []Value) ([]Value, error) {
 	// than the frame does. Ops that may keep their operands (collectives,
 	// whose peers read the slice after the op returns; custom calls) get
 	// a slice of their own.
-	n := 0
-	for _, pl := range plans {
-		if !pl.keeps {
-			n += len(pl.in)
-		}
-	}
-	arena := make([]Value, n)
+	arena := make([]Value, fr.plan.operands[b])
 	var prev []Value
 	for _, pl := range plans {
 		clear(prev)

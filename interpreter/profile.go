@@ -14,7 +14,8 @@ import (
 // regions (a while loop's own time is its bookkeeping; its body's ops are
 // counted under their own names). Runs given a context from WithProfile
 // add to it; a Profile may be shared by concurrent runs (each device of a
-// multi-device run adds its own time).
+// multi-device run adds its own time: those times overlap, and the op
+// that runs the devices counts their whole run as its own).
 type Profile struct {
 	mu  sync.Mutex
 	ops map[string]*OpTime
@@ -96,7 +97,10 @@ func (p *Profile) Reset() {
 // total, calls, time per call.
 func (p *Profile) String() string {
 	ops := p.Ops()
-	total := p.Total()
+	var total time.Duration
+	for _, t := range ops {
+		total += t.Time
+	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "%-36s %12s %6s %10s %12s\n", "op", "time", "share", "calls", "per call")
 	for _, t := range ops {

@@ -256,14 +256,7 @@ func spareSlice[T any](x *Exec, n int) []T {
 // storage may be a spare of x (x may be nil), so its contents are
 // arbitrary until written. The storage is the run's own.
 func (x *Exec) newTensor(s xla.Shape) *Tensor {
-	var t *Tensor
-	if x != nil && !x.sp.off {
-		if typ := storageType(StorageOf(s.DType)); typ != nil {
-			if d := x.takeSpare(typ, int(s.Size())); d != nil {
-				t = &Tensor{Shape: s.Clone(), Data: d}
-			}
-		}
-	}
+	t := x.spareTensor(s)
 	if t == nil {
 		t = NewTensor(s)
 	}
@@ -274,19 +267,30 @@ func (x *Exec) newTensor(s xla.Shape) *Tensor {
 // newZeroTensor is NewTensor for a result that must start as zeros: a
 // cleared spare of x when there is one.
 func (x *Exec) newZeroTensor(s xla.Shape) *Tensor {
-	if x != nil && !x.sp.off {
-		if typ := storageType(StorageOf(s.DType)); typ != nil {
-			if d := x.takeSpare(typ, int(s.Size())); d != nil {
-				reflect.ValueOf(d).Clear()
-				t := &Tensor{Shape: s.Clone(), Data: d}
-				x.adopt(t)
-				return t
-			}
-		}
+	t := x.spareTensor(s)
+	if t != nil {
+		reflect.ValueOf(t.Data).Clear()
+	} else {
+		t = NewTensor(s)
 	}
-	t := NewTensor(s)
 	x.adopt(t)
 	return t
+}
+
+// spareTensor returns a tensor of shape s in a spare of x (contents
+// arbitrary), or nil when there is none.
+func (x *Exec) spareTensor(s xla.Shape) *Tensor {
+	if x == nil || x.sp.off {
+		return nil
+	}
+	typ := storageType(StorageOf(s.DType))
+	if typ == nil {
+		return nil
+	}
+	if d := x.takeSpare(typ, int(s.Size())); d != nil {
+		return &Tensor{Shape: s.Clone(), Data: d}
+	}
+	return nil
 }
 
 // storageType is the Go slice type of a storage kind (nil if none).

@@ -241,9 +241,9 @@ func mul[T float32 | float64](transA, transB bool, m, n, k int, a []T, lda int, 
 			// another (22 and 21 of a 256-row block's 43: 2.3% over the
 			// mean); cutting the (tile, sliver) units instead gives a
 			// boundary tile's slivers to two parts.
-			units := rowTiles * slivers
+			n := rowTiles * slivers
 			parallel(rowParts, func(i int) {
-				u0, u1 := share(units, rowParts, i)
+				u0, u1 := share(n, rowParts, i)
 				p.blockUnits(u0, u1, slivers)
 			})
 			continue
