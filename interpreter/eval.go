@@ -791,6 +791,20 @@ func (x *Exec) runLoopBody(r *stablehlo.Region, args []Value, excl map[*Tensor]b
 	if len(args) != len(b.Args) {
 		return nil, nil, fmt.Errorf("interpreter: region takes %d arguments, got %d", len(b.Args), len(args))
 	}
+	if unused := x.frames[len(x.frames)-1].plan.unusedArgs[b]; unused != nil && len(x.sp.own) > 0 {
+		// A carried value the body does not read dies as the iteration
+		// starts (a pallas kernel's accumulator that a step overwrites
+		// without reading): its storage may serve this iteration's
+		// results. The condition, which may read it, has run; another
+		// carried value may share its storage.
+		for i, u := range unused {
+			if t, ok := args[i].(*Tensor); ok && u && t != nil {
+				if p, _ := storagePtr(t); valuesUsing(args, p, 0, 2) == 1 {
+					x.released(t)
+				}
+			}
+		}
+	}
 	o := &loopOwner{excl: excl}
 	x.owners = append(x.owners, o)
 	res, err := x.runBlock(b, args)
