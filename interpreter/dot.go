@@ -231,8 +231,15 @@ func dotGeneralT[T laNum](x *Exec, lhs, rhs dotArg, p *dotPlan, result xla.Shape
 		ldb = rhs.ld
 	}
 	// laStore keeps c as the result's storage when the compute type is the
-	// storage type (so c may be a spare: every element is written below).
-	c := spareSlice[T](x, p.batch*m*n)
+	// storage type (so c may be a spare: every element is written below),
+	// or c is the value the product is added into (dot_add.go).
+	sum := sumTarget[T](x, lhs, rhs, p, result)
+	var c []T
+	if sum != nil {
+		c = sum
+	} else {
+		c = spareSlice[T](x, p.batch*m*n)
+	}
 	if lda < 1 {
 		lda = 1
 	}
@@ -247,7 +254,13 @@ func dotGeneralT[T laNum](x *Exec, lhs, rhs dotArg, p *dotPlan, result xla.Shape
 	if rhs.window && p.batch == 1 && m > 0 && n > 0 && k > 0 {
 		pb = packedWindow(x, rhs.t, b, rhs.off, transB, k, n, ldb)
 	}
-	if pb != nil {
+	if sum != nil {
+		if pb != nil {
+			mulPackedAdd(transA, m, a, lda, pb, c, ldc)
+		} else {
+			gemmAdd(transA, transB, m, n, k, a, lda, b, ldb, c, ldc)
+		}
+	} else if pb != nil {
 		mulPacked(transA, m, a, lda, pb, c, ldc)
 	} else if p.batch > 1 && m*n*k < 64*64*64 {
 		// Small matrices: spread the batch across cores.

@@ -189,6 +189,12 @@ type opPlan struct {
 	// time, a dot product) read by nothing else but ops before it that keep
 	// nothing of it.
 	reuse []int
+	// overwrite lists the other operand positions of an in-place op whose
+	// values nothing reads after it (see planConsume): a carried value of
+	// a loop, a value from outside an if's branch. The kernel may
+	// overwrite one when the run owns its storage and no other live value
+	// refers to it (Exec.overwritable), which only the run can tell.
+	overwrite []int
 	// keeps is set on an op whose kernel may keep its operands or return
 	// storage kept elsewhere (see mayKeepOperands).
 	keeps bool
@@ -199,6 +205,13 @@ type opPlan struct {
 	// may keep its operands has seen it: Exec.kept), the update is written
 	// into it in place.
 	consume bool
+	// sumInto, on a dot whose product the next op adds to a value that
+	// nothing reads after that add, is the value's slot + 1 (0: none):
+	// the dot may add its product into the value's storage (see
+	// dot_add.go); addsDot is then, on the add, 1 + the position of the
+	// dot's result among its operands.
+	sumInto int
+	addsDot int
 }
 
 // Compile checks a module and prepares it to run. main names the entry
@@ -362,7 +375,9 @@ func planFunc(f *stablehlo.Func, share bool) (*funcPlan, error) {
 // regions), whatever runs after the ops enclosing it, and, inside a region
 // that runs repeatedly (a while body, a reduction's computation ...), every
 // value the region reads from outside. if and case branches run at most
-// once per execution of their op.
+// once per execution of their op. With the same knowledge it marks the
+// operands in-place ops may overwrite (opPlan.overwrite) and the dots that
+// may add into a value (planDotAdd).
 func planConsume(fp *funcPlan) {
 	// uses adds the slots op reads, in its regions too.
 	var uses func(op *stablehlo.Op, into map[int]bool)
@@ -389,6 +404,16 @@ func planConsume(fp *funcPlan) {
 			if pl.op.Name == "stablehlo.dynamic_update_slice" && len(pl.in) > 0 && !live[pl.in[0]] &&
 				!slices.Contains(pl.in[1:], pl.in[0]) {
 				pl.consume = true
+			}
+			if i > 0 {
+				planDotAdd(plans[i-1], pl, live)
+			}
+			if inPlaceOps[pl.op.Name] && len(pl.op.Regions) == 0 && !pl.keeps {
+				for j, s := range pl.in {
+					if !live[s] && !slices.Contains(pl.reuse, j) && !slices.Contains(pl.in[j+1:], s) && !slices.Contains(pl.in[:j], s) {
+						pl.overwrite = append(pl.overwrite, j)
+					}
+				}
 			}
 			if len(pl.op.Regions) > 0 {
 				inner := maps.Clone(live)
@@ -631,6 +656,10 @@ type Exec struct {
 	// kept is the storage of the operands of ops that may keep them
 	// (opPlan.keeps) in this run: a loop never updates it in place.
 	kept map[uintptr]bool
+	// sumInto is the tensor the running dot may add its product into
+	// (see dot_add.go), or nil.
+	sumInto *Tensor
+	sums    int // dots that did so in this run (for tests)
 	// prof is the run's Profile (WithProfile), or nil; nested is the
 	// time of the ops run inside the regions of the op running now.
 	prof   *Profile
@@ -880,6 +909,14 @@ func (x *Exec) runBlock(b *stablehlo.Block, args []Value) ([]Value, error) {
 		if err := x.Ctx.Err(); err != nil {
 			return nil, err
 		}
+		if pl.addsDot > 0 && sameStorage(in[0], in[1]) {
+			// The dot before added its product into the other operand.
+			fr.vals[pl.out[0]] = in[pl.addsDot-1]
+			for _, s := range pl.free {
+				fr.vals[s] = nil
+			}
+			continue
+		}
 		x.dead = x.dead[:0]
 		for _, j := range pl.reuse {
 			if t, ok := in[j].(*Tensor); ok {
@@ -889,6 +926,11 @@ func (x *Exec) runBlock(b *stablehlo.Block, args []Value) ([]Value, error) {
 					// from the start: its slot no longer refers to it.
 					fr.vals[pl.in[j]] = nil
 				}
+			}
+		}
+		for _, j := range pl.overwrite {
+			if t := x.overwritable(in[j]); t != nil {
+				x.dead = append(x.dead, t)
 			}
 		}
 		if pl.consume {
@@ -904,6 +946,9 @@ func (x *Exec) runBlock(b *stablehlo.Block, args []Value) ([]Value, error) {
 				}
 			}
 		}
+		if pl.sumInto > 0 {
+			x.sumInto = x.overwritable(fr.vals[pl.sumInto-1])
+		}
 		keeps := pl.keeps
 		if keeps {
 			x.disown(in)
@@ -917,6 +962,7 @@ func (x *Exec) runBlock(b *stablehlo.Block, args []Value) ([]Value, error) {
 			out, err = pl.kernel(x, pl.op, in)
 		}
 		x.dead = x.dead[:0]
+		x.sumInto = nil
 		if keeps {
 			x.disown(out)
 		}

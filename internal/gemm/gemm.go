@@ -49,8 +49,19 @@ const (
 // It panics, naming the matrix, when a slice is too short for its shape or
 // a stride is smaller than its row, as a BLAS routine does.
 func Mul[T float32 | float64](transA, transB bool, m, n, k int, a []T, lda int, b []T, ldb int, c []T, ldc int, workers int) {
-	mul(transA, transB, m, n, k, a, lda, b, ldb, c, ldc, workers, nil)
+	mul(transA, transB, m, n, k, a, lda, b, ldb, c, ldc, workers, nil, false)
 }
+
+// MulAdd is Mul that adds the product to C: C += op(A)·op(B). When k is
+// at most KBlock, each element of C is C + (its product as Mul computes
+// it), rounded once: the same numbers as Mul into a temporary and an add.
+func MulAdd[T float32 | float64](transA, transB bool, m, n, k int, a []T, lda int, b []T, ldb int, c []T, ldc int, workers int) {
+	mul(transA, transB, m, n, k, a, lda, b, ldb, c, ldc, workers, nil, true)
+}
+
+// KBlock is how many steps of K Mul sums in registers before it writes C;
+// MulAdd over more steps adds partial sums to C, one block at a time.
+const KBlock = kcBlock
 
 // Packed is a B operand packed once, in the layout Mul's kernels read, for
 // several products with the same B (Pack, MulPacked).
@@ -151,11 +162,20 @@ func MulPacked[T float32 | float64](transA bool, m int, a []T, lda int, pb *Pack
 	if pb.data == nil && pb.k > 0 && pb.n > 0 {
 		panic("gemm: MulPacked with a freed Packed operand")
 	}
-	mul(transA, false, m, pb.n, pb.k, a, lda, nil, 0, c, ldc, workers, pb)
+	mul(transA, false, m, pb.n, pb.k, a, lda, nil, 0, c, ldc, workers, pb, false)
 }
 
-// mul is Mul, with B packed already when pre is not nil.
-func mul[T float32 | float64](transA, transB bool, m, n, k int, a []T, lda int, b []T, ldb int, c []T, ldc int, workers int, pre *Packed[T]) {
+// MulPackedAdd is MulPacked that adds the product to C, as MulAdd does.
+func MulPackedAdd[T float32 | float64](transA bool, m int, a []T, lda int, pb *Packed[T], c []T, ldc int, workers int) {
+	if pb.data == nil && pb.k > 0 && pb.n > 0 {
+		panic("gemm: MulPackedAdd with a freed Packed operand")
+	}
+	mul(transA, false, m, pb.n, pb.k, a, lda, nil, 0, c, ldc, workers, pb, true)
+}
+
+// mul is Mul, with B packed already when pre is not nil, adding to C
+// when add is set.
+func mul[T float32 | float64](transA, transB bool, m, n, k int, a []T, lda int, b []T, ldb int, c []T, ldc int, workers int, pre *Packed[T], add bool) {
 	if m < 0 || n < 0 || k < 0 {
 		panic(fmt.Sprintf("gemm: negative dimension in %d×%d×%d", m, n, k))
 	}
@@ -176,6 +196,9 @@ func mul[T float32 | float64](transA, transB bool, m, n, k int, a []T, lda int, 
 		return
 	}
 	if k == 0 {
+		if add {
+			return
+		}
 		for i := 0; i < m; i++ {
 			clear(c[i*ldc : i*ldc+n])
 		}
@@ -197,6 +220,7 @@ func mul[T float32 | float64](transA, transB bool, m, n, k int, a []T, lda int, 
 		c: c, ldc: ldc,
 		nr:   nr,
 		kern: kernelOf[T](),
+		add:  add,
 	}
 	// A B stored k×n with rows close together is read in place, but for a
 	// last sliver narrower than nr; any other B is packed a panel at a
@@ -286,6 +310,7 @@ type product[T float32 | float64] struct {
 	// packed holds the panel's slivers (sliver s: B's columns jc+s*nr..,
 	// as k rows of nr) or, when inPlace, only the narrow last one.
 	packed []T
+	add    bool // C += A·B rather than C = A·B
 }
 
 // sliver returns rows [pc, pc+kc) of sliver s of the current panel (B's
@@ -345,7 +370,7 @@ func (p *product[T]) blockOf(t0, t1, s0, s1 int, only units) {
 	}
 	for pc := 0; pc < p.k; pc += kcBlock {
 		kc := min(kcBlock, p.k-pc)
-		acc := pc > 0
+		acc := pc > 0 || p.add
 		if edgeRows {
 			// The last tile has fewer than mr rows: copy them, and zeros,
 			// so that the kernel reads only what is there.

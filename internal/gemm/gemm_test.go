@@ -292,3 +292,63 @@ func TestPackIntoFreedMemory(t *testing.T) {
 		}
 	}
 }
+
+// MulAdd and MulPackedAdd add the product to C; up to KBlock steps of K
+// the sums are those of Mul into a temporary followed by an add, to the
+// bit, at C's edges (rows and columns past whole kernel blocks) too.
+func TestMulAddIsMulThenAdd(t *testing.T) {
+	withKernels(t, func(t *testing.T) {
+		r := rand.New(rand.NewPCG(9, 10))
+		for _, c := range []struct {
+			transA, transB bool
+			m, n, k, ldbX  int
+		}{
+			{false, false, 13, 37, 200, 0},
+			{true, false, 20, 50, KBlock, 0},
+			{false, true, 7, 130, 64, 3},
+			{false, false, 25, 40, 128, 4096},
+			{false, false, 6, 16, 1, 0},
+			{false, false, 30, 33, 3 * KBlock, 0},
+		} {
+			ra, ca := c.m, c.k
+			if c.transA {
+				ra, ca = c.k, c.m
+			}
+			rb, cb := c.k, c.n
+			if c.transB {
+				rb, cb = c.n, c.k
+			}
+			ldb := cb + c.ldbX
+			a := randomMatrix[float32](r, ra*ca)
+			b := randomMatrix[float32](r, rb*ldb)
+			c0 := randomMatrix[float32](r, c.m*c.n)
+			prod := make([]float32, c.m*c.n)
+			Mul(c.transA, c.transB, c.m, c.n, c.k, a, ca, b, ldb, prod, c.n, 2)
+			want := make([]float32, c.m*c.n)
+			for i := range want {
+				want[i] = c0[i] + prod[i]
+			}
+			got := append([]float32(nil), c0...)
+			MulAdd(c.transA, c.transB, c.m, c.n, c.k, a, ca, b, ldb, got, c.n, 2)
+			packed := append([]float32(nil), c0...)
+			pb := Pack(c.transB, c.k, c.n, b, ldb, 2)
+			MulPackedAdd(c.transA, c.m, a, ca, pb, packed, c.n, 2)
+			pb.Free()
+			if c.k <= KBlock {
+				assert.Equal(t, want, got, "%+v", c)
+				assert.Equal(t, want, packed, "%+v packed", c)
+				continue
+			}
+			// More steps than KBlock add partial sums to C one block at a
+			// time: the same sum, rounded differently.
+			for i := range want {
+				assert.InDelta(t, want[i], got[i], 1e-4, "%+v element %d", c, i)
+				assert.InDelta(t, want[i], packed[i], 1e-4, "%+v packed element %d", c, i)
+			}
+		}
+		// No steps of K: C stays as it was.
+		c0 := []float32{1, 2, 3, 4}
+		MulAdd(false, false, 2, 2, 0, nil, 1, nil, 2, c0, 2, 1)
+		assert.Equal(t, []float32{1, 2, 3, 4}, c0)
+	})
+}

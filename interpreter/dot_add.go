@@ -1,0 +1,140 @@
+package interpreter
+
+import (
+	"runtime"
+
+	"github.com/halo-ml/halo/internal/gemm"
+	"github.com/halo-ml/halo/xla"
+)
+
+// Dots that add into a dying value.
+//
+// In `%d = dot_general %a, %b` followed by `%s = add %acc, %d` (or
+// `add %d, %acc`), where nothing reads %d or %acc after the add, the dot
+// may add its product into %acc's storage (gemm's C += A·B) instead of
+// writing a new tensor that the add then reads again: a pallas kernel's
+// accumulator, updated at every grid step, costs no pass of its own. The
+// add sees both operands in one storage and passes the sum on.
+//
+// The dot does so only when the run owns %acc's storage and no other live
+// value refers to it (spare.go), no op that may keep its operands has
+// seen it, it is neither operand of the dot, the result is float32 or
+// float64 of %acc's shape, the product is one matrix multiplication, and
+// K is at most gemm.KBlock: then every element is %acc + (the product as
+// the dot alone computes it), rounded once, the numbers of the two ops
+// apart. Otherwise the two ops run as written.
+
+// planDotAdd marks dot and add when add is the op right after dot and
+// adds dot's result to a value nothing reads after it (live: the slots
+// read by what runs after add).
+func planDotAdd(dot, add *opPlan, live map[int]bool) {
+	if add.op.Name != "stablehlo.add" || len(add.in) != 2 || len(add.out) != 1 ||
+		(dot.op.Name != "stablehlo.dot_general" && dot.op.Name != "stablehlo.dot") || len(dot.out) != 1 || dot.keeps {
+		return
+	}
+	d := dot.out[0]
+	var acc, at int
+	switch {
+	case add.in[1] == d && add.in[0] != d:
+		acc, at = add.in[0], 1
+	case add.in[0] == d && add.in[1] != d:
+		acc, at = add.in[1], 0
+	default:
+		return
+	}
+	if live[d] || live[acc] {
+		return
+	}
+	for _, s := range dot.in {
+		if s == acc {
+			return
+		}
+	}
+	dot.sumInto, add.addsDot = acc+1, at+1
+}
+
+// sameStorage reports whether a and b are tensors with one storage.
+func sameStorage(a, b Value) bool {
+	ta, ok := a.(*Tensor)
+	if !ok || ta == nil {
+		return false
+	}
+	tb, ok := b.(*Tensor)
+	if !ok || tb == nil {
+		return false
+	}
+	pa, _ := storagePtr(ta)
+	pb, _ := storagePtr(tb)
+	return pa != 0 && pa == pb
+}
+
+// overwritable returns v when the running kernel may write into it (a
+// value nothing reads after the op, as planned): storage the run owns,
+// that no other live value refers to and no op that may keep its operands
+// has seen; else nil.
+func (x *Exec) overwritable(v Value) *Tensor {
+	t, ok := v.(*Tensor)
+	if !ok || t == nil || len(x.sp.own) == 0 {
+		return nil
+	}
+	p, _ := storagePtr(t)
+	if _, mine := x.sp.own[p]; !mine || x.isKept(t) || !x.soleReference(t) {
+		return nil
+	}
+	return t
+}
+
+// sumTarget returns the storage of x.sumInto when the dot planned by p
+// may add its product into it (see above), else nil.
+func sumTarget[T laNum](x *Exec, lhs, rhs dotArg, p *dotPlan, result xla.Shape) []T {
+	if x == nil || x.sumInto == nil || p.batch != 1 || p.k > gemm.KBlock || p.m == 0 || p.n == 0 ||
+		storageDType[T]() == xla.Invalid {
+		return nil
+	}
+	t := x.sumInto
+	c, ok := t.Data.([]T)
+	if !ok || !t.Shape.Equal(result) || StorageOf(result.DType) != StorageOf(storageDType[T]()) {
+		return nil
+	}
+	q, _ := storagePtr(t)
+	for _, o := range []*Tensor{lhs.t, rhs.t} {
+		if r, _ := storagePtr(o); r == q {
+			return nil
+		}
+	}
+	x.sums++
+	return c
+}
+
+// storageDType is the element type stored as []T for the float types
+// gemm multiplies (Invalid for others).
+func storageDType[T laNum]() xla.DType {
+	var z T
+	switch any(z).(type) {
+	case float32:
+		return xla.Float32
+	case float64:
+		return xla.Float64
+	}
+	return xla.Invalid
+}
+
+// gemmAdd is laGemm adding the product to c, for float32 and float64.
+func gemmAdd[T laNum](transA, transB bool, m, n, k int, a []T, lda int, b []T, ldb int, c []T, ldc int) {
+	switch a := any(a).(type) {
+	case []float32:
+		gemm.MulAdd(transA, transB, m, n, k, a, lda, any(b).([]float32), ldb, any(c).([]float32), ldc, runtime.GOMAXPROCS(0))
+	case []float64:
+		gemm.MulAdd(transA, transB, m, n, k, a, lda, any(b).([]float64), ldb, any(c).([]float64), ldc, runtime.GOMAXPROCS(0))
+	}
+}
+
+// mulPackedAdd is mulPacked adding the product to c.
+func mulPackedAdd[T laNum](transA bool, m int, a []T, lda int, pb any, c []T, ldc int) {
+	switch pb := pb.(type) {
+	case *gemm.Packed[float32]:
+		gemm.MulPackedAdd(transA, m, any(a).([]float32), lda, pb, any(c).([]float32), ldc, runtime.GOMAXPROCS(0))
+	case *gemm.Packed[float64]:
+		gemm.MulPackedAdd(transA, m, any(a).([]float64), lda, pb, any(c).([]float64), ldc, runtime.GOMAXPROCS(0))
+	}
+}

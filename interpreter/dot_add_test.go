@@ -1,0 +1,144 @@
+package interpreter
+
+import (
+	"context"
+	"math/rand/v2"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/halo-ml/halo/stablehlo"
+	"github.com/halo-ml/halo/xla"
+)
+
+// dotAddLoop is a block-sparse kernel's accumulation: eight steps each
+// multiply a 128×K block of %x by %w (K×256) and add the product to the
+// carried 128×256 accumulator (128 KiB), which nothing reads after.
+const dotAddLoop = `func.func @main(%x: tensor<1024xKxf32>, %w: tensor<Kx256xf32>) -> tensor<128x256xf32> {
+  %c0 = stablehlo.constant dense<0> : tensor<i32>
+  %z = stablehlo.constant dense<0.5> : tensor<128x256xf32>
+  %r:2 = stablehlo.while(%i = %c0, %acc = %z) : tensor<i32>, tensor<128x256xf32>
+    cond {
+      %n = stablehlo.constant dense<8> : tensor<i32>
+      %lt = stablehlo.compare LT, %i, %n : (tensor<i32>, tensor<i32>) -> tensor<i1>
+      stablehlo.return %lt : tensor<i1>
+    } do {
+      %one = stablehlo.constant dense<1> : tensor<i32>
+      %rows = stablehlo.constant dense<128> : tensor<i32>
+      %zero = stablehlo.constant dense<0> : tensor<i32>
+      %off = stablehlo.multiply %i, %rows : tensor<i32>
+      %blk = stablehlo.dynamic_slice %x, %off, %zero, sizes = [128, K] : (tensor<1024xKxf32>, tensor<i32>, tensor<i32>) -> tensor<128xKxf32>
+      %d = stablehlo.dot_general %blk, %w, contracting_dims = [1] x [0] : (tensor<128xKxf32>, tensor<Kx256xf32>) -> tensor<128x256xf32>
+      %s = stablehlo.add ADD
+      %i1 = stablehlo.add %i, %one : tensor<i32>
+      stablehlo.return %i1, %s : tensor<i32>, tensor<128x256xf32>
+    }
+  return %r#1 : tensor<128x256xf32>
+}`
+
+// runDotAdd compiles src (K the contracting size) with and without the
+// run's storage optimisations, runs both on the same random operands and
+// returns the results and the number of dots that added into their
+// accumulator.
+func runDotAdd(t *testing.T, src string, k int) (got, want []float32, sums int) {
+	t.Helper()
+	src = strings.ReplaceAll(src, "K", strconv.Itoa(k))
+	m, err := stablehlo.Parse([]byte(src))
+	require.NoError(t, err)
+	r := rand.New(rand.NewPCG(3, 4))
+	xv, wv := make([]float32, 1024*k), make([]float32, k*256)
+	for i := range xv {
+		xv[i] = r.Float32()*2 - 1
+	}
+	for i := range wv {
+		wv[i] = r.Float32()*2 - 1
+	}
+	args := []Value{f32Tensor(xv, 1024, int64(k)), f32Tensor(wv, int64(k), 256)}
+	p, err := Compile(m, "")
+	require.NoError(t, err)
+	x := &Exec{Ctx: context.Background(), Program: p}
+	out, err := x.Call(p.Main, args)
+	require.NoError(t, err)
+	// A second run starts from the same numbers: the first wrote into
+	// nothing the program or its arguments keep.
+	again, err := p.Run(context.Background(), Device{}, args)
+	require.NoError(t, err)
+	require.Equal(t, out[0].(*Tensor).Data, again[0].(*Tensor).Data)
+	plain, err := compileProgram(m, "", false)
+	require.NoError(t, err)
+	ref, err := plain.Run(context.Background(), Device{}, args)
+	require.NoError(t, err)
+	return out[0].(*Tensor).Data.([]float32), ref[0].(*Tensor).Data.([]float32), x.sums
+}
+
+func TestDotAddsIntoTheDyingAccumulator(t *testing.T) {
+	for _, add := range []string{"%acc, %d", "%d, %acc"} {
+		src := strings.Replace(dotAddLoop, "ADD", add+" : tensor<128x256xf32>", 1)
+		got, want, sums := runDotAdd(t, src, 128)
+		// Every step adds into the accumulator: the first into the
+		// constant it starts as, which a run makes for itself (a large
+		// splat) and hands to the loop.
+		assert.Equal(t, 8, sums, "add %s", add)
+		assert.Equal(t, want, got, "add %s: the numbers of a dot and an add", add)
+	}
+}
+
+func TestDotAddsNotIntoLiveOrForeignValues(t *testing.T) {
+	t.Run("K over one block of gemm", func(t *testing.T) {
+		src := strings.Replace(dotAddLoop, "ADD", "%acc, %d : tensor<128x256xf32>", 1)
+		got, want, sums := runDotAdd(t, src, 384)
+		assert.Zero(t, sums, "partial sums would be rounded differently")
+		assert.Equal(t, want, got)
+	})
+	t.Run("accumulator read after the add", func(t *testing.T) {
+		src := strings.Replace(dotAddLoop, "ADD", `%acc, %d : tensor<128x256xf32>
+      %s2 = stablehlo.multiply %acc, %s : tensor<128x256xf32>`, 1)
+		src = strings.Replace(src, "stablehlo.return %i1, %s :", "stablehlo.return %i1, %s2 :", 1)
+		got, want, sums := runDotAdd(t, src, 128)
+		assert.Zero(t, sums)
+		assert.Equal(t, want, got)
+	})
+	t.Run("accumulator shared with a live reshape", func(t *testing.T) {
+		// %v shares the accumulator's storage and is read after the add.
+		src := strings.Replace(dotAddLoop, "%d = stablehlo.dot_general", `%v = stablehlo.reshape %acc : (tensor<128x256xf32>) -> tensor<256x128xf32>
+      %d = stablehlo.dot_general`, 1)
+		src = strings.Replace(src, "ADD", `%acc, %d : tensor<128x256xf32>
+      %v2 = stablehlo.reshape %v : (tensor<256x128xf32>) -> tensor<128x256xf32>
+      %s2 = stablehlo.subtract %s, %v2 : tensor<128x256xf32>`, 1)
+		src = strings.Replace(src, "stablehlo.return %i1, %s :", "stablehlo.return %i1, %s2 :", 1)
+		got, want, sums := runDotAdd(t, src, 128)
+		assert.Zero(t, sums)
+		assert.Equal(t, want, got)
+	})
+	t.Run("accumulator an argument", func(t *testing.T) {
+		src := `func.func @main(%a: tensor<128x128xf32>, %b: tensor<128x256xf32>, %acc: tensor<128x256xf32>) -> tensor<128x256xf32> {
+  %d = stablehlo.dot_general %a, %b, contracting_dims = [1] x [0] : (tensor<128x128xf32>, tensor<128x256xf32>) -> tensor<128x256xf32>
+  %s = stablehlo.add %acc, %d : tensor<128x256xf32>
+  return %s : tensor<128x256xf32>
+}`
+		m, err := stablehlo.Parse([]byte(src))
+		require.NoError(t, err)
+		p, err := Compile(m, "")
+		require.NoError(t, err)
+		acc := NewTensor(xla.MakeShape(xla.Float32, 128, 256))
+		for i := range acc.Data.([]float32) {
+			acc.Data.([]float32)[i] = 1
+		}
+		a, b := NewTensor(xla.MakeShape(xla.Float32, 128, 128)), NewTensor(xla.MakeShape(xla.Float32, 128, 256))
+		for i := range a.Data.([]float32) {
+			a.Data.([]float32)[i] = 1
+		}
+		for i := range b.Data.([]float32) {
+			b.Data.([]float32)[i] = 2
+		}
+		x := &Exec{Ctx: context.Background(), Program: p}
+		out, err := x.Call(p.Main, []Value{a, b, acc})
+		require.NoError(t, err)
+		assert.Zero(t, x.sums)
+		assert.Equal(t, float32(257), out[0].(*Tensor).Data.([]float32)[0])
+		assert.Equal(t, float32(1), acc.Data.([]float32)[0], "a run never writes into its arguments")
+	})
+}
