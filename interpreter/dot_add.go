@@ -2,6 +2,7 @@ package interpreter
 
 import (
 	"runtime"
+	"slices"
 
 	"github.com/halo-ml/halo/internal/gemm"
 	"github.com/halo-ml/halo/xla"
@@ -24,33 +25,101 @@ import (
 // the dot alone computes it), rounded once, the numbers of the two ops
 // apart. Otherwise the two ops run as written.
 
-// planDotAdd marks dot and add when add is the op right after dot and
-// adds dot's result to a value nothing reads after it (live: the slots
-// read by what runs after add).
-func planDotAdd(dot, add *opPlan, live map[int]bool) {
-	if add.op.Name != "stablehlo.add" || len(add.in) != 2 || len(add.out) != 1 ||
-		(dot.op.Name != "stablehlo.dot_general" && dot.op.Name != "stablehlo.dot") || len(dot.out) != 1 || dot.keeps {
+// The add may also open a branch of the if right after the dot, as in
+// pallas's accumulator that a grid step either resets or adds to:
+//
+//	%d = dot_general ...
+//	%r = if %reset { return %d } else { %s = add %acc, %d; return %s }
+//
+// The dot then adds into %acc only when %reset picks the add's branch.
+
+// planDotAdd marks dot and next when next is the op after dot (small
+// constants between aside) and adds dot's result to a value nothing
+// reads after it, or is an if one of whose branches does so first
+// (live: the slots read by what runs after next).
+func planDotAdd(fp *funcPlan, dot, next *opPlan, live map[int]bool) {
+	if (dot.op.Name != "stablehlo.dot_general" && dot.op.Name != "stablehlo.dot") || len(dot.out) != 1 || dot.keeps {
 		return
 	}
 	d := dot.out[0]
-	var acc, at int
-	switch {
-	case add.in[1] == d && add.in[0] != d:
-		acc, at = add.in[0], 1
-	case add.in[0] == d && add.in[1] != d:
-		acc, at = add.in[1], 0
-	default:
+	if live[d] {
 		return
 	}
-	if live[d] || live[acc] {
+	if next.op.Name != "stablehlo.if" {
+		if acc, at, ok := addsTo(next, d, live); ok && !slices.Contains(dot.in, acc) {
+			dot.sumInto, next.addsDot = acc+1, at+1
+		}
 		return
 	}
-	for _, s := range dot.in {
-		if s == acc {
+	for k, r := range next.op.Regions {
+		if len(r.Blocks) != 1 {
 			return
 		}
+		plans := fp.blocks[r.Blocks[0]]
+		i := 0
+		for i < len(plans) && plans[i].konst != nil {
+			i++
+		}
+		if i == len(plans) {
+			continue
+		}
+		acc, at, ok := addsTo(plans[i], d, live)
+		if !ok || slices.Contains(dot.in, acc) || !onlyConstantsThenReturn(plans[i+1:], acc, d) {
+			continue
+		}
+		dot.sumInto, dot.sumBranch, plans[i].addsDot = acc+1, k+1, at+1
+		dot.sumCond = next.in[0]
+		return
 	}
-	dot.sumInto, add.addsDot = acc+1, at+1
+}
+
+// addsTo reports whether pl adds the value in slot d to another, acc, that
+// nothing reads after pl; at is d's operand position.
+func addsTo(pl *opPlan, d int, live map[int]bool) (acc, at int, ok bool) {
+	if pl.op.Name != "stablehlo.add" || len(pl.in) != 2 || len(pl.out) != 1 {
+		return 0, 0, false
+	}
+	switch {
+	case pl.in[1] == d && pl.in[0] != d:
+		acc, at = pl.in[0], 1
+	case pl.in[0] == d && pl.in[1] != d:
+		acc, at = pl.in[1], 0
+	default:
+		return 0, 0, false
+	}
+	return acc, at, !live[acc]
+}
+
+// onlyConstantsThenReturn reports whether plans are small constants and a
+// terminator that hands over neither acc nor d.
+func onlyConstantsThenReturn(plans []*opPlan, acc, d int) bool {
+	for _, pl := range plans {
+		switch {
+		case pl.konst != nil:
+		case isTerminator(pl.op.Name):
+			return !slices.Contains(pl.in, acc) && !slices.Contains(pl.in, d)
+		default:
+			return false
+		}
+	}
+	return false
+}
+
+// sumTaken reports whether the add the dot of pl was planned with runs:
+// always, or when the if's condition picks its branch.
+func sumTaken(pl *opPlan, vals []Value) bool {
+	if pl.sumBranch == 0 {
+		return true
+	}
+	c, err := shpBoolValue(vals[pl.sumCond])
+	if err != nil {
+		return false
+	}
+	taken := 2 // the else branch
+	if c {
+		taken = 1
+	}
+	return taken == pl.sumBranch
 }
 
 // sameStorage reports whether a and b are tensors with one storage.

@@ -86,6 +86,37 @@ func TestDotAddsIntoTheDyingAccumulator(t *testing.T) {
 	}
 }
 
+func TestDotAddsIntoTheAccumulatorOfTheBranchTaken(t *testing.T) {
+	// pallas's accumulator reset: steps 0, 3 and 6 start over from the
+	// product, the five others add it to the accumulator.
+	const branch = `%three = stablehlo.constant dense<3> : tensor<i32>
+      %ph = stablehlo.remainder %i, %three : tensor<i32>
+      %reset = stablehlo.compare EQ, %ph, %zero : (tensor<i32>, tensor<i32>) -> tensor<i1>
+      %blk = stablehlo.dynamic_slice %x, %off, %zero, sizes = [128, K] : (tensor<1024xKxf32>, tensor<i32>, tensor<i32>) -> tensor<128xKxf32>
+      %d = stablehlo.dot_general %blk, %w, contracting_dims = [1] x [0] : (tensor<128xKxf32>, tensor<Kx256xf32>) -> tensor<128x256xf32>
+      %s = "stablehlo.if"(%reset) ({
+        stablehlo.return %d : tensor<128x256xf32>
+      }, {
+        %c = stablehlo.constant dense<1> : tensor<i32>
+        %sum = stablehlo.add %acc, %d : tensor<128x256xf32>
+        stablehlo.return %sum : tensor<128x256xf32>
+      }) : (tensor<i1>) -> tensor<128x256xf32>`
+	lines := strings.Split(dotAddLoop, "\n")
+	var kept []string
+	for _, l := range lines {
+		switch {
+		case strings.Contains(l, "%blk = "), strings.Contains(l, "%d = "):
+		case strings.Contains(l, "%s = stablehlo.add ADD"):
+			kept = append(kept, "      "+branch)
+		default:
+			kept = append(kept, l)
+		}
+	}
+	got, want, sums := runDotAdd(t, strings.Join(kept, "\n"), 128)
+	assert.Equal(t, 5, sums)
+	assert.Equal(t, want, got)
+}
+
 func TestDotAddsNotIntoLiveOrForeignValues(t *testing.T) {
 	t.Run("K over one block of gemm", func(t *testing.T) {
 		src := strings.Replace(dotAddLoop, "ADD", "%acc, %d : tensor<128x256xf32>", 1)

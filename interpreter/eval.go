@@ -212,6 +212,10 @@ type opPlan struct {
 	// dot's result among its operands.
 	sumInto int
 	addsDot int
+	// sumBranch, when not 0, is 1 + the branch of the if after the dot
+	// that opens with the add, and sumCond the slot of that if's
+	// condition.
+	sumBranch, sumCond int
 }
 
 // Compile checks a module and prepares it to run. main names the entry
@@ -405,8 +409,8 @@ func planConsume(fp *funcPlan) {
 				!slices.Contains(pl.in[1:], pl.in[0]) {
 				pl.consume = true
 			}
-			if i > 0 {
-				planDotAdd(plans[i-1], pl, live)
+			if j := prevOp(plans, i); j >= 0 {
+				planDotAdd(fp, plans[j], pl, live)
 			}
 			if inPlaceOps[pl.op.Name] && len(pl.op.Regions) == 0 && !pl.keeps {
 				for j, s := range pl.in {
@@ -462,6 +466,17 @@ func planConsume(fp *funcPlan) {
 	for _, b := range fp.fn.Body.Blocks {
 		walk(b, map[int]bool{})
 	}
+}
+
+// prevOp is the index of the op before plans[i] in its block, small
+// constants (decoded at compile time, nothing run) aside; -1 when none.
+func prevOp(plans []*opPlan, i int) int {
+	for j := i - 1; j >= 0; j-- {
+		if plans[j].konst == nil {
+			return j
+		}
+	}
+	return -1
 }
 
 // planFrees records, for each op of b, the values of b that die there.
@@ -946,7 +961,7 @@ func (x *Exec) runBlock(b *stablehlo.Block, args []Value) ([]Value, error) {
 				}
 			}
 		}
-		if pl.sumInto > 0 {
+		if pl.sumInto > 0 && sumTaken(pl, fr.vals) {
 			x.sumInto = x.overwritable(fr.vals[pl.sumInto-1])
 		}
 		keeps := pl.keeps
