@@ -8,11 +8,13 @@
 // concurrently.
 //
 // Values are immutable, but a run reuses memory where nothing can tell:
-// an elementwise result may be written into a dying operand (planReuse),
+// an elementwise result may be written into a dying operand (planReuse,
+// and opPlan.overwrite for operands only the run can tell are its alone),
 // a loop may update the tensor it alone carries (planConsume), the storage
 // of a dead value of the run's own becomes the next result of its size
 // (spare.go), a dot reads windows of its operands where they lie
-// (dot_view.go), and a window of an argument packed for several products
+// (dot_view.go) and may add its product into a dying accumulator
+// (dot_add.go), and a window of an argument packed for several products
 // is packed once (dot_pack.go). A run never writes into its arguments,
 // nor into storage an op that may keep its operands has seen.
 package interpreter
