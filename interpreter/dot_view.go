@@ -53,12 +53,16 @@ func (v *sliceView) tensor() (*Tensor, error) {
 func planSliceViews(fp *funcPlan, b *stablehlo.Block, uses map[*stablehlo.Value]int) {
 	ops := b.Ops
 	for i, op := range ops {
-		if op.Name != "stablehlo.dynamic_slice" || len(op.Results) != 1 || len(op.Operands) == 0 || uses[op.Results[0]] != 1 {
+		if op.Name != "stablehlo.dynamic_slice" || len(op.Results) != 1 || len(op.Operands) == 0 || uses[op.Results[0]] != 1 ||
+			fp.ops[op] == nil { // not run (dce.go)
 			continue
 		}
 		res, src := op.Results[0], op.Operands[0]
 		for j := i + 1; j < len(ops); j++ {
 			next := ops[j]
+			if fp.ops[next] == nil {
+				continue // not run
+			}
 			if next.Name == "stablehlo.dot_general" || next.Name == "stablehlo.dot" {
 				if next.Operands[0] == res || (len(next.Operands) > 1 && next.Operands[1] == res) {
 					fp.ops[op].kernel = dynamicSliceView

@@ -162,6 +162,8 @@ type funcPlan struct {
 	// unusedArgs marks the block arguments nothing in their block reads:
 	// they are not stored in the frame.
 	unusedArgs map[*stablehlo.Block][]bool
+	// dead are the ops that are not run (dce.go).
+	dead map[*stablehlo.Op]bool
 	// operands is, per block, the length of the operand lists of its ops
 	// that keep nothing (runBlock takes them from one allocation).
 	operands map[*stablehlo.Block]int
@@ -311,6 +313,8 @@ func planFunc(f *stablehlo.Func, share bool) (*funcPlan, error) {
 		fp.size++
 		return fp.size - 1
 	}
+	fp.dead = deadOps(f)
+	dead := fp.dead
 	var planRegion func(r *stablehlo.Region) error
 	planRegion = func(r *stablehlo.Region) error {
 		for _, b := range r.Blocks {
@@ -326,6 +330,9 @@ func planFunc(f *stablehlo.Func, share bool) (*funcPlan, error) {
 					if err := c(op); err != nil {
 						return opError(f, op, err)
 					}
+				}
+				if dead[op] {
+					continue
 				}
 				pl := &opPlan{op: op, kernel: k, keeps: mayKeepsOperands(op.Name)}
 				if op.Name == "stablehlo.constant" && share {
@@ -564,6 +571,9 @@ func planReuse(fp *funcPlan, plans []*opPlan) {
 	var visit func(ops []*stablehlo.Op)
 	visit = func(ops []*stablehlo.Op) {
 		for _, op := range ops {
+			if fp.dead[op] {
+				continue
+			}
 			for _, v := range op.Operands {
 				s, ok := fp.slots[v]
 				if !ok {
