@@ -20,10 +20,11 @@ import (
 // The dot does so only when the run owns %acc's storage and no other live
 // value refers to it (spare.go), no op that may keep its operands has
 // seen it, it is neither operand of the dot, the result is float32 or
-// float64 of %acc's shape, the product is one matrix multiplication, and
-// K is at most gemm.KBlock: then every element is %acc + (the product as
-// the dot alone computes it), rounded once, the numbers of the two ops
-// apart. Otherwise the two ops run as written.
+// float64 (not a narrow float, rounded after each op) of %acc's shape,
+// the product is one matrix multiplication, and K is 1 to gemm.KBlock:
+// then every element is %acc + (the product as the dot alone computes
+// it), rounded once, the numbers of the two ops apart (but for which
+// payload a NaN plus a NaN keeps). Otherwise the two ops run as written.
 
 // The add may also open a branch of the if right after the dot, as in
 // pallas's accumulator that a grid step either resets or adds to:
@@ -156,13 +157,17 @@ func (x *Exec) overwritable(v Value) *Tensor {
 // sumTarget returns the storage of x.sumInto when the dot planned by p
 // may add its product into it (see above), else nil.
 func sumTarget[T laNum](x *Exec, lhs, rhs dotArg, p *dotPlan, result xla.Shape) []T {
-	if x == nil || x.sumInto == nil || p.batch != 1 || p.k > gemm.KBlock || p.m == 0 || p.n == 0 ||
-		storageDType[T]() == xla.Invalid {
+	// K = 0 adds +0, which turns a -0 into +0: that add must run. A
+	// narrow float result (bf16, f16 ...) is stored as float32 but rounded
+	// after each op: a product added before rounding would round once
+	// instead of twice.
+	if x == nil || x.sumInto == nil || p.batch != 1 || p.k == 0 || p.k > gemm.KBlock || p.m == 0 || p.n == 0 ||
+		storageDType[T]() == xla.Invalid || result.DType != storageDType[T]() {
 		return nil
 	}
 	t := x.sumInto
 	c, ok := t.Data.([]T)
-	if !ok || !t.Shape.Equal(result) || StorageOf(result.DType) != StorageOf(storageDType[T]()) {
+	if !ok || !t.Shape.Equal(result) {
 		return nil
 	}
 	q, _ := storagePtr(t)

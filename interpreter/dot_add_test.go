@@ -2,6 +2,7 @@ package interpreter
 
 import (
 	"context"
+	"math"
 	"math/rand/v2"
 	"strconv"
 	"strings"
@@ -144,6 +145,51 @@ func TestDotAddsNotIntoLiveOrForeignValues(t *testing.T) {
 		assert.Zero(t, sums)
 		assert.Equal(t, want, got)
 	})
+	t.Run("narrow floats and no steps of K", func(t *testing.T) {
+		// bf16 and f16 round after each op: adding the product before
+		// rounding it would round once instead of twice. With K = 0 the
+		// add of +0 turns the accumulator's -0 (the negated +0 of %c)
+		// into +0.
+		for _, c := range []struct {
+			dt  xla.DType
+			typ string
+			k   int
+		}{{xla.BFloat16, "bf16", 128}, {xla.Float16, "f16", 128}, {xla.Float32, "f32", 0}} {
+			src := strings.NewReplacer("T", c.typ, "K", strconv.Itoa(c.k)).Replace(`func.func @main(%a: tensor<128xKxT>, %b: tensor<Kx256xT>, %c: tensor<128x256xT>) -> tensor<128x256xT> {
+  %acc = stablehlo.negate %c : tensor<128x256xT>
+  %d = stablehlo.dot_general %a, %b, contracting_dims = [1] x [0] : (tensor<128xKxT>, tensor<Kx256xT>) -> tensor<128x256xT>
+  %s = stablehlo.add %acc, %d : tensor<128x256xT>
+  return %s : tensor<128x256xT>
+}`)
+			m, err := stablehlo.Parse([]byte(src))
+			require.NoError(t, err)
+			r := rand.New(rand.NewPCG(5, 6))
+			random := func(n int) []float32 {
+				v := make([]float32, n)
+				for i := range v {
+					v[i] = r.Float32()*2 - 1
+				}
+				return v
+			}
+			acc := random(128 * 256)
+			if c.k == 0 {
+				acc = make([]float32, 128*256) // +0
+			}
+			args := []Value{roundedTensor(c.dt, random(128*c.k), 128, int64(c.k)), roundedTensor(c.dt, random(c.k*256), int64(c.k), 256),
+				roundedTensor(c.dt, acc, 128, 256)}
+			p, err := Compile(m, "")
+			require.NoError(t, err)
+			x := &Exec{Ctx: context.Background(), Program: p}
+			out, err := x.Call(p.Main, args)
+			require.NoError(t, err)
+			plain, err := compileProgram(m, "", false)
+			require.NoError(t, err)
+			ref, err := plain.Run(context.Background(), Device{}, args)
+			require.NoError(t, err)
+			assert.Zero(t, x.sums, c.typ)
+			assert.Equal(t, float32Bits(ref[0].(*Tensor)), float32Bits(out[0].(*Tensor)), "%s K=%d", c.typ, c.k)
+		}
+	})
 	t.Run("accumulator an argument", func(t *testing.T) {
 		src := `func.func @main(%a: tensor<128x128xf32>, %b: tensor<128x256xf32>, %acc: tensor<128x256xf32>) -> tensor<128x256xf32> {
   %d = stablehlo.dot_general %a, %b, contracting_dims = [1] x [0] : (tensor<128x128xf32>, tensor<128x256xf32>) -> tensor<128x256xf32>
@@ -172,4 +218,44 @@ func TestDotAddsNotIntoLiveOrForeignValues(t *testing.T) {
 		assert.Equal(t, float32(257), out[0].(*Tensor).Data.([]float32)[0])
 		assert.Equal(t, float32(1), acc.Data.([]float32)[0], "a run never writes into its arguments")
 	})
+}
+
+// float32Bits is a float tensor's elements as their bits (so -0 and +0
+// differ).
+func float32Bits(t *Tensor) []uint32 {
+	d := t.Data.([]float32)
+	out := make([]uint32, len(d))
+	for i, v := range d {
+		out[i] = math.Float32bits(v)
+	}
+	return out
+}
+
+func TestExecReusedForAnotherCallWritesNoEarlierResult(t *testing.T) {
+	// The result of one Call of an Exec, given to the next as its
+	// argument, is the caller's: the next run must not write into it.
+	m, err := stablehlo.Parse([]byte(`func.func @main(%x: tensor<16384xf32>) -> tensor<16384xf32> {
+  %e = stablehlo.exponential %x : tensor<16384xf32>
+  return %e : tensor<16384xf32>
+}`))
+	require.NoError(t, err)
+	p, err := Compile(m, "")
+	require.NoError(t, err)
+	x := &Exec{Ctx: context.Background(), Program: p}
+	first, err := x.Call(p.Main, []Value{NewTensor(xla.MakeShape(xla.Float32, 16384))})
+	require.NoError(t, err)
+	_, err = x.Call(p.Main, first)
+	require.NoError(t, err)
+	assert.Equal(t, float32(1), first[0].(*Tensor).Data.([]float32)[0], "exp(0), not exp(exp(0))")
+}
+
+// roundedTensor is a tensor of float type dt (stored as float32) holding
+// vals rounded to dt.
+func roundedTensor(dt xla.DType, vals []float32, dims ...int64) *Tensor {
+	t := NewTensor(xla.MakeShape(dt, dims...))
+	d := t.Data.([]float32)
+	for i, v := range vals {
+		d[i] = RoundNarrow(dt, v)
+	}
+	return t
 }

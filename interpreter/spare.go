@@ -352,4 +352,7 @@ func (x *Exec) poolSpares() {
 		}
 	}
 	x.sp.spares = nil
+	// The run is over: what it made is the caller's, who may hand it to
+	// another Call of this Exec as an argument, never to be written.
+	x.sp.own = nil
 }

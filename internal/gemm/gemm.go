@@ -54,7 +54,8 @@ func Mul[T float32 | float64](transA, transB bool, m, n, k int, a []T, lda int, 
 
 // MulAdd is Mul that adds the product to C: C += op(A)·op(B). When k is
 // at most KBlock, each element of C is C + (its product as Mul computes
-// it), rounded once: the same numbers as Mul into a temporary and an add.
+// it), rounded once: the same numbers as Mul into a temporary and an add
+// (but for which payload the sum of two NaNs keeps).
 func MulAdd[T float32 | float64](transA, transB bool, m, n, k int, a []T, lda int, b []T, ldb int, c []T, ldc int, workers int) {
 	mul(transA, transB, m, n, k, a, lda, b, ldb, c, ldc, workers, nil, true)
 }
