@@ -35,12 +35,10 @@ func ramp(scale float32) *Tensor {
 	return f32Tensor(v, spareN)
 }
 
-func TestSpareBuffersAreReusedAcrossLoopSteps(t *testing.T) {
-	// Each of 200 steps slices a 64 KiB block, squares it and adds it to
-	// the carried sum: two new 64 KiB results per step, 25 MiB in all
-	// without reuse. The dying sum and block of one step are the next
-	// step's buffers.
-	const src = `func.func @main(%x: tensor<32768xf32>) -> tensor<N xf32> {
+// stepLoop is a loop of 200 steps; each slices a 64 KiB block of %x
+// (alternating halves) and squares it, then runs STEP, which makes
+// %next, the carried %acc of the next step.
+const stepLoop = `func.func @main(%x: tensor<32768xf32>) -> tensor<N xf32> {
   %c0 = stablehlo.constant dense<0> : tensor<i32>
   %z = stablehlo.constant dense<0.0> : tensor<N xf32>
   %r:2 = stablehlo.while(%i = %c0, %acc = %z) : tensor<i32>, tensor<N xf32>
@@ -56,17 +54,24 @@ func TestSpareBuffersAreReusedAcrossLoopSteps(t *testing.T) {
       %off = stablehlo.multiply %h, %blk : tensor<i32>
       %s = stablehlo.dynamic_slice %x, %off, sizes = [16384] : (tensor<32768xf32>, tensor<i32>) -> tensor<N xf32>
       %sq = stablehlo.multiply %s, %s : tensor<N xf32>
-      %acc2 = stablehlo.add %acc, %sq : tensor<N xf32>
+      STEP
       %i1 = stablehlo.add %i, %one : tensor<i32>
-      stablehlo.return %i1, %acc2 : tensor<i32>, tensor<N xf32>
+      stablehlo.return %i1, %next : tensor<i32>, tensor<N xf32>
     }
   return %r#1 : tensor<N xf32>
 }`
+
+// runStepLoop runs stepLoop with step, checks element j of the result
+// against want(a, b) (a and b element j of the halves of %x) and returns
+// the bytes the run allocated.
+func runStepLoop(t *testing.T, step string, want func(a, b float32) float32) uint64 {
+	t.Helper()
 	x := make([]float32, 2*spareN)
 	for i := range x {
 		x[i] = float32(i%7) - 3
 	}
-	m, err := stablehlo.Parse([]byte(strings2(src, "N ", "16384")))
+	src := strings2(strings2(stepLoop, "STEP", step), "N ", "16384")
+	m, err := stablehlo.Parse([]byte(src))
 	require.NoError(t, err)
 	p, err := Compile(m, "")
 	require.NoError(t, err)
@@ -78,58 +83,28 @@ func TestSpareBuffersAreReusedAcrossLoopSteps(t *testing.T) {
 	runtime.ReadMemStats(&after)
 	got := out[0].(*Tensor).Data.([]float32)
 	for j := 0; j < spareN; j++ {
-		a, b := x[j], x[spareN+j]
-		require.Equal(t, 100*(a*a+b*b), got[j], "element %d", j)
+		require.Equal(t, want(x[j], x[spareN+j]), got[j], "element %d", j)
 	}
-	assert.Less(t, after.TotalAlloc-before.TotalAlloc, uint64(3<<20), "dead step values are reused")
+	return after.TotalAlloc - before.TotalAlloc
+}
+
+func TestSpareBuffersAreReusedAcrossLoopSteps(t *testing.T) {
+	// Each step adds the square to the carried sum: two new 64 KiB
+	// results per step, 25 MiB in all without reuse. The dying sum and
+	// block of one step are the next step's buffers.
+	bytes := runStepLoop(t, "%next = stablehlo.add %acc, %sq : tensor<N xf32>",
+		func(a, b float32) float32 { return 100 * (a*a + b*b) })
+	assert.Less(t, bytes, uint64(3<<20), "dead step values are reused")
 }
 
 func TestCarriedValuesTheBodyDoesNotReadAreReused(t *testing.T) {
-	// The pallas accumulator of a block that spans all of K: each of 200
-	// steps overwrites the carried %acc without reading it. The value it
+	// The pallas accumulator of a block that spans all of K: each step
+	// overwrites the carried %acc without reading it. The value it
 	// carried in dies as the step starts, and its buffer serves the step's
 	// new one (25 MiB of new 64 KiB buffers without).
-	const src = `func.func @main(%x: tensor<32768xf32>) -> tensor<N xf32> {
-  %c0 = stablehlo.constant dense<0> : tensor<i32>
-  %z = stablehlo.constant dense<0.0> : tensor<N xf32>
-  %r:2 = stablehlo.while(%i = %c0, %acc = %z) : tensor<i32>, tensor<N xf32>
-    cond {
-      %n = stablehlo.constant dense<200> : tensor<i32>
-      %lt = stablehlo.compare LT, %i, %n : (tensor<i32>, tensor<i32>) -> tensor<i1>
-      stablehlo.return %lt : tensor<i1>
-    } do {
-      %one = stablehlo.constant dense<1> : tensor<i32>
-      %two = stablehlo.constant dense<2> : tensor<i32>
-      %blk = stablehlo.constant dense<16384> : tensor<i32>
-      %h = stablehlo.remainder %i, %two : tensor<i32>
-      %off = stablehlo.multiply %h, %blk : tensor<i32>
-      %s = stablehlo.dynamic_slice %x, %off, sizes = [16384] : (tensor<32768xf32>, tensor<i32>) -> tensor<N xf32>
-      %sq = stablehlo.multiply %s, %s : tensor<N xf32>
-      %i1 = stablehlo.add %i, %one : tensor<i32>
-      stablehlo.return %i1, %sq : tensor<i32>, tensor<N xf32>
-    }
-  return %r#1 : tensor<N xf32>
-}`
-	x := make([]float32, 2*spareN)
-	for i := range x {
-		x[i] = float32(i%7) - 3
-	}
-	m, err := stablehlo.Parse([]byte(strings2(src, "N ", "16384")))
-	require.NoError(t, err)
-	p, err := Compile(m, "")
-	require.NoError(t, err)
-	arg := f32Tensor(x, 2*spareN)
-	var before, after runtime.MemStats
-	runtime.ReadMemStats(&before)
-	out, err := p.Run(context.Background(), Device{}, []Value{arg})
-	require.NoError(t, err)
-	runtime.ReadMemStats(&after)
-	got := out[0].(*Tensor).Data.([]float32)
-	for j := 0; j < spareN; j++ {
-		b := x[spareN+j] // step 199 slices the second half
-		require.Equal(t, b*b, got[j], "element %d", j)
-	}
-	assert.Less(t, after.TotalAlloc-before.TotalAlloc, uint64(3<<20), "the unread carried values are reused")
+	bytes := runStepLoop(t, "%next = stablehlo.negate %sq : tensor<N xf32>",
+		func(_, b float32) float32 { return -b * b }) // step 199 slices the second half
+	assert.Less(t, bytes, uint64(3<<20), "the unread carried values are reused")
 }
 
 func TestSpareBuffersNeverReuseLiveStorage(t *testing.T) {
