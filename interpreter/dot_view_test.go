@@ -207,7 +207,10 @@ func TestDotOfSlicesCopiesNothing(t *testing.T) {
 	}
 	runtime.ReadMemStats(&after)
 	perRun := float64(after.TotalAlloc-before.TotalAlloc) / runs
-	assert.Less(t, perRun, float64(w*w*4)*1.5, "bytes allocated per run")
+	// Under the race detector sync.Pool drops a quarter of what it is
+	// given, and a run sometimes packs into new memory: allow one more
+	// half of the result, still far below the copies' 512 KiB.
+	assert.Less(t, perRun, float64(w*w*4)*2, "bytes allocated per run")
 }
 
 func TestDotOfSlicesIEEESpecials(t *testing.T) {
