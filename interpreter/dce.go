@@ -11,8 +11,8 @@ import "github.com/halo-ml/halo/stablehlo"
 // such an op) is not run: it could change nothing but the run's time.
 // Removing one can make the producers of its operands dead in turn.
 // pallas's interpret lowering leaves such ops behind (the reset of an
-// accumulator that a later add made redundant). Compile still checks
-// them.
+// accumulator that a later add made redundant). An op whose types do not
+// check out (wellTyped) runs anyway, to report what is wrong with it.
 
 // effectOps are the ops that do more than compute their results.
 var effectOps = map[string]bool{
@@ -39,7 +39,7 @@ func deadOps(f *stablehlo.Func) map[*stablehlo.Op]bool {
 				if dead[op] {
 					continue
 				}
-				if unread(op, uses) && effectFree(op) {
+				if unread(op, uses) && effectFree(op) && wellTyped(op) {
 					dead[op] = true
 					uncount([]*stablehlo.Op{op}, uses)
 					changed = true
@@ -110,4 +110,57 @@ func uncount(ops []*stablehlo.Op, uses map[*stablehlo.Value]int) {
 			}
 		}
 	}
+}
+
+// wellTyped reports whether op's result types are those its operands and
+// attributes give: for a constant, its value's type; for if, case and
+// while, when every op in their regions is well typed too; for other ops,
+// when stablehlo.InferResultTypes knows them. Only such ops are left out:
+// a malformed op runs, and reports what is wrong with it.
+func wellTyped(op *stablehlo.Op) bool {
+	switch op.Name {
+	case "stablehlo.constant":
+		a, ok := op.Attr("value").(stablehlo.DenseElementsAttr)
+		return ok && len(op.Results) == 1 && stablehlo.TypesEqual(op.Results[0].Type, a.Type)
+	case "stablehlo.if", "stablehlo.case", "stablehlo.while":
+		for _, r := range op.Regions {
+			for _, b := range r.Blocks {
+				for _, inner := range b.Ops {
+					if !isTerminator(inner.Name) && !wellTyped(inner) {
+						return false
+					}
+				}
+			}
+		}
+		return true
+	}
+	types, known, err := stablehlo.InferResultTypes(op)
+	if !known || err != nil || len(types) != len(op.Results) {
+		return false
+	}
+	for i, t := range types {
+		if !resultTypeFits(t, op.Results[i].Type) {
+			return false
+		}
+	}
+	return true
+}
+
+// resultTypeFits reports whether result type got matches want, a dynamic
+// dimension of either matching any size.
+func resultTypeFits(want, got stablehlo.Type) bool {
+	wt, ok1 := want.(stablehlo.TensorType)
+	gt, ok2 := got.(stablehlo.TensorType)
+	if !ok1 || !ok2 {
+		return stablehlo.TypesEqual(want, got)
+	}
+	if wt.DType != gt.DType || len(wt.Dims) != len(gt.Dims) {
+		return false
+	}
+	for i := range wt.Dims {
+		if wt.Dims[i] != gt.Dims[i] && wt.Dims[i] >= 0 && gt.Dims[i] >= 0 {
+			return false
+		}
+	}
+	return true
 }

@@ -76,3 +76,18 @@ func TestOpsWithEffectsRunWhenNothingReadsThem(t *testing.T) {
 	assert.Equal(t, int64(1), calls["stablehlo.if"])
 	assert.Equal(t, int64(1), calls["stablehlo.rng"])
 }
+
+func TestMalformedOpsNothingReadsStillReportTheirError(t *testing.T) {
+	// The add's operands differ in shape: it runs, and fails, though
+	// nothing reads its result.
+	m, err := stablehlo.Parse([]byte(`func.func @main(%x: tensor<4xf32>, %y: tensor<3xf32>) -> tensor<4xf32> {
+  %d = stablehlo.add %x, %y : (tensor<4xf32>, tensor<3xf32>) -> tensor<4xf32>
+  return %x : tensor<4xf32>
+}`))
+	require.NoError(t, err)
+	p, err := Compile(m, "")
+	require.NoError(t, err)
+	_, err = p.Run(context.Background(), Device{}, []Value{NewTensor(xla.MakeShape(xla.Float32, 4)), NewTensor(xla.MakeShape(xla.Float32, 3))})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "stablehlo.add")
+}
