@@ -297,8 +297,8 @@ func TestSparesOfARunServeTheNext(t *testing.T) {
 		t.Skip("the race detector makes sync.Pool drop a quarter of what it is given: what the pools hold cannot be counted on")
 	}
 	// Three 4 MiB temporaries and a scalar result: a run allocates two
-	// (the third reuses the first that dies), or takes them from the
-	// buffers the run before left.
+	// (the third reuses one that dies), or takes them from the buffers
+	// the run before left.
 	const src = `func.func @main(%x: tensor<1048576xf32>) -> tensor<f32> {
   %a = stablehlo.multiply %x, %x : tensor<1048576xf32>
   %b = stablehlo.add %a, %x : tensor<1048576xf32>
@@ -326,7 +326,15 @@ func TestSparesOfARunServeTheNext(t *testing.T) {
 		return after.TotalAlloc - before.TotalAlloc, out[0].(*Tensor).Data.([]float32)[0]
 	}
 	_, r1 := allocated()
-	second, r2 := allocated()
-	assert.Equal(t, r1, r2)
-	assert.Less(t, second, uint64(1<<20), "the second run takes its temporaries from the first's spares (8 MiB without)")
+	// Four more runs: 32 MiB of temporaries without the pools. A pool
+	// may miss now and then (a buffer put while the goroutine ran on one
+	// processor is not found from another, under load), so up to three
+	// misses of 4 MiB pass.
+	var later uint64
+	for i := 0; i < 4; i++ {
+		n, r := allocated()
+		assert.Equal(t, r1, r)
+		later += n
+	}
+	assert.Less(t, later, uint64(12<<20), "later runs take their temporaries from the spares of the runs before")
 }
