@@ -5,6 +5,9 @@ import (
 	"math/rand/v2"
 	"runtime"
 	"testing"
+	"unsafe"
+
+	"github.com/halo-ml/halo/internal/pairbench"
 
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas32"
@@ -76,6 +79,38 @@ func BenchmarkMulWindow(b *testing.B) {
 				i++
 			}
 			b.ReportMetric(flops*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+		})
+	}
+}
+
+// BenchmarkPack packs a 128×1024 window of B (rows 4 KiB apart, as a
+// pallas kernel's y window at 1024^3) with the assembly row copies and
+// with the Go ones, alternately (internal/pairbench): from a 4 MiB B
+// that stays in cache, and from a 64 MiB one, a new window each call.
+func BenchmarkPack(b *testing.B) {
+	if copyRowsFast == nil {
+		b.Skip("no assembly row copies on this machine (not amd64 with AVX2, or the purego tag)")
+	}
+	r := rand.New(rand.NewPCG(7, 8))
+	small := randomMatrix[float32](r, 1024*1024)
+	large := randomMatrix[float32](r, 16*1024*1024)
+	defer func() { copyRows = copyRowsFast }()
+	for _, c := range []struct {
+		name string
+		src  []float32
+	}{{"cached", small}, {"memory", large}} {
+		b.Run(c.name, func(b *testing.B) {
+			i := 0
+			pack := func(rows func(dst, src unsafe.Pointer, stride, n int)) func() error {
+				return func() error {
+					copyRows = rows
+					i++
+					off := (i % (len(c.src) / (128 * 1024))) * 128 * 1024
+					Pack(false, 128, 1024, c.src[off:], 1024, 1).Free()
+					return nil
+				}
+			}
+			pairbench.Run(b, "go", pack(copyRowsGo), "asm", pack(copyRowsFast))
 		})
 	}
 }

@@ -6,8 +6,9 @@
 // are close together, else (a transposed B, rows 16 slivers or more apart,
 // a last sliver narrower than 64 bytes) packed into that shape first. It
 // runs a 6-row register-blocked kernel: AVX2 and FMA assembly on amd64
-// processors that have them, plain Go elsewhere (or with the purego build
-// tag). Work is split across goroutines by blocks of C.
+// processors that have them (which also pack B's rows with 32-byte moves),
+// plain Go elsewhere (or with the purego build tag). Work is split across
+// goroutines by blocks of C.
 //
 // Every product is computed: unlike gonum's BLAS, no zero element of A is
 // skipped, so 0×Inf and 0×NaN give NaN as IEEE arithmetic says, and a
@@ -429,13 +430,15 @@ func packB[T float32 | float64](transB bool, b []T, ldb, k, n, jc, nr, s0, s1 in
 		// Rows in chunks: the chunk of B stays in cache while each sliver
 		// gets a contiguous run of rows.
 		const chunk = 16
+		var z T
+		stride := ldb * int(unsafe.Sizeof(z)) // in bytes, for copyRows
 		for q0 := 0; q0 < k; q0 += chunk {
 			q1 := min(q0+chunk, k)
 			for s := s0; s < full; s++ {
 				j0 := jc + s*nr
-				for q := q0; q < q1; q++ {
-					copy64(dst[s*k*nr+q*nr:], b[q*ldb+j0:q*ldb+j0+nr])
-				}
+				// The chunk's rows of the sliver, bounds checked once.
+				_, _ = dst[s*k*nr+(q1-1)*nr+nr-1], b[(q1-1)*ldb+j0+nr-1]
+				copyRows(unsafe.Pointer(&dst[s*k*nr+q0*nr]), unsafe.Pointer(&b[q0*ldb+j0]), stride, q1-q0)
 			}
 			if full < s1 {
 				j0 := jc + full*nr
@@ -464,19 +467,6 @@ func packB[T float32 | float64](transB bool, b []T, ldb, k, n, jc, nr, s0, s1 in
 			}
 		}
 	}
-}
-
-// copy64 copies the first 64 bytes (one packed row: 16 float32 or 8
-// float64) of src to dst in eight word moves rather than a call to
-// memmove.
-func copy64[T float32 | float64](dst, src []T) {
-	var z T
-	n := 64 / int(unsafe.Sizeof(z))
-	_, _ = dst[n-1], src[n-1]
-	d := (*[8]uint64)(unsafe.Pointer(&dst[0]))
-	s := (*[8]uint64)(unsafe.Pointer(&src[0]))
-	d[0], d[1], d[2], d[3] = s[0], s[1], s[2], s[3]
-	d[4], d[5], d[6], d[7] = s[4], s[5], s[6], s[7]
 }
 
 // share returns part i of [0, n) cut into parts nearly equal ranges.

@@ -35,17 +35,17 @@ func reference[T float32 | float64](transA, transB bool, m, n, k int, a []T, lda
 	return want, mag
 }
 
-// withKernels runs f once with the assembly kernels (where this machine
-// has them) and once with the portable ones.
+// withKernels runs f once with the assembly kernels and row copies (where
+// this machine has them) and once with the portable ones.
 func withKernels(t *testing.T, f func(t *testing.T)) {
 	if asmKernels {
 		t.Run("asm", f)
 	} else {
 		t.Log("assembly kernels not run: this processor lacks AVX2 and FMA, or this is not an amd64 build")
 	}
-	f32, f64 := kernelF32, kernelF64
-	kernelF32, kernelF64 = kernelGo[float32], kernelGo[float64]
-	defer func() { kernelF32, kernelF64 = f32, f64 }()
+	f32, f64, rows := kernelF32, kernelF64, copyRows
+	kernelF32, kernelF64, copyRows = kernelGo[float32], kernelGo[float64], copyRowsGo
+	defer func() { kernelF32, kernelF64, copyRows = f32, f64, rows }()
 	t.Run("go", f)
 }
 

@@ -37,6 +37,7 @@ func main() {
 	for _, e := range elems {
 		kernel(&w, e)
 	}
+	copyRows(&w)
 	if err := os.WriteFile("kernel_amd64.s", w.Bytes(), 0o644); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
@@ -117,4 +118,31 @@ func kernel(w *bytes.Buffer, e elem) {
 	store(true)
 	fmt.Fprintf(w, "%s_store:\n", e.name)
 	store(false)
+}
+
+// copyRows writes copyRows64, packB's inner loop: rows 64-byte rows, row
+// r from src + r×stride to dst + r×64, two 32-byte moves each.
+// Registers: DI dst, SI src, R8 the stride, CX rows left.
+func copyRows(w *bytes.Buffer) {
+	p := func(format string, args ...any) { fmt.Fprintf(w, "\t"+format+"\n", args...) }
+	fmt.Fprintln(w, "\n// func copyRows64(dst, src unsafe.Pointer, stride, rows int)")
+	fmt.Fprintln(w, "TEXT ·copyRows64(SB), NOSPLIT, $0-32")
+	p("MOVQ dst+0(FP), DI")
+	p("MOVQ src+8(FP), SI")
+	p("MOVQ stride+16(FP), R8")
+	p("MOVQ rows+24(FP), CX")
+	p("TESTQ CX, CX")
+	p("JLE copyRows64_done")
+	fmt.Fprintln(w, "copyRows64_loop:")
+	p("VMOVUPS (SI), Y0")
+	p("VMOVUPS 32(SI), Y1")
+	p("VMOVUPS Y0, (DI)")
+	p("VMOVUPS Y1, 32(DI)")
+	p("ADDQ R8, SI")
+	p("ADDQ $64, DI")
+	p("DECQ CX")
+	p("JNZ copyRows64_loop")
+	p("VZEROUPPER")
+	fmt.Fprintln(w, "copyRows64_done:")
+	p("RET")
 }

@@ -1,5 +1,7 @@
 package gemm
 
+import "unsafe"
+
 // mr is the number of rows of C one kernel call computes.
 const mr = 6
 
@@ -71,4 +73,23 @@ func kernelOf[T float32 | float64]() kernelFunc[T] {
 		k = kernelF64
 	}
 	return k.(kernelFunc[T])
+}
+
+// copyRows copies rows 64-byte rows, row r from src + r*stride to
+// dst + r*64 (stride in bytes): packB's inner loop. The assembly one
+// where the processor has AVX2 (kernel_amd64.go), else copyRowsGo.
+var copyRows = copyRowsGo
+
+// copyRowsFast is the assembly copyRows, or nil where there is none.
+var copyRowsFast func(dst, src unsafe.Pointer, stride, rows int)
+
+// copyRowsGo is copyRows in Go: eight word moves a row.
+func copyRowsGo(dst, src unsafe.Pointer, stride, rows int) {
+	for ; rows > 0; rows-- {
+		d := (*[8]uint64)(dst)
+		s := (*[8]uint64)(src)
+		d[0], d[1], d[2], d[3] = s[0], s[1], s[2], s[3]
+		d[4], d[5], d[6], d[7] = s[4], s[5], s[6], s[7]
+		dst, src = unsafe.Add(dst, 64), unsafe.Add(src, stride)
+	}
 }

@@ -2,7 +2,11 @@
 
 package gemm
 
-import "golang.org/x/sys/cpu"
+import (
+	"unsafe"
+
+	"golang.org/x/sys/cpu"
+)
 
 //go:generate go run gen_kernels.go
 
@@ -20,6 +24,12 @@ func kernelF32AVX2(kc int, a *float32, rsA, csA int, b *float32, rsB int, c *flo
 //go:noescape
 func kernelF64AVX2(kc int, a *float64, rsA, csA int, b *float64, rsB int, c *float64, ldc int, acc int)
 
+// copyRows64 copies rows 64-byte rows, row r from src + r*stride to
+// dst + r*64 (stride in bytes), with AVX moves.
+//
+//go:noescape
+func copyRows64(dst, src unsafe.Pointer, stride, rows int)
+
 // hasAVX2 reports whether this processor (and its operating system) runs
 // the assembly kernels.
 var hasAVX2 = cpu.X86.HasAVX2 && cpu.X86.HasFMA
@@ -27,6 +37,7 @@ var hasAVX2 = cpu.X86.HasAVX2 && cpu.X86.HasFMA
 func init() {
 	if hasAVX2 {
 		asmKernels = true
+		copyRows, copyRowsFast = copyRows64, copyRows64
 		kernelF32 = func(kc int, a []float32, rsA, csA int, b []float32, rsB int, c []float32, ldc int, acc bool) {
 			kernelF32AVX2(kc, &a[0], rsA, csA, &b[0], rsB, &c[0], ldc, boolInt(acc))
 		}

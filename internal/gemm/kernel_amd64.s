@@ -255,3 +255,24 @@ kernelF64AVX2_store:
 	VMOVUPD Y15, 32(DX)
 	VZEROUPPER
 	RET
+
+// func copyRows64(dst, src unsafe.Pointer, stride, rows int)
+TEXT ·copyRows64(SB), NOSPLIT, $0-32
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ stride+16(FP), R8
+	MOVQ rows+24(FP), CX
+	TESTQ CX, CX
+	JLE copyRows64_done
+copyRows64_loop:
+	VMOVUPS (SI), Y0
+	VMOVUPS 32(SI), Y1
+	VMOVUPS Y0, (DI)
+	VMOVUPS Y1, 32(DI)
+	ADDQ R8, SI
+	ADDQ $64, DI
+	DECQ CX
+	JNZ copyRows64_loop
+	VZEROUPPER
+copyRows64_done:
+	RET
