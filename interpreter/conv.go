@@ -380,7 +380,7 @@ func convT[T laNum](lhs, rhs *Tensor, p *convParams, cp *convPlan, result xla.Sh
 					laGemm(false, false, cp.og, tl, rows,
 						w[g*cp.og*rows:], max(rows, 1),
 						cols, max(tl, 1),
-						out[(nOut*cp.o+g*cp.og)*os+s0:], max(os, 1))
+						out[(nOut*cp.o+g*cp.og)*os+s0:], max(os, 1), false)
 				}
 			}
 		})

@@ -14,14 +14,10 @@ import "github.com/halo-ml/halo/stablehlo"
 // accumulator that a later add made redundant). An op whose types do not
 // check out (wellTyped) runs anyway, to report what is wrong with it.
 
-// effectOps are the ops that do more than compute their results.
-var effectOps = map[string]bool{
-	"stablehlo.custom_call": true, "stablehlo.infeed": true, "stablehlo.outfeed": true,
-	"stablehlo.send": true, "stablehlo.recv": true, "stablehlo.rng": true,
-	"stablehlo.all_reduce": true, "stablehlo.all_gather": true, "stablehlo.all_to_all": true,
-	"stablehlo.reduce_scatter": true, "stablehlo.collective_permute": true, "stablehlo.collective_broadcast": true,
-	"func.call": true, "stablehlo.composite": true,
-}
+// effectOps are the ops that do more than compute their results, besides
+// those that may keep their operands (mayKeepsOperands: transfers,
+// collectives, custom calls, ops registered from outside).
+var effectOps = map[string]bool{"stablehlo.rng": true, "func.call": true, "stablehlo.composite": true}
 
 // deadOps returns the ops of f (at any depth) that need not run.
 func deadOps(f *stablehlo.Func) map[*stablehlo.Op]bool {
@@ -75,7 +71,7 @@ func unread(op *stablehlo.Op, uses map[*stablehlo.Value]int) bool {
 // effectFree reports whether running op (its regions included) does
 // nothing but compute its results.
 func effectFree(op *stablehlo.Op) bool {
-	if effectOps[op.Name] || isExternal(op.Name) {
+	if effectOps[op.Name] || mayKeepsOperands(op.Name) {
 		return false
 	}
 	for _, r := range op.Regions {
@@ -88,14 +84,6 @@ func effectFree(op *stablehlo.Op) bool {
 		}
 	}
 	return true
-}
-
-// isExternal reports whether the kernel of the op name was registered
-// from outside this package (it may do anything).
-func isExternal(name string) bool {
-	kernelsMu.RLock()
-	defer kernelsMu.RUnlock()
-	return externalKernels[name]
 }
 
 // uncount takes the reads of ops (their regions included) out of uses.
@@ -134,33 +122,6 @@ func wellTyped(op *stablehlo.Op) bool {
 		}
 		return true
 	}
-	types, known, err := stablehlo.InferResultTypes(op)
-	if !known || err != nil || len(types) != len(op.Results) {
-		return false
-	}
-	for i, t := range types {
-		if !resultTypeFits(t, op.Results[i].Type) {
-			return false
-		}
-	}
-	return true
-}
-
-// resultTypeFits reports whether result type got matches want, a dynamic
-// dimension of either matching any size.
-func resultTypeFits(want, got stablehlo.Type) bool {
-	wt, ok1 := want.(stablehlo.TensorType)
-	gt, ok2 := got.(stablehlo.TensorType)
-	if !ok1 || !ok2 {
-		return stablehlo.TypesEqual(want, got)
-	}
-	if wt.DType != gt.DType || len(wt.Dims) != len(gt.Dims) {
-		return false
-	}
-	for i := range wt.Dims {
-		if wt.Dims[i] != gt.Dims[i] && wt.Dims[i] >= 0 && gt.Dims[i] >= 0 {
-			return false
-		}
-	}
-	return true
+	known, err := stablehlo.CheckResultTypes(op)
+	return known && err == nil
 }

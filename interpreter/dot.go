@@ -247,21 +247,16 @@ func dotGeneralT[T laNum](x *Exec, lhs, rhs dotArg, p *dotPlan, result xla.Shape
 		ldb = 1
 	}
 	ldc := max(n, 1)
+	add := sum != nil
 	one := func(i int) {
-		laGemm(transA, transB, m, n, k, a[i*m*k:], lda, b[i*k*n:], ldb, c[i*m*n:], ldc)
+		laGemm(transA, transB, m, n, k, a[i*m*k:], lda, b[i*k*n:], ldb, c[i*m*n:], ldc, add)
 	}
 	var pb any
 	if rhs.window && p.batch == 1 && m > 0 && n > 0 && k > 0 {
 		pb = packedWindow(x, rhs.t, b, rhs.off, transB, k, n, ldb)
 	}
-	if sum != nil {
-		if pb != nil {
-			mulPackedAdd(transA, m, a, lda, pb, c, ldc)
-		} else {
-			gemmAdd(transA, transB, m, n, k, a, lda, b, ldb, c, ldc)
-		}
-	} else if pb != nil {
-		mulPacked(transA, m, a, lda, pb, c, ldc)
+	if pb != nil {
+		mulPacked(transA, m, a, lda, pb, c, ldc, add)
 	} else if p.batch > 1 && m*n*k < 64*64*64 {
 		// Small matrices: spread the batch across cores.
 		laParallelFor(p.batch, int64(p.batch)*int64(m)*int64(n)*int64(k), func(lo, hi int) {

@@ -1,7 +1,6 @@
 package interpreter
 
 import (
-	"runtime"
 	"slices"
 
 	"github.com/halo-ml/halo/internal/gemm"
@@ -162,7 +161,7 @@ func sumTarget[T laNum](x *Exec, lhs, rhs dotArg, p *dotPlan, result xla.Shape) 
 	// after each op: a product added before rounding would round once
 	// instead of twice.
 	if x == nil || x.sumInto == nil || p.batch != 1 || p.k == 0 || p.k > gemm.KBlock || p.m == 0 || p.n == 0 ||
-		storageDType[T]() == xla.Invalid || result.DType != storageDType[T]() {
+		(result.DType != xla.Float32 && result.DType != xla.Float64) {
 		return nil
 	}
 	t := x.sumInto
@@ -178,37 +177,4 @@ func sumTarget[T laNum](x *Exec, lhs, rhs dotArg, p *dotPlan, result xla.Shape) 
 	}
 	x.sums++
 	return c
-}
-
-// storageDType is the element type stored as []T for the float types
-// gemm multiplies (Invalid for others).
-func storageDType[T laNum]() xla.DType {
-	var z T
-	switch any(z).(type) {
-	case float32:
-		return xla.Float32
-	case float64:
-		return xla.Float64
-	}
-	return xla.Invalid
-}
-
-// gemmAdd is laGemm adding the product to c, for float32 and float64.
-func gemmAdd[T laNum](transA, transB bool, m, n, k int, a []T, lda int, b []T, ldb int, c []T, ldc int) {
-	switch a := any(a).(type) {
-	case []float32:
-		gemm.MulAdd(transA, transB, m, n, k, a, lda, any(b).([]float32), ldb, any(c).([]float32), ldc, runtime.GOMAXPROCS(0))
-	case []float64:
-		gemm.MulAdd(transA, transB, m, n, k, a, lda, any(b).([]float64), ldb, any(c).([]float64), ldc, runtime.GOMAXPROCS(0))
-	}
-}
-
-// mulPackedAdd is mulPacked adding the product to c.
-func mulPackedAdd[T laNum](transA bool, m int, a []T, lda int, pb any, c []T, ldc int) {
-	switch pb := pb.(type) {
-	case *gemm.Packed[float32]:
-		gemm.MulPackedAdd(transA, m, any(a).([]float32), lda, pb, any(c).([]float32), ldc, runtime.GOMAXPROCS(0))
-	case *gemm.Packed[float64]:
-		gemm.MulPackedAdd(transA, m, any(a).([]float64), lda, pb, any(c).([]float64), ldc, runtime.GOMAXPROCS(0))
-	}
 }

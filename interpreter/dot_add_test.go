@@ -259,3 +259,37 @@ func roundedTensor(dt xla.DType, vals []float32, dims ...int64) *Tensor {
 	}
 	return t
 }
+
+func TestInPlaceOpsOverwriteCarriedValuesTheyAloneRead(t *testing.T) {
+	// The add in the if branch reads the carried accumulator and the
+	// step's square, neither read after it and both the run's own alone:
+	// at each step from the second (the first takes the else branch)
+	// both are offered to the add, which writes into one of them.
+	step := `%c = stablehlo.compare GT, %i, %zero : (tensor<i32>, tensor<i32>) -> tensor<i1>
+      %next = "stablehlo.if"(%c) ({
+        %t = stablehlo.add %acc, %sq : tensor<N xf32>
+        stablehlo.return %t : tensor<N xf32>
+      }, {
+        stablehlo.return %sq : tensor<N xf32>
+      }) : (tensor<i1>) -> tensor<N xf32>`
+	src := strings.Replace(strings2(strings2(stepLoop, "STEP", step), "N ", "16384"),
+		"%one = stablehlo.constant dense<1>", "%zero = stablehlo.constant dense<0> : tensor<i32>\n      %one = stablehlo.constant dense<1>", 1)
+	m, err := stablehlo.Parse([]byte(src))
+	require.NoError(t, err)
+	x := make([]float32, 2*16384)
+	for i := range x {
+		x[i] = float32(i%7) - 3
+	}
+	args := []Value{f32Tensor(x, 2*16384)}
+	p, err := Compile(m, "")
+	require.NoError(t, err)
+	e := &Exec{Ctx: context.Background(), Program: p}
+	out, err := e.Call(p.Main, args)
+	require.NoError(t, err)
+	plain, err := compileProgram(m, "", false)
+	require.NoError(t, err)
+	ref, err := plain.Run(context.Background(), Device{}, args)
+	require.NoError(t, err)
+	assert.Equal(t, ref[0].(*Tensor).Data, out[0].(*Tensor).Data)
+	assert.Equal(t, 2*199, e.overwrites, "two operands offered at each of steps 1..199")
+}

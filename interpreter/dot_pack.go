@@ -132,11 +132,20 @@ func (c *packCache) done() {
 }
 
 // mulPacked is laGemm with op(B) packed by packedWindow.
-func mulPacked[T laNum](transA bool, m int, a []T, lda int, pb any, c []T, ldc int) {
+func mulPacked[T laNum](transA bool, m int, a []T, lda int, pb any, c []T, ldc int, add bool) {
+	w := runtime.GOMAXPROCS(0)
 	switch pb := pb.(type) {
 	case *gemm.Packed[float32]:
-		gemm.MulPacked(transA, m, any(a).([]float32), lda, pb, any(c).([]float32), ldc, runtime.GOMAXPROCS(0))
+		if add {
+			gemm.MulPackedAdd(transA, m, any(a).([]float32), lda, pb, any(c).([]float32), ldc, w)
+			return
+		}
+		gemm.MulPacked(transA, m, any(a).([]float32), lda, pb, any(c).([]float32), ldc, w)
 	case *gemm.Packed[float64]:
-		gemm.MulPacked(transA, m, any(a).([]float64), lda, pb, any(c).([]float64), ldc, runtime.GOMAXPROCS(0))
+		if add {
+			gemm.MulPackedAdd(transA, m, any(a).([]float64), lda, pb, any(c).([]float64), ldc, w)
+			return
+		}
+		gemm.MulPacked(transA, m, any(a).([]float64), lda, pb, any(c).([]float64), ldc, w)
 	}
 }

@@ -423,7 +423,8 @@ func planConsume(fp *funcPlan) {
 			}
 			if inPlaceOps[pl.op.Name] && len(pl.op.Regions) == 0 && !pl.keeps {
 				for j, s := range pl.in {
-					if !live[s] && !slices.Contains(pl.reuse, j) && !slices.Contains(pl.in[j+1:], s) && !slices.Contains(pl.in[:j], s) {
+					if !live[s] && spareSized(pl.op.Operands[j]) && !slices.Contains(pl.reuse, j) &&
+						!slices.Contains(pl.in[j+1:], s) && !slices.Contains(pl.in[:j], s) {
 						pl.overwrite = append(pl.overwrite, j)
 					}
 				}
@@ -687,6 +688,9 @@ type Exec struct {
 	// (see dot_add.go), or nil.
 	sumInto *Tensor
 	sums    int // dots that did so in this run (for tests)
+	// overwrites counts the operands opPlan.overwrite offered to kernels
+	// in this run (for tests).
+	overwrites int
 	// prof is the run's Profile (WithProfile), or nil; nested is the
 	// time of the ops run inside the regions of the op running now.
 	prof   *Profile
@@ -958,6 +962,7 @@ func (x *Exec) runBlock(b *stablehlo.Block, args []Value) ([]Value, error) {
 		for _, j := range pl.overwrite {
 			if t := x.overwritable(in[j]); t != nil {
 				x.dead = append(x.dead, t)
+				x.overwrites++
 			}
 		}
 		if pl.consume {

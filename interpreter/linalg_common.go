@@ -538,23 +538,32 @@ func laParallelFor(n int, work int64, fn func(lo, hi int)) {
 
 // laGemm computes C = op(A) × op(B) for an m×k op(A) and a k×n op(B), with
 // A stored m×k (or k×m when transA), B stored k×n (or n×k when transB), and
-// C m×n with row stride ldc, overwriting C. float32 and float64 go through
-// internal/gemm (every multiply-add computed, on all cores), the other
-// compute types through laGemmLoops.
-func laGemm[T laNum](transA, transB bool, m, n, k int, a []T, lda int, b []T, ldb int, c []T, ldc int) {
+// C m×n with row stride ldc, overwriting C, or adding to it when add is
+// set. float32 and float64 go through internal/gemm (every multiply-add
+// computed, on all cores), the other compute types through laGemmLoops.
+func laGemm[T laNum](transA, transB bool, m, n, k int, a []T, lda int, b []T, ldb int, c []T, ldc int, add bool) {
+	w := runtime.GOMAXPROCS(0)
 	switch a := any(a).(type) {
 	case []float32:
-		gemm.Mul(transA, transB, m, n, k, a, lda, any(b).([]float32), ldb, any(c).([]float32), ldc, runtime.GOMAXPROCS(0))
+		if add {
+			gemm.MulAdd(transA, transB, m, n, k, a, lda, any(b).([]float32), ldb, any(c).([]float32), ldc, w)
+			return
+		}
+		gemm.Mul(transA, transB, m, n, k, a, lda, any(b).([]float32), ldb, any(c).([]float32), ldc, w)
 	case []float64:
-		gemm.Mul(transA, transB, m, n, k, a, lda, any(b).([]float64), ldb, any(c).([]float64), ldc, runtime.GOMAXPROCS(0))
+		if add {
+			gemm.MulAdd(transA, transB, m, n, k, a, lda, any(b).([]float64), ldb, any(c).([]float64), ldc, w)
+			return
+		}
+		gemm.Mul(transA, transB, m, n, k, a, lda, any(b).([]float64), ldb, any(c).([]float64), ldc, w)
 	default:
-		laGemmLoops(transA, transB, m, n, k, any(a).([]T), lda, b, ldb, c, ldc)
+		laGemmLoops(transA, transB, m, n, k, any(a).([]T), lda, b, ldb, c, ldc, add)
 	}
 }
 
 // laGemmLoops is laGemm with plain loops (exact IEEE multiply-adds, every
 // compute type), split across cores by rows of C.
-func laGemmLoops[T laNum](transA, transB bool, m, n, k int, a []T, lda int, b []T, ldb int, c []T, ldc int) {
+func laGemmLoops[T laNum](transA, transB bool, m, n, k int, a []T, lda int, b []T, ldb int, c []T, ldc int, add bool) {
 	if transB {
 		// Make B row-major k×n so the inner loop runs over contiguous rows.
 		bt := make([]T, k*n)
@@ -568,7 +577,9 @@ func laGemmLoops[T laNum](transA, transB bool, m, n, k int, a []T, lda int, b []
 	laParallelFor(m, int64(m)*int64(n)*int64(k), func(lo, hi int) {
 		for i := lo; i < hi; i++ {
 			crow := c[i*ldc : i*ldc+n]
-			clear(crow)
+			if !add {
+				clear(crow)
+			}
 			for p := 0; p < k; p++ {
 				var av T
 				if transA {

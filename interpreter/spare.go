@@ -5,6 +5,7 @@ import (
 	"sync"
 	"unsafe"
 
+	"github.com/halo-ml/halo/stablehlo"
 	"github.com/halo-ml/halo/xla"
 )
 
@@ -291,6 +292,18 @@ func (x *Exec) spareTensor(s xla.Shape) *Tensor {
 		return &Tensor{Shape: s.Clone(), Data: d}
 	}
 	return nil
+}
+
+// spareSized reports whether v's storage may reach spareMinBytes (so that
+// a run may own it): not for a value of a static type smaller than that.
+func spareSized(v *stablehlo.Value) bool {
+	tt, ok := v.Type.(stablehlo.TensorType)
+	if !ok {
+		return false
+	}
+	n := tt.Size()
+	typ := storageType(StorageOf(tt.DType))
+	return n < 0 || typ == nil || n*int64(typ.Elem().Size()) >= spareMinBytes
 }
 
 // storageType is the Go slice type of a storage kind (nil if none).

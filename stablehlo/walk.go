@@ -399,22 +399,28 @@ func (v *verifier) call(op *Op) error {
 
 // checkInferred checks op's result types against InferResultTypes.
 func checkInferred(op *Op) error {
+	_, err := CheckResultTypes(op)
+	return err
+}
+
+// CheckResultTypes checks op's result types against those its operands
+// and attributes give (InferResultTypes; a dynamic dimension matches any
+// size). known is false for an op InferResultTypes does not know, which
+// it then does not check.
+func CheckResultTypes(op *Op) (known bool, err error) {
 	types, known, err := InferResultTypes(op)
-	if !known {
-		return nil
-	}
-	if err != nil {
-		return err
+	if !known || err != nil {
+		return known, err
 	}
 	if len(types) != len(op.Results) {
-		return fmt.Errorf("has %d results, want %d", len(op.Results), len(types))
+		return true, fmt.Errorf("has %d results, want %d", len(op.Results), len(types))
 	}
 	for i, t := range types {
 		if !typesCompatible(t, op.Results[i].Type) {
-			return fmt.Errorf("result %d is %s, want %s", i, op.Results[i].Type, t)
+			return true, fmt.Errorf("result %d is %s, want %s", i, op.Results[i].Type, t)
 		}
 	}
-	return nil
+	return true, nil
 }
 
 // typesCompatible is TypesEqual where a dynamic dimension matches any size.
