@@ -13,23 +13,23 @@ const maxIdleWorkers = 256
 
 type worker struct{ work chan func() }
 
-var workers struct {
+var execWorkers struct {
 	mu   sync.Mutex
 	idle []*worker
 }
 
 // goWork runs f on an idle pooled goroutine, or a new one.
 func goWork(f func()) {
-	workers.mu.Lock()
-	if n := len(workers.idle); n > 0 {
-		w := workers.idle[n-1]
-		workers.idle[n-1] = nil
-		workers.idle = workers.idle[:n-1]
-		workers.mu.Unlock()
+	execWorkers.mu.Lock()
+	if n := len(execWorkers.idle); n > 0 {
+		w := execWorkers.idle[n-1]
+		execWorkers.idle[n-1] = nil
+		execWorkers.idle = execWorkers.idle[:n-1]
+		execWorkers.mu.Unlock()
 		w.work <- f
 		return
 	}
-	workers.mu.Unlock()
+	execWorkers.mu.Unlock()
 	w := &worker{work: make(chan func(), 1)}
 	w.work <- f
 	go w.loop()
@@ -38,12 +38,12 @@ func goWork(f func()) {
 func (w *worker) loop() {
 	for f := range w.work {
 		f()
-		workers.mu.Lock()
-		if len(workers.idle) >= maxIdleWorkers {
-			workers.mu.Unlock()
+		execWorkers.mu.Lock()
+		if len(execWorkers.idle) >= maxIdleWorkers {
+			execWorkers.mu.Unlock()
 			return
 		}
-		workers.idle = append(workers.idle, w)
-		workers.mu.Unlock()
+		execWorkers.idle = append(execWorkers.idle, w)
+		execWorkers.mu.Unlock()
 	}
 }

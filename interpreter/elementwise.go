@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"math"
 	"runtime"
-	"sync"
 
+	"github.com/halo-ml/halo/internal/workers"
 	"github.com/halo-ml/halo/stablehlo"
 	"github.com/halo-ml/halo/xla"
 )
@@ -36,12 +36,7 @@ func ewSplit(n int, fn func(lo, hi int)) {
 	}
 	chunk := (n + p - 1) / p
 	chunk = (chunk + 63) &^ 63 // whole cache lines for every element size
-	var wg sync.WaitGroup
-	for lo := 0; lo < n; lo += chunk {
-		hi := min(lo+chunk, n)
-		wg.Go(func() { fn(lo, hi) })
-	}
-	wg.Wait()
+	workers.Run((n+chunk-1)/chunk, func(i int) { fn(i*chunk, min(i*chunk+chunk, n)) })
 }
 
 // ewBlock is the number of elements a kernel that makes a second pass over

@@ -3,10 +3,9 @@ package interpreter
 import (
 	"fmt"
 	"runtime"
-	"sync"
 
 	"github.com/halo-ml/halo/internal/gemm"
-
+	"github.com/halo-ml/halo/internal/workers"
 	"github.com/halo-ml/halo/stablehlo"
 	"github.com/halo-ml/halo/xla"
 )
@@ -501,39 +500,14 @@ func laTranspose[T any](dst, src []T, dims []int64, perm []int) {
 // several goroutines when work (an estimate of the multiply-adds in all of
 // [0, n)) is large enough to pay for them.
 func laParallelFor(n int, work int64, fn func(lo, hi int)) {
-	workers := runtime.GOMAXPROCS(0)
-	if workers > n {
-		workers = n
-	}
-	if workers <= 1 || work < 1<<17 {
+	parts := min(runtime.GOMAXPROCS(0), n)
+	if parts <= 1 || work < 1<<17 {
 		if n > 0 {
 			fn(0, n)
 		}
 		return
 	}
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	var panicked any
-	chunk := (n + workers - 1) / workers
-	for lo := 0; lo < n; lo += chunk {
-		hi := min(lo+chunk, n)
-		wg.Add(1)
-		go func(lo, hi int) {
-			defer wg.Done()
-			defer func() {
-				if r := recover(); r != nil {
-					mu.Lock()
-					panicked = r
-					mu.Unlock()
-				}
-			}()
-			fn(lo, hi)
-		}(lo, hi)
-	}
-	wg.Wait()
-	if panicked != nil {
-		panic(panicked)
-	}
+	workers.Split(n, parts, fn)
 }
 
 // laGemm computes C = op(A) × op(B) for an m×k op(A) and a k×n op(B), with

@@ -4,8 +4,8 @@ import (
 	"encoding/binary"
 	"fmt"
 	"runtime"
-	"sync"
 
+	"github.com/halo-ml/halo/internal/workers"
 	"github.com/halo-ml/halo/stablehlo"
 	"github.com/halo-ml/halo/xla"
 )
@@ -563,12 +563,7 @@ func shpSplitFrom(n, total, parMin int64, fn func(lo, hi int64)) {
 		return
 	}
 	chunk := (n + p - 1) / p
-	var wg sync.WaitGroup
-	for lo := int64(0); lo < n; lo += chunk {
-		hi := min(lo+chunk, n)
-		wg.Go(func() { fn(lo, hi) })
-	}
-	wg.Wait()
+	workers.Run(int((n+chunk-1)/chunk), func(i int) { fn(int64(i)*chunk, min(int64(i)*chunk+chunk, n)) })
 }
 
 func shpCopySeq[T any](d, s []T, dims []int64, doff int64, dstr []int64, soff int64, sstr []int64) {

@@ -2,9 +2,9 @@ package interpreter
 
 import (
 	"reflect"
-	"sync"
 	"unsafe"
 
+	"github.com/halo-ml/halo/internal/pool"
 	"github.com/halo-ml/halo/stablehlo"
 	"github.com/halo-ml/halo/xla"
 )
@@ -36,7 +36,8 @@ import (
 //
 // When a run ends, its spares go to process-wide pools (sparePools, one
 // sync.Pool per storage type and length, emptied by the garbage
-// collector), where the next runs find them: a program run many times
+// collector, for at most pool.DefaultMax lengths), where the next runs
+// find them: a program run many times
 // writes its temporaries, and its large splat constants, into memory that
 // is mapped and warm rather than into new pages.
 
@@ -340,28 +341,22 @@ func storageType(st Storage) reflect.Type {
 }
 
 // sparePools hold the spares a finished run left (poolSpares), one
-// sync.Pool per storage type and length, for the runs after it: a program
-// run again and again then writes its temporaries into memory that is
-// mapped and warm instead of new pages, which the operating system maps
-// one fault at a time.
-var sparePools sync.Map // spareKey -> *sync.Pool of the slice (any)
+// sync.Pool per storage type and length (the slices themselves), for the
+// runs after it: a program run again and again then writes its
+// temporaries into memory that is mapped and warm instead of new pages,
+// which the operating system maps one fault at a time. The least recently
+// used lengths go when there are too many.
+var sparePools pool.Keyed[spareKey]
 
 // pooledSpare takes a buffer of key k from the pools, or returns nil.
-func pooledSpare(k spareKey) any {
-	p, ok := sparePools.Load(k)
-	if !ok {
-		return nil
-	}
-	return p.(*sync.Pool).Get()
-}
+func pooledSpare(k spareKey) any { return sparePools.Get(k) }
 
 // poolSpares gives the run's spares to the pools when the run ends: they
 // are dead, and no value of the run or of its caller refers to them.
 func (x *Exec) poolSpares() {
 	for k, s := range x.sp.spares {
-		p, _ := sparePools.LoadOrStore(k, &sync.Pool{})
 		for _, d := range s {
-			p.(*sync.Pool).Put(d)
+			sparePools.Put(k, d)
 		}
 	}
 	x.sp.spares = nil

@@ -2,6 +2,7 @@ package interpreter
 
 import (
 	"context"
+	"fmt"
 	"runtime"
 	"runtime/debug"
 	"testing"
@@ -9,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/halo-ml/halo/internal/pool"
 	"github.com/halo-ml/halo/stablehlo"
 	"github.com/halo-ml/halo/xla"
 )
@@ -337,4 +339,28 @@ func TestSparesOfARunServeTheNext(t *testing.T) {
 		later += n
 	}
 	assert.Less(t, later, uint64(12<<20), "later runs take their temporaries from the spares of the runs before")
+}
+
+// TestSparePoolsKeepBoundedLengths runs programs whose temporaries have
+// more distinct lengths than the pools keep: the pools for the oldest go.
+func TestSparePoolsKeepBoundedLengths(t *testing.T) {
+	for i := range pool.DefaultMax + 64 {
+		n := spareMinBytes/4 + i
+		src := fmt.Sprintf(`func.func @main(%%x: tensor<%[1]dxf32>) -> tensor<f32> {
+  %%a = stablehlo.multiply %%x, %%x : tensor<%[1]dxf32>
+  %%b = stablehlo.add %%a, %%x : tensor<%[1]dxf32>
+  %%c = stablehlo.multiply %%b, %%a : tensor<%[1]dxf32>
+  %%z = stablehlo.constant dense<0.0> : tensor<f32>
+  %%s = stablehlo.reduce(%%c init: %%z) applies stablehlo.add across dimensions = [0] : (tensor<%[1]dxf32>, tensor<f32>) -> tensor<f32>
+  return %%s : tensor<f32>
+}`, n)
+		m, err := stablehlo.Parse([]byte(src))
+		require.NoError(t, err)
+		p, err := Compile(m, "")
+		require.NoError(t, err)
+		_, err = p.Run(context.Background(), Device{}, []Value{NewTensor(xla.MakeShape(xla.Float32, int64(n)))})
+		require.NoError(t, err)
+		require.LessOrEqual(t, sparePools.Len(), pool.DefaultMax, "after %d lengths", i+1)
+	}
+	require.Greater(t, sparePools.Len(), pool.DefaultMax/4, "the runs' spares went to the pools")
 }

@@ -20,6 +20,9 @@ import (
 	"fmt"
 	"sync"
 	"unsafe"
+
+	"github.com/halo-ml/halo/internal/pool"
+	"github.com/halo-ml/halo/internal/workers"
 )
 
 const (
@@ -130,16 +133,16 @@ func (pb *Packed[T]) Free() {
 	if pb.data == nil {
 		return
 	}
-	p, _ := packPools.LoadOrStore(packPoolKey{unsafe.Sizeof(pb.data[0]), len(pb.data)}, &sync.Pool{})
 	d := pb.data
 	pb.data = nil
-	p.(*sync.Pool).Put(&d)
+	packPools.Put(packPoolKey{unsafe.Sizeof(d[0]), len(d)}, &d)
 }
 
 // packPools hold the memory of freed Packed operands, a pool for each
-// element size and length: a program that packs the same windows at
-// every run packs them into memory already mapped and in cache.
-var packPools sync.Map // packPoolKey -> *sync.Pool of *[]T
+// element size and length (of the most recently used lengths): a program
+// that packs the same windows at every run packs them into memory already
+// mapped and in cache.
+var packPools pool.Keyed[packPoolKey] // of *[]T
 
 type packPoolKey struct {
 	elem uintptr
@@ -150,10 +153,8 @@ type packPoolKey struct {
 // there is some (Pack writes every element).
 func packStorage[T float32 | float64](n int) []T {
 	var z T
-	if p, ok := packPools.Load(packPoolKey{unsafe.Sizeof(z), n}); ok {
-		if v, ok := p.(*sync.Pool).Get().(*[]T); ok {
-			return *v
-		}
+	if v, ok := packPools.Get(packPoolKey{unsafe.Sizeof(z), n}).(*[]T); ok {
+		return *v
 	}
 	return make([]T, n)
 }
@@ -474,25 +475,6 @@ func share(n, parts, i int) (lo, hi int) {
 	return n * i / parts, n * (i + 1) / parts
 }
 
-// parallel runs fn(0), ..., fn(n-1), on n goroutines (the caller's among
-// them) when n > 1, and returns when all have.
-func parallel(n int, fn func(i int)) {
-	if n <= 1 {
-		fn(0)
-		return
-	}
-	var wg sync.WaitGroup
-	wg.Add(n - 1)
-	for i := 1; i < n; i++ {
-		go func() {
-			defer wg.Done()
-			fn(i)
-		}()
-	}
-	fn(0)
-	wg.Wait()
-}
-
 // Packed panels are reused across calls, one pool per element type.
 var bufferPools [2]sync.Pool
 
@@ -518,3 +500,7 @@ func getBuffer[T float32 | float64](n int) *[]T {
 func putBuffer[T float32 | float64](b *[]T) {
 	poolOf[T]().Put(b)
 }
+
+// parallel runs fn(0), ..., fn(n-1) in parallel (workers.Run: fn(0) on the
+// caller's goroutine, the rest on goroutines already running).
+func parallel(n int, fn func(i int)) { workers.Run(n, fn) }

@@ -1,0 +1,192 @@
+// Package workers runs the parts of a parallel loop on a team of
+// goroutines that wait for work spinning a while before they sleep.
+//
+// A goroutine started for each part (go f(); wg.Wait()) runs late when
+// the processors are idle: the runtime must wake a sleeping thread for
+// it, and on a virtual machine that takes tens of microseconds (60 µs on
+// this project's development VM: BenchmarkStart),
+// during which the caller runs its own part alone. A GEMM of a 128×128
+// block then runs on one core for a third of its time. Numeric libraries
+// answer this with threads that poll for work between parallel regions
+// (OpenMP's spin count, MKL's block time); so does this package, for
+// spinFor after each part, yielding the processor to any other runnable
+// goroutine at every poll.
+//
+// A caller runs part 0 itself, then every part no worker has started, so
+// that Run makes progress when all workers are busy (nested Runs
+// included), and a panic in a part is raised again in the caller.
+package workers
+
+import (
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// spinFor is how long a worker polls for another part after finishing
+// one, and how long a caller polls for its parts to finish, before
+// sleeping.
+const spinFor = 200 * time.Microsecond
+
+// Run calls fn(0), ..., fn(n-1), in parallel, and returns when all have
+// returned. fn(0) runs on the caller's goroutine. A panic in any call is
+// raised again by Run (the first, when several panic).
+func Run(n int, fn func(i int)) {
+	if n <= 1 {
+		if n == 1 {
+			fn(0)
+		}
+		return
+	}
+	c := &call{fn: fn, parts: make([]part, n-1)}
+	c.left.Store(int32(n - 1))
+	c.wg.Add(n - 1)
+	t := theTeam()
+	t.grow(n - 1)
+	for i := range c.parts {
+		p := &c.parts[i]
+		p.c, p.i = c, i+1
+		select {
+		case t.queue <- p:
+		default: // the queue is full: the caller runs it below
+		}
+	}
+	func() {
+		defer c.recover()
+		fn(0)
+	}()
+	for i := range c.parts {
+		c.parts[i].run()
+	}
+	c.wait()
+	if c.panicked.Load() {
+		panic(c.panicValue)
+	}
+}
+
+// Split cuts [0, n) into at most parts contiguous ranges of nearly equal
+// length and calls fn on each, in parallel (Run).
+func Split(n, parts int, fn func(lo, hi int)) {
+	parts = max(min(parts, n), 1)
+	Run(parts, func(i int) {
+		if lo, hi := n*i/parts, n*(i+1)/parts; lo < hi {
+			fn(lo, hi)
+		}
+	})
+}
+
+// call is one Run.
+type call struct {
+	fn         func(int)
+	parts      []part // parts 1..n-1
+	left       atomic.Int32
+	wg         sync.WaitGroup
+	panicked   atomic.Bool
+	panicValue any
+}
+
+// part is one call of fn, claimed by whoever runs it first.
+type part struct {
+	c       *call
+	i       int
+	claimed atomic.Bool
+}
+
+// run calls the part's fn unless someone else has claimed it.
+func (p *part) run() {
+	if p.claimed.Swap(true) {
+		return
+	}
+	defer p.c.partDone()
+	p.c.fn(p.i)
+}
+
+// partDone counts a part of the call as done, recording its panic
+// (deferred).
+func (c *call) partDone() {
+	if r := recover(); r != nil && !c.panicked.Swap(true) {
+		c.panicValue = r
+	}
+	c.left.Add(-1)
+	c.wg.Done()
+}
+
+// recover records a panic of the caller's part (deferred).
+func (c *call) recover() {
+	if r := recover(); r != nil && !c.panicked.Swap(true) {
+		c.panicValue = r
+	}
+}
+
+// wait returns when every part has run: polling first, since the parts
+// started together mostly end together, then sleeping.
+func (c *call) wait() {
+	if poll(func() bool { return c.left.Load() == 0 }) {
+		return
+	}
+	c.wg.Wait()
+}
+
+// poll calls done until it reports true or spinFor has passed, yielding
+// the processor between calls; it reports whether done did.
+func poll(done func() bool) bool {
+	deadline := time.Now().Add(spinFor)
+	for i := 0; ; i++ {
+		if done() {
+			return true
+		}
+		if i%16 == 15 && time.Now().After(deadline) {
+			return false
+		}
+		runtime.Gosched()
+	}
+}
+
+// team is the process's workers; they share one queue of parts.
+type team struct {
+	queue chan *part
+	mu    sync.Mutex
+	size  int
+}
+
+var (
+	teamOnce sync.Once
+	theT     *team
+)
+
+func theTeam() *team {
+	teamOnce.Do(func() { theT = &team{queue: make(chan *part, 1024)} })
+	return theT
+}
+
+// grow starts workers until there are at least n.
+func (t *team) grow(n int) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for ; t.size < n; t.size++ {
+		go t.work()
+	}
+}
+
+// work runs parts from the queue, polling for the next for spinFor after
+// each before it sleeps on the queue.
+func (t *team) work() {
+	for p := range t.queue {
+		p.run()
+		for {
+			var next *part
+			if !poll(func() bool {
+				select {
+				case next = <-t.queue:
+					return true
+				default:
+					return false
+				}
+			}) {
+				break
+			}
+			next.run()
+		}
+	}
+}

@@ -1,0 +1,140 @@
+package workers
+
+import (
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+func TestRunCallsEachPartOnce(t *testing.T) {
+	for n := 0; n <= 40; n++ {
+		counts := make([]atomic.Int32, n)
+		Run(n, func(i int) { counts[i].Add(1) })
+		for i := range counts {
+			require.Equal(t, int32(1), counts[i].Load(), "n=%d, part %d", n, i)
+		}
+	}
+}
+
+func TestSplitCoversTheRangeOnce(t *testing.T) {
+	for _, c := range []struct{ n, parts int }{{0, 4}, {1, 4}, {3, 4}, {10, 3}, {1000, 7}, {5, 0}} {
+		seen := make([]atomic.Int32, c.n)
+		calls := atomic.Int32{}
+		Split(c.n, c.parts, func(lo, hi int) {
+			calls.Add(1)
+			require.Less(t, lo, hi)
+			for i := lo; i < hi; i++ {
+				seen[i].Add(1)
+			}
+		})
+		for i := range seen {
+			require.Equal(t, int32(1), seen[i].Load(), "%+v: element %d", c, i)
+		}
+		require.LessOrEqual(t, int(calls.Load()), max(c.parts, 1), "%+v", c)
+	}
+}
+
+// TestPartsRunAtTheSameTime fails if Run ran its parts one after another:
+// part 0 waits for part 1 to start, and part 1 for part 0.
+func TestPartsRunAtTheSameTime(t *testing.T) {
+	for range 50 {
+		var started [2]atomic.Bool
+		ok := true
+		Run(2, func(i int) {
+			started[i].Store(true)
+			deadline := time.Now().Add(10 * time.Second)
+			for !started[1-i].Load() {
+				if time.Now().After(deadline) {
+					ok = false
+					return
+				}
+			}
+		})
+		require.True(t, ok, "the two parts of a Run never ran at the same time")
+	}
+}
+
+// TestNestedAndConcurrentRunsFinish runs more Runs at once than there are
+// workers, each part running a Run of its own: callers must run their
+// unstarted parts themselves, or all would wait on parts nobody runs.
+func TestNestedAndConcurrentRunsFinish(t *testing.T) {
+	var total atomic.Int64
+	var wg sync.WaitGroup
+	for range 16 {
+		wg.Go(func() {
+			for range 20 {
+				Run(4, func(int) {
+					Run(3, func(int) { total.Add(1) })
+				})
+			}
+		})
+	}
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(60 * time.Second):
+		t.Fatal("nested Runs did not finish in a minute: deadlock")
+	}
+	require.Equal(t, int64(16*20*4*3), total.Load())
+}
+
+func TestPanicInAPartReachesTheCaller(t *testing.T) {
+	for _, bad := range []int{0, 1, 3} {
+		got := func() (r any) {
+			defer func() { r = recover() }()
+			Run(4, func(i int) {
+				if i == bad {
+					panic(fmt.Sprintf("part %d failed", i))
+				}
+			})
+			return nil
+		}()
+		require.Equal(t, fmt.Sprintf("part %d failed", bad), got)
+	}
+	// The team still works after a part panicked.
+	var n atomic.Int32
+	Run(8, func(int) { n.Add(1) })
+	require.Equal(t, int32(8), n.Load())
+}
+
+// BenchmarkStart reports how long the second of two parts waits before it
+// starts (start-µs), for Run and for a goroutine started per part, with
+// the first part busy for 100 µs and then a gap of 50 µs of work on the
+// caller alone, as between the parallel ops of a program.
+func BenchmarkStart(b *testing.B) {
+	busy := func(d time.Duration) {
+		for t := time.Now(); time.Since(t) < d; {
+		}
+	}
+	for _, c := range []struct {
+		name string
+		run  func(n int, fn func(int))
+	}{{"workers", Run}, {"goroutines", func(n int, fn func(int)) {
+		var wg sync.WaitGroup
+		for i := 1; i < n; i++ {
+			wg.Go(func() { fn(i) })
+		}
+		fn(0)
+		wg.Wait()
+	}}} {
+		b.Run(c.name, func(b *testing.B) {
+			var waited time.Duration
+			for b.Loop() {
+				t0 := time.Now()
+				c.run(2, func(i int) {
+					if i == 1 {
+						waited += time.Since(t0)
+					}
+					busy(100 * time.Microsecond)
+				})
+				busy(50 * time.Microsecond)
+			}
+			b.ReportMetric(float64(waited.Microseconds())/float64(b.N), "start-µs")
+		})
+	}
+}
