@@ -85,11 +85,12 @@ var copyRowsFast func(dst, src unsafe.Pointer, stride, rows int)
 
 // copyRowsGo is copyRows in Go: eight word moves a row.
 func copyRowsGo(dst, src unsafe.Pointer, stride, rows int) {
-	for ; rows > 0; rows-- {
-		d := (*[8]uint64)(dst)
-		s := (*[8]uint64)(src)
+	// Each row's address from the start: a pointer stepped past the last
+	// row would point outside B (invalid, and caught by -race's checkptr).
+	for r := range rows {
+		d := (*[8]uint64)(unsafe.Add(dst, r*64))
+		s := (*[8]uint64)(unsafe.Add(src, r*stride))
 		d[0], d[1], d[2], d[3] = s[0], s[1], s[2], s[3]
 		d[4], d[5], d[6], d[7] = s[4], s[5], s[6], s[7]
-		dst, src = unsafe.Add(dst, 64), unsafe.Add(src, stride)
 	}
 }
