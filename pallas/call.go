@@ -1,6 +1,7 @@
 package pallas
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"path/filepath"
@@ -27,10 +28,13 @@ type BlockSpec struct {
 	BlockShape []int64
 	IndexMap   IndexMapFunc
 
-	// batchAxes marks Vmap's spec for a batched input with no block spec
-	// (the whole array per batch element), whose shape Vmap does not know:
-	// leading dim d is squeezed and indexed by grid axis batchAxes[d], the
-	// rest is whole. Call resolves it into a plain spec.
+	// batchAxes is set by Vmap on the spec of an input some Vmap batched:
+	// leading dim d of the input is a batch dim, indexed by grid axis
+	// batchAxes[d], so its size must be that axis's (Trace checks it, as
+	// Vmap does not know the input's shape). With BlockShape nil (a batched
+	// input with no block spec: the whole array per batch element) Trace
+	// resolves the spec into a plain one: the batch dims squeezed, the rest
+	// whole.
 	batchAxes []int
 }
 
@@ -184,6 +188,9 @@ func CallErr(fb *stablehlo.FuncBuilder, kernel KernelFunc, spec CallSpec, operan
 		if !ok {
 			return nil, &Error{Kernel: name, Msg: fmt.Sprintf("operand %d is %v, not a tensor", i, o.Type)}
 		}
+		if why := outOfScope(fb, o); why != "" {
+			return nil, &Error{Kernel: name, Op: "pallas_call", Msg: fmt.Sprintf("operand %d %s", i, why)}
+		}
 		types[i] = t
 	}
 	p, err := Trace(kernel, spec, types)
@@ -191,15 +198,70 @@ func CallErr(fb *stablehlo.FuncBuilder, kernel KernelFunc, spec CallSpec, operan
 		return nil, err
 	}
 	outs, err := low(fb, p, &spec, operands)
-	if err != nil {
-		return nil, err
+	if err == nil {
+		err = fb.Err()
 	}
-	if err := fb.Err(); err != nil {
-		// An op the lowering emitted failed: the error names the kernel
-		// and wraps the builder's, so Call's Fail puts it in its place.
+	if err != nil {
+		var pe *Error
+		if errors.As(err, &pe) {
+			return nil, err
+		}
+		// The lowering's own error, or an op it emitted that failed: the
+		// error names the kernel and wraps the cause, so Call's Fail puts
+		// it in the builder error's place.
 		return nil, &Error{Kernel: p.Name, Op: "pallas_call", Msg: fmt.Sprintf("%s lowering: %v", backend, err), Err: err}
 	}
 	return outs, nil
+}
+
+// outOfScope says why v cannot be an operand of ops built in fb (another
+// function's value, one inside a finished region), or "" when it can or
+// only the builder can tell (a value of a region still being built).
+func outOfScope(fb *stablehlo.FuncBuilder, v *stablehlo.Value) string {
+	blk := v.Block()
+	if op := v.Op(); op != nil {
+		blk = op.Parent()
+	}
+	if blk == nil {
+		return "is not a value of a function (a placeholder or a detached op's result)"
+	}
+	if blk == fb.Block() {
+		return ""
+	}
+	fn := fb.Func()
+	// Climb to the outermost block: a function's body (its region has no
+	// op), or a block of a region still being built (no region yet).
+	nested := false
+	for {
+		r := blk.Parent()
+		if r == nil {
+			if nested {
+				return "is defined in a region of an op, not visible here"
+			}
+			return "" // the builder knows whether fb is inside it
+		}
+		op := r.Parent()
+		if op == nil {
+			switch {
+			case r == fn.Body && nested:
+				return fmt.Sprintf("is defined in a region of an op of @%s, not visible here", fn.Name)
+			case r == fn.Body:
+				return ""
+			}
+			for _, f := range fb.Builder().Module().Funcs {
+				if r == f.Body {
+					return fmt.Sprintf("is defined in another function (@%s)", f.Name)
+				}
+			}
+			// Another module's function, or a region whose op is not
+			// built yet (a sibling of fb's).
+			return fmt.Sprintf("is not a value of @%s visible here", fn.Name)
+		}
+		if op.Parent() == nil {
+			return "is defined in a region of a detached op"
+		}
+		blk, nested = op.Parent(), true
+	}
 }
 
 func placeholderOutputs(fb *stablehlo.FuncBuilder, spec CallSpec) []*stablehlo.Value {
@@ -278,8 +340,22 @@ func Trace(kernel KernelFunc, spec CallSpec, operands []stablehlo.TensorType) (*
 			}
 			dims := operands[np+i].Dims
 			axes := bs.batchAxes
+			vmapFail := func(format string, args ...any) (*Program, error) {
+				return nil, &Error{Kernel: name, Op: "vmap", Msg: fmt.Sprintf(format, args...)}
+			}
 			if len(dims) < len(axes) {
-				return fail("batched input %d has rank %d, fewer than its %d batch dims", i, len(dims), len(axes))
+				return vmapFail("batched input %d has rank %d, fewer than its %d batch dims", i, len(dims), len(axes))
+			}
+			for d, a := range axes {
+				if a >= len(spec.Grid) {
+					return vmapFail("batch axis %d of operand %d is outside the grid %v", a, np+i, spec.Grid)
+				}
+				if dims[d] != spec.Grid[a] {
+					return vmapFail("operand %d (%v) is batched: its dim %d is %d, the batch size is %d", np+i, operands[np+i], d, dims[d], spec.Grid[a])
+				}
+			}
+			if bs.BlockShape != nil {
+				continue // Vmap's blocked spec: already plain
 			}
 			block := append([]int64{}, dims...)
 			for d := range axes {
@@ -555,18 +631,21 @@ func traceIndexMap(st *traceState, p *Program, f IndexMapFunc, ref RefInfo) (*Re
 		return nil, &Error{Kernel: st.name, Op: what, Loc: loc, Msg: fmt.Sprintf("returns %d block indices for an array of rank %d", len(idx), len(ref.ArrayShape))}
 	}
 	for d, e := range idx {
-		if s, ok := staticInt(e); ok {
-			nb := numBlocks(ref.ArrayShape[d], ref.Block[d])
-			if s < 0 || s >= nb {
-				return nil, &Error{Kernel: st.name, Op: what, Loc: loc, Msg: fmt.Sprintf("block index %d of dim %d is outside [0, %d)", s, d, nb)}
-			}
-		}
 		v, ok := k.intScalar(what, e)
 		if !ok {
 			if st.err != nil && st.err.Op == what {
 				st.err.Loc = loc
 			}
 			return nil, k.Err()
+		}
+		// A constant block index (a Go number of any kind) is checked
+		// here, on every backend; interpret mode checks the others at run
+		// time (blockStarts).
+		if c, ok := constInt(v); ok {
+			nb := numBlocks(ref.ArrayShape[d], ref.Block[d])
+			if c < 0 || c >= nb {
+				return nil, &Error{Kernel: st.name, Op: what, Loc: loc, Msg: fmt.Sprintf("block index %d of dim %d is outside [0, %d)", c, d, nb)}
+			}
 		}
 		r.Yield = append(r.Yield, v)
 	}

@@ -1,6 +1,9 @@
 package pallas
 
 import (
+	"fmt"
+	"math"
+
 	"github.com/halo-ml/halo/xla"
 )
 
@@ -99,7 +102,10 @@ func (k *Kernel) indexer(op string, ref *Ref, idx []any) (Indexer, []*Value, boo
 				return ix, nil, false
 			}
 			di.Size = x.Size
-			if s, ok := staticInt(x.Start); ok {
+			if s, ok, err := staticInt(x.Start); err != nil {
+				k.failf(op, "slice start of dim %d: %v", d, err)
+				return ix, nil, false
+			} else if ok {
 				if s < 0 || s+x.Size > dim {
 					k.failf(op, "slice %d:%d of dim %d (size %d) of %s", s, s+x.Size, d, dim, ref.v.Ref)
 					return ix, nil, false
@@ -131,9 +137,13 @@ func (k *Kernel) indexer(op string, ref *Ref, idx []any) (Indexer, []*Value, boo
 				arrays = append(arrays, d)
 			}
 		default:
-			s, ok := staticInt(e)
+			s, ok, err := staticInt(e)
+			if err != nil {
+				k.failf(op, "index %d: %v", d, err)
+				return ix, nil, false
+			}
 			if !ok {
-				k.failf(op, "index %d has unsupported type %T (want int, Value, Slice, DS or All)", d, e)
+				k.failf(op, "index %d has unsupported type %T (want a Go integer, Value, Slice, DS or All)", d, e)
 				return ix, nil, false
 			}
 			if s < 0 || s >= dim {
@@ -201,16 +211,41 @@ func (k *Kernel) indexer(op string, ref *Ref, idx []any) (Indexer, []*Value, boo
 	return ix, operands, k.st.err == nil
 }
 
-func staticInt(e any) (int64, bool) {
+// staticInt is the value of e when it is a Go integer of any kind (an
+// index or constant known at trace time); ok is false for other types, and
+// err is set for an unsigned value beyond int64's range.
+func staticInt(e any) (v int64, ok bool, err error) {
+	var u uint64
 	switch x := e.(type) {
 	case int:
-		return int64(x), true
+		return int64(x), true, nil
+	case int8:
+		return int64(x), true, nil
+	case int16:
+		return int64(x), true, nil
 	case int32:
-		return int64(x), true
+		return int64(x), true, nil
 	case int64:
-		return x, true
+		return x, true, nil
+	case uint8:
+		return int64(x), true, nil
+	case uint16:
+		return int64(x), true, nil
+	case uint32:
+		return int64(x), true, nil
+	case uint:
+		u = uint64(x)
+	case uint64:
+		u = x
+	case uintptr:
+		u = uint64(x)
+	default:
+		return 0, false, nil
 	}
-	return 0, false
+	if u > math.MaxInt64 {
+		return 0, true, fmt.Errorf("constant %d overflows int64", u)
+	}
+	return int64(u), true, nil
 }
 
 func (k *Kernel) maskOperand(op string, mask *Value, shape []int64) (*Value, bool) {
@@ -291,6 +326,10 @@ func (k *Kernel) store(ref *Ref, idx []any, value any, mask *Value) {
 		// Inputs and scalar-prefetch arrays are read-only in every
 		// backend (on a GPU they are the caller's buffers).
 		k.failf("store", "%s is an input ref (read-only)", ref.v.Ref)
+		return
+	}
+	if k.inCond > 0 {
+		k.failf("store", "stores to %s inside the condition of a While (a condition may only load)", ref.v.Ref)
 		return
 	}
 	v, ok := k.valueOperand("store", "value", value, ref.v.Type.DType, ix.Shape)

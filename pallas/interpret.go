@@ -786,6 +786,7 @@ func (l *interp) blockStarts(fb *stablehlo.FuncBuilder, e *env, i int, r RefInfo
 				e.cse.m[key] = []*stablehlo.Value{st[d]}
 			}
 		}
+		// Constant block indices were checked by traceIndexMap.
 		if l.checks && !isConst(m.Yield[d]) {
 			nb := numBlocks(r.ArrayShape[d], r.Block[d])
 			ok := fb.And(fb.Compare(b, fb.ScalarOf(xla.Int32, 0), stablehlo.CompareGE, stablehlo.CompareAuto),
@@ -1817,14 +1818,10 @@ func (l *interp) forLoop(fb *stablehlo.FuncBuilder, op *Op, e *env) error {
 func (l *interp) while(fb *stablehlo.FuncBuilder, op *Op, e *env) error {
 	rc, rb := op.Regions[0], op.Regions[1]
 	mod := l.modified(rb, e)
-	for _, s := range l.modified(rc, e) {
-		if s != l.errSlot {
-			return l.opErr(op, "the condition of a While stores to a ref")
-		}
-	}
-	// A condition with bounds checks cannot update the state (a while
-	// condition yields only its predicate): then the condition runs before
-	// the loop and at the end of each body, which carry its predicate.
+	// A condition stores nothing (Trace refuses it), but with bounds checks
+	// it updates the check state, which a while condition cannot (it
+	// yields only its predicate): then the condition runs before the loop
+	// and at the end of each body, which carry its predicate.
 	rotate := l.checks && len(l.modified(rc, e)) > 0
 	if rotate && !containsSlot(mod, l.errSlot) {
 		mod = append(mod, l.errSlot)

@@ -2,6 +2,8 @@ package pallas
 
 import (
 	"errors"
+	"fmt"
+	"math"
 	"runtime/debug"
 	"testing"
 
@@ -197,6 +199,85 @@ func TestMisuseCallSpec(t *testing.T) {
 		})
 		requireMisuse(t, err, "bad", "operand 0 is nil")
 	})
+	t.Run("operand of another function", func(t *testing.T) {
+		err := noPanic(t, t.Name(), func() error {
+			b := stablehlo.NewBuilder("m")
+			a := b.NewFunction("a", f32t(4))
+			fb := b.NewFunction("main", f32t(4))
+			_, err := CallErr(fb, copyKernel, CallSpec{Name: "bad", OutShapes: one}, fb.Arg(0), a.Arg(0))
+			return err
+		})
+		requireMisuse(t, err, "bad", "pallas_call", "operand 1 is defined in another function (@a)")
+		// Through Call, Build reports it.
+		err = noPanic(t, t.Name(), func() error {
+			b := stablehlo.NewBuilder("m")
+			a := b.NewFunction("a", f32t(4))
+			fb := b.NewFunction("main")
+			fb.Return(Call(fb, copyKernel, CallSpec{Name: "bad", OutShapes: one}, a.Arg(0))...)
+			_, err := b.Build()
+			return err
+		})
+		requireMisuse(t, err, "bad", "pallas_call", "operand 0 is defined in another function (@a)")
+	})
+	t.Run("operand of another module", func(t *testing.T) {
+		err := noPanic(t, t.Name(), func() error {
+			other := stablehlo.NewBuilder("other").NewFunction("g", f32t(4))
+			fb := stablehlo.NewBuilder("m").NewFunction("main")
+			_, err := CallErr(fb, copyKernel, CallSpec{Name: "bad", OutShapes: one}, other.Arg(0))
+			return err
+		})
+		requireMisuse(t, err, "bad", "pallas_call", "operand 0 is not a value of @main visible here")
+	})
+	t.Run("operand of a closed region", func(t *testing.T) {
+		err := noPanic(t, t.Name(), func() error {
+			fb := stablehlo.NewBuilder("m").NewFunction("main", f32t(4))
+			var inner *stablehlo.Value
+			fb.While([]*stablehlo.Value{fb.Arg(0)},
+				func(rb *stablehlo.FuncBuilder, a []*stablehlo.Value) *stablehlo.Value {
+					return rb.ScalarOf(xla.Bool, 0)
+				},
+				func(rb *stablehlo.FuncBuilder, a []*stablehlo.Value) []*stablehlo.Value {
+					inner = rb.Add(a[0], a[0])
+					return []*stablehlo.Value{inner}
+				})
+			_, err := CallErr(fb, copyKernel, CallSpec{Name: "bad", OutShapes: one}, inner)
+			return err
+		})
+		requireMisuse(t, err, "bad", "pallas_call", "operand 0 is defined in a region of an op of @main, not visible here")
+	})
+	t.Run("operands of enclosing scopes are the function's", func(t *testing.T) {
+		// A call built inside a region may use the region's arguments and
+		// the function's values; one of a sibling region may not.
+		var inBody, fromCond error
+		err := noPanic(t, t.Name(), func() error {
+			b := stablehlo.NewBuilder("m")
+			fb := b.NewFunction("main", f32t(4))
+			var condVal *stablehlo.Value
+			res := fb.While([]*stablehlo.Value{fb.Arg(0)},
+				func(rb *stablehlo.FuncBuilder, a []*stablehlo.Value) *stablehlo.Value {
+					condVal = rb.Add(a[0], a[0])
+					return rb.ScalarOf(xla.Bool, 0)
+				},
+				func(rb *stablehlo.FuncBuilder, a []*stablehlo.Value) []*stablehlo.Value {
+					spec := CallSpec{Name: "bad", OutShapes: one}
+					outs, err := CallErr(rb, func(k *Kernel, r []*Ref) { r[2].Store(r[0].Load().Add(r[1].Load())) }, spec, a[0], fb.Arg(0))
+					inBody = err
+					// Refused before anything is emitted: the builder
+					// records no error.
+					_, fromCond = CallErr(rb, copyKernel, spec, condVal)
+					if inBody != nil {
+						return a
+					}
+					return outs
+				})
+			fb.Return(res...)
+			_, err := b.Build()
+			return err
+		})
+		require.NoError(t, inBody)
+		require.NoError(t, err)
+		requireMisuse(t, fromCond, "bad", "pallas_call", "operand 0 is not a value of @main visible here")
+	})
 	t.Run("nil FuncBuilder", func(t *testing.T) {
 		err := noPanic(t, t.Name(), func() error {
 			_, err := CallErr(nil, copyKernel, CallSpec{Name: "bad", OutShapes: one})
@@ -330,6 +411,16 @@ func TestMisuseKernelOps(t *testing.T) {
 		}, spec: spec, want: []string{"while", "body returns i32[] for carry 0 of type f32[]"}},
 		{name: "while with a nil condition", kernel: func(k *Kernel, r []*Ref) { k.While([]*Value{f(k)}, nil, func(c []*Value) []*Value { return c }) },
 			spec: spec, want: []string{"while at misuse_test.go:", "condition or body is nil"}},
+		// A While condition only reads: a store in it (in a When or loop
+		// inside it too) is refused by tracing, whatever the backend.
+		{name: "store in a while condition", kernel: storeInWhileCond(false), spec: spec,
+			want: []string{"store at misuse_test.go:", "stores to output 0 (f32[4] block of f32[4]) inside the condition of a While"}},
+		{name: "store in a while condition on Triton", kernel: storeInWhileCond(false), spec: CallSpec{OutShapes: one, Backend: Triton},
+			want: []string{"store at misuse_test.go:", "inside the condition of a While"}},
+		{name: "store in a when in a while condition", kernel: storeInWhileCond(true), spec: spec,
+			want: []string{"store at misuse_test.go:", "inside the condition of a While"}},
+		{name: "store in a when in a while condition on Triton", kernel: storeInWhileCond(true), spec: CallSpec{OutShapes: one, Backend: Triton},
+			want: []string{"store at misuse_test.go:", "inside the condition of a While"}},
 
 		// Nil values and refs.
 		{name: "nil receiver", kernel: func(k *Kernel, r []*Ref) { nilValue.Add(1) }, spec: spec,
@@ -368,6 +459,22 @@ func TestMisuseKernelOps(t *testing.T) {
 			// Errors are sticky: the first one is reported.
 			want: []string{"const at misuse_test.go:", "constant 300 overflows i8"}},
 	})
+}
+
+// storeInWhileCond is a kernel whose While condition stores to its
+// output, in a When inside the condition when inWhen.
+func storeInWhileCond(inWhen bool) KernelFunc {
+	return func(k *Kernel, r []*Ref) {
+		res := k.While([]*Value{k.Const(0, xla.Int32)}, func(c []*Value) *Value {
+			if inWhen {
+				k.When(c[0].Eq(1), func() { r[0].Store(1.0) })
+			} else {
+				r[0].Store(c[0].Astype(xla.Float32).BroadcastTo(4))
+			}
+			return c[0].Lt(3)
+		}, func(c []*Value) []*Value { return []*Value{c[0].Add(1)} })
+		r[0].Store(res[0].Astype(xla.Float32).BroadcastTo(4))
+	}
 }
 
 // TestMisuseAcrossTraces uses Values, Refs and the Kernel of one trace in
@@ -485,6 +592,37 @@ func TestMisuseTriton(t *testing.T) {
 	})
 }
 
+// TestMisuseLoweringErrors: whatever a lowering fails with (its own error
+// or an op it emitted) comes back as a *Error naming the kernel and
+// wrapping the cause.
+func TestMisuseLoweringErrors(t *testing.T) {
+	one := []xla.Shape{xla.MakeShape(xla.Float32, 4)}
+	boom := errors.New("boom")
+	const raw, badOp Backend = "test-raw-error", "test-bad-op"
+	RegisterBackend(raw, func(fb *stablehlo.FuncBuilder, p *Program, c *CallSpec, operands []*stablehlo.Value) ([]*stablehlo.Value, error) {
+		return nil, boom
+	})
+	RegisterBackend(badOp, func(fb *stablehlo.FuncBuilder, p *Program, c *CallSpec, operands []*stablehlo.Value) ([]*stablehlo.Value, error) {
+		// An op on a value of another module fails in the builder; the
+		// lowering returns the builder's error, as the interpret lowering
+		// does.
+		other := stablehlo.NewBuilder("other").NewFunction("g", f32t(4))
+		fb.Add(operands[0], other.Arg(0))
+		return nil, fb.Err()
+	})
+	defer RegisterBackend(raw, nil)
+	defer RegisterBackend(badOp, nil)
+
+	err := callMisuse(t, misuseCase{name: "raw", kernel: copyKernel, spec: CallSpec{Name: "lw", OutShapes: one, Backend: raw}, args: []stablehlo.TensorType{f32t(4)}})
+	requireMisuse(t, err, "lw", "pallas_call", "test-raw-error lowering: boom")
+	assert.ErrorIs(t, err, boom)
+
+	err = callMisuse(t, misuseCase{name: "bad op", kernel: copyKernel, spec: CallSpec{Name: "lw", OutShapes: one, Backend: badOp}, args: []stablehlo.TensorType{f32t(4)}})
+	requireMisuse(t, err, "lw", "pallas_call", "test-bad-op lowering:", "stablehlo.add")
+	var be *stablehlo.BuildError
+	assert.ErrorAs(t, err, &be)
+}
+
 // TestTritonCallWithoutOperands: a kernel without inputs (it writes an
 // iota) lowers to a custom call with empty operand layouts next to its
 // result layouts.
@@ -547,9 +685,80 @@ func TestMisuseVmap(t *testing.T) {
 		err := vmapCall(t, copyKernel, CallSpec{Name: "v", OutShapes: one}, 3, []bool{true}, f32t())
 		requireMisuse(t, err, "v", "batched input 0 has rank 0, fewer than its 1 batch dims")
 	})
+	t.Run("batched leading dim is not the batch size", func(t *testing.T) {
+		// Rows of x (f32[3,4]) against batch sizes 2 (a row would be
+		// dropped) and 5 (rows read past the end), with a block spec and
+		// without (whole array per batch element).
+		blk := &BlockSpec{BlockShape: []int64{2}, IndexMap: func(g []*Value, _ []*Ref) []any { return []any{g[0]} }}
+		blocked := CallSpec{Name: "v", OutShapes: one, Grid: []int64{2}, InSpecs: []*BlockSpec{blk}, OutSpecs: []*BlockSpec{blk}}
+		whole := CallSpec{Name: "v", OutShapes: one}
+		for _, spec := range []CallSpec{blocked, whole} {
+			for _, batch := range []int64{2, 5} {
+				err := vmapCall(t, copyKernel, spec, batch, []bool{true}, f32t(3, 4))
+				requireMisuse(t, err, "v", "vmap", fmt.Sprintf("operand 0 (tensor<3x4xf32>) is batched: its dim 0 is 3, the batch size is %d", batch))
+			}
+		}
+		// Behind a prefetch operand, the operand index counts it.
+		err := vmapCall(t, copyKernel, CallSpec{Name: "v", OutShapes: one, NumScalarPrefetch: 1}, 2, []bool{false, true},
+			stablehlo.Tensor(xla.Int32, 2), f32t(3, 4))
+		requireMisuse(t, err, "v", "vmap", "operand 1 (tensor<3x4xf32>) is batched: its dim 0 is 3, the batch size is 2")
+	})
+	t.Run("nested Vmap with a wrong inner batch dim", func(t *testing.T) {
+		blk := &BlockSpec{BlockShape: []int64{2}, IndexMap: func(g []*Value, _ []*Ref) []any { return []any{g[0]} }}
+		for _, spec := range []CallSpec{
+			{Name: "v", OutShapes: one, Grid: []int64{2}, InSpecs: []*BlockSpec{blk}, OutSpecs: []*BlockSpec{blk}},
+			{Name: "v", OutShapes: one},
+		} {
+			err := noPanic(t, t.Name(), func() error {
+				ik, ispec, err := Vmap(copyKernel, spec, 3, []bool{true})
+				require.NoError(t, err)
+				ok, ospec, err := Vmap(ik, ispec, 2, []bool{true})
+				require.NoError(t, err)
+				return callMisuse(t, misuseCase{name: t.Name(), kernel: ok, spec: ospec, args: []stablehlo.TensorType{f32t(2, 4, 4)}})
+			})
+			requireMisuse(t, err, "v", "vmap", "operand 0 (tensor<2x4x4xf32>) is batched: its dim 1 is 4, the batch size is 3")
+		}
+	})
 	t.Run("program id beyond the unbatched grid", func(t *testing.T) {
 		// The kernel sees its own grid (rank 1), not the batch axis.
 		err := vmapCall(t, func(k *Kernel, r []*Ref) { k.ProgramID(1) }, CallSpec{Name: "v", OutShapes: one, Grid: []int64{2}}, 3, nil)
 		requireMisuse(t, err, "v", "program_id at misuse_test.go:", "axis 1 outside the grid of rank 1")
+	})
+}
+
+// TestMisuseGoIntegerKinds: a block index or ref index given as a Go
+// integer of any kind (or another Go number the IR takes as an integer) is
+// checked at trace time like an int, never clamped at run time; unsigned
+// values beyond int64 are errors, not wrapped.
+func TestMisuseGoIntegerKinds(t *testing.T) {
+	one := []xla.Shape{xla.MakeShape(xla.Float32, 4)}
+	x4 := []stablehlo.TensorType{f32t(4)}
+	mapTo := func(idx any) CallSpec {
+		return CallSpec{OutShapes: one, Grid: []int64{1},
+			InSpecs: []*BlockSpec{{BlockShape: []int64{2}, IndexMap: func([]*Value, []*Ref) []any { return []any{idx} }}}}
+	}
+	outside := func(i int) []string {
+		return []string{"index map of input 0", "misuse_test.go:", fmt.Sprintf("block index %d of dim 0 is outside [0, 2)", i)}
+	}
+	runMisuseCases(t, []misuseCase{
+		{name: "uint32 block index", kernel: copyKernel, spec: mapTo(uint32(5)), args: x4, want: outside(5)},
+		{name: "uint block index", kernel: copyKernel, spec: mapTo(uint(2)), args: x4, want: outside(2)},
+		{name: "uint8 block index", kernel: copyKernel, spec: mapTo(uint8(3)), args: x4, want: outside(3)},
+		{name: "uint16 block index", kernel: copyKernel, spec: mapTo(uint16(7)), args: x4, want: outside(7)},
+		{name: "uint64 block index", kernel: copyKernel, spec: mapTo(uint64(2)), args: x4, want: outside(2)},
+		{name: "uintptr block index", kernel: copyKernel, spec: mapTo(uintptr(9)), args: x4, want: outside(9)},
+		{name: "int8 block index", kernel: copyKernel, spec: mapTo(int8(-1)), args: x4, want: outside(-1)},
+		{name: "int16 block index", kernel: copyKernel, spec: mapTo(int16(2)), args: x4, want: outside(2)},
+		{name: "integral float block index", kernel: copyKernel, spec: mapTo(2.0), args: x4, want: outside(2)},
+		{name: "uint64 block index beyond int64", kernel: copyKernel, spec: mapTo(uint64(1) << 63), args: x4,
+			want: []string{"index map of input 0", "constant 9223372036854775808 overflows int64"}},
+		{name: "uint64 ref index beyond int64", kernel: func(k *Kernel, r []*Ref) { r[1].Store(r[0].Load(uint64(math.MaxUint64)).BroadcastTo(4)) },
+			spec: CallSpec{OutShapes: one}, args: x4, want: []string{"load at misuse_test.go:", "constant 18446744073709551615 overflows int64"}},
+		{name: "uint ref index past the end", kernel: func(k *Kernel, r []*Ref) { r[1].Store(r[0].Load(uint(4)).BroadcastTo(4)) },
+			spec: CallSpec{OutShapes: one}, args: x4, want: []string{"load at misuse_test.go:", "index 4 is outside dim 0 (size 4)"}},
+		{name: "uint32 slice start past the end", kernel: func(k *Kernel, r []*Ref) { r[1].Store(r[0].Load(DS(uint32(3), 2)).Sum().BroadcastTo(4)) },
+			spec: CallSpec{OutShapes: one}, args: x4, want: []string{"load at misuse_test.go:", "slice 3:5 of dim 0 (size 4)"}},
+		{name: "uint64 slice start beyond int64", kernel: func(k *Kernel, r []*Ref) { r[1].Store(r[0].Load(DS(^uint64(0), 2)).Sum().BroadcastTo(4)) },
+			spec: CallSpec{OutShapes: one}, args: x4, want: []string{"load at misuse_test.go:", "overflows int64"}},
 	})
 }

@@ -524,3 +524,20 @@ func TestHalfFloatSumsAccumulateInF32(t *testing.T) {
 		assert.Equal(t, []float32{512, 512}, out[0].Data, "%v", dt)
 	}
 }
+
+// TestGoIntegerIndices: ref indices, slice starts and block indices of
+// any Go integer kind mean what an int does.
+func TestGoIntegerIndices(t *testing.T) {
+	x := tensor(t, xla.Float32, f32s(16, func(i int) float32 { return float32(i) }), 4, 4)
+	spec := CallSpec{OutShapes: []xla.Shape{xla.MakeShape(xla.Float32, 2, 4)}, Grid: []int64{1},
+		InSpecs: []*BlockSpec{{BlockShape: []int64{2, 4}, IndexMap: func([]*Value, []*Ref) []any { return []any{uint32(1), uint8(0)} }}}}
+	out, err := runCall(func(k *Kernel, r []*Ref) {
+		// Block rows 2..3 of x; row uint16(1) is x's row 3.
+		r[1].Store(r[0].Load(uint16(1), DS(uint64(1), 2)), int8(0), DS(uint(0), 2))
+		r[1].Store(r[0].Load(int16(0), Slice(0, 2)), uintptr(1), DS(uint32(2), 2))
+		r[1].Store(0.0, uint8(0), Slice(2, 4))
+		r[1].Store(0.0, int64(1), Slice(0, 2))
+	}, spec, x)
+	require.NoError(t, err)
+	assert.Equal(t, []float32{13, 14, 0, 0, 0, 0, 8, 9}, out[0].Data)
+}

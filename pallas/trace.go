@@ -67,6 +67,9 @@ type Kernel struct {
 	gridLen int
 	// axisOffset shifts ProgramID/NumPrograms axes (Vmap's leading axis).
 	axisOffset int
+	// inCond counts the While conditions being traced: a condition only
+	// reads, so a store in one is an error (on every backend).
+	inCond int
 	// done is set when the trace has ended: its Kernel, Values and Refs
 	// may not make ops any more (see misuse).
 	done bool
@@ -298,17 +301,11 @@ func (k *Kernel) Arange(n int64) *Value { return k.Iota(xla.Int32, 0, n) }
 // constValue converts a Go constant to the IR's representation for dtype.
 func constValue(v any, dtype xla.DType) (any, error) {
 	var f float64
-	var i int64
-	var isInt bool
+	i, isInt, err := staticInt(v)
+	if err != nil {
+		return nil, err
+	}
 	switch x := v.(type) {
-	case int:
-		i, isInt = int64(x), true
-	case int32:
-		i, isInt = int64(x), true
-	case int64:
-		i, isInt = x, true
-	case uint32:
-		i, isInt = int64(x), true
 	case float32:
 		f = float64(x)
 	case float64:
@@ -323,7 +320,9 @@ func constValue(v any, dtype xla.DType) (any, error) {
 			isInt = true
 		}
 	default:
-		return nil, fmt.Errorf("constant of Go type %T (want a number or bool)", v)
+		if !isInt {
+			return nil, fmt.Errorf("constant of Go type %T (want a number or bool)", v)
+		}
 	}
 	switch {
 	case dtype.IsBool():
@@ -951,7 +950,8 @@ func (k *Kernel) ForLoop(lo, hi any, init []*Value, body func(i *Value, carry []
 }
 
 // While runs body while cond holds, threading the carry: cond gets the
-// carry and returns a bool scalar, body returns the next carry.
+// carry and returns a bool scalar, body returns the next carry. cond may
+// load from refs but not store to them.
 func (k *Kernel) While(init []*Value, cond func(carry []*Value) *Value, body func(carry []*Value) []*Value) []*Value {
 	if len(init) == 0 {
 		k.failf("while", "While needs at least one carried value")
@@ -968,7 +968,9 @@ func (k *Kernel) While(init []*Value, cond func(carry []*Value) *Value, body fun
 	ts := typesOf(init)
 	var c *Value
 	rc := k.runRegion(ts, func(args []*Value) []*Value {
+		k.inCond++
 		c = cond(args)
+		k.inCond--
 		if c == nil {
 			k.failf("while", "condition returned nil")
 			return nil

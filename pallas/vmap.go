@@ -15,7 +15,8 @@ import (
 // maps receive the original grid indices, and ProgramID/NumPrograms in the
 // kernel keep their axis numbers. Batched scalar-prefetch operands are not
 // supported. batched has one flag per operand: a call of the result with
-// another number of operands is an error.
+// another number of operands, or with a batched operand whose leading dim
+// is not batch, is an error.
 func Vmap(kernel KernelFunc, spec CallSpec, batch int64, batched []bool) (KernelFunc, CallSpec, error) {
 	name := kernelName(spec.Name, kernel)
 	fail := func(format string, args ...any) (KernelFunc, CallSpec, error) {
@@ -77,34 +78,34 @@ func Vmap(kernel KernelFunc, spec CallSpec, batch int64, batched []bool) (Kernel
 			return append(idx, orig(g[1:], pf)...)
 		}}
 	}
-	// Input shapes are not known here: a batched input without a block spec
-	// (whole array per batch element) is resolved by Trace.
+	// Input shapes are not known here: Trace checks the batch dims of
+	// batched inputs (batchAxes) and resolves a batched input without a
+	// block spec (whole array per batch element).
 	out.InSpecs = make([]*BlockSpec, nin)
 	for i := 0; i < nin; i++ {
 		var bs *BlockSpec
 		if len(spec.InSpecs) > 0 {
 			bs = spec.InSpecs[i]
 		}
-		if bs != nil && bs.batchAxes != nil {
-			// Batched by an inner Vmap (whole array per element): its grid
-			// axes move up by one, and this batch dim comes first.
-			axes := make([]int, 0, len(bs.batchAxes)+1)
-			if batched[np+i] {
-				axes = append(axes, 0)
-			}
+		// This batch dim comes first; those of inner Vmaps follow, their
+		// grid axes moved up by one.
+		var axes []int
+		if batched[np+i] {
+			axes = append(axes, 0)
+		}
+		if bs != nil {
 			for _, a := range bs.batchAxes {
 				axes = append(axes, a+1)
 			}
-			out.InSpecs[i] = &BlockSpec{batchAxes: axes}
-			continue
 		}
 		if bs == nil || bs.BlockShape == nil {
-			if batched[np+i] {
-				out.InSpecs[i] = &BlockSpec{batchAxes: []int{0}}
+			if axes != nil {
+				out.InSpecs[i] = &BlockSpec{batchAxes: axes}
 			}
 			continue
 		}
 		out.InSpecs[i] = wrap(bs, nil, batched[np+i])
+		out.InSpecs[i].batchAxes = axes
 	}
 	out.OutShapes = make([]xla.Shape, len(spec.OutShapes))
 	out.OutSpecs = make([]*BlockSpec, len(spec.OutShapes))

@@ -3,7 +3,9 @@ package pallas
 import (
 	"testing"
 
+	"github.com/halo-ml/halo/interpreter"
 	"github.com/halo-ml/halo/xla"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
@@ -77,4 +79,81 @@ func TestVmapNested(t *testing.T) {
 		}
 	}
 	require.Equal(t, want, out[0].Data)
+}
+
+// batchElem is element b of x along its leading (batch) dim.
+func batchElem(t *testing.T, x *interpreter.Tensor, b int) *interpreter.Tensor {
+	t.Helper()
+	dims := x.Shape.Dims[1:]
+	out := interpreter.NewTensor(xla.MakeShape(x.Shape.DType, dims...))
+	n := int(out.Shape.Size())
+	switch d := x.Data.(type) {
+	case []float32:
+		copy(out.Data.([]float32), d[b*n:(b+1)*n])
+	case []int32:
+		copy(out.Data.([]int32), d[b*n:(b+1)*n])
+	default:
+		require.Failf(t, "unsupported", "%v", x.Shape)
+	}
+	return out
+}
+
+// requireVmapMatchesLoop runs the Vmap of (kernel, spec) on args and the
+// un-batched call on each batch element (unbatched args as they are), and
+// requires the batched outputs to be the per-element ones, stacked.
+func requireVmapMatchesLoop(t *testing.T, kernel KernelFunc, spec CallSpec, batch int64, batched []bool, args ...*interpreter.Tensor) {
+	t.Helper()
+	vk, vspec, err := Vmap(kernel, spec, batch, batched)
+	require.NoError(t, err)
+	got, err := runCall(vk, vspec, args...)
+	require.NoError(t, err)
+	require.Len(t, got, len(spec.OutShapes))
+	for b := 0; b < int(batch); b++ {
+		elem := make([]*interpreter.Tensor, len(args))
+		for i, a := range args {
+			elem[i] = a
+			if batched[i] {
+				elem[i] = batchElem(t, a, b)
+			}
+		}
+		want, err := runCall(kernel, spec, elem...)
+		require.NoError(t, err)
+		for o := range want {
+			require.Equal(t, append([]int64{batch}, spec.OutShapes[o].Dims...), got[o].Shape.Dims)
+			assert.Equal(t, want[o].Data, batchElem(t, got[o], b).Data, "output %d, batch element %d", o, b)
+		}
+	}
+}
+
+func TestVmapScalarPrefetch(t *testing.T) {
+	// The prefetch array (unbatched) picks each step's input block and is
+	// read by the kernel; x is batched, y is not.
+	kernel := func(k *Kernel, r []*Ref) {
+		i := k.ProgramID(0)
+		r[3].Store(r[1].Load().Add(r[2].Load()).Add(r[0].Load(i).Mul(100).Add(i).Astype(xla.Float32)))
+	}
+	pick := &BlockSpec{BlockShape: []int64{2}, IndexMap: func(g []*Value, pf []*Ref) []any { return []any{pf[0].Load(g[0])} }}
+	blk := &BlockSpec{BlockShape: []int64{2}, IndexMap: func(g []*Value, _ []*Ref) []any { return []any{g[0]} }}
+	spec := CallSpec{Name: "pf", OutShapes: []xla.Shape{xla.MakeShape(xla.Float32, 8)}, Grid: []int64{4}, NumScalarPrefetch: 1,
+		InSpecs: []*BlockSpec{pick, blk}, OutSpecs: []*BlockSpec{blk}}
+	perm := tensor(t, xla.Int32, []int32{2, 0, 3, 1}, 4)
+	x := tensor(t, xla.Float32, f32s(24, func(i int) float32 { return float32(i) }), 3, 8)
+	y := tensor(t, xla.Float32, f32s(8, func(i int) float32 { return float32(1000 * i) }), 8)
+	requireVmapMatchesLoop(t, kernel, spec, 3, []bool{false, true, false}, perm, x, y)
+}
+
+func TestVmapInputOutputAliases(t *testing.T) {
+	// Output 0 starts as operand 1 (batched): the kernel reads it and
+	// writes only blocks 0 and 1 of 3, so block 2 keeps the operand's
+	// values; output 1 is not aliased.
+	kernel := func(k *Kernel, r []*Ref) {
+		r[2].Store(r[2].Load().Mul(2).Add(r[0].Load()).Add(k.ProgramID(0).Astype(xla.Float32)))
+		r[3].Store(r[0].Load().Neg())
+	}
+	blk := &BlockSpec{BlockShape: []int64{2}, IndexMap: func(g []*Value, _ []*Ref) []any { return []any{g[0]} }}
+	spec := CallSpec{Name: "alias", OutShapes: []xla.Shape{xla.MakeShape(xla.Float32, 6), xla.MakeShape(xla.Float32, 4)}, Grid: []int64{2},
+		InSpecs: []*BlockSpec{blk, blk}, OutSpecs: []*BlockSpec{blk, blk}, InputOutputAliases: map[int]int{1: 0}}
+	x := tensor(t, xla.Float32, f32s(8, func(i int) float32 { return float32(i) }), 8)
+	acc := tensor(t, xla.Float32, f32s(12, func(i int) float32 { return float32(10 * (i + 1)) }), 2, 6)
+	requireVmapMatchesLoop(t, kernel, spec, 2, []bool{false, true}, x, acc)
 }
