@@ -49,6 +49,29 @@ func TestOpsNothingReadsDoNotRun(t *testing.T) {
 	require.Len(t, out, 1)
 }
 
+func TestShapeOpsNothingReadsDoNotRun(t *testing.T) {
+	// Ops whose result shape is part of the op (checked against their
+	// operand, not inferred from it): a broadcast read only by an if that
+	// nothing reads (pallas's unused accumulator reset), a reshape, a
+	// convert and an iota.
+	calls, _ := profiledCalls(t, `func.func @main(%x: tensor<4xf32>, %c: tensor<i1>) -> tensor<4xf32> {
+  %z = stablehlo.constant dense<0.0> : tensor<f32>
+  %b = stablehlo.broadcast_in_dim %z, dims = [] : (tensor<f32>) -> tensor<64x64xf32>
+  %n = "stablehlo.if"(%c) ({
+    stablehlo.return %b : tensor<64x64xf32>
+  }, {
+    %b2 = stablehlo.broadcast_in_dim %x, dims = [1] : (tensor<4xf32>) -> tensor<1024x4xf32>
+    %r = stablehlo.reshape %b2 : (tensor<1024x4xf32>) -> tensor<64x64xf32>
+    stablehlo.return %r : tensor<64x64xf32>
+  }) : (tensor<i1>) -> tensor<64x64xf32>
+  %v = stablehlo.convert %x : (tensor<4xf32>) -> tensor<4xi32>
+  %i = stablehlo.iota dim = 0 : tensor<4xi32>
+  %a = stablehlo.add %x, %x : tensor<4xf32>
+  return %a : tensor<4xf32>
+}`, f32Tensor(make([]float32, 4), 4), shpT(xla.Bool, nil, 1))
+	assert.Equal(t, map[string]int64{"stablehlo.add": 1}, calls)
+}
+
 func TestOpsWithEffectsRunWhenNothingReadsThem(t *testing.T) {
 	ran := 0
 	RegisterCustomCall("halo_test.count", func(c *CustomCall) ([]*Tensor, error) {
@@ -90,4 +113,16 @@ func TestMalformedOpsNothingReadsStillReportTheirError(t *testing.T) {
 	_, err = p.Run(context.Background(), Device{}, []Value{NewTensor(xla.MakeShape(xla.Float32, 4)), NewTensor(xla.MakeShape(xla.Float32, 3))})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "stablehlo.add")
+
+	// The same for a broadcast whose operand cannot become its result.
+	m, err = stablehlo.Parse([]byte(`func.func @main(%y: tensor<3xf32>) -> tensor<3xf32> {
+  %b = stablehlo.broadcast_in_dim %y, dims = [0] : (tensor<3xf32>) -> tensor<4xf32>
+  return %y : tensor<3xf32>
+}`))
+	require.NoError(t, err)
+	p, err = Compile(m, "")
+	require.NoError(t, err)
+	_, err = p.Run(context.Background(), Device{}, []Value{NewTensor(xla.MakeShape(xla.Float32, 3))})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "stablehlo.broadcast_in_dim")
 }

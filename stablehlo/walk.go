@@ -405,9 +405,13 @@ func checkInferred(op *Op) error {
 
 // CheckResultTypes checks op's result types against those its operands
 // and attributes give (InferResultTypes; a dynamic dimension matches any
-// size). known is false for an op InferResultTypes does not know, which
-// it then does not check.
+// size), or, for an op whose result shape is its own (broadcast_in_dim,
+// reshape, convert, iota), that its operand can become that result. known
+// is false for an op it does not know, which it then does not check.
 func CheckResultTypes(op *Op) (known bool, err error) {
+	if givenResultShape[op.Name] {
+		return checkGivenResult(op)
+	}
 	types, known, err := InferResultTypes(op)
 	if !known || err != nil {
 		return known, err
@@ -421,6 +425,65 @@ func CheckResultTypes(op *Op) (known bool, err error) {
 		}
 	}
 	return true, nil
+}
+
+// givenResultShape names the ops whose result shape is not a function of
+// their operands and attributes but part of the op, as its result type.
+var givenResultShape = map[string]bool{
+	"stablehlo.broadcast_in_dim": true, "stablehlo.reshape": true,
+	"stablehlo.convert": true, "stablehlo.iota": true,
+}
+
+// checkGivenResult checks an op of givenResultShape: one static tensor
+// result that its operand (none for iota) can become.
+func checkGivenResult(op *Op) (known bool, err error) {
+	if len(op.Results) != 1 {
+		return true, fmt.Errorf("has %d results, want 1", len(op.Results))
+	}
+	rt, ok := op.Results[0].Type.(TensorType)
+	if !ok {
+		return true, fmt.Errorf("result is %s, not a tensor", op.Results[0].Type)
+	}
+	if rt.Size() < 0 {
+		return false, nil // a dynamic result: checked when it runs
+	}
+	if op.Name == "stablehlo.iota" {
+		if len(op.Operands) != 0 {
+			return true, fmt.Errorf("has %d operands, want none", len(op.Operands))
+		}
+		d, ok := op.Attr("iota_dimension").(IntAttr)
+		if !ok || d.Value < 0 || d.Value >= int64(rt.Rank()) {
+			return true, fmt.Errorf("iota_dimension must be an integer in [0, %d)", rt.Rank())
+		}
+		return true, nil
+	}
+	if len(op.Operands) != 1 || op.Operands[0] == nil {
+		return true, fmt.Errorf("has %d operands, want 1", len(op.Operands))
+	}
+	t, ok := op.Operands[0].Type.(TensorType)
+	if !ok {
+		return true, fmt.Errorf("operand is %s, not a tensor", op.Operands[0].Type)
+	}
+	if t.Size() < 0 {
+		return false, nil
+	}
+	if op.Name == "stablehlo.convert" {
+		if !sameDims(t.Dims, rt.Dims) {
+			return true, fmt.Errorf("converts %s to %s: the shapes differ", t, rt)
+		}
+		return true, nil
+	}
+	if t.DType != rt.DType {
+		return true, fmt.Errorf("operand is %s, the result %s: the element types differ", t, rt)
+	}
+	if op.Name == "stablehlo.reshape" {
+		return true, inferReshape(t, rt.Dims)
+	}
+	bdims, ok := op.Attr("broadcast_dimensions").(DenseArrayAttr)
+	if !ok {
+		return true, fmt.Errorf("broadcast_dimensions must be an i64 array")
+	}
+	return true, inferBroadcastInDim(t, rt.Dims, bdims.Values)
 }
 
 // typesCompatible is TypesEqual where a dynamic dimension matches any size.

@@ -334,6 +334,43 @@ func TestInferResultTypes(t *testing.T) {
 	}
 }
 
+func TestCheckResultTypesOfOpsGivenTheirShape(t *testing.T) {
+	x := &Value{Type: f32(1, 3)}
+	bd := func(dims ...int64) NamedAttr {
+		return NamedAttr{Name: "broadcast_dimensions", Value: I64Array(dims...)}
+	}
+	iotaDim := func(d int64) NamedAttr {
+		return NamedAttr{Name: "iota_dimension", Value: IntAttr{Value: d, Type: xla.Int64}}
+	}
+	cases := []struct {
+		op    *Op
+		known bool
+		err   string
+	}{
+		{NewOp("stablehlo.broadcast_in_dim", []*Value{x}, []Type{f32(2, 5, 3)}, bd(0, 2)), true, ""},
+		{NewOp("stablehlo.broadcast_in_dim", []*Value{x}, []Type{f32(2, 5, 4)}, bd(0, 2)), true, "cannot broadcast"},
+		{NewOp("stablehlo.broadcast_in_dim", []*Value{x}, []Type{i32(2, 5, 3)}, bd(0, 2)), true, "element types differ"},
+		{NewOp("stablehlo.broadcast_in_dim", []*Value{x}, []Type{f32(2, 5, 3)}, bd(0)), true, "broadcast_dimensions has 1 entries"},
+		{NewOp("stablehlo.broadcast_in_dim", []*Value{x}, []Type{f32(2, 5, 3)}), true, "broadcast_dimensions must be"},
+		{NewOp("stablehlo.reshape", []*Value{x}, []Type{f32(3)}), true, ""},
+		{NewOp("stablehlo.reshape", []*Value{x}, []Type{f32(4)}), true, "cannot reshape 3 elements"},
+		{NewOp("stablehlo.convert", []*Value{x}, []Type{i32(1, 3)}), true, ""},
+		{NewOp("stablehlo.convert", []*Value{x}, []Type{i32(3)}), true, "shapes differ"},
+		{NewOp("stablehlo.iota", nil, []Type{i32(4, 2)}, iotaDim(1)), true, ""},
+		{NewOp("stablehlo.iota", nil, []Type{i32(4, 2)}, iotaDim(2)), true, "iota_dimension"},
+		{NewOp("stablehlo.reshape", []*Value{{Type: f32(DynamicDim)}}, []Type{f32(3)}), false, ""},
+	}
+	for _, c := range cases {
+		known, err := CheckResultTypes(c.op)
+		assert.Equal(t, c.known, known, "%s %v", c.op.Name, c.op.Results[0].Type)
+		if c.err != "" {
+			assert.ErrorContains(t, err, c.err, "%s %v", c.op.Name, c.op.Results[0].Type)
+			continue
+		}
+		assert.NoError(t, err, "%s %v", c.op.Name, c.op.Results[0].Type)
+	}
+}
+
 func TestOpTable(t *testing.T) {
 	for name, s := range opSpecs {
 		assert.Equal(t, name, s.name)
