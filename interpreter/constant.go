@@ -99,8 +99,14 @@ func allZeroBytes(b []byte) bool {
 	return true
 }
 
+// constantFill sets every element of d to v, on several cores for a large
+// d (shpCopyParMin elements and more, as a copy).
 func constantFill[T any](d []T, v T) {
-	for i := range d {
-		d[i] = v
-	}
+	n := int64(len(d))
+	shpSplitFrom(n, n, shpCopyParMin, func(lo, hi int64) {
+		part := d[lo:hi]
+		for i := range part {
+			part[i] = v
+		}
+	})
 }

@@ -184,3 +184,30 @@ func TestSmallConstantsDecodedOnce(t *testing.T) {
 	})
 	assert.Less(t, inBody-outside, 50.0, "allocations of 100 iterations: %v with the constant in the body, %v outside", inBody, outside)
 }
+
+// TestZeroSplatInADirtySpare: a large zero constant made after a
+// temporary of its size died takes that buffer, and must clear all of it
+// (in parts, on several cores).
+func TestZeroSplatInADirtySpare(t *testing.T) {
+	const n = 1<<17 + 3
+	text := fmt.Sprintf(`func.func @main(%%x: tensor<%[1]dxf32>) -> (tensor<%[1]dxf32>, tensor<f32>) {
+  %%a = stablehlo.exponential %%x : tensor<%[1]dxf32>
+  %%z0 = stablehlo.constant dense<0.0> : tensor<f32>
+  %%s = stablehlo.reduce(%%a init: %%z0) applies stablehlo.add across dimensions = [0] : (tensor<%[1]dxf32>, tensor<f32>) -> tensor<f32>
+  %%z = stablehlo.constant dense<0.0> : tensor<%[1]dxf32>
+  return %%z, %%s : tensor<%[1]dxf32>, tensor<f32>
+}`, n)
+	m, err := stablehlo.Parse([]byte(text))
+	require.NoError(t, err)
+	p, err := Compile(m, "")
+	require.NoError(t, err)
+	x := NewTensor(xla.MakeShape(xla.Float32, n))
+	out, err := p.Run(context.Background(), Device{}, []Value{x})
+	require.NoError(t, err)
+	require.Equal(t, float32(n), out[1].(*Tensor).Data.([]float32)[0], "exp(0) summed")
+	for i, v := range out[0].(*Tensor).Data.([]float32) {
+		if v != 0 {
+			t.Fatalf("element %d of the zeros is %v", i, v)
+		}
+	}
+}

@@ -271,7 +271,9 @@ func (x *Exec) newTensor(s xla.Shape) *Tensor {
 func (x *Exec) newZeroTensor(s xla.Shape) *Tensor {
 	t := x.spareTensor(s)
 	if t != nil {
-		reflect.ValueOf(t.Data).Clear()
+		d := reflect.ValueOf(t.Data)
+		n := int64(d.Len())
+		shpSplitFrom(n, n, shpCopyParMin, func(lo, hi int64) { d.Slice(int(lo), int(hi)).Clear() })
 	} else {
 		t = NewTensor(s)
 	}
