@@ -148,14 +148,22 @@ type aliasCase struct {
 	check func(t *testing.T, out []Value)
 }
 
+// compileTwice compiles src as usual (shared) and with all storage sharing
+// off (plain).
+func compileTwice(t *testing.T, src string) (shared, plain *Program) {
+	t.Helper()
+	m, err := stablehlo.Parse([]byte(src))
+	require.NoError(t, err, src)
+	shared, err = Compile(m, "")
+	require.NoError(t, err, src)
+	plain, err = compileProgram(m, "", false)
+	require.NoError(t, err, src)
+	return shared, plain
+}
+
 func runAliasCase(t *testing.T, c aliasCase) {
 	t.Helper()
-	m, err := stablehlo.Parse([]byte(c.src))
-	require.NoError(t, err)
-	shared, err := Compile(m, "")
-	require.NoError(t, err)
-	plain, err := compileProgram(m, "", false)
-	require.NoError(t, err)
+	shared, plain := compileTwice(t, c.src)
 	ctx := context.Background()
 	want, err := plain.Run(ctx, Device{}, c.args())
 	require.NoError(t, err)
@@ -244,32 +252,43 @@ func loopPassThrough(pass string) string {
     }
   return %r#1, %r#2 : tensor<16384xf32>, tensor<16384xf32>
 }
-func.func private @id(%q: tensor<16384xf32>) -> tensor<16384xf32> {
-  return %q : tensor<16384xf32>
-}`
+` + idFunc("16384")
 }
 
-// passThroughs make %sel from %acc in ways that hand over the same tensor
-// (or its storage).
+// passThroughs make %sel from %acc, a tensor<{D}xf32>, in ways that hand
+// over the same tensor (or its storage); passThrough fills in {D}.
 var passThroughs = map[string]string{
-	"optimization_barrier": `%sel = "stablehlo.optimization_barrier"(%acc) : (tensor<16384xf32>) -> tensor<16384xf32>`,
-	"tuple": `%tp = "stablehlo.tuple"(%acc) : (tensor<16384xf32>) -> tuple<tensor<16384xf32>>
-      %sel = "stablehlo.get_tuple_element"(%tp) {index = 0 : i32} : (tuple<tensor<16384xf32>>) -> tensor<16384xf32>`,
-	"call":    `%sel = func.call @id(%acc) : (tensor<16384xf32>) -> tensor<16384xf32>`,
-	"reshape": `%sel = stablehlo.reshape %acc : (tensor<16384xf32>) -> tensor<16384xf32>`,
-	"bitcast": `%bi = stablehlo.bitcast_convert %acc : (tensor<16384xf32>) -> tensor<16384xi32>
-      %sel = stablehlo.bitcast_convert %bi : (tensor<16384xi32>) -> tensor<16384xf32>`,
+	"optimization_barrier": `%sel = "stablehlo.optimization_barrier"(%acc) : (tensor<{D}xf32>) -> tensor<{D}xf32>`,
+	"tuple": `%tp = "stablehlo.tuple"(%acc) : (tensor<{D}xf32>) -> tuple<tensor<{D}xf32>>
+      %sel = "stablehlo.get_tuple_element"(%tp) {index = 0 : i32} : (tuple<tensor<{D}xf32>>) -> tensor<{D}xf32>`,
+	"call":    `%sel = func.call @id(%acc) : (tensor<{D}xf32>) -> tensor<{D}xf32>`,
+	"reshape": `%sel = stablehlo.reshape %acc : (tensor<{D}xf32>) -> tensor<{D}xf32>`,
+	"bitcast": `%bi = stablehlo.bitcast_convert %acc : (tensor<{D}xf32>) -> tensor<{D}xi32>
+      %sel = stablehlo.bitcast_convert %bi : (tensor<{D}xi32>) -> tensor<{D}xf32>`,
 	"if": `%sel = "stablehlo.if"(%p) ({
-        stablehlo.return %acc : tensor<16384xf32>
+        stablehlo.return %acc : tensor<{D}xf32>
       }, {
-        stablehlo.return %acc : tensor<16384xf32>
-      }) : (tensor<i1>) -> tensor<16384xf32>`,
+        stablehlo.return %acc : tensor<{D}xf32>
+      }) : (tensor<i1>) -> tensor<{D}xf32>`,
 	"case": `%ix = stablehlo.convert %p : (tensor<i1>) -> tensor<i32>
       %sel = "stablehlo.case"(%ix) ({
-        stablehlo.return %acc : tensor<16384xf32>
+        stablehlo.return %acc : tensor<{D}xf32>
       }, {
-        stablehlo.return %acc : tensor<16384xf32>
-      }) : (tensor<i32>) -> tensor<16384xf32>`,
+        stablehlo.return %acc : tensor<{D}xf32>
+      }) : (tensor<i32>) -> tensor<{D}xf32>`,
+}
+
+// passThrough is passThroughs[name] for an %acc of dims d ("16x1024").
+func passThrough(name, d string) string {
+	return strings.ReplaceAll(passThroughs[name], "{D}", d)
+}
+
+// idFunc is the function @id that the "call" pass-through calls, for a
+// tensor of dims d.
+func idFunc(d string) string {
+	return strings.ReplaceAll(`func.func private @id(%q: tensor<{D}xf32>) -> tensor<{D}xf32> {
+  return %q : tensor<{D}xf32>
+}`, "{D}", d)
 }
 
 // elementwisePassThrough hands %acc (an elementwise result of 16384
@@ -283,9 +302,7 @@ func elementwisePassThrough(pass string) string {
   %m = stablehlo.multiply %n, %n : tensor<16384xf32>
   return %sel, %m : tensor<16384xf32>, tensor<16384xf32>
 }
-func.func private @id(%q: tensor<16384xf32>) -> tensor<16384xf32> {
-  return %q : tensor<16384xf32>
-}`
+` + idFunc("16384")
 }
 
 func passArgs() []Value {
@@ -320,29 +337,22 @@ func viewLoop(pass string) string {
     }
   return %r#1, %r#2 : tensor<16x1024xf32>, tensor<1x16xf32>
 }
-func.func private @id(%q: tensor<16x1024xf32>) -> tensor<16x1024xf32> {
-  return %q : tensor<16x1024xf32>
-}`
+` + idFunc("16x1024")
 }
 
-var viewPassThroughs = map[string]string{
-	"optimization_barrier": `%sel = "stablehlo.optimization_barrier"(%acc) : (tensor<16x1024xf32>) -> tensor<16x1024xf32>`,
-	"tuple": `%tp = "stablehlo.tuple"(%acc) : (tensor<16x1024xf32>) -> tuple<tensor<16x1024xf32>>
-      %sel = "stablehlo.get_tuple_element"(%tp) {index = 0 : i32} : (tuple<tensor<16x1024xf32>>) -> tensor<16x1024xf32>`,
-	"call": `%sel = func.call @id(%acc) : (tensor<16x1024xf32>) -> tensor<16x1024xf32>`,
-	"if": `%sel = "stablehlo.if"(%p) ({
-        stablehlo.return %acc : tensor<16x1024xf32>
-      }, {
-        stablehlo.return %acc : tensor<16x1024xf32>
-      }) : (tensor<i1>) -> tensor<16x1024xf32>`,
+func viewArgs() []Value {
+	return []Value{aliasInts(2, 16, 1024), aliasFill(1, 1024, 16), &Tensor{Shape: xla.MakeShape(xla.Bool), Data: []bool{true}}}
 }
+
+// viewPassThroughs are the pass-throughs viewLoop runs with.
+var viewPassThroughs = []string{"call", "if", "optimization_barrier", "tuple"}
 
 func aliasCases() []aliasCase {
 	var cases []aliasCase
 	for _, name := range slices.Sorted(maps.Keys(passThroughs)) {
 		cases = append(cases, aliasCase{
 			name: "loop update through " + name + " while the original is read after",
-			src:  loopPassThrough(passThroughs[name]),
+			src:  loopPassThrough(passThrough(name, "16384")),
 			args: passArgs,
 			check: func(t *testing.T, out []Value) {
 				x := f32s(passArgs()[0])
@@ -354,7 +364,7 @@ func aliasCases() []aliasCase {
 		})
 		cases = append(cases, aliasCase{
 			name: "elementwise reuse of a value handed on by " + name,
-			src:  elementwisePassThrough(passThroughs[name]),
+			src:  elementwisePassThrough(passThrough(name, "16384")),
 			args: passArgs,
 			check: func(t *testing.T, out []Value) {
 				x := f32s(passArgs()[0])
@@ -367,13 +377,11 @@ func aliasCases() []aliasCase {
 			},
 		})
 	}
-	for _, name := range slices.Sorted(maps.Keys(viewPassThroughs)) {
+	for _, name := range viewPassThroughs {
 		cases = append(cases, aliasCase{
 			name: "slice multiplied after its source is updated through " + name,
-			src:  viewLoop(viewPassThroughs[name]),
-			args: func() []Value {
-				return []Value{aliasInts(2, 16, 1024), aliasFill(1, 1024, 16), &Tensor{Shape: xla.MakeShape(xla.Bool), Data: []bool{true}}}
-			},
+			src:  viewLoop(passThrough(name, "16x1024")),
+			args: viewArgs,
 			check: func(t *testing.T, out []Value) {
 				x := f32s(aliasInts(2, 16, 1024))
 				var row0 float32
@@ -443,11 +451,9 @@ func aliasCases() []aliasCase {
 			// The loop owns the window's source and updates it right after
 			// the product.
 			name: "loop-owned slice source updated after the product",
-			src: strings.Replace(viewLoop(`%sel = "stablehlo.optimization_barrier"(%acc) : (tensor<16x1024xf32>) -> tensor<16x1024xf32>`),
+			src: strings.Replace(viewLoop(passThrough("optimization_barrier", "16x1024")),
 				"%upd = stablehlo.dynamic_update_slice %sel", "%upd = stablehlo.dynamic_update_slice %acc", 1),
-			args: func() []Value {
-				return []Value{aliasInts(2, 16, 1024), aliasFill(1, 1024, 16), &Tensor{Shape: xla.MakeShape(xla.Bool), Data: []bool{true}}}
-			},
+			args: viewArgs,
 		},
 		aliasCase{
 			// Windows of an argument (kept packed for the run) and of
@@ -779,13 +785,8 @@ func TestStorageSharingMatchesFreshResults(t *testing.T) {
 // decoded at compile time ...): none may write into it (go test -race).
 func TestStorageSharingConcurrentRuns(t *testing.T) {
 	for _, c := range aliasCases() {
-		m, err := stablehlo.Parse([]byte(c.src))
-		require.NoError(t, err)
-		plain, err := compileProgram(m, "", false)
-		require.NoError(t, err)
+		p, plain := compileTwice(t, c.src)
 		want, err := plain.Run(context.Background(), Device{}, c.args())
-		require.NoError(t, err)
-		p, err := Compile(m, "")
 		require.NoError(t, err)
 		const runs = 4
 		errs := make(chan error, runs)
@@ -889,7 +890,7 @@ func TestKeptWindowsOutliveTheirArguments(t *testing.T) {
 // exchange: the device must not update that operand in place in a later
 // step (a race, and wrong sums).
 func TestLoopDoesNotUpdateCollectiveOperandsInPlace(t *testing.T) {
-	m, err := stablehlo.Parse([]byte(moduleHeader(2, 1) + `
+	shared, plain := compileTwice(t, moduleHeader(2, 1)+`
   func.func @main(%x: tensor<16384xf32>) -> (tensor<16384xf32>, tensor<16384xf32>) {
     %c0 = stablehlo.constant dense<0> : tensor<i32>
     %r:3 = stablehlo.while(%i = %c0, %acc = %x, %sum = %x) : tensor<i32>, tensor<16384xf32>, tensor<16384xf32>
@@ -910,14 +911,9 @@ func TestLoopDoesNotUpdateCollectiveOperandsInPlace(t *testing.T) {
       }
     return %r#1, %r#2 : tensor<16384xf32>, tensor<16384xf32>
   }
-}`))
-	require.NoError(t, err)
+}`)
 	args := func() [][]Value { return [][]Value{{aliasInts(16, 16384)}, {aliasInts(17, 16384)}} }
 	opts := SPMDOptions{Timeout: 10 * time.Second}
-	shared, err := Compile(m, "")
-	require.NoError(t, err)
-	plain, err := compileProgram(m, "", false)
-	require.NoError(t, err)
 	want, err := plain.RunSPMD(context.Background(), args(), opts)
 	require.NoError(t, err)
 	for run := 0; run < 3; run++ {
@@ -1123,12 +1119,7 @@ func TestStorageSharingRandomPrograms(t *testing.T) {
 	for seed := range n {
 		r := rand.New(rand.NewPCG(uint64(seed), 99))
 		src := aliasFuzzProgram(r)
-		m, err := stablehlo.Parse([]byte(src))
-		require.NoError(t, err, src)
-		shared, err := Compile(m, "")
-		require.NoError(t, err, src)
-		plain, err := compileProgram(m, "", false)
-		require.NoError(t, err)
+		shared, plain := compileTwice(t, src)
 		args := func() []Value {
 			return []Value{aliasInts(uint64(seed)*2, 64, 256), aliasInts(uint64(seed)*2+1, 64, 256), w,
 				&Tensor{Shape: xla.MakeShape(xla.Bool), Data: []bool{seed%2 == 0}}}

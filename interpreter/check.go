@@ -211,7 +211,7 @@ func compareTensors(spec checkSpec, got, want *Tensor) *CheckError {
 	return e
 }
 
-func cmpInts[T rtInt](g, w []T, note func(int, bool, uint64)) {
+func cmpInts[T ewInt](g, w []T, note func(int, bool, uint64)) {
 	w = w[:len(g)]
 	for i := range g {
 		note(i, g[i] == w[i], 0)

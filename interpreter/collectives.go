@@ -696,29 +696,9 @@ func kernelAllGather(x *Exec, op *stablehlo.Op, args []Value) ([]Value, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := make([]Value, len(ts))
-	for k := range ts {
-		parts := make([]*Tensor, len(inst.vals))
-		for m, vs := range inst.vals {
-			if len(vs) != len(ts) {
-				return nil, fmt.Errorf("device %v has %d operands, this device %d", inst.group[m], len(vs), len(ts))
-			}
-			t, ok := vs[k].(*Tensor)
-			if !ok || t.Shape.DType != ts[k].Shape.DType {
-				return nil, fmt.Errorf("device %v: operand %d does not match", inst.group[m], k)
-			}
-			parts[m] = t
-		}
-		res, err := rtConcat(parts, int(dim))
-		if err != nil {
-			return nil, err
-		}
-		if err := checkResult(op, k, res); err != nil {
-			return nil, err
-		}
-		out[k] = res
-	}
-	return out, nil
+	return inst.concatOperands(op, len(ts), int(dim), func(k int, t *Tensor) (*Tensor, bool) {
+		return t, t.Shape.DType == ts[k].Shape.DType
+	})
 }
 
 func kernelAllToAll(x *Exec, op *stablehlo.Op, args []Value) ([]Value, error) {
@@ -764,21 +744,38 @@ func kernelAllToAll(x *Exec, op *stablehlo.Op, args []Value) ([]Value, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := make([]Value, len(ts))
-	for k, t := range ts {
+	return inst.concatOperands(op, len(ts), int(concatDim), func(k int, st *Tensor) (*Tensor, bool) {
+		t := ts[k]
+		if !st.Shape.Equal(t.Shape) {
+			return nil, false
+		}
 		part := t.Shape.Dims[splitDim] / splitCount
-		pieces := make([]*Tensor, len(inst.vals))
+		return rtSliceDim(st, int(splitDim), int64(me)*part, part), true
+	})
+}
+
+// concatOperands makes the n results of an all_gather or all_to_all:
+// result k joins, along dim and in group order, piece(k, t) of every
+// member's operand k t; piece reports false when t does not match this
+// device's operand k.
+func (inst *rvInstance) concatOperands(op *stablehlo.Op, n, dim int, piece func(k int, t *Tensor) (*Tensor, bool)) ([]Value, error) {
+	out := make([]Value, n)
+	for k := range out {
+		parts := make([]*Tensor, len(inst.vals))
 		for m, vs := range inst.vals {
-			if len(vs) != len(ts) {
-				return nil, fmt.Errorf("device %v has %d operands, this device %d", inst.group[m], len(vs), len(ts))
+			if len(vs) != n {
+				return nil, fmt.Errorf("device %v has %d operands, this device %d", inst.group[m], len(vs), n)
 			}
-			st, ok := vs[k].(*Tensor)
-			if !ok || !st.Shape.Equal(t.Shape) {
+			t, ok := vs[k].(*Tensor)
+			if ok {
+				t, ok = piece(k, t)
+			}
+			if !ok {
 				return nil, fmt.Errorf("device %v: operand %d does not match", inst.group[m], k)
 			}
-			pieces[m] = rtSliceDim(st, int(splitDim), int64(me)*part, part)
+			parts[m] = t
 		}
-		res, err := rtConcat(pieces, int(concatDim))
+		res, err := rtConcat(parts, dim)
 		if err != nil {
 			return nil, err
 		}

@@ -232,12 +232,6 @@ func simpleBinaryBody(r *stablehlo.Region, dt xla.DType) (string, bool) {
 	return op.Name, true
 }
 
-type rtInt interface {
-	~int8 | ~int16 | ~int32 | ~int64 | ~uint8 | ~uint16 | ~uint32 | ~uint64
-}
-
-type rtFloat interface{ ~float32 | ~float64 }
-
 // reduceFast reduces parts with the element-wise op name in typed loops;
 // ok is false when name does not apply to the element type.
 func reduceFast(name string, parts []*Tensor) (*Tensor, bool) {
@@ -275,28 +269,15 @@ func reduceFast(name string, parts []*Tensor) (*Tensor, bool) {
 		case []float64:
 			ok = combineFloats(name, d, p.Data.([]float64))
 		case []complex64:
-			ok = combineComplex(name, d, p.Data.([]complex64))
+			ok = combineArith(name, d, p.Data.([]complex64))
 		case []complex128:
-			ok = combineComplex(name, d, p.Data.([]complex128))
+			ok = combineArith(name, d, p.Data.([]complex128))
 		}
 		if !ok {
 			return nil, false
 		}
 	}
-	switch d := acc.Data.(type) {
-	case []int8:
-		if dt.Bits() < 8 {
-			for i, v := range d {
-				d[i] = int8(WrapInt(dt, int64(v)))
-			}
-		}
-	case []uint8:
-		if dt.Bits() < 8 {
-			for i, v := range d {
-				d[i] = uint8(WrapUint(dt, uint64(v)))
-			}
-		}
-	}
+	shpRewrap(acc)
 	return acc, true
 }
 
@@ -321,17 +302,11 @@ func combineBools(name string, d, s []bool) bool {
 	return true
 }
 
-func combineInts[T rtInt](name string, d, s []T) bool {
+func combineInts[T ewInt](name string, d, s []T) bool {
 	s = s[:len(d)]
 	switch name {
-	case "stablehlo.add":
-		for i := range d {
-			d[i] += s[i]
-		}
-	case "stablehlo.multiply":
-		for i := range d {
-			d[i] *= s[i]
-		}
+	case "stablehlo.add", "stablehlo.multiply":
+		return combineArith(name, d, s)
 	case "stablehlo.maximum":
 		for i := range d {
 			d[i] = max(d[i], s[i])
@@ -360,17 +335,11 @@ func combineInts[T rtInt](name string, d, s []T) bool {
 
 // combineFloats implements IEEE addition and multiplication, and the
 // spec's maximum/minimum: NaN if either is NaN, -0 < +0.
-func combineFloats[T rtFloat](name string, d, s []T) bool {
+func combineFloats[T ewFloat](name string, d, s []T) bool {
 	s = s[:len(d)]
 	switch name {
-	case "stablehlo.add":
-		for i := range d {
-			d[i] += s[i]
-		}
-	case "stablehlo.multiply":
-		for i := range d {
-			d[i] *= s[i]
-		}
+	case "stablehlo.add", "stablehlo.multiply":
+		return combineArith(name, d, s)
 	case "stablehlo.maximum":
 		for i, b := range s {
 			a := d[i]
@@ -399,7 +368,9 @@ func combineFloats[T rtFloat](name string, d, s []T) bool {
 	return true
 }
 
-func combineComplex[T complex64 | complex128](name string, d, s []T) bool {
+// combineArith implements addition and multiplication, the same for every
+// numeric type.
+func combineArith[T ewNumber](name string, d, s []T) bool {
 	s = s[:len(d)]
 	switch name {
 	case "stablehlo.add":

@@ -85,61 +85,54 @@ func TestLoopCarriedUpdateIsInPlace(t *testing.T) {
 }
 
 func TestLoopCarriedUpdateNeverClobbersSharedStorage(t *testing.T) {
+	// updA sets element i of the carried %a to i+1.
+	const updA = `%a2 = stablehlo.dynamic_update_slice %a, %u, %i : (tensor<4xf32>, tensor<1xf32>, tensor<i32>) -> tensor<4xf32>`
 	tests := []struct {
 		name, body, ret string
-		check           func(t *testing.T, a, b []float32, arg []float32)
+		// The two carries and the argument after the loop (nil: not checked).
+		a, b, arg []float32
 	}{
 		{
 			// The same tensor carried twice: updating one must not change the other.
 			name: "carried twice",
-			body: `%a2 = stablehlo.dynamic_update_slice %a, %u, %i : (tensor<4xf32>, tensor<1xf32>, tensor<i32>) -> tensor<4xf32>`,
+			body: updA,
 			ret:  `%i1, %a2, %a2`,
-			check: func(t *testing.T, a, b, arg []float32) {
-				assert.Equal(t, []float32{1, 2, 3, 0}, a)
-				assert.Equal(t, []float32{1, 2, 3, 0}, b)
-			},
+			a:    []float32{1, 2, 3, 0},
+			b:    []float32{1, 2, 3, 0},
 		},
 		{
 			// b keeps the old a while a is updated.
 			name: "old value kept in another carry",
-			body: `%a2 = stablehlo.dynamic_update_slice %a, %u, %i : (tensor<4xf32>, tensor<1xf32>, tensor<i32>) -> tensor<4xf32>`,
+			body: updA,
 			ret:  `%i1, %a2, %a`,
-			check: func(t *testing.T, a, b, arg []float32) {
-				assert.Equal(t, []float32{1, 2, 3, 0}, a)
-				assert.Equal(t, []float32{1, 2, 0, 0}, b)
-			},
+			a:    []float32{1, 2, 3, 0},
+			b:    []float32{1, 2, 0, 0},
 		},
 		{
 			// The operand is read after the update.
 			name: "operand read after",
-			body: `%a2 = stablehlo.dynamic_update_slice %a, %u, %i : (tensor<4xf32>, tensor<1xf32>, tensor<i32>) -> tensor<4xf32>
+			body: updA + `
       %s = stablehlo.add %a, %a : tensor<4xf32>`,
 			ret: `%i1, %a2, %s`,
-			check: func(t *testing.T, a, b, arg []float32) {
-				assert.Equal(t, []float32{1, 2, 3, 0}, a)
-				assert.Equal(t, []float32{2, 4, 0, 0}, b)
-			},
+			a:   []float32{1, 2, 3, 0},
+			b:   []float32{2, 4, 0, 0},
 		},
 		{
 			// A value from outside the loop is updated in the body every step.
 			name: "captured operand",
 			body: `%a2 = stablehlo.dynamic_update_slice %arg, %u, %i : (tensor<4xf32>, tensor<1xf32>, tensor<i32>) -> tensor<4xf32>`,
 			ret:  `%i1, %a2, %b`,
-			check: func(t *testing.T, a, b, arg []float32) {
-				assert.Equal(t, []float32{0, 0, 3, 0}, a)
-				assert.Equal(t, []float32{0, 0, 0, 0}, arg)
-			},
+			a:    []float32{0, 0, 3, 0},
+			arg:  []float32{0, 0, 0, 0},
 		},
 		{
 			// Two carries share storage through a reshape.
 			name: "shared through reshape",
-			body: `%a2 = stablehlo.dynamic_update_slice %a, %u, %i : (tensor<4xf32>, tensor<1xf32>, tensor<i32>) -> tensor<4xf32>
+			body: updA + `
       %r = stablehlo.reshape %a2 : (tensor<4xf32>) -> tensor<4xf32>`,
 			ret: `%i1, %a2, %r`,
-			check: func(t *testing.T, a, b, arg []float32) {
-				assert.Equal(t, []float32{1, 2, 3, 0}, a)
-				assert.Equal(t, []float32{1, 2, 3, 0}, b)
-			},
+			a:   []float32{1, 2, 3, 0},
+			b:   []float32{1, 2, 3, 0},
 		},
 	}
 	for _, tc := range tests {
@@ -168,7 +161,15 @@ func TestLoopCarriedUpdateNeverClobbersSharedStorage(t *testing.T) {
 			arg := f32Tensor(make([]float32, 4), 4)
 			out, err := p.Run(context.Background(), Device{}, []Value{arg})
 			require.NoError(t, err)
-			tc.check(t, out[0].(*Tensor).Data.([]float32), out[1].(*Tensor).Data.([]float32), arg.Data.([]float32))
+			for _, c := range []struct{ want, got []float32 }{
+				{tc.a, out[0].(*Tensor).Data.([]float32)},
+				{tc.b, out[1].(*Tensor).Data.([]float32)},
+				{tc.arg, arg.Data.([]float32)},
+			} {
+				if c.want != nil {
+					assert.Equal(t, c.want, c.got)
+				}
+			}
 		})
 	}
 }
@@ -233,27 +234,19 @@ func TestLoopDoesNotOwnSharedOperand(t *testing.T) {
 			}
 		}
 	}
-	t.Run("constant also returned", func(t *testing.T) {
-		p := handOverProgram(t, "8192", "%c2", "%r#1, %c", "tensor<8192xf32>, tensor<8192xf32>")
-		out, err := p.Run(context.Background(), Device{}, nil)
-		require.NoError(t, err)
-		assert.Equal(t, []float32{1, 2, 3, 7}, out[0].(*Tensor).Data.([]float32)[:4])
-		all(t, out[1], 7)
-	})
-	t.Run("slice read before and returned", func(t *testing.T) {
-		p := handOverProgram(t, "8192", "%c2", "%r#1, %early", "tensor<8192xf32>, tensor<4xf32>")
-		out, err := p.Run(context.Background(), Device{}, nil)
-		require.NoError(t, err)
-		assert.Equal(t, []float32{1, 2, 3, 7}, out[0].(*Tensor).Data.([]float32)[:4])
-		all(t, out[1], 7)
-	})
-	t.Run("constant carried twice", func(t *testing.T) {
-		p := handOverProgram(t, "8192", "%c", "%r#1, %r#2", "tensor<8192xf32>, tensor<8192xf32>")
-		out, err := p.Run(context.Background(), Device{}, nil)
-		require.NoError(t, err)
-		assert.Equal(t, []float32{1, 2, 3, 7}, out[0].(*Tensor).Data.([]float32)[:4])
-		all(t, out[1], 7)
-	})
+	for _, c := range []struct{ name, carry2, ret, results string }{
+		{"constant also returned", "%c2", "%r#1, %c", "tensor<8192xf32>, tensor<8192xf32>"},
+		{"slice read before and returned", "%c2", "%r#1, %early", "tensor<8192xf32>, tensor<4xf32>"},
+		{"constant carried twice", "%c", "%r#1, %r#2", "tensor<8192xf32>, tensor<8192xf32>"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			p := handOverProgram(t, "8192", c.carry2, c.ret, c.results)
+			out, err := p.Run(context.Background(), Device{}, nil)
+			require.NoError(t, err)
+			assert.Equal(t, []float32{1, 2, 3, 7}, out[0].(*Tensor).Data.([]float32)[:4])
+			all(t, out[1], 7)
+		})
+	}
 }
 
 // A loop-owned tensor that an op of the body hands to a second value (an

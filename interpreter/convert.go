@@ -111,12 +111,6 @@ func Convert(dst, src *Tensor) error {
 func cvFromInt[S ewInt](s []S, dst *Tensor) bool {
 	ddt := dst.Shape.DType
 	switch d := dst.Data.(type) {
-	case []bool:
-		ewRun1(d, s, func(d []bool, s []S) {
-			for i, v := range s {
-				d[i] = v != 0
-			}
-		})
 	case []int8:
 		cvIntInt(d, s, ddt)
 	case []int16:
@@ -143,6 +137,23 @@ func cvFromInt[S ewInt](s []S, dst *Tensor) bool {
 			}
 			for i, v := range s {
 				d[i] = float32(v)
+			}
+		})
+	default:
+		return cvRealTo(s, dst.Data)
+	}
+	return true
+}
+
+// cvRealTo converts real elements to bool, f64, complex<f32> or
+// complex<f64> storage d, conversions that are the same from every real
+// type; it reports false for any other storage.
+func cvRealTo[S ewReal](s []S, d any) bool {
+	switch d := d.(type) {
+	case []bool:
+		ewRun1(d, s, func(d []bool, s []S) {
+			for i, v := range s {
+				d[i] = v != 0
 			}
 		})
 	case []float64:
@@ -184,12 +195,6 @@ func cvIntInt[D, S ewInt](d []D, s []S, ddt xla.DType) {
 func cvFromFloat[S ewFloat](s []S, sdt xla.DType, dst *Tensor) bool {
 	ddt := dst.Shape.DType
 	switch d := dst.Data.(type) {
-	case []bool:
-		ewRun1(d, s, func(d []bool, s []S) {
-			for i, v := range s {
-				d[i] = v != 0
-			}
-		})
 	case []int8:
 		cvFloatInt(d, s, ddt)
 	case []int16:
@@ -224,26 +229,8 @@ func cvFromFloat[S ewFloat](s []S, sdt xla.DType, dst *Tensor) bool {
 				}
 			}
 		})
-	case []float64:
-		ewRun1(d, s, func(d []float64, s []S) {
-			for i, v := range s {
-				d[i] = float64(v)
-			}
-		})
-	case []complex64:
-		ewRun1(d, s, func(d []complex64, s []S) {
-			for i, v := range s {
-				d[i] = complex(float32(v), 0)
-			}
-		})
-	case []complex128:
-		ewRun1(d, s, func(d []complex128, s []S) {
-			for i, v := range s {
-				d[i] = complex(float64(v), 0)
-			}
-		})
 	default:
-		return false
+		return cvRealTo(s, dst.Data)
 	}
 	return true
 }

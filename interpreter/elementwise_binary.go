@@ -168,6 +168,35 @@ func ewBoolBinary(code ewBinOp, d, a, b []bool) bool {
 	return true
 }
 
+// ewArithBody is the loop of add, subtract or multiply (code), the same for
+// every numeric type; nil for any other op.
+func ewArithBody[T ewNumber](code ewBinOp) func(d, a, b []T) {
+	switch code {
+	case binAdd:
+		return func(d, a, b []T) {
+			a, b = a[:len(d)], b[:len(d)]
+			for i := range d {
+				d[i] = a[i] + b[i]
+			}
+		}
+	case binSub:
+		return func(d, a, b []T) {
+			a, b = a[:len(d)], b[:len(d)]
+			for i := range d {
+				d[i] = a[i] - b[i]
+			}
+		}
+	case binMul:
+		return func(d, a, b []T) {
+			a, b = a[:len(d)], b[:len(d)]
+			for i := range d {
+				d[i] = a[i] * b[i]
+			}
+		}
+	}
+	return nil
+}
+
 func ewIntBinary[T ewInt](code ewBinOp, dt xla.DType, d, a, b []T) bool {
 	if !dt.IsInt() {
 		return false
@@ -176,27 +205,8 @@ func ewIntBinary[T ewInt](code ewBinOp, dt xla.DType, d, a, b []T) bool {
 	width, sub := ewIntWidth(dt, ewStorageBits[T]())
 	var body func(d, a, b []T)
 	switch code {
-	case binAdd:
-		body = func(d, a, b []T) {
-			a, b = a[:len(d)], b[:len(d)]
-			for i := range d {
-				d[i] = a[i] + b[i]
-			}
-		}
-	case binSub:
-		body = func(d, a, b []T) {
-			a, b = a[:len(d)], b[:len(d)]
-			for i := range d {
-				d[i] = a[i] - b[i]
-			}
-		}
-	case binMul:
-		body = func(d, a, b []T) {
-			a, b = a[:len(d)], b[:len(d)]
-			for i := range d {
-				d[i] = a[i] * b[i]
-			}
-		}
+	case binAdd, binSub, binMul:
+		body = ewArithBody[T](code)
 	case binDiv:
 		// Go defines MinInt / -1 as MinInt (and the remainder as 0), which
 		// is XLA's choice; only division by zero needs a guard. For sub-byte
@@ -335,27 +345,8 @@ func ewShift[T ewInt](code ewBinOp, width uint, signed bool, d, a, b []T) {
 func ewFloatBinary[T ewFloat](code ewBinOp, dt xla.DType, d, a, b []T) bool {
 	var body func(d, a, b []T)
 	switch code {
-	case binAdd:
-		body = func(d, a, b []T) {
-			a, b = a[:len(d)], b[:len(d)]
-			for i := range d {
-				d[i] = a[i] + b[i]
-			}
-		}
-	case binSub:
-		body = func(d, a, b []T) {
-			a, b = a[:len(d)], b[:len(d)]
-			for i := range d {
-				d[i] = a[i] - b[i]
-			}
-		}
-	case binMul:
-		body = func(d, a, b []T) {
-			a, b = a[:len(d)], b[:len(d)]
-			for i := range d {
-				d[i] = a[i] * b[i]
-			}
-		}
+	case binAdd, binSub, binMul:
+		body = ewArithBody[T](code)
 	case binDiv:
 		body = func(d, a, b []T) {
 			a, b = a[:len(d)], b[:len(d)]
@@ -408,24 +399,8 @@ func ewFloatBinary[T ewFloat](code ewBinOp, dt xla.DType, d, a, b []T) bool {
 func ewComplexBinary[T ewComplex](code ewBinOp, d, a, b []T) bool {
 	var body func(d, a, b []T)
 	switch code {
-	case binAdd:
-		body = func(d, a, b []T) {
-			for i := range d {
-				d[i] = a[i] + b[i]
-			}
-		}
-	case binSub:
-		body = func(d, a, b []T) {
-			for i := range d {
-				d[i] = a[i] - b[i]
-			}
-		}
-	case binMul:
-		body = func(d, a, b []T) {
-			for i := range d {
-				d[i] = a[i] * b[i]
-			}
-		}
+	case binAdd, binSub, binMul:
+		body = ewArithBody[T](code)
 	case binDiv:
 		body = func(d, a, b []T) {
 			for i := range d {

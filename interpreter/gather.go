@@ -544,22 +544,22 @@ func shpScatterFast(out, upd *Tensor, op shpBinop, dims []int64, dst int64, dstS
 		f, _ := shpBinInt[int64](op)
 		shpApplyT(d, upd.Data.([]int64), f, dims, dst, dstStr, src, srcStr)
 	case []uint8:
-		f, _ := shpBinUint[uint8](op)
+		f, _ := shpBinInt[uint8](op)
 		shpApplyT(d, upd.Data.([]uint8), f, dims, dst, dstStr, src, srcStr)
 	case []uint16:
-		f, _ := shpBinUint[uint16](op)
+		f, _ := shpBinInt[uint16](op)
 		shpApplyT(d, upd.Data.([]uint16), f, dims, dst, dstStr, src, srcStr)
 	case []uint32:
-		f, _ := shpBinUint[uint32](op)
+		f, _ := shpBinInt[uint32](op)
 		shpApplyT(d, upd.Data.([]uint32), f, dims, dst, dstStr, src, srcStr)
 	case []uint64:
-		f, _ := shpBinUint[uint64](op)
+		f, _ := shpBinInt[uint64](op)
 		shpApplyT(d, upd.Data.([]uint64), f, dims, dst, dstStr, src, srcStr)
 	case []complex64:
-		f, _ := shpBinC64(op)
+		f, _ := shpBinArith[complex64](op)
 		shpApplyT(d, upd.Data.([]complex64), f, dims, dst, dstStr, src, srcStr)
 	case []complex128:
-		f, _ := shpBinC128(op)
+		f, _ := shpBinArith[complex128](op)
 		shpApplyT(d, upd.Data.([]complex128), f, dims, dst, dstStr, src, srcStr)
 	default:
 		return shpErrf("scatter: unsupported element type %v", dt)

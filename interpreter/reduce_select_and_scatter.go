@@ -326,13 +326,9 @@ func shpSelectT[T any](operand []T, keep func(a, b T) bool, geo *shpWindow, inSt
 	return sel
 }
 
-type shpOrderedT interface {
-	shpSigned | shpUnsigned | ~float32 | ~float64
-}
-
 // shpOrdered returns the comparison for a direction (IEEE semantics for
 // floats: any comparison with NaN is false).
-func shpOrdered[T shpOrderedT](dir string) func(a, b T) bool {
+func shpOrdered[T ewReal](dir string) func(a, b T) bool {
 	switch dir {
 	case "GE":
 		return func(a, b T) bool { return a >= b }

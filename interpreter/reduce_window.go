@@ -350,22 +350,22 @@ func shpReduceWindowFast(in, out, init *Tensor, op shpBinop, geo *shpWindow, inS
 		f, _ := shpBinInt[int64](op)
 		shpReduceWindowT(d, out.Data.([]int64), init.Data.([]int64)[0], f, geo, inStr)
 	case []uint8:
-		f, _ := shpBinUint[uint8](op)
+		f, _ := shpBinInt[uint8](op)
 		shpReduceWindowT(d, out.Data.([]uint8), init.Data.([]uint8)[0], f, geo, inStr)
 	case []uint16:
-		f, _ := shpBinUint[uint16](op)
+		f, _ := shpBinInt[uint16](op)
 		shpReduceWindowT(d, out.Data.([]uint16), init.Data.([]uint16)[0], f, geo, inStr)
 	case []uint32:
-		f, _ := shpBinUint[uint32](op)
+		f, _ := shpBinInt[uint32](op)
 		shpReduceWindowT(d, out.Data.([]uint32), init.Data.([]uint32)[0], f, geo, inStr)
 	case []uint64:
-		f, _ := shpBinUint[uint64](op)
+		f, _ := shpBinInt[uint64](op)
 		shpReduceWindowT(d, out.Data.([]uint64), init.Data.([]uint64)[0], f, geo, inStr)
 	case []complex64:
-		f, _ := shpBinC64(op)
+		f, _ := shpBinArith[complex64](op)
 		shpReduceWindowT(d, out.Data.([]complex64), init.Data.([]complex64)[0], f, geo, inStr)
 	case []complex128:
-		f, _ := shpBinC128(op)
+		f, _ := shpBinArith[complex128](op)
 		shpReduceWindowT(d, out.Data.([]complex128), init.Data.([]complex128)[0], f, geo, inStr)
 	}
 	shpRewrap(out)
