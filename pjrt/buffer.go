@@ -146,11 +146,8 @@ func (b *Buffer) DType() xla.DType { return b.shape.DType }
 func (b *Buffer) Dims() []int64 { return append([]int64(nil), b.shape.Dims...) }
 
 func (b *Buffer) check() error {
-	b.mu.Lock()
-	closed := b.closed
-	b.mu.Unlock()
-	if closed {
-		return ErrClosed
+	if err := checkOpen(&b.mu, &b.closed); err != nil {
+		return err
 	}
 	return b.c.check()
 }
@@ -311,13 +308,9 @@ func (b *Buffer) IsDeleted() bool {
 
 // Close releases the buffer. It is idempotent.
 func (b *Buffer) Close() error {
-	b.mu.Lock()
-	if b.closed {
-		b.mu.Unlock()
+	if !markClosed(&b.mu, &b.closed) {
 		return nil
 	}
-	b.closed = true
-	b.mu.Unlock()
 	return b.c.release(b.b)
 }
 

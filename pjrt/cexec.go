@@ -30,34 +30,47 @@ func (c *cClient) wrapBuffer(h uintptr) (*cBuffer, error) {
 	return b, nil
 }
 
-func (c *cClient) Compile(code []byte, format string, options []byte) (backend.Executable, error) {
-	var pin runtime.Pinner
-	code0 := append([]byte{0}, code...)
-	format0 := append([]byte(format), 0)
-	opts0 := append([]byte{0}, options...)
-	pin.Pin(&code0[0])
-	pin.Pin(&format0[0])
-	pin.Pin(&opts0[0])
-	prog := &capi.PJRT_Program{
+// compileInputs are a PJRT_Program and compile options, pinned for
+// PJRT_Client_Compile or PJRT_Compile (keep them alive until it returns).
+type compileInputs struct {
+	prog                  *capi.PJRT_Program
+	options               uintptr
+	code0, format0, opts0 []byte
+}
+
+func pinCompileInputs(pin *runtime.Pinner, code []byte, format string, options []byte) *compileInputs {
+	in := &compileInputs{
+		code0:   append([]byte{0}, code...),
+		format0: append([]byte(format), 0),
+		opts0:   append([]byte{0}, options...),
+	}
+	pin.Pin(&in.code0[0])
+	pin.Pin(&in.format0[0])
+	pin.Pin(&in.opts0[0])
+	in.prog = &capi.PJRT_Program{
 		StructSize: capi.PJRT_Program_STRUCT_SIZE,
-		Code:       uintptr(unsafe.Pointer(&code0[1%len(code0)])),
+		Code:       uintptr(unsafe.Pointer(&in.code0[1%len(in.code0)])),
 		CodeSize:   uint64(len(code)),
-		Format:     uintptr(unsafe.Pointer(&format0[0])),
+		Format:     uintptr(unsafe.Pointer(&in.format0[0])),
 		FormatSize: uint64(len(format)),
 	}
-	pin.Pin(prog)
+	pin.Pin(in.prog)
+	in.options = uintptr(unsafe.Pointer(&in.opts0[1%len(in.opts0)]))
+	return in
+}
+
+func (c *cClient) Compile(code []byte, format string, options []byte) (backend.Executable, error) {
+	var pin runtime.Pinner
+	in := pinCompileInputs(&pin, code, format, options)
 	a := &capi.PJRT_Client_Compile_Args{
 		StructSize:         capi.PJRT_Client_Compile_Args_STRUCT_SIZE,
 		Client:             c.h,
-		Program:            uintptr(unsafe.Pointer(prog)),
-		CompileOptions:     uintptr(unsafe.Pointer(&opts0[1%len(opts0)])),
+		Program:            uintptr(unsafe.Pointer(in.prog)),
+		CompileOptions:     in.options,
 		CompileOptionsSize: uint64(len(options)),
 	}
 	err := c.p.call(capi.SlotPJRT_Client_Compile, unsafe.Pointer(a), &pin)
-	runtime.KeepAlive(code0)
-	runtime.KeepAlive(format0)
-	runtime.KeepAlive(opts0)
-	runtime.KeepAlive(prog)
+	runtime.KeepAlive(in)
 	if err != nil {
 		return nil, err
 	}
@@ -126,26 +139,6 @@ func (c *cClient) wrapExecutable(loaded uintptr) (*cExecutable, error) {
 		e.devices = append(e.devices, d)
 	}
 	return e, nil
-}
-
-func (e *cExecutable) Name() (string, error) {
-	a := &capi.PJRT_Executable_Name_Args{StructSize: capi.PJRT_Executable_Name_Args_STRUCT_SIZE, Executable: e.exec}
-	if err := e.c.p.call(capi.SlotPJRT_Executable_Name, unsafe.Pointer(a), nil); err != nil {
-		return "", err
-	}
-	return goStringN(a.ExecutableName, int(a.ExecutableNameSize)), nil
-}
-
-func (e *cExecutable) NumReplicas() (int, error) {
-	a := &capi.PJRT_Executable_NumReplicas_Args{StructSize: capi.PJRT_Executable_NumReplicas_Args_STRUCT_SIZE, Executable: e.exec}
-	err := e.c.p.call(capi.SlotPJRT_Executable_NumReplicas, unsafe.Pointer(a), nil)
-	return int(a.NumReplicas), err
-}
-
-func (e *cExecutable) NumPartitions() (int, error) {
-	a := &capi.PJRT_Executable_NumPartitions_Args{StructSize: capi.PJRT_Executable_NumPartitions_Args_STRUCT_SIZE, Executable: e.exec}
-	err := e.c.p.call(capi.SlotPJRT_Executable_NumPartitions, unsafe.Pointer(a), nil)
-	return int(a.NumPartitions), err
 }
 
 // Outputs implements backend.Executable; the answer is read once.
@@ -234,18 +227,6 @@ func (e *cExecutable) Fingerprint() (string, error) {
 		return "", err
 	}
 	return goStringN(a.ExecutableFingerprint, int(a.ExecutableFingerprintSize)), nil
-}
-
-func (e *cExecutable) Serialize() ([]byte, error) {
-	a := &capi.PJRT_Executable_Serialize_Args{StructSize: capi.PJRT_Executable_Serialize_Args_STRUCT_SIZE, Executable: e.exec}
-	if err := e.c.p.call(capi.SlotPJRT_Executable_Serialize, unsafe.Pointer(a), nil); err != nil {
-		return nil, err
-	}
-	out := []byte(goStringN(a.SerializedBytes, int(a.SerializedBytesSize)))
-	if a.SerializedExecutableDeleter != 0 && a.SerializedExecutable != 0 {
-		callVoid(a.SerializedExecutableDeleter, a.SerializedExecutable)
-	}
-	return out, nil
 }
 
 func (e *cExecutable) Execute(args [][]backend.Buffer, opts backend.ExecuteOptions) ([][]backend.Buffer, []backend.Event, error) {

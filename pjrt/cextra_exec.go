@@ -8,11 +8,45 @@ import (
 	"github.com/halo-ml/halo/pjrt/backend"
 )
 
-// execDetails implements backend.ExecutableDetails for a PJRT_Executable
-// handle (of a loaded executable or of a PJRT_Compile result).
+// execDetails implements backend.ExecutableDetails, and the queries
+// backend.Executable and backend.CompiledProgram share, for a
+// PJRT_Executable handle (of a loaded executable or of a PJRT_Compile
+// result).
 type execDetails struct {
 	p    *cPlugin
 	exec uintptr
+}
+
+func (d execDetails) Name() (string, error) {
+	a := &capi.PJRT_Executable_Name_Args{StructSize: capi.PJRT_Executable_Name_Args_STRUCT_SIZE, Executable: d.exec}
+	if err := d.p.call(capi.SlotPJRT_Executable_Name, unsafe.Pointer(a), nil); err != nil {
+		return "", err
+	}
+	return goStringN(a.ExecutableName, int(a.ExecutableNameSize)), nil
+}
+
+func (d execDetails) NumReplicas() (int, error) {
+	a := &capi.PJRT_Executable_NumReplicas_Args{StructSize: capi.PJRT_Executable_NumReplicas_Args_STRUCT_SIZE, Executable: d.exec}
+	err := d.p.call(capi.SlotPJRT_Executable_NumReplicas, unsafe.Pointer(a), nil)
+	return int(a.NumReplicas), err
+}
+
+func (d execDetails) NumPartitions() (int, error) {
+	a := &capi.PJRT_Executable_NumPartitions_Args{StructSize: capi.PJRT_Executable_NumPartitions_Args_STRUCT_SIZE, Executable: d.exec}
+	err := d.p.call(capi.SlotPJRT_Executable_NumPartitions, unsafe.Pointer(a), nil)
+	return int(a.NumPartitions), err
+}
+
+func (d execDetails) Serialize() ([]byte, error) {
+	a := &capi.PJRT_Executable_Serialize_Args{StructSize: capi.PJRT_Executable_Serialize_Args_STRUCT_SIZE, Executable: d.exec}
+	if err := d.p.call(capi.SlotPJRT_Executable_Serialize, unsafe.Pointer(a), nil); err != nil {
+		return nil, err
+	}
+	out := []byte(goStringN(a.SerializedBytes, int(a.SerializedBytesSize)))
+	if a.SerializedExecutableDeleter != 0 && a.SerializedExecutable != 0 {
+		callVoid(a.SerializedExecutableDeleter, a.SerializedExecutable)
+	}
+	return out, nil
 }
 
 func (d execDetails) SizeOfGeneratedCode() (int64, error) {

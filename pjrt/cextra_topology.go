@@ -215,35 +215,19 @@ func (t *cTopology) DefaultLayout(shape xla.Shape) ([]byte, error) {
 
 func (t *cTopology) Compile(code []byte, format string, options []byte, client backend.Client) (backend.CompiledProgram, error) {
 	var pin runtime.Pinner
-	code0 := append([]byte{0}, code...)
-	format0 := append([]byte(format), 0)
-	opts0 := append([]byte{0}, options...)
-	pin.Pin(&code0[0])
-	pin.Pin(&format0[0])
-	pin.Pin(&opts0[0])
-	prog := &capi.PJRT_Program{
-		StructSize: capi.PJRT_Program_STRUCT_SIZE,
-		Code:       uintptr(unsafe.Pointer(&code0[1%len(code0)])),
-		CodeSize:   uint64(len(code)),
-		Format:     uintptr(unsafe.Pointer(&format0[0])),
-		FormatSize: uint64(len(format)),
-	}
-	pin.Pin(prog)
+	in := pinCompileInputs(&pin, code, format, options)
 	a := &capi.PJRT_Compile_Args{
 		StructSize:         capi.PJRT_Compile_Args_STRUCT_SIZE,
 		Topology:           t.h,
-		Program:            uintptr(unsafe.Pointer(prog)),
-		CompileOptions:     uintptr(unsafe.Pointer(&opts0[1%len(opts0)])),
+		Program:            uintptr(unsafe.Pointer(in.prog)),
+		CompileOptions:     in.options,
 		CompileOptionsSize: uint64(len(options)),
 	}
 	if c, ok := client.(*cClient); ok && c != nil {
 		a.Client = c.h
 	}
 	err := t.p.call(capi.SlotPJRT_Compile, unsafe.Pointer(a), &pin)
-	runtime.KeepAlive(code0)
-	runtime.KeepAlive(format0)
-	runtime.KeepAlive(opts0)
-	runtime.KeepAlive(prog)
+	runtime.KeepAlive(in)
 	if err != nil {
 		return nil, err
 	}
@@ -271,26 +255,6 @@ type cProgram struct {
 	outputsErr  error
 }
 
-func (e *cProgram) Name() (string, error) {
-	a := &capi.PJRT_Executable_Name_Args{StructSize: capi.PJRT_Executable_Name_Args_STRUCT_SIZE, Executable: e.exec}
-	if err := e.p.call(capi.SlotPJRT_Executable_Name, unsafe.Pointer(a), nil); err != nil {
-		return "", err
-	}
-	return goStringN(a.ExecutableName, int(a.ExecutableNameSize)), nil
-}
-
-func (e *cProgram) NumReplicas() (int, error) {
-	a := &capi.PJRT_Executable_NumReplicas_Args{StructSize: capi.PJRT_Executable_NumReplicas_Args_STRUCT_SIZE, Executable: e.exec}
-	err := e.p.call(capi.SlotPJRT_Executable_NumReplicas, unsafe.Pointer(a), nil)
-	return int(a.NumReplicas), err
-}
-
-func (e *cProgram) NumPartitions() (int, error) {
-	a := &capi.PJRT_Executable_NumPartitions_Args{StructSize: capi.PJRT_Executable_NumPartitions_Args_STRUCT_SIZE, Executable: e.exec}
-	err := e.p.call(capi.SlotPJRT_Executable_NumPartitions, unsafe.Pointer(a), nil)
-	return int(a.NumPartitions), err
-}
-
 func (e *cProgram) Outputs() ([]backend.OutputInfo, error) {
 	e.outputsOnce.Do(func() { e.outputs, e.outputsErr = readExecOutputs(e.p, e.exec) })
 	return e.outputs, e.outputsErr
@@ -302,18 +266,6 @@ func (e *cProgram) Fingerprint() (string, error) {
 		return "", err
 	}
 	return goStringN(a.ExecutableFingerprint, int(a.ExecutableFingerprintSize)), nil
-}
-
-func (e *cProgram) Serialize() ([]byte, error) {
-	a := &capi.PJRT_Executable_Serialize_Args{StructSize: capi.PJRT_Executable_Serialize_Args_STRUCT_SIZE, Executable: e.exec}
-	if err := e.p.call(capi.SlotPJRT_Executable_Serialize, unsafe.Pointer(a), nil); err != nil {
-		return nil, err
-	}
-	out := []byte(goStringN(a.SerializedBytes, int(a.SerializedBytesSize)))
-	if a.SerializedExecutableDeleter != 0 && a.SerializedExecutable != 0 {
-		callVoid(a.SerializedExecutableDeleter, a.SerializedExecutable)
-	}
-	return out, nil
 }
 
 func (e *cProgram) Close() error {

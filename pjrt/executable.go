@@ -43,17 +43,7 @@ func (c *Client) Compile(p Program, opts *xla.CompileOptions) (*Executable, erro
 	if err := c.check(); err != nil {
 		return nil, err
 	}
-	if p.Format != "mlir" && p.Format != "hlo" {
-		return nil, errorf(InvalidArgument, "PJRT_Client_Compile", "program format %q: use \"mlir\" or \"hlo\"", p.Format)
-	}
-	if len(p.Code) == 0 {
-		return nil, errorf(InvalidArgument, "PJRT_Client_Compile", "empty program")
-	}
-	o := xla.DefaultCompileOptions()
-	if opts != nil {
-		o = *opts
-	}
-	raw, err := o.Marshal()
+	raw, err := compileInput("PJRT_Client_Compile", p, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -62,6 +52,22 @@ func (c *Client) Compile(p Program, opts *xla.CompileOptions) (*Executable, erro
 		return nil, err
 	}
 	return c.newExecutable(b)
+}
+
+// compileInput checks program p for op and returns opts (the defaults when
+// nil) serialized.
+func compileInput(op string, p Program, opts *xla.CompileOptions) ([]byte, error) {
+	if p.Format != "mlir" && p.Format != "hlo" {
+		return nil, errorf(InvalidArgument, op, "program format %q: use \"mlir\" or \"hlo\"", p.Format)
+	}
+	if len(p.Code) == 0 {
+		return nil, errorf(InvalidArgument, op, "empty program")
+	}
+	o := xla.DefaultCompileOptions()
+	if opts != nil {
+		o = *opts
+	}
+	return o.Marshal()
 }
 
 // DeserializeAndLoad loads an executable from Executable.Serialize's bytes
@@ -90,43 +96,16 @@ func (c *Client) newExecutable(b backend.Executable) (*Executable, error) {
 		return nil, err
 	}
 	e := &Executable{c: c, b: b}
-	e.compiledDetails = compiledDetails{details: detailsOf(e.check, b, c.plugin)}
+	e.compiledDetails = compiledDetails{usable: e.check, prog: b, plugin: c.plugin}
 	runtime.AddCleanup(e, func(b backend.Executable) { c.release(b) }, b)
 	return e, nil
 }
 
 func (e *Executable) check() error {
-	e.mu.Lock()
-	closed := e.closed
-	e.mu.Unlock()
-	if closed {
-		return ErrClosed
+	if err := checkOpen(&e.mu, &e.closed); err != nil {
+		return err
 	}
 	return e.c.check()
-}
-
-// Name is the executable's name (usually the module's).
-func (e *Executable) Name() (string, error) {
-	if err := e.check(); err != nil {
-		return "", err
-	}
-	return e.b.Name()
-}
-
-// NumReplicas is the number of replicas it was compiled for.
-func (e *Executable) NumReplicas() (int, error) {
-	if err := e.check(); err != nil {
-		return 0, err
-	}
-	return e.b.NumReplicas()
-}
-
-// NumPartitions is the number of partitions it was compiled for.
-func (e *Executable) NumPartitions() (int, error) {
-	if err := e.check(); err != nil {
-		return 0, err
-	}
-	return e.b.NumPartitions()
 }
 
 // Output describes one output of an executable (the same on every device).
@@ -149,11 +128,7 @@ func (e *Executable) Outputs() ([]Output, error) {
 		}
 		e.outputs = outs
 	}
-	out := make([]Output, len(e.outputs))
-	for i, o := range e.outputs {
-		out[i] = Output{Shape: o.Shape.Clone(), MemoryKind: o.MemoryKind}
-	}
-	return out, nil
+	return outputsOf(e.outputs), nil
 }
 
 // AddressableDevices are the devices Execute runs on, in argument-list order.
@@ -163,22 +138,6 @@ func (e *Executable) AddressableDevices() []*Device {
 		out = append(out, e.c.lookupDevice(d))
 	}
 	return out
-}
-
-// Fingerprint identifies the compiled code (for caches).
-func (e *Executable) Fingerprint() (string, error) {
-	if err := e.check(); err != nil {
-		return "", err
-	}
-	return e.b.Fingerprint()
-}
-
-// Serialize returns bytes DeserializeAndLoad accepts.
-func (e *Executable) Serialize() ([]byte, error) {
-	if err := e.check(); err != nil {
-		return nil, err
-	}
-	return e.b.Serialize()
 }
 
 // ExecuteOptions are the options of one execution.
@@ -291,13 +250,9 @@ func (e *Executable) Run(args ...*Buffer) ([]*Buffer, error) {
 
 // Close releases the executable. It is idempotent.
 func (e *Executable) Close() error {
-	e.mu.Lock()
-	if e.closed {
-		e.mu.Unlock()
+	if !markClosed(&e.mu, &e.closed) {
 		return nil
 	}
-	e.closed = true
-	e.mu.Unlock()
 	return e.c.release(e.b)
 }
 
@@ -344,11 +299,8 @@ func (x *ExecuteContext) Close() error {
 }
 
 func (x *ExecuteContext) check() error {
-	x.mu.Lock()
-	closed := x.closed
-	x.mu.Unlock()
-	if closed {
-		return ErrClosed
+	if err := checkOpen(&x.mu, &x.closed); err != nil {
+		return err
 	}
 	return x.c.check()
 }

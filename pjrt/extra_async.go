@@ -61,11 +61,8 @@ func (c *Client) NewAsyncTransfer(shapes []xla.Shape, opts ...BufferOption) (*As
 }
 
 func (t *AsyncTransfer) check(op string, i int) error {
-	t.mu.Lock()
-	closed := t.closed
-	t.mu.Unlock()
-	if closed {
-		return ErrClosed
+	if err := checkOpen(&t.mu, &t.closed); err != nil {
+		return err
 	}
 	if err := t.c.check(); err != nil {
 		return err
@@ -186,12 +183,8 @@ func (t *AsyncTransfer) Buffer(i int) (*Buffer, error) {
 
 // Close releases the transfer. It is idempotent.
 func (t *AsyncTransfer) Close() error {
-	t.mu.Lock()
-	if t.closed {
-		t.mu.Unlock()
+	if !markClosed(&t.mu, &t.closed) {
 		return nil
 	}
-	t.closed = true
-	t.mu.Unlock()
 	return t.c.release(t.b)
 }

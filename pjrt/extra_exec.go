@@ -17,20 +17,79 @@ type LogicalDeviceID = backend.LogicalDeviceID
 // compiledDetails gives Executable and UnloadedExecutable the queries of a
 // compiled program (PJRT_Executable_*).
 type compiledDetails struct {
-	details func(op string) (backend.ExecutableDetails, error)
+	usable func() error // ErrClosed once the program (or its client) is closed
+	prog   compiledProgram
+	plugin *Plugin
 }
 
-func detailsOf(check func() error, b any, p *Plugin) func(string) (backend.ExecutableDetails, error) {
-	return func(op string) (backend.ExecutableDetails, error) {
-		if err := check(); err != nil {
-			return nil, err
-		}
-		x, ok := b.(backend.ExecutableDetails)
-		if !ok {
-			return nil, notSupported(op, "executable details", p)
-		}
-		return x, nil
+// compiledProgram is what backend.Executable and backend.CompiledProgram
+// have in common.
+type compiledProgram interface {
+	Name() (string, error)
+	NumReplicas() (int, error)
+	NumPartitions() (int, error)
+	Fingerprint() (string, error)
+	Serialize() ([]byte, error)
+}
+
+func (d compiledDetails) details(op string) (backend.ExecutableDetails, error) {
+	if err := d.usable(); err != nil {
+		return nil, err
 	}
+	x, ok := d.prog.(backend.ExecutableDetails)
+	if !ok {
+		return nil, notSupported(op, "executable details", d.plugin)
+	}
+	return x, nil
+}
+
+// Name is the executable's name (usually the module's).
+func (d compiledDetails) Name() (string, error) {
+	if err := d.usable(); err != nil {
+		return "", err
+	}
+	return d.prog.Name()
+}
+
+// NumReplicas is the number of replicas it was compiled for.
+func (d compiledDetails) NumReplicas() (int, error) {
+	if err := d.usable(); err != nil {
+		return 0, err
+	}
+	return d.prog.NumReplicas()
+}
+
+// NumPartitions is the number of partitions it was compiled for.
+func (d compiledDetails) NumPartitions() (int, error) {
+	if err := d.usable(); err != nil {
+		return 0, err
+	}
+	return d.prog.NumPartitions()
+}
+
+// Fingerprint identifies the compiled code (for caches).
+func (d compiledDetails) Fingerprint() (string, error) {
+	if err := d.usable(); err != nil {
+		return "", err
+	}
+	return d.prog.Fingerprint()
+}
+
+// Serialize returns bytes Client.DeserializeAndLoad accepts.
+func (d compiledDetails) Serialize() ([]byte, error) {
+	if err := d.usable(); err != nil {
+		return nil, err
+	}
+	return d.prog.Serialize()
+}
+
+// outputsOf copies the backend's output descriptions.
+func outputsOf(outs []backend.OutputInfo) []Output {
+	res := make([]Output, len(outs))
+	for i, o := range outs {
+		res[i] = Output{Shape: o.Shape.Clone(), MemoryKind: o.MemoryKind}
+	}
+	return res
 }
 
 // SizeOfGeneratedCode is the size of the compiled code in bytes.

@@ -102,11 +102,8 @@ func (p *Plugin) DeserializeTopology(data []byte) (*Topology, error) {
 }
 
 func (t *Topology) check() error {
-	t.mu.Lock()
-	closed := t.closed
-	t.mu.Unlock()
-	if closed {
-		return ErrClosed
+	if err := checkOpen(&t.mu, &t.closed); err != nil {
+		return err
 	}
 	if t.client != nil {
 		return t.client.check()
@@ -210,13 +207,9 @@ func (t *Topology) DefaultLayout(shape xla.Shape) ([]byte, error) {
 // Close releases a standalone topology; it is a no-op for a client's. It
 // is idempotent.
 func (t *Topology) Close() error {
-	t.mu.Lock()
-	if t.closed {
-		t.mu.Unlock()
+	if !markClosed(&t.mu, &t.closed) {
 		return nil
 	}
-	t.closed = true
-	t.mu.Unlock()
 	if t.client != nil {
 		return nil
 	}
@@ -242,17 +235,7 @@ func (t *Topology) Compile(p Program, opts *xla.CompileOptions) (*UnloadedExecut
 	if err := t.check(); err != nil {
 		return nil, err
 	}
-	if p.Format != "mlir" && p.Format != "hlo" {
-		return nil, errorf(InvalidArgument, op, "program format %q: use \"mlir\" or \"hlo\"", p.Format)
-	}
-	if len(p.Code) == 0 {
-		return nil, errorf(InvalidArgument, op, "empty program")
-	}
-	o := xla.DefaultCompileOptions()
-	if opts != nil {
-		o = *opts
-	}
-	raw, err := o.Marshal()
+	raw, err := compileInput(op, p, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -265,42 +248,13 @@ func (t *Topology) Compile(p Program, opts *xla.CompileOptions) (*UnloadedExecut
 		return nil, err
 	}
 	u := &UnloadedExecutable{plugin: t.plugin, b: b}
-	u.compiledDetails = compiledDetails{details: detailsOf(u.check, b, t.plugin)}
+	u.compiledDetails = compiledDetails{usable: u.check, prog: b, plugin: t.plugin}
 	runtime.AddCleanup(u, func(b backend.CompiledProgram) { b.Close() }, b)
 	return u, nil
 }
 
 func (u *UnloadedExecutable) check() error {
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	if u.closed {
-		return ErrClosed
-	}
-	return nil
-}
-
-// Name is the executable's name.
-func (u *UnloadedExecutable) Name() (string, error) {
-	if err := u.check(); err != nil {
-		return "", err
-	}
-	return u.b.Name()
-}
-
-// NumReplicas is the number of replicas it was compiled for.
-func (u *UnloadedExecutable) NumReplicas() (int, error) {
-	if err := u.check(); err != nil {
-		return 0, err
-	}
-	return u.b.NumReplicas()
-}
-
-// NumPartitions is the number of partitions it was compiled for.
-func (u *UnloadedExecutable) NumPartitions() (int, error) {
-	if err := u.check(); err != nil {
-		return 0, err
-	}
-	return u.b.NumPartitions()
+	return checkOpen(&u.mu, &u.closed)
 }
 
 // Outputs describes the outputs each device produces.
@@ -312,38 +266,14 @@ func (u *UnloadedExecutable) Outputs() ([]Output, error) {
 	if err != nil {
 		return nil, err
 	}
-	res := make([]Output, len(outs))
-	for i, o := range outs {
-		res[i] = Output{Shape: o.Shape.Clone(), MemoryKind: o.MemoryKind}
-	}
-	return res, nil
-}
-
-// Fingerprint identifies the compiled code.
-func (u *UnloadedExecutable) Fingerprint() (string, error) {
-	if err := u.check(); err != nil {
-		return "", err
-	}
-	return u.b.Fingerprint()
-}
-
-// Serialize returns bytes Client.DeserializeAndLoad accepts.
-func (u *UnloadedExecutable) Serialize() ([]byte, error) {
-	if err := u.check(); err != nil {
-		return nil, err
-	}
-	return u.b.Serialize()
+	return outputsOf(outs), nil
 }
 
 // Close releases the executable. It is idempotent.
 func (u *UnloadedExecutable) Close() error {
-	u.mu.Lock()
-	if u.closed {
-		u.mu.Unlock()
+	if !markClosed(&u.mu, &u.closed) {
 		return nil
 	}
-	u.closed = true
-	u.mu.Unlock()
 	return u.b.Close()
 }
 

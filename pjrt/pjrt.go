@@ -226,3 +226,25 @@ func sortedAttrNames(m map[string]any) []string {
 	sort.Strings(keys)
 	return keys
 }
+
+// markClosed sets *closed under mu and reports whether this call closed
+// the object (false when it already was: Close is idempotent).
+func markClosed(mu *sync.Mutex, closed *bool) bool {
+	mu.Lock()
+	defer mu.Unlock()
+	if *closed {
+		return false
+	}
+	*closed = true
+	return true
+}
+
+// checkOpen returns ErrClosed when *closed (read under mu).
+func checkOpen(mu *sync.Mutex, closed *bool) error {
+	mu.Lock()
+	defer mu.Unlock()
+	if *closed {
+		return ErrClosed
+	}
+	return nil
+}

@@ -26,35 +26,20 @@ func DTypeOf[T Element]() xla.DType {
 	case F16:
 		return xla.Float16
 	}
-	switch reflect.TypeFor[T]().Kind() {
-	case reflect.Bool:
-		return xla.Bool
-	case reflect.Int8:
-		return xla.Int8
-	case reflect.Int16:
-		return xla.Int16
-	case reflect.Int32:
-		return xla.Int32
-	case reflect.Int64, reflect.Int:
-		return xla.Int64
-	case reflect.Uint8:
-		return xla.Uint8
-	case reflect.Uint16:
-		return xla.Uint16
-	case reflect.Uint32:
-		return xla.Uint32
-	case reflect.Uint64, reflect.Uint:
-		return xla.Uint64
-	case reflect.Float32:
-		return xla.Float32
-	case reflect.Float64:
-		return xla.Float64
-	case reflect.Complex64:
-		return xla.Complex64
-	case reflect.Complex128:
-		return xla.Complex128
+	if k := reflect.TypeFor[T]().Kind(); int(k) < len(dtypeOfKind) {
+		return dtypeOfKind[k]
 	}
 	return xla.Invalid
+}
+
+// dtypeOfKind is the element type of each kind of Go type an Element can
+// be (Invalid for the others).
+var dtypeOfKind = [...]xla.DType{
+	reflect.Bool: xla.Bool,
+	reflect.Int8: xla.Int8, reflect.Int16: xla.Int16, reflect.Int32: xla.Int32, reflect.Int64: xla.Int64, reflect.Int: xla.Int64,
+	reflect.Uint8: xla.Uint8, reflect.Uint16: xla.Uint16, reflect.Uint32: xla.Uint32, reflect.Uint64: xla.Uint64, reflect.Uint: xla.Uint64,
+	reflect.Float32: xla.Float32, reflect.Float64: xla.Float64,
+	reflect.Complex64: xla.Complex64, reflect.Complex128: xla.Complex128,
 }
 
 // elementBytes copies data into host-layout bytes (little-endian hosts).

@@ -52,8 +52,8 @@ func init() {
 	add := func(s opSpec) { opSpecs[s.name] = &s }
 	unary := func(n string) {
 		add(opSpec{name: "chlo." + n, operands: operand1, results: result1})
-		mlirPrettyParsers["chlo."+n] = mlirParseChloUnary
-		mlirPrettyPrinters["chlo."+n] = mlirPrintChloUnary
+		mlirPrettyParsers["chlo."+n] = mlirParseChloElementwise(1)
+		mlirPrettyPrinters["chlo."+n] = mlirPrintChloElementwise(1)
 	}
 	for _, n := range chloUnaryFloatCplx {
 		unary(n)
@@ -67,8 +67,8 @@ func init() {
 	unary("square")
 	for n, ops := range chloBinaryFloat {
 		add(opSpec{name: "chlo." + n, operands: []string{ops[0], ops[1]}, results: result1})
-		mlirPrettyParsers["chlo."+n] = mlirParseChloBinary
-		mlirPrettyPrinters["chlo."+n] = mlirPrintChloBinary
+		mlirPrettyParsers["chlo."+n] = mlirParseChloElementwise(2)
+		mlirPrettyPrinters["chlo."+n] = mlirPrintChloElementwise(2)
 	}
 	for _, n := range chloBroadcastOps {
 		s := opSpec{name: "chlo.broadcast_" + n, operands: binaryOperand, results: result1,
@@ -79,11 +79,11 @@ func init() {
 		}
 		add(s)
 		mlirPrettyParsers[s.name] = mlirParseChloBroadcast
-		mlirPrettyPrinters[s.name] = mlirPrintChloBroadcast
+		mlirPrettyPrinters[s.name] = mlirPrintFunctional(2)
 	}
 	add(opSpec{name: "chlo.broadcast_select", operands: []string{"pred", "on_true", "on_false"}, results: result1})
 	mlirPrettyParsers["chlo.broadcast_select"] = mlirParseChloBroadcast
-	mlirPrettyPrinters["chlo.broadcast_select"] = mlirPrintChloBroadcast
+	mlirPrettyPrinters["chlo.broadcast_select"] = mlirPrintFunctional(3)
 
 	add(opSpec{name: "chlo.top_k", operands: operand1, results: []string{"values", "indices"},
 		attrs: []attrSpec{reqInt("k", xla.Int64)}})
@@ -117,70 +117,53 @@ func ChloOps() []string {
 
 // --- pretty forms ------------------------------------------------------------
 
-// chlo.erf %x attr-dict : tensor<4xf32> -> tensor<4xf32>
-func mlirParseChloUnary(p *mlirParser, name string, pos int) *Op {
-	x := p.parseValueRef()
-	attrs := p.optAttrDict(nil)
-	p.expect(':')
-	p.skipSpace()
-	tpos := p.pos
-	in := p.parseType()
-	p.expectArrow()
-	out := p.parseType()
-	return p.newOp(name, []mlirValueRef{x}, []Type{in}, []Type{out}, attrs, tpos)
-}
-
-func mlirPrintChloUnary(p *mlirPrinter, op *Op) bool {
-	if !mlirShape(op, 1, 1) {
-		return false
+// The unary and binary ops on n operands:
+//
+//	chlo.erf %x attr-dict : tensor<4xf32> -> tensor<4xf32>
+//	chlo.zeta %x, %q attr-dict : tensor<f32>, tensor<f32> -> tensor<f32>
+func mlirParseChloElementwise(n int) mlirPrettyParser {
+	return func(p *mlirParser, name string, pos int) *Op {
+		refs := make([]mlirValueRef, n)
+		for i := range refs {
+			if i > 0 {
+				p.expect(',')
+			}
+			refs[i] = p.parseValueRef()
+		}
+		attrs := p.optAttrDict(nil)
+		p.expect(':')
+		p.skipSpace()
+		tpos := p.pos
+		ins := make([]Type, n)
+		for i := range ins {
+			if i > 0 {
+				p.expect(',')
+			}
+			ins[i] = p.parseType()
+		}
+		p.expectArrow()
+		out := p.parseType()
+		return p.newOp(name, refs, ins, []Type{out}, attrs, tpos)
 	}
-	p.name(op)
-	p.byte(' ')
-	p.value(op.Operands[0])
-	p.attrDict(op.Attrs)
-	p.str(" : ")
-	p.typ(op.Operands[0].Type)
-	p.str(" -> ")
-	p.typ(op.Results[0].Type)
-	return true
 }
 
-// chlo.zeta %x, %q attr-dict : tensor<f32>, tensor<f32> -> tensor<f32>
-func mlirParseChloBinary(p *mlirParser, name string, pos int) *Op {
-	a := p.parseValueRef()
-	p.expect(',')
-	b := p.parseValueRef()
-	attrs := p.optAttrDict(nil)
-	p.expect(':')
-	p.skipSpace()
-	tpos := p.pos
-	ta := p.parseType()
-	p.expect(',')
-	tb := p.parseType()
-	p.expectArrow()
-	out := p.parseType()
-	return p.newOp(name, []mlirValueRef{a, b}, []Type{ta, tb}, []Type{out}, attrs, tpos)
-}
-
-func mlirPrintChloBinary(p *mlirPrinter, op *Op) bool {
-	if !mlirShape(op, 2, 1) {
-		return false
+func mlirPrintChloElementwise(n int) mlirPrettyPrinter {
+	return func(p *mlirPrinter, op *Op) bool {
+		if !mlirShape(op, n, 1) {
+			return false
+		}
+		p.nameAndOperands(op)
+		p.attrDict(op.Attrs)
+		p.str(" : ")
+		p.typeList(mlirValueTypes(op.Operands))
+		p.str(" -> ")
+		p.typ(op.Results[0].Type)
+		return true
 	}
-	p.name(op)
-	p.byte(' ')
-	p.values(op.Operands)
-	p.attrDict(op.Attrs)
-	p.str(" : ")
-	p.typ(op.Operands[0].Type)
-	p.str(", ")
-	p.typ(op.Operands[1].Type)
-	p.str(" -> ")
-	p.typ(op.Results[0].Type)
-	return true
 }
 
 // chlo.broadcast_add %a, %b attr-dict : (ta, tb) -> t (and broadcast_select
-// with three operands).
+// with three operands); mlirPrintFunctional prints it.
 func mlirParseChloBroadcast(p *mlirParser, name string, pos int) *Op {
 	refs := p.parseValueRefList()
 	attrs := p.optAttrDict(nil)
@@ -189,22 +172,6 @@ func mlirParseChloBroadcast(p *mlirParser, name string, pos int) *Op {
 		p.errAt(tpos, "expected single output")
 	}
 	return p.newOp(name, refs, ft.Inputs, ft.Results, attrs, tpos)
-}
-
-func mlirPrintChloBroadcast(p *mlirPrinter, op *Op) bool {
-	n := 2
-	if op.Name == "chlo.broadcast_select" {
-		n = 3
-	}
-	if !mlirShape(op, n, 1) {
-		return false
-	}
-	p.name(op)
-	p.byte(' ')
-	p.values(op.Operands)
-	p.attrDict(op.Attrs)
-	p.functional(op)
-	return true
 }
 
 // chlo.top_k(%x, k = 3) attr-dict : tensor<4x5xf32> -> (tensor<4x3xf32>, tensor<4x3xi32>)

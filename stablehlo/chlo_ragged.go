@@ -311,42 +311,22 @@ func ChloPrecisionConfig(ps ...Precision) ArrayAttr {
 	return out
 }
 
-// parseChloRaggedDot parses the body of #chlo.ragged_dot<...>. Missing
-// fields are empty lists (MLIR prints all six).
-func (p *mlirParser) parseChloRaggedDot() Attribute {
-	var d RaggedDotDimensionNumbers
-	p.parseStructFields(func(field string, pos int) {
-		dst := map[string]*[]int64{
-			"lhs_batching_dimensions": &d.LhsBatchingDims, "rhs_batching_dimensions": &d.RhsBatchingDims,
-			"lhs_contracting_dimensions": &d.LhsContractingDims, "rhs_contracting_dimensions": &d.RhsContractingDims,
-			"lhs_ragged_dimensions": &d.LhsRaggedDims, "rhs_group_dimensions": &d.RhsGroupDims,
-		}[field]
-		if dst == nil {
-			p.errAt(pos, "unknown ragged_dot field %q", field)
-			return
-		}
-		*dst = mlirNilIfEmpty(p.parseIntList())
-	})
-	return d
+// mlirForm is the field form of #chlo.ragged_dot<...>: MLIR prints all
+// six fields; a missing one parses as an empty list.
+func (d *RaggedDotDimensionNumbers) mlirForm() mlirStructForm {
+	return mlirStructForm{what: "ragged_dot", nilEmpty: true, fields: []mlirStructField{
+		{name: "lhs_batching_dimensions", list: &d.LhsBatchingDims},
+		{name: "rhs_batching_dimensions", list: &d.RhsBatchingDims},
+		{name: "lhs_contracting_dimensions", list: &d.LhsContractingDims},
+		{name: "rhs_contracting_dimensions", list: &d.RhsContractingDims},
+		{name: "lhs_ragged_dimensions", list: &d.LhsRaggedDims},
+		{name: "rhs_group_dimensions", list: &d.RhsGroupDims},
+	}}
 }
 
 // mlirAppendRaggedDot prints d with every field, as MLIR does.
 func mlirAppendRaggedDot(b []byte, d RaggedDotDimensionNumbers) []byte {
-	b = append(b, "#chlo.ragged_dot<"...)
-	for i, f := range []struct {
-		name string
-		v    []int64
-	}{{"lhs_batching_dimensions", d.LhsBatchingDims}, {"rhs_batching_dimensions", d.RhsBatchingDims},
-		{"lhs_contracting_dimensions", d.LhsContractingDims}, {"rhs_contracting_dimensions", d.RhsContractingDims},
-		{"lhs_ragged_dimensions", d.LhsRaggedDims}, {"rhs_group_dimensions", d.RhsGroupDims}} {
-		if i > 0 {
-			b = append(b, ", "...)
-		}
-		b = append(b, f.name...)
-		b = append(b, " = "...)
-		b = mlirAppendInts(b, f.v)
-	}
-	return append(b, '>')
+	return mlirAppendStructAttr(b, "#chlo.ragged_dot<", d.mlirForm())
 }
 
 // String is the attribute's MLIR text.

@@ -101,8 +101,9 @@ func (fb *FuncBuilder) emitUnary(name string, t Type, x *Value) *Value {
 	return &n.res
 }
 
-func (fb *FuncBuilder) emitBinary(name string, t Type, x, y *Value) *Value {
+func (fb *FuncBuilder) emitBinary(name string, t Type, x, y *Value, attrs ...NamedAttr) *Value {
 	n := fb.s.b.node2s.get()
+	n.op.Attrs = attrs
 	n.operands[0], n.operands[1] = x, y
 	n.res = Value{Type: t, op: &n.op}
 	n.results[0] = &n.res
@@ -437,19 +438,10 @@ func (fb *FuncBuilder) Compare(x, y *Value, dir ComparisonDirection, ct CompareT
 		fb.fail(name, []*Value{x, y}, "invalid compare type %q", ct)
 		return deadValue(nil)
 	}
-	n := fb.s.b.node2s.get()
 	attrs := make([]NamedAttr, 2)
 	attrs[0] = NamedAttr{Name: "comparison_direction", Value: enumAttr("comparison_direction", string(dir))}
 	attrs[1] = NamedAttr{Name: "compare_type", Value: enumAttr("comparison_type", string(ct))}
-	n.op.Attrs = attrs
-	n.operands[0], n.operands[1] = x, y
-	n.res = Value{Type: TensorType{DType: xla.Bool, Dims: xt.Dims}, op: &n.op}
-	n.results[0] = &n.res
-	n.op.Name = name
-	n.op.Operands = n.operands[:]
-	n.op.Results = n.results[:]
-	fb.emit(&n.op)
-	return &n.res
+	return fb.emitBinary(name, TensorType{DType: xla.Bool, Dims: xt.Dims}, x, y, attrs...)
 }
 
 // Select adds stablehlo.select: pred (i1, a scalar or of the branches'

@@ -274,34 +274,33 @@ func mlirFuncFromOp(op *Op, detach bool) (*Func, error) {
 		}
 		f.Body = r
 	}
-	if len(argAttrs) > 0 {
-		if len(argAttrs) != len(ft.Inputs) {
-			return nil, bad("arg_attrs has the wrong length")
+	// dicts converts arg_attrs or res_attrs, which must hold n
+	// dictionaries (nil for the empty ones).
+	dicts := func(name string, list ArrayAttr, n int) ([]DictAttr, error) {
+		if len(list) != n {
+			return nil, bad(name + " has the wrong length")
 		}
-		f.ArgAttrs = make([]DictAttr, len(argAttrs))
-		for i, a := range argAttrs {
+		out := make([]DictAttr, n)
+		for i, a := range list {
 			d, ok := a.(DictAttr)
 			if !ok {
-				return nil, bad("arg_attrs must be an array of dictionaries")
+				return nil, bad(name + " must be an array of dictionaries")
 			}
 			if len(d) > 0 {
-				f.ArgAttrs[i] = d
+				out[i] = d
 			}
+		}
+		return out, nil
+	}
+	var err error
+	if len(argAttrs) > 0 {
+		if f.ArgAttrs, err = dicts("arg_attrs", argAttrs, len(ft.Inputs)); err != nil {
+			return nil, err
 		}
 	}
 	if len(resAttrs) > 0 {
-		if len(resAttrs) != len(ft.Results) {
-			return nil, bad("res_attrs has the wrong length")
-		}
-		f.ResultAttrs = make([]DictAttr, len(resAttrs))
-		for i, a := range resAttrs {
-			d, ok := a.(DictAttr)
-			if !ok {
-				return nil, bad("res_attrs must be an array of dictionaries")
-			}
-			if len(d) > 0 {
-				f.ResultAttrs[i] = d
-			}
+		if f.ResultAttrs, err = dicts("res_attrs", resAttrs, len(ft.Results)); err != nil {
+			return nil, err
 		}
 	}
 	return f, nil

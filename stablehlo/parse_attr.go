@@ -472,43 +472,19 @@ func (p *mlirParser) parseHashAttr() Attribute {
 		}
 		p.pos = save
 	case "stablehlo.dot":
-		return p.parseDotDims()
+		return mlirParseStruct[DotDimensionNumbers](p)
 	case "chlo.ragged_dot":
-		return p.parseChloRaggedDot()
+		return mlirParseStruct[RaggedDotDimensionNumbers](p)
 	case "stablehlo.gather":
-		return p.parseGatherDims()
+		return mlirParseStruct[GatherDimensionNumbers](p)
 	case "stablehlo.scatter":
-		return p.parseScatterDims()
+		return mlirParseStruct[ScatterDimensionNumbers](p)
 	case "stablehlo.conv":
 		return p.parseConvDimsAttr()
 	case "stablehlo.channel_handle":
-		var ch ChannelHandle
-		p.parseStructFields(func(field string, pos int) {
-			switch field {
-			case "handle":
-				ch.Handle = p.integer()
-			case "type":
-				ch.Type = p.integer()
-			default:
-				p.errAt(pos, "unknown channel_handle field %q", field)
-			}
-		})
-		return ch
+		return mlirParseStruct[ChannelHandle](p)
 	case "stablehlo.output_operand_alias":
-		var oa OutputOperandAlias
-		p.parseStructFields(func(field string, pos int) {
-			switch field {
-			case "output_tuple_indices":
-				oa.OutputTupleIndices = p.parseIntList()
-			case "operand_index":
-				oa.OperandIndex = p.integer()
-			case "operand_tuple_indices":
-				oa.OperandTupleIndices = p.parseIntList()
-			default:
-				p.errAt(pos, "unknown output_operand_alias field %q", field)
-			}
-		})
-		return oa
+		return mlirParseStruct[OutputOperandAlias](p)
 	}
 	p.balanced()
 	return OpaqueAttr(p.src[start:p.pos])
@@ -565,69 +541,34 @@ func mlirNilIfEmpty(v []int64) []int64 {
 	return v
 }
 
-func (p *mlirParser) parseDotDims() Attribute {
-	var d DotDimensionNumbers
-	p.parseStructFields(func(field string, pos int) {
-		switch field {
-		case "lhs_batching_dimensions":
-			d.LhsBatchingDims = mlirNilIfEmpty(p.parseIntList())
-		case "rhs_batching_dimensions":
-			d.RhsBatchingDims = mlirNilIfEmpty(p.parseIntList())
-		case "lhs_contracting_dimensions":
-			d.LhsContractingDims = mlirNilIfEmpty(p.parseIntList())
-		case "rhs_contracting_dimensions":
-			d.RhsContractingDims = mlirNilIfEmpty(p.parseIntList())
-		default:
-			p.errAt(pos, "unknown dot field %q", field)
-		}
-	})
-	return d
+// mlirParseStruct parses "<name = value, ...>", the field form of T.
+func mlirParseStruct[T any, PT interface {
+	*T
+	mlirForm() mlirStructForm
+}](p *mlirParser) T {
+	var v T
+	p.parseStructAttr(PT(&v).mlirForm())
+	return v
 }
 
-func (p *mlirParser) parseGatherDims() Attribute {
-	var d GatherDimensionNumbers
+// parseStructAttr parses "<name = value, ...>" into the fields of f.
+func (p *mlirParser) parseStructAttr(f mlirStructForm) {
 	p.parseStructFields(func(field string, pos int) {
-		switch field {
-		case "offset_dims":
-			d.OffsetDims = mlirNilIfEmpty(p.parseIntList())
-		case "collapsed_slice_dims":
-			d.CollapsedSliceDims = mlirNilIfEmpty(p.parseIntList())
-		case "operand_batching_dims":
-			d.OperandBatchingDims = mlirNilIfEmpty(p.parseIntList())
-		case "start_indices_batching_dims":
-			d.StartIndicesBatchingDims = mlirNilIfEmpty(p.parseIntList())
-		case "start_index_map":
-			d.StartIndexMap = mlirNilIfEmpty(p.parseIntList())
-		case "index_vector_dim":
-			d.IndexVectorDim = p.integer()
-		default:
-			p.errAt(pos, "unknown gather field %q", field)
+		for _, fld := range f.fields {
+			switch {
+			case fld.name != field:
+				continue
+			case fld.one != nil:
+				*fld.one = p.integer()
+			case f.nilEmpty:
+				*fld.list = mlirNilIfEmpty(p.parseIntList())
+			default:
+				*fld.list = p.parseIntList()
+			}
+			return
 		}
+		p.errAt(pos, "unknown %s field %q", f.what, field)
 	})
-	return d
-}
-
-func (p *mlirParser) parseScatterDims() Attribute {
-	var d ScatterDimensionNumbers
-	p.parseStructFields(func(field string, pos int) {
-		switch field {
-		case "update_window_dims":
-			d.UpdateWindowDims = mlirNilIfEmpty(p.parseIntList())
-		case "inserted_window_dims":
-			d.InsertedWindowDims = mlirNilIfEmpty(p.parseIntList())
-		case "input_batching_dims":
-			d.InputBatchingDims = mlirNilIfEmpty(p.parseIntList())
-		case "scatter_indices_batching_dims":
-			d.ScatterIndicesBatchingDims = mlirNilIfEmpty(p.parseIntList())
-		case "scatter_dims_to_operand_dims":
-			d.ScatterDimsToOperandDims = mlirNilIfEmpty(p.parseIntList())
-		case "index_vector_dim":
-			d.IndexVectorDim = p.integer()
-		default:
-			p.errAt(pos, "unknown scatter field %q", field)
-		}
-	})
-	return d
 }
 
 // parseConvDimsAttr parses the body of #stablehlo.conv<...>: the compact
@@ -641,32 +582,7 @@ func (p *mlirParser) parseConvDimsAttr() Attribute {
 		return d
 	}
 	p.pos = save
-	var d ConvDimensionNumbers
-	p.parseStructFields(func(field string, pos int) {
-		switch field {
-		case "input_batch_dimension":
-			d.InputBatchDim = p.integer()
-		case "input_feature_dimension":
-			d.InputFeatureDim = p.integer()
-		case "input_spatial_dimensions":
-			d.InputSpatialDims = p.parseIntList()
-		case "kernel_input_feature_dimension":
-			d.KernelInputFeatureDim = p.integer()
-		case "kernel_output_feature_dimension":
-			d.KernelOutputFeature = p.integer()
-		case "kernel_spatial_dimensions":
-			d.KernelSpatialDims = p.parseIntList()
-		case "output_batch_dimension":
-			d.OutputBatchDim = p.integer()
-		case "output_feature_dimension":
-			d.OutputFeatureDim = p.integer()
-		case "output_spatial_dimensions":
-			d.OutputSpatialDims = p.parseIntList()
-		default:
-			p.errAt(pos, "unknown conv field %q", field)
-		}
-	})
-	return d
+	return mlirParseStruct[ConvDimensionNumbers](p)
 }
 
 // parseConvDimsRaw parses "[b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f]".

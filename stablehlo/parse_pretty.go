@@ -9,71 +9,62 @@ import (
 
 // The custom ("pretty") assembly formats of StableHLO, func, builtin and
 // check ops, as the dialects define them. print_pretty.go writes the same
-// forms.
+// forms; init registers each form's printer and parser together.
 
 type mlirPrettyParser func(p *mlirParser, name string, pos int) *Op
 
 var mlirPrettyParsers = map[string]mlirPrettyParser{}
 
 func init() {
-	reg := func(fn mlirPrettyParser, names ...string) {
+	reg := func(print mlirPrettyPrinter, parse mlirPrettyParser, names ...string) {
 		for _, n := range names {
-			mlirPrettyParsers[n] = fn
+			mlirPrettyPrinters[n] = print
+			mlirPrettyParsers[n] = parse
 		}
 	}
 	for _, n := range mlirUnaryOps {
-		reg(mlirParseUnary, "stablehlo."+n)
+		reg(mlirPrintSame(1), mlirParseUnary, "stablehlo."+n)
 	}
 	for _, n := range mlirBinaryOps {
-		reg(mlirParseBinary, "stablehlo."+n)
+		reg(mlirPrintSame(2), mlirParseBinary, "stablehlo."+n)
 	}
 	for _, n := range mlirFunctionalOps {
-		reg(mlirParseFunctional, "stablehlo."+n)
+		reg(mlirPrintFunctional(-1), mlirParseFunctional, "stablehlo."+n)
 	}
-	reg(mlirParseComplex, "stablehlo.complex")
-	reg(mlirParseConstant, "stablehlo.constant")
-	reg(mlirParseIota, "stablehlo.iota")
-	reg(mlirParseDynamicIota, "stablehlo.dynamic_iota")
-	reg(mlirParseTypeOnly, "stablehlo.create_token", "stablehlo.replica_id", "stablehlo.partition_id")
-	reg(mlirParseAfterAll, "stablehlo.after_all")
-	reg(mlirParseTuple, "stablehlo.tuple")
-	reg(mlirParseGetTupleElement, "stablehlo.get_tuple_element")
-	reg(mlirParseCompare, "stablehlo.compare")
-	reg(mlirParseSlice, "stablehlo.slice")
-	reg(mlirParseDynamicSlice, "stablehlo.dynamic_slice")
-	reg(mlirParseDimsOp("sizes", "broadcast_sizes", 1), "stablehlo.broadcast")
-	reg(mlirParseDimsOp("dims", "broadcast_dimensions", 1), "stablehlo.broadcast_in_dim")
-	reg(mlirParseDimsOp("dims", "broadcast_dimensions", 2), "stablehlo.dynamic_broadcast_in_dim")
-	reg(mlirParseDimsOp("dims", "permutation", 1), "stablehlo.transpose")
-	reg(mlirParseReverse, "stablehlo.reverse")
-	reg(mlirParseCholesky, "stablehlo.cholesky")
-	reg(mlirParseClamp, "stablehlo.clamp")
-	reg(mlirParseConcatenate, "stablehlo.concatenate")
-	reg(mlirParseConvolution, "stablehlo.convolution", "stablehlo.dynamic_conv")
-	reg(mlirParseCustomCall, "stablehlo.custom_call")
-	reg(mlirParseDot, "stablehlo.dot")
-	reg(mlirParseDotGeneral, "stablehlo.dot_general")
-	reg(mlirParseEinsum(2), "stablehlo.einsum")
-	reg(mlirParseEinsum(1), "stablehlo.unary_einsum")
-	reg(mlirParseFft, "stablehlo.fft")
-	reg(mlirParseDimOp(1), "stablehlo.get_dimension_size")
-	reg(mlirParseDimOp(2), "stablehlo.set_dimension_size")
-	reg(mlirParseSelect, "stablehlo.select")
-	reg(mlirParsePad, "stablehlo.pad")
-	reg(mlirParseTrace, "stablehlo.trace")
-	reg(mlirParseReturn, "stablehlo.return", "func.return")
-	reg(mlirParseOptimizationBarrier, "stablehlo.optimization_barrier")
-	reg(mlirParseRng, "stablehlo.rng")
-	reg(mlirParseRngBitGenerator, "stablehlo.rng_bit_generator")
-	reg(mlirParseReducePrecision, "stablehlo.reduce_precision")
-	reg(mlirParseComposite, "stablehlo.composite")
-	reg(mlirParseWhile, "stablehlo.while")
-	reg(mlirParseReduce, "stablehlo.reduce")
-	reg(mlirParseCall, "func.call")
-	reg(mlirParseFunc, "func.func")
-	reg(mlirParseModule, "builtin.module")
-	reg(mlirParseCheckPair, "check.expect_eq", "check.expect_almost_eq", "check.expect_close")
-	reg(mlirParseCheckConst, "check.expect_eq_const", "check.expect_almost_eq_const")
+	for n, k := range mlirKeywordOps {
+		reg(mlirPrintKeywordOp(k), mlirParseKeywordOp(k), n)
+	}
+	reg(mlirPrintComplex, mlirParseComplex, "stablehlo.complex")
+	reg(mlirPrintConstant, mlirParseConstant, "stablehlo.constant")
+	reg(mlirPrintIota, mlirParseIota, "stablehlo.iota")
+	reg(mlirPrintTypeOnly, mlirParseTypeOnly, "stablehlo.create_token", "stablehlo.replica_id", "stablehlo.partition_id")
+	reg(mlirPrintAfterAll, mlirParseAfterAll, "stablehlo.after_all")
+	reg(mlirPrintTuple, mlirParseTuple, "stablehlo.tuple")
+	reg(mlirPrintGetTupleElement, mlirParseGetTupleElement, "stablehlo.get_tuple_element")
+	reg(mlirPrintCompare, mlirParseCompare, "stablehlo.compare")
+	reg(mlirPrintSlice, mlirParseSlice, "stablehlo.slice")
+	reg(mlirPrintCholesky, mlirParseCholesky, "stablehlo.cholesky")
+	reg(mlirPrintSame(3), mlirParseClamp, "stablehlo.clamp")
+	reg(mlirPrintConvolution, mlirParseConvolution, "stablehlo.convolution", "stablehlo.dynamic_conv")
+	reg(mlirPrintCallForm("call_target_name", mlirSymbolNameSyntax), mlirParseCallForm("call_target_name", mlirSymbolNameSyntax),
+		"stablehlo.custom_call")
+	reg(mlirPrintDot, mlirParseDot, "stablehlo.dot")
+	reg(mlirPrintDotGeneral, mlirParseDotGeneral, "stablehlo.dot_general")
+	reg(mlirPrintFft, mlirParseFft, "stablehlo.fft")
+	reg(mlirPrintSelect, mlirParseSelect, "stablehlo.select")
+	reg(mlirPrintPad, mlirParsePad, "stablehlo.pad")
+	reg(mlirPrintTrace, mlirParseTrace, "stablehlo.trace")
+	reg(mlirPrintReturn, mlirParseReturn, "stablehlo.return", "func.return")
+	reg(mlirPrintOptimizationBarrier, mlirParseOptimizationBarrier, "stablehlo.optimization_barrier")
+	reg(mlirPrintReducePrecision, mlirParseReducePrecision, "stablehlo.reduce_precision")
+	reg(mlirPrintComposite, mlirParseComposite, "stablehlo.composite")
+	reg(mlirPrintWhile, mlirParseWhile, "stablehlo.while")
+	reg(mlirPrintReduce, mlirParseReduce, "stablehlo.reduce")
+	reg(mlirPrintCallForm("callee", mlirSymbolRefSyntax), mlirParseCallForm("callee", mlirSymbolRefSyntax), "func.call")
+	reg(mlirPrintFuncOp, mlirParseFunc, "func.func")
+	reg(mlirPrintModuleOp, mlirParseModule, "builtin.module")
+	reg(mlirPrintCheckPair, mlirParseCheckPair, "check.expect_eq", "check.expect_almost_eq", "check.expect_close")
+	reg(mlirPrintCheckConst, mlirParseCheckConst, "check.expect_eq_const", "check.expect_almost_eq_const")
 }
 
 // Op families sharing one assembly format.
@@ -92,6 +83,129 @@ var (
 		"dynamic_update_slice", "real_dynamic_slice", "dynamic_pad", "compute_reshape_shape",
 		"cstr_reshapable"}
 )
+
+// mlirKeywordOp is the custom form of an op that shows one attribute after
+// a keyword:
+//
+//	%a, %b, kw = VALUE attr-dict : functional-type(operands, results)
+//
+// or, with same, ": custom<SameOperandsAndResultType>" for the types.
+// The printer and the parser go by the same table, mlirKeywordOps.
+type mlirKeywordOp struct {
+	kw, attr   string
+	value      mlirAttrSyntax
+	operands   int  // the operands before kw
+	variadic   bool // any number of further operands may follow them
+	anyResults bool // else the op has one result
+	same       bool
+}
+
+// mlirAttrSyntax is how a keyword op spells its attribute after "kw =".
+type mlirAttrSyntax struct {
+	// print appends the text of a, blank(s) first; false when a has no
+	// such text.
+	print func(p *mlirPrinter, a Attribute) bool
+	parse func(p *mlirParser) Attribute
+}
+
+var (
+	// [1, 2] for array<i64: 1, 2>.
+	mlirDimsSyntax = mlirAttrSyntax{
+		print: func(p *mlirPrinter, a Attribute) bool {
+			dims, ok := mlirI64Array(a)
+			if ok {
+				p.byte(' ')
+				p.ints(dims)
+			}
+			return ok
+		},
+		parse: func(p *mlirParser) Attribute { return p.dimsArray() },
+	}
+	// 1 for 1 : i64.
+	mlirDimSyntax = mlirAttrSyntax{
+		print: func(p *mlirPrinter, a Attribute) bool {
+			d, ok := mlirIntOf(a, xla.Int64)
+			if ok {
+				p.byte(' ')
+				p.buf = mlirAppendInt(p.buf, d)
+			}
+			return ok
+		},
+		parse: func(p *mlirParser) Attribute { return mlirI64(p.integer()) },
+	}
+	// A string literal.
+	mlirStringSyntax = mlirAttrSyntax{
+		print: func(p *mlirPrinter, a Attribute) bool {
+			s, ok := a.(StringAttr)
+			if ok {
+				p.byte(' ')
+				p.buf = mlirAppendString(p.buf, string(s))
+			}
+			return ok
+		},
+		parse: func(p *mlirParser) Attribute { return StringAttr(p.stringLit()) },
+	}
+	// @name for a string (custom_call's call_target_name) or a symbol
+	// reference (func.call's callee).
+	mlirSymbolNameSyntax = mlirSymbolSyntax[StringAttr]()
+	mlirSymbolRefSyntax  = mlirSymbolSyntax[SymbolRefAttr]()
+)
+
+// mlirSymbolSyntax is @name for an attribute of type A.
+func mlirSymbolSyntax[A interface {
+	StringAttr | SymbolRefAttr
+	Attribute
+}]() mlirAttrSyntax {
+	return mlirAttrSyntax{
+		print: func(p *mlirPrinter, a Attribute) bool {
+			s, ok := a.(A)
+			if ok {
+				p.byte(' ')
+				p.buf = mlirAppendSymbol(p.buf, string(s))
+			}
+			return ok
+		},
+		parse: func(p *mlirParser) Attribute {
+			p.skipSpace()
+			return A(p.parseSymbolRef())
+		},
+	}
+}
+
+// mlirEnumSyntax is a bare value of StableHLO enum (printed after two
+// blanks, as StableHLO does).
+func mlirEnumSyntax(enum string) mlirAttrSyntax {
+	return mlirAttrSyntax{
+		print: func(p *mlirPrinter, a Attribute) bool {
+			v, ok := mlirEnumOf(a, enum)
+			if ok {
+				p.str("  ")
+				p.str(v)
+			}
+			return ok
+		},
+		parse: func(p *mlirParser) Attribute { return p.enumAttr(enum) },
+	}
+}
+
+var mlirKeywordOps = map[string]mlirKeywordOp{
+	"stablehlo.broadcast":                {kw: "sizes", attr: "broadcast_sizes", value: mlirDimsSyntax, operands: 1},
+	"stablehlo.broadcast_in_dim":         {kw: "dims", attr: "broadcast_dimensions", value: mlirDimsSyntax, operands: 1},
+	"stablehlo.dynamic_broadcast_in_dim": {kw: "dims", attr: "broadcast_dimensions", value: mlirDimsSyntax, operands: 2},
+	"stablehlo.transpose":                {kw: "dims", attr: "permutation", value: mlirDimsSyntax, operands: 1},
+	"stablehlo.reverse":                  {kw: "dims", attr: "dimensions", value: mlirDimsSyntax, operands: 1, same: true},
+	"stablehlo.dynamic_slice":            {kw: "sizes", attr: "slice_sizes", value: mlirDimsSyntax, operands: 1, variadic: true},
+	"stablehlo.concatenate":              {kw: "dim", attr: "dimension", value: mlirDimSyntax, variadic: true},
+	"stablehlo.get_dimension_size":       {kw: "dim", attr: "dimension", value: mlirDimSyntax, operands: 1},
+	"stablehlo.set_dimension_size":       {kw: "dim", attr: "dimension", value: mlirDimSyntax, operands: 2},
+	"stablehlo.dynamic_iota":             {kw: "dim", attr: "iota_dimension", value: mlirDimSyntax, operands: 1},
+	"stablehlo.einsum":                   {kw: "config", attr: "einsum_config", value: mlirStringSyntax, operands: 2},
+	"stablehlo.unary_einsum":             {kw: "config", attr: "einsum_config", value: mlirStringSyntax, operands: 1},
+	"stablehlo.rng": {kw: "distribution", attr: "rng_distribution", value: mlirEnumSyntax("rng_distribution"),
+		operands: 3, anyResults: true},
+	"stablehlo.rng_bit_generator": {kw: "algorithm", attr: "rng_algorithm", value: mlirEnumSyntax("rng_algorithm"),
+		operands: 1, anyResults: true},
+}
 
 // parsePrettyOp parses an op in custom form; id is its (possibly bare) name.
 func (p *mlirParser) parsePrettyOp(id string, pos int, groups []mlirResultGroup) *Op {
@@ -123,12 +237,27 @@ func (p *mlirParser) optAttrDict(attrs []NamedAttr) []NamedAttr {
 	return attrs
 }
 
+// optDictAttr parses an optional attribute dictionary as a DictAttr (empty
+// when there is none).
+func (p *mlirParser) optDictAttr() DictAttr {
+	if p.peek() != '{' {
+		return DictAttr{}
+	}
+	return DictAttr(p.parseDictEntries(nil))
+}
+
 // functionalType parses ": (ins) -> outs".
 func (p *mlirParser) functionalType() (FunctionType, int) {
 	p.expect(':')
 	p.skipSpace()
 	pos := p.pos
 	return p.parseFunctionType(), pos
+}
+
+// functionalOp parses ": (ins) -> outs" and builds op name on refs.
+func (p *mlirParser) functionalOp(name string, refs []mlirValueRef, attrs []NamedAttr) *Op {
+	ft, tpos := p.functionalType()
+	return p.newOp(name, refs, ft.Inputs, ft.Results, attrs, tpos)
 }
 
 // mlirTypes is a list of operand types: ins, or n times same.
@@ -311,8 +440,7 @@ func mlirParseBinary(p *mlirParser, name string, pos int) *Op {
 func mlirParseFunctional(p *mlirParser, name string, pos int) *Op {
 	refs := p.parseValueRefList()
 	attrs := p.optAttrDict(nil)
-	ft, tpos := p.functionalType()
-	return p.newOp(name, refs, ft.Inputs, ft.Results, attrs, tpos)
+	return p.functionalOp(name, refs, attrs)
 }
 
 func mlirParseComplex(p *mlirParser, name string, pos int) *Op {
@@ -362,16 +490,6 @@ func mlirParseIota(p *mlirParser, name string, pos int) *Op {
 	return NewOp(name, nil, []Type{t}, attrs...)
 }
 
-func mlirParseDynamicIota(p *mlirParser, name string, pos int) *Op {
-	s := p.parseValueRef()
-	p.expect(',')
-	p.expectKV("dim")
-	d := p.integer()
-	attrs := p.optAttrDict([]NamedAttr{{Name: "iota_dimension", Value: mlirI64(d)}})
-	ft, tpos := p.functionalType()
-	return p.newOp(name, []mlirValueRef{s}, ft.Inputs, ft.Results, attrs, tpos)
-}
-
 func mlirParseTypeOnly(p *mlirParser, name string, pos int) *Op {
 	attrs := p.optAttrDict(nil)
 	p.expect(':')
@@ -406,8 +524,7 @@ func mlirParseGetTupleElement(p *mlirParser, name string, pos int) *Op {
 	i := p.integer()
 	p.expect(']')
 	attrs := p.optAttrDict([]NamedAttr{{Name: "index", Value: mlirI32(i)}})
-	ft, tpos := p.functionalType()
-	return p.newOp(name, []mlirValueRef{x}, ft.Inputs, ft.Results, attrs, tpos)
+	return p.functionalOp(name, []mlirValueRef{x}, attrs)
 }
 
 func mlirParseCompare(p *mlirParser, name string, pos int) *Op {
@@ -420,8 +537,7 @@ func mlirParseCompare(p *mlirParser, name string, pos int) *Op {
 		attrs = append(attrs, NamedAttr{Name: "compare_type", Value: p.enumAttr("comparison_type")})
 	}
 	attrs = p.optAttrDict(attrs)
-	ft, tpos := p.functionalType()
-	return p.newOp(name, []mlirValueRef{a, b}, ft.Inputs, ft.Results, attrs, tpos)
+	return p.functionalOp(name, []mlirValueRef{a, b}, attrs)
 }
 
 func mlirParseSlice(p *mlirParser, name string, pos int) *Op {
@@ -449,42 +565,28 @@ func mlirParseSlice(p *mlirParser, name string, pos int) *Op {
 		{Name: "limit_indices", Value: DenseArrayAttr{DType: xla.Int64, Values: limit}},
 		{Name: "strides", Value: DenseArrayAttr{DType: xla.Int64, Values: strides}},
 	})
-	ft, tpos := p.functionalType()
-	return p.newOp(name, []mlirValueRef{x}, ft.Inputs, ft.Results, attrs, tpos)
+	return p.functionalOp(name, []mlirValueRef{x}, attrs)
 }
 
-func mlirParseDynamicSlice(p *mlirParser, name string, pos int) *Op {
-	x := p.parseValueRef()
-	p.expect(',')
-	refs := append([]mlirValueRef{x}, p.operandsWithTrailingComma()...)
-	p.expectKV("sizes")
-	attrs := p.optAttrDict([]NamedAttr{{Name: "slice_sizes", Value: p.dimsArray()}})
-	ft, tpos := p.functionalType()
-	return p.newOp(name, refs, ft.Inputs, ft.Results, attrs, tpos)
-}
-
-// mlirParseDimsOp parses "%x(, %y)*, kw = [..] attr-dict : functional".
-func mlirParseDimsOp(kw, attr string, nOperands int) mlirPrettyParser {
+// mlirParseKeywordOp parses the form of k (see mlirKeywordOp).
+func mlirParseKeywordOp(k mlirKeywordOp) mlirPrettyParser {
 	return func(p *mlirParser, name string, pos int) *Op {
 		var refs []mlirValueRef
-		for i := 0; i < nOperands; i++ {
+		for i := 0; i < k.operands; i++ {
 			refs = append(refs, p.parseValueRef())
 			p.expect(',')
 		}
-		p.expectKV(kw)
-		attrs := p.optAttrDict([]NamedAttr{{Name: attr, Value: p.dimsArray()}})
-		ft, tpos := p.functionalType()
-		return p.newOp(name, refs, ft.Inputs, ft.Results, attrs, tpos)
+		if k.variadic {
+			refs = append(refs, p.operandsWithTrailingComma()...)
+		}
+		p.expectKV(k.kw)
+		attrs := p.optAttrDict([]NamedAttr{{Name: k.attr, Value: k.value.parse(p)}})
+		if k.same {
+			ins, out := p.sameType(len(refs))
+			return p.newOpTypes(name, refs, ins, []Type{out}, attrs, pos)
+		}
+		return p.functionalOp(name, refs, attrs)
 	}
-}
-
-func mlirParseReverse(p *mlirParser, name string, pos int) *Op {
-	x := p.parseValueRef()
-	p.expect(',')
-	p.expectKV("dims")
-	attrs := p.optAttrDict([]NamedAttr{{Name: "dimensions", Value: p.dimsArray()}})
-	ins, out := p.sameType(1)
-	return p.newOpTypes(name, []mlirValueRef{x}, ins, []Type{out}, attrs, pos)
 }
 
 func mlirParseCholesky(p *mlirParser, name string, pos int) *Op {
@@ -514,15 +616,6 @@ func mlirParseClamp(p *mlirParser, name string, pos int) *Op {
 	attrs := p.optAttrDict(nil)
 	ins, out := p.sameType(3)
 	return p.newOpTypes(name, refs, ins, []Type{out}, attrs, pos)
-}
-
-func mlirParseConcatenate(p *mlirParser, name string, pos int) *Op {
-	refs := p.operandsWithTrailingComma()
-	p.expectKV("dim")
-	d := p.integer()
-	attrs := p.optAttrDict([]NamedAttr{{Name: "dimension", Value: mlirI64(d)}})
-	ft, tpos := p.functionalType()
-	return p.newOp(name, refs, ft.Inputs, ft.Results, attrs, tpos)
 }
 
 func mlirParseConvolution(p *mlirParser, name string, pos int) *Op {
@@ -566,8 +659,7 @@ func mlirParseConvolution(p *mlirParser, name string, pos int) *Op {
 		p.expect('}')
 	}
 	attrs = p.optAttrDict(attrs)
-	ft, tpos := p.functionalType()
-	return p.newOp(name, refs, ft.Inputs, ft.Results, attrs, tpos)
+	return p.functionalOp(name, refs, attrs)
 }
 
 // padding parses "[[0, 1], [2, 3]]" as dense<...> : tensor<Nx2xi64>.
@@ -622,15 +714,17 @@ func (p *mlirParser) boolArray() DenseArrayAttr {
 	return out
 }
 
-func mlirParseCustomCall(p *mlirParser, name string, pos int) *Op {
-	p.skipSpace()
-	target := p.parseSymbolRef()
-	p.expect('(')
-	refs := p.parseValueRefList()
-	p.expect(')')
-	attrs := p.optAttrDict([]NamedAttr{{Name: "call_target_name", Value: StringAttr(target)}})
-	ft, tpos := p.functionalType()
-	return p.newOp(name, refs, ft.Inputs, ft.Results, attrs, tpos)
+// mlirParseCallForm parses "@sym(%a, ...) attr-dict : functional-type",
+// sym being attribute attr.
+func mlirParseCallForm(attr string, sym mlirAttrSyntax) mlirPrettyParser {
+	return func(p *mlirParser, name string, pos int) *Op {
+		a := sym.parse(p)
+		p.expect('(')
+		refs := p.parseValueRefList()
+		p.expect(')')
+		attrs := p.optAttrDict([]NamedAttr{{Name: attr, Value: a}})
+		return p.functionalOp(name, refs, attrs)
+	}
 }
 
 func mlirParseDot(p *mlirParser, name string, pos int) *Op {
@@ -643,8 +737,7 @@ func mlirParseDot(p *mlirParser, name string, pos int) *Op {
 		attrs = append(attrs, NamedAttr{Name: "precision_config", Value: p.precisionList()})
 	}
 	attrs = p.optAttrDict(attrs)
-	ft, tpos := p.functionalType()
-	return p.newOp(name, []mlirValueRef{a, b}, ft.Inputs, ft.Results, attrs, tpos)
+	return p.functionalOp(name, []mlirValueRef{a, b}, attrs)
 }
 
 func mlirParseDotGeneral(p *mlirParser, name string, pos int) *Op {
@@ -680,23 +773,7 @@ func mlirParseDotGeneral(p *mlirParser, name string, pos int) *Op {
 		}
 	}
 	attrs = p.optAttrDict(attrs)
-	ft, tpos := p.functionalType()
-	return p.newOp(name, []mlirValueRef{a, b}, ft.Inputs, ft.Results, attrs, tpos)
-}
-
-func mlirParseEinsum(nOperands int) mlirPrettyParser {
-	return func(p *mlirParser, name string, pos int) *Op {
-		var refs []mlirValueRef
-		for i := 0; i < nOperands; i++ {
-			refs = append(refs, p.parseValueRef())
-			p.expect(',')
-		}
-		p.expectKV("config")
-		cfg := p.stringLit()
-		attrs := p.optAttrDict([]NamedAttr{{Name: "einsum_config", Value: StringAttr(cfg)}})
-		ft, tpos := p.functionalType()
-		return p.newOp(name, refs, ft.Inputs, ft.Results, attrs, tpos)
-	}
+	return p.functionalOp(name, []mlirValueRef{a, b}, attrs)
 }
 
 func mlirParseFft(p *mlirParser, name string, pos int) *Op {
@@ -707,23 +784,7 @@ func mlirParseFft(p *mlirParser, name string, pos int) *Op {
 	p.expect(',')
 	p.expectKV("length")
 	attrs = p.optAttrDict(append(attrs, NamedAttr{Name: "fft_length", Value: p.dimsArray()}))
-	ft, tpos := p.functionalType()
-	return p.newOp(name, []mlirValueRef{x}, ft.Inputs, ft.Results, attrs, tpos)
-}
-
-func mlirParseDimOp(nOperands int) mlirPrettyParser {
-	return func(p *mlirParser, name string, pos int) *Op {
-		var refs []mlirValueRef
-		for i := 0; i < nOperands; i++ {
-			refs = append(refs, p.parseValueRef())
-			p.expect(',')
-		}
-		p.expectKV("dim")
-		d := p.integer()
-		attrs := p.optAttrDict([]NamedAttr{{Name: "dimension", Value: mlirI64(d)}})
-		ft, tpos := p.functionalType()
-		return p.newOp(name, refs, ft.Inputs, ft.Results, attrs, tpos)
-	}
+	return p.functionalOp(name, []mlirValueRef{x}, attrs)
 }
 
 func mlirParseSelect(p *mlirParser, name string, pos int) *Op {
@@ -767,8 +828,7 @@ func mlirParsePad(p *mlirParser, name string, pos int) *Op {
 		{Name: "edge_padding_high", Value: high},
 		{Name: "interior_padding", Value: interior},
 	})
-	ft, tpos := p.functionalType()
-	return p.newOp(name, []mlirValueRef{x, v}, ft.Inputs, ft.Results, attrs, tpos)
+	return p.functionalOp(name, []mlirValueRef{x, v}, attrs)
 }
 
 func mlirParseTrace(p *mlirParser, name string, pos int) *Op {
@@ -805,27 +865,6 @@ func mlirParseOptimizationBarrier(p *mlirParser, name string, pos int) *Op {
 	p.expect(':')
 	ts := p.parseTypeList()
 	return p.newOp(name, refs, ts, ts, attrs, pos)
-}
-
-func mlirParseRng(p *mlirParser, name string, pos int) *Op {
-	var refs []mlirValueRef
-	for i := 0; i < 3; i++ {
-		refs = append(refs, p.parseValueRef())
-		p.expect(',')
-	}
-	p.expectKV("distribution")
-	attrs := p.optAttrDict([]NamedAttr{{Name: "rng_distribution", Value: p.enumAttr("rng_distribution")}})
-	ft, tpos := p.functionalType()
-	return p.newOp(name, refs, ft.Inputs, ft.Results, attrs, tpos)
-}
-
-func mlirParseRngBitGenerator(p *mlirParser, name string, pos int) *Op {
-	s := p.parseValueRef()
-	p.expect(',')
-	p.expectKV("algorithm")
-	attrs := p.optAttrDict([]NamedAttr{{Name: "rng_algorithm", Value: p.enumAttr("rng_algorithm")}})
-	ft, tpos := p.functionalType()
-	return p.newOp(name, []mlirValueRef{s}, ft.Inputs, ft.Results, attrs, tpos)
 }
 
 func mlirParseReducePrecision(p *mlirParser, name string, pos int) *Op {
@@ -868,19 +907,7 @@ func mlirParseComposite(p *mlirParser, name string, pos int) *Op {
 	cname := p.stringLit()
 	refs := p.parseValueRefList()
 	attrs := p.optAttrDict([]NamedAttr{{Name: "name", Value: StringAttr(cname)}})
-	ft, tpos := p.functionalType()
-	return p.newOp(name, refs, ft.Inputs, ft.Results, attrs, tpos)
-}
-
-func mlirParseCall(p *mlirParser, name string, pos int) *Op {
-	p.skipSpace()
-	callee := p.parseSymbolRef()
-	p.expect('(')
-	refs := p.parseValueRefList()
-	p.expect(')')
-	attrs := p.optAttrDict([]NamedAttr{{Name: "callee", Value: callee}})
-	ft, tpos := p.functionalType()
-	return p.newOp(name, refs, ft.Inputs, ft.Results, attrs, tpos)
+	return p.functionalOp(name, refs, attrs)
 }
 
 // mlirParseWhile parses
@@ -1068,13 +1095,8 @@ func mlirParseFunc(p *mlirParser, name string, pos int) *Op {
 			} else {
 				ins = append(ins, p.parseType())
 			}
-			d := DictAttr{}
-			if p.peek() == '{' {
-				d = DictAttr(p.parseDictEntries(nil))
-				if len(d) > 0 {
-					anyArgAttr = true
-				}
-			}
+			d := p.optDictAttr()
+			anyArgAttr = anyArgAttr || len(d) > 0
 			argAttrs = append(argAttrs, d)
 			var loc Location
 			p.parseTrailingLoc(&loc)
@@ -1093,13 +1115,8 @@ func mlirParseFunc(p *mlirParser, name string, pos int) *Op {
 			if !p.tryByte(')') {
 				for {
 					outs = append(outs, p.parseType())
-					d := DictAttr{}
-					if p.peek() == '{' {
-						d = DictAttr(p.parseDictEntries(nil))
-						if len(d) > 0 {
-							anyResAttr = true
-						}
-					}
+					d := p.optDictAttr()
+					anyResAttr = anyResAttr || len(d) > 0
 					resAttrs = append(resAttrs, d)
 					if !p.tryByte(',') {
 						break

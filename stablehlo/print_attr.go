@@ -232,55 +232,23 @@ func mlirAppendAttr(b []byte, a Attribute, elide bool) []byte {
 	case RaggedDotDimensionNumbers:
 		return mlirAppendRaggedDot(b, a)
 	case DotDimensionNumbers:
-		b = append(b, "#stablehlo.dot<"...)
-		var n int
-		b = mlirAppendField(b, &n, "lhs_batching_dimensions", a.LhsBatchingDims)
-		b = mlirAppendField(b, &n, "rhs_batching_dimensions", a.RhsBatchingDims)
-		b = mlirAppendField(b, &n, "lhs_contracting_dimensions", a.LhsContractingDims)
-		b = mlirAppendField(b, &n, "rhs_contracting_dimensions", a.RhsContractingDims)
-		return append(b, '>')
+		return mlirAppendStructAttr(b, "#stablehlo.dot<", a.mlirForm())
 	case GatherDimensionNumbers:
-		b = append(b, "#stablehlo.gather<"...)
-		var n int
-		b = mlirAppendField(b, &n, "offset_dims", a.OffsetDims)
-		b = mlirAppendField(b, &n, "collapsed_slice_dims", a.CollapsedSliceDims)
-		b = mlirAppendField(b, &n, "operand_batching_dims", a.OperandBatchingDims)
-		b = mlirAppendField(b, &n, "start_indices_batching_dims", a.StartIndicesBatchingDims)
-		b = mlirAppendField(b, &n, "start_index_map", a.StartIndexMap)
-		b = mlirAppendIntField(b, &n, "index_vector_dim", a.IndexVectorDim)
-		return append(b, '>')
+		return mlirAppendStructAttr(b, "#stablehlo.gather<", a.mlirForm())
 	case ScatterDimensionNumbers:
-		b = append(b, "#stablehlo.scatter<"...)
-		var n int
-		b = mlirAppendField(b, &n, "update_window_dims", a.UpdateWindowDims)
-		b = mlirAppendField(b, &n, "inserted_window_dims", a.InsertedWindowDims)
-		b = mlirAppendField(b, &n, "input_batching_dims", a.InputBatchingDims)
-		b = mlirAppendField(b, &n, "scatter_indices_batching_dims", a.ScatterIndicesBatchingDims)
-		b = mlirAppendField(b, &n, "scatter_dims_to_operand_dims", a.ScatterDimsToOperandDims)
-		b = mlirAppendIntField(b, &n, "index_vector_dim", a.IndexVectorDim)
-		return append(b, '>')
+		return mlirAppendStructAttr(b, "#stablehlo.scatter<", a.mlirForm())
 	case ConvDimensionNumbers:
 		b = append(b, "#stablehlo.conv<"...)
 		if raw, ok := mlirConvRaw(nil, a); ok {
 			b = append(b, raw...)
 		} else {
-			b = mlirConvLong(b, a)
+			b = mlirAppendFields(b, a.mlirForm())
 		}
 		return append(b, '>')
 	case ChannelHandle:
-		b = append(b, "#stablehlo.channel_handle<handle = "...)
-		b = mlirAppendInt(b, a.Handle)
-		b = append(b, ", type = "...)
-		b = mlirAppendInt(b, a.Type)
-		return append(b, '>')
+		return mlirAppendStructAttr(b, "#stablehlo.channel_handle<", a.mlirForm())
 	case OutputOperandAlias:
-		b = append(b, "#stablehlo.output_operand_alias<output_tuple_indices = "...)
-		b = mlirAppendInts(b, a.OutputTupleIndices)
-		b = append(b, ", operand_index = "...)
-		b = mlirAppendInt(b, a.OperandIndex)
-		b = append(b, ", operand_tuple_indices = "...)
-		b = mlirAppendInts(b, a.OperandTupleIndices)
-		return append(b, '>')
+		return mlirAppendStructAttr(b, "#stablehlo.output_operand_alias<", a.mlirForm())
 	}
 	return append(b, "<<UNKNOWN ATTRIBUTE>>"...)
 }
@@ -297,30 +265,118 @@ func mlirAppendInts(b []byte, vs []int64) []byte {
 	return append(b, ']')
 }
 
-func mlirAppendField(b []byte, n *int, name string, vs []int64) []byte {
-	if len(vs) == 0 {
-		return b
-	}
-	if *n > 0 {
-		b = append(b, ", "...)
-	}
-	*n++
-	b = append(b, name...)
-	b = append(b, " = "...)
-	return mlirAppendInts(b, vs)
+// mlirStructForm is the field form of a struct attribute, "<name = value,
+// ...>". The printer and the parser go by the same table, so that both
+// spell the same fields in the same order.
+type mlirStructForm struct {
+	what   string // the attribute, in parse errors: "gather"
+	fields []mlirStructField
+	// sparse leaves empty lists and zero integers out of the text, as
+	// MLIR prints dot, gather and scatter dimension numbers; other forms
+	// print every field.
+	sparse bool
+	// nilEmpty parses a list written "[]" as nil.
+	nilEmpty bool
 }
 
-func mlirAppendIntField(b []byte, n *int, name string, v int64) []byte {
-	if v == 0 {
-		return b
+// mlirStructField is one field: a list of integers, or one integer when
+// one is set.
+type mlirStructField struct {
+	name string
+	list *[]int64
+	one  *int64
+}
+
+func (d *DotDimensionNumbers) mlirForm() mlirStructForm {
+	return mlirStructForm{what: "dot", sparse: true, nilEmpty: true, fields: []mlirStructField{
+		{name: "lhs_batching_dimensions", list: &d.LhsBatchingDims},
+		{name: "rhs_batching_dimensions", list: &d.RhsBatchingDims},
+		{name: "lhs_contracting_dimensions", list: &d.LhsContractingDims},
+		{name: "rhs_contracting_dimensions", list: &d.RhsContractingDims},
+	}}
+}
+
+func (d *GatherDimensionNumbers) mlirForm() mlirStructForm {
+	return mlirStructForm{what: "gather", sparse: true, nilEmpty: true, fields: []mlirStructField{
+		{name: "offset_dims", list: &d.OffsetDims},
+		{name: "collapsed_slice_dims", list: &d.CollapsedSliceDims},
+		{name: "operand_batching_dims", list: &d.OperandBatchingDims},
+		{name: "start_indices_batching_dims", list: &d.StartIndicesBatchingDims},
+		{name: "start_index_map", list: &d.StartIndexMap},
+		{name: "index_vector_dim", one: &d.IndexVectorDim},
+	}}
+}
+
+func (d *ScatterDimensionNumbers) mlirForm() mlirStructForm {
+	return mlirStructForm{what: "scatter", sparse: true, nilEmpty: true, fields: []mlirStructField{
+		{name: "update_window_dims", list: &d.UpdateWindowDims},
+		{name: "inserted_window_dims", list: &d.InsertedWindowDims},
+		{name: "input_batching_dims", list: &d.InputBatchingDims},
+		{name: "scatter_indices_batching_dims", list: &d.ScatterIndicesBatchingDims},
+		{name: "scatter_dims_to_operand_dims", list: &d.ScatterDimsToOperandDims},
+		{name: "index_vector_dim", one: &d.IndexVectorDim},
+	}}
+}
+
+// mlirForm is the field form of conv dimension numbers (the compact form,
+// mlirConvRaw and parseConvDimsRaw, is the usual one).
+func (c *ConvDimensionNumbers) mlirForm() mlirStructForm {
+	return mlirStructForm{what: "conv", fields: []mlirStructField{
+		{name: "input_batch_dimension", one: &c.InputBatchDim},
+		{name: "input_feature_dimension", one: &c.InputFeatureDim},
+		{name: "input_spatial_dimensions", list: &c.InputSpatialDims},
+		{name: "kernel_input_feature_dimension", one: &c.KernelInputFeatureDim},
+		{name: "kernel_output_feature_dimension", one: &c.KernelOutputFeature},
+		{name: "kernel_spatial_dimensions", list: &c.KernelSpatialDims},
+		{name: "output_batch_dimension", one: &c.OutputBatchDim},
+		{name: "output_feature_dimension", one: &c.OutputFeatureDim},
+		{name: "output_spatial_dimensions", list: &c.OutputSpatialDims},
+	}}
+}
+
+func (c *ChannelHandle) mlirForm() mlirStructForm {
+	return mlirStructForm{what: "channel_handle", fields: []mlirStructField{
+		{name: "handle", one: &c.Handle},
+		{name: "type", one: &c.Type},
+	}}
+}
+
+func (a *OutputOperandAlias) mlirForm() mlirStructForm {
+	return mlirStructForm{what: "output_operand_alias", fields: []mlirStructField{
+		{name: "output_tuple_indices", list: &a.OutputTupleIndices},
+		{name: "operand_index", one: &a.OperandIndex},
+		{name: "operand_tuple_indices", list: &a.OperandTupleIndices},
+	}}
+}
+
+// mlirAppendStructAttr appends prefix (such as "#stablehlo.gather<"), the
+// fields of f and '>'.
+func mlirAppendStructAttr(b []byte, prefix string, f mlirStructForm) []byte {
+	b = append(b, prefix...)
+	b = mlirAppendFields(b, f)
+	return append(b, '>')
+}
+
+// mlirAppendFields appends "name = value, ..." for the fields of f.
+func mlirAppendFields(b []byte, f mlirStructForm) []byte {
+	n := 0
+	for _, fld := range f.fields {
+		if f.sparse && (fld.one != nil && *fld.one == 0 || fld.one == nil && len(*fld.list) == 0) {
+			continue
+		}
+		if n > 0 {
+			b = append(b, ", "...)
+		}
+		n++
+		b = append(b, fld.name...)
+		b = append(b, " = "...)
+		if fld.one != nil {
+			b = mlirAppendInt(b, *fld.one)
+		} else {
+			b = mlirAppendInts(b, *fld.list)
+		}
 	}
-	if *n > 0 {
-		b = append(b, ", "...)
-	}
-	*n++
-	b = append(b, name...)
-	b = append(b, " = "...)
-	return mlirAppendInt(b, v)
+	return b
 }
 
 // mlirConvRaw appends the compact form "[b, 0, 1, f]x[0, 1, i, o]->[b, 0,
@@ -367,28 +423,6 @@ func mlirConvRaw(b []byte, c ConvDimensionNumbers) ([]byte, bool) {
 	}
 	b = append(b, "->"...)
 	return layout(b, c.OutputBatchDim, c.OutputFeatureDim, "b", "f", c.OutputSpatialDims)
-}
-
-// mlirConvLong appends the field form of conv dimension numbers.
-func mlirConvLong(b []byte, c ConvDimensionNumbers) []byte {
-	b = append(b, "input_batch_dimension = "...)
-	b = mlirAppendInt(b, c.InputBatchDim)
-	b = append(b, ", input_feature_dimension = "...)
-	b = mlirAppendInt(b, c.InputFeatureDim)
-	b = append(b, ", input_spatial_dimensions = "...)
-	b = mlirAppendInts(b, c.InputSpatialDims)
-	b = append(b, ", kernel_input_feature_dimension = "...)
-	b = mlirAppendInt(b, c.KernelInputFeatureDim)
-	b = append(b, ", kernel_output_feature_dimension = "...)
-	b = mlirAppendInt(b, c.KernelOutputFeature)
-	b = append(b, ", kernel_spatial_dimensions = "...)
-	b = mlirAppendInts(b, c.KernelSpatialDims)
-	b = append(b, ", output_batch_dimension = "...)
-	b = mlirAppendInt(b, c.OutputBatchDim)
-	b = append(b, ", output_feature_dimension = "...)
-	b = mlirAppendInt(b, c.OutputFeatureDim)
-	b = append(b, ", output_spatial_dimensions = "...)
-	return mlirAppendInts(b, c.OutputSpatialDims)
 }
 
 // mlirSortedAttrs returns attrs sorted by name (MLIR dictionaries are

@@ -13,68 +13,9 @@ import (
 
 type mlirPrettyPrinter func(p *mlirPrinter, op *Op) bool
 
+// mlirPrettyPrinters are the printers of the custom forms, by op name
+// (registered with the parsers, in parse_pretty.go).
 var mlirPrettyPrinters = map[string]mlirPrettyPrinter{}
-
-func init() {
-	reg := func(fn mlirPrettyPrinter, names ...string) {
-		for _, n := range names {
-			mlirPrettyPrinters[n] = fn
-		}
-	}
-	for _, n := range mlirUnaryOps {
-		reg(mlirPrintSame(1), "stablehlo."+n)
-	}
-	for _, n := range mlirBinaryOps {
-		reg(mlirPrintSame(2), "stablehlo."+n)
-	}
-	for _, n := range mlirFunctionalOps {
-		reg(mlirPrintFunctional, "stablehlo."+n)
-	}
-	reg(mlirPrintSame(3), "stablehlo.clamp")
-	reg(mlirPrintComplex, "stablehlo.complex")
-	reg(mlirPrintConstant, "stablehlo.constant")
-	reg(mlirPrintIota, "stablehlo.iota")
-	reg(mlirPrintDynamicIota, "stablehlo.dynamic_iota")
-	reg(mlirPrintTypeOnly, "stablehlo.create_token", "stablehlo.replica_id", "stablehlo.partition_id")
-	reg(mlirPrintAfterAll, "stablehlo.after_all")
-	reg(mlirPrintTuple, "stablehlo.tuple")
-	reg(mlirPrintGetTupleElement, "stablehlo.get_tuple_element")
-	reg(mlirPrintCompare, "stablehlo.compare")
-	reg(mlirPrintSlice, "stablehlo.slice")
-	reg(mlirPrintDynamicSlice, "stablehlo.dynamic_slice")
-	reg(mlirPrintDimsOp("sizes", "broadcast_sizes", 1, false), "stablehlo.broadcast")
-	reg(mlirPrintDimsOp("dims", "broadcast_dimensions", 1, false), "stablehlo.broadcast_in_dim")
-	reg(mlirPrintDimsOp("dims", "broadcast_dimensions", 2, false), "stablehlo.dynamic_broadcast_in_dim")
-	reg(mlirPrintDimsOp("dims", "permutation", 1, false), "stablehlo.transpose")
-	reg(mlirPrintDimsOp("dims", "dimensions", 1, true), "stablehlo.reverse")
-	reg(mlirPrintCholesky, "stablehlo.cholesky")
-	reg(mlirPrintConcatenate, "stablehlo.concatenate")
-	reg(mlirPrintConvolution, "stablehlo.convolution", "stablehlo.dynamic_conv")
-	reg(mlirPrintCustomCall, "stablehlo.custom_call")
-	reg(mlirPrintDot, "stablehlo.dot")
-	reg(mlirPrintDotGeneral, "stablehlo.dot_general")
-	reg(mlirPrintEinsum(2), "stablehlo.einsum")
-	reg(mlirPrintEinsum(1), "stablehlo.unary_einsum")
-	reg(mlirPrintFft, "stablehlo.fft")
-	reg(mlirPrintDimOp(1), "stablehlo.get_dimension_size")
-	reg(mlirPrintDimOp(2), "stablehlo.set_dimension_size")
-	reg(mlirPrintSelect, "stablehlo.select")
-	reg(mlirPrintPad, "stablehlo.pad")
-	reg(mlirPrintTrace, "stablehlo.trace")
-	reg(mlirPrintReturn, "stablehlo.return", "func.return")
-	reg(mlirPrintOptimizationBarrier, "stablehlo.optimization_barrier")
-	reg(mlirPrintEnumOp("distribution", "rng_distribution", 3), "stablehlo.rng")
-	reg(mlirPrintEnumOp("algorithm", "rng_algorithm", 1), "stablehlo.rng_bit_generator")
-	reg(mlirPrintReducePrecision, "stablehlo.reduce_precision")
-	reg(mlirPrintComposite, "stablehlo.composite")
-	reg(mlirPrintWhile, "stablehlo.while")
-	reg(mlirPrintReduce, "stablehlo.reduce")
-	reg(mlirPrintCall, "func.call")
-	reg(mlirPrintFuncOp, "func.func")
-	reg(mlirPrintModuleOp, "builtin.module")
-	reg(mlirPrintCheckPair, "check.expect_eq", "check.expect_almost_eq", "check.expect_close")
-	reg(mlirPrintCheckConst, "check.expect_eq_const", "check.expect_almost_eq_const")
-}
 
 // --- helpers ---------------------------------------------------------------
 
@@ -159,6 +100,25 @@ func (p *mlirPrinter) sameOrFunctional(op *Op) {
 
 func (p *mlirPrinter) name(op *Op) { p.opName(op.Name) }
 
+// plainRegion prints r with its ops' full names: the default dialect of
+// an op's custom form does not reach into the op's regions.
+func (p *mlirPrinter) plainRegion(r *Region) {
+	save := p.dialect
+	p.dialect = ""
+	p.region(r, false)
+	p.dialect = save
+}
+
+// nameAndOperands prints op's name and, after a blank, its operands (when
+// it has any).
+func (p *mlirPrinter) nameAndOperands(op *Op) {
+	p.name(op)
+	if len(op.Operands) > 0 {
+		p.byte(' ')
+		p.values(op.Operands)
+	}
+}
+
 func (p *mlirPrinter) ints(vs []int64) { p.buf = mlirAppendInts(p.buf, vs) }
 
 // mlirI64Array returns the values of a DenseArrayAttr of i64.
@@ -218,35 +178,32 @@ func mlirPrintSame(n int) mlirPrettyPrinter {
 		if !mlirShape(op, n, 1) {
 			return false
 		}
-		p.name(op)
-		p.byte(' ')
-		p.values(op.Operands)
+		p.nameAndOperands(op)
 		p.attrDict(op.Attrs)
 		p.sameOrFunctional(op)
 		return true
 	}
 }
 
-// mlirPrintFunctional: operands attr-dict : functional-type.
-func mlirPrintFunctional(p *mlirPrinter, op *Op) bool {
-	if !mlirShape(op, -1, 1) || len(op.Operands) == 0 {
-		return false
+// mlirPrintFunctional: operands attr-dict : functional-type, for n
+// operands (-1: any number, at least one).
+func mlirPrintFunctional(n int) mlirPrettyPrinter {
+	return func(p *mlirPrinter, op *Op) bool {
+		if !mlirShape(op, n, 1) || len(op.Operands) == 0 {
+			return false
+		}
+		p.nameAndOperands(op)
+		p.attrDict(op.Attrs)
+		p.functional(op)
+		return true
 	}
-	p.name(op)
-	p.byte(' ')
-	p.values(op.Operands)
-	p.attrDict(op.Attrs)
-	p.functional(op)
-	return true
 }
 
 func mlirPrintComplex(p *mlirPrinter, op *Op) bool {
 	if !mlirShape(op, 2, 1) {
 		return false
 	}
-	p.name(op)
-	p.byte(' ')
-	p.values(op.Operands)
+	p.nameAndOperands(op)
 	p.attrDict(op.Attrs)
 	rt, ok := op.Results[0].Type.(TensorType)
 	if ok && rt.DType.IsComplex() {
@@ -303,21 +260,6 @@ func mlirPrintIota(p *mlirPrinter, op *Op) bool {
 	return true
 }
 
-func mlirPrintDynamicIota(p *mlirPrinter, op *Op) bool {
-	d, ok := mlirIntOf(op.Attr("iota_dimension"), xla.Int64)
-	if !mlirShape(op, 1, 1) || !ok {
-		return false
-	}
-	p.name(op)
-	p.byte(' ')
-	p.value(op.Operands[0])
-	p.str(", dim = ")
-	p.buf = mlirAppendInt(p.buf, d)
-	p.attrDict(mlirRest(op, "iota_dimension"))
-	p.functional(op)
-	return true
-}
-
 func mlirPrintTypeOnly(p *mlirPrinter, op *Op) bool {
 	if !mlirShape(op, 0, 1) {
 		return false
@@ -333,11 +275,7 @@ func mlirPrintAfterAll(p *mlirPrinter, op *Op) bool {
 	if !mlirShape(op, -1, 1) {
 		return false
 	}
-	p.name(op)
-	if len(op.Operands) > 0 {
-		p.byte(' ')
-		p.values(op.Operands)
-	}
+	p.nameAndOperands(op)
 	p.attrDict(op.Attrs)
 	p.sameOrFunctional(op)
 	return true
@@ -351,11 +289,7 @@ func mlirPrintTuple(p *mlirPrinter, op *Op) bool {
 	if !ok || !mlirTypeListEqual(tt.Elems, mlirValueTypes(op.Operands)) {
 		return false
 	}
-	p.name(op)
-	if len(op.Operands) > 0 {
-		p.byte(' ')
-		p.values(op.Operands)
-	}
+	p.nameAndOperands(op)
 	p.attrDict(op.Attrs)
 	p.str(" : ")
 	p.typ(tt)
@@ -367,9 +301,7 @@ func mlirPrintGetTupleElement(p *mlirPrinter, op *Op) bool {
 	if !mlirShape(op, 1, 1) || !ok {
 		return false
 	}
-	p.name(op)
-	p.byte(' ')
-	p.value(op.Operands[0])
+	p.nameAndOperands(op)
 	p.byte('[')
 	p.buf = mlirAppendInt(p.buf, i)
 	p.byte(']')
@@ -409,9 +341,7 @@ func mlirPrintSlice(p *mlirPrinter, op *Op) bool {
 	if !mlirShape(op, 1, 1) || !ok1 || !ok2 || !ok3 || len(start) != len(limit) || len(start) != len(strides) {
 		return false
 	}
-	p.name(op)
-	p.byte(' ')
-	p.value(op.Operands[0])
+	p.nameAndOperands(op)
 	p.str(" [")
 	for i := range start {
 		if i > 0 {
@@ -431,29 +361,17 @@ func mlirPrintSlice(p *mlirPrinter, op *Op) bool {
 	return true
 }
 
-func mlirPrintDynamicSlice(p *mlirPrinter, op *Op) bool {
-	sizes, ok := mlirI64Array(op.Attr("slice_sizes"))
-	if !mlirShape(op, -1, 1) || len(op.Operands) == 0 || !ok {
-		return false
+// mlirPrintKeywordOp prints the form of k (see mlirKeywordOp).
+func mlirPrintKeywordOp(k mlirKeywordOp) mlirPrettyPrinter {
+	operands, results := k.operands, 1
+	if k.variadic {
+		operands = -1
 	}
-	p.name(op)
-	p.byte(' ')
-	for _, v := range op.Operands {
-		p.value(v)
-		p.str(", ")
+	if k.anyResults {
+		results = -1
 	}
-	p.str("sizes = ")
-	p.ints(sizes)
-	p.attrDict(mlirRest(op, "slice_sizes"))
-	p.functional(op)
-	return true
-}
-
-// mlirPrintDimsOp: "%x(, %y)*, kw = [..] attr-dict : type".
-func mlirPrintDimsOp(kw, attr string, nOperands int, same bool) mlirPrettyPrinter {
 	return func(p *mlirPrinter, op *Op) bool {
-		dims, ok := mlirI64Array(op.Attr(attr))
-		if !mlirShape(op, nOperands, 1) || !ok {
+		if !mlirShape(op, operands, results) || len(op.Operands) < k.operands {
 			return false
 		}
 		p.name(op)
@@ -462,11 +380,13 @@ func mlirPrintDimsOp(kw, attr string, nOperands int, same bool) mlirPrettyPrinte
 			p.value(v)
 			p.str(", ")
 		}
-		p.str(kw)
-		p.str(" = ")
-		p.ints(dims)
-		p.attrDict(mlirRest(op, attr))
-		if same {
+		p.str(k.kw)
+		p.str(" =")
+		if !k.value.print(p, op.Attr(k.attr)) {
+			return false
+		}
+		p.attrDict(mlirRest(op, k.attr))
+		if k.same {
 			p.sameOrFunctional(op)
 		} else {
 			p.functional(op)
@@ -479,9 +399,7 @@ func mlirPrintCholesky(p *mlirPrinter, op *Op) bool {
 	if !mlirShape(op, 1, 1) {
 		return false
 	}
-	p.name(op)
-	p.byte(' ')
-	p.value(op.Operands[0])
+	p.nameAndOperands(op)
 	rest := op.Attrs
 	if l, ok := op.Attr("lower").(BoolAttr); ok && bool(l) {
 		p.str(", lower = true")
@@ -489,24 +407,6 @@ func mlirPrintCholesky(p *mlirPrinter, op *Op) bool {
 	}
 	p.attrDict(rest)
 	p.sameOrFunctional(op)
-	return true
-}
-
-func mlirPrintConcatenate(p *mlirPrinter, op *Op) bool {
-	d, ok := mlirIntOf(op.Attr("dimension"), xla.Int64)
-	if !mlirShape(op, -1, 1) || !ok {
-		return false
-	}
-	p.name(op)
-	p.byte(' ')
-	for _, v := range op.Operands {
-		p.value(v)
-		p.str(", ")
-	}
-	p.str("dim = ")
-	p.buf = mlirAppendInt(p.buf, d)
-	p.attrDict(mlirRest(op, "dimension"))
-	p.functional(op)
 	return true
 }
 
@@ -603,29 +503,31 @@ func mlirIsPadding(a DenseElementsAttr) bool {
 		int64(len(a.Data)) == a.Type.Dims[0]*16
 }
 
-func mlirPrintCustomCall(p *mlirPrinter, op *Op) bool {
-	target, ok := op.Attr("call_target_name").(StringAttr)
-	if !mlirShape(op, -1, -1) || !ok {
-		return false
+// mlirPrintCallForm: "@sym(operands) attr-dict : functional-type", sym
+// being attribute attr (custom_call's target, func.call's callee).
+func mlirPrintCallForm(attr string, sym mlirAttrSyntax) mlirPrettyPrinter {
+	return func(p *mlirPrinter, op *Op) bool {
+		if !mlirShape(op, -1, -1) {
+			return false
+		}
+		p.name(op)
+		if !sym.print(p, op.Attr(attr)) {
+			return false
+		}
+		p.byte('(')
+		p.values(op.Operands)
+		p.byte(')')
+		p.attrDict(mlirRest(op, attr))
+		p.functional(op)
+		return true
 	}
-	p.name(op)
-	p.byte(' ')
-	p.buf = mlirAppendSymbol(p.buf, string(target))
-	p.byte('(')
-	p.values(op.Operands)
-	p.byte(')')
-	p.attrDict(mlirRest(op, "call_target_name"))
-	p.functional(op)
-	return true
 }
 
 func mlirPrintDot(p *mlirPrinter, op *Op) bool {
 	if !mlirShape(op, 2, 1) {
 		return false
 	}
-	p.name(op)
-	p.byte(' ')
-	p.values(op.Operands)
+	p.nameAndOperands(op)
 	rest := op.Attrs
 	if prec, ok := mlirPrecisions(op.Attr("precision_config")); ok {
 		p.str(", precision = [")
@@ -644,9 +546,7 @@ func mlirPrintDotGeneral(p *mlirPrinter, op *Op) bool {
 		return false
 	}
 	taken := []string{"dot_dimension_numbers"}
-	p.name(op)
-	p.byte(' ')
-	p.values(op.Operands)
+	p.nameAndOperands(op)
 	p.str(", ")
 	if len(dn.LhsBatchingDims) > 0 || len(dn.RhsBatchingDims) > 0 {
 		p.str("batching_dims = ")
@@ -695,35 +595,13 @@ func mlirBalancedText(s string) bool {
 	return ok
 }
 
-func mlirPrintEinsum(n int) mlirPrettyPrinter {
-	return func(p *mlirPrinter, op *Op) bool {
-		cfg, ok := op.Attr("einsum_config").(StringAttr)
-		if !mlirShape(op, n, 1) || !ok {
-			return false
-		}
-		p.name(op)
-		p.byte(' ')
-		for _, v := range op.Operands {
-			p.value(v)
-			p.str(", ")
-		}
-		p.str("config = ")
-		p.buf = mlirAppendString(p.buf, string(cfg))
-		p.attrDict(mlirRest(op, "einsum_config"))
-		p.functional(op)
-		return true
-	}
-}
-
 func mlirPrintFft(p *mlirPrinter, op *Op) bool {
 	t, ok1 := mlirEnumOf(op.Attr("fft_type"), "fft_type")
 	l, ok2 := mlirI64Array(op.Attr("fft_length"))
 	if !mlirShape(op, 1, 1) || !ok1 || !ok2 {
 		return false
 	}
-	p.name(op)
-	p.byte(' ')
-	p.value(op.Operands[0])
+	p.nameAndOperands(op)
 	p.str(", type =  ")
 	p.str(t)
 	p.str(", length = ")
@@ -733,33 +611,11 @@ func mlirPrintFft(p *mlirPrinter, op *Op) bool {
 	return true
 }
 
-func mlirPrintDimOp(n int) mlirPrettyPrinter {
-	return func(p *mlirPrinter, op *Op) bool {
-		d, ok := mlirIntOf(op.Attr("dimension"), xla.Int64)
-		if !mlirShape(op, n, 1) || !ok {
-			return false
-		}
-		p.name(op)
-		p.byte(' ')
-		for _, v := range op.Operands {
-			p.value(v)
-			p.str(", ")
-		}
-		p.str("dim = ")
-		p.buf = mlirAppendInt(p.buf, d)
-		p.attrDict(mlirRest(op, "dimension"))
-		p.functional(op)
-		return true
-	}
-}
-
 func mlirPrintSelect(p *mlirPrinter, op *Op) bool {
 	if !mlirShape(op, 3, 1) {
 		return false
 	}
-	p.name(op)
-	p.byte(' ')
-	p.values(op.Operands)
+	p.nameAndOperands(op)
 	p.attrDict(op.Attrs)
 	rt := op.Results[0].Type
 	_, predFn := op.Operands[0].Type.(FunctionType)
@@ -782,9 +638,7 @@ func mlirPrintPad(p *mlirPrinter, op *Op) bool {
 	if !mlirShape(op, 2, 1) || !ok1 || !ok2 || !ok3 {
 		return false
 	}
-	p.name(op)
-	p.byte(' ')
-	p.values(op.Operands)
+	p.nameAndOperands(op)
 	p.str(", low = ")
 	p.ints(lo)
 	p.str(", high = ")
@@ -801,9 +655,7 @@ func mlirPrintTrace(p *mlirPrinter, op *Op) bool {
 	if !mlirShape(op, 1, 0) || !ok {
 		return false
 	}
-	p.name(op)
-	p.byte(' ')
-	p.value(op.Operands[0])
+	p.nameAndOperands(op)
 	p.str(", ")
 	p.buf = mlirAppendString(p.buf, string(tag))
 	p.attrDict(mlirRest(op, "tag"))
@@ -816,11 +668,7 @@ func mlirPrintReturn(p *mlirPrinter, op *Op) bool {
 	if !mlirShape(op, -1, 0) {
 		return false
 	}
-	p.name(op)
-	if len(op.Operands) > 0 {
-		p.byte(' ')
-		p.values(op.Operands)
-	}
+	p.nameAndOperands(op)
 	p.attrDict(op.Attrs)
 	if len(op.Operands) > 0 {
 		p.str(" : ")
@@ -846,37 +694,13 @@ func mlirPrintOptimizationBarrier(p *mlirPrinter, op *Op) bool {
 	return true
 }
 
-// mlirPrintEnumOp: "%a, ..., kw =  VALUE attr-dict : functional".
-func mlirPrintEnumOp(kw, attr string, n int) mlirPrettyPrinter {
-	return func(p *mlirPrinter, op *Op) bool {
-		v, ok := mlirEnumOf(op.Attr(attr), attr)
-		if !mlirShape(op, n, -1) || !ok {
-			return false
-		}
-		p.name(op)
-		p.byte(' ')
-		for _, o := range op.Operands {
-			p.value(o)
-			p.str(", ")
-		}
-		p.str(kw)
-		p.str(" =  ")
-		p.str(v)
-		p.attrDict(mlirRest(op, attr))
-		p.functional(op)
-		return true
-	}
-}
-
 func mlirPrintReducePrecision(p *mlirPrinter, op *Op) bool {
 	e, ok1 := mlirIntOf(op.Attr("exponent_bits"), xla.Int32)
 	m, ok2 := mlirIntOf(op.Attr("mantissa_bits"), xla.Int32)
 	if !mlirShape(op, 1, 1) || !ok1 || !ok2 || e < 0 || m < 0 {
 		return false
 	}
-	p.name(op)
-	p.byte(' ')
-	p.value(op.Operands[0])
+	p.nameAndOperands(op)
 	p.str(", format = e")
 	p.buf = mlirAppendInt(p.buf, e)
 	p.byte('m')
@@ -899,22 +723,6 @@ func mlirPrintComposite(p *mlirPrinter, op *Op) bool {
 		p.values(op.Operands)
 	}
 	p.attrDict(mlirRest(op, "name"))
-	p.functional(op)
-	return true
-}
-
-func mlirPrintCall(p *mlirPrinter, op *Op) bool {
-	callee, ok := op.Attr("callee").(SymbolRefAttr)
-	if !mlirShape(op, -1, -1) || !ok {
-		return false
-	}
-	p.name(op)
-	p.byte(' ')
-	p.buf = mlirAppendSymbol(p.buf, string(callee))
-	p.byte('(')
-	p.values(op.Operands)
-	p.byte(')')
-	p.attrDict(mlirRest(op, "callee"))
 	p.functional(op)
 	return true
 }
@@ -969,12 +777,9 @@ func mlirPrintWhile(p *mlirPrinter, op *Op) bool {
 	}
 	p.nl()
 	p.str(" cond ")
-	saveDialect := p.dialect
-	p.dialect = ""
-	p.region(op.Regions[0], false)
+	p.plainRegion(op.Regions[0])
 	p.str(" do ")
-	p.region(op.Regions[1], false)
-	p.dialect = saveDialect
+	p.plainRegion(op.Regions[1])
 	return true
 }
 
@@ -1027,10 +832,7 @@ func mlirPrintReduce(p *mlirPrinter, op *Op) bool {
 		p.str(") ")
 	}
 	p.byte(' ')
-	saveDialect := p.dialect
-	p.dialect = ""
-	p.region(op.Regions[0], false)
-	p.dialect = saveDialect
+	p.plainRegion(op.Regions[0])
 	return true
 }
 
@@ -1108,10 +910,7 @@ func mlirPrintModuleOp(p *mlirPrinter, op *Op) bool {
 		p.dict(rest)
 	}
 	p.byte(' ')
-	saveDialect := p.dialect
-	p.dialect = ""
-	p.region(op.Regions[0], false)
-	p.dialect = saveDialect
+	p.plainRegion(op.Regions[0])
 	return true
 }
 
@@ -1121,9 +920,7 @@ func mlirPrintCheckPair(p *mlirPrinter, op *Op) bool {
 		return false
 	}
 	var taken []string
-	p.name(op)
-	p.byte(' ')
-	p.values(op.Operands)
+	p.nameAndOperands(op)
 	switch op.Name {
 	case "check.expect_almost_eq":
 		if t, ok := op.Attr("tolerance").(FloatAttr); ok && t.Type == xla.Float64 {
@@ -1158,9 +955,7 @@ func mlirPrintCheckConst(p *mlirPrinter, op *Op) bool {
 	if !mlirShape(op, 1, 0) || !ok || !mlirTypeEqual(v.Type, op.Operands[0].Type) || !mlirDenseValid(v) {
 		return false
 	}
-	p.name(op)
-	p.byte(' ')
-	p.value(op.Operands[0])
+	p.nameAndOperands(op)
 	p.str(", ")
 	p.buf = mlirAppendDense(p.buf, v)
 	p.attrDict(mlirRest(op, "value"))

@@ -91,9 +91,7 @@ func mlirPrintSdySharding(p *mlirPrinter, op *Op) bool {
 	if !mlirShape(op, 1, 1) || !ok || !mlirTypeEqual(op.Operands[0].Type, op.Results[0].Type) {
 		return false
 	}
-	p.name(op)
-	p.byte(' ')
-	p.value(op.Operands[0])
+	p.nameAndOperands(op)
 	p.byte(' ')
 	p.str(sh)
 	p.attrDict(mlirRest(op, "sharding"))
@@ -207,10 +205,7 @@ func mlirPrintSdyManual(p *mlirPrinter, op *Op) bool {
 		p.typ(a.Type)
 	}
 	p.str(") ")
-	saveDialect := p.dialect
-	p.dialect = ""
-	p.region(op.Regions[0], false)
-	p.dialect = saveDialect
+	p.plainRegion(op.Regions[0])
 	p.attrDict(mlirRest(op, "in_shardings", "out_shardings", "manual_axes"))
 	p.functional(op)
 	return true
