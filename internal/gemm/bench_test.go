@@ -114,3 +114,33 @@ func BenchmarkPack(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkBlockTriangle pairs the dense 4096^3 product with the 136 block
+// products of its lower triangle of 256x256 blocks (each block of C as
+// 256 rows of A times a window of B packed beforehand, as the masked pallas
+// kernel runs them): dense/blocks shows whether block products keep the
+// dense product's rate (the triangle's work allows 256/136 = 1.88x).
+func BenchmarkBlockTriangle(b *testing.B) {
+	const n, blk = 4096, 256
+	r := rand.New(rand.NewPCG(5, 6))
+	a := randomMatrix[float32](r, n*n)
+	bm := randomMatrix[float32](r, n*n)
+	c := make([]float32, n*n)
+	w := runtime.GOMAXPROCS(0)
+	windows := make([]*Packed[float32], n/blk)
+	for j := range windows {
+		windows[j] = Pack(false, n, blk, bm[j*blk:], n, w)
+	}
+	cb := make([]float32, blk*blk)
+	pairbench.Run(b, "dense", func() error {
+		Mul(false, false, n, n, n, a, n, bm, n, c, n, w)
+		return nil
+	}, "blocks", func() error {
+		for i := range windows {
+			for j := 0; j <= i; j++ {
+				MulPacked(false, blk, a[i*blk*n:], n, windows[j], cb, blk, w)
+			}
+		}
+		return nil
+	})
+}
