@@ -125,4 +125,16 @@ func TestMalformedOpsNothingReadsStillReportTheirError(t *testing.T) {
 	_, err = p.Run(context.Background(), Device{}, []Value{NewTensor(xla.MakeShape(xla.Float32, 3))})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "stablehlo.broadcast_in_dim")
+
+	// And an iota of booleans (which has no order to count in).
+	m, err = stablehlo.Parse([]byte(`func.func @main(%y: tensor<3xf32>) -> tensor<3xf32> {
+  %i = stablehlo.iota dim = 0 : tensor<3xi1>
+  return %y : tensor<3xf32>
+}`))
+	require.NoError(t, err)
+	p, err = Compile(m, "")
+	require.NoError(t, err)
+	_, err = p.Run(context.Background(), Device{}, []Value{NewTensor(xla.MakeShape(xla.Float32, 3))})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "stablehlo.iota")
 }

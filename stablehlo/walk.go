@@ -435,21 +435,24 @@ var givenResultShape = map[string]bool{
 }
 
 // checkGivenResult checks an op of givenResultShape: one static tensor
-// result that its operand (none for iota) can become.
+// result that its operand (none for iota) can become. Types it does not
+// model (quantized, bounded: OpaqueType) leave the op unchecked.
 func checkGivenResult(op *Op) (known bool, err error) {
 	if len(op.Results) != 1 {
 		return true, fmt.Errorf("has %d results, want 1", len(op.Results))
 	}
 	rt, ok := op.Results[0].Type.(TensorType)
-	if !ok {
-		return true, fmt.Errorf("result is %s, not a tensor", op.Results[0].Type)
-	}
-	if rt.Size() < 0 {
-		return false, nil // a dynamic result: checked when it runs
+	if !ok || rt.Size() < 0 {
+		// A dynamic result, or a type this package keeps as text (quantized
+		// or bounded element types): not checked here.
+		return false, nil
 	}
 	if op.Name == "stablehlo.iota" {
 		if len(op.Operands) != 0 {
 			return true, fmt.Errorf("has %d operands, want none", len(op.Operands))
+		}
+		if dtypeClasses[rt.DType]&clsNumeric == 0 {
+			return true, fmt.Errorf("element type %s is not numeric", rt.DType)
 		}
 		d, ok := op.Attr("iota_dimension").(IntAttr)
 		if !ok || d.Value < 0 || d.Value >= int64(rt.Rank()) {
@@ -461,10 +464,7 @@ func checkGivenResult(op *Op) (known bool, err error) {
 		return true, fmt.Errorf("has %d operands, want 1", len(op.Operands))
 	}
 	t, ok := op.Operands[0].Type.(TensorType)
-	if !ok {
-		return true, fmt.Errorf("operand is %s, not a tensor", op.Operands[0].Type)
-	}
-	if t.Size() < 0 {
+	if !ok || t.Size() < 0 {
 		return false, nil
 	}
 	if op.Name == "stablehlo.convert" {

@@ -359,6 +359,10 @@ func TestCheckResultTypesOfOpsGivenTheirShape(t *testing.T) {
 		{NewOp("stablehlo.iota", nil, []Type{i32(4, 2)}, iotaDim(1)), true, ""},
 		{NewOp("stablehlo.iota", nil, []Type{i32(4, 2)}, iotaDim(2)), true, "iota_dimension"},
 		{NewOp("stablehlo.reshape", []*Value{{Type: f32(DynamicDim)}}, []Type{f32(3)}), false, ""},
+		{NewOp("stablehlo.iota", nil, []Type{Tensor(xla.Bool, 3)}, iotaDim(0)), true, "not numeric"},
+		// Types kept as text (quantized, bounded) are not checked: Verify
+		// must not reject them.
+		{NewOp("stablehlo.reshape", []*Value{{Type: OpaqueType{Text: "tensor<2x3x!quant.uniform<i8:f32, 0.1>>"}}}, []Type{OpaqueType{Text: "tensor<6x!quant.uniform<i8:f32, 0.1>>"}}), false, ""},
 	}
 	for _, c := range cases {
 		known, err := CheckResultTypes(c.op)
@@ -389,4 +393,15 @@ func TestOpTable(t *testing.T) {
 	assert.Equal(t, attrI64Array, opSpecs["stablehlo.gather"].attr("slice_sizes").kind)
 	assert.Nil(t, opSpecs["stablehlo.add"].attr("x"))
 	assert.Len(t, opSpecs["stablehlo.dynamic_conv"].attrs, len(opSpecs["stablehlo.convolution"].attrs)-1)
+}
+
+func TestVerifyAcceptsShapeOpsOfTypesKeptAsText(t *testing.T) {
+	src := `func.func @main(%x: tensor<2x3x!quant.uniform<i8:f32, 0.1>>, %y: tensor<?xf32, #stablehlo.bounds<8>>) -> (tensor<6x!quant.uniform<i8:f32, 0.1>>, tensor<1x?xf32, #stablehlo.bounds<?, 8>>) {
+  %0 = stablehlo.reshape %x : (tensor<2x3x!quant.uniform<i8:f32, 0.1>>) -> tensor<6x!quant.uniform<i8:f32, 0.1>>
+  %1 = stablehlo.reshape %y : (tensor<?xf32, #stablehlo.bounds<8>>) -> tensor<1x?xf32, #stablehlo.bounds<?, 8>>
+  return %0, %1 : tensor<6x!quant.uniform<i8:f32, 0.1>>, tensor<1x?xf32, #stablehlo.bounds<?, 8>>
+}`
+	m, err := Parse([]byte(src))
+	require.NoError(t, err)
+	require.NoError(t, m.Verify())
 }

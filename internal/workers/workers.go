@@ -29,9 +29,12 @@ import (
 // sleeping.
 const spinFor = 200 * time.Microsecond
 
-// Run calls fn(0), ..., fn(n-1), in parallel, and returns when all have
-// returned. fn(0) runs on the caller's goroutine. A panic in any call is
-// raised again by Run (the first, when several panic).
+// Run calls fn(0), ..., fn(n-1), in parallel as far as there are idle
+// workers (at most GOMAXPROCS-1), and returns when all have returned.
+// fn(0) runs on the caller's goroutine, and so does any part no worker has
+// started when the caller is done with its own: parts must not wait for
+// each other. A panic in any call is raised again by Run, with its value
+// (the first, when several panic).
 func Run(n int, fn func(i int)) {
 	if n <= 1 {
 		if n == 1 {
@@ -160,8 +163,11 @@ func theTeam() *team {
 	return theT
 }
 
-// grow starts workers until there are at least n.
+// grow starts workers until there are at least n, or GOMAXPROCS-1: more
+// goroutines than processors would not compute faster, and the caller
+// runs the parts no worker takes.
 func (t *team) grow(n int) {
+	n = min(n, runtime.GOMAXPROCS(0)-1)
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	for ; t.size < n; t.size++ {
@@ -170,8 +176,15 @@ func (t *team) grow(n int) {
 }
 
 // work runs parts from the queue, polling for the next for spinFor after
-// each before it sleeps on the queue.
+// each before it sleeps on the queue. It returns only when a part ends
+// its goroutine (runtime.Goexit, as t.FailNow does): the team is then one
+// worker short, and the next Run starts another.
 func (t *team) work() {
+	defer func() {
+		t.mu.Lock()
+		t.size--
+		t.mu.Unlock()
+	}()
 	for p := range t.queue {
 		p.run()
 		for {

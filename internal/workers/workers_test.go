@@ -2,6 +2,7 @@ package workers
 
 import (
 	"fmt"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -23,14 +24,17 @@ func TestRunCallsEachPartOnce(t *testing.T) {
 func TestSplitCoversTheRangeOnce(t *testing.T) {
 	for _, c := range []struct{ n, parts int }{{0, 4}, {1, 4}, {3, 4}, {10, 3}, {1000, 7}, {5, 0}} {
 		seen := make([]atomic.Int32, c.n)
-		calls := atomic.Int32{}
+		var calls, empty atomic.Int32
 		Split(c.n, c.parts, func(lo, hi int) {
 			calls.Add(1)
-			require.Less(t, lo, hi)
+			if lo >= hi {
+				empty.Add(1) // (no require here: FailNow must run on the test's goroutine)
+			}
 			for i := lo; i < hi; i++ {
 				seen[i].Add(1)
 			}
 		})
+		require.Zero(t, empty.Load(), "%+v: fn called with an empty range", c)
 		for i := range seen {
 			require.Equal(t, int32(1), seen[i].Load(), "%+v: element %d", c, i)
 		}
@@ -38,24 +42,64 @@ func TestSplitCoversTheRangeOnce(t *testing.T) {
 	}
 }
 
-// TestPartsRunAtTheSameTime fails if Run ran its parts one after another:
-// part 0 waits for part 1 to start, and part 1 for part 0.
-func TestPartsRunAtTheSameTime(t *testing.T) {
-	for range 50 {
-		var started [2]atomic.Bool
-		ok := true
-		Run(2, func(i int) {
-			started[i].Store(true)
-			deadline := time.Now().Add(10 * time.Second)
-			for !started[1-i].Load() {
-				if time.Now().After(deadline) {
-					ok = false
-					return
-				}
+// bothAtOnce runs two parts that each wait (up to 10 s) for the other to
+// start, and reports whether they met: false if Run ran them one after the
+// other. first, when set, runs in part 1 once both have started.
+func bothAtOnce(first func()) bool {
+	var started [2]atomic.Bool
+	met := true
+	Run(2, func(i int) {
+		started[i].Store(true)
+		deadline := time.Now().Add(10 * time.Second)
+		for !started[1-i].Load() {
+			if time.Now().After(deadline) {
+				met = false
+				return
 			}
-		})
-		require.True(t, ok, "the two parts of a Run never ran at the same time")
+		}
+		if i == 1 && first != nil {
+			first()
+		}
+	})
+	return met
+}
+
+func needTwoProcessors(t *testing.T) {
+	if runtime.GOMAXPROCS(0) < 2 {
+		t.Skip("GOMAXPROCS is 1: Run has no workers, its parts run one after the other on the caller")
 	}
+}
+
+// TestPartsRunAtTheSameTime fails if Run ran its parts one after another.
+func TestPartsRunAtTheSameTime(t *testing.T) {
+	needTwoProcessors(t)
+	for range 50 {
+		require.True(t, bothAtOnce(nil), "the two parts of a Run never ran at the same time")
+	}
+}
+
+// TestAPartThatEndsItsGoroutineCostsNoWorker: a part on a worker calls
+// runtime.Goexit (as t.FailNow does); later Runs still run in parallel.
+func TestAPartThatEndsItsGoroutineCostsNoWorker(t *testing.T) {
+	needTwoProcessors(t)
+	for range runtime.GOMAXPROCS(0) {
+		// Part 1 is on a worker: part 0, on the caller, waits for it.
+		require.True(t, bothAtOnce(runtime.Goexit))
+	}
+	require.True(t, bothAtOnce(nil), "after parts ended their workers' goroutines, the parts of a Run no longer run at the same time")
+}
+
+// TestNoMoreWorkersThanProcessors: a Run of many parts starts at most
+// GOMAXPROCS-1 workers; the caller runs what they do not take.
+func TestNoMoreWorkersThanProcessors(t *testing.T) {
+	var n atomic.Int32
+	Run(64, func(int) { n.Add(1) })
+	require.Equal(t, int32(64), n.Load())
+	tm := theTeam()
+	tm.mu.Lock()
+	size := tm.size
+	tm.mu.Unlock()
+	require.LessOrEqual(t, size, max(runtime.GOMAXPROCS(0)-1, 0))
 }
 
 // TestNestedAndConcurrentRunsFinish runs more Runs at once than there are
