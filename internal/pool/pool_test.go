@@ -2,6 +2,7 @@ package pool
 
 import (
 	"fmt"
+	"sync"
 	"testing"
 )
 
@@ -35,7 +36,7 @@ func TestRecentlyUsedKeysStay(t *testing.T) {
 	s.Put("e", "e")
 	var kept []string
 	for _, k := range []string{"a", "b", "c", "d", "e"} {
-		if s.pools[k] != nil {
+		if _, ok := s.pools.Load(k); ok {
 			kept = append(kept, k)
 		}
 	}
@@ -83,4 +84,32 @@ func ExampleKeyed() {
 	}
 	fmt.Println(len(buf), free.Len())
 	// Output: 65536 1
+}
+
+// TestConcurrentUseStaysBounded: goroutines putting and getting shared
+// and new keys at once (run with -race) leave at most Max pools.
+func TestConcurrentUseStaysBounded(t *testing.T) {
+	s := Keyed[int]{Max: 32}
+	var wg sync.WaitGroup
+	for g := range 8 {
+		wg.Go(func() {
+			for i := range 2000 {
+				k := i % 40 // shared keys, more than Max
+				if i%3 == 0 {
+					k = 1000 + g*2000 + i // a key no one else uses
+				}
+				s.Put(k, i)
+				s.Get(k)
+			}
+		})
+	}
+	wg.Wait()
+	if s.Len() > s.Max {
+		t.Fatalf("%d pools after concurrent use, more than Max %d", s.Len(), s.Max)
+	}
+	n := 0
+	s.pools.Range(func(_, _ any) bool { n++; return true })
+	if n != s.Len() {
+		t.Fatalf("Len says %d pools, the map holds %d", s.Len(), n)
+	}
 }
