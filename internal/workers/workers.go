@@ -35,7 +35,10 @@ const spinFor = 200 * time.Microsecond
 // started when the caller is done with its own: parts must not wait for
 // each other. A panic in any call is raised again by Run, with its value
 // (the first, when several panic).
-func Run(n int, fn func(i int)) {
+func Run(n int, fn func(i int)) { theTeam().run(n, fn) }
+
+// run is Run on team t.
+func (t *team) run(n int, fn func(i int)) {
 	if n <= 1 {
 		if n == 1 {
 			fn(0)
@@ -45,11 +48,13 @@ func Run(n int, fn func(i int)) {
 	c := &call{fn: fn, parts: make([]part, n-1)}
 	c.left.Store(int32(n - 1))
 	c.wg.Add(n - 1)
-	t := theTeam()
-	t.grow(n - 1)
+	workers := t.grow(n - 1)
 	for i := range c.parts {
 		p := &c.parts[i]
 		p.c, p.i = c, i+1
+		if workers == 0 {
+			continue // GOMAXPROCS is 1: nobody would take it from the queue
+		}
 		select {
 		case t.queue <- p:
 		default: // the queue is full: the caller runs it below
@@ -166,13 +171,15 @@ func theTeam() *team {
 // grow starts workers until there are at least n, or GOMAXPROCS-1: more
 // goroutines than processors would not compute faster, and the caller
 // runs the parts no worker takes.
-func (t *team) grow(n int) {
+// It returns how many there are.
+func (t *team) grow(n int) int {
 	n = min(n, runtime.GOMAXPROCS(0)-1)
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	for ; t.size < n; t.size++ {
 		go t.work()
 	}
+	return t.size
 }
 
 // work runs parts from the queue, polling for the next for spinFor after

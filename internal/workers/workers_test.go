@@ -182,3 +182,18 @@ func BenchmarkStart(b *testing.B) {
 		})
 	}
 }
+
+// TestNoPartsQueuedWithoutWorkers: with GOMAXPROCS 1 a team has no
+// workers, and Run must not leave its parts (and what their closures
+// hold) in a queue nobody reads.
+func TestNoPartsQueuedWithoutWorkers(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	tm := &team{queue: make(chan *part, 16)}
+	var n atomic.Int32
+	for range 4 {
+		tm.run(3, func(int) { n.Add(1) })
+	}
+	require.Equal(t, int32(12), n.Load())
+	require.Zero(t, tm.size, "no workers with GOMAXPROCS 1")
+	require.Zero(t, len(tm.queue), "parts left in the queue of a team without workers")
+}
