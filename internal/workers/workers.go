@@ -18,7 +18,9 @@
 package workers
 
 import (
+	"fmt"
 	"runtime"
+	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -33,8 +35,8 @@ const spinFor = 200 * time.Microsecond
 // workers (at most GOMAXPROCS-1), and returns when all have returned.
 // fn(0) runs on the caller's goroutine, and so does any part no worker has
 // started when the caller is done with its own: parts must not wait for
-// each other. A panic in any call is raised again by Run, with its value
-// (the first, when several panic).
+// each other. A panic in any call is raised again by Run as a *Panic
+// holding its value and stack (the first, when several panic).
 func Run(n int, fn func(i int)) { theTeam().run(n, fn) }
 
 // run is Run on team t.
@@ -114,7 +116,7 @@ func (p *part) run() {
 // (deferred).
 func (c *call) partDone() {
 	if r := recover(); r != nil && !c.panicked.Swap(true) {
-		c.panicValue = r
+		c.panicValue = &Panic{Value: r, Stack: debug.Stack()}
 	}
 	c.left.Add(-1)
 	c.wg.Done()
@@ -123,8 +125,25 @@ func (c *call) partDone() {
 // recover records a panic of the caller's part (deferred).
 func (c *call) recover() {
 	if r := recover(); r != nil && !c.panicked.Swap(true) {
-		c.panicValue = r
+		c.panicValue = &Panic{Value: r, Stack: debug.Stack()}
 	}
+}
+
+// Panic is what Run panics with when a part panicked: the part's panic
+// value and the stack where it happened (which the panic raised again in
+// the caller no longer shows).
+type Panic struct {
+	Value any
+	Stack []byte
+}
+
+// Error returns the value and the part's stack.
+func (p *Panic) Error() string { return fmt.Sprintf("%v\n\npart's stack:\n%s", p.Value, p.Stack) }
+
+// Unwrap returns the value when it is an error (a runtime.Error, say).
+func (p *Panic) Unwrap() error {
+	err, _ := p.Value.(error)
+	return err
 }
 
 // wait returns when every part has run: polling first, since the parts

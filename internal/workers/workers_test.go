@@ -138,8 +138,26 @@ func TestPanicInAPartReachesTheCaller(t *testing.T) {
 			})
 			return nil
 		}()
-		require.Equal(t, fmt.Sprintf("part %d failed", bad), got)
+		p, ok := got.(*Panic)
+		require.True(t, ok, "Run panicked with %T, want *Panic", got)
+		require.Equal(t, fmt.Sprintf("part %d failed", bad), p.Value)
+		require.Contains(t, p.Error(), fmt.Sprintf("part %d failed", bad))
+		require.Contains(t, p.Error(), "part's stack:")
+		require.Contains(t, string(p.Stack), "TestPanicInAPartReachesTheCaller", "the stack of the part that panicked")
 	}
+	// A runtime error stays one through errors.As.
+	got := func() (r any) {
+		defer func() { r = recover() }()
+		var nilMap map[int]int
+		Run(2, func(i int) {
+			if i == 1 {
+				nilMap[i] = i
+			}
+		})
+		return nil
+	}()
+	var rerr runtime.Error
+	require.ErrorAs(t, got.(error), &rerr)
 	// The team still works after a part panicked.
 	var n atomic.Int32
 	Run(8, func(int) { n.Add(1) })
