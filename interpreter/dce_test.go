@@ -101,40 +101,24 @@ func TestOpsWithEffectsRunWhenNothingReadsThem(t *testing.T) {
 }
 
 func TestMalformedOpsNothingReadsStillReportTheirError(t *testing.T) {
-	// The add's operands differ in shape: it runs, and fails, though
-	// nothing reads its result.
-	m, err := stablehlo.Parse([]byte(`func.func @main(%x: tensor<4xf32>, %y: tensor<3xf32>) -> tensor<4xf32> {
-  %d = stablehlo.add %x, %y : (tensor<4xf32>, tensor<3xf32>) -> tensor<4xf32>
+	// Each op is malformed and read by nothing: it runs anyway, and fails.
+	for _, c := range []struct{ op, body string }{
+		// operands that differ in shape
+		{"stablehlo.add", `%d = stablehlo.add %x, %y : (tensor<4xf32>, tensor<3xf32>) -> tensor<4xf32>`},
+		// an operand that cannot become the result
+		{"stablehlo.broadcast_in_dim", `%b = stablehlo.broadcast_in_dim %y, dims = [0] : (tensor<3xf32>) -> tensor<4xf32>`},
+		// booleans, which have no order to count in
+		{"stablehlo.iota", `%i = stablehlo.iota dim = 0 : tensor<3xi1>`},
+	} {
+		m, err := stablehlo.Parse([]byte(`func.func @main(%x: tensor<4xf32>, %y: tensor<3xf32>) -> tensor<4xf32> {
+  ` + c.body + `
   return %x : tensor<4xf32>
 }`))
-	require.NoError(t, err)
-	p, err := Compile(m, "")
-	require.NoError(t, err)
-	_, err = p.Run(context.Background(), Device{}, []Value{NewTensor(xla.MakeShape(xla.Float32, 4)), NewTensor(xla.MakeShape(xla.Float32, 3))})
-	require.Error(t, err)
-	assert.Contains(t, err.Error(), "stablehlo.add")
-
-	// The same for a broadcast whose operand cannot become its result.
-	m, err = stablehlo.Parse([]byte(`func.func @main(%y: tensor<3xf32>) -> tensor<3xf32> {
-  %b = stablehlo.broadcast_in_dim %y, dims = [0] : (tensor<3xf32>) -> tensor<4xf32>
-  return %y : tensor<3xf32>
-}`))
-	require.NoError(t, err)
-	p, err = Compile(m, "")
-	require.NoError(t, err)
-	_, err = p.Run(context.Background(), Device{}, []Value{NewTensor(xla.MakeShape(xla.Float32, 3))})
-	require.Error(t, err)
-	assert.Contains(t, err.Error(), "stablehlo.broadcast_in_dim")
-
-	// And an iota of booleans (which has no order to count in).
-	m, err = stablehlo.Parse([]byte(`func.func @main(%y: tensor<3xf32>) -> tensor<3xf32> {
-  %i = stablehlo.iota dim = 0 : tensor<3xi1>
-  return %y : tensor<3xf32>
-}`))
-	require.NoError(t, err)
-	p, err = Compile(m, "")
-	require.NoError(t, err)
-	_, err = p.Run(context.Background(), Device{}, []Value{NewTensor(xla.MakeShape(xla.Float32, 3))})
-	require.Error(t, err)
-	assert.Contains(t, err.Error(), "stablehlo.iota")
+		require.NoError(t, err, c.op)
+		p, err := Compile(m, "")
+		require.NoError(t, err, c.op)
+		_, err = p.Run(context.Background(), Device{}, []Value{NewTensor(xla.MakeShape(xla.Float32, 4)), NewTensor(xla.MakeShape(xla.Float32, 3))})
+		require.Error(t, err, c.op)
+		assert.Contains(t, err.Error(), c.op)
+	}
 }
