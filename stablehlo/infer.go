@@ -95,6 +95,17 @@ func inferBroadcastInDim(operand TensorType, shape, bdims []int64) error {
 	return nil
 }
 
+// inferIota checks an iota of type t counting along dim.
+func inferIota(t TensorType, dim int64) error {
+	if dtypeClasses[t.DType]&clsNumeric == 0 {
+		return fmt.Errorf("element type %s is not numeric", t.DType)
+	}
+	if dim < 0 || dim >= int64(t.Rank()) {
+		return fmt.Errorf("iota_dimension %d out of range for %s", dim, t)
+	}
+	return nil
+}
+
 func inferReshape(operand TensorType, dims []int64) error {
 	n := int64(1)
 	for _, d := range dims {

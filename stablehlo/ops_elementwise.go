@@ -561,12 +561,8 @@ func (fb *FuncBuilder) Iota(t TensorType, dim int64) *Value {
 		fb.fail(name, nil, "%v", err)
 		return deadValue(t)
 	}
-	if dtypeClasses[t.DType]&clsNumeric == 0 {
-		fb.fail(name, nil, "element type %s is not numeric", t.DType)
-		return deadValue(t)
-	}
-	if dim < 0 || dim >= int64(t.Rank()) {
-		fb.fail(name, nil, "iota_dimension %d out of range for %s", dim, t)
+	if err := inferIota(t, dim); err != nil {
+		fb.fail(name, nil, "%v", err)
 		return deadValue(t)
 	}
 	return fb.emit1(name, nil, Tensor(t.DType, t.Dims...), NamedAttr{Name: "iota_dimension", Value: I64Attr(dim)})

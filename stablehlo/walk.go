@@ -451,14 +451,11 @@ func checkGivenResult(op *Op) (known bool, err error) {
 		if len(op.Operands) != 0 {
 			return true, fmt.Errorf("has %d operands, want none", len(op.Operands))
 		}
-		if dtypeClasses[rt.DType]&clsNumeric == 0 {
-			return true, fmt.Errorf("element type %s is not numeric", rt.DType)
-		}
 		d, ok := op.Attr("iota_dimension").(IntAttr)
-		if !ok || d.Value < 0 || d.Value >= int64(rt.Rank()) {
-			return true, fmt.Errorf("iota_dimension must be an integer in [0, %d)", rt.Rank())
+		if !ok {
+			return true, fmt.Errorf("iota_dimension must be an integer")
 		}
-		return true, nil
+		return true, inferIota(rt, d.Value)
 	}
 	if len(op.Operands) != 1 || op.Operands[0] == nil {
 		return true, fmt.Errorf("has %d operands, want 1", len(op.Operands))
