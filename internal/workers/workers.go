@@ -115,16 +115,18 @@ func (p *part) run() {
 // partDone counts a part of the call as done, recording its panic
 // (deferred).
 func (c *call) partDone() {
-	if r := recover(); r != nil && !c.panicked.Swap(true) {
-		c.panicValue = &Panic{Value: r, Stack: debug.Stack()}
-	}
+	c.record(recover())
 	c.left.Add(-1)
 	c.wg.Done()
 }
 
 // recover records a panic of the caller's part (deferred).
-func (c *call) recover() {
-	if r := recover(); r != nil && !c.panicked.Swap(true) {
+func (c *call) recover() { c.record(recover()) }
+
+// record keeps r, a part's panic value (nil if none), with the stack it
+// was raised on, unless another part panicked first.
+func (c *call) record(r any) {
+	if r != nil && !c.panicked.Swap(true) {
 		c.panicValue = &Panic{Value: r, Stack: debug.Stack()}
 	}
 }
