@@ -28,10 +28,6 @@ func (m laMutator) dtype() xla.DType {
 	return all[m.rng.IntN(len(all))]
 }
 
-func (m laMutator) float() xla.DType {
-	return []xla.DType{xla.Float32, xla.Float64, xla.BFloat16}[m.rng.IntN(3)]
-}
-
 func (m laMutator) tensorOf(dt xla.DType, dims []int64) *Tensor {
 	return laTensor(dt, dims, laRandInts(m.rng, int(xla.MakeShape(dt, dims...).Size()), 3, dt.IsComplex()))
 }

@@ -16,8 +16,6 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-func rowMap(g []*Value, _ []*Ref) []any { return []any{g[0], 0} }
-
 // semanticsCase is a kernel with its inputs and expected outputs.
 type semanticsCase struct {
 	name   string

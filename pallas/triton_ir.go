@@ -51,8 +51,6 @@ func (t ttType) as(elem string) ttType { return ttType{elem: elem, shape: clone(
 
 func (t ttType) isFloat() bool { return strings.HasPrefix(t.elem, "f") || t.elem == "bf16" }
 
-func (t ttType) isPtr() bool { return strings.HasPrefix(t.elem, "!tt.ptr") }
-
 // bits is the width of an integer or float element type.
 func (t ttType) bits() int {
 	switch t.elem {

@@ -52,8 +52,6 @@ type cBuffer struct {
 	dtype     xla.DType
 	dims      []int64
 	closeOnce sync.Once
-	hostPin   *runtime.Pinner // host data pinned while the plugin may read it
-	pinMu     sync.Mutex
 }
 
 func (c *cClient) BufferFromHost(hb backend.HostBuffer, dev backend.Device, mem backend.Memory) (backend.Buffer, backend.Event, error) {

@@ -258,13 +258,6 @@ func (h *closeHook) Close() error {
 	return nil
 }
 
-// liveObjects is the number of buffers and executables not yet released.
-func (c *Client) liveObjects() int {
-	c.mu.RLock()
-	defer c.mu.RUnlock()
-	return len(c.live)
-}
-
 // String describes the client.
 func (c *Client) String() string {
 	return fmt.Sprintf("%s client (%s, %d devices)", c.PlatformName(), c.plugin.Name(), len(c.devices))

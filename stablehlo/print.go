@@ -103,7 +103,6 @@ func (p *mlirPrinter) nl() {
 }
 
 func (p *mlirPrinter) typ(t Type)         { p.buf = mlirAppendType(p.buf, t) }
-func (p *mlirPrinter) attr(a Attribute)   { p.buf = mlirAppendAttr(p.buf, a, false) }
 func (p *mlirPrinter) dict(d []NamedAttr) { p.buf = mlirAppendDict(p.buf, d) }
 func (p *mlirPrinter) typeList(ts []Type) { p.buf = mlirAppendTypeList(p.buf, ts) }
 func (p *mlirPrinter) resultTypes(ts []Type) {
