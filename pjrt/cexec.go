@@ -10,6 +10,26 @@ import (
 	"github.com/halo-ml/halo/xla"
 )
 
+// wrapBuffer makes a cBuffer for a buffer handle the plugin created,
+// reading its element type and dimensions.
+func (c *cClient) wrapBuffer(h uintptr) (*cBuffer, error) {
+	b := &cBuffer{c: c, h: h}
+	et := &capi.PJRT_Buffer_ElementType_Args{StructSize: capi.PJRT_Buffer_ElementType_Args_STRUCT_SIZE, Buffer: h}
+	if err := c.p.call(capi.SlotPJRT_Buffer_ElementType, unsafe.Pointer(et), nil); err != nil {
+		return b, err
+	}
+	b.dtype = dtypesByBufferType[et.Type]
+	dm := &capi.PJRT_Buffer_Dimensions_Args{StructSize: capi.PJRT_Buffer_Dimensions_Args_STRUCT_SIZE, Buffer: h}
+	if err := c.p.call(capi.SlotPJRT_Buffer_Dimensions, unsafe.Pointer(dm), nil); err != nil {
+		return b, err
+	}
+	b.dims = make([]int64, int(dm.NumDims))
+	if len(b.dims) > 0 {
+		copy(b.dims, unsafe.Slice((*int64)(cptr(dm.Dims)), len(b.dims)))
+	}
+	return b, nil
+}
+
 // compileInputs are a PJRT_Program and compile options, pinned for
 // PJRT_Client_Compile or PJRT_Compile (keep them alive until it returns).
 type compileInputs struct {
