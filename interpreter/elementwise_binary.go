@@ -197,6 +197,24 @@ func ewArithBody[T ewNumber](code ewBinOp) func(d, a, b []T) {
 	return nil
 }
 
+// ewIntDiv is integer division as XLA defines it: x / 0 has every bit set
+// (-1, or the maximum of an unsigned type), MinInt / -1 is MinInt (as in
+// Go).
+func ewIntDiv[T ewInt](a, b T) T {
+	if b == 0 {
+		return ^T(0)
+	}
+	return a / b
+}
+
+// ewIntRem is the remainder of ewIntDiv: x % 0 is x, MinInt % -1 is 0.
+func ewIntRem[T ewInt](a, b T) T {
+	if b == 0 {
+		return a
+	}
+	return a % b
+}
+
 func ewIntBinary[T ewInt](code ewBinOp, dt xla.DType, d, a, b []T) bool {
 	if !dt.IsInt() {
 		return false
@@ -215,22 +233,14 @@ func ewIntBinary[T ewInt](code ewBinOp, dt xla.DType, d, a, b []T) bool {
 		body = func(d, a, b []T) {
 			a, b = a[:len(d)], b[:len(d)]
 			for i := range d {
-				if b[i] == 0 {
-					d[i] = ^T(0)
-				} else {
-					d[i] = a[i] / b[i]
-				}
+				d[i] = ewIntDiv(a[i], b[i])
 			}
 		}
 	case binRem:
 		body = func(d, a, b []T) {
 			a, b = a[:len(d)], b[:len(d)]
 			for i := range d {
-				if b[i] == 0 {
-					d[i] = a[i]
-				} else {
-					d[i] = a[i] % b[i]
-				}
+				d[i] = ewIntRem(a[i], b[i])
 			}
 		}
 	case binMax:

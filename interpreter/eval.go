@@ -176,8 +176,11 @@ type opPlan struct {
 	// konst is a small constant's value, decoded once at compile time and
 	// shared (read-only) by every run instead of calling the kernel.
 	konst *Tensor
-	in    []int
-	out   []int
+	// scalar is the fast path of an op on one-element values (scalar.go),
+	// run instead of the kernel when the operands fit their static types.
+	scalar scalarOp
+	in     []int
+	out    []int
 	// free lists the slots of values of this op's block whose last use is
 	// this op (directly or inside its regions), and of its results nothing
 	// uses: they are dropped after it runs, so a long program holds only
@@ -337,6 +340,9 @@ func planFunc(f *stablehlo.Func, share bool) (*funcPlan, error) {
 				pl := &opPlan{op: op, kernel: k, keeps: mayKeepsOperands(op.Name)}
 				if op.Name == "stablehlo.constant" && share {
 					pl.konst = decodeSmallConstant(op)
+				}
+				if share {
+					pl.scalar = planScalar(op)
 				}
 				for _, v := range op.Operands {
 					i, ok := fp.slots[v]
@@ -937,6 +943,13 @@ func (x *Exec) runBlock(b *stablehlo.Block, args []Value) ([]Value, error) {
 			}
 			return in, nil // the caller's now: not cleared
 		}
+		if pl.scalar != nil {
+			if t, ok := x.runScalar(pl, in); ok {
+				fr.vals[pl.out[0]] = t
+				x.drop(fr, pl)
+				continue
+			}
+		}
 		if err := x.Ctx.Err(); err != nil {
 			return nil, err
 		}
@@ -1007,27 +1020,33 @@ func (x *Exec) runBlock(b *stablehlo.Block, args []Value) ([]Value, error) {
 		for i, s := range pl.out {
 			fr.vals[s] = out[i]
 		}
-		if len(x.sp.own) == 0 {
-			for _, s := range pl.free {
-				fr.vals[s] = nil
-			}
-			continue
-		}
-		// Drop every dying value first, then offer each one's storage for
-		// reuse: one of them may share another's.
-		var buf [4]Value
-		dying := buf[:0]
-		for _, s := range pl.free {
-			if v := fr.vals[s]; v != nil {
-				dying = append(dying, v)
-				fr.vals[s] = nil
-			}
-		}
-		for _, v := range dying {
-			x.released(v)
-		}
+		x.drop(fr, pl)
 	}
 	return nil, fmt.Errorf("interpreter: block has no terminator")
+}
+
+// drop clears the slots of the values whose last use was pl and offers
+// their storage for reuse.
+func (x *Exec) drop(fr *frame, pl *opPlan) {
+	if len(x.sp.own) == 0 {
+		for _, s := range pl.free {
+			fr.vals[s] = nil
+		}
+		return
+	}
+	// Drop every dying value first, then offer each one's storage for
+	// reuse: one of them may share another's.
+	var buf [4]Value
+	dying := buf[:0]
+	for _, s := range pl.free {
+		if v := fr.vals[s]; v != nil {
+			dying = append(dying, v)
+			fr.vals[s] = nil
+		}
+	}
+	for _, v := range dying {
+		x.released(v)
+	}
 }
 
 // profiled runs pl's kernel and adds its own time (less that of the ops
