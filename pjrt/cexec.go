@@ -1,6 +1,7 @@
 package pjrt
 
 import (
+	"fmt"
 	"runtime"
 	"sync"
 	"unsafe"
@@ -10,24 +11,28 @@ import (
 	"github.com/halo-ml/halo/xla"
 )
 
-// wrapBuffer makes a cBuffer for a buffer handle the plugin created,
-// reading its element type and dimensions.
-func (c *cClient) wrapBuffer(h uintptr) (*cBuffer, error) {
-	b := &cBuffer{c: c, h: h}
-	et := &capi.PJRT_Buffer_ElementType_Args{StructSize: capi.PJRT_Buffer_ElementType_Args_STRUCT_SIZE, Buffer: h}
-	if err := c.p.call(capi.SlotPJRT_Buffer_ElementType, unsafe.Pointer(et), nil); err != nil {
-		return b, err
+// readShape asks the plugin for the element type and dimensions of b's
+// buffer (for an output whose shape its executable did not tell).
+func (b *cBuffer) readShape() error {
+	p := b.c.p
+	et := &capi.PJRT_Buffer_ElementType_Args{StructSize: capi.PJRT_Buffer_ElementType_Args_STRUCT_SIZE, Buffer: b.h}
+	if err := p.call(capi.SlotPJRT_Buffer_ElementType, unsafe.Pointer(et), nil); err != nil {
+		return err
 	}
-	b.dtype = dtypesByBufferType[et.Type]
-	dm := &capi.PJRT_Buffer_Dimensions_Args{StructSize: capi.PJRT_Buffer_Dimensions_Args_STRUCT_SIZE, Buffer: h}
-	if err := c.p.call(capi.SlotPJRT_Buffer_Dimensions, unsafe.Pointer(dm), nil); err != nil {
-		return b, err
+	dm := &capi.PJRT_Buffer_Dimensions_Args{StructSize: capi.PJRT_Buffer_Dimensions_Args_STRUCT_SIZE, Buffer: b.h}
+	if err := p.call(capi.SlotPJRT_Buffer_Dimensions, unsafe.Pointer(dm), nil); err != nil {
+		return err
 	}
+	dt, ok := dtypesByBufferType[et.Type]
+	if !ok || dt == xla.Invalid {
+		return errorf(Unimplemented, "PJRT_Buffer_ElementType", "buffer element type %d has no halo dtype", et.Type)
+	}
+	b.dtype = dt
 	b.dims = make([]int64, int(dm.NumDims))
 	if len(b.dims) > 0 {
 		copy(b.dims, unsafe.Slice((*int64)(cptr(dm.Dims)), len(b.dims)))
 	}
-	return b, nil
+	return nil
 }
 
 // compileInputs are a PJRT_Program and compile options, pinned for
@@ -152,7 +157,8 @@ func (e *cExecutable) readOutputs() ([]backend.OutputInfo, error) {
 }
 
 // readExecOutputs reads the output types, dimensions and memory kinds of a
-// PJRT_Executable.
+// PJRT_Executable. An output's Dims stay nil when the plugin does not report
+// them (a scalar's are empty, not nil): Execute then asks each buffer.
 func readExecOutputs(p *cPlugin, exec uintptr) ([]backend.OutputInfo, error) {
 	n := &capi.PJRT_Executable_NumOutputs_Args{StructSize: capi.PJRT_Executable_NumOutputs_Args_STRUCT_SIZE, Executable: exec}
 	if err := p.call(capi.SlotPJRT_Executable_NumOutputs, unsafe.Pointer(n), nil); err != nil {
@@ -314,7 +320,30 @@ func (e *cExecutable) Execute(args [][]backend.Buffer, opts backend.ExecuteOptio
 			h := handles[d*(nArgs+nOut)+nArgs+i]
 			b := &cBuffer{c: e.c, h: h, dtype: outs[i].Shape.DType, dims: outs[i].Shape.Dims}
 			results[d][i] = b
+			if (b.dims == nil || b.dtype == xla.Invalid) && err == nil {
+				// The executable did not tell this output's shape: the
+				// buffer knows it.
+				if err = b.readShape(); err != nil {
+					err = fmt.Errorf("output %d of device %d: %w", i, d, err)
+				}
+			}
 		}
+	}
+	if err != nil {
+		// Nothing is handed out: release what the run made.
+		for _, list := range results {
+			for _, b := range list {
+				b.(*cBuffer).Close()
+			}
+		}
+		if opts.WantCompletionEvents {
+			for _, ev := range events {
+				if ev != 0 {
+					p.destroyEvent(ev)
+				}
+			}
+		}
+		return nil, nil, err
 	}
 	var completion []backend.Event
 	if opts.WantCompletionEvents {

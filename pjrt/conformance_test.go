@@ -548,3 +548,29 @@ func TestErrorCodesAndMessages(t *testing.T) {
 	assert.Equal(t, "pjrt: PJRT_X: INVALID_ARGUMENT: bad", e.Error())
 	assert.Equal(t, "UNAUTHENTICATED", Unauthenticated.String())
 }
+
+// TestExecuteAsksBuffersForUnreportedShapes runs a program on a plugin
+// whose executables do not report their output dimensions: each output's
+// shape then comes from its buffer (PJRT_Buffer_ElementType and
+// PJRT_Buffer_Dimensions).
+func TestExecuteAsksBuffersForUnreportedShapes(t *testing.T) {
+	path := testplugin.Copy(t, testplugin.Build(t))
+	t.Setenv("CONFORMANCE_NO_OUTPUT_DIMS", "1")
+	cl, err := Open(path)
+	require.NoError(t, err)
+	defer cl.Close()
+	exe, err := cl.Compile(MLIRText(addProgram), nil)
+	require.NoError(t, err)
+	outs, err := exe.Outputs()
+	require.NoError(t, err)
+	require.Len(t, outs, 1)
+	assert.Nil(t, outs[0].Shape.Dims, "the plugin reported output dimensions: the test does not test the fallback")
+	a, err := BufferFrom(cl, []float32{1, 2, 3, 4}, []int64{4})
+	require.NoError(t, err)
+	res, err := exe.Run(a, a)
+	require.NoError(t, err)
+	assert.True(t, res[0].Shape().Equal(xla.MakeShape(xla.Float32, 4)), res[0].Shape())
+	sum, err := ToSlice[float32](ctxT(t), res[0])
+	require.NoError(t, err)
+	assert.Equal(t, []float32{2, 4, 6, 8}, sum)
+}

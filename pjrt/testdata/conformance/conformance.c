@@ -615,6 +615,9 @@ static PJRT_Error *err_set_payload(PJRT_Error *pe, const char *kv, size_t n) {
 /* CONFORMANCE_REQUIRE_LARGER: the name of one args struct for which the
  * plugin demands 8 bytes more than its STRUCT_SIZE (read at GetPjrtApi). */
 static char g_require_larger[128];
+/* CONFORMANCE_NO_OUTPUT_DIMS: PJRT_Executable_OutputDimensions reports no
+   outputs, as a plugin that cannot tell them before running. */
+static atomic_bool g_no_output_dims;
 
 /* The minor version reported by the last GetPjrtApi (CONFORMANCE_PJRT_MINOR). */
 static _Atomic int g_minor = PJRT_API_MINOR;
@@ -3364,6 +3367,12 @@ static PJRT_Error *impl_PJRT_Executable_OutputDimensions(PJRT_Executable_OutputD
   conf_exec *e = NULL;
   PJRT_Error *err = get_exec(FN, args->executable, &e);
   if (err) return err;
+  if (atomic_load(&g_no_output_dims)) {
+    args->num_outputs = 0;
+    args->dims = NULL;
+    args->dim_sizes = NULL;
+    return NULL;
+  }
   args->num_outputs = (size_t)e->prog->nout;
   args->dims = (void *)e->prog->out_dims_flat;
   args->dim_sizes = (void *)e->prog->out_dim_sizes;
@@ -6085,6 +6094,7 @@ EXPORT const PJRT_Api *GetPjrtApi(void) {
 #undef X
     a.struct_size = 40 + 8 * reported;
   }
+  atomic_store(&g_no_output_dims, env_int("CONFORMANCE_NO_OUTPUT_DIMS", &v) && v != 0);
   const char *larger = getenv("CONFORMANCE_REQUIRE_LARGER");
   pthread_mutex_lock(&g_api_mu);
   snprintf(g_require_larger, sizeof(g_require_larger), "%s", larger ? larger : "");
