@@ -943,15 +943,15 @@ func (x *Exec) runBlock(b *stablehlo.Block, args []Value) ([]Value, error) {
 			}
 			return in, nil // the caller's now: not cleared
 		}
+		if err := x.Ctx.Err(); err != nil {
+			return nil, err
+		}
 		if pl.scalar != nil {
 			if t, ok := x.runScalar(pl, in); ok {
 				fr.vals[pl.out[0]] = t
 				x.drop(fr, pl)
 				continue
 			}
-		}
-		if err := x.Ctx.Err(); err != nil {
-			return nil, err
 		}
 		if pl.addsDot > 0 && sameStorage(in[0], in[1]) {
 			// The dot before added its product into the other operand.

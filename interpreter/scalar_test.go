@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -202,4 +203,47 @@ func TestScalarLoopAllocates(t *testing.T) {
 	// allocating its result: the tensor with its element, and the slice
 	// header Data boxes; the kernels allocate twice as much.
 	require.LessOrEqual(t, fastAllocs, 0.6*slowAllocs)
+}
+
+// cancelAfter is a context whose Err reports Canceled from its n-th call
+// on: a deterministic stand-in for a deadline that passes mid-run.
+type cancelAfter struct {
+	context.Context
+	n atomic.Int64
+}
+
+func (c *cancelAfter) Err() error {
+	if c.n.Add(-1) < 0 {
+		return context.Canceled
+	}
+	return nil
+}
+
+// TestScalarRegionStopsWhenCanceled runs a scatter whose combiner region
+// is all fast-path ops (it runs once per update, and scatter has no
+// cancellation check of its own): canceling the run stops it.
+func TestScalarRegionStopsWhenCanceled(t *testing.T) {
+	const n = 100000
+	src := fmt.Sprintf(`func.func @main(%%e: tensor<1xi32>, %%idx: tensor<%[1]dx1xi32>, %%upd: tensor<%[1]dxi32>) -> tensor<1xi32> {
+  %%sc = "stablehlo.scatter"(%%e, %%idx, %%upd) ({
+  ^bb0(%%a: tensor<i32>, %%b: tensor<i32>):
+    %%s = stablehlo.add %%a, %%b : tensor<i32>
+    %%m = stablehlo.maximum %%s, %%a : tensor<i32>
+    "stablehlo.return"(%%m) : (tensor<i32>) -> ()
+  }) {scatter_dimension_numbers = #stablehlo.scatter<inserted_window_dims = [0], scatter_dims_to_operand_dims = [0], index_vector_dim = 1>, indices_are_sorted = false, unique_indices = false} : (tensor<1xi32>, tensor<%[1]dx1xi32>, tensor<%[1]dxi32>) -> tensor<1xi32>
+  return %%sc : tensor<1xi32>
+}`, n)
+	m, err := stablehlo.Parse([]byte(src))
+	require.NoError(t, err)
+	p, err := Compile(m, "")
+	require.NoError(t, err)
+	args := []Value{
+		&Tensor{Shape: xla.MakeShape(xla.Int32, 1), Data: []int32{0}},
+		&Tensor{Shape: xla.MakeShape(xla.Int32, n, 1), Data: make([]int32, n)},
+		&Tensor{Shape: xla.MakeShape(xla.Int32, n), Data: make([]int32, n)},
+	}
+	ctx := &cancelAfter{Context: context.Background()}
+	ctx.n.Store(1000)
+	_, err = p.Run(ctx, Device{}, args)
+	require.ErrorIs(t, err, context.Canceled)
 }

@@ -23,11 +23,7 @@ func (b *cBuffer) readShape() error {
 	if err := p.call(capi.SlotPJRT_Buffer_Dimensions, unsafe.Pointer(dm), nil); err != nil {
 		return err
 	}
-	dt, ok := dtypesByBufferType[et.Type]
-	if !ok || dt == xla.Invalid {
-		return errorf(Unimplemented, "PJRT_Buffer_ElementType", "buffer element type %d has no halo dtype", et.Type)
-	}
-	b.dtype = dt
+	b.dtype = dtypesByBufferType[et.Type] // Invalid for a type halo has no dtype for (a token)
 	b.dims = make([]int64, int(dm.NumDims))
 	if len(b.dims) > 0 {
 		copy(b.dims, unsafe.Slice((*int64)(cptr(dm.Dims)), len(b.dims)))
@@ -320,7 +316,7 @@ func (e *cExecutable) Execute(args [][]backend.Buffer, opts backend.ExecuteOptio
 			h := handles[d*(nArgs+nOut)+nArgs+i]
 			b := &cBuffer{c: e.c, h: h, dtype: outs[i].Shape.DType, dims: outs[i].Shape.Dims}
 			results[d][i] = b
-			if (b.dims == nil || b.dtype == xla.Invalid) && err == nil {
+			if b.dims == nil && err == nil {
 				// The executable did not tell this output's shape: the
 				// buffer knows it.
 				if err = b.readShape(); err != nil {

@@ -574,3 +574,24 @@ func TestExecuteAsksBuffersForUnreportedShapes(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, []float32{2, 4, 6, 8}, sum)
 }
+
+// TestExecuteKeepsOutputsOfUnmappedTypes runs a program whose output type
+// (TOKEN) halo has no dtype for, with its dimensions reported: Execute
+// hands it out as a buffer of dtype Invalid (which can be passed on to
+// another execution) rather than failing.
+func TestExecuteKeepsOutputsOfUnmappedTypes(t *testing.T) {
+	path := testplugin.Copy(t, testplugin.Build(t))
+	t.Setenv("CONFORMANCE_TOKEN_OUTPUTS", "1")
+	cl, err := Open(path)
+	require.NoError(t, err)
+	defer cl.Close()
+	exe, err := cl.Compile(MLIRText("// conformance: identity s32[2] -> s32[2]\nmodule { func.func @main(%a: tensor<2xi32>) -> tensor<2xi32> { return %a : tensor<2xi32> } }"), nil)
+	require.NoError(t, err)
+	a, err := BufferFrom(cl, []int32{1, 2}, []int64{2})
+	require.NoError(t, err)
+	res, err := exe.Run(a)
+	require.NoError(t, err)
+	require.Len(t, res, 1)
+	assert.Equal(t, xla.Invalid, res[0].Shape().DType)
+	assert.Equal(t, []int64{2}, res[0].Shape().Dims)
+}

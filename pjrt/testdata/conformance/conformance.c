@@ -618,6 +618,9 @@ static char g_require_larger[128];
 /* CONFORMANCE_NO_OUTPUT_DIMS: PJRT_Executable_OutputDimensions reports no
    outputs, as a plugin that cannot tell them before running. */
 static atomic_bool g_no_output_dims;
+/* CONFORMANCE_TOKEN_OUTPUTS: executables report their outputs, and s32
+   buffers their element type, as TOKEN (a type a binding may not map). */
+static atomic_bool g_token_outputs;
 
 /* The minor version reported by the last GetPjrtApi (CONFORMANCE_PJRT_MINOR). */
 static _Atomic int g_minor = PJRT_API_MINOR;
@@ -2275,6 +2278,7 @@ static PJRT_Error *impl_PJRT_Buffer_ElementType(PJRT_Buffer_ElementType_Args *ar
   PJRT_Error *err = get_buffer(FN, args->buffer, &b);
   if (err) return err;
   args->type = b->type;
+  if (atomic_load(&g_token_outputs) && b->type == PJRT_Buffer_Type_S32) args->type = PJRT_Buffer_Type_TOKEN;
   return NULL;
 }
 
@@ -3352,6 +3356,12 @@ static PJRT_Error *impl_PJRT_Executable_GetCostAnalysis(PJRT_Executable_GetCostA
   return NULL;
 }
 
+static const int32_t g_token_types[16] = {
+    PJRT_Buffer_Type_TOKEN, PJRT_Buffer_Type_TOKEN, PJRT_Buffer_Type_TOKEN, PJRT_Buffer_Type_TOKEN,
+    PJRT_Buffer_Type_TOKEN, PJRT_Buffer_Type_TOKEN, PJRT_Buffer_Type_TOKEN, PJRT_Buffer_Type_TOKEN,
+    PJRT_Buffer_Type_TOKEN, PJRT_Buffer_Type_TOKEN, PJRT_Buffer_Type_TOKEN, PJRT_Buffer_Type_TOKEN,
+    PJRT_Buffer_Type_TOKEN, PJRT_Buffer_Type_TOKEN, PJRT_Buffer_Type_TOKEN, PJRT_Buffer_Type_TOKEN};
+
 static PJRT_Error *impl_PJRT_Executable_OutputElementTypes(PJRT_Executable_OutputElementTypes_Args *args) {
   CHECK_ARGS(PJRT_Executable_OutputElementTypes_Args);
   conf_exec *e = NULL;
@@ -3359,6 +3369,7 @@ static PJRT_Error *impl_PJRT_Executable_OutputElementTypes(PJRT_Executable_Outpu
   if (err) return err;
   args->output_types = (void *)e->prog->out_types;
   args->num_output_types = (size_t)e->prog->nout;
+  if (atomic_load(&g_token_outputs) && e->prog->nout <= 16) args->output_types = (void *)g_token_types;
   return NULL;
 }
 
@@ -6095,6 +6106,7 @@ EXPORT const PJRT_Api *GetPjrtApi(void) {
     a.struct_size = 40 + 8 * reported;
   }
   atomic_store(&g_no_output_dims, env_int("CONFORMANCE_NO_OUTPUT_DIMS", &v) && v != 0);
+  atomic_store(&g_token_outputs, env_int("CONFORMANCE_TOKEN_OUTPUTS", &v) && v != 0);
   const char *larger = getenv("CONFORMANCE_REQUIRE_LARGER");
   pthread_mutex_lock(&g_api_mu);
   snprintf(g_require_larger, sizeof(g_require_larger), "%s", larger ? larger : "");
