@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/halo-ml/halo/internal/testplugin"
+	"github.com/halo-ml/halo/pjrt/backend"
 	"github.com/halo-ml/halo/xla"
 )
 
@@ -594,4 +595,37 @@ func TestExecuteKeepsOutputsOfUnmappedTypes(t *testing.T) {
 	require.Len(t, res, 1)
 	assert.Equal(t, xla.Invalid, res[0].Shape().DType)
 	assert.Equal(t, []int64{2}, res[0].Shape().Dims)
+}
+
+// closingExecutable closes its client once the run has made its outputs,
+// as another goroutine's Client.Close may.
+type closingExecutable struct {
+	backend.Executable
+	c *Client
+}
+
+func (x closingExecutable) Execute(args [][]backend.Buffer, opts backend.ExecuteOptions) ([][]backend.Buffer, []backend.Event, error) {
+	outs, events, err := x.Executable.Execute(args, opts)
+	x.c.Close()
+	return outs, events, err
+}
+
+// TestExecuteReleasesOutputsWhenTheClientCloses checks that a run whose
+// client closes before its outputs are handed out releases every output
+// buffer (the conformance plugin counts live buffers).
+func TestExecuteReleasesOutputsWhenTheClientCloses(t *testing.T) {
+	c := openConformance(t)
+	cl := c.client(t)
+	exe, err := cl.Compile(MLIRText("// conformance: identity s32[] pred[2,2] s32[2] -> s32[] pred[2,2] s32[2]\nmodule {}"), nil)
+	require.NoError(t, err)
+	a, err := BufferFrom(cl, []int32{7}, nil)
+	require.NoError(t, err)
+	b, err := BufferFrom(cl, []bool{true, false, false, true}, []int64{2, 2})
+	require.NoError(t, err)
+	d, err := BufferFrom(cl, []int32{1, 2}, []int64{2})
+	require.NoError(t, err)
+	exe.b = closingExecutable{Executable: exe.b, c: cl}
+	_, err = exe.Run(a, b, d)
+	require.ErrorIs(t, err, ErrClosed)
+	assert.EqualValues(t, 0, c.live("buffer"), "buffers left alive")
 }

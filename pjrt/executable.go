@@ -227,6 +227,18 @@ func (e *Executable) Execute(args [][]*Buffer, opts ExecuteOptions) (*Execution,
 		for i, b := range list {
 			w, err := e.c.newBuffer(b)
 			if err != nil {
+				// The client closed during the run (newBuffer closed b):
+				// release the outputs wrapped so far, close the rest.
+				for d2, list := range outs {
+					for i2, b2 := range list {
+						switch {
+						case d2 < d || d2 == d && i2 < i:
+							e.c.release(b2)
+						case d2 > d || i2 > i:
+							b2.Close()
+						}
+					}
+				}
 				return nil, err
 			}
 			x.Outputs[d][i] = w
