@@ -166,11 +166,7 @@ func (k *Kernel) indexer(op string, ref *Ref, idx []any) (Indexer, []*Value, boo
 		}
 		for _, d := range arrays {
 			o := ix.Dims[d].Operand
-			v := operands[o]
-			if v.Type.DType != xla.Int32 {
-				v = k.emit("convert", []*Value{v}, []Type{{DType: xla.Int32, Shape: v.Type.Shape}}, Attrs{}).Results[0]
-			}
-			operands[o] = k.broadcastTo(op, v, bshape)
+			operands[o] = k.broadcastTo(op, k.asIndex(operands[o]), bshape)
 		}
 		ix.ArrayShape = bshape
 		// As in NumPy, integer indices next to arrays are advanced indices

@@ -843,10 +843,25 @@ func (k *Kernel) intScalar(op string, x any) (*Value, bool) {
 		k.failf(op, "want an integer scalar, got %s", v.Type)
 		return nil, false
 	}
-	if v.Type.DType != xla.Int32 {
-		v = k.emit("convert", []*Value{v}, []Type{{DType: xla.Int32}}, Attrs{}).Results[0]
+	return k.asIndex(v), true
+}
+
+// asIndex converts integer v to the i32 that indices, block indices and
+// loop bounds are. A value outside i32's range saturates to the nearer
+// end, which lies outside every dimension (the bounds checks report it),
+// instead of wrapping around to an index that looks valid.
+func (k *Kernel) asIndex(v *Value) *Value {
+	dt := v.Type.DType
+	if dt == xla.Int32 {
+		return v
 	}
-	return v, true
+	if dt.Bits() >= 32 {
+		if !dt.IsUnsigned() {
+			v = v.Max(k.Const(math.MinInt32, dt))
+		}
+		v = v.Min(k.Const(math.MaxInt32, dt))
+	}
+	return k.emit("convert", []*Value{v}, []Type{{DType: xla.Int32, Shape: v.Type.Shape}}, Attrs{}).Results[0]
 }
 
 // runRegion traces body into a new region with args of the given types.

@@ -1,0 +1,78 @@
+package pallas
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/halo-ml/halo/interpreter"
+	"github.com/halo-ml/halo/xla"
+)
+
+func i64Tensor(vals ...int64) *interpreter.Tensor {
+	return &interpreter.Tensor{Shape: xla.MakeShape(xla.Int64, int64(len(vals))), Data: vals}
+}
+
+// TestWideIndicesDoNotWrap checks that 64-bit (and unsigned 32-bit) index
+// values past i32's range are out of bounds, not wrapped to a small index
+// that looks valid: 1<<32 + 1 once read element 1.
+func TestWideIndicesDoNotWrap(t *testing.T) {
+	x := tensor(t, xla.Float32, []float32{10, 11, 12, 13}, 4)
+	out := []xla.Shape{xla.MakeShape(xla.Float32, 4)}
+	const big = 1<<32 + 1
+	for _, c := range []struct {
+		name   string
+		idx    *interpreter.Tensor
+		kernel KernelFunc
+		spec   func(*CallSpec)
+		want   string
+	}{
+		{"point index", i64Tensor(big), func(k *Kernel, r []*Ref) { r[2].Store(r[0].Load(r[1].Load(0)).BroadcastTo(4)) }, nil,
+			"starting at (2147483647) outside (4)"},
+		{"negative point index", i64Tensor(-big), func(k *Kernel, r []*Ref) { r[2].Store(r[0].Load(r[1].Load(0)).BroadcastTo(4)) }, nil,
+			"starting at (-2147483648) outside (4)"},
+		{"slice start", i64Tensor(big), func(k *Kernel, r []*Ref) {
+			r[2].Store(r[0].Load(DS(r[1].Load(0), 2)).Sum().BroadcastTo(4))
+		}, nil, "starting at (2147483647) outside (4)"},
+		{"index array", i64Tensor(big, 0, 1, 2), func(k *Kernel, r []*Ref) { r[2].Store(r[0].Load(r[1].Load())) }, nil,
+			"element index (2147483647) outside (4)"},
+		{"block index from prefetch", i64Tensor(big), func(k *Kernel, r []*Ref) { r[2].Store(r[1].Load().BroadcastTo(4)) },
+			func(s *CallSpec) {
+				s.NumScalarPrefetch = 1
+				s.InSpecs = []*BlockSpec{{BlockShape: []int64{1}, IndexMap: func(_ []*Value, pf []*Ref) []any { return []any{pf[0].Load(0)} }}}
+			}, "block index (2147483647) outside (4)"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			spec := CallSpec{Name: "wide", OutShapes: out, Grid: []int64{1}}
+			if c.spec != nil {
+				c.spec(&spec)
+			}
+			args := []*interpreter.Tensor{x, c.idx}
+			if spec.NumScalarPrefetch == 1 {
+				args = []*interpreter.Tensor{c.idx, x}
+			}
+			_, err := runCall(c.kernel, spec, args...)
+			var be *BoundsError
+			require.True(t, errors.As(err, &be), "want a *BoundsError, got %T: %v", err, err)
+			assert.Contains(t, err.Error(), c.want)
+		})
+	}
+	// In range, a 64-bit index reads what it names.
+	got, err := runCall(func(k *Kernel, r []*Ref) { r[2].Store(r[0].Load(r[1].Load())) },
+		CallSpec{Name: "wide", OutShapes: out, Grid: []int64{1}}, x, i64Tensor(3, 0, 1, 2))
+	require.NoError(t, err)
+	assert.Equal(t, []float32{13, 10, 11, 12}, got[0].Data)
+}
+
+// TestWideIndicesOnTriton runs an i64 index array (in range) through the
+// Triton lowering on the TTIR evaluator: the saturation before the
+// narrowing lowers and leaves valid indices alone.
+func TestWideIndicesOnTriton(t *testing.T) {
+	x := tensor(t, xla.Float32, []float32{10, 11, 12, 13}, 4)
+	spec := CallSpec{Name: "wide", OutShapes: []xla.Shape{xla.MakeShape(xla.Float32, 4)}, Grid: []int64{1}, Backend: Triton}
+	got := runTritonEval(t, tritonCase{name: "wide", kernel: func(k *Kernel, r []*Ref) { r[2].Store(r[0].Load(r[1].Load())) },
+		spec: spec, args: []*interpreter.Tensor{x, i64Tensor(3, 0, 1, 2)}})
+	assert.Equal(t, []float32{13, 10, 11, 12}, got[0].Data)
+}
