@@ -13,6 +13,11 @@ import (
 // runCall builds main(args) = Call(kernel, spec, args...) and runs it on the
 // interpreter.
 func runCall(kernel KernelFunc, spec CallSpec, args ...*interpreter.Tensor) ([]*interpreter.Tensor, error) {
+	return runCallCtx(context.Background(), kernel, spec, args...)
+}
+
+// runCallCtx is runCall with a context for the run.
+func runCallCtx(ctx context.Context, kernel KernelFunc, spec CallSpec, args ...*interpreter.Tensor) ([]*interpreter.Tensor, error) {
 	b := stablehlo.NewBuilder("test")
 	types := make([]stablehlo.Type, len(args))
 	for i, a := range args {
@@ -33,7 +38,7 @@ func runCall(kernel KernelFunc, spec CallSpec, args ...*interpreter.Tensor) ([]*
 	for i, a := range args {
 		vals[i] = a
 	}
-	res, err := p.Run(context.Background(), interpreter.Device{}, vals)
+	res, err := p.Run(ctx, interpreter.Device{}, vals)
 	if err != nil {
 		return nil, err
 	}

@@ -368,7 +368,12 @@ func lowerInterpret(fb *stablehlo.FuncBuilder, p *Program, spec *CallSpec, opera
 	defer func() { l.outer = nil }()
 	var lowerErr error
 	res := fb.While(init, func(rb *stablehlo.FuncBuilder, a []*stablehlo.Value) *stablehlo.Value {
-		return rb.Compare(a[0], rb.ScalarOf(xla.Int32, float64(total)), stablehlo.CompareLT, stablehlo.CompareAuto)
+		more := rb.Compare(a[0], rb.ScalarOf(xla.Int32, float64(total)), stablehlo.CompareLT, stablehlo.CompareAuto)
+		if l.checks {
+			// The grid stops at the first failed check.
+			more = l.untilFailed(rb, more, a[1+nout+p.NumScratch])
+		}
+		return more
 	}, func(rb *stablehlo.FuncBuilder, a []*stablehlo.Value) []*stablehlo.Value {
 		out, err := l.step(rb, a, operands[:np], ins)
 		if err != nil {
@@ -1782,9 +1787,14 @@ func (l *interp) forLoop(fb *stablehlo.FuncBuilder, op *Op, e *env) error {
 		init = append(init, e.vals[v])
 	}
 	init = append(init, pick(e.state, mod)...)
+	errAt := l.errIndex(mod)
 	var inner error
 	res := fb.While(init, func(rb *stablehlo.FuncBuilder, a []*stablehlo.Value) *stablehlo.Value {
-		return rb.Compare(a[0], hi, stablehlo.CompareLT, stablehlo.CompareAuto)
+		more := rb.Compare(a[0], hi, stablehlo.CompareLT, stablehlo.CompareAuto)
+		if errAt >= 0 {
+			more = l.untilFailed(rb, more, a[1+nc+errAt])
+		}
+		return more
 	}, func(rb *stablehlo.FuncBuilder, a []*stablehlo.Value) []*stablehlo.Value {
 		c := e.child()
 		for i, arg := range r.Args {
@@ -1847,9 +1857,10 @@ func (l *interp) while(fb *stablehlo.FuncBuilder, op *Op, e *env) error {
 	var first *stablehlo.Value
 	if rotate {
 		pre := e.child()
-		first = cond(fb, pre, init)
+		first = l.untilFailed(fb, cond(fb, pre, init), pre.state[l.errSlot])
 		e.state[l.errSlot] = pre.state[l.errSlot]
 	}
+	errAt := l.errIndex(mod)
 	init = append(init, pick(e.state, mod)...)
 	if rotate {
 		init = append(init, first)
@@ -1868,7 +1879,11 @@ func (l *interp) while(fb *stablehlo.FuncBuilder, op *Op, e *env) error {
 		}
 		c := e.child()
 		bind(c, rc, a)
-		return cond(b, c, a)
+		more := cond(b, c, a)
+		if errAt >= 0 {
+			more = l.untilFailed(b, more, a[nc+errAt])
+		}
+		return more
 	}, func(b *stablehlo.FuncBuilder, a []*stablehlo.Value) []*stablehlo.Value {
 		c := e.child()
 		bind(c, rb, a)
@@ -1881,7 +1896,7 @@ func (l *interp) while(fb *stablehlo.FuncBuilder, op *Op, e *env) error {
 			out = append(out, c.vals[y])
 		}
 		if rotate {
-			next := cond(b, c, out)
+			next := l.untilFailed(b, cond(b, c, out), c.state[l.errSlot])
 			return append(append(out, pick(c.state, mod)...), next)
 		}
 		return append(out, pick(c.state, mod)...)
@@ -1896,6 +1911,29 @@ func (l *interp) while(fb *stablehlo.FuncBuilder, op *Op, e *env) error {
 		e.state[s] = res[nc+i]
 	}
 	return nil
+}
+
+// errIndex is the position of the bounds-check state among a loop's
+// carried state slots mod, or -1 (checks off, or no check in the loop).
+func (l *interp) errIndex(mod []int) int {
+	if !l.checks {
+		return -1
+	}
+	for i, s := range mod {
+		if s == l.errSlot {
+			return i
+		}
+	}
+	return -1
+}
+
+// untilFailed is more, and false once a bounds check has failed (errs
+// holds a record): a loop inside a kernel stops at its first failed check
+// instead of running on clamped values, whose condition may never turn
+// false.
+func (l *interp) untilFailed(b *stablehlo.FuncBuilder, more, errs *stablehlo.Value) *stablehlo.Value {
+	first := b.Reshape(b.Slice(errs, []int64{0}, []int64{1}, nil))
+	return b.And(more, b.Compare(first, b.ScalarOf(xla.Int32, 0), stablehlo.CompareEQ, stablehlo.CompareAuto))
 }
 
 func containsSlot(xs []int, x int) bool {
