@@ -1415,6 +1415,9 @@ func (l *interp) checkElements(fb *stablehlo.FuncBuilder, op *Op, e *env, idx []
 	for _, s := range shape {
 		n *= s
 	}
+	if n == 0 {
+		return // no element, nothing to check
+	}
 	flatBad := fb.Reshape(bad, n)
 	pos := fb.Select(flatBad, fb.Iota(stablehlo.Tensor(xla.Int32, n), 0), fb.SplatOf(xla.Int32, float64(n), n))
 	first := fb.ReduceMin(pos, 0)
@@ -1475,7 +1478,14 @@ func (l *interp) load(fb *stablehlo.FuncBuilder, op *Op, e *env) (*stablehlo.Val
 		mask = e.vals[op.Operands[1+ix.NumOperands]]
 	}
 	l.checkElements(fb, op, e, idx, ok, mask, dims, "load from")
-	v := l.maskPadding(fb, op, e, slot, gatherElements(fb, ref, idx, t.Shape), idx)
+	var v *stablehlo.Value
+	if (Type{Shape: dims}).Size() == 0 {
+		// Nothing to gather from: every element is masked off (else out
+		// of bounds, which the check reports).
+		v = uninit(fb, t.DType, hloDims(t))
+	} else {
+		v = l.maskPadding(fb, op, e, slot, gatherElements(fb, ref, idx, t.Shape), idx)
+	}
 	if ix.HasMask {
 		other := e.vals[op.Operands[2+ix.NumOperands]]
 		v = fb.Select(mask, v, other)
@@ -1658,6 +1668,9 @@ func (l *interp) store(fb *stablehlo.FuncBuilder, op *Op, e *env) error {
 		mask = e.vals[op.Operands[2+ix.NumOperands]]
 	}
 	l.checkElements(fb, op, e, idx, ok, mask, dims, "store to")
+	if (Type{Shape: dims}).Size() == 0 || (Type{Shape: shape}).Size() == 0 {
+		return nil // nowhere to store, or nothing
+	}
 	if len(dims) == 0 {
 		// A scalar ref: only a masked store of a scalar gets here.
 		e.state[slot] = fb.Select(mask, fb.Reshape(val), ref)
