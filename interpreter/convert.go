@@ -555,9 +555,9 @@ func cvReducePrecisionKernel(x *Exec, op *stablehlo.Op, args []Value) ([]Value, 
 	switch s := src.Data.(type) {
 	case []float32:
 		d := out.Data.([]float32)
-		f := narrowFormatOf(dt)
+		f := xla.NarrowFloatOf(dt)
 		switch {
-		case dt == xla.Float32 || f == nil || f.kind == narrowE8M0:
+		case dt == xla.Float32 || f == nil || !f.Signed():
 			ewSplit(len(d), func(lo, hi int) {
 				for i := lo; i < hi; i++ {
 					b := uint64(math.Float32bits(s[i]))
@@ -567,12 +567,12 @@ func cvReducePrecisionKernel(x *Exec, op *stablehlo.Op, args []Value) ([]Value, 
 				ewRoundNarrow(dt, d[lo:hi])
 			})
 		default:
-			nbits, fm, fe := f.bits, f.mantBits, f.expBits
+			nbits, fe, fm := f.Layout()
 			ewSplit(len(d), func(lo, hi int) {
 				for i := lo; i < hi; i++ {
-					c := uint64(f.encode32(s[i]))
-					c = cvReduceBits(c, nbits, fm, fe, int(mb), int(eb), f.isNaNCode(uint32(c)))
-					d[i] = f.decode(uint32(c))
+					c := uint64(f.Encode(s[i]))
+					c = cvReduceBits(c, nbits, fm, fe, int(mb), int(eb), f.IsNaN(uint32(c)))
+					d[i] = f.Decode(uint32(c))
 				}
 			})
 		}

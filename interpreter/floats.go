@@ -20,11 +20,11 @@ func DecodeNarrow(dt xla.DType, bits uint32) float32 {
 	if dt == xla.BFloat16 {
 		return math.Float32frombits(bits << 16)
 	}
-	f := narrowFormatOf(dt)
+	f := xla.NarrowFloatOf(dt)
 	if f == nil {
 		return float32(math.NaN())
 	}
-	return f.decode(bits)
+	return f.Decode(bits)
 }
 
 // EncodeNarrow returns the bits of v in narrow float type dt, rounding to
@@ -33,11 +33,11 @@ func EncodeNarrow(dt xla.DType, v float32) uint32 {
 	if dt == xla.BFloat16 {
 		return uint32(bf16Bits(v))
 	}
-	f := narrowFormatOf(dt)
+	f := xla.NarrowFloatOf(dt)
 	if f == nil {
 		return 0
 	}
-	return f.encode32(v)
+	return f.Encode(v)
 }
 
 // RoundNarrow rounds v to the nearest value of narrow float type dt. It
@@ -49,22 +49,22 @@ func RoundNarrow(dt xla.DType, v float32) float32 {
 	case xla.BFloat16:
 		return math.Float32frombits(uint32(bf16Bits(v)) << 16)
 	}
-	f := narrowFormatOf(dt)
+	f := xla.NarrowFloatOf(dt)
 	if f == nil {
 		return v
 	}
-	return f.round32(v)
+	return f.Round(v)
 }
 
 // RoundNarrow64 rounds a float64 directly (without passing through
 // float32) to the nearest value of narrow float type dt, or to float32 for
 // Float32 and other types.
 func RoundNarrow64(dt xla.DType, v float64) float32 {
-	f := narrowFormatOf(dt)
+	f := xla.NarrowFloatOf(dt)
 	if f == nil {
 		return float32(v)
 	}
-	return f.decode(f.encode64(v))
+	return f.Decode(f.Encode64(v))
 }
 
 // RoundNarrowSlice rounds every element of s in place to narrow float type
@@ -79,12 +79,12 @@ func RoundNarrowSlice(dt xla.DType, s []float32) {
 		}
 		return
 	}
-	f := narrowFormatOf(dt)
+	f := xla.NarrowFloatOf(dt)
 	if f == nil {
 		return
 	}
 	for i, v := range s {
-		s[i] = f.round32(v)
+		s[i] = f.Round(v)
 	}
 }
 

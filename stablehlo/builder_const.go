@@ -119,7 +119,8 @@ func (fb *FuncBuilder) Zero(t TensorType) *Value {
 }
 
 // ScalarOf adds a rank-0 constant of dtype holding v converted to dtype
-// (floats and complex numbers take v's value, integers its truncation,
+// (floats and complex numbers take v's value, rounded to nearest even for
+// the narrow kinds, integers its truncation wrapped to their width,
 // booleans v != 0).
 func (fb *FuncBuilder) ScalarOf(dtype xla.DType, v float64) *Value {
 	data, err := encodeFloat(dtype, v)
@@ -176,6 +177,20 @@ func encodeFloat(dt xla.DType, v float64) ([]byte, error) {
 		return elementBytes([]complex64{complex(float32(v), 0)}), nil
 	case xla.Complex128:
 		return elementBytes([]complex128{complex(v, 0)}), nil
+	}
+	if f := xla.NarrowFloatOf(dt); f != nil && dt.HostBytes() == 1 {
+		// f8, f6 and f4 kinds: one code a byte.
+		return []byte{byte(f.Encode64(v))}, nil
+	}
+	if dt.IsInt() && dt.Bits() < 8 {
+		// i1, i2, i4 and their unsigned kinds: one value a byte, wrapped
+		// to the type's width.
+		shift := 64 - dt.Bits()
+		x := uint64(int64(v)) << shift
+		if dt.IsUnsigned() {
+			return []byte{byte(x >> shift)}, nil
+		}
+		return []byte{byte(int64(x) >> shift)}, nil
 	}
 	return nil, fmt.Errorf("no scalar encoding for element type %s: use ConstantBytes", dt)
 }

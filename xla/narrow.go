@@ -1,9 +1,7 @@
-package interpreter
+package xla
 
 import (
 	"math"
-
-	"github.com/halo-ml/halo/xla"
 )
 
 // Narrow float formats (f16, bf16 and the f8/f6/f4 kinds).
@@ -53,9 +51,10 @@ const (
 	narrowE8M0                     // exponent only: no sign, no zero; NaN is 0xFF
 )
 
-// narrowFormat describes one narrow float format.
-type narrowFormat struct {
-	dt       xla.DType
+// NarrowFloat is the codec of one narrow float format: its values and
+// codes (bit patterns) and rounding to it, with the rules above.
+type NarrowFloat struct {
+	dt       DType
 	bits     int // total bits
 	expBits  int
 	mantBits int
@@ -76,23 +75,23 @@ type narrowFormat struct {
 // narrowFormats is indexed by DType; nil for types that are not narrow floats.
 var narrowFormats = buildNarrowFormats()
 
-func buildNarrowFormats() []*narrowFormat {
-	specs := []narrowFormat{
-		{dt: xla.Float16, bits: 16, expBits: 5, mantBits: 10, bias: 15, kind: narrowIEEE},
-		{dt: xla.BFloat16, bits: 16, expBits: 8, mantBits: 7, bias: 127, kind: narrowIEEE},
-		{dt: xla.Float8E5M2, bits: 8, expBits: 5, mantBits: 2, bias: 15, kind: narrowIEEE},
-		{dt: xla.Float8E4M3, bits: 8, expBits: 4, mantBits: 3, bias: 7, kind: narrowIEEE},
-		{dt: xla.Float8E3M4, bits: 8, expBits: 3, mantBits: 4, bias: 3, kind: narrowIEEE},
-		{dt: xla.Float8E4M3FN, bits: 8, expBits: 4, mantBits: 3, bias: 7, kind: narrowFN},
-		{dt: xla.Float8E4M3FNUZ, bits: 8, expBits: 4, mantBits: 3, bias: 8, kind: narrowFNUZ},
-		{dt: xla.Float8E5M2FNUZ, bits: 8, expBits: 5, mantBits: 2, bias: 16, kind: narrowFNUZ},
-		{dt: xla.Float8E4M3B11FNUZ, bits: 8, expBits: 4, mantBits: 3, bias: 11, kind: narrowFNUZ},
-		{dt: xla.Float8E8M0FNU, bits: 8, expBits: 8, mantBits: 0, bias: 127, kind: narrowE8M0},
-		{dt: xla.Float4E2M1FN, bits: 4, expBits: 2, mantBits: 1, bias: 1, kind: narrowFinite},
-		{dt: xla.Float6E2M3FN, bits: 6, expBits: 2, mantBits: 3, bias: 1, kind: narrowFinite},
-		{dt: xla.Float6E3M2FN, bits: 6, expBits: 3, mantBits: 2, bias: 3, kind: narrowFinite},
+func buildNarrowFormats() []*NarrowFloat {
+	specs := []NarrowFloat{
+		{dt: Float16, bits: 16, expBits: 5, mantBits: 10, bias: 15, kind: narrowIEEE},
+		{dt: BFloat16, bits: 16, expBits: 8, mantBits: 7, bias: 127, kind: narrowIEEE},
+		{dt: Float8E5M2, bits: 8, expBits: 5, mantBits: 2, bias: 15, kind: narrowIEEE},
+		{dt: Float8E4M3, bits: 8, expBits: 4, mantBits: 3, bias: 7, kind: narrowIEEE},
+		{dt: Float8E3M4, bits: 8, expBits: 3, mantBits: 4, bias: 3, kind: narrowIEEE},
+		{dt: Float8E4M3FN, bits: 8, expBits: 4, mantBits: 3, bias: 7, kind: narrowFN},
+		{dt: Float8E4M3FNUZ, bits: 8, expBits: 4, mantBits: 3, bias: 8, kind: narrowFNUZ},
+		{dt: Float8E5M2FNUZ, bits: 8, expBits: 5, mantBits: 2, bias: 16, kind: narrowFNUZ},
+		{dt: Float8E4M3B11FNUZ, bits: 8, expBits: 4, mantBits: 3, bias: 11, kind: narrowFNUZ},
+		{dt: Float8E8M0FNU, bits: 8, expBits: 8, mantBits: 0, bias: 127, kind: narrowE8M0},
+		{dt: Float4E2M1FN, bits: 4, expBits: 2, mantBits: 1, bias: 1, kind: narrowFinite},
+		{dt: Float6E2M3FN, bits: 6, expBits: 2, mantBits: 3, bias: 1, kind: narrowFinite},
+		{dt: Float6E3M2FN, bits: 6, expBits: 3, mantBits: 2, bias: 3, kind: narrowFinite},
 	}
-	out := make([]*narrowFormat, len(xla.AllDTypes())+1)
+	out := make([]*NarrowFloat, len(AllDTypes())+1)
 	for i := range specs {
 		f := specs[i]
 		f.init()
@@ -101,7 +100,7 @@ func buildNarrowFormats() []*narrowFormat {
 	return out
 }
 
-func (f *narrowFormat) init() {
+func (f *NarrowFloat) init() {
 	mantMask := uint32(1)<<f.mantBits - 1
 	expMax := uint32(1)<<f.expBits - 1
 	if f.kind != narrowE8M0 {
@@ -123,7 +122,7 @@ func (f *narrowFormat) init() {
 		f.maxCode = 0xfe
 		f.nanCode = 0xff
 	}
-	f.maxVal = f.decode64(f.maxCode)
+	f.maxVal = f.Decode64(f.maxCode)
 	f.max32 = math.Float32bits(float32(f.maxVal))
 	f.minNorm = math.Float32bits(float32(math.Ldexp(1, 1-f.bias)))
 	f.magic = float32(math.Ldexp(1, 1-f.bias-f.mantBits+23))
@@ -136,16 +135,27 @@ func (f *narrowFormat) init() {
 	}
 }
 
-// narrowFormatOf returns the format of dt, or nil.
-func narrowFormatOf(dt xla.DType) *narrowFormat {
+// NarrowFloatOf returns the format of dt (f16, bf16, an f8, f6 or f4
+// kind), or nil.
+func NarrowFloatOf(dt DType) *NarrowFloat {
 	if int(dt) < len(narrowFormats) {
 		return narrowFormats[dt]
 	}
 	return nil
 }
 
+// Layout returns f's width in bits and those of its exponent and
+// significand (without the implicit bit).
+func (f *NarrowFloat) Layout() (bits, expBits, mantBits int) { return f.bits, f.expBits, f.mantBits }
+
+// Signed reports whether f has a sign bit (all but f8E8M0FNU).
+func (f *NarrowFloat) Signed() bool { return f.kind != narrowE8M0 }
+
+// IsNaN reports whether code c is a NaN of f.
+func (f *NarrowFloat) IsNaN(c uint32) bool { return f.isNaNCode(c) }
+
 // isNaNCode reports whether code c is a NaN of f.
-func (f *narrowFormat) isNaNCode(c uint32) bool {
+func (f *NarrowFloat) isNaNCode(c uint32) bool {
 	mag := c &^ f.signBit
 	switch f.kind {
 	case narrowIEEE:
@@ -160,9 +170,9 @@ func (f *narrowFormat) isNaNCode(c uint32) bool {
 	return false
 }
 
-// decode64 returns the value of a code that is not NaN (±Inf for the
+// Decode64 returns the value of a code that is not NaN (±Inf for the
 // IEEE-like formats' infinities).
-func (f *narrowFormat) decode64(c uint32) float64 {
+func (f *NarrowFloat) Decode64(c uint32) float64 {
 	c &= 1<<f.bits - 1
 	if f.kind == narrowE8M0 {
 		return math.Ldexp(1, int(c)-f.bias)
@@ -186,7 +196,7 @@ func (f *narrowFormat) decode64(c uint32) float64 {
 // decodeSlow32 returns code c as a float32. NaNs keep their sign and, for
 // the IEEE-like formats, their payload (shifted to the top of float32's
 // significand) so that encoding them again gives back the same code.
-func (f *narrowFormat) decodeSlow32(c uint32) float32 {
+func (f *NarrowFloat) decodeSlow32(c uint32) float32 {
 	c &= 1<<f.bits - 1
 	if f.isNaNCode(c) {
 		var sign uint32
@@ -201,26 +211,26 @@ func (f *narrowFormat) decodeSlow32(c uint32) float32 {
 		}
 		return math.Float32frombits(sign | 0x7fc00000)
 	}
-	return float32(f.decode64(c))
+	return float32(f.Decode64(c))
 }
 
-// decode returns code c as a float32.
-func (f *narrowFormat) decode(c uint32) float32 {
+// Decode returns code c as a float32 (a NaN keeps its sign and payload).
+func (f *NarrowFloat) Decode(c uint32) float32 {
 	if f.decode32 != nil {
 		return f.decode32[c&(1<<f.bits-1)]
 	}
 	switch f.dt {
-	case xla.BFloat16:
+	case BFloat16:
 		return math.Float32frombits(c << 16)
-	case xla.Float16:
-		return xla.F16(c).Float32()
+	case Float16:
+		return F16(c).Float32()
 	}
 	return f.decodeSlow32(c)
 }
 
 // specialCode encodes an infinity (nan false) or a NaN (nan true) whose
 // float32 sign bit is neg and whose float32 significand is payload.
-func (f *narrowFormat) specialCode(neg, nan bool, payload uint32) uint32 {
+func (f *NarrowFloat) specialCode(neg, nan bool, payload uint32) uint32 {
 	var sign uint32
 	if neg {
 		sign = f.signBit
@@ -253,7 +263,7 @@ func (f *narrowFormat) specialCode(neg, nan bool, payload uint32) uint32 {
 
 // overflowCode is the code of a finite value whose magnitude rounds past
 // the largest finite value.
-func (f *narrowFormat) overflowCode(neg bool) uint32 {
+func (f *NarrowFloat) overflowCode(neg bool) uint32 {
 	var sign uint32
 	if neg {
 		sign = f.signBit
@@ -269,8 +279,8 @@ func (f *narrowFormat) overflowCode(neg bool) uint32 {
 	return sign | f.maxCode // MX formats saturate
 }
 
-// encode64 rounds v (any float64) to the nearest code of f, ties to even.
-func (f *narrowFormat) encode64(v float64) uint32 {
+// Encode64 rounds v (any float64) to the nearest code of f, ties to even.
+func (f *NarrowFloat) Encode64(v float64) uint32 {
 	b := math.Float64bits(v)
 	neg := b>>63 != 0
 	if math.IsNaN(v) || math.IsInf(v, 0) {
@@ -296,7 +306,7 @@ func (f *narrowFormat) encode64(v float64) uint32 {
 // an IEEE layout (biased exponent above the mantissa, subnormals at
 // exponent 0), which also gives f8E8M0FNU's rounding: there code 0 is
 // 2^-127, and values up to 2^-127 round to it.
-func (f *narrowFormat) magnitudeCode(a float64) uint32 {
+func (f *NarrowFloat) magnitudeCode(a float64) uint32 {
 	if a == 0 {
 		return 0
 	}
@@ -312,31 +322,31 @@ func (f *narrowFormat) magnitudeCode(a float64) uint32 {
 	return uint32(n)
 }
 
-// encode32 rounds a float32 to the nearest code of f.
-func (f *narrowFormat) encode32(v float32) uint32 {
+// Encode rounds a float32 to the nearest code of f.
+func (f *NarrowFloat) Encode(v float32) uint32 {
 	b := math.Float32bits(v)
 	if b&0x7f800000 == 0x7f800000 {
 		return f.specialCode(b>>31 != 0, b&0x7fffff != 0, b&0x7fffff)
 	}
-	return f.encode64(float64(v))
+	return f.Encode64(float64(v))
 }
 
-// round32 rounds a float32 to the nearest value of f (as a float32). It is
+// Round rounds a float32 to the nearest value of f (as a float32). It is
 // the hot path of narrow-float arithmetic: bit operations for normal
 // values, one float add for subnormal ones.
-func (f *narrowFormat) round32(v float32) float32 {
+func (f *NarrowFloat) Round(v float32) float32 {
 	b := math.Float32bits(v)
 	sign := b & 0x80000000
 	a := b &^ 0x80000000
 	switch {
 	case a >= 0x7f800000 || f.kind == narrowE8M0:
-		return f.decode(f.encode32(v))
+		return f.Decode(f.Encode(v))
 	case a >= f.minNorm:
 		shift := uint(23 - f.mantBits)
 		a += (1<<(shift-1) - 1) + (a>>shift)&1
 		a &^= 1<<shift - 1
 		if a > f.max32 {
-			return f.decode(f.overflowCode(sign != 0))
+			return f.Decode(f.overflowCode(sign != 0))
 		}
 		return math.Float32frombits(sign | a)
 	default:
