@@ -762,3 +762,29 @@ func TestMisuseGoIntegerKinds(t *testing.T) {
 			spec: CallSpec{OutShapes: one}, args: x4, want: []string{"load at misuse_test.go:", "overflows int64"}},
 	})
 }
+
+// TestRecoveredRegionPanicIsAnError: a kernel that recovers a panic of a
+// ForLoop (or When) body must not go on tracing into the region that
+// never closed (its later ops were silently dropped); the call fails.
+func TestRecoveredRegionPanicIsAnError(t *testing.T) {
+	x := tensor(t, xla.Float32, []float32{1, 2, 3, 4}, 4)
+	spec := CallSpec{Name: "recovers", OutShapes: []xla.Shape{xla.MakeShape(xla.Float32, 4)}, Grid: []int64{1}}
+	for name, region := range map[string]func(k *Kernel){
+		"for":  func(k *Kernel) { k.ForLoop(0, 2, nil, func(i *Value, c []*Value) []*Value { panic("boom") }) },
+		"when": func(k *Kernel) { k.When(k.ProgramID(0).Eq(0), func() { panic("boom") }) },
+	} {
+		t.Run(name, func(t *testing.T) {
+			kernel := func(k *Kernel, r []*Ref) {
+				func() {
+					defer func() { recover() }()
+					region(k)
+				}()
+				r[1].Store(r[0].Load().Add(1.0))
+			}
+			_, err := runCall(kernel, spec, x)
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), "body panicked and the kernel recovered")
+			assert.Contains(t, err.Error(), "misuse_test.go")
+		})
+	}
+}

@@ -54,6 +54,10 @@ type traceState struct {
 	name   string
 	err    *Error
 	nextID int
+	// abandoned is where a When, ForLoop or While body panicked (a panic
+	// the kernel itself recovered leaves the trace unusable: its region
+	// never closed).
+	abandoned Loc
 }
 
 // Kernel is the tracing context of a kernel body (or an index map): it
@@ -872,9 +876,22 @@ func (k *Kernel) runRegion(argTypes []Type, body func(args []*Value) []*Value) *
 		a.argOf = r
 		r.Args = append(r.Args, a)
 	}
+	depth := len(k.stack)
 	k.stack = append(k.stack, r)
+	closed := false
+	defer func() {
+		if !closed {
+			// body panicked: close the region, and remember it in case
+			// the kernel recovers (runTraced reports it then).
+			k.stack = k.stack[:depth]
+			if k.st.abandoned == (Loc{}) {
+				_, k.st.abandoned = panicSite()
+			}
+		}
+	}()
 	ys := body(r.Args)
-	k.stack = k.stack[:len(k.stack)-1]
+	closed = true
+	k.stack = k.stack[:depth]
 	r.Yield = ys
 	return r
 }
