@@ -262,7 +262,7 @@ func (k *Kernel) maskOperand(op string, mask *Value, shape []int64) (*Value, boo
 
 // valueOperand converts v to dtype's value broadcast to shape.
 func (k *Kernel) valueOperand(op, what string, v any, dtype xla.DType, shape []int64) (*Value, bool) {
-	x, ok := k.asValue(op, v, dtype)
+	x, ok := k.asValueOf(op, what, v, dtype)
 	if !ok {
 		return nil, false
 	}

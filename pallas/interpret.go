@@ -1116,7 +1116,7 @@ func (l *interp) op(fb *stablehlo.FuncBuilder, op *Op, e *env) error {
 		case float64:
 			set(fb.SplatOf(t.DType, c, hloDims(t)...))
 		case int64:
-			if c == int64(float64(c)) {
+			if c == int64(float64(c)) && (c >= 0 || !t.DType.IsUnsigned()) {
 				set(fb.SplatOf(t.DType, float64(c), hloDims(t)...))
 			} else {
 				set(fb.Convert(stablehlo.Splat(fb, c, hloDims(t)...), t.DType))

@@ -461,7 +461,7 @@ func TestTraceErrors(t *testing.T) {
 		{"kernel panics", func(k *Kernel, r []*Ref) { _ = r[5] }, CallSpec{OutShapes: one},
 			[]string{"kernel at semantics_test.go:", "panicked while tracing", "index out of range"}},
 		{"nil value in an op", func(k *Kernel, r []*Ref) { var v *Value; r[1].Store(r[0].Load().Add(v)) }, CallSpec{OutShapes: one},
-			[]string{"add at semantics_test.go:", "operand 0 is nil"}},
+			[]string{"add at semantics_test.go:", "operand 1 is nil"}},
 		{"index map panics", func(k *Kernel, r []*Ref) {},
 			CallSpec{OutShapes: one, InSpecs: []*BlockSpec{{BlockShape: []int64{2}, IndexMap: func(g []*Value, _ []*Ref) []any { return []any{g[3]} }}}},
 			[]string{"index map of input 0 (f32[2] block of f32[4]) at semantics_test.go:", "panicked while tracing"}},

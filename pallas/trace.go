@@ -304,6 +304,15 @@ func (k *Kernel) Arange(n int64) *Value { return k.Iota(xla.Int32, 0, n) }
 
 // constValue converts a Go constant to the IR's representation for dtype.
 func constValue(v any, dtype xla.DType) (any, error) {
+	if u, ok := bigUnsigned(v); ok {
+		switch {
+		case dtype == xla.Uint64:
+			return int64(u), nil // its bits, as the lowerings take them
+		case dtype.IsFloat():
+			return float64(u), nil
+		}
+		return nil, fmt.Errorf("constant %d overflows %v", u, dtype)
+	}
 	var f float64
 	i, isInt, err := staticInt(v)
 	if err != nil {
@@ -355,6 +364,23 @@ func constValue(v any, dtype xla.DType) (any, error) {
 }
 
 // intRange is the range of an integer dtype, clipped to int64.
+// bigUnsigned returns v when it is a Go unsigned integer above
+// math.MaxInt64 (which only u64 values and floats hold).
+func bigUnsigned(v any) (uint64, bool) {
+	var u uint64
+	switch x := v.(type) {
+	case uint:
+		u = uint64(x)
+	case uint64:
+		u = x
+	case uintptr:
+		u = uint64(x)
+	default:
+		return 0, false
+	}
+	return u, u > math.MaxInt64
+}
+
 func intRange(dt xla.DType) (lo, hi int64) {
 	b := dt.Bits()
 	switch {
@@ -371,17 +397,30 @@ func intRange(dt xla.DType) (lo, hi int64) {
 // asValue turns an operand (a *Value or a Go scalar) into a Value; Go
 // scalars take like's dtype (weak typing) and are scalars.
 func (k *Kernel) asValue(op string, x any, like xla.DType) (*Value, bool) {
+	return k.asValueOf(op, "operand", x, like)
+}
+
+// asValueOf is asValue naming the operand what in its errors.
+func (k *Kernel) asValueOf(op, what string, x any, like xla.DType) (*Value, bool) {
 	switch v := x.(type) {
 	case *Value:
-		if !k.check(op, v) {
+		if k.st.err != nil {
+			return nil, false
+		}
+		if v == nil {
+			k.failf(op, "%s is nil", what)
+			return nil, false
+		}
+		if v.k == nil || v.k.st != k.st || !k.inScope(v) {
+			k.failf(op, "%s (%s) comes from another kernel, index map or a closed region", what, v.Type)
 			return nil, false
 		}
 		return v, true
 	case *Ref:
-		k.failf(op, "a Ref is not a value; read it with Load")
+		k.failf(op, "%s: a Ref is not a value; read it with Load", what)
 		return nil, false
 	case nil:
-		k.failf(op, "operand is nil")
+		k.failf(op, "%s is nil", what)
 		return nil, false
 	}
 	if k.st.err != nil {
@@ -453,18 +492,18 @@ func (k *Kernel) broadcastTo(op string, v *Value, shape []int64) *Value {
 }
 
 // binaryOperands converts and broadcasts x and y to one type.
-func (k *Kernel) binaryOperands(op string, x, y any) (*Value, *Value, bool) {
+func (k *Kernel) binaryOperands(op string, x, y any, xName, yName string) (*Value, *Value, bool) {
 	var like xla.DType
 	if v, ok := x.(*Value); ok && v != nil {
 		like = v.Type.DType
 	} else if v, ok := y.(*Value); ok && v != nil {
 		like = v.Type.DType
 	}
-	a, ok := k.asValue(op, x, like)
+	a, ok := k.asValueOf(op, xName, x, like)
 	if !ok {
 		return nil, nil, false
 	}
-	b, ok := k.asValue(op, y, like)
+	b, ok := k.asValueOf(op, yName, y, like)
 	if !ok {
 		return nil, nil, false
 	}
@@ -482,7 +521,7 @@ func (k *Kernel) binaryOperands(op string, x, y any) (*Value, *Value, bool) {
 
 func (v *Value) binary(name string, y any, bad func(xla.DType) bool) *Value {
 	k := kernelOf(name, "operand 0", v)
-	a, b, ok := k.binaryOperands(name, v, y)
+	a, b, ok := k.binaryOperands(name, v, y, "operand 0", "operand 1")
 	if !ok {
 		return k.placeholder(v.Type)
 	}
@@ -532,7 +571,7 @@ func (v *Value) Xor(y any) *Value { return v.binary("xor", y, notIntegral) }
 
 func (v *Value) cmp(dir string, y any) *Value {
 	k := kernelOf("cmp", "operand 0", v)
-	a, b, ok := k.binaryOperands("cmp", v, y)
+	a, b, ok := k.binaryOperands("cmp", v, y, "operand 0", "operand 1")
 	if !ok {
 		return k.placeholder(Type{DType: xla.Bool, Shape: v.Type.Shape})
 	}
@@ -756,7 +795,7 @@ func Where(cond *Value, x, y any) *Value {
 		k.failf("select", "condition is %s, not bool", cond.Type)
 		return k.placeholder(cond.Type)
 	}
-	a, b, ok := k.binaryOperands("select", x, y)
+	a, b, ok := k.binaryOperands("select", x, y, "x", "y")
 	if !ok {
 		return k.placeholder(cond.Type)
 	}

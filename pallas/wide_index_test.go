@@ -76,3 +76,25 @@ func TestWideIndicesOnTriton(t *testing.T) {
 		spec: spec, args: []*interpreter.Tensor{x, i64Tensor(3, 0, 1, 2)}})
 	assert.Equal(t, []float32{13, 10, 11, 12}, got[0].Data)
 }
+
+// TestLargeUnsignedConstants uses Go uint64 constants above MaxInt64 with
+// u64 values (once an "overflows int64" error), on the interpreter and on
+// the TTIR evaluator.
+func TestLargeUnsignedConstants(t *testing.T) {
+	x := &interpreter.Tensor{Shape: xla.MakeShape(xla.Uint64, 2), Data: []uint64{1, 1 << 63}}
+	kernel := func(k *Kernel, r []*Ref) { r[1].Store(r[0].Load().Add(uint64(1<<63 + 5))) }
+	spec := CallSpec{Name: "u64", OutShapes: []xla.Shape{xla.MakeShape(xla.Uint64, 2)}, Grid: []int64{1}}
+	want := []uint64{1<<63 + 6, 5}
+	got, err := runCall(kernel, spec, x)
+	require.NoError(t, err)
+	assert.Equal(t, want, got[0].Data)
+	spec.Backend = Triton
+	tt := runTritonEval(t, tritonCase{name: "u64", kernel: kernel, spec: spec, args: []*interpreter.Tensor{x}})
+	assert.Equal(t, want, tt[0].Data)
+	// Too large for the dtype is still an error.
+	_, err = runCall(func(k *Kernel, r []*Ref) { r[1].Store(r[0].Load().Add(uint64(1 << 63))) },
+		CallSpec{Name: "u32", OutShapes: []xla.Shape{xla.MakeShape(xla.Uint32, 2)}, Grid: []int64{1}},
+		&interpreter.Tensor{Shape: xla.MakeShape(xla.Uint32, 2), Data: []uint32{1, 2}})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "constant 9223372036854775808 overflows ui32")
+}
