@@ -267,11 +267,17 @@ func (k *Kernel) Full(dtype xla.DType, v any, shape ...int64) *Value {
 
 // checkDims fails op when shape has a negative dim.
 func (k *Kernel) checkDims(op string, shape []int64) bool {
+	n := int64(1)
 	for _, d := range shape {
 		if d < 0 {
 			k.failf(op, "negative dim in shape %v", shape)
 			return false
 		}
+		if d > 0 && n > math.MaxInt64/d {
+			k.failf(op, "shape %v has more than 2^63 elements", shape)
+			return false
+		}
+		n *= d
 	}
 	return true
 }
@@ -340,7 +346,10 @@ func constValue(v any, dtype xla.DType) (any, error) {
 	switch {
 	case dtype.IsBool():
 		if isInt {
-			return i != 0, nil
+			f = float64(i)
+		}
+		if f != 0 && f != 1 {
+			return nil, fmt.Errorf("constant %v is not a bool (use 0 or 1, true or false)", f)
 		}
 		return f != 0, nil
 	case dtype.IsFloat():
@@ -574,6 +583,10 @@ func (v *Value) cmp(dir string, y any) *Value {
 	a, b, ok := k.binaryOperands("cmp", v, y, "operand 0", "operand 1")
 	if !ok {
 		return k.placeholder(Type{DType: xla.Bool, Shape: v.Type.Shape})
+	}
+	if a.Type.DType.IsComplex() && dir != "EQ" && dir != "NE" {
+		k.failf("cmp", "complex values have no order (%s); compare with Eq or Ne, or their real parts", dir)
+		return k.placeholder(Type{DType: xla.Bool, Shape: a.Type.Shape})
 	}
 	return k.emit("cmp", []*Value{a, b}, []Type{{DType: xla.Bool, Shape: a.Type.Shape}}, Attrs{Dir: dir}).Results[0]
 }
