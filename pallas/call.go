@@ -610,6 +610,11 @@ func funcLoc(f any) Loc {
 func traceIndexMap(st *traceState, p *Program, f IndexMapFunc, ref RefInfo) (*Region, error) {
 	k := &Kernel{st: st, gridLen: len(p.Grid)}
 	r := &Region{}
+	if fn := runtime.FuncForPC(reflect.ValueOf(f).Pointer()); fn != nil {
+		if file, _ := fn.FileLine(fn.Entry()); !strings.HasPrefix(fn.Name(), pkgPrefix) || strings.HasSuffix(file, "_test.go") {
+			r.Loc = funcLoc(f) // the user's map (not the wrapper Vmap made)
+		}
+	}
 	k.stack = []*Region{r}
 	grid := make([]*Value, len(p.Grid))
 	for i := range grid {

@@ -809,7 +809,11 @@ func (l *interp) blockStarts(fb *stablehlo.FuncBuilder, e *env, i int, r RefInfo
 		for d := range nbs {
 			nbs[d] = numBlocks(r.ArrayShape[d], r.Block[d])
 		}
-		site := l.addSite(checkSite{what: fmt.Sprintf("index map of %s", r), kind: "block index", dims: nbs})
+		what := fmt.Sprintf("index map of %s", r)
+		if m.Loc != (Loc{}) {
+			what += " at " + m.Loc.String()
+		}
+		site := l.addSite(checkSite{what: what, kind: "block index", dims: nbs})
 		e.state[l.errSlot] = l.record(fb, e, bad, site, blocks)
 	}
 	return st, nil

@@ -252,7 +252,7 @@ func TestInterpretChecksFoldedIndices(t *testing.T) {
 	}{
 		{"block index", func(g []*Value, _ []*Ref) []any { return []any{g[0].Add(2)} },
 			func(k *Kernel, r []*Ref) { r[1].Store(r[0].Load()) },
-			[]string{"grid point (0)", "index map of input 0", "block index (2) outside (2)"}},
+			[]string{"grid point (0)", "index map of input 0 (f32[4] block of f32[8]) at interpret_cse_test.go:", "block index (2) outside (2)"}},
 		{"slice start", func(g []*Value, _ []*Ref) []any { return []any{g[0]} },
 			func(k *Kernel, r []*Ref) {
 				r[1].Store(r[0].Load(DS(k.ProgramID(0).Add(3), 2)).Sum(), Slice(0, 1))

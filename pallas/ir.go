@@ -251,6 +251,9 @@ type Region struct {
 	Args  []*Value
 	Ops   []*Op
 	Yield []*Value
+	// Loc is where an index map's Go function is (zero for other regions,
+	// and for the maps Vmap wraps).
+	Loc Loc
 
 	parent *Op // the op owning the region (nil for a body or index map)
 }
