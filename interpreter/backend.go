@@ -39,6 +39,7 @@ const (
 	codeCancelled          = 1
 	codeInvalidArgument    = 3
 	codeNotFound           = 5
+	codeResourceExhausted  = 8
 	codeFailedPrecondition = 9
 	codeUnimplemented      = 12
 	codeInternal           = 13
@@ -161,7 +162,7 @@ func (c *client) LookupAddressableDevice(hw int) (backend.Device, error) {
 }
 
 func (c *client) DefaultDeviceAssignment(replicas, partitions int) ([]int, error) {
-	if replicas*partitions > len(c.devs) {
+	if n := len(c.devs); replicas < 1 || partitions < 1 || replicas > n || partitions > n || replicas*partitions > n {
 		return nil, backend.Errorf(codeInvalidArgument, "PJRT_Client_DefaultDeviceAssignment",
 			"%d replicas x %d partitions need %d devices, the client has %d (option device_count)", replicas, partitions, replicas*partitions, len(c.devs))
 	}

@@ -3,6 +3,7 @@ package interpreter
 import (
 	"encoding/binary"
 	"fmt"
+	"math"
 	"sync"
 
 	"github.com/halo-ml/halo/pjrt/backend"
@@ -321,6 +322,9 @@ func gatherStrided(shape xla.Shape, data []byte, strides []int64) ([]byte, error
 		if shape.Dims[i] > 1 && s < 0 {
 			return nil, fmt.Errorf("negative byte stride %d for dimension %d", s, i)
 		}
+		if s > 0 && shape.Dims[i]-1 > (math.MaxInt64-eb-last)/s {
+			return nil, fmt.Errorf("byte strides %v reach past the %d bytes of host data", strides, len(data))
+		}
 		last += (shape.Dims[i] - 1) * max(s, 0)
 	}
 	if last+eb > int64(len(data)) {
@@ -346,6 +350,9 @@ func (c *client) CreateUninitializedBuffer(shape xla.Shape, dev backend.Device, 
 	}
 	if StorageOf(shape.DType) == StorageInvalid {
 		return nil, backend.Errorf(codeUnimplemented, op, "element type %v is not supported by the interpreter", shape.DType)
+	}
+	if b := shape.Size() * int64(max(shape.DType.HostBytes(), 1)); b > ewMaxBytes {
+		return nil, backend.Errorf(codeResourceExhausted, op, "%v needs %d bytes, more than the interpreter allocates for one buffer (%d)", shape, b, int64(ewMaxBytes))
 	}
 	d, m, err := c.place(dev, mem, op)
 	if err != nil {

@@ -163,12 +163,15 @@ func (e *executable) place(o xla.CompileOptions, op string) error {
 	if R < 1 || P < 1 {
 		return backend.Errorf(codeInvalidArgument, op, "%d replicas x %d partitions", R, P)
 	}
-	e.prog.NumReplicas, e.prog.NumPartitions = R, P
-	e.replicas, e.partitions = R, P
 	n := len(e.c.devs)
-	if R*P > n {
+	if R > n || P > n || R*P > n {
+		if R > n || P > n {
+			return backend.Errorf(codeInvalidArgument, op, "the program needs %d replicas x %d partitions; the interpreter client has %d devices", R, P, n)
+		}
 		return backend.Errorf(codeInvalidArgument, op, "the program needs %d replicas x %d partitions = %d devices; the interpreter client has %d (open it with pjrt.DeviceCount(%d))", R, P, R*P, n, R*P)
 	}
+	e.prog.NumReplicas, e.prog.NumPartitions = R, P
+	e.replicas, e.partitions = R, P
 	da := o.DeviceAssignment
 	if da == nil {
 		da = xla.DefaultDeviceAssignment(R, P)

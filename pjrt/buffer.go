@@ -84,7 +84,9 @@ func (c *Client) BufferFromHost(data []byte, shape xla.Shape, opts ...BufferOpti
 	}
 	cfg := bufferConfig{semantics: backend.ImmutableUntilTransferCompletes}
 	for _, o := range opts {
-		o(&cfg)
+		if o != nil {
+			o(&cfg)
+		}
 	}
 	if err := shape.Validate(); err != nil {
 		return nil, err
@@ -146,6 +148,9 @@ func (b *Buffer) DType() xla.DType { return b.shape.DType }
 func (b *Buffer) Dims() []int64 { return append([]int64(nil), b.shape.Dims...) }
 
 func (b *Buffer) check() error {
+	if b == nil {
+		return errorf(InvalidArgument, "Buffer", "buffer is nil")
+	}
 	if err := checkOpen(&b.mu, &b.closed); err != nil {
 		return err
 	}
@@ -392,6 +397,9 @@ func ScalarBuffer[T Element](c *Client, v T, opts ...BufferOption) (*Buffer, err
 // ToSlice copies a buffer to a new Go slice, waiting for the transfer.
 // T must match the buffer's element type.
 func ToSlice[T Element](ctx context.Context, b *Buffer) ([]T, error) {
+	if b == nil {
+		return nil, errorf(InvalidArgument, "ToSlice", "buffer is nil")
+	}
 	dt := DTypeOf[T]()
 	if dt != b.DType() {
 		var z T
@@ -407,6 +415,9 @@ func ToSlice[T Element](ctx context.Context, b *Buffer) ([]T, error) {
 // ToScalar copies a rank-0 buffer to a Go value.
 func ToScalar[T Element](ctx context.Context, b *Buffer) (T, error) {
 	var z T
+	if b == nil {
+		return z, errorf(InvalidArgument, "ToScalar", "buffer is nil")
+	}
 	if b.shape.Rank() != 0 {
 		return z, fmt.Errorf("pjrt: ToScalar: buffer has shape %v, not a scalar", b.shape)
 	}

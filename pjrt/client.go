@@ -175,9 +175,15 @@ func (c *Client) DefaultDeviceAssignment(replicas, partitions int) ([][]int, err
 	if replicas < 1 || partitions < 1 {
 		return nil, errorf(InvalidArgument, "PJRT_Client_DefaultDeviceAssignment", "replicas (%d) and partitions (%d) must be at least 1", replicas, partitions)
 	}
+	if n := len(c.devices); replicas > n || partitions > n || replicas*partitions > n {
+		return nil, errorf(InvalidArgument, "PJRT_Client_DefaultDeviceAssignment", "%d replicas x %d partitions need more devices than the client's %d", replicas, partitions, n)
+	}
 	ids, err := c.b.DefaultDeviceAssignment(replicas, partitions)
 	if err != nil {
 		return nil, err
+	}
+	if len(ids) != replicas*partitions {
+		return nil, errorf(Internal, "PJRT_Client_DefaultDeviceAssignment", "the plugin returned %d device ids for %d replicas x %d partitions", len(ids), replicas, partitions)
 	}
 	out := make([][]int, replicas)
 	for r := range out {

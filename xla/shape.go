@@ -2,6 +2,7 @@ package xla
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 )
@@ -49,15 +50,21 @@ func (s Shape) Equal(o Shape) bool {
 // Clone returns a copy of s that shares no memory with it.
 func (s Shape) Clone() Shape { return MakeShape(s.DType, s.Dims...) }
 
-// Validate reports an error for an invalid element type or a negative dimension.
+// Validate reports an error for an invalid element type, a negative
+// dimension, or more bytes than an int64 counts.
 func (s Shape) Validate() error {
 	if !s.DType.Valid() {
 		return fmt.Errorf("xla: shape has invalid element type %v", s.DType)
 	}
+	n := int64(max(s.DType.HostBytes(), 1))
 	for i, d := range s.Dims {
 		if d < 0 {
 			return fmt.Errorf("xla: shape %v has negative dimension %d at axis %d", s, d, i)
 		}
+		if d > 0 && n > math.MaxInt64/d {
+			return fmt.Errorf("xla: shape %v has more than 2^63 bytes", s)
+		}
+		n *= d
 	}
 	return nil
 }
