@@ -294,4 +294,12 @@ func (u *userEvent) Set(code int, msg string) error {
 }
 
 func (u *userEvent) Handle() uintptr { return 0 }
-func (u *userEvent) Close() error    { return nil }
+
+// Close completes an event not yet set with Cancelled, so that nothing
+// waits on it forever.
+func (u *userEvent) Close() error {
+	u.once.Do(func() {
+		u.event.set(backend.Errorf(codeCancelled, "PJRT_Event_Destroy", "the event was closed before it was set"))
+	})
+	return nil
+}

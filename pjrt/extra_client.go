@@ -260,8 +260,15 @@ func (f *AliasFulfillment) Fail(err error) error {
 }
 
 // Close cancels the alias buffer (its readiness carries Cancelled) if it
-// was neither fulfilled nor failed. It is idempotent.
+// was neither fulfilled nor failed, and lets the client forget f. It is
+// idempotent.
 func (f *AliasFulfillment) Close() error {
+	err := f.cancel()
+	f.c.release(f) // calls Close again, which finds nothing left to do
+	return err
+}
+
+func (f *AliasFulfillment) cancel() error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.done {

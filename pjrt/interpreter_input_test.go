@@ -3,6 +3,7 @@ package pjrt
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -62,4 +63,53 @@ func TestBadBufferInputsAreErrors(t *testing.T) {
 	require.ErrorIs(t, err, InvalidArgument)
 	var nb *Buffer
 	require.ErrorIs(t, nb.Await(ctx), InvalidArgument)
+}
+
+// TestClosedUserEventCompletes closes an interpreter user event before
+// setting it: waiters see Cancelled instead of waiting forever.
+func TestClosedUserEventCompletes(t *testing.T) {
+	c := openInterpreter(t)
+	u, err := c.Plugin().NewUserEvent()
+	require.NoError(t, err)
+	require.NoError(t, u.Close())
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	require.ErrorIs(t, u.Event().Await(ctx), Cancelled)
+}
+
+// TestAliasFulfillmentsAreForgotten checks that closing (or fulfilling)
+// alias buffers lets the client forget their fulfillments: the client's
+// tracked objects do not grow round after round.
+func TestAliasFulfillmentsAreForgotten(t *testing.T) {
+	c := openInterpreter(t)
+	tracked := func() int {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		return len(c.live)
+	}
+	shape := xla.MakeShape(xla.Float32, 2)
+	src, err := BufferFrom(c, []float32{1, 2}, []int64{2})
+	require.NoError(t, err)
+	wrong, err := BufferFrom(c, []float32{1, 2, 3}, []int64{3})
+	require.NoError(t, err)
+	before := tracked()
+	for range 50 {
+		b, f, err := c.CreateAliasBuffer(shape)
+		require.NoError(t, err)
+		require.NoError(t, f.Close())
+		require.NoError(t, b.Close())
+
+		b, f, err = c.CreateAliasBuffer(shape)
+		require.NoError(t, err)
+		require.Error(t, f.Fulfill(wrong), "a source of another shape")
+		require.NoError(t, f.Close())
+		require.NoError(t, b.Close())
+
+		b, f, err = c.CreateAliasBuffer(shape)
+		require.NoError(t, err)
+		require.NoError(t, f.Fulfill(src))
+		require.NoError(t, f.Close())
+		require.NoError(t, b.Close())
+	}
+	assert.Equal(t, before, tracked())
 }
