@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"slices"
 	"sync"
 
 	"github.com/halo-ml/halo/pjrt/backend"
@@ -257,28 +258,9 @@ func (c *client) BufferFromHost(h backend.HostBuffer, dev backend.Device, mem ba
 	if c.closed.Load() {
 		return nil, nil, backend.Errorf(codeFailedPrecondition, op, "client is closed")
 	}
-	var d *device
-	var m *memory
-	if dev != nil {
-		dd, ok := dev.(*device)
-		if !ok || dd.c != c {
-			return nil, nil, backend.Errorf(codeInvalidArgument, op, "device %v belongs to another client", dev)
-		}
-		d, m = dd, dd.mem
-	}
-	if mem != nil {
-		mm, ok := mem.(*memory)
-		if !ok || len(mm.devs) == 0 || mm.devs[0].(*device).c != c {
-			return nil, nil, backend.Errorf(codeInvalidArgument, op, "memory %v belongs to another client", mem)
-		}
-		m = mm
-		if d == nil {
-			d = mm.devs[0].(*device)
-		}
-	}
-	if d == nil {
-		d = c.devs[0]
-		m = d.mem
+	d, m, err := c.place(dev, mem, op)
+	if err != nil {
+		return nil, nil, err
 	}
 	shape := h.Shape
 	if err := shape.Validate(); err != nil {
@@ -393,7 +375,10 @@ func (c *client) place(dev backend.Device, mem backend.Memory, op string) (*devi
 		}
 		d, _ := dev.(*device)
 		if d == nil {
-			d = m.devs[0].(*device)
+			return m.devs[0].(*device), m, nil
+		}
+		if !slices.Contains(m.devs, backend.Device(d)) {
+			return nil, nil, backend.Errorf(codeInvalidArgument, op, "memory %v is not attached to device %d", mem, d.id)
 		}
 		return d, m, nil
 	}

@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -446,15 +447,21 @@ func (e *executable) Execute(args [][]backend.Buffer, opts backend.ExecuteOption
 	if len(args) != len(devs) {
 		return nil, nil, backend.Errorf(codeInvalidArgument, op, "%d argument lists for %d devices", len(args), len(devs))
 	}
-	nargs := len(e.prog.Main.Args())
+	params := e.prog.Main.Args()
 	for d, list := range args {
-		if len(list) != nargs {
-			return nil, nil, backend.Errorf(codeInvalidArgument, op, "device %d: @%s takes %d arguments, got %d", d, e.prog.Main.Name, nargs, len(list))
+		if len(list) != len(params) {
+			return nil, nil, backend.Errorf(codeInvalidArgument, op, "device %d: @%s takes %d arguments, got %d", d, e.prog.Main.Name, len(params), len(list))
 		}
 		for i, b := range list {
 			bb, ok := b.(*buffer)
 			if !ok || bb.c != e.c {
 				return nil, nil, backend.Errorf(codeInvalidArgument, op, "argument %d of device %d belongs to another client", i, d)
+			}
+			if bb.dev != devs[d] {
+				return nil, nil, backend.Errorf(codeInvalidArgument, op, "argument %d for device %d is on device %d", i, devs[d].id, bb.dev.id)
+			}
+			if tt, ok := params[i].Type.(stablehlo.TensorType); ok && tt.Size() >= 0 && !bb.shape.Equal(tt.Shape()) {
+				return nil, nil, backend.Errorf(codeInvalidArgument, op, "argument %d of device %d is %v, @%s takes %v", i, d, bb.shape, e.prog.Main.Name, tt)
 			}
 		}
 	}
@@ -582,7 +589,7 @@ func (e *executable) runDevice(run *devRun, rv *Rendezvous, d int, args []backen
 	r, p := d/e.partitions, d%e.partitions
 	defer func() {
 		if v := recover(); v != nil {
-			err = backend.Errorf(codeInternal, "PJRT_LoadedExecutable_Execute", "device %d (replica %d, partition %d): interpreter panic: %v", d, r, p, v)
+			err = backend.Errorf(codeInternal, "PJRT_LoadedExecutable_Execute", "device %d (replica %d, partition %d): interpreter panic: %v", run.info.device, r, p, v)
 		}
 		if err != nil {
 			rv.Fail(ProcessID{r, p}, err)
@@ -603,7 +610,13 @@ func (e *executable) runDevice(run *devRun, rv *Rendezvous, d int, args []backen
 			v, err = nil, nil
 		}
 		if err != nil {
-			argErr = backend.Errorf(codeInvalidArgument, "PJRT_LoadedExecutable_Execute", "argument %d of device %d: %v", i, d, err)
+			// The producer's failure passes through with its code.
+			code := codeInvalidArgument
+			var ce backend.CodedError
+			if errors.As(err, &ce) && ce.PJRTCode() != 0 {
+				code = ce.PJRTCode()
+			}
+			argErr = backend.Errorf(code, "PJRT_LoadedExecutable_Execute", "argument %d of device %d: %v", i, run.info.device, err)
 			continue
 		}
 		if v == nil {
@@ -621,7 +634,7 @@ func (e *executable) runDevice(run *devRun, rv *Rendezvous, d int, args []backen
 		if run.Err() != nil || rv.Err() != nil {
 			code = codeCancelled
 		}
-		return backend.Errorf(code, "PJRT_LoadedExecutable_Execute", "device %d (replica %d, partition %d): %v", d, r, p, err)
+		return backend.Errorf(code, "PJRT_LoadedExecutable_Execute", "device %d (replica %d, partition %d): %v", run.info.device, r, p, err)
 	}
 	flat := res
 	for _, v := range res {
@@ -634,7 +647,7 @@ func (e *executable) runDevice(run *devRun, rv *Rendezvous, d int, args []backen
 		}
 	}
 	if len(flat) != len(run.bufs) {
-		return backend.Errorf(codeInternal, "PJRT_LoadedExecutable_Execute", "device %d: %d results for %d outputs", d, len(flat), len(run.bufs))
+		return backend.Errorf(codeInternal, "PJRT_LoadedExecutable_Execute", "device %d: %d results for %d outputs", run.info.device, len(flat), len(run.bufs))
 	}
 	for i := range run.bufs {
 		b := &run.bufs[i]

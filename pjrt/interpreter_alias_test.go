@@ -95,7 +95,9 @@ func TestInterpreterAliasBuffers(t *testing.T) {
 		// A token copied to another device stays a token.
 		moved, err := outs[0].CopyToDevice(dev1)
 		require.NoError(t, err)
-		res, err := useToken.Execute([][]*Buffer{{moved, x}}, ExecuteOptions{Device: dev1})
+		x1, err := x.CopyToDevice(dev1)
+		require.NoError(t, err)
+		res, err := useToken.Execute([][]*Buffer{{moved, x1}}, ExecuteOptions{Device: dev1})
 		require.NoError(t, err)
 		require.NoError(t, res.Outputs[0][1].Await(ctxT(t)))
 	})

@@ -113,3 +113,44 @@ func TestAliasFulfillmentsAreForgotten(t *testing.T) {
 	}
 	assert.Equal(t, before, tracked())
 }
+
+// TestExecuteChecksArguments gives Execute arguments of the wrong shape,
+// dtype or device, and memories of another device: each is an
+// InvalidArgument at once (the shape once failed later as Internal, the
+// device went unchecked).
+func TestExecuteChecksArguments(t *testing.T) {
+	c := openInterpreter(t, DeviceCount(2))
+	exe, err := c.Compile(MLIRText(addF32x4), nil)
+	require.NoError(t, err)
+	d0, err := c.Device(0)
+	require.NoError(t, err)
+	d1, err := c.Device(1)
+	require.NoError(t, err)
+	x, err := BufferFrom(c, []float32{1, 2, 3, 4}, []int64{4})
+	require.NoError(t, err)
+	i32, err := BufferFrom(c, []int32{1, 2, 3, 4}, []int64{4})
+	require.NoError(t, err)
+	m22, err := BufferFrom(c, []float32{1, 2, 3, 4}, []int64{2, 2})
+	require.NoError(t, err)
+	x1, err := x.CopyToDevice(d1)
+	require.NoError(t, err)
+	for _, c := range []struct {
+		args [][]*Buffer
+		opts ExecuteOptions
+		want string
+	}{
+		{[][]*Buffer{{x, i32}}, ExecuteOptions{}, "argument 1 of device 0 is tensor<4xi32>, @main takes tensor<4xf32>"},
+		{[][]*Buffer{{m22, x}}, ExecuteOptions{}, "argument 0 of device 0 is tensor<2x2xf32>, @main takes tensor<4xf32>"},
+		{[][]*Buffer{{x, x1}}, ExecuteOptions{}, "argument 1 for device 0 is on device 1"},
+		{[][]*Buffer{{x, x}}, ExecuteOptions{Device: d1}, "argument 0 for device 1 is on device 0"},
+	} {
+		_, err := exe.Execute(c.args, c.opts)
+		require.ErrorIs(t, err, InvalidArgument, c.want)
+		assert.Contains(t, err.Error(), c.want)
+	}
+	m0, err := d0.DefaultMemory()
+	require.NoError(t, err)
+	_, err = BufferFrom(c, []float32{1}, []int64{1}, OnDevice(d1), InMemory(m0))
+	require.ErrorIs(t, err, InvalidArgument)
+	assert.Contains(t, err.Error(), "is not attached to device 1")
+}

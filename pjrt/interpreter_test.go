@@ -423,7 +423,11 @@ func TestInterpreterExecutionErrors(t *testing.T) {
 		require.NoError(t, err)
 		good, err := BufferFrom(c, []float32{1, 2}, []int64{2})
 		require.NoError(t, err)
-		bad, err := BufferFrom(c, []float32{1, 2, 3}, []int64{3})
+		d1, err := c.Device(1)
+		require.NoError(t, err)
+		// Device 1's argument failed: its run fails, device 0's is stuck in
+		// the all-reduce until cancelled.
+		bad, err := c.CreateErrorBuffer(xla.MakeShape(xla.Float32, 2), &Error{Code: DataLoss, Msg: "the data was lost"}, OnDevice(d1))
 		require.NoError(t, err)
 		start := time.Now()
 		x, err := exe.Execute([][]*Buffer{{good}, {bad}}, ExecuteOptions{CompletionEvents: true})
@@ -433,6 +437,7 @@ func TestInterpreterExecutionErrors(t *testing.T) {
 		assert.Less(t, time.Since(start), 10*time.Second)
 		require.Error(t, err1)
 		assert.Contains(t, err1.Error(), "argument 0")
+		assert.ErrorIs(t, err1, DataLoss, "the producer's code passes through")
 		require.Error(t, err0)
 		assert.True(t, errors.Is(err0, Cancelled), "%v", err0)
 		assert.Contains(t, err0.Error(), "stablehlo.all_reduce")
@@ -512,9 +517,9 @@ func TestInterpreterFFIHandlers(t *testing.T) {
 	assert.Equal(t, "affine", mode)
 
 	// Without the user data the handler's error fails the execution.
-	outs, err := exe.Run(x)
+	run, err = exe.Execute([][]*Buffer{{x}}, ExecuteOptions{Device: d1})
 	require.NoError(t, err)
-	err = outs[0].Await(ctxT(t))
+	err = run.Outputs[0][0].Await(ctxT(t))
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "execute context")
 }
