@@ -44,20 +44,25 @@ type chainKey struct {
 // chain is one ordered effect's runtime token on one client.
 type chain struct {
 	cur *pjrt.Buffer // the token the next computation of the effect takes
-	// relays waiting for their computation (see relay), and whether a
-	// goroutine is working through them.
-	queue   []relay
+	// relays in token order (see relay), and whether a goroutine is
+	// working through them.
+	queue   []*relay
 	running bool
 }
 
 // relay hands a computation's token on: next (the chain's current token
 // once the computation was dispatched) gets the computation's token result
-// out when it is ready, or, when the computation failed, the token in that
-// the computation took, so that a failed callback does not poison the
-// chain. The relay then closes in and out.
+// out when it is ready, or, when the computation failed (or was never
+// dispatched: out nil), the token in that the computation took, so that a
+// failed callback does not poison the chain. The relay then closes in and
+// out. A relay joins its chain's queue when its computation takes the
+// chain's token, before the dispatch: the queue is in token order, which
+// concurrent dispatches may finish in another. dispatched is closed once
+// out is set (or left nil).
 type relay struct {
-	out, in *pjrt.Buffer
-	next    *pjrt.AliasFulfillment
+	out, in    *pjrt.Buffer
+	next       *pjrt.AliasFulfillment
+	dispatched chan struct{}
 }
 
 var registry struct {
@@ -265,7 +270,7 @@ func (s *Stream) executeRelayed(dev *pjrt.Device, exe *Executable, args []*pjrt.
 	n := len(exe.lowered.Ordered)
 	full := make([]*pjrt.Buffer, n, n+len(args))
 	full = append(full, args...)
-	relays := make([]relay, n)
+	relays := make([]*relay, 0, n)
 	var replaced []*pjrt.Buffer // current tokens read by a copy
 	s.mu.Lock()
 	xctx, err := s.context(c)
@@ -278,50 +283,52 @@ func (s *Stream) executeRelayed(dev *pjrt.Device, exe *Executable, args []*pjrt.
 		old := ch.cur
 		in, err := t.take(ch, dev)
 		if err == nil {
+			r := &relay{in: in, dispatched: make(chan struct{})}
 			var next *pjrt.Buffer
-			next, relays[i].next, err = t.c.CreateAliasBuffer(t.shape, pjrt.OnDevice(dev))
+			next, r.next, err = t.c.CreateAliasBuffer(t.shape, pjrt.OnDevice(dev))
 			if err == nil {
 				ch.cur = next
 				if old != nil && old != in {
 					replaced = append(replaced, old)
 				}
+				// In token order: the relay of the computation that takes
+				// next comes after this one.
+				relays = append(relays, r)
+				ch.queue = append(ch.queue, r)
+				if !ch.running {
+					ch.running = true
+					go s.relayLoop(ch)
+				}
 			} else if in != old {
 				in.Close()
-				in = nil
 			}
 		}
-		relays[i].in = in
 		if err != nil {
 			s.mu.Unlock()
-			s.undo(relays[:i])
+			undispatched(relays)
 			closeAll(replaced)
 			return nil, fmt.Errorf("effects: Execute: runtime token of effect %q: %w", e, err)
 		}
 		full[i] = in
 	}
 	s.mu.Unlock()
+	// Every computation with effects leaves its completion event, so that
+	// Barrier waits for it even when Close dropped its chains meanwhile.
 	x, err := exe.exe.Execute([][]*pjrt.Buffer{full}, pjrt.ExecuteOptions{
-		Device: dev, Context: xctx, CompletionEvents: exe.lowered.Unordered,
+		Device: dev, Context: xctx, CompletionEvents: true,
 	})
 	closeAll(replaced)
 	if err != nil {
-		s.undo(relays)
+		undispatched(relays)
 		return nil, err
 	}
 	outs := x.Outputs[0]
+	for i, r := range relays {
+		r.out = outs[i]
+		close(r.dispatched)
+	}
 	s.mu.Lock()
-	for i, e := range exe.lowered.Ordered {
-		relays[i].out = outs[i]
-		ch := s.chains[chainKey{c, e}]
-		ch.queue = append(ch.queue, relays[i])
-		if !ch.running {
-			ch.running = true
-			go s.relayLoop(ch)
-		}
-	}
-	if len(x.Completion) > 0 {
-		s.addPending(x.Completion[0])
-	}
+	s.addPending(x.Completion[0])
 	s.mu.Unlock()
 	return outs[n:], nil
 }
@@ -342,19 +349,11 @@ func (s *Stream) chain(c *pjrt.Client, e string) *chain {
 	return ch
 }
 
-// undo hands the taken tokens on unchanged after a dispatch that failed
-// before the computation started.
-func (s *Stream) undo(relays []relay) {
+// undispatched tells the relays of a dispatch that failed before its
+// computation started: they hand the tokens taken on unchanged.
+func undispatched(relays []*relay) {
 	for _, r := range relays {
-		if r.next == nil {
-			continue
-		}
-		if r.in != nil {
-			r.next.Fulfill(r.in)
-			r.in.Close()
-		} else {
-			r.next.Fail(errors.New("effects: dispatch failed"))
-		}
+		close(r.dispatched)
 	}
 }
 
@@ -393,19 +392,25 @@ func (s *Stream) relayLoop(ch *chain) {
 			return
 		}
 		r := ch.queue[0]
-		ch.queue[0] = relay{}
+		ch.queue[0] = nil
 		ch.queue = ch.queue[1:]
 		s.mu.Unlock()
-		src := r.out
-		if err := r.out.Await(context.Background()); err != nil {
-			src = r.in // the computation failed: hand on the token it took
-			s.record(err)
+		<-r.dispatched
+		src := r.in // not dispatched, or failed: hand on the token it took
+		if r.out != nil {
+			if err := r.out.Await(context.Background()); err != nil {
+				s.record(err)
+			} else {
+				src = r.out
+			}
 		}
 		if err := r.next.Fulfill(src); err != nil {
 			r.next.Fail(err)
 		}
 		r.in.Close()
-		r.out.Close()
+		if r.out != nil {
+			r.out.Close()
+		}
 	}
 }
 
@@ -508,12 +513,16 @@ func (s *Stream) Close(ctx context.Context) error {
 	chains, ctxs := s.chains, s.ctxs
 	s.chains = map[chainKey]*chain{}
 	s.ctxs = map[*pjrt.Client]*pjrt.ExecuteContext{}
-	s.mu.Unlock()
+	var idle []*pjrt.Buffer
 	for _, ch := range chains {
-		if ch.cur != nil {
-			ch.cur.Close()
+		// A chain still relaying belongs to a dispatch that raced Close:
+		// its token is left to the garbage collector.
+		if ch.cur != nil && !ch.running {
+			idle = append(idle, ch.cur)
 		}
 	}
+	s.mu.Unlock()
+	closeAll(idle)
 	for _, x := range ctxs {
 		if x != nil {
 			x.Close()
