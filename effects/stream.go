@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"runtime"
+	"slices"
 	"sync"
 	"weak"
 
@@ -28,6 +30,12 @@ type Stream struct {
 	pending []*pjrt.Event // completion events not yet seen by Barrier
 	pruneAt int           // len(pending) at which fired events are dropped
 	ctxs    map[*pjrt.Client]*pjrt.ExecuteContext
+	// inflight counts relayed dispatches between taking their tokens and
+	// their Execute returning (they use an execute context outside mu);
+	// retired are the contexts Close dropped meanwhile, closed by the last
+	// of them.
+	inflight int
+	retired  []*pjrt.ExecuteContext
 
 	// errMu guards err apart from mu: callbacks record errors while a
 	// dispatch may hold mu (a backend may run a computation inside
@@ -311,6 +319,7 @@ func (s *Stream) executeRelayed(dev *pjrt.Device, exe *Executable, args []*pjrt.
 		}
 		full[i] = in
 	}
+	s.inflight++
 	s.mu.Unlock()
 	// Every computation with effects leaves its completion event, so that
 	// Barrier waits for it even when Close dropped its chains meanwhile.
@@ -318,19 +327,35 @@ func (s *Stream) executeRelayed(dev *pjrt.Device, exe *Executable, args []*pjrt.
 		Device: dev, Context: xctx, CompletionEvents: true,
 	})
 	closeAll(replaced)
+	if err == nil {
+		for i, r := range relays {
+			r.out = x.Outputs[0][i]
+		}
+	}
+	undispatched(relays) // dispatched now, or never
+	s.mu.Lock()
+	if err == nil {
+		s.addPending(x.Completion[0])
+	}
+	s.inflight--
+	var retired []*pjrt.ExecuteContext
+	if s.inflight == 0 {
+		retired, s.retired = s.retired, nil
+	}
+	s.mu.Unlock()
+	closeContexts(retired)
 	if err != nil {
-		undispatched(relays)
 		return nil, err
 	}
-	outs := x.Outputs[0]
-	for i, r := range relays {
-		r.out = outs[i]
-		close(r.dispatched)
+	return x.Outputs[0][n:], nil
+}
+
+func closeContexts(xs []*pjrt.ExecuteContext) {
+	for _, x := range xs {
+		if x != nil {
+			x.Close()
+		}
 	}
-	s.mu.Lock()
-	s.addPending(x.Completion[0])
-	s.mu.Unlock()
-	return outs[n:], nil
 }
 
 func closeAll(bufs []*pjrt.Buffer) {
@@ -349,8 +374,9 @@ func (s *Stream) chain(c *pjrt.Client, e string) *chain {
 	return ch
 }
 
-// undispatched tells the relays of a dispatch that failed before its
-// computation started: they hand the tokens taken on unchanged.
+// undispatched tells the relays of a dispatch that its Execute returned
+// (with their out set) or that it failed before its computation started
+// (out nil: they hand the tokens taken on unchanged).
 func undispatched(relays []*relay) {
 	for _, r := range relays {
 		close(r.dispatched)
@@ -515,11 +541,16 @@ func (s *Stream) Close(ctx context.Context) error {
 	s.ctxs = map[*pjrt.Client]*pjrt.ExecuteContext{}
 	var idle []*pjrt.Buffer
 	for _, ch := range chains {
-		// A chain still relaying belongs to a dispatch that raced Close:
-		// its token is left to the garbage collector.
-		if ch.cur != nil && !ch.running {
+		// A chain with relays queued belongs to a dispatch that raced
+		// Close: its token is left to the garbage collector.
+		if ch.cur != nil && len(ch.queue) == 0 {
 			idle = append(idle, ch.cur)
 		}
+	}
+	if s.inflight > 0 {
+		// Dispatches racing Close still use them: the last one closes them.
+		s.retired = append(s.retired, slices.Collect(maps.Values(ctxs))...)
+		ctxs = nil
 	}
 	s.mu.Unlock()
 	closeAll(idle)
