@@ -342,12 +342,26 @@ func handle(frame *pjrt.FFICallFrame) error {
 
 // call runs f.Fn, turning a panic into a *PanicError.
 func call(f *hostFunc, args []Array) (res []Array, err error) {
-	defer func() {
-		if v := recover(); v != nil {
-			err = &PanicError{Value: v}
-		}
+	// The function runs on a goroutine of its own, so that one calling
+	// runtime.Goexit (t.FailNow in a test, say) ends that goroutine and
+	// fails its call instead of the backend's thread that called the
+	// handler (whose computation would then never finish).
+	done := make(chan struct{})
+	go func() {
+		returned := false
+		defer func() {
+			if v := recover(); v != nil {
+				err = &PanicError{Value: v}
+			} else if !returned {
+				err = &PanicError{Value: "the callback called runtime.Goexit"}
+			}
+			close(done)
+		}()
+		res, err = f.Fn(args)
+		returned = true
 	}()
-	return f.Fn(args)
+	<-done
+	return res, err
 }
 
 // writeResults checks res against the declared results and copies them

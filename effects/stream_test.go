@@ -2,6 +2,7 @@ package effects
 
 import (
 	"errors"
+	"runtime"
 	"sync/atomic"
 	"testing"
 
@@ -116,6 +117,13 @@ func TestCallbackFailure(t *testing.T) {
 		}},
 		{"unordered error", Unordered, func() error { return errBoom }, func(t *testing.T, err error) {
 			assert.ErrorIs(t, err, errBoom)
+		}},
+		// runtime.Goexit (t.FailNow inside a callback) once left its
+		// computation unfinished forever.
+		{"goexit", Ordered("log"), func() error { runtime.Goexit(); return nil }, func(t *testing.T, err error) {
+			var p *PanicError
+			require.ErrorAs(t, err, &p)
+			assert.Equal(t, "the callback called runtime.Goexit", p.Value)
 		}},
 	} {
 		for _, mode := range tokenModes {
