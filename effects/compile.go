@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 
 	"github.com/halo-ml/halo/interpreter"
@@ -23,6 +24,35 @@ type Executable struct {
 
 	closeOnce sync.Once
 	funcs     []int64 // the callbacks it holds in the table until Close
+
+	// running are the completion events of its dispatched computations
+	// that may not have fired: Close keeps the callbacks for them.
+	mu      sync.Mutex
+	running []*pjrt.Event
+}
+
+// fired reports whether ev has fired.
+func fired(ev *pjrt.Event) bool {
+	select {
+	case <-ev.Done():
+		return true
+	default:
+		return false
+	}
+}
+
+// track keeps the completion event of a dispatched computation, dropping
+// the fired ones whenever the list has doubled.
+func (e *Executable) track(ev *pjrt.Event) {
+	if len(e.funcs) == 0 || ev == nil {
+		return
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if len(e.running) >= 64 && len(e.running)&(len(e.running)-1) == 0 {
+		e.running = slices.DeleteFunc(e.running, fired)
+	}
+	e.running = append(e.running, ev)
 }
 
 // PJRT returns the compiled executable; its parameters and results start
@@ -41,8 +71,29 @@ func (e *Executable) Unordered() bool { return e.lowered.Unordered }
 // reachable module calls it). Computations already dispatched still run.
 // It is idempotent.
 func (e *Executable) Close() error {
+	if e == nil || e.exe == nil {
+		return errors.New("effects: Close: nil executable")
+	}
 	err := e.exe.Close()
-	e.closeOnce.Do(func() { releaseFuncs(e.funcs) })
+	e.closeOnce.Do(func() {
+		e.mu.Lock()
+		running := e.running
+		e.running = nil
+		e.mu.Unlock()
+		// Computations already dispatched may still call the callbacks:
+		// the table keeps them until those have finished.
+		running = slices.DeleteFunc(running, fired)
+		if len(running) == 0 {
+			releaseFuncs(e.funcs)
+			return
+		}
+		go func() {
+			for _, ev := range running {
+				<-ev.Done()
+			}
+			releaseFuncs(e.funcs)
+		}()
+	})
 	return err
 }
 

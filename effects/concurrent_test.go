@@ -2,6 +2,7 @@ package effects
 
 import (
 	"context"
+	"runtime"
 	"strconv"
 	"sync"
 	"testing"
@@ -85,6 +86,31 @@ func TestCloseWhileDispatching(t *testing.T) {
 			<-done
 			require.NoError(t, s.Barrier(ctx))
 			assert.Len(t, out.all(), calls)
+		})
+	}
+}
+
+// TestCloseKeepsCallbacksOfQueuedRuns closes an executable while its
+// computation waits for an argument: once the argument comes, the run
+// still prints (its callback was once dropped from the table, and Barrier
+// reported a missing callback).
+func TestCloseKeepsCallbacksOfQueuedRuns(t *testing.T) {
+	for _, mode := range tokenModes {
+		t.Run(mode.name, func(t *testing.T) {
+			c := openInterpreter(t, 1)
+			var out lines
+			exe := printIndex(t, c, &out, Ordered("log"), mode.arrays)
+			s := NewStream()
+			x, fill := late(t, c, nil)
+			_, err := s.Execute(exe, x)
+			require.NoError(t, err)
+			require.NoError(t, exe.Close())
+			for range 5 {
+				runtime.GC()
+			}
+			require.NoError(t, fill.Fulfill(scalar(t, c, 42, nil)))
+			require.NoError(t, s.Barrier(ctxT(t)))
+			assert.Equal(t, []string{"42"}, out.all())
 		})
 	}
 }

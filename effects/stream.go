@@ -256,6 +256,7 @@ func (s *Stream) executeDirect(dev *pjrt.Device, exe *Executable, args []*pjrt.B
 		ch.cur = outs[i]
 	}
 	s.addPending(x.Completion[0])
+	exe.track(x.Completion[0])
 	return outs[n:], nil
 }
 
@@ -336,6 +337,7 @@ func (s *Stream) executeRelayed(dev *pjrt.Device, exe *Executable, args []*pjrt.
 	s.mu.Lock()
 	if err == nil {
 		s.addPending(x.Completion[0])
+		exe.track(x.Completion[0])
 	}
 	s.inflight--
 	var retired []*pjrt.ExecuteContext
