@@ -97,6 +97,9 @@ func Values[T pjrt.Element](a Array) ([]T, error) {
 		var z T
 		return nil, fmt.Errorf("effects: array holds %v, not %T (%v)", a.DType, z, dt)
 	}
+	if err := a.Shape().Validate(); err != nil {
+		return nil, fmt.Errorf("effects: %w", err)
+	}
 	n := a.Shape().Size()
 	var z T
 	if int64(len(a.Data)) != n*int64(unsafe.Sizeof(z)) {
@@ -113,9 +116,12 @@ func Values[T pjrt.Element](a Array) ([]T, error) {
 // "[1 2 3]" for a vector, nested brackets for higher ranks.
 func (a Array) String() string {
 	shape := a.Shape()
+	if shape.Validate() != nil {
+		return fmt.Sprintf("<%v array with %d data bytes>", shape, len(a.Data))
+	}
 	n := shape.Size()
 	eb := int64(a.DType.HostBytes())
-	if a.DType == xla.Invalid || n < 0 || int64(len(a.Data)) < n*eb {
+	if n < 0 || int64(len(a.Data)) < n*eb {
 		return fmt.Sprintf("<%v array with %d data bytes>", shape, len(a.Data))
 	}
 	var b strings.Builder

@@ -398,6 +398,9 @@ func writeResults(dev uintptr, f *hostFunc, rets []pjrt.FFIBuffer, res []Array) 
 // memory on the call's stream on GPU plugins. For handlers other than
 // effects' own that read their operands (pallas's bounds checks).
 func OperandBytes(frame *pjrt.FFICallFrame, i int) ([]byte, error) {
+	if frame == nil {
+		return nil, errors.New("effects: OperandBytes: nil call frame")
+	}
 	if i < 0 || i >= len(frame.Args) {
 		return nil, fmt.Errorf("effects: operand %d of a call with %d", i, len(frame.Args))
 	}

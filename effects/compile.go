@@ -61,10 +61,15 @@ func (e *Executable) PJRT() *pjrt.Executable { return e.exe }
 
 // Ordered are the ordered effects of the program, in the order of its
 // leading token parameters and results.
-func (e *Executable) Ordered() []string { return append([]string(nil), e.lowered.Ordered...) }
+func (e *Executable) Ordered() []string {
+	if e == nil || e.lowered == nil {
+		return nil
+	}
+	return append([]string(nil), e.lowered.Ordered...)
+}
 
 // Unordered reports whether the program has unordered callbacks.
-func (e *Executable) Unordered() bool { return e.lowered.Unordered }
+func (e *Executable) Unordered() bool { return e != nil && e.lowered != nil && e.lowered.Unordered }
 
 // Close releases the executable and its hold on its callbacks in the
 // callback table (an entry is removed once no open executable and no
@@ -101,7 +106,9 @@ func (e *Executable) Close() error {
 // false on the interpreter, whose buffers can be tokens, true on every
 // other backend (PJRT plugins may not create token buffers; JAX passes
 // zero-size bool arrays there too).
-func TokenArraysFor(c *pjrt.Client) bool { return c.PlatformName() != interpreter.BackendName }
+func TokenArraysFor(c *pjrt.Client) bool {
+	return c != nil && c.PlatformName() != interpreter.BackendName
+}
 
 // Compile registers the callback handler with c's plugin, lowers m (with
 // TokenArrays as TokenArraysFor(c) says) and compiles it. opts may be nil.

@@ -10,6 +10,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/halo-ml/halo/xla"
 )
 
 // TestConcurrentDispatchesOnOneStream dispatches ordered prints onto one
@@ -113,4 +115,39 @@ func TestCloseKeepsCallbacksOfQueuedRuns(t *testing.T) {
 			assert.Equal(t, []string{"42"}, out.all())
 		})
 	}
+}
+
+// TestNilAndZeroValues uses nil and zero values where a caller might:
+// each is an error naming the problem, not a panic.
+func TestNilAndZeroValues(t *testing.T) {
+	c := openInterpreter(t, 1)
+	var out lines
+	exe := printIndex(t, c, &out, Ordered("log"), false)
+	x := scalar(t, c, 1, nil)
+	var zero Stream
+	_, err := zero.Execute(exe, x)
+	assert.ErrorContains(t, err, "not made by NewStream")
+	assert.ErrorContains(t, zero.Barrier(context.Background()), "not made by NewStream")
+	var nilStream *Stream
+	_, err = nilStream.Execute(exe, x)
+	assert.ErrorContains(t, err, "nil Stream")
+	assert.ErrorContains(t, nilStream.Barrier(context.Background()), "nil Stream")
+	assert.ErrorContains(t, nilStream.Close(context.Background()), "nil Stream")
+	s := NewStream()
+	_, err = s.Execute(exe, x)
+	require.NoError(t, err)
+	// A nil context, on purpose.
+	assert.ErrorContains(t, s.Barrier(nil), "nil context")
+	require.NoError(t, s.Barrier(ctxT(t)))
+	var nilExe *Executable
+	assert.Error(t, nilExe.Close())
+	assert.Nil(t, nilExe.Ordered())
+	assert.Error(t, (&Executable{}).Close())
+	assert.False(t, TokenArraysFor(nil))
+	_, err = OperandBytes(nil, 0)
+	assert.Error(t, err)
+	big := Array{DType: xla.Int32, Dims: []int64{1 << 32, 1 << 32}}
+	assert.Contains(t, big.String(), "array with 0 data bytes")
+	_, err = Values[int32](Array{DType: xla.Int32, Dims: []int64{-2, -2}, Data: make([]byte, 16)})
+	assert.ErrorContains(t, err, "negative dimension")
 }

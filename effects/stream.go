@@ -138,6 +138,17 @@ func streamOf(frame *pjrt.FFICallFrame) *Stream {
 	return nil
 }
 
+// check reports a nil stream or one not made by NewStream.
+func (s *Stream) check(op string) error {
+	if s == nil {
+		return fmt.Errorf("effects: %s: nil Stream", op)
+	}
+	if s.id == 0 {
+		return fmt.Errorf("effects: %s: the Stream was not made by NewStream (use NewStream or Default)", op)
+	}
+	return nil
+}
+
 // record keeps err if it is the first since the last Barrier. Callbacks
 // record their errors while their computation runs, so a computation's
 // own error (seen when it has finished) never replaces its callback's.
@@ -188,6 +199,9 @@ func (s *Stream) Execute(exe *Executable, args ...*pjrt.Buffer) ([]*pjrt.Buffer,
 // returned by the next Barrier; later computations still run, in order.
 // The arguments may be closed as soon as ExecuteOn returns.
 func (s *Stream) ExecuteOn(dev *pjrt.Device, exe *Executable, args ...*pjrt.Buffer) ([]*pjrt.Buffer, error) {
+	if err := s.check("Execute"); err != nil {
+		return nil, err
+	}
 	if exe == nil || exe.exe == nil {
 		return nil, errors.New("effects: Execute: nil executable")
 	}
@@ -483,6 +497,12 @@ func (s *Stream) context(c *pjrt.Client) (*pjrt.ExecuteContext, error) {
 // callback failed, else the error of a computation with effects that
 // failed. It returns ctx's error if ctx ends first.
 func (s *Stream) Barrier(ctx context.Context) error {
+	if err := s.check("Barrier"); err != nil {
+		return err
+	}
+	if ctx == nil {
+		return errors.New("effects: Barrier: nil context")
+	}
 	s.mu.Lock()
 	var wait []*pjrt.Event
 	for _, ch := range s.chains {
@@ -534,7 +554,7 @@ func (s *Stream) restore(events []*pjrt.Event) {
 // while Close runs are not ordered against the later ones.
 func (s *Stream) Close(ctx context.Context) error {
 	err := s.Barrier(ctx)
-	if ctx.Err() != nil {
+	if s.check("Close") != nil || ctx == nil || ctx.Err() != nil {
 		return err
 	}
 	s.mu.Lock()
