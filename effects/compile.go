@@ -23,7 +23,8 @@ type Executable struct {
 	tokens  *tokenSource
 
 	closeOnce sync.Once
-	funcs     []int64 // the callbacks it holds in the table until Close
+	funcs     []int64          // the callbacks it holds in the table until Close
+	params    []stablehlo.Type // its own parameters (after the runtime tokens)
 
 	// running are the completion events of its dispatched computations
 	// that may not have fired: Close keeps the callbacks for them.
@@ -158,7 +159,54 @@ func CompileLowered(c *pjrt.Client, l *Lowered, opts *xla.CompileOptions) (*Exec
 	}
 	meta := *l
 	meta.Module = nil // the executable holds its callbacks itself (funcs)
-	return &Executable{client: c, exe: exe, lowered: &meta, tokens: ts, funcs: funcs}, nil
+	return &Executable{client: c, exe: exe, lowered: &meta, tokens: ts, funcs: funcs, params: userParams(l)}, nil
+}
+
+// userParams are the parameter types of l's entry function after its
+// runtime tokens, or nil when there is no single entry function to tell.
+func userParams(l *Lowered) []stablehlo.Type {
+	f := l.Module.Func("main")
+	if f == nil {
+		var public []*stablehlo.Func
+		for _, g := range l.Module.Funcs {
+			if !g.Private && g.Body != nil {
+				public = append(public, g)
+			}
+		}
+		if len(public) != 1 {
+			return nil
+		}
+		f = public[0]
+	}
+	args := f.Args()
+	if len(args) < len(l.Ordered) {
+		return nil
+	}
+	out := make([]stablehlo.Type, 0, len(args)-len(l.Ordered))
+	for _, a := range args[len(l.Ordered):] {
+		out = append(out, a.Type)
+	}
+	return out
+}
+
+// checkArgs reports arguments that do not fit the program's own
+// parameters (numbered without the runtime tokens).
+func (e *Executable) checkArgs(args []*pjrt.Buffer) error {
+	if e.params == nil {
+		return nil
+	}
+	if len(args) != len(e.params) {
+		return fmt.Errorf("effects: Execute: the program takes %d arguments, got %d", len(e.params), len(args))
+	}
+	for i, a := range args {
+		if a == nil {
+			return fmt.Errorf("effects: Execute: argument %d is nil", i)
+		}
+		if t, ok := e.params[i].(stablehlo.TensorType); ok && t.Size() >= 0 && !a.Shape().Equal(t.Shape()) {
+			return fmt.Errorf("effects: Execute: argument %d is %v, the program takes %v", i, a.Shape(), t)
+		}
+	}
+	return nil
 }
 
 // tokenSources holds the token source of each client (and token kind)

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/halo-ml/halo/pjrt"
 	"github.com/halo-ml/halo/xla"
 )
 
@@ -150,4 +151,28 @@ func TestNilAndZeroValues(t *testing.T) {
 	assert.Contains(t, big.String(), "array with 0 data bytes")
 	_, err = Values[int32](Array{DType: xla.Int32, Dims: []int64{-2, -2}, Data: make([]byte, 16)})
 	assert.ErrorContains(t, err, "negative dimension")
+}
+
+// TestExecuteNamesArgumentsWithoutTokens gives Execute a nil, a missing
+// and a mistyped argument: the errors number the program's own arguments
+// (they once counted the hidden runtime tokens).
+func TestExecuteNamesArgumentsWithoutTokens(t *testing.T) {
+	for _, mode := range tokenModes {
+		t.Run(mode.name, func(t *testing.T) {
+			c := openInterpreter(t, 1)
+			var out lines
+			exe := printIndex(t, c, &out, Ordered("log"), mode.arrays)
+			s := NewStream()
+			_, err := s.Execute(exe, nil)
+			assert.ErrorContains(t, err, "argument 0 is nil")
+			_, err = s.Execute(exe)
+			assert.ErrorContains(t, err, "the program takes 1 arguments, got 0")
+			f, err := pjrt.ScalarBuffer(c, float32(1))
+			require.NoError(t, err)
+			_, err = s.Execute(exe, f)
+			assert.ErrorContains(t, err, "argument 0 is tensor<f32>, the program takes tensor<i32>")
+			require.NoError(t, s.Barrier(ctxT(t)))
+			assert.Empty(t, out.all())
+		})
+	}
 }

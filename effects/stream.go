@@ -205,6 +205,9 @@ func (s *Stream) ExecuteOn(dev *pjrt.Device, exe *Executable, args ...*pjrt.Buff
 	if exe == nil || exe.exe == nil {
 		return nil, errors.New("effects: Execute: nil executable")
 	}
+	if err := exe.checkArgs(args); err != nil {
+		return nil, err
+	}
 	c := exe.client
 	if dev == nil {
 		devs := exe.exe.AddressableDevices()
@@ -495,7 +498,9 @@ func (s *Stream) context(c *pjrt.Client) (*pjrt.ExecuteContext, error) {
 // output token of each computation with effects), then returns the first
 // error since the last Barrier and clears it: a *CallbackError when a
 // callback failed, else the error of a computation with effects that
-// failed. It returns ctx's error if ctx ends first.
+// failed. It returns ctx's error if ctx ends first. A callback of a
+// computation of s must not call it: it would wait for that computation,
+// so for itself, until ctx ends.
 func (s *Stream) Barrier(ctx context.Context) error {
 	if err := s.check("Barrier"); err != nil {
 		return err
