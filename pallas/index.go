@@ -211,7 +211,6 @@ func (k *Kernel) indexer(op string, ref *Ref, idx []any) (Indexer, []*Value, boo
 // index or constant known at trace time); ok is false for other types, and
 // err is set for an unsigned value beyond int64's range.
 func staticInt(e any) (v int64, ok bool, err error) {
-	var u uint64
 	switch x := e.(type) {
 	case int:
 		return int64(x), true, nil
@@ -229,19 +228,29 @@ func staticInt(e any) (v int64, ok bool, err error) {
 		return int64(x), true, nil
 	case uint32:
 		return int64(x), true, nil
-	case uint:
-		u = uint64(x)
-	case uint64:
-		u = x
-	case uintptr:
-		u = uint64(x)
-	default:
+	}
+	u, wide := wideUnsigned(e)
+	if !wide {
 		return 0, false, nil
 	}
 	if u > math.MaxInt64 {
 		return 0, true, fmt.Errorf("constant %d overflows int64", u)
 	}
 	return int64(u), true, nil
+}
+
+// wideUnsigned returns v as a uint64 when it is a uint, uint64 or uintptr
+// (the Go integer kinds that may exceed int64).
+func wideUnsigned(v any) (uint64, bool) {
+	switch x := v.(type) {
+	case uint:
+		return uint64(x), true
+	case uint64:
+		return x, true
+	case uintptr:
+		return uint64(x), true
+	}
+	return 0, false
 }
 
 func (k *Kernel) maskOperand(op string, mask *Value, shape []int64) (*Value, bool) {

@@ -372,23 +372,14 @@ func constValue(v any, dtype xla.DType) (any, error) {
 	return nil, fmt.Errorf("unsupported dtype %v", dtype)
 }
 
-// intRange is the range of an integer dtype, clipped to int64.
 // bigUnsigned returns v when it is a Go unsigned integer above
 // math.MaxInt64 (which only u64 values and floats hold).
 func bigUnsigned(v any) (uint64, bool) {
-	var u uint64
-	switch x := v.(type) {
-	case uint:
-		u = uint64(x)
-	case uint64:
-		u = x
-	case uintptr:
-		u = uint64(x)
-	default:
-		return 0, false
-	}
-	return u, u > math.MaxInt64
+	u, ok := wideUnsigned(v)
+	return u, ok && u > math.MaxInt64
 }
+
+// intRange is the range of an integer dtype, clipped to int64.
 
 func intRange(dt xla.DType) (lo, hi int64) {
 	b := dt.Bits()
