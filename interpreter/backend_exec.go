@@ -76,7 +76,10 @@ func (c *client) compile(code []byte, format string, options []byte, op string) 
 			return nil, backend.Errorf(codeInvalidArgument, op, "@%s result: %v", p.Main.Name, err)
 		}
 	}
-	for _, t := range p.Main.ArgTypes() {
+	for i, t := range p.Main.ArgTypes() {
+		if _, ok := t.(stablehlo.TupleType); ok {
+			return nil, backend.Errorf(codeUnimplemented, op, "parameter %d of @%s is %v: a buffer cannot be a tuple (pass its elements as parameters of their own)", i, p.Main.Name, t)
+		}
 		_, tok := t.(stablehlo.TokenType)
 		e.tokenArgs = append(e.tokenArgs, tok)
 	}

@@ -154,3 +154,15 @@ func TestExecuteChecksArguments(t *testing.T) {
 	require.ErrorIs(t, err, InvalidArgument)
 	assert.Contains(t, err.Error(), "is not attached to device 1")
 }
+
+// TestTupleParameterIsACompileError: a main taking a tuple could never be
+// called (no buffer is a tuple); compiling it says so.
+func TestTupleParameterIsACompileError(t *testing.T) {
+	c := openInterpreter(t)
+	_, err := c.Compile(MLIRText(`func.func @main(%t: tuple<tensor<f32>, tensor<i32>>) -> tensor<f32> {
+  %0 = stablehlo.get_tuple_element %t[0] : (tuple<tensor<f32>, tensor<i32>>) -> tensor<f32>
+  return %0 : tensor<f32>
+}`), nil)
+	require.ErrorIs(t, err, Unimplemented)
+	assert.Contains(t, err.Error(), "parameter 0 of @main is tuple<tensor<f32>, tensor<i32>>: a buffer cannot be a tuple")
+}
