@@ -557,7 +557,12 @@ func cvReducePrecisionKernel(x *Exec, op *stablehlo.Op, args []Value) ([]Value, 
 		d := out.Data.([]float32)
 		f := xla.NarrowFloatOf(dt)
 		switch {
-		case dt == xla.Float32 || f == nil || !f.Signed():
+		// In the type's own bits only where its top exponent is Inf/NaN
+		// (f16, bf16, the IEEE f8 kinds), so that a rounding carry into
+		// it overflows; the FN, FNUZ, MX and E8M0 kinds go through f32
+		// and are rounded back (overflow then gives their NaN or
+		// saturates, as converting an infinity does).
+		case dt == xla.Float32 || f == nil || !f.HasInf():
 			ewSplit(len(d), func(lo, hi int) {
 				for i := lo; i < hi; i++ {
 					b := uint64(math.Float32bits(s[i]))

@@ -234,6 +234,14 @@ func TestReducePrecision(t *testing.T) {
 		{"f16 operand keeps subnormals", xla.Float16, 5, 10, []any{f16sub, 65504.0}, []any{f16sub, 65504.0}, 0},
 		{"f16 operand to 1 mantissa bit", xla.Float16, 5, 1, []any{1.75, 1.25}, []any{2.0, 1.0}, 0},
 		{"wider than the type", xla.Float32, 11, 52, []any{0.1}, []any{float64(float32(0.1))}, 0},
+		// Types whose top exponent holds finite values: a rounding carry
+		// out of it overflows (their NaN, or the MX kinds' saturation),
+		// it does not flip the sign (448 once gave -0) nor give a finite
+		// value larger than the input (32 once gave 256).
+		{"f8E4M3FN carry overflows", xla.Float8E4M3FN, 4, 1, []any{448.0, -448.0}, []any{ewtNaN, ewtNaN}, 0},
+		{"f8E4M3FN exponent overflow", xla.Float8E4M3FN, 3, 3, []any{448.0, 32.0, 16.0, 1.5}, []any{ewtNaN, ewtNaN, ewtNaN, 1.5}, 0},
+		{"f8E4M3FNUZ overflow", xla.Float8E4M3FNUZ, 4, 2, []any{-240.0, 240.0}, []any{ewtNaN, ewtNaN}, 0},
+		{"f4E2M1FN saturates", xla.Float4E2M1FN, 2, 0, []any{6.0, -6.0}, []any{6.0, -6.0}, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -151,6 +151,10 @@ func (f *NarrowFloat) Layout() (bits, expBits, mantBits int) { return f.bits, f.
 // Signed reports whether f has a sign bit (all but f8E8M0FNU).
 func (f *NarrowFloat) Signed() bool { return f.kind != narrowE8M0 }
 
+// HasInf reports whether f has infinities (the IEEE-like formats: an
+// all-ones exponent is Inf or NaN, not a finite value).
+func (f *NarrowFloat) HasInf() bool { return f.kind == narrowIEEE }
+
 // IsNaN reports whether code c is a NaN of f.
 func (f *NarrowFloat) IsNaN(c uint32) bool { return f.isNaNCode(c) }
 
