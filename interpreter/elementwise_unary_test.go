@@ -177,3 +177,14 @@ func TestUnaryNarrowResultsAreRepresentable(t *testing.T) {
 		}
 	}
 }
+
+// TestComplexTanhLargeArguments: tanh tends to ±1 (and tan to ±i) where
+// Go's cmplx.Tanh and cmplx.Tan divide infinities (NaN before).
+func TestComplexTanhLargeArguments(t *testing.T) {
+	for _, dt := range []xla.DType{xla.Complex128, xla.Complex64} {
+		out := ewtRun1(t, "stablehlo.tanh", "", xla.Invalid, ewtTensor(dt, complex(1000, 0), complex(-1000, 0.5), complex(0.5, 0.3)))
+		ewtCheck(t, out, 1e-6, []any{complex(1, 0), complex(-1, 0), complex(0.49619706577350764, 0.23840508333812327)}, dt.String()+" tanh")
+		out = ewtRun1(t, "stablehlo.tan", "", xla.Invalid, ewtTensor(dt, complex(0, 1000), complex(1, 400), complex(0.5, -400)))
+		ewtCheck(t, out, 1e-6, []any{complex(0, 1), complex(0, 1), complex(0, -1)}, dt.String()+" tan")
+	}
+}
