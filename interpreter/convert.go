@@ -3,6 +3,7 @@ package interpreter
 import (
 	"fmt"
 	"math"
+	"math/bits"
 
 	"github.com/halo-ml/halo/stablehlo"
 	"github.com/halo-ml/halo/xla"
@@ -108,6 +109,36 @@ func Convert(dst, src *Tensor) error {
 	return nil
 }
 
+// cvOddFloat64 is v as a float64 rounded to odd: exact when it fits in
+// 53 bits, else truncated with the last bit set when bits were dropped.
+// Rounding that to a narrow float (at most 24 bits of significand) rounds
+// once, from the exact integer: rounding v to nearest float64 first could
+// land on a tie the exact value is not on (2^62 + 2^54 + 1 went to 2^62 in
+// bf16).
+func cvOddFloat64[S ewInt](v S) float64 {
+	neg := v < 0
+	m := uint64(v)
+	if neg {
+		m = -m
+	}
+	if m>>53 != 0 {
+		shift := bits.Len64(m) - 53
+		hi := m >> shift
+		if m&(1<<shift-1) != 0 {
+			hi |= 1
+		}
+		f := math.Ldexp(float64(hi), shift)
+		if neg {
+			return -f
+		}
+		return f
+	}
+	if neg {
+		return -float64(m)
+	}
+	return float64(m)
+}
+
 func cvFromInt[S ewInt](s []S, dst *Tensor) bool {
 	ddt := dst.Shape.DType
 	switch d := dst.Data.(type) {
@@ -131,7 +162,7 @@ func cvFromInt[S ewInt](s []S, dst *Tensor) bool {
 		ewRun1x(int(ddt), d, s, func(x int, d []float32, s []S) {
 			if dt := xla.DType(x); IsNarrowFloat(dt) {
 				for i, v := range s {
-					d[i] = RoundNarrow64(dt, float64(v))
+					d[i] = RoundNarrow64(dt, cvOddFloat64(v))
 				}
 				return
 			}

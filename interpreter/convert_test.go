@@ -1,6 +1,7 @@
 package interpreter
 
 import (
+	"fmt"
 	"math"
 	"strconv"
 	"testing"
@@ -263,4 +264,25 @@ func TestReducePrecision(t *testing.T) {
 		stablehlo.Tensor(xla.Int32, 1), ewtTensor(xla.Int32, 1))
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "not defined for element type i32")
+}
+
+// TestConvertWideIntsToNarrowFloatsRoundOnce converts 64-bit integers past
+// 2^53 to bf16 and f8E8M0FNU: rounded once from the exact value (the
+// float64 in between once moved them onto a tie they are not on).
+func TestConvertWideIntsToNarrowFloatsRoundOnce(t *testing.T) {
+	for _, c := range []struct {
+		from, to xla.DType
+		in       any
+		want     float64
+	}{
+		{xla.Int64, xla.BFloat16, int64(1<<62 + 1<<54 + 1), math.Ldexp(1, 62) + math.Ldexp(1, 55)},
+		{xla.Int64, xla.BFloat16, int64(-(1<<62 + 1<<54 + 1)), -(math.Ldexp(1, 62) + math.Ldexp(1, 55))},
+		{xla.Uint64, xla.BFloat16, uint64(1<<63 + 1<<55 + 1), math.Ldexp(1, 63) + math.Ldexp(1, 56)},
+		{xla.Int64, xla.Float8E8M0FNU, int64(3<<60 - 1), math.Ldexp(1, 61)},
+		{xla.Int64, xla.BFloat16, int64(1<<62 + 1<<54 + 1<<38), math.Ldexp(1, 62) + math.Ldexp(1, 55)},
+		{xla.Int64, xla.BFloat16, int64(1<<62 + 1<<54), math.Ldexp(1, 62)}, // a true tie: to even
+	} {
+		out := ewtRun1(t, "stablehlo.convert", "", c.to, ewtTensor(c.from, c.in))
+		ewtCheck(t, out, 0, []any{c.want}, fmt.Sprintf("%v %v -> %v", c.in, c.from, c.to))
+	}
 }
