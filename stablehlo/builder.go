@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"runtime"
+	"slices"
 	"strings"
 
 	"github.com/halo-ml/halo/xla"
@@ -510,6 +511,12 @@ func BuilderAtEnd(block *Block) *FuncBuilder {
 // sets its location.
 func (fb *FuncBuilder) emit(op *Op) {
 	s := fb.s
+	for _, r := range op.Results {
+		if err := validType(r.Type); err != nil {
+			fb.fail(op.Name, op.Operands, "result type: %v", err)
+			return
+		}
+	}
 	if fb.hasLoc {
 		op.Loc = fb.loc
 	} else if s.b.autoLoc {
@@ -714,6 +721,9 @@ func validType(t Type) error {
 			if d < 0 && d != DynamicDim {
 				return fmt.Errorf("negative dimension in %s", t)
 			}
+		}
+		if t.Size() < 0 && !slices.Contains(t.Dims, DynamicDim) {
+			return fmt.Errorf("%s has more than 2^63 elements", t)
 		}
 	case TupleType:
 		for _, e := range t.Elems {

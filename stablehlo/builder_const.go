@@ -2,6 +2,7 @@ package stablehlo
 
 import (
 	"fmt"
+	"math"
 	"reflect"
 	"unsafe"
 
@@ -204,6 +205,9 @@ func checkDense(a DenseElementsAttr) error {
 	n := a.Type.Size()
 	if n < 0 {
 		return fmt.Errorf("constant of dynamic type %s", a.Type)
+	}
+	if n > math.MaxInt64/int64(w) {
+		return fmt.Errorf("constant of %s has more than 2^63 bytes", a.Type)
 	}
 	if a.Splat {
 		if len(a.Data) != w {

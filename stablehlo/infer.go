@@ -2,6 +2,7 @@ package stablehlo
 
 import (
 	"fmt"
+	"math"
 	"slices"
 
 	"github.com/halo-ml/halo/xla"
@@ -198,6 +199,45 @@ func inferDynamicUpdateSlice(t, u TensorType, idx []*Value) error {
 	return checkScalarIndices(idx, t.Rank())
 }
 
+// dimOverflow marks an inferred dimension whose size overflows int64;
+// checkInferredDims turns it into an error.
+const dimOverflow = math.MinInt64
+
+// dimCalc does dimension arithmetic, remembering an overflow of int64.
+type dimCalc struct{ overflow bool }
+
+func (c *dimCalc) add(a, b int64) int64 {
+	if (b > 0 && a > math.MaxInt64-b) || (b < 0 && a < math.MinInt64-b) {
+		c.overflow = true
+		return 0
+	}
+	return a + b
+}
+
+func (c *dimCalc) mul(a, b int64) int64 {
+	if a == 0 || b == 0 {
+		return 0
+	}
+	p := a * b
+	if p/b != a || (a == -1 && b == math.MinInt64) || (b == -1 && a == math.MinInt64) {
+		c.overflow = true
+		return 0
+	}
+	return p
+}
+
+// checkInferredDims reports an inferred type with a dimension that overflowed
+// or an element count beyond int64.
+func checkInferredDims(t TensorType) error {
+	if slices.Contains(t.Dims, dimOverflow) {
+		return fmt.Errorf("a dimension of the result overflows int64")
+	}
+	if t.Size() == -1 && !slices.Contains(t.Dims, DynamicDim) {
+		return fmt.Errorf("the result %s has more than 2^63 elements", t)
+	}
+	return nil
+}
+
 func inferConcatenate(ts []TensorType, dim int64) (TensorType, error) {
 	if len(ts) == 0 {
 		return TensorType{}, fmt.Errorf("needs at least one input")
@@ -216,7 +256,10 @@ func inferConcatenate(ts []TensorType, dim int64) (TensorType, error) {
 				if dims[d] == DynamicDim || t.Dims[d] == DynamicDim {
 					dims[d] = DynamicDim
 				} else {
-					dims[d] += t.Dims[d]
+					var c dimCalc
+					if dims[d] = c.add(dims[d], t.Dims[d]); c.overflow {
+						return TensorType{}, fmt.Errorf("dimension %d of the result overflows int64", d)
+					}
 				}
 			} else if !dimEq(dims[d], t.Dims[d]) {
 				return TensorType{}, fmt.Errorf("input %d differs from input 0 in dimension %d", i+1, d)
@@ -240,7 +283,11 @@ func inferPad(t TensorType, lo, hi, interior []int64) (TensorType, error) {
 			dims[i] = DynamicDim
 			continue
 		}
-		n := lo[i] + hi[i] + d + max(d-1, 0)*interior[i]
+		var c dimCalc
+		n := c.add(c.add(lo[i], hi[i]), c.add(d, c.mul(max(d-1, 0), interior[i])))
+		if c.overflow {
+			return TensorType{}, fmt.Errorf("dimension %d of the result overflows int64", i)
+		}
 		if n < 0 {
 			return TensorType{}, fmt.Errorf("dimension %d would have negative size %d", i, n)
 		}
@@ -519,13 +566,17 @@ func windowOutput(in, window, stride, baseDil, winDil, lo, hi int64) int64 {
 	if in == DynamicDim {
 		return DynamicDim
 	}
-	padded := lo + hi
+	var c dimCalc
+	padded := c.add(lo, hi)
 	if in > 0 {
-		padded += (in-1)*baseDil + 1
+		padded = c.add(padded, c.add(c.mul(in-1, baseDil), 1))
 	}
 	dw := int64(0)
 	if window > 0 {
-		dw = (window-1)*winDil + 1
+		dw = c.add(c.mul(window-1, winDil), 1)
+	}
+	if c.overflow {
+		return dimOverflow
 	}
 	if padded < dw || padded <= 0 || window <= 0 {
 		return 0
@@ -669,6 +720,9 @@ func inferReduceWindow(inputs, inits []TensorType, w windowParams) ([]Type, erro
 	dims := make([]int64, r)
 	for d := range r {
 		dims[d] = windowOutput(inputs[0].Dims[d], w.dims[d], w.strides[d], w.baseDil[d], w.winDil[d], w.padding[d][0], w.padding[d][1])
+	}
+	if err := checkInferredDims(TensorType{Dims: dims}); err != nil {
+		return nil, err
 	}
 	out := make([]Type, len(inputs))
 	for i, t := range inputs {

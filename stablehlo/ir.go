@@ -2,6 +2,7 @@ package stablehlo
 
 import (
 	"fmt"
+	"math"
 	"strings"
 
 	"github.com/halo-ml/halo/xla"
@@ -52,6 +53,9 @@ func (t TensorType) Size() int64 {
 	for _, d := range t.Dims {
 		if d < 0 {
 			return -1
+		}
+		if d > 0 && n > math.MaxInt64/d {
+			return -1 // more elements than an int64 counts
 		}
 		n *= d
 	}

@@ -624,7 +624,11 @@ func (fb *FuncBuilder) AllGather(operands []*Value, dim int64, c Collective) []*
 		}
 		dims := slices.Clone(t.Dims)
 		if dims[dim] != DynamicDim {
-			dims[dim] *= g
+			var c dimCalc
+			if dims[dim] = c.mul(dims[dim], g); c.overflow {
+				fb.fail(name, operands, "all_gather_dim %d of operand %d times %d processes overflows int64", dim, i, g)
+				return deadN(n)
+			}
 		}
 		types[i] = TensorType{DType: t.DType, Dims: dims}
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"encoding/hex"
+	"math"
 	"strconv"
 	"strings"
 
@@ -856,7 +857,9 @@ func (p *mlirParser) parseDense(start int) (Attribute, Type) {
 	typ := p.parseType()
 	after := p.pos
 	tt, ok := typ.(TensorType)
-	if !ok || tt.Size() < 0 || tt.DType.HostBytes() == 0 {
+	if !ok || tt.Size() < 0 || tt.DType.HostBytes() == 0 || tt.Size() > math.MaxInt64/int64(tt.DType.HostBytes()) {
+		// Dynamic, unknown, or more bytes than an int64 counts: kept as
+		// written.
 		return OpaqueAttr(p.src[start:after]), typ
 	}
 	p.pos = lit

@@ -1,0 +1,57 @@
+package stablehlo
+
+import (
+	"bytes"
+	"math"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/halo-ml/halo/xla"
+)
+
+// TestSizesThatOverflow builds and parses types and ops whose element
+// counts or inferred dimensions overflow int64: each is an error naming
+// the problem (they once panicked in Print or inferred wrapped sizes).
+func TestSizesThatOverflow(t *testing.T) {
+	f32 := func(dims ...int64) TensorType { return Tensor(xla.Float32, dims...) }
+	for _, c := range []struct {
+		name  string
+		build func(fb *FuncBuilder)
+		want  string
+	}{
+		{"constant", func(fb *FuncBuilder) { fb.Return(Constant(fb, []float32{1}, 7, 7905747460161236407)) }, "do not fill tensor<7x7905747460161236407xf32>"},
+		{"constant bytes", func(fb *FuncBuilder) { fb.Return(fb.ConstantBytes(f32(1<<62), nil)) }, "2^63"},
+		{"reshape", func(fb *FuncBuilder) { fb.Return(fb.Reshape(fb.ScalarOf(xla.Float32, 1), 7, 7905747460161236407)) }, "2^63"},
+		{"pad", func(fb *FuncBuilder) {
+			x := fb.SplatOf(xla.Float32, 0, 10)
+			fb.Return(fb.Pad(x, fb.ScalarOf(xla.Float32, 0), []int64{math.MaxInt64}, []int64{math.MaxInt64}, []int64{0}))
+		}, "overflows int64"},
+		{"pad interior", func(fb *FuncBuilder) {
+			x := fb.SplatOf(xla.Float32, 0, 10)
+			fb.Return(fb.Pad(x, fb.ScalarOf(xla.Float32, 0), []int64{0}, []int64{0}, []int64{math.MaxInt64 / 4}))
+		}, "overflows int64"},
+		{"concatenate", func(fb *FuncBuilder) {
+			x := fb.Arg(0)
+			fb.Return(fb.Concatenate(0, x, x))
+		}, "overflows int64"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			b := NewBuilder("m")
+			fb := b.NewFunction("main", f32(math.MaxInt64-1))
+			c.build(fb)
+			_, err := b.Build()
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), c.want)
+		})
+	}
+	// A dense literal of such a type stays as written (once a panic in
+	// Print).
+	src := `"foo.op"() {a = dense<"0x0000803F"> : tensor<7x7905747460161236407xf32>} : () -> ()`
+	m, err := Parse([]byte(src))
+	require.NoError(t, err)
+	var buf bytes.Buffer
+	require.NoError(t, Print(&buf, m, PrintOptions{}))
+	assert.Contains(t, buf.String(), `dense<"0x0000803F"> : tensor<7x7905747460161236407xf32>`)
+}
