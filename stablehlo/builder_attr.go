@@ -207,7 +207,11 @@ func denseInts(a DenseElementsAttr) []int64 {
 	}
 	n := len(a.Data) / w
 	if a.Splat {
-		if size := a.Type.Size(); size >= 0 {
+		size := a.Type.Size()
+		if size > maxExpandedSplat {
+			return nil // its users report the wrong number of elements
+		}
+		if size >= 0 {
 			n = int(size)
 		}
 	}
@@ -249,6 +253,9 @@ func denseMatrix(a DenseElementsAttr) [][]int64 {
 	}
 	vals := denseInts(a)
 	r, c := int(a.Type.Dims[0]), int(a.Type.Dims[1])
+	if int64(r)*int64(c) != int64(len(vals)) || r < 0 || c < 0 {
+		return nil // not the elements its type says (a splat too large to expand)
+	}
 	out := make([][]int64, r)
 	for i := range out {
 		if (i+1)*c <= len(vals) {

@@ -161,13 +161,11 @@ func InferResultTypes(op *Op) (types []Type, known bool, err error) {
 		}
 		cfg := ConvConfig{WindowStrides: i64s("window_strides"), LhsDilation: i64s("lhs_dilation"), RhsDilation: i64s("rhs_dilation"),
 			Dims: dn, FeatureGroupCount: intAttr("feature_group_count", 1), BatchGroupCount: intAttr("batch_group_count", 1)}
-		if pad, ok := op.Attr("padding").(DenseElementsAttr); ok {
-			for _, r := range denseMatrix(pad) {
-				if len(r) == 2 {
-					cfg.Padding = append(cfg.Padding, [2]int64{r[0], r[1]})
-				}
-			}
+		pad, err := paddingOf(op)
+		if err != nil {
+			return nil, true, err
 		}
+		cfg.Padding = pad
 		rt, _ := op.Results[0].Type.(TensorType)
 		return one(inferConvolution(ts[0], ts[1], cfg.params(), rt.DType))
 	case "reduce":
@@ -183,13 +181,11 @@ func InferResultTypes(op *Op) (types []Type, known bool, err error) {
 			return nil, false, nil
 		}
 		w := Window{Dimensions: i64s("window_dimensions"), Strides: i64s("window_strides"), BaseDilations: i64s("base_dilations"), WindowDilations: i64s("window_dilations")}
-		if pad, ok := op.Attr("padding").(DenseElementsAttr); ok {
-			for _, r := range denseMatrix(pad) {
-				if len(r) == 2 {
-					w.Padding = append(w.Padding, [2]int64{r[0], r[1]})
-				}
-			}
+		pad, err := paddingOf(op)
+		if err != nil {
+			return nil, true, err
 		}
+		w.Padding = pad
 		types, err := inferReduceWindow(ts[:n], ts[n:], w.params(ts[0].Rank()))
 		return types, true, err
 	case "sort", "while":
@@ -214,4 +210,27 @@ func InferResultTypes(op *Op) (types []Type, known bool, err error) {
 		return []Type{Scalar(xla.Int32)}, true, nil
 	}
 	return nil, false, nil
+}
+
+// paddingOf reads op's padding attribute (an Nx2 matrix of integers; nil
+// when absent).
+func paddingOf(op *Op) ([][2]int64, error) {
+	a := op.Attr("padding")
+	if a == nil {
+		return nil, nil
+	}
+	pad, ok := a.(DenseElementsAttr)
+	rows := denseMatrix(pad)
+	if !ok || len(pad.Type.Dims) != 2 || pad.Type.Dims[1] != 2 || rows == nil && pad.Type.Dims[0] != 0 {
+		t := any(a)
+		if ok {
+			t = pad.Type
+		}
+		return nil, fmt.Errorf("padding %v is not an Nx2 matrix of integers (of at most %d elements)", t, maxExpandedSplat)
+	}
+	out := make([][2]int64, len(rows))
+	for i, r := range rows {
+		out[i] = [2]int64{r[0], r[1]}
+	}
+	return out, nil
 }

@@ -55,3 +55,22 @@ func TestSizesThatOverflow(t *testing.T) {
 	require.NoError(t, Print(&buf, m, PrintOptions{}))
 	assert.Contains(t, buf.String(), `dense<"0x0000803F"> : tensor<7x7905747460161236407xf32>`)
 }
+
+// TestHugeSplatAttributes verifies ops whose integer attributes are
+// splats of huge types (once expanded until the process ran out of
+// memory): errors naming the attribute.
+func TestHugeSplatAttributes(t *testing.T) {
+	m, err := Parse([]byte(`func.func @main(%a: tensor<4x4xf32>, %s: tensor<f32>) -> tensor<4x4xf32> {
+  %0 = "stablehlo.reduce_window"(%a, %s) <{window_dimensions = array<i64: 1, 1>, padding = dense<0> : tensor<1000000000000x2xi64>}> ({
+  ^bb0(%x: tensor<f32>, %y: tensor<f32>):
+    %1 = stablehlo.add %x, %y : tensor<f32>
+    stablehlo.return %1 : tensor<f32>
+  }) : (tensor<4x4xf32>, tensor<f32>) -> tensor<4x4xf32>
+  return %0 : tensor<4x4xf32>
+}`))
+	require.NoError(t, err)
+	require.Error(t, m.Verify())
+	_, err = ReplicaGroups(DenseElementsAttr{Type: Tensor(xla.Int64, 1000000000000, 2), Data: make([]byte, 8), Splat: true})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "more than an attribute of integers holds")
+}

@@ -319,8 +319,14 @@ func parseIntListAfter(s string) ([]int64, error) {
 	return out, nil
 }
 
+// maxExpandedSplat is the most elements a splat attribute of integers
+// (padding, replica groups, a layout ...) is expanded to: a tiny literal
+// may name a huge type.
+const maxExpandedSplat = 1 << 20
+
 // Int64s returns the elements of an integer or boolean attribute (a splat
-// expanded), sign-extended for signed types of any width.
+// expanded, up to 2^20 elements), sign-extended for signed types of any
+// width.
 func (a DenseElementsAttr) Int64s() ([]int64, error) {
 	dt := a.Type.DType
 	if !dt.IsInt() && !dt.IsBool() {
@@ -334,6 +340,9 @@ func (a DenseElementsAttr) Int64s() ([]int64, error) {
 	if a.Splat {
 		if len(a.Data) < w {
 			return nil, fmt.Errorf("splat of %s has %d bytes", a.Type, len(a.Data))
+		}
+		if n > maxExpandedSplat {
+			return nil, fmt.Errorf("splat of %s has %d elements, more than an attribute of integers holds (%d)", a.Type, n, maxExpandedSplat)
 		}
 	} else if len(a.Data) != int(n)*w {
 		return nil, fmt.Errorf("%s has %d bytes, want %d", a.Type, len(a.Data), int(n)*w)
