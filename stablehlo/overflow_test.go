@@ -74,3 +74,15 @@ func TestHugeSplatAttributes(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "more than an attribute of integers holds")
 }
+
+// TestNestedSymbolRefRoundTrip parses a nested symbol reference and
+// prints it back unchanged (it once printed as the flat @"a::b").
+func TestNestedSymbolRefRoundTrip(t *testing.T) {
+	src := "\"foo.op\"() {a = @a::@b} : () -> ()\n"
+	m, err := Parse([]byte(src))
+	require.NoError(t, err)
+	var buf bytes.Buffer
+	require.NoError(t, Print(&buf, m, PrintOptions{}))
+	assert.Contains(t, buf.String(), "a = @a::@b")
+	assert.NotContains(t, buf.String(), `"a::b"`)
+}

@@ -422,7 +422,7 @@ func (p *mlirParser) parseSymbolRef() SymbolRefAttr {
 		}
 		if p.pos+2 < len(p.src) && p.src[p.pos] == ':' && p.src[p.pos+1] == ':' && p.src[p.pos+2] == '@' {
 			p.pos += 2
-			b.WriteString("::")
+			b.WriteString("::@") // as SymbolRefAttr spells nested references
 			continue
 		}
 		return SymbolRefAttr(b.String())
