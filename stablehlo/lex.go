@@ -179,6 +179,15 @@ func (s *mlirScanner) tryKeyword(kw string) bool {
 	return false
 }
 
+// peekKeyword reports whether the bare identifier kw comes next, without
+// consuming it.
+func (s *mlirScanner) peekKeyword(kw string) bool {
+	save := s.pos
+	ok := s.tryKeyword(kw)
+	s.pos = save
+	return ok
+}
+
 func (s *mlirScanner) expectKeyword(kw string) {
 	if !s.tryKeyword(kw) {
 		s.fail("expected '%s'%s", kw, s.found())

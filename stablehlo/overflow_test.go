@@ -86,3 +86,40 @@ func TestNestedSymbolRefRoundTrip(t *testing.T) {
 	assert.Contains(t, buf.String(), "a = @a::@b")
 	assert.NotContains(t, buf.String(), `"a::b"`)
 }
+
+// TestOneBitConstantsRoundTrip prints and parses back i1 (xla.Int1) and
+// ui1 constants, as lists and in hex (packed bits, as MLIR writes them;
+// once one byte an element, which neither halo nor mlir-opt read back).
+func TestOneBitConstantsRoundTrip(t *testing.T) {
+	for _, dt := range []xla.DType{xla.Int1, xla.Uint1, xla.Bool} {
+		for _, n := range []int64{3, 101} {
+			set := byte(1)
+			if dt == xla.Int1 {
+				set = 0xFF
+			}
+			data := make([]byte, n)
+			for i := range data {
+				if i%3 == 0 {
+					data[i] = set
+				}
+			}
+			b := NewBuilder("m")
+			fb := b.NewFunction("main")
+			fb.Return(fb.ConstantBytes(Tensor(dt, n), data))
+			m, err := b.Build()
+			require.NoError(t, err)
+			text := m.String()
+			m2, err := Parse([]byte(text))
+			require.NoError(t, err, "%v x%d:\n%s", dt, n, text)
+			got := m2.Funcs[0].Body.Blocks[0].Ops[0].Attr("value").(DenseElementsAttr)
+			// i1 reads back as the dtype MLIR spells i1 (Bool): the bits
+			// are what must survive.
+			for i := range data {
+				assert.Equal(t, data[i] != 0, got.Data[i] != 0, "%v x%d element %d", dt, n, i)
+			}
+		}
+	}
+	// mlir-opt's spelling of ui1 values.
+	_, err := Parse([]byte("\"foo.op\"() {a = dense<[false, true]> : tensor<2xui1>} : () -> ()\n"))
+	require.NoError(t, err)
+}

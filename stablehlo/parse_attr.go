@@ -945,10 +945,10 @@ func (p *mlirParser) decodeDenseList(tt TensorType, dim int, off *int64, data []
 // parseDenseElem parses one element of type dt into dst (host layout).
 func (p *mlirParser) parseDenseElem(dt xla.DType, dst []byte) {
 	switch {
-	case dt == xla.Bool:
+	case dt == xla.Bool || dt.Bits() == 1 && (p.peekKeyword("true") || p.peekKeyword("false")):
 		switch {
 		case p.tryKeyword("true"):
-			dst[0] = 1
+			dst[0] = oneBit(dt)
 		case p.tryKeyword("false"):
 			dst[0] = 0
 		default:
@@ -1017,9 +1017,9 @@ func (p *mlirParser) decodeDenseHex(out *DenseElementsAttr, n int64) {
 	}
 	dt := out.Type.DType
 	w := int64(dt.HostBytes())
-	if dt == xla.Bool {
+	if dt == xla.Bool || dt.Bits() == 1 { // packed bits
 		if len(raw) == 1 && (raw[0] == 0 || raw[0] == 0xFF) && n != 1 || n == 1 && len(raw) == 1 && raw[0]&0xFE == 0 {
-			out.Data = []byte{raw[0] & 1}
+			out.Data = []byte{(raw[0] & 1) * oneBit(dt)}
 			out.Splat = len(out.Type.Dims) > 0
 			return
 		}
@@ -1028,7 +1028,7 @@ func (p *mlirParser) decodeDenseHex(out *DenseElementsAttr, n int64) {
 		}
 		out.Data = make([]byte, n)
 		for i := int64(0); i < n; i++ {
-			out.Data[i] = raw[i/8] >> uint(i%8) & 1
+			out.Data[i] = (raw[i/8] >> uint(i%8) & 1) * oneBit(dt)
 		}
 		return
 	}
@@ -1206,4 +1206,13 @@ func (s *mlirScanner) tryLoc() (l Location, ok bool) {
 		}
 	}
 	return l, false
+}
+
+// oneBit is the host byte of a set 1-bit element of dt: 1, or 0xFF (-1)
+// for the signed i1 of xla.Int1.
+func oneBit(dt xla.DType) byte {
+	if dt == xla.Int1 {
+		return 0xFF
+	}
+	return 1
 }

@@ -520,7 +520,7 @@ func mlirAppendDenseBody(b []byte, a DenseElementsAttr) []byte {
 func mlirAppendDenseHex(b []byte, dt xla.DType, data []byte) []byte {
 	const hex = "0123456789ABCDEF"
 	b = append(b, "\"0x"...)
-	if dt == xla.Bool {
+	if dt == xla.Bool || dt.Bits() == 1 { // i1 and ui1 too: packed bits
 		for i := 0; i < len(data); i += 8 {
 			var c byte
 			for j := 0; j < 8 && i+j < len(data); j++ {
@@ -565,12 +565,12 @@ func mlirReadBits(data []byte) uint64 {
 // mlirAppendElem appends one dense element of type dt held in data.
 func mlirAppendElem(b []byte, dt xla.DType, data []byte) []byte {
 	switch {
-	case dt == xla.Bool:
+	case dt == xla.Bool || dt.Bits() == 1: // MLIR spells 1-bit values so
 		if data[0] != 0 {
 			return append(b, "true"...)
 		}
 		return append(b, "false"...)
-	case dt.IsInt() || dt == xla.Int1:
+	case dt.IsInt():
 		v := mlirReadBits(data)
 		return mlirAppendIntOf(b, int64(v), dt)
 	case dt.IsComplex():
