@@ -123,3 +123,41 @@ func TestOneBitConstantsRoundTrip(t *testing.T) {
 	_, err := Parse([]byte("\"foo.op\"() {a = dense<[false, true]> : tensor<2xui1>} : () -> ()\n"))
 	require.NoError(t, err)
 }
+
+// TestNilPartsOfHandBuiltIR prints, verifies and walks IR holding a nil
+// region, block or op: errors naming the part (Print once panicked).
+func TestNilPartsOfHandBuiltIR(t *testing.T) {
+	for _, c := range []struct {
+		what    string
+		breakIt func(m *Module)
+	}{
+		{"region", func(m *Module) { m.Funcs[0].Body.Blocks[0].Ops[0].Regions = []*Region{nil} }},
+		{"region", func(m *Module) {
+			op := m.Funcs[0].Body.Blocks[0].Ops[0]
+			op.Name = "foo.op" // another dialect's op may have regions
+			op.Regions = []*Region{nil}
+		}},
+		{"block", func(m *Module) {
+			op := m.Funcs[0].Body.Blocks[0].Ops[0]
+			op.Name = "foo.op"
+			op.Regions = []*Region{{Blocks: []*Block{nil}}}
+		}},
+		{"block", func(m *Module) { m.Funcs[0].Body.Blocks[0].Ops[0].Regions = []*Region{{Blocks: []*Block{nil}}} }},
+		{"op", func(m *Module) {
+			b := m.Funcs[0].Body.Blocks[0]
+			b.Ops = []*Op{b.Ops[0], nil, b.Ops[1]}
+		}},
+	} {
+		t.Run(c.what, func(t *testing.T) {
+			m, err := Parse([]byte("func.func @main(%a: tensor<f32>) -> tensor<f32> {\n  %0 = stablehlo.negate %a : tensor<f32>\n  return %0 : tensor<f32>\n}\n"))
+			require.NoError(t, err)
+			c.breakIt(m)
+			var buf bytes.Buffer
+			err = Print(&buf, m, PrintOptions{})
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), "nil "+c.what)
+			assert.Error(t, m.Verify())
+			m.Funcs[0].Walk(func(*Op) bool { return true })
+		})
+	}
+}

@@ -412,6 +412,15 @@ func mlirAttrNamed(attrs []NamedAttr, name string) Attribute {
 
 // --- ops ------------------------------------------------------------------
 
+// nilPart records a nil region or block of hand-built IR as the error of
+// a strict print (what it prints is not MLIR).
+func (p *mlirPrinter) nilPart(what string) {
+	p.str("<<NULL " + strings.ToUpper(what) + ">>")
+	if p.strict && p.err == nil {
+		p.err = errors.New("stablehlo: Print: nil " + what)
+	}
+}
+
 // op prints one op on a new line.
 func (p *mlirPrinter) op(op *Op) {
 	p.nl()
@@ -571,7 +580,16 @@ func mlirIsInherent(op, attr string) bool {
 // themselves.
 func (p *mlirPrinter) region(r *Region, printEntryArgs bool) {
 	p.byte('{')
+	if r == nil {
+		p.nilPart("region")
+		p.byte('}')
+		return
+	}
 	for bi, b := range r.Blocks {
+		if b == nil {
+			p.nilPart("block")
+			continue
+		}
 		if bi > 0 || printEntryArgs && (len(b.Args) > 0 || len(b.Ops) == 0) {
 			p.nl()
 			p.str("^bb")

@@ -21,13 +21,16 @@ func (m *Module) Walk(fn func(op *Op) bool) {
 
 // Walk calls fn for every op of f's body and nested regions (see Module.Walk).
 func (f *Func) Walk(fn func(op *Op) bool) {
-	if f.Body != nil {
+	if f != nil && f.Body != nil {
 		f.Body.Walk(fn)
 	}
 }
 
 // Walk calls fn for every op of r's blocks and nested regions.
 func (r *Region) Walk(fn func(op *Op) bool) {
+	if r == nil {
+		return // hand-built IR may hold nil parts: Verify reports them
+	}
 	for _, b := range r.Blocks {
 		b.Walk(fn)
 	}
@@ -35,6 +38,9 @@ func (r *Region) Walk(fn func(op *Op) bool) {
 
 // Walk calls fn for every op of b and of the regions nested in its ops.
 func (b *Block) Walk(fn func(op *Op) bool) {
+	if b == nil {
+		return
+	}
 	for _, op := range b.Ops {
 		op.Walk(fn)
 	}
@@ -43,7 +49,7 @@ func (b *Block) Walk(fn func(op *Op) bool) {
 // Walk calls fn for op and then, unless fn returns false, for the ops of
 // its regions.
 func (op *Op) Walk(fn func(op *Op) bool) {
-	if !fn(op) {
+	if op == nil || !fn(op) {
 		return
 	}
 	for _, r := range op.Regions {
@@ -311,6 +317,9 @@ func (f *Func) verify(funcs map[string]*Func) error {
 }
 
 func (v *verifier) block(b *Block, terminator string) error {
+	if b == nil {
+		return fmt.Errorf("nil block")
+	}
 	var added []*Value
 	for _, a := range b.Args {
 		v.defined[a] = true
@@ -325,6 +334,9 @@ func (v *verifier) block(b *Block, terminator string) error {
 		return fmt.Errorf("empty block: missing %s", terminator)
 	}
 	for i, op := range b.Ops {
+		if op == nil {
+			return fmt.Errorf("op %d of the block is nil", i)
+		}
 		if op.parent != b {
 			return fmt.Errorf("%s: parent pointer does not point to its block", op.Name)
 		}
@@ -354,10 +366,13 @@ func (v *verifier) block(b *Block, terminator string) error {
 				return err
 			}
 		}
-		for _, r := range op.Regions {
+		for ri, r := range op.Regions {
+			if r == nil {
+				return fmt.Errorf("%s: region %d is nil", op.Name, ri)
+			}
 			for _, rb := range r.Blocks {
 				term := "stablehlo.return"
-				if !strings.HasPrefix(op.Name, "stablehlo.") {
+				if !strings.HasPrefix(op.Name, "stablehlo.") && rb != nil {
 					term = "" // other dialects: any terminator
 					if t := rb.Terminator(); t != nil {
 						term = t.Name
