@@ -279,8 +279,8 @@ func (fb *FuncBuilder) SetArgAttr(i int, name string, value Attribute) {
 		fb.fail("func.func", nil, "argument %d out of range [0, %d)", i, n)
 		return
 	}
-	if value == nil {
-		fb.fail("func.func", nil, "argument %d: attribute %s is nil", i, name)
+	if err := checkAttrs([]NamedAttr{{Name: name, Value: value}}); err != nil {
+		fb.fail("func.func", nil, "argument %d: %v", i, err)
 		return
 	}
 	for len(fn.ArgAttrs) < len(fn.Args()) {
@@ -297,8 +297,8 @@ func (fb *FuncBuilder) SetResultAttr(i int, name string, value Attribute) {
 		fb.fail("func.func", nil, "result %d out of range [0, %d)", i, len(fn.ResultTypes))
 		return
 	}
-	if value == nil {
-		fb.fail("func.func", nil, "result %d: attribute %s is nil", i, name)
+	if err := checkAttrs([]NamedAttr{{Name: name, Value: value}}); err != nil {
+		fb.fail("func.func", nil, "result %d: %v", i, err)
 		return
 	}
 	for len(fn.ResultAttrs) <= i {
@@ -326,8 +326,8 @@ func (fb *FuncBuilder) SetOpAttr(v *Value, name string, value Attribute) {
 		fb.fail("SetOpAttr", nil, "value is nil or not an op result")
 		return
 	}
-	if value == nil {
-		fb.fail("SetOpAttr", nil, "attribute %s is nil", name)
+	if err := checkAttrs([]NamedAttr{{Name: name, Value: value}}); err != nil {
+		fb.fail("SetOpAttr", nil, "%v", err)
 		return
 	}
 	v.op.SetAttr(name, value)

@@ -804,6 +804,10 @@ func (fb *FuncBuilder) Op(name string, operands []*Value, resultTypes []Type, at
 		fb.fail(name, operands, "op name is empty")
 		return deadValues(resultTypes)
 	}
+	if err := checkAttrs(attrs); err != nil {
+		fb.fail(name, operands, "%v", err)
+		return deadValues(resultTypes)
+	}
 	probe := &Op{Name: name, Operands: operands, Results: make([]*Value, len(resultTypes)), Attrs: attrs}
 	if err := checkOpSpec(probe); err != nil {
 		fb.fail(name, operands, "%v", err)

@@ -161,3 +161,39 @@ func TestNilPartsOfHandBuiltIR(t *testing.T) {
 		})
 	}
 }
+
+// TestUnprintableAttributes gives the builder attributes the printer
+// could not write as MLIR (once printed as <<NULL ATTRIBUTE>>, a wrapped
+// integer or a duplicate key, with Print returning nil): build errors.
+func TestUnprintableAttributes(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		attrs []NamedAttr
+		want  string
+	}{
+		{"nil value", []NamedAttr{{Name: "x"}}, "attribute x: nil value"},
+		{"nil in an array", []NamedAttr{{Name: "x", Value: ArrayAttr{nil}}}, "attribute x: element 0: nil value"},
+		{"nil in a dict", []NamedAttr{{Name: "x", Value: DictAttr{{Name: "y"}}}}, "attribute x: attribute y: nil value"},
+		{"nil type", []NamedAttr{{Name: "x", Value: TypeAttr{}}}, "nil type"},
+		{"no name", []NamedAttr{{Value: UnitAttr{}}}, "an attribute has no name"},
+		{"twice", []NamedAttr{{Name: "x", Value: UnitAttr{}}, {Name: "x", Value: UnitAttr{}}}, "attribute x is given twice"},
+		{"int out of range", []NamedAttr{{Name: "x", Value: IntAttr{Value: 300, Type: xla.Int8}}}, "300 does not fit i8"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			b := NewBuilder("m")
+			fb := b.NewFunction("main")
+			fb.Op("foo.bar", nil, nil, c.attrs...)
+			fb.Return()
+			_, err := b.Build()
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), c.want)
+		})
+	}
+	b := NewBuilder("m")
+	fb := b.NewFunction("main", Tensor(xla.Float32))
+	fb.SetArgAttr(0, "x", DictAttr{{Name: "y"}})
+	fb.Return(fb.Arg(0))
+	_, err := b.Build()
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "argument 0: attribute x: attribute y: nil value")
+}
