@@ -29,7 +29,7 @@ type Executable struct {
 	// running are the completion events of its dispatched computations
 	// that may not have fired: Close keeps the callbacks for them.
 	mu      sync.Mutex
-	running []*pjrt.Event
+	running events
 }
 
 // fired reports whether ev has fired.
@@ -42,18 +42,39 @@ func fired(ev *pjrt.Event) bool {
 	}
 }
 
-// track keeps the completion event of a dispatched computation, dropping
-// the fired ones whenever the list has doubled.
+// events are completion events of dispatched computations; the fired
+// ones are dropped whenever the list has doubled since the last time.
+type events struct {
+	list    []*pjrt.Event
+	pruneAt int // len(list) at which fired events are dropped
+}
+
+// add appends ev, first dropping the fired events (handed to onFired,
+// when not nil) if the list has doubled.
+func (l *events) add(ev *pjrt.Event, onFired func(*pjrt.Event)) {
+	if len(l.list) >= max(l.pruneAt, 64) {
+		l.list = slices.DeleteFunc(l.list, func(p *pjrt.Event) bool {
+			if !fired(p) {
+				return false
+			}
+			if onFired != nil {
+				onFired(p)
+			}
+			return true
+		})
+		l.pruneAt = 2 * len(l.list)
+	}
+	l.list = append(l.list, ev)
+}
+
+// track keeps the completion event of a dispatched computation.
 func (e *Executable) track(ev *pjrt.Event) {
 	if len(e.funcs) == 0 || ev == nil {
 		return
 	}
 	e.mu.Lock()
-	defer e.mu.Unlock()
-	if len(e.running) >= 64 && len(e.running)&(len(e.running)-1) == 0 {
-		e.running = slices.DeleteFunc(e.running, fired)
-	}
-	e.running = append(e.running, ev)
+	e.running.add(ev, nil)
+	e.mu.Unlock()
 }
 
 // PJRT returns the compiled executable; its parameters and results start
@@ -83,8 +104,8 @@ func (e *Executable) Close() error {
 	err := e.exe.Close()
 	e.closeOnce.Do(func() {
 		e.mu.Lock()
-		running := e.running
-		e.running = nil
+		running := e.running.list
+		e.running = events{}
 		e.mu.Unlock()
 		// Computations already dispatched may still call the callbacks:
 		// the table keeps them until those have finished.

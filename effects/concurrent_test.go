@@ -22,10 +22,7 @@ import (
 func TestConcurrentDispatchesOnOneStream(t *testing.T) {
 	for _, mode := range tokenModes {
 		t.Run(mode.name, func(t *testing.T) {
-			c := openInterpreter(t, 1)
-			var out lines
-			exe := printIndex(t, c, &out, Ordered("log"), mode.arrays)
-			s := NewStream()
+			c, out, exe, s := printSetup(t, mode.arrays)
 			const goroutines, calls = 4, 100
 			var wg sync.WaitGroup
 			for g := range goroutines {
@@ -66,10 +63,7 @@ func TestConcurrentDispatchesOnOneStream(t *testing.T) {
 func TestCloseWhileDispatching(t *testing.T) {
 	for _, mode := range tokenModes {
 		t.Run(mode.name, func(t *testing.T) {
-			c := openInterpreter(t, 1)
-			var out lines
-			exe := printIndex(t, c, &out, Ordered("log"), mode.arrays)
-			s := NewStream()
+			c, out, exe, s := printSetup(t, mode.arrays)
 			const calls = 300
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
@@ -100,10 +94,7 @@ func TestCloseWhileDispatching(t *testing.T) {
 func TestCloseKeepsCallbacksOfQueuedRuns(t *testing.T) {
 	for _, mode := range tokenModes {
 		t.Run(mode.name, func(t *testing.T) {
-			c := openInterpreter(t, 1)
-			var out lines
-			exe := printIndex(t, c, &out, Ordered("log"), mode.arrays)
-			s := NewStream()
+			c, out, exe, s := printSetup(t, mode.arrays)
 			x, fill := late(t, c, nil)
 			_, err := s.Execute(exe, x)
 			require.NoError(t, err)
@@ -159,10 +150,7 @@ func TestNilAndZeroValues(t *testing.T) {
 func TestExecuteNamesArgumentsWithoutTokens(t *testing.T) {
 	for _, mode := range tokenModes {
 		t.Run(mode.name, func(t *testing.T) {
-			c := openInterpreter(t, 1)
-			var out lines
-			exe := printIndex(t, c, &out, Ordered("log"), mode.arrays)
-			s := NewStream()
+			c, out, exe, s := printSetup(t, mode.arrays)
 			_, err := s.Execute(exe, nil)
 			assert.ErrorContains(t, err, "argument 0 is nil")
 			_, err = s.Execute(exe)
@@ -175,4 +163,13 @@ func TestExecuteNamesArgumentsWithoutTokens(t *testing.T) {
 			assert.Empty(t, out.all())
 		})
 	}
+}
+
+// printSetup opens a one-device interpreter client and compiles an
+// ordered print of an i32 argument into out (with token arrays when
+// arrays is set), with a new stream.
+func printSetup(t *testing.T, arrays bool) (*pjrt.Client, *lines, *Executable, *Stream) {
+	c := openInterpreter(t, 1)
+	out := &lines{}
+	return c, out, printIndex(t, c, out, Ordered("log"), arrays), NewStream()
 }

@@ -27,8 +27,7 @@ type Stream struct {
 
 	mu      sync.Mutex
 	chains  map[chainKey]*chain
-	pending []*pjrt.Event // completion events not yet seen by Barrier
-	pruneAt int           // len(pending) at which fired events are dropped
+	pending events // completion events not yet seen by Barrier
 	ctxs    map[*pjrt.Client]*pjrt.ExecuteContext
 	// inflight counts relayed dispatches between taking their tokens and
 	// their Execute returning (they use an execute context outside mu);
@@ -331,7 +330,7 @@ func (s *Stream) executeRelayed(dev *pjrt.Device, exe *Executable, args []*pjrt.
 		}
 		if err != nil {
 			s.mu.Unlock()
-			undispatched(relays)
+			dispatchDone(relays)
 			closeAll(replaced)
 			return nil, fmt.Errorf("effects: Execute: runtime token of effect %q: %w", e, err)
 		}
@@ -350,7 +349,7 @@ func (s *Stream) executeRelayed(dev *pjrt.Device, exe *Executable, args []*pjrt.
 			r.out = x.Outputs[0][i]
 		}
 	}
-	undispatched(relays) // dispatched now, or never
+	dispatchDone(relays) // out set: dispatched; nil: never
 	s.mu.Lock()
 	if err == nil {
 		s.addPending(x.Completion[0])
@@ -393,10 +392,10 @@ func (s *Stream) chain(c *pjrt.Client, e string) *chain {
 	return ch
 }
 
-// undispatched tells the relays of a dispatch that its Execute returned
+// dispatchDone tells the relays of a dispatch that its Execute returned
 // (with their out set) or that it failed before its computation started
 // (out nil: they hand the tokens taken on unchanged).
-func undispatched(relays []*relay) {
+func dispatchDone(relays []*relay) {
 	for _, r := range relays {
 		close(r.dispatched)
 	}
@@ -406,24 +405,11 @@ func undispatched(relays []*relay) {
 // ones (and keeping their errors) whenever the list has doubled (s.mu
 // held).
 func (s *Stream) addPending(ev *pjrt.Event) {
-	if len(s.pending) >= max(s.pruneAt, 64) {
-		k := 0
-		for _, p := range s.pending {
-			select {
-			case <-p.Done():
-				if err := p.Err(); err != nil {
-					s.record(err)
-				}
-			default:
-				s.pending[k] = p
-				k++
-			}
+	s.pending.add(ev, func(p *pjrt.Event) {
+		if err := p.Err(); err != nil {
+			s.record(err)
 		}
-		clear(s.pending[k:])
-		s.pending = s.pending[:k]
-		s.pruneAt = 2 * k
-	}
-	s.pending = append(s.pending, ev)
+	})
 }
 
 // relayLoop works through a chain's relays in order, then exits.
@@ -518,20 +504,19 @@ func (s *Stream) Barrier(ctx context.Context) error {
 			}
 		}
 	}
-	events := s.pending
-	s.pending = nil
-	s.pruneAt = 0
+	seen := s.pending.list
+	s.pending = events{}
 	s.mu.Unlock()
 	for _, ev := range wait {
 		if err := ev.Await(ctx); err != nil && ctx.Err() != nil {
-			s.restore(events)
+			s.restore(seen)
 			return ctx.Err()
 		}
 	}
-	for i, ev := range events {
+	for i, ev := range seen {
 		if err := ev.Await(ctx); err != nil {
 			if ctx.Err() != nil {
-				s.restore(events[i:])
+				s.restore(seen[i:])
 				return ctx.Err()
 			}
 			s.record(err)
@@ -545,9 +530,9 @@ func (s *Stream) Barrier(ctx context.Context) error {
 }
 
 // restore puts back completion events a cancelled Barrier did not see.
-func (s *Stream) restore(events []*pjrt.Event) {
+func (s *Stream) restore(evs []*pjrt.Event) {
 	s.mu.Lock()
-	s.pending = append(events, s.pending...)
+	s.pending.list = append(evs, s.pending.list...)
 	s.mu.Unlock()
 }
 
