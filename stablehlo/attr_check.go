@@ -1,9 +1,6 @@
 package stablehlo
 
-import (
-	"fmt"
-	"math"
-)
+import "fmt"
 
 // checkAttrs reports named attributes the printer could not write as
 // MLIR: an empty or repeated name, a nil value, or a nil part inside one.
@@ -51,8 +48,6 @@ func checkAttrValue(a Attribute) error {
 			if a.Value < lo || a.Value > hi {
 				return fmt.Errorf("%d does not fit %v", a.Value, dt)
 			}
-		} else if dt.IsFloat() && math.Abs(float64(a.Value)) > 1<<53 {
-			return fmt.Errorf("%d is not exactly a %v", a.Value, dt)
 		}
 	}
 	return nil

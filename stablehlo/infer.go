@@ -226,14 +226,14 @@ func (c *dimCalc) mul(a, b int64) int64 {
 	return p
 }
 
-// checkInferredDims reports an inferred type with a dimension that overflowed
-// or an element count beyond int64.
-func checkInferredDims(t TensorType) error {
-	if slices.Contains(t.Dims, dimOverflow) {
+// checkInferredDims reports inferred dimensions of which one overflowed,
+// or whose element count is beyond int64.
+func checkInferredDims(dims []int64) error {
+	if slices.Contains(dims, dimOverflow) {
 		return fmt.Errorf("a dimension of the result overflows int64")
 	}
-	if t.Size() == -1 && !slices.Contains(t.Dims, DynamicDim) {
-		return fmt.Errorf("the result %s has more than 2^63 elements", t)
+	if (TensorType{Dims: dims}).Size() == -1 && !slices.Contains(dims, DynamicDim) {
+		return fmt.Errorf("the result's dimensions %v hold more than 2^63 elements", dims)
 	}
 	return nil
 }
@@ -657,6 +657,9 @@ func inferConvolution(lhs, rhs TensorType, p convParams, resultDType xla.DType) 
 		dims[dn.OutputSpatialDims[i]] = windowOutput(lhs.Dims[dn.InputSpatialDims[i]], rhs.Dims[dn.KernelSpatialDims[i]],
 			p.strides[i], p.lhsDil[i], p.rhsDil[i], p.padding[i][0], p.padding[i][1])
 	}
+	if err := checkInferredDims(dims); err != nil {
+		return zero, err
+	}
 	if resultDType == xla.Invalid {
 		if lhs.DType != rhs.DType {
 			return zero, fmt.Errorf("lhs and rhs element types differ: give a result element type")
@@ -721,7 +724,7 @@ func inferReduceWindow(inputs, inits []TensorType, w windowParams) ([]Type, erro
 	for d := range r {
 		dims[d] = windowOutput(inputs[0].Dims[d], w.dims[d], w.strides[d], w.baseDil[d], w.winDil[d], w.padding[d][0], w.padding[d][1])
 	}
-	if err := checkInferredDims(TensorType{Dims: dims}); err != nil {
+	if err := checkInferredDims(dims); err != nil {
 		return nil, err
 	}
 	out := make([]Type, len(inputs))

@@ -156,10 +156,7 @@ func (f *NarrowFloat) Signed() bool { return f.kind != narrowE8M0 }
 func (f *NarrowFloat) HasInf() bool { return f.kind == narrowIEEE }
 
 // IsNaN reports whether code c is a NaN of f.
-func (f *NarrowFloat) IsNaN(c uint32) bool { return f.isNaNCode(c) }
-
-// isNaNCode reports whether code c is a NaN of f.
-func (f *NarrowFloat) isNaNCode(c uint32) bool {
+func (f *NarrowFloat) IsNaN(c uint32) bool {
 	mag := c &^ f.signBit
 	switch f.kind {
 	case narrowIEEE:
@@ -202,7 +199,7 @@ func (f *NarrowFloat) Decode64(c uint32) float64 {
 // significand) so that encoding them again gives back the same code.
 func (f *NarrowFloat) decodeSlow32(c uint32) float32 {
 	c &= 1<<f.bits - 1
-	if f.isNaNCode(c) {
+	if f.IsNaN(c) {
 		var sign uint32
 		if f.kind == narrowIEEE || f.kind == narrowFN {
 			if c&f.signBit != 0 {
