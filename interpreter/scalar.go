@@ -166,11 +166,11 @@ func planScalar(op *stablehlo.Op) scalarOp {
 		}
 		switch dt {
 		case xla.Int32:
-			return scalarUnary(func(a int32) int32 { return a }, in[0], res)
+			return scalarUnary(identity[int32], in[0], res)
 		case xla.Bool:
-			return scalarUnary(func(a bool) bool { return a }, in[0], res)
+			return scalarUnary(identity[bool], in[0], res)
 		case xla.Float32:
-			return scalarUnary(func(a float32) float32 { return a }, in[0], res)
+			return scalarUnary(identity[float32], in[0], res)
 		}
 	case "stablehlo.dynamic_slice":
 		return planScalarSlice(op, in, res)
@@ -255,7 +255,7 @@ func planScalarSlice(op *stablehlo.Op, in []scalarType, res scalarType) scalarOp
 	read := func(in []Value) (int64, bool) {
 		var off int64
 		for i, t := range in[1:] {
-			s, ok := scalarElem[int32](t, in0Index)
+			s, ok := scalarElem[int32](t, i32Index)
 			if !ok {
 				return 0, false
 			}
@@ -274,8 +274,8 @@ func planScalarSlice(op *stablehlo.Op, in []scalarType, res scalarType) scalarOp
 	return nil
 }
 
-// in0Index is the type of a rank-0 i32 start index.
-var in0Index = scalarType{shape: xla.Shape{DType: xla.Int32}, n: 1}
+// i32Index is the type of a start index: a rank-0 i32.
+var i32Index = scalarType{shape: xla.Shape{DType: xla.Int32}, n: 1}
 
 func scalarSliceOf[T any](src, res scalarType, offset func([]Value) (int64, bool)) scalarOp {
 	return func(in []Value) (*Tensor, bool) {
@@ -338,6 +338,8 @@ func scalarBoolBinary(code ewBinOp) func(a, b bool) bool {
 func scalarCompare[T cmp.Ordered](dir ewCmpDir, a, b T) bool {
 	return ewCmpResult(dir, cmp.Compare(a, b))
 }
+
+func identity[T any](a T) T { return a }
 
 func b2i(b bool) int {
 	if b {
