@@ -186,18 +186,9 @@ func CompileLowered(c *pjrt.Client, l *Lowered, opts *xla.CompileOptions) (*Exec
 // userParams are the parameter types of l's entry function after its
 // runtime tokens, or nil when there is no single entry function to tell.
 func userParams(l *Lowered) []stablehlo.Type {
-	f := l.Module.Func("main")
+	f := l.Module.Func(l.Module.EntryName())
 	if f == nil {
-		var public []*stablehlo.Func
-		for _, g := range l.Module.Funcs {
-			if !g.Private && g.Body != nil {
-				public = append(public, g)
-			}
-		}
-		if len(public) != 1 {
-			return nil
-		}
-		f = public[0]
+		return nil
 	}
 	args := f.Args()
 	if len(args) < len(l.Ordered) {

@@ -260,18 +260,7 @@ func compileProgram(m *stablehlo.Module, main string, share bool) (*Program, err
 		}
 	}
 	if main == "" {
-		main = "main"
-		if m.Func(main) == nil {
-			var public []*stablehlo.Func
-			for _, f := range m.Funcs {
-				if !f.Private && f.Body != nil {
-					public = append(public, f)
-				}
-			}
-			if len(public) == 1 {
-				main = public[0].Name
-			}
-		}
+		main = m.EntryName()
 	}
 	p.Main = m.Func(main)
 	if p.Main == nil || p.Main.Body == nil {

@@ -386,6 +386,25 @@ func (m *Module) Func(name string) *Func {
 	return nil
 }
 
+// EntryName is the name of the function a runtime runs when none is
+// named: "main", or the only public function with a body when there is no
+// @main (otherwise "main", which then names nothing).
+func (m *Module) EntryName() string {
+	if m.Func("main") != nil {
+		return "main"
+	}
+	name, n := "main", 0
+	for _, f := range m.Funcs {
+		if !f.Private && f.Body != nil {
+			name, n = f.Name, n+1
+		}
+	}
+	if n != 1 {
+		return "main"
+	}
+	return name
+}
+
 // Attr returns the module attribute named name, or nil.
 func (m *Module) Attr(name string) Attribute {
 	for _, a := range m.Attrs {

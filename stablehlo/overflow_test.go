@@ -197,3 +197,17 @@ func TestUnprintableAttributes(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "argument 0: attribute x: attribute y: nil value")
 }
+
+// TestEntryName: @main when there is one, else the only public function,
+// else "main".
+func TestEntryName(t *testing.T) {
+	for _, c := range []struct{ src, want string }{
+		{"func.func @f() {\n  return\n}\nfunc.func @main() {\n  return\n}\n", "main"},
+		{"func.func private @g() {\n  return\n}\nfunc.func @f() {\n  return\n}\n", "f"},
+		{"func.func @f() {\n  return\n}\nfunc.func @g() {\n  return\n}\n", "main"},
+	} {
+		m, err := Parse([]byte(c.src))
+		require.NoError(t, err)
+		assert.Equal(t, c.want, m.EntryName(), c.src)
+	}
+}
