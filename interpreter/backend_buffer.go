@@ -226,7 +226,14 @@ func cloneValue(v Value) Value {
 	return v
 }
 
-func (b *buffer) ReadyEvent() (backend.Event, error) { return b.ready, nil }
+// ReadyEvent is the event of the computation that produces the buffer;
+// a deleted or donated buffer has none to wait for (as XLA's buffers).
+func (b *buffer) ReadyEvent() (backend.Event, error) {
+	if b.IsDeleted() {
+		return nil, backend.Errorf(codeFailedPrecondition, "PJRT_Buffer_ReadyEvent", "buffer was deleted or donated")
+	}
+	return b.ready, nil
+}
 
 // Delete releases the buffer's value, or, while uses registered by hold
 // are pending, marks it deleted and leaves the value to the last of them.

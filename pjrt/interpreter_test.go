@@ -264,6 +264,9 @@ func TestInterpreterBufferStridesMemoriesDelete(t *testing.T) {
 	assert.True(t, b.IsDeleted())
 	_, err = b.Bytes(ctxT(t))
 	assert.Error(t, err)
+	err = b.Await(ctxT(t))
+	assert.ErrorIs(t, err, FailedPrecondition, "waiting for a deleted buffer")
+	assert.ErrorContains(t, err, "deleted")
 }
 
 // TestInterpreterAsyncChain feeds outputs that are not ready yet into the
