@@ -224,6 +224,13 @@ type scope struct {
 	closed   bool   // a region whose closure has returned
 	returned bool   // (top) Return was called
 	declared bool   // (top) result types known
+	// limit is, in a builder made by BuilderAt or BuilderAtEnd, the first
+	// op of block that comes after the insertion point (before, or the op
+	// holding the inner scope's region): its results and those of the ops
+	// after it are not visible. limitAt is its index in block.Ops when
+	// last looked up.
+	limit   *Op
+	limitAt int
 }
 
 // Builder returns the module builder.
@@ -470,6 +477,7 @@ func BuilderAt(op *Op) *FuncBuilder {
 	}
 	fb := BuilderAtEnd(op.parent)
 	fb.s.before = op
+	fb.s.limit = op
 	return fb
 }
 
@@ -491,6 +499,9 @@ func BuilderAtEnd(block *Block) *FuncBuilder {
 	fn := &Func{}
 	for i := len(chain) - 1; i >= 0; i-- {
 		ns := &scope{b: b, fn: fn, block: chain[i], parent: s}
+		if i > 0 {
+			ns.limit = chain[i-1].parent.parent
+		}
 		if s == nil {
 			ns.top = ns
 		} else {
@@ -526,6 +537,8 @@ func (fb *FuncBuilder) emit(op *Op) {
 	if s.before != nil {
 		if err := s.block.InsertBefore(s.before, op); err != nil {
 			fb.fail(op.Name, op.Operands, "%v", err)
+		} else if at := s.limitAt + 1; at < len(s.block.Ops) && s.block.Ops[at] == s.limit {
+			s.limitAt = at // the op went in before the limit
 		}
 		return
 	}
@@ -606,6 +619,30 @@ func (s *scope) visible(v *Value) bool {
 	}
 	for t := s; t != nil; t = t.parent {
 		if t.block == blk {
+			return v.op == nil || t.precedesLimit(v.op)
+		}
+	}
+	return false
+}
+
+// precedesLimit reports whether op, an op of s.block, comes before the
+// scope's limit (any op does when there is none, or when the limit has
+// left the block). It looks back from the limit, where the values a
+// rewrite uses are usually defined.
+func (s *scope) precedesLimit(op *Op) bool {
+	if s.limit == nil {
+		return true
+	}
+	ops := s.block.Ops
+	if s.limitAt >= len(ops) || ops[s.limitAt] != s.limit {
+		s.limitAt = slices.Index(ops, s.limit)
+		if s.limitAt < 0 {
+			s.limitAt = 0
+			return true
+		}
+	}
+	for i := s.limitAt - 1; i >= 0; i-- {
+		if ops[i] == op {
 			return true
 		}
 	}
@@ -667,6 +704,11 @@ func (fb *FuncBuilder) whyInvisible(v *Value) string {
 			return "is a placeholder returned by a failed op"
 		}
 		return "is the result of a detached op"
+	}
+	for t := fb.s; t != nil; t = t.parent {
+		if t.block == blk {
+			return fmt.Sprintf("is a result of %s, which comes after the point where ops are inserted", v.op.Name)
+		}
 	}
 	// Find the function that holds blk.
 	var owner *Func

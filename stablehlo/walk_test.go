@@ -124,6 +124,43 @@ func TestBuilderAtInsertsBeforeOp(t *testing.T) {
 	assert.NotPanics(t, func() { bad.Negate(f.Args()[0]) })
 }
 
+// TestBuilderAtRefusesLaterValues: a builder inserting before an op may
+// not use that op's results or those of later ops, in its block or in
+// the blocks around it; earlier values and its own new ones it may.
+func TestBuilderAtRefusesLaterValues(t *testing.T) {
+	_, f := loopModule(t)
+	body := f.Body.Blocks[0]
+	ret := body.Terminator()
+	last := ret.Operands[0].Op()
+	require.NotNil(t, last)
+	fb := BuilderAt(last)
+	fb.Negate(last.Results[0])
+	require.ErrorContains(t, fb.Err(), "comes after the point where ops are inserted")
+	require.NoError(t, f.Verify(), "the refused op is not inserted")
+
+	fb = BuilderAt(last)
+	n := fb.Negate(last.Operands[0])
+	fb.Negate(n)
+	require.NoError(t, fb.Err(), "earlier values and the builder's own")
+
+	// In a while body: the while's results (after it, in the function's
+	// block) are not visible; the function's arguments are.
+	var whileOp *Op
+	f.Walk(func(op *Op) bool {
+		if op.Name == "stablehlo.while" {
+			whileOp = op
+		}
+		return true
+	})
+	bodyBlock := whileOp.Regions[1].Blocks[0]
+	rb := BuilderAt(bodyBlock.Terminator())
+	rb.Add(bodyBlock.Args[1], f.Args()[0])
+	require.NoError(t, rb.Err())
+	rb.Add(bodyBlock.Args[1], whileOp.Results[1])
+	require.ErrorContains(t, rb.Err(), "stablehlo.while, which comes after")
+	require.NoError(t, f.Verify())
+}
+
 func TestBuilderAtEnd(t *testing.T) {
 	// Build a function body from scratch on a detached block.
 	blk := NewBlock(f32(3))
