@@ -39,6 +39,28 @@ type Builder struct {
 	// when equal.
 	lastDotDN DotDimensionNumbers
 	lastDot   Attribute
+	// names indexes the module's function names, for the first
+	// len(named) of its functions.
+	names map[string]bool
+	named []*Func
+}
+
+// hasFunc reports whether the module has a function called name. It
+// indexes the functions added since the last call (the module's function
+// list may also change outside the builder: a list that no longer starts
+// as indexed is indexed again).
+func (b *Builder) hasFunc(name string) bool {
+	fs := b.mod.Funcs
+	if len(fs) < len(b.named) || (len(b.named) > 0 && &fs[0] != &b.named[0]) || b.names == nil {
+		b.names, b.named = map[string]bool{}, nil
+	}
+	for _, f := range fs[len(b.named):] {
+		if f != nil {
+			b.names[f.Name] = true
+		}
+	}
+	b.named = fs
+	return b.names[name]
 }
 
 // NewBuilder returns a builder of a module named name ("" for an unnamed
@@ -129,7 +151,7 @@ func (b *Builder) NewFunction(name string, argTypes ...Type) *FuncBuilder {
 	fb := &FuncBuilder{s: s}
 	if name == "" {
 		b.fail(fb.s, "func.func", nil, "function name is empty")
-	} else if b.mod.Func(name) != nil {
+	} else if b.hasFunc(name) {
 		b.fail(fb.s, "func.func", nil, "function @%s already exists", name)
 	}
 	for i, t := range argTypes {

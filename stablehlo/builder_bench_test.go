@@ -2,6 +2,7 @@ package stablehlo
 
 import (
 	"bytes"
+	"fmt"
 	"testing"
 
 	"github.com/halo-ml/halo/xla"
@@ -92,4 +93,24 @@ func BenchmarkBuildPrintMLP10k(b *testing.B) {
 	build := func() (*Module, error) { return BuildMLP(10_000) }
 	b.Run("pretty", func(b *testing.B) { benchBuildPrint(b, 30_000, false, build) })
 	b.Run("generic", func(b *testing.B) { benchBuildPrint(b, 30_000, true, build) })
+}
+
+// BenchmarkNewFunctions builds a module of 30000 one-op functions: the
+// check that a new function's name is free must not scan the module
+// (with a scan, the build took about 3 s).
+func BenchmarkNewFunctions(b *testing.B) {
+	names := make([]string, 30000)
+	for i := range names {
+		names[i] = fmt.Sprintf("f%d", i)
+	}
+	for b.Loop() {
+		bl := NewBuilder("m")
+		for _, name := range names {
+			fb := bl.NewFunction(name, f32(4)).Private()
+			fb.Return(fb.Arg(0))
+		}
+		if _, err := bl.Build(); err != nil {
+			b.Fatal(err)
+		}
+	}
 }

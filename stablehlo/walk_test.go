@@ -187,7 +187,22 @@ func TestExtendParsedModule(t *testing.T) {
 	b2 := Extend(m)
 	b2.NewFunction("helper")
 	requireErr(t, b2, "func.func", "@helper already exists")
+
+	// Functions the module gains or loses outside the builder count.
+	b3 := Extend(m)
+	b3.NewFunction("g2").Return()
+	m.AddFunc(&Func{Name: "added"})
+	b3.NewFunction("added")
+	requireErr(t, b3, "func.func", "@added already exists")
+	b4 := Extend(m)
+	b4.NewFunction("g3").Return()
+	m.Funcs = []*Func{m.Funcs[0]}
+	b4.NewFunction("g2").Return()
+	require.NoError(t, b4.Err(), "g2 left the module")
+	b4.NewFunction(m.Funcs[0].Name)
+	requireErr(t, b4, "func.func", "already exists")
 }
+
 
 func TestCloneFunc(t *testing.T) {
 	m, f := loopModule(t)
