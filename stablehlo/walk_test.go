@@ -203,7 +203,6 @@ func TestExtendParsedModule(t *testing.T) {
 	requireErr(t, b4, "func.func", "already exists")
 }
 
-
 func TestCloneFunc(t *testing.T) {
 	m, f := loopModule(t)
 	c := CloneFunc(f, "main_clone")
