@@ -193,16 +193,25 @@ type StructSizeError struct {
 // Error says which struct, both versions, and what to do.
 func (e *StructSizeError) Error() string {
 	expect := ""
-	if n, ok := capi.StructSizeAt(e.Struct, e.PluginMinor); ok && e.PluginMinor <= capi.APIMinor {
-		expect = fmt.Sprintf(" (it expects %d bytes at minor %d)", n, e.PluginMinor)
-	} else if _, rest, found := strings.Cut(e.Err.Msg, "expected at least "); found {
+	if _, rest, found := strings.Cut(e.Err.Msg, "expected at least "); found {
 		var n int
 		if _, err := fmt.Sscanf(rest, "%d", &n); err == nil {
 			expect = fmt.Sprintf(" (it expects at least %d bytes)", n)
 		}
 	}
-	return fmt.Sprintf("pjrt: plugin %s (PJRT C API 0.%d) rejected %s of %d bytes from halo (built against 0.%d)%s: use a halo release built for PJRT 0.%d or newer, or a plugin of PJRT 0.%d; plugin said: %s",
-		e.PluginPath, e.PluginMinor, e.Struct, e.Sent, e.HaloMinor, expect, e.PluginMinor, e.HaloMinor, e.Err.Msg)
+	head := fmt.Sprintf("pjrt: plugin %s (PJRT C API 0.%d) rejected %s of %d bytes from halo (built against 0.%d)%s",
+		e.PluginPath, e.PluginMinor, e.Struct, e.Sent, e.HaloMinor, expect)
+	if e.PluginMinor <= e.HaloMinor {
+		// halo sent the size the plugin's own version gives the struct.
+		size := ""
+		if n, ok := capi.StructSizeAt(e.Struct, e.PluginMinor); ok {
+			size = fmt.Sprintf(", %d bytes", n)
+		}
+		return fmt.Sprintf("%s, though halo sent what PJRT 0.%d defines%s: the plugin reports a wrong version or was built from a modified pjrt_c_api.h; plugin said: %s",
+			head, e.PluginMinor, size, e.Err.Msg)
+	}
+	return fmt.Sprintf("%s: use a halo release built for PJRT 0.%d or newer, or a plugin of PJRT 0.%d; plugin said: %s",
+		head, e.PluginMinor, e.HaloMinor, e.Err.Msg)
 }
 
 // Unwrap returns the plugin's error.

@@ -121,12 +121,25 @@ func (e searchEnv) find(nameOrPath string) (PluginInfo, error) {
 		nameOrPath, strings.Join(e.knownNames(), ", "))
 }
 
-// knownNames lists the short names find accepts.
+// knownNames lists the names LoadPlugin accepts: the short names, the
+// other plugins named in the environment, the built-ins.
 func (e searchEnv) knownNames() []string {
 	names := slices.Clone(knownPlugins)
 	for _, info := range e.extraPlugins() {
 		names = append(names, info.Name)
 	}
+	return append(names, builtinNames()...)
+}
+
+// builtinNames lists the registered built-in backends, sorted.
+func builtinNames() []string {
+	builtinMu.Lock()
+	defer builtinMu.Unlock()
+	names := make([]string, 0, len(builtins))
+	for name := range builtins {
+		names = append(names, name)
+	}
+	slices.Sort(names)
 	return names
 }
 
@@ -251,10 +264,10 @@ func (e searchEnv) sys(path string) string {
 func (e searchEnv) sitePackages() []string {
 	var patterns []string
 	if venv := e.getenv("VIRTUAL_ENV"); venv != "" {
-		patterns = append(patterns, filepath.Join(venv, "lib/python3*/site-packages"))
+		patterns = append(patterns, filepath.Join(globQuote(venv), "lib/python3*/site-packages"))
 	}
 	if e.home != "" {
-		patterns = append(patterns, filepath.Join(e.home, ".local/lib/python3*/site-packages"))
+		patterns = append(patterns, filepath.Join(globQuote(e.home), ".local/lib/python3*/site-packages"))
 	}
 	for _, p := range []string{
 		"/usr/lib/python3*/site-packages",
@@ -264,11 +277,11 @@ func (e searchEnv) sitePackages() []string {
 		"/opt/*/lib/python3*/site-packages",
 		"/opt/*/*/lib/python3*/site-packages",
 	} {
-		patterns = append(patterns, e.sys(p))
+		patterns = append(patterns, globQuote(e.sys(""))+p)
 	}
 	var out []string
 	for _, p := range patterns {
-		matches, _ := filepath.Glob(p) // only ErrBadPattern, and the patterns are fixed
+		matches, _ := filepath.Glob(p) // only ErrBadPattern, and the paths in them are quoted
 		slices.Sort(matches)
 		for _, m := range matches {
 			if isDir(m) {
@@ -277,6 +290,19 @@ func (e searchEnv) sitePackages() []string {
 		}
 	}
 	return out
+}
+
+// globQuote escapes the pattern characters of a path (a home or a
+// virtualenv called "env[1]") so that Glob matches it as it is.
+func globQuote(path string) string {
+	var b strings.Builder
+	for _, r := range path {
+		if strings.ContainsRune(`*?[\\`, r) {
+			b.WriteByte('\\')
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
 }
 
 // search looks for the short name in its locations, in order.
@@ -329,6 +355,9 @@ func (e searchEnv) extraPlugins() []PluginInfo {
 		name := nameForFile(p)
 		if slices.Contains(knownPlugins, name) {
 			continue
+		}
+		if slices.Contains(builtinNames(), name) {
+			name = filepath.Base(p) // the short name loads the built-in
 		}
 		out = append(out, PluginInfo{Name: name, Path: p, Found: true, Searched: []string{p}})
 	}

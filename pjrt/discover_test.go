@@ -353,3 +353,54 @@ func TestPluginsOnThisMachine(t *testing.T) {
 		t.Logf("%s: found=%v path=%q note=%q", info.Name, info.Found, info.Path, info.Note)
 	}
 }
+
+// TestCandidatesOrder: accelerators first, then plugins the environment
+// names, then CPU, then the built-in; a CUDA plugin without a GPU and a
+// plugin not found are left out.
+func TestCandidatesOrder(t *testing.T) {
+	m := newFakeMachine(t)
+	cuda := touch(t, filepath.Join(m.root, "usr/local/lib/halo/xla_cuda_plugin.so"))
+	tpu := touch(t, filepath.Join(m.root, "usr/local/lib/halo/libtpu.so"))
+	cpu := touch(t, filepath.Join(m.root, "usr/local/lib/halo/pjrt_c_api_cpu_plugin.so"))
+	mine := touch(t, m.path("x/my_backend.so"))
+	m.env[pluginEnvVar] = mine
+	paths := func() (out []string) {
+		for _, info := range m.searchEnv().candidates() {
+			out = append(out, info.Name+"="+info.Path)
+		}
+		return out
+	}
+	assert.Equal(t, []string{"cuda=" + cuda, "tpu=" + tpu, "my_backend=" + mine, "cpu=" + cpu, "interpreter="}, paths())
+	m.gpu = false
+	require.NoError(t, os.Remove(tpu))
+	assert.Equal(t, []string{"my_backend=" + mine, "cpu=" + cpu, "interpreter="}, paths())
+}
+
+// TestPatternCharactersInPaths: a virtualenv or home whose path holds
+// glob characters is searched as it is.
+func TestPatternCharactersInPaths(t *testing.T) {
+	m := newFakeMachine(t)
+	venv := m.path("venv[1]*")
+	plugin := touch(t, filepath.Join(venv, "lib/python3.12/site-packages/jax_plugins/xla_cuda12/xla_cuda_plugin.so"))
+	m.env["VIRTUAL_ENV"] = venv
+	info := m.searchEnv().search("cuda")
+	require.True(t, info.Found, "searched %v", info.Searched)
+	assert.Equal(t, plugin, info.Path)
+
+	m.home = mkdir(t, m.path("home?"))
+	tpu := touch(t, filepath.Join(m.home, ".local/lib/python3.11/site-packages/libtpu/libtpu.so"))
+	assert.Equal(t, tpu, m.searchEnv().search("tpu").Path)
+}
+
+// TestExtraPluginNamedLikeABuiltin: a file interpreter.so named in the
+// environment keeps its file name, since "interpreter" loads the built-in.
+func TestExtraPluginNamedLikeABuiltin(t *testing.T) {
+	m := newFakeMachine(t)
+	file := touch(t, m.path("x/interpreter.so"))
+	m.env[pluginEnvVar] = file
+	extra := m.searchEnv().extraPlugins()
+	require.Len(t, extra, 1)
+	assert.Equal(t, "interpreter.so", extra[0].Name)
+	_, err := m.searchEnv().find("nope")
+	assert.ErrorContains(t, err, "known names are cpu, cuda, tpu, interpreter.so, interpreter,")
+}

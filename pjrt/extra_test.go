@@ -682,6 +682,19 @@ func TestStructSizeRejection(t *testing.T) {
 		assert.Contains(t, msg, want)
 	}
 	t.Log(msg)
+
+	// A plugin of halo's own version that wants a larger struct: halo's
+	// advice to upgrade would be wrong.
+	t.Setenv("CONFORMANCE_PJRT_MINOR", "114")
+	path = testplugin.Copy(t, testplugin.Build(t))
+	p, err = LoadPlugin(path)
+	require.NoError(t, err)
+	_, err = p.NewClient()
+	require.ErrorAs(t, err, &se)
+	msg = err.Error()
+	assert.Contains(t, msg, "though halo sent what PJRT 0.114 defines")
+	assert.Contains(t, msg, "reports a wrong version")
+	assert.NotContains(t, msg, "use a halo release")
 }
 
 func TestOptionalFeaturesMissing(t *testing.T) {

@@ -25,7 +25,7 @@ func gpuPresent() (bool, string) { return gpuPresentIn("") }
 // gpuPresentIn is gpuPresent with /dev and /proc under root.
 func gpuPresentIn(root string) (bool, string) {
 	for _, pattern := range []string{"/dev/nvidia[0-9]*", "/proc/driver/nvidia/gpus/*"} {
-		matches, _ := filepath.Glob(filepath.Join(root, pattern)) // fixed, valid patterns
+		matches, _ := filepath.Glob(globQuote(root) + pattern) // fixed, valid patterns
 		slices.Sort(matches)
 		if len(matches) > 0 {
 			return true, "NVIDIA GPU present (" + strings.TrimPrefix(matches[0], root) + ")"

@@ -2,6 +2,7 @@ package pjrt
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -71,36 +72,21 @@ func Register(name string, open backend.Opener) {
 	builtins[name] = open
 }
 
-// preference is the order in which Open("") tries short names.
-var preference = []string{"cuda", "tpu", "cpu"}
-
 // LoadPlugin loads a plugin by short name ("cpu", "cuda", "tpu", or a
 // registered built-in such as "interpreter"), by path to a .so file, or,
-// for "", the best plugin found (CUDA when a GPU is present, then TPU, then
-// CPU, then the built-in interpreter).
+// for "", the first of Candidates that loads (a plugin that fails to load
+// is passed over: load each of Candidates to learn why).
 func LoadPlugin(nameOrPath string) (*Plugin, error) {
 	if nameOrPath == "" {
 		var tried []string
-		for _, name := range preference {
-			info, err := findPlugin(name)
-			if err != nil || !info.Found {
-				continue
+		for _, info := range Candidates() {
+			p, err := loadCandidate(info)
+			if err == nil {
+				return p, nil
 			}
-			p, err := LoadPlugin(info.Path)
-			if err != nil {
-				tried = append(tried, err.Error())
-				continue
-			}
-			p.name = name
-			return p, nil
+			tried = append(tried, err.Error())
 		}
-		builtinMu.Lock()
-		_, ok := builtins["interpreter"]
-		builtinMu.Unlock()
-		if ok {
-			return LoadPlugin("interpreter")
-		}
-		return nil, fmt.Errorf("pjrt: no plugin found and no built-in interpreter registered%s; searched:\n%s",
+		return nil, fmt.Errorf("pjrt: no plugin loads and no built-in interpreter is registered%s; searched:\n%s",
 			strings.Join(append([]string{""}, tried...), "\n  "), searchedReport())
 	}
 	builtinMu.Lock()
@@ -140,6 +126,58 @@ func LoadPlugin(nameOrPath string) (*Plugin, error) {
 	p := &Plugin{name: info.Name, path: info.Path, b: cp}
 	plugins[info.Path] = p
 	plugins[nameOrPath] = p
+	return p, nil
+}
+
+// Candidates lists, best first and without loading any, the backends
+// LoadPlugin("") tries: a CUDA plugin when an NVIDIA GPU is present, a TPU
+// plugin, the other plugin files named in $PJRT_PLUGIN_LIBRARY_PATH (named
+// there, so asked for), a CPU plugin, then the built-in interpreter (Path
+// "") when it is registered. Each may still fail to load or to run here.
+func Candidates() []PluginInfo { return defaultSearchEnv().candidates() }
+
+func (e searchEnv) candidates() []PluginInfo {
+	found := map[string]PluginInfo{}
+	var extra []PluginInfo
+	for _, info := range e.plugins() {
+		switch {
+		case !info.Found || info.Note != "":
+		case slices.Contains(knownPlugins, info.Name):
+			found[info.Name] = info
+		default:
+			extra = append(extra, info)
+		}
+	}
+	var out []PluginInfo
+	for _, name := range []string{"cuda", "tpu"} {
+		if info, ok := found[name]; ok {
+			out = append(out, info)
+		}
+	}
+	out = append(out, extra...)
+	if info, ok := found["cpu"]; ok {
+		out = append(out, info)
+	}
+	builtinMu.Lock()
+	_, ok := builtins["interpreter"]
+	builtinMu.Unlock()
+	if ok {
+		out = append(out, PluginInfo{Name: "interpreter", Found: true})
+	}
+	return out
+}
+
+// loadCandidate loads one of Candidates: the built-in by name, a plugin
+// file by path (named as discovery named it).
+func loadCandidate(info PluginInfo) (*Plugin, error) {
+	if info.Path == "" {
+		return LoadPlugin(info.Name)
+	}
+	p, err := LoadPlugin(info.Path)
+	if err != nil {
+		return nil, fmt.Errorf("%s plugin %s: %w", info.Name, info.Path, err)
+	}
+	p.name = info.Name
 	return p, nil
 }
 

@@ -15,11 +15,8 @@ func realPlugin(t *testing.T) *Plugin {
 	t.Helper()
 	name := os.Getenv("HALO_PLUGIN")
 	if name == "" {
-		for _, short := range preference {
-			if info, err := findPlugin(short); err == nil && info.Found {
-				name = short
-				break
-			}
+		if c := Candidates(); c[0].Path != "" {
+			name = c[0].Path
 		}
 	}
 	if name == "" {

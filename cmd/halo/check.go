@@ -40,15 +40,21 @@ type checkOptions struct {
 
 func checkCommand(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("check", flag.ContinueOnError)
-	fs.SetOutput(stderr)
 	run := fs.String("run", "", "run only functions whose name matches this regular expression")
 	timeout := fs.Duration("timeout", time.Minute, "time limit per function")
 	jobs := fs.Int("j", runtime.GOMAXPROCS(0), "files checked at once")
-	if err := fs.Parse(args); err != nil {
+	files, code := parseArgs(fs, command{"check", "[-run REGEXP] [-timeout D] [-j N] FILE.mlir...",
+		"Runs every public function without arguments of each module (modules are separated by lines \"// -----\")\n" +
+			"of each file on the interpreter, with check.* ops and @check.* custom calls as assertions."}, args, stdout, stderr)
+	if code >= 0 {
+		return code
+	}
+	if len(files) == 0 {
+		fmt.Fprintln(stderr, "halo check: want one or more FILE.mlir")
 		return 2
 	}
-	if fs.NArg() == 0 {
-		fmt.Fprintln(stderr, "halo check: want one or more FILE.mlir")
+	if *timeout <= 0 {
+		fmt.Fprintf(stderr, "halo check: -timeout %v: want a positive time limit\n", *timeout)
 		return 2
 	}
 	opts := checkOptions{timeout: *timeout, jobs: max(*jobs, 1)}
@@ -60,8 +66,15 @@ func checkCommand(args []string, stdout, stderr io.Writer) int {
 		}
 		opts.run = re
 	}
-	passed, failed := checkFiles(stdout, fs.Args(), opts)
+	passed, failed := checkFiles(stdout, files, opts)
 	fmt.Fprintf(stdout, "%d passed, %d failed\n", passed, failed)
+	if passed+failed == 0 {
+		what := "no public function without arguments"
+		if opts.run != nil {
+			what += " matches -run " + opts.run.String()
+		}
+		fmt.Fprintf(stderr, "halo check: warning: nothing to check: %s\n", what)
+	}
 	if failed > 0 {
 		return 1
 	}

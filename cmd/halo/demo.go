@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -91,9 +92,10 @@ func demoReference(in [][]float32) (logits, sums []float32) {
 	return logits, sums
 }
 
-// demo builds the model, runs it on the best backend found (or the one
-// plugin names) and checks it against the plain-Go computation.
-func demo(w io.Writer, plugin string) error {
+// demo builds the model, runs it on the backend plugin names or, for "",
+// on the best backend found that runs it (telling errw why it passed over
+// any other), and checks it against the plain-Go computation.
+func demo(w, errw io.Writer, plugin string) error {
 	t0 := time.Now()
 	m, err := demoModule()
 	if err != nil {
@@ -102,17 +104,35 @@ func demo(w io.Writer, plugin string) error {
 	text := m.String()
 	buildTime := time.Since(t0)
 	fmt.Fprintf(w, "program (built with the stablehlo builder in %v):\n%s\n", round(buildTime), text)
+	if plugin != "" {
+		p, c, err := loadBackend(errw, "demo", plugin)
+		if err != nil {
+			return err
+		}
+		defer c.Close()
+		return demoOn(w, p, c, text, buildTime)
+	}
+	candidates := pjrt.Candidates()
+	for i, info := range candidates {
+		p, c, err := loadBackend(errw, "demo", candidateName(info))
+		if err == nil {
+			err = demoOn(w, p, c, text, buildTime)
+			c.Close()
+			if err == nil {
+				return nil
+			}
+		}
+		if i == len(candidates)-1 {
+			return err
+		}
+		fmt.Fprintf(errw, "halo demo: passing over %s: %v\n", describeCandidate(info), err)
+	}
+	return errors.New("no backend found (not even the built-in interpreter)")
+}
 
-	p, err := pjrt.LoadPlugin(plugin)
-	if err != nil {
-		return err
-	}
+// demoOn runs the demo's program on client c of plugin p.
+func demoOn(w io.Writer, p *pjrt.Plugin, c *pjrt.Client, text string, buildTime time.Duration) error {
 	fmt.Fprintf(w, "backend: %s\n", p)
-	c, err := p.NewClient()
-	if err != nil {
-		return err
-	}
-	defer c.Close()
 	devs := c.AddressableDevices()
 	names := make([]string, len(devs))
 	for i, d := range devs {
@@ -120,7 +140,7 @@ func demo(w io.Writer, plugin string) error {
 	}
 	fmt.Fprintf(w, "platform: %s (%s), %d device(s): %s\n", c.PlatformName(), c.PlatformVersion(), len(devs), strings.Join(names, ", "))
 
-	t0 = time.Now()
+	t0 := time.Now()
 	exe, err := c.Compile(pjrt.MLIRText(text), nil)
 	if err != nil {
 		return err
@@ -135,6 +155,7 @@ func demo(w io.Writer, plugin string) error {
 		if args[i], err = pjrt.BufferFrom(c, in[i], dims[i]); err != nil {
 			return err
 		}
+		defer args[i].Close()
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -143,6 +164,12 @@ func demo(w io.Writer, plugin string) error {
 	outs, err := exe.Run(args...)
 	if err != nil {
 		return err
+	}
+	for _, b := range outs {
+		defer b.Close()
+	}
+	if len(outs) != 2 {
+		return fmt.Errorf("the program has 2 outputs, the backend returned %d", len(outs))
 	}
 	logits, err := pjrt.ToSlice[float32](ctx, outs[0])
 	if err != nil {
@@ -153,6 +180,9 @@ func demo(w io.Writer, plugin string) error {
 		return fmt.Errorf("sums: %w", err)
 	}
 	firstRun := time.Since(t0)
+	if len(logits) != demoBatch*demoOut || len(sums) != demoOut {
+		return fmt.Errorf("the backend returned %d logits and %d sums, want %d and %d", len(logits), len(sums), demoBatch*demoOut, demoOut)
+	}
 
 	// Steady state: run again and time each execution end to end.
 	const runs = 50
@@ -163,12 +193,13 @@ func demo(w io.Writer, plugin string) error {
 		if err != nil {
 			return err
 		}
-		if err := o[1].Await(ctx); err != nil {
-			return err
-		}
+		err = o[len(o)-1].Await(ctx)
 		times[i] = time.Since(t)
 		for _, b := range o {
 			b.Close()
+		}
+		if err != nil {
+			return err
 		}
 	}
 	sort.Slice(times, func(i, j int) bool { return times[i] < times[j] })
@@ -183,22 +214,34 @@ func demo(w io.Writer, plugin string) error {
 	fmt.Fprintf(w, "check against plain Go: max relative error %.2g (logits), %.2g (sums)\n", errL, errS)
 	fmt.Fprintf(w, "timings: build %v, compile %v, first run %v, steady run %v (median of %d, min %v)\n",
 		round(buildTime), round(compileTime), round(firstRun), round(times[runs/2]), runs, round(times[0]))
-	if errL > 1e-4 || errS > 1e-4 {
+	if !(errL <= 1e-4 && errS <= 1e-4) {
 		return fmt.Errorf("results differ from the plain-Go computation (max relative error %g, %g)", errL, errS)
 	}
 	fmt.Fprintln(w, "OK")
 	return nil
 }
 
+// maxRelErr is the largest difference between got and want relative to
+// want (absolute below 1); +Inf when the lengths differ or a value is NaN
+// where the other is not.
 func maxRelErr(got, want []float32) float64 {
 	if len(got) != len(want) {
 		return math.Inf(1)
 	}
 	var worst float64
 	for i := range got {
-		d := math.Abs(float64(got[i]) - float64(want[i]))
-		scale := math.Max(1, math.Abs(float64(want[i])))
-		worst = math.Max(worst, d/scale)
+		g, x := float64(got[i]), float64(want[i])
+		if math.IsNaN(g) || math.IsNaN(x) {
+			if math.IsNaN(g) != math.IsNaN(x) {
+				return math.Inf(1)
+			}
+			continue
+		}
+		d := math.Abs(g - x)
+		if math.IsInf(g, 0) && g == x {
+			d = 0
+		}
+		worst = max(worst, d/max(1, math.Abs(x)))
 	}
 	return worst
 }

@@ -34,10 +34,10 @@ func devices(w io.Writer, only string) error {
 	}
 	for _, name := range names {
 		if err := describePlugin(w, name); err != nil {
-			fmt.Fprintf(w, "\n%s: %v\n", name, err)
 			if only != "" {
 				return err
 			}
+			fmt.Fprintf(w, "\n%s: %v\n", name, err)
 		}
 	}
 	return nil

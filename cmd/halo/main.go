@@ -2,8 +2,13 @@
 //
 //	halo devices [-plugin NAME|PATH]   plugins found (and where missing ones were looked for), their devices and memories
 //	halo demo    [-plugin NAME|PATH]   build a small StableHLO program and run it on the best backend found
-//	halo run     [-plugin NAME|PATH] FILE.mlir   compile a StableHLO file and run its main function (no arguments)
-//	halo check   [-run REGEXP] [-timeout D] FILE.mlir...   run StableHLO conformance tests (check dialect) on the interpreter
+//	halo run     [-plugin NAME|PATH] [-timeout D] FILE.mlir   compile a StableHLO file and run its main function (no arguments)
+//	halo check   [-run REGEXP] [-timeout D] [-j N] FILE.mlir...   run StableHLO conformance tests (check dialect) on the interpreter
+//
+// Without -plugin, a command uses the best backend found (pjrt.Candidates:
+// a CUDA plugin when there is a GPU, TPU, plugins named in
+// $PJRT_PLUGIN_LIBRARY_PATH, CPU, then the built-in interpreter), saying
+// on stderr why it passed over any that failed.
 package main
 
 import (
@@ -11,6 +16,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"time"
 )
 
 func usage(w io.Writer) {
@@ -19,7 +25,10 @@ func usage(w io.Writer) {
 commands:
   devices   list PJRT plugins found, their versions, attributes, devices and memories
   demo      build a small StableHLO program and run it on the best backend found
-  run FILE  compile a StableHLO MLIR file and run its main function
+            (passing over, with a note, a backend that fails to load or run it)
+  run FILE  compile a StableHLO MLIR file and run its main function, which must
+            take no arguments, on every device the program asks for
+            (flags: -timeout D)
   check FILE.mlir...
             run every public function without arguments of each module of each
             file on the interpreter, with check.* ops and @check.* custom calls
@@ -27,11 +36,20 @@ commands:
             (flags: -run REGEXP, -timeout D, -j N)
 
 flags (devices, demo, run):
-  -plugin NAME|PATH   cpu, cuda, tpu, interpreter, or a path to a PJRT plugin .so`)
+  -plugin NAME|PATH   cpu, cuda, tpu, interpreter, or a path to a PJRT plugin .so
+                      (default: the best backend found)
+
+"halo <command> -h" describes a command's flags.`)
 }
 
 func main() {
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+var commands = map[string]command{
+	"devices": {"devices", "[-plugin NAME|PATH]", "Lists the PJRT plugins found (and where missing ones were looked for) and, for each that loads, its version, attributes, devices and memories."},
+	"demo":    {"demo", "[-plugin NAME|PATH]", "Builds a small StableHLO program (an MLP), runs it on the best backend found and checks the results against plain Go."},
+	"run":     {"run", "[-plugin NAME|PATH] [-timeout D] FILE.mlir", "Compiles a StableHLO MLIR file and runs its main function, which must take no arguments, printing every output."},
 }
 
 // run is main without the exit, for tests.
@@ -40,38 +58,55 @@ func run(args []string, stdout, stderr io.Writer) int {
 		usage(stderr)
 		return 2
 	}
-	cmd, rest := args[0], args[1:]
-	if cmd == "check" {
+	name, rest := args[0], args[1:]
+	switch name {
+	case "check":
 		return checkCommand(rest, stdout, stderr)
-	}
-	fs := flag.NewFlagSet(cmd, flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	plugin := fs.String("plugin", "", "plugin short name or .so path (default: best found)")
-	if err := fs.Parse(rest); err != nil {
-		return 2
-	}
-	var err error
-	switch cmd {
-	case "devices":
-		err = devices(stdout, *plugin)
-	case "demo":
-		err = demo(stdout, *plugin)
-	case "run":
-		if fs.NArg() != 1 {
-			fmt.Fprintln(stderr, "halo run: want exactly one FILE.mlir")
-			return 2
-		}
-		err = runFile(stdout, *plugin, fs.Arg(0))
-	case "help", "-h", "--help":
+	case "help", "-h", "-help", "--help":
 		usage(stdout)
 		return 0
-	default:
-		fmt.Fprintf(stderr, "halo: unknown command %q\n", cmd)
+	}
+	cmd, ok := commands[name]
+	if !ok {
+		fmt.Fprintf(stderr, "halo: unknown command %q\n", name)
 		usage(stderr)
 		return 2
 	}
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	plugin := fs.String("plugin", "", "plugin short name or .so path (default: the best backend found)")
+	var timeout *time.Duration
+	if name == "run" {
+		timeout = fs.Duration("timeout", 0, "stop the run after this long (0: no limit)")
+	}
+	files, code := parseArgs(fs, cmd, rest, stdout, stderr)
+	if code >= 0 {
+		return code
+	}
+	var err error
+	switch name {
+	case "devices", "demo":
+		if len(files) > 0 {
+			fmt.Fprintf(stderr, "halo %s: takes no arguments, got %q\n", name, files)
+			return 2
+		}
+		if name == "devices" {
+			err = devices(stdout, *plugin)
+		} else {
+			err = demo(stdout, stderr, *plugin)
+		}
+	case "run":
+		if len(files) != 1 {
+			fmt.Fprintf(stderr, "halo run: want exactly one FILE.mlir, got %d arguments\n", len(files))
+			return 2
+		}
+		if *timeout < 0 {
+			fmt.Fprintf(stderr, "halo run: -timeout %v is negative\n", *timeout)
+			return 2
+		}
+		err = runFile(stdout, stderr, *plugin, files[0], *timeout)
+	}
 	if err != nil {
-		fmt.Fprintln(stderr, "halo "+cmd+":", err)
+		fmt.Fprintln(stderr, "halo "+name+":", err)
 		return 1
 	}
 	return 0

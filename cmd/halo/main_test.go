@@ -74,7 +74,7 @@ func TestDemo(t *testing.T) {
 func TestRunFileReportsPluginErrors(t *testing.T) {
 	so := testplugin.Build(t)
 	path := filepath.Join(t.TempDir(), "bad.mlir")
-	assert.NoError(t, os.WriteFile(path, []byte("module {}\n"), 0o644))
+	assert.NoError(t, os.WriteFile(path, []byte("func.func @main() {\n  return\n}\n"), 0o644))
 	code, _, errOut := runCLI("run", "-plugin", so, path)
 	assert.Equal(t, 1, code)
 	assert.True(t, strings.Contains(errOut, "conformance directive"), errOut)

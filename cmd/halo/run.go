@@ -2,7 +2,7 @@ package main
 
 import (
 	"context"
-	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -11,85 +11,166 @@ import (
 	"time"
 
 	"github.com/halo-ml/halo/pjrt"
+	"github.com/halo-ml/halo/stablehlo"
 	"github.com/halo-ml/halo/xla"
 )
 
-// runFile compiles a StableHLO file and runs it with no arguments,
-// printing every output.
-func runFile(w io.Writer, plugin, path string) error {
+// runFile compiles a StableHLO file and runs its main function with no
+// arguments on each device the program asks for (mhlo.num_replicas times
+// mhlo.num_partitions, which the interpreter simulates), printing every
+// output. timeout > 0 stops the run after that long.
+func runFile(w, errw io.Writer, plugin, path string, timeout time.Duration) error {
 	text, err := os.ReadFile(path)
 	if err != nil {
 		return err
 	}
-	c, err := pjrt.Open(plugin)
+	replicas, partitions := 1, 1
+	if m, err := stablehlo.Parse(text); err == nil {
+		// Checked here to say what halo run can do; text it cannot parse
+		// (MLIR bytecode, other dialects) goes to the plugin as it is.
+		if err := runnable(m); err != nil {
+			return fmt.Errorf("%s: %w", path, err)
+		}
+		replicas, partitions = moduleInt(m, "mhlo.num_replicas"), moduleInt(m, "mhlo.num_partitions")
+	}
+	var opts []pjrt.Option
+	if n := replicas * partitions; n > 1 && (plugin == "" || plugin == "interpreter") {
+		opts = append(opts, pjrt.DeviceCount(n)) // the interpreter's devices; ignored by other plugins
+	}
+	_, c, err := loadBackend(errw, "run", plugin, opts...)
 	if err != nil {
 		return err
 	}
 	defer c.Close()
-	exe, err := c.Compile(pjrt.MLIR(text), nil)
+	co := xla.DefaultCompileOptions()
+	co.NumReplicas, co.NumPartitions = replicas, partitions
+	exe, err := c.Compile(pjrt.MLIR(text), &co)
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	defer exe.Close()
+	x, err := exe.Execute(make([][]*pjrt.Buffer, len(exe.AddressableDevices())), pjrt.ExecuteOptions{})
 	if err != nil {
 		return err
 	}
-	outs, err := exe.Run()
-	if err != nil {
-		return err
+	ctx, cancel := context.Background(), context.CancelFunc(func() {})
+	if timeout > 0 {
+		ctx, cancel = context.WithTimeout(ctx, timeout)
 	}
-	return printOutputs(w, outs)
-}
-
-// printOutputs waits for each buffer and prints its values.
-func printOutputs(w io.Writer, outs []*pjrt.Buffer) error {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	for i, b := range outs {
-		data, err := b.Bytes(ctx)
-		if err != nil {
-			return fmt.Errorf("output %d: %w", i, err)
+	for d, outs := range x.Outputs {
+		prefix := ""
+		if len(x.Outputs) > 1 {
+			prefix = fmt.Sprintf("device %d ", d)
 		}
-		fmt.Fprintf(w, "output %d: %v = %s\n", i, b.Shape(), formatValues(b.DType(), data))
+		err := printOutputs(ctx, w, prefix, outs)
+		if errors.Is(err, context.DeadlineExceeded) {
+			err = fmt.Errorf("stopped after -timeout %v: %w", timeout, err)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	if len(x.Outputs) > 0 && len(x.Outputs[0]) == 0 {
+		fmt.Fprintln(w, "(no outputs)")
 	}
 	return nil
 }
 
-// formatValues renders host bytes of the common element types; other
-// types print as hex bytes.
+// runnable checks that the module's entry function takes no arguments.
+func runnable(m *stablehlo.Module) error {
+	name := m.EntryName()
+	f := m.Func(name)
+	if f == nil {
+		return fmt.Errorf("no @%s function to run", name)
+	}
+	if n := len(f.ArgTypes()); n > 0 {
+		return fmt.Errorf("@%s takes %d arguments (%s); halo run runs functions without arguments (pass inputs through the Go API, pjrt.Executable.Run)", name, n, typeList(f.ArgTypes()))
+	}
+	return nil
+}
+
+func typeList(ts []stablehlo.Type) string {
+	parts := make([]string, len(ts))
+	for i, t := range ts {
+		parts[i] = t.String()
+	}
+	return strings.Join(parts, ", ")
+}
+
+// moduleInt is the module's integer attribute name, 1 when absent.
+func moduleInt(m *stablehlo.Module, name string) int {
+	for _, a := range m.Attrs {
+		if v, ok := a.Value.(stablehlo.IntAttr); ok && a.Name == name && v.Value > 0 {
+			return int(v.Value)
+		}
+	}
+	return 1
+}
+
+// printOutputs waits for each buffer and prints its values.
+func printOutputs(ctx context.Context, w io.Writer, prefix string, outs []*pjrt.Buffer) error {
+	for i, b := range outs {
+		data, err := b.Bytes(ctx)
+		b.Close()
+		if err != nil {
+			return fmt.Errorf("%soutput %d: %w", prefix, i, err)
+		}
+		if b.DType() == xla.Invalid { // a token has no element type and no data
+			fmt.Fprintf(w, "%soutput %d: !stablehlo.token\n", prefix, i)
+			continue
+		}
+		fmt.Fprintf(w, "%soutput %d: %v = %s\n", prefix, i, b.Shape(), formatValues(b.DType(), data))
+	}
+	return nil
+}
+
+// formatValues renders host bytes (little-endian, sub-byte types one
+// element per byte) as numbers, the first 16 elements then "...".
 func formatValues(dt xla.DType, data []byte) string {
-	var parts []string
 	n := dt.HostBytes()
 	if n == 0 {
 		return "[]"
 	}
 	const max = 16
+	var parts []string
 	for off := 0; off+n <= len(data); off += n {
 		if len(parts) == max {
 			parts = append(parts, "...")
 			break
 		}
-		e := data[off : off+n]
-		var s string
-		switch dt {
-		case xla.Float32:
-			s = fmt.Sprint(math.Float32frombits(binary.LittleEndian.Uint32(e)))
-		case xla.Float64:
-			s = fmt.Sprint(math.Float64frombits(binary.LittleEndian.Uint64(e)))
-		case xla.Int32:
-			s = fmt.Sprint(int32(binary.LittleEndian.Uint32(e)))
-		case xla.Int64:
-			s = fmt.Sprint(int64(binary.LittleEndian.Uint64(e)))
-		case xla.Int8:
-			s = fmt.Sprint(int8(e[0]))
-		case xla.Uint8:
-			s = fmt.Sprint(e[0])
-		case xla.Uint32:
-			s = fmt.Sprint(binary.LittleEndian.Uint32(e))
-		case xla.Bool:
-			s = fmt.Sprint(e[0] != 0)
-		case xla.BFloat16:
-			s = fmt.Sprint(math.Float32frombits(uint32(binary.LittleEndian.Uint16(e)) << 16))
-		default:
-			s = fmt.Sprintf("0x%x", e)
-		}
-		parts = append(parts, s)
+		parts = append(parts, formatElement(dt, data[off:off+n]))
 	}
 	return "[" + strings.Join(parts, " ") + "]"
+}
+
+// formatElement renders one element's host bytes e.
+func formatElement(dt xla.DType, e []byte) string {
+	var u uint64
+	for i := len(e) - 1; i >= 0; i-- {
+		u = u<<8 | uint64(e[i])
+	}
+	bits := uint(dt.Bits())
+	switch {
+	case dt.IsBool():
+		return fmt.Sprint(e[0] != 0)
+	case dt.IsUnsigned():
+		return fmt.Sprint(u & (1<<bits - 1))
+	case dt.IsInt():
+		return fmt.Sprint(int64(u<<(64-bits)) >> (64 - bits)) // sign-extended from bits
+	case dt == xla.Float32:
+		return fmt.Sprint(math.Float32frombits(uint32(u)))
+	case dt == xla.Float64:
+		return fmt.Sprint(math.Float64frombits(u))
+	case dt.IsComplex():
+		half := len(e) / 2
+		re, im := formatElement(dt.ComplexElem(), e[:half]), formatElement(dt.ComplexElem(), e[half:])
+		if !strings.HasPrefix(im, "-") {
+			im = "+" + im
+		}
+		return "(" + re + im + "i)"
+	case xla.NarrowFloatOf(dt) != nil:
+		return fmt.Sprint(xla.NarrowFloatOf(dt).Decode(uint32(u)))
+	}
+	return fmt.Sprintf("0x%x", e)
 }

@@ -1,0 +1,216 @@
+package main
+
+import (
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/halo-ml/halo/internal/testplugin"
+	"github.com/halo-ml/halo/pjrt"
+	"github.com/halo-ml/halo/xla"
+)
+
+// pluginAsCPU puts a plugin file where discovery finds a CPU plugin and
+// skips, saying why, when the machine has a better plugin than that.
+func pluginAsCPU(t *testing.T, src []byte) string {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "pjrt_c_api_cpu_plugin.so")
+	require.NoError(t, os.WriteFile(path, src, 0o755))
+	t.Setenv("PJRT_PLUGIN_LIBRARY_PATH", dir)
+	if c := pjrt.Candidates(); c[0].Path != path {
+		t.Skipf("this machine has a better plugin (%s at %s) than the CPU one this test places", c[0].Name, c[0].Path)
+	}
+	return path
+}
+
+// TestDemoPassesOverFailingBackends: a CPU plugin that loads but cannot
+// compile the demo, and one that does not load, are passed over with a
+// note naming them and the error, and the demo runs on the interpreter.
+func TestDemoPassesOverFailingBackends(t *testing.T) {
+	conf, err := os.ReadFile(testplugin.Build(t))
+	require.NoError(t, err)
+	for _, c := range []struct {
+		name, plugin, why string
+	}{
+		{"compile fails", string(conf), "no conformance directive"},
+		{"not a library", "not an ELF file\n", "pjrt_c_api_cpu_plugin.so"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			path := pluginAsCPU(t, []byte(c.plugin))
+			code, out, errOut := runCLI("demo")
+			require.Equal(t, 0, code, errOut)
+			assert.Contains(t, errOut, "halo demo: passing over the cpu plugin "+path+": ")
+			assert.Contains(t, errOut, c.why)
+			assert.Contains(t, out, "backend: interpreter")
+			assert.True(t, strings.HasSuffix(out, "\nOK\n"), out)
+
+			// Named, the plugin is not passed over.
+			code, _, errOut = runCLI("demo", "-plugin", path)
+			assert.Equal(t, 1, code)
+			assert.Contains(t, errOut, c.why)
+		})
+	}
+}
+
+// TestRunPassesOverUnloadablePlugin: halo run notes a plugin it could not
+// load and runs on the next backend.
+func TestRunPassesOverUnloadablePlugin(t *testing.T) {
+	path := pluginAsCPU(t, []byte("junk"))
+	file := writeMLIR(t, `func.func @main() -> tensor<2xf32> {
+  %0 = stablehlo.constant dense<[1.5, 2.5]> : tensor<2xf32>
+  return %0 : tensor<2xf32>
+}`)
+	code, out, errOut := runCLI("run", file)
+	require.Equal(t, 0, code, errOut)
+	assert.Equal(t, "output 0: tensor<2xf32> = [1.5 2.5]\n", out)
+	assert.Contains(t, errOut, "halo run: passing over the cpu plugin "+path)
+}
+
+func writeMLIR(t *testing.T, text string) string {
+	path := filepath.Join(t.TempDir(), "p.mlir")
+	require.NoError(t, os.WriteFile(path, []byte(text), 0o644))
+	return path
+}
+
+func TestMaxRelErrSeesNaN(t *testing.T) {
+	nan := float32(math.NaN())
+	inf := float32(math.Inf(1))
+	assert.True(t, math.IsInf(maxRelErr([]float32{nan, 1}, []float32{1, 1}), 1), "a NaN result fails the check")
+	assert.True(t, math.IsInf(maxRelErr([]float32{1, 1}, []float32{nan, 1}), 1))
+	assert.True(t, math.IsInf(maxRelErr([]float32{inf}, []float32{1}), 1))
+	assert.Equal(t, 0.0, maxRelErr([]float32{nan, inf}, []float32{nan, inf}))
+	assert.InDelta(t, 0.5, maxRelErr([]float32{3, 0.5}, []float32{2, 0}), 1e-12)
+	assert.True(t, math.IsInf(maxRelErr([]float32{1}, []float32{1, 2}), 1))
+}
+
+func TestRunPrintsEveryType(t *testing.T) {
+	file := writeMLIR(t, `func.func @main() -> (tensor<2xui16>, tensor<2xi16>, tensor<2xui64>, tensor<2xf16>, tensor<2xcomplex<f32>>, tensor<2xcomplex<f64>>, tensor<3xi4>, tensor<2xui4>, tensor<2xf8E4M3FN>, !stablehlo.token, tensor<2xbf16>, tensor<i1>) {
+  %0 = stablehlo.constant dense<[1, 65535]> : tensor<2xui16>
+  %1 = stablehlo.constant dense<[-1, 300]> : tensor<2xi16>
+  %2 = stablehlo.constant dense<[1, 18446744073709551615]> : tensor<2xui64>
+  %3 = stablehlo.constant dense<[1.5, -2.0]> : tensor<2xf16>
+  %4 = stablehlo.constant dense<[(1.0, 2.0), (3.0, -4.0)]> : tensor<2xcomplex<f32>>
+  %5 = stablehlo.constant dense<[(0.5, -0.0), (-1.0, 8.0)]> : tensor<2xcomplex<f64>>
+  %6 = stablehlo.constant dense<[-8, 7, -1]> : tensor<3xi4>
+  %7 = stablehlo.constant dense<[15, 3]> : tensor<2xui4>
+  %8 = stablehlo.constant dense<[1.0, -2.0]> : tensor<2xf8E4M3FN>
+  %9 = stablehlo.create_token : !stablehlo.token
+  %10 = stablehlo.constant dense<[1.5, -0.25]> : tensor<2xbf16>
+  %11 = stablehlo.constant dense<true> : tensor<i1>
+  return %0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11 : tensor<2xui16>, tensor<2xi16>, tensor<2xui64>, tensor<2xf16>, tensor<2xcomplex<f32>>, tensor<2xcomplex<f64>>, tensor<3xi4>, tensor<2xui4>, tensor<2xf8E4M3FN>, !stablehlo.token, tensor<2xbf16>, tensor<i1>
+}`)
+	code, out, errOut := runCLI("run", "-plugin", "interpreter", file)
+	require.Equal(t, 0, code, errOut)
+	assert.Equal(t, `output 0: tensor<2xui16> = [1 65535]
+output 1: tensor<2xi16> = [-1 300]
+output 2: tensor<2xui64> = [1 18446744073709551615]
+output 3: tensor<2xf16> = [1.5 -2]
+output 4: tensor<2xcomplex<f32>> = [(1+2i) (3-4i)]
+output 5: tensor<2xcomplex<f64>> = [(0.5-0i) (-1+8i)]
+output 6: tensor<3xi4> = [-8 7 -1]
+output 7: tensor<2xui4> = [15 3]
+output 8: tensor<2xf8E4M3FN> = [1 -2]
+output 9: !stablehlo.token
+output 10: tensor<2xbf16> = [1.5 -0.25]
+output 11: tensor<i1> = [true]
+`, out)
+	assert.Equal(t, "[1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 ...]", formatValues(xla.Int8, []byte{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17}))
+}
+
+// TestRunOnEveryDevice: a program for two replicas runs on two simulated
+// devices, each printing its outputs.
+func TestRunOnEveryDevice(t *testing.T) {
+	file := writeMLIR(t, `module @m attributes {mhlo.num_replicas = 2 : i32} {
+  func.func @main() -> tensor<i32> {
+    %0 = stablehlo.replica_id : tensor<ui32>
+    %1 = stablehlo.convert %0 : (tensor<ui32>) -> tensor<i32>
+    return %1 : tensor<i32>
+  }
+}`)
+	code, out, errOut := runCLI("run", file, "-plugin", "interpreter") // flags may follow the file
+	require.Equal(t, 0, code, errOut)
+	assert.Equal(t, "device 0 output 0: tensor<i32> = [0]\ndevice 1 output 0: tensor<i32> = [1]\n", out)
+}
+
+func TestRunErrors(t *testing.T) {
+	args := writeMLIR(t, "func.func @main(%a: tensor<4xf32>) -> tensor<4xf32> {\n  return %a : tensor<4xf32>\n}")
+	code, _, errOut := runCLI("run", args)
+	assert.Equal(t, 1, code)
+	assert.Contains(t, errOut, args+": @main takes 1 arguments (tensor<4xf32>); halo run runs functions without arguments")
+
+	loop := writeMLIR(t, `func.func @main() -> tensor<i64> {
+  %0 = stablehlo.constant dense<0> : tensor<i64>
+  %1 = stablehlo.while(%i = %0) : tensor<i64>
+    cond {
+      %t = stablehlo.constant dense<true> : tensor<i1>
+      stablehlo.return %t : tensor<i1>
+    } do {
+      stablehlo.return %i : tensor<i64>
+    }
+  return %1 : tensor<i64>
+}`)
+	code, _, errOut = runCLI("run", "-timeout", "50ms", loop)
+	assert.Equal(t, 1, code)
+	assert.Contains(t, errOut, "stopped after -timeout 50ms")
+
+	none := writeMLIR(t, "func.func @main() {\n  return\n}")
+	code, out, errOut := runCLI("run", none)
+	assert.Equal(t, 0, code, errOut)
+	assert.Equal(t, "(no outputs)\n", out)
+
+	code, _, errOut = runCLI("run", "-timeout", "-1s", none)
+	assert.Equal(t, 2, code)
+	assert.Contains(t, errOut, "negative")
+	code, _, errOut = runCLI("run", none, none)
+	assert.Equal(t, 2, code)
+	assert.Contains(t, errOut, "want exactly one FILE.mlir, got 2 arguments")
+}
+
+func TestArguments(t *testing.T) {
+	for _, cmd := range []string{"devices", "demo", "run", "check"} {
+		code, out, errOut := runCLI(cmd, "-h")
+		assert.Equal(t, 0, code, cmd)
+		assert.Contains(t, out, "usage: halo "+cmd, cmd)
+		assert.Empty(t, errOut, cmd)
+	}
+	for _, cmd := range []string{"devices", "demo"} {
+		code, _, errOut := runCLI(cmd, "extra")
+		assert.Equal(t, 2, code, cmd)
+		assert.Contains(t, errOut, "takes no arguments", cmd)
+	}
+	code, _, errOut := runCLI("demo", "-frob")
+	assert.Equal(t, 2, code)
+	assert.Contains(t, errOut, "flag provided but not defined: -frob")
+	assert.Contains(t, errOut, "usage: halo demo")
+
+	// "--" ends the flags: a file called -h.
+	code, _, errOut = runCLI("run", "--", "-h")
+	assert.Equal(t, 1, code)
+	assert.Contains(t, errOut, "-h: no such file")
+
+	// An unknown plugin: listed names include the built-in; said once.
+	code, out, errOut := runCLI("devices", "-plugin", "nope")
+	assert.Equal(t, 1, code)
+	assert.NotContains(t, out, "nope")
+	assert.Equal(t, 1, strings.Count(errOut, `unknown plugin "nope"`), errOut)
+	assert.Contains(t, errOut, "interpreter")
+}
+
+func TestCheckArguments(t *testing.T) {
+	file := writeMLIR(t, "func.func @only_args(%a: tensor<f32>) {\n  func.return\n}")
+	code, out, errOut := runCLI("check", file, "-timeout", "0s")
+	assert.Equal(t, 2, code, out)
+	assert.Contains(t, errOut, "want a positive time limit")
+	code, out, errOut = runCLI("check", file, "-j", "1")
+	assert.Equal(t, 0, code)
+	assert.Equal(t, "0 passed, 0 failed\n", out)
+	assert.Contains(t, errOut, "nothing to check")
+	code, _, errOut = runCLI("check", "-run", "x", file)
+	assert.Equal(t, 0, code)
+	assert.Contains(t, errOut, "matches -run x")
+}
