@@ -4,6 +4,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -12,6 +13,7 @@ import (
 
 	"github.com/halo-ml/halo/internal/testplugin"
 	"github.com/halo-ml/halo/pjrt"
+	"github.com/halo-ml/halo/stablehlo"
 	"github.com/halo-ml/halo/xla"
 )
 
@@ -172,7 +174,7 @@ func TestRunErrors(t *testing.T) {
 }
 
 func TestArguments(t *testing.T) {
-	for _, cmd := range []string{"devices", "demo", "run", "check"} {
+	for _, cmd := range []string{"devices", "demo", "run", "bench", "check"} {
 		code, out, errOut := runCLI(cmd, "-h")
 		assert.Equal(t, 0, code, cmd)
 		assert.Contains(t, out, "usage: halo "+cmd, cmd)
@@ -213,4 +215,50 @@ func TestCheckArguments(t *testing.T) {
 	code, _, errOut = runCLI("check", "-run", "x", file)
 	assert.Equal(t, 0, code)
 	assert.Contains(t, errOut, "matches -run x")
+}
+
+func TestBench(t *testing.T) {
+	file := writeMLIR(t, `func.func @main(%a: tensor<8x8xf32>, %b: tensor<8x8xf32>, %c: tensor<4xi2>, %d: tensor<2xcomplex<f64>>, %e: tensor<3xbf16>, %f: tensor<2xi1>) -> tensor<8x8xf32> {
+  %0 = stablehlo.dot_general %a, %b, contracting_dims = [1] x [0] : (tensor<8x8xf32>, tensor<8x8xf32>) -> tensor<8x8xf32>
+  return %0 : tensor<8x8xf32>
+}`)
+	code, out, errOut := runCLI("bench", "-n", "5", file, "-plugin", "interpreter")
+	require.Equal(t, 0, code, errOut)
+	for _, want := range []string{"backend: interpreter", "@main, 6 argument(s) of pseudo-random values, 1 device(s)",
+		"compile ", "first run ", "steady run: median ", "over 5 runs\n"} {
+		assert.Contains(t, out, want)
+	}
+	token := writeMLIR(t, "func.func @main(%t: !stablehlo.token) -> !stablehlo.token {\n  return %t : !stablehlo.token\n}")
+	code, _, errOut = runCLI("bench", token)
+	assert.Equal(t, 1, code)
+	assert.Contains(t, errOut, "@main argument 0: !stablehlo.token: halo bench makes tensor inputs only")
+	code, _, errOut = runCLI("bench", "-n", "-1", token)
+	assert.Equal(t, 2, code)
+	assert.Contains(t, errOut, "must not be negative")
+}
+
+// TestBenchInputs: the inputs stay in their ranges, whatever the type.
+func TestBenchInputs(t *testing.T) {
+	for _, c := range []struct {
+		typ    string
+		lo, hi float64
+	}{{"i2", -2, 1}, {"i8", -4, 3}, {"ui2", 0, 3}, {"ui32", 0, 7}, {"f32", -1, 1}, {"bf16", -1, 1}, {"f64", -1, 1}, {"i1", 0, 1}} {
+		dt, err := xla.ParseDType(c.typ)
+		require.NoError(t, err)
+		data, shape, err := benchInput(stablehlo.Tensor(dt, 64), 3)
+		require.NoError(t, err)
+		assert.Equal(t, int64(len(data)), shape.HostBytes())
+		vals := strings.Fields(strings.Trim(formatValues(dt, data[:16*dt.HostBytes()]), "[]"))
+		seen := map[string]bool{}
+		for _, v := range vals {
+			seen[v] = true
+			if v == "true" || v == "false" {
+				continue
+			}
+			x, err := strconv.ParseFloat(v, 64)
+			require.NoError(t, err, c.typ)
+			assert.True(t, x >= c.lo && x <= c.hi, "%s: %v outside [%v, %v]", c.typ, x, c.lo, c.hi)
+		}
+		assert.Greater(t, len(seen), 1, "%s: the values vary", c.typ)
+	}
 }

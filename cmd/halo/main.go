@@ -3,6 +3,7 @@
 //	halo devices [-plugin NAME|PATH]   plugins found (and where missing ones were looked for), their devices and memories
 //	halo demo    [-plugin NAME|PATH]   build a small StableHLO program and run it on the best backend found
 //	halo run     [-plugin NAME|PATH] [-timeout D] FILE.mlir   compile a StableHLO file and run its main function (no arguments)
+//	halo bench   [-plugin NAME|PATH] [-time D] [-n N] FILE.mlir   time compiling a StableHLO file and running its main function on pseudo-random inputs
 //	halo check   [-run REGEXP] [-timeout D] [-j N] FILE.mlir...   run StableHLO conformance tests (check dialect) on the interpreter
 //
 // Without -plugin, a command uses the best backend found (pjrt.Candidates:
@@ -29,13 +30,17 @@ commands:
   run FILE  compile a StableHLO MLIR file and run its main function, which must
             take no arguments, on every device the program asks for
             (flags: -timeout D)
+  bench FILE
+            compile a StableHLO MLIR file and time runs of its main function on
+            pseudo-random inputs: compile, first run, then the median, min and max
+            of steady runs (flags: -time D, -n N)
   check FILE.mlir...
             run every public function without arguments of each module of each
             file on the interpreter, with check.* ops and @check.* custom calls
             as assertions; one PASS/FAIL line per function, then "N passed, N failed"
             (flags: -run REGEXP, -timeout D, -j N)
 
-flags (devices, demo, run):
+flags (devices, demo, run, bench):
   -plugin NAME|PATH   cpu, cuda, tpu, interpreter, or a path to a PJRT plugin .so
                       (default: the best backend found)
 
@@ -50,6 +55,8 @@ var commands = map[string]command{
 	"devices": {"devices", "[-plugin NAME|PATH]", "Lists the PJRT plugins found (and where missing ones were looked for) and, for each that loads, its version, attributes, devices and memories."},
 	"demo":    {"demo", "[-plugin NAME|PATH]", "Builds a small StableHLO program (an MLP), runs it on the best backend found and checks the results against plain Go."},
 	"run":     {"run", "[-plugin NAME|PATH] [-timeout D] FILE.mlir", "Compiles a StableHLO MLIR file and runs its main function, which must take no arguments, printing every output."},
+	"bench": {"bench", "[-plugin NAME|PATH] [-time D] [-n N] FILE.mlir", "Compiles a StableHLO MLIR file and times runs of its main function on pseudo-random inputs\n" +
+		"(floats in [-1, 1), integers in [-4, 4) or [0, 8), booleans alternating), each run from Execute until every output is ready."},
 }
 
 // run is main without the exit, for tests.
@@ -74,9 +81,14 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	plugin := fs.String("plugin", "", "plugin short name or .so path (default: the best backend found)")
-	var timeout *time.Duration
-	if name == "run" {
+	var timeout, budget *time.Duration
+	var runs *int
+	switch name {
+	case "run":
 		timeout = fs.Duration("timeout", 0, "stop the run after this long (0: no limit)")
+	case "bench":
+		budget = fs.Duration("time", time.Second, "how long to run steady runs (at least one)")
+		runs = fs.Int("n", 0, "run exactly this many steady runs instead (0: use -time)")
 	}
 	files, code := parseArgs(fs, cmd, rest, stdout, stderr)
 	if code >= 0 {
@@ -104,6 +116,16 @@ func run(args []string, stdout, stderr io.Writer) int {
 			return 2
 		}
 		err = runFile(stdout, stderr, *plugin, files[0], *timeout)
+	case "bench":
+		if len(files) != 1 {
+			fmt.Fprintf(stderr, "halo bench: want exactly one FILE.mlir, got %d arguments\n", len(files))
+			return 2
+		}
+		if *runs < 0 || *budget < 0 {
+			fmt.Fprintln(stderr, "halo bench: -n and -time must not be negative")
+			return 2
+		}
+		err = benchFile(stdout, stderr, *plugin, files[0], *budget, *runs)
 	}
 	if err != nil {
 		fmt.Fprintln(stderr, "halo "+name+":", err)

@@ -1,0 +1,180 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"slices"
+	"time"
+
+	"github.com/halo-ml/halo/pjrt"
+	"github.com/halo-ml/halo/stablehlo"
+	"github.com/halo-ml/halo/xla"
+)
+
+// benchFile compiles a StableHLO file and times runs of its main function
+// on pseudo-random inputs (the same at every run): the compile, the first
+// run, then steady runs for budget (or n runs when n > 0), each from
+// Execute until every output is ready.
+func benchFile(w, errw io.Writer, plugin, path string, budget time.Duration, n int) error {
+	text, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	m, err := stablehlo.Parse(text)
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	name := m.EntryName()
+	f := m.Func(name)
+	if f == nil {
+		return fmt.Errorf("%s: no @%s function to run", path, name)
+	}
+	inputs := make([][]byte, len(f.ArgTypes()))
+	shapes := make([]xla.Shape, len(inputs))
+	for i, t := range f.ArgTypes() {
+		if inputs[i], shapes[i], err = benchInput(t, uint32(i)); err != nil {
+			return fmt.Errorf("%s: @%s argument %d: %w", path, name, i, err)
+		}
+	}
+	replicas, partitions := moduleInt(m, "mhlo.num_replicas"), moduleInt(m, "mhlo.num_partitions")
+	var opts []pjrt.Option
+	if d := replicas * partitions; d > 1 && (plugin == "" || plugin == "interpreter") {
+		opts = append(opts, pjrt.DeviceCount(d))
+	}
+	p, c, err := loadBackend(errw, "bench", plugin, opts...)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	fmt.Fprintf(w, "backend: %s\n", p)
+
+	co := xla.DefaultCompileOptions()
+	co.NumReplicas, co.NumPartitions = replicas, partitions
+	t0 := time.Now()
+	exe, err := c.Compile(pjrt.MLIR(text), &co)
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	defer exe.Close()
+	compile := time.Since(t0)
+
+	devs := exe.AddressableDevices()
+	args := make([][]*pjrt.Buffer, len(devs))
+	for d, dev := range devs {
+		for i := range inputs {
+			b, err := c.BufferFromHost(inputs[i], shapes[i], pjrt.OnDevice(dev), pjrt.WaitForTransfer())
+			if err != nil {
+				return fmt.Errorf("argument %d: %w", i, err)
+			}
+			defer b.Close()
+			args[d] = append(args[d], b)
+		}
+	}
+	ctx := context.Background()
+	once := func() (time.Duration, error) {
+		t := time.Now()
+		x, err := exe.Execute(args, pjrt.ExecuteOptions{})
+		if err != nil {
+			return 0, err
+		}
+		for _, outs := range x.Outputs {
+			for _, b := range outs {
+				if e := b.Await(ctx); e != nil && err == nil {
+					err = e
+				}
+			}
+		}
+		d := time.Since(t)
+		for _, outs := range x.Outputs {
+			for _, b := range outs {
+				b.Close()
+			}
+		}
+		return d, err
+	}
+	first, err := once()
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "program: %s @%s, %d argument(s) of pseudo-random values, %d device(s)\n", path, name, len(inputs), len(devs))
+	fmt.Fprintf(w, "compile %v, first run %v\n", round(compile), round(first))
+
+	var times []time.Duration
+	start := time.Now()
+	for (n > 0 && len(times) < n) || (n <= 0 && (len(times) == 0 || time.Since(start) < budget)) {
+		d, err := once()
+		if err != nil {
+			return err
+		}
+		times = append(times, d)
+	}
+	slices.Sort(times)
+	fmt.Fprintf(w, "steady run: median %v, min %v, max %v over %d runs\n",
+		round(times[len(times)/2]), round(times[0]), round(times[len(times)-1]), len(times))
+	return nil
+}
+
+// benchInput makes the host data of an argument of type t: floats in
+// [-1, 1), signed integers in [-4, 4) and unsigned ones in [0, 8) (or
+// the type's range when smaller), booleans alternating; seed varies them
+// by argument.
+func benchInput(t stablehlo.Type, seed uint32) ([]byte, xla.Shape, error) {
+	tt, ok := t.(stablehlo.TensorType)
+	if !ok {
+		return nil, xla.Shape{}, fmt.Errorf("%v: halo bench makes tensor inputs only", t)
+	}
+	if tt.Size() < 0 {
+		return nil, xla.Shape{}, fmt.Errorf("%v: halo bench needs static shapes", t)
+	}
+	shape := tt.Shape()
+	if err := shape.Validate(); err != nil {
+		return nil, xla.Shape{}, err
+	}
+	dt := tt.DType
+	width := dt.HostBytes()
+	if width == 0 {
+		return nil, xla.Shape{}, fmt.Errorf("%v: element type has no host form", t)
+	}
+	state := seed*2654435761 + 12345
+	unit := func() float64 { // in [-1, 1)
+		state = state*1664525 + 1013904223
+		return float64(state>>8)/float64(1<<24)*2 - 1
+	}
+	data := make([]byte, shape.HostBytes())
+	for i := 0; i*width < len(data); i++ {
+		putInput(dt, data[i*width:(i+1)*width], i, unit)
+	}
+	return data, shape, nil
+}
+
+// putInput writes element i of an input of type dt into e (its host
+// bytes), drawing from unit (values in [-1, 1)).
+func putInput(dt xla.DType, e []byte, i int, unit func() float64) {
+	var u uint64
+	switch bits := uint(dt.Bits()); {
+	case dt.IsBool():
+		u = uint64(i % 2)
+	case dt.IsUnsigned():
+		u = uint64((unit() + 1) / 2 * float64(min(8, uint64(1)<<min(bits, 63))))
+	case dt.IsInt():
+		r := float64(min(4, uint64(1)<<(bits-1)))
+		u = uint64(int64(math.Floor(unit() * r)))
+	case dt == xla.Float32:
+		u = uint64(math.Float32bits(float32(unit())))
+	case dt == xla.Float64:
+		u = math.Float64bits(unit())
+	case dt.IsComplex():
+		half := len(e) / 2
+		putInput(dt.ComplexElem(), e[:half], i, unit)
+		putInput(dt.ComplexElem(), e[half:], i, unit)
+		return
+	case xla.NarrowFloatOf(dt) != nil:
+		u = uint64(xla.NarrowFloatOf(dt).Encode(float32(unit())))
+	}
+	for k := range e {
+		e[k] = byte(u >> (8 * k))
+	}
+}
