@@ -71,11 +71,12 @@ func RegisterBackend(b Backend, l Lowering) {
 }
 
 // BackendFor is the lowering a PJRT platform runs (a pjrt.Client's
-// PlatformName): Triton on a GPU ("cuda", "rocm", "gpu"), Interpret
-// elsewhere.
+// PlatformName): Triton on an NVIDIA GPU ("cuda", "gpu"), Interpret
+// elsewhere, ROCm included (the Triton lowering calls NVIDIA's libdevice
+// and sizes grids by CUDA's limits).
 func BackendFor(platform string) Backend {
 	switch platform {
-	case "cuda", "rocm", "gpu":
+	case "cuda", "gpu":
 		return Triton
 	}
 	return Interpret

@@ -443,6 +443,60 @@ func tritonDTypeCases() []tritonCase {
 			},
 		},
 		{
+			// Dots below the tensor cores' sizes (an f64 8x4 by 4x8, f16
+			// and bf16 with k = 8, i8 with k = 16) become products and
+			// sums: the same numbers, no tt.dot Triton cannot compile.
+			name: "small_dots",
+			kernel: func(k *Kernel, refs []*Ref) {
+				a, b, c, d, e, f := refs[0].Load(), refs[1].Load(), refs[2].Load(), refs[3].Load(), refs[4].Load(), refs[5].Load()
+				refs[6].Store(Dot(a, b, xla.Float64))
+				refs[7].Store(Dot(c, d, xla.Float32))
+				refs[8].Store(Dot(c, d, xla.Invalid))
+				refs[9].Store(Dot(e, f, xla.Int32))
+				refs[10].Store(DotTransposed(c, c, true, false, xla.Float64))
+			},
+			spec: CallSpec{
+				Name: "small_dots",
+				OutShapes: []xla.Shape{xla.MakeShape(xla.Float64, 8, 8), xla.MakeShape(xla.Float32, 16, 16),
+					xla.MakeShape(xla.BFloat16, 16, 16), xla.MakeShape(xla.Int32, 16, 16), xla.MakeShape(xla.Float64, 8, 8)},
+			},
+			args: []*interpreter.Tensor{
+				floatTensor(xla.Float64, []int64{8, 4}, func(i int) float64 { return math.Sin(float64(i)) }),
+				floatTensor(xla.Float64, []int64{4, 8}, func(i int) float64 { return math.Cos(float64(3 * i)) }),
+				floatTensor(xla.BFloat16, []int64{16, 8}, func(i int) float64 { return float64(i*37%97-48) / 16 }),
+				floatTensor(xla.BFloat16, []int64{8, 16}, func(i int) float64 { return float64(i*53%89-44) / 8 }),
+				intTensor(xla.Int8, []int64{16, 16}, func(i int) int64 { return int64(i*37%255) - 127 }),
+				intTensor(xla.Int8, []int64{16, 16}, func(i int) int64 { return int64(i*53%251) - 125 }),
+			},
+		},
+		{
+			// Division of every float width: IEEE in f32 and f64, 16-bit
+			// floats through f32 (Triton's NVIDIA lowering divides 32 and
+			// 64 bits only), quotients that an approximate division
+			// rounds differently.
+			name: "float_division",
+			kernel: func(k *Kernel, refs []*Ref) {
+				for i := range 4 {
+					x, y := refs[2*i].Load(), refs[2*i+1].Load()
+					refs[8+i].Store(x.Div(y).Add(x.Rem(y)))
+				}
+			},
+			spec: CallSpec{
+				Name:      "float_division",
+				OutShapes: []xla.Shape{v16(xla.Float32), v16(xla.Float64), v16(xla.Float16), v16(xla.BFloat16)},
+			},
+			args: []*interpreter.Tensor{
+				floatTensor(xla.Float32, []int64{16}, func(i int) float64 { return 1 + float64(i)*0.37 }),
+				floatTensor(xla.Float32, []int64{16}, func(i int) float64 { return 3 - float64(i)*0.11 }),
+				floatTensor(xla.Float64, []int64{16}, func(i int) float64 { return 1e10 + float64(i)*0.37 }),
+				floatTensor(xla.Float64, []int64{16}, func(i int) float64 { return 7 - float64(i)*0.13 }),
+				floatTensor(xla.Float16, []int64{16}, func(i int) float64 { return 1 + float64(i)*0.37 }),
+				floatTensor(xla.Float16, []int64{16}, func(i int) float64 { return 3 - float64(i)*0.11 }),
+				floatTensor(xla.BFloat16, []int64{16}, func(i int) float64 { return 1 + float64(i)*0.37 }),
+				floatTensor(xla.BFloat16, []int64{16}, func(i int) float64 { return 3 - float64(i)*0.11 }),
+			},
+		},
+		{
 			// Sums of bf16 and f16 accumulate in f32 and round once (512
 			// values near 1 would stop growing at 256 in bf16); max and
 			// min stay in the narrow type.

@@ -49,6 +49,12 @@ type tevMachine struct {
 	bufs []*tevBuf
 	pid  [3]int64
 	vals map[*ttVal]*tevVal
+	// since holds, per buffer, the program's accesses since its last
+	// gpu.barrier (1 stored, 2 loaded): on a GPU the program's threads
+	// may hold a block's elements in a different layout at each access,
+	// so a load after a store, or a store after any access, without a
+	// barrier between them races.
+	since map[*tevBuf]uint8
 }
 
 type tevError struct{ msg string }
@@ -72,7 +78,7 @@ func tevRun(f *ttFunc, grid [3]int64, bufs []*tevBuf) (err error) {
 	for x := int64(0); x < grid[0]; x++ {
 		for y := int64(0); y < grid[1]; y++ {
 			for z := int64(0); z < grid[2]; z++ {
-				m := &tevMachine{bufs: bufs, pid: [3]int64{x, y, z}, vals: map[*ttVal]*tevVal{}}
+				m := &tevMachine{bufs: bufs, pid: [3]int64{x, y, z}, vals: map[*ttVal]*tevVal{}, since: map[*tevBuf]uint8{}}
 				for i, a := range f.body.args {
 					m.vals[a] = &tevVal{t: a.t, i: []int64{0}, buf: i}
 				}
@@ -267,10 +273,16 @@ func (m *tevMachine) op(op *ttOp) []*tevVal {
 		for k := range res.i {
 			res.i[k] = p.i[k] + o.i[k]
 		}
+	case name == "gpu.barrier":
+		clear(m.since)
 	case name == "tt.load":
 		p := in(0)
 		b := m.bufs[p.buf]
 		m.checkElem(name, p, b, rt.elem)
+		if m.since[b]&1 != 0 {
+			tevFail("program %v loads argument %d after storing to it with no gpu.barrier between", m.pid, p.buf)
+		}
+		m.since[b] |= 2
 		var mask, other *tevVal
 		if len(op.operands) > 1 {
 			mask, other = in(1), in(2)
@@ -298,6 +310,10 @@ func (m *tevMachine) op(op *ttOp) []*tevVal {
 		p, x := in(0), in(1)
 		b := m.bufs[p.buf]
 		m.checkElem(name, p, b, x.t.elem)
+		if m.since[b] != 0 {
+			tevFail("program %v stores to argument %d after accessing it with no gpu.barrier between", m.pid, p.buf)
+		}
+		m.since[b] |= 1
 		var mask *tevVal
 		if len(op.operands) > 2 {
 			mask = in(2)
@@ -370,6 +386,9 @@ func (m *tevMachine) op(op *ttOp) []*tevVal {
 	case name == "tt.dot":
 		a, b, c := in(0), in(1), in(2)
 		M, K, N := a.t.shape[0], a.t.shape[1], b.t.shape[1]
+		if minK := map[string]int64{"f16": 16, "bf16": 16, "i8": 32, "f64": 16}[a.t.elem]; K < minK || (a.t.elem == "f64" && (M < 16 || N < 8)) {
+			tevFail("tt.dot of %dx%d by %dx%d %s is below the tensor-core minimum", M, K, K, N, a.t.elem)
+		}
 		for i := int64(0); i < M; i++ {
 			for j := int64(0); j < N; j++ {
 				if res.f != nil {
@@ -554,7 +573,15 @@ func (m *tevMachine) op(op *ttOp) []*tevVal {
 				tevFail("cast %s", name)
 			}
 		}
-	case strings.HasPrefix(name, "arith.") || strings.HasPrefix(name, "math."):
+	case strings.HasPrefix(name, "arith.") || strings.HasPrefix(name, "math.") || name == "tt.precise_divf":
+		// What Triton's NVIDIA lowering cannot do (it aborts the
+		// process) or does approximately.
+		switch e := rt.elem; {
+		case (name == "arith.divf" || name == "arith.remf") && e != "f32" && e != "f64":
+			tevFail("%s on %s: Triton's NVIDIA lowering takes 32 and 64 bits only", name, e)
+		case name == "arith.divf" && e == "f32":
+			tevFail("arith.divf on f32 is approximate on NVIDIA GPUs (tt.precise_divf is IEEE)")
+		}
 		m.arith(op, res)
 	default:
 		tevFail("no evaluation of %s", name)
@@ -620,7 +647,7 @@ func (m *tevMachine) arith(op *ttOp, res *tevVal) {
 				r = a - b
 			case "arith.mulf":
 				r = a * b
-			case "arith.divf":
+			case "arith.divf", "tt.precise_divf":
 				r = a / b
 			case "arith.remf":
 				r = math.Mod(a, b)

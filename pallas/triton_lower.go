@@ -2,6 +2,7 @@ package pallas
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"sort"
 	"strconv"
@@ -240,6 +241,81 @@ type ttLower struct {
 	vals map[*Value]*ttVal
 	refs map[*Value]*ttRef
 	grid []*ttVal
+	// hazards holds, per memory buffer (bufferOf), whether the program
+	// may have stored to it (hzStored) or loaded from it (hzLoaded)
+	// since the last gpu.barrier. The threads of a program hold the
+	// elements of a block in a layout Triton picks per access (a scalar
+	// is stored by one thread and loaded by all), so a load after a
+	// store to the same buffer, or a store after any access, waits at a
+	// barrier for the other threads' accesses.
+	hazards map[int]uint8
+}
+
+const (
+	hzStored uint8 = 1 << iota
+	hzLoaded
+)
+
+// bufferOf names the memory a ref reads and writes: its Call operand (an
+// output aliased to an input shares the input's), or its own output.
+func bufferOf(r *RefInfo) int {
+	switch {
+	case r.Operand >= 0:
+		return r.Operand
+	case r.AliasOf >= 0:
+		return r.AliasOf
+	}
+	return 1<<20 + r.Index
+}
+
+// access records a load (or a store) of ref's buffer, first emitting a
+// barrier when an earlier access of the program may conflict with it.
+func (l *ttLower) access(ref *ttRef, kind uint8) {
+	buf := bufferOf(ref.info)
+	conflict := l.hazards[buf] & hzStored
+	if kind == hzStored {
+		conflict = l.hazards[buf]
+	}
+	if conflict != 0 {
+		l.b.emit("gpu.barrier", nil, nil)
+		clear(l.hazards)
+	}
+	l.hazards[buf] |= kind
+}
+
+// regionAccesses adds the loads and stores of regions (and the regions
+// within them) to hz: what a loop's next iteration may find pending.
+func (l *ttLower) regionAccesses(hz map[int]uint8, regions []*Region) {
+	for _, r := range regions {
+		for _, op := range r.Ops {
+			if ref := l.refs[firstOperand(op)]; ref != nil && (op.Name == "load" || op.Name == "store") {
+				kind := hzLoaded
+				if op.Name == "store" {
+					kind = hzStored
+				}
+				hz[bufferOf(ref.info)] |= kind
+			}
+			l.regionAccesses(hz, op.Regions)
+		}
+	}
+}
+
+func firstOperand(op *Op) *Value {
+	if len(op.Operands) == 0 {
+		return nil
+	}
+	return op.Operands[0]
+}
+
+// mergeHazards sets l.hazards to the union of the maps.
+func (l *ttLower) mergeHazards(maps ...map[int]uint8) {
+	out := map[int]uint8{}
+	for _, m := range maps {
+		for k, v := range m {
+			out[k] |= v
+		}
+	}
+	l.hazards = out
 }
 
 // ttFail is the panic value of a lowering error (recovered by
@@ -332,7 +408,7 @@ func lowerTritonFunc(p *Program) (f *ttFunc, grid [3]int64, err error) {
 			err = &Error{Kernel: p.Name, Op: "triton", Msg: fmt.Sprintf("internal error: %v", r)}
 		}
 	}()
-	l := &ttLower{p: p, b: &ttb{}, vals: map[*Value]*ttVal{}, refs: map[*Value]*ttRef{}}
+	l := &ttLower{p: p, b: &ttb{}, vals: map[*Value]*ttVal{}, refs: map[*Value]*ttRef{}, hazards: map[int]uint8{}}
 	body := &ttRegion{}
 	l.b.region = body
 	l.b.consts = []map[string]*ttVal{{}}
@@ -597,7 +673,7 @@ func (l *ttLower) op(op *Op) {
 		}
 		e := l.libdevice(op, "exp", b.emit1("arith.negf", []*ttVal{wide}, wide.t))
 		one := b.floatConst(1, wide.t)
-		y := b.emit1("arith.divf", []*ttVal{one, b.emit1("arith.addf", []*ttVal{one, e}, wide.t)}, wide.t)
+		y := l.floatDivRem("div", one, b.emit1("arith.addf", []*ttVal{one, e}, wide.t), wide.t)
 		if wide != x {
 			y = b.cast("arith.truncf", y, rt.elem)
 		}
@@ -606,7 +682,7 @@ func (l *ttLower) op(op *Op) {
 		set(b.emit1("arith.xori", []*ttVal{in(0), b.intConst(-1, rt)}, rt))
 	case "div", "rem":
 		if rt.isFloat() {
-			set(b.emit1(binaryOp(op.Name, dt), []*ttVal{in(0), in(1)}, rt))
+			set(l.floatDivRem(op.Name, in(0), in(1), rt))
 		} else {
 			set(l.intDivRem(op.Name, dt, in(0), in(1), rt))
 		}
@@ -665,7 +741,9 @@ func (l *ttLower) op(op *Op) {
 		r := &ttRegion{}
 		b.emit("scf.if", []*ttVal{in(0)}, nil).regions = []*ttRegion{r}
 		b.push(r)
+		skipped := maps.Clone(l.hazards)
 		l.region(op.Regions[0])
+		l.mergeHazards(skipped, l.hazards)
 		b.emit("scf.yield", nil, nil)
 		b.pop()
 	case "for":
@@ -959,8 +1037,12 @@ func (l *ttLower) dot(op *Op, rt ttType) *ttVal {
 		l.fail(op, "tt.dot takes f16, bf16, f32, f64 or i8 operands, not %v", in)
 	}
 	at := ttType{elem: acc, shape: clone(rt.shape)}
-	c := b.numConst(0, at)
-	d := b.emit1("tt.dot", []*ttVal{x, y, c}, at, attrs...)
+	var d *ttVal
+	if m, k, n := x.t.shape[0], x.t.shape[1], y.t.shape[1]; dotTooSmall(in, m, k, n) {
+		d = l.productSum(op, x, y, at)
+	} else {
+		d = b.emit1("tt.dot", []*ttVal{x, y, b.numConst(0, at)}, at, attrs...)
+	}
 	from := xla.Float32
 	switch acc {
 	case "f64":
@@ -969,6 +1051,76 @@ func (l *ttLower) dot(op *Op, rt ttType) *ttVal {
 		from = xla.Int32
 	}
 	return l.convert(op, d, from, out)
+}
+
+// dotTooSmall reports whether an m×k by k×n tt.dot of in operands is
+// below what Triton's NVIDIA tensor-core lowering takes: k of at least 16
+// for 16-bit and 64-bit operands and 32 for 8-bit ones (the sizes Triton's
+// own front end asks for), and m of at least 16 and n of at least 8 for
+// f64 (smaller f64 dots have crashed its compiler). f32 dots at IEEE
+// precision run on FMA units at any size.
+func dotTooSmall(in xla.DType, m, k, n int64) bool {
+	switch in {
+	case xla.Float16, xla.BFloat16:
+		return k < 16
+	case xla.Int8:
+		return k < 32
+	case xla.Float64:
+		return m < 16 || n < 8 || k < 16
+	}
+	return false
+}
+
+// productSum computes a small dot without tt.dot: the operands widened
+// to the accumulator type at, broadcast to m×k×n, multiplied and summed
+// over k (each product is exact in the accumulator: the same sums as a
+// dot, in some order).
+func (l *ttLower) productSum(op *Op, x, y *ttVal, at ttType) *ttVal {
+	b := l.b
+	widen := func(v *ttVal) *ttVal {
+		switch {
+		case v.t.elem == at.elem:
+			return v
+		case at.isFloat():
+			return b.cast("arith.extf", v, at.elem)
+		}
+		return b.cast("arith.extsi", v, at.elem)
+	}
+	m, k, n := x.t.shape[0], x.t.shape[1], y.t.shape[1]
+	cube := []int64{m, k, n}
+	x3 := l.broadcastInDim(op, widen(x), []int64{0, 1}, cube)
+	y3 := l.broadcastInDim(op, widen(y), []int64{1, 2}, cube)
+	mul := "arith.muli"
+	dt := xla.Int32
+	if at.isFloat() {
+		mul, dt = "arith.mulf", xla.Float32
+		if at.elem == "f64" {
+			dt = xla.Float64
+		}
+	}
+	return l.reduceAxis(b.emit1(mul, []*ttVal{x3, y3}, at.with(cube)), 1, "sum", dt)
+}
+
+// floatDivRem divides (or takes the remainder of) floats as interpret
+// mode does: f32 with tt.precise_divf (IEEE division; arith.divf becomes
+// an approximate one), f64 with arith.divf (IEEE on NVIDIA), and 16-bit
+// floats in f32, rounded back once (exact: f32 has more than twice
+// their precision, and Triton's NVIDIA lowering divides 32 and 64 bits
+// only).
+func (l *ttLower) floatDivRem(name string, x, y *ttVal, rt ttType) *ttVal {
+	b := l.b
+	if rt.elem == "f16" || rt.elem == "bf16" {
+		wide := rt.as("f32")
+		r := l.floatDivRem(name, b.cast("arith.extf", x, "f32"), b.cast("arith.extf", y, "f32"), wide)
+		return b.cast("arith.truncf", r, rt.elem)
+	}
+	switch {
+	case name == "rem":
+		return b.emit1("arith.remf", []*ttVal{x, y}, rt)
+	case rt.elem == "f32":
+		return b.emit1("tt.precise_divf", []*ttVal{x, y}, rt)
+	}
+	return b.emit1("arith.divf", []*ttVal{x, y}, rt)
 }
 
 // address computes the pointers and the mask (nil: none) of a load or
@@ -1082,6 +1234,7 @@ func (l *ttLower) load(op *Op, rt ttType) *ttVal {
 	mt, _ := ttMemElem(ref.info.DType)
 	t := rt.as(mt)
 	var x *ttVal
+	l.access(ref, hzLoaded)
 	if mask == nil {
 		x = b.emit1("tt.load", []*ttVal{ptrs}, t, i32ArrayAttr("operandSegmentSizes", []int64{1, 0, 0}))
 	} else {
@@ -1124,6 +1277,7 @@ func (l *ttLower) store(op *Op) {
 	if mask != nil {
 		ops = append(ops, mask)
 	}
+	l.access(ref, hzStored)
 	b.emit("tt.store", ops, nil)
 }
 
@@ -1148,7 +1302,11 @@ func (l *ttLower) forOp(op *Op) {
 	loop := b.emit("scf.for", append([]*ttVal{lo, hi, step}, init...), types)
 	loop.regions = []*ttRegion{r}
 	b.push(r)
+	// An iteration may follow the loop's start or another iteration.
+	before := maps.Clone(l.hazards)
+	l.regionAccesses(l.hazards, op.Regions)
 	l.region(body)
+	l.mergeHazards(before, l.hazards)
 	ys := make([]*ttVal, len(body.Yield))
 	for i, y := range body.Yield {
 		ys[i] = l.v(op, y)
@@ -1182,6 +1340,9 @@ func (l *ttLower) whileOp(op *Op) {
 	loop := b.emit("scf.while", init, types)
 	loop.regions = []*ttRegion{before, after}
 	b.push(before)
+	// The condition may follow the loop's start or the body.
+	start := maps.Clone(l.hazards)
+	l.regionAccesses(l.hazards, op.Regions)
 	l.region(cond)
 	if len(cond.Yield) != 1 {
 		l.fail(op, "while condition yields %d values", len(cond.Yield))
@@ -1196,6 +1357,7 @@ func (l *ttLower) whileOp(op *Op) {
 	}
 	b.emit("scf.yield", ys, nil)
 	b.pop()
+	l.mergeHazards(start, l.hazards)
 	for i, res := range op.Results {
 		l.set(res, loop.results[i])
 	}

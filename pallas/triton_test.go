@@ -443,6 +443,38 @@ func tritonCases() []tritonCase {
 			},
 			args: []*interpreter.Tensor{fTensor([]int64{10}, func(i int) float64 { return float64(i) })},
 		},
+		{
+			// Loads of what the program stored, through other views (a
+			// scalar, which one thread stores and all load; a transposed
+			// block; an output aliased to an input, its memory), and
+			// stores after loads: on a GPU each waits at a gpu.barrier
+			// for the other threads (the evaluator fails without one).
+			name: "store_then_load",
+			kernel: func(k *Kernel, refs []*Ref) {
+				x, io, s, b, acc, o := refs[0], refs[1], refs[2], refs[3], refs[4], refs[5]
+				s.Store(x.Load(0).Sum(), 0)
+				b.Store(s.Load(0).BroadcastTo(8, 8).Add(x.Load()))
+				b.Store(b.Load().T())
+				acc.Store(k.Zeros(xla.Float32, 8, 8))
+				k.ForLoop(0, 3, nil, func(i *Value, _ []*Value) []*Value {
+					acc.Store(acc.Load().Add(b.Load(DS(i, 2), All).Sum().BroadcastTo(8, 8)))
+					return nil
+				})
+				v := io.Load() // read before the output it shares memory with is written
+				o.Store(v.Mul(2))
+				o.Store(o.Load().Add(v))
+			},
+			spec: CallSpec{
+				Name: "store_then_load",
+				OutShapes: []xla.Shape{xla.MakeShape(xla.Float32, 1), xla.MakeShape(xla.Float32, 8, 8),
+					xla.MakeShape(xla.Float32, 8, 8), xla.MakeShape(xla.Float32, 8)},
+				InputOutputAliases: map[int]int{1: 3},
+			},
+			args: []*interpreter.Tensor{
+				fTensor([]int64{8, 8}, func(i int) float64 { return float64(i%13) - 6 }),
+				fTensor([]int64{8}, func(i int) float64 { return float64(i) + 0.5 }),
+			},
+		},
 	}
 	return append(cases, tritonDTypeCases()...)
 }
@@ -592,7 +624,7 @@ func runTritonEval(t *testing.T, c tritonCase) []*interpreter.Tensor {
 		e, _ := ttMemElem(s.DType)
 		var b *tevBuf
 		if r.AliasOf >= 0 {
-			b = toBuf(t, c.args[r.AliasOf], e)
+			b = bufs[r.AliasOf] // the same memory, as on a GPU
 		} else {
 			b = toBuf(t, interpreter.NewTensor(s), e)
 			for k := range b.f {
