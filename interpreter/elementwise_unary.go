@@ -6,6 +6,8 @@ import (
 	"math/bits"
 	"math/cmplx"
 
+	"github.com/halo-ml/halo/internal/special"
+
 	"github.com/halo-ml/halo/stablehlo"
 	"github.com/halo-ml/halo/xla"
 )
@@ -240,7 +242,7 @@ func ewFloatFunc(code ewUnOp) func(float64) float64 {
 	case unImag:
 		return func(float64) float64 { return 0 }
 	case unLog:
-		return math.Log
+		return special.RealLog
 	case unLog1p:
 		return math.Log1p
 	case unLogistic:
@@ -369,7 +371,7 @@ func ewComplexFunc(code ewUnOp) func(complex128) complex128 {
 	case unExpm1:
 		return ewCExpm1
 	case unLog:
-		return cmplx.Log
+		return special.Log
 	case unLog1p:
 		return ewCLog1p
 	case unLogistic:
@@ -448,7 +450,7 @@ func ewCLog1p(z complex128) complex128 {
 	if m := math.Abs(x) + math.Abs(y); m < 0.5 {
 		re = math.Log1p(x*(2+x)+y*y) / 2
 	} else {
-		re = math.Log(cmplx.Abs(1 + z))
+		re = special.RealLog(cmplx.Abs(1 + z))
 	}
 	return complex(re, math.Atan2(y, 1+x))
 }

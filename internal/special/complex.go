@@ -62,7 +62,7 @@ func Log(z complex128) complex128 {
 	if h := math.Hypot(ax, ay); h > 0.5 && h < 2 {
 		re = 0.5 * math.Log1p(sumSquaresMinusOne(x, y))
 	} else {
-		re = math.Log(h)
+		re = RealLog(h)
 	}
 	return complex(re, math.Atan2(y, x))
 }
@@ -85,7 +85,7 @@ func Sinh(z complex128) complex128 {
 	x, y := real(z), imag(z)
 	switch {
 	case y == 0:
-		return complex(math.Sinh(x), y)
+		return complex(sinhWide(x), y)
 	case x == 0 && (isInf(y) || isNaN(y)):
 		return complex(x, math.NaN())
 	case isInf(x) && (isInf(y) || isNaN(y)):
@@ -96,9 +96,28 @@ func Sinh(z complex128) complex128 {
 		// sinh x ≈ cosh x ≈ e^|x|/2: split the exponential so that a small
 		// cos or sin does not meet an overflowed factor.
 		h := math.Exp(ax / 2)
-		return complex(math.Copysign(c*(h/2)*h, x), s*(h/2)*h)
+		return complex(c*math.Copysign(h/2, x)*h, s*(h/2)*h)
 	}
 	return complex(math.Sinh(x)*c, math.Cosh(x)*s)
+}
+
+// sinhWide is math.Sinh without its early overflow: sinh x is finite up
+// to |x| = 710.47..., where e^|x| alone is not.
+func sinhWide(x float64) float64 {
+	if ax := math.Abs(x); ax > 700 && !isInf(x) {
+		h := math.Exp(ax / 2)
+		return math.Copysign(h/2, x) * h
+	}
+	return math.Sinh(x)
+}
+
+// coshWide is math.Cosh without its early overflow.
+func coshWide(x float64) float64 {
+	if ax := math.Abs(x); ax > 700 && !isInf(x) {
+		h := math.Exp(ax / 2)
+		return h / 2 * h
+	}
+	return math.Cosh(x)
 }
 
 // Cosh is the hyperbolic cosine cosh x cos y + i sinh x sin y with Annex
@@ -114,7 +133,7 @@ func Cosh(z complex128) complex128 {
 		if isNaN(x) {
 			im = y
 		}
-		return complex(math.Cosh(x), im)
+		return complex(coshWide(x), im)
 	case x == 0 && (isInf(y) || isNaN(y)):
 		return complex(math.NaN(), 0)
 	case isInf(x) && (isInf(y) || isNaN(y)):
@@ -123,7 +142,7 @@ func Cosh(z complex128) complex128 {
 	s, c := math.Sincos(y)
 	if ax := math.Abs(x); ax > 700 && !isInf(x) {
 		h := math.Exp(ax / 2)
-		return complex(c*(h/2)*h, math.Copysign(s*(h/2)*h, x))
+		return complex(c*(h/2)*h, s*math.Copysign(h/2, x)*h)
 	}
 	return complex(math.Cosh(x)*c, math.Sinh(x)*s)
 }

@@ -11,6 +11,11 @@ func Lgamma(x float64) float64 {
 	if math.IsInf(x, 0) {
 		return math.Inf(1)
 	}
+	if ax := math.Abs(x); ax > 0 && ax < 0x1p-1022 {
+		// log|Γ(x)| = -log|x| - γx + O(x²): math.Lgamma takes its log
+		// with math.Log, which is wrong for subnormals.
+		return -RealLog(ax)
+	}
 	v, _ := math.Lgamma(x)
 	return v
 }
@@ -105,7 +110,7 @@ func Digamma(x float64) float64 {
 	for k := 9; k >= 0; k-- {
 		s = s*z + bernoulli2k[k]/float64(2*k+2)
 	}
-	return math.Log(x) - 0.5/x - s*z - acc
+	return RealLog(x) - 0.5/x - s*z - acc
 }
 
 // tanPi is tan(πx) with the argument reduced exactly first.
@@ -138,7 +143,7 @@ func Polygamma(n, x float64) float64 {
 	r := f * z
 	if math.IsInf(f, 0) && z != 0 && !math.IsInf(z, 0) && z == z {
 		lg, _ := math.Lgamma(n + 1)
-		r = math.Copysign(math.Exp(lg+math.Log(math.Abs(z))), z)
+		r = math.Copysign(math.Exp(lg+RealLog(math.Abs(z))), z)
 	}
 	if math.Mod(n, 2) == 0 {
 		r = -r
@@ -179,8 +184,18 @@ func Zeta(x, q float64) float64 {
 	if math.IsInf(x, 1) {
 		return math.Pow(q, -x)
 	}
-	// Terms at negative q (x is an integer here): sum them directly.
+	// Terms at negative q (x is an integer here): few are summed
+	// directly; n of them, q+k = -(b+j) for j < n with b = -(q+n-1) in
+	// (0, 1), are (-1)^x (ζ(x, b) - ζ(x, b+n)).
 	sum := 0.0
+	if n := math.Ceil(-q); n > 64 {
+		b := -(q + n - 1)
+		neg := Zeta(x, b) - Zeta(x, b+n)
+		if math.Mod(x, 2) != 0 {
+			neg = -neg
+		}
+		sum, q = neg, q+n
+	}
 	for q < 0 {
 		sum += math.Pow(q, -x)
 		q++
@@ -193,8 +208,9 @@ func Zeta(x, q float64) float64 {
 		t := math.Pow(q, -x)
 		sum += t
 		// The rest is below t·(1 + q/(x-1)) (by the integral test):
-		// stop when it no longer matters.
-		if t*(1+q/(x-1)) < 1e-18*sum {
+		// stop when it no longer matters, or when the terms underflow
+		// (with x large, x of them would be summed).
+		if t*(1+q/(x-1)) < 1e-18*math.Abs(sum) || (t == 0 && q > 0) {
 			return sum
 		}
 		q++
@@ -260,7 +276,7 @@ func Igammac(a, x float64) float64 {
 // igammaPrefix is x^a e^-x / Γ(a).
 func igammaPrefix(a, x float64) float64 {
 	lg, _ := math.Lgamma(a)
-	return math.Exp(a*math.Log(x) - x - lg)
+	return math.Exp(a*RealLog(x) - x - lg)
 }
 
 // igammaSeries is P(a, x) = x^a e^-x / Γ(a+1) · Σ_n x^n / ((a+1)...(a+n)),

@@ -392,3 +392,52 @@ func TestComplexAccuracy(t *testing.T) {
 		}
 	}
 }
+
+// TestZetaBoundedAndReflected: huge x underflows to 0 at once (it summed
+// x terms), and far negative q goes through positive arguments (it
+// summed |q| terms).
+func TestZetaBoundedAndReflected(t *testing.T) {
+	assert.Equal(t, 0.0, Zeta(1e300, 2.5))
+	assert.Equal(t, 0.0, Zeta(1e7, 2.5))
+	// ζ(2, -1e15-0.5) = Σ over ±(m+1/2) of m^-2 → 2·ζ(2, 1/2) = π².
+	assert.InDelta(t, math.Pi*math.Pi, Zeta(2, -1e15-0.5), 1e-9)
+	// Reflected (n > 64) against the terms summed one by one.
+	for _, c := range []struct{ x, q float64 }{{2, -100.5}, {3, -80.25}, {4, -70.75}} {
+		want := Zeta(c.x, c.q+math.Ceil(-c.q))
+		for q := c.q; q < 0; q++ {
+			want += math.Pow(q, -c.x)
+		}
+		got := Zeta(c.x, c.q)
+		assert.InDelta(t, want, got, 1e-13*math.Abs(want), "ζ(%v, %v)", c.x, c.q)
+	}
+	near := math.Pi * math.Pi / 2 // ζ(2, 1/2), plus the ten terms at -9.5 ... -0.5
+	for m := 0.5; m < 10; m++ {
+		near += 1 / (m * m)
+	}
+	assert.InDelta(t, near, Zeta(2, -9.5), 1e-13)
+}
+
+func TestRealLogSubnormals(t *testing.T) {
+	assert.InDelta(t, -744.4400719213812, RealLog(5e-324), 1e-12)
+	assert.InDelta(t, -713.8013788281542, RealLog(1e-310), 1e-12)
+	assert.Equal(t, math.Log(1e-300), RealLog(1e-300))
+	assert.True(t, math.IsInf(RealLog(0), -1))
+	assert.InDelta(t, 744.4400719213812, Lgamma(5e-324), 1e-12)
+	assert.InDelta(t, -744.4400719213812, real(Log(complex(5e-324, 0))), 1e-12)
+}
+
+// TestHyperbolicBeyond700: the split exponential keeps the sign of cos y
+// and sin y, and sinh, cosh of real x stay finite up to 710.47.
+func TestHyperbolicBeyond700(t *testing.T) {
+	z := Sinh(complex(710, 2))
+	assert.InDelta(t, 1, real(z)/(math.Sinh(700)*math.Exp(10)*math.Cos(2)), 1e-12)
+	assert.Less(t, real(z), 0.0)
+	assert.Greater(t, imag(z), 0.0)
+	z = Cosh(complex(710, -1))
+	assert.Greater(t, real(z), 0.0)
+	assert.Less(t, imag(z), 0.0)
+	assert.Less(t, imag(Cosh(complex(-710, 1))), 0.0)
+	assert.InDelta(t, 1.1169973830808557e308, real(Sinh(complex(710, 0))), 1e295)
+	assert.InDelta(t, 1.1169973830808557e308, real(Cosh(complex(-710, 0))), 1e295)
+	assert.True(t, math.IsInf(real(Sinh(complex(711, 0))), 1))
+}
