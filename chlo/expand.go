@@ -82,18 +82,43 @@ func Expand(m *stablehlo.Module, opts ExpandOptions) error {
 	want := func(name string) bool {
 		return strings.HasPrefix(name, "chlo.") && (len(opts.Ops) == 0 || slices.Contains(opts.Ops, name))
 	}
-	var ops []*stablehlo.Op
-	m.Walk(func(op *stablehlo.Op) bool {
-		if want(op.Name) {
-			ops = append(ops, op)
+	var ops, trial []*stablehlo.Op
+	for _, f := range m.Funcs {
+		if f == nil {
+			continue
 		}
-		return true
-	})
+		n := len(ops)
+		ops = appendOps(ops, f, want)
+		if len(ops) > n {
+			// A copy to expand first: what fails to expand fails there,
+			// and m is left unchanged.
+			trial = appendOps(trial, stablehlo.CloneFunc(f, f.Name), want)
+		}
+	}
 	for _, op := range ops {
 		if err := checkExpandable(op); err != nil {
 			return err
 		}
 	}
+	if err := expandOps(trial); err != nil {
+		return err
+	}
+	return expandOps(ops)
+}
+
+// appendOps appends the ops of f that want selects.
+func appendOps(ops []*stablehlo.Op, f *stablehlo.Func, want func(string) bool) []*stablehlo.Op {
+	f.Walk(func(op *stablehlo.Op) bool {
+		if want(op.Name) {
+			ops = append(ops, op)
+		}
+		return true
+	})
+	return ops
+}
+
+// expandOps replaces each op by its expansion.
+func expandOps(ops []*stablehlo.Op) error {
 	for _, op := range ops {
 		fb := stablehlo.BuilderAt(op)
 		vals, err := expanders[op.Name](fb, op)

@@ -491,3 +491,24 @@ func TestBuilderErrors(t *testing.T) {
 		})
 	}
 }
+
+// TestExpandLeavesModuleOnError: an op whose expansion fails after
+// others succeeded leaves the module as it was (erf was expanded first).
+func TestExpandLeavesModuleOnError(t *testing.T) {
+	b := stablehlo.NewBuilder("m")
+	fb := b.NewFunction("main", stablehlo.Tensor(xla.Float32, 3), stablehlo.Tensor(xla.Float8E4M3FN, 3))
+	fb.Return(Erf(fb, fb.Arg(0)), NextAfter(fb, fb.Arg(1), fb.Arg(1)))
+	m, err := b.Build()
+	require.NoError(t, err)
+	before := m.String()
+	err = Expand(m, ExpandOptions{})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "chlo.next_after")
+	assert.Equal(t, before, m.String())
+	require.NoError(t, m.Verify())
+
+	// Expanding only what can be expanded works on the same module.
+	require.NoError(t, Expand(m, ExpandOptions{Ops: []string{"chlo.erf"}}))
+	assert.NotContains(t, m.String(), "chlo.erf")
+	assert.Contains(t, m.String(), "chlo.next_after")
+}
