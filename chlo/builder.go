@@ -2,6 +2,7 @@ package chlo
 
 import (
 	"fmt"
+	"math"
 	"slices"
 
 	"github.com/halo-ml/halo/stablehlo"
@@ -265,7 +266,11 @@ func ConstantLike(fb *FuncBuilder, x *Value, v float64) *Value {
 			case t.DType.IsFloat():
 				a = stablehlo.FloatAttr{Value: v, Type: t.DType}
 			case t.DType.IsInt():
-				a = stablehlo.IntAttr{Value: int64(v), Type: t.DType}
+				iv, err := intConstant(v, t.DType)
+				if err != nil {
+					fb.Fail("chlo.constant_like", err)
+				}
+				a = stablehlo.IntAttr{Value: iv, Type: t.DType}
 			}
 		}
 	}
@@ -279,6 +284,23 @@ func ConstantLike(fb *FuncBuilder, x *Value, v float64) *Value {
 		}
 	}
 	return ConstantLikeAttr(fb, x, a)
+}
+
+// intConstant is v as an integer of type dt (its bits in an int64 for
+// ui64), or an error naming v when dt cannot hold it exactly.
+func intConstant(v float64, dt xla.DType) (int64, error) {
+	bits := dt.Bits()
+	lo, hi := -math.Ldexp(1, bits-1), math.Ldexp(1, bits-1) // [lo, hi)
+	if dt.IsUnsigned() {
+		lo, hi = 0, math.Ldexp(1, bits)
+	}
+	if v != math.Trunc(v) || v < lo || v >= hi {
+		return 0, fmt.Errorf("value %v is not a %v integer", v, dt)
+	}
+	if v >= math.Ldexp(1, 63) {
+		return int64(uint64(v)), nil
+	}
+	return int64(v), nil
 }
 
 // ConstantLikeAttr adds chlo.constant_like with an explicit value

@@ -12,3 +12,15 @@ func RealLog(x float64) float64 {
 	}
 	return math.Log(x)
 }
+
+// RealAcos is arccos x as atan2(√((1-x)(1+x)), x): accurate near |x| = 1,
+// where math.Acos's 1-x² cancels (acos(0.99999994) was off by 1.3e6
+// ulp). NaN outside [-1, 1].
+func RealAcos(x float64) float64 {
+	return math.Atan2(math.Sqrt((1-x)*(1+x)), x)
+}
+
+// RealAsin is arcsin x as atan2(x, √((1-x)(1+x))), accurate near |x| = 1.
+func RealAsin(x float64) float64 {
+	return math.Atan2(x, math.Sqrt((1-x)*(1+x)))
+}

@@ -441,3 +441,18 @@ func TestHyperbolicBeyond700(t *testing.T) {
 	assert.InDelta(t, 1.1169973830808557e308, real(Cosh(complex(-710, 0))), 1e295)
 	assert.True(t, math.IsInf(real(Sinh(complex(711, 0))), 1))
 }
+
+func TestRealAcosAsin(t *testing.T) {
+	// acos(0.99999994) to 300 bits: 3.464101631546588e-4.
+	assert.InDelta(t, 3.464101631546588e-4, RealAcos(0.99999994), 1e-19)
+	assert.InDelta(t, math.Pi/2-3.464101631546588e-4, RealAsin(0.99999994), 4e-16)
+	for _, c := range []struct{ x, acos, asin float64 }{{1, 0, math.Pi / 2}, {-1, math.Pi, -math.Pi / 2}, {0, math.Pi / 2, 0}} {
+		assert.Equal(t, c.acos, RealAcos(c.x))
+		assert.Equal(t, c.asin, RealAsin(c.x))
+	}
+	assert.True(t, math.Signbit(RealAsin(math.Copysign(0, -1))))
+	for _, x := range []float64{1.0000001, -2, math.NaN(), math.Inf(1)} {
+		assert.True(t, math.IsNaN(RealAcos(x)), "%v", x)
+		assert.True(t, math.IsNaN(RealAsin(x)), "%v", x)
+	}
+}
