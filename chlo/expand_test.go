@@ -2,6 +2,7 @@ package chlo
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"math/big"
 	"strings"
@@ -535,6 +536,40 @@ func TestConstantLikeIntegers(t *testing.T) {
 			assert.NoError(t, err, "%v %v", c.dt, c.v)
 		} else {
 			assert.ErrorContains(t, err, c.want, "%v %v", c.dt, c.v)
+		}
+	}
+}
+
+// TestExpandZetaNegativeAndInfinite: the expansion agrees with the
+// interpreter's kernel at negative non-integer q (it applied
+// Euler–Maclaurin at q+10 < 0: 2.9e12 for 9.77) and at the infinities.
+func TestExpandZetaNegativeAndInfinite(t *testing.T) {
+	inf := math.Inf(1)
+	ss := []float64{2, 2, 3, 4, 2, 3, 5, 2, inf, inf, inf, 2, 3}
+	qs := []float64{-9.5, -20.5, -15.25, -100.25, -0.5, -1.5, -3.75, inf, 1, 2, 0.5, -1e6 - 0.5, -2}
+	ns := []float64{1, 2, 3, 1, 2, inf, 0}
+	xs := []float64{-9.5, -20.25, -3.5, 5, inf, 2, 3}
+	for _, dt := range []xla.DType{xla.Float64, xla.Float32} {
+		m := build(t, []stablehlo.TensorType{stablehlo.Tensor(dt, int64(len(ss))), stablehlo.Tensor(dt, int64(len(ss))),
+			stablehlo.Tensor(dt, int64(len(ns))), stablehlo.Tensor(dt, int64(len(ns)))}, func(fb *FuncBuilder, a []*Value) []*Value {
+			return []*Value{Zeta(fb, a[0], a[1]), Polygamma(fb, a[2], a[3])}
+		})
+		args := []*interpreter.Tensor{tensorOf(dt, ss), tensorOf(dt, qs), tensorOf(dt, ns), tensorOf(dt, xs)}
+		direct := run(t, m, args...)
+		expanded := expandAndRun(t, m, args...)
+		tol := 1e-11
+		if dt == xla.Float32 {
+			tol = 1e-5
+		}
+		for r, ins := range [][2][]float64{{ss, qs}, {ns, xs}} {
+			want, got := floats(direct[r]), floats(expanded[r])
+			for i := range want {
+				if math.IsNaN(want[i]) || math.IsInf(want[i], 0) {
+					assert.Equal(t, fmt.Sprint(want[i]), fmt.Sprint(got[i]), "%s op %d (%v, %v)", dt, r, ins[0][i], ins[1][i])
+					continue
+				}
+				assert.InDelta(t, want[i], got[i], tol*math.Max(1, math.Abs(want[i])), "%s op %d (%v, %v)", dt, r, ins[0][i], ins[1][i])
+			}
 		}
 	}
 }

@@ -387,12 +387,10 @@ var zetaBernoulli = func() []float64 {
 
 const zetaDirect = 10 // terms summed directly before Euler–Maclaurin
 
-// expandZeta: Hurwitz ζ(s, q) by Euler–Maclaurin summation: the first 10
-// terms directly, then w^{1-s}/(s-1) + w^{-s}/2 + Σ_j B_{2j}/(2j)! ·
-// s(s+1)…(s+2j-2) · w^{-s-2j+1} with w = q + 10. NaN for s < 1, +Inf at
-// s = 1; for q <= 0 NaN unless s is an integer, and at the poles q = 0,
-// -1, … +Inf for even s, NaN otherwise (the interpreter's conventions).
-func expandZeta(e *em, s, q *Value) *Value {
+// zetaPos is Hurwitz ζ(s, q) for q > 0 by Euler–Maclaurin summation:
+// the first 10 terms directly, then w^{1-s}/(s-1) + w^{-s}/2 + Σ_j
+// B_{2j}/(2j)! · s(s+1)…(s+2j-2) · w^{-s-2j+1} with w = q + 10.
+func zetaPos(e *em, s, q *Value) *Value {
 	sum := e.c(0)
 	for k := 0; k < zetaDirect; k++ {
 		sum = e.add(sum, e.pow(e.add(q, e.c(float64(k))), e.neg(s)))
@@ -410,13 +408,33 @@ func expandZeta(e *em, s, q *Value) *Value {
 		b := e.add(s, e.c(float64(2*j+2)))
 		fac = e.mul(e.mul(fac, e.mul(a, b)), invW2)
 	}
-	r := sum
+	return sum
+}
+
+// expandZeta: Hurwitz ζ(s, q). For q > 0, zetaPos. For q < 0 (s an
+// integer) the n = ⌈-q⌉ terms at q, q+1, …, q+n-1 are -(b+j) for j < n,
+// b = 1-(q+n) in (0, 1), and sum to (-1)^s (ζ(s, b) - ζ(s, b+n)); the rest
+// is ζ(s, q+n). NaN for s < 1, +Inf at s = 1, 0 at q = +Inf, q^-s at
+// s = +Inf; for q <= 0 NaN unless s is an integer, and at the poles q = 0,
+// -1, … +Inf for even s, NaN otherwise (the interpreter's conventions).
+func expandZeta(e *em, s, q *Value) *Value {
+	neg := e.lt(q, e.c(0))
+	n := e.sel(neg, e.neg(e.floor(q)), e.c(0)) // ⌈-q⌉ for non-integer q
+	a := e.add(q, n)
+	b := e.sub(e.c(1), a)
+	r := zetaPos(e, s, a)
+	sEven := e.eq(e.mul(e.floor(e.mul(s, e.c(0.5))), e.c(2)), s)
+	terms := e.sub(zetaPos(e, s, b), zetaPos(e, s, e.add(b, n)))
+	terms = e.sel(sEven, terms, e.neg(terms))
+	r = e.add(r, e.sel(neg, terms, e.c(0)))
+	r = e.sel(e.eq(q, e.c(posInf)), e.c(0), r)
+	sInf := e.eq(s, e.c(posInf))
+	r = e.sel(sInf, e.pow(q, e.neg(s)), r)
 	sInt := e.eq(s, e.floor(s))
 	qPole := e.and(e.le(q, e.c(0)), e.eq(q, e.floor(q)))
-	sEven := e.eq(e.mul(e.floor(e.mul(s, e.c(0.5))), e.c(2)), s)
 	nan := e.c(math.NaN())
 	r = e.sel(e.and(e.le(q, e.c(0)), e.fb.Not(sInt)), nan, r)
-	r = e.sel(qPole, e.sel(sEven, e.c(posInf), nan), r)
+	r = e.sel(qPole, e.sel(e.and(sEven, e.fb.Not(sInf)), e.c(posInf), nan), r)
 	r = e.sel(e.eq(s, e.c(1)), e.c(posInf), r)
 	r = e.sel(e.lt(s, e.c(1)), nan, r)
 	return e.sel(e.or(e.isNaN(s), e.isNaN(q)), e.add(s, q), r)
@@ -433,7 +451,7 @@ func expandPolygamma(e *em, n, x *Value) *Value {
 	z := expandZeta(e, np1, x)
 	r := e.mul(e.mul(sign, fact), z)
 	r = e.sel(e.eq(n, e.c(0)), expandDigamma(e, x), r)
-	bad := e.or(e.lt(n, e.c(0)), e.ne(n, e.floor(n)))
+	bad := e.or(e.or(e.lt(n, e.c(0)), e.ne(n, e.floor(n))), e.eq(n, e.c(posInf)))
 	return e.sel(bad, e.c(math.NaN()), r)
 }
 
