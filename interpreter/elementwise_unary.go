@@ -389,29 +389,11 @@ func ewComplexFunc(code ewUnOp) func(complex128) complex128 {
 	case unSquare:
 		return ewCSquare
 	case unTan:
-		return ewCTan
+		return special.Tan
 	case unTanh:
-		return ewCTanh
+		return special.Tanh
 	}
 	return nil
-}
-
-// ewCTanh is tanh(z), which tends to ±1 as |re z| grows: past 20 (where
-// 1 - |tanh| is below float64's precision and cmplx.Tanh's cosh and sinh
-// overflow into Inf/Inf) it is ±1 with the imaginary part 2 sin(2y) e^(-2|x|),
-// which fades to a signed zero.
-func ewCTanh(z complex128) complex128 {
-	x, y := real(z), imag(z)
-	if math.Abs(x) > 20 && !math.IsNaN(y) && !math.IsInf(y, 0) {
-		return complex(math.Copysign(1, x), 2*math.Sin(2*y)*math.Exp(-2*math.Abs(x)))
-	}
-	return cmplx.Tanh(z)
-}
-
-// ewCTan is tan(z) = -i tanh(iz).
-func ewCTan(z complex128) complex128 {
-	t := ewCTanh(complex(-imag(z), real(z)))
-	return complex(imag(t), -real(t))
 }
 
 // ewCSquare is z*z with the real part (re-im)(re+im), exactly zero when
