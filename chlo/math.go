@@ -235,8 +235,9 @@ func (e *em) erfParts(a *Value) (erfSeries, erfcCF *Value) {
 		k = e.add(ac, e.div(e.c(float64(n)/2), k))
 	}
 	erfcCF = e.div(e.mul(e.expNegSquare(ac), e.c(1/math.SqrtPi)), k)
-	// Past 27, erfc underflows; the fraction gives 0 (or NaN at +Inf).
-	erfcCF = e.sel(e.gt(a, e.c(27)), e.c(0), erfcCF)
+	// Past 27.25, erfc underflows in f64 (below half the smallest
+	// subnormal); the fraction would give 0, or NaN at +Inf.
+	erfcCF = e.sel(e.gt(a, e.c(27.25)), e.c(0), erfcCF)
 	return erfSeries, erfcCF
 }
 
