@@ -227,6 +227,14 @@ func BroadcastComplex(fb *FuncBuilder, re, im *Value, broadcastDims ...int64) *V
 // BroadcastCompare adds chlo.broadcast_compare: an i1 tensor. ct may be
 // stablehlo.CompareAuto, which leaves compare_type out.
 func BroadcastCompare(fb *FuncBuilder, x, y *Value, dir stablehlo.ComparisonDirection, ct stablehlo.CompareType, broadcastDims ...int64) *Value {
+	switch {
+	case !slices.Contains([]stablehlo.ComparisonDirection{stablehlo.CompareEQ, stablehlo.CompareNE, stablehlo.CompareGE,
+		stablehlo.CompareGT, stablehlo.CompareLE, stablehlo.CompareLT}, dir):
+		fb.Fail("chlo.broadcast_compare", fmt.Errorf("invalid comparison direction %q", dir))
+	case !slices.Contains([]stablehlo.CompareType{stablehlo.CompareAuto, stablehlo.CompareNoType, stablehlo.CompareFloat,
+		stablehlo.CompareTotalOrder, stablehlo.CompareSigned, stablehlo.CompareUnsigned}, ct):
+		fb.Fail("chlo.broadcast_compare", fmt.Errorf("invalid compare type %q", ct))
+	}
 	extra := []stablehlo.NamedAttr{{Name: "comparison_direction",
 		Value: stablehlo.EnumAttr{Dialect: "chlo", Enum: "comparison_direction", Value: string(dir)}}}
 	if ct != stablehlo.CompareAuto {

@@ -573,3 +573,17 @@ func TestExpandZetaNegativeAndInfinite(t *testing.T) {
 		}
 	}
 }
+
+func TestBroadcastCompareRefusesBadEnums(t *testing.T) {
+	for _, c := range []struct {
+		dir  stablehlo.ComparisonDirection
+		ct   stablehlo.CompareType
+		want string
+	}{{"XX", stablehlo.CompareAuto, `invalid comparison direction "XX"`}, {stablehlo.CompareLT, "BOGUS", `invalid compare type "BOGUS"`}} {
+		b := stablehlo.NewBuilder("m")
+		fb := b.NewFunction("main", stablehlo.Tensor(xla.Float32, 2))
+		fb.Return(BroadcastCompare(fb, fb.Arg(0), fb.Arg(0), c.dir, c.ct))
+		_, err := b.Build()
+		assert.ErrorContains(t, err, c.want)
+	}
+}
