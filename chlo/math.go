@@ -451,6 +451,9 @@ func expandPolygamma(e *em, n, x *Value) *Value {
 	sign := e.sel(odd, e.c(1), e.c(-1))
 	z := expandZeta(e, np1, x)
 	r := e.mul(e.mul(sign, fact), z)
+	// Past n = 170, n! overflows: n!·ζ as exp(lgamma(n+1) + log|ζ|).
+	wide := e.copysign(e.exp(e.add(e.lgammaPos(e.max(np1, e.c(1))), e.log(e.abs(z)))), z)
+	r = e.sel(e.gt(n, e.c(170)), e.mul(sign, wide), r)
 	r = e.sel(e.eq(n, e.c(0)), expandDigamma(e, x), r)
 	bad := e.or(e.or(e.lt(n, e.c(0)), e.ne(n, e.floor(n))), e.eq(n, e.c(posInf)))
 	return e.sel(bad, e.c(math.NaN()), r)
