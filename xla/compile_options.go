@@ -6,6 +6,7 @@ import (
 	"maps"
 	"math"
 	"slices"
+	"unicode/utf8"
 
 	"google.golang.org/protobuf/encoding/protowire"
 )
@@ -237,6 +238,12 @@ func (o CompileOptions) Validate() error {
 	if o.ProcessIndex < 0 || o.ProcessCount < 0 {
 		return fmt.Errorf("xla: compile options: ProcessIndex %d / ProcessCount %d must not be negative", o.ProcessIndex, o.ProcessCount)
 	}
+	if o.ProcessIndex > 0 && o.ProcessIndex >= o.ProcessCount {
+		return fmt.Errorf("xla: compile options: ProcessIndex %d is not below ProcessCount %d", o.ProcessIndex, o.ProcessCount)
+	}
+	if o.DeviceMemorySize < 0 {
+		return fmt.Errorf("xla: compile options: DeviceMemorySize is %d, want a size in bytes (0: the device's)", o.DeviceMemorySize)
+	}
 	if o.DeviceAssignment != nil {
 		if err := o.DeviceAssignment.Validate(); err != nil {
 			return fmt.Errorf("xla: compile options: %w", err)
@@ -253,6 +260,14 @@ func (o CompileOptions) Validate() error {
 	for k, v := range o.EnvOptionOverrides {
 		if k == "" {
 			return errors.New("xla: compile options: EnvOptionOverrides has an empty option name")
+		}
+		// Both are proto3 strings, which a plugin refuses to parse
+		// unless they are UTF-8.
+		if !utf8.ValidString(k) {
+			return fmt.Errorf("xla: compile options: EnvOptionOverrides name %q is not UTF-8", k)
+		}
+		if s, ok := v.(string); ok && !utf8.ValidString(s) {
+			return fmt.Errorf("xla: compile options: EnvOptionOverrides[%q] = %q is not UTF-8", k, s)
 		}
 		if _, err := overrideValue(v); err != nil {
 			return fmt.Errorf("xla: compile options: EnvOptionOverrides[%q]: %w", k, err)
@@ -567,11 +582,9 @@ func unmarshalDeviceAssignment(data []byte) (DeviceAssignment, error) {
 	if int64(len(cols)) != computations {
 		return nil, fmt.Errorf("DeviceAssignmentProto: computation_count is %d but %d computation_devices are listed", computations, len(cols))
 	}
-	if replicas < 0 || replicas > math.MaxInt32 {
-		return nil, fmt.Errorf("DeviceAssignmentProto: replica_count %d out of range", replicas)
-	}
-	if len(cols) == 0 && replicas != 0 {
-		return nil, fmt.Errorf("DeviceAssignmentProto: replica_count is %d but there are no computations", replicas)
+	if replicas < 1 || replicas > math.MaxInt32 || computations < 1 {
+		// XLA's own decoding refuses counts below 1 too.
+		return nil, fmt.Errorf("DeviceAssignmentProto: replica_count %d and computation_count %d, want both in [1, 2^31)", replicas, computations)
 	}
 	for c, ids := range cols {
 		if int64(len(ids)) != replicas {
@@ -634,6 +647,9 @@ func unmarshalOverride(data []byte) (string, any, error) {
 	}
 	if val == nil {
 		return "", nil, fmt.Errorf("env_option_overrides[%q] has no value", key)
+	}
+	if key == "" {
+		return "", nil, errors.New("env_option_overrides entry has no option name")
 	}
 	return key, val, nil
 }

@@ -302,6 +302,11 @@ func TestMarshalErrors(t *testing.T) {
 		{"override uint64", func(o *CompileOptions) { o.EnvOptionOverrides = map[string]any{"xla_x": uint64(1)} }, "unsupported type uint64"},
 		{"override nil", func(o *CompileOptions) { o.EnvOptionOverrides = map[string]any{"xla_x": nil} }, "unsupported type <nil>"},
 		{"override empty name", func(o *CompileOptions) { o.EnvOptionOverrides = map[string]any{"": true} }, "empty option name"},
+		{"override name not UTF-8", func(o *CompileOptions) { o.EnvOptionOverrides = map[string]any{"\xff": true} }, "is not UTF-8"},
+		{"override value not UTF-8", func(o *CompileOptions) { o.EnvOptionOverrides = map[string]any{"xla_x": "\xfe"} }, `EnvOptionOverrides["xla_x"] = "\xfe" is not UTF-8`},
+		{"process index past count", func(o *CompileOptions) { o.ProcessIndex, o.ProcessCount = 3, 2 }, "ProcessIndex 3 is not below ProcessCount 2"},
+		{"process index without count", func(o *CompileOptions) { o.ProcessIndex = 1 }, "ProcessIndex 1 is not below ProcessCount 0"},
+		{"device memory size", func(o *CompileOptions) { o.DeviceMemorySize = -1 }, "DeviceMemorySize is -1"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -433,6 +438,17 @@ func TestUnmarshalErrors(t *testing.T) {
 	badDAOpts := protowire.AppendTag(nil, 3, protowire.BytesType)
 	badDAOpts = protowire.AppendBytes(badDAOpts, protowire.AppendBytes(protowire.AppendTag(nil, 9, protowire.BytesType), badDA))
 
+	var emptyDA []byte // replica_count 0, computation_count 0
+	emptyDA = protowire.AppendTag(emptyDA, 1, protowire.VarintType)
+	emptyDA = protowire.AppendVarint(emptyDA, 0)
+	emptyDAOpts := protowire.AppendTag(nil, 3, protowire.BytesType)
+	emptyDAOpts = protowire.AppendBytes(emptyDAOpts, protowire.AppendBytes(protowire.AppendTag(nil, 9, protowire.BytesType), emptyDA))
+
+	var entry []byte // an override with a value and no key
+	entry = protowire.AppendTag(entry, 2, protowire.BytesType)
+	entry = protowire.AppendBytes(entry, protowire.AppendVarint(protowire.AppendTag(nil, 2, protowire.VarintType), 1))
+	noKey := protowire.AppendBytes(protowire.AppendTag(nil, 7, protowire.BytesType), entry)
+
 	noValue := protowire.AppendTag(nil, 7, protowire.BytesType)
 	noValue = protowire.AppendBytes(noValue, protowire.AppendString(protowire.AppendTag(nil, 1, protowire.BytesType), "k"))
 
@@ -447,6 +463,8 @@ func TestUnmarshalErrors(t *testing.T) {
 		{"wrong inner wire type", wrongInner, "ExecutableBuildOptionsProto field 4: wire type 5, want varint"},
 		{"device assignment count", badDAOpts, "computation_count is 2 but 1 computation_devices"},
 		{"override without value", noValue, `env_option_overrides["k"] has no value`},
+		{"empty device assignment", emptyDAOpts, "replica_count 0 and computation_count 0, want both in [1, 2^31)"},
+		{"override without key", noKey, "entry has no option name"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
