@@ -146,7 +146,9 @@ func expandAtanh(e *em, x *Value) *Value {
 }
 
 // complexTrig expands sinh, cosh and tan of complex numbers from their
-// real and imaginary parts.
+// real and imaginary parts, in f64, with the interpreter's special values
+// (C99 Annex G) and, past |re| = 700, e^|re| split in two halves so that
+// a small cos or sin does not meet an overflowed factor.
 func complexTrig(fb *FuncBuilder, name string, x *Value, t stablehlo.TensorType) *Value {
 	if name == "tan" {
 		return fb.Tan(x)
@@ -158,13 +160,36 @@ func complexTrig(fb *FuncBuilder, name string, x *Value, t stablehlo.TensorType)
 	a, b := fb.Convert(re, xla.Float64), fb.Convert(im, xla.Float64)
 	sh, ch := expandSinh(e, a), expandCosh(e, a)
 	cb, sb := e.cos(b), e.sin(b)
+	big := e.gt(e.abs(a), e.c(700))
+	h := e.exp(e.mul(e.abs(a), e.c(0.5)))
+	half := e.mul(h, e.c(0.5))
+	hs := e.copysign(half, a) // sinh a = hs·h, cosh a = half·h past 700
+	shWide := e.sel(big, e.mul(hs, h), sh)
+	chWide := e.sel(big, e.mul(half, h), ch)
+	nan := e.c(math.NaN())
+	bZero := e.eq(b, e.c(0))
+	bBad := e.or(e.isInf(b), e.isNaN(b))
+	aZeroBad := e.and(e.eq(a, e.c(0)), bBad)
+	aInfBad := e.and(e.isInf(a), bBad)
 	var r, i *Value
 	if name == "sinh" {
 		// sinh(a+ib) = sinh a cos b + i cosh a sin b
-		r, i = e.mul(sh, cb), e.mul(ch, sb)
+		r = e.sel(big, e.mul(e.mul(cb, hs), h), e.mul(sh, cb))
+		i = e.sel(big, e.mul(e.mul(sb, half), h), e.mul(ch, sb))
+		r, i = e.sel(bZero, shWide, r), e.sel(bZero, b, i)
+		r, i = e.sel(aZeroBad, a, r), e.sel(aZeroBad, nan, i)
+		r, i = e.sel(aInfBad, a, r), e.sel(aInfBad, nan, i)
 	} else {
 		// cosh(a+ib) = cosh a cos b + i sinh a sin b
-		r, i = e.mul(ch, cb), e.mul(sh, sb)
+		r = e.sel(big, e.mul(e.mul(cb, half), h), e.mul(ch, cb))
+		i = e.sel(big, e.mul(e.mul(sb, hs), h), e.mul(sh, sb))
+		// At b = ±0 the imaginary part is the zero sinh a·b, NaN for NaN a.
+		zero := e.copysign(e.c(0), a)
+		zero = e.sel(e.lt(e.copysign(e.c(1), b), e.c(0)), e.neg(zero), zero)
+		zero = e.sel(e.isNaN(a), b, zero)
+		r, i = e.sel(bZero, chWide, r), e.sel(bZero, zero, i)
+		r, i = e.sel(aZeroBad, nan, r), e.sel(aZeroBad, e.c(0), i)
+		r, i = e.sel(aInfBad, e.c(posInf), r), e.sel(aInfBad, nan, i)
 	}
 	return fb.Complex(fb.Convert(r, rt.DType), fb.Convert(i, rt.DType))
 }
