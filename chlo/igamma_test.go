@@ -6,6 +6,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 
+	"github.com/halo-ml/halo/interpreter"
 	"github.com/halo-ml/halo/stablehlo"
 	"github.com/halo-ml/halo/xla"
 )
@@ -82,4 +83,25 @@ func TestExpandIgamma(t *testing.T) {
 	assert.InDelta(t, -math.Expm1(-0.3), p[0], 1e-16)
 	assert.InDelta(t, 1-math.Exp(-5), p[1], 1e-15)
 	assert.InEpsilon(t, math.Erfc(3), q[2], 1e-13)
+}
+
+// TestExpandIgammaTinyArguments: at a subnormal a the series stays a
+// probability (7.2e14 came out) and agrees with the interpreter's kernel;
+// at a subnormal x, P(1, x) is x.
+func TestExpandIgammaTinyArguments(t *testing.T) {
+	as := []float64{5e-324, 5e-324, 1e-310, 1}
+	xs := []float64{0.5, 1e-10, 0.25, 1e-310}
+	m := build(t, []stablehlo.TensorType{stablehlo.Tensor(xla.Float64, 4), stablehlo.Tensor(xla.Float64, 4)}, func(fb *FuncBuilder, a []*Value) []*Value {
+		return []*Value{Igamma(fb, a[0], a[1]), Igammac(fb, a[0], a[1])}
+	})
+	in := []*interpreter.Tensor{tensorOf(xla.Float64, as), tensorOf(xla.Float64, xs)}
+	direct, expanded := run(t, m, in...), expandAndRun(t, m, in...)
+	for r := range 2 {
+		d, e := floats(direct[r]), floats(expanded[r])
+		for i := range d {
+			assert.True(t, e[i] >= 0 && e[i] <= 1, "op %d (%v, %v) = %v", r, as[i], xs[i], e[i])
+			assert.InDelta(t, d[i], e[i], 1e-15+1e-12*math.Abs(d[i]), "op %d (%v, %v)", r, as[i], xs[i])
+		}
+	}
+	assert.InDelta(t, 1e-310, floats(expanded[0])[3], 1e-324)
 }

@@ -275,14 +275,15 @@ func Igammac(a, x float64) float64 {
 
 // igammaPrefix is x^a e^-x / Γ(a).
 func igammaPrefix(a, x float64) float64 {
-	lg, _ := math.Lgamma(a)
-	return math.Exp(a*RealLog(x) - x - lg)
+	return math.Exp(a*RealLog(x) - x - Lgamma(a))
 }
 
 // igammaSeries is P(a, x) = x^a e^-x / Γ(a+1) · Σ_n x^n / ((a+1)...(a+n)),
 // for x < a+1 where the terms decrease.
 func igammaSeries(a, x float64) float64 {
-	pre := igammaPrefix(a, x)
+	// x^a e^-x / Γ(a+1) at once: through Γ(a) and a division by a, a
+	// subnormal a lost its digits (P(5e-324, 0.5) came out 2.25e15).
+	pre := math.Exp(a*RealLog(x) - x - Lgamma(a+1))
 	if pre == 0 {
 		return 0
 	}
@@ -294,7 +295,7 @@ func igammaSeries(a, x float64) float64 {
 			break
 		}
 	}
-	return pre / a * sum
+	return math.Min(pre*sum, 1) // rounding may take it an ulp past 1
 }
 
 // igammacFraction is Q(a, x) by the continued fraction
@@ -328,7 +329,7 @@ func igammacFraction(a, x float64) float64 {
 			break
 		}
 	}
-	return pre * h
+	return math.Min(pre*h, 1)
 }
 
 // BesselI1e is the exponentially scaled modified Bessel function of the

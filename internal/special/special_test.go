@@ -456,3 +456,15 @@ func TestRealAcosAsin(t *testing.T) {
 		assert.True(t, math.IsNaN(RealAsin(x)), "%v", x)
 	}
 }
+
+// TestIgammaTinyArguments: P(a, x) stays a probability for subnormal a,
+// and P(1, x) = 1 - e^-x ≈ x for subnormal x.
+func TestIgammaTinyArguments(t *testing.T) {
+	for _, x := range []float64{0.5, 1e-10, 0.9} {
+		p := Igamma(5e-324, x)
+		assert.True(t, p >= 0 && p <= 1, "P(5e-324, %v) = %v", x, p)
+		assert.InDelta(t, 1, Igamma(5e-324, x)+Igammac(5e-324, x), 1e-15)
+	}
+	assert.InDelta(t, 1e-310, Igamma(1, 1e-310), 1e-325)
+	assert.InDelta(t, 1-math.Exp(-0.5), Igamma(1, 0.5), 1e-16)
+}
