@@ -141,9 +141,12 @@ func Polygamma(n, x float64) float64 {
 	z := Zeta(n+1, x)
 	f := math.Gamma(n + 1)
 	r := f * z
-	if math.IsInf(f, 0) && z != 0 && !math.IsInf(z, 0) && z == z {
-		lg, _ := math.Lgamma(n + 1)
-		r = math.Copysign(math.Exp(lg+RealLog(math.Abs(z))), z)
+	if math.IsInf(f, 0) && x > 0 && !math.IsInf(x, 0) {
+		// n! overflows (n > 170) where ζ(n+1, x) may underflow: their
+		// product through logs, ζ as x^-(n+1) · x^(n+1) ζ(n+1, x).
+		r = math.Exp(Lgamma(n+1) - (n+1)*RealLog(x) + RealLog(zetaScaled(n+1, x, x)))
+	} else if math.IsInf(f, 0) && z != 0 && !math.IsInf(z, 0) && z == z {
+		r = math.Copysign(math.Exp(Lgamma(n+1)+RealLog(math.Abs(z))), z)
 	}
 	if math.Mod(n, 2) == 0 {
 		r = -r
@@ -200,12 +203,21 @@ func Zeta(x, q float64) float64 {
 		sum += math.Pow(q, -x)
 		q++
 	}
-	// Euler-Maclaurin: Σ_{k<N} (q+k)^-x + a^(1-x)/(x-1) + a^-x/2
-	//   + Σ_j B_2j/(2j)! x(x+1)...(x+2j-2) a^(-x-2j+1),  a = q+N,
-	// with a >= max(10, x) so that the correction terms decrease fast.
+	return sum + zetaScaled(x, q, 1)
+}
+
+// zetaScaled is s^x ζ(x, q) for q > 0 (s > 0): every power (q+k)^-x is
+// taken as ((q+k)/s)^-x, so that with s = q a sum whose terms underflow
+// or overflow in float64 stays representable.
+//
+// Euler-Maclaurin: Σ_{k<N} (q+k)^-x + a^(1-x)/(x-1) + a^-x/2
+// + Σ_j B_2j/(2j)! x(x+1)...(x+2j-2) a^(-x-2j+1),  a = q+N,
+// with a >= max(10, x) so that the correction terms decrease fast.
+func zetaScaled(x, q, s float64) float64 {
+	sum := 0.0
 	lim := math.Max(10, x)
 	for q < lim {
-		t := math.Pow(q, -x)
+		t := math.Pow(q/s, -x)
 		sum += t
 		// The rest is below t·(1 + q/(x-1)) (by the integral test):
 		// stop when it no longer matters, or when the terms underflow
@@ -216,7 +228,7 @@ func Zeta(x, q float64) float64 {
 		q++
 	}
 	a := q
-	pa := math.Pow(a, -x)
+	pa := math.Pow(a/s, -x)
 	sum += a*pa/(x-1) + pa/2
 	// term_j = B_2j/(2j)! · x(x+1)...(x+2j-2) · a^(-x-2j+1)
 	fac := x * pa / a // x · a^(-x-1)

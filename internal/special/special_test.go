@@ -468,3 +468,23 @@ func TestIgammaTinyArguments(t *testing.T) {
 	assert.InDelta(t, 1e-310, Igamma(1, 1e-310), 1e-325)
 	assert.InDelta(t, 1-math.Exp(-0.5), Igamma(1, 0.5), 1e-16)
 }
+
+// TestPolygammaLargeOrder: past n = 170, n! overflows and ζ(n+1, x) may
+// underflow; their product is finite (it came out NaN).
+func TestPolygammaLargeOrder(t *testing.T) {
+	// ψ^(n)(x) = (-1)^(n+1) n! Σ_k (x+k)^-(n+1): at x = 300 the first
+	// terms decide; log10|ψ^(200)(300)| = log10 200! - 201 log10 300 + log10 Σ.
+	for _, c := range []struct{ n, x float64 }{{200, 300}, {171, 1000}, {180, 10}} {
+		lg, _ := math.Lgamma(c.n + 1)
+		var sum float64
+		for k := 0.0; k < 1e5; k++ {
+			sum += math.Exp(-(c.n + 1) * math.Log1p(k/c.x))
+		}
+		want := math.Exp(lg - (c.n+1)*math.Log(c.x) + math.Log(sum))
+		if math.Mod(c.n, 2) == 0 {
+			want = -want
+		}
+		got := Polygamma(c.n, c.x)
+		assert.InDelta(t, 1, got/want, 1e-12, "polygamma(%v, %v) = %v, want %v", c.n, c.x, got, want)
+	}
+}
