@@ -170,11 +170,12 @@ func TestTopKRejectsComplex(t *testing.T) {
 	}
 }
 
-// TestExpandComplexSinhCosh: the decomposed complex sinh and cosh agree
-// with the interpreter's kernels over the grid and past |re| = 700: the
-// special values of C99 Annex G (sinh(0 + i∞) = 0 + iNaN, cosh(720 + 0i)
-// = ∞ + 0i), and a split e^|re| where sinh re alone overflows (sinh(720 +
-// 1e-300i) = ∞ + 2.5e12i).
+// TestExpandComplexSinhCosh: the decomposed complex sinh, cosh and
+// square agree with the interpreter's kernels over the grid and past
+// |re| = 700: the special values of C99 Annex G (sinh(0 + i∞) = 0 + iNaN,
+// cosh(720 + 0i) = ∞ + 0i), a split e^|re| where sinh re alone overflows
+// (sinh(720 + 1e-300i) = ∞ + 2.5e12i), and squares whose re + im
+// overflows (3e38 + 3e38i in complex64 is 0 + ∞i).
 func TestExpandComplexSinhCosh(t *testing.T) {
 	zs := complexGrid()
 	for _, re := range []float64{700.5, -705, 710, -710.4, 720, -745} {
@@ -186,7 +187,7 @@ func TestExpandComplexSinhCosh(t *testing.T) {
 	for _, f := range []struct {
 		name string
 		fn   func(fb *FuncBuilder, x *Value) *Value
-	}{{"sinh", Sinh}, {"cosh", Cosh}} {
+	}{{"sinh", Sinh}, {"cosh", Cosh}, {"square", Square}} {
 		for _, dt := range []xla.DType{xla.Complex64, xla.Complex128} {
 			mk := func() *stablehlo.Module {
 				return build(t, []stablehlo.TensorType{stablehlo.Tensor(dt, n)}, func(fb *FuncBuilder, a []*Value) []*Value {

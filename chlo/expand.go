@@ -247,13 +247,17 @@ func expandSquare(fb *FuncBuilder, op *stablehlo.Op) ([]*Value, error) {
 	if !t.DType.IsComplex() {
 		return []*Value{fb.Multiply(x, x)}, nil
 	}
-	// (re² - im², 2 re im), with re² - im² as (re - im)(re + im).
+	// (re² - im², 2 re im), with re² - im² as (re - im)(re + im), exactly
+	// zero when |re| = |im| is finite (re + im may overflow), in f64 (as
+	// the interpreter's stablehlo.square).
 	re, im := fb.Real(x), fb.Imag(x)
 	rt, _ := re.TensorType()
-	two := fb.SplatOf(rt.DType, 2, rt.Dims...)
-	r := fb.Multiply(fb.Subtract(re, im), fb.Add(re, im))
-	i := fb.Multiply(fb.Multiply(re, im), two)
-	return []*Value{fb.Complex(r, i)}, nil
+	e := newEm(fb, stablehlo.TensorType{DType: xla.Float64, Dims: rt.Dims})
+	a, b := fb.Convert(re, xla.Float64), fb.Convert(im, xla.Float64)
+	r := e.mul(e.sub(a, b), e.add(a, b))
+	r = e.sel(e.and(e.eq(e.abs(a), e.abs(b)), e.fb.Not(e.isInf(a))), e.c(0), r)
+	i := e.mul(e.mul(a, b), e.c(2))
+	return []*Value{fb.Complex(fb.Convert(r, rt.DType), fb.Convert(i, rt.DType))}, nil
 }
 
 func expandConj(fb *FuncBuilder, op *stablehlo.Op) ([]*Value, error) {

@@ -48,7 +48,7 @@ var chloUnaryOps = map[string]chloUnary{
 	"chlo.acosh":      {real: math.Acosh, cplx: special.Acosh},
 	"chlo.atanh":      {real: math.Atanh, cplx: special.Atanh},
 	"chlo.conj":       {real: func(v float64) float64 { return v }, cplx: chloConj},
-	"chlo.square":     {real: func(v float64) float64 { return v * v }, cplx: chloCSquare, ints: true},
+	"chlo.square":     {real: func(v float64) float64 { return v * v }, cplx: ewCSquare, ints: true},
 	"chlo.is_inf":     {isInf: func(v float64) bool { return math.IsInf(v, 0) }},
 	"chlo.is_neg_inf": {isInf: func(v float64) bool { return math.IsInf(v, -1) }},
 	"chlo.is_pos_inf": {isInf: func(v float64) bool { return math.IsInf(v, 1) }},
@@ -102,16 +102,6 @@ func chloCosh(x float64) float64 {
 }
 
 func chloConj(z complex128) complex128 { return complex(real(z), -imag(z)) }
-
-// chloCSquare is z² as (x-y)(x+y) + 2ixy, exact in the real part's
-// cancellation where x ≈ ±y.
-func chloCSquare(z complex128) complex128 {
-	x, y := real(z), imag(z)
-	if math.IsInf(x, 0) || math.IsInf(y, 0) {
-		return z * z
-	}
-	return complex((x-y)*(x+y), 2*x*y)
-}
 
 // chloOperandTypes returns op's operand tensor types (from the IR).
 func chloOperandTypes(op *stablehlo.Op, n int) ([]stablehlo.TensorType, error) {
