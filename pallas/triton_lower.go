@@ -1073,8 +1073,8 @@ func dotTooSmall(in xla.DType, m, k, n int64) bool {
 
 // productSum computes a small dot without tt.dot: the operands widened
 // to the accumulator type at, broadcast to m×k×n, multiplied and summed
-// over k (each product is exact in the accumulator: the same sums as a
-// dot, in some order).
+// over k (the products of f16, bf16 and i8 operands are exact in the
+// accumulator: the same sums as a dot, in some order).
 func (l *ttLower) productSum(op *Op, x, y *ttVal, at ttType) *ttVal {
 	b := l.b
 	widen := func(v *ttVal) *ttVal {
@@ -1088,6 +1088,10 @@ func (l *ttLower) productSum(op *Op, x, y *ttVal, at ttType) *ttVal {
 	}
 	m, k, n := x.t.shape[0], x.t.shape[1], y.t.shape[1]
 	cube := []int64{m, k, n}
+	if m*k*n > tritonMaxNumel {
+		l.fail(op, "a %dx%d by %dx%d dot is below the tensor cores' sizes (see dotTooSmall) and too large to compute as %d products (Triton's tensors hold at most %d elements): use a larger K or smaller blocks",
+			m, k, k, n, m*k*n, tritonMaxNumel)
+	}
 	x3 := l.broadcastInDim(op, widen(x), []int64{0, 1}, cube)
 	y3 := l.broadcastInDim(op, widen(y), []int64{1, 2}, cube)
 	mul := "arith.muli"
@@ -1341,7 +1345,6 @@ func (l *ttLower) whileOp(op *Op) {
 	loop.regions = []*ttRegion{before, after}
 	b.push(before)
 	// The condition may follow the loop's start or the body.
-	start := maps.Clone(l.hazards)
 	l.regionAccesses(l.hazards, op.Regions)
 	l.region(cond)
 	if len(cond.Yield) != 1 {
@@ -1349,6 +1352,9 @@ func (l *ttLower) whileOp(op *Op) {
 	}
 	b.emit("scf.condition", append([]*ttVal{l.v(op, cond.Yield[0])}, before.args...), nil)
 	b.pop()
+	// The loop leaves from its condition, entered (conservatively) with
+	// every access of the loop pending.
+	exit := maps.Clone(l.hazards)
 	b.push(after)
 	l.region(body)
 	ys := make([]*ttVal, len(body.Yield))
@@ -1357,7 +1363,7 @@ func (l *ttLower) whileOp(op *Op) {
 	}
 	b.emit("scf.yield", ys, nil)
 	b.pop()
-	l.mergeHazards(start, l.hazards)
+	l.hazards = exit
 	for i, res := range op.Results {
 		l.set(res, loop.results[i])
 	}

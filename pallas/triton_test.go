@@ -444,6 +444,27 @@ func tritonCases() []tritonCase {
 			args: []*interpreter.Tensor{fTensor([]int64{10}, func(i int) float64 { return float64(i) })},
 		},
 		{
+			// A While whose condition loads an output the body's barriers
+			// do not cover at the loop's exit: the store after the loop
+			// waits at a barrier (the condition runs last).
+			name: "while_condition_load",
+			kernel: func(k *Kernel, refs []*Ref) {
+				x, o, b := refs[0], refs[1], refs[2]
+				o.Store(x.Load())
+				b.Store(x.Load())
+				_ = b.Load()
+				res := k.While([]*Value{k.Const(0, xla.Int32)},
+					func(c []*Value) *Value { return c[0].Lt(3).And(o.Load(0).Gt(-1000)) },
+					func(c []*Value) []*Value { b.Store(b.Load().Add(1)); return []*Value{c[0].Add(1)} })
+				o.Store(x.Load().Add(res[0].Astype(xla.Float32)))
+			},
+			spec: CallSpec{
+				Name:      "while_condition_load",
+				OutShapes: []xla.Shape{xla.MakeShape(xla.Float32, 8), xla.MakeShape(xla.Float32, 8)},
+			},
+			args: []*interpreter.Tensor{fTensor([]int64{8}, func(i int) float64 { return float64(i) })},
+		},
+		{
 			// Loads of what the program stored, through other views (a
 			// scalar, which one thread stores and all load; a transposed
 			// block; an output aliased to an input, its memory), and
@@ -979,6 +1000,16 @@ func TestTritonErrors(t *testing.T) {
 			spec: CallSpec{Name: "kdot", OutShapes: []xla.Shape{xla.MakeShape(xla.Int32, 16, 16)}},
 			args: []stablehlo.TensorType{stablehlo.Tensor(xla.Int32, 16, 16)},
 			want: []string{`kernel "kdot"`, "triton: dot", "triton_test.go:", "not i32"},
+		},
+		{
+			// Below the tensor cores' K and too large for products.
+			name: "small-K dot too large to expand",
+			kernel: func(k *Kernel, refs []*Ref) {
+				refs[2].Store(Dot(refs[0].Load(), refs[1].Load(), xla.Float32))
+			},
+			spec: CallSpec{Name: "kbig", OutShapes: []xla.Shape{xla.MakeShape(xla.Float32, 512, 512)}},
+			args: []stablehlo.TensorType{stablehlo.Tensor(xla.Float16, 512, 8), stablehlo.Tensor(xla.Float16, 8, 512)},
+			want: []string{`kernel "kbig"`, "triton: dot", "512x8 by 8x512 dot is below the tensor cores' sizes", "2097152 products"},
 		},
 		{
 			// Rejected when traced, for every backend (as JAX does).
