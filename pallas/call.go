@@ -529,7 +529,58 @@ func Trace(kernel KernelFunc, spec CallSpec, operands []stablehlo.TensorType) (*
 		return nil, err
 	}
 	p.Body = body
+	if err := checkAliasedReads(p); err != nil {
+		return nil, err
+	}
 	return p, nil
+}
+
+// checkAliasedReads refuses a load of an input after a store to the output
+// aliased to it (InputOutputAliases): on a GPU they are one buffer and the
+// load reads what was stored, in interpret mode it reads the input as it
+// came, so the kernel would differ between backends. Loop bodies are
+// walked twice (a load early in an iteration follows the stores of the
+// one before).
+func checkAliasedReads(p *Program) error {
+	aliased := map[int]bool{} // call operands an output aliases
+	for _, r := range p.Refs {
+		if r.Kind == OutputRef && r.AliasOf >= 0 {
+			aliased[r.AliasOf] = true
+		}
+	}
+	if len(aliased) == 0 {
+		return nil
+	}
+	stored := map[int]bool{}
+	var walk func(r *Region) error
+	walk = func(r *Region) error {
+		for _, op := range r.Ops {
+			if len(op.Operands) > 0 && op.Operands[0].Ref != nil {
+				ref := op.Operands[0].Ref
+				switch {
+				case op.Name == "store" && ref.Kind == OutputRef && ref.AliasOf >= 0:
+					stored[ref.AliasOf] = true
+				case op.Name == "load" && ref.Kind == InputRef && stored[ref.Operand]:
+					return &Error{Kernel: p.Name, Op: "load", Loc: op.Loc, Msg: fmt.Sprintf(
+						"%s is the memory of the output aliased to it (InputOutputAliases), stored to before this load: "+
+							"a GPU reads the stored values, interpret mode the input's; load it before the first store", ref)}
+				}
+			}
+			times := 1
+			if op.Name == "for" || op.Name == "while" {
+				times = 2
+			}
+			for range times {
+				for _, sub := range op.Regions {
+					if err := walk(sub); err != nil {
+						return err
+					}
+				}
+			}
+		}
+		return nil
+	}
+	return walk(p.Body)
 }
 
 // runTraced runs f, turning a panic of user code into an error that names

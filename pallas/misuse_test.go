@@ -797,3 +797,32 @@ func TestRecoveredRegionPanicIsAnError(t *testing.T) {
 		})
 	}
 }
+
+// TestMisuseAliasedRead: loading an input after storing to the output
+// aliased to it reads different values on a GPU (one buffer) and in
+// interpret mode (the input as it came), so it is refused for both; a
+// load before the first store, or of an input no output aliases, is fine.
+func TestMisuseAliasedRead(t *testing.T) {
+	one := []xla.Shape{xla.MakeShape(xla.Float32, 4), xla.MakeShape(xla.Float32, 4)}
+	spec := CallSpec{OutShapes: one, InputOutputAliases: map[int]int{0: 0}}
+	args := []stablehlo.TensorType{f32t(4), f32t(4)}
+	runMisuseCases(t, []misuseCase{
+		{name: "load after store", kernel: func(k *Kernel, r []*Ref) {
+			r[2].Store(r[0].Load().Mul(2))
+			r[3].Store(r[0].Load())
+		}, spec: spec, args: args, want: []string{"load at misuse_test.go:", "input 0 (f32[4] block of f32[4]) is the memory of the output aliased to it"}},
+		{name: "load in a loop after the last iteration's store", kernel: func(k *Kernel, r []*Ref) {
+			k.ForLoop(0, 2, nil, func(i *Value, _ []*Value) []*Value {
+				r[2].Store(r[0].Load().Add(1))
+				return nil
+			})
+			r[3].Store(r[1].Load())
+		}, spec: spec, args: args, want: []string{"load at misuse_test.go:", "load it before the first store"}},
+	})
+	for _, k := range []KernelFunc{
+		func(k *Kernel, r []*Ref) { v := r[0].Load(); r[2].Store(v.Mul(2)); r[3].Store(v) },
+		func(k *Kernel, r []*Ref) { r[3].Store(r[1].Load()); r[2].Store(r[0].Load().Add(r[1].Load(0))) },
+	} {
+		require.NoError(t, callMisuse(t, misuseCase{name: "fine", kernel: k, spec: spec, args: args}))
+	}
+}
