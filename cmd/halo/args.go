@@ -1,10 +1,11 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"slices"
+	"strings"
 
 	"github.com/halo-ml/halo/pjrt"
 )
@@ -17,9 +18,10 @@ type command struct {
 }
 
 // parseArgs parses a subcommand's flags, which may come before, between
-// or after its other arguments (returned); "--" ends the flags. -h (or
-// -help, --help) prints the command's usage to stdout. code is 0 after
-// -h, 2 after a bad flag, and -1 when the command should go on.
+// or after its other arguments (returned); "--" ends the flags (but as
+// the value of a flag that takes one). -h, -help and their other spellings
+// print the command's usage to stdout. code is 0 after -h, 2 after a bad
+// flag, and -1 when the command should go on.
 func parseArgs(fs *flag.FlagSet, cmd command, args []string, stdout, stderr io.Writer) (rest []string, code int) {
 	usage := func(w io.Writer) {
 		fmt.Fprintf(w, "usage: halo %s %s\n\n%s\n", cmd.name, cmd.synopsis, cmd.about)
@@ -28,40 +30,60 @@ func parseArgs(fs *flag.FlagSet, cmd command, args []string, stdout, stderr io.W
 		fs.SetOutput(stderr)
 	}
 	fs.SetOutput(stderr)
-	fs.Usage = func() { usage(stderr) }
-	end := slices.Index(args, "--")
-	if end < 0 {
-		end = len(args)
+	fs.Usage = func() {} // printed below, to stdout for -h
+	var flags []string
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case a == "--":
+			rest = append(rest, args[i+1:]...)
+			i = len(args)
+		case len(a) > 1 && a[0] == '-':
+			flags = append(flags, a)
+			if name := strings.TrimLeft(a, "-"); !strings.Contains(name, "=") && takesValue(fs, name) && i+1 < len(args) {
+				i++
+				flags = append(flags, args[i])
+			}
+		default:
+			rest = append(rest, a)
+		}
 	}
-	for _, a := range args[:end] {
-		if a == "-h" || a == "-help" || a == "--help" {
+	if err := fs.Parse(flags); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
 			usage(stdout)
 			return nil, 0
 		}
+		usage(stderr)
+		return nil, 2
 	}
-	for {
-		if err := fs.Parse(args); err != nil {
-			return nil, 2
-		}
-		left := fs.Args()
-		if n := len(args) - len(left); n > 0 && args[n-1] == "--" {
-			return append(rest, left...), -1
-		}
-		if len(left) == 0 {
-			return rest, -1
-		}
-		rest, args = append(rest, left[0]), left[1:]
+	return rest, -1
+}
+
+// takesValue reports whether fs has a flag called name that is not a
+// boolean (so that the next argument is its value).
+func takesValue(fs *flag.FlagSet, name string) bool {
+	f := fs.Lookup(name)
+	if f == nil {
+		return false
 	}
+	b, ok := f.Value.(interface{ IsBoolFlag() bool })
+	return !ok || !b.IsBoolFlag()
 }
 
 // loadBackend loads the plugin named, or for "" the first of
 // pjrt.Candidates that loads and makes a client, telling errw about each
-// one passed over.
-func loadBackend(errw io.Writer, cmd, plugin string, options ...pjrt.Option) (*pjrt.Plugin, *pjrt.Client, error) {
+// one passed over. devices > 1 asks the interpreter and a CPU plugin for
+// that many devices (cpu_device_count, which both take; GPU plugins
+// refuse create options they do not know).
+func loadBackend(errw io.Writer, cmd, plugin string, devices int) (*pjrt.Plugin, *pjrt.Client, error) {
 	if plugin != "" {
 		p, err := pjrt.LoadPlugin(plugin)
 		if err != nil {
 			return nil, nil, err
+		}
+		var options []pjrt.Option
+		if name := p.Name(); devices > 1 && (name == "interpreter" || name == "cpu") {
+			options = append(options, pjrt.CPUDeviceCount(devices))
 		}
 		c, err := p.NewClient(options...)
 		if err != nil {
@@ -71,7 +93,7 @@ func loadBackend(errw io.Writer, cmd, plugin string, options ...pjrt.Option) (*p
 	}
 	var last error
 	for _, info := range pjrt.Candidates() {
-		p, c, err := loadBackend(errw, cmd, candidateName(info), options...)
+		p, c, err := loadBackend(errw, cmd, candidateName(info), devices)
 		if err == nil {
 			return p, c, nil
 		}

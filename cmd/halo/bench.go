@@ -32,6 +32,19 @@ func benchFile(w, errw io.Writer, plugin, path string, budget time.Duration, n i
 	if f == nil {
 		return fmt.Errorf("%s: no @%s function to run", path, name)
 	}
+	var total int64
+	for i, t := range f.ArgTypes() {
+		tt, ok := t.(stablehlo.TensorType)
+		if !ok {
+			return fmt.Errorf("%s: @%s argument %d: %v: halo bench makes tensor inputs only", path, name, i, t)
+		}
+		if tt.Size() < 0 || tt.Shape().Validate() != nil {
+			continue // benchInput says why
+		}
+		if total += tt.Shape().HostBytes(); total > maxBenchInputs {
+			return fmt.Errorf("%s: @%s's arguments take more than the %d MiB halo bench makes up (argument %d: %v)", path, name, maxBenchInputs>>20, i, t)
+		}
+	}
 	inputs := make([][]byte, len(f.ArgTypes()))
 	shapes := make([]xla.Shape, len(inputs))
 	for i, t := range f.ArgTypes() {
@@ -40,11 +53,7 @@ func benchFile(w, errw io.Writer, plugin, path string, budget time.Duration, n i
 		}
 	}
 	replicas, partitions := moduleInt(m, "mhlo.num_replicas"), moduleInt(m, "mhlo.num_partitions")
-	var opts []pjrt.Option
-	if d := replicas * partitions; d > 1 && (plugin == "" || plugin == "interpreter") {
-		opts = append(opts, pjrt.DeviceCount(d))
-	}
-	p, c, err := loadBackend(errw, "bench", plugin, opts...)
+	p, c, err := loadBackend(errw, "bench", plugin, replicas*partitions)
 	if err != nil {
 		return err
 	}
@@ -74,17 +83,22 @@ func benchFile(w, errw io.Writer, plugin, path string, budget time.Duration, n i
 		}
 	}
 	ctx := context.Background()
+	// The same inputs serve every run: none may be donated to an output.
+	keep := make([]int, len(inputs))
+	for i := range keep {
+		keep[i] = i
+	}
 	once := func() (time.Duration, error) {
 		t := time.Now()
-		x, err := exe.Execute(args, pjrt.ExecuteOptions{})
+		x, err := exe.Execute(args, pjrt.ExecuteOptions{NonDonatable: keep, CompletionEvents: true})
 		if err != nil {
 			return 0, err
 		}
-		for _, outs := range x.Outputs {
-			for _, b := range outs {
-				if e := b.Await(ctx); e != nil && err == nil {
-					err = e
-				}
+		// A run ends when every device has finished (outputs and side
+		// effects); its outputs are then ready.
+		for _, ev := range x.Completion {
+			if e := ev.Await(ctx); e != nil && err == nil {
+				err = e
 			}
 		}
 		d := time.Since(t)
@@ -104,7 +118,7 @@ func benchFile(w, errw io.Writer, plugin, path string, budget time.Duration, n i
 
 	var times []time.Duration
 	start := time.Now()
-	for (n > 0 && len(times) < n) || (n <= 0 && (len(times) == 0 || time.Since(start) < budget)) {
+	for (n > 0 && len(times) < n) || (n <= 0 && (len(times) == 0 || time.Since(start) < budget) && len(times) < maxBenchRuns) {
 		d, err := once()
 		if err != nil {
 			return err
@@ -117,6 +131,13 @@ func benchFile(w, errw io.Writer, plugin, path string, budget time.Duration, n i
 	return nil
 }
 
+const (
+	// maxBenchInputs bounds the host memory of the inputs halo bench makes.
+	maxBenchInputs = 1 << 30
+	// maxBenchRuns bounds the steady runs of one -time budget.
+	maxBenchRuns = 1_000_000
+)
+
 // benchInput makes the host data of an argument of type t: floats in
 // [-1, 1), signed integers in [-4, 4) and unsigned ones in [0, 8) (or
 // the type's range when smaller), booleans alternating; seed varies them
@@ -126,7 +147,7 @@ func benchInput(t stablehlo.Type, seed uint32) ([]byte, xla.Shape, error) {
 	if !ok {
 		return nil, xla.Shape{}, fmt.Errorf("%v: halo bench makes tensor inputs only", t)
 	}
-	if tt.Size() < 0 {
+	if slices.ContainsFunc(tt.Dims, func(d int64) bool { return d < 0 }) {
 		return nil, xla.Shape{}, fmt.Errorf("%v: halo bench needs static shapes", t)
 	}
 	shape := tt.Shape()
@@ -172,7 +193,11 @@ func putInput(dt xla.DType, e []byte, i int, unit func() float64) {
 		putInput(dt.ComplexElem(), e[half:], i, unit)
 		return
 	case xla.NarrowFloatOf(dt) != nil:
-		u = uint64(xla.NarrowFloatOf(dt).Encode(float32(unit())))
+		v := unit()
+		if nf := xla.NarrowFloatOf(dt); !nf.Signed() {
+			v = math.Exp2(4 * v) // f8E8M0FNU holds powers of two only, no sign, no zero
+		}
+		u = uint64(xla.NarrowFloatOf(dt).Encode(float32(v)))
 	}
 	for k := range e {
 		e[k] = byte(u >> (8 * k))

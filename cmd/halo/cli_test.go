@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/binary"
 	"math"
 	"os"
 	"path/filepath"
@@ -261,4 +262,66 @@ func TestBenchInputs(t *testing.T) {
 		}
 		assert.Greater(t, len(seen), 1, "%s: the values vary", c.typ)
 	}
+}
+
+// TestRunWaitsForSideEffects: a program whose check fails after its
+// (absent) outputs are ready fails the run and the bench, which wait for
+// the devices to finish.
+func TestRunWaitsForSideEffects(t *testing.T) {
+	file := writeMLIR(t, `func.func @main() {
+  %0 = stablehlo.constant dense<1.0> : tensor<f32>
+  %1 = stablehlo.constant dense<2.0> : tensor<f32>
+  stablehlo.custom_call @check.expect_eq(%0, %1) {has_side_effect = true} : (tensor<f32>, tensor<f32>) -> ()
+  return
+}`)
+	for _, cmd := range []string{"run", "bench"} {
+		code, _, errOut := runCLI(cmd, "-plugin", "interpreter", file)
+		assert.Equal(t, 1, code, cmd)
+		assert.Contains(t, errOut, "expect_eq", cmd)
+	}
+}
+
+func TestBenchLimitsAndInputs(t *testing.T) {
+	big := writeMLIR(t, "func.func @main(%a: tensor<100000x100000xf32>) {\n  return\n}")
+	code, _, errOut := runCLI("bench", big)
+	assert.Equal(t, 1, code)
+	assert.Contains(t, errOut, "take more than the 1024 MiB halo bench makes up (argument 0: tensor<100000x100000xf32>)")
+	huge := writeMLIR(t, "func.func @main(%a: tensor<9223372036854775807xi8>) {\n  return\n}")
+	code, _, errOut = runCLI("bench", huge)
+	assert.Equal(t, 1, code)
+	assert.NotContains(t, errOut, "panic")
+
+	data, _, err := benchInput(stablehlo.Tensor(xla.Float8E8M0FNU, 64), 1)
+	require.NoError(t, err)
+	for _, v := range strings.Fields(strings.Trim(formatValues(xla.Float8E8M0FNU, data), "[] .")) {
+		x, err := strconv.ParseFloat(v, 64)
+		require.NoError(t, err)
+		assert.True(t, x >= 1.0/16 && x <= 16, "f8E8M0FNU input %v", v)
+	}
+	assert.Equal(t, "(1+Infi)", formatElement(xla.Complex128, complexBytes(1, math.Inf(1))))
+}
+
+func complexBytes(re, im float64) []byte {
+	b := make([]byte, 16)
+	binary.LittleEndian.PutUint64(b, math.Float64bits(re))
+	binary.LittleEndian.PutUint64(b[8:], math.Float64bits(im))
+	return b
+}
+
+// TestHelpAndFlagValues: every spelling of -h is help on stdout; -h or
+// -- as a flag's value is that value.
+func TestHelpAndFlagValues(t *testing.T) {
+	for _, h := range []string{"-h", "--h", "-help", "--help", "-h=true", "-help=1"} {
+		code, out, errOut := runCLI("run", h)
+		assert.Equal(t, 0, code, h)
+		assert.Contains(t, out, "usage: halo run", h)
+		assert.Empty(t, errOut, h)
+	}
+	file := writeMLIR(t, "func.func @main() {\n  return\n}")
+	code, _, errOut := runCLI("run", "-plugin", "-h", file)
+	assert.Equal(t, 1, code)
+	assert.Contains(t, errOut, `"-h"`, "the plugin name")
+	code, _, errOut = runCLI("run", "-plugin", "--", file, "-timeout", "1s")
+	assert.Equal(t, 1, code)
+	assert.Contains(t, errOut, `"--"`, "the plugin name")
 }

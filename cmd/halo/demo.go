@@ -105,7 +105,7 @@ func demo(w, errw io.Writer, plugin string) error {
 	buildTime := time.Since(t0)
 	fmt.Fprintf(w, "program (built with the stablehlo builder in %v):\n%s\n", round(buildTime), text)
 	if plugin != "" {
-		p, c, err := loadBackend(errw, "demo", plugin)
+		p, c, err := loadBackend(errw, "demo", plugin, 1)
 		if err != nil {
 			return err
 		}
@@ -114,7 +114,7 @@ func demo(w, errw io.Writer, plugin string) error {
 	}
 	candidates := pjrt.Candidates()
 	for i, info := range candidates {
-		p, c, err := loadBackend(errw, "demo", candidateName(info))
+		p, c, err := loadBackend(errw, "demo", candidateName(info), 1)
 		if err == nil {
 			err = demoOn(w, p, c, text, buildTime)
 			c.Close()

@@ -33,11 +33,7 @@ func runFile(w, errw io.Writer, plugin, path string, timeout time.Duration) erro
 		}
 		replicas, partitions = moduleInt(m, "mhlo.num_replicas"), moduleInt(m, "mhlo.num_partitions")
 	}
-	var opts []pjrt.Option
-	if n := replicas * partitions; n > 1 && (plugin == "" || plugin == "interpreter") {
-		opts = append(opts, pjrt.DeviceCount(n)) // the interpreter's devices; ignored by other plugins
-	}
-	_, c, err := loadBackend(errw, "run", plugin, opts...)
+	_, c, err := loadBackend(errw, "run", plugin, replicas*partitions)
 	if err != nil {
 		return err
 	}
@@ -49,7 +45,7 @@ func runFile(w, errw io.Writer, plugin, path string, timeout time.Duration) erro
 		return fmt.Errorf("%s: %w", path, err)
 	}
 	defer exe.Close()
-	x, err := exe.Execute(make([][]*pjrt.Buffer, len(exe.AddressableDevices())), pjrt.ExecuteOptions{})
+	x, err := exe.Execute(make([][]*pjrt.Buffer, len(exe.AddressableDevices())), pjrt.ExecuteOptions{CompletionEvents: true})
 	if err != nil {
 		return err
 	}
@@ -58,17 +54,29 @@ func runFile(w, errw io.Writer, plugin, path string, timeout time.Duration) erro
 		ctx, cancel = context.WithTimeout(ctx, timeout)
 	}
 	defer cancel()
+	stopped := func(err error) error {
+		if errors.Is(err, context.DeadlineExceeded) {
+			return fmt.Errorf("stopped after -timeout %v: %w", timeout, err)
+		}
+		return err
+	}
 	for d, outs := range x.Outputs {
 		prefix := ""
 		if len(x.Outputs) > 1 {
 			prefix = fmt.Sprintf("device %d ", d)
 		}
-		err := printOutputs(ctx, w, prefix, outs)
-		if errors.Is(err, context.DeadlineExceeded) {
-			err = fmt.Errorf("stopped after -timeout %v: %w", timeout, err)
+		if err := printOutputs(ctx, w, prefix, outs); err != nil {
+			return stopped(err)
 		}
-		if err != nil {
-			return err
+	}
+	// The outputs may be ready before the program's side effects (a
+	// failed check, a callback) are done: the run ends at completion.
+	for d, ev := range x.Completion {
+		if err := ev.Await(ctx); err != nil {
+			if len(x.Completion) > 1 {
+				err = fmt.Errorf("device %d: %w", d, err)
+			}
+			return stopped(err)
 		}
 	}
 	if len(x.Outputs) > 0 && len(x.Outputs[0]) == 0 {
@@ -165,7 +173,7 @@ func formatElement(dt xla.DType, e []byte) string {
 	case dt.IsComplex():
 		half := len(e) / 2
 		re, im := formatElement(dt.ComplexElem(), e[:half]), formatElement(dt.ComplexElem(), e[half:])
-		if !strings.HasPrefix(im, "-") {
+		if !strings.HasPrefix(im, "-") && !strings.HasPrefix(im, "+") {
 			im = "+" + im
 		}
 		return "(" + re + im + "i)"
