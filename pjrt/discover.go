@@ -98,6 +98,15 @@ func (e searchEnv) find(nameOrPath string) (PluginInfo, error) {
 	if nameOrPath == "" {
 		return PluginInfo{}, fmt.Errorf("pjrt: empty plugin name; known names are %s", strings.Join(e.knownNames(), ", "))
 	}
+	if !strings.Contains(nameOrPath, "/") {
+		// A plugin the environment names goes by its name ("rocm", or
+		// "interpreter.so" for a file named like a built-in).
+		for _, info := range e.extraPlugins() {
+			if info.Name == nameOrPath {
+				return info, nil
+			}
+		}
+	}
 	if strings.Contains(nameOrPath, "/") || strings.HasSuffix(nameOrPath, ".so") {
 		return e.fromPath(nameOrPath)
 	}
@@ -149,7 +158,7 @@ func (e searchEnv) fromPath(path string) (PluginInfo, error) {
 	if err != nil {
 		return PluginInfo{}, fmt.Errorf("pjrt: plugin path %q: %w", path, err)
 	}
-	info := PluginInfo{Name: nameForFile(abs), Path: abs, Searched: []string{abs}}
+	info := PluginInfo{Name: pluginName(abs), Path: abs, Searched: []string{abs}}
 	st, err := os.Stat(abs)
 	switch {
 	case err != nil && os.IsNotExist(err):
@@ -186,6 +195,25 @@ func nameForFile(path string) string {
 		}
 	}
 	return strings.TrimSuffix(base, ".so")
+}
+
+// pluginName is nameForFile, but the file's base name when that would be a
+// built-in's name (which loads the built-in).
+func pluginName(path string) string {
+	name := nameForFile(path)
+	if slices.Contains(builtinNames(), name) {
+		return filepath.Base(path)
+	}
+	return name
+}
+
+// realPath is path with its symbolic links resolved (path itself when
+// that fails): the key under which a plugin file is loaded once.
+func realPath(path string) string {
+	if r, err := filepath.EvalSymlinks(path); err == nil {
+		return r
+	}
+	return path
 }
 
 // location is one place searched: a plugin file named in the environment
@@ -348,16 +376,13 @@ func (e searchEnv) extraPlugins() []PluginInfo {
 	var out []PluginInfo
 	seen := map[string]bool{}
 	for _, p := range e.envEntries() {
-		if !isFile(p) || seen[p] {
+		if !isFile(p) || seen[realPath(p)] {
 			continue
 		}
-		seen[p] = true
-		name := nameForFile(p)
+		seen[realPath(p)] = true // one file under two names is one plugin
+		name := pluginName(p)
 		if slices.Contains(knownPlugins, name) {
 			continue
-		}
-		if slices.Contains(builtinNames(), name) {
-			name = filepath.Base(p) // the short name loads the built-in
 		}
 		out = append(out, PluginInfo{Name: name, Path: p, Found: true, Searched: []string{p}})
 	}

@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -403,4 +404,48 @@ func TestExtraPluginNamedLikeABuiltin(t *testing.T) {
 	assert.Equal(t, "interpreter.so", extra[0].Name)
 	_, err := m.searchEnv().find("nope")
 	assert.ErrorContains(t, err, "known names are cpu, cuda, tpu, interpreter.so, interpreter,")
+	// That name finds it (not a file interpreter.so in the working
+	// directory), and so does its path, under the same name.
+	info, err := m.searchEnv().find("interpreter.so")
+	require.NoError(t, err)
+	assert.Equal(t, file, info.Path)
+	info, err = m.searchEnv().find(file)
+	require.NoError(t, err)
+	assert.Equal(t, "interpreter.so", info.Name)
+}
+
+// TestExtraPluginUnderTwoNames: a file and a symbolic link to it, both
+// named in the environment, are one plugin.
+func TestExtraPluginUnderTwoNames(t *testing.T) {
+	m := newFakeMachine(t)
+	file := touch(t, m.path("x/my_backend.so"))
+	link := m.path("x/other_name.so")
+	require.NoError(t, os.Symlink(file, link))
+	m.env[pluginEnvVar] = file + ":" + link
+	extra := m.searchEnv().extraPlugins()
+	require.Len(t, extra, 1)
+	assert.Equal(t, "my_backend", extra[0].Name)
+}
+
+// TestLoadBestConcurrently: LoadPlugin("") from several goroutines while
+// others read the plugin's name (a data race under -race when a load
+// renamed the cached plugin).
+func TestLoadBestConcurrently(t *testing.T) {
+	p0, err := LoadPlugin("")
+	require.NoError(t, err)
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Add(2)
+		go func() {
+			defer wg.Done()
+			p, err := LoadPlugin("")
+			assert.NoError(t, err)
+			assert.Same(t, p0, p)
+		}()
+		go func() {
+			defer wg.Done()
+			_ = p0.Name()
+		}()
+	}
+	wg.Wait()
 }

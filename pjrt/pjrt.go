@@ -110,7 +110,8 @@ func LoadPlugin(nameOrPath string) (*Plugin, error) {
 	if err != nil {
 		return nil, err
 	}
-	if p := plugins[info.Path]; p != nil {
+	key := realPath(info.Path) // one library under two names loads once
+	if p := plugins[key]; p != nil {
 		return p, nil
 	}
 	if info.Name == "cuda" {
@@ -124,7 +125,7 @@ func LoadPlugin(nameOrPath string) (*Plugin, error) {
 		return nil, err
 	}
 	p := &Plugin{name: info.Name, path: info.Path, b: cp}
-	plugins[info.Path] = p
+	plugins[key] = p
 	plugins[nameOrPath] = p
 	return p, nil
 }
@@ -168,7 +169,7 @@ func (e searchEnv) candidates() []PluginInfo {
 }
 
 // loadCandidate loads one of Candidates: the built-in by name, a plugin
-// file by path (named as discovery named it).
+// file by path (which discovery names the same way).
 func loadCandidate(info PluginInfo) (*Plugin, error) {
 	if info.Path == "" {
 		return LoadPlugin(info.Name)
@@ -177,7 +178,6 @@ func loadCandidate(info PluginInfo) (*Plugin, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s plugin %s: %w", info.Name, info.Path, err)
 	}
-	p.name = info.Name
 	return p, nil
 }
 
