@@ -634,8 +634,12 @@ func (e *executable) runDevice(run *devRun, rv *Rendezvous, d int, args []backen
 	run.vals = nil // the outputs keep run alive; not the arguments
 	if err != nil {
 		code := codeInternal
-		if run.Err() != nil || rv.Err() != nil {
+		var alloc *AllocError
+		switch {
+		case run.Err() != nil || rv.Err() != nil:
 			code = codeCancelled
+		case errors.As(err, &alloc):
+			code = codeResourceExhausted
 		}
 		return backend.Errorf(code, "PJRT_LoadedExecutable_Execute", "device %d (replica %d, partition %d): %v", run.info.device, r, p, err)
 	}

@@ -990,11 +990,7 @@ func (x *Exec) runBlock(b *stablehlo.Block, args []Value) ([]Value, error) {
 		}
 		var out []Value
 		var err error
-		if x.prof != nil {
-			out, err = x.profiled(pl, in)
-		} else {
-			out, err = pl.kernel(x, pl.op, in)
-		}
+		out, err = x.runKernel(pl, in)
 		x.dead = x.dead[:0]
 		x.sumInto = nil
 		if keeps {
@@ -1036,6 +1032,16 @@ func (x *Exec) drop(fr *frame, pl *opPlan) {
 	for _, v := range dying {
 		x.released(v)
 	}
+}
+
+// runKernel runs pl's kernel (profiled when asked), its allocation
+// failures (an *AllocError) made its error.
+func (x *Exec) runKernel(pl *opPlan, in []Value) (out []Value, err error) {
+	defer catchAlloc(&err)
+	if x.prof != nil {
+		return x.profiled(pl, in)
+	}
+	return pl.kernel(x, pl.op, in)
 }
 
 // profiled runs pl's kernel and adds its own time (less that of the ops

@@ -26,6 +26,10 @@ func shpRegister(name string, k Kernel) {
 	registerKernel(name, func(x *Exec, op *stablehlo.Op, args []Value) (out []Value, err error) {
 		defer func() {
 			if r := recover(); r != nil {
+				if e, ok := r.(*AllocError); ok {
+					out, err = nil, e
+					return
+				}
 				out, err = nil, fmt.Errorf("internal error in the %s kernel (please report): %v", name, r)
 			}
 		}()

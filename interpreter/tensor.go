@@ -128,8 +128,11 @@ func newOne[T any](shape xla.Shape) *Tensor {
 	return &o.t
 }
 
-// NewTensor returns a zero tensor of the given shape.
+// NewTensor returns a zero tensor of the given shape. It panics with an
+// *AllocError when the shape overflows or needs more memory than is
+// available (the interpreter's kernels report that as the op's error).
 func NewTensor(shape xla.Shape) *Tensor {
+	checkAlloc(shape)
 	n := int(shape.Size())
 	if n == 1 {
 		switch StorageOf(shape.DType) {
