@@ -82,8 +82,8 @@ func (*plugin) NewClient(options []backend.NamedValue) (backend.Client, error) {
 				timeout = time.Duration(v) * time.Millisecond
 				continue
 			}
-			if v < 1 || v > 4096 {
-				return nil, backend.Errorf(codeInvalidArgument, "PJRT_Client_Create", "option %s is %d, want 1 to 4096 devices", o.Name, v)
+			if v < 1 || v > maxDevices {
+				return nil, backend.Errorf(codeInvalidArgument, "PJRT_Client_Create", "option %s is %d, want 1 to %d devices", o.Name, v, maxDevices)
 			}
 			for name, prev := range seen {
 				if prev != int(v) {

@@ -231,18 +231,74 @@ func Compile(m *stablehlo.Module, main string) (*Program, error) {
 	return compileProgram(m, main, true)
 }
 
+// checkTypesFlow checks what the kernels take on trust: that each
+// function returns (with func.return) the types it declares and that the
+// regions of if, case and while return their op's types. A value of
+// another type would be handed on under the wrong one (i32 bits read as
+// f32). The rest of Verify is not asked for: the interpreter runs some
+// forms it refuses (mesh-axis replica groups, older attribute forms).
+func checkTypesFlow(m *stablehlo.Module) error {
+	for _, f := range m.Funcs {
+		if f == nil || f.Body == nil || len(f.Body.Blocks) != 1 || f.Body.Blocks[0] == nil {
+			continue
+		}
+		if t := f.Body.Blocks[0].Terminator(); t == nil || t.Name != "func.return" {
+			name := "nothing"
+			if t != nil {
+				name = t.Name
+			}
+			return fmt.Errorf("interpreter: @%s: the body ends with %s, want func.return", f.Name, name)
+		} else if len(t.Operands) != len(f.ResultTypes) {
+			return fmt.Errorf("interpreter: @%s returns %d values, declares %d results", f.Name, len(t.Operands), len(f.ResultTypes))
+		} else {
+			for i, v := range t.Operands {
+				if v == nil {
+					return fmt.Errorf("interpreter: @%s returns nil as result %d", f.Name, i)
+				}
+				if !stablehlo.TypesEqual(v.Type, f.ResultTypes[i]) {
+					return fmt.Errorf("interpreter: @%s result %d: returns %v, declares %v", f.Name, i, v.Type, f.ResultTypes[i])
+				}
+			}
+		}
+		var err error
+		f.Walk(func(op *stablehlo.Op) bool {
+			if err == nil {
+				if e := stablehlo.CheckRegionTypes(op); e != nil {
+					err = fmt.Errorf("interpreter: @%s: %s: %w", f.Name, op.Name, e)
+				}
+			}
+			return err == nil
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // compileProgram is Compile; share false compiles the program with every
 // storage-sharing optimisation off (Program.unshared), for tests.
 func compileProgram(m *stablehlo.Module, main string, share bool) (*Program, error) {
 	if m == nil {
 		return nil, fmt.Errorf("interpreter: nil module")
 	}
-	p := &Program{Module: m, funcs: map[string]*funcPlan{}, NumReplicas: 1, NumPartitions: 1, unshared: !share}
-	if a, ok := m.Attr("mhlo.num_replicas").(stablehlo.IntAttr); ok {
-		p.NumReplicas = int(a.Value)
+	if err := checkTypesFlow(m); err != nil {
+		return nil, err
 	}
-	if a, ok := m.Attr("mhlo.num_partitions").(stablehlo.IntAttr); ok {
-		p.NumPartitions = int(a.Value)
+	p := &Program{Module: m, funcs: map[string]*funcPlan{}, NumReplicas: 1, NumPartitions: 1, unshared: !share}
+	for _, c := range []struct {
+		name string
+		to   *int
+	}{{"mhlo.num_replicas", &p.NumReplicas}, {"mhlo.num_partitions", &p.NumPartitions}} {
+		if a, ok := m.Attr(c.name).(stablehlo.IntAttr); ok {
+			if a.Value < 1 || a.Value > maxDevices {
+				return nil, fmt.Errorf("interpreter: %s is %d, want 1 to %d", c.name, a.Value, maxDevices)
+			}
+			*c.to = int(a.Value)
+		}
+	}
+	if n := p.NumReplicas * p.NumPartitions; n > maxDevices {
+		return nil, fmt.Errorf("interpreter: %d replicas x %d partitions is %d devices, more than the %d the interpreter simulates", p.NumReplicas, p.NumPartitions, n, maxDevices)
 	}
 	for _, f := range m.Funcs {
 		fp, err := planFunc(f, share)

@@ -135,3 +135,7 @@ func systemMemAvailable() (int64, bool) {
 	}
 	return 0, false
 }
+
+// maxDevices is the most devices the interpreter simulates (a client's
+// device count, a program's replicas times partitions).
+const maxDevices = 4096

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/halo-ml/halo/xla"
 )
 
 // IR utilities for transformations: walking, finding users, replacing
@@ -366,6 +368,9 @@ func (v *verifier) block(b *Block, terminator string) error {
 				return err
 			}
 		}
+		if err := CheckRegionTypes(op); err != nil {
+			return fmt.Errorf("%s: %w", op.Name, err)
+		}
 		for ri, r := range op.Regions {
 			if r == nil {
 				return fmt.Errorf("%s: region %d is nil", op.Name, ri)
@@ -389,6 +394,53 @@ func (v *verifier) block(b *Block, terminator string) error {
 			}
 			v.defined[r] = true
 			added = append(added, r)
+		}
+	}
+	return nil
+}
+
+// CheckRegionTypes checks what the regions of if, case and while return
+// (and take) against the op's types: a branch returning another type than
+// the op's result would hand its value on under the wrong type. Other ops
+// pass.
+func CheckRegionTypes(op *Op) error {
+	returns := func(r *Region) []Type {
+		if r == nil || len(r.Blocks) != 1 || r.Blocks[0] == nil {
+			return nil
+		}
+		if t := r.Blocks[0].Terminator(); t != nil && t.Name == "stablehlo.return" {
+			return valueTypes(t.Operands)
+		}
+		return nil
+	}
+	results := valueTypes(op.Results)
+	switch op.Name {
+	case "stablehlo.if", "stablehlo.case":
+		for i, r := range op.Regions {
+			if got := returns(r); got != nil && !typesEqual(got, results) {
+				return fmt.Errorf("branch %d returns %s, the op's results are %s", i, typeList(got), typeList(results))
+			}
+		}
+	case "stablehlo.while":
+		if len(op.Regions) != 2 {
+			return nil // checkOpSpec reports it
+		}
+		operands := valueTypes(op.Operands)
+		for i, r := range op.Regions {
+			if r != nil && len(r.Blocks) == 1 && r.Blocks[0] != nil {
+				if args := valueTypes(r.Blocks[0].Args); !typesEqual(args, operands) {
+					return fmt.Errorf("region %d takes %s, the operands are %s", i, typeList(args), typeList(operands))
+				}
+			}
+		}
+		if got := returns(op.Regions[0]); got != nil && !typesEqual(got, []Type{Tensor(xla.Bool)}) {
+			return fmt.Errorf("the condition returns %s, want tensor<i1>", typeList(got))
+		}
+		if got := returns(op.Regions[1]); got != nil && !typesEqual(got, operands) {
+			return fmt.Errorf("the body returns %s, the operands are %s", typeList(got), typeList(operands))
+		}
+		if !typesEqual(results, operands) {
+			return fmt.Errorf("results %s, operands %s", typeList(results), typeList(operands))
 		}
 	}
 	return nil

@@ -1,0 +1,103 @@
+package interpreter
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/halo-ml/halo/stablehlo"
+)
+
+// TestTooLargeResultsAreErrors: results that cannot be allocated fail
+// their op with an *AllocError naming the type (a failed allocation is
+// fatal in Go: 4 TiB took the process down).
+func TestTooLargeResultsAreErrors(t *testing.T) {
+	for _, c := range []struct{ src, want string }{
+		{`func.func @main() -> tensor<f32> {
+  %c = stablehlo.constant dense<1.0> : tensor<f32>
+  %0 = stablehlo.broadcast_in_dim %c, dims = [] : (tensor<f32>) -> tensor<1099511627776xf32>
+  %z = stablehlo.constant dense<0.0> : tensor<f32>
+  %s = stablehlo.reduce(%0 init: %z) applies stablehlo.add across dimensions = [0] : (tensor<1099511627776xf32>, tensor<f32>) -> tensor<f32>
+  return %s : tensor<f32>
+}`, "stablehlo.broadcast_in_dim: tensor<1099511627776xf32> needs 4.0 TiB, more than the"},
+		{`func.func @main(%a: tensor<0x4294967296x4294967296xf32>) -> tensor<1x1xf32> {
+  %z = stablehlo.constant dense<0.0> : tensor<f32>
+  %r = stablehlo.reduce(%a init: %z) applies stablehlo.add across dimensions = [0] : (tensor<0x4294967296x4294967296xf32>, tensor<f32>) -> tensor<4294967296x4294967296xf32>
+  %s = stablehlo.slice %r [5:6, 7:8] : (tensor<4294967296x4294967296xf32>) -> tensor<1x1xf32>
+  return %s : tensor<1x1xf32>
+}`, "stablehlo.reduce: tensor<4294967296x4294967296xf32> is too large to hold"},
+	} {
+		m, err := stablehlo.Parse([]byte(c.src))
+		require.NoError(t, err)
+		p, err := Compile(m, "")
+		require.NoError(t, err)
+		var args []Value
+		if len(p.Main.ArgTypes()) > 0 {
+			args = []Value{NewTensor(p.Main.ArgTypes()[0].(stablehlo.TensorType).Shape())}
+		}
+		_, err = p.Run(context.Background(), Device{}, args)
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), c.want)
+		var ae *AllocError
+		assert.True(t, errors.As(err, &ae), "%v", err)
+	}
+}
+
+// TestCompileChecksTypesFlow: a branch, a loop body or a function that
+// returns another type than declared is a compile error (an if returning
+// i32 bits as its f32 result read them as a float).
+func TestCompileChecksTypesFlow(t *testing.T) {
+	for _, c := range []struct{ src, want string }{
+		{`func.func @main() -> tensor<f32> {
+  %p = stablehlo.constant dense<true> : tensor<i1>
+  %r = "stablehlo.if"(%p) ({
+    %b = stablehlo.constant dense<1065353216> : tensor<i32>
+    stablehlo.return %b : tensor<i32>
+  }, {
+    %a = stablehlo.constant dense<1.0> : tensor<f32>
+    stablehlo.return %a : tensor<f32>
+  }) : (tensor<i1>) -> tensor<f32>
+  return %r : tensor<f32>
+}`, "stablehlo.if: branch 0 returns (tensor<i32>), the op's results are (tensor<f32>)"},
+		{`func.func @main() -> tensor<f32> {
+  %a = stablehlo.constant dense<1.0> : tensor<f32>
+  %r = stablehlo.while(%i = %a) : tensor<f32>
+    cond {
+      %t = stablehlo.constant dense<false> : tensor<i1>
+      stablehlo.return %t : tensor<i1>
+    } do {
+      %b = stablehlo.constant dense<1.0> : tensor<5xf32>
+      stablehlo.return %b : tensor<5xf32>
+    }
+  return %r : tensor<f32>
+}`, "stablehlo.while: the body returns (tensor<5xf32>), the operands are (tensor<f32>)"},
+		{`func.func @main() -> tensor<f32> {
+  %a = stablehlo.constant dense<[1, 2, 3]> : tensor<3xi32>
+  return %a : tensor<3xi32>
+}`, "@main result 0: returns tensor<3xi32>, declares tensor<f32>"},
+		{`module attributes {mhlo.num_replicas = -3 : i32} {
+  func.func @main() {
+    return
+  }
+}`, "mhlo.num_replicas is -3, want 1 to 4096"},
+		{`module attributes {mhlo.num_replicas = 4611686018427387904 : i64, mhlo.num_partitions = 4 : i32} {
+  func.func @main() {
+    return
+  }
+}`, "mhlo.num_replicas is 4611686018427387904"},
+		{`module attributes {mhlo.num_replicas = 100 : i32, mhlo.num_partitions = 100 : i32} {
+  func.func @main() {
+    return
+  }
+}`, "100 replicas x 100 partitions is 10000 devices"},
+	} {
+		m, err := stablehlo.Parse([]byte(c.src))
+		require.NoError(t, err)
+		_, err = Compile(m, "")
+		require.Error(t, err, c.want)
+		assert.Contains(t, err.Error(), c.want)
+	}
+}
