@@ -2,6 +2,7 @@ package interpreter
 
 import (
 	"fmt"
+	"sync/atomic"
 
 	"github.com/halo-ml/halo/stablehlo"
 	"github.com/halo-ml/halo/xla"
@@ -49,7 +50,7 @@ func convolutionKernel(x *Exec, op *stablehlo.Op, args []Value) (out []Value, er
 	default:
 		return nil, fmt.Errorf("attribute padding is %T, want dense<...> : tensor<Nx2xi64>", a)
 	}
-	return convolutionOp(op, ts[0], ts[1], padding)
+	return convolutionOp(op, ts[0], ts[1], padding, x.stopFlag())
 }
 
 // dynamicConvKernel is convolution with the padding given as an operand.
@@ -66,10 +67,10 @@ func dynamicConvKernel(x *Exec, op *stablehlo.Op, args []Value) (out []Value, er
 	if r := ts[2].Shape.Rank(); r != 2 || (ts[2].Shape.Dims[1] != 2 && ts[2].Len() > 0) {
 		return nil, fmt.Errorf("padding operand is %v, want [spatial dims, 2]", ts[2].Shape)
 	}
-	return convolutionOp(op, ts[0], ts[1], padding)
+	return convolutionOp(op, ts[0], ts[1], padding, x.stopFlag())
 }
 
-func convolutionOp(op *stablehlo.Op, lhs, rhs *Tensor, padding []int64) ([]Value, error) {
+func convolutionOp(op *stablehlo.Op, lhs, rhs *Tensor, padding []int64, stop *atomic.Bool) ([]Value, error) {
 	dn, ok := op.Attr("dimension_numbers").(stablehlo.ConvDimensionNumbers)
 	if !ok {
 		return nil, fmt.Errorf("dimension_numbers is %T, want a #stablehlo.conv attribute", op.Attr("dimension_numbers"))
@@ -86,7 +87,7 @@ func convolutionOp(op *stablehlo.Op, lhs, rhs *Tensor, padding []int64) ([]Value
 	for i := range ones {
 		ones[i] = 1
 	}
-	cp := convParams{dn: dn}
+	cp := convParams{dn: dn, stop: stop}
 	if cp.strides, err = laI64Array(op, "window_strides", ones); err != nil {
 		return nil, err
 	}
@@ -133,6 +134,7 @@ type convParams struct {
 	strides, padLo, padHi, lhsDil, rhsDil []int64
 	reversal                              []bool
 	fgc, bgc                              int64
+	stop                                  *atomic.Bool // ends the products early (see Exec.stopFlag)
 }
 
 // convPlan is a checked convolution in canonical layouts.
@@ -380,7 +382,7 @@ func convT[T laNum](lhs, rhs *Tensor, p *convParams, cp *convPlan, result xla.Sh
 					laGemm(false, false, cp.og, tl, rows,
 						w[g*cp.og*rows:], max(rows, 1),
 						cols, max(tl, 1),
-						out[(nOut*cp.o+g*cp.og)*os+s0:], max(os, 1), false)
+						out[(nOut*cp.o+g*cp.og)*os+s0:], max(os, 1), false, p.stop)
 				}
 			}
 		})

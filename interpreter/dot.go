@@ -249,14 +249,14 @@ func dotGeneralT[T laNum](x *Exec, lhs, rhs dotArg, p *dotPlan, result xla.Shape
 	ldc := max(n, 1)
 	add := sum != nil
 	one := func(i int) {
-		laGemm(transA, transB, m, n, k, a[i*m*k:], lda, b[i*k*n:], ldb, c[i*m*n:], ldc, add)
+		laGemm(transA, transB, m, n, k, a[i*m*k:], lda, b[i*k*n:], ldb, c[i*m*n:], ldc, add, x.stopFlag())
 	}
 	var pb any
 	if rhs.window && p.batch == 1 && m > 0 && n > 0 && k > 0 {
 		pb = packedWindow(x, rhs.t, b, rhs.off, transB, k, n, ldb)
 	}
 	if pb != nil {
-		mulPacked(transA, m, a, lda, pb, c, ldc, add)
+		mulPacked(transA, m, a, lda, pb, c, ldc, add, x.stopFlag())
 	} else if p.batch > 1 && m*n*k < 64*64*64 {
 		// Small matrices: spread the batch across cores.
 		laParallelFor(p.batch, int64(p.batch)*int64(m)*int64(n)*int64(k), func(lo, hi int) {

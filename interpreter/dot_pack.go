@@ -2,6 +2,7 @@ package interpreter
 
 import (
 	"runtime"
+	"sync/atomic"
 
 	"github.com/halo-ml/halo/internal/gemm"
 )
@@ -132,20 +133,12 @@ func (c *packCache) done() {
 }
 
 // mulPacked is laGemm with op(B) packed by packedWindow.
-func mulPacked[T laNum](transA bool, m int, a []T, lda int, pb any, c []T, ldc int, add bool) {
-	w := runtime.GOMAXPROCS(0)
+func mulPacked[T laNum](transA bool, m int, a []T, lda int, pb any, c []T, ldc int, add bool, stop *atomic.Bool) {
+	o := gemm.Options{Workers: runtime.GOMAXPROCS(0), Add: add, Stop: stop}
 	switch pb := pb.(type) {
 	case *gemm.Packed[float32]:
-		if add {
-			gemm.MulPackedAdd(transA, m, any(a).([]float32), lda, pb, any(c).([]float32), ldc, w)
-			return
-		}
-		gemm.MulPacked(transA, m, any(a).([]float32), lda, pb, any(c).([]float32), ldc, w)
+		gemm.MulPackedWith(transA, m, any(a).([]float32), lda, pb, any(c).([]float32), ldc, o)
 	case *gemm.Packed[float64]:
-		if add {
-			gemm.MulPackedAdd(transA, m, any(a).([]float64), lda, pb, any(c).([]float64), ldc, w)
-			return
-		}
-		gemm.MulPacked(transA, m, any(a).([]float64), lda, pb, any(c).([]float64), ldc, w)
+		gemm.MulPackedWith(transA, m, any(a).([]float64), lda, pb, any(c).([]float64), ldc, o)
 	}
 }

@@ -26,6 +26,7 @@ import (
 	"slices"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/halo-ml/halo/stablehlo"
@@ -742,6 +743,8 @@ type Exec struct {
 	// overwrites counts the operands opPlan.overwrite offered to kernels
 	// in this run (for tests).
 	overwrites int
+	// stop is set when the run's context ends (see stopFlag).
+	stop atomic.Bool
 	// prof is the run's Profile (WithProfile), or nil; nested is the
 	// time of the ops run inside the regions of the op running now.
 	prof   *Profile
@@ -819,6 +822,12 @@ func (x *Exec) Call(f *stablehlo.Func, args []Value) ([]Value, error) {
 	outermost := len(x.frames) == 0
 	if outermost {
 		x.prof = profileOf(x.Ctx)
+		if x.Ctx != nil && x.Ctx.Done() != nil {
+			// Long kernels (products, factorizations) stop when the run's
+			// context ends, not only between ops.
+			x.stop.Store(x.Ctx.Err() != nil)
+			defer context.AfterFunc(x.Ctx, func() { x.stop.Store(true) })()
+		}
 	}
 	if outermost && (x.Device.Rendezvous != nil || x.Program.unshared) {
 		x.sp.off = true // collectives pass values between devices
@@ -1090,14 +1099,29 @@ func (x *Exec) drop(fr *frame, pl *opPlan) {
 	}
 }
 
+// stopFlag is the flag long kernels poll to end early when the run's
+// context ends (nil for a nil x).
+func (x *Exec) stopFlag() *atomic.Bool {
+	if x == nil {
+		return nil
+	}
+	return &x.stop
+}
+
 // runKernel runs pl's kernel (profiled when asked), its allocation
 // failures (an *AllocError) made its error.
 func (x *Exec) runKernel(pl *opPlan, in []Value) (out []Value, err error) {
 	defer catchAlloc(&err)
 	if x.prof != nil {
-		return x.profiled(pl, in)
+		out, err = x.profiled(pl, in)
+	} else {
+		out, err = pl.kernel(x, pl.op, in)
 	}
-	return pl.kernel(x, pl.op, in)
+	if err == nil && x.stop.Load() {
+		// The kernel may have ended early, its result unfinished.
+		return nil, x.Ctx.Err()
+	}
+	return out, err
 }
 
 // profiled runs pl's kernel and adds its own time (less that of the ops

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/cmplx"
+	"sync/atomic"
 
 	"github.com/halo-ml/halo/stablehlo"
 	"github.com/halo-ml/halo/xla"
@@ -96,9 +97,9 @@ func choleskyKernel(x *Exec, op *stablehlo.Op, args []Value) (out []Value, err e
 	var t *Tensor
 	switch {
 	case a.Shape.DType.IsComplex() && rt.DType.IsComplex():
-		t, err = choleskyT[complex128](a, lower, rt.Shape())
+		t, err = choleskyT[complex128](a, lower, rt.Shape(), x.stopFlag())
 	case a.Shape.DType.IsFloat() && rt.DType.IsFloat():
-		t, err = choleskyT[float64](a, lower, rt.Shape())
+		t, err = choleskyT[float64](a, lower, rt.Shape(), x.stopFlag())
 	default:
 		err = fmt.Errorf("cholesky needs floating-point or complex matrices, got %v -> %v", a.Shape.DType, rt.DType)
 	}
@@ -108,7 +109,9 @@ func choleskyKernel(x *Exec, op *stablehlo.Op, args []Value) (out []Value, err e
 	return []Value{t}, nil
 }
 
-func choleskyT[T float64 | complex128](a *Tensor, lower bool, result xla.Shape) (*Tensor, error) {
+// choleskyT factors each matrix of a; it ends early (its result
+// unfinished) once stop is set.
+func choleskyT[T float64 | complex128](a *Tensor, lower bool, result xla.Shape, stop *atomic.Bool) (*Tensor, error) {
 	f := laFieldOf[T]()
 	data, _, err := laSlice[T](a)
 	if err != nil {
@@ -134,6 +137,9 @@ func choleskyT[T float64 | complex128](a *Tensor, lower bool, result xla.Shape) 
 			clear(l)
 			bad := false
 			for j := 0; j < n; j++ {
+				if stop != nil && stop.Load() {
+					return
+				}
 				s := f.re(at(j, j))
 				lj := l[j*n : j*n+j]
 				for _, v := range lj {
@@ -194,6 +200,7 @@ func triangularSolveKernel(x *Exec, op *stablehlo.Op, args []Value) (out []Value
 	if opt.transpose, err = laEnum(op, "transpose_a"); err != nil {
 		return nil, err
 	}
+	opt.stop = x.stopFlag()
 	rt, err := laResultType(op, 0)
 	if err != nil {
 		return nil, err
@@ -208,6 +215,7 @@ func triangularSolveKernel(x *Exec, op *stablehlo.Op, args []Value) (out []Value
 type triSolveOptions struct {
 	left, lower, unit bool
 	transpose         string
+	stop              *atomic.Bool // ends the solve early (its result unfinished)
 }
 
 func triangularSolve(a, b *Tensor, opt triSolveOptions, result xla.Shape) (*Tensor, error) {
@@ -296,6 +304,9 @@ func triSolveT[T float64 | complex128](a, b *Tensor, opt triSolveOptions, result
 			if opt.left {
 				// mat·X = B: rows of X in order (lower) or reverse (upper).
 				for step := 0; step < m; step++ {
+					if opt.stop != nil && opt.stop.Load() {
+						return
+					}
 					i := step
 					if !effLower {
 						i = m - 1 - step
@@ -320,6 +331,9 @@ func triSolveT[T float64 | complex128](a, b *Tensor, opt triSolveOptions, result
 			} else {
 				// X·mat = B: columns of X in order (upper) or reverse (lower).
 				for step := 0; step < n; step++ {
+					if opt.stop != nil && opt.stop.Load() {
+						return
+					}
 					j := step
 					if effLower {
 						j = n - 1 - step

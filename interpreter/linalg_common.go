@@ -3,6 +3,7 @@ package interpreter
 import (
 	"fmt"
 	"runtime"
+	"sync/atomic"
 
 	"github.com/halo-ml/halo/internal/gemm"
 	"github.com/halo-ml/halo/internal/workers"
@@ -515,21 +516,13 @@ func laParallelFor(n int, work int64, fn func(lo, hi int)) {
 // C m×n with row stride ldc, overwriting C, or adding to it when add is
 // set. float32 and float64 go through internal/gemm (every multiply-add
 // computed, on all cores), the other compute types through laGemmLoops.
-func laGemm[T laNum](transA, transB bool, m, n, k int, a []T, lda int, b []T, ldb int, c []T, ldc int, add bool) {
-	w := runtime.GOMAXPROCS(0)
+func laGemm[T laNum](transA, transB bool, m, n, k int, a []T, lda int, b []T, ldb int, c []T, ldc int, add bool, stop *atomic.Bool) {
+	o := gemm.Options{Workers: runtime.GOMAXPROCS(0), Add: add, Stop: stop}
 	switch a := any(a).(type) {
 	case []float32:
-		if add {
-			gemm.MulAdd(transA, transB, m, n, k, a, lda, any(b).([]float32), ldb, any(c).([]float32), ldc, w)
-			return
-		}
-		gemm.Mul(transA, transB, m, n, k, a, lda, any(b).([]float32), ldb, any(c).([]float32), ldc, w)
+		gemm.MulWith(transA, transB, m, n, k, a, lda, any(b).([]float32), ldb, any(c).([]float32), ldc, o)
 	case []float64:
-		if add {
-			gemm.MulAdd(transA, transB, m, n, k, a, lda, any(b).([]float64), ldb, any(c).([]float64), ldc, w)
-			return
-		}
-		gemm.Mul(transA, transB, m, n, k, a, lda, any(b).([]float64), ldb, any(c).([]float64), ldc, w)
+		gemm.MulWith(transA, transB, m, n, k, a, lda, any(b).([]float64), ldb, any(c).([]float64), ldc, o)
 	default:
 		laGemmLoops(transA, transB, m, n, k, any(a).([]T), lda, b, ldb, c, ldc, add)
 	}

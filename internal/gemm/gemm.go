@@ -19,6 +19,7 @@ package gemm
 import (
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"unsafe"
 
 	"github.com/halo-ml/halo/internal/pool"
@@ -53,7 +54,7 @@ const (
 // It panics, naming the matrix, when a slice is too short for its shape or
 // a stride is smaller than its row, as a BLAS routine does.
 func Mul[T float32 | float64](transA, transB bool, m, n, k int, a []T, lda int, b []T, ldb int, c []T, ldc int, workers int) {
-	mul(transA, transB, m, n, k, a, lda, b, ldb, c, ldc, workers, nil, false)
+	mul(transA, transB, m, n, k, a, lda, b, ldb, c, ldc, workers, nil, false, nil)
 }
 
 // MulAdd is Mul that adds the product to C: C += op(A)·op(B). When k is
@@ -61,7 +62,32 @@ func Mul[T float32 | float64](transA, transB bool, m, n, k int, a []T, lda int, 
 // it), rounded once: the same numbers as Mul into a temporary and an add
 // (but for which payload the sum of two NaNs keeps).
 func MulAdd[T float32 | float64](transA, transB bool, m, n, k int, a []T, lda int, b []T, ldb int, c []T, ldc int, workers int) {
-	mul(transA, transB, m, n, k, a, lda, b, ldb, c, ldc, workers, nil, true)
+	mul(transA, transB, m, n, k, a, lda, b, ldb, c, ldc, workers, nil, true, nil)
+}
+
+// Options are the settings of MulWith and MulPackedWith.
+type Options struct {
+	// Workers is how many goroutines the product may use at most (the
+	// caller's among them).
+	Workers int
+	// Add adds the product to C, as MulAdd.
+	Add bool
+	// Stop, when set by another goroutine, ends the product early (some
+	// milliseconds later), leaving C partly written.
+	Stop *atomic.Bool
+}
+
+// MulWith is Mul (or MulAdd) with options.
+func MulWith[T float32 | float64](transA, transB bool, m, n, k int, a []T, lda int, b []T, ldb int, c []T, ldc int, o Options) {
+	mul(transA, transB, m, n, k, a, lda, b, ldb, c, ldc, o.Workers, nil, o.Add, o.Stop)
+}
+
+// MulPackedWith is MulPacked (or MulPackedAdd) with options.
+func MulPackedWith[T float32 | float64](transA bool, m int, a []T, lda int, pb *Packed[T], c []T, ldc int, o Options) {
+	if pb.data == nil && pb.k > 0 && pb.n > 0 {
+		panic("gemm: MulPackedWith with a freed Packed operand")
+	}
+	mul(transA, false, m, pb.n, pb.k, a, lda, nil, 0, c, ldc, o.Workers, pb, o.Add, o.Stop)
 }
 
 // KBlock is how many steps of K Mul sums in registers before it writes C;
@@ -165,7 +191,7 @@ func MulPacked[T float32 | float64](transA bool, m int, a []T, lda int, pb *Pack
 	if pb.data == nil && pb.k > 0 && pb.n > 0 {
 		panic("gemm: MulPacked with a freed Packed operand")
 	}
-	mul(transA, false, m, pb.n, pb.k, a, lda, nil, 0, c, ldc, workers, pb, false)
+	mul(transA, false, m, pb.n, pb.k, a, lda, nil, 0, c, ldc, workers, pb, false, nil)
 }
 
 // MulPackedAdd is MulPacked that adds the product to C, as MulAdd does.
@@ -173,12 +199,12 @@ func MulPackedAdd[T float32 | float64](transA bool, m int, a []T, lda int, pb *P
 	if pb.data == nil && pb.k > 0 && pb.n > 0 {
 		panic("gemm: MulPackedAdd with a freed Packed operand")
 	}
-	mul(transA, false, m, pb.n, pb.k, a, lda, nil, 0, c, ldc, workers, pb, true)
+	mul(transA, false, m, pb.n, pb.k, a, lda, nil, 0, c, ldc, workers, pb, true, nil)
 }
 
 // mul is Mul, with B packed already when pre is not nil, adding to C
 // when add is set.
-func mul[T float32 | float64](transA, transB bool, m, n, k int, a []T, lda int, b []T, ldb int, c []T, ldc int, workers int, pre *Packed[T], add bool) {
+func mul[T float32 | float64](transA, transB bool, m, n, k int, a []T, lda int, b []T, ldb int, c []T, ldc int, workers int, pre *Packed[T], add bool, stop *atomic.Bool) {
 	if m < 0 || n < 0 || k < 0 {
 		panic(fmt.Sprintf("gemm: negative dimension in %d×%d×%d", m, n, k))
 	}
@@ -224,6 +250,7 @@ func mul[T float32 | float64](transA, transB bool, m, n, k int, a []T, lda int, 
 		nr:   nr,
 		kern: kernelOf[T](),
 		add:  add,
+		stop: stop,
 	}
 	// A B stored k×n with rows close together is read in place, but for a
 	// last sliver narrower than nr; any other B is packed a panel at a
@@ -242,6 +269,9 @@ func mul[T float32 | float64](transA, transB bool, m, n, k int, a []T, lda int, 
 	defer putBuffer(buf)
 	rowTiles := (m + mr - 1) / mr
 	for jc := 0; jc < n; jc += ncMax {
+		if p.stopped() {
+			return
+		}
 		nc := min(ncMax, n-jc)
 		slivers := (nc + nr - 1) / nr
 		p.jc = jc
@@ -314,7 +344,12 @@ type product[T float32 | float64] struct {
 	// as k rows of nr) or, when inPlace, only the narrow last one.
 	packed []T
 	add    bool // C += A·B rather than C = A·B
+	stop   *atomic.Bool
 }
+
+// stopped reports whether the caller asked the product to stop (checked
+// between groups of row tiles: some milliseconds of work apart).
+func (p *product[T]) stopped() bool { return p.stop != nil && p.stop.Load() }
 
 // sliver returns rows [pc, pc+kc) of sliver s of the current panel (B's
 // columns jc+s*nr..), and their row stride.
@@ -386,6 +421,9 @@ func (p *product[T]) blockOf(t0, t1, s0, s1 int, only units) {
 			}
 		}
 		for tb := t0; tb < t1; tb += mcTiles {
+			if p.stopped() {
+				return
+			}
 			te := min(tb+mcTiles, t1)
 			for s := s0; s < s1; s++ {
 				bs, rsB := p.sliver(s, pc, kc)

@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -351,4 +352,26 @@ func TestMulAddIsMulThenAdd(t *testing.T) {
 		MulAdd(false, false, 2, 2, 0, nil, 1, nil, 2, c0, 2, 1)
 		assert.Equal(t, []float32{1, 2, 3, 4}, c0)
 	})
+}
+
+// TestMulWithStop: a product whose stop flag is set ends without
+// computing (C keeps what it held); unset, it computes as Mul.
+func TestMulWithStop(t *testing.T) {
+	const n = 64
+	r := rand.New(rand.NewPCG(1, 2))
+	a, b := randomMatrix[float32](r, n*n), randomMatrix[float32](r, n*n)
+	want := make([]float32, n*n)
+	Mul(false, false, n, n, n, a, n, b, n, want, n, 2)
+	var stop atomic.Bool
+	c := make([]float32, n*n)
+	MulWith(false, false, n, n, n, a, n, b, n, c, n, Options{Workers: 2, Stop: &stop})
+	assert.Equal(t, want, c)
+	stop.Store(true)
+	for i := range c {
+		c[i] = -1
+	}
+	MulWith(false, false, n, n, n, a, n, b, n, c, n, Options{Workers: 2, Stop: &stop})
+	for _, v := range c {
+		assert.Equal(t, float32(-1), v)
+	}
 }
