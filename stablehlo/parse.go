@@ -76,10 +76,17 @@ type mlirParser struct {
 	mlirScanner
 	attrAliases map[string]Attribute
 	typeAliases map[string]Type
-	locAliases  map[string][]byte
-	locFixups   []mlirLocFixup
-	locCopies   [][2]*Location // [dst, src] once locations are resolved
-	locBytes    int            // bytes of location text expanded so far
+	// expanded counts the types and attributes parsed, each alias use
+	// counting what its definition expanded to (aliasSize, by "#name" or
+	// "!name"): aliases of aliases double at each level, so a short
+	// text can stand for more than any program holds.
+	expanded   int64
+	aliasSize  map[string]int64
+	aliasUses  int64 // what the alias uses of the module stand for
+	locAliases map[string][]byte
+	locFixups  []mlirLocFixup
+	locCopies  [][2]*Location // [dst, src] once locations are resolved
+	locBytes   int            // bytes of location text expanded so far
 	// Scratch stacks: result groups and signature types of the ops being
 	// parsed (nested ops push above and pop back).
 	groupBuf []mlirResultGroup
@@ -106,6 +113,7 @@ func newMLIRParser(text []byte, lineBase int) *mlirParser {
 	p := &mlirParser{
 		attrAliases: map[string]Attribute{},
 		typeAliases: map[string]Type{},
+		aliasSize:   map[string]int64{},
 		locAliases:  map[string][]byte{},
 		types:       map[string]Type{},
 	}
@@ -859,8 +867,33 @@ func (p *mlirParser) parseAttrAliasDef() {
 	if _, dup := p.attrAliases[string(name)]; dup {
 		p.errAt(pos, "redefinition of attribute alias #%s", name)
 	}
+	outer := p.expanded
+	p.expanded = 0
 	a, _ := p.parseAttr()
+	p.noteAlias(pos, "#"+string(name))
+	p.expanded = outer
 	p.attrAliases[string(name)] = a
+}
+
+// maxAliasExpansion bounds the types or attributes an alias stands for.
+const maxAliasExpansion = 1 << 20
+
+// noteAlias records the size of the alias just parsed (p.expanded),
+// refusing one past maxAliasExpansion.
+func (p *mlirParser) noteAlias(pos int, key string) {
+	if p.expanded > maxAliasExpansion {
+		p.errAt(pos, "alias %s expands to more than %d types or attributes", key, maxAliasExpansion)
+	}
+	p.aliasSize[key] = p.expanded
+}
+
+// useAlias counts a use of the alias key.
+func (p *mlirParser) useAlias(key string) {
+	n := p.aliasSize[key]
+	p.expanded += n
+	if p.aliasUses += n; p.aliasUses > maxAliasExpansion<<6 {
+		p.errAt(p.pos, "the module's aliases expand to more than %d types or attributes", maxAliasExpansion<<6)
+	}
 }
 
 // parseTypeAliasDef parses "!name = type".
@@ -872,7 +905,12 @@ func (p *mlirParser) parseTypeAliasDef() {
 	if _, dup := p.typeAliases[string(name)]; dup {
 		p.errAt(pos, "redefinition of type alias !%s", name)
 	}
-	p.typeAliases[string(name)] = p.parseType()
+	outer := p.expanded
+	p.expanded = 0
+	t := p.parseType()
+	p.noteAlias(pos, "!"+string(name))
+	p.expanded = outer
+	p.typeAliases[string(name)] = t
 }
 
 // aliasName scans the identifier after '#' or '!'.

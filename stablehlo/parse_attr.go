@@ -47,6 +47,7 @@ func (p *mlirParser) intern(b []byte) string {
 func (p *mlirParser) parseType() Type {
 	p.enter()
 	defer p.leave()
+	p.expanded++
 	c := p.peek()
 	switch {
 	case c == '(':
@@ -106,6 +107,7 @@ func (p *mlirParser) parseBangType() Type {
 		return TokenType{}
 	}
 	if t, ok := p.typeAliases[string(name)]; ok {
+		p.useAlias("!" + string(name))
 		return t
 	}
 	if bytes.IndexByte(name, '.') < 0 {
@@ -317,6 +319,7 @@ func (p *mlirParser) parseDictEntries(attrs []NamedAttr) []NamedAttr {
 func (p *mlirParser) parseAttr() (Attribute, Type) {
 	p.enter()
 	defer p.leave()
+	p.expanded++
 	c := p.peek()
 	start := p.pos
 	switch {
@@ -455,6 +458,7 @@ func (p *mlirParser) parseHashAttr() Attribute {
 	name := p.aliasName()
 	if p.pos >= len(p.src) || p.src[p.pos] != '<' {
 		if a, ok := p.attrAliases[string(name)]; ok {
+			p.useAlias("#" + string(name))
 			return a
 		}
 		if bytes.IndexByte(name, '.') < 0 {
