@@ -260,10 +260,7 @@ func mul[T float32 | float64](transA, transB bool, m, n, k int, a []T, lda int, 
 		bufLen = 0
 	}
 	if p.inPlace {
-		bufLen = 0
-		if n%nr != 0 {
-			bufLen = nr * k
-		}
+		bufLen = 0 // a narrow last sliver is packed kcBlock rows at a time (blockOf)
 	}
 	buf := getBuffer[T](bufLen)
 	defer putBuffer(buf)
@@ -286,10 +283,6 @@ func mul[T float32 | float64](transA, transB bool, m, n, k int, a []T, lda int, 
 				s0, s1 := share(slivers, w, i)
 				packB(transB, b, ldb, k, n, jc, nr, s0, s1, p.packed)
 			})
-		case jc+slivers*nr > n:
-			// The narrow last sliver, packed alone at the buffer's start.
-			p.packed = (*buf)[:nr*k]
-			packB(false, b, ldb, k, n, jc+(slivers-1)*nr, nr, 0, 1, p.packed)
 		}
 		rowParts := min(workers, rowTiles)
 		colParts := min(max(workers/rowParts, 1), slivers)
@@ -360,7 +353,7 @@ func (p *product[T]) sliver(s, pc, kc int) ([]T, int) {
 	case !p.inPlace:
 		return p.packed[s*p.k*nr+pc*nr : s*p.k*nr+(pc+kc)*nr], nr
 	case j+nr > p.n:
-		return p.packed[pc*nr : (pc+kc)*nr], nr
+		panic("gemm: the narrow sliver is packed by blockOf")
 	}
 	return p.b[pc*p.ldb+j : (pc+kc-1)*p.ldb+j+nr], p.ldb
 }
@@ -406,9 +399,21 @@ func (p *product[T]) blockOf(t0, t1, s0, s1 int, only units) {
 	if edgeRows {
 		edgeA = make([]T, mr*min(kcBlock, p.k))
 	}
+	// B read in place with a last sliver narrower than nr: that sliver is
+	// packed (zero-padded) kcBlock rows at a time, as the kernel reads nr
+	// columns (for a matrix-vector product, all of B padded at once took
+	// nr times B's memory).
+	narrow := -1
+	var narrowB []T
+	if last := s1 - 1; p.inPlace && p.jc+s1*nr > p.n {
+		narrow, narrowB = last, make([]T, nr*min(kcBlock, p.k))
+	}
 	for pc := 0; pc < p.k; pc += kcBlock {
 		kc := min(kcBlock, p.k-pc)
 		acc := pc > 0 || p.add
+		if narrow >= 0 {
+			packB(false, p.b[pc*p.ldb:], p.ldb, kc, p.n, p.jc+narrow*nr, nr, 0, 1, narrowB)
+		}
 		if edgeRows {
 			// The last tile has fewer than mr rows: copy them, and zeros,
 			// so that the kernel reads only what is there.
@@ -426,7 +431,13 @@ func (p *product[T]) blockOf(t0, t1, s0, s1 int, only units) {
 			}
 			te := min(tb+mcTiles, t1)
 			for s := s0; s < s1; s++ {
-				bs, rsB := p.sliver(s, pc, kc)
+				var bs []T
+				var rsB int
+				if s == narrow {
+					bs, rsB = narrowB[:kc*nr], nr
+				} else {
+					bs, rsB = p.sliver(s, pc, kc)
+				}
 				j := p.jc + s*nr
 				nv := min(nr, p.n-j)
 				for t := tb; t < te; t++ {

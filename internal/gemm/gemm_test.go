@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -373,5 +374,29 @@ func TestMulWithStop(t *testing.T) {
 	MulWith(false, false, n, n, n, a, n, b, n, c, n, Options{Workers: 2, Stop: &stop})
 	for _, v := range c {
 		assert.Equal(t, float32(-1), v)
+	}
+}
+
+// TestMatrixVectorScratch: a product with B one column wide (read in
+// place, its sliver narrower than nr) takes scratch of kcBlock rows, not
+// nr copies of B (a vector of 2^24 floats took 1 GiB), with the numbers
+// of the reference.
+func TestMatrixVectorScratch(t *testing.T) {
+	const m, k = 4, 1 << 20
+	r := rand.New(rand.NewPCG(3, 4))
+	a, b := randomMatrix[float32](r, m*k), randomMatrix[float32](r, k)
+	c := make([]float32, m)
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	Mul(false, false, m, 1, k, a, k, b, 1, c, 1, 2)
+	runtime.ReadMemStats(&after)
+	assert.Less(t, after.TotalAlloc-before.TotalAlloc, uint64(1<<20), "scratch bytes")
+	for i := 0; i < m; i++ {
+		var want float64
+		for p := 0; p < k; p++ {
+			want += float64(a[i*k+p]) * float64(b[p])
+		}
+		assert.InDelta(t, want, float64(c[i]), 1e-3*math.Max(1, math.Abs(want)))
 	}
 }
