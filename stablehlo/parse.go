@@ -233,7 +233,11 @@ func mlirFuncFromOp(op *Op, detach bool) (*Func, error) {
 			f.Name = string(s)
 			continue
 		case "sym_visibility":
-			if s, ok := a.Value.(StringAttr); ok && s == "private" {
+			s, ok := a.Value.(StringAttr)
+			if !ok || (s != "public" && s != "private" && s != "nested") {
+				return nil, bad(fmt.Sprintf("sym_visibility must be \"public\", \"private\" or \"nested\", not %s", mlirAppendAttr(nil, a.Value, false)))
+			}
+			if s == "private" {
 				f.Private = true
 				continue
 			}

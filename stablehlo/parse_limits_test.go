@@ -41,3 +41,18 @@ func TestAliasExpansionIsBounded(t *testing.T) {
 		require.NoError(t, err)
 	}
 }
+
+// TestFuncAttributesDoNotRestateSyntax: the attributes dictionary of a
+// function may not give what its syntax gives (a second sym_visibility
+// was kept by one printer and dropped by the other; sym_name renamed the
+// function).
+func TestFuncAttributesDoNotRestateSyntax(t *testing.T) {
+	for _, attr := range []string{`sym_visibility = "public"`, `sym_name = "x"`, `function_type = (i32) -> f32`, `arg_attrs = [{}]`} {
+		_, err := Parse([]byte("func.func private @d(%a: tensor<f32>) attributes {" + attr + "} {\n  return\n}\n"))
+		require.Error(t, err, attr)
+		assert.Contains(t, err.Error(), "is given by the function's own syntax", attr)
+	}
+	m, err := Parse([]byte("func.func private @d() attributes {my.note = 1 : i32} {\n  return\n}\n"))
+	require.NoError(t, err)
+	assert.Contains(t, m.String(), "my.note = 1 : i32")
+}

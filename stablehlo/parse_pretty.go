@@ -1137,7 +1137,17 @@ func mlirParseFunc(p *mlirParser, name string, pos int) *Op {
 		attrs = append(attrs, NamedAttr{Name: "res_attrs", Value: resAttrs})
 	}
 	if p.tryKeyword("attributes") {
+		at := p.pos
+		n := len(attrs)
 		attrs = p.parseDictEntries(attrs)
+		for _, a := range attrs[n:] {
+			switch a.Name {
+			case "sym_name", "sym_visibility", "function_type", "arg_attrs", "res_attrs":
+				// Two values of one attribute: which one holds would
+				// depend on the printer.
+				p.errAt(at, "func.func @%s: %s is given by the function's own syntax, not in its attributes", sym, a.Name)
+			}
+		}
 	}
 	var body *Region
 	if p.peek() == '{' {
