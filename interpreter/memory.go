@@ -7,6 +7,7 @@ import (
 	"os"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -24,6 +25,9 @@ type AllocError struct {
 }
 
 func (e *AllocError) Error() string {
+	if slices.ContainsFunc(e.Shape.Dims, func(d int64) bool { return d < 0 }) {
+		return fmt.Sprintf("%v has a negative dimension", e.Shape)
+	}
 	if e.Bytes < 0 {
 		return fmt.Sprintf("%v is too large to hold", e.Shape)
 	}
