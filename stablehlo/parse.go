@@ -145,6 +145,9 @@ func (p *mlirParser) parseFile() (m *Module, err error) {
 			m, err = nil, f.err
 		}
 	}()
+	if i := bytes.IndexByte(p.src, 0); i >= 0 {
+		p.errAt(i, "NUL byte in the text (a binary file? MLIR bytecode starts with ML\\xefR)")
+	}
 	top := &Block{}
 	for !p.atEnd() {
 		switch p.peek() {

@@ -56,3 +56,9 @@ func TestFuncAttributesDoNotRestateSyntax(t *testing.T) {
 	require.NoError(t, err)
 	assert.Contains(t, m.String(), "my.note = 1 : i32")
 }
+
+func TestNULByteIsNamed(t *testing.T) {
+	_, err := Parse([]byte("func.func @main() {\n  return\x00\n}\n"))
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "2:9: NUL byte: the input is not MLIR text")
+}
