@@ -146,7 +146,7 @@ func (p *mlirParser) parseFile() (m *Module, err error) {
 		}
 	}()
 	if i := bytes.IndexByte(p.src, 0); i >= 0 {
-		p.errAt(i, "NUL byte in the text (a binary file? MLIR bytecode starts with ML\\xefR)")
+		p.errAt(i, "NUL byte: the input is not MLIR text (a binary file?)")
 	}
 	top := &Block{}
 	for !p.atEnd() {
