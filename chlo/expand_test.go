@@ -546,10 +546,10 @@ func TestConstantLikeIntegers(t *testing.T) {
 // for polygamma past n = 170 (n! overflowed: -Inf for -2.0e148).
 func TestExpandZetaNegativeAndInfinite(t *testing.T) {
 	inf := math.Inf(1)
-	ss := []float64{2, 2, 3, 4, 2, 3, 5, 2, inf, inf, inf, 2, 3}
-	qs := []float64{-9.5, -20.5, -15.25, -100.25, -0.5, -1.5, -3.75, inf, 1, 2, 0.5, -1e6 - 0.5, -2}
-	ns := []float64{1, 2, 3, 1, 2, inf, 0, 180}
-	xs := []float64{-9.5, -20.25, -3.5, 5, inf, 2, 3, 10}
+	ss := []float64{2, 2, 3, 4, 2, 3, 5, 2, inf, inf, inf, 2, 3, 33, 51, 21}
+	qs := []float64{-9.5, -20.5, -15.25, -100.25, -0.5, -1.5, -3.75, inf, 1, 2, 0.5, -1e6 - 0.5, -2, -0.5, -0.5, -0.5}
+	ns := []float64{1, 2, 3, 1, 2, inf, 0, 180, 10, 50}
+	xs := []float64{-9.5, -20.25, -3.5, 5, inf, 2, 3, 10, -0.5, -0.5}
 	for _, dt := range []xla.DType{xla.Float64, xla.Float32} {
 		m := build(t, []stablehlo.TensorType{stablehlo.Tensor(dt, int64(len(ss))), stablehlo.Tensor(dt, int64(len(ss))),
 			stablehlo.Tensor(dt, int64(len(ns))), stablehlo.Tensor(dt, int64(len(ns)))}, func(fb *FuncBuilder, a []*Value) []*Value {

@@ -448,11 +448,13 @@ func expandZeta(e *em, s, q *Value) *Value {
 	n := e.sel(neg, e.neg(e.floor(q)), e.c(0)) // ⌈-q⌉ for non-integer q
 	a := e.add(q, n)
 	b := e.sub(e.c(1), a)
-	r := zetaPos(e, s, a)
+	za := zetaPos(e, s, a)
 	sEven := e.eq(e.mul(e.floor(e.mul(s, e.c(0.5))), e.c(2)), s)
-	terms := e.sub(zetaPos(e, s, b), zetaPos(e, s, e.add(b, n)))
-	terms = e.sel(sEven, terms, e.neg(terms))
-	r = e.add(r, e.sel(neg, terms, e.c(0)))
+	// ζ(s, a) ± ζ(s, b) ∓ ζ(s, b+n), the large pair first (a = b at
+	// half-integers, where they cancel exactly).
+	zb, zbn := zetaPos(e, s, b), zetaPos(e, s, e.add(b, n))
+	pair := e.sel(sEven, e.add(za, zb), e.sub(za, zb))
+	r := e.sel(neg, e.add(pair, e.sel(sEven, e.neg(zbn), zbn)), za)
 	r = e.sel(e.eq(q, e.c(posInf)), e.c(0), r)
 	sInf := e.eq(s, e.c(posInf))
 	r = e.sel(sInf, e.pow(q, e.neg(s)), r)

@@ -144,7 +144,7 @@ func Polygamma(n, x float64) float64 {
 	if math.IsInf(f, 0) && x > 0 && !math.IsInf(x, 0) {
 		// n! overflows (n > 170) where ζ(n+1, x) may underflow: their
 		// product through logs, ζ as x^-(n+1) · x^(n+1) ζ(n+1, x).
-		r = math.Exp(Lgamma(n+1) - (n+1)*RealLog(x) + RealLog(zetaScaled(n+1, x, x)))
+		r = math.Exp(Lgamma(n+1) - (n+1)*RealLog(x) + RealLog(zetaScaled(n+1, x, x, 0)))
 	} else if math.IsInf(f, 0) && z != 0 && !math.IsInf(z, 0) && z == z {
 		r = math.Copysign(math.Exp(Lgamma(n+1)+RealLog(math.Abs(z))), z)
 	}
@@ -187,34 +187,38 @@ func Zeta(x, q float64) float64 {
 	if math.IsInf(x, 1) {
 		return math.Pow(q, -x)
 	}
-	// Terms at negative q (x is an integer here): few are summed
-	// directly; n of them, q+k = -(b+j) for j < n with b = -(q+n-1) in
-	// (0, 1), are (-1)^x (ζ(x, b) - ζ(x, b+n)).
-	sum := 0.0
+	// Terms at negative q (x is an integer here). Few are summed
+	// directly, in the running sum the positive terms continue: the
+	// large terms of either sign (|q+k| < 1) cancel before the small ones
+	// are added. Many (n > 64): q+k = -(b+j) for j < n, b = -(q+n-1) in
+	// (0, 1), sum to (-1)^x (ζ(x, b) - ζ(x, b+n)), and with a = q+n the
+	// result is ζ(x, a) ± ζ(x, b) ∓ ζ(x, b+n), the two large ones paired
+	// first (a = b at half-integers, where they cancel exactly).
 	if n := math.Ceil(-q); n > 64 {
-		b := -(q + n - 1)
-		neg := Zeta(x, b) - Zeta(x, b+n)
+		a, b := q+n, -(q + n - 1)
+		za, zb, zbn := zetaScaled(x, a, 1, 0), Zeta(x, b), Zeta(x, b+n)
 		if math.Mod(x, 2) != 0 {
-			neg = -neg
+			return (za - zb) + zbn
 		}
-		sum, q = neg, q+n
+		return (za + zb) - zbn
 	}
+	sum := 0.0
 	for q < 0 {
 		sum += math.Pow(q, -x)
 		q++
 	}
-	return sum + zetaScaled(x, q, 1)
+	return zetaScaled(x, q, 1, sum)
 }
 
-// zetaScaled is s^x ζ(x, q) for q > 0 (s > 0): every power (q+k)^-x is
-// taken as ((q+k)/s)^-x, so that with s = q a sum whose terms underflow
-// or overflow in float64 stays representable.
+// zetaScaled is sum + s^x ζ(x, q) for q > 0 (s > 0), the terms added to
+// the running sum: every power (q+k)^-x is taken as ((q+k)/s)^-x, so
+// that with s = q a sum whose terms underflow or overflow in float64
+// stays representable.
 //
 // Euler-Maclaurin: Σ_{k<N} (q+k)^-x + a^(1-x)/(x-1) + a^-x/2
 // + Σ_j B_2j/(2j)! x(x+1)...(x+2j-2) a^(-x-2j+1),  a = q+N,
 // with a >= max(10, x) so that the correction terms decrease fast.
-func zetaScaled(x, q, s float64) float64 {
-	sum := 0.0
+func zetaScaled(x, q, s, sum float64) float64 {
 	lim := math.Max(10, x)
 	for q < lim {
 		t := math.Pow(q/s, -x)
