@@ -2,6 +2,7 @@ package interpreter
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -287,7 +288,11 @@ func (c *client) BufferFromHost(h backend.HostBuffer, dev backend.Device, mem ba
 	if int64(len(data)) != shape.HostBytes() {
 		return nil, nil, backend.Errorf(codeInvalidArgument, op, "host data has %d bytes, %v needs %d", len(data), shape, shape.HostBytes())
 	}
-	t, err := decodeHost(shape, data)
+	t, err := allocating(func() (*Tensor, error) { return decodeHost(shape, data) })
+	var alloc *AllocError
+	if errors.As(err, &alloc) {
+		return nil, nil, backend.Errorf(codeResourceExhausted, op, "%v", err)
+	}
 	if err != nil {
 		return nil, nil, backend.Errorf(codeInvalidArgument, op, "%v", err)
 	}
@@ -347,7 +352,11 @@ func (c *client) CreateUninitializedBuffer(shape xla.Shape, dev backend.Device, 
 	if err != nil {
 		return nil, err
 	}
-	return &buffer{c: c, dev: d, mem: m, shape: shape.Clone(), val: NewTensor(shape), ready: okEvent}, nil
+	t, err := allocating(func() (*Tensor, error) { return NewTensor(shape), nil })
+	if err != nil {
+		return nil, backend.Errorf(codeResourceExhausted, op, "%v", err)
+	}
+	return &buffer{c: c, dev: d, mem: m, shape: shape.Clone(), val: t, ready: okEvent}, nil
 }
 
 // CreateErrorBuffer makes a buffer whose readiness carries an error.

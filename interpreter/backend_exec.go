@@ -592,7 +592,11 @@ func (e *executable) runDevice(run *devRun, rv *Rendezvous, d int, args []backen
 	r, p := d/e.partitions, d%e.partitions
 	defer func() {
 		if v := recover(); v != nil {
-			err = backend.Errorf(codeInternal, "PJRT_LoadedExecutable_Execute", "device %d (replica %d, partition %d): interpreter panic: %v", run.info.device, r, p, v)
+			if e := allocErrorOf(v); e != nil {
+				err = backend.Errorf(codeResourceExhausted, "PJRT_LoadedExecutable_Execute", "device %d (replica %d, partition %d): %v", run.info.device, r, p, e)
+			} else {
+				err = backend.Errorf(codeInternal, "PJRT_LoadedExecutable_Execute", "device %d (replica %d, partition %d): interpreter panic: %v", run.info.device, r, p, v)
+			}
 		}
 		if err != nil {
 			rv.Fail(ProcessID{r, p}, err)
@@ -636,10 +640,10 @@ func (e *executable) runDevice(run *devRun, rv *Rendezvous, d int, args []backen
 		code := codeInternal
 		var alloc *AllocError
 		switch {
-		case run.Err() != nil || rv.Err() != nil:
-			code = codeCancelled
 		case errors.As(err, &alloc):
 			code = codeResourceExhausted
+		case run.Err() != nil || rv.Err() != nil:
+			code = codeCancelled
 		}
 		return backend.Errorf(code, "PJRT_LoadedExecutable_Execute", "device %d (replica %d, partition %d): %v", run.info.device, r, p, err)
 	}

@@ -280,3 +280,15 @@ func TestBackendExecuteDeletedArgumentReleasesHolds(t *testing.T) {
 	require.NoError(t, x.Delete())
 	assert.True(t, dropped(x), "no hold left on the first argument")
 }
+
+// TestBuffersTooLargeForMemory: a buffer that cannot be allocated is an
+// error of the buffer call (the AllocError panic escaped to the caller).
+func TestBuffersTooLargeForMemory(t *testing.T) {
+	defer func(f func() (int64, bool)) { availableMemory = f }(availableMemory)
+	availableMemory = func() (int64, bool) { return 1 << 30, true }
+	c := openBackend(t, 1)
+	s := xla.MakeShape(xla.Float64, 1<<28) // 2 GiB
+	_, err := c.CreateUninitializedBuffer(s, nil, nil)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "tensor<268435456xf64> needs 2.0 GiB, more than the 1.0 GiB")
+}

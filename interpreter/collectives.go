@@ -1010,6 +1010,9 @@ func (p *Program) RunSPMD(ctx context.Context, args [][]Value, opts SPMDOptions)
 			defer func() {
 				if v := recover(); v != nil {
 					errs[d] = fmt.Errorf("device %d %v: interpreter panic: %v", d, proc, v)
+					if e := allocErrorOf(v); e != nil {
+						errs[d] = fmt.Errorf("device %d %v: %w", d, proc, e)
+					}
 					rv.Fail(proc, errs[d])
 					cancel()
 				}

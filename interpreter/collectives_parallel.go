@@ -106,6 +106,9 @@ func kernelRunParallel(x *Exec, op *stablehlo.Op, args []Value) ([]Value, error)
 			defer func() {
 				if v := recover(); v != nil {
 					errs[d] = fmt.Errorf("process %v: interpreter panic: %v", proc, v)
+					if e := allocErrorOf(v); e != nil {
+						errs[d] = fmt.Errorf("process %v: %w", proc, e)
+					}
 					rv.Fail(proc, errs[d])
 				}
 			}()

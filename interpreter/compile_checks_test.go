@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/halo-ml/halo/stablehlo"
+	"github.com/halo-ml/halo/xla"
 )
 
 // TestTooLargeResultsAreErrors: results that cannot be allocated fail
@@ -100,4 +101,62 @@ func TestCompileChecksTypesFlow(t *testing.T) {
 		require.Error(t, err, c.want)
 		assert.Contains(t, err.Error(), c.want)
 	}
+}
+
+// TestTooLargeWorkingStorage: results of products, convolutions and
+// einsums not made by NewTensor are checked too (an outer product of two
+// 512 KiB vectors took the process down asking for 32 GiB).
+func TestTooLargeWorkingStorage(t *testing.T) {
+	defer func(f func() (int64, bool)) { availableMemory = f }(availableMemory)
+	availableMemory = func() (int64, bool) { return 1 << 30, true } // 1 GiB left
+	src := `func.func @main(%a: tensor<16384x1xf64>, %b: tensor<1x16384xf64>) -> tensor<16384x16384xf64> {
+  %0 = stablehlo.dot_general %a, %b, contracting_dims = [1] x [0] : (tensor<16384x1xf64>, tensor<1x16384xf64>) -> tensor<16384x16384xf64>
+  return %0 : tensor<16384x16384xf64>
+}`
+	m, err := stablehlo.Parse([]byte(src))
+	require.NoError(t, err)
+	p, err := Compile(m, "")
+	require.NoError(t, err)
+	_, err = p.Run(context.Background(), Device{}, []Value{
+		NewTensor(xla.MakeShape(xla.Float64, 16384, 1)), NewTensor(xla.MakeShape(xla.Float64, 1, 16384))})
+	var ae *AllocError
+	require.True(t, errors.As(err, &ae), "%v", err)
+	assert.Contains(t, err.Error(), "tensor<16384x16384xf64> needs 2.0 GiB, more than the 1.0 GiB of memory available")
+}
+
+// TestRegionTypesMayBeCompatible: a branch may return a dynamic type
+// where the op's result is static (and the other way round), as
+// StableHLO allows.
+func TestRegionTypesMayBeCompatible(t *testing.T) {
+	m, err := stablehlo.Parse([]byte(`func.func @main(%p: tensor<i1>, %a: tensor<2xi32>, %d: tensor<?xi32>) -> tensor<2xi32> {
+  %r = "stablehlo.if"(%p) ({
+    stablehlo.return %d : tensor<?xi32>
+  }, {
+    stablehlo.return %a : tensor<2xi32>
+  }) : (tensor<i1>) -> tensor<2xi32>
+  return %r : tensor<2xi32>
+}`))
+	require.NoError(t, err)
+	require.NoError(t, m.Verify())
+	_, err = Compile(m, "")
+	require.NoError(t, err)
+}
+
+// TestExecRunAgainAfterItsContextEnded: an Exec whose run was stopped by
+// its context runs again under a new one.
+func TestExecRunAgainAfterItsContextEnded(t *testing.T) {
+	p := compileText(t, `func.func @main(%a: tensor<2xf32>) -> tensor<2xf32> {
+  %0 = stablehlo.add %a, %a : tensor<2xf32>
+  return %0 : tensor<2xf32>
+}`)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	x := &Exec{Ctx: ctx, Program: p}
+	in := []Value{NewTensor(xla.MakeShape(xla.Float32, 2))}
+	_, err := x.Call(p.Main, in)
+	require.ErrorIs(t, err, context.Canceled)
+	x.Ctx = context.Background()
+	out, err := x.Call(p.Main, in)
+	require.NoError(t, err)
+	assert.Len(t, out, 1)
 }

@@ -297,7 +297,7 @@ func convT[T laNum](lhs, rhs *Tensor, p *convParams, cp *convPlan, result xla.Sh
 		outSize *= cp.out[i]
 	}
 	is, ks, os := int(inSize), int(kSize), int(outSize)
-	out := make([]T, cp.nbOut*cp.o*os)
+	out := makeChecked[T](int64(cp.nbOut*cp.o*os), result)
 	rows := cp.ci * ks // rows of the column matrix
 	if len(out) > 0 {
 		// Per spatial dimension d, the input index read by kernel position

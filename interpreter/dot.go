@@ -2,6 +2,7 @@ package interpreter
 
 import (
 	"fmt"
+	"unsafe"
 
 	"github.com/halo-ml/halo/stablehlo"
 	"github.com/halo-ml/halo/xla"
@@ -238,6 +239,8 @@ func dotGeneralT[T laNum](x *Exec, lhs, rhs dotArg, p *dotPlan, result xla.Shape
 	if sum != nil {
 		c = sum
 	} else {
+		var z T
+		checkBytes(result, int64(p.batch)*int64(m)*int64(n), int64(unsafe.Sizeof(z)))
 		c = spareSlice[T](x, p.batch*m*n)
 	}
 	if lda < 1 {

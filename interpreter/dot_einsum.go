@@ -234,7 +234,7 @@ func einsumT[T laNum](ops []*Tensor, dims []int64, nOut int, strides [][]int64, 
 	for _, d := range sumDims {
 		sumN *= d
 	}
-	out := make([]T, total)
+	out := makeChecked[T](total, result)
 	laParallelFor(int(total), total*sumN*int64(len(ops)), func(lo, hi int) {
 		oi := make([]int64, len(outDims))
 		si := make([]int64, len(sumDims))

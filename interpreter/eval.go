@@ -822,6 +822,7 @@ func (x *Exec) Call(f *stablehlo.Func, args []Value) ([]Value, error) {
 	outermost := len(x.frames) == 0
 	if outermost {
 		x.prof = profileOf(x.Ctx)
+		x.stop.Store(false) // an Exec run again
 		if x.Ctx != nil && x.Ctx.Done() != nil {
 			// Long kernels (products, factorizations) stop when the run's
 			// context ends, not only between ops.
@@ -1117,9 +1118,11 @@ func (x *Exec) runKernel(pl *opPlan, in []Value) (out []Value, err error) {
 	} else {
 		out, err = pl.kernel(x, pl.op, in)
 	}
-	if err == nil && x.stop.Load() {
+	if err == nil && x.stop.Load() && x.Ctx != nil {
 		// The kernel may have ended early, its result unfinished.
-		return nil, x.Ctx.Err()
+		if e := x.Ctx.Err(); e != nil {
+			return nil, e
+		}
 	}
 	return out, err
 }

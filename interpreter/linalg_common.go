@@ -311,6 +311,10 @@ func laTensorArgs(args []Value, n int) ([]*Tensor, error) {
 // the validation missed) into an error.
 func laRecover(err *error) {
 	if r := recover(); r != nil {
+		if e := allocErrorOf(r); e != nil {
+			*err = e
+			return
+		}
 		*err = fmt.Errorf("internal error: %v", r)
 	}
 }

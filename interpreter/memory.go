@@ -6,11 +6,12 @@ import (
 	"math"
 	"os"
 	"runtime"
-	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
+	"unsafe"
 
+	"github.com/halo-ml/halo/internal/workers"
 	"github.com/halo-ml/halo/xla"
 )
 
@@ -25,6 +26,9 @@ type AllocError struct {
 }
 
 func (e *AllocError) Error() string {
+	if e.Shape.DType == xla.Invalid && e.Bytes >= 0 {
+		return fmt.Sprintf("working storage of %d elements needs %s, more than the %s of memory available", e.Shape.Size(), byteSize(e.Bytes), byteSize(e.Available))
+	}
 	if slices.ContainsFunc(e.Shape.Dims, func(d int64) bool { return d < 0 }) {
 		return fmt.Sprintf("%v has a negative dimension", e.Shape)
 	}
@@ -78,44 +82,109 @@ func checkAlloc(s xla.Shape) {
 		}
 		n *= d
 	}
-	w := storageBytes(StorageOf(s.DType))
-	if w > 0 && n > math.MaxInt64/w {
+	checkBytes(s, n, storageBytes(StorageOf(s.DType)))
+}
+
+// checkBytes panics with an *AllocError when n elements of w bytes (the
+// storage of shape s) overflow or exceed the memory available; the
+// runtime's garbage is collected first when that decides it.
+func checkBytes(s xla.Shape, n, w int64) {
+	if n < 0 || (w > 0 && n > math.MaxInt64/w) {
 		panic(&AllocError{Shape: s.Clone(), Bytes: -1})
 	}
-	if bytes := n * w; bytes >= checkAllocMin {
-		if avail, ok := memoryAvailable(); ok && bytes > avail {
-			panic(&AllocError{Shape: s.Clone(), Bytes: bytes, Available: avail})
-		}
+	bytes := n * w
+	if bytes < checkAllocMin {
+		return
+	}
+	avail, ok := availableMemory()
+	if ok && bytes > avail {
+		runtime.GC() // dead tensors the heap still counts
+		avail, ok = availableMemory()
+	}
+	if ok && bytes > avail {
+		panic(&AllocError{Shape: s.Clone(), Bytes: bytes, Available: avail})
 	}
 }
 
-// catchAlloc turns the *AllocError panic of checkAlloc into *err.
+// makeChecked is make([]T, n) for a kernel's working storage of n
+// elements (what shape s, for the error, stands for), checked as
+// NewTensor checks a tensor.
+func makeChecked[T any](n int64, s xla.Shape) []T {
+	var z T
+	checkBytes(s, n, int64(unsafe.Sizeof(z)))
+	return make([]T, n)
+}
+
+// catchAlloc turns the *AllocError panic of checkAlloc into *err (also
+// when it comes through a parallel part, as a *workers.Panic).
 func catchAlloc(err *error) {
 	if r := recover(); r != nil {
-		e, ok := r.(*AllocError)
-		if !ok {
+		e := allocErrorOf(r)
+		if e == nil {
 			panic(r)
 		}
 		*err = e
 	}
 }
 
+// allocating runs f, its *AllocError panic made its error.
+func allocating(f func() (*Tensor, error)) (t *Tensor, err error) {
+	defer catchAlloc(&err)
+	return f()
+}
+
+// allocErrorOf is the *AllocError a recovered value is or wraps, or nil.
+func allocErrorOf(r any) *AllocError {
+	switch v := r.(type) {
+	case *AllocError:
+		return v
+	case *workers.Panic:
+		return allocErrorOf(v.Value)
+	}
+	return nil
+}
+
+// availableMemory is memoryAvailable, replaced by tests.
+var availableMemory = memoryAvailable
+
 // memoryAvailable is the memory a new allocation may take: what the
-// system has available (Linux's MemAvailable) plus what the Go heap holds
-// free, within the process's memory limit (GOMEMLIMIT). ok is false when
-// it cannot be told.
+// system has available (Linux's MemAvailable, within the cgroup's
+// memory.max in a container) plus what the Go heap holds free. GOMEMLIMIT
+// is a soft limit the runtime may pass, so it does not count. ok is false
+// when it cannot be told.
 func memoryAvailable() (avail int64, ok bool) {
 	sys, ok := systemMemAvailable()
 	if !ok {
 		return 0, false
 	}
+	if c, ok := cgroupMemAvailable(); ok {
+		sys = min(sys, c)
+	}
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
-	avail = sys + int64(ms.HeapIdle-ms.HeapReleased)
-	if limit := debug.SetMemoryLimit(-1); limit < math.MaxInt64 {
-		avail = min(avail, max(0, limit-int64(ms.Sys-ms.HeapReleased)))
+	return sys + int64(ms.HeapIdle-ms.HeapReleased), true
+}
+
+// cgroupMemAvailable is memory.max less memory.current of the process's
+// cgroup (v2), when it has a limit.
+func cgroupMemAvailable() (int64, bool) {
+	read := func(name string) (int64, bool) {
+		b, err := os.ReadFile("/sys/fs/cgroup/" + name)
+		if err != nil {
+			return 0, false
+		}
+		v, err := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64)
+		return v, err == nil // "max" (no limit) does not parse
 	}
-	return avail, true
+	limit, ok := read("memory.max")
+	if !ok {
+		return 0, false
+	}
+	used, ok := read("memory.current")
+	if !ok {
+		return 0, false
+	}
+	return max(0, limit-used), true
 }
 
 // systemMemAvailable reads MemAvailable from /proc/meminfo.

@@ -98,7 +98,7 @@ func rngBits(alg string, state []uint64, dims []int64, width int) ([]uint64, []u
 	for _, d := range dims {
 		n *= d
 	}
-	out := make([]uint64, n)
+	out := makeChecked[uint64](n, xla.MakeShape(xla.Uint64, dims...))
 	newState := append([]uint64(nil), state...)
 	switch alg {
 	case "THREE_FRY":

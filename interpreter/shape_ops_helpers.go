@@ -26,7 +26,7 @@ func shpRegister(name string, k Kernel) {
 	registerKernel(name, func(x *Exec, op *stablehlo.Op, args []Value) (out []Value, err error) {
 		defer func() {
 			if r := recover(); r != nil {
-				if e, ok := r.(*AllocError); ok {
+				if e := allocErrorOf(r); e != nil {
 					out, err = nil, e
 					return
 				}

@@ -251,6 +251,8 @@ func spareSlice[T any](x *Exec, n int) []T {
 	if d, ok := x.takeSpare(reflect.TypeFor[[]T](), n).([]T); ok {
 		return d
 	}
+	var z T
+	checkBytes(xla.MakeShape(xla.Invalid, int64(n)), int64(n), int64(unsafe.Sizeof(z)))
 	return make([]T, n)
 }
 

@@ -1141,10 +1141,11 @@ func mlirParseFunc(p *mlirParser, name string, pos int) *Op {
 		n := len(attrs)
 		attrs = p.parseDictEntries(attrs)
 		for _, a := range attrs[n:] {
-			switch a.Name {
-			case "sym_name", "sym_visibility", "function_type", "arg_attrs", "res_attrs":
-				// Two values of one attribute: which one holds would
-				// depend on the printer.
+			// Two values of one attribute: which one holds would depend
+			// on the printer. (arg_attrs and res_attrs may come in the
+			// dictionary when the signature gives none.)
+			if a.Name == "sym_name" || a.Name == "sym_visibility" || a.Name == "function_type" ||
+				a.Name == "arg_attrs" && anyArgAttr || a.Name == "res_attrs" && anyResAttr {
 				p.errAt(at, "func.func @%s: %s is given by the function's own syntax, not in its attributes", sym, a.Name)
 			}
 		}

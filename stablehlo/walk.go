@@ -400,9 +400,9 @@ func (v *verifier) block(b *Block, terminator string) error {
 }
 
 // CheckRegionTypes checks what the regions of if, case and while return
-// (and take) against the op's types: a branch returning another type than
-// the op's result would hand its value on under the wrong type. Other ops
-// pass.
+// (and take) against the op's types, a dynamic dimension matching any
+// size: a branch returning another type than the op's result would hand
+// its value on under the wrong type. Other ops pass.
 func CheckRegionTypes(op *Op) error {
 	returns := func(r *Region) []Type {
 		if r == nil || len(r.Blocks) != 1 || r.Blocks[0] == nil {
@@ -417,7 +417,7 @@ func CheckRegionTypes(op *Op) error {
 	switch op.Name {
 	case "stablehlo.if", "stablehlo.case":
 		for i, r := range op.Regions {
-			if got := returns(r); got != nil && !typesEqual(got, results) {
+			if got := returns(r); got != nil && !listCompatible(got, results) {
 				return fmt.Errorf("branch %d returns %s, the op's results are %s", i, typeList(got), typeList(results))
 			}
 		}
@@ -428,18 +428,18 @@ func CheckRegionTypes(op *Op) error {
 		operands := valueTypes(op.Operands)
 		for i, r := range op.Regions {
 			if r != nil && len(r.Blocks) == 1 && r.Blocks[0] != nil {
-				if args := valueTypes(r.Blocks[0].Args); !typesEqual(args, operands) {
+				if args := valueTypes(r.Blocks[0].Args); !listCompatible(args, operands) {
 					return fmt.Errorf("region %d takes %s, the operands are %s", i, typeList(args), typeList(operands))
 				}
 			}
 		}
-		if got := returns(op.Regions[0]); got != nil && !typesEqual(got, []Type{Tensor(xla.Bool)}) {
+		if got := returns(op.Regions[0]); got != nil && !listCompatible(got, []Type{Tensor(xla.Bool)}) {
 			return fmt.Errorf("the condition returns %s, want tensor<i1>", typeList(got))
 		}
-		if got := returns(op.Regions[1]); got != nil && !typesEqual(got, operands) {
+		if got := returns(op.Regions[1]); got != nil && !listCompatible(got, operands) {
 			return fmt.Errorf("the body returns %s, the operands are %s", typeList(got), typeList(operands))
 		}
-		if !typesEqual(results, operands) {
+		if !listCompatible(results, operands) {
 			return fmt.Errorf("results %s, operands %s", typeList(results), typeList(operands))
 		}
 	}
@@ -548,6 +548,19 @@ func checkGivenResult(op *Op) (known bool, err error) {
 		return true, fmt.Errorf("broadcast_dimensions must be an i64 array")
 	}
 	return true, inferBroadcastInDim(t, rt.Dims, bdims.Values)
+}
+
+// listCompatible is typesCompatible over two lists.
+func listCompatible(a, b []Type) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if !typesCompatible(a[i], b[i]) {
+			return false
+		}
+	}
+	return true
 }
 
 // typesCompatible is TypesEqual where a dynamic dimension matches any size.
