@@ -17,6 +17,11 @@
 // (dot_add.go), and a window of an argument packed for several products
 // is packed once (dot_pack.go). A run never writes into its arguments,
 // nor into storage an op that may keep its operands has seen.
+//
+// A run ends with its context: between ops, and inside the long kernels
+// (products, convolutions, factorizations), which poll a flag the context
+// sets. A result the machine has no memory for fails its op with an
+// *AllocError (memory.go), where Go's allocator would end the process.
 package interpreter
 
 import (
@@ -798,7 +803,8 @@ type frame struct {
 	vals []Value
 }
 
-// Run executes the program's main function on one device.
+// Run executes the program's main function on one device. It returns
+// ctx's error soon after ctx ends, also in the middle of a long op.
 func (p *Program) Run(ctx context.Context, dev Device, args []Value) ([]Value, error) {
 	x := &Exec{Ctx: ctx, Program: p, Device: dev}
 	return x.Call(p.Main, args)
