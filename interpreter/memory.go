@@ -55,23 +55,6 @@ func byteSize(n int64) string {
 // the memory available (smaller ones are left to the runtime).
 const checkAllocMin = 1 << 30
 
-// storageBytes is the size of one element of storage st.
-func storageBytes(st Storage) int64 {
-	switch st {
-	case StorageBool, StorageI8, StorageU8:
-		return 1
-	case StorageI16, StorageU16:
-		return 2
-	case StorageI32, StorageU32, StorageF32:
-		return 4
-	case StorageI64, StorageU64, StorageF64, StorageC64:
-		return 8
-	case StorageC128:
-		return 16
-	}
-	return 0
-}
-
 // checkAlloc panics with an *AllocError when a tensor of shape s cannot be
 // allocated (see catchAlloc).
 func checkAlloc(s xla.Shape) {
@@ -82,7 +65,7 @@ func checkAlloc(s xla.Shape) {
 		}
 		n *= d
 	}
-	checkBytes(s, n, storageBytes(StorageOf(s.DType)))
+	checkBytes(s, n, int64(rtElemSize(StorageOf(s.DType))))
 }
 
 // checkBytes panics with an *AllocError when n elements of w bytes (the
