@@ -75,6 +75,41 @@ func partClose(dt xla.DType, got, want float64, limit uint64) bool {
 	return interpreter.ULPDistance(dt, got, want) <= limit
 }
 
+// compareComplexPaths runs fn over zs in dt through the interpreter's
+// direct kernels and decomposed by Expand, reports (t.Errorf, the first 20)
+// points whose parts differ by more than limit ulp (special values and
+// signed zeros exactly), and returns the worst finite difference.
+func compareComplexPaths(t *testing.T, name string, fn func(fb *FuncBuilder, x *Value) *Value, dt xla.DType, zs []complex128, limit uint64) uint64 {
+	t.Helper()
+	mk := func() *stablehlo.Module {
+		return build(t, []stablehlo.TensorType{stablehlo.Tensor(dt, int64(len(zs)))}, func(fb *FuncBuilder, a []*Value) []*Value {
+			return []*Value{fn(fb, a[0])}
+		})
+	}
+	in := complexTensor(dt, zs)
+	direct := complexes(run(t, mk(), in)[0])
+	expanded := complexes(expandAndRun(t, mk(), in)[0])
+	pt := dt.ComplexElem()
+	var worst uint64
+	bad := 0
+	for i, z := range complexes(in) {
+		d, e := direct[i], expanded[i]
+		if !partClose(pt, real(e), real(d), limit) || !partClose(pt, imag(e), imag(d), limit) {
+			bad++
+			if bad <= 20 {
+				t.Errorf("%s %s(%v): direct %v, decomposed %v", dt, name, z, d, e)
+			}
+		}
+		for _, p := range [][2]float64{{real(e), real(d)}, {imag(e), imag(d)}} {
+			if !math.IsNaN(p[1]) && !math.IsInf(p[1], 0) && p[1] != 0 && p[0] != 0 {
+				worst = max(worst, interpreter.ULPDistance(pt, p[0], p[1]))
+			}
+		}
+	}
+	assert.Zero(t, bad, "%s %s: mismatches of %d points", dt, name, len(zs))
+	return worst
+}
+
 // The six complex inverse functions decomposed agree with the
 // interpreter's direct kernels (C99 Annex G special values, Kahan's
 // formulas) over the grid: every special value and signed zero exactly,
@@ -82,7 +117,6 @@ func partClose(dt xla.DType, got, want float64, limit uint64) bool {
 // real asinh of the decomposition is not math.Asinh).
 func TestExpandComplexInverse(t *testing.T) {
 	zs := complexGrid()
-	n := int64(len(zs))
 	fns := []struct {
 		name string
 		fn   func(fb *FuncBuilder, x *Value) *Value
@@ -90,38 +124,11 @@ func TestExpandComplexInverse(t *testing.T) {
 	for _, f := range fns {
 		t.Run(f.name, func(t *testing.T) {
 			for _, dt := range []xla.DType{xla.Complex64, xla.Complex128} {
-				mk := func() *stablehlo.Module {
-					return build(t, []stablehlo.TensorType{stablehlo.Tensor(dt, n)}, func(fb *FuncBuilder, a []*Value) []*Value {
-						return []*Value{f.fn(fb, a[0])}
-					})
-				}
-				in := complexTensor(dt, zs)
-				direct := complexes(run(t, mk(), in)[0])
-				expanded := complexes(expandAndRun(t, mk(), in)[0])
-				pt := dt.ComplexElem()
 				limit := uint64(1)
 				if dt == xla.Complex128 {
 					limit = 4
 				}
-				var worst uint64
-				bad := 0
-				for i, z := range complexes(in) {
-					d, e := direct[i], expanded[i]
-					okRe := partClose(pt, real(e), real(d), limit)
-					okIm := partClose(pt, imag(e), imag(d), limit)
-					if !okRe || !okIm {
-						bad++
-						if bad <= 20 {
-							t.Errorf("%s %s(%v): direct %v, decomposed %v", dt, f.name, z, d, e)
-						}
-					}
-					for _, p := range [][2]float64{{real(e), real(d)}, {imag(e), imag(d)}} {
-						if !math.IsNaN(p[1]) && !math.IsInf(p[1], 0) && p[1] != 0 && p[0] != 0 {
-							worst = max(worst, interpreter.ULPDistance(pt, p[0], p[1]))
-						}
-					}
-				}
-				assert.Zero(t, bad, "%s %s: mismatches", dt, f.name)
+				worst := compareComplexPaths(t, f.name, f.fn, dt, zs, limit)
 				t.Logf("%s %s: %d points, worst finite part %d ulp", dt, f.name, len(zs), worst)
 			}
 		})
@@ -183,32 +190,12 @@ func TestExpandComplexSinhCosh(t *testing.T) {
 			zs = append(zs, complex(re, im))
 		}
 	}
-	n := int64(len(zs))
 	for _, f := range []struct {
 		name string
 		fn   func(fb *FuncBuilder, x *Value) *Value
 	}{{"sinh", Sinh}, {"cosh", Cosh}, {"square", Square}} {
 		for _, dt := range []xla.DType{xla.Complex64, xla.Complex128} {
-			mk := func() *stablehlo.Module {
-				return build(t, []stablehlo.TensorType{stablehlo.Tensor(dt, n)}, func(fb *FuncBuilder, a []*Value) []*Value {
-					return []*Value{f.fn(fb, a[0])}
-				})
-			}
-			in := complexTensor(dt, zs)
-			direct := complexes(run(t, mk(), in)[0])
-			expanded := complexes(expandAndRun(t, mk(), in)[0])
-			pt := dt.ComplexElem()
-			bad := 0
-			for i, z := range complexes(in) {
-				d, e := direct[i], expanded[i]
-				if !partClose(pt, real(e), real(d), 4) || !partClose(pt, imag(e), imag(d), 4) {
-					bad++
-					if bad <= 20 {
-						t.Errorf("%s %s(%v): direct %v, decomposed %v", dt, f.name, z, d, e)
-					}
-				}
-			}
-			assert.Zero(t, bad, "%s %s: mismatches of %d", dt, f.name, len(zs))
+			compareComplexPaths(t, f.name, f.fn, dt, zs, 4)
 		}
 	}
 }
