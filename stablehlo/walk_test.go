@@ -32,6 +32,18 @@ func loopModule(t *testing.T) (*Module, *Func) {
 	return m, m.Func("main")
 }
 
+// firstOp is f's first op called name, in walk order.
+func firstOp(f *Func, name string) *Op {
+	var found *Op
+	f.Walk(func(op *Op) bool {
+		if found == nil && op.Name == name {
+			found = op
+		}
+		return found == nil
+	})
+	return found
+}
+
 func opNames(ops []*Op) []string {
 	out := make([]string, len(ops))
 	for i, op := range ops {
@@ -102,13 +114,7 @@ func TestBuilderAtInsertsBeforeOp(t *testing.T) {
 	require.NoError(t, f.Verify())
 
 	// Inside a region: values of the enclosing function are visible.
-	var whileOp *Op
-	f.Walk(func(op *Op) bool {
-		if op.Name == "stablehlo.while" {
-			whileOp = op
-		}
-		return true
-	})
+	whileOp := firstOp(f, "stablehlo.while")
 	bodyBlock := whileOp.Regions[1].Blocks[0]
 	rb := BuilderAt(bodyBlock.Terminator())
 	v := rb.Add(bodyBlock.Args[1], f.Args()[0])
@@ -145,13 +151,7 @@ func TestBuilderAtRefusesLaterValues(t *testing.T) {
 
 	// In a while body: the while's results (after it, in the function's
 	// block) are not visible; the function's arguments are.
-	var whileOp *Op
-	f.Walk(func(op *Op) bool {
-		if op.Name == "stablehlo.while" {
-			whileOp = op
-		}
-		return true
-	})
+	whileOp := firstOp(f, "stablehlo.while")
 	bodyBlock := whileOp.Regions[1].Blocks[0]
 	rb := BuilderAt(bodyBlock.Terminator())
 	rb.Add(bodyBlock.Args[1], f.Args()[0])
