@@ -478,9 +478,14 @@ func expandPolygamma(e *em, n, x *Value) *Value {
 	sign := e.sel(odd, e.c(1), e.c(-1))
 	z := expandZeta(e, np1, x)
 	r := e.mul(e.mul(sign, fact), z)
-	// Past n = 170, n! overflows: n!·ζ as exp(lgamma(n+1) + log|ζ|).
+	// Past n = 170, n! overflows (and ζ may be subnormal): n!·ζ as
+	// exp(lgamma(n+1) + log|ζ|).
 	wide := e.copysign(e.exp(e.add(e.lgammaPos(e.max(np1, e.c(1))), e.log(e.abs(z)))), z)
-	r = e.sel(e.gt(n, e.c(170)), e.mul(sign, wide), r)
+	tiny := 0x1p-126 // where ζ becomes subnormal: the product through logs too
+	if e.t.DType == xla.Float64 {
+		tiny = 0x1p-1022
+	}
+	r = e.sel(e.or(e.gt(n, e.c(170)), e.lt(e.abs(z), e.c(tiny))), e.mul(sign, wide), r)
 	r = e.sel(e.eq(n, e.c(0)), expandDigamma(e, x), r)
 	bad := e.or(e.or(e.lt(n, e.c(0)), e.ne(n, e.floor(n))), e.eq(n, e.c(posInf)))
 	return e.sel(bad, e.c(math.NaN()), r)

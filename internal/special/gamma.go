@@ -141,9 +141,9 @@ func Polygamma(n, x float64) float64 {
 	z := Zeta(n+1, x)
 	f := math.Gamma(n + 1)
 	r := f * z
-	if math.IsInf(f, 0) && x > 0 && !math.IsInf(x, 0) {
-		// n! overflows (n > 170) where ζ(n+1, x) may underflow: their
-		// product through logs, ζ as x^-(n+1) · x^(n+1) ζ(n+1, x).
+	if (math.IsInf(f, 0) || math.Abs(z) < 0x1p-1022) && x > 0 && !math.IsInf(x, 0) {
+		// n! overflows (n > 170) or ζ(n+1, x) underflows: their product
+		// through logs, ζ as x^-(n+1) · x^(n+1) ζ(n+1, x).
 		r = math.Exp(Lgamma(n+1) - (n+1)*RealLog(x) + RealLog(zetaScaled(n+1, x, x, 0)))
 	} else if math.IsInf(f, 0) && z != 0 && !math.IsInf(z, 0) && z == z {
 		r = math.Copysign(math.Exp(Lgamma(n+1)+RealLog(math.Abs(z))), z)
@@ -187,14 +187,13 @@ func Zeta(x, q float64) float64 {
 	if math.IsInf(x, 1) {
 		return math.Pow(q, -x)
 	}
-	// Terms at negative q (x is an integer here). Few are summed
-	// directly, in the running sum the positive terms continue: the
-	// large terms of either sign (|q+k| < 1) cancel before the small ones
-	// are added. Many (n > 64): q+k = -(b+j) for j < n, b = -(q+n-1) in
-	// (0, 1), sum to (-1)^x (ζ(x, b) - ζ(x, b+n)), and with a = q+n the
-	// result is ζ(x, a) ± ζ(x, b) ∓ ζ(x, b+n), the two large ones paired
-	// first (a = b at half-integers, where they cancel exactly).
-	if n := math.Ceil(-q); n > 64 {
+	// Terms at negative q (x is an integer here): q+k = -(b+j) for j < n,
+	// n = ⌈-q⌉, b = -(q+n-1) in (0, 1), sum to (-1)^x (ζ(x, b) - ζ(x, b+n)),
+	// and with a = q+n the result is ζ(x, a) ± ζ(x, b) ∓ ζ(x, b+n), the
+	// two large ones (a, b < 1) paired first: at half-integers a = b and
+	// they cancel exactly, where a running sum kept their rounding.
+	if q < 0 {
+		n := math.Ceil(-q)
 		a, b := q+n, -(q + n - 1)
 		za, zb, zbn := zetaScaled(x, a, 1, 0), Zeta(x, b), Zeta(x, b+n)
 		if math.Mod(x, 2) != 0 {
@@ -202,12 +201,7 @@ func Zeta(x, q float64) float64 {
 		}
 		return (za + zb) - zbn
 	}
-	sum := 0.0
-	for q < 0 {
-		sum += math.Pow(q, -x)
-		q++
-	}
-	return zetaScaled(x, q, 1, sum)
+	return zetaScaled(x, q, 1, 0)
 }
 
 // zetaScaled is sum + s^x ζ(x, q) for q > 0 (s > 0), the terms added to

@@ -506,3 +506,16 @@ func TestZetaNegativeHalfIntegers(t *testing.T) {
 	assert.InDelta(t, -3.1799527035658681e+55, Polygamma(50, -0.5), 1e-12*3.18e55)
 	assert.InDelta(t, 1, Polygamma(172, -0.5)/-7.3370036562215103e+280, 1e-11)
 }
+
+// TestZetaNegativeHalfIntegersPastOne: for odd x the terms (q+k)^-x at
+// ±1/2, ±3/2 ... cancel exactly, leaving ζ(x, -q+1) (a running sum kept
+// their rounding: ζ(31, -3/2) came out 1.4e-7 for 4.6e-13).
+func TestZetaNegativeHalfIntegersPastOne(t *testing.T) {
+	for _, c := range []struct{ x, q float64 }{{31, -1.5}, {27, -1.5}, {59, -1.5}, {7, -2.5}, {5, -5.5}, {3, -63.5}} {
+		assert.InDelta(t, 1, Zeta(c.x, c.q)/Zeta(c.x, -c.q+1), 1e-12, "ζ(%v, %v)", c.x, c.q)
+	}
+	assert.InDelta(t, 1, Polygamma(30, -1.5)/Polygamma(30, 2.5), 1e-12)
+	// ψ^(32)(x) ≈ -31!/x^32 for large x: ζ(33, 1e10) is subnormal.
+	lg, _ := math.Lgamma(32)
+	assert.InDelta(t, 1, Polygamma(32, 1e10)/-math.Exp(lg-32*math.Log(1e10)), 1e-8)
+}
