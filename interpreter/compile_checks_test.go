@@ -79,6 +79,31 @@ func TestCompileChecksTypesFlow(t *testing.T) {
   %a = stablehlo.constant dense<[1, 2, 3]> : tensor<3xi32>
   return %a : tensor<3xi32>
 }`, "@main result 0: returns tensor<3xi32>, declares tensor<f32>"},
+		{`func.func @main() -> tensor<f32> {
+  %p = stablehlo.constant dense<true> : tensor<i1>
+  %r = "stablehlo.if"(%p) ({
+    %b = stablehlo.constant dense<1065353216> : tensor<i32>
+    "func.return"(%b) : (tensor<i32>) -> ()
+  }, {
+    %a = stablehlo.constant dense<1.0> : tensor<f32>
+    stablehlo.return %a : tensor<f32>
+  }) : (tensor<i1>) -> tensor<f32>
+  return %r : tensor<f32>
+}`, "branch 0 returns (tensor<i32>)"},
+		{`func.func @main(%a: tensor<f32>) -> tensor<i32> {
+  %0 = func.call @f(%a) : (tensor<f32>) -> tensor<i32>
+  return %0 : tensor<i32>
+}
+func.func private @f(%a: tensor<f32>) -> tensor<f32> {
+  return %a : tensor<f32>
+}`, "func.call: result 0 is tensor<i32>, @f returns tensor<f32>"},
+		{`func.func @main(%a: tensor<f32>) -> tensor<i32> {
+  %0 = stablehlo.composite "my.op" %a {decomposition = @f} : (tensor<f32>) -> tensor<i32>
+  return %0 : tensor<i32>
+}
+func.func private @f(%a: tensor<f32>) -> tensor<f32> {
+  return %a : tensor<f32>
+}`, "stablehlo.composite: result 0 is tensor<i32>, @f returns tensor<f32>"},
 		{`module attributes {mhlo.num_replicas = -3 : i32} {
   func.func @main() {
     return
@@ -159,4 +184,24 @@ func TestExecRunAgainAfterItsContextEnded(t *testing.T) {
 	out, err := x.Call(p.Main, in)
 	require.NoError(t, err)
 	assert.Len(t, out, 1)
+}
+
+// TestDynamicArgumentsTakeAnySize: a function taking tensor<?xi32> takes
+// a value of any length (a dynamic_iota's 5 elements were refused).
+func TestDynamicArgumentsTakeAnySize(t *testing.T) {
+	p := compileText(t, `func.func @main(%n: tensor<1xi32>) -> tensor<i32> {
+  %i = stablehlo.dynamic_iota %n, dim = 0 : (tensor<1xi32>) -> tensor<?xi32>
+  %s = func.call @sum(%i) : (tensor<?xi32>) -> tensor<i32>
+  return %s : tensor<i32>
+}
+func.func private @sum(%a: tensor<?xi32>) -> tensor<i32> {
+  %z = stablehlo.constant dense<0> : tensor<i32>
+  %r = stablehlo.reduce(%a init: %z) applies stablehlo.add across dimensions = [0] : (tensor<?xi32>, tensor<i32>) -> tensor<i32>
+  return %r : tensor<i32>
+}`)
+	n := NewTensor(xla.MakeShape(xla.Int32, 1))
+	n.Data.([]int32)[0] = 5
+	out, err := p.Run(context.Background(), Device{}, []Value{n})
+	require.NoError(t, err)
+	assert.Equal(t, []int32{10}, out[0].(*Tensor).Data.([]int32))
 }

@@ -245,7 +245,7 @@ func Compile(m *stablehlo.Module, main string) (*Program, error) {
 // forms it refuses (mesh-axis replica groups, older attribute forms).
 func checkTypesFlow(m *stablehlo.Module) error {
 	for _, f := range m.Funcs {
-		if f == nil || f.Body == nil || len(f.Body.Blocks) != 1 || f.Body.Blocks[0] == nil {
+		if f == nil || f.Body == nil || len(f.Body.Blocks) == 0 || f.Body.Blocks[0] == nil {
 			continue
 		}
 		if t := f.Body.Blocks[0].Terminator(); t == nil || t.Name != "func.return" {
@@ -271,6 +271,8 @@ func checkTypesFlow(m *stablehlo.Module) error {
 			if err == nil {
 				if e := stablehlo.CheckRegionTypes(op); e != nil {
 					err = fmt.Errorf("interpreter: @%s: %s: %w", f.Name, op.Name, e)
+				} else if e := checkCallTypes(m, op); e != nil {
+					err = fmt.Errorf("interpreter: @%s: %s: %w", f.Name, op.Name, e)
 				}
 			}
 			return err == nil
@@ -280,6 +282,55 @@ func checkTypesFlow(m *stablehlo.Module) error {
 		}
 	}
 	return nil
+}
+
+// checkCallTypes checks the results of func.call and stablehlo.composite
+// against what the called function declares (a dynamic dimension matching
+// any size).
+func checkCallTypes(m *stablehlo.Module, op *stablehlo.Op) error {
+	attr := "callee"
+	switch op.Name {
+	case "func.call":
+	case "stablehlo.composite":
+		attr = "decomposition"
+	default:
+		return nil
+	}
+	sym, ok := op.Attr(attr).(stablehlo.SymbolRefAttr)
+	if !ok {
+		return nil // the kernel reports it
+	}
+	f := m.Func(string(sym))
+	if f == nil {
+		return nil // the kernel reports it
+	}
+	if len(op.Results) != len(f.ResultTypes) {
+		return fmt.Errorf("has %d results, @%s returns %d", len(op.Results), sym, len(f.ResultTypes))
+	}
+	for i, r := range op.Results {
+		if !typeCompatible(r.Type, f.ResultTypes[i]) {
+			return fmt.Errorf("result %d is %v, @%s returns %v", i, r.Type, sym, f.ResultTypes[i])
+		}
+	}
+	return nil
+}
+
+// typeCompatible is TypesEqual where a dynamic dimension matches any size.
+func typeCompatible(a, b stablehlo.Type) bool {
+	at, ok1 := a.(stablehlo.TensorType)
+	bt, ok2 := b.(stablehlo.TensorType)
+	if !ok1 || !ok2 {
+		return stablehlo.TypesEqual(a, b)
+	}
+	if at.DType != bt.DType || len(at.Dims) != len(bt.Dims) {
+		return false
+	}
+	for i, d := range at.Dims {
+		if e := bt.Dims[i]; d != e && d != stablehlo.DynamicDim && e != stablehlo.DynamicDim {
+			return false
+		}
+	}
+	return true
 }
 
 // compileProgram is Compile; share false compiles the program with every
@@ -1186,7 +1237,7 @@ func checkValue(t stablehlo.Type, v Value) error {
 		if !ok || tv == nil {
 			return fmt.Errorf("want %v, got %T", t, v)
 		}
-		if !tv.Shape.Equal(xla.MakeShape(t.DType, t.Dims...)) {
+		if !typeCompatible(t, stablehlo.TensorOf(tv.Shape)) {
 			return fmt.Errorf("want %v, got %v", t, stablehlo.TensorOf(tv.Shape))
 		}
 	case stablehlo.TokenType:

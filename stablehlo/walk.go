@@ -404,11 +404,13 @@ func (v *verifier) block(b *Block, terminator string) error {
 // size: a branch returning another type than the op's result would hand
 // its value on under the wrong type. Other ops pass.
 func CheckRegionTypes(op *Op) error {
+	// What the region's entry block returns (what a runtime that runs
+	// that block hands on).
 	returns := func(r *Region) []Type {
-		if r == nil || len(r.Blocks) != 1 || r.Blocks[0] == nil {
+		if r == nil || len(r.Blocks) == 0 || r.Blocks[0] == nil {
 			return nil
 		}
-		if t := r.Blocks[0].Terminator(); t != nil && t.Name == "stablehlo.return" {
+		if t := r.Blocks[0].Terminator(); t != nil && (t.Name == "stablehlo.return" || t.Name == "func.return") {
 			return valueTypes(t.Operands)
 		}
 		return nil
@@ -427,7 +429,7 @@ func CheckRegionTypes(op *Op) error {
 		}
 		operands := valueTypes(op.Operands)
 		for i, r := range op.Regions {
-			if r != nil && len(r.Blocks) == 1 && r.Blocks[0] != nil {
+			if r != nil && len(r.Blocks) > 0 && r.Blocks[0] != nil {
 				if args := valueTypes(r.Blocks[0].Args); !listCompatible(args, operands) {
 					return fmt.Errorf("region %d takes %s, the operands are %s", i, typeList(args), typeList(operands))
 				}
