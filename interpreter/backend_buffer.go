@@ -200,6 +200,9 @@ func (b *buffer) copyTo(dev *device, mem *memory, op string) (backend.Buffer, er
 		return nil, backend.Errorf(codeFailedPrecondition, op, "buffer was deleted")
 	}
 	nb := &buffer{c: b.c, dev: dev, mem: mem, shape: b.shape.Clone()}
+	if _, err := allocating(func() (*Tensor, error) { checkAlloc(b.shape); return nil, nil }); err != nil {
+		return nil, backend.Errorf(codeResourceExhausted, op, "%v", err)
+	}
 	if b.ready.fired() {
 		v, err := b.value()
 		nb.val = cloneValue(v)

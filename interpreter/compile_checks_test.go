@@ -205,3 +205,23 @@ func.func private @sum(%a: tensor<?xi32>) -> tensor<i32> {
 	require.NoError(t, err)
 	assert.Equal(t, []int32{10}, out[0].(*Tensor).Data.([]int32))
 }
+
+// TestTooLargeWindowTables: a reduce_window whose window tables need more
+// memory than is available fails its op (an f32[1] operand with a large
+// window and padding asked for gigabytes of int64 offsets).
+func TestTooLargeWindowTables(t *testing.T) {
+	defer func(f func() (int64, bool)) { availableMemory = f }(availableMemory)
+	availableMemory = func() (int64, bool) { return 512 << 20, true }
+	p := compileText(t, `func.func @main(%a: tensor<1xf32>) -> tensor<49154xf32> {
+  %z = stablehlo.constant dense<0.0> : tensor<f32>
+  %r = "stablehlo.reduce_window"(%a, %z) ({
+  ^bb0(%x: tensor<f32>, %y: tensor<f32>):
+    %s = stablehlo.add %x, %y : tensor<f32>
+    stablehlo.return %s : tensor<f32>
+  }) {window_dimensions = array<i64: 16384>, padding = dense<[[0, 65536]]> : tensor<1x2xi64>} : (tensor<1xf32>, tensor<f32>) -> tensor<49154xf32>
+  return %r : tensor<49154xf32>
+}`)
+	_, err := p.Run(context.Background(), Device{}, []Value{NewTensor(xla.MakeShape(xla.Float32, 1))})
+	var ae *AllocError
+	require.True(t, errors.As(err, &ae), "%v", err)
+}

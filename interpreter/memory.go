@@ -80,8 +80,8 @@ func checkBytes(s xla.Shape, n, w int64) {
 		return
 	}
 	avail, ok := availableMemory()
-	if ok && bytes > avail {
-		runtime.GC() // dead tensors the heap still counts
+	for i := 0; i < 2 && ok && bytes > avail; i++ {
+		runtime.GC() // dead tensors the heap still counts (pools need two)
 		avail, ok = availableMemory()
 	}
 	if ok && bytes > avail {
@@ -149,10 +149,19 @@ func memoryAvailable() (avail int64, ok bool) {
 }
 
 // cgroupMemAvailable is memory.max less memory.current of the process's
-// cgroup (v2), when it has a limit.
+// cgroup (v2: the path /proc/self/cgroup names, else the mount's root),
+// when it has a limit.
 func cgroupMemAvailable() (int64, bool) {
+	dir := "/sys/fs/cgroup/"
+	if b, err := os.ReadFile("/proc/self/cgroup"); err == nil {
+		for _, line := range strings.Split(string(b), "\n") {
+			if p, ok := strings.CutPrefix(line, "0::"); ok && isFile(dir+p+"/memory.max") {
+				dir += strings.TrimPrefix(p, "/") + "/"
+			}
+		}
+	}
 	read := func(name string) (int64, bool) {
-		b, err := os.ReadFile("/sys/fs/cgroup/" + name)
+		b, err := os.ReadFile(dir + name)
 		if err != nil {
 			return 0, false
 		}
@@ -195,3 +204,8 @@ func systemMemAvailable() (int64, bool) {
 // maxDevices is the most devices the interpreter simulates (a client's
 // device count, a program's replicas times partitions).
 const maxDevices = 4096
+
+func isFile(path string) bool {
+	st, err := os.Stat(path)
+	return err == nil && !st.IsDir()
+}

@@ -54,7 +54,7 @@ func shpNewWindow(in, win, stride, baseDil, winDil, lo, hi []int64) (*shpWindow,
 		if nout*win[d] > 1<<31 {
 			return nil, shpErrf("dimension %d: window geometry too large", d)
 		}
-		t := make([]int64, nout*win[d])
+		t := makeChecked[int64](nout*win[d], xla.MakeShape(xla.Int64, nout, win[d]))
 		for o := int64(0); o < nout; o++ {
 			for k := int64(0); k < win[d]; k++ {
 				p := o*stride[d] + k*winDil[d] - lo[d] // position in the dilated input

@@ -92,9 +92,9 @@ func shpSort(x *Exec, op *stablehlo.Op, args []Value) ([]Value, error) {
 		}
 	}
 	less, errp := shpSortLess(x, op.Regions[0], ins, dts, &base, st)
-	src := make([]int, total)
-	perm := make([]int, n)
-	tmp := make([]int, n)
+	src := makeChecked[int](int64(total), xla.MakeShape(xla.Int64, int64(total)))
+	perm := makeChecked[int](int64(n), xla.MakeShape(xla.Int64, int64(n)))
+	tmp := makeChecked[int](int64(n), xla.MakeShape(xla.Int64, int64(n)))
 	for o := shpNewOdo(outerDims, str, 0); !o.done; o.next() {
 		base = int(o.off)
 		for i := range perm {

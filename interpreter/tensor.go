@@ -181,6 +181,7 @@ func (t *Tensor) Len() int { return int(t.Shape.Size()) }
 
 // Clone returns a deep copy of t.
 func (t *Tensor) Clone() *Tensor {
+	checkAlloc(t.Shape)
 	if t.Len() == 0 {
 		return NewTensor(t.Shape)
 	}
