@@ -226,6 +226,7 @@ func mlirFuncFromOp(op *Op, detach bool) (*Func, error) {
 	f := &Func{Loc: op.Loc}
 	var ft *FunctionType
 	var argAttrs, resAttrs ArrayAttr
+	var hasArgAttrs, hasResAttrs bool // given, even as []
 	for _, a := range op.Attrs {
 		switch a.Name {
 		case "sym_name":
@@ -257,14 +258,14 @@ func mlirFuncFromOp(op *Op, detach bool) (*Func, error) {
 			if !ok {
 				return nil, bad("arg_attrs must be an array of dictionaries")
 			}
-			argAttrs = arr
+			argAttrs, hasArgAttrs = arr, true
 			continue
 		case "res_attrs":
 			arr, ok := a.Value.(ArrayAttr)
 			if !ok {
 				return nil, bad("res_attrs must be an array of dictionaries")
 			}
-			resAttrs = arr
+			resAttrs, hasResAttrs = arr, true
 			continue
 		}
 		f.Attrs = append(f.Attrs, a)
@@ -308,12 +309,12 @@ func mlirFuncFromOp(op *Op, detach bool) (*Func, error) {
 		return out, nil
 	}
 	var err error
-	if len(argAttrs) > 0 {
+	if hasArgAttrs {
 		if f.ArgAttrs, err = dicts("arg_attrs", argAttrs, len(ft.Inputs)); err != nil {
 			return nil, err
 		}
 	}
-	if len(resAttrs) > 0 {
+	if hasResAttrs {
 		if f.ResultAttrs, err = dicts("res_attrs", resAttrs, len(ft.Results)); err != nil {
 			return nil, err
 		}

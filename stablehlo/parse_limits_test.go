@@ -66,3 +66,11 @@ func TestNULByteIsNamed(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "2:9: NUL byte: the input is not MLIR text")
 }
+
+func TestArgAttrsLengthChecked(t *testing.T) {
+	_, err := Parse([]byte("func.func private @e(%a: tensor<f32>) attributes {arg_attrs = []} {\n  return\n}\n"))
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "arg_attrs has the wrong length")
+	_, err = Parse([]byte("func.func private @e() attributes {arg_attrs = []} {\n  return\n}\n"))
+	require.NoError(t, err)
+}
