@@ -308,29 +308,11 @@ func checkCallTypes(m *stablehlo.Module, op *stablehlo.Op) error {
 		return fmt.Errorf("has %d results, @%s returns %d", len(op.Results), sym, len(f.ResultTypes))
 	}
 	for i, r := range op.Results {
-		if !typeCompatible(r.Type, f.ResultTypes[i]) {
+		if !stablehlo.TypesCompatible(r.Type, f.ResultTypes[i]) {
 			return fmt.Errorf("result %d is %v, @%s returns %v", i, r.Type, sym, f.ResultTypes[i])
 		}
 	}
 	return nil
-}
-
-// typeCompatible is TypesEqual where a dynamic dimension matches any size.
-func typeCompatible(a, b stablehlo.Type) bool {
-	at, ok1 := a.(stablehlo.TensorType)
-	bt, ok2 := b.(stablehlo.TensorType)
-	if !ok1 || !ok2 {
-		return stablehlo.TypesEqual(a, b)
-	}
-	if at.DType != bt.DType || len(at.Dims) != len(bt.Dims) {
-		return false
-	}
-	for i, d := range at.Dims {
-		if e := bt.Dims[i]; d != e && d != stablehlo.DynamicDim && e != stablehlo.DynamicDim {
-			return false
-		}
-	}
-	return true
 }
 
 // compileProgram is Compile; share false compiles the program with every
@@ -1237,7 +1219,7 @@ func checkValue(t stablehlo.Type, v Value) error {
 		if !ok || tv == nil {
 			return fmt.Errorf("want %v, got %T", t, v)
 		}
-		if !typeCompatible(t, stablehlo.TensorOf(tv.Shape)) {
+		if !stablehlo.TypesCompatible(t, stablehlo.TensorOf(tv.Shape)) {
 			return fmt.Errorf("want %v, got %v", t, stablehlo.TensorOf(tv.Shape))
 		}
 	case stablehlo.TokenType:

@@ -419,7 +419,7 @@ func CheckRegionTypes(op *Op) error {
 	switch op.Name {
 	case "stablehlo.if", "stablehlo.case":
 		for i, r := range op.Regions {
-			if got := returns(r); got != nil && !listCompatible(got, results) {
+			if got := returns(r); got != nil && !slices.EqualFunc(got, results, TypesCompatible) {
 				return fmt.Errorf("branch %d returns %s, the op's results are %s", i, typeList(got), typeList(results))
 			}
 		}
@@ -430,18 +430,18 @@ func CheckRegionTypes(op *Op) error {
 		operands := valueTypes(op.Operands)
 		for i, r := range op.Regions {
 			if r != nil && len(r.Blocks) > 0 && r.Blocks[0] != nil {
-				if args := valueTypes(r.Blocks[0].Args); !listCompatible(args, operands) {
+				if args := valueTypes(r.Blocks[0].Args); !slices.EqualFunc(args, operands, TypesCompatible) {
 					return fmt.Errorf("region %d takes %s, the operands are %s", i, typeList(args), typeList(operands))
 				}
 			}
 		}
-		if got := returns(op.Regions[0]); got != nil && !listCompatible(got, []Type{Tensor(xla.Bool)}) {
+		if got := returns(op.Regions[0]); got != nil && !slices.EqualFunc(got, []Type{Tensor(xla.Bool)}, TypesCompatible) {
 			return fmt.Errorf("the condition returns %s, want tensor<i1>", typeList(got))
 		}
-		if got := returns(op.Regions[1]); got != nil && !listCompatible(got, operands) {
+		if got := returns(op.Regions[1]); got != nil && !slices.EqualFunc(got, operands, TypesCompatible) {
 			return fmt.Errorf("the body returns %s, the operands are %s", typeList(got), typeList(operands))
 		}
-		if !listCompatible(results, operands) {
+		if !slices.EqualFunc(results, operands, TypesCompatible) {
 			return fmt.Errorf("results %s, operands %s", typeList(results), typeList(operands))
 		}
 	}
@@ -489,7 +489,7 @@ func CheckResultTypes(op *Op) (known bool, err error) {
 		return true, fmt.Errorf("has %d results, want %d", len(op.Results), len(types))
 	}
 	for i, t := range types {
-		if !typesCompatible(t, op.Results[i].Type) {
+		if !TypesCompatible(t, op.Results[i].Type) {
 			return true, fmt.Errorf("result %d is %s, want %s", i, op.Results[i].Type, t)
 		}
 	}
@@ -552,21 +552,8 @@ func checkGivenResult(op *Op) (known bool, err error) {
 	return true, inferBroadcastInDim(t, rt.Dims, bdims.Values)
 }
 
-// listCompatible is typesCompatible over two lists.
-func listCompatible(a, b []Type) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if !typesCompatible(a[i], b[i]) {
-			return false
-		}
-	}
-	return true
-}
-
-// typesCompatible is TypesEqual where a dynamic dimension matches any size.
-func typesCompatible(a, b Type) bool {
+// TypesCompatible is TypesEqual where a dynamic dimension matches any size.
+func TypesCompatible(a, b Type) bool {
 	at, ok1 := a.(TensorType)
 	bt, ok2 := b.(TensorType)
 	if ok1 && ok2 {
