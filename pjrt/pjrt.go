@@ -168,17 +168,22 @@ func (e searchEnv) candidates() []PluginInfo {
 	return out
 }
 
-// loadCandidate loads one of Candidates: the built-in by name, a plugin
-// file by path (which discovery names the same way).
-func loadCandidate(info PluginInfo) (*Plugin, error) {
-	if info.Path == "" {
-		return LoadPlugin(info.Name)
+// NameOrPath is what LoadPlugin takes for the plugin: its file's path, or
+// the name of a built-in.
+func (i PluginInfo) NameOrPath() string {
+	if i.Path == "" {
+		return i.Name
 	}
-	p, err := LoadPlugin(info.Path)
-	if err != nil {
+	return i.Path
+}
+
+// loadCandidate loads one of Candidates, naming it in its error.
+func loadCandidate(info PluginInfo) (*Plugin, error) {
+	p, err := LoadPlugin(info.NameOrPath())
+	if err != nil && info.Path != "" {
 		return nil, fmt.Errorf("%s plugin %s: %w", info.Name, info.Path, err)
 	}
-	return p, nil
+	return p, err
 }
 
 // searchedReport lists, per short name, where discovery looked.

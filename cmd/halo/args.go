@@ -93,7 +93,7 @@ func loadBackend(errw io.Writer, cmd, plugin string, devices int) (*pjrt.Plugin,
 	}
 	var last error
 	for _, info := range pjrt.Candidates() {
-		p, c, err := loadBackend(errw, cmd, candidateName(info), devices)
+		p, c, err := loadBackend(errw, cmd, info.NameOrPath(), devices)
 		if err == nil {
 			return p, c, nil
 		}
@@ -101,14 +101,6 @@ func loadBackend(errw io.Writer, cmd, plugin string, devices int) (*pjrt.Plugin,
 		last = err
 	}
 	return nil, nil, fmt.Errorf("no backend could be used (the last error: %w)", last)
-}
-
-// candidateName is what pjrt.LoadPlugin takes for a candidate.
-func candidateName(info pjrt.PluginInfo) string {
-	if info.Path != "" {
-		return info.Path
-	}
-	return info.Name
 }
 
 func describeCandidate(info pjrt.PluginInfo) string {

@@ -114,7 +114,7 @@ func demo(w, errw io.Writer, plugin string) error {
 	}
 	candidates := pjrt.Candidates()
 	for i, info := range candidates {
-		p, c, err := loadBackend(errw, "demo", candidateName(info), 1)
+		p, c, err := loadBackend(errw, "demo", info.NameOrPath(), 1)
 		if err == nil {
 			err = demoOn(w, p, c, text, buildTime)
 			c.Close()
