@@ -60,12 +60,10 @@ func benchFile(w, errw io.Writer, plugin, path string, budget time.Duration, n i
 	defer c.Close()
 	fmt.Fprintf(w, "backend: %s\n", p)
 
-	co := xla.DefaultCompileOptions()
-	co.NumReplicas, co.NumPartitions = replicas, partitions
 	t0 := time.Now()
-	exe, err := c.Compile(pjrt.MLIR(text), &co)
+	exe, err := compileFile(c, text, path, replicas, partitions)
 	if err != nil {
-		return fmt.Errorf("%s: %w", path, err)
+		return err
 	}
 	defer exe.Close()
 	compile := time.Since(t0)

@@ -38,11 +38,9 @@ func runFile(w, errw io.Writer, plugin, path string, timeout time.Duration) erro
 		return err
 	}
 	defer c.Close()
-	co := xla.DefaultCompileOptions()
-	co.NumReplicas, co.NumPartitions = replicas, partitions
-	exe, err := c.Compile(pjrt.MLIR(text), &co)
+	exe, err := compileFile(c, text, path, replicas, partitions)
 	if err != nil {
-		return fmt.Errorf("%s: %w", path, err)
+		return err
 	}
 	defer exe.Close()
 	x, err := exe.Execute(make([][]*pjrt.Buffer, len(exe.AddressableDevices())), pjrt.ExecuteOptions{CompletionEvents: true})
@@ -83,6 +81,18 @@ func runFile(w, errw io.Writer, plugin, path string, timeout time.Duration) erro
 		fmt.Fprintln(w, "(no outputs)")
 	}
 	return nil
+}
+
+// compileFile compiles the text of path for replicas x partitions
+// devices, naming path in its error.
+func compileFile(c *pjrt.Client, text []byte, path string, replicas, partitions int) (*pjrt.Executable, error) {
+	co := xla.DefaultCompileOptions()
+	co.NumReplicas, co.NumPartitions = replicas, partitions
+	exe, err := c.Compile(pjrt.MLIR(text), &co)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return exe, nil
 }
 
 // runnable checks that the module's entry function takes no arguments.
