@@ -2,7 +2,6 @@ package interpreter
 
 import (
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -200,7 +199,7 @@ func (b *buffer) copyTo(dev *device, mem *memory, op string) (backend.Buffer, er
 		return nil, backend.Errorf(codeFailedPrecondition, op, "buffer was deleted")
 	}
 	nb := &buffer{c: b.c, dev: dev, mem: mem, shape: b.shape.Clone()}
-	if _, err := allocating(func() (*Tensor, error) { checkAlloc(b.shape); return nil, nil }); err != nil {
+	if err := canAllocate(b.shape); err != nil {
 		return nil, backend.Errorf(codeResourceExhausted, op, "%v", err)
 	}
 	if b.ready.fired() {
@@ -291,11 +290,10 @@ func (c *client) BufferFromHost(h backend.HostBuffer, dev backend.Device, mem ba
 	if int64(len(data)) != shape.HostBytes() {
 		return nil, nil, backend.Errorf(codeInvalidArgument, op, "host data has %d bytes, %v needs %d", len(data), shape, shape.HostBytes())
 	}
-	t, err := allocating(func() (*Tensor, error) { return decodeHost(shape, data) })
-	var alloc *AllocError
-	if errors.As(err, &alloc) {
+	if err := canAllocate(shape); err != nil {
 		return nil, nil, backend.Errorf(codeResourceExhausted, op, "%v", err)
 	}
+	t, err := decodeHost(shape, data)
 	if err != nil {
 		return nil, nil, backend.Errorf(codeInvalidArgument, op, "%v", err)
 	}
@@ -355,11 +353,10 @@ func (c *client) CreateUninitializedBuffer(shape xla.Shape, dev backend.Device, 
 	if err != nil {
 		return nil, err
 	}
-	t, err := allocating(func() (*Tensor, error) { return NewTensor(shape), nil })
-	if err != nil {
+	if err := canAllocate(shape); err != nil {
 		return nil, backend.Errorf(codeResourceExhausted, op, "%v", err)
 	}
-	return &buffer{c: c, dev: d, mem: m, shape: shape.Clone(), val: t, ready: okEvent}, nil
+	return &buffer{c: c, dev: d, mem: m, shape: shape.Clone(), val: NewTensor(shape), ready: okEvent}, nil
 }
 
 // CreateErrorBuffer makes a buffer whose readiness carries an error.

@@ -110,10 +110,12 @@ func catchAlloc(err *error) {
 	}
 }
 
-// allocating runs f, its *AllocError panic made its error.
-func allocating(f func() (*Tensor, error)) (t *Tensor, err error) {
+// canAllocate is checkAlloc as an error: nil when a tensor of shape s can
+// be allocated.
+func canAllocate(s xla.Shape) (err error) {
 	defer catchAlloc(&err)
-	return f()
+	checkAlloc(s)
+	return nil
 }
 
 // allocErrorOf is the *AllocError a recovered value is or wraps, or nil.
