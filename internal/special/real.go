@@ -1,5 +1,7 @@
 package special
 
+// Real functions whose standard-library forms are inaccurate somewhere.
+
 import "math"
 
 // RealLog is the natural logarithm of a float64: math.Log, but right for
