@@ -16,18 +16,37 @@ py=python3
 # script on a machine without a GPU, with small HALO_BENCH_SIZE).
 plugin=${HALO_PLUGIN:-$($py -c 'import os, jax_plugins.xla_cuda13 as p; print(os.path.join(os.path.dirname(p.__file__), "xla_cuda_plugin.so"))')}
 export HALO_PLUGIN=$plugin XLA_PYTHON_CLIENT_PREALLOCATE=false JAX_PALLAS_USE_MOSAIC_GPU=0
+# What JAX's Python side does before it loads the plugin, done here for
+# the Go binaries too: the CUDA libraries of the nvidia-* wheels on the
+# library path, and XLA told where CUDA's libdevice and ptxas are (the
+# directory JAX itself finds, else the first that holds libdevice).
+if [ -f "$plugin" ]; then
+  site=$(dirname "$(dirname "$(dirname "$plugin")")")
+  libs=$(find "$site/nvidia" -maxdepth 3 -type d -name lib 2>/dev/null | sort | tr '\n' ':')
+  export LD_LIBRARY_PATH=${libs}${LD_LIBRARY_PATH:-}
+  cuda=$($py -c 'from jax._src import lib; print(getattr(lib, "cuda_path", "") or "")' 2>/dev/null)
+  if [ -z "$cuda" ]; then
+    for d in "$site/nvidia/cu13" "$site/nvidia/cuda_nvcc" /usr/local/cuda; do
+      if ls "$d"/nvvm/libdevice/libdevice*.bc >/dev/null 2>&1; then cuda=$d; break; fi
+    done
+  fi
+  [ -n "$cuda" ] && export XLA_FLAGS="--xla_gpu_cuda_data_dir=$cuda ${XLA_FLAGS:-}"
+fi
 {
   date -u
   nvidia-smi -L || echo "no nvidia-smi"
   echo "plugin: $plugin"
-  $py -c 'import jax; print("jax", jax.__version__)' || echo "no jax"
+  $py -c 'import jax; print("jax", jax.__version__, jax.devices())' || echo "no jax"
+  echo "LD_LIBRARY_PATH=${LD_LIBRARY_PATH:-}"
+  echo "XLA_FLAGS=${XLA_FLAGS:-}"
+  [ -f "$plugin" ] && { ldd "$plugin" | grep -i "not found" || echo "ldd: every library found"; }
 } 2>&1 | tee "$out/machine.log"
 
 # The whole script stays within HALO_GPU_BUDGET seconds (default 420: one
 # device call with timeout_s 480, leaving a session's 15 minutes room for
 # the machine's start and one shorter call after): a step gets at most
 # what is left, and a step with less than 15 s left is skipped, saying so.
-budget=${HALO_GPU_BUDGET:-420}
+budget=${HALO_GPU_BUDGET:-430}
 step() { # step LOG SECONDS command...
   local log=$1 secs=$2
   shift 2
@@ -43,25 +62,50 @@ step() { # step LOG SECONDS command...
   echo "== exit ${PIPESTATUS[0]} after $((SECONDS - t0))s" | tee -a "$out/$log"
 }
 
-# Most needed first: the Pallas kernels on the GPU (checked, then timed),
-# then the same kernels in JAX, then the other packages' plugin tests.
-step tests.log 120 .device/pallas.test -test.run TritonRealPlugin -test.v
+# gotest LOG SECONDS BINARY PATTERN: a test binary's tests matching
+# PATTERN, verbose. When the process dies (a signal, as when a compiler in
+# the plugin aborts), the test it was in is reported and the rest run
+# again without it, while time is left (at most three times).
+gotest() {
+  local log=$1 secs=$2 bin=$3 pat=$4 skip="" names="" tries
+  for tries in 1 2 3 4; do
+    local start
+    start=0; [ -f "$out/$log" ] && start=$(wc -l <"$out/$log")
+    step "$log" "$secs" "$bin" -test.run "$pat" ${skip:+-test.skip "$skip"} -test.v
+    local rc
+    rc=$(tail -1 "$out/$log" | sed -n 's/^== exit \([0-9]*\) after.*/\1/p')
+    case $rc in 0 | 1 | 124 | "") return ;; esac
+    local last
+    last=$(tail -n +$((start + 1)) "$out/$log" | grep '^=== RUN' | tail -1 | awk '{print $3}')
+    [ -z "$last" ] && return
+    echo "== CRASHED (exit $rc) in $last; again without it" | tee -a "$out/$log"
+    names="$names $last"
+    # one pattern per level: the names' elements, level by level
+    skip=$(for n in $names; do echo "$n"; done | awk -F/ '{for (i = 1; i <= NF; i++) { gsub(/[][().*+?^$|{}\\]/, "\\\\&", $i); if (!seen[i, $i]++) lv[i] = lv[i] (lv[i] == "" ? "" : "|") $i; if (NF > n) n = NF }} END {for (i = 1; i <= n; i++) printf "%s^(%s)$", (i > 1 ? "/" : ""), lv[i]}')
+  done
+}
+
+# Most needed first: the examples' kernels on the GPU (checked, then
+# timed), the same kernels in JAX, then the Pallas test kernels and the
+# other packages' plugin tests.
 for t in add matmul dsd masked; do
-  step tests.log 60 ".device/$t.test" -test.run OnPlugin -test.v
+  gotest tests.log 60 ".device/$t.test" OnPlugin
 done
-step bench.log 90 .device/dsd.test -test.run XXX -test.bench OnPlugin -test.benchtime 50x -test.count 2
-step bench.log 90 .device/masked.test -test.run XXX -test.bench OnPlugin -test.benchtime 50x -test.count 2
-step bench.log 90 .device/matmul.test -test.run XXX -test.bench OnPlugin -test.benchtime 50x -test.count 2
-step bench.log 30 .device/add.test -test.run XXX -test.bench OnPlugin -test.benchtime 500x -test.count 2
+step bench.log 90 .device/dsd.test -test.run XXX -test.bench OnPlugin -test.benchtime 100x -test.count 1
+step bench.log 90 .device/masked.test -test.run XXX -test.bench OnPlugin -test.benchtime 100x -test.count 1
+step bench.log 90 .device/matmul.test -test.run XXX -test.bench OnPlugin -test.benchtime 100x -test.count 1
+step bench.log 30 .device/add.test -test.run XXX -test.bench OnPlugin -test.benchtime 1000x -test.count 1
 if $py -c 'import jax' 2>/dev/null; then
-  step jax.log 180 "$py" benchmarks/gpu/pallas_jax.py --out "$out/jax"
+  step jax.log 150 env PYTHONUNBUFFERED=1 "$py" benchmarks/gpu/pallas_jax.py --out "$out/jax"
 else
   echo "== JAX Pallas skipped: $py has no jax" | tee -a "$out/jax.log"
 fi
-step tests.log 60 .device/pjrt.test -test.run RealPlugin -test.v
-step tests.log 60 .device/effects.test -test.run RealPlugin -test.v
+gotest tests.log 100 .device/pallas.test 'TritonRealPlugin/triton/'
+gotest tests.log 60 .device/pallas.test 'TritonRealPlugin/interpret/'
+gotest tests.log 40 .device/pjrt.test RealPlugin
+gotest tests.log 40 .device/effects.test RealPlugin
 {
-  grep -h "^Benchmark\|RESULT\|FAILED\|^--- FAIL\|^FAIL\|skipped" "$out"/*.log
+  grep -h "^Benchmark\|RESULT\|FAILED\|CRASHED\|^--- FAIL\|^FAIL\|skipped" "$out"/*.log
   echo
   $py benchmarks/gpu/compare.py "$out"
 } > "$out/summary.txt" 2>&1
