@@ -1267,7 +1267,15 @@ func (l *interp) op(fb *stablehlo.FuncBuilder, op *Op, e *env) error {
 		if at, _ := a.TensorType(); at.DType != t.DType && !(at.DType.IsFloat() && t.DType.IsFloat()) {
 			a, b = fb.Convert(a, t.DType), fb.Convert(b, t.DType)
 		}
-		set(fb.DotGeneralWith(a, b, dn, stablehlo.DotConfig{ResultDType: t.DType}))
+		cfg := stablehlo.DotConfig{ResultDType: t.DType}
+		if at, _ := a.TensorType(); at.DType == xla.Float32 {
+			// f32 products in full precision, as the Triton lowering's
+			// IEEE dots: XLA's GPU backend takes DEFAULT as leave to
+			// round f32 operands to TF32 (seen on an H100, errors of
+			// 1e-4 in a 64-term sum).
+			cfg.Precision = []stablehlo.Precision{stablehlo.PrecisionHighest, stablehlo.PrecisionHighest}
+		}
+		set(fb.DotGeneralWith(a, b, dn, cfg))
 	case "load":
 		v, err := l.load(fb, op, e)
 		if err != nil {

@@ -368,3 +368,26 @@ func TestInterpretSharedUninitializedStartIsNotWrittenThrough(t *testing.T) {
 		}
 	}
 }
+
+func TestInterpretF32DotsAskForFullPrecision(t *testing.T) {
+	// XLA's GPU backend rounds f32 dot operands to TF32 under DEFAULT
+	// precision (seen on an H100): interpret mode asks for HIGHEST on f32
+	// dots, as the Triton lowering asks for IEEE; bf16 dots keep DEFAULT.
+	for _, c := range []struct {
+		dt   xla.DType
+		want int
+	}{{xla.Float32, 1}, {xla.BFloat16, 0}} {
+		kernel := func(k *Kernel, refs []*Ref) {
+			refs[2].Store(Dot(refs[0].Load(), refs[1].Load(), xla.Float32))
+		}
+		spec := CallSpec{Name: "dot", OutShapes: []xla.Shape{xla.MakeShape(xla.Float32, 16, 16)}}
+		b := stablehlo.NewBuilder("dot")
+		fb := b.NewFunction("main", stablehlo.Tensor(c.dt, 16, 16), stablehlo.Tensor(c.dt, 16, 16))
+		fb.Return(Call(fb, kernel, spec, fb.Args()...)...)
+		m, err := b.Build()
+		require.NoError(t, err)
+		text := m.String()
+		assert.Equal(t, c.want, strings.Count(text, "precision = [HIGHEST, HIGHEST]"), text)
+		assert.Equal(t, 1, strings.Count(text, "stablehlo.dot_general"), text)
+	}
+}

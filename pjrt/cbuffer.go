@@ -203,6 +203,22 @@ func (b *cBuffer) ReadyEvent() (backend.Event, error) {
 	return b.c.p.watchEvent(a.Event, "PJRT_Buffer_ReadyEvent", nil), nil
 }
 
+// WaitReady implements backend.ReadyWaiter: the buffer's ready event,
+// awaited in the plugin (PJRT_Event_Await), then destroyed.
+func (b *cBuffer) WaitReady() error {
+	const op = "PJRT_Buffer_ReadyEvent"
+	a := &capi.PJRT_Buffer_ReadyEvent_Args{StructSize: capi.PJRT_Buffer_ReadyEvent_Args_STRUCT_SIZE, Buffer: b.h}
+	if err := b.c.p.call(capi.SlotPJRT_Buffer_ReadyEvent, unsafe.Pointer(a), nil); err != nil {
+		return err
+	}
+	if a.Event == 0 {
+		return nil
+	}
+	defer b.c.p.destroyEvent(a.Event)
+	w := &capi.PJRT_Event_Await_Args{StructSize: capi.PJRT_Event_Await_Args_STRUCT_SIZE, Event: a.Event}
+	return b.c.p.call(capi.SlotPJRT_Event_Await, unsafe.Pointer(w), nil)
+}
+
 func (b *cBuffer) Delete() error {
 	a := &capi.PJRT_Buffer_Delete_Args{StructSize: capi.PJRT_Buffer_Delete_Args_STRUCT_SIZE, Buffer: b.h}
 	return b.c.p.call(capi.SlotPJRT_Buffer_Delete, unsafe.Pointer(a), nil)

@@ -511,11 +511,18 @@ func (p *cPlugin) RegisterFFIType(name string) (int64, error) {
 	var pin runtime.Pinner
 	n, np := bytesArg(name, &pin)
 	defer pin.Unpin()
-	// The 48-byte args (with type_info, NULL here) are also accepted by
-	// plugins whose PJRT_FFI_TypeID_Register_Args ended at type_id (40).
-	a := &capi.PJRT_FFI_Type_Register_Args{StructSize: capi.PJRT_FFI_Type_Register_Args_STRUCT_SIZE, TypeName: np, TypeNameSize: uint64(len(name))}
+	// The 48-byte args are also accepted by plugins whose
+	// PJRT_FFI_TypeID_Register_Args ended at type_id (40). XLA reads
+	// type_info->deleter without a NULL check (a NULL type_info crashed
+	// the CUDA plugin, PJRT 0.115), so it points at an empty type info:
+	// no deleter, no serialization.
+	info := &capi.PJRT_FFI_Type_Info{}
+	pin.Pin(info)
+	a := &capi.PJRT_FFI_Type_Register_Args{StructSize: capi.PJRT_FFI_Type_Register_Args_STRUCT_SIZE, TypeName: np,
+		TypeNameSize: uint64(len(name)), TypeInfo: uintptr(unsafe.Pointer(info))}
 	err := p.callExt(fn, op, unsafe.Pointer(a))
 	runtime.KeepAlive(n)
+	runtime.KeepAlive(info)
 	if err != nil {
 		return 0, err
 	}

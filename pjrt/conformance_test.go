@@ -629,3 +629,51 @@ func TestExecuteReleasesOutputsWhenTheClientCloses(t *testing.T) {
 	require.ErrorIs(t, err, ErrClosed)
 	assert.EqualValues(t, 0, c.live("buffer"), "buffers left alive")
 }
+
+func TestAwaitBlocksInThePluginWhenItCannotBeCancelled(t *testing.T) {
+	// A context that cannot end: the plugin blocks the thread
+	// (PJRT_Event_Await), no completion callback; one that can: the
+	// callback. Both see the execution's failure; no event is left alive.
+	c := openConformance(t)
+	cl := c.client(t)
+	exe, err := cl.Compile(MLIRText(addProgram), nil)
+	require.NoError(t, err)
+	a, err := BufferFrom(cl, []float32{1, 2, 3, 4}, []int64{4}, WaitForTransfer())
+	require.NoError(t, err)
+	awaits, callbacks := c.counter("event_awaits"), c.counter("onready_registered")
+	out, err := exe.Run(a, a)
+	require.NoError(t, err)
+	require.NoError(t, out[0].Await(context.Background()))
+	assert.Equal(t, int64(1), c.counter("event_awaits")-awaits)
+	assert.Equal(t, int64(0), c.counter("onready_registered")-callbacks)
+	v, err := ToSlice[float32](ctxT(t), out[0])
+	require.NoError(t, err)
+	assert.Equal(t, []float32{2, 4, 6, 8}, v)
+
+	awaits = c.counter("event_awaits")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	out2, err := exe.Run(a, a)
+	require.NoError(t, err)
+	require.NoError(t, out2[0].Await(ctx))
+	assert.Equal(t, int64(0), c.counter("event_awaits")-awaits, "a cancellable wait uses the callback")
+
+	forceReadyCallback = true
+	out3, err := exe.Run(a, a)
+	require.NoError(t, err)
+	require.NoError(t, out3[0].Await(context.Background()))
+	forceReadyCallback = false
+	assert.Equal(t, int64(0), c.counter("event_awaits")-awaits)
+
+	require.NoError(t, out[0].Close())
+	assert.ErrorIs(t, out[0].Await(context.Background()), ErrClosed, "await after Close")
+	for _, o := range [][]*Buffer{out2, out3} {
+		require.NoError(t, o[0].Close())
+	}
+	require.NoError(t, a.Close())
+	deadline := time.Now().Add(5 * time.Second)
+	for (pendingEvents() != 0 || c.live("event") != 0) && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	assert.EqualValues(t, 0, c.live("event"))
+}

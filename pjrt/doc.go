@@ -85,7 +85,7 @@
 //
 // # Coverage
 //
-// 130 of the 138 function slots of the PJRT C API 0.114 (94%) are used by
+// 131 of the 138 function slots of the PJRT C API 0.114 (94%) are used by
 // this package; coverage_test.go checks that every other slot is listed
 // here, with the reason it is left out.
 //
@@ -93,7 +93,6 @@
 //
 //   - PJRT_Event_IsReady: subsumed by PJRT_Event_OnReady, through which every event becomes an Event (Done, Err).
 //   - PJRT_Event_Error: subsumed by PJRT_Event_OnReady (Event.Err), and it aborts real plugins on pending events.
-//   - PJRT_Event_Await: subsumed by PJRT_Event_OnReady (Event.Await waits on a channel, with a context).
 //   - PJRT_CopyToDeviceStream_Destroy: streams exist only inside the recv callbacks of PJRT_ExecuteOptions, which halo does not expose (host callbacks use the FFI).
 //   - PJRT_CopyToDeviceStream_AddChunk: as PJRT_CopyToDeviceStream_Destroy.
 //   - PJRT_CopyToDeviceStream_TotalBytes: as PJRT_CopyToDeviceStream_Destroy.

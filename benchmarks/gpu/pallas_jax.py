@@ -39,6 +39,32 @@ import pattern  # noqa: E402
 PARAMS = pltriton.CompilerParams(num_warps=4, num_stages=3)
 
 
+def params(warps, stages):
+    return pltriton.CompilerParams(num_warps=warps, num_stages=stages)
+
+
+def parse_configs(text):
+    """Configs as halo's plugintest.Configs reads them: space-separated,
+    each comma-separated key=value of bm, bn, bk, warps, stages."""
+    out = []
+    for field in text.split():
+        c = {}
+        for kv in field.split(","):
+            k, v = kv.split("=")
+            if k not in ("bm", "bn", "bk", "warps", "stages") or int(v) <= 0:
+                raise ValueError(f"config {field!r}: bad setting {kv!r}")
+            c[k] = int(v)
+        out.append(c)
+    return out
+
+
+def config_name(c):
+    """halo's Config.String: bm128_bn128_bk64_w4_s3, parts not set left out."""
+    keys = [("bm", "bm"), ("bn", "bn"), ("bk", "bk"), ("warps", "w"), ("stages", "s")]
+    parts = [f"{short}{c[k]}" for k, short in keys if k in c]
+    return "_".join(parts) or "default"
+
+
 def whole():
     """A BlockSpec for a whole-array ref (indexed inside the kernel)."""
     spec = getattr(pl, "no_block_spec", None)
@@ -98,7 +124,7 @@ def make_matmul(m, k, n, bm, bn, bk, dtype):
 
 # 3. DSD, the GPU form: one program per output block loops over the
 # non-zero blocks of its block row (block-CSR row pointers).
-def make_dsd(m, k, n, bm, bk, bn, dtype):
+def make_dsd(m, k, n, bm, bk, bn, dtype, cparams=PARAMS):
     def kernel(row_ptr_ref, col_idx_ref, blocks_ref, y_ref, o_ref):
         i, j = pl.program_id(0), pl.program_id(1)
 
@@ -114,7 +140,7 @@ def make_dsd(m, k, n, bm, bk, bn, dtype):
         return pl.pallas_call(
             kernel, out_shape=jax.ShapeDtypeStruct((m, n), dtype), grid=(m // bm, n // bn),
             in_specs=[whole(), whole(), whole(), whole()],
-            out_specs=pl.BlockSpec((bm, bn), lambda i, j: (i, j)), compiler_params=PARAMS, name="dsd_rows")(
+            out_specs=pl.BlockSpec((bm, bn), lambda i, j: (i, j)), compiler_params=cparams, name="dsd_rows")(
                 row_ptr, col_idx, blocks, y)
     return f
 
@@ -122,7 +148,7 @@ def make_dsd(m, k, n, bm, bk, bn, dtype):
 # 4. Masked matmul, the GPU form: one program per output block; a zero
 # block stores zeros, a non-zero one loops over K and multiplies by its
 # distinct mask block.
-def make_masked(m, k, n, bm, bn, bk, dtype):
+def make_masked(m, k, n, bm, bn, bk, dtype, cparams=PARAMS):
     def kernel(block_mask_ref, mask_idx_ref, x_ref, y_ref, mask_ref, o_ref):
         i, j = pl.program_id(0), pl.program_id(1)
         flag = block_mask_ref[i, j]
@@ -147,21 +173,35 @@ def make_masked(m, k, n, bm, bn, bk, dtype):
             kernel, out_shape=jax.ShapeDtypeStruct((m, n), dtype), grid=(m // bm, n // bn),
             in_specs=[whole(), whole(), pl.BlockSpec((bm, k), lambda i, j: (i, 0)),
                       pl.BlockSpec((k, bn), lambda i, j: (0, j)), whole()],
-            out_specs=pl.BlockSpec((bm, bn), lambda i, j: (i, j)), compiler_params=PARAMS, name="masked_matmul_blocks")(
+            out_specs=pl.BlockSpec((bm, bn), lambda i, j: (i, j)), compiler_params=cparams, name="masked_matmul_blocks")(
                 block_mask, mask_idx, x, y, mask_data)
     return f
 
 
-def lower_triangle_blocks(size, blk):
+def lower_triangle_blocks(size, bm, bn):
     """block_mask, mask_idx (gm, gn) and the distinct mask blocks of the
-    lower-triangular mask: block 0 the triangle of a diagonal block,
-    block 1 all ones."""
-    g = size // blk
-    ii, jj = np.meshgrid(np.arange(g), np.arange(g), indexing="ij")
-    block_mask = (jj <= ii).astype(np.int32)
-    mask_idx = np.where(jj == ii, 0, 1).astype(np.int32)
-    tri = np.tril(np.ones((blk, blk), np.float32))
-    return block_mask, mask_idx, np.stack([tri, np.ones((blk, blk), np.float32)])
+    lower-triangular mask in bm x bn blocks: each distinct non-zero
+    block once (those crossing the diagonal, then all ones), as halo's
+    sparsifyMask keeps them."""
+    gm, gn = size // bm, size // bn
+    full = np.tril(np.ones((size, size), np.float32))
+    block_mask = np.zeros((gm, gn), np.int32)
+    mask_idx = np.zeros((gm, gn), np.int32)
+    distinct, index = [], {}
+    for i in range(gm):
+        for j in range(gn):
+            blk = full[i * bm:(i + 1) * bm, j * bn:(j + 1) * bn]
+            if not blk.any():
+                continue
+            key = blk.tobytes()
+            if key not in index:
+                index[key] = len(distinct)
+                distinct.append(blk)
+            block_mask[i, j] = 1
+            mask_idx[i, j] = index[key]
+    data = np.stack(distinct)
+    n2 = 1 << max(0, (len(data) - 1).bit_length())
+    return block_mask, mask_idx, np.pad(data, ((0, n2 - len(data)), (0, 0), (0, 0)))
 
 
 def pow2_pad(a):
@@ -177,8 +217,11 @@ def main():
     ap.add_argument("--matmul-size", type=int, default=4096)
     ap.add_argument("--block", type=int, default=128)
     ap.add_argument("--bk", type=int, default=64)
-    ap.add_argument("--iters", type=int, default=50)
+    ap.add_argument("--iters", type=int, default=100)
+    ap.add_argument("--dsd-configs", default="", help="as HALO_BENCH_CONFIGS (bn, warps, stages)")
+    ap.add_argument("--masked-configs", default="", help="as HALO_BENCH_CONFIGS (bm, bn, bk, warps, stages)")
     ap.add_argument("--out", default="")
+    ap.add_argument("--kernels", default="xla_add,add,matmul_gelu,dsd,masked_matmul", help="which to run, comma-separated")
     a = ap.parse_args()
     bf16 = jnp.bfloat16
     print("jax", jax.__version__, "devices", jax.devices(), flush=True)
@@ -219,7 +262,7 @@ def main():
         d, k, r = paired(dense, (x, y), kern, (x, y), a.iters)
         return {"size": s, "xla_ms": d, "kernel_ms": k, "xla/kernel": r}
 
-    def dsd():
+    def dsd_configs():
         s, blk = a.size, a.block
         row_idx, col_idx, blocks = pattern.hashed_block_sparse(s, s, blk, blk, 0.1, 1)
         ptr = pattern.row_ptr(row_idx, s // blk)
@@ -232,32 +275,72 @@ def main():
         for b, (r, c) in enumerate(zip(row_idx, col_idx)):
             dense_x[r * blk:(r + 1) * blk, c * blk:(c + 1) * blk] = blocks[b]
         x = jnp.asarray(dense_x).astype(bf16)
-        kern = jax.jit(make_dsd(s, s, s, blk, blk, blk, bf16))
         dense = jax.jit(lambda x, y: x @ y)
+        want = dense(x, y)
         args = (jnp.asarray(pow2_pad(ptr)), jnp.asarray(pow2_pad(col_idx)), blocks_d, y)
-        check_close(kern(*args), dense(x, y), 1 / 64, "dsd")
-        d, k, r = paired(dense, (x, y), kern, args, a.iters)
-        return {"size": s, "block": blk, "blocks": int(len(row_idx)), "of": (s // blk) ** 2,
-                "xla_dense_ms": d, "kernel_ms": k, "dense/kernel": r}
+        configs = parse_configs(a.dsd_configs or f"bn={blk},warps=4,stages=3")
+        for c in configs:
+            bn = c.get("bn", blk)
 
-    def masked():
+            def one(c=c, bn=bn):
+                kern = jax.jit(make_dsd(s, s, s, blk, blk, bn, bf16, params(c.get("warps", 4), c.get("stages", 3))))
+                lowered.append(f"== dsd/{config_name(c)}\n" + kern.lower(*args).as_text())
+                check_close(kern(*args), want, 1 / 64, "dsd")
+                d, k, r = paired(dense, (x, y), kern, args, a.iters)
+                return {"size": s, "block": blk, "blocks": int(len(row_idx)), "of": (s // blk) ** 2,
+                        "xla_dense_ms": d, "kernel_ms": k, "dense/kernel": r}
+            run("dsd/" + config_name(c), one)
+
+    def masked_configs():
         s, blk = a.size, a.block
         kx, ky = jax.random.split(jax.random.key(1))
         x = jax.random.uniform(kx, (s, s), jnp.float32).astype(bf16)
         y = jax.random.uniform(ky, (s, s), jnp.float32).astype(bf16)
-        block_mask, mask_idx, mask_data = lower_triangle_blocks(s, blk)
-        kern = jax.jit(make_masked(s, s, s, blk, blk, a.bk, bf16))
         dense = jax.jit(lambda x, y: x @ y)
-        args = (jnp.asarray(block_mask), jnp.asarray(mask_idx), x, y, jnp.asarray(mask_data).astype(bf16))
         want = np.tril(np.ones((s, s), np.float32)) * np.asarray(dense(x, y), np.float32)
-        check_close(kern(*args), want, 1 / 64, "masked")
-        d, k, r = paired(dense, (x, y), kern, args, a.iters)
-        return {"size": s, "block": blk, "bk": a.bk, "xla_dense_ms": d, "kernel_ms": k, "dense/kernel": r}
+        configs = parse_configs(a.masked_configs or f"bm={blk},bn={blk},bk={a.bk},warps=4,stages=3")
+        for c in configs:
+            def one(c=c):
+                bm, bn, bk = c.get("bm", blk), c.get("bn", blk), c.get("bk", a.bk)
+                block_mask, mask_idx, mask_data = lower_triangle_blocks(s, bm, bn)
+                kern = jax.jit(make_masked(s, s, s, bm, bn, bk, bf16, params(c.get("warps", 4), c.get("stages", 3))))
+                args = (jnp.asarray(block_mask), jnp.asarray(mask_idx), x, y, jnp.asarray(mask_data).astype(bf16))
+                lowered.append(f"== masked_matmul/{config_name(c)}\n" + kern.lower(*args).as_text())
+                check_close(kern(*args), want, 1 / 64, "masked")
+                d, k, r = paired(dense, (x, y), kern, args, a.iters)
+                return {"size": s, "bm": bm, "bn": bn, "bk": bk, "xla_dense_ms": d, "kernel_ms": k, "dense/kernel": r}
+            run("masked_matmul/" + config_name(c), one)
 
-    run("add", add)
-    run("matmul_gelu", matmul)
-    run("dsd", dsd)
-    run("masked_matmul", masked)
+    def xla_add(dims):
+        # What halo's BenchmarkAwaitOnPlugin times: one f32 add, dispatched
+        # and waited for (the dispatch and synchronization cost).
+        x = jnp.zeros(dims, jnp.float32)
+        f = jax.jit(lambda a, b: a + b)
+        jax.block_until_ready(f(x, x))
+        ts = []
+        for _ in range(a.iters * (10 if len(dims) == 1 else 1)):
+            t0 = time.perf_counter()
+            jax.block_until_ready(f(x, x))
+            ts.append(time.perf_counter() - t0)
+        return {"kernel_ms": statistics.median(ts) * 1e3}
+
+    wanted = set(a.kernels.split(","))
+    if "xla_add" in wanted:
+        run("xla_add/4", lambda: xla_add((4,)))
+        run("xla_add/8192x4096", lambda: xla_add((8192, 4096)))
+    if "add" in wanted:
+        run("add", add)
+    if "matmul_gelu" in wanted:
+        run("matmul_gelu", matmul)
+    for name, setup in (("dsd", dsd_configs), ("masked_matmul", masked_configs)):
+        if name not in wanted:
+            continue
+        try:
+            setup()
+        except Exception as e:  # the shared setup failed: report and go on
+            traceback.print_exc()
+            results.append({"name": setup.__name__, "error": f"{type(e).__name__}: {e}"})
+            print("FAILED", setup.__name__, e, flush=True)
     if a.out:
         os.makedirs(a.out, exist_ok=True)
         with open(os.path.join(a.out, "results.json"), "w") as f:

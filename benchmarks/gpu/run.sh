@@ -15,7 +15,9 @@ py=python3
 # HALO_PLUGIN set beforehand wins (HALO_PLUGIN=interpreter tries this
 # script on a machine without a GPU, with small HALO_BENCH_SIZE).
 plugin=${HALO_PLUGIN:-$($py -c 'import os, jax_plugins.xla_cuda13 as p; print(os.path.join(os.path.dirname(p.__file__), "xla_cuda_plugin.so"))')}
-export HALO_PLUGIN=$plugin XLA_PYTHON_CLIENT_PREALLOCATE=false JAX_PALLAS_USE_MOSAIC_GPU=0
+# Both sides use XLA's default allocator (BFC, 75% of the GPU taken at
+# start), so their timings compare the same way of allocating results.
+export HALO_PLUGIN=$plugin JAX_PALLAS_USE_MOSAIC_GPU=0
 # What JAX's Python side does before it loads the plugin, done here for
 # the Go binaries too: the CUDA libraries of the nvidia-* wheels on the
 # library path, and XLA told where CUDA's libdevice and ptxas are (the
@@ -30,7 +32,7 @@ if [ -f "$plugin" ]; then
       if ls "$d"/nvvm/libdevice/libdevice*.bc >/dev/null 2>&1; then cuda=$d; break; fi
     done
   fi
-  [ -n "$cuda" ] && export XLA_FLAGS="--xla_gpu_cuda_data_dir=$cuda ${XLA_FLAGS:-}"
+  [ -d "$cuda" ] && export XLA_FLAGS="--xla_gpu_cuda_data_dir=$cuda ${XLA_FLAGS:-}"
 fi
 {
   date -u
@@ -85,25 +87,35 @@ gotest() {
   done
 }
 
-# Most needed first: the examples' kernels on the GPU (checked, then
-# timed), the same kernels in JAX, then the Pallas test kernels and the
-# other packages' plugin tests.
+# The sweeps of Triton settings timed on both sides (plugintest.Configs'
+# syntax); HALO_DSD_CONFIGS and HALO_MASKED_CONFIGS set beforehand win.
+dsd_configs=${HALO_DSD_CONFIGS:-"bn=128,warps=4,stages=3 bn=128,warps=4,stages=2 bn=128,warps=8,stages=3 bn=128,warps=8,stages=2 bn=256,warps=8,stages=2 bn=64,warps=4,stages=3 bn=64,warps=4,stages=4"}
+masked_configs=${HALO_MASKED_CONFIGS:-"bm=128,bn=128,bk=64,warps=4,stages=3 bm=128,bn=128,bk=64,warps=8,stages=3 bm=128,bn=128,bk=64,warps=4,stages=4 bm=128,bn=256,bk=64,warps=8,stages=3 bm=128,bn=256,bk=64,warps=8,stages=4 bm=128,bn=128,bk=128,warps=4,stages=3 bm=128,bn=128,bk=128,warps=8,stages=3 bm=256,bn=128,bk=64,warps=8,stages=3"}
+
+# Most needed first: the examples' kernels on the GPU (checked), the
+# Pallas test kernels, the other packages' plugin tests, then the timings
+# on both sides.
 for t in add matmul dsd masked; do
   gotest tests.log 60 ".device/$t.test" OnPlugin
 done
-step bench.log 90 .device/dsd.test -test.run XXX -test.bench OnPlugin -test.benchtime 100x -test.count 1
-step bench.log 90 .device/masked.test -test.run XXX -test.bench OnPlugin -test.benchtime 100x -test.count 1
-step bench.log 90 .device/matmul.test -test.run XXX -test.bench OnPlugin -test.benchtime 100x -test.count 1
-step bench.log 30 .device/add.test -test.run XXX -test.bench OnPlugin -test.benchtime 1000x -test.count 1
+gotest tests.log 60 .device/pallas.test 'TritonRealPlugin/triton/'
+gotest tests.log 40 .device/pallas.test 'TritonRealPlugin/interpret/'
+gotest tests.log 30 .device/pjrt.test RealPlugin
+gotest tests.log 30 .device/effects.test RealPlugin
+step bench.log 30 .device/pjrt.test -test.run XXX -test.bench AwaitOnPlugin -test.benchtime 200x
+step bench.log 90 env HALO_BENCH_CONFIGS="$dsd_configs" .device/dsd.test -test.run XXX -test.bench OnPlugin -test.benchtime 100x
+step bench.log 90 env HALO_BENCH_CONFIGS="$masked_configs" .device/masked.test -test.run XXX -test.bench OnPlugin -test.benchtime 100x
+step bench.log 30 .device/add.test -test.run XXX -test.bench OnPlugin -test.benchtime 1000x
+if [ -z "${HALO_SKIP_MATMUL:-}" ]; then
+  step bench.log 40 .device/matmul.test -test.run XXX -test.bench OnPlugin -test.benchtime 100x
+fi
 if $py -c 'import jax' 2>/dev/null; then
-  step jax.log 150 env PYTHONUNBUFFERED=1 "$py" benchmarks/gpu/pallas_jax.py --out "$out/jax"
+  step jax.log 150 env PYTHONUNBUFFERED=1 "$py" benchmarks/gpu/pallas_jax.py --out "$out/jax" \
+    --kernels "${HALO_JAX_KERNELS:-xla_add,add,matmul_gelu,dsd,masked_matmul}" \
+    --dsd-configs "$dsd_configs" --masked-configs "$masked_configs"
 else
   echo "== JAX Pallas skipped: $py has no jax" | tee -a "$out/jax.log"
 fi
-gotest tests.log 100 .device/pallas.test 'TritonRealPlugin/triton/'
-gotest tests.log 60 .device/pallas.test 'TritonRealPlugin/interpret/'
-gotest tests.log 40 .device/pjrt.test RealPlugin
-gotest tests.log 40 .device/effects.test RealPlugin
 {
   grep -h "^Benchmark\|RESULT\|FAILED\|CRASHED\|^--- FAIL\|^FAIL\|skipped" "$out"/*.log
   echo

@@ -205,9 +205,10 @@ func dsdRowKernel(bm, bk, bn int64) pallas.KernelFunc {
 // BuildDSDRows emits main(row_ptr i32[m/bm+1], col_idx i32[nb], blocks
 // dt[nb,bm,bk], y dt[k,n]) -> dt[m,n] = sparse @ y with dsdRowKernel on
 // the given backend (pallas.Interpret or pallas.Triton); products
-// accumulate in f32 whatever dt (f32, or bf16 as on a GPU); checks turns
-// interpret mode's bounds checks on.
-func BuildDSDRows(s *BlockCOO, n, bn int64, dt xla.DType, backend pallas.Backend, checks bool) (*stablehlo.Module, error) {
+// accumulate in f32 whatever dt (f32, or bf16 as on a GPU); params are
+// the call's compiler parameters (interpret mode's bounds checks, Triton's
+// warps and stages).
+func BuildDSDRows(s *BlockCOO, n, bn int64, dt xla.DType, backend pallas.Backend, params pallas.CompilerParams) (*stablehlo.Module, error) {
 	nb := s.NumBlocks()
 	b := stablehlo.NewBuilder("dsd_rows")
 	fb := b.NewFunction("main", stablehlo.Tensor(xla.Int32, s.M/s.BM+1), stablehlo.Tensor(xla.Int32, nb),
@@ -220,7 +221,7 @@ func BuildDSDRows(s *BlockCOO, n, bn int64, dt xla.DType, backend pallas.Backend
 		OutSpecs: []*pallas.BlockSpec{{BlockShape: []int64{s.BM, bn},
 			IndexMap: func(g []*pallas.Value, _ []*pallas.Ref) []any { return []any{g[0], g[1]} }}},
 		Backend:        backend,
-		CompilerParams: pallas.CompilerParams{NoBoundsChecks: !checks},
+		CompilerParams: params,
 	}
 	fb.Return(pallas.Call(fb, dsdRowKernel(s.BM, s.BK, bn), spec, fb.Args()...)...)
 	return b.Build()
@@ -280,7 +281,7 @@ func RunDSD(s *BlockCOO, y []float32, n, bn int64) ([]float32, error) {
 // RunDSDRows computes sparse @ y with the per-row (GPU) form of the
 // kernel, in interpret mode on the interpreter.
 func RunDSDRows(s *BlockCOO, y []float32, n, bn int64) ([]float32, error) {
-	m, err := BuildDSDRows(s, n, bn, xla.Float32, pallas.Interpret, true)
+	m, err := BuildDSDRows(s, n, bn, xla.Float32, pallas.Interpret, pallas.CompilerParams{})
 	if err != nil {
 		return nil, err
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math/rand/v2"
@@ -59,13 +60,13 @@ func TestDSDMatchesDense(t *testing.T) {
 			require.NoError(t, err)
 			require.InDeltaSlice(t, want, rows, 1e-4)
 			for _, dt := range []xla.DType{xla.Float32, xla.BFloat16} {
-				tm, err := BuildDSDRows(s, c.n, c.bn, dt, pallas.Triton, false)
+				tm, err := BuildDSDRows(s, c.n, c.bn, dt, pallas.Triton, pallas.CompilerParams{NoBoundsChecks: true})
 				require.NoError(t, err)
 				require.Contains(t, tm.String(), "__gpu$xla.gpu.triton")
 			}
 			// In bf16 (as on a GPU): the operands rounded, sums in f32,
 			// the result rounded once.
-			bm, err := BuildDSDRows(s, c.n, c.bn, xla.BFloat16, pallas.Interpret, true)
+			bm, err := BuildDSDRows(s, c.n, c.bn, xla.BFloat16, pallas.Interpret, pallas.CompilerParams{})
 			require.NoError(t, err)
 			args := DSDRowsArgs(s, y, c.n, xla.BFloat16)
 			bf, err := runF32(bm, args)
@@ -189,7 +190,7 @@ func BenchmarkDSDPaired(b *testing.B) {
 		// The GPU form (one program per output block, a loop over the
 		// row's blocks) in interpret mode, against the same dense product.
 		b.Run(fmt.Sprintf("%d^3_blocks%d_%dof%d_gpuform", m, blk, s.NumBlocks(), (m/blk)*(k/blk)), func(b *testing.B) {
-			rows, err := BuildDSDRows(s, n, bn, xla.Float32, pallas.Interpret, false)
+			rows, err := BuildDSDRows(s, n, bn, xla.Float32, pallas.Interpret, pallas.CompilerParams{NoBoundsChecks: true})
 			require.NoError(b, err)
 			dense, err := BuildDense(m, k, n, xla.Float32)
 			require.NoError(b, err)
@@ -226,7 +227,7 @@ func TestDSDRowsOnPlugin(t *testing.T) {
 		tol float64
 	}{{xla.Float32, 1e-4}, {xla.BFloat16, 1.0 / 64}} {
 		t.Run(c2.dt.String(), func(t *testing.T) {
-			mod, err := BuildDSDRows(s, n, blk, c2.dt, pallas.BackendFor(c.PlatformName()), false)
+			mod, err := BuildDSDRows(s, n, blk, c2.dt, pallas.BackendFor(c.PlatformName()), pallas.CompilerParams{NoBoundsChecks: true})
 			require.NoError(t, err)
 			args := DSDRowsArgs(s, y, n, c2.dt)
 			out, err := plugintest.Run(context.Background(), c, mod, args, []xla.Shape{xla.MakeShape(c2.dt, m, n)})
@@ -247,30 +248,45 @@ func TestDSDRowsOnPlugin(t *testing.T) {
 // accumulation, HALO_BENCH_SIZE^3 (default 8192) with square blocks of
 // HALO_BENCH_BLOCK (default 128) at 10% density, the blocks of
 // HashedBlockSparse with seed 1 (the JAX version in
-// benchmarks/gpu/pallas_jax.py draws the same). The kernel's result is first
-// checked against the dense one. Arguments stay on the device; each timed
-// call runs the program and waits for its result.
+// benchmarks/gpu/pallas_jax.py draws the same). Each config of
+// HALO_BENCH_CONFIGS (plugintest.Configs: the output block's width bn,
+// Triton's warps and stages) is a sub-benchmark; by default one, bn the
+// block size, 4 warps, 3 stages. Each kernel's result is first checked
+// against the dense one. Arguments stay on the device; each timed call
+// runs the program and waits for its result.
 func BenchmarkDSDOnPlugin(b *testing.B) {
 	c := plugintest.Open(b, "time the DSD kernel against the plugin's dense product")
 	size := plugintest.EnvInt(b, "HALO_BENCH_SIZE", 8192)
 	blk := plugintest.EnvInt(b, "HALO_BENCH_BLOCK", 128)
+	configs := plugintest.Configs(b, "HALO_BENCH_CONFIGS", fmt.Sprintf("bn=%d,warps=%d,stages=%d",
+		blk, pallas.DefaultNumWarps, pallas.DefaultNumStages))
 	const dt = xla.BFloat16
+	backend := pallas.BackendFor(c.PlatformName())
 	s := HashedBlockSparse(size, size, blk, blk, 0.1, 1)
 	r := rand.New(rand.NewPCG(0, 1))
 	y := make([]float32, size*size)
 	for i := range y {
 		y[i] = r.Float32()
 	}
-	kernel, err := BuildDSDRows(s, size, blk, dt, pallas.BackendFor(c.PlatformName()), false)
-	require.NoError(b, err)
 	dense, err := BuildDense(size, size, size, dt)
 	require.NoError(b, err)
 	b.Logf("%s: %d^3 %v, %d of %d blocks of %dx%d, kernel %v", c.PlatformName(), size, dt, s.NumBlocks(),
-		(size/blk)*(size/blk), blk, blk, pallas.BackendFor(c.PlatformName()))
-	plugintest.Compare(b, c, dense, []interpreter.Value{floatTensor(dt, s.Dense(), size, size), floatTensor(dt, y, size, size)},
-		kernel, DSDRowsArgs(s, y, size, dt), xla.MakeShape(dt, size, size), func(dense, kernel []float32) error {
+		(size/blk)*(size/blk), blk, blk, backend)
+	var variants []plugintest.Variant
+	for _, cf := range configs {
+		if cf.BM != 0 || cf.BK != 0 {
+			b.Fatalf("config %v: the DSD's bm and bk are the sparse blocks' (HALO_BENCH_BLOCK)", cf)
+		}
+		bn := cmp.Or(cf.BN, blk)
+		variants = append(variants, plugintest.Variant{Name: cf.String(), Build: func() (*stablehlo.Module, []interpreter.Value, error) {
+			m, err := BuildDSDRows(s, size, bn, dt, backend, pallas.CompilerParams{NoBoundsChecks: true, NumWarps: cf.Warps, NumStages: cf.Stages})
+			return m, DSDRowsArgs(s, y, size, dt), err
+		}})
+	}
+	plugintest.Sweep(b, c, dense, []interpreter.Value{floatTensor(dt, s.Dense(), size, size), floatTensor(dt, y, size, size)},
+		xla.MakeShape(dt, size, size), func(dense, kernel []float32) error {
 			return plugintest.Close(kernel, dense, 1.0/64) // both round f32 sums to bf16 once
-		})
+		}, variants...)
 }
 
 // HashedBlockSparse's matrix is a contract with the JAX benchmark

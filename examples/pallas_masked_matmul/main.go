@@ -156,9 +156,10 @@ func maskedBlockKernel(bm, bn, bk, kdim int64) pallas.KernelFunc {
 // with maskedBlockKernel on the given backend (pallas.Interpret or
 // pallas.Triton); products accumulate in f32 whatever dt (f32, or bf16 as
 // on a GPU); mask_index is SparseMask.PrefetchMask, which names the
-// distinct mask block of every non-zero block. checks turns interpret
-// mode's bounds checks on.
-func BuildMaskedMatmulBlocks(s *SparseMask, m, kdim, n, bm, bn, bk int64, dt xla.DType, backend pallas.Backend, checks bool) (*stablehlo.Module, error) {
+// distinct mask block of every non-zero block. params are the call's
+// compiler parameters (interpret mode's bounds checks, Triton's warps and
+// stages).
+func BuildMaskedMatmulBlocks(s *SparseMask, m, kdim, n, bm, bn, bk int64, dt xla.DType, backend pallas.Backend, params pallas.CompilerParams) (*stablehlo.Module, error) {
 	b := stablehlo.NewBuilder("masked_matmul_blocks")
 	pm := stablehlo.Tensor(xla.Int32, s.GM, s.GN)
 	fb := b.NewFunction("main", pm, pm, stablehlo.Tensor(dt, m, kdim), stablehlo.Tensor(dt, kdim, n),
@@ -176,7 +177,7 @@ func BuildMaskedMatmulBlocks(s *SparseMask, m, kdim, n, bm, bn, bk int64, dt xla
 		OutSpecs: []*pallas.BlockSpec{{BlockShape: []int64{bm, bn},
 			IndexMap: func(g []*pallas.Value, _ []*pallas.Ref) []any { return []any{g[0], g[1]} }}},
 		Backend:        backend,
-		CompilerParams: pallas.CompilerParams{NoBoundsChecks: !checks},
+		CompilerParams: params,
 	}
 	fb.Return(pallas.Call(fb, maskedBlockKernel(bm, bn, bk, kdim), spec, fb.Args()...)...)
 	return b.Build()
@@ -258,7 +259,7 @@ func RunMaskedMatmul(mask, x, y []float32, m, k, n, bm, bn, bk int64) ([]float32
 // form of the kernel, in interpret mode on the interpreter.
 func RunMaskedMatmulBlocks(mask, x, y []float32, m, k, n, bm, bn, bk int64) ([]float32, error) {
 	s := sparsifyMask(mask, m, n, bm, bn)
-	mod, err := BuildMaskedMatmulBlocks(s, m, k, n, bm, bn, bk, xla.Float32, pallas.Interpret, true)
+	mod, err := BuildMaskedMatmulBlocks(s, m, k, n, bm, bn, bk, xla.Float32, pallas.Interpret, pallas.CompilerParams{})
 	if err != nil {
 		return nil, err
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math/rand/v2"
@@ -80,13 +81,13 @@ func TestMaskedMatmulMatchesDense(t *testing.T) {
 			require.InDeltaSlice(t, want, blocks, 1e-3)
 			s := sparsifyMask(mask, c.m, c.n, c.bm, c.bn)
 			for _, dt := range []xla.DType{xla.Float32, xla.BFloat16} {
-				tm, err := BuildMaskedMatmulBlocks(s, c.m, c.k, c.n, c.bm, c.bn, c.bk, dt, pallas.Triton, false)
+				tm, err := BuildMaskedMatmulBlocks(s, c.m, c.k, c.n, c.bm, c.bn, c.bk, dt, pallas.Triton, pallas.CompilerParams{NoBoundsChecks: true})
 				require.NoError(t, err)
 				require.Contains(t, tm.String(), "__gpu$xla.gpu.triton")
 			}
 			// In bf16 (as on a GPU): the operands rounded, sums in f32,
 			// the result rounded once.
-			bm, err := BuildMaskedMatmulBlocks(s, c.m, c.k, c.n, c.bm, c.bn, c.bk, xla.BFloat16, pallas.Interpret, true)
+			bm, err := BuildMaskedMatmulBlocks(s, c.m, c.k, c.n, c.bm, c.bn, c.bk, xla.BFloat16, pallas.Interpret, pallas.CompilerParams{})
 			require.NoError(t, err)
 			args := MaskedBlocksArgs(s, x, y, c.m, c.k, c.n, c.bm, c.bn, xla.BFloat16)
 			bf, err := runF32(bm, args)
@@ -243,7 +244,7 @@ func BenchmarkMaskedMatmulPaired(b *testing.B) {
 		// The GPU form of the kernel (one program per output block) in
 		// interpret mode, against the same dense product.
 		b.Run(fmt.Sprintf("%d^3_blocks%dx%d_bk%d_gpuform", m, bm, bm, m), func(b *testing.B) {
-			blocks, err := BuildMaskedMatmulBlocks(s, m, m, m, bm, bm, m, xla.Float32, pallas.Interpret, false)
+			blocks, err := BuildMaskedMatmulBlocks(s, m, m, m, bm, bm, m, xla.Float32, pallas.Interpret, pallas.CompilerParams{NoBoundsChecks: true})
 			require.NoError(b, err)
 			dense, err := BuildDenseMasked(m, m, m)
 			require.NoError(b, err)
@@ -292,7 +293,7 @@ func TestMaskedMatmulBlocksOnPlugin(t *testing.T) {
 		tol float64
 	}{{xla.Float32, 1e-4}, {xla.BFloat16, 1.0 / 64}} {
 		t.Run(c2.dt.String(), func(t *testing.T) {
-			mod, err := BuildMaskedMatmulBlocks(s, m, k, n, bm, bm, bk, c2.dt, pallas.BackendFor(c.PlatformName()), false)
+			mod, err := BuildMaskedMatmulBlocks(s, m, k, n, bm, bm, bk, c2.dt, pallas.BackendFor(c.PlatformName()), pallas.CompilerParams{NoBoundsChecks: true})
 			require.NoError(t, err)
 			args := MaskedBlocksArgs(s, x, y, m, k, n, bm, bm, c2.dt)
 			out, err := plugintest.Run(context.Background(), c, mod, args, []xla.Shape{xla.MakeShape(c2.dt, m, n)})
@@ -309,32 +310,44 @@ func TestMaskedMatmulBlocksOnPlugin(t *testing.T) {
 // GPU form against the plugin's own dense product x @ y (no mask: the
 // plain matmul a user would otherwise run), side by side (pairbench), on
 // the HALO_PLUGIN plugin: bf16 operands and result, f32 accumulation,
-// HALO_BENCH_SIZE^3 (default 8192), square output blocks of
-// HALO_BENCH_BLOCK (default 128), K in steps of HALO_BENCH_BK (default
-// 64). The kernel's result is first checked against the dense product
+// HALO_BENCH_SIZE^3 (default 8192). Each config of HALO_BENCH_CONFIGS
+// (plugintest.Configs: output blocks bm x bn, K in steps of bk, Triton's
+// warps and stages) is a sub-benchmark; by default one, square blocks of
+// HALO_BENCH_BLOCK (128), K steps of HALO_BENCH_BK (64), 4 warps, 3
+// stages. Each kernel's result is first checked against the dense product
 // masked.
 func BenchmarkMaskedMatmulOnPlugin(b *testing.B) {
 	c := plugintest.Open(b, "time the masked matmul against the plugin's dense product")
 	size := plugintest.EnvInt(b, "HALO_BENCH_SIZE", 8192)
 	blk := plugintest.EnvInt(b, "HALO_BENCH_BLOCK", 128)
 	bk := plugintest.EnvInt(b, "HALO_BENCH_BK", 64)
+	configs := plugintest.Configs(b, "HALO_BENCH_CONFIGS", fmt.Sprintf("bm=%d,bn=%d,bk=%d,warps=%d,stages=%d",
+		blk, blk, bk, pallas.DefaultNumWarps, pallas.DefaultNumStages))
 	const dt = xla.BFloat16
+	backend := pallas.BackendFor(c.PlatformName())
 	x, y := uniformPair(1, 2, size*size)
 	mask := LowerTriangle(size, size)
-	s := sparsifyMask(mask, size, size, blk, blk)
-	kernel, err := BuildMaskedMatmulBlocks(s, size, size, size, blk, blk, bk, dt, pallas.BackendFor(c.PlatformName()), false)
-	require.NoError(b, err)
 	dense, err := BuildDense(size, size, size, dt)
 	require.NoError(b, err)
-	b.Logf("%s: %d^3 %v, lower triangle in %dx%d blocks (K steps of %d), kernel %v", c.PlatformName(), size, dt, blk, blk, bk, pallas.BackendFor(c.PlatformName()))
-	plugintest.Compare(b, c, dense, []interpreter.Value{floatTensor(dt, x, size, size), floatTensor(dt, y, size, size)},
-		kernel, MaskedBlocksArgs(s, x, y, size, size, size, blk, blk, dt), xla.MakeShape(dt, size, size), func(dense, kernel []float32) error {
+	b.Logf("%s: %d^3 %v, lower triangle, kernel %v", c.PlatformName(), size, dt, backend)
+	var variants []plugintest.Variant
+	for _, cf := range configs {
+		bm, bn, bk := cmp.Or(cf.BM, blk), cmp.Or(cf.BN, blk), cmp.Or(cf.BK, bk)
+		variants = append(variants, plugintest.Variant{Name: cf.String(), Build: func() (*stablehlo.Module, []interpreter.Value, error) {
+			s := sparsifyMask(mask, size, size, bm, bn)
+			m, err := BuildMaskedMatmulBlocks(s, size, size, size, bm, bn, bk, dt, backend,
+				pallas.CompilerParams{NoBoundsChecks: true, NumWarps: cf.Warps, NumStages: cf.Stages})
+			return m, MaskedBlocksArgs(s, x, y, size, size, size, bm, bn, dt), err
+		}})
+	}
+	plugintest.Sweep(b, c, dense, []interpreter.Value{floatTensor(dt, x, size, size), floatTensor(dt, y, size, size)},
+		xla.MakeShape(dt, size, size), func(dense, kernel []float32) error {
 			want := make([]float32, len(dense))
 			for i := range want {
 				want[i] = mask[i] * dense[i]
 			}
 			return plugintest.Close(kernel, want, 1.0/64) // both round f32 sums to bf16 once
-		})
+		}, variants...)
 }
 
 // uniformPair draws two operands of n elements each, uniform in [0, 1),

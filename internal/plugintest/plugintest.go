@@ -14,6 +14,7 @@ import (
 	"math"
 	"os"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/halo-ml/halo/internal/pairbench"
@@ -82,77 +83,24 @@ func Run(ctx context.Context, c *pjrt.Client, mod *stablehlo.Module, args []inte
 	return got, nil
 }
 
-// Download reads a buffer back as a tensor of shape s: f32, i32, bool,
-// or bf16 and f16 (widened to float32, as the interpreter keeps them).
+// Download reads a buffer back as a tensor of shape s, any element type
+// the interpreter holds (16-bit and narrower floats widened to float32,
+// as the interpreter keeps them).
 func Download(ctx context.Context, b *pjrt.Buffer, s xla.Shape) (*interpreter.Tensor, error) {
-	t := interpreter.NewTensor(s)
-	var err error
-	switch s.DType {
-	case xla.Float32:
-		t.Data, err = pjrt.ToSlice[float32](ctx, b)
-	case xla.Int32:
-		t.Data, err = pjrt.ToSlice[int32](ctx, b)
-	case xla.Bool:
-		t.Data, err = pjrt.ToSlice[bool](ctx, b)
-	case xla.BFloat16:
-		err = widen[xla.BF16](ctx, b, t.Data.([]float32))
-	case xla.Float16:
-		err = widen[xla.F16](ctx, b, t.Data.([]float32))
-	default:
-		err = fmt.Errorf("unsupported type %v", s)
+	if got := b.DType(); got != s.DType {
+		return nil, fmt.Errorf("buffer holds %v, want %v", got, s.DType)
 	}
+	host, err := b.Bytes(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return t, nil
+	return interpreter.TensorFromHost(s, host)
 }
 
-// half is a 16-bit float host type.
-type half interface {
-	xla.BF16 | xla.F16
-	Float32() float32
-}
-
-// widen reads a buffer of 16-bit floats H into d, widened to float32.
-func widen[H half](ctx context.Context, b *pjrt.Buffer, d []float32) error {
-	h, err := pjrt.ToSlice[H](ctx, b)
-	if err != nil {
-		return err
-	}
-	for i, v := range h {
-		d[i] = v.Float32()
-	}
-	return nil
-}
-
-// narrowed uploads d converted to 16-bit floats H.
-func narrowed[H half](c *pjrt.Client, d []float32, dims []int64, conv func(float32) H) (*pjrt.Buffer, error) {
-	h := make([]H, len(d))
-	for i, v := range d {
-		h[i] = conv(v)
-	}
-	return pjrt.BufferFrom(c, h, dims, pjrt.CopyDuringCall())
-}
-
-// Upload copies a f32, i32, bool, bf16 or f16 tensor to the client's
-// first device.
+// Upload copies a tensor of any element type to the client's first
+// device.
 func Upload(c *pjrt.Client, x *interpreter.Tensor) (*pjrt.Buffer, error) {
-	switch d := x.Data.(type) {
-	case []float32:
-		switch x.Shape.DType {
-		case xla.Float32:
-			return pjrt.BufferFrom(c, d, x.Shape.Dims, pjrt.CopyDuringCall())
-		case xla.BFloat16:
-			return narrowed(c, d, x.Shape.Dims, xla.BF16FromFloat32)
-		case xla.Float16:
-			return narrowed(c, d, x.Shape.Dims, xla.F16FromFloat32)
-		}
-	case []int32:
-		return pjrt.BufferFrom(c, d, x.Shape.Dims, pjrt.CopyDuringCall())
-	case []bool:
-		return pjrt.BufferFrom(c, d, x.Shape.Dims, pjrt.CopyDuringCall())
-	}
-	return nil, fmt.Errorf("unsupported tensor %v", x.Shape)
+	return c.BufferFromHost(x.Host(), x.Shape, pjrt.CopyDuringCall())
 }
 
 // UploadAll uploads tensors (Upload); on an error it closes those it
@@ -231,47 +179,150 @@ func Close(got, want []float32, tol float64) error {
 	return nil
 }
 
-// Compare compiles a dense program and a kernel program on c (each with
-// one result of shape out: float, or i32 compared as float32), uploads their arguments, runs each once
-// and has check compare the results, then times the two side by side
-// (pairbench.Run: dense-ms, kernel-ms, dense/kernel), each timed call
-// running the program on its arguments already on the device and waiting
-// for the result.
+// Compare times kernel against dense on the plugin, side by side
+// (pairbench): both compiled, their arguments uploaded once, each result
+// read back and checked against the other with check first. out is the
+// shape of both results.
 func Compare(b *testing.B, c *pjrt.Client, dense *stablehlo.Module, denseArgs []interpreter.Value,
 	kernel *stablehlo.Module, kernelArgs []interpreter.Value, out xla.Shape, check func(dense, kernel []float32) error) {
 	b.Helper()
-	ctx := context.Background()
-	var runs [2]func() error
-	var results [2]*interpreter.Tensor
-	for i, p := range []struct {
-		mod  *stablehlo.Module
-		args []interpreter.Value
-	}{{dense, denseArgs}, {kernel, kernelArgs}} {
-		exe, err := Compile(c, p.mod)
-		if err != nil {
-			b.Fatal(err)
-		}
-		b.Cleanup(func() { exe.Close() })
-		bufs, err := UploadAll(c, p.args)
-		if err != nil {
-			b.Fatal(err)
-		}
-		b.Cleanup(func() { CloseAll(bufs) })
-		res, err := exe.Run(bufs...)
-		if err != nil {
-			b.Fatal(err)
-		}
-		results[i], err = Download(ctx, res[0], out)
-		CloseAll(res)
-		if err != nil {
-			b.Fatal(err)
-		}
-		runs[i] = Timed(ctx, exe, bufs)
-	}
-	if err := check(asFloats(results[0]), asFloats(results[1])); err != nil {
+	d := prepare(b, c, dense, denseArgs, out)
+	k := prepare(b, c, kernel, kernelArgs, out)
+	if err := check(d.result, k.result); err != nil {
 		b.Fatalf("the kernel's result differs from the dense one: %v", err)
 	}
-	pairbench.Run(b, "dense", runs[0], "kernel", runs[1])
+	pairbench.Run(b, "dense", d.run, "kernel", k.run)
+}
+
+// Variant is one kernel of a Sweep: its name (a sub-benchmark's) and
+// how to build it and its arguments.
+type Variant struct {
+	Name  string
+	Build func() (*stablehlo.Module, []interpreter.Value, error)
+}
+
+// Sweep is Compare for several variants of a kernel against one dense
+// program, compiled and uploaded once: each variant is a sub-benchmark
+// (built, checked, then timed side by side with the dense program); one
+// that fails to build or compile fails its sub-benchmark only.
+func Sweep(b *testing.B, c *pjrt.Client, dense *stablehlo.Module, denseArgs []interpreter.Value,
+	out xla.Shape, check func(dense, kernel []float32) error, variants ...Variant) {
+	b.Helper()
+	d := prepare(b, c, dense, denseArgs, out)
+	for _, v := range variants {
+		b.Run(v.Name, func(b *testing.B) {
+			mod, args, err := v.Build()
+			if err != nil {
+				b.Fatal(err)
+			}
+			k := prepare(b, c, mod, args, out)
+			if err := check(d.result, k.result); err != nil {
+				b.Fatalf("the kernel's result differs from the dense one: %v", err)
+			}
+			pairbench.Run(b, "dense", d.run, "kernel", k.run)
+		})
+	}
+}
+
+// prepared is a compiled program with its arguments on the device, its
+// result read back once, and a timed run (Timed).
+type prepared struct {
+	result []float32
+	run    func() error
+}
+
+// prepare compiles mod, uploads args (both released when b ends), runs
+// it once and reads its result back.
+func prepare(b *testing.B, c *pjrt.Client, mod *stablehlo.Module, args []interpreter.Value, out xla.Shape) prepared {
+	b.Helper()
+	ctx := context.Background()
+	exe, err := Compile(c, mod)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { exe.Close() })
+	bufs, err := UploadAll(c, args)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { CloseAll(bufs) })
+	res, err := exe.Run(bufs...)
+	if err != nil {
+		b.Fatal(err)
+	}
+	t, err := Download(ctx, res[0], out)
+	CloseAll(res)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return prepared{result: asFloats(t), run: Timed(ctx, exe, bufs)}
+}
+
+// Config is one setting of a Triton kernel's tunables for a benchmark
+// sweep: block sizes (0: the benchmark's default) and launch settings.
+type Config struct {
+	BM, BN, BK    int64
+	Warps, Stages int
+}
+
+// String names the config as a sub-benchmark: bm128_bn128_bk64_w4_s3,
+// without the parts left at 0.
+func (c Config) String() string {
+	var parts []string
+	for _, f := range []struct {
+		name string
+		v    int64
+	}{{"bm", c.BM}, {"bn", c.BN}, {"bk", c.BK}, {"w", int64(c.Warps)}, {"s", int64(c.Stages)}} {
+		if f.v != 0 {
+			parts = append(parts, fmt.Sprintf("%s%d", f.name, f.v))
+		}
+	}
+	if len(parts) == 0 {
+		return "default"
+	}
+	return strings.Join(parts, "_")
+}
+
+// Configs reads a sweep from environment variable name, else def: configs
+// separated by spaces, each comma-separated key=value settings of bm, bn,
+// bk, warps and stages ("bn=256,warps=8,stages=3 bn=128"). A malformed
+// one fails t.
+func Configs(t testing.TB, name, def string) []Config {
+	t.Helper()
+	text := os.Getenv(name)
+	if text == "" {
+		text = def
+	}
+	var cs []Config
+	for _, field := range strings.Fields(text) {
+		var c Config
+		for _, kv := range strings.Split(field, ",") {
+			k, v, ok := strings.Cut(kv, "=")
+			n, err := strconv.ParseInt(v, 10, 32)
+			if !ok || err != nil || n <= 0 {
+				t.Fatalf("%s: %q: want key=positive integer", name, kv)
+			}
+			switch k {
+			case "bm":
+				c.BM = n
+			case "bn":
+				c.BN = n
+			case "bk":
+				c.BK = n
+			case "warps":
+				c.Warps = int(n)
+			case "stages":
+				c.Stages = int(n)
+			default:
+				t.Fatalf("%s: unknown setting %q (bm, bn, bk, warps, stages)", name, k)
+			}
+		}
+		cs = append(cs, c)
+	}
+	if len(cs) == 0 {
+		t.Fatalf("%s: no configs", name)
+	}
+	return cs
 }
 
 // asFloats returns a float or i32 tensor's elements as float32.

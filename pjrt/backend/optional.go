@@ -127,6 +127,13 @@ type AddressableDeviceLookup interface {
 	LookupAddressableDevice(localHardwareID int) (Device, error)
 }
 
+// ReadyWaiter is implemented by buffers that can block the calling thread
+// until their data is ready (PJRT_Event_Await), which wakes a waiter
+// sooner than a completion callback does; it cannot be cancelled.
+type ReadyWaiter interface {
+	WaitReady() error
+}
+
 // BufferCreator is implemented by clients that make buffers without host data.
 type BufferCreator interface {
 	// CreateUninitializedBuffer allocates a buffer on dev (or in mem).

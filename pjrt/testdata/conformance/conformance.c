@@ -319,7 +319,8 @@ static _Atomic int64_t g_live[LK_COUNT];
   X(onready_immediate) X(onready_foreign_thread) X(ffi_metadata_calls) X(ffi_handler_calls) \
   X(ffi_handler_registrations) X(ffi_type_registrations) X(ffi_user_data_added)         \
   X(ffi_user_data_deleted) X(gpu_custom_call_registrations) X(zero_copy_released)       \
-  X(view_on_delete_calls) X(worker_jobs) X(double_destroy) X(poisoned_executions)
+  X(view_on_delete_calls) X(worker_jobs) X(double_destroy) X(poisoned_executions)         \
+  X(event_awaits)
 
 enum {
 #define X(n) C_##n,
@@ -975,6 +976,7 @@ static PJRT_Error *impl_PJRT_Event_Await(PJRT_Event_Await_Args *args) {
   conf_event *e = NULL;
   PJRT_Error *err = get_event(FN, args->event, &e);
   if (err) return err;
+  count(C_event_awaits);
   pthread_mutex_lock(&e->mu);
   while (!e->ready) pthread_cond_wait(&e->cv, &e->mu);
   pthread_mutex_unlock(&e->mu);
@@ -4374,6 +4376,10 @@ static PJRT_Error *ext_ffi_type_register(PJRT_FFI_Type_Register_Args *args) {
   CHECK_ARGS(PJRT_FFI_Type_Register_Args);
   if (!args->type_name || !args->type_name_size)
     return err_new(PJRT_Error_Code_INVALID_ARGUMENT, "PJRT_FFI_Type_Register: type_name is empty");
+  /* XLA reads type_info->deleter unchecked when the args reach type_info:
+   * a NULL there crashes a real plugin, so it is an error here. */
+  if (args->struct_size >= offsetof(PJRT_FFI_Type_Register_Args, type_info) + sizeof(void *) && !args->type_info)
+    return err_new(PJRT_Error_Code_INVALID_ARGUMENT, "PJRT_FFI_Type_Register: type_info is NULL (XLA dereferences it)");
   const PJRT_FFI_Type_Info *ti = (const PJRT_FFI_Type_Info *)args->type_info;
   void (*deleter)(void *) = ti ? (void (*)(void *))ti->deleter : NULL;
   char msg[512];
