@@ -1264,7 +1264,11 @@ func (l *interp) op(fb *stablehlo.FuncBuilder, op *Op, e *env) error {
 		if op.Attrs.TransB {
 			dn.RhsContractingDims = []int64{1}
 		}
-		if at, _ := a.TensorType(); at.DType != t.DType && !(at.DType.IsFloat() && t.DType.IsFloat()) {
+		if at, _ := a.TensorType(); at.DType != t.DType && (!(at.DType.IsFloat() && t.DType.IsFloat()) || t.DType == xla.Float64) {
+			// Integer results take integer operands; an f64 result takes
+			// operands widened to f64 (exactly) so that it accumulates in
+			// f64 everywhere (XLA's GPU backend summed a bf16 dot with an
+			// f64 result in f32).
 			a, b = fb.Convert(a, t.DType), fb.Convert(b, t.DType)
 		}
 		cfg := stablehlo.DotConfig{ResultDType: t.DType}

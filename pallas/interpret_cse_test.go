@@ -391,3 +391,20 @@ func TestInterpretF32DotsAskForFullPrecision(t *testing.T) {
 		assert.Equal(t, 1, strings.Count(text, "stablehlo.dot_general"), text)
 	}
 }
+
+func TestInterpretF64DotsWidenTheirOperands(t *testing.T) {
+	// An f64 result accumulates in f64 on XLA too: the bf16 operands are
+	// converted to f64 before the dot (XLA's GPU backend summed a bf16 dot
+	// with an f64 result in f32).
+	kernel := func(k *Kernel, refs []*Ref) {
+		refs[2].Store(Dot(refs[0].Load(), refs[1].Load(), xla.Float64))
+	}
+	spec := CallSpec{Name: "dot64", OutShapes: []xla.Shape{xla.MakeShape(xla.Float64, 16, 16)}}
+	b := stablehlo.NewBuilder("dot64")
+	fb := b.NewFunction("main", stablehlo.Tensor(xla.BFloat16, 16, 16), stablehlo.Tensor(xla.BFloat16, 16, 16))
+	fb.Return(Call(fb, kernel, spec, fb.Args()...)...)
+	m, err := b.Build()
+	require.NoError(t, err)
+	text := m.String()
+	assert.Contains(t, text, ": (tensor<16x16xf64>, tensor<16x16xf64>) -> tensor<16x16xf64>", text)
+}

@@ -389,6 +389,10 @@ func (m *tevMachine) op(op *ttOp) []*tevVal {
 		if minK := map[string]int64{"f16": 16, "bf16": 16, "i8": 32, "f64": 16}[a.t.elem]; K < minK || (a.t.elem == "f64" && (M < 16 || N < 8)) {
 			tevFail("tt.dot of %dx%d by %dx%d %s is below the tensor-core minimum", M, K, K, N, a.t.elem)
 		}
+		if a.t.elem == "f64" && (isExtf(op.operands[0]) || isExtf(op.operands[1])) {
+			// Seen on an H100 (XLA's Triton, jax 0.11.2): sums far off.
+			tevFail("f64 tt.dot of operands widened in the kernel (arith.extf): Triton sums them wrongly")
+		}
 		for i := int64(0); i < M; i++ {
 			for j := int64(0); j < N; j++ {
 				if res.f != nil {

@@ -1016,10 +1016,13 @@ func (l *ttLower) dot(op *Op, rt ttType) *ttVal {
 		// JAX takes integer preferred types for integer operands only.
 		l.fail(op, "a dot of %v operands has no integer result (%v) on Triton", in, out)
 	}
+	// An f64 result accumulates in f64 (as in interpret mode) on operands
+	// widened exactly. Triton's f64 tt.dot summed operands widened in the
+	// kernel (arith.extf) wrongly on an H100 (f64 operands loaded as such
+	// were right), so such dots are products and sums.
+	widened := isExtf(x) || isExtf(y)
 	if out == xla.Float64 && in.IsFloat() && in != xla.Float64 {
-		// An f64 result accumulates in f64 (as in interpret mode): the
-		// operands are widened (exactly) first.
-		x, y, in = b.cast("arith.extf", x, "f64"), b.cast("arith.extf", y, "f64"), xla.Float64
+		widened, in = true, xla.Float64
 	}
 	var acc string
 	var attrs []ttAttr
@@ -1039,7 +1042,9 @@ func (l *ttLower) dot(op *Op, rt ttType) *ttVal {
 	at := ttType{elem: acc, shape: clone(rt.shape)}
 	var d *ttVal
 	if m, k, n := x.t.shape[0], x.t.shape[1], y.t.shape[1]; dotTooSmall(in, m, k, n) {
-		d = l.productSum(op, x, y, at)
+		d = l.productSum(op, x, y, at, "is below the tensor cores' sizes (see dotTooSmall)")
+	} else if widened && in == xla.Float64 {
+		d = l.productSum(op, x, y, at, "has operands widened to f64 in the kernel, which Triton's f64 tt.dot sums wrongly")
 	} else {
 		d = b.emit1("tt.dot", []*ttVal{x, y, b.numConst(0, at)}, at, attrs...)
 	}
@@ -1052,6 +1057,9 @@ func (l *ttLower) dot(op *Op, rt ttType) *ttVal {
 	}
 	return l.convert(op, d, from, out)
 }
+
+// isExtf reports whether v was widened in the kernel (arith.extf).
+func isExtf(v *ttVal) bool { return v.def != nil && v.def.name == "arith.extf" }
 
 // dotTooSmall reports whether an m×k by k×n tt.dot of in operands is
 // below what Triton's NVIDIA tensor-core lowering takes: k of at least 16
@@ -1075,7 +1083,7 @@ func dotTooSmall(in xla.DType, m, k, n int64) bool {
 // to the accumulator type at, broadcast to m×k×n, multiplied and summed
 // over k (the products of f16, bf16 and i8 operands are exact in the
 // accumulator: the same sums as a dot, in some order).
-func (l *ttLower) productSum(op *Op, x, y *ttVal, at ttType) *ttVal {
+func (l *ttLower) productSum(op *Op, x, y *ttVal, at ttType, why string) *ttVal {
 	b := l.b
 	widen := func(v *ttVal) *ttVal {
 		switch {
@@ -1089,8 +1097,8 @@ func (l *ttLower) productSum(op *Op, x, y *ttVal, at ttType) *ttVal {
 	m, k, n := x.t.shape[0], x.t.shape[1], y.t.shape[1]
 	cube := []int64{m, k, n}
 	if m*k*n > tritonMaxNumel {
-		l.fail(op, "a %dx%d by %dx%d dot is below the tensor cores' sizes (see dotTooSmall) and too large to compute as %d products (Triton's tensors hold at most %d elements): use a larger K or smaller blocks",
-			m, k, k, n, m*k*n, tritonMaxNumel)
+		l.fail(op, "a %dx%d by %dx%d dot %s and is too large to compute as %d products (Triton's tensors hold at most %d elements): use smaller blocks",
+			m, k, k, n, why, m*k*n, tritonMaxNumel)
 	}
 	x3 := l.broadcastInDim(op, widen(x), []int64{0, 1}, cube)
 	y3 := l.broadcastInDim(op, widen(y), []int64{1, 2}, cube)

@@ -184,6 +184,27 @@ func (c *cClient) CreateViewOfDeviceBuffer(ptr uintptr, shape xla.Shape, dev bac
 	return c.newBufferOf(a.Buffer, shape), nil
 }
 
+// rowMajorLayout is the default (row-major, untiled) layout of a rank
+// rank array as a PJRT_Buffer_MemoryLayout, pinned with pin along with its
+// minor_to_major (also returned, to keep alive until the call is done).
+func rowMajorLayout(rank int, pin *runtime.Pinner) (*capi.PJRT_Buffer_MemoryLayout, []int64) {
+	l := &capi.PJRT_Buffer_MemoryLayout{StructSize: capi.PJRT_Buffer_MemoryLayout_STRUCT_SIZE, Type: capi.PJRT_Buffer_MemoryLayout_Type_Tiled}
+	t := l.Tiled()
+	t.StructSize = capi.PJRT_Buffer_MemoryLayout_Tiled_STRUCT_SIZE
+	var m2m []int64
+	if rank > 0 {
+		m2m = make([]int64, rank)
+		for i := range m2m {
+			m2m[i] = int64(rank - 1 - i)
+		}
+		pin.Pin(&m2m[0])
+		t.MinorToMajor = uintptr(unsafe.Pointer(&m2m[0]))
+		t.MinorToMajorSize = uint64(rank)
+	}
+	pin.Pin(l)
+	return l, m2m
+}
+
 // cAliasFulfiller holds the PJRT_FulfillAliasBufferCallback of an alias buffer.
 type cAliasFulfiller struct {
 	c  *cClient
@@ -198,6 +219,9 @@ func (c *cClient) CreateAliasBuffer(shape xla.Shape, mem backend.Memory) (backen
 		pin.Unpin()
 		return nil, nil, err
 	}
+	// XLA's GPU client needs the layout (it sizes the buffer by it): the
+	// default, row-major.
+	layout, m2m := rowMajorLayout(len(shape.Dims), &pin)
 	a := &capi.PJRT_Client_CreateAliasBuffer_Args{
 		StructSize:       capi.PJRT_Client_CreateAliasBuffer_Args_STRUCT_SIZE,
 		Client:           c.h,
@@ -205,9 +229,12 @@ func (c *cClient) CreateAliasBuffer(shape xla.Shape, mem backend.Memory) (backen
 		ShapeDims:        dp,
 		ShapeNumDims:     uint64(len(shape.Dims)),
 		ShapeElementType: bt,
+		ShapeLayout:      uintptr(unsafe.Pointer(layout)),
 	}
 	err = c.p.call(capi.SlotPJRT_Client_CreateAliasBuffer, unsafe.Pointer(a), &pin)
 	runtime.KeepAlive(dims)
+	runtime.KeepAlive(layout)
+	runtime.KeepAlive(m2m)
 	if err != nil {
 		return nil, nil, err
 	}

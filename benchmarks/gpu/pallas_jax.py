@@ -51,7 +51,7 @@ def parse_configs(text):
         c = {}
         for kv in field.split(","):
             k, v = kv.split("=")
-            if k not in ("bm", "bn", "bk", "warps", "stages") or int(v) <= 0:
+            if k not in ("bm", "bn", "bk", "warps", "stages", "group") or int(v) <= 0:
                 raise ValueError(f"config {field!r}: bad setting {kv!r}")
             c[k] = int(v)
         out.append(c)
@@ -60,7 +60,7 @@ def parse_configs(text):
 
 def config_name(c):
     """halo's Config.String: bm128_bn128_bk64_w4_s3, parts not set left out."""
-    keys = [("bm", "bm"), ("bn", "bn"), ("bk", "bk"), ("warps", "w"), ("stages", "s")]
+    keys = [("bm", "bm"), ("bn", "bn"), ("bk", "bk"), ("warps", "w"), ("stages", "s"), ("group", "g")]
     parts = [f"{short}{c[k]}" for k, short in keys if k in c]
     return "_".join(parts) or "default"
 
@@ -124,7 +124,11 @@ def make_matmul(m, k, n, bm, bn, bk, dtype):
 
 # 3. DSD, the GPU form: one program per output block loops over the
 # non-zero blocks of its block row (block-CSR row pointers).
-def make_dsd(m, k, n, bm, bk, bn, dtype, cparams=PARAMS):
+def make_dsd(m, k, n, bm, bk, bn, dtype, cparams=PARAMS, step=0):
+    """As halo's dsdRowKernel: with step (a divisor of bk, 0 for bk), K
+    runs in parts of each block, one loop over (block, part) pairs."""
+    parts = bk // (step or bk)
+
     def kernel(row_ptr_ref, col_idx_ref, blocks_ref, y_ref, o_ref):
         i, j = pl.program_id(0), pl.program_id(1)
 
@@ -133,7 +137,17 @@ def make_dsd(m, k, n, bm, bk, bn, dtype, cparams=PARAMS):
             yb = y_ref[pl.ds(col_idx_ref[b] * bk, bk), pl.ds(j * bn, bn)]
             return acc + jnp.dot(x, yb, preferred_element_type=jnp.float32)
 
-        acc = lax.fori_loop(row_ptr_ref[i], row_ptr_ref[i + 1], body, jnp.zeros((bm, bn), jnp.float32))
+        def body_parts(t, acc):
+            b, h = t // parts, (t % parts) * step
+            x = blocks_ref[b, :, pl.ds(h, step)]
+            yb = y_ref[pl.ds(col_idx_ref[b] * bk + h, step), pl.ds(j * bn, bn)]
+            return acc + jnp.dot(x, yb, preferred_element_type=jnp.float32)
+
+        zeros = jnp.zeros((bm, bn), jnp.float32)
+        if parts == 1:
+            acc = lax.fori_loop(row_ptr_ref[i], row_ptr_ref[i + 1], body, zeros)
+        else:
+            acc = lax.fori_loop(row_ptr_ref[i] * parts, row_ptr_ref[i + 1] * parts, body_parts, zeros)
         o_ref[...] = acc.astype(o_ref.dtype)
 
     def f(row_ptr, col_idx, blocks, y):
@@ -148,9 +162,23 @@ def make_dsd(m, k, n, bm, bk, bn, dtype, cparams=PARAMS):
 # 4. Masked matmul, the GPU form: one program per output block; a zero
 # block stores zeros, a non-zero one loops over K and multiplies by its
 # distinct mask block.
-def make_masked(m, k, n, bm, bn, bk, dtype, cparams=PARAMS):
+def block_of(g0, g1, gm, gn, group):
+    """As halo's Tiling.block: the output block of grid point (g0, g1);
+    with a group, programs (launched g0 fastest) walk groups of group
+    block rows column by column."""
+    if not group:
+        return g0, g1
+    l = g0 + g1 * gm
+    per = group * gn
+    r = l % per
+    return (l // per) * group + r % group, r // group
+
+
+def make_masked(m, k, n, bm, bn, bk, dtype, cparams=PARAMS, group=0):
+    gm, gn = m // bm, n // bn
+
     def kernel(block_mask_ref, mask_idx_ref, x_ref, y_ref, mask_ref, o_ref):
-        i, j = pl.program_id(0), pl.program_id(1)
+        i, j = block_of(pl.program_id(0), pl.program_id(1), gm, gn, group)
         flag = block_mask_ref[i, j]
 
         @pl.when(flag != 0)
@@ -170,11 +198,12 @@ def make_masked(m, k, n, bm, bn, bk, dtype, cparams=PARAMS):
 
     def f(block_mask, mask_idx, x, y, mask_data):
         return pl.pallas_call(
-            kernel, out_shape=jax.ShapeDtypeStruct((m, n), dtype), grid=(m // bm, n // bn),
-            in_specs=[whole(), whole(), pl.BlockSpec((bm, k), lambda i, j: (i, 0)),
-                      pl.BlockSpec((k, bn), lambda i, j: (0, j)), whole()],
-            out_specs=pl.BlockSpec((bm, bn), lambda i, j: (i, j)), compiler_params=cparams, name="masked_matmul_blocks")(
-                block_mask, mask_idx, x, y, mask_data)
+            kernel, out_shape=jax.ShapeDtypeStruct((m, n), dtype), grid=(gm, gn),
+            in_specs=[whole(), whole(),
+                      pl.BlockSpec((bm, k), lambda a, b: (block_of(a, b, gm, gn, group)[0], 0)),
+                      pl.BlockSpec((k, bn), lambda a, b: (0, block_of(a, b, gm, gn, group)[1])), whole()],
+            out_specs=pl.BlockSpec((bm, bn), lambda a, b: block_of(a, b, gm, gn, group)),
+            compiler_params=cparams, name="masked_matmul_blocks")(block_mask, mask_idx, x, y, mask_data)
     return f
 
 
@@ -283,7 +312,7 @@ def main():
             bn = c.get("bn", blk)
 
             def one(c=c, bn=bn):
-                kern = jax.jit(make_dsd(s, s, s, blk, blk, bn, bf16, params(c.get("warps", 4), c.get("stages", 3))))
+                kern = jax.jit(make_dsd(s, s, s, blk, blk, bn, bf16, params(c.get("warps", 4), c.get("stages", 3)), c.get("bk", 0)))
                 lowered.append(f"== dsd/{config_name(c)}\n" + kern.lower(*args).as_text())
                 check_close(kern(*args), want, 1 / 64, "dsd")
                 d, k, r = paired(dense, (x, y), kern, args, a.iters)
@@ -303,7 +332,7 @@ def main():
             def one(c=c):
                 bm, bn, bk = c.get("bm", blk), c.get("bn", blk), c.get("bk", a.bk)
                 block_mask, mask_idx, mask_data = lower_triangle_blocks(s, bm, bn)
-                kern = jax.jit(make_masked(s, s, s, bm, bn, bk, bf16, params(c.get("warps", 4), c.get("stages", 3))))
+                kern = jax.jit(make_masked(s, s, s, bm, bn, bk, bf16, params(c.get("warps", 4), c.get("stages", 3)), c.get("group", 0)))
                 args = (jnp.asarray(block_mask), jnp.asarray(mask_idx), x, y, jnp.asarray(mask_data).astype(bf16))
                 lowered.append(f"== masked_matmul/{config_name(c)}\n" + kern.lower(*args).as_text())
                 check_close(kern(*args), want, 1 / 64, "masked")

@@ -188,14 +188,31 @@ func (s *BlockCOO) RowPtr() []int32 {
 // accumulates their products in a loop-carried value. A row without
 // blocks stores zeros, so no zeros operand is needed. Refs: row_ptr,
 // col_idx (prefetch), the blocks and y (whole arrays), the output block.
-func dsdRowKernel(bm, bk, bn int64) pallas.KernelFunc {
+func dsdRowKernel(bm, bk, bn, step int64) pallas.KernelFunc {
+	if step == 0 || step == bk {
+		return func(k *pallas.Kernel, refs []*pallas.Ref) {
+			rowPtr, colIdx, blocks, y, o := refs[0], refs[1], refs[2], refs[3], refs[4]
+			i, j := k.ProgramID(0), k.ProgramID(1)
+			acc := k.ForLoop(rowPtr.Load(i), rowPtr.Load(i.Add(1)), []*pallas.Value{k.Zeros(xla.Float32, bm, bn)},
+				func(b *pallas.Value, c []*pallas.Value) []*pallas.Value {
+					x := blocks.Load(b, pallas.All, pallas.All)
+					yb := y.Load(pallas.DS(colIdx.Load(b).Mul(bk), bk), pallas.DS(j.Mul(bn), bn))
+					return []*pallas.Value{c[0].Add(pallas.Dot(x, yb, xla.Float32))}
+				})
+			o.Store(acc[0].Astype(o.DType()))
+		}
+	}
+	// K in steps of step within each block: one loop over (block, part)
+	// pairs, a deeper pipeline for the same shared memory.
+	parts := bk / step
 	return func(k *pallas.Kernel, refs []*pallas.Ref) {
 		rowPtr, colIdx, blocks, y, o := refs[0], refs[1], refs[2], refs[3], refs[4]
 		i, j := k.ProgramID(0), k.ProgramID(1)
-		acc := k.ForLoop(rowPtr.Load(i), rowPtr.Load(i.Add(1)), []*pallas.Value{k.Zeros(xla.Float32, bm, bn)},
-			func(b *pallas.Value, c []*pallas.Value) []*pallas.Value {
-				x := blocks.Load(b, pallas.All, pallas.All)
-				yb := y.Load(pallas.DS(colIdx.Load(b).Mul(bk), bk), pallas.DS(j.Mul(bn), bn))
+		acc := k.ForLoop(rowPtr.Load(i).Mul(parts), rowPtr.Load(i.Add(1)).Mul(parts), []*pallas.Value{k.Zeros(xla.Float32, bm, bn)},
+			func(t *pallas.Value, c []*pallas.Value) []*pallas.Value {
+				b, h := t.Div(parts), t.Rem(parts).Mul(step)
+				x := blocks.Load(b, pallas.All, pallas.DS(h, step))
+				yb := y.Load(pallas.DS(colIdx.Load(b).Mul(bk).Add(h), step), pallas.DS(j.Mul(bn), bn))
 				return []*pallas.Value{c[0].Add(pallas.Dot(x, yb, xla.Float32))}
 			})
 		o.Store(acc[0].Astype(o.DType()))
@@ -204,11 +221,15 @@ func dsdRowKernel(bm, bk, bn int64) pallas.KernelFunc {
 
 // BuildDSDRows emits main(row_ptr i32[m/bm+1], col_idx i32[nb], blocks
 // dt[nb,bm,bk], y dt[k,n]) -> dt[m,n] = sparse @ y with dsdRowKernel on
-// the given backend (pallas.Interpret or pallas.Triton); products
-// accumulate in f32 whatever dt (f32, or bf16 as on a GPU); params are
-// the call's compiler parameters (interpret mode's bounds checks, Triton's
-// warps and stages).
-func BuildDSDRows(s *BlockCOO, n, bn int64, dt xla.DType, backend pallas.Backend, params pallas.CompilerParams) (*stablehlo.Module, error) {
+// the given backend (pallas.Interpret or pallas.Triton): output blocks bm
+// x bn, K in steps of step (0: whole sparse blocks; else a divisor of
+// their width); products accumulate in f32 whatever dt (f32, or bf16 as on
+// a GPU); params are the call's compiler parameters (interpret mode's
+// bounds checks, Triton's warps and stages).
+func BuildDSDRows(s *BlockCOO, n, bn, step int64, dt xla.DType, backend pallas.Backend, params pallas.CompilerParams) (*stablehlo.Module, error) {
+	if step < 0 || (step > 0 && s.BK%step != 0) {
+		return nil, fmt.Errorf("dsd: K step %d must divide the blocks' width %d", step, s.BK)
+	}
 	nb := s.NumBlocks()
 	b := stablehlo.NewBuilder("dsd_rows")
 	fb := b.NewFunction("main", stablehlo.Tensor(xla.Int32, s.M/s.BM+1), stablehlo.Tensor(xla.Int32, nb),
@@ -223,7 +244,7 @@ func BuildDSDRows(s *BlockCOO, n, bn int64, dt xla.DType, backend pallas.Backend
 		Backend:        backend,
 		CompilerParams: params,
 	}
-	fb.Return(pallas.Call(fb, dsdRowKernel(s.BM, s.BK, bn), spec, fb.Args()...)...)
+	fb.Return(pallas.Call(fb, dsdRowKernel(s.BM, s.BK, bn, step), spec, fb.Args()...)...)
 	return b.Build()
 }
 
@@ -281,7 +302,7 @@ func RunDSD(s *BlockCOO, y []float32, n, bn int64) ([]float32, error) {
 // RunDSDRows computes sparse @ y with the per-row (GPU) form of the
 // kernel, in interpret mode on the interpreter.
 func RunDSDRows(s *BlockCOO, y []float32, n, bn int64) ([]float32, error) {
-	m, err := BuildDSDRows(s, n, bn, xla.Float32, pallas.Interpret, pallas.CompilerParams{})
+	m, err := BuildDSDRows(s, n, bn, 0, xla.Float32, pallas.Interpret, pallas.CompilerParams{})
 	if err != nil {
 		return nil, err
 	}

@@ -60,13 +60,13 @@ func TestDSDMatchesDense(t *testing.T) {
 			require.NoError(t, err)
 			require.InDeltaSlice(t, want, rows, 1e-4)
 			for _, dt := range []xla.DType{xla.Float32, xla.BFloat16} {
-				tm, err := BuildDSDRows(s, c.n, c.bn, dt, pallas.Triton, pallas.CompilerParams{NoBoundsChecks: true})
+				tm, err := BuildDSDRows(s, c.n, c.bn, 0, dt, pallas.Triton, pallas.CompilerParams{NoBoundsChecks: true})
 				require.NoError(t, err)
 				require.Contains(t, tm.String(), "__gpu$xla.gpu.triton")
 			}
 			// In bf16 (as on a GPU): the operands rounded, sums in f32,
 			// the result rounded once.
-			bm, err := BuildDSDRows(s, c.n, c.bn, xla.BFloat16, pallas.Interpret, pallas.CompilerParams{})
+			bm, err := BuildDSDRows(s, c.n, c.bn, 0, xla.BFloat16, pallas.Interpret, pallas.CompilerParams{})
 			require.NoError(t, err)
 			args := DSDRowsArgs(s, y, c.n, xla.BFloat16)
 			bf, err := runF32(bm, args)
@@ -190,7 +190,7 @@ func BenchmarkDSDPaired(b *testing.B) {
 		// The GPU form (one program per output block, a loop over the
 		// row's blocks) in interpret mode, against the same dense product.
 		b.Run(fmt.Sprintf("%d^3_blocks%d_%dof%d_gpuform", m, blk, s.NumBlocks(), (m/blk)*(k/blk)), func(b *testing.B) {
-			rows, err := BuildDSDRows(s, n, bn, xla.Float32, pallas.Interpret, pallas.CompilerParams{NoBoundsChecks: true})
+			rows, err := BuildDSDRows(s, n, bn, 0, xla.Float32, pallas.Interpret, pallas.CompilerParams{NoBoundsChecks: true})
 			require.NoError(b, err)
 			dense, err := BuildDense(m, k, n, xla.Float32)
 			require.NoError(b, err)
@@ -227,7 +227,7 @@ func TestDSDRowsOnPlugin(t *testing.T) {
 		tol float64
 	}{{xla.Float32, 1e-4}, {xla.BFloat16, 1.0 / 64}} {
 		t.Run(c2.dt.String(), func(t *testing.T) {
-			mod, err := BuildDSDRows(s, n, blk, c2.dt, pallas.BackendFor(c.PlatformName()), pallas.CompilerParams{NoBoundsChecks: true})
+			mod, err := BuildDSDRows(s, n, blk, 0, c2.dt, pallas.BackendFor(c.PlatformName()), pallas.CompilerParams{NoBoundsChecks: true})
 			require.NoError(t, err)
 			args := DSDRowsArgs(s, y, n, c2.dt)
 			out, err := plugintest.Run(context.Background(), c, mod, args, []xla.Shape{xla.MakeShape(c2.dt, m, n)})
@@ -249,9 +249,9 @@ func TestDSDRowsOnPlugin(t *testing.T) {
 // HALO_BENCH_BLOCK (default 128) at 10% density, the blocks of
 // HashedBlockSparse with seed 1 (the JAX version in
 // benchmarks/gpu/pallas_jax.py draws the same). Each config of
-// HALO_BENCH_CONFIGS (plugintest.Configs: the output block's width bn,
-// Triton's warps and stages) is a sub-benchmark; by default one, bn the
-// block size, 4 warps, 3 stages. Each kernel's result is first checked
+// HALO_BENCH_CONFIGS (plugintest.Configs: the output block's width bn, K
+// steps of bk within the sparse blocks, Triton's warps and stages) is a
+// sub-benchmark; by default one, bn the block size, 4 warps, 3 stages. Each kernel's result is first checked
 // against the dense one. Arguments stay on the device; each timed call
 // runs the program and waits for its result.
 func BenchmarkDSDOnPlugin(b *testing.B) {
@@ -274,12 +274,12 @@ func BenchmarkDSDOnPlugin(b *testing.B) {
 		(size/blk)*(size/blk), blk, blk, backend)
 	var variants []plugintest.Variant
 	for _, cf := range configs {
-		if cf.BM != 0 || cf.BK != 0 {
-			b.Fatalf("config %v: the DSD's bm and bk are the sparse blocks' (HALO_BENCH_BLOCK)", cf)
+		if cf.BM != 0 || cf.Group != 0 {
+			b.Fatalf("config %v: the DSD's bm is the sparse blocks' (HALO_BENCH_BLOCK); no group", cf)
 		}
 		bn := cmp.Or(cf.BN, blk)
 		variants = append(variants, plugintest.Variant{Name: cf.String(), Build: func() (*stablehlo.Module, []interpreter.Value, error) {
-			m, err := BuildDSDRows(s, size, bn, dt, backend, pallas.CompilerParams{NoBoundsChecks: true, NumWarps: cf.Warps, NumStages: cf.Stages})
+			m, err := BuildDSDRows(s, size, bn, cf.BK, dt, backend, pallas.CompilerParams{NoBoundsChecks: true, NumWarps: cf.Warps, NumStages: cf.Stages})
 			return m, DSDRowsArgs(s, y, size, dt), err
 		}})
 	}
@@ -306,4 +306,31 @@ func TestHashedBlockSparseMatchesPython(t *testing.T) {
 	require.Equal(t, int64(410), big.NumBlocks())
 	require.Equal(t, []int32{0, 5, 10, 16, 21}, big.RowPtr()[:5])
 	require.Equal(t, []int32{9, 17, 20, 40, 47}, big.ColIdx[:5])
+}
+
+// K in steps smaller than the sparse blocks (two or four parts of each)
+// sums the same products: the dense result, in interpret mode with the
+// bounds checks on, and the kernel lowers to Triton; a step that does not
+// divide the blocks is an error.
+func TestDSDRowsKSteps(t *testing.T) {
+	const m, k, n, blk = 64, 96, 32, 16
+	s := RandomBlockSparse(rand.New(rand.NewPCG(3, 4)), m, k, blk, blk, 0.3)
+	r := rand.New(rand.NewPCG(7, 8))
+	y := make([]float32, k*n)
+	for i := range y {
+		y[i] = r.Float32()
+	}
+	want := denseMatmul(s.Dense(), y, m, k, n)
+	for _, step := range []int64{0, 8, 4} {
+		mod, err := BuildDSDRows(s, n, 16, step, xla.Float32, pallas.Interpret, pallas.CompilerParams{})
+		require.NoError(t, err)
+		got, err := runF32(mod, DSDRowsArgs(s, y, n, xla.Float32))
+		require.NoError(t, err, "step %d", step)
+		require.InDeltaSlice(t, want, got, 1e-4, "step %d", step)
+		tm, err := BuildDSDRows(s, n, 16, step, xla.BFloat16, pallas.Triton, pallas.CompilerParams{NoBoundsChecks: true})
+		require.NoError(t, err)
+		require.Contains(t, tm.String(), "__gpu$xla.gpu.triton")
+	}
+	_, err := BuildDSDRows(s, n, 16, 6, xla.Float32, pallas.Interpret, pallas.CompilerParams{})
+	require.ErrorContains(t, err, "K step 6 must divide the blocks' width 16")
 }

@@ -132,10 +132,11 @@ func BuildMaskedMatmul(s *SparseMask, m, kdim, n, bm, bn, bk int64, checks bool)
 // that steer a pipeline to the next non-zero block are not needed. Refs:
 // block_mask, mask_index (prefetch), the x block row (bm, K), the y block
 // column (K, bn), the distinct mask blocks (whole array), the output block.
-func maskedBlockKernel(bm, bn, bk, kdim int64) pallas.KernelFunc {
+func maskedBlockKernel(t Tiling, kdim, gm, gn int64) pallas.KernelFunc {
+	bm, bn, bk := t.BM, t.BN, t.BK
 	return func(k *pallas.Kernel, refs []*pallas.Ref) {
 		blockMask, maskIndex, x, y, maskData, o := refs[0], refs[1], refs[2], refs[3], refs[4], refs[5]
-		i, j := k.ProgramID(0), k.ProgramID(1)
+		i, j := t.block(k.ProgramID(0), k.ProgramID(1), gm, gn)
 		flag := blockMask.Load(i, j)
 		k.When(flag.Ne(0), func() {
 			acc := k.ForLoop(0, kdim/bk, []*pallas.Value{k.Zeros(xla.Float32, bm, bn)},
@@ -151,15 +152,45 @@ func maskedBlockKernel(bm, bn, bk, kdim int64) pallas.KernelFunc {
 	}
 }
 
+// Tiling is how BuildMaskedMatmulBlocks splits the product: output blocks
+// of BM x BN, K in steps of BK, and the order of the programs.
+type Tiling struct {
+	BM, BN, BK int64
+	// Group, when not 0, orders the programs (launched first grid index
+	// fastest) in groups of Group block rows walked column by column,
+	// so that programs running together share operand blocks in the
+	// GPU's L2 cache; it must divide the number of block rows. 0 keeps
+	// program (i, j) on output block (i, j).
+	Group int64
+}
+
+// block maps grid indices (g0, g1) of a gm x gn grid to the output block
+// (i, j) they compute.
+func (t Tiling) block(g0, g1 *pallas.Value, gm, gn int64) (i, j *pallas.Value) {
+	if t.Group == 0 {
+		return g0, g1
+	}
+	l := g0.Add(g1.Mul(gm)) // launch order
+	per := t.Group * gn     // programs per group of block rows
+	r := l.Rem(per)         // place in the group
+	i = l.Div(per).Mul(t.Group).Add(r.Rem(t.Group))
+	return i, r.Div(t.Group)
+}
+
 // BuildMaskedMatmulBlocks emits main(block_mask, mask_index i32[gm,gn], x
 // dt[m,k], y dt[k,n], mask_data dt[nd,bm,bn]) -> dt[m,n] = mask * (x @ y)
 // with maskedBlockKernel on the given backend (pallas.Interpret or
-// pallas.Triton); products accumulate in f32 whatever dt (f32, or bf16 as
-// on a GPU); mask_index is SparseMask.PrefetchMask, which names the
-// distinct mask block of every non-zero block. params are the call's
-// compiler parameters (interpret mode's bounds checks, Triton's warps and
-// stages).
-func BuildMaskedMatmulBlocks(s *SparseMask, m, kdim, n, bm, bn, bk int64, dt xla.DType, backend pallas.Backend, params pallas.CompilerParams) (*stablehlo.Module, error) {
+// pallas.Triton), tiled as t; products accumulate in f32 whatever dt (f32,
+// or bf16 as on a GPU); mask_index is SparseMask.PrefetchMask, which
+// names the distinct mask block of every non-zero block. params are the
+// call's compiler parameters (interpret mode's bounds checks, Triton's
+// warps and stages).
+func BuildMaskedMatmulBlocks(s *SparseMask, m, kdim, n int64, t Tiling, dt xla.DType, backend pallas.Backend, params pallas.CompilerParams) (*stablehlo.Module, error) {
+	bm, bn := t.BM, t.BN
+	gm, gn := m/bm, n/bn
+	if t.Group < 0 || (t.Group > 0 && gm%t.Group != 0) {
+		return nil, fmt.Errorf("masked matmul: group %d must divide the %d block rows", t.Group, gm)
+	}
 	b := stablehlo.NewBuilder("masked_matmul_blocks")
 	pm := stablehlo.Tensor(xla.Int32, s.GM, s.GN)
 	fb := b.NewFunction("main", pm, pm, stablehlo.Tensor(dt, m, kdim), stablehlo.Tensor(dt, kdim, n),
@@ -167,19 +198,28 @@ func BuildMaskedMatmulBlocks(s *SparseMask, m, kdim, n, bm, bn, bk int64, dt xla
 	spec := pallas.CallSpec{
 		Name:              "masked_matmul_blocks",
 		OutShapes:         []xla.Shape{xla.MakeShape(dt, m, n)},
-		Grid:              []int64{m / bm, n / bn},
+		Grid:              []int64{gm, gn},
 		NumScalarPrefetch: 2,
 		InSpecs: []*pallas.BlockSpec{
-			{BlockShape: []int64{bm, kdim}, IndexMap: func(g []*pallas.Value, _ []*pallas.Ref) []any { return []any{g[0], 0} }},
-			{BlockShape: []int64{kdim, bn}, IndexMap: func(g []*pallas.Value, _ []*pallas.Ref) []any { return []any{0, g[1]} }},
+			{BlockShape: []int64{bm, kdim}, IndexMap: func(g []*pallas.Value, _ []*pallas.Ref) []any {
+				i, _ := t.block(g[0], g[1], gm, gn)
+				return []any{i, 0}
+			}},
+			{BlockShape: []int64{kdim, bn}, IndexMap: func(g []*pallas.Value, _ []*pallas.Ref) []any {
+				_, j := t.block(g[0], g[1], gm, gn)
+				return []any{0, j}
+			}},
 			nil, // the distinct mask blocks, whole
 		},
 		OutSpecs: []*pallas.BlockSpec{{BlockShape: []int64{bm, bn},
-			IndexMap: func(g []*pallas.Value, _ []*pallas.Ref) []any { return []any{g[0], g[1]} }}},
+			IndexMap: func(g []*pallas.Value, _ []*pallas.Ref) []any {
+				i, j := t.block(g[0], g[1], gm, gn)
+				return []any{i, j}
+			}}},
 		Backend:        backend,
 		CompilerParams: params,
 	}
-	fb.Return(pallas.Call(fb, maskedBlockKernel(bm, bn, bk, kdim), spec, fb.Args()...)...)
+	fb.Return(pallas.Call(fb, maskedBlockKernel(t, kdim, gm, gn), spec, fb.Args()...)...)
 	return b.Build()
 }
 
@@ -259,7 +299,7 @@ func RunMaskedMatmul(mask, x, y []float32, m, k, n, bm, bn, bk int64) ([]float32
 // form of the kernel, in interpret mode on the interpreter.
 func RunMaskedMatmulBlocks(mask, x, y []float32, m, k, n, bm, bn, bk int64) ([]float32, error) {
 	s := sparsifyMask(mask, m, n, bm, bn)
-	mod, err := BuildMaskedMatmulBlocks(s, m, k, n, bm, bn, bk, xla.Float32, pallas.Interpret, pallas.CompilerParams{})
+	mod, err := BuildMaskedMatmulBlocks(s, m, k, n, Tiling{BM: bm, BN: bn, BK: bk}, xla.Float32, pallas.Interpret, pallas.CompilerParams{})
 	if err != nil {
 		return nil, err
 	}

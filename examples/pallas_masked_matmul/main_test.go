@@ -81,13 +81,13 @@ func TestMaskedMatmulMatchesDense(t *testing.T) {
 			require.InDeltaSlice(t, want, blocks, 1e-3)
 			s := sparsifyMask(mask, c.m, c.n, c.bm, c.bn)
 			for _, dt := range []xla.DType{xla.Float32, xla.BFloat16} {
-				tm, err := BuildMaskedMatmulBlocks(s, c.m, c.k, c.n, c.bm, c.bn, c.bk, dt, pallas.Triton, pallas.CompilerParams{NoBoundsChecks: true})
+				tm, err := BuildMaskedMatmulBlocks(s, c.m, c.k, c.n, Tiling{BM: c.bm, BN: c.bn, BK: c.bk}, dt, pallas.Triton, pallas.CompilerParams{NoBoundsChecks: true})
 				require.NoError(t, err)
 				require.Contains(t, tm.String(), "__gpu$xla.gpu.triton")
 			}
 			// In bf16 (as on a GPU): the operands rounded, sums in f32,
 			// the result rounded once.
-			bm, err := BuildMaskedMatmulBlocks(s, c.m, c.k, c.n, c.bm, c.bn, c.bk, xla.BFloat16, pallas.Interpret, pallas.CompilerParams{})
+			bm, err := BuildMaskedMatmulBlocks(s, c.m, c.k, c.n, Tiling{BM: c.bm, BN: c.bn, BK: c.bk}, xla.BFloat16, pallas.Interpret, pallas.CompilerParams{})
 			require.NoError(t, err)
 			args := MaskedBlocksArgs(s, x, y, c.m, c.k, c.n, c.bm, c.bn, xla.BFloat16)
 			bf, err := runF32(bm, args)
@@ -244,7 +244,7 @@ func BenchmarkMaskedMatmulPaired(b *testing.B) {
 		// The GPU form of the kernel (one program per output block) in
 		// interpret mode, against the same dense product.
 		b.Run(fmt.Sprintf("%d^3_blocks%dx%d_bk%d_gpuform", m, bm, bm, m), func(b *testing.B) {
-			blocks, err := BuildMaskedMatmulBlocks(s, m, m, m, bm, bm, m, xla.Float32, pallas.Interpret, pallas.CompilerParams{NoBoundsChecks: true})
+			blocks, err := BuildMaskedMatmulBlocks(s, m, m, m, Tiling{BM: bm, BN: bm, BK: m}, xla.Float32, pallas.Interpret, pallas.CompilerParams{NoBoundsChecks: true})
 			require.NoError(b, err)
 			dense, err := BuildDenseMasked(m, m, m)
 			require.NoError(b, err)
@@ -293,7 +293,7 @@ func TestMaskedMatmulBlocksOnPlugin(t *testing.T) {
 		tol float64
 	}{{xla.Float32, 1e-4}, {xla.BFloat16, 1.0 / 64}} {
 		t.Run(c2.dt.String(), func(t *testing.T) {
-			mod, err := BuildMaskedMatmulBlocks(s, m, k, n, bm, bm, bk, c2.dt, pallas.BackendFor(c.PlatformName()), pallas.CompilerParams{NoBoundsChecks: true})
+			mod, err := BuildMaskedMatmulBlocks(s, m, k, n, Tiling{BM: bm, BN: bm, BK: bk}, c2.dt, pallas.BackendFor(c.PlatformName()), pallas.CompilerParams{NoBoundsChecks: true})
 			require.NoError(t, err)
 			args := MaskedBlocksArgs(s, x, y, m, k, n, bm, bm, c2.dt)
 			out, err := plugintest.Run(context.Background(), c, mod, args, []xla.Shape{xla.MakeShape(c2.dt, m, n)})
@@ -312,7 +312,7 @@ func TestMaskedMatmulBlocksOnPlugin(t *testing.T) {
 // the HALO_PLUGIN plugin: bf16 operands and result, f32 accumulation,
 // HALO_BENCH_SIZE^3 (default 8192). Each config of HALO_BENCH_CONFIGS
 // (plugintest.Configs: output blocks bm x bn, K in steps of bk, Triton's
-// warps and stages) is a sub-benchmark; by default one, square blocks of
+// warps and stages, a grouped program order) is a sub-benchmark; by default one, square blocks of
 // HALO_BENCH_BLOCK (128), K steps of HALO_BENCH_BK (64), 4 warps, 3
 // stages. Each kernel's result is first checked against the dense product
 // masked.
@@ -335,7 +335,7 @@ func BenchmarkMaskedMatmulOnPlugin(b *testing.B) {
 		bm, bn, bk := cmp.Or(cf.BM, blk), cmp.Or(cf.BN, blk), cmp.Or(cf.BK, bk)
 		variants = append(variants, plugintest.Variant{Name: cf.String(), Build: func() (*stablehlo.Module, []interpreter.Value, error) {
 			s := sparsifyMask(mask, size, size, bm, bn)
-			m, err := BuildMaskedMatmulBlocks(s, size, size, size, bm, bn, bk, dt, backend,
+			m, err := BuildMaskedMatmulBlocks(s, size, size, size, Tiling{BM: bm, BN: bn, BK: bk, Group: cf.Group}, dt, backend,
 				pallas.CompilerParams{NoBoundsChecks: true, NumWarps: cf.Warps, NumStages: cf.Stages})
 			return m, MaskedBlocksArgs(s, x, y, size, size, size, bm, bn, dt), err
 		}})
@@ -359,4 +359,35 @@ func uniformPair(s1, s2 uint64, n int64) (x, y []float32) {
 		x[i], y[i] = r.Float32(), r.Float32()
 	}
 	return x, y
+}
+
+// Grouped program orders compute every output block once (a block left
+// unwritten would read NaN): the same result as the plain order, in
+// interpret mode with the bounds checks on; a group that does not divide
+// the block rows is an error.
+func TestGroupedTiling(t *testing.T) {
+	const m, k, n, blk = 64, 32, 48, 16
+	r := rand.New(rand.NewPCG(5, 6))
+	x, y := make([]float32, m*k), make([]float32, k*n)
+	for i := range x {
+		x[i] = r.Float32()
+	}
+	for i := range y {
+		y[i] = r.Float32()
+	}
+	mask := LowerTriangle(m, n)
+	s := sparsifyMask(mask, m, n, blk, blk)
+	want := maskedReference(mask, x, y, m, k, n)
+	for _, group := range []int64{1, 2, 4} {
+		mod, err := BuildMaskedMatmulBlocks(s, m, k, n, Tiling{BM: blk, BN: blk, BK: 16, Group: group}, xla.Float32, pallas.Interpret, pallas.CompilerParams{})
+		require.NoError(t, err)
+		got, err := runF32(mod, MaskedBlocksArgs(s, x, y, m, k, n, blk, blk, xla.Float32))
+		require.NoError(t, err, "group %d", group)
+		require.InDeltaSlice(t, want, got, 1e-4, "group %d", group)
+		tm, err := BuildMaskedMatmulBlocks(s, m, k, n, Tiling{BM: blk, BN: blk, BK: 16, Group: group}, xla.BFloat16, pallas.Triton, pallas.CompilerParams{NoBoundsChecks: true})
+		require.NoError(t, err)
+		require.Contains(t, tm.String(), "arith.remsi")
+	}
+	_, err := BuildMaskedMatmulBlocks(s, m, k, n, Tiling{BM: blk, BN: blk, BK: 16, Group: 3}, xla.Float32, pallas.Interpret, pallas.CompilerParams{})
+	require.ErrorContains(t, err, "group 3 must divide the 4 block rows")
 }

@@ -40,23 +40,39 @@ func Open(t testing.TB, why string) *pjrt.Client {
 	return c
 }
 
-// Compile prints mod and compiles it on c.
+// Compile prints mod and compiles it on c with the plugin's defaults (what
+// benchmarks time, as JAX compiles).
 func Compile(c *pjrt.Client, mod *stablehlo.Module) (*pjrt.Executable, error) {
+	return compile(c, mod, nil)
+}
+
+// exact are the compile options Run uses: XLA may not drop a rounding
+// the program asks for (xla_allow_excess_precision, on by default, let
+// XLA's GPU backend fold an f64 -> f32 -> f64 round trip away).
+var exact = func() *xla.CompileOptions {
+	o := xla.DefaultCompileOptions()
+	o.EnvOptionOverrides = map[string]any{"xla_allow_excess_precision": false}
+	return &o
+}()
+
+func compile(c *pjrt.Client, mod *stablehlo.Module, opts *xla.CompileOptions) (*pjrt.Executable, error) {
 	var text bytes.Buffer
 	if err := stablehlo.Print(&text, mod, stablehlo.PrintOptions{}); err != nil {
 		return nil, err
 	}
-	exe, err := c.Compile(pjrt.MLIRText(text.String()), nil)
+	exe, err := c.Compile(pjrt.MLIRText(text.String()), opts)
 	if err != nil {
 		return nil, fmt.Errorf("compile: %w", err)
 	}
 	return exe, nil
 }
 
-// Run compiles mod on c, runs it with args (tensors) and returns its
-// outputs, read back as tensors of the shapes in outs.
+// Run compiles mod on c, without excess precision (every rounding the
+// program asks for happens, as on the interpreter), runs it with args
+// (tensors) and returns its outputs, read back as tensors of the shapes
+// in outs.
 func Run(ctx context.Context, c *pjrt.Client, mod *stablehlo.Module, args []interpreter.Value, outs []xla.Shape) ([]*interpreter.Tensor, error) {
-	exe, err := Compile(c, mod)
+	exe, err := compile(c, mod, exact)
 	if err != nil {
 		return nil, err
 	}
@@ -263,6 +279,8 @@ func prepare(b *testing.B, c *pjrt.Client, mod *stablehlo.Module, args []interpr
 type Config struct {
 	BM, BN, BK    int64
 	Warps, Stages int
+	// Group is a grouped program order's group size (0: none).
+	Group int64
 }
 
 // String names the config as a sub-benchmark: bm128_bn128_bk64_w4_s3,
@@ -272,7 +290,7 @@ func (c Config) String() string {
 	for _, f := range []struct {
 		name string
 		v    int64
-	}{{"bm", c.BM}, {"bn", c.BN}, {"bk", c.BK}, {"w", int64(c.Warps)}, {"s", int64(c.Stages)}} {
+	}{{"bm", c.BM}, {"bn", c.BN}, {"bk", c.BK}, {"w", int64(c.Warps)}, {"s", int64(c.Stages)}, {"g", c.Group}} {
 		if f.v != 0 {
 			parts = append(parts, fmt.Sprintf("%s%d", f.name, f.v))
 		}
@@ -285,8 +303,8 @@ func (c Config) String() string {
 
 // Configs reads a sweep from environment variable name, else def: configs
 // separated by spaces, each comma-separated key=value settings of bm, bn,
-// bk, warps and stages ("bn=256,warps=8,stages=3 bn=128"). A malformed
-// one fails t.
+// bk, warps, stages and group ("bn=256,warps=8,stages=3 bn=128"). A
+// malformed one fails t.
 func Configs(t testing.TB, name, def string) []Config {
 	t.Helper()
 	text := os.Getenv(name)
@@ -313,8 +331,10 @@ func Configs(t testing.TB, name, def string) []Config {
 				c.Warps = int(n)
 			case "stages":
 				c.Stages = int(n)
+			case "group":
+				c.Group = n
 			default:
-				t.Fatalf("%s: unknown setting %q (bm, bn, bk, warps, stages)", name, k)
+				t.Fatalf("%s: unknown setting %q (bm, bn, bk, warps, stages, group)", name, k)
 			}
 		}
 		cs = append(cs, c)

@@ -163,3 +163,36 @@ func TestUploadDownloadEveryType(t *testing.T) {
 		})
 	}
 }
+
+func TestConfigs(t *testing.T) {
+	t.Setenv("HALO_TEST_CONFIGS", "bn=256,warps=8,stages=2 bm=128,bn=128,bk=64,group=8")
+	cs := Configs(t, "HALO_TEST_CONFIGS", "bn=64")
+	require.Equal(t, []Config{{BN: 256, Warps: 8, Stages: 2}, {BM: 128, BN: 128, BK: 64, Group: 8}}, cs)
+	assert.Equal(t, "bn256_w8_s2", cs[0].String())
+	assert.Equal(t, "bm128_bn128_bk64_g8", cs[1].String())
+	assert.Equal(t, "default", Config{}.String())
+	t.Setenv("HALO_TEST_CONFIGS", "")
+	assert.Equal(t, []Config{{BN: 64}}, Configs(t, "HALO_TEST_CONFIGS", "bn=64"))
+	for _, bad := range []string{"bn=0", "bn", "tiles=4", "bn=x"} {
+		t.Setenv("HALO_TEST_CONFIGS", bad)
+		failed := false
+		t.Run(bad, func(t *testing.T) {
+			ft := &fatalRecorder{TB: t}
+			func() {
+				defer func() { recover() }()
+				Configs(ft, "HALO_TEST_CONFIGS", "")
+			}()
+			failed = ft.failed
+		})
+		assert.True(t, failed, "%q is refused", bad)
+	}
+}
+
+// fatalRecorder records Fatalf instead of ending the test.
+type fatalRecorder struct {
+	testing.TB
+	failed bool
+}
+
+func (f *fatalRecorder) Fatalf(string, ...any) { f.failed = true; panic("fatal") }
+func (f *fatalRecorder) Helper()               {}

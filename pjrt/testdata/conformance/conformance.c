@@ -5319,6 +5319,10 @@ static PJRT_Error *impl_PJRT_Client_CreateAliasBuffer(PJRT_Client_CreateAliasBuf
   const int64_t *dims = args->shape_dims;
   size_t nbytes;
   if ((err = check_shape(FN, args->shape_element_type, dims, args->shape_num_dims, &nbytes))) return err;
+  /* XLA's GPU client refuses an alias buffer without a layout ("Buffer's
+   * on-device shape has no layout"). */
+  if (!args->shape_layout)
+    return err_new(PJRT_Error_Code_FAILED_PRECONDITION, "%s: shape_layout is NULL: Buffer's on-device shape has no layout", FN);
   if (!layout_is_default(args->shape_layout, args->shape_element_type, dims, args->shape_num_dims))
     return err_new(PJRT_Error_Code_UNIMPLEMENTED, "%s: only the default layout is supported", FN);
   storage *st = storage_new(c, mem->dev, nbytes);
