@@ -307,7 +307,7 @@ def main():
         dense = jax.jit(lambda x, y: x @ y)
         want = dense(x, y)
         args = (jnp.asarray(pow2_pad(ptr)), jnp.asarray(pow2_pad(col_idx)), blocks_d, y)
-        configs = parse_configs(a.dsd_configs or f"bn={blk},warps=4,stages=3")
+        configs = parse_configs(a.dsd_configs or f"bn={2 * blk},bk={blk // 2},warps=8,stages=3")
         for c in configs:
             bn = c.get("bn", blk)
 
@@ -327,7 +327,7 @@ def main():
         y = jax.random.uniform(ky, (s, s), jnp.float32).astype(bf16)
         dense = jax.jit(lambda x, y: x @ y)
         want = np.tril(np.ones((s, s), np.float32)) * np.asarray(dense(x, y), np.float32)
-        configs = parse_configs(a.masked_configs or f"bm={blk},bn={blk},bk={a.bk},warps=4,stages=3")
+        configs = parse_configs(a.masked_configs or f"bm={blk},bn={2 * blk},bk={a.bk},warps=8,stages=3,group={min(8, s // blk)}")
         for c in configs:
             def one(c=c):
                 bm, bn, bk = c.get("bm", blk), c.get("bn", blk), c.get("bk", a.bk)

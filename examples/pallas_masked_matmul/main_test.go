@@ -312,17 +312,20 @@ func TestMaskedMatmulBlocksOnPlugin(t *testing.T) {
 // the HALO_PLUGIN plugin: bf16 operands and result, f32 accumulation,
 // HALO_BENCH_SIZE^3 (default 8192). Each config of HALO_BENCH_CONFIGS
 // (plugintest.Configs: output blocks bm x bn, K in steps of bk, Triton's
-// warps and stages, a grouped program order) is a sub-benchmark; by default one, square blocks of
-// HALO_BENCH_BLOCK (128), K steps of HALO_BENCH_BK (64), 4 warps, 3
-// stages. Each kernel's result is first checked against the dense product
+// warps and stages, a grouped program order) is a sub-benchmark; by
+// default one, the fastest on an H100: blocks of HALO_BENCH_BLOCK (128) by
+// twice that, K steps of HALO_BENCH_BK (64), 8 warps, 3 stages, groups of
+// 8 block rows. Each kernel's result is first checked against the dense product
 // masked.
 func BenchmarkMaskedMatmulOnPlugin(b *testing.B) {
 	c := plugintest.Open(b, "time the masked matmul against the plugin's dense product")
 	size := plugintest.EnvInt(b, "HALO_BENCH_SIZE", 8192)
 	blk := plugintest.EnvInt(b, "HALO_BENCH_BLOCK", 128)
 	bk := plugintest.EnvInt(b, "HALO_BENCH_BK", 64)
-	configs := plugintest.Configs(b, "HALO_BENCH_CONFIGS", fmt.Sprintf("bm=%d,bn=%d,bk=%d,warps=%d,stages=%d",
-		blk, blk, bk, pallas.DefaultNumWarps, pallas.DefaultNumStages))
+	// The default: the fastest of the sweeps on an H100
+	// (docs/gpu-validation.md).
+	configs := plugintest.Configs(b, "HALO_BENCH_CONFIGS", fmt.Sprintf("bm=%d,bn=%d,bk=%d,warps=8,stages=3,group=%d",
+		blk, 2*blk, bk, min(8, size/blk)))
 	const dt = xla.BFloat16
 	backend := pallas.BackendFor(c.PlatformName())
 	x, y := uniformPair(1, 2, size*size)
