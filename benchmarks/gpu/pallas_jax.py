@@ -307,7 +307,7 @@ def main():
         dense = jax.jit(lambda x, y: x @ y)
         want = dense(x, y)
         args = (jnp.asarray(pow2_pad(ptr)), jnp.asarray(pow2_pad(col_idx)), blocks_d, y)
-        configs = parse_configs(a.dsd_configs or f"bn={2 * blk},bk={blk // 2},warps=8,stages=3")
+        configs = parse_configs(a.dsd_configs or f"bn={blk},bk={blk // 2},warps=4,stages=4")
         for c in configs:
             bn = c.get("bn", blk)
 
