@@ -428,18 +428,22 @@ func tritonDTypeCases() []tritonCase {
 			// interpret mode (not in f32, then widened).
 			name: "dot_to_f64",
 			kernel: func(k *Kernel, refs []*Ref) {
-				a, b, c := refs[0].Load(), refs[1].Load(), refs[2].Load()
-				refs[3].Store(Dot(a, b, xla.Float64))
-				refs[4].Store(DotTransposed(c, c, true, false, xla.Float64))
+				a, b, c, d := refs[0].Load(), refs[1].Load(), refs[2].Load(), refs[3].Load()
+				refs[4].Store(Dot(a, b, xla.Float64))
+				refs[5].Store(DotTransposed(c, c, true, false, xla.Float64))
+				// Widened by the kernel, then transposed, with an f64
+				// operand as loaded.
+				refs[6].Store(DotTransposed(a.Astype(xla.Float64), d, true, false, xla.Float64))
 			},
 			spec: CallSpec{
 				Name:      "dot_to_f64",
-				OutShapes: shapes(xla.Float64, []int64{16, 16}, []int64{16, 16}),
+				OutShapes: shapes(xla.Float64, []int64{16, 16}, []int64{16, 16}, []int64{16, 16}),
 			},
 			args: []*interpreter.Tensor{
 				floatTensor(xla.Float32, []int64{16, 16}, func(i int) float64 { return math.Sin(float64(i)) }),
 				floatTensor(xla.Float32, []int64{16, 16}, func(i int) float64 { return math.Cos(float64(i)) }),
 				floatTensor(xla.BFloat16, []int64{16, 16}, func(i int) float64 { return math.Sin(float64(3 * i)) }),
+				floatTensor(xla.Float64, []int64{16, 16}, func(i int) float64 { return math.Cos(float64(5*i) + 0.25) }),
 			},
 		},
 		{

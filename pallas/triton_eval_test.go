@@ -389,7 +389,7 @@ func (m *tevMachine) op(op *ttOp) []*tevVal {
 		if minK := map[string]int64{"f16": 16, "bf16": 16, "i8": 32, "f64": 16}[a.t.elem]; K < minK || (a.t.elem == "f64" && (M < 16 || N < 8)) {
 			tevFail("tt.dot of %dx%d by %dx%d %s is below the tensor-core minimum", M, K, K, N, a.t.elem)
 		}
-		if a.t.elem == "f64" && (isExtf(op.operands[0]) || isExtf(op.operands[1])) {
+		if a.t.elem == "f64" && (widenedOperand(op.operands[0]) || widenedOperand(op.operands[1])) {
 			// Seen on an H100 (XLA's Triton, jax 0.11.2): sums far off.
 			tevFail("f64 tt.dot of operands widened in the kernel (arith.extf): Triton sums them wrongly")
 		}
@@ -773,4 +773,13 @@ func flat(shape, idx []int64) int {
 		k = k*int(n) + int(idx[d])
 	}
 	return k
+}
+
+// widenedOperand reports whether a tt.dot operand was widened in the
+// kernel (arith.extf), seen through transposes.
+func widenedOperand(v *ttVal) bool {
+	for v.def != nil && v.def.name == "tt.trans" {
+		v = v.def.operands[0]
+	}
+	return isExtf(v)
 }

@@ -1004,6 +1004,8 @@ func (l *ttLower) dot(op *Op, rt ttType) *ttVal {
 	b := l.b
 	x, y := l.v(op, op.Operands[0]), l.v(op, op.Operands[1])
 	in := op.Operands[0].Type.DType
+	// Before any transpose hides it: was an operand widened in the kernel?
+	widened := isExtf(x) || isExtf(y)
 	if op.Attrs.TransA {
 		x = b.emit1("tt.trans", []*ttVal{x}, x.t.with([]int64{x.t.shape[1], x.t.shape[0]}), i32ArrayAttr("order", []int64{1, 0}))
 	}
@@ -1020,7 +1022,6 @@ func (l *ttLower) dot(op *Op, rt ttType) *ttVal {
 	// widened exactly. Triton's f64 tt.dot summed operands widened in the
 	// kernel (arith.extf) wrongly on an H100 (f64 operands loaded as such
 	// were right), so such dots are products and sums.
-	widened := isExtf(x) || isExtf(y)
 	if out == xla.Float64 && in.IsFloat() && in != xla.Float64 {
 		widened, in = true, xla.Float64
 	}
@@ -1044,7 +1045,7 @@ func (l *ttLower) dot(op *Op, rt ttType) *ttVal {
 	if m, k, n := x.t.shape[0], x.t.shape[1], y.t.shape[1]; dotTooSmall(in, m, k, n) {
 		d = l.productSum(op, x, y, at, "is below the tensor cores' sizes (see dotTooSmall)")
 	} else if widened && in == xla.Float64 {
-		d = l.productSum(op, x, y, at, "has operands widened to f64 in the kernel, which Triton's f64 tt.dot sums wrongly")
+		d = l.productSum(op, x, y, at, "has operands widened to f64 in the kernel, which Triton's f64 tt.dot sums wrongly (pass f64 operands instead)")
 	} else {
 		d = b.emit1("tt.dot", []*ttVal{x, y, b.numConst(0, at)}, at, attrs...)
 	}

@@ -218,7 +218,9 @@ func (b *Buffer) Await(ctx context.Context) error {
 			ready := b.ready
 			b.mu.Unlock()
 			if ready == nil {
-				return w.WaitReady()
+				err := w.WaitReady()
+				runtime.KeepAlive(b) // its cleanup must not free the C buffer meanwhile
+				return err
 			}
 		}
 	}

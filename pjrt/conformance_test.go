@@ -633,7 +633,8 @@ func TestExecuteReleasesOutputsWhenTheClientCloses(t *testing.T) {
 func TestAwaitBlocksInThePluginWhenItCannotBeCancelled(t *testing.T) {
 	// A context that cannot end: the plugin blocks the thread
 	// (PJRT_Event_Await), no completion callback; one that can: the
-	// callback. Both see the execution's failure; no event is left alive.
+	// callback. A blocked waiter sees a failure that arrives while it
+	// waits; no event is left alive.
 	c := openConformance(t)
 	cl := c.client(t)
 	exe, err := cl.Compile(MLIRText(addProgram), nil)
@@ -659,11 +660,28 @@ func TestAwaitBlocksInThePluginWhenItCannotBeCancelled(t *testing.T) {
 	assert.Equal(t, int64(0), c.counter("event_awaits")-awaits, "a cancellable wait uses the callback")
 
 	forceReadyCallback = true
+	t.Cleanup(func() { forceReadyCallback = false })
 	out3, err := exe.Run(a, a)
 	require.NoError(t, err)
 	require.NoError(t, out3[0].Await(context.Background()))
 	forceReadyCallback = false
 	assert.Equal(t, int64(0), c.counter("event_awaits")-awaits)
+
+	// A failure that arrives while the waiter is blocked in the plugin.
+	alias, f, err := cl.CreateAliasBuffer(xla.MakeShape(xla.Float32, 2, 2))
+	require.NoError(t, err)
+	waited := make(chan error, 1)
+	go func() { waited <- alias.Await(context.Background()) }()
+	deadline := time.Now().Add(5 * time.Second)
+	for c.counter("event_awaits") == awaits && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	require.NoError(t, f.Fail(errorf(Aborted, "test", "boom")))
+	werr := <-waited
+	assert.ErrorIs(t, werr, Aborted)
+	assert.ErrorContains(t, werr, "boom")
+	require.NoError(t, f.Close())
+	require.NoError(t, alias.Close())
 
 	require.NoError(t, out[0].Close())
 	assert.ErrorIs(t, out[0].Await(context.Background()), ErrClosed, "await after Close")
@@ -671,7 +689,7 @@ func TestAwaitBlocksInThePluginWhenItCannotBeCancelled(t *testing.T) {
 		require.NoError(t, o[0].Close())
 	}
 	require.NoError(t, a.Close())
-	deadline := time.Now().Add(5 * time.Second)
+	deadline = time.Now().Add(5 * time.Second)
 	for (pendingEvents() != 0 || c.live("event") != 0) && time.Now().Before(deadline) {
 		time.Sleep(10 * time.Millisecond)
 	}

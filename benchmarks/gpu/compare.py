@@ -40,14 +40,15 @@ def halo_results(path):
         bench, _, config = name.partition("/")
         if bench not in back:
             continue
-        metrics = out.setdefault((back[bench], config), {})
-        # after the name and the iteration count: value unit pairs
+        # after the name and the iteration count: value unit pairs (a
+        # parent benchmark's header line, which only logs, has none)
         rest = fields[2:]
         for value, unit in zip(rest[0::2], rest[1::2]):
             try:
-                metrics.setdefault(unit, []).append(float(value))
+                v = float(value)
             except ValueError:
-                pass
+                continue
+            out.setdefault((back[bench], config), {}).setdefault(unit, []).append(v)
     return out
 
 

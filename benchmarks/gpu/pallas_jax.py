@@ -7,8 +7,11 @@ Run on the GPU machine (see README.md beside this file):
     JAX_PALLAS_USE_MOSAIC_GPU=0 python3 pallas_jax.py [--size 8192] [--out DIR]
 
 Each kernel is written as halo's examples write it (the GPU forms: one
-program per output block), with the same block sizes, num_warps 4 and
-num_stages 3 (halo's defaults). Each is checked against the dense program
+program per output block), with the same block sizes; vector add and
+matmul+GELU with num_warps 4 and num_stages 3 (halo's defaults), the DSD
+and the masked matmul for each config of --dsd-configs / --masked-configs
+(the syntax of halo's HALO_BENCH_CONFIGS: bm, bn, bk, warps, stages,
+group), the same lists halo's benchmarks sweep. Each is checked against the dense program
 before it is timed. Timing: one call of each, alternating, per iteration,
 each call waited for (jax.block_until_ready); medians over the iterations,
 and the median of the per-pair ratios, as halo's internal/pairbench does.
@@ -45,7 +48,7 @@ def params(warps, stages):
 
 def parse_configs(text):
     """Configs as halo's plugintest.Configs reads them: space-separated,
-    each comma-separated key=value of bm, bn, bk, warps, stages."""
+    each comma-separated key=value of bm, bn, bk, warps, stages, group."""
     out = []
     for field in text.split():
         c = {}
@@ -127,6 +130,8 @@ def make_matmul(m, k, n, bm, bn, bk, dtype):
 def make_dsd(m, k, n, bm, bk, bn, dtype, cparams=PARAMS, step=0):
     """As halo's dsdRowKernel: with step (a divisor of bk, 0 for bk), K
     runs in parts of each block, one loop over (block, part) pairs."""
+    if step and bk % step:
+        raise ValueError(f"K step {step} must divide the blocks' width {bk}")
     parts = bk // (step or bk)
 
     def kernel(row_ptr_ref, col_idx_ref, blocks_ref, y_ref, o_ref):
@@ -176,6 +181,8 @@ def block_of(g0, g1, gm, gn, group):
 
 def make_masked(m, k, n, bm, bn, bk, dtype, cparams=PARAMS, group=0):
     gm, gn = m // bm, n // bn
+    if group and gm % group:
+        raise ValueError(f"group {group} must divide the {gm} block rows")
 
     def kernel(block_mask_ref, mask_idx_ref, x_ref, y_ref, mask_ref, o_ref):
         i, j = block_of(pl.program_id(0), pl.program_id(1), gm, gn, group)
@@ -247,8 +254,8 @@ def main():
     ap.add_argument("--block", type=int, default=128)
     ap.add_argument("--bk", type=int, default=64)
     ap.add_argument("--iters", type=int, default=100)
-    ap.add_argument("--dsd-configs", default="", help="as HALO_BENCH_CONFIGS (bn, warps, stages)")
-    ap.add_argument("--masked-configs", default="", help="as HALO_BENCH_CONFIGS (bm, bn, bk, warps, stages)")
+    ap.add_argument("--dsd-configs", default="", help="as HALO_BENCH_CONFIGS (bn, bk: K step within a block, warps, stages)")
+    ap.add_argument("--masked-configs", default="", help="as HALO_BENCH_CONFIGS (bm, bn, bk, warps, stages, group)")
     ap.add_argument("--out", default="")
     ap.add_argument("--kernels", default="xla_add,add,matmul_gelu,dsd,masked_matmul", help="which to run, comma-separated")
     a = ap.parse_args()
@@ -327,7 +334,8 @@ def main():
         y = jax.random.uniform(ky, (s, s), jnp.float32).astype(bf16)
         dense = jax.jit(lambda x, y: x @ y)
         want = np.tril(np.ones((s, s), np.float32)) * np.asarray(dense(x, y), np.float32)
-        configs = parse_configs(a.masked_configs or f"bm={blk},bn={2 * blk},bk={a.bk},warps=8,stages=3,group={min(8, s // blk)}")
+        group = next(g for g in (8, 4, 2, 1) if (s // blk) % g == 0)
+        configs = parse_configs(a.masked_configs or f"bm={blk},bn={2 * blk},bk={a.bk},warps=8,stages=3,group={group}")
         for c in configs:
             def one(c=c):
                 bm, bn, bk = c.get("bm", blk), c.get("bn", blk), c.get("bk", a.bk)
@@ -368,8 +376,8 @@ def main():
             setup()
         except Exception as e:  # the shared setup failed: report and go on
             traceback.print_exc()
-            results.append({"name": setup.__name__, "error": f"{type(e).__name__}: {e}"})
-            print("FAILED", setup.__name__, e, flush=True)
+            results.append({"name": name, "error": f"setup: {type(e).__name__}: {e}"})
+            print("FAILED", name, e, flush=True)
     if a.out:
         os.makedirs(a.out, exist_ok=True)
         with open(os.path.join(a.out, "results.json"), "w") as f:

@@ -324,8 +324,12 @@ func BenchmarkMaskedMatmulOnPlugin(b *testing.B) {
 	bk := plugintest.EnvInt(b, "HALO_BENCH_BK", 64)
 	// The default: the fastest of the sweeps on an H100
 	// (docs/gpu-validation.md).
+	group := int64(8) // the largest of 8, 4, 2, 1 dividing the block rows
+	for (size/blk)%group != 0 {
+		group /= 2
+	}
 	configs := plugintest.Configs(b, "HALO_BENCH_CONFIGS", fmt.Sprintf("bm=%d,bn=%d,bk=%d,warps=8,stages=3,group=%d",
-		blk, 2*blk, bk, min(8, size/blk)))
+		blk, 2*blk, bk, group))
 	const dt = xla.BFloat16
 	backend := pallas.BackendFor(c.PlatformName())
 	x, y := uniformPair(1, 2, size*size)

@@ -158,8 +158,10 @@ func TestUploadDownloadEveryType(t *testing.T) {
 			assert.Equal(t, host, got.Host())
 			_, err = Download(ctx, b, xla.MakeShape(xla.Int32, 2, 3))
 			if dt != xla.Int32 {
-				assert.ErrorContains(t, err, "want i32")
+				assert.ErrorContains(t, err, "want tensor<2x3xi32>")
 			}
+			_, err = Download(ctx, b, xla.MakeShape(dt, 3, 2))
+			assert.ErrorContains(t, err, "want "+xla.MakeShape(dt, 3, 2).String())
 		})
 	}
 }
