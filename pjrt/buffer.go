@@ -247,6 +247,19 @@ func (b *Buffer) HostSize() (int64, error) {
 // returns an event that fires when dst is written. dst must not be touched
 // until then.
 func (b *Buffer) ToHostAsync(dst []byte) (*Event, error) {
+	dst, err := b.hostDst(dst)
+	if err != nil {
+		return nil, err
+	}
+	e, err := b.b.ToHost(dst)
+	if err != nil {
+		return nil, err
+	}
+	return newEvent(e), nil
+}
+
+// hostDst checks b and returns the part of dst a copy of b fills.
+func (b *Buffer) hostDst(dst []byte) ([]byte, error) {
 	if err := b.check(); err != nil {
 		return nil, err
 	}
@@ -257,15 +270,25 @@ func (b *Buffer) ToHostAsync(dst []byte) (*Event, error) {
 	if int64(len(dst)) < n {
 		return nil, errorf(InvalidArgument, "PJRT_Buffer_ToHostBuffer", "destination has %d bytes, buffer %v needs %d", len(dst), b.shape, n)
 	}
-	e, err := b.b.ToHost(dst[:n])
-	if err != nil {
-		return nil, err
-	}
-	return newEvent(e), nil
+	return dst[:n], nil
 }
 
-// ToHost copies the buffer into dst and waits for it.
+// ToHost copies the buffer into dst and waits for it. With a context that
+// cannot be cancelled (context.Background) on a plugin, the plugin blocks
+// the calling thread until dst is written, as Await does.
 func (b *Buffer) ToHost(ctx context.Context, dst []byte) error {
+	if err := b.check(); err != nil {
+		return err
+	}
+	if w, ok := b.b.(backend.HostCopyWaiter); ok && ctx.Done() == nil && !forceReadyCallback {
+		dst, err := b.hostDst(dst)
+		if err != nil {
+			return err
+		}
+		err = w.ToHostWait(dst)
+		runtime.KeepAlive(b)
+		return err
+	}
 	e, err := b.ToHostAsync(dst)
 	if err != nil {
 		return err

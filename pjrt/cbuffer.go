@@ -171,6 +171,32 @@ func (b *cBuffer) ToHost(dst []byte) (backend.Event, error) {
 	}), nil
 }
 
+// ToHostWait implements backend.HostCopyWaiter: PJRT_Buffer_ToHostBuffer,
+// then its event awaited in the plugin and destroyed.
+func (b *cBuffer) ToHostWait(dst []byte) error {
+	if len(dst) == 0 {
+		return nil
+	}
+	var pin runtime.Pinner
+	pin.Pin(&dst[0])
+	defer pin.Unpin()
+	a := &capi.PJRT_Buffer_ToHostBuffer_Args{
+		StructSize: capi.PJRT_Buffer_ToHostBuffer_Args_STRUCT_SIZE,
+		Src:        b.h,
+		Dst:        uintptr(unsafe.Pointer(&dst[0])),
+		DstSize:    uint64(len(dst)),
+	}
+	if err := b.c.p.call(capi.SlotPJRT_Buffer_ToHostBuffer, unsafe.Pointer(a), nil); err != nil {
+		return err
+	}
+	if a.Event == 0 {
+		return nil
+	}
+	defer b.c.p.destroyEvent(a.Event)
+	w := &capi.PJRT_Event_Await_Args{StructSize: capi.PJRT_Event_Await_Args_STRUCT_SIZE, Event: a.Event}
+	return b.c.p.call(capi.SlotPJRT_Event_Await, unsafe.Pointer(w), nil)
+}
+
 func (b *cBuffer) CopyToDevice(dev backend.Device) (backend.Buffer, error) {
 	d, ok := dev.(*cDevice)
 	if !ok || d == nil || d.c != b.c {

@@ -667,6 +667,16 @@ func TestAwaitBlocksInThePluginWhenItCannotBeCancelled(t *testing.T) {
 	forceReadyCallback = false
 	assert.Equal(t, int64(0), c.counter("event_awaits")-awaits)
 
+	// ToHost blocks the same way; too small a destination is an error.
+	awaits = c.counter("event_awaits")
+	host := make([]byte, 16)
+	require.NoError(t, out2[0].ToHost(context.Background(), host))
+	assert.Equal(t, int64(1), c.counter("event_awaits")-awaits)
+	assert.Equal(t, []float32{2, 4, 6, 8}, unsafe.Slice((*float32)(unsafe.Pointer(&host[0])), 4))
+	assert.ErrorIs(t, out2[0].ToHost(context.Background(), host[:8]), InvalidArgument)
+	var nilBuf *Buffer
+	assert.ErrorIs(t, nilBuf.ToHost(context.Background(), host), InvalidArgument)
+
 	// A failure that arrives while the waiter is blocked in the plugin.
 	alias, f, err := cl.CreateAliasBuffer(xla.MakeShape(xla.Float32, 2, 2))
 	require.NoError(t, err)

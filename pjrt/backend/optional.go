@@ -134,6 +134,13 @@ type ReadyWaiter interface {
 	WaitReady() error
 }
 
+// HostCopyWaiter is implemented by buffers that can copy their data to
+// host memory and block the calling thread until it is written
+// (PJRT_Event_Await on the copy's event); it cannot be cancelled.
+type HostCopyWaiter interface {
+	ToHostWait(dst []byte) error
+}
+
 // BufferCreator is implemented by clients that make buffers without host data.
 type BufferCreator interface {
 	// CreateUninitializedBuffer allocates a buffer on dev (or in mem).
