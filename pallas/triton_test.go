@@ -496,6 +496,36 @@ func tritonCases() []tritonCase {
 				fTensor([]int64{8}, func(i int) float64 { return float64(i) + 0.5 }),
 			},
 		},
+		{
+			// Several output blocks per program in one loop (the DSD's
+			// many-tile form): a dot per K part, each block stored under
+			// a When after its last part, the accumulator restarted by a
+			// Where on a scalar; a whole-array output.
+			name: "tiles_loop",
+			kernel: func(k *Kernel, refs []*Ref) {
+				a, y, o := refs[0], refs[1], refs[2]
+				g := k.ProgramID(0)
+				const tiles, parts, step, bn = 2, 2, 8, 16
+				zeros := k.Zeros(xla.Float32, 16, bn)
+				k.ForLoop(0, tiles*parts, []*Value{zeros}, func(t *Value, c []*Value) []*Value {
+					h := t.Rem(parts).Mul(step)
+					cols := DS(g.Mul(tiles).Add(t.Div(parts)).Mul(bn), bn)
+					acc := c[0].Add(Dot(a.Load(All, DS(h, step)), y.Load(DS(h, step), cols), xla.Float32))
+					last := t.Rem(parts).Eq(parts - 1)
+					k.When(last, func() { o.Store(acc, All, cols) })
+					return []*Value{Where(last, zeros, acc)}
+				})
+			},
+			spec: CallSpec{
+				Name:      "tiles_loop",
+				OutShapes: []xla.Shape{xla.MakeShape(xla.Float32, 16, 64)},
+				Grid:      []int64{2},
+			},
+			args: []*interpreter.Tensor{
+				fTensor([]int64{16, 16}, func(i int) float64 { return float64(i%7) - 3 }),
+				fTensor([]int64{16, 64}, func(i int) float64 { return float64(i%11)/4 - 1 }),
+			},
+		},
 	}
 	return append(cases, tritonDTypeCases()...)
 }

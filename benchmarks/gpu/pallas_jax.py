@@ -11,7 +11,7 @@ program per output block), with the same block sizes; vector add and
 matmul+GELU with num_warps 4 and num_stages 3 (halo's defaults), the DSD
 and the masked matmul for each config of --dsd-configs / --masked-configs
 (the syntax of halo's HALO_BENCH_CONFIGS: bm, bn, bk, warps, stages,
-group), the same lists halo's benchmarks sweep. Each is checked against the dense program
+group, tiles), the same lists halo's benchmarks sweep. Each is checked against the dense program
 before it is timed. Timing: one call of each, alternating, per iteration,
 each call waited for (jax.block_until_ready); medians over the iterations,
 and the median of the per-pair ratios, as halo's internal/pairbench does.
@@ -48,13 +48,14 @@ def params(warps, stages):
 
 def parse_configs(text):
     """Configs as halo's plugintest.Configs reads them: space-separated,
-    each comma-separated key=value of bm, bn, bk, warps, stages, group."""
+    each comma-separated key=value of bm, bn, bk, warps, stages, group,
+    tiles."""
     out = []
     for field in text.split():
         c = {}
         for kv in field.split(","):
             k, v = kv.split("=")
-            if k not in ("bm", "bn", "bk", "warps", "stages", "group") or int(v) <= 0:
+            if k not in ("bm", "bn", "bk", "warps", "stages", "group", "tiles") or int(v) <= 0:
                 raise ValueError(f"config {field!r}: bad setting {kv!r}")
             c[k] = int(v)
         out.append(c)
@@ -63,7 +64,7 @@ def parse_configs(text):
 
 def config_name(c):
     """halo's Config.String: bm128_bn128_bk64_w4_s3, parts not set left out."""
-    keys = [("bm", "bm"), ("bn", "bn"), ("bk", "bk"), ("warps", "w"), ("stages", "s"), ("group", "g")]
+    keys = [("bm", "bm"), ("bn", "bn"), ("bk", "bk"), ("warps", "w"), ("stages", "s"), ("group", "g"), ("tiles", "t")]
     parts = [f"{short}{c[k]}" for k, short in keys if k in c]
     return "_".join(parts) or "default"
 
@@ -164,6 +165,55 @@ def make_dsd(m, k, n, bm, bk, bn, dtype, cparams=PARAMS, step=0):
     return f
 
 
+def make_dsd_tiles(m, k, n, bm, bk, bn, dtype, cparams, step, tiles):
+    """As halo's dsdTilesKernel: program (i, g) computes output blocks
+    (i, g*tiles) .. (i, g*tiles+tiles-1) in one loop over (block, non-zero
+    block, K part), storing each block after its last product."""
+    step = step or bk
+    if bk % step:
+        raise ValueError(f"K step {step} must divide the blocks' width {bk}")
+    if (n // bn) % tiles:
+        raise ValueError(f"{tiles} output blocks per program must divide the {n // bn} block columns")
+    parts = bk // step
+
+    def kernel(row_ptr_ref, col_idx_ref, blocks_ref, y_ref, o_ref):
+        i, g = pl.program_id(0), pl.program_id(1)
+        lo, hi = row_ptr_ref[i], row_ptr_ref[i + 1]
+        per = (hi - lo) * parts
+        zeros = jnp.zeros((bm, bn), jnp.float32)
+        rows = pl.ds(i * bm, bm)
+
+        @pl.when(per == 0)
+        def _():
+            for t in range(tiles):
+                o_ref[rows, pl.ds((g * tiles + t) * bn, bn)] = jnp.zeros((bm, bn), o_ref.dtype)
+
+        def body(t, acc):
+            r = t % per
+            b = lo + r // parts
+            h = (r % parts) * step
+            cols = pl.ds((g * tiles + t // per) * bn, bn)
+            x = blocks_ref[b, :, pl.ds(h, step)]
+            yb = y_ref[pl.ds(col_idx_ref[b] * bk + h, step), cols]
+            acc = acc + jnp.dot(x, yb, preferred_element_type=jnp.float32)
+            last = r == per - 1
+
+            @pl.when(last)
+            def _():
+                o_ref[rows, cols] = acc.astype(o_ref.dtype)
+
+            return jnp.where(last, zeros, acc)
+
+        lax.fori_loop(0, per * tiles, body, zeros)
+
+    def f(row_ptr, col_idx, blocks, y):
+        return pl.pallas_call(
+            kernel, out_shape=jax.ShapeDtypeStruct((m, n), dtype), grid=(m // bm, n // bn // tiles),
+            in_specs=[whole(), whole(), whole(), whole()], out_specs=whole(),
+            compiler_params=cparams, name="dsd_tiles")(row_ptr, col_idx, blocks, y)
+    return f
+
+
 # 4. Masked matmul, the GPU form: one program per output block; a zero
 # block stores zeros, a non-zero one loops over K and multiplies by its
 # distinct mask block.
@@ -254,7 +304,7 @@ def main():
     ap.add_argument("--block", type=int, default=128)
     ap.add_argument("--bk", type=int, default=64)
     ap.add_argument("--iters", type=int, default=100)
-    ap.add_argument("--dsd-configs", default="", help="as HALO_BENCH_CONFIGS (bn, bk: K step within a block, warps, stages)")
+    ap.add_argument("--dsd-configs", default="", help="as HALO_BENCH_CONFIGS (bn, bk: K step within a block, warps, stages, tiles)")
     ap.add_argument("--masked-configs", default="", help="as HALO_BENCH_CONFIGS (bm, bn, bk, warps, stages, group)")
     ap.add_argument("--out", default="")
     ap.add_argument("--kernels", default="xla_add,add,matmul_gelu,dsd,masked_matmul", help="which to run, comma-separated")
@@ -319,7 +369,11 @@ def main():
             bn = c.get("bn", blk)
 
             def one(c=c, bn=bn):
-                kern = jax.jit(make_dsd(s, s, s, blk, blk, bn, bf16, params(c.get("warps", 4), c.get("stages", 3)), c.get("bk", 0)))
+                cp = params(c.get("warps", 4), c.get("stages", 3))
+                if c.get("tiles", 1) > 1:
+                    kern = jax.jit(make_dsd_tiles(s, s, s, blk, blk, bn, bf16, cp, c.get("bk", 0), c["tiles"]))
+                else:
+                    kern = jax.jit(make_dsd(s, s, s, blk, blk, bn, bf16, cp, c.get("bk", 0)))
                 lowered.append(f"== dsd/{config_name(c)}\n" + kern.lower(*args).as_text())
                 check_close(kern(*args), want, 1 / 64, "dsd")
                 d, k, r = paired(dense, (x, y), kern, args, a.iters)

@@ -250,7 +250,8 @@ func TestDSDRowsOnPlugin(t *testing.T) {
 // HashedBlockSparse with seed 1 (the JAX version in
 // benchmarks/gpu/pallas_jax.py draws the same). Each config of
 // HALO_BENCH_CONFIGS (plugintest.Configs: the output block's width bn, K
-// steps of bk within the sparse blocks, Triton's warps and stages) is a
+// steps of bk within the sparse blocks, Triton's warps and stages, output
+// blocks per program, BuildDSDTiles) is a
 // sub-benchmark; by default one, bn the block size, K steps of half a
 // block, 4 warps, 4 stages (the fastest on an H100 over two runs). Each kernel's result is first checked
 // against the dense one. Arguments stay on the device; each timed call
@@ -281,7 +282,8 @@ func BenchmarkDSDOnPlugin(b *testing.B) {
 		}
 		bn := cmp.Or(cf.BN, blk)
 		variants = append(variants, plugintest.Variant{Name: cf.String(), Build: func() (*stablehlo.Module, []interpreter.Value, error) {
-			m, err := BuildDSDRows(s, size, bn, cf.BK, dt, backend, pallas.CompilerParams{NoBoundsChecks: true, NumWarps: cf.Warps, NumStages: cf.Stages})
+			m, err := BuildDSDTiles(s, size, bn, cf.BK, cmp.Or(cf.Tiles, 1), dt, backend,
+				pallas.CompilerParams{NoBoundsChecks: true, NumWarps: cf.Warps, NumStages: cf.Stages})
 			return m, DSDRowsArgs(s, y, size, dt), err
 		}})
 	}
@@ -335,4 +337,42 @@ func TestDSDRowsKSteps(t *testing.T) {
 	}
 	_, err := BuildDSDRows(s, n, 16, 6, xla.Float32, pallas.Interpret, pallas.CompilerParams{})
 	require.ErrorContains(t, err, "K step 6 must divide the blocks' width 16")
+}
+
+// Several output blocks per program (one loop over all their products,
+// each block stored after its last) give the dense product too, in
+// interpret mode with the bounds checks on, with and without K steps, a
+// block row without blocks included; they lower to Triton; tiles that do
+// not divide the block columns are an error.
+func TestDSDTiles(t *testing.T) {
+	const m, k, n, blk = 64, 96, 64, 16
+	s := RandomBlockSparse(rand.New(rand.NewPCG(3, 4)), m, k, blk, blk, 0.3)
+	// Empty block row 1 (rows 16..31), whatever the draw gave it.
+	keep := &BlockCOO{M: m, K: k, BM: blk, BK: blk}
+	for b := range s.RowIdx {
+		if s.RowIdx[b] != 1 {
+			keep.RowIdx = append(keep.RowIdx, s.RowIdx[b])
+			keep.ColIdx = append(keep.ColIdx, s.ColIdx[b])
+			keep.Blocks = append(keep.Blocks, s.Blocks[int64(b)*blk*blk:int64(b+1)*blk*blk]...)
+		}
+	}
+	s = keep
+	r := rand.New(rand.NewPCG(7, 8))
+	y := make([]float32, k*n)
+	for i := range y {
+		y[i] = r.Float32()
+	}
+	want := denseMatmul(s.Dense(), y, m, k, n)
+	for _, c := range []struct{ step, tiles int64 }{{0, 2}, {8, 2}, {0, 4}, {4, 4}} {
+		mod, err := BuildDSDTiles(s, n, 16, c.step, c.tiles, xla.Float32, pallas.Interpret, pallas.CompilerParams{})
+		require.NoError(t, err)
+		got, err := runF32(mod, DSDRowsArgs(s, y, n, xla.Float32))
+		require.NoError(t, err, "%+v", c)
+		require.InDeltaSlice(t, want, got, 1e-4, "%+v", c)
+		tm, err := BuildDSDTiles(s, n, 16, c.step, c.tiles, xla.BFloat16, pallas.Triton, pallas.CompilerParams{NoBoundsChecks: true})
+		require.NoError(t, err, "%+v", c)
+		require.Contains(t, tm.String(), "__gpu$xla.gpu.triton")
+	}
+	_, err := BuildDSDTiles(s, n, 16, 0, 3, xla.Float32, pallas.Interpret, pallas.CompilerParams{})
+	require.ErrorContains(t, err, "3 output blocks per program must divide the 4 block columns")
 }

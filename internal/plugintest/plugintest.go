@@ -285,6 +285,8 @@ type Config struct {
 	Warps, Stages int
 	// Group is a grouped program order's group size (0: none).
 	Group int64
+	// Tiles is the number of output blocks a program computes (0: one).
+	Tiles int64
 }
 
 // String names the config as a sub-benchmark: bm128_bn128_bk64_w4_s3,
@@ -294,7 +296,7 @@ func (c Config) String() string {
 	for _, f := range []struct {
 		name string
 		v    int64
-	}{{"bm", c.BM}, {"bn", c.BN}, {"bk", c.BK}, {"w", int64(c.Warps)}, {"s", int64(c.Stages)}, {"g", c.Group}} {
+	}{{"bm", c.BM}, {"bn", c.BN}, {"bk", c.BK}, {"w", int64(c.Warps)}, {"s", int64(c.Stages)}, {"g", c.Group}, {"t", c.Tiles}} {
 		if f.v != 0 {
 			parts = append(parts, fmt.Sprintf("%s%d", f.name, f.v))
 		}
@@ -307,8 +309,8 @@ func (c Config) String() string {
 
 // Configs reads a sweep from environment variable name, else def: configs
 // separated by spaces, each comma-separated key=value settings of bm, bn,
-// bk, warps, stages and group ("bn=256,warps=8,stages=3 bn=128"). A
-// malformed one fails t.
+// bk, warps, stages, group and tiles ("bn=256,warps=8,stages=3 bn=128").
+// A malformed one fails t.
 func Configs(t testing.TB, name, def string) []Config {
 	t.Helper()
 	text := os.Getenv(name)
@@ -337,8 +339,10 @@ func Configs(t testing.TB, name, def string) []Config {
 				c.Stages = int(n)
 			case "group":
 				c.Group = n
+			case "tiles":
+				c.Tiles = n
 			default:
-				t.Fatalf("%s: unknown setting %q (bm, bn, bk, warps, stages, group)", name, k)
+				t.Fatalf("%s: unknown setting %q (bm, bn, bk, warps, stages, group, tiles)", name, k)
 			}
 		}
 		cs = append(cs, c)
