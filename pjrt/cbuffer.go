@@ -192,9 +192,20 @@ func (b *cBuffer) ToHostWait(dst []byte) error {
 	if a.Event == 0 {
 		return nil
 	}
-	defer b.c.p.destroyEvent(a.Event)
-	w := &capi.PJRT_Event_Await_Args{StructSize: capi.PJRT_Event_Await_Args_STRUCT_SIZE, Event: a.Event}
-	return b.c.p.call(capi.SlotPJRT_Event_Await, unsafe.Pointer(w), nil)
+	return b.c.p.awaitEvent(a.Event, "PJRT_Buffer_ToHostBuffer")
+}
+
+// awaitEvent blocks until ev is ready (PJRT_Event_Await), destroys it and
+// returns its error named after op, the call that made the event (as the
+// completion callback's error is).
+func (p *cPlugin) awaitEvent(ev uintptr, op string) error {
+	defer p.destroyEvent(ev)
+	w := &capi.PJRT_Event_Await_Args{StructSize: capi.PJRT_Event_Await_Args_STRUCT_SIZE, Event: ev}
+	err := p.call(capi.SlotPJRT_Event_Await, unsafe.Pointer(w), nil)
+	if e, ok := err.(*Error); ok {
+		e.Op = op
+	}
+	return err
 }
 
 func (b *cBuffer) CopyToDevice(dev backend.Device) (backend.Buffer, error) {
@@ -240,9 +251,7 @@ func (b *cBuffer) WaitReady() error {
 	if a.Event == 0 {
 		return nil
 	}
-	defer b.c.p.destroyEvent(a.Event)
-	w := &capi.PJRT_Event_Await_Args{StructSize: capi.PJRT_Event_Await_Args_STRUCT_SIZE, Event: a.Event}
-	return b.c.p.call(capi.SlotPJRT_Event_Await, unsafe.Pointer(w), nil)
+	return b.c.p.awaitEvent(a.Event, op)
 }
 
 func (b *cBuffer) Delete() error {

@@ -677,7 +677,9 @@ func TestAwaitBlocksInThePluginWhenItCannotBeCancelled(t *testing.T) {
 	var nilBuf *Buffer
 	assert.ErrorIs(t, nilBuf.ToHost(context.Background(), host), InvalidArgument)
 
-	// A failure that arrives while the waiter is blocked in the plugin.
+	// A failure that arrives while the waiter is blocked in the plugin,
+	// named after the call that made the event, as the callback's is.
+	awaits = c.counter("event_awaits")
 	alias, f, err := cl.CreateAliasBuffer(xla.MakeShape(xla.Float32, 2, 2))
 	require.NoError(t, err)
 	waited := make(chan error, 1)
@@ -690,6 +692,11 @@ func TestAwaitBlocksInThePluginWhenItCannotBeCancelled(t *testing.T) {
 	werr := <-waited
 	assert.ErrorIs(t, werr, Aborted)
 	assert.ErrorContains(t, werr, "boom")
+	assert.ErrorContains(t, werr, "PJRT_Buffer_ReadyEvent")
+	assert.Equal(t, int64(1), c.counter("event_awaits")-awaits, "the waiter blocked in the plugin")
+	herr := alias.ToHost(context.Background(), host)
+	assert.ErrorIs(t, herr, Aborted)
+	assert.ErrorContains(t, herr, "PJRT_Buffer_ToHostBuffer")
 	require.NoError(t, f.Close())
 	require.NoError(t, alias.Close())
 

@@ -282,6 +282,9 @@ func BenchmarkDSDOnPlugin(b *testing.B) {
 		}
 		bn := cmp.Or(cf.BN, blk)
 		variants = append(variants, plugintest.Variant{Name: cf.String(), Build: func() (*stablehlo.Module, []interpreter.Value, error) {
+			if tiles := cmp.Or(cf.Tiles, 1); size%bn != 0 || (size/bn)%tiles != 0 {
+				return nil, nil, fmt.Errorf("%w: %d output blocks of width %d per program at %d^3", plugintest.ErrDoesNotFit, tiles, bn, size)
+			}
 			m, err := BuildDSDTiles(s, size, bn, cf.BK, cmp.Or(cf.Tiles, 1), dt, backend,
 				pallas.CompilerParams{NoBoundsChecks: true, NumWarps: cf.Warps, NumStages: cf.Stages})
 			return m, DSDRowsArgs(s, y, size, dt), err

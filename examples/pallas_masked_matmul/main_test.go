@@ -341,6 +341,9 @@ func BenchmarkMaskedMatmulOnPlugin(b *testing.B) {
 	for _, cf := range configs {
 		bm, bn, bk := cmp.Or(cf.BM, blk), cmp.Or(cf.BN, blk), cmp.Or(cf.BK, bk)
 		variants = append(variants, plugintest.Variant{Name: cf.String(), Build: func() (*stablehlo.Module, []interpreter.Value, error) {
+			if size%bm != 0 || size%bn != 0 || size%bk != 0 || (cf.Group > 0 && (size/bm)%cf.Group != 0) {
+				return nil, nil, fmt.Errorf("%w: %dx%d blocks, K steps of %d, groups of %d at %d^3", plugintest.ErrDoesNotFit, bm, bn, bk, cf.Group, size)
+			}
 			s := sparsifyMask(mask, size, size, bm, bn)
 			m, err := BuildMaskedMatmulBlocks(s, size, size, size, Tiling{BM: bm, BN: bn, BK: bk, Group: cf.Group}, dt, backend,
 				pallas.CompilerParams{NoBoundsChecks: true, NumWarps: cf.Warps, NumStages: cf.Stages})

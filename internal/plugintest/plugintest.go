@@ -10,6 +10,7 @@ package plugintest
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -217,10 +218,16 @@ type Variant struct {
 	Build func() (*stablehlo.Module, []interpreter.Value, error)
 }
 
+// ErrDoesNotFit is what a Variant's Build returns (wrapped) for a config
+// the benchmark's size cannot take (blocks that do not divide it): Sweep
+// skips that sub-benchmark, saying why.
+var ErrDoesNotFit = errors.New("the config does not fit this size")
+
 // Sweep is Compare for several variants of a kernel against one dense
 // program, compiled and uploaded once: each variant is a sub-benchmark
 // (built, checked, then timed side by side with the dense program); one
-// that fails to build or compile fails its sub-benchmark only.
+// that fails to build or compile fails its sub-benchmark only, one whose
+// Build returns ErrDoesNotFit skips it.
 func Sweep(b *testing.B, c *pjrt.Client, dense *stablehlo.Module, denseArgs []interpreter.Value,
 	out xla.Shape, check func(dense, kernel []float32) error, variants ...Variant) {
 	b.Helper()
@@ -228,6 +235,9 @@ func Sweep(b *testing.B, c *pjrt.Client, dense *stablehlo.Module, denseArgs []in
 	for _, v := range variants {
 		b.Run(v.Name, func(b *testing.B) {
 			mod, args, err := v.Build()
+			if errors.Is(err, ErrDoesNotFit) {
+				b.Skip(err)
+			}
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -2,6 +2,7 @@ package plugintest
 
 import (
 	"context"
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -199,3 +200,37 @@ type fatalRecorder struct {
 
 func (f *fatalRecorder) Fatalf(string, ...any) { f.failed = true; panic("fatal") }
 func (f *fatalRecorder) Helper()               {}
+
+func TestSweepChecksEachVariantAndSkipsWhatDoesNotFit(t *testing.T) {
+	c := interpreterClient(t)
+	build := func(scale float64) *stablehlo.Module {
+		b := stablehlo.NewBuilder("m")
+		fb := b.NewFunction("main", stablehlo.Tensor(xla.Float32, 4))
+		fb.Return(fb.Multiply(fb.Arg(0), fb.SplatOf(xla.Float32, scale, 4)))
+		m, err := b.Build()
+		require.NoError(t, err)
+		return m
+	}
+	x := interpreter.NewTensor(xla.MakeShape(xla.Float32, 4))
+	copy(x.Data.([]float32), []float32{1, 2, 3, 4})
+	var checks int
+	var built []string
+	variant := func(name string, scale float64, err error) Variant {
+		return Variant{Name: name, Build: func() (*stablehlo.Module, []interpreter.Value, error) {
+			built = append(built, name)
+			return build(scale), []interpreter.Value{x}, err
+		}}
+	}
+	var failed bool
+	testing.Benchmark(func(b *testing.B) {
+		defer func() { failed = b.Failed() }()
+		Sweep(b, c, build(2), []interpreter.Value{x}, xla.MakeShape(xla.Float32, 4), func(dense, kernel []float32) error {
+			checks++
+			return Close(kernel, dense, 0)
+		}, variant("same", 2, nil), variant("too_big", 2, fmt.Errorf("%w: blocks of 8", ErrDoesNotFit)), variant("again", 2, nil))
+	})
+	assert.Equal(t, []string{"same", "too_big", "again"}, built)
+	assert.Equal(t, 2, checks, "the variant that does not fit is neither checked nor timed")
+	assert.False(t, failed, "the sweep did not fail")
+	assert.Zero(t, c.LiveBuffers(), "every buffer closed")
+}
