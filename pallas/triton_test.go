@@ -526,6 +526,48 @@ func tritonCases() []tritonCase {
 				fTensor([]int64{16, 64}, func(i int) float64 { return float64(i%11)/4 - 1 }),
 			},
 		},
+		{
+			// The DSD's many-tile form (examples/pallas_dsd dsdTilesKernel):
+			// trip counts from prefetched row pointers, Div/Rem by them,
+			// K in two parts per block, a block row without blocks.
+			name: "dsd_tiles",
+			kernel: func(k *Kernel, refs []*Ref) {
+				rowPtr, colIdx, blocks, y, o := refs[0], refs[1], refs[2], refs[3], refs[4]
+				const bm, bk, bn, step, tiles = 16, 16, 16, 8, 2
+				i, g := k.ProgramID(0), k.ProgramID(1)
+				lo, hi := rowPtr.Load(i), rowPtr.Load(i.Add(1))
+				per := hi.Sub(lo).Mul(bk / step)
+				zeros := k.Zeros(xla.Float32, bm, bn)
+				rows := DS(i.Mul(bm), bm)
+				k.When(per.Eq(0), func() {
+					for t := int64(0); t < tiles; t++ {
+						o.Store(0.0, rows, DS(g.Mul(tiles).Add(t).Mul(bn), bn))
+					}
+				})
+				k.ForLoop(0, per.Mul(tiles), []*Value{zeros}, func(t *Value, c []*Value) []*Value {
+					r := t.Rem(per)
+					b := lo.Add(r.Div(bk / step))
+					h := r.Rem(bk / step).Mul(step)
+					cols := DS(g.Mul(tiles).Add(t.Div(per)).Mul(bn), bn)
+					acc := c[0].Add(Dot(blocks.Load(b, All, DS(h, step)), y.Load(DS(colIdx.Load(b).Mul(bk).Add(h), step), cols), xla.Float32))
+					last := r.Eq(per.Sub(1))
+					k.When(last, func() { o.Store(acc, rows, cols) })
+					return []*Value{Where(last, zeros, acc)}
+				})
+			},
+			spec: CallSpec{
+				Name:              "dsd_tiles",
+				OutShapes:         []xla.Shape{xla.MakeShape(xla.Float32, 48, 64)},
+				Grid:              []int64{3, 2},
+				NumScalarPrefetch: 2,
+			},
+			args: []*interpreter.Tensor{
+				iTensor([]int64{4}, 0, 2, 2, 3), // block row 1 has no blocks
+				iTensor([]int64{4}, 1, 0, 1, 0),
+				fTensor([]int64{3, 16, 16}, func(i int) float64 { return float64(i%9) - 4 }),
+				fTensor([]int64{32, 64}, func(i int) float64 { return float64(i%13)/4 - 1.5 }),
+			},
+		},
 	}
 	return append(cases, tritonDTypeCases()...)
 }
