@@ -53,7 +53,7 @@ func byteSize(n int64) string {
 
 // checkAllocMin is the size from which an allocation is checked against
 // the memory available (smaller ones are left to the runtime).
-const checkAllocMin = 1 << 30
+var checkAllocMin int64 = 1 << 30
 
 // checkAlloc panics with an *AllocError when a tensor of shape s cannot be
 // allocated (see catchAlloc).

@@ -252,8 +252,39 @@ func spareSlice[T any](x *Exec, n int) []T {
 		return d
 	}
 	var z T
-	checkBytes(xla.MakeShape(xla.Invalid, int64(n)), int64(n), int64(unsafe.Sizeof(z)))
-	return make([]T, n)
+	var d []T
+	x.allocating(func() {
+		checkBytes(xla.MakeShape(xla.Invalid, int64(n)), int64(n), int64(unsafe.Sizeof(z)))
+		d = make([]T, n)
+	})
+	return d
+}
+
+// allocating runs alloc, which allocates and may panic with an
+// *AllocError (checkAlloc): when it does and x holds spares, x drops
+// them, so that the collection checkBytes runs before refusing can take
+// them back, and alloc runs once more.
+func (x *Exec) allocating(alloc func()) {
+	if x == nil || len(x.sp.spares) == 0 {
+		alloc()
+		return
+	}
+	refused := func() (refused bool) {
+		defer func() {
+			if r := recover(); r != nil {
+				if allocErrorOf(r) == nil {
+					panic(r)
+				}
+				refused = true
+			}
+		}()
+		alloc()
+		return false
+	}()
+	if refused {
+		x.sp.spares = nil
+		alloc()
+	}
 }
 
 // newTensor is NewTensor for a result the kernel writes in full: its
@@ -262,7 +293,7 @@ func spareSlice[T any](x *Exec, n int) []T {
 func (x *Exec) newTensor(s xla.Shape) *Tensor {
 	t := x.spareTensor(s)
 	if t == nil {
-		t = NewTensor(s)
+		x.allocating(func() { t = NewTensor(s) })
 	}
 	x.adopt(t)
 	return t
@@ -277,7 +308,7 @@ func (x *Exec) newZeroTensor(s xla.Shape) *Tensor {
 		n := int64(d.Len())
 		shpSplitFrom(n, n, shpCopyParMin, func(lo, hi int64) { d.Slice(int(lo), int(hi)).Clear() })
 	} else {
-		t = NewTensor(s)
+		x.allocating(func() { t = NewTensor(s) })
 	}
 	x.adopt(t)
 	return t

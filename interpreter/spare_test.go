@@ -3,6 +3,7 @@ package interpreter
 import (
 	"context"
 	"fmt"
+	"reflect"
 	"runtime"
 	"runtime/debug"
 	"testing"
@@ -363,4 +364,34 @@ func TestSparePoolsKeepBoundedLengths(t *testing.T) {
 		require.LessOrEqual(t, sparePools.Len(), pool.DefaultMax, "after %d lengths", i+1)
 	}
 	require.Greater(t, sparePools.Len(), pool.DefaultMax/4, "the runs' spares went to the pools")
+}
+
+// An allocation refused while the run holds spares is tried again after
+// the run drops them (the garbage collector checkBytes runs can then take
+// them back); one refused without spares stays refused.
+func TestRefusedAllocationDropsTheSpares(t *testing.T) {
+	defer func(min int64, f func() (int64, bool)) { checkAllocMin, availableMemory = min, f }(checkAllocMin, availableMemory)
+	checkAllocMin = 1 << 10
+	x := &Exec{}
+	x.sp.spares = map[spareKey][]any{{typ: reflect.TypeFor[[]float32](), n: spareN}: {make([]float32, spareN)}}
+	// Memory is short while the run holds spares.
+	availableMemory = func() (int64, bool) {
+		if len(x.sp.spares) > 0 {
+			return 1 << 10, true
+		}
+		return 1 << 40, true
+	}
+	s := xla.MakeShape(xla.Float32, 4096) // 16 KiB: checked, and not a spare's size
+	got := x.newTensor(s)
+	assert.Equal(t, int64(4096), got.Shape.Size())
+	assert.Empty(t, x.sp.spares, "the spares were dropped")
+
+	availableMemory = func() (int64, bool) { return 1 << 10, true }
+	err := func() (err error) {
+		defer catchAlloc(&err)
+		x.newZeroTensor(s)
+		return nil
+	}()
+	var ae *AllocError
+	assert.ErrorAs(t, err, &ae, "no spares to drop: still refused")
 }
