@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"path/filepath"
 	"runtime"
 	"slices"
 	"strconv"
@@ -150,35 +151,81 @@ func memoryAvailable() (avail int64, ok bool) {
 	return sys + int64(ms.HeapIdle-ms.HeapReleased), true
 }
 
-// cgroupMemAvailable is memory.max less memory.current of the process's
-// cgroup (v2: the path /proc/self/cgroup names, else the mount's root),
-// when it has a limit.
+// cgroupMemAvailable is what the process's memory cgroup lets it still
+// take, when the cgroup has a limit (cgroupMemAvailableAt on this
+// system's files).
 func cgroupMemAvailable() (int64, bool) {
-	dir := "/sys/fs/cgroup/"
-	if b, err := os.ReadFile("/proc/self/cgroup"); err == nil {
-		for _, line := range strings.Split(string(b), "\n") {
-			if p, ok := strings.CutPrefix(line, "0::"); ok && isFile(dir+p+"/memory.max") {
-				dir += strings.TrimPrefix(p, "/") + "/"
-			}
-		}
-	}
-	read := func(name string) (int64, bool) {
-		b, err := os.ReadFile(dir + name)
+	self, _ := os.ReadFile("/proc/self/cgroup")
+	return cgroupMemAvailableAt("/sys/fs/cgroup", self)
+}
+
+// cgroupMemAvailableAt is the limit less the usage of the memory cgroup
+// that self (the text of /proc/self/cgroup) names under the cgroup mount
+// root, the usage without the page cache the kernel can drop
+// (inactive_file): cgroup v2 (memory.max, memory.current), else v1
+// (memory/memory.limit_in_bytes, memory.usage_in_bytes). ok is false when
+// there is no limit or the files cannot be read.
+func cgroupMemAvailableAt(root string, self []byte) (int64, bool) {
+	read := func(path string) (int64, bool) {
+		b, err := os.ReadFile(path)
 		if err != nil {
 			return 0, false
 		}
 		v, err := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64)
 		return v, err == nil // "max" (no limit) does not parse
 	}
-	limit, ok := read("memory.max")
-	if !ok {
+	// stat reads one counter of a memory.stat file (0 when absent).
+	stat := func(path, key string) int64 {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return 0
+		}
+		for _, line := range strings.Split(string(b), "\n") {
+			if v, ok := strings.CutPrefix(line, key+" "); ok {
+				n, _ := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+				return n
+			}
+		}
+		return 0
+	}
+	avail := func(limit, used, cache int64) (int64, bool) {
+		if limit <= 0 || limit >= 1<<62 { // v1 writes a huge number for none
+			return 0, false
+		}
+		return max(0, limit-max(0, used-cache)), true
+	}
+	// The cgroup's directory: the path its line names (v2: "0::/path",
+	// v1: "N:memory:/path" or with other controllers beside memory), if
+	// it is there, else the root's.
+	v2, v1 := root, filepath.Join(root, "memory")
+	for _, line := range strings.Split(string(self), "\n") {
+		parts := strings.SplitN(line, ":", 3)
+		if len(parts) != 3 {
+			continue
+		}
+		switch {
+		case parts[0] == "0" && parts[1] == "":
+			if d := filepath.Join(root, parts[2]); isFile(filepath.Join(d, "memory.max")) {
+				v2 = d
+			}
+		case slices.Contains(strings.Split(parts[1], ","), "memory"):
+			if d := filepath.Join(root, "memory", parts[2]); isFile(filepath.Join(d, "memory.limit_in_bytes")) {
+				v1 = d
+			}
+		}
+	}
+	if limit, ok := read(filepath.Join(v2, "memory.max")); ok {
+		if used, ok := read(filepath.Join(v2, "memory.current")); ok {
+			return avail(limit, used, stat(filepath.Join(v2, "memory.stat"), "inactive_file"))
+		}
 		return 0, false
 	}
-	used, ok := read("memory.current")
-	if !ok {
-		return 0, false
+	if limit, ok := read(filepath.Join(v1, "memory.limit_in_bytes")); ok {
+		if used, ok := read(filepath.Join(v1, "memory.usage_in_bytes")); ok {
+			return avail(limit, used, stat(filepath.Join(v1, "memory.stat"), "total_inactive_file"))
+		}
 	}
-	return max(0, limit-used), true
+	return 0, false
 }
 
 // systemMemAvailable reads MemAvailable from /proc/meminfo.
