@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -167,7 +168,7 @@ func fftResizeLast(data []complex128, dims []int64, n int64) []complex128 {
 	for _, d := range dims[:r-1] {
 		rows *= d
 	}
-	out := make([]complex128, rows*n)
+	out := makeChecked[complex128](rows*n, xla.MakeShape(xla.Complex128, append(slices.Clone(dims[:r-1]), n)...))
 	k := min(m, n)
 	for row := int64(0); row < rows; row++ {
 		copy(out[row*n:row*n+k], data[row*m:row*m+k])

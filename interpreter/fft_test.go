@@ -215,3 +215,19 @@ func TestFFTErrors(t *testing.T) {
 		assert.Contains(t, err.Error(), c.wantIn)
 	}
 }
+
+// The inverse real FFT's widened scratch (complex128, the length of the
+// result) is checked like a tensor: too large for the memory available
+// is an *AllocError, not a crash of the process.
+func TestFFTScratchIsChecked(t *testing.T) {
+	m := fftSrc("IRFFT", "tensor<64x5xcomplex<f32>>", "tensor<64x8xf32>", []int64{8})
+	in := NewTensor(xla.MakeShape(xla.Complex64, 64, 5))
+	defer func(min int64, f func() (int64, bool)) { checkAllocMin, availableMemory = min, f }(checkAllocMin, availableMemory)
+	checkAllocMin = 1
+	// The result (2 KiB) fits, the 64x8 complex128 scratch (8 KiB) does not.
+	availableMemory = func() (int64, bool) { return 6 << 10, true }
+	_, err := laRun(t, m, in)
+	var ae *AllocError
+	require.ErrorAs(t, err, &ae)
+	assert.Equal(t, xla.MakeShape(xla.Complex128, 64, 8), ae.Shape)
+}

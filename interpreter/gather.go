@@ -731,7 +731,7 @@ func shpTorchIndexSelect(_ *Exec, op *stablehlo.Op, args []Value) ([]Value, erro
 	}
 	opStr, idxStr := Strides(operand.Shape.Dims), Strides(index.Shape.Dims)
 	nq := ir - bd
-	src := make([]int, out.Len())
+	src := makeChecked[int](int64(out.Len()), out.Shape)
 	i := 0
 	for o := shpNewOdo(outDims, make([]int64, len(outDims)), 0); !o.done; o.next() {
 		// o.idx = p (dim entries), q (nq entries), s (rest).
