@@ -154,18 +154,12 @@ func (b *cBuffer) ToHost(dst []byte) (backend.Event, error) {
 		return b.c.p.watchEvent(0, "", nil), nil
 	}
 	pin := new(runtime.Pinner)
-	pin.Pin(&dst[0])
-	a := &capi.PJRT_Buffer_ToHostBuffer_Args{
-		StructSize: capi.PJRT_Buffer_ToHostBuffer_Args_STRUCT_SIZE,
-		Src:        b.h,
-		Dst:        uintptr(unsafe.Pointer(&dst[0])),
-		DstSize:    uint64(len(dst)),
-	}
-	if err := b.c.p.call(capi.SlotPJRT_Buffer_ToHostBuffer, unsafe.Pointer(a), nil); err != nil {
+	ev, err := b.startToHost(dst, pin)
+	if err != nil {
 		pin.Unpin()
 		return nil, err
 	}
-	return b.c.p.watchEvent(a.Event, "PJRT_Buffer_ToHostBuffer", func(error) {
+	return b.c.p.watchEvent(ev, "PJRT_Buffer_ToHostBuffer", func(error) {
 		runtime.KeepAlive(dst)
 		pin.Unpin()
 	}), nil
@@ -178,8 +172,19 @@ func (b *cBuffer) ToHostWait(dst []byte) error {
 		return nil
 	}
 	var pin runtime.Pinner
-	pin.Pin(&dst[0])
 	defer pin.Unpin()
+	ev, err := b.startToHost(dst, &pin)
+	if err != nil || ev == 0 {
+		return err
+	}
+	return b.c.p.awaitEvent(ev, "PJRT_Buffer_ToHostBuffer")
+}
+
+// startToHost pins dst (non-empty; the caller unpins it once the copy is
+// done) and starts PJRT_Buffer_ToHostBuffer into it, returning the copy's
+// event (0 when it is already done).
+func (b *cBuffer) startToHost(dst []byte, pin *runtime.Pinner) (uintptr, error) {
+	pin.Pin(&dst[0])
 	a := &capi.PJRT_Buffer_ToHostBuffer_Args{
 		StructSize: capi.PJRT_Buffer_ToHostBuffer_Args_STRUCT_SIZE,
 		Src:        b.h,
@@ -187,12 +192,9 @@ func (b *cBuffer) ToHostWait(dst []byte) error {
 		DstSize:    uint64(len(dst)),
 	}
 	if err := b.c.p.call(capi.SlotPJRT_Buffer_ToHostBuffer, unsafe.Pointer(a), nil); err != nil {
-		return err
+		return 0, err
 	}
-	if a.Event == 0 {
-		return nil
-	}
-	return b.c.p.awaitEvent(a.Event, "PJRT_Buffer_ToHostBuffer")
+	return a.Event, nil
 }
 
 // awaitEvent blocks until ev is ready (PJRT_Event_Await), destroys it and

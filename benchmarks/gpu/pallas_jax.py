@@ -138,22 +138,21 @@ def make_dsd(m, k, n, bm, bk, bn, dtype, cparams=PARAMS, step=0):
     def kernel(row_ptr_ref, col_idx_ref, blocks_ref, y_ref, o_ref):
         i, j = pl.program_id(0), pl.program_id(1)
 
-        def body(b, acc):
-            x = blocks_ref[b, :, :]
-            yb = y_ref[pl.ds(col_idx_ref[b] * bk, bk), pl.ds(j * bn, bn)]
+        def body(t, acc):
+            if parts == 1:
+                b, x = t, blocks_ref[t, :, :]
+                y_row = col_idx_ref[b] * bk
+            else:
+                b, h = t // parts, (t % parts) * step
+                x = blocks_ref[b, :, pl.ds(h, step)]
+                y_row = col_idx_ref[b] * bk + h
+            yb = y_ref[pl.ds(y_row, step or bk), pl.ds(j * bn, bn)]
             return acc + jnp.dot(x, yb, preferred_element_type=jnp.float32)
 
-        def body_parts(t, acc):
-            b, h = t // parts, (t % parts) * step
-            x = blocks_ref[b, :, pl.ds(h, step)]
-            yb = y_ref[pl.ds(col_idx_ref[b] * bk + h, step), pl.ds(j * bn, bn)]
-            return acc + jnp.dot(x, yb, preferred_element_type=jnp.float32)
-
-        zeros = jnp.zeros((bm, bn), jnp.float32)
-        if parts == 1:
-            acc = lax.fori_loop(row_ptr_ref[i], row_ptr_ref[i + 1], body, zeros)
-        else:
-            acc = lax.fori_loop(row_ptr_ref[i] * parts, row_ptr_ref[i + 1] * parts, body_parts, zeros)
+        lo, hi = row_ptr_ref[i], row_ptr_ref[i + 1]
+        if parts > 1:  # block indices in (block, part) pairs
+            lo, hi = lo * parts, hi * parts
+        acc = lax.fori_loop(lo, hi, body, jnp.zeros((bm, bn), jnp.float32))
         o_ref[...] = acc.astype(o_ref.dtype)
 
     def f(row_ptr, col_idx, blocks, y):

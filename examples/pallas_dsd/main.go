@@ -189,30 +189,34 @@ func (s *BlockCOO) RowPtr() []int32 {
 // blocks stores zeros, so no zeros operand is needed. Refs: row_ptr,
 // col_idx (prefetch), the blocks and y (whole arrays), the output block.
 func dsdRowKernel(bm, bk, bn, step int64) pallas.KernelFunc {
-	if step == 0 || step == bk {
-		return func(k *pallas.Kernel, refs []*pallas.Ref) {
-			rowPtr, colIdx, blocks, y, o := refs[0], refs[1], refs[2], refs[3], refs[4]
-			i, j := k.ProgramID(0), k.ProgramID(1)
-			acc := k.ForLoop(rowPtr.Load(i), rowPtr.Load(i.Add(1)), []*pallas.Value{k.Zeros(xla.Float32, bm, bn)},
-				func(b *pallas.Value, c []*pallas.Value) []*pallas.Value {
-					x := blocks.Load(b, pallas.All, pallas.All)
-					yb := y.Load(pallas.DS(colIdx.Load(b).Mul(bk), bk), pallas.DS(j.Mul(bn), bn))
-					return []*pallas.Value{c[0].Add(pallas.Dot(x, yb, xla.Float32))}
-				})
-			o.Store(acc[0].Astype(o.DType()))
-		}
+	if step == 0 {
+		step = bk
 	}
-	// K in steps of step within each block: one loop over (block, part)
-	// pairs, a deeper pipeline for the same shared memory.
+	// With K steps smaller than a block, one loop over (block, part)
+	// pairs: a deeper pipeline for the same shared memory.
 	parts := bk / step
 	return func(k *pallas.Kernel, refs []*pallas.Ref) {
 		rowPtr, colIdx, blocks, y, o := refs[0], refs[1], refs[2], refs[3], refs[4]
 		i, j := k.ProgramID(0), k.ProgramID(1)
-		acc := k.ForLoop(rowPtr.Load(i).Mul(parts), rowPtr.Load(i.Add(1)).Mul(parts), []*pallas.Value{k.Zeros(xla.Float32, bm, bn)},
+		bound := func(v *pallas.Value) *pallas.Value { // a block index in (block, part) pairs
+			if parts > 1 {
+				return v.Mul(parts)
+			}
+			return v
+		}
+		acc := k.ForLoop(bound(rowPtr.Load(i)), bound(rowPtr.Load(i.Add(1))), []*pallas.Value{k.Zeros(xla.Float32, bm, bn)},
 			func(t *pallas.Value, c []*pallas.Value) []*pallas.Value {
-				b, h := t.Div(parts), t.Rem(parts).Mul(step)
-				x := blocks.Load(b, pallas.All, pallas.DS(h, step))
-				yb := y.Load(pallas.DS(colIdx.Load(b).Mul(bk).Add(h), step), pallas.DS(j.Mul(bn), bn))
+				b, h, xCols := t, (*pallas.Value)(nil), any(pallas.All)
+				if parts > 1 {
+					b, h = t.Div(parts), t.Rem(parts).Mul(step)
+					xCols = pallas.DS(h, step)
+				}
+				x := blocks.Load(b, pallas.All, xCols)
+				yRow := colIdx.Load(b).Mul(bk)
+				if h != nil {
+					yRow = yRow.Add(h)
+				}
+				yb := y.Load(pallas.DS(yRow, step), pallas.DS(j.Mul(bn), bn))
 				return []*pallas.Value{c[0].Add(pallas.Dot(x, yb, xla.Float32))}
 			})
 		o.Store(acc[0].Astype(o.DType()))

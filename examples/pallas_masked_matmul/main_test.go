@@ -110,14 +110,7 @@ func BenchmarkMaskedMatmul(b *testing.B) {
 		m, k, n, bm, bn, bk := c.m, c.m, c.m, c.bm, c.bm, c.bk
 		prefix := fmt.Sprintf("%d^3_blocks%dx%d_bk%d/", m, bm, bn, bk)
 		r := rand.New(rand.NewPCG(1, 1))
-		x := make([]float32, m*k)
-		y := make([]float32, k*n)
-		for i := range x {
-			x[i] = r.Float32()
-		}
-		for i := range y {
-			y[i] = r.Float32()
-		}
+		x, y := uniform(r, m*k), uniform(r, k*n)
 		mask := LowerTriangle(m, n)
 		s := sparsifyMask(mask, m, n, bm, bn)
 		for _, checks := range []bool{false, true} {
@@ -360,6 +353,15 @@ func BenchmarkMaskedMatmulOnPlugin(b *testing.B) {
 		}, variants...)
 }
 
+// uniform draws n values uniform in [0, 1) from r.
+func uniform(r *rand.Rand, n int64) []float32 {
+	v := make([]float32, n)
+	for i := range v {
+		v[i] = r.Float32()
+	}
+	return v
+}
+
 // uniformPair draws two operands of n elements each, uniform in [0, 1),
 // alternately from one PCG stream seeded (s1, s2).
 func uniformPair(s1, s2 uint64, n int64) (x, y []float32) {
@@ -378,13 +380,7 @@ func uniformPair(s1, s2 uint64, n int64) (x, y []float32) {
 func TestGroupedTiling(t *testing.T) {
 	const m, k, n, blk = 64, 32, 48, 16
 	r := rand.New(rand.NewPCG(5, 6))
-	x, y := make([]float32, m*k), make([]float32, k*n)
-	for i := range x {
-		x[i] = r.Float32()
-	}
-	for i := range y {
-		y[i] = r.Float32()
-	}
+	x, y := uniform(r, m*k), uniform(r, k*n)
 	mask := LowerTriangle(m, n)
 	s := sparsifyMask(mask, m, n, blk, blk)
 	want := maskedReference(mask, x, y, m, k, n)
