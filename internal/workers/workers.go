@@ -67,7 +67,7 @@ func (t *team) run(n int, fn func(i int)) {
 		fn(0)
 	}()
 	for i := range c.parts {
-		c.parts[i].run()
+		c.parts[i].run(nil)
 	}
 	c.wait()
 	if c.panicked.Load() {
@@ -103,12 +103,31 @@ type part struct {
 	claimed atomic.Bool
 }
 
-// run calls the part's fn unless someone else has claimed it.
-func (p *part) run() {
+// run calls the part's fn unless someone else has claimed it. When fn
+// ends the goroutine (runtime.Goexit), goexit (if not nil) runs before
+// the part counts as done, so that whoever waits for the part sees what
+// goexit did (a worker leaving the team).
+func (p *part) run(goexit func()) {
 	if p.claimed.Swap(true) {
 		return
 	}
 	defer p.c.partDone()
+	if goexit != nil {
+		returned := false
+		defer func() {
+			if returned {
+				return
+			}
+			if r := recover(); r != nil {
+				p.c.record(r) // a panic: the goroutine goes on
+				return
+			}
+			goexit()
+		}()
+		p.c.fn(p.i)
+		returned = true
+		return
+	}
 	p.c.fn(p.i)
 }
 
@@ -206,15 +225,17 @@ func (t *team) grow(n int) int {
 // work runs parts from the queue, polling for the next for spinFor after
 // each before it sleeps on the queue. It returns only when a part ends
 // its goroutine (runtime.Goexit, as t.FailNow does): the team is then one
-// worker short, and the next Run starts another.
+// worker short, and the next Run starts another. The worker leaves the
+// team before that part counts as done, so that a Run after the one
+// waiting for it sees the team short and grows it.
 func (t *team) work() {
-	defer func() {
+	leave := func() {
 		t.mu.Lock()
 		t.size--
 		t.mu.Unlock()
-	}()
+	}
 	for p := range t.queue {
-		p.run()
+		p.run(leave)
 		for {
 			var next *part
 			if !poll(func() bool {
@@ -227,7 +248,7 @@ func (t *team) work() {
 			}) {
 				break
 			}
-			next.run()
+			next.run(leave)
 		}
 	}
 }
