@@ -249,8 +249,7 @@ func tokensFor(c *pjrt.Client, arrays bool) (*tokenSource, error) {
 		b, f, err := c.CreateAliasBuffer(t.shape)
 		switch {
 		case err == nil:
-			f.Close()
-			b.Close()
+			settleProbe(c, b, f, t.shape)
 			t.relay = true
 		case errors.Is(err, pjrt.Unimplemented):
 		default:
@@ -265,6 +264,24 @@ func tokensFor(c *pjrt.Client, arrays bool) (*tokenSource, error) {
 		}
 	}
 	return got.(*tokenSource), nil
+}
+
+// settleProbe fulfils the alias buffer made to learn whether c has them
+// with an empty token array and releases both. Cancelling it instead, as
+// a token-typed probe must be (no host data makes a token), makes XLA's
+// plugin log the cancellation as an error.
+func settleProbe(c *pjrt.Client, b *pjrt.Buffer, f *pjrt.AliasFulfillment, shape xla.Shape) {
+	defer b.Close()
+	if shape.DType != xla.Invalid {
+		if src, err := c.BufferFromHost(nil, shape, pjrt.CopyDuringCall()); err == nil {
+			err = f.Fulfill(src)
+			src.Close()
+			if err == nil {
+				return
+			}
+		}
+	}
+	f.Close()
 }
 
 // forgetClient drops what the package keeps for a closed client: its

@@ -320,7 +320,7 @@ static _Atomic int64_t g_live[LK_COUNT];
   X(ffi_handler_registrations) X(ffi_type_registrations) X(ffi_user_data_added)         \
   X(ffi_user_data_deleted) X(gpu_custom_call_registrations) X(zero_copy_released)       \
   X(view_on_delete_calls) X(worker_jobs) X(double_destroy) X(poisoned_executions)         \
-  X(event_awaits)
+  X(event_awaits) X(alias_buffers_failed)
 
 enum {
 #define X(n) C_##n,
@@ -5357,6 +5357,8 @@ static PJRT_Error *impl_PJRT_Client_FulfillAliasBuffer(PJRT_Client_FulfillAliasB
   conf_alias *a = args->fulfill_alias_buffer_cb;
   if (!a || a->magic != MAGIC_ALIAS) return bad_handle(FN, "PJRT_FulfillAliasBufferCallback", a);
   if (args->status_code != 0) {
+    /* XLA's plugin logs such a fulfilment as an error. */
+    count(C_alias_buffers_failed);
     char *msg = xstrndup(args->error_message ? (const char *)args->error_message : "",
                          args->error_message ? args->error_message_size : 0);
     event_complete(a->ready, args->status_code, msg);
