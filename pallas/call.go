@@ -41,8 +41,9 @@ type BlockSpec struct {
 // Backend selects the lowering of a call.
 type Backend string
 
-// The backends. Interpret is always available; Triton and Mosaic are
-// available when their lowering is registered (by their own files).
+// The backends. Interpret is always available; Triton is registered by
+// this package; Mosaic (TPU) has no lowering yet: a call asking for it
+// fails with "backend mosaic is not available" until one registers.
 const (
 	Interpret Backend = "interpret"
 	Triton    Backend = "triton"
@@ -59,10 +60,15 @@ var (
 )
 
 // RegisterBackend makes l the lowering of backend b (replacing any
-// earlier one; nil removes it). Lowerings register in init functions.
+// earlier one; nil removes it, and restores the built-in lowering of
+// Interpret, which is never missing). Lowerings register in init
+// functions.
 func RegisterBackend(b Backend, l Lowering) {
 	backendsMu.Lock()
 	defer backendsMu.Unlock()
+	if l == nil && b == Interpret {
+		l = lowerInterpret
+	}
 	if l == nil {
 		delete(backends, b)
 		return
@@ -71,11 +77,11 @@ func RegisterBackend(b Backend, l Lowering) {
 }
 
 // BackendFor is the lowering a PJRT platform runs (a pjrt.Client's
-// PlatformName): Triton on an NVIDIA GPU ("cuda", "gpu"), Interpret
+// PlatformName, in any case): Triton on an NVIDIA GPU ("cuda", "gpu"), Interpret
 // elsewhere, ROCm included (the Triton lowering calls NVIDIA's libdevice
 // and sizes grids by CUDA's limits).
 func BackendFor(platform string) Backend {
-	switch platform {
+	switch strings.ToLower(platform) {
 	case "cuda", "gpu":
 		return Triton
 	}
@@ -118,7 +124,10 @@ type CompilerParams struct {
 
 // CallSpec describes a pallas call (pallas_call's arguments).
 type CallSpec struct {
-	// Name names the kernel ("" takes the kernel function's name).
+	// Name names the kernel in errors and in the lowered code (Triton's
+	// tt.func). "" takes the kernel function's package-qualified name
+	// with dots as underscores: main_addKernel, or main_main_func1 for a
+	// closure; set it when the kernel is a closure.
 	Name string
 	// OutShapes are the outputs' shapes and dtypes.
 	OutShapes []xla.Shape

@@ -36,4 +36,27 @@ func TestBackendFor(t *testing.T) {
 	assert.Equal(t, Interpret, BackendFor("interpreter"))
 	assert.Equal(t, Interpret, BackendFor("cpu"))
 	assert.Equal(t, Interpret, BackendFor("tpu"), "Mosaic is not written yet")
+	assert.Equal(t, Triton, BackendFor("CUDA"), "platform names in any case")
+}
+
+// Removing Interpret's lowering restores the built-in one: interpret mode
+// is never missing.
+func TestInterpretCannotBeUnregistered(t *testing.T) {
+	RegisterBackend(Interpret, nil)
+	assert.Contains(t, Backends(), Interpret)
+	spec := CallSpec{OutShapes: []xla.Shape{xla.MakeShape(xla.Float32, 2)}}
+	out, err := runCall(func(k *Kernel, refs []*Ref) { refs[0].Store(2.0) }, spec)
+	require.NoError(t, err)
+	assert.Equal(t, []float32{2, 2}, out[0].Data)
+}
+
+// Two Go scalars in Where are f32 when either is a float, as 1 and 2.5
+// in jnp.where.
+func TestWhereOfTwoGoNumbers(t *testing.T) {
+	spec := CallSpec{OutShapes: []xla.Shape{xla.MakeShape(xla.Float32, 4)}}
+	out, err := runCall(func(k *Kernel, refs []*Ref) {
+		refs[0].Store(Where(k.Arange(4).Lt(2), 1, 2.5))
+	}, spec)
+	require.NoError(t, err)
+	assert.Equal(t, []float32{1, 1, 2.5, 2.5}, out[0].Data)
 }

@@ -142,10 +142,10 @@ func handleCheck(frame *pjrt.FFICallFrame) error {
 // plugin: it installs the Go handler of their custom call (CheckTarget)
 // with the plugin, for the platform XLA knows it by. A failed check then
 // fails the execution with the *BoundsError's message. Call it once per
-// plugin before compiling such programs (it is idempotent); without it an
-// XLA plugin rejects the call to CheckTarget, and CompilerParams{
-// NoBoundsChecks: true} leaves the checks out. The built-in interpreter
-// runs the checks without it.
+// plugin before compiling such programs (it is idempotent). Without it an
+// XLA plugin rejects the call to CheckTarget; a kernel compiled with
+// CompilerParams.NoBoundsChecks has no checks and needs no Register. The
+// built-in interpreter runs the checks without it.
 func Register(c *pjrt.Client) error {
 	if c == nil {
 		return errors.New("pallas: Register: nil client")

@@ -11,20 +11,25 @@
 // kernel at trace time (an activation passed in, block sizes as Go ints).
 //
 // Call traces the kernel once into the kernel IR (Program, see ir.go),
-// then a backend lowers it: Interpret (the default) emits plain StableHLO
-// that runs the grid as one while loop, on the built-in interpreter or any
-// XLA backend; other backends (Triton) register themselves with
+// then a backend lowers it: Interpret (the default) emits StableHLO that
+// runs the grid as one while loop, on the built-in interpreter or any XLA
+// backend (with its bounds checks, a custom call: see Register); other
+// backends (Triton) register themselves with
 // RegisterBackend. Errors of tracing name the kernel, the op and the
 // user's file:line and are recorded on the builder like the builder's own.
 //
 // Interpret mode checks unmasked loads and stores against the ref bounds at
 // run time (CompilerParams.NoBoundsChecks turns it off); a failed check
-// fails the run with a *BoundsError naming the kernel, the grid point, the
-// access and the index. On a PJRT plugin, call Register(client) first: it
+// fails the run with an error wrapping a *BoundsError (errors.As finds it)
+// naming the kernel, the grid point, the access and the index. On a PJRT plugin, call Register(client) first: it
 // installs the check's handler (the built-in interpreter needs nothing).
 //
 // Vmap batches a call: a leading grid axis over the batch and block specs
 // rewritten to pick each batch element.
+//
+// The package's examples show a first kernel (Example), masked loads and
+// stores, scalar prefetch driving index maps, Vmap, bounds-check errors and
+// the Triton lowering.
 //
 // docs/pallas.md in the repository is the guide: the kernel language next
 // to JAX Pallas, what each lowering guarantees, and the two forms of a

@@ -7,7 +7,7 @@ import (
 	"github.com/halo-ml/halo/xla"
 )
 
-// The kernel IR.
+// Program is the kernel IR.
 //
 // A kernel function and the index maps of its block specs are traced once
 // into a Program: a tree of Regions holding Ops on Values. The IR knows

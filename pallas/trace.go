@@ -64,7 +64,9 @@ type traceState struct {
 // makes constants, program ids and control flow. Errors are sticky: the
 // first one is kept (kernel, op, file:line) and later ops do nothing. A
 // Kernel and its Values and Refs are used only while its trace runs: an op
-// on them in another kernel's trace is an error of that trace.
+// on them in another kernel's trace is an error of that trace, and one
+// after Call has returned, outside any trace, panics (there is no trace
+// to record the error in).
 type Kernel struct {
 	st      *traceState
 	stack   []*Region // open regions, innermost last
@@ -498,6 +500,8 @@ func (k *Kernel) binaryOperands(op string, x, y any, xName, yName string) (*Valu
 		like = v.Type.DType
 	} else if v, ok := y.(*Value); ok && v != nil {
 		like = v.Type.DType
+	} else if isGoFloat(x) || isGoFloat(y) {
+		like = xla.Float32 // two Go numbers: Where(c, 1, 2.5) is f32
 	}
 	a, ok := k.asValueOf(op, xName, x, like)
 	if !ok {
@@ -517,6 +521,14 @@ func (k *Kernel) binaryOperands(op string, x, y any, xName, yName string) (*Valu
 		return nil, nil, false
 	}
 	return k.broadcastTo(op, a, shape), k.broadcastTo(op, b, shape), k.st.err == nil
+}
+
+func isGoFloat(x any) bool {
+	switch x.(type) {
+	case float32, float64:
+		return true
+	}
+	return false
 }
 
 func (v *Value) binary(name string, y any, bad func(xla.DType) bool) *Value {
@@ -782,14 +794,17 @@ func (v *Value) reduce(kind string, axes []int) *Value {
 // negative axes count from the end); f16 and bf16 sums accumulate in f32.
 func (v *Value) Sum(axes ...int) *Value { return v.reduce("sum", axes) }
 
-// ReduceMax reduces v by maximum along axes (all when none).
+// ReduceMax reduces v by maximum along axes (all when none; negative
+// axes count from the end).
 func (v *Value) ReduceMax(axes ...int) *Value { return v.reduce("max", axes) }
 
-// ReduceMin reduces v by minimum along axes (all when none).
+// ReduceMin reduces v by minimum along axes (all when none; negative axes
+// count from the end).
 func (v *Value) ReduceMin(axes ...int) *Value { return v.reduce("min", axes) }
 
 // Where is cond ? x : y elementwise (x, y Values or Go scalars; all three
-// broadcast together).
+// broadcast together). A Go scalar takes the other operand's dtype; two
+// Go scalars are f32 if either is a float, else i32 (or bool).
 func Where(cond *Value, x, y any) *Value {
 	k := kernelOf("select", "condition", cond)
 	if !k.check("select", cond) {
@@ -991,8 +1006,9 @@ func (k *Kernel) checkYield(op string, want []Type, got []*Value) bool {
 	return true
 }
 
-// ForLoop runs body for i = lo, lo+1, ..., hi-1 (lo, hi: Go ints or i32
-// scalars), threading the carried values: body gets i and the carry and
+// ForLoop runs body for i = lo, lo+1, ..., hi-1 (lo, hi: Go ints or
+// integer scalars of any width, used as i32: a value outside i32's range
+// saturates), threading the carried values: body gets i and the carry and
 // returns the next carry; ForLoop returns the final carry.
 func (k *Kernel) ForLoop(lo, hi any, init []*Value, body func(i *Value, carry []*Value) []*Value) []*Value {
 	if body == nil {

@@ -48,11 +48,25 @@ import (
 //     result selected. exp, log, tanh, erf, sqrt, rsqrt, sin, cos and pow
 //     call libdevice through tt.extern_elementwise as JAX does (f16/bf16
 //     go through f32). Bool refs are i8 in memory.
-//   - reduce is one tt.reduce per axis; dot is tt.dot with an f32 (i32 for
-//     i8, f64 for f64 operands or an f64 preferred type, the operands
-//     widened) zero accumulator, IEEE precision for f32, then a convert to
-//     the preferred type; ForLoop, When and While are scf.for (i32
-//     counter), scf.if and scf.while.
+//   - Division of floats is IEEE: f32 through tt.precise_divf (arith.divf
+//     on f32 lowers to an approximate division on NVIDIA GPUs), f16 and
+//     bf16 divided (and rem) in f32 and rounded once (Triton's NVIDIA
+//     lowering aborts on 16-bit divf).
+//   - reduce is one tt.reduce per axis (f16 and bf16 sums in f32, rounded
+//     once, as the trace asks on every backend); dot is tt.dot with an f32
+//     (i32 for i8, f64 for f64 operands or an f64 preferred type, the
+//     operands widened) zero accumulator, IEEE precision for f32, then a
+//     convert to the preferred type. Dots below the tensor cores' sizes
+//     (K under 16 for f16, bf16 and f64, under 32 for i8; M under 16 or N
+//     under 8 for f64), and f64 dots of operands widened in the kernel
+//     (which Triton's f64 tt.dot summed wrongly on an H100), are products
+//     and sums instead.
+//   - ForLoop, When and While are scf.for (i32 counter), scf.if and
+//     scf.while.
+//   - A load from a ref the program stored to, or a store to a ref it
+//     accessed, first waits at gpu.barrier: threads hold a block in the
+//     layout Triton picks per access (a scalar is stored by one thread and
+//     loaded by all).
 //
 // Build-time errors name the kernel, the op and its file:line: tensors whose
 // dims are not powers of two (Triton's rule) or larger than 2^20 elements,

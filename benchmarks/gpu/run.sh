@@ -115,7 +115,9 @@ fi
 if $py -c 'import jax' 2>/dev/null; then
   step jax.log 150 env PYTHONUNBUFFERED=1 "$py" benchmarks/gpu/pallas_jax.py --out "$out/jax" \
     --kernels "${HALO_JAX_KERNELS:-xla_add,add,matmul_gelu,dsd,masked_matmul}" \
-    --dsd-configs "$dsd_configs" --masked-configs "$masked_configs"
+    --dsd-configs "$dsd_configs" --masked-configs "$masked_configs" \
+    --size "${HALO_BENCH_SIZE:-8192}" --matmul-size "${HALO_BENCH_SIZE:-4096}" \
+    --block "${HALO_BENCH_BLOCK:-128}" --bk "${HALO_BENCH_BK:-64}"
 else
   echo "== JAX Pallas skipped: $py has no jax" | tee -a "$out/jax.log"
 fi

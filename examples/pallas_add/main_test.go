@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -26,6 +27,21 @@ func TestAddMatchesDense(t *testing.T) {
 		}
 		require.Equal(t, want, got)
 	}
+}
+
+// TestAddOnPlugin runs the kernel through the HALO_PLUGIN plugin (as a
+// Triton kernel on a GPU) and checks the sums.
+func TestAddOnPlugin(t *testing.T) {
+	c := plugintest.Open(t, "run the add kernel as a Triton kernel")
+	kernel, err := buildAdd(pallas.BackendFor(c.PlatformName()))
+	require.NoError(t, err)
+	x := interpreter.NewTensor(xla.MakeShape(xla.Int32, 8))
+	y := interpreter.NewTensor(xla.MakeShape(xla.Int32, 8))
+	copy(x.Data.([]int32), []int32{-5, 7, 1 << 20, 3, 0, 0, 9, -9})
+	copy(y.Data.([]int32), []int32{5, -7, 1, 2, 3, 4, 5, 6})
+	got, err := plugintest.Run(context.Background(), c, kernel, []interpreter.Value{x, y}, []xla.Shape{xla.MakeShape(xla.Int32, 8)})
+	require.NoError(t, err)
+	require.Equal(t, []int32{0, 0, 1<<20 + 1, 5, 3, 4, 14, -3}, got[0].Data)
 }
 
 // BenchmarkAddOnPlugin times the kernel (as a Triton kernel on a GPU)

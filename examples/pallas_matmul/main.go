@@ -115,5 +115,5 @@ func main() {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	fmt.Printf("gelu(x @ y)[0, :4] = %v\n", z[:4])
+	fmt.Printf("gelu(x @ y)[0, :4] = [%.4f %.4f %.4f %.4f]\n", z[0], z[1], z[2], z[3])
 }

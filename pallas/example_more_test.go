@@ -1,0 +1,157 @@
+package pallas_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/halo-ml/halo/interpreter"
+	"github.com/halo-ml/halo/pallas"
+	"github.com/halo-ml/halo/stablehlo"
+	"github.com/halo-ml/halo/xla"
+)
+
+// runOne builds a module of one function taking args' shapes, whose body
+// emit writes, runs it on the built-in interpreter and returns its first
+// result's data.
+func runOne(emit func(fb *stablehlo.FuncBuilder) []*stablehlo.Value, args ...*interpreter.Tensor) (any, error) {
+	b := stablehlo.NewBuilder("example")
+	types := make([]stablehlo.Type, len(args))
+	vals := make([]interpreter.Value, len(args))
+	for i, a := range args {
+		types[i] = stablehlo.Tensor(a.Shape.DType, a.Shape.Dims...)
+		vals[i] = a
+	}
+	fb := b.NewFunction("main", types...)
+	fb.Return(emit(fb)...)
+	m, err := b.Build()
+	if err != nil {
+		return nil, err
+	}
+	p, err := interpreter.Compile(m, "main")
+	if err != nil {
+		return nil, err
+	}
+	res, err := p.Run(context.Background(), interpreter.Device{}, vals)
+	if err != nil {
+		return nil, err
+	}
+	return res[0].(*interpreter.Tensor).Data, nil
+}
+
+func f32Tensor(data []float32, dims ...int64) *interpreter.Tensor {
+	t := interpreter.NewTensor(xla.MakeShape(xla.Float32, dims...))
+	copy(t.Data.([]float32), data)
+	return t
+}
+
+func i32Tensor(data []int32, dims ...int64) *interpreter.Tensor {
+	t := interpreter.NewTensor(xla.MakeShape(xla.Int32, dims...))
+	copy(t.Data.([]int32), data)
+	return t
+}
+
+// Masked loads and stores: the last of two (4,)-blocks of a 6-element
+// vector reads `other` past the data and writes only its first two
+// elements (the mask also keeps the padding, which reads as NaN, out of
+// the result).
+func ExampleLoad() {
+	relu := func(k *pallas.Kernel, refs []*pallas.Ref) {
+		x, o := refs[0], refs[1]
+		i := k.ProgramID(0).Mul(4).Add(k.Arange(4)) // element indices of the block
+		in := i.Lt(6)
+		v := pallas.Load(x, []any{pallas.All}, in, 0.0)
+		pallas.Store(o, []any{pallas.All}, v.Max(0.0), in)
+	}
+	block := &pallas.BlockSpec{BlockShape: []int64{4}, IndexMap: func(g []*pallas.Value, _ []*pallas.Ref) []any { return []any{g[0]} }}
+	out, err := runOne(func(fb *stablehlo.FuncBuilder) []*stablehlo.Value {
+		return pallas.Call(fb, relu, pallas.CallSpec{
+			Name:      "relu",
+			OutShapes: []xla.Shape{xla.MakeShape(xla.Float32, 6)},
+			Grid:      []int64{2},
+			InSpecs:   []*pallas.BlockSpec{block},
+			OutSpecs:  []*pallas.BlockSpec{block},
+		}, fb.Arg(0))
+	}, f32Tensor([]float32{-1, 2, -3, 4, -5, 6}, 6))
+	fmt.Println(out, err)
+	// Output: [0 2 0 4 0 6] <nil>
+}
+
+// Scalar prefetch: the first operand (an index array) reaches the index
+// maps, so the data decide which block each grid step reads. Here step i
+// copies row block rows[i] of x (seed 001's block-aligned dynamic slice).
+func ExampleCallSpec_scalarPrefetch() {
+	copyBlock := func(k *pallas.Kernel, refs []*pallas.Ref) {
+		// refs: rows (prefetch, whole), the x block, the output block.
+		refs[2].Store(refs[1].Load())
+	}
+	out, err := runOne(func(fb *stablehlo.FuncBuilder) []*stablehlo.Value {
+		return pallas.Call(fb, copyBlock, pallas.CallSpec{
+			Name:              "gather_rows",
+			OutShapes:         []xla.Shape{xla.MakeShape(xla.Float32, 4, 2)},
+			Grid:              []int64{2},
+			NumScalarPrefetch: 1,
+			InSpecs: []*pallas.BlockSpec{{BlockShape: []int64{2, 2},
+				IndexMap: func(g []*pallas.Value, pf []*pallas.Ref) []any { return []any{pf[0].Load(g[0]), 0} }}},
+			OutSpecs: []*pallas.BlockSpec{{BlockShape: []int64{2, 2},
+				IndexMap: func(g []*pallas.Value, _ []*pallas.Ref) []any { return []any{g[0], 0} }}},
+		}, fb.Arg(0), fb.Arg(1))
+	}, i32Tensor([]int32{2, 0}, 2), f32Tensor([]float32{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}, 6, 2))
+	fmt.Println(out, err)
+	// Output: [8 9 10 11 0 1 2 3] <nil>
+}
+
+// Vmap batches a call over a leading dim: the (2,)-block kernel runs on
+// each of 3 rows of x, y stays shared.
+func ExampleVmap() {
+	add := func(k *pallas.Kernel, refs []*pallas.Ref) {
+		refs[2].Store(refs[0].Load().Add(refs[1].Load()))
+	}
+	block := &pallas.BlockSpec{BlockShape: []int64{2}, IndexMap: func(g []*pallas.Value, _ []*pallas.Ref) []any { return []any{g[0]} }}
+	spec := pallas.CallSpec{
+		Name:      "add",
+		OutShapes: []xla.Shape{xla.MakeShape(xla.Float32, 4)},
+		Grid:      []int64{2},
+		InSpecs:   []*pallas.BlockSpec{block, block},
+		OutSpecs:  []*pallas.BlockSpec{block},
+	}
+	kernel, batched, err := pallas.Vmap(add, spec, 3, []bool{true, false})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println("grid", batched.Grid, "output", batched.OutShapes[0])
+	out, err := runOne(func(fb *stablehlo.FuncBuilder) []*stablehlo.Value {
+		return pallas.Call(fb, kernel, batched, fb.Arg(0), fb.Arg(1))
+	}, f32Tensor([]float32{0, 1, 2, 3, 10, 11, 12, 13, 20, 21, 22, 23}, 3, 4), f32Tensor([]float32{100, 200, 300, 400}, 4))
+	fmt.Println(out, err)
+	// Output:
+	// grid [3 2] output tensor<3x4xf32>
+	// [100 201 302 403 110 211 312 413 120 221 322 423] <nil>
+}
+
+// An unmasked load outside its block fails the run (interpret mode checks
+// by default); the error wraps a *BoundsError that names the kernel, the
+// grid point, the access and the index.
+func ExampleBoundsError() {
+	shift := func(k *pallas.Kernel, refs []*pallas.Ref) {
+		// Step i reads elements i..i+1 of its (2,)-block: at step 1, one
+		// past its end (a static slice would be a build-time error).
+		refs[1].Store(refs[0].Load(pallas.DS(k.ProgramID(0), 2)))
+	}
+	block := &pallas.BlockSpec{BlockShape: []int64{2}, IndexMap: func(g []*pallas.Value, _ []*pallas.Ref) []any { return []any{g[0]} }}
+	_, err := runOne(func(fb *stablehlo.FuncBuilder) []*stablehlo.Value {
+		return pallas.Call(fb, shift, pallas.CallSpec{
+			Name:      "shift",
+			OutShapes: []xla.Shape{xla.MakeShape(xla.Float32, 4)},
+			Grid:      []int64{2},
+			InSpecs:   []*pallas.BlockSpec{block},
+			OutSpecs:  []*pallas.BlockSpec{block},
+		}, fb.Arg(0))
+	}, f32Tensor([]float32{1, 2, 3, 4}, 4))
+	var be *pallas.BoundsError
+	if errors.As(err, &be) {
+		fmt.Println("kernel", be.Kernel, "grid point", be.GridPoint, be.Kind, be.Index, "bounds", be.Bounds)
+	}
+	// Output: kernel shift grid point [1] slice of size [2] starting at [1] bounds [2]
+}
