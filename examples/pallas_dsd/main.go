@@ -31,9 +31,9 @@ import (
 // BlockCOO is a block-sparse matrix: Blocks[b] is the (BM, BK) block at
 // block row RowIdx[b], block column ColIdx[b]; blocks are sorted by row.
 type BlockCOO struct {
-	M, K, BM, BK   int64
-	Blocks         []float32 // len(RowIdx) * BM * BK
-	RowIdx, ColIdx []int32
+	M, K, BM, BK   int64     // the matrix is M x K, its blocks BM x BK
+	Blocks         []float32 // the stored blocks, row-major: len(RowIdx) * BM * BK
+	RowIdx, ColIdx []int32   // each stored block's block row and block column
 }
 
 // NumBlocks is the number of stored blocks.

@@ -24,10 +24,16 @@ import (
 
 // SparseMask is sparsifyMask's result; the maps are (M/bm, N/bn) row-major.
 type SparseMask struct {
-	GM, GN                                        int64 // block grid
-	BlockMask, PrefetchMask, PrefetchI, PrefetchJ []int32
-	Data                                          []float32 // distinct non-zero blocks, (len, bm, bn)
-	NumData                                       int64
+	GM, GN int64 // the block grid: M/bm rows, N/bn columns
+	// BlockMask is 1 where the mask block has a non-zero, else 0.
+	BlockMask []int32
+	// PrefetchMask, PrefetchI and PrefetchJ name, for every block, the
+	// distinct mask block (an index into Data) and the block row and
+	// column of the next non-zero block in row-major order (the block
+	// itself when it is non-zero).
+	PrefetchMask, PrefetchI, PrefetchJ []int32
+	Data                               []float32 // the distinct non-zero blocks, (NumData, bm, bn)
+	NumData                            int64     // how many distinct non-zero blocks
 }
 
 // sparsifyMask walks the blocks backwards so each cell learns the next
@@ -155,7 +161,8 @@ func maskedBlockKernel(t Tiling, kdim, gm, gn int64) pallas.KernelFunc {
 // Tiling is how BuildMaskedMatmulBlocks splits the product: output blocks
 // of BM x BN, K in steps of BK, and the order of the programs.
 type Tiling struct {
-	BM, BN, BK int64
+	BM, BN int64 // the output block: BM rows, BN columns
+	BK     int64 // the K step of the block products
 	// Group, when not 0, orders the programs (launched first grid index
 	// fastest) in groups of Group block rows walked column by column,
 	// so that programs running together share operand blocks in the
