@@ -529,13 +529,16 @@ func tritonCases() []tritonCase {
 		{
 			// The DSD's many-tile form (examples/pallas_dsd dsdTilesKernel):
 			// trip counts from prefetched row pointers, Div/Rem by them,
-			// K in two parts per block, a block row without blocks.
+			// K in two parts per block, a block row without blocks, two
+			// programs per block row of the sparse matrix (8 of its 16
+			// rows each).
 			name: "dsd_tiles",
 			kernel: func(k *Kernel, refs []*Ref) {
 				rowPtr, colIdx, blocks, y, o := refs[0], refs[1], refs[2], refs[3], refs[4]
-				const bm, bk, bn, step, tiles = 16, 16, 16, 8, 2
+				const sbm, bm, bk, bn, step, tiles = 16, 8, 16, 16, 8, 2
 				i, g := k.ProgramID(0), k.ProgramID(1)
-				lo, hi := rowPtr.Load(i), rowPtr.Load(i.Add(1))
+				row, xRows := i.Div(sbm/bm), DS(i.Rem(sbm/bm).Mul(bm), bm)
+				lo, hi := rowPtr.Load(row), rowPtr.Load(row.Add(1))
 				per := hi.Sub(lo).Mul(bk / step)
 				zeros := k.Zeros(xla.Float32, bm, bn)
 				rows := DS(i.Mul(bm), bm)
@@ -549,7 +552,7 @@ func tritonCases() []tritonCase {
 					b := lo.Add(r.Div(bk / step))
 					h := r.Rem(bk / step).Mul(step)
 					cols := DS(g.Mul(tiles).Add(t.Div(per)).Mul(bn), bn)
-					acc := c[0].Add(Dot(blocks.Load(b, All, DS(h, step)), y.Load(DS(colIdx.Load(b).Mul(bk).Add(h), step), cols), xla.Float32))
+					acc := c[0].Add(Dot(blocks.Load(b, xRows, DS(h, step)), y.Load(DS(colIdx.Load(b).Mul(bk).Add(h), step), cols), xla.Float32))
 					last := r.Eq(per.Sub(1))
 					k.When(last, func() { o.Store(acc, rows, cols) })
 					return []*Value{Where(last, zeros, acc)}
@@ -558,7 +561,7 @@ func tritonCases() []tritonCase {
 			spec: CallSpec{
 				Name:              "dsd_tiles",
 				OutShapes:         []xla.Shape{xla.MakeShape(xla.Float32, 48, 64)},
-				Grid:              []int64{3, 2},
+				Grid:              []int64{6, 2},
 				NumScalarPrefetch: 2,
 			},
 			args: []*interpreter.Tensor{

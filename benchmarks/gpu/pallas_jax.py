@@ -128,28 +128,43 @@ def make_matmul(m, k, n, bm, bn, bk, dtype):
 
 # 3. DSD, the GPU form: one program per output block loops over the
 # non-zero blocks of its block row (block-CSR row pointers).
-def make_dsd(m, k, n, bm, bk, bn, dtype, cparams=PARAMS, step=0):
+def sparse_row(i, sbm, bm):
+    """As halo's sparseRow: the sparse block row of output rows i*bm ..
+    i*bm+bm-1, and their rows within its blocks."""
+    if bm == sbm:
+        return i, slice(None)
+    sub = sbm // bm
+    return i // sub, pl.ds((i % sub) * bm, bm)
+
+
+def make_dsd(m, k, n, sbm, bk, bn, dtype, cparams=PARAMS, step=0, bm=0):
     """As halo's dsdRowKernel: with step (a divisor of bk, 0 for bk), K
-    runs in parts of each block, one loop over (block, part) pairs."""
+    runs in parts of each block, one loop over (block, part) pairs; output
+    blocks of bm rows (a divisor of the sparse blocks' height sbm, 0 for
+    sbm)."""
     if step and bk % step:
         raise ValueError(f"K step {step} must divide the blocks' width {bk}")
+    bm = bm or sbm
+    if sbm % bm:
+        raise ValueError(f"{bm} output rows per program must divide the blocks' height {sbm}")
     parts = bk // (step or bk)
 
     def kernel(row_ptr_ref, col_idx_ref, blocks_ref, y_ref, o_ref):
         i, j = pl.program_id(0), pl.program_id(1)
+        row, x_rows = sparse_row(i, sbm, bm)
 
         def body(t, acc):
             if parts == 1:
-                b, x = t, blocks_ref[t, :, :]
+                b, x = t, blocks_ref[t, x_rows, :]
                 y_row = col_idx_ref[b] * bk
             else:
                 b, h = t // parts, (t % parts) * step
-                x = blocks_ref[b, :, pl.ds(h, step)]
+                x = blocks_ref[b, x_rows, pl.ds(h, step)]
                 y_row = col_idx_ref[b] * bk + h
             yb = y_ref[pl.ds(y_row, step or bk), pl.ds(j * bn, bn)]
             return acc + jnp.dot(x, yb, preferred_element_type=jnp.float32)
 
-        lo, hi = row_ptr_ref[i], row_ptr_ref[i + 1]
+        lo, hi = row_ptr_ref[row], row_ptr_ref[row + 1]
         if parts > 1:  # block indices in (block, part) pairs
             lo, hi = lo * parts, hi * parts
         acc = lax.fori_loop(lo, hi, body, jnp.zeros((bm, bn), jnp.float32))
@@ -164,20 +179,24 @@ def make_dsd(m, k, n, bm, bk, bn, dtype, cparams=PARAMS, step=0):
     return f
 
 
-def make_dsd_tiles(m, k, n, bm, bk, bn, dtype, cparams, step, tiles):
+def make_dsd_tiles(m, k, n, sbm, bk, bn, dtype, cparams, step, tiles, bm=0):
     """As halo's dsdTilesKernel: program (i, g) computes output blocks
     (i, g*tiles) .. (i, g*tiles+tiles-1) in one loop over (block, non-zero
     block, K part), storing each block after its last product."""
     step = step or bk
+    bm = bm or sbm
     if bk % step:
         raise ValueError(f"K step {step} must divide the blocks' width {bk}")
+    if sbm % bm:
+        raise ValueError(f"{bm} output rows per program must divide the blocks' height {sbm}")
     if (n // bn) % tiles:
         raise ValueError(f"{tiles} output blocks per program must divide the {n // bn} block columns")
     parts = bk // step
 
     def kernel(row_ptr_ref, col_idx_ref, blocks_ref, y_ref, o_ref):
         i, g = pl.program_id(0), pl.program_id(1)
-        lo, hi = row_ptr_ref[i], row_ptr_ref[i + 1]
+        row, x_rows = sparse_row(i, sbm, bm)
+        lo, hi = row_ptr_ref[row], row_ptr_ref[row + 1]
         per = (hi - lo) * parts
         zeros = jnp.zeros((bm, bn), jnp.float32)
         rows = pl.ds(i * bm, bm)
@@ -192,7 +211,7 @@ def make_dsd_tiles(m, k, n, bm, bk, bn, dtype, cparams, step, tiles):
             b = lo + r // parts
             h = (r % parts) * step
             cols = pl.ds((g * tiles + t // per) * bn, bn)
-            x = blocks_ref[b, :, pl.ds(h, step)]
+            x = blocks_ref[b, x_rows, pl.ds(h, step)]
             yb = y_ref[pl.ds(col_idx_ref[b] * bk + h, step), cols]
             acc = acc + jnp.dot(x, yb, preferred_element_type=jnp.float32)
             last = r == per - 1
@@ -303,7 +322,7 @@ def main():
     ap.add_argument("--block", type=int, default=128)
     ap.add_argument("--bk", type=int, default=64)
     ap.add_argument("--iters", type=int, default=100)
-    ap.add_argument("--dsd-configs", default="", help="as HALO_BENCH_CONFIGS (bn, bk: K step within a block, warps, stages, tiles)")
+    ap.add_argument("--dsd-configs", default="", help="as HALO_BENCH_CONFIGS (bm: output rows, a divisor of the block; bn, bk: K step within a block, warps, stages, tiles)")
     ap.add_argument("--masked-configs", default="", help="as HALO_BENCH_CONFIGS (bm, bn, bk, warps, stages, group)")
     ap.add_argument("--out", default="")
     ap.add_argument("--kernels", default="xla_add,add,matmul_gelu,dsd,masked_matmul", help="which to run, comma-separated")
@@ -370,9 +389,9 @@ def main():
             def one(c=c, bn=bn):
                 cp = params(c.get("warps", 4), c.get("stages", 3))
                 if c.get("tiles", 1) > 1:
-                    kern = jax.jit(make_dsd_tiles(s, s, s, blk, blk, bn, bf16, cp, c.get("bk", 0), c["tiles"]))
+                    kern = jax.jit(make_dsd_tiles(s, s, s, blk, blk, bn, bf16, cp, c.get("bk", 0), c["tiles"], c.get("bm", 0)))
                 else:
-                    kern = jax.jit(make_dsd(s, s, s, blk, blk, bn, bf16, cp, c.get("bk", 0)))
+                    kern = jax.jit(make_dsd(s, s, s, blk, blk, bn, bf16, cp, c.get("bk", 0), c.get("bm", 0)))
                 lowered.append(f"== dsd/{config_name(c)}\n" + kern.lower(*args).as_text())
                 check_close(kern(*args), want, 1 / 64, "dsd")
                 d, k, r = paired(dense, (x, y), kern, args, a.iters)

@@ -15,6 +15,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math"
@@ -181,37 +182,53 @@ func (s *BlockCOO) RowPtr() []int32 {
 	return ptr
 }
 
+// DSDTiling is how the GPU form of the DSD splits the product.
+type DSDTiling struct {
+	// BM and BN are the output block's rows and columns; BM divides the
+	// sparse blocks' height (0: that height), so that a program's rows
+	// lie in one block row of the sparse matrix.
+	BM, BN int64
+	// BK is the K step within a sparse block: a divisor of its width (0:
+	// the width).
+	BK int64
+	// Tiles is the number of output blocks of a block row one program
+	// computes, in one loop over all their products (0 or 1: one); it
+	// divides the number of block columns.
+	Tiles int64
+}
+
 // dsdRowKernel is the DSD kernel in the form a GPU runs, where grid steps
 // run in parallel and keep nothing from one to the next: one program per
-// output block (block row i, column block j) loops over the non-zero
-// blocks of row i (from the prefetched block-CSR row pointer) and
-// accumulates their products in a loop-carried value. A row without
-// blocks stores zeros, so no zeros operand is needed. Refs: row_ptr,
-// col_idx (prefetch), the blocks and y (whole arrays), the output block.
-func dsdRowKernel(bm, bk, bn, step int64) pallas.KernelFunc {
-	if step == 0 {
-		step = bk
-	}
+// output block (rows i, column block j) loops over the non-zero blocks
+// of its block row of the sparse matrix (from the prefetched block-CSR
+// row pointer) and accumulates their products in a loop-carried value. A
+// row without blocks stores zeros, so no zeros operand is needed. Refs:
+// row_ptr, col_idx (prefetch), the blocks and y (whole arrays), the
+// output block. bm divides the sparse blocks' height sbm; step divides
+// their width bk.
+func dsdRowKernel(sbm, bk int64, t DSDTiling) pallas.KernelFunc {
+	bm, bn, step := t.BM, t.BN, t.BK
 	// With K steps smaller than a block, one loop over (block, part)
 	// pairs: a deeper pipeline for the same shared memory.
 	parts := bk / step
 	return func(k *pallas.Kernel, refs []*pallas.Ref) {
 		rowPtr, colIdx, blocks, y, o := refs[0], refs[1], refs[2], refs[3], refs[4]
 		i, j := k.ProgramID(0), k.ProgramID(1)
+		row, xRows := sparseRow(i, sbm, bm)
 		bound := func(v *pallas.Value) *pallas.Value { // a block index in (block, part) pairs
 			if parts > 1 {
 				return v.Mul(parts)
 			}
 			return v
 		}
-		acc := k.ForLoop(bound(rowPtr.Load(i)), bound(rowPtr.Load(i.Add(1))), []*pallas.Value{k.Zeros(xla.Float32, bm, bn)},
+		acc := k.ForLoop(bound(rowPtr.Load(row)), bound(rowPtr.Load(row.Add(1))), []*pallas.Value{k.Zeros(xla.Float32, bm, bn)},
 			func(t *pallas.Value, c []*pallas.Value) []*pallas.Value {
 				b, h, xCols := t, (*pallas.Value)(nil), any(pallas.All)
 				if parts > 1 {
 					b, h = t.Div(parts), t.Rem(parts).Mul(step)
 					xCols = pallas.DS(h, step)
 				}
-				x := blocks.Load(b, pallas.All, xCols)
+				x := blocks.Load(b, xRows, xCols)
 				yRow := colIdx.Load(b).Mul(bk)
 				if h != nil {
 					yRow = yRow.Add(h)
@@ -223,23 +240,33 @@ func dsdRowKernel(bm, bk, bn, step int64) pallas.KernelFunc {
 	}
 }
 
-// dsdTilesKernel is dsdRowKernel for several output blocks per program:
-// program (i, g) computes the tiles output blocks (i, g*tiles) to
-// (i, g*tiles+tiles-1) in one loop over (block, block row's non-zero
-// block, K part) triples, storing each output block after its last
-// product and starting the next from zeros. One long loop instead of
-// tiles short ones keeps a GPU's load pipeline full across output blocks
-// (a block row holds few non-zero blocks: 6.4 at 10% of 64). The output
-// ref is the whole array.
-func dsdTilesKernel(bm, bk, bn, step, tiles int64) pallas.KernelFunc {
-	if step == 0 {
-		step = bk
+// sparseRow is the block row of the sparse matrix that output rows
+// i*bm .. i*bm+bm-1 lie in, and those rows' index within its blocks (All
+// when bm is the blocks' height sbm).
+func sparseRow(i *pallas.Value, sbm, bm int64) (*pallas.Value, any) {
+	if bm == sbm {
+		return i, pallas.All
 	}
+	sub := sbm / bm // programs per block row
+	return i.Div(sub), pallas.DS(i.Rem(sub).Mul(bm), bm)
+}
+
+// dsdTilesKernel is dsdRowKernel for several output blocks per program:
+// program (i, g) computes the t.Tiles output blocks (i, g*tiles) to (i,
+// g*tiles+tiles-1) in one loop over (block, block row's non-zero block, K
+// part) triples, storing each output block after its last product and
+// starting the next from zeros. One long loop instead of tiles short ones
+// keeps a GPU's load pipeline full across output blocks (a block row
+// holds few non-zero blocks: 6.4 at 10% of 64). The output ref is the
+// whole array.
+func dsdTilesKernel(sbm, bk int64, t DSDTiling) pallas.KernelFunc {
+	bm, bn, step, tiles := t.BM, t.BN, t.BK, t.Tiles
 	parts := bk / step
 	return func(k *pallas.Kernel, refs []*pallas.Ref) {
 		rowPtr, colIdx, blocks, y, o := refs[0], refs[1], refs[2], refs[3], refs[4]
 		i, g := k.ProgramID(0), k.ProgramID(1)
-		lo, hi := rowPtr.Load(i), rowPtr.Load(i.Add(1))
+		row, xRows := sparseRow(i, sbm, bm)
+		lo, hi := rowPtr.Load(row), rowPtr.Load(row.Add(1))
 		per := hi.Sub(lo).Mul(parts) // iterations per output block
 		zeros := k.Zeros(xla.Float32, bm, bn)
 		rows := pallas.DS(i.Mul(bm), bm)
@@ -254,7 +281,7 @@ func dsdTilesKernel(bm, bk, bn, step, tiles int64) pallas.KernelFunc {
 				b := lo.Add(r.Div(parts))
 				h := r.Rem(parts).Mul(step)
 				cols := pallas.DS(g.Mul(tiles).Add(t.Div(per)).Mul(bn), bn)
-				x := blocks.Load(b, pallas.All, pallas.DS(h, step))
+				x := blocks.Load(b, xRows, pallas.DS(h, step))
 				yb := y.Load(pallas.DS(colIdx.Load(b).Mul(bk).Add(h), step), cols)
 				acc := c[0].Add(pallas.Dot(x, yb, xla.Float32))
 				last := r.Eq(per.Sub(1))
@@ -266,23 +293,31 @@ func dsdTilesKernel(bm, bk, bn, step, tiles int64) pallas.KernelFunc {
 
 // BuildDSDRows emits main(row_ptr i32[m/bm+1], col_idx i32[nb], blocks
 // dt[nb,bm,bk], y dt[k,n]) -> dt[m,n] = sparse @ y with dsdRowKernel on
-// the given backend (pallas.Interpret or pallas.Triton): output blocks bm
-// x bn, K in steps of step (0: whole sparse blocks; else a divisor of
-// their width); products accumulate in f32 whatever dt (f32, or bf16 as on
-// a GPU); params are the call's compiler parameters (interpret mode's
-// bounds checks, Triton's warps and stages).
+// the given backend (pallas.Interpret or pallas.Triton): output blocks of
+// the sparse blocks' height by bn, K in steps of step (0: whole sparse
+// blocks; else a divisor of their width); products accumulate in f32
+// whatever dt (f32, or bf16 as on a GPU); params are the call's compiler
+// parameters (interpret mode's bounds checks, Triton's warps and stages).
 func BuildDSDRows(s *BlockCOO, n, bn, step int64, dt xla.DType, backend pallas.Backend, params pallas.CompilerParams) (*stablehlo.Module, error) {
-	return BuildDSDTiles(s, n, bn, step, 1, dt, backend, params)
+	return BuildDSDTiled(s, n, DSDTiling{BN: bn, BK: step}, dt, backend, params)
 }
 
-// BuildDSDTiles is BuildDSDRows with tiles output blocks per program
-// (dsdTilesKernel; 1 is dsdRowKernel), tiles dividing n/bn.
-func BuildDSDTiles(s *BlockCOO, n, bn, step, tiles int64, dt xla.DType, backend pallas.Backend, params pallas.CompilerParams) (*stablehlo.Module, error) {
-	if step < 0 || (step > 0 && s.BK%step != 0) {
-		return nil, fmt.Errorf("dsd: K step %d must divide the blocks' width %d", step, s.BK)
-	}
-	if tiles < 1 || (n/bn)%tiles != 0 {
-		return nil, fmt.Errorf("dsd: %d output blocks per program must divide the %d block columns", tiles, n/bn)
+// BuildDSDTiled is BuildDSDRows tiled as t: output blocks of t.BM rows
+// (several per block row of the sparse matrix) and t.Tiles output blocks
+// per program (dsdTilesKernel).
+func BuildDSDTiled(s *BlockCOO, n int64, t DSDTiling, dt xla.DType, backend pallas.Backend, params pallas.CompilerParams) (*stablehlo.Module, error) {
+	t.BM = cmp.Or(t.BM, s.BM)
+	t.BK = cmp.Or(t.BK, s.BK)
+	t.Tiles = cmp.Or(t.Tiles, 1)
+	switch {
+	case t.BM < 0 || s.BM%t.BM != 0:
+		return nil, fmt.Errorf("dsd: %d output rows per program must divide the blocks' height %d", t.BM, s.BM)
+	case t.BK < 0 || s.BK%t.BK != 0:
+		return nil, fmt.Errorf("dsd: K step %d must divide the blocks' width %d", t.BK, s.BK)
+	case t.BN <= 0 || n%t.BN != 0:
+		return nil, fmt.Errorf("dsd: output blocks of width %d must divide the %d columns", t.BN, n)
+	case t.Tiles < 1 || (n/t.BN)%t.Tiles != 0:
+		return nil, fmt.Errorf("dsd: %d output blocks per program must divide the %d block columns", t.Tiles, n/t.BN)
 	}
 	nb := s.NumBlocks()
 	b := stablehlo.NewBuilder("dsd_rows")
@@ -291,18 +326,18 @@ func BuildDSDTiles(s *BlockCOO, n, bn, step, tiles int64, dt xla.DType, backend 
 	spec := pallas.CallSpec{
 		Name:              "dsd_rows",
 		OutShapes:         []xla.Shape{xla.MakeShape(dt, s.M, n)},
-		Grid:              []int64{s.M / s.BM, n / bn},
+		Grid:              []int64{s.M / t.BM, n / t.BN},
 		NumScalarPrefetch: 2,
-		OutSpecs: []*pallas.BlockSpec{{BlockShape: []int64{s.BM, bn},
+		OutSpecs: []*pallas.BlockSpec{{BlockShape: []int64{t.BM, t.BN},
 			IndexMap: func(g []*pallas.Value, _ []*pallas.Ref) []any { return []any{g[0], g[1]} }}},
 		Backend:        backend,
 		CompilerParams: params,
 	}
-	kernel := dsdRowKernel(s.BM, s.BK, bn, step)
-	if tiles > 1 {
-		spec.Grid[1] /= tiles
+	kernel := dsdRowKernel(s.BM, s.BK, t)
+	if t.Tiles > 1 {
+		spec.Grid[1] /= t.Tiles
 		spec.OutSpecs = nil // the whole array: the kernel stores each block
-		kernel = dsdTilesKernel(s.BM, s.BK, bn, step, tiles)
+		kernel = dsdTilesKernel(s.BM, s.BK, t)
 	}
 	fb.Return(pallas.Call(fb, kernel, spec, fb.Args()...)...)
 	return b.Build()

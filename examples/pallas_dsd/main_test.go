@@ -249,9 +249,10 @@ func TestDSDRowsOnPlugin(t *testing.T) {
 // HALO_BENCH_BLOCK (default 128) at 10% density, the blocks of
 // HashedBlockSparse with seed 1 (the JAX version in
 // benchmarks/gpu/pallas_jax.py draws the same). Each config of
-// HALO_BENCH_CONFIGS (plugintest.Configs: the output block's width bn, K
-// steps of bk within the sparse blocks, Triton's warps and stages, output
-// blocks per program, BuildDSDTiles) is a
+// HALO_BENCH_CONFIGS (plugintest.Configs: the output block's rows bm (a
+// divisor of the sparse blocks' height) and width bn, K steps of bk
+// within the sparse blocks, Triton's warps and stages, output blocks per
+// program, BuildDSDTiled) is a
 // sub-benchmark; by default one, bn the block size, K steps of half a
 // block, 4 warps, 4 stages (the fastest on an H100 over two runs). Each kernel's result is first checked
 // against the dense one. Arguments stay on the device; each timed call
@@ -277,15 +278,16 @@ func BenchmarkDSDOnPlugin(b *testing.B) {
 		(size/blk)*(size/blk), blk, blk, backend)
 	var variants []plugintest.Variant
 	for _, cf := range configs {
-		if cf.BM != 0 || cf.Group != 0 {
-			b.Fatalf("config %v: the DSD's bm is the sparse blocks' (HALO_BENCH_BLOCK); no group", cf)
+		if cf.Group != 0 {
+			b.Fatalf("config %v: the DSD has no group", cf)
 		}
 		bn := cmp.Or(cf.BN, blk)
 		variants = append(variants, plugintest.Variant{Name: cf.String(), Build: func() (*stablehlo.Module, []interpreter.Value, error) {
-			if tiles := cmp.Or(cf.Tiles, 1); size%bn != 0 || (size/bn)%tiles != 0 {
-				return nil, nil, fmt.Errorf("%w: %d output blocks of width %d per program at %d^3", plugintest.ErrDoesNotFit, tiles, bn, size)
+			if tiles := cmp.Or(cf.Tiles, 1); size%bn != 0 || (size/bn)%tiles != 0 || blk%cmp.Or(cf.BM, blk) != 0 {
+				return nil, nil, fmt.Errorf("%w: %d output blocks of %dx%d per program at %d^3, sparse blocks of %d", plugintest.ErrDoesNotFit,
+					tiles, cmp.Or(cf.BM, blk), bn, size, blk)
 			}
-			m, err := BuildDSDTiles(s, size, bn, cf.BK, cmp.Or(cf.Tiles, 1), dt, backend,
+			m, err := BuildDSDTiled(s, size, DSDTiling{BM: cf.BM, BN: bn, BK: cf.BK, Tiles: cf.Tiles}, dt, backend,
 				pallas.CompilerParams{NoBoundsChecks: true, NumWarps: cf.Warps, NumStages: cf.Stages})
 			return m, DSDRowsArgs(s, y, size, dt), err
 		}})
@@ -366,16 +368,22 @@ func TestDSDTiles(t *testing.T) {
 		y[i] = r.Float32()
 	}
 	want := denseMatmul(s.Dense(), y, m, k, n)
-	for _, c := range []struct{ step, tiles int64 }{{0, 2}, {8, 2}, {0, 4}, {4, 4}} {
-		mod, err := BuildDSDTiles(s, n, 16, c.step, c.tiles, xla.Float32, pallas.Interpret, pallas.CompilerParams{})
+	for _, c := range []DSDTiling{{BK: 0, Tiles: 2}, {BK: 8, Tiles: 2}, {BK: 0, Tiles: 4}, {BK: 4, Tiles: 4},
+		{BM: 8, Tiles: 1}, {BM: 4, BK: 8, Tiles: 1}, {BM: 8, BK: 8, Tiles: 2}, {BM: 2, Tiles: 4}} {
+		c.BN = 16
+		mod, err := BuildDSDTiled(s, n, c, xla.Float32, pallas.Interpret, pallas.CompilerParams{})
 		require.NoError(t, err)
 		got, err := runF32(mod, DSDRowsArgs(s, y, n, xla.Float32))
 		require.NoError(t, err, "%+v", c)
 		require.InDeltaSlice(t, want, got, 1e-4, "%+v", c)
-		tm, err := BuildDSDTiles(s, n, 16, c.step, c.tiles, xla.BFloat16, pallas.Triton, pallas.CompilerParams{NoBoundsChecks: true})
+		tm, err := BuildDSDTiled(s, n, c, xla.BFloat16, pallas.Triton, pallas.CompilerParams{NoBoundsChecks: true})
 		require.NoError(t, err, "%+v", c)
 		require.Contains(t, tm.String(), "__gpu$xla.gpu.triton")
 	}
-	_, err := BuildDSDTiles(s, n, 16, 0, 3, xla.Float32, pallas.Interpret, pallas.CompilerParams{})
+	_, err := BuildDSDTiled(s, n, DSDTiling{BN: 16, Tiles: 3}, xla.Float32, pallas.Interpret, pallas.CompilerParams{})
 	require.ErrorContains(t, err, "3 output blocks per program must divide the 4 block columns")
+	_, err = BuildDSDTiled(s, n, DSDTiling{BM: 32, BN: 16}, xla.Float32, pallas.Interpret, pallas.CompilerParams{})
+	require.ErrorContains(t, err, "32 output rows per program must divide the blocks' height 16")
+	_, err = BuildDSDTiled(s, n, DSDTiling{BN: 24}, xla.Float32, pallas.Interpret, pallas.CompilerParams{})
+	require.ErrorContains(t, err, "output blocks of width 24 must divide the 64 columns")
 }
