@@ -36,6 +36,9 @@ type BlockSpec struct {
 	// resolves the spec into a plain one: the batch dims squeezed, the rest
 	// whole.
 	batchAxes []int
+	// userMap is the index map the user wrote, when Vmap wrapped it in
+	// IndexMap: errors point at it.
+	userMap IndexMapFunc
 }
 
 // Backend selects the lowering of a call.
@@ -445,6 +448,20 @@ func Trace(kernel KernelFunc, spec CallSpec, operands []stablehlo.TensorType) (*
 				r.BlockShape = append(r.BlockShape, b)
 			}
 		}
+		// The array padded to whole blocks, and a block, must have a
+		// countable number of bytes.
+		padded, block := max(1, int64(dt.Bits())/8), int64(1)
+		for d, b := range r.Block {
+			if b == Squeezed {
+				b = 1
+			}
+			nb := numBlocks(shape[d], b)
+			if nb > math.MaxInt64/b || padded > math.MaxInt64/(nb*b) || block > math.MaxInt64/b {
+				return r, &Error{Kernel: name, Op: "pallas_call", Msg: fmt.Sprintf("%s %d: block shape %v: the array %s padded to whole blocks has more than 2^63 bytes", kind, idx, bs.BlockShape, shapeString(dt, shape))}
+			}
+			padded *= nb * b
+			block *= b
+		}
 		return r, nil
 	}
 	for i := 0; i < nin; i++ {
@@ -514,7 +531,11 @@ func Trace(kernel KernelFunc, spec CallSpec, operands []stablehlo.TensorType) (*
 			p.IndexMaps = append(p.IndexMaps, nil)
 			continue
 		}
-		m, err := traceIndexMap(st, p, bs.IndexMap, ref)
+		user := bs.userMap
+		if user == nil {
+			user = bs.IndexMap
+		}
+		m, err := traceIndexMap(st, p, bs.IndexMap, user, ref)
 		if err != nil {
 			return nil, err
 		}
@@ -569,7 +590,7 @@ func checkAliasedReads(p *Program) error {
 				switch {
 				case op.Name == "store" && ref.Kind == OutputRef && ref.AliasOf >= 0:
 					stored[ref.AliasOf] = true
-				case op.Name == "load" && ref.Kind == InputRef && stored[ref.Operand]:
+				case op.Name == "load" && (ref.Kind == InputRef || ref.Kind == PrefetchRef) && stored[ref.Operand]:
 					return &Error{Kernel: p.Name, Op: "load", Loc: op.Loc, Msg: fmt.Sprintf(
 						"%s is the memory of the output aliased to it (InputOutputAliases), stored to before this load: "+
 							"a GPU reads the stored values, interpret mode the input's; load it before the first store", ref)}
@@ -589,7 +610,37 @@ func checkAliasedReads(p *Program) error {
 		}
 		return nil
 	}
-	return walk(p.Body)
+	if err := walk(p.Body); err != nil {
+		return err
+	}
+	// Index maps read scalar-prefetch arrays at every grid step: after a
+	// store through an output aliased to one, a GPU's later programs
+	// would see the stored values, interpret mode the array as it came.
+	for _, m := range p.IndexMaps {
+		if m == nil {
+			continue
+		}
+		var found *Op
+		var find func(r *Region)
+		find = func(r *Region) {
+			for _, op := range r.Ops {
+				if found == nil && op.Name == "load" && len(op.Operands) > 0 && op.Operands[0].Ref != nil &&
+					op.Operands[0].Ref.Kind == PrefetchRef && stored[op.Operands[0].Ref.Operand] {
+					found = op
+				}
+				for _, sub := range op.Regions {
+					find(sub)
+				}
+			}
+		}
+		find(m)
+		if found != nil {
+			return &Error{Kernel: p.Name, Op: "index map", Loc: found.Loc, Msg: fmt.Sprintf(
+				"reads %s, which the kernel stores to through the output aliased to it (InputOutputAliases): "+
+					"on a GPU later programs would read the stored values, interpret mode the array as it came", found.Operands[0].Ref)}
+		}
+	}
+	return nil
 }
 
 // runTraced runs f, turning a panic of user code into an error that names
@@ -668,12 +719,16 @@ func funcLoc(f any) Loc {
 	return Loc{File: filepath.Base(file), Line: line}
 }
 
-func traceIndexMap(st *traceState, p *Program, f IndexMapFunc, ref RefInfo) (*Region, error) {
+// traceIndexMap traces the index map f of ref; user is the map the user
+// wrote (f itself, or the map Vmap wrapped in f), where errors point.
+func traceIndexMap(st *traceState, p *Program, f, user IndexMapFunc, ref RefInfo) (*Region, error) {
 	k := &Kernel{st: st, gridLen: len(p.Grid)}
 	r := &Region{}
-	if fn := runtime.FuncForPC(reflect.ValueOf(f).Pointer()); fn != nil {
+	// Errors in what the map returns are reported at the user's map.
+	loc := funcLoc(user)
+	if fn := runtime.FuncForPC(reflect.ValueOf(user).Pointer()); fn != nil {
 		if file, _ := fn.FileLine(fn.Entry()); !strings.HasPrefix(fn.Name(), pkgPrefix) || strings.HasSuffix(file, "_test.go") {
-			r.Loc = funcLoc(f) // the user's map (not the wrapper Vmap made)
+			r.Loc = loc
 		}
 	}
 	k.stack = []*Region{r}
@@ -697,10 +752,12 @@ func traceIndexMap(st *traceState, p *Program, f IndexMapFunc, ref RefInfo) (*Re
 	if err := runTraced(k, what, func() { idx = f(grid, pf) }); err != nil {
 		return nil, err
 	}
-	// Errors in what the map returns are reported at the map's definition.
-	loc := funcLoc(f)
 	if len(idx) != len(ref.ArrayShape) {
-		return nil, &Error{Kernel: st.name, Op: what, Loc: loc, Msg: fmt.Sprintf("returns %d block indices for an array of rank %d", len(idx), len(ref.ArrayShape))}
+		vmapped := ""
+		if reflect.ValueOf(f).Pointer() != reflect.ValueOf(user).Pointer() {
+			vmapped = " (counting the batch indices Vmap adds)"
+		}
+		return nil, &Error{Kernel: st.name, Op: what, Loc: loc, Msg: fmt.Sprintf("returns %d block indices for an array of rank %d%s", len(idx), len(ref.ArrayShape), vmapped)}
 	}
 	for d, e := range idx {
 		v, ok := k.intScalar(what, e)
@@ -732,7 +789,10 @@ func numBlocks(dim, block int64) int64 {
 	if block <= 0 {
 		return 1
 	}
-	return (dim + block - 1) / block
+	if dim <= 0 {
+		return 0
+	}
+	return (dim-1)/block + 1 // not (dim+block-1)/block: it may overflow
 }
 
 // gridSteps is the number of steps of a grid of positive dims, or -1 when

@@ -106,7 +106,11 @@ func (k *Kernel) indexer(op string, ref *Ref, idx []any) (Indexer, []*Value, boo
 				k.failf(op, "slice start of dim %d: %v", d, err)
 				return ix, nil, false
 			} else if ok {
-				if s < 0 || s+x.Size > dim {
+				if s < 0 || s > dim-x.Size { // not s+x.Size > dim: it may overflow
+					if s > math.MaxInt64-x.Size {
+						k.failf(op, "slice of size %d starting at %d of dim %d (size %d) of %s", x.Size, s, d, dim, ref.v.Ref)
+						return ix, nil, false
+					}
 					k.failf(op, "slice %d:%d of dim %d (size %d) of %s", s, s+x.Size, d, dim, ref.v.Ref)
 					return ix, nil, false
 				}

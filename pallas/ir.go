@@ -322,13 +322,18 @@ func (p *Program) String() string {
 }
 
 func printRegion(b *strings.Builder, r *Region, depth int) {
+	printRegionWith(b, r, depth, func(v *Value) int { return v.ID })
+}
+
+// printRegionWith prints r with the value numbers num gives.
+func printRegionWith(b *strings.Builder, r *Region, depth int, num func(*Value) int) {
 	ind := strings.Repeat("  ", depth)
 	b.WriteString("(")
 	for i, a := range r.Args {
 		if i > 0 {
 			b.WriteString(", ")
 		}
-		fmt.Fprintf(b, "%%%d: ", a.ID)
+		fmt.Fprintf(b, "%%%d: ", num(a))
 		if a.Ref != nil {
 			b.WriteString("ref ")
 		}
@@ -341,7 +346,7 @@ func printRegion(b *strings.Builder, r *Region, depth int) {
 			if i > 0 {
 				b.WriteString(", ")
 			}
-			fmt.Fprintf(b, "%%%d", res.ID)
+			fmt.Fprintf(b, "%%%d", num(res))
 		}
 		if len(op.Results) > 0 {
 			b.WriteString(" = ")
@@ -353,7 +358,7 @@ func printRegion(b *strings.Builder, r *Region, depth int) {
 			} else {
 				b.WriteString(", ")
 			}
-			fmt.Fprintf(b, "%%%d", o.ID)
+			fmt.Fprintf(b, "%%%d", num(o))
 		}
 		if a := attrString(op); a != "" {
 			b.WriteString(" {" + a + "}")
@@ -369,7 +374,7 @@ func printRegion(b *strings.Builder, r *Region, depth int) {
 		}
 		for _, reg := range op.Regions {
 			b.WriteString(" ")
-			printRegion(b, reg, depth+1)
+			printRegionWith(b, reg, depth+1, num)
 		}
 		b.WriteString("\n")
 	}
@@ -381,7 +386,7 @@ func printRegion(b *strings.Builder, r *Region, depth int) {
 			} else {
 				b.WriteString(", ")
 			}
-			fmt.Fprintf(b, "%%%d", y.ID)
+			fmt.Fprintf(b, "%%%d", num(y))
 		}
 		b.WriteString("\n")
 	}

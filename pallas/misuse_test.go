@@ -4,7 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"os"
 	"runtime/debug"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -130,6 +132,23 @@ func TestMisuseCallSpec(t *testing.T) {
 		{name: "block of an empty dim", kernel: func(k *Kernel, r []*Ref) { r[0].Store(1.0) },
 			spec: CallSpec{OutShapes: []xla.Shape{xla.MakeShape(xla.Float32, 0)}, OutSpecs: []*BlockSpec{{BlockShape: []int64{2}}}},
 			want: []string{"output 0: block shape [2]: dim 0 of the array f32[0] is empty"}},
+		{name: "block too large to pad to", kernel: copyKernel, spec: CallSpec{OutShapes: one, InSpecs: []*BlockSpec{{BlockShape: []int64{math.MaxInt64 - 2}}}},
+			args: x4, want: []string{"input 0: block shape [9223372036854775805]: the array f32[4] padded to whole blocks has more than 2^63 bytes"}},
+		{name: "blocks too large together", kernel: nop,
+			spec: CallSpec{OutShapes: []xla.Shape{xla.MakeShape(xla.Float32, 4, 4)}, OutSpecs: []*BlockSpec{{BlockShape: []int64{1 << 40, 1 << 40}}}},
+			want: []string{"output 0: block shape [1099511627776 1099511627776]: the array f32[4,4] padded to whole blocks has more than 2^63 bytes"}},
+		{name: "static slice start near the int64 limit", kernel: func(k *Kernel, r []*Ref) { r[1].Store(r[0].Load(DS(int64(math.MaxInt64), 1))) },
+			spec: CallSpec{OutShapes: []xla.Shape{xla.MakeShape(xla.Float32, 1)}},
+			args: x4, want: []string{"load", "slice of size 1 starting at 9223372036854775807 of dim 0 (size 4)"}},
+		{name: "Go bool as a slice start", kernel: func(k *Kernel, r []*Ref) { r[1].Store(r[0].Load(DS(true, 2))) },
+			spec: CallSpec{OutShapes: []xla.Shape{xla.MakeShape(xla.Float32, 2)}},
+			args: x4, want: []string{"load", "want an integer, got the Go bool true"}},
+		{name: "Go bool as a loop bound", kernel: func(k *Kernel, r []*Ref) { k.ForLoop(false, true, nil, func(*Value, []*Value) []*Value { return nil }) },
+			spec: CallSpec{OutShapes: one}, want: []string{"for", "want an integer, got the Go bool false"}},
+		{name: "Go bool as a block index", kernel: copyKernel,
+			spec: CallSpec{OutShapes: []xla.Shape{xla.MakeShape(xla.Float32, 2)},
+				InSpecs: []*BlockSpec{{BlockShape: []int64{2}, IndexMap: func([]*Value, []*Ref) []any { return []any{true} }}}},
+			args: x4, want: []string{"want an integer, got the Go bool true"}},
 		{name: "negative grid dim", kernel: nop, spec: CallSpec{OutShapes: one, Grid: []int64{2, -3}},
 			want: []string{"grid [2 -3]: dim 1 is not positive"}},
 		{name: "grid steps overflow", kernel: nop, spec: CallSpec{OutShapes: one, Grid: []int64{1 << 40, 1 << 40}},
@@ -597,7 +616,9 @@ func TestMisuseTriton(t *testing.T) {
 		err := noPanic(t, t.Name(), func() error { _, err := LowerTriton(p, CompilerParams{NumWarps: 64}); return err })
 		requireMisuse(t, err, "kl", "NumWarps 64 is not a power of two in [1, 32]")
 		err = noPanic(t, t.Name(), func() error { _, err := LowerTriton(p, CompilerParams{NumStages: -1}); return err })
-		requireMisuse(t, err, "kl", "NumStages -1 is not positive")
+		requireMisuse(t, err, "kl", "NumStages -1 is not in [1, 2147483647]")
+		err = noPanic(t, t.Name(), func() error { _, err := LowerTriton(p, CompilerParams{NumStages: 1 << 32}); return err })
+		requireMisuse(t, err, "kl", "NumStages 4294967296 is not in [1, 2147483647]")
 	})
 }
 
@@ -676,6 +697,16 @@ func TestMisuseVmap(t *testing.T) {
 	t.Run("OutSpecs and outputs disagree", func(t *testing.T) {
 		err := vmapCall(t, copyKernel, CallSpec{Name: "v", OutShapes: one, OutSpecs: []*BlockSpec{nil, nil}}, 3, []bool{true})
 		requireMisuse(t, err, "v", "vmap", "2 OutSpecs for 1 outputs")
+	})
+	t.Run("index map errors point at the user's map", func(t *testing.T) {
+		blk := &BlockSpec{BlockShape: []int64{2}, IndexMap: func(g []*Value, _ []*Ref) []any { return []any{g[0], 0} }}
+		mapLine := lineOf(t, "IndexMap: func(g []*Value, _ []*Ref) []any { return []any{g[0], 0} }")
+		err := vmapCall(t, copyKernel, CallSpec{Name: "v", OutShapes: one, Grid: []int64{2}, InSpecs: []*BlockSpec{blk}}, 2, []bool{true}, f32t(2, 4))
+		requireMisuse(t, err, "v", fmt.Sprintf("at misuse_test.go:%d", mapLine), "returns 3 block indices for an array of rank 2 (counting the batch indices Vmap adds)")
+		far := &BlockSpec{BlockShape: []int64{2}, IndexMap: func(g []*Value, _ []*Ref) []any { return []any{5} }}
+		farLine := lineOf(t, "IndexMap: func(g []*Value, _ []*Ref) []any { return []any{5} }")
+		err = vmapCall(t, copyKernel, CallSpec{Name: "v", OutShapes: one, Grid: []int64{2}, InSpecs: []*BlockSpec{far}}, 2, []bool{true}, f32t(2, 4))
+		requireMisuse(t, err, "v", fmt.Sprintf("at misuse_test.go:%d", farLine), "block index 5 of dim 1 is outside [0, 2)")
 	})
 	t.Run("negative batch", func(t *testing.T) {
 		err := vmapCall(t, copyKernel, CallSpec{Name: "v", OutShapes: one}, -2, []bool{true})
@@ -819,10 +850,52 @@ func TestMisuseAliasedRead(t *testing.T) {
 			r[3].Store(r[1].Load())
 		}, spec: spec, args: args, want: []string{"load at misuse_test.go:", "load it before the first store"}},
 	})
+	// A scalar-prefetch array aliased to an output: loads in the kernel
+	// after a store, and index maps reading it at all once the kernel
+	// stores to it (a GPU's later programs would read the stored values).
+	pspec := CallSpec{OutShapes: []xla.Shape{xla.MakeShape(xla.Int32, 4), xla.MakeShape(xla.Int32, 4)},
+		NumScalarPrefetch: 1, InputOutputAliases: map[int]int{0: 0}, Grid: []int64{2}}
+	pargs := []stablehlo.TensorType{stablehlo.Tensor(xla.Int32, 4)}
+	bySlot := &BlockSpec{BlockShape: []int64{2}, IndexMap: func(g []*Value, pf []*Ref) []any { return []any{pf[0].Load(g[0]).Rem(2)} }}
+	mapped := pspec
+	mapped.OutSpecs = []*BlockSpec{nil, bySlot}
+	runMisuseCases(t, []misuseCase{
+		{name: "prefetch load after store", kernel: func(k *Kernel, r []*Ref) {
+			r[1].Store(r[0].Load().Mul(10))
+			r[2].Store(r[0].Load().Add(1))
+		}, spec: pspec, args: pargs, want: []string{"load at misuse_test.go:", "prefetch 0", "load it before the first store"}},
+		{name: "index map reads a stored prefetch array", kernel: func(k *Kernel, r []*Ref) {
+			v, w := r[0].Load(), r[0].Load(Slice(0, 2))
+			r[1].Store(v.Mul(10))
+			r[2].Store(w)
+		}, spec: mapped, args: pargs, want: []string{"index map at misuse_test.go:", "prefetch 0", "later programs would read the stored values"}},
+	})
+	require.NoError(t, callMisuse(t, misuseCase{name: "prefetch loaded first", kernel: func(k *Kernel, r []*Ref) {
+		v := r[0].Load()
+		r[1].Store(v.Mul(10))
+		r[2].Store(v.Add(1))
+	}, spec: pspec, args: pargs}))
 	for _, k := range []KernelFunc{
 		func(k *Kernel, r []*Ref) { v := r[0].Load(); r[2].Store(v.Mul(2)); r[3].Store(v) },
 		func(k *Kernel, r []*Ref) { r[3].Store(r[1].Load()); r[2].Store(r[0].Load().Add(r[1].Load(0))) },
 	} {
 		require.NoError(t, callMisuse(t, misuseCase{name: "fine", kernel: k, spec: spec, args: args}))
 	}
+}
+
+// lineOf is the line of this file holding text (once).
+func lineOf(t *testing.T, text string) int {
+	t.Helper()
+	src, err := os.ReadFile("misuse_test.go")
+	require.NoError(t, err)
+	lines := strings.Split(string(src), "\n")
+	found := 0
+	for i, l := range lines {
+		if strings.Contains(l, text) && !strings.Contains(l, "lineOf(") {
+			require.Zero(t, found, "%q is on lines %d and %d", text, found, i+1)
+			found = i + 1
+		}
+	}
+	require.NotZero(t, found, "%q is not in misuse_test.go", text)
+	return found
 }

@@ -897,6 +897,10 @@ func (k *Kernel) boolScalar(op string, c any) (*Value, bool) {
 }
 
 func (k *Kernel) intScalar(op string, x any) (*Value, bool) {
+	if _, ok := x.(bool); ok {
+		k.failf(op, "want an integer, got the Go bool %v", x)
+		return nil, false
+	}
 	v, ok := k.asValue(op, x, xla.Int32)
 	if !ok {
 		return nil, false

@@ -2,6 +2,7 @@ package pallas
 
 import (
 	"fmt"
+	"math"
 	"strings"
 
 	"github.com/halo-ml/halo/stablehlo"
@@ -41,7 +42,9 @@ import (
 //     whose block size does not divide the array (the padded edge blocks);
 //     masked loads read `other` (the user's, else zero) where the mask is
 //     false. Unmasked accesses are not checked on the GPU.
-//   - Elementwise math is arith (and math.absf/absi/floor/ceil). Integer
+//   - Elementwise math is arith (and math.absf/absi/floor/ceil); integers
+//     wider than 24 bits become bf16 through f32 rounded to odd (Triton's
+//     conversion goes through f32, which would round twice). Integer
 //     div and rem give interpret mode's results where arith's are
 //     undefined (x / 0 = -1, x % 0 = x, MIN / -1 = MIN, MIN % -1 = 0):
 //     a divisor that is not a constant is replaced by 1 there and the
@@ -51,7 +54,8 @@ import (
 //   - Division of floats is IEEE: f32 through tt.precise_divf (arith.divf
 //     on f32 lowers to an approximate division on NVIDIA GPUs), f16 and
 //     bf16 divided (and rem) in f32 and rounded once (Triton's NVIDIA
-//     lowering aborts on 16-bit divf).
+//     lowering aborts on 16-bit divf); remainders call libdevice's exact
+//     fmod.
 //   - reduce is one tt.reduce per axis (f16 and bf16 sums in f32, rounded
 //     once, as the trace asks on every backend); dot is tt.dot with an f32
 //     (i32 for i8, f64 for f64 operands or an f64 preferred type, the
@@ -74,7 +78,9 @@ import (
 // (complex, 8-bit floats, sub-byte ints), scratch refs (grid steps run in
 // parallel on a GPU), dots that tt.dot cannot do (operands other than f16,
 // bf16, f32, f64 and i8; float operands with an integer preferred type),
-// and ops with no lowering.
+// ops with no lowering, and kernels whose programs would race
+// (triton_races.go: an output block stored by several programs, an
+// aliased input loaded through another block spec than its output's).
 
 // TritonTarget is the custom_call target of Triton kernels in XLA.
 const TritonTarget = "__gpu$xla.gpu.triton"
@@ -115,8 +121,11 @@ func LowerTriton(p *Program, params CompilerParams) (k *TritonKernel, err error)
 	if warps < 1 || warps > 32 || warps&(warps-1) != 0 {
 		return nil, &Error{Kernel: p.Name, Op: "triton", Msg: fmt.Sprintf("NumWarps %d is not a power of two in [1, 32]", warps)}
 	}
-	if stages < 1 {
-		return nil, &Error{Kernel: p.Name, Op: "triton", Msg: fmt.Sprintf("NumStages %d is not positive", stages)}
+	if stages < 1 || stages > math.MaxInt32 { // the config's num_stages is an i32
+		return nil, &Error{Kernel: p.Name, Op: "triton", Msg: fmt.Sprintf("NumStages %d is not in [1, %d]", stages, math.MaxInt32)}
+	}
+	if err := checkParallelPrograms(p); err != nil {
+		return nil, err
 	}
 	f, grid, err := lowerTritonFunc(p)
 	if err != nil {

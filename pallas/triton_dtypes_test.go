@@ -10,9 +10,10 @@ import (
 // Triton test kernels on the dtypes other than f32, i32 and bool: unsigned
 // and narrow integers, f64, f16 and bf16 (part of tritonCases, so they run
 // on the reference evaluator against interpret mode, through mlir-opt and
-// on a real GPU with HALO_PLUGIN). Ints converted to f16/bf16 stay below
-// 2^24: Triton's GPU code converts them through f32, which rounds twice
-// past that.
+// on a real GPU with HALO_PLUGIN). Triton's GPU code converts ints to
+// f16 and bf16 through f32, rounding twice; the lowering makes bf16's
+// conversion of wider ints round once (wide_ints_to_bf16), and f16
+// overflows long before f32 rounds.
 
 // typedTensor is a tensor of dt holding vals, a slice of dt's storage type
 // (interpreter.StorageOf: f16 and bf16 as float32, rounded here).
@@ -521,6 +522,20 @@ func tritonDTypeCases() []tritonCase {
 			args: []*interpreter.Tensor{
 				floatTensor(xla.BFloat16, []int64{2, 512}, func(i int) float64 { return 1 + float64(i%4)/8 - float64(i/512)/2 }),
 				floatTensor(xla.Float16, []int64{2, 512}, func(i int) float64 { return 0.1*float64(i%10) - float64(i/512) }),
+			},
+		},
+		{
+			// Integers past 2^24 to bf16, rounded once (Triton converts
+			// through f32: the lowering rounds that to odd).
+			name: "wide_ints_to_bf16",
+			kernel: func(k *Kernel, refs []*Ref) {
+				refs[2].Store(refs[0].Load().Astype(xla.BFloat16))
+				refs[3].Store(refs[1].Load().Astype(xla.BFloat16))
+			},
+			spec: CallSpec{Name: "wide_ints_to_bf16", OutShapes: []xla.Shape{xla.MakeShape(xla.BFloat16, 8), xla.MakeShape(xla.BFloat16, 8)}},
+			args: []*interpreter.Tensor{
+				typedTensor(xla.Int32, []int64{8}, []int32{1<<24 + 1<<16 + 1, -(1<<24 + 1<<16 + 1), 1<<24 + 1<<16, 1<<31 - 1, -1 << 31, 123456789, 7, -3}),
+				typedTensor(xla.Uint64, []int64{8}, []uint64{1<<63 + 1<<55 + 1, 1<<64 - 1, 1<<40 + 1<<32 + 1, 1<<32 + 1, 0, 5, 1<<24 + 1<<16 + 1, 1 << 63}),
 			},
 		},
 	}

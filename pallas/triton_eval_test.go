@@ -62,7 +62,13 @@ type tevError struct{ msg string }
 func tevFail(format string, args ...any) { panic(tevError{fmt.Sprintf(format, args...)}) }
 
 // run executes f on every program of grid.
-func tevRun(f *ttFunc, grid [3]int64, bufs []*tevBuf) (err error) {
+func tevRun(f *ttFunc, grid [3]int64, bufs []*tevBuf) error {
+	return tevRunOrder(f, grid, bufs, false)
+}
+
+// tevRunOrder is tevRun with the programs in reverse order when reverse
+// is set (a GPU runs them in any order).
+func tevRunOrder(f *ttFunc, grid [3]int64, bufs []*tevBuf, reverse bool) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			if e, ok := r.(tevError); ok {
@@ -75,9 +81,16 @@ func tevRun(f *ttFunc, grid [3]int64, bufs []*tevBuf) (err error) {
 	if len(bufs) != len(f.body.args) {
 		return fmt.Errorf("%d buffers for %d arguments", len(bufs), len(f.body.args))
 	}
-	for x := int64(0); x < grid[0]; x++ {
-		for y := int64(0); y < grid[1]; y++ {
-			for z := int64(0); z < grid[2]; z++ {
+	at := func(i, n int64) int64 {
+		if reverse {
+			return n - 1 - i
+		}
+		return i
+	}
+	for xi := int64(0); xi < grid[0]; xi++ {
+		for yi := int64(0); yi < grid[1]; yi++ {
+			for zi := int64(0); zi < grid[2]; zi++ {
+				x, y, z := at(xi, grid[0]), at(yi, grid[1]), at(zi, grid[2])
 				m := &tevMachine{bufs: bufs, pid: [3]int64{x, y, z}, vals: map[*ttVal]*tevVal{}, since: map[*tevBuf]uint8{}}
 				for i, a := range f.body.args {
 					m.vals[a] = &tevVal{t: a.t, i: []int64{0}, buf: i}
@@ -338,10 +351,11 @@ func (m *tevMachine) op(op *ttOp) []*tevVal {
 		if rt.elem == "f64" {
 			base = strings.TrimPrefix(sym, "__nv_")
 		}
-		if base == "pow" {
+		if base == "pow" || base == "fmod" {
 			x, y := in(0), in(1)
+			fn := map[string]func(a, b float64) float64{"pow": math.Pow, "fmod": math.Mod}[base]
 			for k := range res.f {
-				res.f[k] = round(math.Pow(x.f[k], y.f[k]), rt.elem)
+				res.f[k] = round(fn(x.f[k], y.f[k]), rt.elem)
 			}
 			break
 		}
@@ -552,10 +566,23 @@ func (m *tevMachine) op(op *ttOp) []*tevVal {
 				res.i[k] = wrap(x.i[k])
 			case "arith.extui":
 				res.i[k] = wrap(int64(uint64(x.i[k]) & mask(sb)))
-			case "arith.sitofp":
-				res.f[k] = intToFloat(x.i[k], false, sb, rt.elem)
-			case "arith.uitofp":
-				res.f[k] = intToFloat(x.i[k], true, sb, rt.elem)
+			case "arith.sitofp", "arith.uitofp":
+				// Triton's NVIDIA lowering converts integers to f16 and
+				// bf16 through f32: two roundings.
+				via := rt.elem
+				if via == "f16" || via == "bf16" {
+					via = "f32"
+				}
+				res.f[k] = round(intToFloat(x.i[k], name == "arith.uitofp", sb, via), rt.elem)
+			case "arith.bitcast":
+				switch {
+				case op.operands[0].t.elem == "f32" && rt.elem == "i32":
+					res.i[k] = int64(int32(math.Float32bits(float32(x.f[k]))))
+				case op.operands[0].t.elem == "i32" && rt.elem == "f32":
+					res.f[k] = float64(math.Float32frombits(uint32(x.i[k])))
+				default:
+					tevFail("bitcast %s to %s", op.operands[0].t.elem, rt.elem)
+				}
 			case "arith.fptosi", "arith.fptoui":
 				// Outside the target's range (NaN included) the result is
 				// poison: the lowering must never convert such a value.
@@ -583,6 +610,8 @@ func (m *tevMachine) op(op *ttOp) []*tevVal {
 		switch e := rt.elem; {
 		case (name == "arith.divf" || name == "arith.remf") && e != "f32" && e != "f64":
 			tevFail("%s on %s: Triton's NVIDIA lowering takes 32 and 64 bits only", name, e)
+		case name == "arith.remf":
+			tevFail("arith.remf: the lowering takes remainders with libdevice's exact fmod (LLVM's NVPTX frem need not be exact)")
 		case name == "arith.divf" && e == "f32":
 			tevFail("arith.divf on f32 is approximate on NVIDIA GPUs (tt.precise_divf is IEEE)")
 		}

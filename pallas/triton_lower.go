@@ -920,7 +920,11 @@ func (l *ttLower) convert(op *Op, x *ttVal, from, to xla.DType) *ttVal {
 		nan := b.cmp("arith.cmpf", "uno", x, x)
 		return b.emit1("arith.select", []*ttVal{nan, b.intConst(0, r.t), r}, r.t)
 	case to.IsFloat():
-		if from.IsUnsigned() || from.IsBool() {
+		unsigned := from.IsUnsigned() || from.IsBool()
+		if te == "bf16" && x.t.bits() > 24 {
+			return l.intToBF16(x, unsigned)
+		}
+		if unsigned {
 			return b.cast("arith.uitofp", x, te)
 		}
 		return b.cast("arith.sitofp", x, te)
@@ -1114,9 +1118,48 @@ func (l *ttLower) productSum(op *Op, x, y *ttVal, at ttType, why string) *ttVal 
 	return l.reduceAxis(b.emit1(mul, []*ttVal{x3, y3}, at.with(cube)), 1, "sum", dt)
 }
 
+// intToBF16 converts integer x, wider than the 24 bits f32 holds exactly,
+// to bf16 rounded once, as interpret mode does. Triton converts integers
+// to bf16 through f32, rounding twice (2^24+2^16+1 would become 2^24, not
+// 2^24+2^17); rounding to f32 "to odd" instead (an inexact result moved
+// to its neighbour with an odd last bit, towards x) makes the rounding
+// to bf16 that follows the correct one, f32 having more than 8+1 bits.
+func (l *ttLower) intToBF16(x *ttVal, unsigned bool) *ttVal {
+	b := l.b
+	toF, back, lt, gt, ext := "arith.sitofp", "arith.fptosi", "slt", "sgt", "arith.extsi"
+	limit := math.Ldexp(1, 63) // f at or above it is above every x
+	if unsigned {
+		toF, back, lt, gt, ext, limit = "arith.uitofp", "arith.fptoui", "ult", "ugt", "arith.extui", math.Ldexp(1, 64)
+	}
+	f := b.cast(toF, x, "f32")
+	f32 := f.t
+	xi := x
+	if x.t.bits() < 64 {
+		xi = b.cast(ext, x, "i64")
+	}
+	// f is an integer: compare it with x as 64-bit integers, converting
+	// it back only where that is defined.
+	huge := b.cmp("arith.cmpf", "oge", f, b.floatConst(limit, f32))
+	fb := b.cast(back, b.emit1("arith.select", []*ttVal{huge, b.floatConst(0, f32), f}, f32), "i64")
+	above := b.emit1("arith.ori", []*ttVal{huge, b.cmp("arith.cmpi", lt, xi, fb)}, huge.t) // f > x
+	below := b.emit1("arith.andi", []*ttVal{b.cmp("arith.cmpi", "eq", huge, b.intConst(0, huge.t)),
+		b.cmp("arith.cmpi", gt, xi, fb)}, huge.t) // f < x
+	bits := b.cast("arith.bitcast", f, "i32")
+	i32 := bits.t
+	even := b.cmp("arith.cmpi", "eq", b.emit1("arith.andi", []*ttVal{bits, b.intConst(1, i32)}, i32), b.intConst(0, i32))
+	// Towards x: a larger magnitude when x is beyond f (above zero: x > f).
+	neg := b.cmp("arith.cmpf", "olt", f, b.floatConst(0, f32))
+	grow := b.emit1("arith.select", []*ttVal{neg, above, below}, huge.t)
+	step := b.emit1("arith.select", []*ttVal{grow, b.intConst(1, i32), b.intConst(-1, i32)}, i32)
+	move := b.emit1("arith.andi", []*ttVal{even, b.emit1("arith.ori", []*ttVal{above, below}, huge.t)}, huge.t)
+	bits = b.emit1("arith.select", []*ttVal{move, b.emit1("arith.addi", []*ttVal{bits, step}, i32), bits}, i32)
+	return b.cast("arith.truncf", b.cast("arith.bitcast", bits, "f32"), "bf16")
+}
+
 // floatDivRem divides (or takes the remainder of) floats as interpret
 // mode does: f32 with tt.precise_divf (IEEE division; arith.divf becomes
-// an approximate one), f64 with arith.divf (IEEE on NVIDIA), and 16-bit
+// an approximate one), f64 with arith.divf (IEEE on NVIDIA), remainders
+// with libdevice's exact fmod, and 16-bit
 // floats in f32, rounded back once (exact: f32 has more than twice
 // their precision, and Triton's NVIDIA lowering divides 32 and 64 bits
 // only).
@@ -1129,7 +1172,14 @@ func (l *ttLower) floatDivRem(name string, x, y *ttVal, rt ttType) *ttVal {
 	}
 	switch {
 	case name == "rem":
-		return b.emit1("arith.remf", []*ttVal{x, y}, rt)
+		// libdevice's fmod is exact, as interpret mode's remainder;
+		// arith.remf is whatever LLVM's NVPTX backend makes of frem.
+		sym := "__nv_fmod"
+		if rt.elem == "f32" {
+			sym += "f"
+		}
+		return b.emit1("tt.extern_elementwise", []*ttVal{x, y}, rt,
+			strAttr("libname", ""), strAttr("libpath", ""), ttAttr{name: "pure", text: "true", val: true}, strAttr("symbol", sym))
 	case rt.elem == "f32":
 		return b.emit1("tt.precise_divf", []*ttVal{x, y}, rt)
 	}

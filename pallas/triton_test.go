@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"strings"
 	"testing"
@@ -703,41 +704,82 @@ func setInts[T anyInt](d []T, src []int64) {
 
 // runTritonEval lowers c with the Triton backend and runs the TTIR on the
 // reference evaluator; outputs start as NaN / -1 (or their aliased input).
+// The programs run in row-major order and again in reverse, which must
+// give the same outputs to the bit (a GPU runs them in any order).
 func runTritonEval(t *testing.T, c tritonCase) []*interpreter.Tensor {
 	t.Helper()
 	p, err := Trace(c.kernel, c.spec, argTypes(c.args))
 	require.NoError(t, err)
+	require.NoError(t, checkParallelPrograms(p))
 	f, grid, err := lowerTritonFunc(p)
 	require.NoError(t, err)
-	var bufs []*tevBuf
-	for i, a := range c.args {
-		e, _ := ttMemElem(p.Refs[i].DType)
-		bufs = append(bufs, toBuf(t, a, e))
-	}
 	np, nin := p.NumPrefetch, p.NumInputs
-	for i, s := range c.spec.OutShapes {
-		r := p.Refs[np+nin+i]
-		e, _ := ttMemElem(s.DType)
-		var b *tevBuf
-		if r.AliasOf >= 0 {
-			b = bufs[r.AliasOf] // the same memory, as on a GPU
-		} else {
-			b = toBuf(t, interpreter.NewTensor(s), e)
-			for k := range b.f {
-				b.f[k] = math.NaN()
-			}
-			for k := range b.i {
-				b.i[k] = -1
-			}
+	run := func(reverse bool) []*interpreter.Tensor {
+		var bufs []*tevBuf
+		for i, a := range c.args {
+			e, _ := ttMemElem(p.Refs[i].DType)
+			bufs = append(bufs, toBuf(t, a, e))
 		}
-		bufs = append(bufs, b)
+		for i, s := range c.spec.OutShapes {
+			r := p.Refs[np+nin+i]
+			e, _ := ttMemElem(s.DType)
+			var b *tevBuf
+			if r.AliasOf >= 0 {
+				b = bufs[r.AliasOf] // the same memory, as on a GPU
+			} else {
+				b = toBuf(t, interpreter.NewTensor(s), e)
+				for k := range b.f {
+					b.f[k] = math.NaN()
+				}
+				for k := range b.i {
+					b.i[k] = -1
+				}
+			}
+			bufs = append(bufs, b)
+		}
+		require.NoError(t, tevRunOrder(f, grid, bufs, reverse))
+		outs := make([]*interpreter.Tensor, len(c.spec.OutShapes))
+		for i, s := range c.spec.OutShapes {
+			outs[i] = fromBuf(t, bufs[np+nin+i], s)
+		}
+		return outs
 	}
-	require.NoError(t, tevRun(f, grid, bufs))
-	outs := make([]*interpreter.Tensor, len(c.spec.OutShapes))
-	for i, s := range c.spec.OutShapes {
-		outs[i] = fromBuf(t, bufs[np+nin+i], s)
+	outs := run(false)
+	if grid[0]*grid[1]*grid[2] > 1 {
+		back := run(true)
+		for i := range outs {
+			require.True(t, sameBits(outs[i], back[i]), "output %d depends on the order the programs run in:\nrow-major %v\nreversed  %v",
+				i, outs[i].Data, back[i].Data)
+		}
 	}
 	return outs
+}
+
+// sameBits reports whether two tensors hold the same shape and bits
+// (NaN payloads included).
+func sameBits(a, b *interpreter.Tensor) bool {
+	if !a.Shape.Equal(b.Shape) {
+		return false
+	}
+	switch x := a.Data.(type) {
+	case []float32:
+		y := b.Data.([]float32)
+		for i := range x {
+			if math.Float32bits(x[i]) != math.Float32bits(y[i]) {
+				return false
+			}
+		}
+		return true
+	case []float64:
+		y := b.Data.([]float64)
+		for i := range x {
+			if math.Float64bits(x[i]) != math.Float64bits(y[i]) {
+				return false
+			}
+		}
+		return true
+	}
+	return reflect.DeepEqual(a.Data, b.Data)
 }
 
 func assertClose(t *testing.T, want, got *interpreter.Tensor) {
@@ -1267,6 +1309,157 @@ func TestTritonOutputOperandAliases(t *testing.T) {
 			text := m.String()
 			assert.Contains(t, text, c.want)
 			assert.Equal(t, 1, strings.Count(text, "output_operand_alias<"), text)
+		})
+	}
+}
+
+// Kernels whose programs would race on a GPU are refused by the Triton
+// lowering: an output block several programs store (seed 000's matmul with
+// K as a grid axis, accumulating in its output), an aliased input loaded
+// at blocks other programs write. Without the check the TTIR gives other
+// results when its programs run in another order (the evaluator shows it);
+// the same kernels are fine in interpret mode.
+func TestTritonRefusesRaces(t *testing.T) {
+	fill := func(n int64) *interpreter.Tensor {
+		return fTensor([]int64{n}, func(i int) float64 { return float64(i) })
+	}
+	ident := blockMap(func(g []*Value) []any { return []any{g[0]} })
+	cases := []struct {
+		name string
+		c    tritonCase
+		want string
+	}{
+		{
+			name: "output block stored by the programs of a grid axis",
+			c: tritonCase{
+				kernel: func(k *Kernel, r []*Ref) {
+					x, o := r[0], r[1]
+					k.When(k.ProgramID(1).Eq(0), func() { o.Store(k.Zeros(xla.Float32, 2)) })
+					o.Store(o.Load().Add(x.Load()))
+				},
+				spec: CallSpec{Name: "acc", OutShapes: []xla.Shape{xla.MakeShape(xla.Float32, 4)}, Grid: []int64{2, 3},
+					InSpecs:  []*BlockSpec{{BlockShape: []int64{2}, IndexMap: blockMap(func(g []*Value) []any { return []any{g[0].Add(g[1]).Rem(2)} })}},
+					OutSpecs: []*BlockSpec{{BlockShape: []int64{2}, IndexMap: ident}}},
+				args: []*interpreter.Tensor{fill(4)},
+			},
+			want: "its index map ignores grid axis 1 (3 steps)",
+		},
+		{
+			name: "aliased input read at another program's block",
+			c: tritonCase{
+				kernel: func(k *Kernel, r []*Ref) { r[1].Store(r[0].Load().Add(1)) },
+				spec: CallSpec{Name: "shift", OutShapes: []xla.Shape{xla.MakeShape(xla.Float32, 8)}, Grid: []int64{4},
+					InputOutputAliases: map[int]int{0: 0},
+					InSpecs:            []*BlockSpec{{BlockShape: []int64{2}, IndexMap: blockMap(func(g []*Value) []any { return []any{g[0].Sub(1).Max(0)} })}},
+					OutSpecs:           []*BlockSpec{{BlockShape: []int64{2}, IndexMap: ident}}},
+				args: []*interpreter.Tensor{fill(8)},
+			},
+			want: "loaded through another block spec",
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c := tc.c
+			spec := c.spec
+			spec.Backend = Triton
+			p, err := Trace(c.kernel, spec, argTypes(c.args))
+			require.NoError(t, err, "tracing is backend-neutral")
+			_, err = LowerTriton(p, CompilerParams{})
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tc.want)
+			// What the check prevents: the TTIR's result depends on the
+			// programs' order.
+			f, grid, err := lowerTritonFunc(p)
+			require.NoError(t, err)
+			run := func(reverse bool) []float64 {
+				bufs := []*tevBuf{toBuf(t, c.args[0], "f32")}
+				if spec.InputOutputAliases == nil {
+					bufs = append(bufs, toBuf(t, fill(4), "f32"))
+				} else {
+					bufs = append(bufs, bufs[0])
+				}
+				require.NoError(t, tevRunOrder(f, grid, bufs, reverse))
+				return append([]float64(nil), bufs[len(bufs)-1].f...)
+			}
+			assert.NotEqual(t, run(false), run(true))
+			// Interpret mode runs it.
+			_, err = runCall(c.kernel, c.spec, c.args...)
+			require.NoError(t, err)
+		})
+	}
+}
+
+// Float remainders are libdevice's exact fmod on every float type (f16
+// and bf16 through f32), as interpret mode's: 1e10 % 3 is 1, where
+// x - trunc(x/y)*y in f32 is far off.
+func TestTritonFloatRemIsExact(t *testing.T) {
+	for _, dt := range []xla.DType{xla.Float32, xla.Float64, xla.BFloat16} {
+		t.Run(dt.String(), func(t *testing.T) {
+			c := tritonCase{
+				kernel: func(k *Kernel, r []*Ref) { r[2].Store(r[0].Load().Rem(r[1].Load())) },
+				spec:   CallSpec{Name: "rem", OutShapes: []xla.Shape{xla.MakeShape(dt, 4)}},
+			}
+			x := interpreter.NewTensor(xla.MakeShape(dt, 4))
+			y := interpreter.NewTensor(xla.MakeShape(dt, 4))
+			xs, ys := []float64{1e10, -7.5, 5, 3e38}, []float64{3, 2, -0.75, 7}
+			switch d := x.Data.(type) {
+			case []float64:
+				copy(d, xs)
+				copy(y.Data.([]float64), ys)
+			case []float32:
+				for i := range d {
+					d[i], y.Data.([]float32)[i] = float32(xs[i]), float32(ys[i])
+				}
+			}
+			c.args = []*interpreter.Tensor{x, y}
+			want, err := runCall(c.kernel, c.spec, c.args...)
+			require.NoError(t, err)
+			got := runTritonEval(t, c)
+			assert.True(t, sameBits(want[0], got[0]), "want %v got %v", want[0].Data, got[0].Data)
+			p, err := Trace(c.kernel, c.spec, argTypes(c.args))
+			require.NoError(t, err)
+			k, err := LowerTriton(p, CompilerParams{})
+			require.NoError(t, err)
+			assert.Contains(t, k.IR, "__nv_fmod")
+			assert.NotContains(t, k.IR, "arith.remf")
+		})
+	}
+}
+
+// Integers wider than 24 bits become bf16 rounded once, as in interpret
+// mode, though Triton converts through f32 (the evaluator rounds twice as
+// Triton does): 2^24+2^16+1 is 2^24+2^17, not 2^24.
+func TestTritonIntToBF16RoundsOnce(t *testing.T) {
+	vals := []int64{1<<24 + 1<<16 + 1, -(1<<24 + 1<<16 + 1), 1<<24 + 1<<16, 1<<24 + 1<<16 - 1, 1<<31 - 1, -1 << 31,
+		1<<40 + 1<<32 + 1, 1<<63 - 1, -1 << 63, 3, -5, 0, 1<<25 + 1<<17 + 1<<16, 123456789, -987654321, 1<<32 + 1}
+	for _, dt := range []xla.DType{xla.Int32, xla.Uint32, xla.Int64, xla.Uint64} {
+		t.Run(dt.String(), func(t *testing.T) {
+			x := interpreter.NewTensor(xla.MakeShape(dt, 16))
+			switch d := x.Data.(type) {
+			case []int32:
+				for i, v := range vals {
+					d[i] = int32(v)
+				}
+			case []uint32:
+				for i, v := range vals {
+					d[i] = uint32(v)
+				}
+			case []int64:
+				copy(d, vals)
+			case []uint64:
+				for i, v := range vals {
+					d[i] = uint64(v)
+				}
+			}
+			c := tritonCase{
+				kernel: func(k *Kernel, r []*Ref) { r[1].Store(r[0].Load().Astype(xla.BFloat16)) },
+				spec:   CallSpec{Name: "to_bf16", OutShapes: []xla.Shape{xla.MakeShape(xla.BFloat16, 16)}},
+				args:   []*interpreter.Tensor{x},
+			}
+			want, err := runCall(c.kernel, c.spec, c.args...)
+			require.NoError(t, err)
+			got := runTritonEval(t, c)
+			assert.Equal(t, want[0].Data, got[0].Data)
 		})
 	}
 }

@@ -52,10 +52,13 @@ func Vmap(kernel KernelFunc, spec CallSpec, batch int64, batched []bool) (Kernel
 	out.vmapped, out.vmapOperands = true, len(batched)
 	out.Grid = append([]int64{batch}, spec.Grid...)
 	wrap := func(bs *BlockSpec, shape []int64, isBatched bool) *BlockSpec {
-		var orig IndexMapFunc
+		var orig, user IndexMapFunc
 		var block []int64
 		if bs != nil && bs.BlockShape != nil {
-			block, orig = bs.BlockShape, bs.IndexMap
+			block, orig, user = bs.BlockShape, bs.IndexMap, bs.userMap
+			if user == nil {
+				user = orig
+			}
 		} else {
 			block = shape
 		}
@@ -63,11 +66,11 @@ func Vmap(kernel KernelFunc, spec CallSpec, batch int64, batched []bool) (Kernel
 			if orig == nil {
 				return &BlockSpec{BlockShape: block}
 			}
-			return &BlockSpec{BlockShape: block, IndexMap: func(g []*Value, pf []*Ref) []any { return orig(g[1:], pf) }}
+			return &BlockSpec{BlockShape: block, userMap: user, IndexMap: func(g []*Value, pf []*Ref) []any { return orig(g[1:], pf) }}
 		}
 		nb := append([]int64{Squeezed}, block...)
 		rank := len(block)
-		return &BlockSpec{BlockShape: nb, IndexMap: func(g []*Value, pf []*Ref) []any {
+		return &BlockSpec{BlockShape: nb, userMap: user, IndexMap: func(g []*Value, pf []*Ref) []any {
 			idx := []any{g[0]}
 			if orig == nil {
 				for i := 0; i < rank; i++ {

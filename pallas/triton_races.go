@@ -1,0 +1,164 @@
+package pallas
+
+import (
+	"fmt"
+	"strings"
+)
+
+// On a GPU the programs of the grid run in parallel, in no order, and
+// share nothing but device memory. Two kernel shapes that are fine in
+// interpret mode (steps in row-major order) then race, so the Triton
+// lowering refuses them at build time:
+//
+//   - an output block stored by several programs: the output's index map
+//     ignores a grid axis of more than one step (seed 000's matmul with K
+//     as a grid axis, accumulating into its output block);
+//   - an input aliased to an output (InputOutputAliases) that the kernel
+//     loads through another block spec than the output's: a program would
+//     read blocks other programs write.
+//
+// Both are judged from the index maps' code, so they are conservative
+// where the maps read prefetched data (dependence through a load counts).
+// Whole-array outputs are the kernel's to split (it picks what each
+// program stores): they are not checked.
+
+// checkParallelPrograms reports the first of those races in p.
+func checkParallelPrograms(p *Program) error {
+	stored, loaded := map[int]bool{}, map[int]bool{} // Refs index
+	walkOps(p.Body, func(op *Op) {
+		if len(op.Operands) == 0 || op.Operands[0].Ref == nil {
+			return
+		}
+		i, ok := refByInfo(p, op.Operands[0].Ref)
+		if !ok {
+			return
+		}
+		switch op.Name {
+		case "store":
+			stored[i] = true
+		case "load":
+			loaded[i] = true
+		}
+	})
+	nin := p.NumInputs
+	for o := 0; o < p.NumOutputs; o++ {
+		ri := p.NumPrefetch + nin + o
+		r := p.Refs[ri]
+		if !stored[ri] || sameShape(r.Block, r.ArrayShape) {
+			continue
+		}
+		deps := gridDeps(p.IndexMaps[nin+o], len(p.Grid))
+		for g, n := range p.Grid {
+			if n > 1 && !deps[g] {
+				return &Error{Kernel: p.Name, Op: "triton", Msg: fmt.Sprintf(
+					"%s: its index map ignores grid axis %d (%d steps), so that many programs store to each block; "+
+						"on a GPU they run in parallel and race. Loop inside the kernel (ForLoop) instead of along that axis", r, g, n)}
+			}
+		}
+	}
+	for o := 0; o < p.NumOutputs; o++ {
+		out := p.Refs[p.NumPrefetch+nin+o]
+		if out.AliasOf < p.NumPrefetch {
+			continue // none, or a prefetch array (checkAliasedReads)
+		}
+		in := out.AliasOf // the input's Refs index (operands and refs share their order)
+		if in >= p.NumPrefetch+nin || !loaded[in] {
+			continue
+		}
+		inMap, outMap := p.IndexMaps[in-p.NumPrefetch], p.IndexMaps[nin+o]
+		if !sameShape(p.Refs[in].Block, out.Block) || regionKey(inMap) != regionKey(outMap) {
+			return &Error{Kernel: p.Name, Op: "triton", Msg: fmt.Sprintf(
+				"%s is aliased to %s (InputOutputAliases) and loaded through another block spec: "+
+					"on a GPU a program would read blocks other programs write; give both the same block shape and index map", p.Refs[in], out)}
+		}
+	}
+	return nil
+}
+
+// refByInfo finds the index in p.Refs of the ref described by info (a
+// copy or a pointer into p.Refs).
+func refByInfo(p *Program, info *RefInfo) (int, bool) {
+	for i := range p.Refs {
+		r := &p.Refs[i]
+		if r == info || (r.Kind == info.Kind && r.Index == info.Index) {
+			return i, true
+		}
+	}
+	return 0, false
+}
+
+// walkOps calls f on every op of r, nested regions included.
+func walkOps(r *Region, f func(*Op)) {
+	if r == nil {
+		return
+	}
+	for _, op := range r.Ops {
+		f(op)
+		for _, sub := range op.Regions {
+			walkOps(sub, f)
+		}
+	}
+}
+
+// gridDeps reports, per grid axis, whether index map m's block indices
+// depend on that axis's index (through any op, loads of prefetched data
+// included). A nil map (block 0 everywhere) depends on none.
+func gridDeps(m *Region, axes int) []bool {
+	out := make([]bool, axes)
+	if m == nil {
+		return out
+	}
+	deps := map[*Value]uint64{}
+	for g := 0; g < axes && g < len(m.Args); g++ {
+		deps[m.Args[g]] = 1 << min(g, 63)
+	}
+	var walk func(r *Region) uint64
+	walk = func(r *Region) uint64 {
+		var all uint64 // what anything in r depends on, for enclosing ops
+		for _, op := range r.Ops {
+			var d uint64
+			for _, v := range op.Operands {
+				d |= deps[v]
+			}
+			for _, sub := range op.Regions {
+				d |= walk(sub)
+				for _, y := range sub.Yield {
+					d |= deps[y]
+				}
+			}
+			for _, res := range op.Results {
+				deps[res] = d
+			}
+			all |= d
+		}
+		return all
+	}
+	walk(m)
+	var d uint64
+	for _, y := range m.Yield {
+		d |= deps[y]
+	}
+	for g := range out {
+		out[g] = d&(1<<min(g, 63)) != 0
+	}
+	return out
+}
+
+// regionKey prints r with its values numbered in order of definition, so
+// that two index maps that compute the same thing print the same.
+func regionKey(r *Region) string {
+	if r == nil {
+		return ""
+	}
+	ids := map[*Value]int{}
+	num := func(v *Value) int {
+		if n, ok := ids[v]; ok {
+			return n
+		}
+		ids[v] = len(ids) + 1
+		return ids[v]
+	}
+	var b strings.Builder
+	printRegionWith(&b, r, 1, num)
+	return b.String()
+}
