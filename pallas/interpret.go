@@ -228,8 +228,13 @@ func uninitValue(dt xla.DType) float64 {
 
 // uninit is a tensor of t filled with the "never written" value.
 func uninit(fb *stablehlo.FuncBuilder, dt xla.DType, dims []int64) *stablehlo.Value {
-	if dt.IsInt() && !dt.IsUnsigned() && dt.Bits() == 64 {
+	switch {
+	case dt.IsInt() && !dt.IsUnsigned() && dt.Bits() == 64:
 		return stablehlo.Splat(fb, int64(math.MinInt64), dims...)
+	case dt == xla.Complex64:
+		return stablehlo.Splat(fb, complex(float32(math.NaN()), float32(math.NaN())), dims...)
+	case dt == xla.Complex128:
+		return stablehlo.Splat(fb, complex(math.NaN(), math.NaN()), dims...)
 	}
 	return fb.SplatOf(dt, uninitValue(dt), dims...)
 }

@@ -539,3 +539,27 @@ func TestGoIntegerIndices(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, []float32{13, 14, 0, 0, 0, 0, 8, 9}, out[0].Data)
 }
+
+// Complex outputs never written read as NaN in both parts, as float
+// outputs read as NaN (0+0i would look written).
+func TestUnwrittenComplexIsNaN(t *testing.T) {
+	for _, dt := range []xla.DType{xla.Complex64, xla.Complex128} {
+		blk := &BlockSpec{BlockShape: []int64{2}, IndexMap: func(g []*Value, _ []*Ref) []any { return []any{g[0]} }}
+		spec := CallSpec{OutShapes: []xla.Shape{xla.MakeShape(dt, 4)}, Grid: []int64{2},
+			InSpecs: []*BlockSpec{blk}, OutSpecs: []*BlockSpec{blk}}
+		out, err := runCall(func(k *Kernel, r []*Ref) {
+			k.When(k.ProgramID(0).Eq(0), func() { r[1].Store(r[0].Load()) })
+		}, spec, interpreter.NewTensor(xla.MakeShape(dt, 4)))
+		require.NoError(t, err, "%v", dt)
+		switch d := out[0].Data.(type) {
+		case []complex64:
+			assert.Equal(t, complex64(0), d[0])
+			assert.True(t, math.IsNaN(float64(real(d[2]))) && math.IsNaN(float64(imag(d[3]))), "%v", d)
+		case []complex128:
+			assert.Equal(t, complex128(0), d[1])
+			assert.True(t, math.IsNaN(real(d[3])) && math.IsNaN(imag(d[2])), "%v", d)
+		default:
+			t.Fatalf("%v: data %T", dt, d)
+		}
+	}
+}
