@@ -708,6 +708,10 @@ func TestMisuseVmap(t *testing.T) {
 		err = vmapCall(t, copyKernel, CallSpec{Name: "v", OutShapes: one, Grid: []int64{2}, InSpecs: []*BlockSpec{far}}, 2, []bool{true}, f32t(2, 4))
 		requireMisuse(t, err, "v", fmt.Sprintf("at misuse_test.go:%d", farLine), "block index 5 of dim 1 is outside [0, 2)")
 	})
+	t.Run("unbatched operand aliased to an output", func(t *testing.T) {
+		err := vmapCall(t, copyKernel, CallSpec{Name: "v", OutShapes: one, InputOutputAliases: map[int]int{0: 0}}, 3, []bool{false}, f32t(4))
+		requireMisuse(t, err, "v", "vmap", "operand 0 is aliased to output 0 (InputOutputAliases) but not batched")
+	})
 	t.Run("negative batch", func(t *testing.T) {
 		err := vmapCall(t, copyKernel, CallSpec{Name: "v", OutShapes: one}, -2, []bool{true})
 		requireMisuse(t, err, "v", "vmap", "batch size -2 is not positive")

@@ -40,6 +40,11 @@ func Vmap(kernel KernelFunc, spec CallSpec, batch int64, batched []bool) (Kernel
 			return fail("scalar-prefetch operand %d is batched (not supported)", i)
 		}
 	}
+	for in, out := range spec.InputOutputAliases {
+		if in >= 0 && in < len(batched) && !batched[in] {
+			return fail("operand %d is aliased to output %d (InputOutputAliases) but not batched: every output gains the batch dim, so batch the operand too", in, out)
+		}
+	}
 	nin := len(batched) - np
 	if len(spec.InSpecs) != 0 && len(spec.InSpecs) != nin {
 		return fail("%d InSpecs for %d non-prefetch operands", len(spec.InSpecs), nin)
