@@ -493,7 +493,7 @@ func TestMisuseKernelOps(t *testing.T) {
 // output, in a When inside the condition when inWhen.
 func storeInWhileCond(inWhen bool) KernelFunc {
 	return func(k *Kernel, r []*Ref) {
-		res := k.While([]*Value{k.Const(0, xla.Int32)}, func(c []*Value) *Value {
+		res := k.While([]*Value{k.Const(xla.Int32, 0)}, func(c []*Value) *Value {
 			if inWhen {
 				k.When(c[0].Eq(1), func() { r[0].Store(1.0) })
 			} else {

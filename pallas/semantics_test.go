@@ -130,7 +130,7 @@ func semanticsCases(t *testing.T) []semanticsCase {
 		{
 			name: "while loop (first power of two above 100)",
 			kernel: func(k *Kernel, r []*Ref) {
-				res := k.While([]*Value{k.Const(1, xla.Int32)}, func(c []*Value) *Value { return c[0].Le(100) },
+				res := k.While([]*Value{k.Const(xla.Int32, 1)}, func(c []*Value) *Value { return c[0].Le(100) },
 					func(c []*Value) []*Value { return []*Value{c[0].Mul(2)} })
 				r[0].Store(res[0])
 			},
@@ -390,7 +390,7 @@ func TestBoundsCheckErrors(t *testing.T) {
 		}, true, nil},
 		{"load in a While condition past the block", func(k *Kernel, r []*Ref) {
 			// c = 0, 1, 2, 3: the load at c = 3 reads elements 3 and 4.
-			c := k.While([]*Value{k.Const(0, xla.Int32)}, func(c []*Value) *Value {
+			c := k.While([]*Value{k.Const(xla.Int32, 0)}, func(c []*Value) *Value {
 				return r[0].Load(DS(c[0], 2)).Sum().Lt(1000.0).And(c[0].Lt(3))
 			}, func(c []*Value) []*Value { return []*Value{c[0].Add(1)} })
 			r[1].Store(c[0].Astype(xla.Float32).BroadcastTo(4))

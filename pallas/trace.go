@@ -241,8 +241,9 @@ func (k *Kernel) gridOp(name string, axis int) *Value {
 	return k.emit(name, nil, []Type{t}, Attrs{Axis: axis + k.axisOffset}).Results[0]
 }
 
-// Const is a scalar constant of dtype (v is a Go number or bool).
-func (k *Kernel) Const(v any, dtype xla.DType) *Value {
+// Const is a scalar constant of dtype (v is a Go number or bool): Full
+// with no shape.
+func (k *Kernel) Const(dtype xla.DType, v any) *Value {
 	return k.Full(dtype, v)
 }
 
@@ -923,9 +924,9 @@ func (k *Kernel) asIndex(v *Value) *Value {
 	}
 	if dt.Bits() >= 32 {
 		if !dt.IsUnsigned() {
-			v = v.Max(k.Const(math.MinInt32, dt))
+			v = v.Max(k.Const(dt, math.MinInt32))
 		}
-		v = v.Min(k.Const(math.MaxInt32, dt))
+		v = v.Min(k.Const(dt, math.MaxInt32))
 	}
 	return k.emit("convert", []*Value{v}, []Type{{DType: xla.Int32, Shape: v.Type.Shape}}, Attrs{}).Results[0]
 }

@@ -179,7 +179,7 @@ func tritonCases() []tritonCase {
 				v := x.Load()
 				k.When(i.Eq(0), func() { o.Store(v.Add(100)) })
 				k.When(i.Ne(0), func() {
-					res := k.While([]*Value{v, k.Const(0, xla.Int32)},
+					res := k.While([]*Value{v, k.Const(xla.Int32, 0)},
 						func(c []*Value) *Value { return c[0].Sum().Lt(1000) },
 						func(c []*Value) []*Value { return []*Value{c[0].Mul(2), c[1].Add(1)} })
 					o.Store(res[0].Add(res[1].Astype(xla.Float32)))
@@ -454,7 +454,7 @@ func tritonCases() []tritonCase {
 				o.Store(x.Load())
 				b.Store(x.Load())
 				_ = b.Load()
-				res := k.While([]*Value{k.Const(0, xla.Int32)},
+				res := k.While([]*Value{k.Const(xla.Int32, 0)},
 					func(c []*Value) *Value { return c[0].Lt(3).And(o.Load(0).Gt(-1000)) },
 					func(c []*Value) []*Value { b.Store(b.Load().Add(1)); return []*Value{c[0].Add(1)} })
 				o.Store(x.Load().Add(res[0].Astype(xla.Float32)))
