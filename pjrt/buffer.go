@@ -18,9 +18,9 @@ type Buffer struct {
 	b     backend.Buffer
 	shape xla.Shape
 
-	mu     sync.Mutex
-	closed bool
-	ready  *Event
+	life  life       // Close releases b after the calls in progress
+	mu    sync.Mutex // guards ready
+	ready *Event
 }
 
 // newBuffer wraps and tracks a backend buffer.
@@ -79,9 +79,10 @@ func WaitForTransfer() BufferOption { return func(c *bufferConfig) { c.wait = tr
 // transfer is asynchronous: data is pinned and must not be modified until
 // HostDone fires (or pass CopyDuringCall or WaitForTransfer).
 func (c *Client) BufferFromHost(data []byte, shape xla.Shape, opts ...BufferOption) (*Buffer, error) {
-	if err := c.check(); err != nil {
+	if err := c.enter(); err != nil {
 		return nil, err
 	}
+	defer c.exit()
 	cfg := bufferConfig{semantics: backend.ImmutableUntilTransferCompletes}
 	for _, o := range opts {
 		if o != nil {
@@ -147,37 +148,59 @@ func (b *Buffer) DType() xla.DType { return b.shape.DType }
 // Dims are the buffer's dimensions.
 func (b *Buffer) Dims() []int64 { return append([]int64(nil), b.shape.Dims...) }
 
-func (b *Buffer) check() error {
+// enter begins a call on the buffer: ErrClosed once it or its client is
+// closed; exit must follow. A Close meanwhile releases the buffer when the
+// last call in progress exits.
+func (b *Buffer) enter() error {
 	if b == nil {
 		return errorf(InvalidArgument, "Buffer", "buffer is nil")
 	}
-	if err := checkOpen(&b.mu, &b.closed); err != nil {
+	if err := b.life.enter(); err != nil {
 		return err
 	}
-	return b.c.check()
+	if err := b.c.enter(); err != nil {
+		b.leave()
+		return err
+	}
+	return nil
+}
+
+// exit ends a call begun by enter.
+func (b *Buffer) exit() {
+	b.c.exit()
+	b.leave()
+}
+
+func (b *Buffer) leave() {
+	if b.life.exit() {
+		b.c.release(b.b)
+	}
 }
 
 // OnDeviceSize is the buffer's size in device memory.
 func (b *Buffer) OnDeviceSize() (int64, error) {
-	if err := b.check(); err != nil {
+	if err := b.enter(); err != nil {
 		return 0, err
 	}
+	defer b.exit()
 	return b.b.OnDeviceSize()
 }
 
 // Device is the device holding the buffer.
 func (b *Buffer) Device() (*Device, error) {
-	if err := b.check(); err != nil {
+	if err := b.enter(); err != nil {
 		return nil, err
 	}
+	defer b.exit()
 	return b.c.lookupDevice(b.b.Device()), nil
 }
 
 // Memory is the memory holding the buffer.
 func (b *Buffer) Memory() (*Memory, error) {
-	if err := b.check(); err != nil {
+	if err := b.enter(); err != nil {
 		return nil, err
 	}
+	defer b.exit()
 	m := b.b.Memory()
 	if m == nil {
 		return nil, errorf(Unimplemented, "PJRT_Buffer_Memory", "backend does not report buffer memories")
@@ -188,9 +211,10 @@ func (b *Buffer) Memory() (*Memory, error) {
 // Ready returns an event that fires when the buffer's data has been
 // computed; its error is the error of the computation that produced it.
 func (b *Buffer) Ready() (*Event, error) {
-	if err := b.check(); err != nil {
+	if err := b.enter(); err != nil {
 		return nil, err
 	}
+	defer b.exit()
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.ready == nil {
@@ -206,40 +230,74 @@ func (b *Buffer) Ready() (*Event, error) {
 // Await waits until the buffer's data is ready. With a context that
 // cannot be cancelled (context.Background) on a plugin, the plugin blocks
 // the calling thread until then (PJRT_Event_Await), which returns sooner
-// than waiting for the completion callback; otherwise it waits on Ready's
-// event or for ctx to end.
+// than waiting for the completion callback (up to 64 such waits at once,
+// each holding an OS thread; more take the callback); otherwise it waits
+// on Ready's event or for ctx to end.
 func (b *Buffer) Await(ctx context.Context) error {
-	if err := b.check(); err != nil {
-		return err
-	}
 	if ctx.Done() == nil && !forceReadyCallback {
-		if w, ok := b.b.(backend.ReadyWaiter); ok {
-			b.mu.Lock()
-			ready := b.ready
-			b.mu.Unlock()
-			if ready == nil {
-				err := w.WaitReady()
-				runtime.KeepAlive(b) // its cleanup must not free the C buffer meanwhile
-				return err
-			}
+		if done, err := b.waitInPlugin(); done {
+			return err
 		}
 	}
 	e, err := b.Ready()
 	if err != nil {
 		return err
 	}
-	return e.Await(ctx)
+	return e.Await(ctx) // outside enter/exit: Close need not wait for it
+}
+
+// waitInPlugin blocks in the plugin until the buffer is ready, when the
+// backend can and no Ready event was made; done is false when it did not
+// wait.
+func (b *Buffer) waitInPlugin() (done bool, err error) {
+	if err := b.enter(); err != nil {
+		return true, err
+	}
+	defer b.exit()
+	w, ok := b.b.(backend.ReadyWaiter)
+	if !ok {
+		return false, nil
+	}
+	b.mu.Lock()
+	ready := b.ready
+	b.mu.Unlock()
+	if ready != nil || !blockingWaits.acquire() {
+		return false, nil
+	}
+	defer blockingWaits.release()
+	return true, w.WaitReady()
 }
 
 // forceReadyCallback makes Await wait on the completion callback even
 // where it could block in the plugin (tests and benchmarks compare both).
 var forceReadyCallback = false
 
+// blockingWaits bounds the waits blocked in the plugin at once: each holds
+// an OS thread until its event is ready (Go stops the process past 10,000
+// threads), so the waits beyond it take the completion callback instead.
+var blockingWaits = semaphore(make(chan struct{}, 64))
+
+// semaphore is a counting semaphore that never blocks: acquire fails when
+// it is full.
+type semaphore chan struct{}
+
+func (s semaphore) acquire() bool {
+	select {
+	case s <- struct{}{}:
+		return true
+	default:
+		return false
+	}
+}
+
+func (s semaphore) release() { <-s }
+
 // HostSize is the number of bytes ToHost writes (dense row-major).
 func (b *Buffer) HostSize() (int64, error) {
-	if err := b.check(); err != nil {
+	if err := b.enter(); err != nil {
 		return 0, err
 	}
+	defer b.exit()
 	return b.b.HostSize()
 }
 
@@ -260,9 +318,10 @@ func (b *Buffer) ToHostAsync(dst []byte) (*Event, error) {
 
 // hostDst checks b and returns the part of dst a copy of b fills.
 func (b *Buffer) hostDst(dst []byte) ([]byte, error) {
-	if err := b.check(); err != nil {
+	if err := b.enter(); err != nil {
 		return nil, err
 	}
+	defer b.exit()
 	n, err := b.b.HostSize()
 	if err != nil {
 		return nil, err
@@ -277,23 +336,35 @@ func (b *Buffer) hostDst(dst []byte) ([]byte, error) {
 // cannot be cancelled (context.Background) on a plugin, the plugin blocks
 // the calling thread until dst is written, as Await does.
 func (b *Buffer) ToHost(ctx context.Context, dst []byte) error {
-	if err := b.check(); err != nil {
-		return err
-	}
-	if w, ok := b.b.(backend.HostCopyWaiter); ok && ctx.Done() == nil && !forceReadyCallback {
-		dst, err := b.hostDst(dst)
-		if err != nil {
+	if ctx.Done() == nil && !forceReadyCallback {
+		if done, err := b.copyInPlugin(dst); done {
 			return err
 		}
-		err = w.ToHostWait(dst)
-		runtime.KeepAlive(b)
-		return err
 	}
 	e, err := b.ToHostAsync(dst)
 	if err != nil {
 		return err
 	}
 	return e.Await(ctx)
+}
+
+// copyInPlugin copies the buffer into dst blocking in the plugin until it
+// is written, when the backend can; done is false when it did not copy.
+func (b *Buffer) copyInPlugin(dst []byte) (done bool, err error) {
+	if err := b.enter(); err != nil {
+		return true, err
+	}
+	defer b.exit()
+	w, ok := b.b.(backend.HostCopyWaiter)
+	if !ok || !blockingWaits.acquire() {
+		return false, nil
+	}
+	defer blockingWaits.release()
+	dst, err = b.hostDst(dst)
+	if err != nil {
+		return true, err
+	}
+	return true, w.ToHostWait(dst)
 }
 
 // Bytes returns a copy of the buffer's data.
@@ -311,9 +382,10 @@ func (b *Buffer) Bytes(ctx context.Context) ([]byte, error) {
 
 // CopyToDevice copies the buffer to another device of the same client.
 func (b *Buffer) CopyToDevice(d *Device) (*Buffer, error) {
-	if err := b.check(); err != nil {
+	if err := b.enter(); err != nil {
 		return nil, err
 	}
+	defer b.exit()
 	if d == nil || d.c != b.c {
 		return nil, errorf(InvalidArgument, "PJRT_Buffer_CopyToDevice", "destination device is nil or of another client")
 	}
@@ -326,9 +398,10 @@ func (b *Buffer) CopyToDevice(d *Device) (*Buffer, error) {
 
 // CopyToMemory copies the buffer to another memory of the same client.
 func (b *Buffer) CopyToMemory(m *Memory) (*Buffer, error) {
-	if err := b.check(); err != nil {
+	if err := b.enter(); err != nil {
 		return nil, err
 	}
+	defer b.exit()
 	if m == nil || m.c != b.c {
 		return nil, errorf(InvalidArgument, "PJRT_Buffer_CopyToMemory", "destination memory is nil or of another client")
 	}
@@ -342,24 +415,27 @@ func (b *Buffer) CopyToMemory(m *Memory) (*Buffer, error) {
 // Delete frees the buffer's device memory now; the Buffer stays valid
 // (IsDeleted reports true) until Close.
 func (b *Buffer) Delete() error {
-	if err := b.check(); err != nil {
+	if err := b.enter(); err != nil {
 		return err
 	}
+	defer b.exit()
 	return b.b.Delete()
 }
 
 // IsDeleted reports whether the buffer's memory was freed (by Delete or by
 // donation to an execution).
 func (b *Buffer) IsDeleted() bool {
-	if b.check() != nil {
+	if b.enter() != nil {
 		return true
 	}
+	defer b.exit()
 	return b.b.IsDeleted()
 }
 
-// Close releases the buffer. It is idempotent.
+// Close releases the buffer, after the calls on it in progress (an Await
+// blocked in the plugin, say) have returned. It is idempotent.
 func (b *Buffer) Close() error {
-	if !markClosed(&b.mu, &b.closed) {
+	if b == nil || !b.life.close() {
 		return nil
 	}
 	return b.c.release(b.b)

@@ -171,13 +171,16 @@ func (b *cBuffer) ToHostWait(dst []byte) error {
 	if len(dst) == 0 {
 		return nil
 	}
-	var pin runtime.Pinner
-	defer pin.Unpin()
-	ev, err := b.startToHost(dst, &pin)
+	pin := new(runtime.Pinner)
+	ev, err := b.startToHost(dst, pin)
 	if err != nil || ev == 0 {
+		pin.Unpin()
 		return err
 	}
-	return b.c.p.awaitEvent(ev, "PJRT_Buffer_ToHostBuffer")
+	return b.c.p.awaitEvent(ev, "PJRT_Buffer_ToHostBuffer", func(error) {
+		runtime.KeepAlive(dst)
+		pin.Unpin()
+	})
 }
 
 // startToHost pins dst (non-empty; the caller unpins it once the copy is
@@ -197,16 +200,30 @@ func (b *cBuffer) startToHost(dst []byte, pin *runtime.Pinner) (uintptr, error) 
 	return a.Event, nil
 }
 
-// awaitEvent blocks until ev is ready (PJRT_Event_Await), destroys it and
-// returns its error named after op, the call that made the event (as the
-// completion callback's error is).
-func (p *cPlugin) awaitEvent(ev uintptr, op string) error {
-	defer p.destroyEvent(ev)
+// awaitEvent blocks until ev is ready (PJRT_Event_Await), runs release
+// (may be nil), destroys ev and returns its error named after op, the call
+// that made the event (as the completion callback's error is). When the
+// await call itself fails while ev is pending, it waits as watchEvent
+// does (the completion callback, else polling), so release never runs
+// before the event is done.
+func (p *cPlugin) awaitEvent(ev uintptr, op string, release func(error)) error {
 	w := &capi.PJRT_Event_Await_Args{StructSize: capi.PJRT_Event_Await_Args_STRUCT_SIZE, Event: ev}
 	err := p.call(capi.SlotPJRT_Event_Await, unsafe.Pointer(w), nil)
+	if err != nil {
+		if ready, rerr := p.eventReady(ev); rerr != nil || !ready {
+			e := p.watchEvent(ev, op, release)
+			<-e.Done()
+			return e.Err()
+		}
+		err = p.eventError(ev, op) // the event's own error, not the call's
+	}
 	if e, ok := err.(*Error); ok {
 		e.Op = op
 	}
+	if release != nil {
+		release(err)
+	}
+	p.destroyEvent(ev)
 	return err
 }
 
@@ -253,7 +270,7 @@ func (b *cBuffer) WaitReady() error {
 	if a.Event == 0 {
 		return nil
 	}
-	return b.c.p.awaitEvent(a.Event, op)
+	return b.c.p.awaitEvent(a.Event, op, nil)
 }
 
 func (b *cBuffer) Delete() error {

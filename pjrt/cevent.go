@@ -2,6 +2,7 @@ package pjrt
 
 import (
 	"sync"
+	"time"
 	"unsafe"
 
 	"github.com/ebitengine/purego"
@@ -78,20 +79,89 @@ func pendingEvents() int {
 // A zero event is already complete. onReady (may be nil) runs when the
 // event completes, before Done is closed.
 func (p *cPlugin) watchEvent(ev uintptr, op string, onReady func(error)) *cEvent {
-	e := p.onReady(ev, op, onReady)
-	if ev != 0 {
-		p.destroyEvent(ev)
+	e, err := p.register(ev, op, onReady)
+	if err == nil {
+		if ev != 0 {
+			p.destroyEvent(ev)
+		}
+		return e
 	}
+	// The plugin took no callback: the event may still be pending (a copy
+	// still writing into memory onReady would release), so poll it.
+	go p.pollEvent(ev, op, e, err)
 	return e
+}
+
+// pollEvent completes e when ev is ready, asking PJRT_Event_IsReady with
+// growing pauses, then destroys ev; it is the fallback of a plugin that
+// refused the OnReady callback (cause). When the plugin cannot say either,
+// e fails with cause and what its onReady would release is kept forever:
+// memory the plugin may still write must not be reused.
+func (p *cPlugin) pollEvent(ev uintptr, op string, e *cEvent, cause error) {
+	for pause := time.Millisecond; ; pause = min(2*pause, 100*time.Millisecond) {
+		ready, err := p.eventReady(ev)
+		if err != nil {
+			leaked.Lock()
+			leaked.kept = append(leaked.kept, e.onReady)
+			leaked.Unlock()
+			e.onReady = nil
+			e.complete(cause)
+			return
+		}
+		if ready {
+			err := p.eventError(ev, op)
+			p.destroyEvent(ev)
+			e.complete(err)
+			return
+		}
+		time.Sleep(pause)
+	}
+}
+
+// leaked keeps what the completion of an event of unknown state would
+// have released (pinned host memory and the pins themselves).
+var leaked struct {
+	sync.Mutex
+	kept []any
+}
+
+// eventReady is PJRT_Event_IsReady.
+func (p *cPlugin) eventReady(ev uintptr) (bool, error) {
+	a := &capi.PJRT_Event_IsReady_Args{StructSize: capi.PJRT_Event_IsReady_Args_STRUCT_SIZE, Event: ev}
+	if err := p.call(capi.SlotPJRT_Event_IsReady, unsafe.Pointer(a), nil); err != nil {
+		return false, err
+	}
+	return a.IsReady, nil
+}
+
+// eventError is the error of ready event ev (PJRT_Event_Error), named
+// after op, the call that made the event.
+func (p *cPlugin) eventError(ev uintptr, op string) error {
+	a := &capi.PJRT_Event_Error_Args{StructSize: capi.PJRT_Event_Error_Args_STRUCT_SIZE, Event: ev}
+	err := p.call(capi.SlotPJRT_Event_Error, unsafe.Pointer(a), nil)
+	if e, ok := err.(*Error); ok {
+		e.Op = op
+	}
+	return err
 }
 
 // onReady registers the OnReady trampoline on a PJRT_Event and returns its
 // Go view; the caller keeps (and later destroys) the C event.
 func (p *cPlugin) onReady(ev uintptr, op string, onReady func(error)) *cEvent {
+	e, err := p.register(ev, op, onReady)
+	if err != nil {
+		e.complete(err)
+	}
+	return e
+}
+
+// register is onReady, except that when the plugin refuses the callback
+// it returns the error and leaves e pending.
+func (p *cPlugin) register(ev uintptr, op string, onReady func(error)) (*cEvent, error) {
 	e := &cEvent{done: make(chan struct{}), onReady: onReady}
 	if ev == 0 {
 		e.complete(nil)
-		return e
+		return e, nil
 	}
 	handlesMu.Lock()
 	nextHandle++
@@ -108,9 +178,9 @@ func (p *cPlugin) onReady(ev uintptr, op string, onReady func(error)) *cEvent {
 		handlesMu.Lock()
 		delete(handles, h)
 		handlesMu.Unlock()
-		e.complete(err)
+		return e, err
 	}
-	return e
+	return e, nil
 }
 
 func (p *cPlugin) destroyEvent(ev uintptr) {

@@ -2,8 +2,10 @@ package pjrt
 
 import (
 	"fmt"
+	"regexp"
 	"runtime"
 	"runtime/debug"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"unsafe"
@@ -503,6 +505,39 @@ func (p *cPlugin) RegisterFFIHandler(target, platform string, h backend.FFIHandl
 
 // RegisterFFIType implements backend.FFIRegistrar.
 func (p *cPlugin) RegisterFFIType(name string) (int64, error) {
+	const op = "PJRT_FFI_Type_Register"
+	// XLA gives a name an id once (TypeRegistry::AssignTypeId): a second
+	// registration is an error saying which id the name has. The ids are
+	// kept here, and taken from that error when the name was registered
+	// by other code of the process.
+	p.ffiTypesMu.Lock()
+	defer p.ffiTypesMu.Unlock()
+	if id, ok := p.ffiTypes[name]; ok {
+		return id, nil
+	}
+	id, err := p.registerFFIType(name)
+	if err != nil {
+		m := registeredTypeID.FindStringSubmatch(err.Error())
+		if m == nil {
+			return 0, err
+		}
+		if id, err = strconv.ParseInt(m[1], 10, 64); err != nil {
+			return 0, err
+		}
+	}
+	if p.ffiTypes == nil {
+		p.ffiTypes = map[string]int64{}
+	}
+	p.ffiTypes[name] = id
+	return id, nil
+}
+
+// registeredTypeID matches XLA's error for a type name registered before.
+var registeredTypeID = regexp.MustCompile(`already registered with type id (\d+)`)
+
+// registerFFIType is PJRT_FFI_Type_Register with no type id (the plugin
+// assigns one).
+func (p *cPlugin) registerFFIType(name string) (int64, error) {
 	const op = "PJRT_FFI_Type_Register"
 	fn := extField(p.ffiExt(), ffiOffsets.typeRegister)
 	if fn == 0 {

@@ -18,6 +18,7 @@ type Client struct {
 
 	mu       sync.RWMutex
 	closed   bool
+	calls    sync.WaitGroup         // calls in progress (enter/exit), which Close waits for
 	live     map[io.Closer]struct{} // backend objects to release on Close
 	devices  []*Device
 	byID     map[int]*Device
@@ -110,6 +111,22 @@ func (c *Client) check() error {
 	return nil
 }
 
+// enter begins a call into the plugin on the client or one of its objects
+// (ErrClosed once the client is closed); exit must follow. Close waits for
+// the calls in progress before it releases anything.
+func (c *Client) enter() error {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	if c.closed {
+		return ErrClosed
+	}
+	c.calls.Add(1)
+	return nil
+}
+
+// exit ends a call begun by enter.
+func (c *Client) exit() { c.calls.Done() }
+
 // Plugin returns the plugin the client belongs to.
 func (c *Client) Plugin() *Plugin { return c.plugin }
 
@@ -169,9 +186,10 @@ func (c *Client) Memories() []*Memory { return append([]*Memory(nil), c.memories
 // DefaultDeviceAssignment returns the plugin's device ids for a
 // computation of replicas x partitions, indexed [replica][partition].
 func (c *Client) DefaultDeviceAssignment(replicas, partitions int) ([][]int, error) {
-	if err := c.check(); err != nil {
+	if err := c.enter(); err != nil {
 		return nil, err
 	}
+	defer c.exit()
 	if replicas < 1 || partitions < 1 {
 		return nil, errorf(InvalidArgument, "PJRT_Client_DefaultDeviceAssignment", "replicas (%d) and partitions (%d) must be at least 1", replicas, partitions)
 	}
@@ -206,6 +224,17 @@ func (c *Client) Close() error {
 	c.live = nil
 	c.mu.Unlock()
 	var first error
+	// Pending alias buffers fail first, so that calls waiting for them
+	// return; then the calls in progress end before anything is released.
+	for x := range live {
+		if af, ok := x.(*AliasFulfillment); ok {
+			if err := af.cancel(); err != nil && first == nil {
+				first = err
+			}
+			delete(live, x)
+		}
+	}
+	c.calls.Wait()
 	for x := range live {
 		if _, isBuf := x.(backend.Buffer); isBuf {
 			if err := x.Close(); err != nil && first == nil {

@@ -604,15 +604,22 @@ type closingExecutable struct {
 	c *Client
 }
 
+// Execute runs, then starts closing the client in another goroutine and
+// returns once the client counts as closed: Close waits for the call in
+// progress (this one) before it releases anything.
 func (x closingExecutable) Execute(args [][]backend.Buffer, opts backend.ExecuteOptions) ([][]backend.Buffer, []backend.Event, error) {
 	outs, events, err := x.Executable.Execute(args, opts)
-	x.c.Close()
+	go x.c.Close()
+	for x.c.check() == nil {
+		time.Sleep(time.Millisecond)
+	}
 	return outs, events, err
 }
 
 // TestExecuteReleasesOutputsWhenTheClientCloses checks that a run whose
 // client closes before its outputs are handed out releases every output
-// buffer (the conformance plugin counts live buffers).
+// buffer (the conformance plugin counts live buffers), and that Close
+// waited for the run: nothing was released under it.
 func TestExecuteReleasesOutputsWhenTheClientCloses(t *testing.T) {
 	c := openConformance(t)
 	cl := c.client(t)
@@ -625,9 +632,11 @@ func TestExecuteReleasesOutputsWhenTheClientCloses(t *testing.T) {
 	d, err := BufferFrom(cl, []int32{1, 2}, []int64{2})
 	require.NoError(t, err)
 	exe.b = closingExecutable{Executable: exe.b, c: cl}
+	invalid := c.counter("invalid_handles")
 	_, err = exe.Run(a, b, d)
 	require.ErrorIs(t, err, ErrClosed)
-	assert.EqualValues(t, 0, c.live("buffer"), "buffers left alive")
+	require.Eventually(t, func() bool { return c.live("buffer") == 0 }, 10*time.Second, time.Millisecond, "buffers left alive")
+	assert.Equal(t, invalid, c.counter("invalid_handles"))
 }
 
 func TestAwaitBlocksInThePluginWhenItCannotBeCancelled(t *testing.T) {

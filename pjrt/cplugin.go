@@ -24,6 +24,9 @@ type cPlugin struct {
 	slots        [len(capi.APISlots)]uintptr // function pointers; 0 when absent
 	attrs        []backend.NamedValue
 	exts         map[capi.PJRT_Extension_Type]uintptr
+
+	ffiTypesMu sync.Mutex
+	ffiTypes   map[string]int64 // FFI type ids by name (RegisterFFIType)
 }
 
 var (

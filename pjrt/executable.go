@@ -32,17 +32,18 @@ type Executable struct {
 	c *Client
 	b backend.Executable
 
-	mu      sync.Mutex
-	closed  bool
+	life    life       // Close releases b after the calls in progress
+	mu      sync.Mutex // guards outputs
 	outputs []backend.OutputInfo
 }
 
 // Compile compiles a program. opts may be nil for one replica and one
 // partition.
 func (c *Client) Compile(p Program, opts *xla.CompileOptions) (*Executable, error) {
-	if err := c.check(); err != nil {
+	if err := c.enter(); err != nil {
 		return nil, err
 	}
+	defer c.exit()
 	raw, err := compileInput("PJRT_Client_Compile", p, opts)
 	if err != nil {
 		return nil, err
@@ -74,9 +75,10 @@ func compileInput(op string, p Program, opts *xla.CompileOptions) ([]byte, error
 // (of the same plugin and version), e.g. from an executable cache. opts,
 // when not nil, overrides the compile options stored with it.
 func (c *Client) DeserializeAndLoad(data []byte, opts *xla.CompileOptions) (*Executable, error) {
-	if err := c.check(); err != nil {
+	if err := c.enter(); err != nil {
 		return nil, err
 	}
+	defer c.exit()
 	var raw []byte
 	if opts != nil {
 		var err error
@@ -96,16 +98,34 @@ func (c *Client) newExecutable(b backend.Executable) (*Executable, error) {
 		return nil, err
 	}
 	e := &Executable{c: c, b: b}
-	e.compiledDetails = compiledDetails{usable: e.check, prog: b, plugin: c.plugin}
+	e.compiledDetails = compiledDetails{enter: e.enter, exit: e.exit, prog: b, plugin: c.plugin}
 	runtime.AddCleanup(e, func(b backend.Executable) { c.release(b) }, b)
 	return e, nil
 }
 
-func (e *Executable) check() error {
-	if err := checkOpen(&e.mu, &e.closed); err != nil {
+// enter begins a call on the executable (ErrClosed once it or its client
+// is closed); exit must follow.
+func (e *Executable) enter() error {
+	if err := e.life.enter(); err != nil {
 		return err
 	}
-	return e.c.check()
+	if err := e.c.enter(); err != nil {
+		e.leave()
+		return err
+	}
+	return nil
+}
+
+// exit ends a call begun by enter.
+func (e *Executable) exit() {
+	e.c.exit()
+	e.leave()
+}
+
+func (e *Executable) leave() {
+	if e.life.exit() {
+		e.c.release(e.b)
+	}
 }
 
 // Output describes one output of an executable (the same on every device).
@@ -116,9 +136,10 @@ type Output struct {
 
 // Outputs describes the outputs each device produces.
 func (e *Executable) Outputs() ([]Output, error) {
-	if err := e.check(); err != nil {
+	if err := e.enter(); err != nil {
 		return nil, err
 	}
+	defer e.exit()
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.outputs == nil {
@@ -170,9 +191,10 @@ type Execution struct {
 // outputs (Buffer.Await) or the completion events. It is safe to call from
 // many goroutines at once.
 func (e *Executable) Execute(args [][]*Buffer, opts ExecuteOptions) (*Execution, error) {
-	if err := e.check(); err != nil {
+	if err := e.enter(); err != nil {
 		return nil, err
 	}
+	defer e.exit()
 	nDev := len(e.b.AddressableDevices())
 	if opts.Device != nil {
 		if opts.Device.c != e.c {
@@ -193,9 +215,10 @@ func (e *Executable) Execute(args [][]*Buffer, opts ExecuteOptions) (*Execution,
 			if b.c != e.c {
 				return nil, errorf(InvalidArgument, "PJRT_LoadedExecutable_Execute", "argument %d of device %d belongs to another client", i, d)
 			}
-			if err := b.check(); err != nil {
+			if err := b.enter(); err != nil {
 				return nil, fmt.Errorf("pjrt: argument %d of device %d: %w", i, d, err)
 			}
+			defer b.exit() // a Close meanwhile waits for the call
 			bargs[d][i] = b.b
 		}
 	}
@@ -205,9 +228,10 @@ func (e *Executable) Execute(args [][]*Buffer, opts ExecuteOptions) (*Execution,
 		WantCompletionEvents: opts.CompletionEvents,
 	}
 	if opts.Context != nil {
-		if err := opts.Context.check(); err != nil {
+		if err := opts.Context.enter(); err != nil {
 			return nil, fmt.Errorf("pjrt: execute context: %w", err)
 		}
+		defer opts.Context.exit()
 		if opts.Context.c != e.c {
 			return nil, errorf(InvalidArgument, "PJRT_LoadedExecutable_Execute", "the execute context belongs to another client")
 		}
@@ -262,7 +286,7 @@ func (e *Executable) Run(args ...*Buffer) ([]*Buffer, error) {
 
 // Close releases the executable. It is idempotent.
 func (e *Executable) Close() error {
-	if !markClosed(&e.mu, &e.closed) {
+	if !e.life.close() {
 		return nil
 	}
 	return e.c.release(e.b)
@@ -271,11 +295,9 @@ func (e *Executable) Close() error {
 // ExecuteContext carries per-execution data to a plugin (PJRT_ExecuteContext),
 // e.g. FFI user data for host callbacks.
 type ExecuteContext struct {
-	c *Client
-	b backend.ExecuteContext
-
-	mu     sync.Mutex
-	closed bool
+	c    *Client
+	b    backend.ExecuteContext
+	life life // Close releases b after the executions using it started
 }
 
 // contextMaker is implemented by backends that support execute contexts.
@@ -285,9 +307,10 @@ type contextMaker interface {
 
 // NewExecuteContext creates an execute context, if the backend has them.
 func (c *Client) NewExecuteContext() (*ExecuteContext, error) {
-	if err := c.check(); err != nil {
+	if err := c.enter(); err != nil {
 		return nil, err
 	}
+	defer c.exit()
 	m, ok := c.b.(contextMaker)
 	if !ok {
 		return nil, errorf(Unimplemented, "PJRT_ExecuteContext_Create", "backend %s has no execute contexts", c.plugin.Name())
@@ -304,15 +327,31 @@ func (c *Client) NewExecuteContext() (*ExecuteContext, error) {
 
 // Close releases the context. It is idempotent.
 func (x *ExecuteContext) Close() error {
-	x.mu.Lock()
-	x.closed = true
-	x.mu.Unlock()
+	if !x.life.close() {
+		return nil
+	}
 	return x.c.release(x.b)
 }
 
-func (x *ExecuteContext) check() error {
-	if err := checkOpen(&x.mu, &x.closed); err != nil {
+// enter begins a call using the context; exit must follow.
+func (x *ExecuteContext) enter() error {
+	if err := x.life.enter(); err != nil {
 		return err
 	}
-	return x.c.check()
+	if err := x.c.enter(); err != nil {
+		x.leave()
+		return err
+	}
+	return nil
+}
+
+func (x *ExecuteContext) exit() {
+	x.c.exit()
+	x.leave()
+}
+
+func (x *ExecuteContext) leave() {
+	if x.life.exit() {
+		x.c.release(x.b)
+	}
 }

@@ -2,7 +2,6 @@ package pjrt
 
 import (
 	"runtime"
-	"sync"
 
 	"github.com/halo-ml/halo/pjrt/backend"
 	"github.com/halo-ml/halo/xla"
@@ -18,8 +17,7 @@ type AsyncTransfer struct {
 	b      backend.AsyncTransfer
 	shapes []xla.Shape
 
-	mu     sync.Mutex
-	closed bool
+	life life // Close releases b after the calls in progress
 }
 
 // NewAsyncTransfer creates the buffers of the given shapes in the memory
@@ -27,9 +25,10 @@ type AsyncTransfer struct {
 // addressable) device.
 func (c *Client) NewAsyncTransfer(shapes []xla.Shape, opts ...BufferOption) (*AsyncTransfer, error) {
 	const op = "PJRT_Client_CreateBuffersForAsyncHostToDevice"
-	if err := c.check(); err != nil {
+	if err := c.enter(); err != nil {
 		return nil, err
 	}
+	defer c.exit()
 	x, ok := c.b.(backend.AsyncTransferCreator)
 	if !ok {
 		return nil, notSupported(op, "async host-to-device transfers", c.plugin)
@@ -60,24 +59,40 @@ func (c *Client) NewAsyncTransfer(shapes []xla.Shape, opts ...BufferOption) (*As
 	return t, nil
 }
 
-func (t *AsyncTransfer) check(op string, i int) error {
-	if err := checkOpen(&t.mu, &t.closed); err != nil {
-		return err
-	}
-	if err := t.c.check(); err != nil {
-		return err
-	}
+// enter begins a call on the transfer's buffer i (ErrClosed once it or
+// its client is closed); exit must follow.
+func (t *AsyncTransfer) enter(op string, i int) error {
 	if i < 0 || i >= len(t.shapes) {
 		return errorf(InvalidArgument, op, "buffer index %d out of range [0, %d)", i, len(t.shapes))
+	}
+	if err := t.life.enter(); err != nil {
+		return err
+	}
+	if err := t.c.enter(); err != nil {
+		t.leave()
+		return err
 	}
 	return nil
 }
 
+// exit ends a call begun by enter.
+func (t *AsyncTransfer) exit() {
+	t.c.exit()
+	t.leave()
+}
+
+func (t *AsyncTransfer) leave() {
+	if t.life.exit() {
+		t.c.release(t.b)
+	}
+}
+
 // Device is the device the buffers are on.
 func (t *AsyncTransfer) Device() (*Device, error) {
-	if err := t.check("PJRT_AsyncHostToDeviceTransferManager_Device", 0); err != nil {
+	if err := t.enter("PJRT_AsyncHostToDeviceTransferManager_Device", 0); err != nil {
 		return nil, err
 	}
+	defer t.exit()
 	d, err := t.b.Device()
 	if err != nil {
 		return nil, err
@@ -87,18 +102,20 @@ func (t *AsyncTransfer) Device() (*Device, error) {
 
 // BufferCount is the number of buffers, as the plugin reports it.
 func (t *AsyncTransfer) BufferCount() (int, error) {
-	if err := t.check("PJRT_AsyncHostToDeviceTransferManager_BufferCount", 0); err != nil {
+	if err := t.enter("PJRT_AsyncHostToDeviceTransferManager_BufferCount", 0); err != nil {
 		return 0, err
 	}
+	defer t.exit()
 	return t.b.BufferCount()
 }
 
 // BufferSize is the on-device size of buffer i in bytes: what
 // TransferData's pieces must add up to.
 func (t *AsyncTransfer) BufferSize(i int) (int64, error) {
-	if err := t.check("PJRT_AsyncHostToDeviceTransferManager_BufferSize", i); err != nil {
+	if err := t.enter("PJRT_AsyncHostToDeviceTransferManager_BufferSize", i); err != nil {
 		return 0, err
 	}
+	defer t.exit()
 	return t.b.BufferSize(i)
 }
 
@@ -107,9 +124,10 @@ func (t *AsyncTransfer) BufferSize(i int) (int64, error) {
 // until the returned event fires (halo keeps it pinned until then).
 func (t *AsyncTransfer) TransferData(i int, data []byte, offset int64, last bool) (*Event, error) {
 	const op = "PJRT_AsyncHostToDeviceTransferManager_TransferData"
-	if err := t.check(op, i); err != nil {
+	if err := t.enter(op, i); err != nil {
 		return nil, err
 	}
+	defer t.exit()
 	if offset < 0 {
 		return nil, errorf(InvalidArgument, op, "negative offset %d", offset)
 	}
@@ -124,9 +142,10 @@ func (t *AsyncTransfer) TransferData(i int, data []byte, offset int64, last bool
 // of its shape (Shape.HostBytes bytes), as its last piece.
 func (t *AsyncTransfer) TransferLiteral(i int, data []byte) (*Event, error) {
 	const op = "PJRT_AsyncHostToDeviceTransferManager_TransferLiteral"
-	if err := t.check(op, i); err != nil {
+	if err := t.enter(op, i); err != nil {
 		return nil, err
 	}
+	defer t.exit()
 	if int64(len(data)) != t.shapes[i].HostBytes() {
 		return nil, errorf(InvalidArgument, op, "host data has %d bytes, shape %v needs %d", len(data), t.shapes[i], t.shapes[i].HostBytes())
 	}
@@ -140,9 +159,10 @@ func (t *AsyncTransfer) TransferLiteral(i int, data []byte) (*Event, error) {
 // SetBufferError fails buffer i with err instead of sending its data.
 func (t *AsyncTransfer) SetBufferError(i int, err error) error {
 	const op = "PJRT_AsyncHostToDeviceTransferManager_SetBufferError"
-	if cerr := t.check(op, i); cerr != nil {
+	if cerr := t.enter(op, i); cerr != nil {
 		return cerr
 	}
+	defer t.exit()
 	code, msg := errorCode(err)
 	if code == 0 {
 		return errorf(InvalidArgument, op, "the buffer's error is nil")
@@ -154,9 +174,10 @@ func (t *AsyncTransfer) SetBufferError(i int, err error) error {
 // Option values).
 func (t *AsyncTransfer) AddMetadata(md map[string]any) error {
 	const op = "PJRT_AsyncHostToDeviceTransferManager_AddMetadata"
-	if err := t.check(op, 0); err != nil {
+	if err := t.enter(op, 0); err != nil {
 		return err
 	}
+	defer t.exit()
 	opts := make([]Option, 0, len(md))
 	for _, k := range sortedAttrNames(md) {
 		opts = append(opts, Option{Name: k, Value: md[k]})
@@ -171,9 +192,10 @@ func (t *AsyncTransfer) AddMetadata(md map[string]any) error {
 // Buffer takes buffer i (once per index); it becomes ready when its last
 // piece has arrived.
 func (t *AsyncTransfer) Buffer(i int) (*Buffer, error) {
-	if err := t.check("PJRT_AsyncHostToDeviceTransferManager_RetrieveBuffer", i); err != nil {
+	if err := t.enter("PJRT_AsyncHostToDeviceTransferManager_RetrieveBuffer", i); err != nil {
 		return nil, err
 	}
+	defer t.exit()
 	b, err := t.b.Buffer(i)
 	if err != nil {
 		return nil, err
@@ -183,7 +205,7 @@ func (t *AsyncTransfer) Buffer(i int) (*Buffer, error) {
 
 // Close releases the transfer. It is idempotent.
 func (t *AsyncTransfer) Close() error {
-	if !markClosed(&t.mu, &t.closed) {
+	if !t.life.close() {
 		return nil
 	}
 	return t.c.release(t.b)

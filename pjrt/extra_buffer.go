@@ -12,73 +12,52 @@ import (
 // MinorToMajor n-1, ..., 0 and no tiles.
 type Layout = backend.Layout
 
-func (b *Buffer) info(op string) (backend.BufferInfo, error) {
-	if err := b.check(); err != nil {
-		return nil, err
+// bufferCall runs f on b's backend buffer as the optional interface X,
+// within enter and exit (what a backend lacks is Unimplemented, naming op
+// and what).
+func bufferCall[X, R any](b *Buffer, op, what string, f func(X) (R, error)) (R, error) {
+	var zero R
+	if err := b.enter(); err != nil {
+		return zero, err
 	}
-	x, ok := b.b.(backend.BufferInfo)
+	defer b.exit()
+	x, ok := b.b.(X)
 	if !ok {
-		return nil, notSupported(op, "buffer layout queries", b.c.plugin)
+		return zero, notSupported(op, what, b.c.plugin)
 	}
-	return x, nil
+	return f(x)
+}
+
+// noResult adapts a method that returns only an error to bufferCall.
+func noResult[X any](f func(X) error) func(X) (struct{}, error) {
+	return func(x X) (struct{}, error) { return struct{}{}, f(x) }
 }
 
 // UnpaddedDims are the buffer's dimensions without the padding of dynamic
 // dimensions.
 func (b *Buffer) UnpaddedDims() ([]int64, error) {
-	x, err := b.info("PJRT_Buffer_UnpaddedDimensions")
-	if err != nil {
-		return nil, err
-	}
-	return x.UnpaddedDims()
+	return bufferCall(b, "PJRT_Buffer_UnpaddedDimensions", "buffer layout queries", backend.BufferInfo.UnpaddedDims)
 }
 
 // DynamicDims are the indices of the buffer's dynamic dimensions.
 func (b *Buffer) DynamicDims() ([]int, error) {
-	x, err := b.info("PJRT_Buffer_DynamicDimensionIndices")
-	if err != nil {
-		return nil, err
-	}
-	return x.DynamicDims()
+	return bufferCall(b, "PJRT_Buffer_DynamicDimensionIndices", "buffer layout queries", backend.BufferInfo.DynamicDims)
 }
 
 // Layout is the buffer's memory layout on the device.
 func (b *Buffer) Layout() (Layout, error) {
-	x, err := b.info("PJRT_Buffer_GetMemoryLayout")
-	if err != nil {
-		return Layout{}, err
-	}
-	return x.Layout()
+	return bufferCall(b, "PJRT_Buffer_GetMemoryLayout", "buffer layout queries", backend.BufferInfo.Layout)
 }
 
 // SerializedLayout is the buffer's layout as the plugin serializes it
 // (Layouts extension), e.g. "{1,0}".
 func (b *Buffer) SerializedLayout() ([]byte, error) {
-	x, err := b.info("PJRT_Layouts_PJRT_Buffer_MemoryLayout")
-	if err != nil {
-		return nil, err
-	}
-	return x.SerializedLayout()
+	return bufferCall(b, "PJRT_Layouts_PJRT_Buffer_MemoryLayout", "buffer layout queries", backend.BufferInfo.SerializedLayout)
 }
 
 // IsOnCPU reports whether the buffer's memory is host memory.
 func (b *Buffer) IsOnCPU() (bool, error) {
-	x, err := b.info("PJRT_Buffer_IsOnCpu")
-	if err != nil {
-		return false, err
-	}
-	return x.IsOnCPU()
-}
-
-func (b *Buffer) pointers(op string) (backend.BufferPointers, error) {
-	if err := b.check(); err != nil {
-		return nil, err
-	}
-	x, ok := b.b.(backend.BufferPointers)
-	if !ok {
-		return nil, notSupported(op, "buffer pointers", b.c.plugin)
-	}
-	return x, nil
+	return bufferCall(b, "PJRT_Buffer_IsOnCpu", "buffer layout queries", backend.BufferInfo.IsOnCPU)
 }
 
 // UnsafePointer is the address of the buffer's memory, for interop with
@@ -86,80 +65,44 @@ func (b *Buffer) pointers(op string) (backend.BufferPointers, error) {
 // hold an external reference (IncreaseExternalReferenceCount) while using
 // it.
 func (b *Buffer) UnsafePointer() (uintptr, error) {
-	x, err := b.pointers("PJRT_Buffer_UnsafePointer")
-	if err != nil {
-		return 0, err
-	}
-	return x.UnsafePointer()
+	return bufferCall(b, "PJRT_Buffer_UnsafePointer", "buffer pointers", backend.BufferPointers.UnsafePointer)
 }
 
 // DeviceMemoryPointer is the opaque device memory pointer of the buffer
 // (PJRT_Buffer_OpaqueDeviceMemoryDataPointer), e.g. a CUDA device pointer.
 func (b *Buffer) DeviceMemoryPointer() (uintptr, error) {
-	x, err := b.pointers("PJRT_Buffer_OpaqueDeviceMemoryDataPointer")
-	if err != nil {
-		return 0, err
-	}
-	return x.DeviceMemoryPointer()
-}
-
-func (b *Buffer) refs(op string) (backend.BufferExternalRefs, error) {
-	if err := b.check(); err != nil {
-		return nil, err
-	}
-	x, ok := b.b.(backend.BufferExternalRefs)
-	if !ok {
-		return nil, notSupported(op, "external buffer references", b.c.plugin)
-	}
-	return x, nil
+	return bufferCall(b, "PJRT_Buffer_OpaqueDeviceMemoryDataPointer", "buffer pointers", backend.BufferPointers.DeviceMemoryPointer)
 }
 
 // IncreaseExternalReferenceCount tells the plugin that something outside
 // it uses the buffer's memory (keeping it from being donated or moved).
 func (b *Buffer) IncreaseExternalReferenceCount() error {
-	x, err := b.refs("PJRT_Buffer_IncreaseExternalReferenceCount")
-	if err != nil {
-		return err
-	}
-	return x.IncreaseExternalReferenceCount()
+	_, err := bufferCall(b, "PJRT_Buffer_IncreaseExternalReferenceCount", "external buffer references",
+		noResult(backend.BufferExternalRefs.IncreaseExternalReferenceCount))
+	return err
 }
 
 // DecreaseExternalReferenceCount releases one external reference.
 func (b *Buffer) DecreaseExternalReferenceCount() error {
-	x, err := b.refs("PJRT_Buffer_DecreaseExternalReferenceCount")
-	if err != nil {
-		return err
-	}
-	return x.DecreaseExternalReferenceCount()
-}
-
-func (b *Buffer) rawCopier(op string) (backend.BufferRawCopier, error) {
-	if err := b.check(); err != nil {
-		return nil, err
-	}
-	x, ok := b.b.(backend.BufferRawCopier)
-	if !ok {
-		return nil, notSupported(op, "raw copies to the host", b.c.plugin)
-	}
-	return x, nil
+	_, err := bufferCall(b, "PJRT_Buffer_DecreaseExternalReferenceCount", "external buffer references",
+		noResult(backend.BufferExternalRefs.DecreaseExternalReferenceCount))
+	return err
 }
 
 // CopyRawToHost starts copying len(dst) bytes of the buffer's on-device
 // representation, from byte offset, into dst. dst must not be touched
 // until the returned event fires (halo keeps it pinned until then).
 func (b *Buffer) CopyRawToHost(dst []byte, offset int64) (*Event, error) {
-	x, err := b.rawCopier("PJRT_Buffer_CopyRawToHost")
-	if err != nil {
-		return nil, err
-	}
 	if offset < 0 {
 		return nil, errorf(InvalidArgument, "PJRT_Buffer_CopyRawToHost", "negative offset %d", offset)
 	}
-	e, err := x.CopyRawToHost(dst, offset)
-	if err != nil {
-		return nil, err
-	}
-	return newEvent(e), nil
+	return bufferCall(b, "PJRT_Buffer_CopyRawToHost", "raw copies to the host", func(x backend.BufferRawCopier) (*Event, error) {
+		e, err := x.CopyRawToHost(dst, offset)
+		if err != nil {
+			return nil, err
+		}
+		return newEvent(e), nil
+	})
 }
 
 // RawCopy is a raw copy to the host whose destination is given later
@@ -177,18 +120,16 @@ type RawCopy struct {
 // destination is given by RawCopy.Provide (or abandoned by RawCopy.Cancel).
 // One of them must be called.
 func (b *Buffer) CopyRawToHostLater(offset, size int64) (*RawCopy, error) {
-	x, err := b.rawCopier("PJRT_Buffer_CopyRawToHostFuture")
-	if err != nil {
-		return nil, err
-	}
 	if offset < 0 || size < 0 {
 		return nil, errorf(InvalidArgument, "PJRT_Buffer_CopyRawToHostFuture", "negative offset %d or size %d", offset, size)
 	}
-	done, provide, err := x.CopyRawToHostFuture(offset, size)
-	if err != nil {
-		return nil, err
-	}
-	return &RawCopy{done: newEvent(done), size: size, provide: provide}, nil
+	return bufferCall(b, "PJRT_Buffer_CopyRawToHostFuture", "raw copies to the host", func(x backend.BufferRawCopier) (*RawCopy, error) {
+		done, provide, err := x.CopyRawToHostFuture(offset, size)
+		if err != nil {
+			return nil, err
+		}
+		return &RawCopy{done: newEvent(done), size: size, provide: provide}, nil
+	})
 }
 
 // Done fires when the copy has been written (or has failed).
@@ -225,9 +166,10 @@ func (r *RawCopy) Cancel(err error) error {
 // Bitcast returns a buffer that views the same memory as another shape of
 // the same byte size (PJRT_Buffer_Bitcast).
 func (b *Buffer) Bitcast(shape xla.Shape) (*Buffer, error) {
-	if err := b.check(); err != nil {
+	if err := b.enter(); err != nil {
 		return nil, err
 	}
+	defer b.exit()
 	if err := shape.Validate(); err != nil {
 		return nil, err
 	}
@@ -267,9 +209,10 @@ func (d *ControlDependency) Ready(err error) error {
 // that becomes ready only after ControlDependency.Ready is called (which
 // must happen). The original buffer is deleted.
 func (b *Buffer) DonateWithControlDependency() (*Buffer, *ControlDependency, error) {
-	if err := b.check(); err != nil {
+	if err := b.enter(); err != nil {
 		return nil, nil, err
 	}
+	defer b.exit()
 	x, ok := b.b.(backend.BufferDonator)
 	if !ok {
 		return nil, nil, notSupported("PJRT_Buffer_DonateWithControlDependency", "donation with a control dependency", b.c.plugin)

@@ -48,10 +48,9 @@ func (c *Client) placement(op string, opts []BufferOption, wantMemory bool) (bac
 	return bd, bm, nil
 }
 
+// bufferCreator is c's backend as a BufferCreator (the caller is within
+// c.enter and c.exit).
 func (c *Client) bufferCreator(op string) (backend.BufferCreator, error) {
-	if err := c.check(); err != nil {
-		return nil, err
-	}
 	x, ok := c.b.(backend.BufferCreator)
 	if !ok {
 		return nil, notSupported(op, "creating buffers without host data", c.plugin)
@@ -62,9 +61,10 @@ func (c *Client) bufferCreator(op string) (backend.BufferCreator, error) {
 // LookupAddressableDevice returns the addressable device with the given
 // local hardware id (see Device.LocalHardwareID).
 func (c *Client) LookupAddressableDevice(localHardwareID int) (*Device, error) {
-	if err := c.check(); err != nil {
+	if err := c.enter(); err != nil {
 		return nil, err
 	}
+	defer c.exit()
 	x, ok := c.b.(backend.AddressableDeviceLookup)
 	if !ok {
 		for _, d := range c.AddressableDevices() {
@@ -86,6 +86,10 @@ func (c *Client) LookupAddressableDevice(localHardwareID int) (*Device, error) {
 // InMemory say.
 func (c *Client) CreateUninitializedBuffer(shape xla.Shape, opts ...BufferOption) (*Buffer, error) {
 	const op = "PJRT_Client_CreateUninitializedBuffer"
+	if err := c.enter(); err != nil {
+		return nil, err
+	}
+	defer c.exit()
 	x, err := c.bufferCreator(op)
 	if err != nil {
 		return nil, err
@@ -110,6 +114,10 @@ func (c *Client) CreateUninitializedBuffer(shape xla.Shape, opts ...BufferOption
 // names, else in the default memory of OnDevice's (or the first) device.
 func (c *Client) CreateErrorBuffer(shape xla.Shape, bufErr error, opts ...BufferOption) (*Buffer, error) {
 	const op = "PJRT_Client_CreateErrorBuffer"
+	if err := c.enter(); err != nil {
+		return nil, err
+	}
+	defer c.exit()
 	x, err := c.bufferCreator(op)
 	if err != nil {
 		return nil, err
@@ -139,6 +147,10 @@ func (c *Client) CreateErrorBuffer(shape xla.Shape, bufErr error, opts ...Buffer
 // pending work is done).
 func (c *Client) CreateViewOfDeviceBuffer(ptr uintptr, shape xla.Shape, onDelete func(), opts ...BufferOption) (*Buffer, error) {
 	const op = "PJRT_Client_CreateViewOfDeviceBuffer"
+	if err := c.enter(); err != nil {
+		return nil, err
+	}
+	defer c.exit()
 	x, err := c.bufferCreator(op)
 	if err != nil {
 		return nil, err
@@ -178,9 +190,10 @@ type AliasFulfillment struct {
 // (the interpreter).
 func (c *Client) CreateAliasBuffer(shape xla.Shape, opts ...BufferOption) (*Buffer, *AliasFulfillment, error) {
 	const op = "PJRT_Client_CreateAliasBuffer"
-	if err := c.check(); err != nil {
+	if err := c.enter(); err != nil {
 		return nil, nil, err
 	}
+	defer c.exit()
 	x, ok := c.b.(backend.AliasBufferCreator)
 	if !ok {
 		return nil, nil, notSupported(op, "alias buffers", c.plugin)
@@ -229,9 +242,10 @@ func (f *AliasFulfillment) finishLocked(src *Buffer, code int, msg string) error
 		if src.c != f.c {
 			return errorf(InvalidArgument, "PJRT_Client_FulfillAliasBuffer", "the source buffer belongs to another client")
 		}
-		if err := src.check(); err != nil {
+		if err := src.enter(); err != nil {
 			return err
 		}
+		defer src.exit()
 		bs = src.b
 	}
 	if err := f.b.Fulfill(bs, code, msg); err != nil {
@@ -281,9 +295,10 @@ func (f *AliasFulfillment) cancel() error {
 // DMAMap registers host memory with the plugin for faster transfers. data
 // stays pinned until DMAUnmap.
 func (c *Client) DMAMap(data []byte) error {
-	if err := c.check(); err != nil {
+	if err := c.enter(); err != nil {
 		return err
 	}
+	defer c.exit()
 	x, ok := c.b.(backend.DMAMapper)
 	if !ok {
 		return notSupported("PJRT_Client_DmaMap", "DMA mappings", c.plugin)
@@ -296,9 +311,10 @@ func (c *Client) DMAMap(data []byte) error {
 
 // DMAUnmap undoes DMAMap for the same slice.
 func (c *Client) DMAUnmap(data []byte) error {
-	if err := c.check(); err != nil {
+	if err := c.enter(); err != nil {
 		return err
 	}
+	defer c.exit()
 	x, ok := c.b.(backend.DMAMapper)
 	if !ok {
 		return notSupported("PJRT_Client_DmaUnmap", "DMA mappings", c.plugin)
@@ -335,9 +351,10 @@ type ProcessInfo struct {
 // UpdateGlobalProcessInfo tells the plugin the state of the job's
 // processes (multi-process jobs).
 func (c *Client) UpdateGlobalProcessInfo(infos []ProcessInfo) error {
-	if err := c.check(); err != nil {
+	if err := c.enter(); err != nil {
 		return err
 	}
+	defer c.exit()
 	x, ok := c.b.(backend.ProcessInfoUpdater)
 	if !ok {
 		return notSupported("PJRT_Client_UpdateGlobalProcessInfo", "process info updates", c.plugin)
@@ -353,9 +370,10 @@ func (c *Client) UpdateGlobalProcessInfo(infos []ProcessInfo) error {
 // DefaultLayout is the plugin's serialized default layout for arrays of
 // the given shape (Layouts extension), e.g. "{1,0}".
 func (c *Client) DefaultLayout(shape xla.Shape) ([]byte, error) {
-	if err := c.check(); err != nil {
+	if err := c.enter(); err != nil {
 		return nil, err
 	}
+	defer c.exit()
 	x, ok := c.b.(backend.DefaultLayouter)
 	if !ok {
 		return nil, notSupported("PJRT_Layouts_PJRT_Client_GetDefaultLayout", "default layouts", c.plugin)

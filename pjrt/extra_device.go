@@ -18,9 +18,10 @@ type MemoryDescription = backend.MemoryDescription
 
 // MemoryStats returns the device's allocator statistics.
 func (d *Device) MemoryStats() (MemoryStats, error) {
-	if err := d.c.check(); err != nil {
+	if err := d.c.enter(); err != nil {
 		return MemoryStats{}, err
 	}
+	defer d.c.exit()
 	x, ok := d.b.(backend.DeviceStats)
 	if !ok {
 		return MemoryStats{}, notSupported("PJRT_Device_MemoryStats", "memory statistics", d.c.plugin)
@@ -30,9 +31,10 @@ func (d *Device) MemoryStats() (MemoryStats, error) {
 
 // ClearMemoryStats resets the device's peak statistics.
 func (d *Device) ClearMemoryStats() error {
-	if err := d.c.check(); err != nil {
+	if err := d.c.enter(); err != nil {
 		return err
 	}
+	defer d.c.exit()
 	x, ok := d.b.(backend.DeviceStats)
 	if !ok {
 		return notSupported("PJRT_Device_ClearMemoryStats", "memory statistics", d.c.plugin)
@@ -43,9 +45,10 @@ func (d *Device) ClearMemoryStats() error {
 // CurrentAttributes reads the device's attributes again
 // (PJRT_Device_GetAttributes); Attributes returns those read at startup.
 func (d *Device) CurrentAttributes() (map[string]any, error) {
-	if err := d.c.check(); err != nil {
+	if err := d.c.enter(); err != nil {
 		return nil, err
 	}
+	defer d.c.exit()
 	x, ok := d.b.(backend.DeviceLiveAttributes)
 	if !ok {
 		return nil, notSupported("PJRT_Device_GetAttributes", "current device attributes", d.c.plugin)
@@ -61,9 +64,10 @@ func (d *Device) CurrentAttributes() (map[string]any, error) {
 // given launch id that has not started yet, with err as its error. It
 // reports whether an execution was poisoned.
 func (d *Device) PoisonExecution(launchID int, err error) (bool, error) {
-	if cerr := d.c.check(); cerr != nil {
+	if cerr := d.c.enter(); cerr != nil {
 		return false, cerr
 	}
+	defer d.c.exit()
 	x, ok := d.b.(backend.DevicePoisoner)
 	if !ok {
 		return false, notSupported("PJRT_Device_PoisonExecution", "poisoning executions", d.c.plugin)
@@ -86,9 +90,10 @@ type AsyncTrackingEvent struct {
 
 // CreateAsyncTrackingEvent starts a tracking event with a description.
 func (d *Device) CreateAsyncTrackingEvent(description string) (*AsyncTrackingEvent, error) {
-	if err := d.c.check(); err != nil {
+	if err := d.c.enter(); err != nil {
 		return nil, err
 	}
+	defer d.c.exit()
 	x, ok := d.b.(backend.AsyncTrackingEventCreator)
 	if !ok {
 		return nil, notSupported("PJRT_Device_CreateAsyncTrackingEvent", "async tracking events", d.c.plugin)
@@ -114,9 +119,10 @@ func (e *AsyncTrackingEvent) Close() error {
 // MemoryDescriptions lists the device's memory spaces as its description
 // reports them (MemoryDescriptions extension).
 func (d *Device) MemoryDescriptions() ([]MemoryDescription, error) {
-	if err := d.c.check(); err != nil {
+	if err := d.c.enter(); err != nil {
 		return nil, err
 	}
+	defer d.c.exit()
 	x, ok := d.b.(backend.DeviceMemoryDescriber)
 	if !ok {
 		return nil, notSupported("PJRT_DeviceDescription_MemoryDescriptions", "memory descriptions", d.c.plugin)

@@ -17,7 +17,8 @@ type LogicalDeviceID = backend.LogicalDeviceID
 // compiledDetails gives Executable and UnloadedExecutable the queries of a
 // compiled program (PJRT_Executable_*).
 type compiledDetails struct {
-	usable func() error // ErrClosed once the program (or its client) is closed
+	enter  func() error // begins a call: ErrClosed once the program (or its client) is closed
+	exit   func()       // ends it
 	prog   compiledProgram
 	plugin *Plugin
 }
@@ -32,54 +33,62 @@ type compiledProgram interface {
 	Serialize() ([]byte, error)
 }
 
-func (d compiledDetails) details(op string) (backend.ExecutableDetails, error) {
-	if err := d.usable(); err != nil {
-		return nil, err
+// details begins a call on the program as ExecutableDetails; the caller
+// runs done when it has finished with x.
+func (d compiledDetails) details(op string) (x backend.ExecutableDetails, done func(), err error) {
+	if err := d.enter(); err != nil {
+		return nil, nil, err
 	}
 	x, ok := d.prog.(backend.ExecutableDetails)
 	if !ok {
-		return nil, notSupported(op, "executable details", d.plugin)
+		d.exit()
+		return nil, nil, notSupported(op, "executable details", d.plugin)
 	}
-	return x, nil
+	return x, d.exit, nil
 }
 
 // Name is the executable's name (usually the module's).
 func (d compiledDetails) Name() (string, error) {
-	if err := d.usable(); err != nil {
+	if err := d.enter(); err != nil {
 		return "", err
 	}
+	defer d.exit()
 	return d.prog.Name()
 }
 
 // NumReplicas is the number of replicas it was compiled for.
 func (d compiledDetails) NumReplicas() (int, error) {
-	if err := d.usable(); err != nil {
+	if err := d.enter(); err != nil {
 		return 0, err
 	}
+	defer d.exit()
 	return d.prog.NumReplicas()
 }
 
 // NumPartitions is the number of partitions it was compiled for.
 func (d compiledDetails) NumPartitions() (int, error) {
-	if err := d.usable(); err != nil {
+	if err := d.enter(); err != nil {
 		return 0, err
 	}
+	defer d.exit()
 	return d.prog.NumPartitions()
 }
 
 // Fingerprint identifies the compiled code (for caches).
 func (d compiledDetails) Fingerprint() (string, error) {
-	if err := d.usable(); err != nil {
+	if err := d.enter(); err != nil {
 		return "", err
 	}
+	defer d.exit()
 	return d.prog.Fingerprint()
 }
 
 // Serialize returns bytes Client.DeserializeAndLoad accepts.
 func (d compiledDetails) Serialize() ([]byte, error) {
-	if err := d.usable(); err != nil {
+	if err := d.enter(); err != nil {
 		return nil, err
 	}
+	defer d.exit()
 	return d.prog.Serialize()
 }
 
@@ -94,20 +103,22 @@ func outputsOf(outs []backend.OutputInfo) []Output {
 
 // SizeOfGeneratedCode is the size of the compiled code in bytes.
 func (d compiledDetails) SizeOfGeneratedCode() (int64, error) {
-	x, err := d.details("PJRT_Executable_SizeOfGeneratedCodeInBytes")
+	x, done, err := d.details("PJRT_Executable_SizeOfGeneratedCodeInBytes")
 	if err != nil {
 		return 0, err
 	}
+	defer done()
 	return x.SizeOfGeneratedCode()
 }
 
 // CostAnalysis returns the compiler's cost estimates, e.g. "flops" and
 // "bytes accessed" (values as in Plugin.Attributes).
 func (d compiledDetails) CostAnalysis() (map[string]any, error) {
-	x, err := d.details("PJRT_Executable_GetCostAnalysis")
+	x, done, err := d.details("PJRT_Executable_GetCostAnalysis")
 	if err != nil {
 		return nil, err
 	}
+	defer done()
 	nvs, err := x.CostAnalysis()
 	if err != nil {
 		return nil, err
@@ -117,20 +128,22 @@ func (d compiledDetails) CostAnalysis() (map[string]any, error) {
 
 // CompiledMemoryStats returns the memory the program needs.
 func (d compiledDetails) CompiledMemoryStats() (CompiledMemoryStats, error) {
-	x, err := d.details("PJRT_Executable_GetCompiledMemoryStats")
+	x, done, err := d.details("PJRT_Executable_GetCompiledMemoryStats")
 	if err != nil {
 		return CompiledMemoryStats{}, err
 	}
+	defer done()
 	return x.CompiledMemoryStats()
 }
 
 // OptimizedProgram returns the program after the compiler's optimizations
 // (usually an HloModuleProto, format "hlo").
 func (d compiledDetails) OptimizedProgram() (Program, error) {
-	x, err := d.details("PJRT_Executable_OptimizedProgram")
+	x, done, err := d.details("PJRT_Executable_OptimizedProgram")
 	if err != nil {
 		return Program{}, err
 	}
+	defer done()
 	code, format, err := x.OptimizedProgram()
 	if err != nil {
 		return Program{}, err
@@ -141,10 +154,11 @@ func (d compiledDetails) OptimizedProgram() (Program, error) {
 // CompileOptions returns the options the program was compiled with,
 // decoded (fields halo does not model are dropped).
 func (d compiledDetails) CompileOptions() (xla.CompileOptions, error) {
-	x, err := d.details("PJRT_Executable_GetCompileOptions")
+	x, done, err := d.details("PJRT_Executable_GetCompileOptions")
 	if err != nil {
 		return xla.CompileOptions{}, err
 	}
+	defer done()
 	raw, err := x.CompileOptions()
 	if err != nil {
 		return xla.CompileOptions{}, err
@@ -154,69 +168,78 @@ func (d compiledDetails) CompileOptions() (xla.CompileOptions, error) {
 
 // ParameterMemoryKinds are the memory kinds of the program's parameters.
 func (d compiledDetails) ParameterMemoryKinds() ([]string, error) {
-	x, err := d.details("PJRT_Executable_ParameterMemoryKinds")
+	x, done, err := d.details("PJRT_Executable_ParameterMemoryKinds")
 	if err != nil {
 		return nil, err
 	}
+	defer done()
 	return x.ParameterMemoryKinds()
 }
 
 // OutputLayouts are the serialized layouts of the outputs (Layouts extension).
 func (d compiledDetails) OutputLayouts() ([][]byte, error) {
-	x, err := d.details("PJRT_Layouts_PJRT_Executable_GetOutputLayouts")
+	x, done, err := d.details("PJRT_Layouts_PJRT_Executable_GetOutputLayouts")
 	if err != nil {
 		return nil, err
 	}
+	defer done()
 	return x.OutputLayouts()
 }
 
 // ParameterLayouts are the serialized layouts of the parameters (Layouts
 // extension).
 func (d compiledDetails) ParameterLayouts() ([][]byte, error) {
-	x, err := d.details("PJRT_Layouts_PJRT_Executable_GetParameterLayouts")
+	x, done, err := d.details("PJRT_Layouts_PJRT_Executable_GetParameterLayouts")
 	if err != nil {
 		return nil, err
 	}
+	defer done()
 	return x.ParameterLayouts()
 }
 
-func (e *Executable) loaded(op string) (backend.LoadedExecutableDetails, error) {
-	if err := e.check(); err != nil {
-		return nil, err
+// loaded begins a call on the executable as LoadedExecutableDetails; the
+// caller runs done when it has finished with x.
+func (e *Executable) loaded(op string) (x backend.LoadedExecutableDetails, done func(), err error) {
+	if err := e.enter(); err != nil {
+		return nil, nil, err
 	}
 	x, ok := e.b.(backend.LoadedExecutableDetails)
 	if !ok {
-		return nil, notSupported(op, "loaded executable details", e.c.plugin)
+		e.exit()
+		return nil, nil, notSupported(op, "loaded executable details", e.c.plugin)
 	}
-	return x, nil
+	return x, e.exit, nil
 }
 
 // Delete frees the executable's device resources now; the Executable stays
 // valid (IsDeleted reports true, Execute fails) until Close.
 func (e *Executable) Delete() error {
-	x, err := e.loaded("PJRT_LoadedExecutable_Delete")
+	x, done, err := e.loaded("PJRT_LoadedExecutable_Delete")
 	if err != nil {
 		return err
 	}
+	defer done()
 	return x.Delete()
 }
 
 // IsDeleted reports whether Delete was called.
 func (e *Executable) IsDeleted() (bool, error) {
-	x, err := e.loaded("PJRT_LoadedExecutable_IsDeleted")
+	x, done, err := e.loaded("PJRT_LoadedExecutable_IsDeleted")
 	if err != nil {
 		return false, err
 	}
+	defer done()
 	return x.IsDeleted()
 }
 
 // DeviceAssignment returns the device ids the executable runs on, indexed
 // [replica][partition].
 func (e *Executable) DeviceAssignment() (xla.DeviceAssignment, error) {
-	x, err := e.loaded("PJRT_LoadedExecutable_GetDeviceAssignment")
+	x, done, err := e.loaded("PJRT_LoadedExecutable_GetDeviceAssignment")
 	if err != nil {
 		return nil, err
 	}
+	defer done()
 	raw, err := x.DeviceAssignment()
 	if err != nil {
 		return nil, err
@@ -237,9 +260,10 @@ func (e *Executable) DeviceAssignment() (xla.DeviceAssignment, error) {
 // LogicalDeviceIDs are the replica and partition of each addressable
 // device, in AddressableDevices order.
 func (e *Executable) LogicalDeviceIDs() ([]LogicalDeviceID, error) {
-	x, err := e.loaded("PJRT_LoadedExecutable_AddressableDeviceLogicalIds")
+	x, done, err := e.loaded("PJRT_LoadedExecutable_AddressableDeviceLogicalIds")
 	if err != nil {
 		return nil, err
 	}
+	defer done()
 	return x.LogicalDeviceIDs()
 }

@@ -36,9 +36,10 @@ type DeviceDescription struct {
 // Topology returns the client's topology. It belongs to the client: Close
 // is a no-op and it is unusable once the client is closed.
 func (c *Client) Topology() (*Topology, error) {
-	if err := c.check(); err != nil {
+	if err := c.enter(); err != nil {
 		return nil, err
 	}
+	defer c.exit()
 	x, ok := c.b.(backend.TopologyGetter)
 	if !ok {
 		return nil, notSupported("PJRT_Client_TopologyDescription", "topologies", c.plugin)
@@ -248,7 +249,7 @@ func (t *Topology) Compile(p Program, opts *xla.CompileOptions) (*UnloadedExecut
 		return nil, err
 	}
 	u := &UnloadedExecutable{plugin: t.plugin, b: b}
-	u.compiledDetails = compiledDetails{usable: u.check, prog: b, plugin: t.plugin}
+	u.compiledDetails = compiledDetails{enter: u.check, exit: func() {}, prog: b, plugin: t.plugin}
 	runtime.AddCleanup(u, func(b backend.CompiledProgram) { b.Close() }, b)
 	return u, nil
 }
@@ -281,9 +282,10 @@ func (u *UnloadedExecutable) Close() error {
 // devices. opts (may be nil) override its compile options.
 func (c *Client) Load(u *UnloadedExecutable, opts *xla.CompileOptions) (*Executable, error) {
 	const op = "PJRT_Client_Load"
-	if err := c.check(); err != nil {
+	if err := c.enter(); err != nil {
 		return nil, err
 	}
+	defer c.exit()
 	if u == nil {
 		return nil, errorf(InvalidArgument, op, "executable is nil")
 	}

@@ -110,9 +110,10 @@ func (p *Plugin) RegisterFFIType(name string) (int64, error) {
 // the context. One datum per type id.
 func (x *ExecuteContext) AddFFIUserData(typeID int64, data uintptr) error {
 	const op = "PJRT_FFI_UserData_Add"
-	if err := x.check(); err != nil {
+	if err := x.enter(); err != nil {
 		return err
 	}
+	defer x.exit()
 	a, ok := x.b.(backend.FFIUserDataAdder)
 	if !ok {
 		return notSupported(op, "FFI user data", x.c.plugin)

@@ -245,3 +245,31 @@ func TestGPUCustomCalls(t *testing.T) {
 	assert.Equal(t, "halo_v1:v1:execute", oc.record("gpu_custom_call_handlers"))
 	assert.Contains(t, oc.text("conformance_ffi_handlers"), "halo_v1@CUDA:api=0.3", "the typed handler was registered with its metadata call")
 }
+
+// XLA gives a type name an id once (a second PJRT_FFI_Type_Register of the
+// name is an error naming the id; the conformance plugin does the same):
+// RegisterFFIType asks the plugin once per name, and takes the id from
+// that error when other code of the process registered the name first.
+func TestFFITypeRegisteredOnce(t *testing.T) {
+	c := openConformance(t)
+	cl := c.client(t)
+	p := cl.Plugin()
+	before := c.counter("ffi_type_registrations")
+	id, err := p.RegisterFFIType("halo_once_type")
+	require.NoError(t, err)
+	for range 3 {
+		again, err := p.RegisterFFIType("halo_once_type")
+		require.NoError(t, err)
+		assert.Equal(t, id, again)
+	}
+	assert.Equal(t, int64(1), c.counter("ffi_type_registrations")-before)
+
+	cp := p.b.(*cPlugin)
+	other, err := cp.registerFFIType("halo_elsewhere_type") // as other code would
+	require.NoError(t, err)
+	_, err = cp.registerFFIType("halo_elsewhere_type")
+	require.ErrorContains(t, err, "already registered with type id")
+	got, err := p.RegisterFFIType("halo_elsewhere_type")
+	require.NoError(t, err)
+	assert.Equal(t, other, got)
+}

@@ -270,6 +270,56 @@ func sortedAttrNames(m map[string]any) []string {
 	return keys
 }
 
+// life is the open/closed state of an object with a plugin handle and the
+// count of its calls in progress, so that Close releases the handle only
+// after the last of them: a call that began before Close still uses a
+// valid handle, one that begins after it gets ErrClosed.
+type life struct {
+	mu       sync.Mutex
+	closed   bool
+	users    int
+	released bool
+}
+
+// enter begins a call (ErrClosed once closed); exit must follow.
+func (l *life) enter() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closed {
+		return ErrClosed
+	}
+	l.users++
+	return nil
+}
+
+// exit ends a call and reports whether the caller must now release the
+// handle (Close came meanwhile and this was the last call).
+func (l *life) exit() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.users--
+	return l.release()
+}
+
+// close marks the object closed and reports whether the caller must
+// release the handle now (no call in progress; false when it was closed
+// already: Close is idempotent).
+func (l *life) close() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.closed = true
+	return l.release()
+}
+
+// release reports, once, that the handle is free to release (l.mu held).
+func (l *life) release() bool {
+	if !l.closed || l.users > 0 || l.released {
+		return false
+	}
+	l.released = true
+	return true
+}
+
 // markClosed sets *closed under mu and reports whether this call closed
 // the object (false when it already was: Close is idempotent).
 func markClosed(mu *sync.Mutex, closed *bool) bool {

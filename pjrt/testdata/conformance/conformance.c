@@ -3677,7 +3677,13 @@ static int32_t ffi_type_register(const char *name, size_t len, int64_t *id, void
   for (size_t i = 0; i < g_ffi_ntypes; i++) {
     type_entry *t = &g_ffi_types[i];
     if (strlen(t->name) == len && memcmp(t->name, name, len) == 0) {
-      if (*id != 0 && *id != t->id) {
+      if (*id == 0) {
+        /* As XLA's TypeRegistry::AssignTypeId: a name gets an id once. */
+        pthread_mutex_unlock(&g_reg_mu);
+        snprintf(msg, cap, "Type name %.*s already registered with type id %" PRId64, (int)len, name, t->id);
+        return PJRT_Error_Code_INTERNAL;
+      }
+      if (*id != t->id) {
         pthread_mutex_unlock(&g_reg_mu);
         snprintf(msg, cap, "FFI type \"%.*s\" is already registered with type id %" PRId64 ", not %" PRId64, (int)len,
                  name, t->id, *id);

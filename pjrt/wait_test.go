@@ -1,0 +1,162 @@
+package pjrt
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/ebitengine/purego"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/halo-ml/halo/internal/testplugin"
+	"github.com/halo-ml/halo/xla"
+)
+
+// openRefusing opens a copy of the conformance plugin that refuses the
+// args struct named (it wants 8 bytes more), with its introspection.
+func openRefusing(t *testing.T, args string) (*conformance, *Client) {
+	t.Helper()
+	path := testplugin.Copy(t, testplugin.Build(t))
+	t.Setenv("CONFORMANCE_REQUIRE_LARGER", args)
+	lib, err := purego.Dlopen(path, purego.RTLD_NOW|purego.RTLD_LOCAL)
+	require.NoError(t, err)
+	c := &conformance{t: t, path: path, lib: lib}
+	return c, c.client(t)
+}
+
+// f32Source is a ready f32[4] buffer holding 1, 2, 3, 4.
+func f32Source(t *testing.T, cl *Client) *Buffer {
+	t.Helper()
+	src, err := BufferFrom(cl, []float32{1, 2, 3, 4}, []int64{4}, WaitForTransfer())
+	require.NoError(t, err)
+	t.Cleanup(func() { src.Close() })
+	return src
+}
+
+// A plugin that refuses PJRT_Event_Await: ToHost and Await with a context
+// that cannot end wait for the event another way, and ToHost returns only
+// once the destination is written (it used to return the call's error at
+// once and unpin the destination while the copy was still pending).
+func TestBlockingWaitsWhenTheAwaitCallFails(t *testing.T) {
+	c, cl := openRefusing(t, "PJRT_Event_Await_Args")
+	alias, f, err := cl.CreateAliasBuffer(xla.MakeShape(xla.Float32, 4))
+	require.NoError(t, err)
+	defer alias.Close()
+	dst := make([]byte, 16)
+	copied, awaited := make(chan error, 1), make(chan error, 1)
+	go func() { copied <- alias.ToHost(context.Background(), dst) }()
+	go func() { awaited <- alias.Await(context.Background()) }()
+	require.Eventually(t, func() bool { return c.counter("struct_size_failures") >= 2 }, 10*time.Second, time.Millisecond,
+		"both waits tried PJRT_Event_Await")
+	select {
+	case err := <-copied:
+		t.Fatalf("ToHost returned before the alias buffer had data: %v", err)
+	case err := <-awaited:
+		t.Fatalf("Await returned before the alias buffer had data: %v", err)
+	default:
+	}
+	require.NoError(t, f.Fulfill(f32Source(t, cl)))
+	require.NoError(t, <-copied)
+	require.NoError(t, <-awaited)
+	got, err := ToSlice[float32](ctxT(t), alias)
+	require.NoError(t, err)
+	assert.Equal(t, []float32{1, 2, 3, 4}, got)
+	assert.Equal(t, bytesOf([]float32{1, 2, 3, 4}), dst)
+}
+
+// A plugin that refuses PJRT_Event_OnReady: events are polled, and a copy's
+// destination stays pinned until the copy is done.
+func TestEventsArePolledWhenTheCallbackIsRefused(t *testing.T) {
+	_, cl := openRefusing(t, "PJRT_Event_OnReady_Args")
+	alias, f, err := cl.CreateAliasBuffer(xla.MakeShape(xla.Float32, 4))
+	require.NoError(t, err)
+	defer alias.Close()
+	dst := make([]byte, 16)
+	e, err := alias.ToHostAsync(dst)
+	require.NoError(t, err)
+	select {
+	case <-e.Done():
+		t.Fatalf("the copy counted as done before the alias buffer had data: %v", e.Err())
+	case <-time.After(20 * time.Millisecond):
+	}
+	require.NoError(t, f.Fulfill(f32Source(t, cl)))
+	require.NoError(t, e.Await(ctxT(t)))
+	assert.Equal(t, bytesOf([]float32{1, 2, 3, 4}), dst)
+}
+
+// At most 64 waits block in the plugin at once (each holds an OS thread;
+// Go stops the process past 10,000); the others take the completion
+// callback.
+func TestBlockingWaitsAreBounded(t *testing.T) {
+	c := openConformance(t)
+	cl := c.client(t)
+	const n = 100
+	awaits, callbacks := c.counter("event_awaits"), c.counter("onready_registered")
+	fs := make([]*AliasFulfillment, n)
+	var wg sync.WaitGroup
+	errs := make(chan error, n)
+	for i := range fs {
+		alias, f, err := cl.CreateAliasBuffer(xla.MakeShape(xla.Float32, 4))
+		require.NoError(t, err)
+		defer alias.Close()
+		fs[i] = f
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs <- alias.Await(context.Background())
+		}()
+	}
+	require.Eventually(t, func() bool {
+		return c.counter("event_awaits")-awaits == 64 && c.counter("onready_registered")-callbacks == n-64
+	}, 10*time.Second, time.Millisecond, "64 blocked in the plugin, %d on callbacks", n-64)
+	src := f32Source(t, cl)
+	for _, f := range fs {
+		require.NoError(t, f.Fulfill(src))
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		require.NoError(t, err)
+	}
+	assert.Equal(t, int64(64), c.counter("event_awaits")-awaits)
+}
+
+// Close while other goroutines use the buffer or the executable: the
+// handle is released after the calls in progress, never under them (the
+// conformance plugin counts calls on destroyed handles).
+func TestCloseWaitsForCallsInProgress(t *testing.T) {
+	c := openConformance(t)
+	cl := c.client(t)
+	exe, err := cl.Compile(MLIRText(addProgram), nil)
+	require.NoError(t, err)
+	invalid := c.counter("invalid_handles")
+	for i := 0; i < 20000; i++ {
+		b, err := BufferFrom(cl, []float32{1, 2, 3, 4}, []int64{4})
+		require.NoError(t, err)
+		var wg sync.WaitGroup
+		wg.Add(2)
+		go func() {
+			defer wg.Done()
+			switch i % 3 {
+			case 0:
+				_ = b.Await(context.Background())
+			case 1:
+				_ = b.ToHost(context.Background(), make([]byte, 16))
+			case 2:
+				if outs, err := exe.Run(b, b); err == nil {
+					for _, o := range outs {
+						o.Close()
+					}
+				}
+			}
+		}()
+		go func() { defer wg.Done(); b.Close() }()
+		wg.Wait()
+	}
+	assert.Equal(t, invalid, c.counter("invalid_handles"), "calls on destroyed handles")
+	assert.EqualValues(t, 0, c.live("buffer"), "buffers left alive")
+}
+
+func bytesOf(v []float32) []byte { return asBytes(v) }
