@@ -206,6 +206,20 @@ func (e *Executable) Execute(args [][]*Buffer, opts ExecuteOptions) (*Execution,
 		return nil, errorf(InvalidArgument, "PJRT_LoadedExecutable_Execute", "%d argument lists for %d devices", len(args), nDev)
 	}
 	bargs := make([][]backend.Buffer, len(args))
+	// The arguments are in use until the call returns: a Close meanwhile
+	// waits for it.
+	entered := 0
+	defer func() {
+		for _, list := range args {
+			for _, b := range list {
+				if entered == 0 {
+					return
+				}
+				entered--
+				b.exit()
+			}
+		}
+	}()
 	for d, list := range args {
 		bargs[d] = make([]backend.Buffer, len(list))
 		for i, b := range list {
@@ -218,7 +232,7 @@ func (e *Executable) Execute(args [][]*Buffer, opts ExecuteOptions) (*Execution,
 			if err := b.enter(); err != nil {
 				return nil, fmt.Errorf("pjrt: argument %d of device %d: %w", i, d, err)
 			}
-			defer b.exit() // a Close meanwhile waits for the call
+			entered++
 			bargs[d][i] = b.b
 		}
 	}
