@@ -52,14 +52,41 @@ def halo_results(path):
     return out
 
 
-def jax_results(path):
-    """(kernel, config) -> result dict."""
-    out = {}
+def jax_results(path, log):
+    """(kernel, config) -> result dict, from results.json, else (missing
+    or cut short) from the RESULT / FAILED / SKIPPED lines of jax.log."""
+    results = None
     if os.path.exists(path):
-        for r in json.load(open(path))["results"]:
-            kernel, _, config = r["name"].partition("/")
-            out[(kernel, config)] = r
+        try:
+            results = json.load(open(path))["results"]
+        except (ValueError, KeyError, TypeError) as e:
+            print(f"(results.json unreadable: {e}; reading jax.log)")
+    if results is None and os.path.exists(log):
+        results = []
+        for line in open(log, errors="replace"):
+            word, _, rest = line.rstrip("\n").partition(" ")
+            if word == "RESULT":
+                try:
+                    results.append(json.loads(rest))
+                except ValueError:
+                    pass
+            elif word in ("FAILED", "SKIPPED"):
+                name, _, msg = rest.partition(" ")
+                results.append({"name": name, "error" if word == "FAILED" else "skipped": msg})
+    out = {}
+    for r in results or []:
+        kernel, _, config = r.get("name", "").partition("/")
+        out[(kernel, config)] = r
     return out
+
+
+def cell(text, n=120):
+    """text as a Markdown table cell: its first line, at most n characters,
+    bars escaped."""
+    line = str(text).strip().splitlines()[0] if str(text).strip() else ""
+    if len(line) > n:
+        line = line[:n] + "…"
+    return line.replace("|", "\\|")
 
 
 def dispatch_rows(bench_log, jax):
@@ -90,7 +117,7 @@ def fmt(x, spec="{:.4g}"):
 
 def main(out_dir):
     halo = halo_results(os.path.join(out_dir, "bench.log"))
-    jax = jax_results(os.path.join(out_dir, "jax", "results.json"))
+    jax = jax_results(os.path.join(out_dir, "jax", "results.json"), os.path.join(out_dir, "jax.log"))
     rows = ["| kernel | config | halo kernel (ms) | JAX kernel (ms) | halo / JAX | halo: dense / kernel | JAX: dense / kernel |",
             "|---|---|---|---|---|---|---|"]
     best = {}
@@ -101,7 +128,7 @@ def main(out_dir):
         jk = j.get("kernel_ms")
         jr = j.get("dense/kernel", j.get("xla/kernel"))
         ratio = hk / jk if hk is not None and jk else None
-        note = f" ({j['error']})" if "error" in j else ""
+        note = f" ({cell(j['error'])})" if "error" in j else f" (skipped: {cell(j['skipped'])})" if "skipped" in j else ""
         rows.append(f"| {key[0]}{note} | {key[1] or '—'} | {fmt(hk)} | {fmt(jk)} | {fmt(ratio, '{:.3f}')} | {fmt(hr, '{:.3f}')} | {fmt(jr, '{:.3f}')} |")
         b = best.setdefault(key[0], {})
         if hk is not None and ("halo" not in b or hk < b["halo"][1]):

@@ -89,10 +89,16 @@ def paired(base, base_args, kern, kern_args, iters):
     return statistics.median(tb) * 1e3, statistics.median(tk) * 1e3, statistics.median(ratios)
 
 
+class DoesNotFit(Exception):
+    """A config the problem size cannot take (Go's plugintest.ErrDoesNotFit)."""
+
+
 def check_close(got, want, tol, what):
     got = np.asarray(got, dtype=np.float32)
     want = np.asarray(want, dtype=np.float32)
-    bad = np.abs(got - want) > tol * np.maximum(1.0, np.abs(want))
+    # not (diff <= tol): a NaN where a number is wanted fails, as in Go.
+    bad = ~(np.abs(got - want) <= tol * np.maximum(1.0, np.abs(want)))
+    bad &= ~(np.isnan(got) & np.isnan(want))
     if bad.any():
         i = int(np.argmax(bad.reshape(-1)))
         raise AssertionError(f"{what}: element {i}: {got.reshape(-1)[i]}, want {want.reshape(-1)[i]}")
@@ -321,6 +327,7 @@ def main():
     ap.add_argument("--matmul-size", type=int, default=4096)
     ap.add_argument("--block", type=int, default=128)
     ap.add_argument("--bk", type=int, default=64)
+    ap.add_argument("--dsd-block", type=int, default=0, help="the DSD's sparse blocks (0: --block)")
     ap.add_argument("--iters", type=int, default=100)
     ap.add_argument("--dsd-configs", default="", help="as HALO_BENCH_CONFIGS (bm: output rows, a divisor of the block; bn, bk: K step within a block, warps, stages, tiles)")
     ap.add_argument("--masked-configs", default="", help="as HALO_BENCH_CONFIGS (bm, bn, bk, warps, stages, group)")
@@ -331,6 +338,19 @@ def main():
     print("jax", jax.__version__, "devices", jax.devices(), flush=True)
     results, lowered = [], []
 
+    def save():
+        # After every result, and atomically: a step cut off by its time
+        # limit, or a compiler that kills the process, keeps what was done.
+        if not a.out:
+            return
+        os.makedirs(a.out, exist_ok=True)
+        for name, text in (("results.json", json.dumps({"jax": jax.__version__, "device": str(jax.devices()[0]), "results": results}, indent=1)),
+                           ("lowered.txt", "\n".join(lowered))):
+            tmp = os.path.join(a.out, name + ".tmp")
+            with open(tmp, "w") as f:
+                f.write(text)
+            os.replace(tmp, os.path.join(a.out, name))
+
     def run(name, fn):
         t0 = time.perf_counter()
         try:
@@ -339,10 +359,14 @@ def main():
             r["seconds"] = round(time.perf_counter() - t0, 1)
             results.append(r)
             print("RESULT", json.dumps(r), flush=True)
+        except DoesNotFit as e:  # as Go's ErrDoesNotFit: skipped, saying why
+            results.append({"name": name, "skipped": str(e)})
+            print("SKIPPED", name, e, flush=True)
         except Exception as e:  # report and go on with the next
             traceback.print_exc()
             results.append({"name": name, "error": f"{type(e).__name__}: {e}"})
             print("FAILED", name, e, flush=True)
+        save()
 
     def add():
         x = jnp.arange(8, dtype=jnp.int32)
@@ -367,7 +391,7 @@ def main():
         return {"size": s, "xla_ms": d, "kernel_ms": k, "xla/kernel": r}
 
     def dsd_configs():
-        s, blk = a.size, a.block
+        s, blk = a.size, a.dsd_block or a.block
         row_idx, col_idx, blocks = pattern.hashed_block_sparse(s, s, blk, blk, 0.1, 1)
         ptr = pattern.row_ptr(row_idx, s // blk)
         y = jax.random.uniform(jax.random.key(0), (s, s), jnp.float32).astype(bf16)
@@ -387,6 +411,9 @@ def main():
             bn = c.get("bn", blk)
 
             def one(c=c, bn=bn):
+                tiles, bm = c.get("tiles", 1), c.get("bm", blk)
+                if s % bn or (s // bn) % tiles or blk % bm:
+                    raise DoesNotFit(f"{tiles} output blocks of {bm}x{bn} per program at {s}^3, sparse blocks of {blk}")
                 cp = params(c.get("warps", 4), c.get("stages", 3))
                 if c.get("tiles", 1) > 1:
                     kern = jax.jit(make_dsd_tiles(s, s, s, blk, blk, bn, bf16, cp, c.get("bk", 0), c["tiles"], c.get("bm", 0)))
@@ -439,8 +466,6 @@ def main():
         run("xla_add/8192x4096", lambda: xla_add((8192, 4096)))
     if "add" in wanted:
         run("add", add)
-    if "matmul_gelu" in wanted:
-        run("matmul_gelu", matmul)
     for name, setup in (("dsd", dsd_configs), ("masked_matmul", masked_configs)):
         if name not in wanted:
             continue
@@ -450,12 +475,11 @@ def main():
             traceback.print_exc()
             results.append({"name": name, "error": f"setup: {type(e).__name__}: {e}"})
             print("FAILED", name, e, flush=True)
-    if a.out:
-        os.makedirs(a.out, exist_ok=True)
-        with open(os.path.join(a.out, "results.json"), "w") as f:
-            json.dump({"jax": jax.__version__, "device": str(jax.devices()[0]), "results": results}, f, indent=1)
-        with open(os.path.join(a.out, "lowered.txt"), "w") as f:
-            f.write("\n".join(lowered))
+            save()
+    # Last: its kernel compiles for half a minute.
+    if "matmul_gelu" in wanted:
+        run("matmul_gelu", matmul)
+    save()
     return 0 if all("error" not in r for r in results) else 1
 
 

@@ -9,12 +9,24 @@ set -uo pipefail
 cd "$(dirname "$0")/../.."
 out=${OUT:-gpu-out}
 mkdir -p "$out"
-for f in .device/*.test.gz; do [ -e "$f" ] && gunzip -f "$f" && chmod +x "${f%.gz}"; done
+# The binaries are unpacked into a scratch folder: .device/ stays as
+# prepare.sh left it (unpacked it would pass what the device tool carries).
+bin=$(mktemp -d "${TMPDIR:-/tmp}/halo-bin.XXXXXX")
+for f in .device/*.test.gz; do
+  [ -e "$f" ] || continue
+  name=$(basename "${f%.gz}")
+  gunzip -c "$f" >"$bin/$name" && chmod +x "$bin/$name"
+done
 py=python3
 [ -x /opt/torch/.venv/bin/python3 ] && py=/opt/torch/.venv/bin/python3
 # HALO_PLUGIN set beforehand wins (HALO_PLUGIN=interpreter tries this
 # script on a machine without a GPU, with small HALO_BENCH_SIZE).
-plugin=${HALO_PLUGIN:-$($py -c 'import os, jax_plugins.xla_cuda13 as p; print(os.path.join(os.path.dirname(p.__file__), "xla_cuda_plugin.so"))')}
+plugin=${HALO_PLUGIN:-$(timeout -k 5 60 $py -c 'import os, jax_plugins.xla_cuda13 as p; print(os.path.join(os.path.dirname(p.__file__), "xla_cuda_plugin.so"))')}
+if [ -z "$plugin" ] || { [ "$plugin" != interpreter ] && [ ! -f "$plugin" ]; }; then
+  # Every plugin test would skip and report PASS: stop instead.
+  echo "no PJRT plugin: HALO_PLUGIN is unset and JAX's xla_cuda13 plugin was not found (got \"$plugin\")" | tee "$out/machine.log"
+  exit 1
+fi
 # Both sides use XLA's default allocator (BFC, 75% of the GPU taken at
 # start), so their timings compare the same way of allocating results.
 export HALO_PLUGIN=$plugin JAX_PALLAS_USE_MOSAIC_GPU=0
@@ -36,9 +48,10 @@ if [ -f "$plugin" ]; then
 fi
 {
   date -u
-  nvidia-smi -L || echo "no nvidia-smi"
+  echo "build: $(cat .device/VERSION 2>/dev/null || echo unknown)"
+  timeout -k 5 60 nvidia-smi -L || echo "no nvidia-smi"
   echo "plugin: $plugin"
-  $py -c 'import jax; print("jax", jax.__version__, jax.devices())' || echo "no jax"
+  timeout -k 5 60 $py -c 'import jax; print("jax", jax.__version__, jax.devices())' || echo "no jax"
   echo "LD_LIBRARY_PATH=${LD_LIBRARY_PATH:-}"
   echo "XLA_FLAGS=${XLA_FLAGS:-}"
   [ -f "$plugin" ] && { ldd "$plugin" | grep -i "not found" || echo "ldd: every library found"; }
@@ -60,7 +73,7 @@ step() { # step LOG SECONDS command...
   [ "$secs" -gt "$left" ] && secs=$left
   echo "== $* (limit ${secs}s)" | tee -a "$out/$log"
   local t0=$SECONDS
-  timeout "$secs" "$@" 2>&1 | tee -a "$out/$log"
+  timeout -k 10 "$secs" "$@" 2>&1 | tee -a "$out/$log"
   echo "== exit ${PIPESTATUS[0]} after $((SECONDS - t0))s" | tee -a "$out/$log"
 }
 
@@ -69,11 +82,15 @@ step() { # step LOG SECONDS command...
 # the plugin aborts), the test it was in is reported and the rest run
 # again without it, while time is left (at most three times).
 gotest() {
-  local log=$1 secs=$2 bin=$3 pat=$4 skip="" names="" tries
+  local log=$1 secs=$2 exe=$3 pat=$4 skip="" names="" tries
   for tries in 1 2 3 4; do
     local start
     start=0; [ -f "$out/$log" ] && start=$(wc -l <"$out/$log")
-    step "$log" "$secs" "$bin" -test.run "$pat" ${skip:+-test.skip "$skip"} -test.v
+    # -test.timeout, a little inside the step's limit: a hung test panics
+    # naming itself (exit 2), and the rest run again without it.
+    local left=$((budget - SECONDS)) lim=$secs
+    [ "$lim" -gt "$left" ] && lim=$left
+    step "$log" "$secs" "$exe" -test.run "$pat" ${skip:+-test.skip "$skip"} -test.v -test.timeout "$((lim > 10 ? lim - 5 : lim))s"
     local rc
     rc=$(tail -1 "$out/$log" | sed -n 's/^== exit \([0-9]*\) after.*/\1/p')
     case $rc in 0 | 1 | 124 | "") return ;; esac
@@ -92,37 +109,42 @@ gotest() {
 
 # The sweeps of Triton settings timed on both sides (plugintest.Configs'
 # syntax); HALO_DSD_CONFIGS and HALO_MASKED_CONFIGS set beforehand win.
-dsd_configs=${HALO_DSD_CONFIGS:-"bn=128,bk=64,warps=4,stages=4 bn=256,warps=8,stages=2 bn=128,bk=64,warps=4,stages=4,tiles=4 bn=128,bk=64,warps=4,stages=4,tiles=8 bn=128,bk=64,warps=8,stages=4,tiles=8 bn=256,bk=64,warps=8,stages=3,tiles=4"}
+dsd_configs=${HALO_DSD_CONFIGS:-"bn=128,bk=64,warps=4,stages=4 bn=256,warps=8,stages=2 bn=128,bk=64,warps=4,stages=4,tiles=4 bn=128,bk=64,warps=4,stages=4,tiles=8 bn=128,bk=64,warps=8,stages=4,tiles=8 bn=256,bk=64,warps=8,stages=3,tiles=4 bm=64,bn=256,bk=64,warps=4,stages=4"}
 masked_configs=${HALO_MASKED_CONFIGS:-"bm=128,bn=256,bk=64,warps=8,stages=3,group=8 bm=128,bn=256,bk=64,warps=8,stages=4,group=8 bm=128,bn=256,bk=32,warps=8,stages=6,group=8 bm=128,bn=128,bk=64,warps=4,stages=3"}
 
 # Most needed first: the examples' kernels on the GPU (checked), the
 # Pallas test kernels, the other packages' plugin tests, then the timings
 # on both sides.
 for t in add matmul dsd masked; do
-  gotest tests.log 60 ".device/$t.test" OnPlugin
+  gotest tests.log 60 "$bin/$t.test" OnPlugin
 done
-gotest tests.log 60 .device/pallas.test 'TritonRealPlugin/triton/'
-gotest tests.log 40 .device/pallas.test 'TritonRealPlugin/interpret/'
-gotest tests.log 30 .device/pjrt.test RealPlugin
-gotest tests.log 30 .device/effects.test RealPlugin
-step bench.log 30 .device/pjrt.test -test.run XXX -test.bench AwaitOnPlugin -test.benchtime 200x
-step bench.log 90 env HALO_BENCH_CONFIGS="$dsd_configs" .device/dsd.test -test.run XXX -test.bench OnPlugin -test.benchtime 100x
-step bench.log 90 env HALO_BENCH_CONFIGS="$masked_configs" .device/masked.test -test.run XXX -test.bench OnPlugin -test.benchtime 100x
-step bench.log 30 .device/add.test -test.run XXX -test.bench OnPlugin -test.benchtime 1000x
+gotest tests.log 60 "$bin/pallas.test" 'TritonRealPlugin/triton/'
+gotest tests.log 40 "$bin/pallas.test" 'TritonRealPlugin/interpret/'
+gotest tests.log 30 "$bin/pjrt.test" RealPlugin
+gotest tests.log 30 "$bin/effects.test" RealPlugin
+# -test.v: configs a size cannot take are skipped saying why.
+step bench.log 30 "$bin/pjrt.test" -test.run XXX -test.bench AwaitOnPlugin -test.benchtime 200x -test.v
+step bench.log 90 env HALO_BENCH_CONFIGS="$dsd_configs" "$bin/dsd.test" -test.run XXX -test.bench OnPlugin -test.benchtime 100x -test.v
+step bench.log 90 env HALO_BENCH_CONFIGS="$masked_configs" "$bin/masked.test" -test.run XXX -test.bench OnPlugin -test.benchtime 100x -test.v
+step bench.log 30 "$bin/add.test" -test.run XXX -test.bench OnPlugin -test.benchtime 1000x -test.v
+jax_kernels=${HALO_JAX_KERNELS:-xla_add,add,dsd,masked_matmul,matmul_gelu}
 if [ -z "${HALO_SKIP_MATMUL:-}" ]; then
-  step bench.log 40 .device/matmul.test -test.run XXX -test.bench OnPlugin -test.benchtime 100x
+  step bench.log 40 "$bin/matmul.test" -test.run XXX -test.bench OnPlugin -test.benchtime 100x -test.v
+elif [ -z "${HALO_JAX_KERNELS:-}" ]; then
+  jax_kernels=xla_add,add,dsd,masked_matmul # its JAX twin compiles for half a minute
 fi
-if $py -c 'import jax' 2>/dev/null; then
+if timeout -k 5 60 $py -c 'import jax' 2>/dev/null; then
   step jax.log 150 env PYTHONUNBUFFERED=1 "$py" benchmarks/gpu/pallas_jax.py --out "$out/jax" \
-    --kernels "${HALO_JAX_KERNELS:-xla_add,add,matmul_gelu,dsd,masked_matmul}" \
+    --kernels "$jax_kernels" \
     --dsd-configs "$dsd_configs" --masked-configs "$masked_configs" \
     --size "${HALO_BENCH_SIZE:-8192}" --matmul-size "${HALO_BENCH_SIZE:-4096}" \
-    --block "${HALO_BENCH_BLOCK:-128}" --bk "${HALO_BENCH_BK:-64}"
+    --block "${HALO_BENCH_BLOCK:-128}" --bk "${HALO_BENCH_BK:-64}" \
+    --dsd-block "${HALO_DSD_BLOCK:-${HALO_BENCH_BLOCK:-128}}"
 else
   echo "== JAX Pallas skipped: $py has no jax" | tee -a "$out/jax.log"
 fi
 {
-  grep -h "^Benchmark\|RESULT\|FAILED\|CRASHED\|^--- FAIL\|^FAIL\|skipped" "$out"/*.log
+  grep -h "^Benchmark\|RESULT\|FAILED\|CRASHED\|^ *--- FAIL\|^ *--- SKIP\|^FAIL\|skipped" "$out"/*.log
   echo
   $py benchmarks/gpu/compare.py "$out"
 } > "$out/summary.txt" 2>&1

@@ -260,7 +260,9 @@ func TestDSDRowsOnPlugin(t *testing.T) {
 func BenchmarkDSDOnPlugin(b *testing.B) {
 	c := plugintest.Open(b, "time the DSD kernel against the plugin's dense product")
 	size := plugintest.EnvInt(b, "HALO_BENCH_SIZE", 8192)
-	blk := plugintest.EnvInt(b, "HALO_BENCH_BLOCK", 128)
+	// HALO_DSD_BLOCK: the sparse blocks' size, when it is not the other
+	// benchmarks' HALO_BENCH_BLOCK.
+	blk := plugintest.EnvInt(b, "HALO_DSD_BLOCK", plugintest.EnvInt(b, "HALO_BENCH_BLOCK", 128))
 	// The default: the fastest of the sweeps on an H100
 	// (docs/gpu-validation.md).
 	configs := plugintest.Configs(b, "HALO_BENCH_CONFIGS", fmt.Sprintf("bn=%d,bk=%d,warps=4,stages=4", blk, blk/2))
