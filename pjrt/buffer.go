@@ -334,7 +334,10 @@ func (b *Buffer) hostDst(dst []byte) ([]byte, error) {
 
 // ToHost copies the buffer into dst and waits for it. With a context that
 // cannot be cancelled (context.Background) on a plugin, the plugin blocks
-// the calling thread until dst is written, as Await does.
+// the calling thread until dst is written, as Await does. A copy cannot be
+// stopped: when ctx ends first, ToHost returns ctx's error and the plugin
+// may still write dst later (halo keeps it pinned until then), so dst
+// must not be reused.
 func (b *Buffer) ToHost(ctx context.Context, dst []byte) error {
 	if ctx.Done() == nil && !forceReadyCallback {
 		if done, err := b.copyInPlugin(dst); done {
