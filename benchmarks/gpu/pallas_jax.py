@@ -270,8 +270,15 @@ def make_masked(m, k, n, bm, bn, bk, dtype, cparams=PARAMS, group=0):
                 return acc + jnp.dot(xb, yb, preferred_element_type=jnp.float32)
 
             acc = lax.fori_loop(0, k // bk, body, jnp.zeros((bm, bn), jnp.float32))
-            mblk = mask_ref[mask_idx_ref[i, j], :, :].astype(jnp.float32)
-            o_ref[...] = (mblk * acc).astype(o_ref.dtype)
+
+            @pl.when(flag == 2)  # all ones: nothing to multiply
+            def _():
+                o_ref[...] = acc.astype(o_ref.dtype)
+
+            @pl.when(flag == 1)
+            def _():
+                mblk = mask_ref[mask_idx_ref[i, j], :, :].astype(jnp.float32)
+                o_ref[...] = (mblk * acc).astype(o_ref.dtype)
 
         @pl.when(flag == 0)
         def _():
@@ -292,7 +299,7 @@ def lower_triangle_blocks(size, bm, bn):
     """block_mask, mask_idx (gm, gn) and the distinct mask blocks of the
     lower-triangular mask in bm x bn blocks: each distinct non-zero
     block once (those crossing the diagonal, then all ones), as halo's
-    sparsifyMask keeps them."""
+    sparsifyMask keeps them; block_mask is 0 (zeros), 1 or 2 (all ones)."""
     gm, gn = size // bm, size // bn
     full = np.tril(np.ones((size, size), np.float32))
     block_mask = np.zeros((gm, gn), np.int32)
@@ -307,7 +314,7 @@ def lower_triangle_blocks(size, bm, bn):
             if key not in index:
                 index[key] = len(distinct)
                 distinct.append(blk)
-            block_mask[i, j] = 1
+            block_mask[i, j] = 2 if blk.all() else 1
             mask_idx[i, j] = index[key]
     data = np.stack(distinct)
     n2 = 1 << max(0, (len(data) - 1).bit_length())

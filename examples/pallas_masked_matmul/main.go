@@ -25,7 +25,8 @@ import (
 // SparseMask is sparsifyMask's result; the maps are (M/bm, N/bn) row-major.
 type SparseMask struct {
 	GM, GN int64 // the block grid: M/bm rows, N/bn columns
-	// BlockMask is 1 where the mask block has a non-zero, else 0.
+	// BlockMask is 0 where the mask block is all zeros, 2 where it is all
+	// ones (nothing to multiply), else 1.
 	BlockMask []int32
 	// PrefetchMask, PrefetchI and PrefetchJ name, for every block, the
 	// distinct mask block (an index into Data) and the block row and
@@ -48,13 +49,14 @@ func sparsifyMask(mask []float32, m, n, bm, bn int64) *SparseMask {
 	for i := gm - 1; i >= 0; i-- {
 		for j := gn - 1; j >= 0; j-- {
 			blk := make([]float32, bm*bn)
-			nonzero := false
+			nonzero, ones := false, true
 			for a := int64(0); a < bm; a++ {
 				for b := int64(0); b < bn; b++ {
 					v := mask[(i*bm+a)*n+j*bn+b]
 					blk[a*bn+b] = v
 					binary.LittleEndian.PutUint32(bits[4*(a*bn+b):], math.Float32bits(v))
 					nonzero = nonzero || v != 0
+					ones = ones && v == 1
 				}
 			}
 			c := i*gn + j
@@ -67,6 +69,9 @@ func sparsifyMask(mask []float32, m, n, bm, bn int64) *SparseMask {
 				}
 				nextType, nextI, nextJ = t, int32(i), int32(j)
 				s.BlockMask[c] = 1
+				if ones {
+					s.BlockMask[c] = 2
+				}
 			}
 			s.PrefetchMask[c], s.PrefetchI[c], s.PrefetchJ[c] = nextType, nextI, nextJ
 		}
@@ -133,7 +138,9 @@ func BuildMaskedMatmul(s *SparseMask, m, kdim, n, bm, bn, bk int64, checks bool)
 // grid steps run in parallel and keep nothing from one to the next: one
 // program per output block (i, j) skips everything when the block mask is
 // zero (it stores zeros), else loops over K in steps of bk, accumulating
-// in a loop-carried value, and multiplies by its distinct mask block.
+// in a loop-carried value, and multiplies by its distinct mask block
+// unless the block mask says it is all ones (most blocks of a triangle:
+// neither the mask block's load nor the multiply).
 // Loads are explicit, so a skipped block reads nothing: the prefetch maps
 // that steer a pipeline to the next non-zero block are not needed. Refs:
 // block_mask, mask_index (prefetch), the x block row (bm, K), the y block
@@ -151,8 +158,11 @@ func maskedBlockKernel(t Tiling, kdim, gm, gn int64) pallas.KernelFunc {
 					yb := y.Load(pallas.DS(kk.Mul(bk), bk), pallas.All)
 					return []*pallas.Value{c[0].Add(pallas.Dot(xb, yb, xla.Float32))}
 				})
-			m := maskData.Load(maskIndex.Load(i, j), pallas.All, pallas.All).Astype(xla.Float32)
-			o.Store(m.Mul(acc[0]).Astype(o.DType()))
+			k.When(flag.Eq(2), func() { o.Store(acc[0].Astype(o.DType())) })
+			k.When(flag.Eq(1), func() {
+				m := maskData.Load(maskIndex.Load(i, j), pallas.All, pallas.All).Astype(xla.Float32)
+				o.Store(m.Mul(acc[0]).Astype(o.DType()))
+			})
 		})
 		k.When(flag.Eq(0), func() { o.Store(0.0) })
 	}

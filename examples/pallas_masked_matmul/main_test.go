@@ -35,6 +35,14 @@ func TestSparsifyMaskPrefetchMaps(t *testing.T) {
 	require.Equal(t, []int32{0, 1, 1, 1}, s.PrefetchJ)
 }
 
+// A block of ones is marked 2: the GPU form stores its product without
+// loading or multiplying a mask block.
+func TestSparsifyMaskMarksFullBlocks(t *testing.T) {
+	s := sparsifyMask(LowerTriangle(4, 4), 4, 4, 2, 2)
+	require.Equal(t, []int32{1, 0, 2, 1}, s.BlockMask)
+	require.Equal(t, int64(2), s.NumData, "the diagonal block and the block of ones")
+}
+
 func TestMaskedMatmulMatchesDense(t *testing.T) {
 	r := rand.New(rand.NewPCG(9, 10))
 	random := func(m, n int64) []float32 {
