@@ -248,24 +248,37 @@ func (b *Buffer) Await(ctx context.Context) error {
 
 // waitInPlugin blocks in the plugin until the buffer is ready, when the
 // backend can and no Ready event was made; done is false when it did not
-// wait.
+// wait. The wait itself is outside enter/exit: a Close (of the buffer or
+// the client, which may be what ends it) does not wait for it.
 func (b *Buffer) waitInPlugin() (done bool, err error) {
+	if !blockingWaits.acquire() {
+		return false, nil
+	}
+	defer blockingWaits.release()
+	wait, done, err := b.startReadyWait()
+	if !done || err != nil {
+		return done, err
+	}
+	return true, wait()
+}
+
+func (b *Buffer) startReadyWait() (wait func() error, done bool, err error) {
 	if err := b.enter(); err != nil {
-		return true, err
+		return nil, true, err
 	}
 	defer b.exit()
 	w, ok := b.b.(backend.ReadyWaiter)
 	if !ok {
-		return false, nil
+		return nil, false, nil
 	}
 	b.mu.Lock()
 	ready := b.ready
 	b.mu.Unlock()
-	if ready != nil || !blockingWaits.acquire() {
-		return false, nil
+	if ready != nil {
+		return nil, false, nil
 	}
-	defer blockingWaits.release()
-	return true, w.WaitReady()
+	wait, err = w.ReadyWait()
+	return wait, true, err
 }
 
 // forceReadyCallback makes Await wait on the completion callback even
@@ -353,21 +366,34 @@ func (b *Buffer) ToHost(ctx context.Context, dst []byte) error {
 
 // copyInPlugin copies the buffer into dst blocking in the plugin until it
 // is written, when the backend can; done is false when it did not copy.
+// As waitInPlugin, it waits outside enter/exit.
 func (b *Buffer) copyInPlugin(dst []byte) (done bool, err error) {
-	if err := b.enter(); err != nil {
-		return true, err
-	}
-	defer b.exit()
-	w, ok := b.b.(backend.HostCopyWaiter)
-	if !ok || !blockingWaits.acquire() {
+	if !blockingWaits.acquire() {
 		return false, nil
 	}
 	defer blockingWaits.release()
+	wait, done, err := b.startCopy(dst)
+	if !done || err != nil {
+		return done, err
+	}
+	return true, wait()
+}
+
+func (b *Buffer) startCopy(dst []byte) (wait func() error, done bool, err error) {
+	if err := b.enter(); err != nil {
+		return nil, true, err
+	}
+	defer b.exit()
+	w, ok := b.b.(backend.HostCopyWaiter)
+	if !ok {
+		return nil, false, nil
+	}
 	dst, err = b.hostDst(dst)
 	if err != nil {
-		return true, err
+		return nil, true, err
 	}
-	return true, w.ToHostWait(dst)
+	wait, err = w.ToHostStart(dst)
+	return wait, true, err
 }
 
 // Bytes returns a copy of the buffer's data.

@@ -165,23 +165,28 @@ func (b *cBuffer) ToHost(dst []byte) (backend.Event, error) {
 	}), nil
 }
 
-// ToHostWait implements backend.HostCopyWaiter: PJRT_Buffer_ToHostBuffer,
-// then its event awaited in the plugin and destroyed.
-func (b *cBuffer) ToHostWait(dst []byte) error {
+// ToHostStart implements backend.HostCopyWaiter: PJRT_Buffer_ToHostBuffer;
+// the wait awaits its event in the plugin and destroys it.
+func (b *cBuffer) ToHostStart(dst []byte) (func() error, error) {
 	if len(dst) == 0 {
-		return nil
+		return noWait, nil
 	}
 	pin := new(runtime.Pinner)
 	ev, err := b.startToHost(dst, pin)
 	if err != nil || ev == 0 {
 		pin.Unpin()
-		return err
+		return noWait, err
 	}
-	return b.c.p.awaitEvent(ev, "PJRT_Buffer_ToHostBuffer", func(error) {
-		runtime.KeepAlive(dst)
-		pin.Unpin()
-	})
+	p := b.c.p
+	return func() error {
+		return p.awaitEvent(ev, "PJRT_Buffer_ToHostBuffer", func(error) {
+			runtime.KeepAlive(dst)
+			pin.Unpin()
+		})
+	}, nil
 }
+
+func noWait() error { return nil }
 
 // startToHost pins dst (non-empty; the caller unpins it once the copy is
 // done) and starts PJRT_Buffer_ToHostBuffer into it, returning the copy's
@@ -259,18 +264,19 @@ func (b *cBuffer) ReadyEvent() (backend.Event, error) {
 	return b.c.p.watchEvent(a.Event, "PJRT_Buffer_ReadyEvent", nil), nil
 }
 
-// WaitReady implements backend.ReadyWaiter: the buffer's ready event,
-// awaited in the plugin (PJRT_Event_Await), then destroyed.
-func (b *cBuffer) WaitReady() error {
+// ReadyWait implements backend.ReadyWaiter: the buffer's ready event; the
+// wait awaits it in the plugin (PJRT_Event_Await) and destroys it.
+func (b *cBuffer) ReadyWait() (func() error, error) {
 	const op = "PJRT_Buffer_ReadyEvent"
 	a := &capi.PJRT_Buffer_ReadyEvent_Args{StructSize: capi.PJRT_Buffer_ReadyEvent_Args_STRUCT_SIZE, Buffer: b.h}
 	if err := b.c.p.call(capi.SlotPJRT_Buffer_ReadyEvent, unsafe.Pointer(a), nil); err != nil {
-		return err
+		return noWait, err
 	}
 	if a.Event == 0 {
-		return nil
+		return noWait, nil
 	}
-	return b.c.p.awaitEvent(a.Event, op, nil)
+	p, ev := b.c.p, a.Event
+	return func() error { return p.awaitEvent(ev, op, nil) }, nil
 }
 
 func (b *cBuffer) Delete() error {

@@ -160,3 +160,32 @@ func TestCloseWaitsForCallsInProgress(t *testing.T) {
 }
 
 func bytesOf(v []float32) []byte { return asBytes(v) }
+
+// A wait blocked in the plugin does not hold Client.Close: a buffer of an
+// unfinished async transfer becomes ready only when Close destroys the
+// transfer, which fails the wait.
+func TestClientCloseIsNotHeldByBlockedWaits(t *testing.T) {
+	c := openConformance(t)
+	cl, err := Open(c.path)
+	require.NoError(t, err)
+	tr, err := cl.NewAsyncTransfer([]xla.Shape{xla.MakeShape(xla.Float32, 4)})
+	require.NoError(t, err)
+	b, err := tr.Buffer(0)
+	require.NoError(t, err)
+	awaits := c.counter("event_awaits")
+	awaited, copied := make(chan error, 1), make(chan error, 1)
+	go func() { awaited <- b.Await(context.Background()) }()
+	go func() { copied <- b.ToHost(context.Background(), make([]byte, 16)) }()
+	require.Eventually(t, func() bool { return c.counter("event_awaits")-awaits >= 2 }, 10*time.Second, time.Millisecond,
+		"both wait in the plugin")
+	closed := make(chan error, 1)
+	go func() { closed <- cl.Close() }()
+	select {
+	case err := <-closed:
+		require.NoError(t, err)
+	case <-time.After(10 * time.Second):
+		t.Fatal("Client.Close waited for the blocked waits")
+	}
+	assert.ErrorIs(t, <-awaited, Cancelled)
+	assert.Error(t, <-copied)
+}

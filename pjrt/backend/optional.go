@@ -129,16 +129,19 @@ type AddressableDeviceLookup interface {
 
 // ReadyWaiter is implemented by buffers that can block the calling thread
 // until their data is ready (PJRT_Event_Await), which wakes a waiter
-// sooner than a completion callback does; it cannot be cancelled.
+// sooner than a completion callback does. ReadyWait takes the buffer's
+// ready event; the wait it returns blocks on it (it cannot be cancelled,
+// and it no longer uses the buffer: the buffer may be released meanwhile).
 type ReadyWaiter interface {
-	WaitReady() error
+	ReadyWait() (wait func() error, err error)
 }
 
 // HostCopyWaiter is implemented by buffers that can copy their data to
 // host memory and block the calling thread until it is written
-// (PJRT_Event_Await on the copy's event); it cannot be cancelled.
+// (PJRT_Event_Await on the copy's event). ToHostStart starts the copy; the
+// wait it returns blocks until dst is written (as ReadyWait's).
 type HostCopyWaiter interface {
-	ToHostWait(dst []byte) error
+	ToHostStart(dst []byte) (wait func() error, err error)
 }
 
 // BufferCreator is implemented by clients that make buffers without host data.
