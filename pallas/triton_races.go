@@ -10,17 +10,20 @@ import (
 // interpret mode (steps in row-major order) then race, so the Triton
 // lowering refuses them at build time:
 //
-//   - an output block stored by several programs: the output's index map
-//     ignores a grid axis of more than one step (seed 000's matmul with K
-//     as a grid axis, accumulating into its output block);
+//   - an output block that several programs read and write: the kernel
+//     loads and stores the output and its index map ignores a grid axis
+//     of more than one step (seed 000's matmul with K as a grid axis,
+//     accumulating into its output block);
 //   - an input aliased to an output (InputOutputAliases) that the kernel
 //     loads through another block spec than the output's: a program would
 //     read blocks other programs write.
 //
-// Both are judged from the index maps' code, so they are conservative
-// where the maps read prefetched data (dependence through a load counts).
-// Whole-array outputs are the kernel's to split (it picks what each
-// program stores): they are not checked.
+// Both are judged from the index maps' code (dependence through a load of
+// prefetched data counts). Outputs whose blocks are whole but for
+// squeezed dims (whole arrays, and Vmap's view of them) are the kernel's
+// to split, as are outputs it only stores (it picks what each program
+// stores, e.g. with a When on ProgramID): they are not checked; neither
+// are scalar-prefetch arrays aliased to outputs (whole arrays too).
 
 // checkParallelPrograms reports the first of those races in p.
 func checkParallelPrograms(p *Program) error {
@@ -44,14 +47,14 @@ func checkParallelPrograms(p *Program) error {
 	for o := 0; o < p.NumOutputs; o++ {
 		ri := p.NumPrefetch + nin + o
 		r := p.Refs[ri]
-		if !stored[ri] || sameShape(r.Block, r.ArrayShape) {
+		if !stored[ri] || !loaded[ri] || wholeButSqueezed(r) {
 			continue
 		}
 		deps := gridDeps(p.IndexMaps[nin+o], len(p.Grid))
 		for g, n := range p.Grid {
 			if n > 1 && !deps[g] {
 				return &Error{Kernel: p.Name, Op: "triton", Msg: fmt.Sprintf(
-					"%s: its index map ignores grid axis %d (%d steps), so that many programs store to each block; "+
+					"%s: its index map ignores grid axis %d (%d steps), so that many programs load and store each block; "+
 						"on a GPU they run in parallel and race. Loop inside the kernel (ForLoop) instead of along that axis", r, g, n)}
 			}
 		}
@@ -73,6 +76,17 @@ func checkParallelPrograms(p *Program) error {
 		}
 	}
 	return nil
+}
+
+// wholeButSqueezed reports whether r's blocks span the array in every dim
+// but squeezed ones.
+func wholeButSqueezed(r RefInfo) bool {
+	for d, b := range r.Block {
+		if b != Squeezed && b != r.ArrayShape[d] {
+			return false
+		}
+	}
+	return true
 }
 
 // refByInfo finds the index in p.Refs of the ref described by info (a

@@ -1463,3 +1463,44 @@ func TestTritonIntToBF16RoundsOnce(t *testing.T) {
 		})
 	}
 }
+
+// What the race check leaves to the kernel, accepted: an output block
+// several programs only store to (here one of them, under a When), a
+// whole-array output split by the programs, and the same kernel under Vmap
+// (whose output spec squeezes the batch dim); each gives the same bits in
+// either program order on the evaluator and matches interpret mode.
+func TestTritonRaceCheckAcceptsSplitOutputs(t *testing.T) {
+	fill := func(n int64) *interpreter.Tensor {
+		return fTensor([]int64{n}, func(i int) float64 { return float64(i) })
+	}
+	half := func(k *Kernel, r []*Ref) {
+		i := k.ProgramID(0)
+		r[1].Store(r[0].Load(DS(i.Mul(8), 8)).Add(1), DS(i.Mul(8), 8))
+	}
+	halfSpec := CallSpec{Name: "half", OutShapes: []xla.Shape{xla.MakeShape(xla.Float32, 16)}, Grid: []int64{2}}
+	vk, vspec, err := Vmap(half, halfSpec, 2, []bool{true})
+	require.NoError(t, err)
+	cases := []tritonCase{
+		{
+			name: "one_writer",
+			kernel: func(k *Kernel, r []*Ref) {
+				k.When(k.ProgramID(1).Eq(0), func() { r[1].Store(r[0].Load().Mul(2)) })
+			},
+			spec: CallSpec{Name: "one_writer", OutShapes: []xla.Shape{xla.MakeShape(xla.Float32, 4)}, Grid: []int64{2, 2},
+				InSpecs:  []*BlockSpec{{BlockShape: []int64{2}, IndexMap: blockMap(func(g []*Value) []any { return []any{g[0]} })}},
+				OutSpecs: []*BlockSpec{{BlockShape: []int64{2}, IndexMap: blockMap(func(g []*Value) []any { return []any{g[0]} })}}},
+			args: []*interpreter.Tensor{fill(4)},
+		},
+		{name: "whole_split", kernel: half, spec: halfSpec, args: []*interpreter.Tensor{fill(16)}},
+		{name: "vmapped_whole_split", kernel: vk, spec: vspec,
+			args: []*interpreter.Tensor{fTensor([]int64{2, 16}, func(i int) float64 { return float64(3 * i) })}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			want, err := runCall(c.kernel, c.spec, c.args...)
+			require.NoError(t, err)
+			got := runTritonEval(t, c)
+			assertClose(t, want[0], got[0])
+		})
+	}
+}
