@@ -12,6 +12,7 @@ mkdir -p "$out"
 # The binaries are unpacked into a scratch folder: .device/ stays as
 # prepare.sh left it (unpacked it would pass what the device tool carries).
 bin=$(mktemp -d "${TMPDIR:-/tmp}/halo-bin.XXXXXX")
+trap 'rm -rf "$bin"' EXIT
 for f in .device/*.test.gz; do
   [ -e "$f" ] || continue
   name=$(basename "${f%.gz}")
