@@ -212,10 +212,9 @@ func (c *Client) DefaultDeviceAssignment(replicas, partitions int) ([][]int, err
 
 // Close releases every buffer and executable of the client, then the
 // client. It fails the alias buffers not yet fulfilled, then waits for the
-// calls into the plugin in progress on the client, its buffers,
-// executables, execute contexts and async transfers (not for waits on
-// events, which the release ends), so it must not be called from within
-// such a call (an FFI handler run by Execute, say). It is idempotent;
+// calls into the plugin in progress on the client and its objects (not
+// for waits on events, which the release ends), so it must not be called
+// from within such a call (an FFI handler run by Execute, say). It is idempotent;
 // later calls on the client or its objects return ErrClosed.
 func (c *Client) Close() error {
 	c.mu.Lock()

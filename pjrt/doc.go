@@ -50,9 +50,8 @@
 // runtime cleanup. A Close releases the handle only after the calls on it
 // in progress have returned (later calls return ErrClosed); Client.Close
 // fails pending alias buffers, waits for the calls into the plugin in
-// progress on the client, buffers, executables, execute contexts and
-// async transfers (waits on events excepted), then releases what is
-// still open.
+// progress on the client and its objects (waits on events excepted), then
+// releases what is still open.
 //
 // # Optional features
 //

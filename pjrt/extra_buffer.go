@@ -109,6 +109,7 @@ func (b *Buffer) CopyRawToHost(dst []byte, offset int64) (*Event, error) {
 // (PJRT_Buffer_CopyRawToHostFuture): the plugin can start reading the
 // device while the caller prepares the destination.
 type RawCopy struct {
+	c       *Client
 	done    *Event
 	size    int64
 	mu      sync.Mutex
@@ -128,7 +129,7 @@ func (b *Buffer) CopyRawToHostLater(offset, size int64) (*RawCopy, error) {
 		if err != nil {
 			return nil, err
 		}
-		return &RawCopy{done: newEvent(done), size: size, provide: provide}, nil
+		return &RawCopy{c: b.c, done: newEvent(done), size: size, provide: provide}, nil
 	})
 }
 
@@ -141,6 +142,10 @@ func (r *RawCopy) finish(dst []byte, code int, msg string) error {
 	if r.used {
 		return errorf(FailedPrecondition, "PJRT_Buffer_CopyRawToHostFuture", "the raw copy's destination was already provided or cancelled")
 	}
+	if err := r.c.enter(); err != nil {
+		return err
+	}
+	defer r.c.exit()
 	r.used = true
 	return r.provide(dst, code, msg)
 }
@@ -187,6 +192,7 @@ func (b *Buffer) Bitcast(shape xla.Shape) (*Buffer, error) {
 // ControlDependency completes the dependency of a buffer made by
 // DonateWithControlDependency.
 type ControlDependency struct {
+	c    *Client
 	mu   sync.Mutex
 	done bool
 	set  func(code int, msg string) error
@@ -200,6 +206,10 @@ func (d *ControlDependency) Ready(err error) error {
 	if d.done {
 		return errorf(FailedPrecondition, "PJRT_Buffer_DonateWithControlDependency", "the dependency was already marked ready")
 	}
+	if err := d.c.enter(); err != nil {
+		return err
+	}
+	defer d.c.exit()
 	d.done = true
 	code, msg := errorCode(err)
 	return d.set(code, msg)
@@ -226,5 +236,5 @@ func (b *Buffer) DonateWithControlDependency() (*Buffer, *ControlDependency, err
 		set(int(Cancelled), "client closed")
 		return nil, nil, err
 	}
-	return w, &ControlDependency{set: set}, nil
+	return w, &ControlDependency{c: b.c, set: set}, nil
 }

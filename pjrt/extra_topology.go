@@ -102,37 +102,49 @@ func (p *Plugin) DeserializeTopology(data []byte) (*Topology, error) {
 	return p.newTopology(b), nil
 }
 
-func (t *Topology) check() error {
+// enter begins a call on the topology (ErrClosed once it or its client is
+// closed; a client's Close waits for the call); exit must follow.
+func (t *Topology) enter() error {
 	if err := checkOpen(&t.mu, &t.closed); err != nil {
 		return err
 	}
 	if t.client != nil {
-		return t.client.check()
+		return t.client.enter()
 	}
 	return nil
 }
 
+// exit ends a call begun by enter.
+func (t *Topology) exit() {
+	if t.client != nil {
+		t.client.exit()
+	}
+}
+
 // PlatformName is the topology's platform, e.g. "cuda", "tpu".
 func (t *Topology) PlatformName() (string, error) {
-	if err := t.check(); err != nil {
+	if err := t.enter(); err != nil {
 		return "", err
 	}
+	defer t.exit()
 	return t.b.PlatformName()
 }
 
 // PlatformVersion is the platform's version string.
 func (t *Topology) PlatformVersion() (string, error) {
-	if err := t.check(); err != nil {
+	if err := t.enter(); err != nil {
 		return "", err
 	}
+	defer t.exit()
 	return t.b.PlatformVersion()
 }
 
 // DeviceDescriptions describes every device of the topology.
 func (t *Topology) DeviceDescriptions() ([]DeviceDescription, error) {
-	if err := t.check(); err != nil {
+	if err := t.enter(); err != nil {
 		return nil, err
 	}
+	defer t.exit()
 	ds, err := t.b.DeviceDescriptions()
 	if err != nil {
 		return nil, err
@@ -147,9 +159,10 @@ func (t *Topology) DeviceDescriptions() ([]DeviceDescription, error) {
 
 // Attributes are the topology's attributes.
 func (t *Topology) Attributes() (map[string]any, error) {
-	if err := t.check(); err != nil {
+	if err := t.enter(); err != nil {
 		return nil, err
 	}
+	defer t.exit()
 	a, err := t.b.Attributes()
 	if err != nil {
 		return nil, err
@@ -159,34 +172,38 @@ func (t *Topology) Attributes() (map[string]any, error) {
 
 // Serialize returns bytes Plugin.DeserializeTopology accepts.
 func (t *Topology) Serialize() ([]byte, error) {
-	if err := t.check(); err != nil {
+	if err := t.enter(); err != nil {
 		return nil, err
 	}
+	defer t.exit()
 	return t.b.Serialize()
 }
 
 // Fingerprint identifies the topology (equal topologies, equal fingerprints).
 func (t *Topology) Fingerprint() (uint64, error) {
-	if err := t.check(); err != nil {
+	if err := t.enter(); err != nil {
 		return 0, err
 	}
+	defer t.exit()
 	return t.b.Fingerprint()
 }
 
 // MemoryKindIDs are the ids of the memory space kinds of the topology.
 func (t *Topology) MemoryKindIDs() ([]int, error) {
-	if err := t.check(); err != nil {
+	if err := t.enter(); err != nil {
 		return nil, err
 	}
+	defer t.exit()
 	return t.b.MemoryKindIDs()
 }
 
 // CanonicalShape returns the serialized xla.ShapeProto of shape as it is
 // laid out in the memory space of the given kind id.
 func (t *Topology) CanonicalShape(kindID int, shape xla.Shape) ([]byte, error) {
-	if err := t.check(); err != nil {
+	if err := t.enter(); err != nil {
 		return nil, err
 	}
+	defer t.exit()
 	if err := shape.Validate(); err != nil {
 		return nil, err
 	}
@@ -196,9 +213,10 @@ func (t *Topology) CanonicalShape(kindID int, shape xla.Shape) ([]byte, error) {
 // DefaultLayout is the serialized default layout of shape on this
 // topology (Layouts extension).
 func (t *Topology) DefaultLayout(shape xla.Shape) ([]byte, error) {
-	if err := t.check(); err != nil {
+	if err := t.enter(); err != nil {
 		return nil, err
 	}
+	defer t.exit()
 	if err := shape.Validate(); err != nil {
 		return nil, err
 	}
@@ -233,9 +251,10 @@ type UnloadedExecutable struct {
 // time). A client's topology compiles with its client. opts may be nil.
 func (t *Topology) Compile(p Program, opts *xla.CompileOptions) (*UnloadedExecutable, error) {
 	const op = "PJRT_Compile"
-	if err := t.check(); err != nil {
+	if err := t.enter(); err != nil {
 		return nil, err
 	}
+	defer t.exit()
 	raw, err := compileInput(op, p, opts)
 	if err != nil {
 		return nil, err
