@@ -89,15 +89,21 @@ func (c *Client) track(x io.Closer) error {
 	return nil
 }
 
-// release closes a tracked object once.
+// release closes a tracked object once (counted as a call: Client.Close
+// does not destroy the client under it; once the client is closing, its
+// Close releases the object).
 func (c *Client) release(x io.Closer) error {
 	c.mu.Lock()
 	_, ok := c.live[x]
 	delete(c.live, x)
+	if ok {
+		c.calls.Add(1)
+	}
 	c.mu.Unlock()
 	if !ok {
 		return nil
 	}
+	defer c.calls.Done()
 	return x.Close()
 }
 
