@@ -124,6 +124,10 @@ func (k *Kernel) indexer(op string, ref *Ref, idx []any) (Indexer, []*Value, boo
 				operands = append(operands, v)
 			}
 		case *Value:
+			if x == nil {
+				k.failf(op, "index %d is a nil *Value", d)
+				return ix, nil, false
+			}
 			if !k.check(op, x) {
 				return ix, nil, false
 			}

@@ -476,7 +476,7 @@ func TestMisuseKernelOps(t *testing.T) {
 		{name: "order of complex values", kernel: func(k *Kernel, r []*Ref) { r[0].Load().Lt(r[0].Load()) }, spec: spec,
 			args: []stablehlo.TensorType{stablehlo.Tensor(xla.Complex64, 4)}, want: []string{"cmp at misuse_test.go:", "complex values have no order (LT)"}},
 		{name: "nil index", kernel: func(k *Kernel, r []*Ref) { r[1].Store(r[0].Load(nilValue)) }, spec: spec, args: x4,
-			want: []string{"load at misuse_test.go:", "operand 0 is nil"}},
+			want: []string{"load at misuse_test.go:", "index 0 is a nil *Value"}},
 		{name: "load from a nil ref", kernel: func(k *Kernel, r []*Ref) { r[0].Store(nilRef.Load()) }, spec: spec,
 			want: []string{"load at misuse_test.go:", "ref is nil"}},
 		{name: "store to a nil ref", kernel: func(k *Kernel, r []*Ref) { Store(nilRef, nil, 1.0, nil) }, spec: spec,
