@@ -318,6 +318,10 @@ func (b *Buffer) HostSize() (int64, error) {
 // returns an event that fires when dst is written. dst must not be touched
 // until then.
 func (b *Buffer) ToHostAsync(dst []byte) (*Event, error) {
+	if err := b.enter(); err != nil {
+		return nil, err
+	}
+	defer b.exit()
 	dst, err := b.hostDst(dst)
 	if err != nil {
 		return nil, err

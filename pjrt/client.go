@@ -89,6 +89,21 @@ func (c *Client) track(x io.Closer) error {
 	return nil
 }
 
+// pending is something the plugin waits for that the client must settle
+// before it waits for the calls in progress (Close): a raw copy's
+// destination, a control dependency. Close cancels it.
+type pending struct{ cancel func() error }
+
+// Close cancels the pending work (a no-op once settled).
+func (p *pending) Close() error { return p.cancel() }
+
+// untrack drops x from the objects Close releases, without closing it.
+func (c *Client) untrack(x io.Closer) {
+	c.mu.Lock()
+	delete(c.live, x)
+	c.mu.Unlock()
+}
+
 // release closes a tracked object once (counted as a call: Client.Close
 // does not destroy the client under it; once the client is closing, its
 // Close releases the object).
@@ -170,6 +185,10 @@ func (c *Client) Device(id int) (*Device, error) {
 	}
 	// Not among the devices listed at creation: ask the backend, which
 	// explains why (or knows a device the listing missed).
+	if err := c.enter(); err != nil {
+		return nil, err
+	}
+	defer c.exit()
 	d, err := c.b.LookupDevice(id)
 	if err == nil && d != nil {
 		if w := c.lookupDevice(d); w != nil {
@@ -233,15 +252,24 @@ func (c *Client) Close() error {
 	c.live = nil
 	c.mu.Unlock()
 	var first error
-	// Pending alias buffers fail first, so that calls waiting for them
-	// return; then the calls in progress end before anything is released.
+	// What the plugin waits for from the caller fails first (alias
+	// buffers not fulfilled, raw copies without a destination, control
+	// dependencies not ready), so that work and calls waiting for it end;
+	// then the calls in progress end before anything is released.
 	for x := range live {
-		if af, ok := x.(*AliasFulfillment); ok {
-			if err := af.cancel(); err != nil && first == nil {
-				first = err
-			}
-			delete(live, x)
+		var err error
+		switch x := x.(type) {
+		case *AliasFulfillment:
+			err = x.cancel()
+		case *pending:
+			err = x.Close()
+		default:
+			continue
 		}
+		if err != nil && first == nil {
+			first = err
+		}
+		delete(live, x)
 	}
 	c.calls.Wait()
 	for x := range live {
@@ -288,7 +316,13 @@ func (c *Client) OnClose(f func()) error {
 	if f == nil {
 		return errorf(InvalidArgument, "OnClose", "nil function")
 	}
-	return c.track(&closeHook{f: f})
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return ErrClosed // track would run f
+	}
+	c.live[&closeHook{f: f}] = struct{}{}
+	return nil
 }
 
 // closeHook runs a function registered with OnClose.

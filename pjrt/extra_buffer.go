@@ -110,6 +110,7 @@ func (b *Buffer) CopyRawToHost(dst []byte, offset int64) (*Event, error) {
 // device while the caller prepares the destination.
 type RawCopy struct {
 	c       *Client
+	pending *pending // what Client.Close cancels
 	done    *Event
 	size    int64
 	mu      sync.Mutex
@@ -129,7 +130,14 @@ func (b *Buffer) CopyRawToHostLater(offset, size int64) (*RawCopy, error) {
 		if err != nil {
 			return nil, err
 		}
-		return &RawCopy{c: b.c, done: newEvent(done), size: size, provide: provide}, nil
+		r := &RawCopy{c: b.c, done: newEvent(done), size: size, provide: provide}
+		r.pending = &pending{cancel: func() error {
+			return r.settle(nil, int(Cancelled), "the client was closed before the raw copy's destination was given", true)
+		}}
+		if err := b.c.track(r.pending); err != nil { // closed: cancelled
+			return nil, err
+		}
+		return r, nil
 	})
 }
 
@@ -137,15 +145,25 @@ func (b *Buffer) CopyRawToHostLater(offset, size int64) (*RawCopy, error) {
 func (r *RawCopy) Done() *Event { return r.done }
 
 func (r *RawCopy) finish(dst []byte, code int, msg string) error {
+	if err := r.c.enter(); err != nil {
+		return err // Client.Close cancels the copy
+	}
+	defer r.c.exit()
+	r.c.untrack(r.pending)
+	return r.settle(dst, code, msg, false)
+}
+
+// settle gives the plugin the destination, or the error code, once; a
+// second time is an error, or nothing when quiet.
+func (r *RawCopy) settle(dst []byte, code int, msg string, quiet bool) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.used {
+		if quiet {
+			return nil
+		}
 		return errorf(FailedPrecondition, "PJRT_Buffer_CopyRawToHostFuture", "the raw copy's destination was already provided or cancelled")
 	}
-	if err := r.c.enter(); err != nil {
-		return err
-	}
-	defer r.c.exit()
 	r.used = true
 	return r.provide(dst, code, msg)
 }
@@ -192,26 +210,37 @@ func (b *Buffer) Bitcast(shape xla.Shape) (*Buffer, error) {
 // ControlDependency completes the dependency of a buffer made by
 // DonateWithControlDependency.
 type ControlDependency struct {
-	c    *Client
-	mu   sync.Mutex
-	done bool
-	set  func(code int, msg string) error
+	c       *Client
+	pending *pending // what Client.Close cancels
+	mu      sync.Mutex
+	done    bool
+	set     func(code int, msg string) error
 }
 
 // Ready says the dependency has finished; err (may be nil) becomes the
 // new buffer's error. It may be called once.
 func (d *ControlDependency) Ready(err error) error {
+	if err := d.c.enter(); err != nil {
+		return err // Client.Close cancelled the dependency
+	}
+	defer d.c.exit()
+	d.c.untrack(d.pending)
+	code, msg := errorCode(err)
+	return d.settle(code, msg, false)
+}
+
+// settle completes the dependency once; a second time is an error, or
+// nothing when quiet.
+func (d *ControlDependency) settle(code int, msg string, quiet bool) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.done {
+		if quiet {
+			return nil
+		}
 		return errorf(FailedPrecondition, "PJRT_Buffer_DonateWithControlDependency", "the dependency was already marked ready")
 	}
-	if err := d.c.enter(); err != nil {
-		return err
-	}
-	defer d.c.exit()
 	d.done = true
-	code, msg := errorCode(err)
 	return d.set(code, msg)
 }
 
@@ -236,5 +265,12 @@ func (b *Buffer) DonateWithControlDependency() (*Buffer, *ControlDependency, err
 		set(int(Cancelled), "client closed")
 		return nil, nil, err
 	}
-	return w, &ControlDependency{c: b.c, set: set}, nil
+	d := &ControlDependency{c: b.c, set: set}
+	d.pending = &pending{cancel: func() error {
+		return d.settle(int(Cancelled), "the client was closed before the control dependency was ready", true)
+	}}
+	if err := b.c.track(d.pending); err != nil { // closed: cancelled
+		return nil, nil, err
+	}
+	return w, d, nil
 }

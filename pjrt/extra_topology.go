@@ -2,7 +2,6 @@ package pjrt
 
 import (
 	"runtime"
-	"sync"
 
 	"github.com/halo-ml/halo/pjrt/backend"
 	"github.com/halo-ml/halo/xla"
@@ -15,9 +14,7 @@ type Topology struct {
 	plugin *Plugin
 	client *Client // nil for standalone topologies
 	b      backend.Topology
-
-	mu     sync.Mutex
-	closed bool
+	life   life // Close releases a standalone b after the calls in progress
 }
 
 // DeviceDescription describes one device of a topology.
@@ -105,11 +102,14 @@ func (p *Plugin) DeserializeTopology(data []byte) (*Topology, error) {
 // enter begins a call on the topology (ErrClosed once it or its client is
 // closed; a client's Close waits for the call); exit must follow.
 func (t *Topology) enter() error {
-	if err := checkOpen(&t.mu, &t.closed); err != nil {
+	if err := t.life.enter(); err != nil {
 		return err
 	}
 	if t.client != nil {
-		return t.client.enter()
+		if err := t.client.enter(); err != nil {
+			t.leave()
+			return err
+		}
 	}
 	return nil
 }
@@ -118,6 +118,13 @@ func (t *Topology) enter() error {
 func (t *Topology) exit() {
 	if t.client != nil {
 		t.client.exit()
+	}
+	t.leave()
+}
+
+func (t *Topology) leave() {
+	if t.life.exit() && t.client == nil {
+		t.b.Close()
 	}
 }
 
@@ -226,10 +233,7 @@ func (t *Topology) DefaultLayout(shape xla.Shape) ([]byte, error) {
 // Close releases a standalone topology; it is a no-op for a client's. It
 // is idempotent.
 func (t *Topology) Close() error {
-	if !markClosed(&t.mu, &t.closed) {
-		return nil
-	}
-	if t.client != nil {
+	if !t.life.close() || t.client != nil {
 		return nil
 	}
 	return t.b.Close()
@@ -242,9 +246,7 @@ type UnloadedExecutable struct {
 	compiledDetails
 	plugin *Plugin
 	b      backend.CompiledProgram
-
-	mu     sync.Mutex
-	closed bool
+	life   life // Close releases b after the calls in progress
 }
 
 // Compile compiles a program for the topology without loading it (ahead of
@@ -268,20 +270,28 @@ func (t *Topology) Compile(p Program, opts *xla.CompileOptions) (*UnloadedExecut
 		return nil, err
 	}
 	u := &UnloadedExecutable{plugin: t.plugin, b: b}
-	u.compiledDetails = compiledDetails{enter: u.check, exit: func() {}, prog: b, plugin: t.plugin}
+	u.compiledDetails = compiledDetails{enter: u.enter, exit: u.exit, prog: b, plugin: t.plugin}
 	runtime.AddCleanup(u, func(b backend.CompiledProgram) { b.Close() }, b)
 	return u, nil
 }
 
-func (u *UnloadedExecutable) check() error {
-	return checkOpen(&u.mu, &u.closed)
+// enter begins a call on the executable (ErrClosed once closed); exit
+// must follow.
+func (u *UnloadedExecutable) enter() error { return u.life.enter() }
+
+// exit ends a call begun by enter.
+func (u *UnloadedExecutable) exit() {
+	if u.life.exit() {
+		u.b.Close()
+	}
 }
 
 // Outputs describes the outputs each device produces.
 func (u *UnloadedExecutable) Outputs() ([]Output, error) {
-	if err := u.check(); err != nil {
+	if err := u.enter(); err != nil {
 		return nil, err
 	}
+	defer u.exit()
 	outs, err := u.b.Outputs()
 	if err != nil {
 		return nil, err
@@ -291,7 +301,7 @@ func (u *UnloadedExecutable) Outputs() ([]Output, error) {
 
 // Close releases the executable. It is idempotent.
 func (u *UnloadedExecutable) Close() error {
-	if !markClosed(&u.mu, &u.closed) {
+	if !u.life.close() {
 		return nil
 	}
 	return u.b.Close()
@@ -308,9 +318,10 @@ func (c *Client) Load(u *UnloadedExecutable, opts *xla.CompileOptions) (*Executa
 	if u == nil {
 		return nil, errorf(InvalidArgument, op, "executable is nil")
 	}
-	if err := u.check(); err != nil {
+	if err := u.enter(); err != nil {
 		return nil, err
 	}
+	defer u.exit()
 	x, ok := c.b.(backend.ProgramLoader)
 	if !ok {
 		return nil, notSupported(op, "loading compiled executables", c.plugin)

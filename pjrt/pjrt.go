@@ -319,25 +319,3 @@ func (l *life) release() bool {
 	l.released = true
 	return true
 }
-
-// markClosed sets *closed under mu and reports whether this call closed
-// the object (false when it already was: Close is idempotent).
-func markClosed(mu *sync.Mutex, closed *bool) bool {
-	mu.Lock()
-	defer mu.Unlock()
-	if *closed {
-		return false
-	}
-	*closed = true
-	return true
-}
-
-// checkOpen returns ErrClosed when *closed (read under mu).
-func checkOpen(mu *sync.Mutex, closed *bool) error {
-	mu.Lock()
-	defer mu.Unlock()
-	if *closed {
-		return ErrClosed
-	}
-	return nil
-}

@@ -189,3 +189,78 @@ func TestClientCloseIsNotHeldByBlockedWaits(t *testing.T) {
 	assert.ErrorIs(t, <-awaited, Cancelled)
 	assert.Error(t, <-copied)
 }
+
+// ToHostAsync (and ToHost with a context that can end) count their call:
+// a Close beside them never hands the plugin a destroyed buffer.
+func TestToHostAsyncBesideClose(t *testing.T) {
+	c := openConformance(t)
+	cl := c.client(t)
+	invalid := c.counter("invalid_handles")
+	for i := 0; i < 5000; i++ {
+		b, err := BufferFrom(cl, []float32{1, 2, 3, 4}, []int64{4})
+		require.NoError(t, err)
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			_ = b.ToHost(ctx, make([]byte, 16))
+		}()
+		b.Close()
+		<-done
+	}
+	assert.Equal(t, invalid, c.counter("invalid_handles"), "calls on destroyed handles")
+}
+
+// What the plugin waits for from the caller is cancelled by Client.Close,
+// so the work waiting for it ends: a raw copy without a destination, a
+// control dependency not marked ready (and a wait blocked on its buffer).
+func TestClientCloseCancelsPendingWork(t *testing.T) {
+	c := openConformance(t)
+	cl, err := Open(c.path)
+	require.NoError(t, err)
+	b, err := BufferFrom(cl, []float32{1, 2, 3, 4}, []int64{4}, WaitForTransfer())
+	require.NoError(t, err)
+	rc, err := b.CopyRawToHostLater(0, 4)
+	require.NoError(t, err)
+	b2, err := BufferFrom(cl, []float32{5, 6, 7, 8}, []int64{4}, WaitForTransfer())
+	require.NoError(t, err)
+	out, dep, err := b2.DonateWithControlDependency()
+	require.NoError(t, err)
+	awaits := c.counter("event_awaits")
+	awaited := make(chan error, 1)
+	go func() { awaited <- out.Await(context.Background()) }()
+	require.Eventually(t, func() bool { return c.counter("event_awaits") > awaits }, 10*time.Second, time.Millisecond,
+		"the wait is blocked in the plugin")
+	require.NoError(t, cl.Close())
+	assert.ErrorIs(t, rc.Done().Await(ctxT(t)), Cancelled)
+	assert.ErrorIs(t, <-awaited, Cancelled)
+	assert.ErrorIs(t, rc.Provide(make([]byte, 4)), ErrClosed)
+	assert.ErrorIs(t, dep.Ready(nil), ErrClosed)
+	assert.EqualValues(t, 0, c.live("raw_future"))
+	assert.EqualValues(t, 0, c.live("donation"))
+	assert.ErrorIs(t, cl.OnClose(func() { t.Error("OnClose ran f on a closed client") }), ErrClosed)
+}
+
+// Standalone topologies and unloaded executables release their handles
+// after the calls in progress too.
+func TestStandaloneObjectsBesideClose(t *testing.T) {
+	c := openConformance(t)
+	p, err := LoadPlugin(c.path)
+	require.NoError(t, err)
+	invalid := c.counter("invalid_handles")
+	for i := 0; i < 2000; i++ {
+		topo, err := p.NewTopology("")
+		require.NoError(t, err)
+		u, err := topo.Compile(MLIRText(addProgram), nil)
+		require.NoError(t, err)
+		var wg sync.WaitGroup
+		wg.Add(4)
+		go func() { defer wg.Done(); _, _ = topo.Serialize() }()
+		go func() { defer wg.Done(); _, _ = u.Serialize() }()
+		go func() { defer wg.Done(); topo.Close() }()
+		go func() { defer wg.Done(); u.Close() }()
+		wg.Wait()
+	}
+	assert.Equal(t, invalid, c.counter("invalid_handles"), "calls on destroyed handles")
+}
