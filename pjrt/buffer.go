@@ -18,7 +18,7 @@ type Buffer struct {
 	b     backend.Buffer
 	shape xla.Shape
 
-	life  life       // Close releases b after the calls in progress
+	g     guard      // Close releases b after the calls in progress
 	mu    sync.Mutex // guards ready
 	ready *Event
 }
@@ -28,7 +28,8 @@ func (c *Client) newBuffer(b backend.Buffer) (*Buffer, error) {
 	if err := c.track(b); err != nil {
 		return nil, err
 	}
-	w := &Buffer{c: c, b: b, shape: xla.Shape{DType: b.DType(), Dims: b.Dims()}}
+	w := &Buffer{c: c, b: b, shape: xla.Shape{DType: b.DType(), Dims: b.Dims()},
+		g: guard{c: c, release: func() error { return c.release(b) }}}
 	runtime.AddCleanup(w, func(b backend.Buffer) { c.release(b) }, b)
 	return w, nil
 }
@@ -155,27 +156,11 @@ func (b *Buffer) enter() error {
 	if b == nil {
 		return errorf(InvalidArgument, "Buffer", "buffer is nil")
 	}
-	if err := b.life.enter(); err != nil {
-		return err
-	}
-	if err := b.c.enter(); err != nil {
-		b.leave()
-		return err
-	}
-	return nil
+	return b.g.enter()
 }
 
 // exit ends a call begun by enter.
-func (b *Buffer) exit() {
-	b.c.exit()
-	b.leave()
-}
-
-func (b *Buffer) leave() {
-	if b.life.exit() {
-		b.c.release(b.b)
-	}
-}
+func (b *Buffer) exit() { b.g.exit() }
 
 // OnDeviceSize is the buffer's size in device memory.
 func (b *Buffer) OnDeviceSize() (int64, error) {
@@ -468,10 +453,10 @@ func (b *Buffer) IsDeleted() bool {
 // Close releases the buffer, after the calls on it in progress (an Await
 // blocked in the plugin, say) have returned. It is idempotent.
 func (b *Buffer) Close() error {
-	if b == nil || !b.life.close() {
+	if b == nil {
 		return nil
 	}
-	return b.c.release(b.b)
+	return b.g.close()
 }
 
 // String describes the buffer.

@@ -32,7 +32,7 @@ type Executable struct {
 	c *Client
 	b backend.Executable
 
-	life    life       // Close releases b after the calls in progress
+	g       guard      // Close releases b after the calls in progress
 	mu      sync.Mutex // guards outputs
 	outputs []backend.OutputInfo
 }
@@ -97,7 +97,7 @@ func (c *Client) newExecutable(b backend.Executable) (*Executable, error) {
 	if err := c.track(b); err != nil {
 		return nil, err
 	}
-	e := &Executable{c: c, b: b}
+	e := &Executable{c: c, b: b, g: guard{c: c, release: func() error { return c.release(b) }}}
 	e.compiledDetails = compiledDetails{enter: e.enter, exit: e.exit, prog: b, plugin: c.plugin}
 	runtime.AddCleanup(e, func(b backend.Executable) { c.release(b) }, b)
 	return e, nil
@@ -105,28 +105,10 @@ func (c *Client) newExecutable(b backend.Executable) (*Executable, error) {
 
 // enter begins a call on the executable (ErrClosed once it or its client
 // is closed); exit must follow.
-func (e *Executable) enter() error {
-	if err := e.life.enter(); err != nil {
-		return err
-	}
-	if err := e.c.enter(); err != nil {
-		e.leave()
-		return err
-	}
-	return nil
-}
+func (e *Executable) enter() error { return e.g.enter() }
 
 // exit ends a call begun by enter.
-func (e *Executable) exit() {
-	e.c.exit()
-	e.leave()
-}
-
-func (e *Executable) leave() {
-	if e.life.exit() {
-		e.c.release(e.b)
-	}
-}
+func (e *Executable) exit() { e.g.exit() }
 
 // Output describes one output of an executable (the same on every device).
 type Output struct {
@@ -299,19 +281,14 @@ func (e *Executable) Run(args ...*Buffer) ([]*Buffer, error) {
 }
 
 // Close releases the executable. It is idempotent.
-func (e *Executable) Close() error {
-	if !e.life.close() {
-		return nil
-	}
-	return e.c.release(e.b)
-}
+func (e *Executable) Close() error { return e.g.close() }
 
 // ExecuteContext carries per-execution data to a plugin (PJRT_ExecuteContext),
 // e.g. FFI user data for host callbacks.
 type ExecuteContext struct {
-	c    *Client
-	b    backend.ExecuteContext
-	life life // Close releases b after the executions using it started
+	c *Client
+	b backend.ExecuteContext
+	g guard // Close releases b after the executions using it started
 }
 
 // contextMaker is implemented by backends that support execute contexts.
@@ -336,36 +313,14 @@ func (c *Client) NewExecuteContext() (*ExecuteContext, error) {
 	if err := c.track(x); err != nil {
 		return nil, err
 	}
-	return &ExecuteContext{c: c, b: x}, nil
+	return &ExecuteContext{c: c, b: x, g: guard{c: c, release: func() error { return c.release(x) }}}, nil
 }
 
 // Close releases the context. It is idempotent.
-func (x *ExecuteContext) Close() error {
-	if !x.life.close() {
-		return nil
-	}
-	return x.c.release(x.b)
-}
+func (x *ExecuteContext) Close() error { return x.g.close() }
 
 // enter begins a call using the context; exit must follow.
-func (x *ExecuteContext) enter() error {
-	if err := x.life.enter(); err != nil {
-		return err
-	}
-	if err := x.c.enter(); err != nil {
-		x.leave()
-		return err
-	}
-	return nil
-}
+func (x *ExecuteContext) enter() error { return x.g.enter() }
 
-func (x *ExecuteContext) exit() {
-	x.c.exit()
-	x.leave()
-}
-
-func (x *ExecuteContext) leave() {
-	if x.life.exit() {
-		x.c.release(x.b)
-	}
-}
+// exit ends a call begun by enter.
+func (x *ExecuteContext) exit() { x.g.exit() }

@@ -17,7 +17,7 @@ type AsyncTransfer struct {
 	b      backend.AsyncTransfer
 	shapes []xla.Shape
 
-	life life // Close releases b after the calls in progress
+	g guard // Close releases b after the calls in progress
 }
 
 // NewAsyncTransfer creates the buffers of the given shapes in the memory
@@ -54,7 +54,7 @@ func (c *Client) NewAsyncTransfer(shapes []xla.Shape, opts ...BufferOption) (*As
 	if err := c.track(b); err != nil {
 		return nil, err
 	}
-	t := &AsyncTransfer{c: c, b: b, shapes: cp}
+	t := &AsyncTransfer{c: c, b: b, shapes: cp, g: guard{c: c, release: func() error { return c.release(b) }}}
 	runtime.AddCleanup(t, func(b backend.AsyncTransfer) { c.release(b) }, b)
 	return t, nil
 }
@@ -65,27 +65,11 @@ func (t *AsyncTransfer) enter(op string, i int) error {
 	if i < 0 || i >= len(t.shapes) {
 		return errorf(InvalidArgument, op, "buffer index %d out of range [0, %d)", i, len(t.shapes))
 	}
-	if err := t.life.enter(); err != nil {
-		return err
-	}
-	if err := t.c.enter(); err != nil {
-		t.leave()
-		return err
-	}
-	return nil
+	return t.g.enter()
 }
 
 // exit ends a call begun by enter.
-func (t *AsyncTransfer) exit() {
-	t.c.exit()
-	t.leave()
-}
-
-func (t *AsyncTransfer) leave() {
-	if t.life.exit() {
-		t.c.release(t.b)
-	}
-}
+func (t *AsyncTransfer) exit() { t.g.exit() }
 
 // Device is the device the buffers are on.
 func (t *AsyncTransfer) Device() (*Device, error) {
@@ -204,9 +188,4 @@ func (t *AsyncTransfer) Buffer(i int) (*Buffer, error) {
 }
 
 // Close releases the transfer. It is idempotent.
-func (t *AsyncTransfer) Close() error {
-	if !t.life.close() {
-		return nil
-	}
-	return t.c.release(t.b)
-}
+func (t *AsyncTransfer) Close() error { return t.g.close() }

@@ -14,7 +14,7 @@ type Topology struct {
 	plugin *Plugin
 	client *Client // nil for standalone topologies
 	b      backend.Topology
-	life   life // Close releases a standalone b after the calls in progress
+	g      guard // Close releases a standalone b after the calls in progress
 }
 
 // DeviceDescription describes one device of a topology.
@@ -45,7 +45,7 @@ func (c *Client) Topology() (*Topology, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Topology{plugin: c.plugin, client: c, b: t}, nil
+	return &Topology{plugin: c.plugin, client: c, b: t, g: guard{c: c}}, nil
 }
 
 func (p *Plugin) topologyCreator(op string) (backend.TopologyCreator, error) {
@@ -57,7 +57,7 @@ func (p *Plugin) topologyCreator(op string) (backend.TopologyCreator, error) {
 }
 
 func (p *Plugin) newTopology(b backend.Topology) *Topology {
-	t := &Topology{plugin: p, b: b}
+	t := &Topology{plugin: p, b: b, g: guard{release: b.Close}}
 	runtime.AddCleanup(t, func(b backend.Topology) { b.Close() }, b)
 	return t
 }
@@ -101,32 +101,10 @@ func (p *Plugin) DeserializeTopology(data []byte) (*Topology, error) {
 
 // enter begins a call on the topology (ErrClosed once it or its client is
 // closed; a client's Close waits for the call); exit must follow.
-func (t *Topology) enter() error {
-	if err := t.life.enter(); err != nil {
-		return err
-	}
-	if t.client != nil {
-		if err := t.client.enter(); err != nil {
-			t.leave()
-			return err
-		}
-	}
-	return nil
-}
+func (t *Topology) enter() error { return t.g.enter() }
 
 // exit ends a call begun by enter.
-func (t *Topology) exit() {
-	if t.client != nil {
-		t.client.exit()
-	}
-	t.leave()
-}
-
-func (t *Topology) leave() {
-	if t.life.exit() && t.client == nil {
-		t.b.Close()
-	}
-}
+func (t *Topology) exit() { t.g.exit() }
 
 // PlatformName is the topology's platform, e.g. "cuda", "tpu".
 func (t *Topology) PlatformName() (string, error) {
@@ -232,12 +210,7 @@ func (t *Topology) DefaultLayout(shape xla.Shape) ([]byte, error) {
 
 // Close releases a standalone topology; it is a no-op for a client's. It
 // is idempotent.
-func (t *Topology) Close() error {
-	if !t.life.close() || t.client != nil {
-		return nil
-	}
-	return t.b.Close()
-}
+func (t *Topology) Close() error { return t.g.close() }
 
 // UnloadedExecutable is a program compiled for a topology but not loaded
 // on a client (PJRT_Compile): serialize it for later, inspect it, or load
@@ -246,7 +219,7 @@ type UnloadedExecutable struct {
 	compiledDetails
 	plugin *Plugin
 	b      backend.CompiledProgram
-	life   life // Close releases b after the calls in progress
+	g      guard // Close releases b after the calls in progress
 }
 
 // Compile compiles a program for the topology without loading it (ahead of
@@ -269,7 +242,7 @@ func (t *Topology) Compile(p Program, opts *xla.CompileOptions) (*UnloadedExecut
 	if err != nil {
 		return nil, err
 	}
-	u := &UnloadedExecutable{plugin: t.plugin, b: b}
+	u := &UnloadedExecutable{plugin: t.plugin, b: b, g: guard{release: b.Close}}
 	u.compiledDetails = compiledDetails{enter: u.enter, exit: u.exit, prog: b, plugin: t.plugin}
 	runtime.AddCleanup(u, func(b backend.CompiledProgram) { b.Close() }, b)
 	return u, nil
@@ -277,14 +250,10 @@ func (t *Topology) Compile(p Program, opts *xla.CompileOptions) (*UnloadedExecut
 
 // enter begins a call on the executable (ErrClosed once closed); exit
 // must follow.
-func (u *UnloadedExecutable) enter() error { return u.life.enter() }
+func (u *UnloadedExecutable) enter() error { return u.g.enter() }
 
 // exit ends a call begun by enter.
-func (u *UnloadedExecutable) exit() {
-	if u.life.exit() {
-		u.b.Close()
-	}
-}
+func (u *UnloadedExecutable) exit() { u.g.exit() }
 
 // Outputs describes the outputs each device produces.
 func (u *UnloadedExecutable) Outputs() ([]Output, error) {
@@ -300,12 +269,7 @@ func (u *UnloadedExecutable) Outputs() ([]Output, error) {
 }
 
 // Close releases the executable. It is idempotent.
-func (u *UnloadedExecutable) Close() error {
-	if !u.life.close() {
-		return nil
-	}
-	return u.b.Close()
-}
+func (u *UnloadedExecutable) Close() error { return u.g.close() }
 
 // Load loads an executable compiled by Topology.Compile on the client's
 // devices. opts (may be nil) override its compile options.

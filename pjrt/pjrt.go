@@ -270,52 +270,79 @@ func sortedAttrNames(m map[string]any) []string {
 	return keys
 }
 
-// life is the open/closed state of an object with a plugin handle and the
-// count of its calls in progress, so that Close releases the handle only
-// after the last of them: a call that began before Close still uses a
-// valid handle, one that begins after it gets ErrClosed.
-type life struct {
+// guard is the open/closed state of an object with a plugin handle and
+// the count of its calls in progress, so that Close releases the handle
+// only after the last of them: a call that began before Close still uses
+// a valid handle, one that begins after it gets ErrClosed. Calls on a
+// client's objects are calls on the client too (Client.Close waits for
+// them).
+type guard struct {
+	c       *Client      // the client the calls join (nil: none)
+	release func() error // releases the handle (nil: nothing to release)
+
 	mu       sync.Mutex
 	closed   bool
 	users    int
 	released bool
 }
 
-// enter begins a call (ErrClosed once closed); exit must follow.
-func (l *life) enter() error {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.closed {
+// enter begins a call (ErrClosed once the object or its client is
+// closed); exit must follow.
+func (g *guard) enter() error {
+	g.mu.Lock()
+	if g.closed {
+		g.mu.Unlock()
 		return ErrClosed
 	}
-	l.users++
+	g.users++
+	g.mu.Unlock()
+	if g.c != nil {
+		if err := g.c.enter(); err != nil {
+			g.leave()
+			return err
+		}
+	}
 	return nil
 }
 
-// exit ends a call and reports whether the caller must now release the
-// handle (Close came meanwhile and this was the last call).
-func (l *life) exit() bool {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.users--
-	return l.release()
+// exit ends a call begun by enter; the last call after a Close releases
+// the handle.
+func (g *guard) exit() {
+	if g.c != nil {
+		g.c.exit()
+	}
+	g.leave()
 }
 
-// close marks the object closed and reports whether the caller must
-// release the handle now (no call in progress; false when it was closed
-// already: Close is idempotent).
-func (l *life) close() bool {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.closed = true
-	return l.release()
+func (g *guard) leave() {
+	g.mu.Lock()
+	g.users--
+	release := g.releasable()
+	g.mu.Unlock()
+	if release {
+		g.release()
+	}
 }
 
-// release reports, once, that the handle is free to release (l.mu held).
-func (l *life) release() bool {
-	if !l.closed || l.users > 0 || l.released {
+// close marks the object closed and releases the handle when no call is
+// in progress (else the last call does). It is idempotent.
+func (g *guard) close() error {
+	g.mu.Lock()
+	g.closed = true
+	release := g.releasable()
+	g.mu.Unlock()
+	if release {
+		return g.release()
+	}
+	return nil
+}
+
+// releasable reports, once, that the handle is to be released now (g.mu
+// held).
+func (g *guard) releasable() bool {
+	if !g.closed || g.users > 0 || g.released || g.release == nil {
 		return false
 	}
-	l.released = true
+	g.released = true
 	return true
 }
