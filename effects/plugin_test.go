@@ -65,6 +65,27 @@ func TestRealPlugin(t *testing.T) {
 		require.NoError(t, Barrier(ctxT(t)))
 		assert.Equal(t, []float32{2, 4, 6, 8}, seen)
 	})
+	// Barrier names a failed callback through the stream's execute
+	// context (FFI user data of a type registered once per process: XLA
+	// refuses a second registration of the name, once per client).
+	t.Run("Barrier reports a failed callback", func(t *testing.T) {
+		for range 2 {
+			s := NewStream()
+			bad := compile(t, c, build(t, func(fb *stablehlo.FuncBuilder) {
+				_, err := Callback(fb, HostFunc{Name: "failing", Fn: func([]Array) ([]Array, error) { return nil, errBoom }}, Ordered("log"))
+				require.NoError(t, err)
+				fb.Return(fb.ScalarOf(xla.Float32, 1))
+			}))
+			_, err := s.Execute(bad)
+			require.NoError(t, err)
+			err = s.Barrier(ctxT(t))
+			var cerr *CallbackError
+			require.ErrorAs(t, err, &cerr, "got %v", err)
+			assert.Equal(t, "failing", cerr.Callback)
+			assert.ErrorIs(t, err, errBoom)
+			require.NoError(t, s.Close(ctxT(t)))
+		}
+	})
 	t.Run("order across devices", func(t *testing.T) {
 		var out lines
 		exe := printIndex(t, c, &out, Ordered("log"), true)
