@@ -249,7 +249,7 @@ func tokensFor(c *pjrt.Client, arrays bool) (*tokenSource, error) {
 		b, f, err := c.CreateAliasBuffer(t.shape)
 		switch {
 		case err == nil:
-			settleProbe(c, b, f, t.shape)
+			t.settleProbe(b, f)
 			t.relay = true
 		case errors.Is(err, pjrt.Unimplemented):
 		default:
@@ -266,14 +266,14 @@ func tokensFor(c *pjrt.Client, arrays bool) (*tokenSource, error) {
 	return got.(*tokenSource), nil
 }
 
-// settleProbe fulfils the alias buffer made to learn whether c has them
-// with an empty token array and releases both. Cancelling it instead, as
-// a token-typed probe must be (no host data makes a token), makes XLA's
-// plugin log the cancellation as an error.
-func settleProbe(c *pjrt.Client, b *pjrt.Buffer, f *pjrt.AliasFulfillment, shape xla.Shape) {
+// settleProbe fulfils the alias buffer made to learn whether the client
+// has them with a fresh token array and releases both. Cancelling it
+// instead, as a token-typed probe must be (no host data makes a token),
+// makes XLA's plugin log the cancellation as an error.
+func (t *tokenSource) settleProbe(b *pjrt.Buffer, f *pjrt.AliasFulfillment) {
 	defer b.Close()
-	if shape.DType != xla.Invalid {
-		if src, err := c.BufferFromHost(nil, shape, pjrt.CopyDuringCall()); err == nil {
+	if t.arrays {
+		if src, err := t.fresh(nil); err == nil {
 			err = f.Fulfill(src)
 			src.Close()
 			if err == nil {

@@ -606,7 +606,7 @@ func (t *tokenSource) take(ch *chain, dev *pjrt.Device) (*pjrt.Buffer, error) {
 	return ch.cur.CopyToDevice(dev)
 }
 
-// fresh makes a new ready token on dev.
+// fresh makes a new ready token on dev (nil: the default device).
 func (t *tokenSource) fresh(dev *pjrt.Device) (*pjrt.Buffer, error) {
 	if t.arrays {
 		return t.c.BufferFromHost(nil, t.shape, pjrt.OnDevice(dev), pjrt.CopyDuringCall())

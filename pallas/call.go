@@ -621,19 +621,12 @@ func checkAliasedReads(p *Program) error {
 			continue
 		}
 		var found *Op
-		var find func(r *Region)
-		find = func(r *Region) {
-			for _, op := range r.Ops {
-				if found == nil && op.Name == "load" && len(op.Operands) > 0 && op.Operands[0].Ref != nil &&
-					op.Operands[0].Ref.Kind == PrefetchRef && stored[op.Operands[0].Ref.Operand] {
-					found = op
-				}
-				for _, sub := range op.Regions {
-					find(sub)
-				}
+		eachOp(m, func(op *Op) {
+			if found == nil && op.Name == "load" && len(op.Operands) > 0 && op.Operands[0].Ref != nil &&
+				op.Operands[0].Ref.Kind == PrefetchRef && stored[op.Operands[0].Ref.Operand] {
+				found = op
 			}
-		}
-		find(m)
+		})
 		if found != nil {
 			return &Error{Kernel: p.Name, Op: "index map", Loc: found.Loc, Msg: fmt.Sprintf(
 				"reads %s, which the kernel stores to through the output aliased to it (InputOutputAliases): "+

@@ -27,12 +27,17 @@ import (
 
 // checkParallelPrograms reports the first of those races in p.
 func checkParallelPrograms(p *Program) error {
-	stored, loaded := map[int]bool{}, map[int]bool{} // Refs index
-	walkOps(p.Body, func(op *Op) {
-		if len(op.Operands) == 0 || op.Operands[0].Ref == nil {
+	// By Refs index: the body's arguments are the refs, in order.
+	stored, loaded := map[int]bool{}, map[int]bool{}
+	arg := map[*Value]int{}
+	for i, a := range p.Body.Args {
+		arg[a] = i
+	}
+	eachOp(p.Body, func(op *Op) {
+		if len(op.Operands) == 0 {
 			return
 		}
-		i, ok := refByInfo(p, op.Operands[0].Ref)
+		i, ok := arg[op.Operands[0]]
 		if !ok {
 			return
 		}
@@ -87,31 +92,6 @@ func wholeButSqueezed(r RefInfo) bool {
 		}
 	}
 	return true
-}
-
-// refByInfo finds the index in p.Refs of the ref described by info (a
-// copy or a pointer into p.Refs).
-func refByInfo(p *Program, info *RefInfo) (int, bool) {
-	for i := range p.Refs {
-		r := &p.Refs[i]
-		if r == info || (r.Kind == info.Kind && r.Index == info.Index) {
-			return i, true
-		}
-	}
-	return 0, false
-}
-
-// walkOps calls f on every op of r, nested regions included.
-func walkOps(r *Region, f func(*Op)) {
-	if r == nil {
-		return
-	}
-	for _, op := range r.Ops {
-		f(op)
-		for _, sub := range op.Regions {
-			walkOps(sub, f)
-		}
-	}
 }
 
 // gridDeps reports, per grid axis, whether index map m's block indices

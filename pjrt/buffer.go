@@ -219,8 +219,20 @@ func (b *Buffer) Ready() (*Event, error) {
 // each holding an OS thread; more take the callback); otherwise it waits
 // on Ready's event or for ctx to end.
 func (b *Buffer) Await(ctx context.Context) error {
-	if ctx.Done() == nil && !forceReadyCallback {
-		if done, err := b.waitInPlugin(); done {
+	if b == nil {
+		return b.enter() // the nil buffer's error
+	}
+	if w, ok := b.b.(backend.ReadyWaiter); ok && ctx.Done() == nil && !forceReadyCallback {
+		done, err := b.blockInPlugin(func() (func() error, error) {
+			b.mu.Lock()
+			ready := b.ready
+			b.mu.Unlock()
+			if ready != nil {
+				return nil, nil // wait on the event Ready made
+			}
+			return w.ReadyWait()
+		})
+		if done {
 			return err
 		}
 	}
@@ -231,39 +243,28 @@ func (b *Buffer) Await(ctx context.Context) error {
 	return e.Await(ctx) // outside enter/exit: Close need not wait for it
 }
 
-// waitInPlugin blocks in the plugin until the buffer is ready, when the
-// backend can and no Ready event was made; done is false when it did not
-// wait. The wait itself is outside enter/exit: a Close (of the buffer or
-// the client, which may be what ends it) does not wait for it.
-func (b *Buffer) waitInPlugin() (done bool, err error) {
+// blockInPlugin runs start within a counted call, then the wait it
+// returns outside it (a Close, of the buffer or of the client, which may
+// be what ends the wait, does not wait for it), holding one of the
+// blocking-wait slots. done is false, and nothing ran, when no slot is
+// free or start declines (a nil wait and no error).
+func (b *Buffer) blockInPlugin(start func() (wait func() error, err error)) (done bool, err error) {
 	if !blockingWaits.acquire() {
 		return false, nil
 	}
 	defer blockingWaits.release()
-	wait, done, err := b.startReadyWait()
-	if !done || err != nil {
-		return done, err
+	if err := b.enter(); err != nil {
+		return true, err
+	}
+	wait, err := start()
+	b.exit()
+	switch {
+	case err != nil:
+		return true, err
+	case wait == nil:
+		return false, nil
 	}
 	return true, wait()
-}
-
-func (b *Buffer) startReadyWait() (wait func() error, done bool, err error) {
-	if err := b.enter(); err != nil {
-		return nil, true, err
-	}
-	defer b.exit()
-	w, ok := b.b.(backend.ReadyWaiter)
-	if !ok {
-		return nil, false, nil
-	}
-	b.mu.Lock()
-	ready := b.ready
-	b.mu.Unlock()
-	if ready != nil {
-		return nil, false, nil
-	}
-	wait, err = w.ReadyWait()
-	return wait, true, err
 }
 
 // forceReadyCallback makes Await wait on the completion callback even
@@ -341,8 +342,18 @@ func (b *Buffer) hostDst(dst []byte) ([]byte, error) {
 // may still write dst later (halo keeps it pinned until then), so dst
 // must not be reused.
 func (b *Buffer) ToHost(ctx context.Context, dst []byte) error {
-	if ctx.Done() == nil && !forceReadyCallback {
-		if done, err := b.copyInPlugin(dst); done {
+	if b == nil {
+		return b.enter() // the nil buffer's error
+	}
+	if w, ok := b.b.(backend.HostCopyWaiter); ok && ctx.Done() == nil && !forceReadyCallback {
+		done, err := b.blockInPlugin(func() (func() error, error) {
+			dst, err := b.hostDst(dst)
+			if err != nil {
+				return nil, err
+			}
+			return w.ToHostStart(dst)
+		})
+		if done {
 			return err
 		}
 	}
@@ -351,38 +362,6 @@ func (b *Buffer) ToHost(ctx context.Context, dst []byte) error {
 		return err
 	}
 	return e.Await(ctx)
-}
-
-// copyInPlugin copies the buffer into dst blocking in the plugin until it
-// is written, when the backend can; done is false when it did not copy.
-// As waitInPlugin, it waits outside enter/exit.
-func (b *Buffer) copyInPlugin(dst []byte) (done bool, err error) {
-	if !blockingWaits.acquire() {
-		return false, nil
-	}
-	defer blockingWaits.release()
-	wait, done, err := b.startCopy(dst)
-	if !done || err != nil {
-		return done, err
-	}
-	return true, wait()
-}
-
-func (b *Buffer) startCopy(dst []byte) (wait func() error, done bool, err error) {
-	if err := b.enter(); err != nil {
-		return nil, true, err
-	}
-	defer b.exit()
-	w, ok := b.b.(backend.HostCopyWaiter)
-	if !ok {
-		return nil, false, nil
-	}
-	dst, err = b.hostDst(dst)
-	if err != nil {
-		return nil, true, err
-	}
-	wait, err = w.ToHostStart(dst)
-	return wait, true, err
 }
 
 // Bytes returns a copy of the buffer's data.
