@@ -122,15 +122,6 @@ func (c *Client) release(x io.Closer) error {
 	return x.Close()
 }
 
-// check returns ErrClosed once the client is closed.
-func (c *Client) check() error {
-	c.mu.RLock()
-	defer c.mu.RUnlock()
-	if c.closed {
-		return ErrClosed
-	}
-	return nil
-}
 
 // enter begins a call into the plugin on the client or one of its objects
 // (ErrClosed once the client is closed); exit must follow. Close waits for

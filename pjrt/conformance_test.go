@@ -610,10 +610,16 @@ type closingExecutable struct {
 func (x closingExecutable) Execute(args [][]backend.Buffer, opts backend.ExecuteOptions) ([][]backend.Buffer, []backend.Event, error) {
 	outs, events, err := x.Executable.Execute(args, opts)
 	go x.c.Close()
-	for x.c.check() == nil {
+	for !x.c.isClosed() {
 		time.Sleep(time.Millisecond)
 	}
 	return outs, events, err
+}
+
+func (c *Client) isClosed() bool {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.closed
 }
 
 // TestExecuteReleasesOutputsWhenTheClientCloses checks that a run whose
