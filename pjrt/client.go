@@ -122,7 +122,6 @@ func (c *Client) release(x io.Closer) error {
 	return x.Close()
 }
 
-
 // enter begins a call into the plugin on the client or one of its objects
 // (ErrClosed once the client is closed); exit must follow. Close waits for
 // the calls in progress before it releases anything.
