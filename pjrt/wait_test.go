@@ -196,18 +196,19 @@ func TestToHostAsyncBesideClose(t *testing.T) {
 	c := openConformance(t)
 	cl := c.client(t)
 	invalid := c.counter("invalid_handles")
-	for i := 0; i < 5000; i++ {
+	for i := 0; i < 20000; i++ {
 		b, err := BufferFrom(cl, []float32{1, 2, 3, 4}, []int64{4})
 		require.NoError(t, err)
-		done := make(chan struct{})
+		var wg sync.WaitGroup
+		wg.Add(2)
 		go func() {
-			defer close(done)
+			defer wg.Done()
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			defer cancel()
 			_ = b.ToHost(ctx, make([]byte, 16))
 		}()
-		b.Close()
-		<-done
+		go func() { defer wg.Done(); b.Close() }()
+		wg.Wait()
 	}
 	assert.Equal(t, invalid, c.counter("invalid_handles"), "calls on destroyed handles")
 }
