@@ -29,7 +29,7 @@ func (c *Client) newBuffer(b backend.Buffer) (*Buffer, error) {
 		return nil, err
 	}
 	w := &Buffer{c: c, b: b, shape: xla.Shape{DType: b.DType(), Dims: b.Dims()},
-		g: guard{c: c, release: func() error { return c.release(b) }}}
+		g: guard{c: c, x: b}}
 	runtime.AddCleanup(w, func(b backend.Buffer) { c.release(b) }, b)
 	return w, nil
 }

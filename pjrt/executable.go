@@ -97,7 +97,7 @@ func (c *Client) newExecutable(b backend.Executable) (*Executable, error) {
 	if err := c.track(b); err != nil {
 		return nil, err
 	}
-	e := &Executable{c: c, b: b, g: guard{c: c, release: func() error { return c.release(b) }}}
+	e := &Executable{c: c, b: b, g: guard{c: c, x: b}}
 	e.compiledDetails = compiledDetails{enter: e.enter, exit: e.exit, prog: b, plugin: c.plugin}
 	runtime.AddCleanup(e, func(b backend.Executable) { c.release(b) }, b)
 	return e, nil
@@ -313,7 +313,7 @@ func (c *Client) NewExecuteContext() (*ExecuteContext, error) {
 	if err := c.track(x); err != nil {
 		return nil, err
 	}
-	return &ExecuteContext{c: c, b: x, g: guard{c: c, release: func() error { return c.release(x) }}}, nil
+	return &ExecuteContext{c: c, b: x, g: guard{c: c, x: x}}, nil
 }
 
 // Close releases the context. It is idempotent.

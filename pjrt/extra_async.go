@@ -54,7 +54,7 @@ func (c *Client) NewAsyncTransfer(shapes []xla.Shape, opts ...BufferOption) (*As
 	if err := c.track(b); err != nil {
 		return nil, err
 	}
-	t := &AsyncTransfer{c: c, b: b, shapes: cp, g: guard{c: c, release: func() error { return c.release(b) }}}
+	t := &AsyncTransfer{c: c, b: b, shapes: cp, g: guard{c: c, x: b}}
 	runtime.AddCleanup(t, func(b backend.AsyncTransfer) { c.release(b) }, b)
 	return t, nil
 }

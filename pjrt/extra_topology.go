@@ -57,7 +57,7 @@ func (p *Plugin) topologyCreator(op string) (backend.TopologyCreator, error) {
 }
 
 func (p *Plugin) newTopology(b backend.Topology) *Topology {
-	t := &Topology{plugin: p, b: b, g: guard{release: b.Close}}
+	t := &Topology{plugin: p, b: b, g: guard{x: b}}
 	runtime.AddCleanup(t, func(b backend.Topology) { b.Close() }, b)
 	return t
 }
@@ -242,7 +242,7 @@ func (t *Topology) Compile(p Program, opts *xla.CompileOptions) (*UnloadedExecut
 	if err != nil {
 		return nil, err
 	}
-	u := &UnloadedExecutable{plugin: t.plugin, b: b, g: guard{release: b.Close}}
+	u := &UnloadedExecutable{plugin: t.plugin, b: b, g: guard{x: b}}
 	u.compiledDetails = compiledDetails{enter: u.enter, exit: u.exit, prog: b, plugin: t.plugin}
 	runtime.AddCleanup(u, func(b backend.CompiledProgram) { b.Close() }, b)
 	return u, nil

@@ -2,6 +2,7 @@ package pjrt
 
 import (
 	"fmt"
+	"io"
 	"slices"
 	"sort"
 	"strings"
@@ -277,8 +278,8 @@ func sortedAttrNames(m map[string]any) []string {
 // client's objects are calls on the client too (Client.Close waits for
 // them).
 type guard struct {
-	c       *Client      // the client the calls join (nil: none)
-	release func() error // releases the handle (nil: nothing to release)
+	c *Client   // the client the calls join (nil: none)
+	x io.Closer // the backend object: c.release(x), or x.Close() without c (nil: nothing to release)
 
 	mu       sync.Mutex
 	closed   bool
@@ -324,6 +325,15 @@ func (g *guard) leave() {
 	}
 }
 
+// release releases the handle: through the client that tracks it, else
+// directly.
+func (g *guard) release() error {
+	if g.c != nil {
+		return g.c.release(g.x)
+	}
+	return g.x.Close()
+}
+
 // close marks the object closed and releases the handle when no call is
 // in progress (else the last call does). It is idempotent.
 func (g *guard) close() error {
@@ -340,7 +350,7 @@ func (g *guard) close() error {
 // releasable reports, once, that the handle is to be released now (g.mu
 // held).
 func (g *guard) releasable() bool {
-	if !g.closed || g.users > 0 || g.released || g.release == nil {
+	if !g.closed || g.users > 0 || g.released || g.x == nil {
 		return false
 	}
 	g.released = true
