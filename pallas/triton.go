@@ -70,7 +70,11 @@ import (
 //   - A load from a ref the program stored to, or a store to a ref it
 //     accessed, first waits at gpu.barrier: threads hold a block in the
 //     layout Triton picks per access (a scalar is stored by one thread and
-//     loaded by all).
+//     loaded by all). Not a store after stores of the same op only whose
+//     blocks are aligned to their size (a loop storing one output block
+//     per iteration: each element is stored by the same thread), and a
+//     loop whose body would wait for accesses made before it waits once,
+//     before it.
 //
 // Build-time errors name the kernel, the op and its file:line: tensors whose
 // dims are not powers of two (Triton's rule) or larger than 2^20 elements,

@@ -53,8 +53,20 @@ type tevMachine struct {
 	// gpu.barrier (1 stored, 2 loaded): on a GPU the program's threads
 	// may hold a block's elements in a different layout at each access,
 	// so a load after a store, or a store after any access, without a
-	// barrier between them races.
-	since map[*tevBuf]uint8
+	// barrier between them races. A store after stores only races where
+	// it writes an element another thread stored: owners holds, per
+	// buffer, which store op and position stored each element since the
+	// barrier (one op keeps one layout, so the same op and position is
+	// the same thread).
+	since  map[*tevBuf]uint8
+	owners map[*tevBuf]map[int64]tevOwner
+}
+
+// tevOwner is the thread that stored an element: a tt.store and the
+// position in its value.
+type tevOwner struct {
+	op  *ttOp
+	pos int
 }
 
 type tevError struct{ msg string }
@@ -91,7 +103,7 @@ func tevRunOrder(f *ttFunc, grid [3]int64, bufs []*tevBuf, reverse bool) (err er
 		for yi := int64(0); yi < grid[1]; yi++ {
 			for zi := int64(0); zi < grid[2]; zi++ {
 				x, y, z := at(xi, grid[0]), at(yi, grid[1]), at(zi, grid[2])
-				m := &tevMachine{bufs: bufs, pid: [3]int64{x, y, z}, vals: map[*ttVal]*tevVal{}, since: map[*tevBuf]uint8{}}
+				m := &tevMachine{bufs: bufs, pid: [3]int64{x, y, z}, vals: map[*ttVal]*tevVal{}, since: map[*tevBuf]uint8{}, owners: map[*tevBuf]map[int64]tevOwner{}}
 				for i, a := range f.body.args {
 					m.vals[a] = &tevVal{t: a.t, i: []int64{0}, buf: i}
 				}
@@ -288,6 +300,7 @@ func (m *tevMachine) op(op *ttOp) []*tevVal {
 		}
 	case name == "gpu.barrier":
 		clear(m.since)
+		clear(m.owners)
 	case name == "tt.load":
 		p := in(0)
 		b := m.bufs[p.buf]
@@ -323,10 +336,15 @@ func (m *tevMachine) op(op *ttOp) []*tevVal {
 		p, x := in(0), in(1)
 		b := m.bufs[p.buf]
 		m.checkElem(name, p, b, x.t.elem)
-		if m.since[b] != 0 {
-			tevFail("program %v stores to argument %d after accessing it with no gpu.barrier between", m.pid, p.buf)
+		if m.since[b]&2 != 0 {
+			tevFail("program %v stores to argument %d after loading from it with no gpu.barrier between", m.pid, p.buf)
 		}
 		m.since[b] |= 1
+		owners := m.owners[b]
+		if owners == nil {
+			owners = map[int64]tevOwner{}
+			m.owners[b] = owners
+		}
 		var mask *tevVal
 		if len(op.operands) > 2 {
 			mask = in(2)
@@ -339,6 +357,11 @@ func (m *tevMachine) op(op *ttOp) []*tevVal {
 			if a < 0 || int(a) >= max(len(b.f), len(b.i)) {
 				tevFail("program %v stores element %d of argument %d (size %d)", m.pid, a, p.buf, max(len(b.f), len(b.i)))
 			}
+			me := tevOwner{op, k}
+			if o, ok := owners[a]; ok && o != me {
+				tevFail("program %v stores element %d of argument %d, which another thread stored, with no gpu.barrier between", m.pid, a, p.buf)
+			}
+			owners[a] = me
 			if b.f != nil {
 				b.f[a] = x.f[k]
 			} else {

@@ -241,20 +241,57 @@ type ttLower struct {
 	vals map[*Value]*ttVal
 	refs map[*Value]*ttRef
 	grid []*ttVal
-	// hazards holds, per memory buffer (bufferOf), whether the program
-	// may have stored to it (hzStored) or loaded from it (hzLoaded)
-	// since the last gpu.barrier. The threads of a program hold the
+	// hazards holds, per memory buffer (bufferOf), the program's accesses
+	// of it since the last gpu.barrier. The threads of a program hold the
 	// elements of a block in a layout Triton picks per access (a scalar
-	// is stored by one thread and loaded by all), so a load after a
-	// store to the same buffer, or a store after any access, waits at a
-	// barrier for the other threads' accesses.
-	hazards map[int]uint8
+	// is stored by one thread and loaded by all), so a load after a store
+	// to the same buffer, or a store after any access, waits at a barrier
+	// for the other threads' accesses; except a store after stores of
+	// the same tt.store only (a loop storing a block per iteration) whose
+	// blocks are aligned (see alignedStore): the same op keeps its layout,
+	// and aligned blocks are equal or disjoint, so each element is stored
+	// by the same thread each time.
+	hazards map[int]hazard
+}
+
+// hazard is what a program did to a buffer since its last gpu.barrier.
+type hazard struct {
+	kind uint8 // hzStored, hzLoaded
+	// by is the store op of every store since the barrier when it is one
+	// aligned op (alignedStore); nil otherwise.
+	by *Op
 }
 
 const (
 	hzStored uint8 = 1 << iota
 	hzLoaded
 )
+
+// add is h followed by an access of kind by op (a store op, or nil).
+func (h hazard) add(kind uint8, op *Op) hazard {
+	if kind == hzStored {
+		switch {
+		case h.kind&hzStored == 0:
+			h.by = op
+		case h.by != op:
+			h.by = nil
+		}
+	}
+	h.kind |= kind
+	return h
+}
+
+// merge is the hazard of a program at a join of two paths.
+func (h hazard) merge(o hazard) hazard {
+	switch {
+	case h.kind&hzStored == 0:
+		h.by = o.by
+	case o.kind&hzStored != 0 && o.by != h.by:
+		h.by = nil
+	}
+	h.kind |= o.kind
+	return h
+}
 
 // bufferOf names the memory a ref reads and writes: its Call operand (an
 // output aliased to an input shares the input's), or its own output.
@@ -268,34 +305,122 @@ func bufferOf(r *RefInfo) int {
 	return 1<<20 + r.Index
 }
 
-// access records a load (or a store) of ref's buffer, first emitting a
-// barrier when an earlier access of the program may conflict with it.
-func (l *ttLower) access(ref *ttRef, kind uint8) {
+// access records a load (or a store: op) of ref's buffer, first emitting
+// a barrier when an earlier access of the program may conflict with it.
+func (l *ttLower) access(ref *ttRef, kind uint8, op *Op) {
 	buf := bufferOf(ref.info)
-	conflict := l.hazards[buf] & hzStored
+	h := l.hazards[buf]
+	conflict := h.kind & hzStored
 	if kind == hzStored {
-		conflict = l.hazards[buf]
+		conflict = h.kind
+		if h.kind == hzStored && h.by != nil && h.by == l.storeKey(op, ref) {
+			conflict = 0 // the same aligned store again
+		}
 	}
 	if conflict != 0 {
 		l.b.emit("gpu.barrier", nil, nil)
 		clear(l.hazards)
+		h = hazard{}
 	}
-	l.hazards[buf] |= kind
+	if kind == hzStored {
+		op = l.storeKey(op, ref)
+	}
+	l.hazards[buf] = h.add(kind, op)
+}
+
+// storeKey is op when it is a store whose blocks are aligned (see
+// alignedStore), else nil.
+func (l *ttLower) storeKey(op *Op, ref *ttRef) *Op {
+	if op != nil && op.Name == "store" && alignedStore(op, ref) {
+		return op
+	}
+	return nil
+}
+
+// alignedStore reports whether every block that store op writes to ref
+// lies on a fixed grid of its own shape: per dim a point, or a slice of
+// a power-of-two size s dividing the ref's block dim whose start is a
+// multiple of s by construction (a constant, or a product with such a
+// factor). Two such blocks are equal or disjoint.
+func alignedStore(op *Op, ref *ttRef) bool {
+	ix := op.Attrs.Indexer
+	if ix.HasArrays() || len(ix.Dims) != len(ref.dims) {
+		return false
+	}
+	idx := op.Operands[1 : 1+ix.NumOperands]
+	for k, di := range ix.Dims {
+		if di.Kind == DimPoint {
+			continue
+		}
+		s, bd := di.Size, ref.info.Block[ref.dims[k]]
+		if di.Kind != DimSlice || s <= 0 || s&(s-1) != 0 || bd%s != 0 {
+			return false
+		}
+		if di.Operand < 0 {
+			if di.Start%s != 0 {
+				return false
+			}
+		} else if !multipleOf(idx[di.Operand], s, 4) {
+			return false
+		}
+	}
+	return true
+}
+
+// multipleOf reports whether integer v is a multiple of n (a power of
+// two, so that wrapping products keep it) by construction, looking
+// through at most depth ops.
+func multipleOf(v *Value, n int64, depth int) bool {
+	if n == 1 {
+		return true
+	}
+	if v == nil || v.Def == nil || depth == 0 {
+		return false
+	}
+	op := v.Def
+	switch op.Name {
+	case "const":
+		c, ok := op.Attrs.Value.(int64)
+		return ok && c%n == 0
+	case "mul":
+		return multipleOf(op.Operands[0], n, depth-1) || multipleOf(op.Operands[1], n, depth-1)
+	case "add", "sub":
+		return multipleOf(op.Operands[0], n, depth-1) && multipleOf(op.Operands[1], n, depth-1)
+	}
+	return false
 }
 
 // regionAccesses adds the loads and stores of regions (and the regions
 // within them) to hz: what a loop's next iteration may find pending.
-func (l *ttLower) regionAccesses(hz map[int]uint8, regions []*Region) {
+func (l *ttLower) regionAccesses(hz map[int]hazard, regions []*Region) {
 	for _, r := range regions {
 		for _, op := range r.Ops {
 			if ref := l.refs[firstOperand(op)]; ref != nil && (op.Name == "load" || op.Name == "store") {
-				kind := hzLoaded
+				buf := bufferOf(ref.info)
 				if op.Name == "store" {
-					kind = hzStored
+					hz[buf] = hz[buf].add(hzStored, l.storeKey(op, ref))
+				} else {
+					hz[buf] = hz[buf].add(hzLoaded, nil)
 				}
-				hz[bufferOf(ref.info)] |= kind
 			}
 			l.regionAccesses(hz, op.Regions)
+		}
+	}
+}
+
+// barrierBeforeLoop emits a gpu.barrier before loop op when an access in
+// its body conflicts with one made before the loop: waiting once there
+// keeps the body's accesses from waiting at every iteration for what
+// came before the loop (they still wait for each other's).
+func (l *ttLower) barrierBeforeLoop(op *Op) {
+	body := map[int]hazard{}
+	l.regionAccesses(body, op.Regions)
+	for buf, h := range body {
+		before := l.hazards[buf].kind
+		if before&hzStored != 0 || before != 0 && h.kind&hzStored != 0 {
+			l.b.emit("gpu.barrier", nil, nil)
+			clear(l.hazards)
+			return
 		}
 	}
 }
@@ -308,11 +433,11 @@ func firstOperand(op *Op) *Value {
 }
 
 // mergeHazards sets l.hazards to the union of the maps.
-func (l *ttLower) mergeHazards(maps ...map[int]uint8) {
-	out := map[int]uint8{}
+func (l *ttLower) mergeHazards(maps ...map[int]hazard) {
+	out := map[int]hazard{}
 	for _, m := range maps {
 		for k, v := range m {
-			out[k] |= v
+			out[k] = out[k].merge(v)
 		}
 	}
 	l.hazards = out
@@ -408,7 +533,7 @@ func lowerTritonFunc(p *Program) (f *ttFunc, grid [3]int64, err error) {
 			err = &Error{Kernel: p.Name, Op: "triton", Msg: fmt.Sprintf("internal error: %v", r)}
 		}
 	}()
-	l := &ttLower{p: p, b: &ttb{}, vals: map[*Value]*ttVal{}, refs: map[*Value]*ttRef{}, hazards: map[int]uint8{}}
+	l := &ttLower{p: p, b: &ttb{}, vals: map[*Value]*ttVal{}, refs: map[*Value]*ttRef{}, hazards: map[int]hazard{}}
 	body := &ttRegion{}
 	l.b.region = body
 	l.b.consts = []map[string]*ttVal{{}}
@@ -1297,7 +1422,7 @@ func (l *ttLower) load(op *Op, rt ttType) *ttVal {
 	mt, _ := ttMemElem(ref.info.DType)
 	t := rt.as(mt)
 	var x *ttVal
-	l.access(ref, hzLoaded)
+	l.access(ref, hzLoaded, nil)
 	if mask == nil {
 		x = b.emit1("tt.load", []*ttVal{ptrs}, t, i32ArrayAttr("operandSegmentSizes", []int64{1, 0, 0}))
 	} else {
@@ -1340,7 +1465,7 @@ func (l *ttLower) store(op *Op) {
 	if mask != nil {
 		ops = append(ops, mask)
 	}
-	l.access(ref, hzStored)
+	l.access(ref, hzStored, op)
 	b.emit("tt.store", ops, nil)
 }
 
@@ -1362,6 +1487,7 @@ func (l *ttLower) forOp(op *Op) {
 		r.args = append(r.args, v)
 		l.set(a, v)
 	}
+	l.barrierBeforeLoop(op)
 	loop := b.emit("scf.for", append([]*ttVal{lo, hi, step}, init...), types)
 	loop.regions = []*ttRegion{r}
 	b.push(r)
@@ -1400,6 +1526,7 @@ func (l *ttLower) whileOp(op *Op) {
 		return r
 	}
 	before, after := args(cond), args(body)
+	l.barrierBeforeLoop(op)
 	loop := b.emit("scf.while", init, types)
 	loop.regions = []*ttRegion{before, after}
 	b.push(before)
