@@ -26,6 +26,7 @@ type AllocError struct {
 	Available int64 // bytes available, when known
 }
 
+// Error says which shape or how many bytes could not be allocated.
 func (e *AllocError) Error() string {
 	if e.Shape.DType == xla.Invalid && e.Bytes >= 0 {
 		return fmt.Sprintf("working storage of %d elements needs %s, more than the %s of memory available", e.Shape.Size(), byteSize(e.Bytes), byteSize(e.Available))
