@@ -37,7 +37,10 @@ func DS(start any, size int64) DSIndex { return DSIndex{start, size} }
 // advanced indices too, and the broadcast dims sit where the advanced
 // indices are when those are adjacent, else in front). With mask (a bool Value broadcastable to the
 // result) elements where mask is false are other (a Value or Go scalar;
-// nil means zero) and are not read, so they may lie outside the ref.
+// nil means zero) and are not read, so they may lie outside the ref,
+// whether the indices are static or dynamic (the bounds checks report
+// unmasked elements outside it; without a mask a static index outside
+// the ref is a trace error).
 func Load(ref *Ref, idx []any, mask *Value, other any) *Value {
 	return kernelOfRef("load", ref).load(ref, idx, mask, other)
 }
@@ -69,8 +72,10 @@ func (r *Ref) Load(idx ...any) *Value { return Load(r, idx, nil, nil) }
 func (r *Ref) Store(value any, idx ...any) { Store(r, idx, value, nil) }
 
 // indexer resolves idx against the ref's shape; operands are the dynamic
-// index Values (i32) in Indexer order.
-func (k *Kernel) indexer(op string, ref *Ref, idx []any) (Indexer, []*Value, bool) {
+// index Values (i32) in Indexer order. A masked access may start outside
+// the ref: its static indices that do are made dynamic, so that they are
+// checked element by element, after the mask, as dynamic ones are.
+func (k *Kernel) indexer(op string, ref *Ref, idx []any, masked bool) (Indexer, []*Value, bool) {
 	var ix Indexer
 	if !k.check(op, ref.v) {
 		return ix, nil, false
@@ -91,11 +96,15 @@ func (k *Kernel) indexer(op string, ref *Ref, idx []any) (Indexer, []*Value, boo
 		switch x := e.(type) {
 		case allIndex:
 		case SliceIndex:
-			if x.Start < 0 || x.Stop > dim || x.Start > x.Stop {
+			if x.Start > x.Stop || x.Stop-x.Start < 0 || x.Stop-x.Start > dim || (x.Start < 0 || x.Stop > dim) && !masked {
 				k.failf(op, "slice %d:%d of dim %d (size %d) of %s", x.Start, x.Stop, d, dim, ref.v.Ref)
 				return ix, nil, false
 			}
 			di.Start, di.Size = x.Start, x.Stop-x.Start
+			if x.Start < 0 || x.Stop > dim {
+				di.Start, di.Operand = 0, len(operands)
+				operands = append(operands, k.outsideIndex(op, x.Start))
+			}
 		case DSIndex:
 			if x.Size < 0 || x.Size > dim {
 				k.failf(op, "dynamic slice of size %d of dim %d (size %d) of %s", x.Size, d, dim, ref.v.Ref)
@@ -111,10 +120,15 @@ func (k *Kernel) indexer(op string, ref *Ref, idx []any) (Indexer, []*Value, boo
 						k.failf(op, "slice of size %d starting at %d of dim %d (size %d) of %s", x.Size, s, d, dim, ref.v.Ref)
 						return ix, nil, false
 					}
-					k.failf(op, "slice %d:%d of dim %d (size %d) of %s", s, s+x.Size, d, dim, ref.v.Ref)
-					return ix, nil, false
+					if !masked {
+						k.failf(op, "slice %d:%d of dim %d (size %d) of %s", s, s+x.Size, d, dim, ref.v.Ref)
+						return ix, nil, false
+					}
+					di.Operand = len(operands)
+					operands = append(operands, k.outsideIndex(op, s))
+				} else {
+					di.Start = s
 				}
-				di.Start = s
 			} else {
 				v, ok := k.intScalar(op, x.Start)
 				if !ok {
@@ -154,11 +168,15 @@ func (k *Kernel) indexer(op string, ref *Ref, idx []any) (Indexer, []*Value, boo
 				k.failf(op, "index %d has unsupported type %T (want a Go integer, Value, Slice, DS or All)", d, e)
 				return ix, nil, false
 			}
-			if s < 0 || s >= dim {
-				k.failf(op, "index %d is outside dim %d (size %d) of %s", s, d, dim, ref.v.Ref)
-				return ix, nil, false
-			}
 			di = DimIndex{Kind: DimPoint, Start: s, Size: 1, Operand: -1}
+			if s < 0 || s >= dim {
+				if !masked {
+					k.failf(op, "index %d is outside dim %d (size %d) of %s", s, d, dim, ref.v.Ref)
+					return ix, nil, false
+				}
+				di.Start, di.Operand = 0, len(operands)
+				operands = append(operands, k.outsideIndex(op, s))
+			}
 		}
 		ix.Dims = append(ix.Dims, di)
 	}
@@ -218,6 +236,14 @@ func (k *Kernel) indexer(op string, ref *Ref, idx []any) (Indexer, []*Value, boo
 // staticInt is the value of e when it is a Go integer of any kind (an
 // index or constant known at trace time); ok is false for other types, and
 // err is set for an unsigned value beyond int64's range.
+// outsideIndex is the i32 Value of a static start outside a masked
+// access's ref (saturated to i32's range: outside every dim either way).
+func (k *Kernel) outsideIndex(op string, s int64) *Value {
+	s = max(min(s, math.MaxInt32), math.MinInt32)
+	v, _ := k.intScalar(op, k.Const(xla.Int32, s))
+	return v
+}
+
 func staticInt(e any) (v int64, ok bool, err error) {
 	switch x := e.(type) {
 	case int:
@@ -300,7 +326,7 @@ func (k *Kernel) load(ref *Ref, idx []any, mask *Value, other any) *Value {
 	if k.st.err != nil {
 		return k.placeholder(t)
 	}
-	ix, operands, ok := k.indexer("load", ref, idx)
+	ix, operands, ok := k.indexer("load", ref, idx, mask != nil)
 	if !ok {
 		return k.placeholder(t)
 	}
@@ -331,7 +357,7 @@ func (k *Kernel) store(ref *Ref, idx []any, value any, mask *Value) {
 	if k.st.err != nil {
 		return
 	}
-	ix, operands, ok := k.indexer("store", ref, idx)
+	ix, operands, ok := k.indexer("store", ref, idx, mask != nil)
 	if !ok {
 		return
 	}

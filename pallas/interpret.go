@@ -3,6 +3,7 @@ package pallas
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 
@@ -1417,7 +1418,11 @@ func (l *interp) checkSlice(fb *stablehlo.FuncBuilder, op *Op, e *env, a access,
 			bad = fb.Or(bad, fb.Not(ok))
 		}
 	}
-	site := l.addSite(checkSite{what: l.siteName(op, verb), kind: fmt.Sprintf("slice of size %v starting at", a.sizes), dims: dims})
+	kind := fmt.Sprintf("slice of size %v starting at", a.sizes)
+	if !slices.ContainsFunc(a.sizes, func(n int64) bool { return n != 1 }) {
+		kind = "element index" // dynamic integer indices only
+	}
+	site := l.addSite(checkSite{what: l.siteName(op, verb), kind: kind, dims: dims})
 	e.state[l.errSlot] = l.record(fb, e, bad, site, a.starts)
 }
 

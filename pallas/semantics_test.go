@@ -45,6 +45,24 @@ func semanticsCases(t *testing.T) []semanticsCase {
 			want: []float32{2, 4, 6, float32(math.NaN()), 10, -2, -2, -2},
 		},
 		{
+			// Masked-off elements are not read or written, so a masked
+			// access may start outside the ref with static indices too, as
+			// with dynamic ones.
+			name: "masked static slices and indices outside the ref",
+			kernel: func(k *Kernel, r []*Ref) {
+				m := k.Arange(4).Add(6).Lt(8) // DS(6, 4): elements 6 and 7 are in
+				a := Load(r[0], []any{DS(6, 4)}, m, -1.0)
+				b := Load(r[0], []any{Slice(-2, 2)}, k.Arange(4).Ge(2), -2.0)
+				c := Load(r[0], []any{9}, k.Const(xla.Bool, false), -3.0)
+				Store(r[1], []any{Slice(-2, 2)}, b, k.Arange(4).Ge(2))
+				r[1].Store(c.BroadcastTo(4), Slice(2, 6))
+				Store(r[1], []any{DS(6, 4)}, a, m)
+			},
+			spec: CallSpec{OutShapes: []xla.Shape{xla.MakeShape(xla.Float32, 8)}},
+			args: []*interpreter.Tensor{tensor(t, xla.Float32, f32s(8, func(i int) float32 { return float32(i + 1) }), 8)},
+			want: []float32{1, 2, -3, -3, -3, -3, 7, 8},
+		},
+		{
 			name: "gather with broadcast index arrays",
 			kernel: func(k *Kernel, r []*Ref) {
 				rows := k.Iota(xla.Int32, 0, 2, 1).Add(1)
@@ -384,6 +402,18 @@ func TestBoundsCheckErrors(t *testing.T) {
 			idx := k.Arange(4).Add(k.ProgramID(0).Mul(3))
 			Store(r[1], []any{k.Arange(4)}, Load(r[0], []any{idx}, idx.Lt(4), 0.0), nil)
 		}, false, nil},
+		{"masked static slice with an element past the block", func(k *Kernel, r []*Ref) {
+			// DS(2, 4) of a block of 4 with three elements unmasked: the
+			// third, element 4, is outside.
+			r[1].Store(Load(r[0], []any{DS(2, 4)}, k.Arange(4).Lt(3), 0.0))
+		}, false, []string{"grid point (0)", "load from input 0", "element index (4) outside (4)"}},
+		{"masked static index past the block", func(k *Kernel, r []*Ref) {
+			Store(r[1], []any{5}, 1.0, k.ProgramID(0).Eq(1))
+			r[1].Store(0.0)
+		}, false, []string{"grid point (1)", "store to output 0", "element index (5) outside (4)"}},
+		{"dynamic integer index past the block", func(k *Kernel, r []*Ref) {
+			r[1].Store(r[0].Load(k.ProgramID(0).Add(3)).BroadcastTo(4))
+		}, false, []string{"grid point (1)", "load from input 0", ": element index (4) outside (4)"}},
 		{"checks off", func(k *Kernel, r []*Ref) {
 			r[1].Store(r[0].Load(DS(k.ProgramID(0).Mul(2), 3)).Sum(), Slice(0, 1))
 			r[1].Store(0.0, Slice(1, 4))

@@ -30,9 +30,9 @@ func TestWideIndicesDoNotWrap(t *testing.T) {
 		want   string
 	}{
 		{"point index", i64Tensor(big), func(k *Kernel, r []*Ref) { r[2].Store(r[0].Load(r[1].Load(0)).BroadcastTo(4)) }, nil,
-			"starting at (2147483647) outside (4)"},
+			"element index (2147483647) outside (4)"},
 		{"negative point index", i64Tensor(-big), func(k *Kernel, r []*Ref) { r[2].Store(r[0].Load(r[1].Load(0)).BroadcastTo(4)) }, nil,
-			"starting at (-2147483648) outside (4)"},
+			"element index (-2147483648) outside (4)"},
 		{"slice start", i64Tensor(big), func(k *Kernel, r []*Ref) {
 			r[2].Store(r[0].Load(DS(r[1].Load(0), 2)).Sum().BroadcastTo(4))
 		}, nil, "starting at (2147483647) outside (4)"},
