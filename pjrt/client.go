@@ -228,9 +228,11 @@ func (c *Client) DefaultDeviceAssignment(replicas, partitions int) ([][]int, err
 // Close releases every buffer and executable of the client, then the
 // client. It fails the alias buffers not yet fulfilled, then waits for the
 // calls into the plugin in progress on the client and its objects (not
-// for waits on events, which the release ends), so it must not be called
-// from within such a call (an FFI handler run by Execute, say). It is idempotent;
-// later calls on the client or its objects return ErrClosed.
+// for waits on events, which the release ends). While a Go FFI handler
+// runs (Close may be called from one, within the Execute that runs it),
+// Close does not wait: the release happens on another goroutine once
+// those calls have returned, and its errors are dropped. It is
+// idempotent; later calls on the client or its objects return ErrClosed.
 func (c *Client) Close() error {
 	c.mu.Lock()
 	if c.closed {
@@ -261,6 +263,20 @@ func (c *Client) Close() error {
 		}
 		delete(live, x)
 	}
+	if handlersRunning.Load() > 0 {
+		go c.releaseAll(live)
+		return first
+	}
+	if err := c.releaseAll(live); first == nil {
+		first = err
+	}
+	return first
+}
+
+// releaseAll waits for the calls in progress, then releases the client's
+// objects (buffers first) and the client.
+func (c *Client) releaseAll(live map[io.Closer]struct{}) error {
+	var first error
 	c.calls.Wait()
 	for x := range live {
 		if _, isBuf := x.(backend.Buffer); isBuf {

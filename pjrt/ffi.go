@@ -2,6 +2,7 @@ package pjrt
 
 import (
 	"hash/fnv"
+	"sync/atomic"
 
 	"github.com/halo-ml/halo/pjrt/backend"
 )
@@ -85,8 +86,19 @@ func (p *Plugin) RegisterFFIHandler(target, platform string, h FFIHandler, trait
 	if !ok {
 		return notSupported(op, "FFI handlers", p)
 	}
-	return x.RegisterFFIHandler(target, platform, h, uint32(traits))
+	run := func(f *FFICallFrame) error {
+		handlersRunning.Add(1)
+		defer handlersRunning.Add(-1)
+		return h(f)
+	}
+	return x.RegisterFFIHandler(target, platform, run, uint32(traits))
 }
+
+// handlersRunning counts the Go FFI handlers running in the process. A
+// handler may run inside a call into the plugin (a plugin may execute a
+// computation before Execute returns), so Client.Close does not wait for
+// the calls in progress while one runs.
+var handlersRunning atomic.Int64
 
 // RegisterFFIType registers a user-data type by name (PJRT_FFI_Type_Register)
 // and returns its type id, for ExecuteContext.AddFFIUserData and

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 	"unsafe"
 
 	"github.com/ebitengine/purego"
@@ -272,4 +273,62 @@ func TestFFITypeRegisteredOnce(t *testing.T) {
 	got, err := p.RegisterFFIType("halo_elsewhere_type")
 	require.NoError(t, err)
 	assert.Equal(t, other, got)
+}
+
+// TestCloseInsideHandler closes the client from a Go FFI handler that
+// the plugin runs before Execute returns (the conformance plugin's inline
+// execution, as XLA's CPU client runs cheap computations): Close cannot
+// wait for that Execute, which waits for the handler. It returns, the
+// Execute completes, and the client is released once Execute has
+// returned.
+func TestCloseInsideHandler(t *testing.T) {
+	c := openConformance(t)
+	inline := func(on bool) {
+		v := 0
+		if on {
+			v = 1
+		}
+		purego.SyscallN(c.sym("conformance_set_inline"), uintptr(v))
+	}
+	inline(true)
+	defer inline(false)
+	cl := c.client(t)
+	clientsBefore, buffersBefore := c.live("client"), c.live("buffer")
+	callsBefore := c.counter("ffi_handler_calls")
+	closed := make(chan error, 1)
+	require.NoError(t, cl.Plugin().RegisterFFIHandler("halo_close_client", "conformance", func(f *FFICallFrame) error {
+		closed <- cl.Close()
+		copy(f.Rets[0].Bytes(), f.Args[0].Bytes())
+		return nil
+	}, 0))
+	exe, err := cl.Compile(MLIRText(ffiProgram("halo_close_client", "f32[1] -> f32[1]")), nil)
+	require.NoError(t, err)
+	x, err := BufferFrom(cl, []float32{1}, []int64{1}, CopyDuringCall())
+	require.NoError(t, err)
+	x.Await(ctxT(t)) // ready, so that the computation runs inline
+	done := make(chan error, 1)
+	go func() {
+		_, err := exe.Execute([][]*Buffer{{x}}, ExecuteOptions{})
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		// The client closed under it: its outputs are released with it.
+		if err != nil {
+			require.ErrorIs(t, err, ErrClosed)
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("Execute did not return: Close inside the handler waits for it")
+	}
+	require.NoError(t, <-closed)
+	assert.EqualValues(t, 1, c.counter("ffi_handler_calls")-callsBefore, "the handler ran")
+	// The release follows the Execute, on another goroutine.
+	deadline := time.Now().Add(time.Minute)
+	for c.live("client") >= clientsBefore && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	assert.Less(t, c.live("client"), clientsBefore, "the client was released")
+	assert.Equal(t, buffersBefore, c.live("buffer"), "buffers left")
+	_, err = cl.Compile(MLIRText(ffiProgram("halo_close_client", "f32[1] -> f32[1]")), nil)
+	assert.ErrorIs(t, err, ErrClosed)
 }
