@@ -572,6 +572,52 @@ func tritonCases() []tritonCase {
 				fTensor([]int64{32, 64}, func(i int) float64 { return float64(i%13)/4 - 1.5 }),
 			},
 		},
+		{
+			// dsd_tiles with the programs in order of decreasing work
+			// (examples/pallas_dsd DSDTiling.HeavyRowsFirst): grid (column
+			// groups, rows), the row from a third prefetch array; the
+			// zeros of a row without blocks stored in a loop.
+			name: "dsd_heavy_first",
+			kernel: func(k *Kernel, refs []*Ref) {
+				rowPtr, colIdx, order, blocks, y, o := refs[0], refs[1], refs[2], refs[3], refs[4], refs[5]
+				const sbm, bm, bk, bn, step, tiles = 16, 8, 16, 16, 8, 2
+				g, i := k.ProgramID(0), order.Load(k.ProgramID(1))
+				row, xRows := i.Div(sbm/bm), DS(i.Rem(sbm/bm).Mul(bm), bm)
+				lo, hi := rowPtr.Load(row), rowPtr.Load(row.Add(1))
+				per := hi.Sub(lo).Mul(bk / step)
+				zeros := k.Zeros(xla.Float32, bm, bn)
+				rows := DS(i.Mul(bm), bm)
+				k.When(per.Eq(0), func() {
+					k.ForLoop(0, tiles, nil, func(t *Value, _ []*Value) []*Value {
+						o.Store(0.0, rows, DS(g.Mul(tiles).Add(t).Mul(bn), bn))
+						return nil
+					})
+				})
+				k.ForLoop(0, per.Mul(tiles), []*Value{zeros}, func(t *Value, c []*Value) []*Value {
+					r := t.Rem(per)
+					b := lo.Add(r.Div(bk / step))
+					h := r.Rem(bk / step).Mul(step)
+					cols := DS(g.Mul(tiles).Add(t.Div(per)).Mul(bn), bn)
+					acc := c[0].Add(Dot(blocks.Load(b, xRows, DS(h, step)), y.Load(DS(colIdx.Load(b).Mul(bk).Add(h), step), cols), xla.Float32))
+					last := r.Eq(per.Sub(1))
+					k.When(last, func() { o.Store(acc, rows, cols) })
+					return []*Value{Where(last, zeros, acc)}
+				})
+			},
+			spec: CallSpec{
+				Name:              "dsd_heavy_first",
+				OutShapes:         []xla.Shape{xla.MakeShape(xla.Float32, 48, 64)},
+				Grid:              []int64{2, 6},
+				NumScalarPrefetch: 3,
+			},
+			args: []*interpreter.Tensor{
+				iTensor([]int64{4}, 0, 2, 2, 3), // block row 1 has no blocks
+				iTensor([]int64{4}, 1, 0, 1, 0),
+				iTensor([]int64{6}, 0, 1, 4, 5, 2, 3), // block rows 0, 2, 1 (2, 1, 0 blocks)
+				fTensor([]int64{3, 16, 16}, func(i int) float64 { return float64(i%9) - 4 }),
+				fTensor([]int64{32, 64}, func(i int) float64 { return float64(i%13)/4 - 1.5 }),
+			},
+		},
 	}
 	return append(cases, tritonDTypeCases()...)
 }

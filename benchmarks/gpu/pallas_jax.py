@@ -49,13 +49,13 @@ def params(warps, stages):
 def parse_configs(text):
     """Configs as halo's plugintest.Configs reads them: space-separated,
     each comma-separated key=value of bm, bn, bk, warps, stages, group,
-    tiles."""
+    tiles, order (1: heavy rows first)."""
     out = []
     for field in text.split():
         c = {}
         for kv in field.split(","):
             k, v = kv.split("=")
-            if k not in ("bm", "bn", "bk", "warps", "stages", "group", "tiles") or int(v) <= 0:
+            if k not in ("bm", "bn", "bk", "warps", "stages", "group", "tiles", "order") or int(v) <= 0 or k == "order" and int(v) != 1:
                 raise ValueError(f"config {field!r}: bad setting {kv!r}")
             c[k] = int(v)
         out.append(c)
@@ -64,7 +64,7 @@ def parse_configs(text):
 
 def config_name(c):
     """halo's Config.String: bm128_bn128_bk64_w4_s3, parts not set left out."""
-    keys = [("bm", "bm"), ("bn", "bn"), ("bk", "bk"), ("warps", "w"), ("stages", "s"), ("group", "g"), ("tiles", "t")]
+    keys = [("bm", "bm"), ("bn", "bn"), ("bk", "bk"), ("warps", "w"), ("stages", "s"), ("group", "g"), ("tiles", "t"), ("order", "o")]
     parts = [f"{short}{c[k]}" for k, short in keys if k in c]
     return "_".join(parts) or "default"
 
@@ -185,10 +185,13 @@ def make_dsd(m, k, n, sbm, bk, bn, dtype, cparams=PARAMS, step=0, bm=0):
     return f
 
 
-def make_dsd_tiles(m, k, n, sbm, bk, bn, dtype, cparams, step, tiles, bm=0):
+def make_dsd_tiles(m, k, n, sbm, bk, bn, dtype, cparams, step, tiles, bm=0, order=False):
     """As halo's dsdTilesKernel: program (i, g) computes output blocks
     (i, g*tiles) .. (i, g*tiles+tiles-1) in one loop over (block, non-zero
-    block, K part), storing each block after its last product."""
+    block, K part), storing each block after its last product. With order
+    (halo's DSDTiling.HeavyRowsFirst) the grid is (g, p) and row block i is
+    order[p], an extra whole-array operand after col_idx: the rows with
+    the most non-zero blocks first."""
     step = step or bk
     bm = bm or sbm
     if bk % step:
@@ -199,8 +202,12 @@ def make_dsd_tiles(m, k, n, sbm, bk, bn, dtype, cparams, step, tiles, bm=0):
         raise ValueError(f"{tiles} output blocks per program must divide the {n // bn} block columns")
     parts = bk // step
 
-    def kernel(row_ptr_ref, col_idx_ref, blocks_ref, y_ref, o_ref):
+    def kernel(row_ptr_ref, col_idx_ref, *refs):
         i, g = pl.program_id(0), pl.program_id(1)
+        if order:
+            order_ref, refs = refs[0], refs[1:]
+            g, i = i, order_ref[g]
+        blocks_ref, y_ref, o_ref = refs
         row, x_rows = sparse_row(i, sbm, bm)
         lo, hi = row_ptr_ref[row], row_ptr_ref[row + 1]
         per = (hi - lo) * parts
@@ -209,8 +216,10 @@ def make_dsd_tiles(m, k, n, sbm, bk, bn, dtype, cparams, step, tiles, bm=0):
 
         @pl.when(per == 0)
         def _():
-            for t in range(tiles):
+            def zero(t, carry):
                 o_ref[rows, pl.ds((g * tiles + t) * bn, bn)] = jnp.zeros((bm, bn), o_ref.dtype)
+                return carry
+            lax.fori_loop(0, tiles, zero, 0)
 
         def body(t, acc):
             r = t % per
@@ -230,11 +239,15 @@ def make_dsd_tiles(m, k, n, sbm, bk, bn, dtype, cparams, step, tiles, bm=0):
 
         lax.fori_loop(0, per * tiles, body, zeros)
 
-    def f(row_ptr, col_idx, blocks, y):
+    grid = (m // bm, n // bn // tiles)
+    if order:
+        grid = grid[::-1]
+
+    def f(*args):
         return pl.pallas_call(
-            kernel, out_shape=jax.ShapeDtypeStruct((m, n), dtype), grid=(m // bm, n // bn // tiles),
-            in_specs=[whole(), whole(), whole(), whole()], out_specs=whole(),
-            compiler_params=cparams, name="dsd_tiles")(row_ptr, col_idx, blocks, y)
+            kernel, out_shape=jax.ShapeDtypeStruct((m, n), dtype), grid=grid,
+            in_specs=[whole() for _ in args], out_specs=whole(),
+            compiler_params=cparams, name="dsd_tiles")(*args)
     return f
 
 
@@ -336,7 +349,7 @@ def main():
     ap.add_argument("--bk", type=int, default=64)
     ap.add_argument("--dsd-block", type=int, default=0, help="the DSD's sparse blocks (0: --block)")
     ap.add_argument("--iters", type=int, default=100)
-    ap.add_argument("--dsd-configs", default="", help="as HALO_BENCH_CONFIGS (bm: output rows, a divisor of the block; bn, bk: K step within a block, warps, stages, tiles)")
+    ap.add_argument("--dsd-configs", default="", help="as HALO_BENCH_CONFIGS (bm: output rows, a divisor of the block; bn, bk: K step within a block, warps, stages, tiles, order=1: heavy rows first)")
     ap.add_argument("--masked-configs", default="", help="as HALO_BENCH_CONFIGS (bm, bn, bk, warps, stages, group)")
     ap.add_argument("--out", default="")
     ap.add_argument("--kernels", default="xla_add,add,matmul_gelu,dsd,masked_matmul", help="which to run, comma-separated")
@@ -422,13 +435,18 @@ def main():
                 if s % bn or (s // bn) % tiles or blk % bm:
                     raise DoesNotFit(f"{tiles} output blocks of {bm}x{bn} per program at {s}^3, sparse blocks of {blk}")
                 cp = params(c.get("warps", 4), c.get("stages", 3))
-                if c.get("tiles", 1) > 1:
-                    kern = jax.jit(make_dsd_tiles(s, s, s, blk, blk, bn, bf16, cp, c.get("bk", 0), c["tiles"], c.get("bm", 0)))
+                kargs = args
+                if c.get("order"):
+                    rows_first = pattern.heavy_rows_first(ptr, blk, bm)
+                    kargs = args[:2] + (jnp.asarray(pow2_pad(rows_first)),) + args[2:]
+                if tiles > 1 or c.get("order"):
+                    kern = jax.jit(make_dsd_tiles(s, s, s, blk, blk, bn, bf16, cp, c.get("bk", 0), tiles, c.get("bm", 0),
+                                                  order=bool(c.get("order"))))
                 else:
                     kern = jax.jit(make_dsd(s, s, s, blk, blk, bn, bf16, cp, c.get("bk", 0), c.get("bm", 0)))
-                lowered.append(f"== dsd/{config_name(c)}\n" + kern.lower(*args).as_text())
-                check_close(kern(*args), want, 1 / 64, "dsd")
-                d, k, r = paired(dense, (x, y), kern, args, a.iters)
+                lowered.append(f"== dsd/{config_name(c)}\n" + kern.lower(*kargs).as_text())
+                check_close(kern(*kargs), want, 1 / 64, "dsd")
+                d, k, r = paired(dense, (x, y), kern, kargs, a.iters)
                 return {"size": s, "block": blk, "blocks": int(len(row_idx)), "of": (s // blk) ** 2,
                         "xla_dense_ms": d, "kernel_ms": k, "dense/kernel": r}
             run("dsd/" + config_name(c), one)

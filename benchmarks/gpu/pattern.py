@@ -52,6 +52,15 @@ def row_ptr(row_idx, gm):
     return np.cumsum(ptr).astype(np.int32)
 
 
+def heavy_rows_first(ptr, sbm, bm):
+    """As halo's BlockCOO.HeavyRowsFirst: the output row blocks of bm rows
+    by decreasing number of non-zero blocks in their block row (ptr: the
+    block-CSR row pointers of blocks sbm high), ties in row order."""
+    sub = sbm // bm
+    work = np.repeat(np.diff(ptr), sub)
+    return np.argsort(-work, kind="stable").astype(np.int32)
+
+
 if __name__ == "__main__":
     r, c, blk = hashed_block_sparse(64, 64, 8, 8, 0.1, 1)
     print("rows", list(r), "cols", list(c))

@@ -110,7 +110,7 @@ gotest() {
 
 # The sweeps of Triton settings timed on both sides (plugintest.Configs'
 # syntax); HALO_DSD_CONFIGS and HALO_MASKED_CONFIGS set beforehand win.
-dsd_configs=${HALO_DSD_CONFIGS:-"bn=128,bk=64,warps=4,stages=4 bn=256,warps=8,stages=2 bn=128,bk=64,warps=4,stages=4,tiles=4 bn=128,bk=64,warps=4,stages=4,tiles=8 bn=128,bk=64,warps=8,stages=4,tiles=8 bn=256,bk=64,warps=8,stages=3,tiles=4 bm=64,bn=256,bk=64,warps=4,stages=4"}
+dsd_configs=${HALO_DSD_CONFIGS:-"bn=128,bk=64,warps=4,stages=4 bn=128,bk=64,warps=4,stages=4,tiles=4 bn=128,bk=64,warps=4,stages=4,tiles=8 bn=128,bk=64,warps=4,stages=4,tiles=8,order=1 bn=128,bk=64,warps=8,stages=4,tiles=8 bn=256,bk=64,warps=8,stages=3,tiles=4 bn=256,bk=64,warps=8,stages=3,tiles=4,order=1 bm=64,bn=256,bk=64,warps=4,stages=4"}
 masked_configs=${HALO_MASKED_CONFIGS:-"bm=128,bn=256,bk=64,warps=8,stages=3,group=8 bm=128,bn=256,bk=64,warps=8,stages=4,group=8 bm=128,bn=256,bk=32,warps=8,stages=6,group=8 bm=128,bn=128,bk=64,warps=4,stages=3"}
 
 # Most needed first: the examples' kernels on the GPU (checked), the

@@ -195,6 +195,28 @@ type DSDTiling struct {
 	// computes, in one loop over all their products (0 or 1: one); it
 	// divides the number of block columns.
 	Tiles int64
+	// HeavyRowsFirst orders the programs by decreasing work: the block
+	// rows with the most non-zero blocks first (a third scalar-prefetch
+	// array, HeavyRowsFirst's), a block row's programs next to each
+	// other. A GPU starts programs about in that order, so the longest do
+	// not come last and leave the other cores idle. It implies the
+	// many-tile kernel (dsdTilesKernel), with Tiles 1 or more.
+	HeavyRowsFirst bool
+}
+
+// HeavyRowsFirst is the order of the output row blocks of bm rows (bm
+// divides the blocks' height) by decreasing number of non-zero blocks in
+// their block row, ties in row order.
+func (s *BlockCOO) HeavyRowsFirst(bm int64) []int32 {
+	ptr := s.RowPtr()
+	sub := s.BM / bm
+	order := make([]int32, s.M/bm)
+	for i := range order {
+		order[i] = int32(i)
+	}
+	work := func(i int32) int32 { r := int64(i) / sub; return ptr[r+1] - ptr[r] }
+	slices.SortStableFunc(order, func(a, b int32) int { return cmp.Compare(work(b), work(a)) })
+	return order
 }
 
 // dsdRowKernel is the DSD kernel in the form a GPU runs, where grid steps
@@ -263,17 +285,24 @@ func dsdTilesKernel(sbm, bk int64, t DSDTiling) pallas.KernelFunc {
 	bm, bn, step, tiles := t.BM, t.BN, t.BK, t.Tiles
 	parts := bk / step
 	return func(k *pallas.Kernel, refs []*pallas.Ref) {
-		rowPtr, colIdx, blocks, y, o := refs[0], refs[1], refs[2], refs[3], refs[4]
+		rowPtr, colIdx := refs[0], refs[1]
 		i, g := k.ProgramID(0), k.ProgramID(1)
+		if t.HeavyRowsFirst {
+			// Grid (column groups, rows in HeavyRowsFirst's order).
+			g, i = i, refs[2].Load(g)
+			refs = refs[1:]
+		}
+		blocks, y, o := refs[2], refs[3], refs[4]
 		row, xRows := sparseRow(i, sbm, bm)
 		lo, hi := rowPtr.Load(row), rowPtr.Load(row.Add(1))
 		per := hi.Sub(lo).Mul(parts) // iterations per output block
 		zeros := k.Zeros(xla.Float32, bm, bn)
 		rows := pallas.DS(i.Mul(bm), bm)
 		k.When(per.Eq(0), func() {
-			for t := int64(0); t < tiles; t++ {
+			k.ForLoop(0, tiles, nil, func(t *pallas.Value, _ []*pallas.Value) []*pallas.Value {
 				o.Store(0.0, rows, pallas.DS(g.Mul(tiles).Add(t).Mul(bn), bn))
-			}
+				return nil
+			})
 		})
 		k.ForLoop(0, per.Mul(tiles), []*pallas.Value{zeros},
 			func(t *pallas.Value, c []*pallas.Value) []*pallas.Value {
@@ -321,8 +350,11 @@ func BuildDSDTiled(s *BlockCOO, n int64, t DSDTiling, dt xla.DType, backend pall
 	}
 	nb := s.NumBlocks()
 	b := stablehlo.NewBuilder("dsd_rows")
-	fb := b.NewFunction("main", stablehlo.Tensor(xla.Int32, s.M/s.BM+1), stablehlo.Tensor(xla.Int32, nb),
-		stablehlo.Tensor(dt, nb, s.BM, s.BK), stablehlo.Tensor(dt, s.K, n))
+	args := []stablehlo.Type{stablehlo.Tensor(xla.Int32, s.M/s.BM+1), stablehlo.Tensor(xla.Int32, nb)}
+	if t.HeavyRowsFirst {
+		args = append(args, stablehlo.Tensor(xla.Int32, s.M/t.BM))
+	}
+	fb := b.NewFunction("main", append(args, stablehlo.Tensor(dt, nb, s.BM, s.BK), stablehlo.Tensor(dt, s.K, n))...)
 	spec := pallas.CallSpec{
 		Name:              "dsd_rows",
 		OutShapes:         []xla.Shape{xla.MakeShape(dt, s.M, n)},
@@ -334,10 +366,14 @@ func BuildDSDTiled(s *BlockCOO, n int64, t DSDTiling, dt xla.DType, backend pall
 		CompilerParams: params,
 	}
 	kernel := dsdRowKernel(s.BM, s.BK, t)
-	if t.Tiles > 1 {
+	if t.Tiles > 1 || t.HeavyRowsFirst {
 		spec.Grid[1] /= t.Tiles
 		spec.OutSpecs = nil // the whole array: the kernel stores each block
 		kernel = dsdTilesKernel(s.BM, s.BK, t)
+	}
+	if t.HeavyRowsFirst {
+		spec.NumScalarPrefetch = 3
+		spec.Grid[0], spec.Grid[1] = spec.Grid[1], spec.Grid[0]
 	}
 	fb.Return(pallas.Call(fb, kernel, spec, fb.Args()...)...)
 	return b.Build()
@@ -346,7 +382,16 @@ func BuildDSDTiled(s *BlockCOO, n int64, t DSDTiling, dt xla.DType, backend pall
 // DSDRowsArgs are the arguments of BuildDSDRows's module, the blocks and
 // y rounded to dt.
 func DSDRowsArgs(s *BlockCOO, y []float32, n int64, dt xla.DType) []interpreter.Value {
-	return []interpreter.Value{i32Tensor(s.RowPtr()), i32Tensor(s.ColIdx), floatTensor(dt, s.Blocks, s.NumBlocks(), s.BM, s.BK), floatTensor(dt, y, s.K, n)}
+	return DSDTiledArgs(s, y, n, DSDTiling{}, dt)
+}
+
+// DSDTiledArgs are the arguments of BuildDSDTiled's module for tiling t.
+func DSDTiledArgs(s *BlockCOO, y []float32, n int64, t DSDTiling, dt xla.DType) []interpreter.Value {
+	args := []interpreter.Value{i32Tensor(s.RowPtr()), i32Tensor(s.ColIdx)}
+	if t.HeavyRowsFirst {
+		args = append(args, i32Tensor(s.HeavyRowsFirst(cmp.Or(t.BM, s.BM))))
+	}
+	return append(args, floatTensor(dt, s.Blocks, s.NumBlocks(), s.BM, s.BK), floatTensor(dt, y, s.K, n))
 }
 
 // BuildDense emits main(x dt[m,k], y dt[k,n]) = x @ y, the dense product

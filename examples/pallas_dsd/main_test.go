@@ -252,7 +252,7 @@ func TestDSDRowsOnPlugin(t *testing.T) {
 // HALO_BENCH_CONFIGS (plugintest.Configs: the output block's rows bm (a
 // divisor of the sparse blocks' height) and width bn, K steps of bk
 // within the sparse blocks, Triton's warps and stages, output blocks per
-// program, BuildDSDTiled) is a
+// program, order=1 for DSDTiling.HeavyRowsFirst, BuildDSDTiled) is a
 // sub-benchmark; by default one, bn the block size, K steps of half a
 // block, 4 warps, 4 stages (the fastest on an H100 over two runs). Each kernel's result is first checked
 // against the dense one. Arguments stay on the device; each timed call
@@ -289,9 +289,10 @@ func BenchmarkDSDOnPlugin(b *testing.B) {
 				return nil, nil, fmt.Errorf("%w: %d output blocks of %dx%d per program at %d^3, sparse blocks of %d", plugintest.ErrDoesNotFit,
 					tiles, cmp.Or(cf.BM, blk), bn, size, blk)
 			}
-			m, err := BuildDSDTiled(s, size, DSDTiling{BM: cf.BM, BN: bn, BK: cf.BK, Tiles: cf.Tiles}, dt, backend,
+			t := DSDTiling{BM: cf.BM, BN: bn, BK: cf.BK, Tiles: cf.Tiles, HeavyRowsFirst: cf.Order == 1}
+			m, err := BuildDSDTiled(s, size, t, dt, backend,
 				pallas.CompilerParams{NoBoundsChecks: true, NumWarps: cf.Warps, NumStages: cf.Stages})
-			return m, DSDRowsArgs(s, y, size, dt), err
+			return m, DSDTiledArgs(s, y, size, t, dt), err
 		}})
 	}
 	plugintest.Sweep(b, c, dense, []interpreter.Value{floatTensor(dt, s.Dense(), size, size), floatTensor(dt, y, size, size)},
@@ -317,6 +318,10 @@ func TestHashedBlockSparseMatchesPython(t *testing.T) {
 	require.Equal(t, int64(410), big.NumBlocks())
 	require.Equal(t, []int32{0, 5, 10, 16, 21}, big.RowPtr()[:5])
 	require.Equal(t, []int32{9, 17, 20, 40, 47}, big.ColIdx[:5])
+	// The heavy-rows-first order (pattern.heavy_rows_first).
+	require.Equal(t, []int32{2, 5, 0, 1, 6, 3, 4, 7}, s.HeavyRowsFirst(8))
+	require.Equal(t, []int32{4, 5, 10, 11, 0, 1, 2, 3, 12, 13, 6, 7, 8, 9, 14, 15}, s.HeavyRowsFirst(4))
+	require.Equal(t, []int32{24, 28, 31, 56, 9, 5, 15, 41}, big.HeavyRowsFirst(128)[:8])
 }
 
 // K in steps smaller than the sparse blocks (two or four parts of each)
@@ -371,11 +376,12 @@ func TestDSDTiles(t *testing.T) {
 	}
 	want := denseMatmul(s.Dense(), y, m, k, n)
 	for _, c := range []DSDTiling{{BK: 0, Tiles: 2}, {BK: 8, Tiles: 2}, {BK: 0, Tiles: 4}, {BK: 4, Tiles: 4},
-		{BM: 8, Tiles: 1}, {BM: 4, BK: 8, Tiles: 1}, {BM: 8, BK: 8, Tiles: 2}, {BM: 2, Tiles: 4}} {
+		{BM: 8, Tiles: 1}, {BM: 4, BK: 8, Tiles: 1}, {BM: 8, BK: 8, Tiles: 2}, {BM: 2, Tiles: 4},
+		{Tiles: 2, HeavyRowsFirst: true}, {BM: 8, BK: 8, HeavyRowsFirst: true}, {BM: 4, Tiles: 4, HeavyRowsFirst: true}} {
 		c.BN = 16
 		mod, err := BuildDSDTiled(s, n, c, xla.Float32, pallas.Interpret, pallas.CompilerParams{})
 		require.NoError(t, err)
-		got, err := runF32(mod, DSDRowsArgs(s, y, n, xla.Float32))
+		got, err := runF32(mod, DSDTiledArgs(s, y, n, c, xla.Float32))
 		require.NoError(t, err, "%+v", c)
 		require.InDeltaSlice(t, want, got, 1e-4, "%+v", c)
 		tm, err := BuildDSDTiled(s, n, c, xla.BFloat16, pallas.Triton, pallas.CompilerParams{NoBoundsChecks: true})
@@ -388,4 +394,14 @@ func TestDSDTiles(t *testing.T) {
 	require.ErrorContains(t, err, "32 output rows per program must divide the blocks' height 16")
 	_, err = BuildDSDTiled(s, n, DSDTiling{BN: 24}, xla.Float32, pallas.Interpret, pallas.CompilerParams{})
 	require.ErrorContains(t, err, "output blocks of width 24 must divide the 64 columns")
+}
+
+// TestHeavyRowsFirst checks the program order of DSDTiling.HeavyRowsFirst:
+// output row blocks by decreasing non-zero blocks in their block row, ties
+// in row order, each block row's sub-rows together.
+func TestHeavyRowsFirst(t *testing.T) {
+	// Block rows of 8 rows with 1, 3, 0, 3 non-zero blocks.
+	s := &BlockCOO{M: 32, K: 32, BM: 8, BK: 8, RowIdx: []int32{0, 1, 1, 1, 3, 3, 3}, ColIdx: []int32{0, 0, 1, 2, 0, 1, 3}}
+	require.Equal(t, []int32{1, 3, 0, 2}, s.HeavyRowsFirst(8))
+	require.Equal(t, []int32{2, 3, 6, 7, 0, 1, 4, 5}, s.HeavyRowsFirst(4))
 }

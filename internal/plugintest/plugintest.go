@@ -297,6 +297,8 @@ type Config struct {
 	Group int64
 	// Tiles is the number of output blocks a program computes (0: one).
 	Tiles int64
+	// Order is 1 for programs in order of decreasing work (0: grid order).
+	Order int64
 }
 
 // String names the config as a sub-benchmark: bm128_bn128_bk64_w4_s3,
@@ -306,7 +308,7 @@ func (c Config) String() string {
 	for _, f := range []struct {
 		name string
 		v    int64
-	}{{"bm", c.BM}, {"bn", c.BN}, {"bk", c.BK}, {"w", int64(c.Warps)}, {"s", int64(c.Stages)}, {"g", c.Group}, {"t", c.Tiles}} {
+	}{{"bm", c.BM}, {"bn", c.BN}, {"bk", c.BK}, {"w", int64(c.Warps)}, {"s", int64(c.Stages)}, {"g", c.Group}, {"t", c.Tiles}, {"o", c.Order}} {
 		if f.v != 0 {
 			parts = append(parts, fmt.Sprintf("%s%d", f.name, f.v))
 		}
@@ -319,7 +321,7 @@ func (c Config) String() string {
 
 // Configs reads a sweep from environment variable name, else def: configs
 // separated by spaces, each comma-separated key=value settings of bm, bn,
-// bk, warps, stages, group and tiles ("bn=256,warps=8,stages=3 bn=128").
+// bk, warps, stages, group, tiles and order ("bn=256,warps=8,stages=3 bn=128").
 // A malformed one fails t.
 func Configs(t testing.TB, name, def string) []Config {
 	t.Helper()
@@ -351,8 +353,13 @@ func Configs(t testing.TB, name, def string) []Config {
 				c.Group = n
 			case "tiles":
 				c.Tiles = n
+			case "order":
+				if n != 1 {
+					t.Fatalf("%s: %q: order=1 is the only order", name, kv)
+				}
+				c.Order = n
 			default:
-				t.Fatalf("%s: unknown setting %q (bm, bn, bk, warps, stages, group, tiles)", name, k)
+				t.Fatalf("%s: unknown setting %q (bm, bn, bk, warps, stages, group, tiles, order)", name, k)
 			}
 		}
 		cs = append(cs, c)
