@@ -340,6 +340,9 @@ func BenchmarkMaskedMatmulOnPlugin(b *testing.B) {
 	b.Logf("%s: %d^3 %v, lower triangle, kernel %v", c.PlatformName(), size, dt, backend)
 	var variants []plugintest.Variant
 	for _, cf := range configs {
+		if cf.Tiles != 0 || cf.Order != 0 {
+			b.Fatalf("config %v: the masked matmul has no tiles or order", cf)
+		}
 		bm, bn, bk := cmp.Or(cf.BM, blk), cmp.Or(cf.BN, blk), cmp.Or(cf.BK, bk)
 		variants = append(variants, plugintest.Variant{Name: cf.String(), Build: func() (*stablehlo.Module, []interpreter.Value, error) {
 			if size%bm != 0 || size%bn != 0 || size%bk != 0 || (cf.Group > 0 && (size/bm)%cf.Group != 0) {
