@@ -43,6 +43,16 @@ type Builder struct {
 	// len(named) of its functions.
 	names map[string]bool
 	named []*Func
+	// symCalls are the func.call ops CallSymbol built, whose callees
+	// Build looks up.
+	symCalls []symCall
+}
+
+// symCall is a func.call built by CallSymbol and where the user built it.
+type symCall struct {
+	op   *Op
+	file string
+	line int
 }
 
 // hasFunc reports whether the module has a function called name. It
@@ -95,10 +105,19 @@ func (b *Builder) Module() *Module { return b.mod }
 // caller costs about a microsecond per op).
 func (b *Builder) AutoLocations(on bool) { b.autoLoc = on }
 
-// SetAttr sets a module attribute.
+// SetAttr sets a module attribute. The name must not be empty, nor
+// sym_name (the module's name is NewBuilder's argument).
 func (b *Builder) SetAttr(name string, value Attribute) {
 	if value == nil {
 		b.fail(nil, "module", nil, "attribute %s is nil", name)
+		return
+	}
+	if name == "sym_name" {
+		b.fail(nil, "module", nil, "attribute sym_name is the module's name, given to NewBuilder: it cannot be set as an attribute")
+		return
+	}
+	if err := checkAttrs([]NamedAttr{{Name: name, Value: value}}); err != nil {
+		b.fail(nil, "module", nil, "%v", err)
 		return
 	}
 	b.mod.SetAttr(name, value)
@@ -184,7 +203,52 @@ func (b *Builder) Build() (*Module, error) {
 			return nil, b.err
 		}
 	}
+	if err := b.checkSymCalls(); err != nil {
+		b.err = err
+		return nil, b.err
+	}
 	return b.mod, nil
+}
+
+// checkSymCalls checks that the callee of every call CallSymbol built (and
+// that is still in a block) is a function of the module, whose signature
+// matches the call.
+func (b *Builder) checkSymCalls() *BuildError {
+	if len(b.symCalls) == 0 {
+		return nil
+	}
+	funcs := make(map[string]*Func, len(b.mod.Funcs))
+	for _, f := range b.mod.Funcs {
+		if f != nil {
+			funcs[f.Name] = f
+		}
+	}
+	for _, c := range b.symCalls {
+		if c.op.parent == nil {
+			continue
+		}
+		name, _ := c.op.Attr("callee").(SymbolRefAttr)
+		fail := func(format string, args ...any) *BuildError {
+			e := &BuildError{Op: "func.call", File: c.file, Line: c.line, Msg: fmt.Sprintf(format, args...)}
+			e.Operands = valueTypes(c.op.Operands)
+			return e
+		}
+		f := funcs[string(name)]
+		if f == nil {
+			return fail("callee @%s is not a function of the module (add it, or a declaration of it, before Build)", name)
+		}
+		params, results, ok := f.signature()
+		if !ok {
+			continue
+		}
+		if got := valueTypes(c.op.Operands); !typesEqual(got, params) {
+			return fail("callee @%s takes %s, got %s", name, typeList(params), typeList(got))
+		}
+		if got := valueTypes(c.op.Results); !typesEqual(got, results) {
+			return fail("callee @%s returns %s, the call's result types are %s", name, typeList(results), typeList(got))
+		}
+	}
+	return nil
 }
 
 // BuildError is the error the builder records: the op that failed, the
@@ -291,10 +355,30 @@ func (fb *FuncBuilder) Private() *FuncBuilder {
 	return fb
 }
 
-// SetAttr sets an attribute of the func.func op itself.
+// funcSyntaxAttrs are the attributes of func.func that its own syntax
+// prints (and the methods that set them).
+var funcSyntaxAttrs = map[string]string{
+	"sym_name":       "the function's name, given to NewFunction",
+	"sym_visibility": "set by Private",
+	"function_type":  "the function's signature, from its arguments and Return",
+	"arg_attrs":      "set by SetArgAttr",
+	"res_attrs":      "set by SetResultAttr",
+}
+
+// SetAttr sets an attribute of the func.func op itself. The name must not
+// be empty, nor one of those the function's syntax gives (sym_name,
+// sym_visibility, function_type, arg_attrs, res_attrs).
 func (fb *FuncBuilder) SetAttr(name string, value Attribute) {
 	if value == nil {
 		fb.fail("func.func", nil, "attribute %s is nil", name)
+		return
+	}
+	if why, ok := funcSyntaxAttrs[name]; ok {
+		fb.fail("func.func", nil, "attribute %s is %s: it cannot be set as an attribute", name, why)
+		return
+	}
+	if err := checkAttrs([]NamedAttr{{Name: name, Value: value}}); err != nil {
+		fb.fail("func.func", nil, "%v", err)
 		return
 	}
 	setNamed(&fb.s.fn.Attrs, name, value)
@@ -435,21 +519,30 @@ func (fb *FuncBuilder) Return(values ...*Value) {
 // or declared them with DeclareResults.
 func (fb *FuncBuilder) Call(callee *FuncBuilder, args ...*Value) []*Value {
 	const name = "func.call"
+	// A failed call returns one placeholder per result when the callee's
+	// result types are known, and one otherwise (so that r[0] does not
+	// panic before Build reports the error).
+	dead := func() []*Value {
+		if callee != nil && callee.s.top.declared {
+			return deadValues(callee.s.fn.ResultTypes)
+		}
+		return deadN(1)
+	}
 	if !fb.checkOperands(name, args) {
-		return deadValues(nil)
+		return dead()
 	}
 	if callee == nil {
 		fb.fail(name, args, "callee is nil")
-		return deadValues(nil)
+		return dead()
 	}
 	if callee.s.b != fb.s.b {
 		fb.fail(name, args, "callee @%s belongs to another module builder", callee.s.fn.Name)
-		return deadValues(nil)
+		return dead()
 	}
 	cf := callee.s.fn
 	if !callee.s.top.declared {
 		fb.fail(name, args, "callee @%s has no known result types: Return or DeclareResults first", cf.Name)
-		return deadValues(nil)
+		return dead()
 	}
 	params := cf.ArgTypes()
 	if len(params) != len(args) {
@@ -468,8 +561,9 @@ func (fb *FuncBuilder) Call(callee *FuncBuilder, args ...*Value) []*Value {
 }
 
 // CallSymbol calls a function by name with explicitly given result types
-// (for functions that are not built by this builder, e.g. declared in a
-// parsed module).
+// (for functions that are not built by this builder, e.g. those of a
+// parsed module given to Extend, or a declaration added to the module).
+// Build checks that the module has the function, with this signature.
 func (fb *FuncBuilder) CallSymbol(callee string, resultTypes []Type, args ...*Value) []*Value {
 	const name = "func.call"
 	if !fb.checkOperands(name, args) || !fb.checkTypes(name, args, resultTypes) {
@@ -481,6 +575,10 @@ func (fb *FuncBuilder) CallSymbol(callee string, resultTypes []Type, args ...*Va
 	}
 	op := NewOp(name, append([]*Value(nil), args...), append([]Type(nil), resultTypes...), NamedAttr{Name: "callee", Value: SymbolRefAttr(callee)})
 	fb.emit(op)
+	if fb.s.b.err == nil {
+		file, line := callerLocation()
+		fb.s.b.symCalls = append(fb.s.b.symCalls, symCall{op: op, file: file, line: line})
+	}
 	return op.Results
 }
 
@@ -544,6 +642,13 @@ func BuilderAtEnd(block *Block) *FuncBuilder {
 // sets its location.
 func (fb *FuncBuilder) emit(op *Op) {
 	s := fb.s
+	if s.parent == nil && s.before == nil && s.top.returned {
+		// ok() let the op start before func.return was added: the
+		// function's own builder returned from inside one of the op's
+		// region closures.
+		fb.fail(op.Name, op.Operands, "%s after func.return: function @%s returned while the op's regions were being built (return the region's values from its closure instead)", op.Name, s.fn.Name)
+		return
+	}
 	for _, r := range op.Results {
 		if err := validType(r.Type); err != nil {
 			fb.fail(op.Name, op.Operands, "result type: %v", err)
@@ -600,7 +705,7 @@ func callerLocation() (string, int) {
 	frames := runtime.CallersFrames(pcs[:n])
 	for {
 		f, more := frames.Next()
-		internal := isBuilderFrame(f.Function) && !strings.HasSuffix(f.File, "_test.go")
+		internal := isBuilderFrame(f.Function, f.File) && !strings.HasSuffix(f.File, "_test.go")
 		if !internal && f.File != "" && !strings.HasPrefix(f.Function, "runtime.") {
 			return filepath.Base(f.File), f.Line
 		}
@@ -888,7 +993,8 @@ type regionFn = func(rb *FuncBuilder, args []*Value) []*Value
 
 // buildRegion builds a one-block region with arguments of argTypes by
 // calling fn, and appends its stablehlo.return. It returns the region and
-// the returned values, or ok=false after recording an error.
+// the returned values, or ok=false after recording an error (with the
+// values fn returned, if it ran).
 func (fb *FuncBuilder) buildRegion(op string, operands []*Value, what string, argTypes []Type, fn regionFn) (*Region, []*Value, bool) {
 	if fn == nil {
 		fb.fail(op, operands, "%s closure is nil", what)
@@ -903,17 +1009,19 @@ func (fb *FuncBuilder) buildRegion(op string, operands []*Value, what string, ar
 	rb := &FuncBuilder{s: s, loc: fb.loc, hasLoc: fb.hasLoc}
 	rets := fn(rb, block.Args)
 	s.closed = true
+	// On failure after the closure ran, rets is still returned: what it
+	// returned tells how many results the op would have had.
 	if fb.s.b.err != nil {
-		return nil, nil, false
+		return nil, rets, false
 	}
 	for i, v := range rets {
 		if v == nil {
 			fb.fail(op, operands, "%s returned a nil value (#%d)", what, i)
-			return nil, nil, false
+			return nil, rets, false
 		}
 		if !s.visible(v) {
 			fb.fail(op, operands, "%s returned value #%d that %s", what, i, rb.whyInvisible(v))
-			return nil, nil, false
+			return nil, rets, false
 		}
 	}
 	ret := NewOp("stablehlo.return", append([]*Value(nil), rets...), nil)

@@ -76,7 +76,7 @@ func TestDTypeOfAndScalars(t *testing.T) {
 }
 
 func TestReduceExtremaEveryType(t *testing.T) {
-	for _, dt := range []xla.DType{xla.Bool, xla.Int8, xla.Int32, xla.Uint16, xla.Uint64, xla.Float16, xla.BFloat16, xla.Float32, xla.Float64} {
+	for _, dt := range []xla.DType{xla.Bool, xla.Int2, xla.Int4, xla.Uint2, xla.Uint4, xla.Int8, xla.Int32, xla.Int64, xla.Uint16, xla.Uint64, xla.Float16, xla.BFloat16, xla.Float32, xla.Float64} {
 		b, f := newFunc(Tensor(dt, 3))
 		mx := f.ReduceMax(f.Arg(0))
 		mn := f.ReduceMin(f.Arg(0))
@@ -88,6 +88,21 @@ func TestReduceExtremaEveryType(t *testing.T) {
 		case dt == xla.Int8:
 			assert.Equal(t, []byte{0x80}, maxInit.Data) // -128
 			assert.Equal(t, []byte{0x7f}, minInit.Data) // 127
+		case dt == xla.Int4: // the bounds of 4 bits, sign-extended in the byte
+			assert.Equal(t, []byte{0xf8}, maxInit.Data) // -8
+			assert.Equal(t, []byte{0x07}, minInit.Data) // 7
+		case dt == xla.Int2:
+			assert.Equal(t, []byte{0xfe}, maxInit.Data) // -2
+			assert.Equal(t, []byte{0x01}, minInit.Data) // 1
+		case dt == xla.Uint4:
+			assert.Equal(t, []byte{0}, maxInit.Data)
+			assert.Equal(t, []byte{0x0f}, minInit.Data) // 15
+		case dt == xla.Uint2:
+			assert.Equal(t, []byte{0}, maxInit.Data)
+			assert.Equal(t, []byte{0x03}, minInit.Data) // 3
+		case dt == xla.Int64:
+			assert.Equal(t, []byte{0, 0, 0, 0, 0, 0, 0, 0x80}, maxInit.Data)
+			assert.Equal(t, []byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f}, minInit.Data)
 		case dt == xla.Uint16:
 			assert.Equal(t, []byte{0, 0}, maxInit.Data)
 			assert.Equal(t, []byte{0xff, 0xff}, minInit.Data)
@@ -100,7 +115,7 @@ func TestReduceExtremaEveryType(t *testing.T) {
 	}
 	b, f := newFunc(Tensor(xla.Complex64, 3))
 	f.ReduceMax(f.Arg(0))
-	requireErr(t, b, "stablehlo.constant", "no extremum for element type complex<f32>")
+	requireErr(t, b, "stablehlo.reduce", "ReduceMax: no initial value for element type complex<f32>")
 }
 
 func TestCheckAttrKinds(t *testing.T) {

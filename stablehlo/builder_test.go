@@ -112,6 +112,21 @@ func TestAutoLocations(t *testing.T) {
 	assert.Equal(t, Location{File: "builder_test.go", Line: l}, v.Op().Loc)
 }
 
+// Frames are the builder's by their file's directory: the closure of a
+// builder method inlined into user code is named after the user's
+// function but keeps the builder's file.
+func TestIsBuilderFrameByDirectory(t *testing.T) {
+	_, file, _, ok := runtime.Caller(0)
+	require.True(t, ok)
+	dir := fileDir(file)
+	assert.True(t, isBuilderFrame("example.com/user.F.(*FuncBuilder).ReduceMax.func1", dir+"/ops_region.go"))
+	assert.True(t, isBuilderFrame(pkgPrefix+"(*FuncBuilder).Add", dir+"/ops_elementwise.go"))
+	assert.True(t, isBuilderFrame(pkgPrefix+"(*FuncBuilder).Add", ""))
+	assert.False(t, isBuilderFrame("example.com/user.F", "/home/u/user/main.go"))
+	assert.False(t, isBuilderFrame("example.com/user.F.func1", "/home/u/user/main.go"))
+	assert.False(t, isBuilderFrame("example.com/user.F", dir+"/sub/main.go"))
+}
+
 func TestDeclareResultsAndForwardCall(t *testing.T) {
 	b := NewBuilder("m")
 	callee := b.NewFunction("callee", i32())
@@ -131,13 +146,69 @@ func TestDeclareResultsAndForwardCall(t *testing.T) {
 }
 
 func TestCallSymbol(t *testing.T) {
-	b, f := newFunc(f32(2))
+	// @external is a declaration of the module (as a parsed module has it).
+	m, err := Parse([]byte(`func.func private @external(tensor<2xf32>) -> (tensor<2xf32>, tensor<i32>)`))
+	require.NoError(t, err)
+	b := Extend(m)
+	f := b.NewFunction("main", f32(2))
 	r := f.CallSymbol("external", []Type{f32(2), i32()}, f.Arg(0))
 	require.Len(t, r, 2)
 	f.Return(r[0])
-	_, err := b.Build()
+	out, err := b.Build()
 	require.NoError(t, err)
 	assert.Equal(t, SymbolRefAttr("external"), r[0].Op().Attr("callee"))
+	require.NoError(t, out.Verify())
+	text := out.String()
+	m2, err := Parse([]byte(text))
+	require.NoError(t, err)
+	assert.Equal(t, text, m2.String())
+
+	// A callee added after the call, before Build, is found.
+	b, f = newFunc(f32(2))
+	r = f.CallSymbol("later", []Type{f32(2)}, f.Arg(0))
+	f.Return(r...)
+	g := b.NewFunction("later", f32(2))
+	g.Return(g.Arg(0))
+	_, err = b.Build()
+	require.NoError(t, err)
+}
+
+// Build refuses a CallSymbol whose callee the module does not have (no
+// MLIR verifier accepts the call), or whose signature differs.
+func TestCallSymbolChecksCallee(t *testing.T) {
+	b, f := newFunc(f32(2))
+	r, l := f.CallSymbol("external", []Type{f32(2), i32()}, f.Arg(0)), line()
+	f.Return(r[0])
+	_, err := b.Build()
+	be := requireErr(t, b, "func.call", "callee @external is not a function of the module")
+	assert.Equal(t, err, b.Err())
+	assert.Equal(t, "builder_test.go", be.File)
+	assert.Equal(t, l, be.Line)
+
+	b, f = newFunc(f32(2))
+	g := b.NewFunction("g", i32())
+	g.Return(g.Arg(0))
+	f.Return(f.CallSymbol("g", []Type{f32(2)}, f.Arg(0))...)
+	_, err = b.Build()
+	require.Error(t, err)
+	requireErr(t, b, "func.call", "callee @g takes (tensor<i32>), got (tensor<2xf32>)")
+
+	b, f = newFunc(i32())
+	g = b.NewFunction("g", i32())
+	g.Return(g.Arg(0))
+	f.Return(f.CallSymbol("g", []Type{f32(2)}, f.Arg(0))...)
+	_, err = b.Build()
+	require.Error(t, err)
+	requireErr(t, b, "func.call", "callee @g returns (tensor<i32>), the call's result types are (tensor<2xf32>)")
+
+	m, err := Parse([]byte(`func.func private @external(tensor<2xf32>) -> tensor<i32>`))
+	require.NoError(t, err)
+	b = Extend(m)
+	f = b.NewFunction("main", f32(2))
+	f.Return(f.CallSymbol("external", []Type{f32(2)}, f.Arg(0))...)
+	_, err = b.Build()
+	require.Error(t, err)
+	requireErr(t, b, "func.call", "callee @external returns (tensor<i32>)")
 }
 
 func TestErrorMessageHasOpTypesAndCallerLine(t *testing.T) {
@@ -292,6 +363,36 @@ func TestFunctionErrors(t *testing.T) {
 		f.Negate(f.Arg(0))
 		requireErr(t, b, "stablehlo.negate", "already returned")
 	})
+	t.Run("return inside a region closure", func(t *testing.T) {
+		// The function's own Return, called from a While's cond closure,
+		// adds func.return before the while: Build must fail rather than
+		// print ops after the terminator.
+		b, f := newFunc(f32())
+		r := f.While([]*Value{f.Arg(0)},
+			func(rb *FuncBuilder, a []*Value) *Value {
+				f.Return(f.Arg(0))
+				return ConstantScalar(rb, true)
+			},
+			func(rb *FuncBuilder, a []*Value) []*Value { return a })
+		require.Len(t, r, 1)
+		_, err := b.Build()
+		require.Error(t, err)
+		requireErr(t, b, "stablehlo.while", "stablehlo.while after func.return")
+
+		// Nested: the while is in an If branch, the If comes after the return.
+		b, f = newFunc(f32())
+		f.If(ConstantScalar(f, true), func(rb *FuncBuilder) []*Value {
+			return rb.While([]*Value{f.Arg(0)},
+				func(wb *FuncBuilder, a []*Value) *Value {
+					f.Return(f.Arg(0))
+					return ConstantScalar(wb, true)
+				},
+				func(wb *FuncBuilder, a []*Value) []*Value { return a })
+		}, func(rb *FuncBuilder) []*Value { return []*Value{f.Arg(0)} })
+		_, err = b.Build()
+		require.Error(t, err)
+		requireErr(t, b, "stablehlo.if", "stablehlo.if after func.return")
+	})
 	t.Run("arg out of range", func(t *testing.T) {
 		b, f := newFunc(f32())
 		f.Arg(1)
@@ -312,6 +413,42 @@ func TestFunctionErrors(t *testing.T) {
 		b, f := newFunc(f32())
 		f.SetAttr("x", nil)
 		requireErr(t, b, "func.func", "attribute x is nil")
+	})
+	t.Run("attribute names", func(t *testing.T) {
+		// Names the printed text could not carry (empty), or that the
+		// module's and function's own syntax gives, are refused.
+		b, f := newFunc(f32())
+		f.SetAttr("", UnitAttr{})
+		requireErr(t, b, "func.func", "an attribute has no name")
+		for _, name := range []string{"sym_name", "sym_visibility", "function_type", "arg_attrs", "res_attrs"} {
+			b, f := newFunc(f32())
+			f.SetAttr(name, StringAttr("private"))
+			requireErr(t, b, "func.func", "attribute "+name+" is ")
+		}
+		b, _ = newFunc(f32())
+		b.SetAttr("", UnitAttr{})
+		requireErr(t, b, "module", "an attribute has no name")
+		b, _ = newFunc(f32())
+		b.SetAttr("sym_name", StringAttr("other"))
+		requireErr(t, b, "module", "attribute sym_name is the module's name")
+		b, _ = newFunc(f32())
+		b.SetAttr("x", DictAttr{{Name: "y", Value: nil}})
+		requireErr(t, b, "module", "attribute x: attribute y: nil value")
+
+		// Accepted names print text that parses back the same.
+		b, f = newFunc(f32())
+		b.SetAttr("mhlo.x", StringAttr("m"))
+		b.SetAttr("sym_visibility", StringAttr("private"))
+		f.SetAttr("my.attr", StringAttr("v"))
+		f.Private()
+		f.Return(f.Arg(0))
+		m, err := b.Build()
+		require.NoError(t, err)
+		text := m.String()
+		m2, err := Parse([]byte(text))
+		require.NoError(t, err)
+		assert.Equal(t, "test", m2.Name)
+		assert.Equal(t, text, m2.String())
 	})
 	t.Run("op attr on a block argument", func(t *testing.T) {
 		b, f := newFunc(f32())
@@ -352,6 +489,83 @@ func TestCallErrors(t *testing.T) {
 			f := b.NewFunction("f")
 			c.run(b, f, g)
 			requireErr(t, b, "func.call", c.msg)
+		})
+	}
+}
+
+// Failed multi-result ops return placeholders, as many as the op would
+// have results where that is known (at least one otherwise), so that
+// indexing them does not panic before Build reports the error.
+func TestFailedMultiResultOpsReturnPlaceholders(t *testing.T) {
+	// two returns a branch closure that returns f's argument twice.
+	two := func(f *FuncBuilder) func(rb *FuncBuilder) []*Value {
+		return func(rb *FuncBuilder) []*Value { return []*Value{f.Arg(0), rb.Negate(f.Arg(0))} }
+	}
+	cases := []struct {
+		name  string
+		build func(b *Builder, f *FuncBuilder) []*Value
+		n     int
+		op    string
+		msg   string
+	}{
+		{"if with a non-i1 pred", func(b *Builder, f *FuncBuilder) []*Value {
+			return f.If(ConstantScalar(f, int32(1)), two(f), two(f))
+		}, 2, "stablehlo.if", "pred must be tensor<i1>"},
+		{"if after an earlier error", func(b *Builder, f *FuncBuilder) []*Value {
+			f.Add(nil, nil)
+			return f.If(deadValue(nil), two(f), two(f))
+		}, 2, "stablehlo.add", "operand 0 is nil"},
+		{"if with a nil then branch", func(b *Builder, f *FuncBuilder) []*Value {
+			return f.If(ConstantScalar(f, true), nil, two(f))
+		}, 2, "stablehlo.if", "true_branch closure is nil"},
+		{"if whose branch fails", func(b *Builder, f *FuncBuilder) []*Value {
+			return f.If(ConstantScalar(f, true), func(rb *FuncBuilder) []*Value {
+				return []*Value{rb.Add(f.Arg(0), ConstantScalar(rb, int32(1))), f.Arg(0), f.Arg(0)}
+			}, two(f))
+		}, 3, "stablehlo.add", "same type"},
+		{"case without branches", func(b *Builder, f *FuncBuilder) []*Value {
+			return f.Case(ConstantScalar(f, int32(0)))
+		}, 1, "stablehlo.case", "at least one branch"},
+		{"case with a bad index", func(b *Builder, f *FuncBuilder) []*Value {
+			return f.Case(ConstantScalar(f, float32(0)), two(f), two(f))
+		}, 2, "stablehlo.case", "index must be tensor<i32>"},
+		{"composite with a nil decomposition", func(b *Builder, f *FuncBuilder) []*Value {
+			return f.Composite("my.op", nil, []*Value{f.Arg(0)}, nil, 0)
+		}, 1, "stablehlo.composite", "decomposition must be a function"},
+		{"composite after an earlier error", func(b *Builder, f *FuncBuilder) []*Value {
+			d := b.NewFunction("d", f32())
+			d.Return(d.Arg(0), d.Arg(0))
+			f.Add(nil, nil)
+			return f.Composite("my.op", d, []*Value{f.Arg(0)}, nil, 0)
+		}, 2, "stablehlo.add", "operand 0 is nil"},
+		{"call to a callee without results yet", func(b *Builder, f *FuncBuilder) []*Value {
+			return f.Call(b.NewFunction("g", f32()), f.Arg(0))
+		}, 1, "func.call", "no known result types"},
+		{"call to a nil callee", func(b *Builder, f *FuncBuilder) []*Value {
+			return f.Call(nil, f.Arg(0))
+		}, 1, "func.call", "callee is nil"},
+		{"call after an earlier error", func(b *Builder, f *FuncBuilder) []*Value {
+			g := b.NewFunction("g", f32())
+			g.Return(g.Arg(0), g.Arg(0))
+			f.Add(nil, nil)
+			return f.Call(g, f.Arg(0))
+		}, 2, "stablehlo.add", "operand 0 is nil"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			b, f := newFunc(f32())
+			var r []*Value
+			require.NotPanics(t, func() {
+				r = c.build(b, f)
+				f.Return(f.Negate(r[0]))
+			})
+			require.Len(t, r, c.n)
+			for _, v := range r {
+				require.NotNil(t, v)
+			}
+			_, err := b.Build()
+			require.Error(t, err)
+			requireErr(t, b, c.op, c.msg)
 		})
 	}
 }

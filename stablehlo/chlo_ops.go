@@ -2,6 +2,7 @@ package stablehlo
 
 import (
 	"fmt"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -484,29 +485,70 @@ func (fb *FuncBuilder) EmitInferred(name string, operands []*Value, attrs ...Nam
 var (
 	builderPkgMu       sync.RWMutex
 	builderPkgPrefixes []string
+	// builderDirs are the source directories of this package and of the
+	// registered extensions whose init registered them.
+	builderDirs = []string{thisDir()}
 )
+
+// thisDir returns the directory of this package's source files.
+func thisDir() string {
+	_, file, _, ok := runtime.Caller(0)
+	if !ok {
+		return ""
+	}
+	return fileDir(file)
+}
+
+// fileDir returns the directory part of a frame's file name (runtime file
+// names use forward slashes on every system).
+func fileDir(file string) string {
+	if i := strings.LastIndexByte(file, '/'); i >= 0 {
+		return file[:i]
+	}
+	return ""
+}
 
 // RegisterBuilderPackage marks the package with import path pkgPath as an
 // extension of the builder: like this package's own frames, its frames are
 // skipped when a builder error or an automatic location names the user's
-// file:line. Package chlo calls it from init.
+// file:line. Package chlo calls it from init: called from pkgPath's own
+// code, it also marks the caller's source directory, which recognizes the
+// package's frames even where the compiler inlined them into user code.
 func RegisterBuilderPackage(pkgPath string) {
+	p := pkgPath + "."
+	var dir string
+	var pcs [1]uintptr
+	if runtime.Callers(2, pcs[:]) == 1 {
+		f, _ := runtime.CallersFrames(pcs[:]).Next()
+		if strings.HasPrefix(f.Function, p) {
+			dir = fileDir(f.File)
+		}
+	}
 	builderPkgMu.Lock()
 	defer builderPkgMu.Unlock()
-	p := pkgPath + "."
 	if !slices.Contains(builderPkgPrefixes, p) {
 		builderPkgPrefixes = append(builderPkgPrefixes, p)
 	}
+	if dir != "" && !slices.Contains(builderDirs, dir) {
+		builderDirs = append(builderDirs, dir)
+	}
 }
 
-// isBuilderFrame reports whether a frame of function fn belongs to the
-// builder (this package or a registered extension).
-func isBuilderFrame(fn string) bool {
+// isBuilderFrame reports whether a frame of function fn in file belongs to
+// the builder (this package or a registered extension), by its function's
+// package or by its file's directory: when the compiler inlines a builder
+// method into user code, the closures of that method take the user
+// function's name (userpkg.F.(*FuncBuilder).ReduceMax.func1) but keep
+// their file.
+func isBuilderFrame(fn, file string) bool {
 	if strings.HasPrefix(fn, pkgPrefix) {
 		return true
 	}
 	builderPkgMu.RLock()
 	defer builderPkgMu.RUnlock()
+	if dir := fileDir(file); dir != "" && slices.Contains(builderDirs, dir) {
+		return true
+	}
 	for _, p := range builderPkgPrefixes {
 		if strings.HasPrefix(fn, p) {
 			return true

@@ -357,6 +357,23 @@ func (f *Func) ArgTypes() []Type {
 	return ts
 }
 
+// signature returns f's argument and result types: those of its entry
+// block and ResultTypes, or for a declaration (no body) those of its
+// function_type attribute (ok is false when it has none).
+func (f *Func) signature() (params, results []Type, ok bool) {
+	if f.Body != nil && len(f.Body.Blocks) > 0 {
+		return f.ArgTypes(), f.ResultTypes, true
+	}
+	for _, a := range f.Attrs {
+		if ta, isType := a.Value.(TypeAttr); isType && a.Name == "function_type" {
+			if ft, isFn := ta.Type.(FunctionType); isFn {
+				return ft.Inputs, ft.Results, true
+			}
+		}
+	}
+	return nil, f.ResultTypes, false
+}
+
 // Module returns the module that holds f, or nil.
 func (f *Func) Module() *Module { return f.module }
 

@@ -437,11 +437,30 @@ func (fb *FuncBuilder) Compare(x, y *Value, dir ComparisonDirection, ct CompareT
 	} else if !validEnum("comparison_type", string(ct)) {
 		fb.fail(name, []*Value{x, y}, "invalid compare type %q", ct)
 		return deadValue(nil)
+	} else if !compareTypeFits(ct, xt.DType) {
+		fb.fail(name, []*Value{x, y}, "compare type %s does not apply to element type %s", ct, xt.DType)
+		return deadValue(nil)
 	}
 	attrs := make([]NamedAttr, 2)
 	attrs[0] = NamedAttr{Name: "comparison_direction", Value: enumAttr("comparison_direction", string(dir))}
 	attrs[1] = NamedAttr{Name: "compare_type", Value: enumAttr("comparison_type", string(ct))}
 	return fb.emitBinary(name, TensorType{DType: xla.Bool, Dims: xt.Dims}, x, y, attrs...)
+}
+
+// compareTypeFits reports whether compare_type ct applies to element type
+// dt: FLOAT to floats and complex numbers, TOTALORDER and WEAKORDER to
+// floats, SIGNED and UNSIGNED to integers and booleans (which compare by
+// their own signedness), NOTYPE to any.
+func compareTypeFits(ct CompareType, dt xla.DType) bool {
+	switch ct {
+	case CompareFloat:
+		return dt.IsFloat() || dt.IsComplex()
+	case CompareTotalOrder, "WEAKORDER":
+		return dt.IsFloat()
+	case CompareSigned, CompareUnsigned:
+		return dt.IsInt() || dt.IsBool()
+	}
+	return true
 }
 
 // Select adds stablehlo.select: pred (i1, a scalar or of the branches'

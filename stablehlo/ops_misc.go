@@ -7,8 +7,9 @@ import (
 )
 
 // RngBitGenerator adds stablehlo.rng_bit_generator: from an initial state
-// (a ui64 vector, or ui32 of even length...) it returns the new state and
-// random bits of type output.
+// (a ui64 or i64 vector: 2 elements for THREE_FRY, 2 or 3 for PHILOX and
+// DEFAULT, which is PHILOX on XLA's CPU and GPU backends) it returns the
+// new state and random bits of type output.
 func (fb *FuncBuilder) RngBitGenerator(algorithm RngAlgorithm, state *Value, output TensorType) (newState, bits *Value) {
 	const name = "stablehlo.rng_bit_generator"
 	if !fb.check1(name, state) || !fb.checkTypes(name, []*Value{state}, []Type{output}) {
@@ -23,6 +24,20 @@ func (fb *FuncBuilder) RngBitGenerator(algorithm RngAlgorithm, state *Value, out
 	if !validEnum("rng_algorithm", string(algorithm)) {
 		fb.fail(name, ops, "invalid rng_algorithm %q", algorithm)
 		return deadValue(nil), deadValue(output)
+	}
+	if st.DType != xla.Uint64 && st.DType != xla.Int64 {
+		fb.fail(name, ops, "initial_state must hold 64-bit integers (ui64), got %s", st)
+		return deadValue(state.Type), deadValue(output)
+	}
+	if n := st.Dims[0]; n != DynamicDim {
+		switch {
+		case algorithm == RngThreeFry && n != 2:
+			fb.fail(name, ops, "THREE_FRY needs an initial_state of 2 elements, got %s", st)
+			return deadValue(state.Type), deadValue(output)
+		case algorithm != RngThreeFry && n != 2 && n != 3:
+			fb.fail(name, ops, "%s needs an initial_state of 2 or 3 elements, got %s", algorithm, st)
+			return deadValue(state.Type), deadValue(output)
+		}
 	}
 	if dtypeClasses[output.DType]&(clsInt|clsFloat) == 0 {
 		fb.fail(name, ops, "output must be integer or float, got %s", output)
@@ -123,7 +138,8 @@ type CustomCallConfig struct {
 	ResultLayouts        [][]int64
 	OutputOperandAliases []OutputOperandAlias
 	CalledComputations   []string
-	// Attrs are extra (discardable) attributes, e.g. mhlo.backend_config.
+	// Attrs are extra (discardable) attributes, e.g. mhlo.backend_config:
+	// named, each name once, none of those the fields above set.
 	Attrs []NamedAttr
 }
 
@@ -201,9 +217,28 @@ func (fb *FuncBuilder) CustomCall(target string, operands []*Value, resultTypes 
 		if a.Value == nil {
 			return fail("attribute %s is nil", a.Name)
 		}
+		if field, ok := customCallFields[a.Name]; ok {
+			return fail("attribute %s is set by %s, not by Attrs", a.Name, field)
+		}
 		attrs = append(attrs, a)
 	}
+	if err := checkAttrs(attrs); err != nil {
+		return fail("%v", err)
+	}
 	return fb.emitN(name, slices.Clone(operands), slices.Clone(resultTypes), attrs...).Results
+}
+
+// customCallFields are the attributes of custom_call that CustomCall's
+// own arguments set (and the argument that does).
+var customCallFields = map[string]string{
+	"call_target_name":       "the target argument",
+	"has_side_effect":        "CustomCallConfig.HasSideEffect",
+	"backend_config":         "CustomCallConfig.BackendConfig",
+	"api_version":            "CustomCallConfig.APIVersion",
+	"called_computations":    "CustomCallConfig.CalledComputations",
+	"operand_layouts":        "CustomCallConfig.OperandLayouts",
+	"result_layouts":         "CustomCallConfig.ResultLayouts",
+	"output_operand_aliases": "CustomCallConfig.OutputOperandAliases",
 }
 
 func layoutsAttr(layouts [][]int64, types []Type) (ArrayAttr, string) {

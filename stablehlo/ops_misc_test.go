@@ -59,6 +59,14 @@ func TestCustomCall(t *testing.T) {
 		{"layout perm", "layout 0 is not a permutation", CustomCallConfig{OperandLayouts: [][]int64{{1}}, ResultLayouts: [][]int64{{0}}}},
 		{"alias", "operand index 3 out of range", CustomCallConfig{OutputOperandAliases: []OutputOperandAlias{{OperandIndex: 3}}}},
 		{"backend type", "StringAttr or DictAttr", CustomCallConfig{BackendConfig: BoolAttr(true)}},
+		// Attrs: every name given, once, and none of those the op's own
+		// syntax and fields print (a duplicate key the parser rejects).
+		{"empty attr name", "an attribute has no name", CustomCallConfig{Attrs: []NamedAttr{{Name: "", Value: UnitAttr{}}}}},
+		{"repeated attr", "attribute x is given twice", CustomCallConfig{Attrs: []NamedAttr{{Name: "x", Value: UnitAttr{}}, {Name: "x", Value: UnitAttr{}}}}},
+		{"target attr", "attribute call_target_name is set by the target argument", CustomCallConfig{Attrs: []NamedAttr{{Name: "call_target_name", Value: StringAttr("other")}}}},
+		{"backend_config attr", "attribute backend_config is set by CustomCallConfig.BackendConfig", CustomCallConfig{BackendConfig: StringAttr("a"), Attrs: []NamedAttr{{Name: "backend_config", Value: StringAttr("b")}}}},
+		{"api_version attr", "attribute api_version is set by CustomCallConfig.APIVersion", CustomCallConfig{Attrs: []NamedAttr{{Name: "api_version", Value: I32Attr(2)}}}},
+		{"nil part", "attribute d: attribute e: nil value", CustomCallConfig{Attrs: []NamedAttr{{Name: "d", Value: DictAttr{{Name: "e", Value: nil}}}}}},
 	}
 	for _, c := range errCases {
 		t.Run(c.name, func(t *testing.T) {
@@ -295,6 +303,42 @@ func TestDynamicOps(t *testing.T) {
 	assert.Equal(t, Enum("rng_algorithm", "THREE_FRY"), st.Op().Attr("rng_algorithm"))
 	f.RngBitGenerator("MT19937", f.Arg(0), Tensor(xla.Uint32, 2))
 	requireErr(t, b, "stablehlo.rng_bit_generator", `invalid rng_algorithm "MT19937"`)
+}
+
+// rng_bit_generator's initial_state is ui64 (i64 is read as ui64), of 2
+// elements for THREE_FRY and 2 or 3 for PHILOX and DEFAULT: other states
+// are build errors, not failures when the program runs.
+func TestRngBitGeneratorState(t *testing.T) {
+	for _, c := range []struct {
+		alg   RngAlgorithm
+		state Type
+		err   string
+	}{
+		{RngThreeFry, Tensor(xla.Uint64, 2), ""},
+		{RngThreeFry, Tensor(xla.Int64, 2), ""},
+		{RngThreeFry, Tensor(xla.Uint64, 1), "THREE_FRY needs an initial_state of 2 elements, got tensor<1xui64>"},
+		{RngThreeFry, Tensor(xla.Uint64, 3), "THREE_FRY needs an initial_state of 2 elements"},
+		{RngPhilox, Tensor(xla.Uint64, 2), ""},
+		{RngPhilox, Tensor(xla.Uint64, 3), ""},
+		{RngPhilox, Tensor(xla.Uint64, 4), "PHILOX needs an initial_state of 2 or 3 elements"},
+		{RngDefault, Tensor(xla.Uint64, 3), ""},
+		{RngDefault, Tensor(xla.Uint64, 1), "DEFAULT needs an initial_state of 2 or 3 elements"},
+		{RngDefault, Tensor(xla.Uint64, DynamicDim), ""},
+		{RngThreeFry, Tensor(xla.Uint32, 4), "initial_state must hold 64-bit integers (ui64), got tensor<4xui32>"},
+	} {
+		t.Run(string(c.alg)+"/"+c.state.String(), func(t *testing.T) {
+			b, f := newFunc(c.state)
+			st, bits := f.RngBitGenerator(c.alg, f.Arg(0), Tensor(xla.Uint32, 2, 2))
+			require.NotNil(t, st)
+			require.NotNil(t, bits)
+			if c.err != "" {
+				requireErr(t, b, "stablehlo.rng_bit_generator", c.err)
+				return
+			}
+			require.NoError(t, b.Err())
+			assert.Equal(t, c.state.String(), st.Type.String())
+		})
+	}
 }
 
 func TestGenericOp(t *testing.T) {

@@ -45,14 +45,21 @@ func (fb *FuncBuilder) Reduce(inputs, inits []*Value, dims []int64, body func(rb
 	return op.Results
 }
 
-// reduceWith reduces x along dims with a binary op and init value.
-func (fb *FuncBuilder) reduceWith(x *Value, init func(dt xla.DType) *Value, combine func(rb *FuncBuilder, a, b *Value) *Value, dims []int64) *Value {
-	if !fb.check1("stablehlo.reduce", x) {
+// reduceWith reduces x along dims with a binary op and init value; what
+// (ReduceMax ...) names the method in errors about x's element type.
+func (fb *FuncBuilder) reduceWith(what string, x *Value, init func(dt xla.DType) ([]byte, bool), combine func(rb *FuncBuilder, a, b *Value) *Value, dims []int64) *Value {
+	const name = "stablehlo.reduce"
+	if !fb.check1(name, x) {
 		return deadValue(nil)
 	}
 	t, ok := x.TensorType()
 	if !ok {
-		fb.fail("stablehlo.reduce", []*Value{x}, "operand must be a tensor")
+		fb.fail(name, []*Value{x}, "%s: operand must be a tensor", what)
+		return deadValue(nil)
+	}
+	data, ok := init(t.DType)
+	if !ok {
+		fb.fail(name, []*Value{x}, "%s: no initial value for element type %s", what, t.DType)
 		return deadValue(nil)
 	}
 	if dims == nil {
@@ -60,7 +67,7 @@ func (fb *FuncBuilder) reduceWith(x *Value, init func(dt xla.DType) *Value, comb
 			dims = append(dims, int64(i))
 		}
 	}
-	iv := init(t.DType)
+	iv := fb.ConstantBytes(TensorType{DType: t.DType}, data)
 	return fb.Reduce([]*Value{x}, []*Value{iv}, dims, func(rb *FuncBuilder, args []*Value) []*Value {
 		return []*Value{combine(rb, args[0], args[1])}
 	})[0]
@@ -68,67 +75,93 @@ func (fb *FuncBuilder) reduceWith(x *Value, init func(dt xla.DType) *Value, comb
 
 // ReduceSum sums x along dims (all dimensions when none are given).
 func (fb *FuncBuilder) ReduceSum(x *Value, dims ...int64) *Value {
-	return fb.reduceWith(x, func(dt xla.DType) *Value { return fb.ScalarOf(dt, 0) },
+	return fb.reduceWith("ReduceSum", x, func(dt xla.DType) ([]byte, bool) { return scalarBytes(dt, 0) },
 		(*FuncBuilder).Add, dims)
 }
 
 // ReduceProd multiplies x along dims (all dimensions when none are given).
 func (fb *FuncBuilder) ReduceProd(x *Value, dims ...int64) *Value {
-	return fb.reduceWith(x, func(dt xla.DType) *Value { return fb.ScalarOf(dt, 1) },
+	return fb.reduceWith("ReduceProd", x, func(dt xla.DType) ([]byte, bool) { return scalarBytes(dt, 1) },
 		(*FuncBuilder).Multiply, dims)
 }
 
 // ReduceMax takes the maximum of x along dims (all dimensions when none
 // are given), starting from -inf (or the smallest integer).
 func (fb *FuncBuilder) ReduceMax(x *Value, dims ...int64) *Value {
-	return fb.reduceWith(x, func(dt xla.DType) *Value { return fb.extremum(dt, false) },
+	return fb.reduceWith("ReduceMax", x, func(dt xla.DType) ([]byte, bool) { return extremumBytes(dt, false) },
 		(*FuncBuilder).Maximum, dims)
 }
 
 // ReduceMin takes the minimum of x along dims (all dimensions when none
 // are given), starting from +inf (or the largest integer).
 func (fb *FuncBuilder) ReduceMin(x *Value, dims ...int64) *Value {
-	return fb.reduceWith(x, func(dt xla.DType) *Value { return fb.extremum(dt, true) },
+	return fb.reduceWith("ReduceMin", x, func(dt xla.DType) ([]byte, bool) { return extremumBytes(dt, true) },
 		(*FuncBuilder).Minimum, dims)
+}
+
+// scalarBytes encodes v as one element of dt (see ScalarOf).
+func scalarBytes(dt xla.DType, v float64) ([]byte, bool) {
+	b, err := encodeFloat(dt, v)
+	return b, err == nil
 }
 
 // extremum returns the largest (max) or smallest value of dt as a scalar.
 func (fb *FuncBuilder) extremum(dt xla.DType, largest bool) *Value {
+	b, ok := extremumBytes(dt, largest)
+	if !ok {
+		fb.fail("stablehlo.constant", nil, "no extremum for element type %s", dt)
+		return deadValue(TensorType{DType: dt})
+	}
+	return fb.ConstantBytes(TensorType{DType: dt}, b)
+}
+
+// extremumBytes encodes the largest (max) or smallest value of dt: +-inf
+// for floats, the bounds of the type's bit width for integers (-8 and 7
+// for i4), false and true for booleans. ok is false for types without one.
+func extremumBytes(dt xla.DType, largest bool) (b []byte, ok bool) {
 	switch {
 	case dt.IsBool():
 		if largest {
-			return fb.ScalarOf(dt, 1)
+			return []byte{1}, true
 		}
-		return fb.ScalarOf(dt, 0)
+		return []byte{0}, true
 	case dt.IsFloat():
 		switch dt {
 		case xla.Float32:
-			return ConstantScalar(fb, float32(inf(largest)))
+			return elementBytes([]float32{float32(inf(largest))}), true
 		case xla.Float64:
-			return ConstantScalar(fb, inf(largest))
+			return elementBytes([]float64{inf(largest)}), true
 		case xla.BFloat16:
-			return ConstantScalar(fb, BF16FromFloat32(float32(inf(largest))))
+			return elementBytes([]BF16{BF16FromFloat32(float32(inf(largest)))}), true
 		case xla.Float16:
-			return ConstantScalar(fb, F16FromFloat32(float32(inf(largest))))
+			return elementBytes([]F16{F16FromFloat32(float32(inf(largest)))}), true
 		}
-	case dt.IsUnsigned():
-		if largest {
-			return fb.ConstantBytes(TensorType{DType: dt}, allOnes(dt.HostBytes()))
-		}
-		return fb.Zero(TensorType{DType: dt})
 	case dt.IsInt():
-		w := dt.HostBytes()
-		b := allOnes(w)
-		if largest {
-			b[w-1] = 0x7f
-		} else {
-			b = make([]byte, w)
-			b[w-1] = 0x80
+		// Host layout: little-endian, sub-byte kinds one value a byte
+		// (signed ones sign-extended, as encodeFloat writes them).
+		bits, w := dt.Bits(), dt.HostBytes()
+		if bits < 1 || bits > 64 || w < 1 || w > 8 {
+			return nil, false
 		}
-		return fb.ConstantBytes(TensorType{DType: dt}, b)
+		shift := uint(64 - bits)
+		var v uint64
+		switch {
+		case dt.IsUnsigned() && largest:
+			v = uint64(math.MaxUint64) >> shift
+		case dt.IsUnsigned():
+			v = 0
+		case largest:
+			v = uint64(int64(math.MaxInt64) >> shift)
+		default:
+			v = uint64(int64(math.MinInt64) >> shift)
+		}
+		b = make([]byte, w)
+		for i := range b {
+			b[i] = byte(v >> (8 * i))
+		}
+		return b, true
 	}
-	fb.fail("stablehlo.constant", nil, "no extremum for element type %s", dt)
-	return deadValue(TensorType{DType: dt})
+	return nil, false
 }
 
 func inf(positive bool) float64 {
@@ -136,14 +169,6 @@ func inf(positive bool) float64 {
 		return math.Inf(1)
 	}
 	return math.Inf(-1)
-}
-
-func allOnes(n int) []byte {
-	b := make([]byte, n)
-	for i := range b {
-		b[i] = 0xff
-	}
-	return b
 }
 
 // Window describes reduce_window and select_and_scatter windows. Nil
@@ -437,19 +462,25 @@ func (fb *FuncBuilder) While(init []*Value, cond func(rb *FuncBuilder, args []*V
 
 // If adds stablehlo.if: pred (an i1 scalar) picks the branch whose
 // returned values become the results; both branches must return the same
-// types.
+// types. When it fails it returns one placeholder per value the branches
+// return: after an error, a branch closure that has not run yet is run on
+// a builder that builds nothing, to count them.
 func (fb *FuncBuilder) If(pred *Value, thenFn, elseFn func(rb *FuncBuilder) []*Value) []*Value {
 	const name = "stablehlo.if"
+	fns := []func(rb *FuncBuilder) []*Value{thenFn, elseFn}
 	if !fb.check1(name, pred) {
-		return nil
+		return fb.deadBranchResults(fns)
 	}
 	ops := []*Value{pred}
 	if !TypesEqual(pred.Type, Scalar(xla.Bool)) {
 		fb.fail(name, ops, "pred must be tensor<i1>")
-		return nil
+		return fb.deadBranchResults(fns)
 	}
-	rs, types, ok := fb.branches(name, ops, []func(rb *FuncBuilder) []*Value{thenFn, elseFn}, []string{"true_branch", "false_branch"})
+	rs, types, ok := fb.branches(name, ops, fns, []string{"true_branch", "false_branch"})
 	if !ok {
+		if types == nil {
+			return fb.deadBranchResults(fns)
+		}
 		return deadValues(types)
 	}
 	op := NewOp(name, ops, types)
@@ -462,19 +493,20 @@ func (fb *FuncBuilder) If(pred *Value, thenFn, elseFn func(rb *FuncBuilder) []*V
 
 // Case adds stablehlo.case: index (an i32 scalar) picks the branch to run
 // (out-of-range indices run the last); every branch returns the same types.
+// When it fails it returns placeholders as If does (one without branches).
 func (fb *FuncBuilder) Case(index *Value, branches ...func(rb *FuncBuilder) []*Value) []*Value {
 	const name = "stablehlo.case"
 	if !fb.check1(name, index) {
-		return nil
+		return fb.deadBranchResults(branches)
 	}
 	ops := []*Value{index}
 	if !TypesEqual(index.Type, Scalar(xla.Int32)) {
 		fb.fail(name, ops, "index must be tensor<i32>")
-		return nil
+		return fb.deadBranchResults(branches)
 	}
 	if len(branches) == 0 {
 		fb.fail(name, ops, "needs at least one branch")
-		return nil
+		return deadN(1)
 	}
 	what := make([]string, len(branches))
 	for i := range what {
@@ -482,6 +514,9 @@ func (fb *FuncBuilder) Case(index *Value, branches ...func(rb *FuncBuilder) []*V
 	}
 	rs, types, ok := fb.branches(name, ops, branches, what)
 	if !ok {
+		if types == nil {
+			return fb.deadBranchResults(branches)
+		}
 		return deadValues(types)
 	}
 	op := NewOp(name, ops, types)
@@ -500,6 +535,8 @@ func itoa(i int) string {
 }
 
 // branches builds argument-less regions that must return the same types.
+// On failure, types are those of the first branch's values (nil when the
+// first branch did not run), for placeholders.
 func (fb *FuncBuilder) branches(name string, ops []*Value, fns []func(rb *FuncBuilder) []*Value, what []string) ([]*Region, []Type, bool) {
 	var types []Type
 	rs := make([]*Region, len(fns))
@@ -510,6 +547,9 @@ func (fb *FuncBuilder) branches(name string, ops []*Value, fns []func(rb *FuncBu
 		}
 		r, rets, ok := fb.buildRegion(name, ops, what[i], nil, func(rb *FuncBuilder, _ []*Value) []*Value { return fn(rb) })
 		if !ok {
+			if i == 0 {
+				types = placeholderTypes(rets)
+			}
 			return nil, types, false
 		}
 		ts := valueTypes(rets)
@@ -522,6 +562,38 @@ func (fb *FuncBuilder) branches(name string, ops []*Value, fns []func(rb *FuncBu
 		rs[i] = r
 	}
 	return rs, types, true
+}
+
+// placeholderTypes returns the types of vs (nil for a nil value), never a
+// nil slice.
+func placeholderTypes(vs []*Value) []Type {
+	ts := make([]Type, len(vs))
+	for i, v := range vs {
+		if v != nil {
+			ts[i] = v.Type
+		}
+	}
+	return ts
+}
+
+// deadBranchResults returns the placeholders of a failed if or case, after
+// its error was recorded: one per value its first non-nil branch closure
+// returns, run on a detached block where every op is skipped (the sticky
+// error), or one when there is no closure to run.
+func (fb *FuncBuilder) deadBranchResults(fns []func(rb *FuncBuilder) []*Value) []*Value {
+	if fb.s.b.err == nil {
+		return deadN(1)
+	}
+	for _, fn := range fns {
+		if fn == nil {
+			continue
+		}
+		s := &scope{b: fb.s.b, fn: fb.s.fn, top: fb.s.top, block: NewBlock(), parent: fb.s}
+		rets := fn(&FuncBuilder{s: s, loc: fb.loc, hasLoc: fb.hasLoc})
+		s.closed = true
+		return deadValues(placeholderTypes(rets))
+	}
+	return deadN(1)
 }
 
 // OptimizationBarrier adds stablehlo.optimization_barrier: the results are
@@ -539,17 +611,25 @@ func (fb *FuncBuilder) OptimizationBarrier(values ...*Value) []*Value {
 // decomposition's result types. attrs become composite_attributes.
 func (fb *FuncBuilder) Composite(name string, decomposition *FuncBuilder, inputs []*Value, attrs DictAttr, version int32) []*Value {
 	const op = "stablehlo.composite"
+	// A failed composite returns one placeholder per result of the
+	// decomposition when they are known, one otherwise.
+	dead := func() []*Value {
+		if decomposition != nil && decomposition.s.top.declared {
+			return deadValues(decomposition.s.fn.ResultTypes)
+		}
+		return deadN(1)
+	}
 	if !fb.checkOperands(op, inputs) {
-		return nil
+		return dead()
 	}
 	if decomposition == nil || decomposition.s.b != fb.s.b {
 		fb.fail(op, inputs, "decomposition must be a function of this module builder")
-		return nil
+		return dead()
 	}
 	df := decomposition.s.fn
 	if !decomposition.s.top.declared {
 		fb.fail(op, inputs, "decomposition @%s has no known result types", df.Name)
-		return nil
+		return dead()
 	}
 	if !typesEqual(df.ArgTypes(), valueTypes(inputs)) {
 		fb.fail(op, inputs, "decomposition @%s takes %s", df.Name, typeList(df.ArgTypes()))

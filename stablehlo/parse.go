@@ -852,8 +852,19 @@ func (p *mlirParser) parseBlockOps(b *Block) {
 		if c == 0 {
 			p.fail("expected '}' to end the region")
 		}
+		if n := len(b.Ops); n > 0 && mlirTerminators[b.Ops[n-1].Name] {
+			p.fail("operation after %s: a terminator must be the last operation of its block", b.Ops[n-1].Name)
+		}
 		p.parseOperation(b)
 	}
+}
+
+// mlirTerminators are the ops that end a block: the parser refuses
+// operations after them.
+var mlirTerminators = map[string]bool{
+	"func.return":      true,
+	"stablehlo.return": true,
+	"mhlo.return":      true,
 }
 
 // ---------------------------------------------------------------------------

@@ -228,6 +228,10 @@ func TestParseErrors(t *testing.T) {
 		{"%0:2 = \"foo.op\"() : () -> i32", 1, 1, "defines 1 results but 2 were named"},
 		{`"foo.op"() {a = #undefined} : () -> ()`, 1, 18, "undefined attribute alias"},
 		{`"foo.op"() : () -> tensor<2x3>`, 1, 30, "expected 'x'"},
+		// Nothing may follow a block's terminator.
+		{"func.func @f(%a: tensor<f32>) -> tensor<f32> {\n  return %a : tensor<f32>\n  %0 = stablehlo.abs %a : tensor<f32>\n}", 3, 3, "operation after func.return"},
+		{"func.func @f(%a: tensor<f32>) -> tensor<f32> {\n  \"func.return\"(%a) : (tensor<f32>) -> ()\n  \"func.return\"(%a) : (tensor<f32>) -> ()\n}", 3, 3, "operation after func.return"},
+		{"func.func @f(%a: tensor<f32>) -> tensor<f32> {\n  %0 = stablehlo.while(%i = %a) : tensor<f32>\n  cond {\n    %c = stablehlo.constant dense<true> : tensor<i1>\n    stablehlo.return %c : tensor<i1>\n    %d = stablehlo.abs %i : tensor<f32>\n  } do {\n    stablehlo.return %i : tensor<f32>\n  }\n  return %0 : tensor<f32>\n}", 6, 5, "operation after stablehlo.return"},
 	}
 	for _, c := range cases {
 		_, err := Parse([]byte(c.text))

@@ -457,11 +457,15 @@ func (v *verifier) call(op *Op) error {
 	if f == nil {
 		return fmt.Errorf("func.call: no function @%s", callee)
 	}
-	if !typesEqual(valueTypes(op.Operands), f.ArgTypes()) {
-		return fmt.Errorf("func.call @%s: arguments %s, function takes %s", callee, typeList(valueTypes(op.Operands)), typeList(f.ArgTypes()))
+	params, results, ok := f.signature()
+	if !ok {
+		return nil // a declaration without function_type: nothing to check against
 	}
-	if !typesEqual(valueTypes(op.Results), f.ResultTypes) {
-		return fmt.Errorf("func.call @%s: results %s, function returns %s", callee, typeList(valueTypes(op.Results)), typeList(f.ResultTypes))
+	if !typesEqual(valueTypes(op.Operands), params) {
+		return fmt.Errorf("func.call @%s: arguments %s, function takes %s", callee, typeList(valueTypes(op.Operands)), typeList(params))
+	}
+	if !typesEqual(valueTypes(op.Results), results) {
+		return fmt.Errorf("func.call @%s: results %s, function returns %s", callee, typeList(valueTypes(op.Results)), typeList(results))
 	}
 	return nil
 }
