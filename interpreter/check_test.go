@@ -42,6 +42,31 @@ func runChecks(t *testing.T, text string, args ...Value) error {
 	return err
 }
 
+// TestCheckConstHugeSplat: the expected value of a _const check is a
+// splat of 1e12 elements: the check fails on the shapes, the splat is not
+// expanded (4 TB took the process down); TensorFromAttr refuses it with
+// an *AllocError.
+func TestCheckConstHugeSplat(t *testing.T) {
+	m, err := stablehlo.Parse([]byte(`func.func @main() {
+  %a = stablehlo.constant dense<7> : tensor<3xi32>
+  "check.expect_eq_const"(%a) {value = dense<7> : tensor<1000000000000xi32>} : (tensor<3xi32>) -> ()
+  return
+}`))
+	require.NoError(t, err)
+	p, err := Compile(m, "")
+	require.NoError(t, err)
+	_, err = p.Run(context.Background(), Device{}, nil)
+	var ce *CheckError
+	require.True(t, errors.As(err, &ce), "%v", err)
+	assert.Contains(t, err.Error(), "got a tensor<3xi32>, expected a tensor<1000000000000xi32>")
+	_, err = TensorFromAttr(stablehlo.DenseElementsAttr{Type: stablehlo.Tensor(xla.Int32, 1000000000000), Data: []byte{7, 0, 0, 0}, Splat: true})
+	var ae *AllocError
+	require.True(t, errors.As(err, &ae), "%v", err)
+	got, err := TensorFromAttr(stablehlo.DenseElementsAttr{Type: stablehlo.Tensor(xla.Int32, 3), Data: []byte{7, 0, 0, 0}, Splat: true})
+	require.NoError(t, err)
+	assert.Equal(t, []int32{7, 7, 7}, got.Data)
+}
+
 func TestCheckDialect(t *testing.T) {
 	negZero := float32(math.Copysign(0, -1))
 	nan := float32(math.NaN())

@@ -189,14 +189,17 @@ func chloConstantLikeValue(op *stablehlo.Op) (*Tensor, error) {
 		}
 		v.Data.([]bool)[0] = bool(a)
 	case stablehlo.DenseElementsAttr:
-		t, err := TensorFromAttr(a)
+		// One element, or a splat (of any static shape) standing for
+		// its one value: only that is decoded, a splat is not expanded.
+		n := a.Type.Size()
+		if a.Type.DType != rt.DType || !(n == 1 || a.Splat && n > 0) {
+			return nil, fmt.Errorf("value %v must be one element (or a splat) of type %v", a.Type, rt.DType)
+		}
+		t, err := TensorFromHost(v.Shape, a.Data)
 		if err != nil {
 			return nil, fmt.Errorf("value: %w", err)
 		}
-		if t.Len() != 1 || t.Shape.DType != rt.DType {
-			return nil, fmt.Errorf("value %v must be one element of type %v", a.Type, rt.DType)
-		}
-		return &Tensor{Shape: v.Shape, Data: t.Data}, nil
+		return t, nil
 	case nil:
 		return nil, fmt.Errorf("missing value attribute")
 	default:

@@ -1,6 +1,7 @@
 package interpreter
 
 import (
+	"context"
 	"math"
 	"strings"
 	"testing"
@@ -9,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/halo-ml/halo/internal/special"
+	"github.com/halo-ml/halo/stablehlo"
 	"github.com/halo-ml/halo/xla"
 )
 
@@ -388,6 +390,31 @@ func TestChloConstantLike(t *testing.T) {
 	out, err = ewtRun("chlo.constant_like", "value = 0.1 : bf16", []xla.Shape{xla.MakeShape(xla.BFloat16, 1)}, ewtTensor(xla.BFloat16, 0.0))
 	require.NoError(t, err)
 	ewtCheck(t, out[0], 0, []any{float64(RoundNarrow64(xla.BFloat16, 0.1))}, "bf16 rounds")
+}
+
+// TestChloConstantLikeSplatValue: a value written as a splat stands for
+// its one element, whatever its shape: a splat of 1e12 elements was
+// expanded (in Compile) and took the process down. A value of several
+// distinct elements is an error.
+func TestChloConstantLikeSplatValue(t *testing.T) {
+	m, err := stablehlo.Parse([]byte(`func.func @main() -> tensor<3xf32> {
+  %a = stablehlo.constant dense<1.0> : tensor<3xf32>
+  %0 = "chlo.constant_like"(%a) {value = dense<1.5> : tensor<1000000000000xf32>} : (tensor<3xf32>) -> tensor<3xf32>
+  return %0 : tensor<3xf32>
+}`))
+	require.NoError(t, err)
+	p, err := Compile(m, "")
+	require.NoError(t, err)
+	out, err := p.Run(context.Background(), Device{}, nil)
+	require.NoError(t, err)
+	assert.Equal(t, []float32{1.5, 1.5, 1.5}, out[0].(*Tensor).Data)
+	outs, err := ewtRun("chlo.constant_like", "value = dense<-2> : tensor<i8>", []xla.Shape{xla.MakeShape(xla.Int8, 2)}, ewtTensor(xla.Int8, 0, 0))
+	require.NoError(t, err)
+	ewtCheck(t, outs[0], 0, []any{-2, -2}, "one-element value")
+	for _, value := range []string{"dense<[1, 2]> : tensor<2xi8>", "dense<1> : tensor<0xi8>", "dense<1> : tensor<2xi16>"} {
+		_, err = ewtRun("chlo.constant_like", "value = "+value, []xla.Shape{xla.MakeShape(xla.Int8, 2)}, ewtTensor(xla.Int8, 0, 0))
+		assert.ErrorContains(t, err, "must be one element", value)
+	}
 }
 
 // chloRaggedRef computes ragged_dot's three modes with plain loops.

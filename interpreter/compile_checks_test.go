@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -206,13 +207,19 @@ func.func private @sum(%a: tensor<?xi32>) -> tensor<i32> {
 	assert.Equal(t, []int32{10}, out[0].(*Tensor).Data.([]int32))
 }
 
-// TestTooLargeWindowTables: a reduce_window whose window tables need more
-// memory than is available fails its op (an f32[1] operand with a large
-// window and padding asked for gigabytes of int64 offsets).
+// TestTooLargeWindowTables: a reduce_window (or select_and_scatter) whose
+// window table (outputs x window positions of a dimension) would be large
+// computes its input indices as needed, and its run ends with its context.
+// An f32[1] operand with a window of 16384 and padding of 65536 asked for
+// 6 GiB of int64 offsets and, with the memory, took 28 s to honour a
+// 5 s deadline.
 func TestTooLargeWindowTables(t *testing.T) {
 	defer func(f func() (int64, bool)) { availableMemory = f }(availableMemory)
 	availableMemory = func() (int64, bool) { return 512 << 20, true }
-	p := compileText(t, `func.func @main(%a: tensor<1xf32>) -> tensor<49154xf32> {
+	geo, err := shpNewWindow([]int64{1}, []int64{16384}, []int64{1}, []int64{1}, []int64{1}, []int64{0}, []int64{65536}, nil)
+	require.NoError(t, err)
+	assert.Nil(t, geo.tab[0])
+	for _, src := range []string{`func.func @main(%a: tensor<1xf32>) -> tensor<49154xf32> {
   %z = stablehlo.constant dense<0.0> : tensor<f32>
   %r = "stablehlo.reduce_window"(%a, %z) ({
   ^bb0(%x: tensor<f32>, %y: tensor<f32>):
@@ -220,8 +227,157 @@ func TestTooLargeWindowTables(t *testing.T) {
     stablehlo.return %s : tensor<f32>
   }) {window_dimensions = array<i64: 16384>, padding = dense<[[0, 65536]]> : tensor<1x2xi64>} : (tensor<1xf32>, tensor<f32>) -> tensor<49154xf32>
   return %r : tensor<49154xf32>
-}`)
-	_, err := p.Run(context.Background(), Device{}, []Value{NewTensor(xla.MakeShape(xla.Float32, 1))})
-	var ae *AllocError
-	require.True(t, errors.As(err, &ae), "%v", err)
+}`, `func.func @main(%a: tensor<1xf32>) -> tensor<1xf32> {
+  %z = stablehlo.constant dense<0.0> : tensor<f32>
+  %s = stablehlo.constant dense<1.0> : tensor<49154xf32>
+  %r = "stablehlo.select_and_scatter"(%a, %s, %z) ({
+  ^bb0(%x: tensor<f32>, %y: tensor<f32>):
+    %c = stablehlo.compare GE, %x, %y : (tensor<f32>, tensor<f32>) -> tensor<i1>
+    stablehlo.return %c : tensor<i1>
+  }, {
+  ^bb0(%x: tensor<f32>, %y: tensor<f32>):
+    %c = stablehlo.add %x, %y : tensor<f32>
+    stablehlo.return %c : tensor<f32>
+  }) {window_dimensions = array<i64: 16384>, padding = dense<[[0, 65536]]> : tensor<1x2xi64>} : (tensor<1xf32>, tensor<49154xf32>, tensor<f32>) -> tensor<1xf32>
+  return %r : tensor<1xf32>
+}`} {
+		// 805M window positions: more than a test waits for.
+		ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+		_, err = runText(ctx, src, NewTensor(xla.MakeShape(xla.Float32, 1)))
+		cancel()
+		require.ErrorIs(t, err, context.DeadlineExceeded)
+	}
+	// A smaller one of the kind (12.6M positions, no table) runs to the end.
+	a := NewTensor(xla.MakeShape(xla.Float32, 1))
+	a.Data.([]float32)[0] = 3
+	out, err := runText(context.Background(), `func.func @main(%a: tensor<1xf32>) -> tensor<6146xf32> {
+  %z = stablehlo.constant dense<0.5> : tensor<f32>
+  %r = "stablehlo.reduce_window"(%a, %z) ({
+  ^bb0(%x: tensor<f32>, %y: tensor<f32>):
+    %s = stablehlo.maximum %x, %y : tensor<f32>
+    stablehlo.return %s : tensor<f32>
+  }) {window_dimensions = array<i64: 2048>, padding = dense<[[2047, 6145]]> : tensor<1x2xi64>} : (tensor<1xf32>, tensor<f32>) -> tensor<6146xf32>
+  return %r : tensor<6146xf32>
+}`, a)
+	require.NoError(t, err)
+	got := out[0].(*Tensor).Data.([]float32)
+	for i, v := range got {
+		want := float32(0.5)
+		if i < 2048 {
+			want = 3
+		}
+		require.Equal(t, want, v, "element %d", i)
+	}
+}
+
+// runText parses, compiles (without Verify) and runs src with args under
+// ctx: the error of whichever step fails.
+func runText(ctx context.Context, src string, args ...Value) ([]Value, error) {
+	m, err := stablehlo.Parse([]byte(src))
+	if err != nil {
+		return nil, err
+	}
+	p, err := Compile(m, "")
+	if err != nil {
+		return nil, err
+	}
+	return p.Run(ctx, Device{}, args)
+}
+
+// TestConvolutionNeedsNoWindowTable: a convolution's table of input
+// indices (kernel size x output size per spatial dimension) is made only
+// when small. Kernels of 2^36 positions and no input features asked for
+// 512 GiB (and as many offsets) for a result of one zero; an ordinary
+// 65536-wide kernel with as much padding for a 64 GiB table.
+func TestConvolutionNeedsNoWindowTable(t *testing.T) {
+	for _, src := range []string{`func.func @main() -> tensor<1x1x1xf32> {
+  %x = stablehlo.constant dense<0.0> : tensor<1x68719476736x0xf32>
+  %w = stablehlo.constant dense<0.0> : tensor<68719476736x0x1xf32>
+  %0 = stablehlo.convolution(%x, %w) dim_numbers = [b, 0, f]x[0, i, o]->[b, 0, f], window = {} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x68719476736x0xf32>, tensor<68719476736x0x1xf32>) -> tensor<1x1x1xf32>
+  return %0 : tensor<1x1x1xf32>
+}`, `func.func @main() -> tensor<1x1x1xf32> {
+  %x = stablehlo.constant dense<0.0> : tensor<1x68719476736x0xf32>
+  %w = stablehlo.constant dense<0.0> : tensor<68719476736x0x1xf32>
+  %p = stablehlo.constant dense<0> : tensor<1x2xi64>
+  %0 = "stablehlo.dynamic_conv"(%x, %w, %p) {dimension_numbers = #stablehlo.conv<[b, 0, f]x[0, i, o]->[b, 0, f]>, batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x68719476736x0xf32>, tensor<68719476736x0x1xf32>, tensor<1x2xi64>) -> tensor<1x1x1xf32>
+  return %0 : tensor<1x1x1xf32>
+}`} {
+		out, err := runText(context.Background(), src)
+		require.NoError(t, err)
+		assert.Equal(t, []float32{0}, out[0].(*Tensor).Data)
+	}
+	// 65536 x 131071 indices (64 GiB as a table): computed as needed, the
+	// run (8.6e9 products, far too long for a test) ends at its deadline.
+	src := `func.func @main(%x: tensor<1x65536x1xf32>, %w: tensor<65536x1x1xf32>) -> tensor<1x131071x1xf32> {
+  %0 = stablehlo.convolution(%x, %w) dim_numbers = [b, 0, f]x[0, i, o]->[b, 0, f], window = {pad = [[65535, 65535]]} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x65536x1xf32>, tensor<65536x1x1xf32>) -> tensor<1x131071x1xf32>
+  return %0 : tensor<1x131071x1xf32>
+}`
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	_, err := runText(ctx, src, NewTensor(xla.MakeShape(xla.Float32, 1, 65536, 1)), NewTensor(xla.MakeShape(xla.Float32, 65536, 1, 1)))
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+}
+
+// TestHugeSplatIntegerAttributes: an integer list attribute written as a
+// splat of a huge type (stored as one element) is refused, naming the
+// attribute, instead of being expanded (1e12 int64s took the process
+// down). Such lists hold a few values per dimension.
+func TestHugeSplatIntegerAttributes(t *testing.T) {
+	const huge = "dense<0> : tensor<1000000000000xi64>"
+	for _, c := range []struct{ name, src string }{
+		{"permutation", `func.func @main(%a: tensor<2x3xf32>) -> tensor<3x2xf32> {
+  %0 = "stablehlo.transpose"(%a) {permutation = ` + huge + `} : (tensor<2x3xf32>) -> tensor<3x2xf32>
+  return %0 : tensor<3x2xf32>
+}`},
+		{"start_indices", `func.func @main(%a: tensor<4xf32>) -> tensor<2xf32> {
+  %0 = "stablehlo.slice"(%a) {start_indices = ` + huge + `, limit_indices = array<i64: 2>, strides = array<i64: 1>} : (tensor<4xf32>) -> tensor<2xf32>
+  return %0 : tensor<2xf32>
+}`},
+		{"edge_padding_low", `func.func @main(%a: tensor<4xf32>, %z: tensor<f32>) -> tensor<4xf32> {
+  %0 = "stablehlo.pad"(%a, %z) {edge_padding_low = ` + huge + `, edge_padding_high = array<i64: 0>, interior_padding = array<i64: 0>} : (tensor<4xf32>, tensor<f32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}`},
+		{"padding", `func.func @main(%a: tensor<4x4xf32>, %s: tensor<f32>) -> tensor<4x4xf32> {
+  %0 = "stablehlo.reduce_window"(%a, %s) <{window_dimensions = array<i64: 1, 1>, padding = dense<0> : tensor<1000000000000x2xi64>}> ({
+  ^bb0(%x: tensor<f32>, %y: tensor<f32>):
+    %1 = stablehlo.add %x, %y : tensor<f32>
+    stablehlo.return %1 : tensor<f32>
+  }) : (tensor<4x4xf32>, tensor<f32>) -> tensor<4x4xf32>
+  return %0 : tensor<4x4xf32>
+}`},
+		{"dimension", `func.func @main(%a: tensor<2xf32>) -> tensor<4xf32> {
+  %0 = "stablehlo.concatenate"(%a, %a) {dimension = ` + huge + `} : (tensor<2xf32>, tensor<2xf32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}`},
+		{"fft_length", `func.func @main(%a: tensor<4xcomplex<f32>>) -> tensor<4xcomplex<f32>> {
+  %0 = "stablehlo.fft"(%a) {fft_type = #stablehlo<fft_type FFT>, fft_length = dense<4> : tensor<1000000000000xi64>} : (tensor<4xcomplex<f32>>) -> tensor<4xcomplex<f32>>
+  return %0 : tensor<4xcomplex<f32>>
+}`},
+		{"padding", `func.func @main(%x: tensor<1x4x1xf32>, %w: tensor<2x1x1xf32>) -> tensor<1x3x1xf32> {
+  %0 = "stablehlo.convolution"(%x, %w) {dimension_numbers = #stablehlo.conv<[b, 0, f]x[0, i, o]->[b, 0, f]>, padding = dense<0> : tensor<1000000000000x2xi64>, batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x4x1xf32>, tensor<2x1x1xf32>) -> tensor<1x3x1xf32>
+  return %0 : tensor<1x3x1xf32>
+}`},
+		{"window_strides", `func.func @main(%x: tensor<1x4x1xf32>, %w: tensor<2x1x1xf32>) -> tensor<1x3x1xf32> {
+  %0 = "stablehlo.convolution"(%x, %w) {dimension_numbers = #stablehlo.conv<[b, 0, f]x[0, i, o]->[b, 0, f]>, window_strides = dense<1> : tensor<1000000000000xi64>, batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x4x1xf32>, tensor<2x1x1xf32>) -> tensor<1x3x1xf32>
+  return %0 : tensor<1x3x1xf32>
+}`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			m, err := stablehlo.Parse([]byte(c.src))
+			require.NoError(t, err)
+			var args []Value
+			for _, a := range m.Funcs[0].ArgTypes() {
+				args = append(args, NewTensor(a.(stablehlo.TensorType).Shape()))
+			}
+			_, err = runText(context.Background(), c.src, args...)
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), c.name)
+		})
+	}
+	// Within the bound, a splat list is expanded as before.
+	got, err := denseInts(stablehlo.DenseElementsAttr{Type: stablehlo.Tensor(xla.Int64, 3, 2), Data: []byte{7, 0, 0, 0, 0, 0, 0, 0}, Splat: true})
+	require.NoError(t, err)
+	assert.Equal(t, []int64{7, 7, 7, 7, 7, 7}, got)
+	_, err = denseInts(stablehlo.DenseElementsAttr{Type: stablehlo.Tensor(xla.Int8, maxIntAttr+1), Data: []byte{1}, Splat: true})
+	assert.ErrorContains(t, err, "more elements than an integer list attribute holds")
 }

@@ -2,6 +2,8 @@ package interpreter
 
 import (
 	"fmt"
+	"math"
+	"slices"
 	"sync/atomic"
 
 	"github.com/halo-ml/halo/stablehlo"
@@ -25,9 +27,13 @@ import (
 // spatial...] and [out feature, in feature, spatial...]; for every output
 // batch element and group, windows of the input are gathered into a column
 // matrix (im2col: one row per input feature and kernel position, one column
-// per output position, in tiles of output positions) and multiplied by the
-// group's kernel rows with laGemm (internal/gemm for float32/float64). The
-// [batch, feature, spatial...] result is transposed to the result layout.
+// per output position, in tiles of output positions, and in parts of its
+// rows when a tile would still be large) and multiplied by the group's
+// kernel rows with laGemm (internal/gemm for float32/float64). The input
+// index a kernel position and an output position read along a spatial
+// dimension comes from a table when kernel size x output size is small,
+// else it is computed as needed. The [batch, feature, spatial...] result
+// is transposed to the result layout.
 
 func init() {
 	registerKernel("stablehlo.convolution", convolutionKernel)
@@ -44,8 +50,8 @@ func convolutionKernel(x *Exec, op *stablehlo.Op, args []Value) (out []Value, er
 	switch a := op.Attr("padding").(type) {
 	case nil:
 	case stablehlo.DenseElementsAttr:
-		if padding, err = laDenseInts(a); err != nil {
-			return nil, fmt.Errorf("padding: %w", err)
+		if padding, err = denseInts(a); err != nil {
+			return nil, fmt.Errorf("attribute padding: %w", err)
 		}
 	default:
 		return nil, fmt.Errorf("attribute padding is %T, want dense<...> : tensor<Nx2xi64>", a)
@@ -275,8 +281,54 @@ func convolution(lhs, rhs *Tensor, p *convParams, result xla.Shape) (*Tensor, er
 	}
 }
 
-// convColsLimit bounds the elements of one im2col tile.
-const convColsLimit = 1 << 20
+// convColsLimit bounds the elements of one im2col tile (and of its table
+// of input offsets); a var for tests.
+var convColsLimit = 1 << 20
+
+// convTabLimit bounds the entries of the table of input indices of one
+// spatial dimension (kernel size x output size); beyond it the indices are
+// computed as they are needed. A var for tests.
+var convTabLimit int64 = 1 << 20
+
+// convInIndex is the input index along spatial dimension d that kernel
+// position kk and output position oo read, or -1 where the window is in
+// padding or between dilated elements.
+func convInIndex(p *convParams, cp *convPlan, d int, kk, oo int64) int64 {
+	wk := kk
+	if p.reversal[d] {
+		wk = cp.k[d] - 1 - kk
+	}
+	pos := oo*p.strides[d] + wk*p.rhsDil[d] - p.padLo[d]
+	if pos < 0 {
+		return -1
+	}
+	if dil := p.lhsDil[d]; dil != 1 {
+		if pos%dil != 0 {
+			return -1
+		}
+		pos /= dil
+	}
+	if pos >= cp.in[d] {
+		return -1
+	}
+	return pos
+}
+
+// convOutElems is the number of elements of the canonical output, -1 when
+// it overflows.
+func convOutElems(dims []int64) int64 {
+	if slices.Contains(dims, 0) {
+		return 0
+	}
+	n := int64(1)
+	for _, d := range dims {
+		if d < 0 || n > math.MaxInt64/d {
+			return -1
+		}
+		n *= d
+	}
+	return n
+}
 
 func convT[T laNum](lhs, rhs *Tensor, p *convParams, cp *convPlan, result xla.Shape) (*Tensor, error) {
 	a, _, err := laSlice[T](lhs)
@@ -287,8 +339,7 @@ func convT[T laNum](lhs, rhs *Tensor, p *convParams, cp *convPlan, result xla.Sh
 	if err != nil {
 		return nil, err
 	}
-	a = laPermute(a, lhs.Shape.Dims, cp.lhsPerm) // [nb, c, in...]
-	w = laPermute(w, rhs.Shape.Dims, cp.rhsPerm) // [o, ci, k...]
+	out := makeChecked[T](convOutElems(cp.canonOut), result)
 	s := len(cp.in)
 	inSize, kSize, outSize := int64(1), int64(1), int64(1)
 	for i := 0; i < s; i++ {
@@ -297,42 +348,53 @@ func convT[T laNum](lhs, rhs *Tensor, p *convParams, cp *convPlan, result xla.Sh
 		outSize *= cp.out[i]
 	}
 	is, ks, os := int(inSize), int(kSize), int(outSize)
-	out := makeChecked[T](int64(cp.nbOut*cp.o*os), result)
 	rows := cp.ci * ks // rows of the column matrix
-	if len(out) > 0 {
+	// With no rows (no input features or an empty kernel) every output
+	// is an empty sum: the zeros out holds. The operands then hold no
+	// elements and may have any spatial sizes.
+	if len(out) > 0 && rows > 0 {
+		a = laPermute(a, lhs.Shape.Dims, cp.lhsPerm) // [nb, c, in...]
+		w = laPermute(w, rhs.Shape.Dims, cp.rhsPerm) // [o, ci, k...]
 		// Per spatial dimension d, the input index read by kernel position
-		// kk and output position oo, or -1 where the window is in padding or
-		// between dilated elements.
+		// kk and output position oo (convInIndex), as a table when it is
+		// small enough, else nil.
 		dimTab := make([][]int64, s)
 		for d := 0; d < s; d++ {
 			k, o := cp.k[d], cp.out[d]
+			if k > convTabLimit/o { // o > 0: the output has elements
+				continue
+			}
 			tab := make([]int64, k*o)
 			for kk := int64(0); kk < k; kk++ {
-				wk := kk
-				if p.reversal[d] {
-					wk = k - 1 - kk
-				}
 				for oo := int64(0); oo < o; oo++ {
-					pos := oo*p.strides[d] + wk*p.rhsDil[d] - p.padLo[d]
-					q := int64(-1)
-					if pos >= 0 && pos%p.lhsDil[d] == 0 && pos/p.lhsDil[d] < cp.in[d] {
-						q = pos / p.lhsDil[d]
-					}
-					tab[kk*o+oo] = q
+					tab[kk*o+oo] = convInIndex(p, cp, d, kk, oo)
 				}
 			}
 			dimTab[d] = tab
 		}
 		inStrides := Strides(cp.in)
-		tile := os
-		if rows > 0 && rows*tile > convColsLimit {
-			tile = max(1, convColsLimit/rows)
+		// The column matrix of a tile of tl output positions has rows rows;
+		// when that is more than convColsLimit elements it is made and
+		// multiplied in parts: of cc input features (all kernel positions)
+		// or, for a kernel of more than convColsLimit positions, of kc
+		// kernel positions of one input feature. The rows of a part are
+		// consecutive rows of the group's kernel matrix either way.
+		limit := max(convColsLimit, 1)
+		tl := os
+		if os > limit/rows {
+			tl = max(1, limit/rows)
+		}
+		kc, cc := ks, cp.ci
+		if ks > limit/tl {
+			kc, cc = max(1, limit/tl), 1
+		} else if rows > limit/tl {
+			cc = max(1, limit/(ks*tl))
 		}
 		items := cp.nbOut * cp.groups
 		work := int64(len(out)) * int64(rows)
 		laParallelFor(items, work, func(lo, hi int) {
-			cols := make([]T, rows*tile)
-			offs := make([]int64, ks*tile)
+			cols := make([]T, cc*kc*tl)
+			offs := make([]int64, kc*tl)
 			kk := make([]int64, s)
 			oo := make([]int64, s)
 			for item := lo; item < hi; item++ {
@@ -343,46 +405,62 @@ func convT[T laNum](lhs, rhs *Tensor, p *convParams, cp *convPlan, result xla.Sh
 				} else {
 					cOff = g * cp.ci
 				}
-				for s0 := 0; s0 < os; s0 += tile {
-					tl := min(tile, os-s0)
-					// offs[kpos*tl + j]: input spatial offset for kernel
-					// position kpos and output position s0+j, or -1.
-					clear(kk)
-					for kpos := 0; kpos < ks; kpos++ {
-						laUnflatten(oo, int64(s0), cp.out)
-						row := offs[kpos*tl : kpos*tl+tl]
-						for j := range row {
-							off := int64(0)
-							for d := 0; d < s; d++ {
-								q := dimTab[d][kk[d]*cp.out[d]+oo[d]]
-								if q < 0 {
-									off = -1
-									break
-								}
-								off += q * inStrides[d]
-							}
-							row[j] = off
-							NextIndex(oo, cp.out)
-						}
-						NextIndex(kk, cp.k)
+				for s0 := 0; s0 < os; s0 += tl {
+					if p.stop != nil && p.stop.Load() {
+						return // the run ended: the result is not used
 					}
-					for c := 0; c < cp.ci; c++ {
-						img := a[(nIn*cp.c+cOff+c)*is : (nIn*cp.c+cOff+c+1)*is]
-						for kpos := 0; kpos < ks; kpos++ {
-							dst := cols[(c*ks+kpos)*tl : (c*ks+kpos+1)*tl]
-							for j, off := range offs[kpos*tl : kpos*tl+tl] {
-								if off < 0 {
-									dst[j] = 0
-								} else {
-									dst[j] = img[off]
+					n := min(tl, os-s0)
+					for k0 := 0; k0 < ks; k0 += kc {
+						nk := min(kc, ks-k0)
+						// offs[kpos*n + j]: input spatial offset for kernel
+						// position k0+kpos and output position s0+j, or -1.
+						laUnflatten(kk, int64(k0), cp.k)
+						for kpos := 0; kpos < nk; kpos++ {
+							laUnflatten(oo, int64(s0), cp.out)
+							row := offs[kpos*n : kpos*n+n]
+							for j := range row {
+								off := int64(0)
+								for d := 0; d < s; d++ {
+									var q int64
+									if t := dimTab[d]; t != nil {
+										q = t[kk[d]*cp.out[d]+oo[d]]
+									} else {
+										q = convInIndex(p, cp, d, kk[d], oo[d])
+									}
+									if q < 0 {
+										off = -1
+										break
+									}
+									off += q * inStrides[d]
+								}
+								row[j] = off
+								NextIndex(oo, cp.out)
+							}
+							NextIndex(kk, cp.k)
+						}
+						for c0 := 0; c0 < cp.ci; c0 += cc {
+							nc := min(cc, cp.ci-c0)
+							for c := 0; c < nc; c++ {
+								ch := nIn*cp.c + cOff + c0 + c
+								img := a[ch*is : (ch+1)*is]
+								for kpos := 0; kpos < nk; kpos++ {
+									dst := cols[(c*nk+kpos)*n : (c*nk+kpos+1)*n]
+									for j, off := range offs[kpos*n : kpos*n+n] {
+										if off < 0 {
+											dst[j] = 0
+										} else {
+											dst[j] = img[off]
+										}
+									}
 								}
 							}
+							// Rows c0*ks+k0 ... of the group's kernel matrix.
+							laGemm(false, false, cp.og, n, nc*nk,
+								w[g*cp.og*rows+c0*ks+k0:], rows,
+								cols, n,
+								out[(nOut*cp.o+g*cp.og)*os+s0:], os, k0 > 0 || c0 > 0, p.stop)
 						}
 					}
-					laGemm(false, false, cp.og, tl, rows,
-						w[g*cp.og*rows:], max(rows, 1),
-						cols, max(tl, 1),
-						out[(nOut*cp.o+g*cp.og)*os+s0:], max(os, 1), false, p.stop)
 				}
 			}
 		})

@@ -479,3 +479,47 @@ func TestConvolutionRandom(t *testing.T) {
 		require.Equal(t, laExpected(c.inType, want), laValues(got), "%+v", c)
 	}
 }
+
+// TestConvolutionWithoutTables: input indices computed as they are needed
+// (for a kernel size x output size table over convTabLimit entries) and
+// column matrices made in parts of input features or kernel positions
+// (over convColsLimit elements) give the reference's results. A 1-D
+// kernel as wide as its padded input is the small cousin of one whose
+// 65536 x 131071 table took 64 GiB.
+func TestConvolutionWithoutTables(t *testing.T) {
+	defer func(tab int64, cols int) { convTabLimit, convColsLimit = tab, cols }(convTabLimit, convColsLimit)
+	rng := rand.New(rand.NewPCG(23, 24))
+	run := func(c convCase) {
+		t.Helper()
+		c.defaults()
+		n := func(d []int64) int { return int(xla.MakeShape(c.inType, d...).Size()) }
+		lhs := laTensor(c.inType, c.lhsDims, laRandInts(rng, n(c.lhsDims), 3, false))
+		rhs := laTensor(c.inType, c.rhsDims, laRandInts(rng, n(c.rhsDims), 3, false))
+		want, outDims := refConv(c, laValues(lhs), laValues(rhs))
+		p := convParams{dn: convDims(c.in, c.kernel, c.out), strides: c.strides, lhsDil: c.lhsDil, rhsDil: c.rhsDil,
+			reversal: c.reverse, fgc: c.fgc, bgc: c.bgc}
+		for _, pd := range c.pad {
+			p.padLo, p.padHi = append(p.padLo, pd[0]), append(p.padHi, pd[1])
+		}
+		got, err := convolution(lhs, rhs, &p, xla.MakeShape(c.inType, outDims...))
+		require.NoError(t, err, "%+v", c)
+		require.Equal(t, laExpected(c.inType, want), laValues(got), "tab %d cols %d %+v", convTabLimit, convColsLimit, c)
+	}
+	for _, lim := range []struct {
+		tab  int64
+		cols int
+	}{{1000, 1 << 20}, {0, 1 << 20}, {0, 1}, {0, 5}, {0, 20}, {40, 50}, {0, 200}} {
+		convTabLimit, convColsLimit = lim.tab, lim.cols
+		run(convCase{in: "b0f", kernel: "0io", out: "b0f", lhsDims: []int64{1, 64, 1}, rhsDims: []int64{64, 1, 1},
+			pad: [][2]int64{{63, 63}}, inType: xla.Float32})
+		run(convCase{in: "b0f", kernel: "0io", out: "b0f", lhsDims: []int64{2, 30, 3}, rhsDims: []int64{30, 3, 2},
+			pad: [][2]int64{{29, 28}}, reverse: []bool{true}, inType: xla.Float64})
+		run(convCase{in: "bf01", kernel: "oi01", out: "b01f", lhsDims: []int64{2, 4, 9, 7}, rhsDims: []int64{6, 2, 3, 4},
+			strides: []int64{2, 1}, lhsDil: []int64{2, 1}, rhsDil: []int64{1, 2}, pad: [][2]int64{{1, -1}, {3, 2}},
+			reverse: []bool{false, true}, fgc: 2, inType: xla.Int32})
+		run(convCase{in: "bf01", kernel: "oi01", out: "bf01", lhsDims: []int64{6, 2, 5, 5}, rhsDims: []int64{6, 2, 2, 3},
+			pad: [][2]int64{{2, 1}, {0, 3}}, bgc: 3, inType: xla.Float32})
+		run(convCase{in: "b012f", kernel: "012io", out: "b012f", lhsDims: []int64{1, 4, 5, 3, 2}, rhsDims: []int64{2, 3, 2, 2, 3},
+			lhsDil: []int64{1, 2, 1}, pad: [][2]int64{{0, 1}, {1, 0}, {1, 1}}, inType: xla.Complex64})
+	}
+}

@@ -330,7 +330,11 @@ func laI64Array(op *stablehlo.Op, name string, def []int64) ([]int64, error) {
 	case stablehlo.DenseArrayAttr:
 		return a.Values, nil
 	case stablehlo.DenseElementsAttr:
-		return laDenseInts(a)
+		v, err := denseInts(a)
+		if err != nil {
+			return nil, fmt.Errorf("attribute %s: %w", name, err)
+		}
+		return v, nil
 	}
 	return nil, fmt.Errorf("attribute %s is %T, want an integer array", name, a)
 }
@@ -371,44 +375,6 @@ func laEnum(op *stablehlo.Op, name string) (string, error) {
 	default:
 		return "", fmt.Errorf("attribute %s is %T, want an enum", name, a)
 	}
-}
-
-// laDenseInts decodes an integer DenseElementsAttr (host layout) as int64s.
-func laDenseInts(a stablehlo.DenseElementsAttr) ([]int64, error) {
-	dt := a.Type.DType
-	if !dt.IsInt() && dt != xla.Bool {
-		return nil, fmt.Errorf("dense attribute of %v, want integers", dt)
-	}
-	n := a.Type.Size()
-	if n < 0 {
-		return nil, fmt.Errorf("dense attribute with dynamic shape %v", a.Type)
-	}
-	eb := dt.HostBytes()
-	count := n
-	if a.Splat {
-		count = 1
-	}
-	if int64(len(a.Data)) < count*int64(eb) {
-		return nil, fmt.Errorf("dense attribute holds %d bytes, %v needs %d", len(a.Data), a.Type, count*int64(eb))
-	}
-	out := make([]int64, n)
-	for i := range out {
-		j := int64(i)
-		if a.Splat {
-			j = 0
-		}
-		var bits uint64
-		for k := 0; k < eb; k++ {
-			bits |= uint64(a.Data[j*int64(eb)+int64(k)]) << (8 * k)
-		}
-		if dt.IsUnsigned() {
-			out[i] = int64(WrapUint(dt, bits))
-		} else {
-			shift := uint(64 - 8*eb)
-			out[i] = WrapInt(dt, int64(bits<<shift)>>shift)
-		}
-	}
-	return out, nil
 }
 
 // laTensorInts reads an integer tensor operand as int64s.

@@ -50,7 +50,7 @@ func shpSelectAndScatter(x *Exec, op *stablehlo.Op, args []Value) ([]Value, erro
 			return nil, shpErrf("window_dimensions[%d] = %d must be positive", d, win[d])
 		}
 	}
-	geo, err := shpNewWindow(operand.Shape.Dims, win, stride, ones, ones, lo, hi)
+	geo, err := shpNewWindow(operand.Shape.Dims, win, stride, ones, ones, lo, hi, x.stopFlag())
 	if err != nil {
 		return nil, err
 	}
@@ -70,6 +70,9 @@ func shpSelectAndScatter(x *Exec, op *stablehlo.Op, args []Value) ([]Value, erro
 	}
 	inStr := Strides(operand.Shape.Dims)
 	sel, err := shpSelectPositions(x, op.Regions[0], operand, geo, inStr)
+	if err == errWindowStopped || err == nil && geo.stopped() {
+		return nil, x.Ctx.Err() // the selection may be unfinished
+	}
 	if err != nil {
 		return nil, err
 	}

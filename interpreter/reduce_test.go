@@ -3,6 +3,7 @@ package interpreter
 import (
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"strings"
 	"testing"
 
@@ -310,4 +311,176 @@ func TestReduceErrors(t *testing.T) {
 			assert.Contains(t, shpRunErr(t, c.src, args...), c.want)
 		})
 	}
+}
+
+// TestWindowsWithoutTables: reduce_window and select_and_scatter read the
+// same input indices whether the window geometry is a table or computed
+// as needed (a table over shpWinTabLimit entries, which once took
+// gigabytes): the known answers hold with no tables, and random windows
+// (padding, strides, dilations) give the same results both ways, on the
+// typed paths and the region ones.
+func TestWindowsWithoutTables(t *testing.T) {
+	defer func(l int64) { shpWinTabLimit = l }(shpWinTabLimit)
+	for _, lim := range []int64{0, 3} {
+		shpWinTabLimit = lim
+		t.Run(fmt.Sprint("reduce_window ", lim), TestReduceWindow)
+		t.Run(fmt.Sprint("max pool ", lim), TestReduceWindowMaxPool)
+		t.Run(fmt.Sprint("select_and_scatter ", lim), TestSelectAndScatter)
+	}
+	rng := rand.New(rand.NewPCG(31, 32))
+	for iter := 0; iter < 60; iter++ {
+		in := []int64{int64(1 + rng.IntN(5)), int64(1 + rng.IntN(6))}
+		win := []int64{int64(1 + rng.IntN(3)), int64(1 + rng.IntN(4))}
+		stride := []int64{int64(1 + rng.IntN(2)), int64(1 + rng.IntN(3))}
+		pad := []int64{int64(rng.IntN(3)), int64(rng.IntN(3)), int64(rng.IntN(4) - 1), int64(rng.IntN(3))}
+		scatter := iter%3 == 2
+		baseDil, winDil := []int64{1, 1}, []int64{1, 1}
+		if !scatter {
+			baseDil = []int64{int64(1 + rng.IntN(2)), int64(1 + rng.IntN(3))}
+			winDil = []int64{int64(1 + rng.IntN(2)), int64(1 + rng.IntN(2))}
+		}
+		geo, err := shpNewWindow(in, win, stride, baseDil, winDil, []int64{pad[0], pad[2]}, []int64{pad[1], pad[3]}, nil)
+		require.NoError(t, err)
+		if geo.outDims[0] == 0 || geo.outDims[1] == 0 {
+			continue
+		}
+		body := []string{"stablehlo.add", "shptest.add"}[iter%2]
+		if shpStubbed[body] {
+			body = "shptest.add"
+		}
+		attrs := fmt.Sprintf("window_dimensions = array<i64: %d, %d>, window_strides = array<i64: %d, %d>, padding = dense<[[%d, %d], [%d, %d]]> : tensor<2x2xi64>",
+			win[0], win[1], stride[0], stride[1], pad[0], pad[1], pad[2], pad[3])
+		inT, outT := fmt.Sprintf("tensor<%dx%dxf32>", in[0], in[1]), fmt.Sprintf("tensor<%dx%dxf32>", geo.outDims[0], geo.outDims[1])
+		var src string
+		args := []Value{laTensor(xla.Float32, in, laRandInts(rng, int(in[0]*in[1]), 5, false))}
+		if scatter {
+			sel := `"shptest.cmp"(%x, %y) {dir = "GE"} : (tensor<f32>, tensor<f32>) -> tensor<i1>`
+			if !shpStubbed["stablehlo.compare"] && rng.IntN(2) == 0 {
+				sel = `"stablehlo.compare"(%x, %y) {comparison_direction = #stablehlo<comparison_direction GE>} : (tensor<f32>, tensor<f32>) -> tensor<i1>`
+			}
+			src = fmt.Sprintf(`func.func @main(%%op: %[1]s, %%src: %[2]s, %%i: tensor<f32>) -> %[1]s {
+  %%0 = "stablehlo.select_and_scatter"(%%op, %%src, %%i) ({
+  ^bb0(%%x: tensor<f32>, %%y: tensor<f32>):
+    %%c = %[3]s
+    "stablehlo.return"(%%c) : (tensor<i1>) -> ()
+  }, {
+  ^bb0(%%x: tensor<f32>, %%y: tensor<f32>):
+    %%s = "%[4]s"(%%x, %%y) : (tensor<f32>, tensor<f32>) -> tensor<f32>
+    "stablehlo.return"(%%s) : (tensor<f32>) -> ()
+  }) {%[5]s} : (%[1]s, %[2]s, tensor<f32>) -> %[1]s
+  return %%0 : %[1]s
+}`, inT, outT, sel, body, attrs)
+			args = append(args, laTensor(xla.Float32, geo.outDims, laRandInts(rng, int(geo.outDims[0]*geo.outDims[1]), 5, false)))
+		} else {
+			attrs += fmt.Sprintf(", base_dilations = array<i64: %d, %d>, window_dilations = array<i64: %d, %d>", baseDil[0], baseDil[1], winDil[0], winDil[1])
+			src = fmt.Sprintf(`func.func @main(%%a: %[1]s, %%i: tensor<f32>) -> %[2]s {
+  %%0 = "stablehlo.reduce_window"(%%a, %%i) ({
+  ^bb0(%%x: tensor<f32>, %%y: tensor<f32>):
+    %%s = "%[3]s"(%%x, %%y) : (tensor<f32>, tensor<f32>) -> tensor<f32>
+    "stablehlo.return"(%%s) : (tensor<f32>) -> ()
+  }) {%[4]s} : (%[1]s, tensor<f32>) -> %[2]s
+  return %%0 : %[2]s
+}`, inT, outT, body, attrs)
+		}
+		args = append(args, shpT(xla.Float32, nil, 0.5))
+		var want []float64
+		if scatter {
+			want = refSelectAndScatter(shpVals(args[0]), in, shpVals(args[1]), geo.outDims, 0.5, win, stride, pad)
+		} else {
+			want = refReduceWindow(shpVals(args[0]), in, 0.5, win, stride, baseDil, winDil, pad)
+		}
+		for _, lim := range []int64{1 << 20, 0} {
+			shpWinTabLimit = lim
+			require.Equal(t, want, shpVals(shpRun(t, src, args...)[0]), "limit %d\n%s", lim, src)
+		}
+	}
+}
+
+// refWindowSource lays out the padded, base-dilated input of a rank-2
+// window op per dimension: the input index at each position, or -1.
+func refWindowSource(in, baseDil, pad []int64) [2][]int64 {
+	var src [2][]int64
+	for d := 0; d < 2; d++ {
+		var v []int64
+		for i := int64(0); i < pad[2*d]; i++ {
+			v = append(v, -1)
+		}
+		for i := int64(0); i < in[d]; i++ {
+			if i > 0 {
+				for j := int64(1); j < baseDil[d]; j++ {
+					v = append(v, -1)
+				}
+			}
+			v = append(v, i)
+		}
+		for i := int64(0); i < pad[2*d+1]; i++ {
+			v = append(v, -1)
+		}
+		if pad[2*d] < 0 {
+			v = v[min(int64(len(v)), -pad[2*d]):]
+		}
+		if pad[2*d+1] < 0 {
+			v = v[:max(0, int64(len(v))+pad[2*d+1])]
+		}
+		src[d] = v
+	}
+	return src
+}
+
+// refReduceWindow sums the windows of a rank-2 input (padding reads init).
+func refReduceWindow(a []float64, in []int64, init float64, win, stride, baseDil, winDil, pad []int64) []float64 {
+	src := refWindowSource(in, baseDil, pad)
+	var n [2]int64
+	for d := 0; d < 2; d++ {
+		span := (win[d]-1)*winDil[d] + 1
+		if int64(len(src[d])) >= span {
+			n[d] = (int64(len(src[d]))-span)/stride[d] + 1
+		}
+	}
+	var out []float64
+	for o0 := int64(0); o0 < n[0]; o0++ {
+		for o1 := int64(0); o1 < n[1]; o1++ {
+			acc := init
+			for k0 := int64(0); k0 < win[0]; k0++ {
+				for k1 := int64(0); k1 < win[1]; k1++ {
+					i := src[0][o0*stride[0]+k0*winDil[0]]
+					j := src[1][o1*stride[1]+k1*winDil[1]]
+					if i < 0 || j < 0 {
+						acc += init
+					} else {
+						acc += a[i*in[1]+j]
+					}
+				}
+			}
+			out = append(out, acc)
+		}
+	}
+	return out
+}
+
+// refSelectAndScatter adds each source value at the first greatest
+// operand element of its window (padding is never selected).
+func refSelectAndScatter(a []float64, in []int64, source []float64, outDims []int64, init float64, win, stride, pad []int64) []float64 {
+	src := refWindowSource(in, []int64{1, 1}, pad)
+	out := make([]float64, len(a))
+	for i := range out {
+		out[i] = init
+	}
+	for o0 := int64(0); o0 < outDims[0]; o0++ {
+		for o1 := int64(0); o1 < outDims[1]; o1++ {
+			best := int64(-1)
+			for k0 := int64(0); k0 < win[0]; k0++ {
+				for k1 := int64(0); k1 < win[1]; k1++ {
+					i, j := src[0][o0*stride[0]+k0], src[1][o1*stride[1]+k1]
+					if i >= 0 && j >= 0 && (best < 0 || a[i*in[1]+j] > a[best]) {
+						best = i*in[1] + j
+					}
+				}
+			}
+			if best >= 0 {
+				out[best] += source[o0*outDims[1]+o1]
+			}
+		}
+	}
+	return out
 }

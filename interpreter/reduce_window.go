@@ -1,6 +1,9 @@
 package interpreter
 
 import (
+	"errors"
+	"sync/atomic"
+
 	"github.com/halo-ml/halo/stablehlo"
 	"github.com/halo-ml/halo/xla"
 )
@@ -16,16 +19,64 @@ func init() {
 type shpWindow struct {
 	outDims []int64
 	winDims []int64
-	// tab[d][o*winDims[d]+w] is the input index along d, or -1.
+	// tab[d][o*winDims[d]+w] is the input index along d, or -1; nil for a
+	// dimension whose table would have more than shpWinTabLimit entries,
+	// where index computes it.
 	tab [][]int64
+	// The geometry index computes from, per dimension.
+	in, stride, baseDil, winDil, lo []int64
+	// stop, when set, ends the walks over the windows early (the run's
+	// context ended; see Exec.stopFlag).
+	stop *atomic.Bool
+}
+
+// shpWinTabLimit bounds the entries of the table of one dimension (output
+// size x window size); a var for tests.
+var shpWinTabLimit int64 = 1 << 20
+
+// shpStopEvery is how many window positions the loops over windows visit
+// between looks at the stop flag.
+const shpStopEvery = 1 << 16
+
+// errWindowStopped ends a walk over the windows when the run's context
+// ended; the kernels return the context's error instead.
+var errWindowStopped = errors.New("stopped")
+
+// stopped reports whether the run this geometry is computed for ended.
+func (w *shpWindow) stopped() bool { return w.stop != nil && w.stop.Load() }
+
+// index is the input index along d of output position o and window
+// position k, or -1 on padding or between base-dilated elements.
+func (w *shpWindow) index(d int, o, k int64) int64 {
+	if t := w.tab[d]; t != nil {
+		return t[o*w.winDims[d]+k]
+	}
+	return w.compute(d, o, k)
+}
+
+func (w *shpWindow) compute(d int, o, k int64) int64 {
+	p := o*w.stride[d] + k*w.winDil[d] - w.lo[d] // position in the dilated input
+	if b := w.baseDil[d]; b != 1 {
+		if p%b != 0 {
+			return -1
+		}
+		p /= b
+	}
+	if p < 0 || p >= w.in[d] {
+		return -1
+	}
+	return p
 }
 
 // shpNewWindow computes the window geometry and the output shape (spec C15):
 // padded = lo + dilated_input + hi; num_windows = 0 when the padded size is 0
 // or the dilated window is larger, else floor((padded - dilated_win)/stride)+1.
-func shpNewWindow(in, win, stride, baseDil, winDil, lo, hi []int64) (*shpWindow, error) {
+// The tables are made for the dimensions where they are small (at most
+// shpWinTabLimit entries); stop is the run's stop flag (or nil).
+func shpNewWindow(in, win, stride, baseDil, winDil, lo, hi []int64, stop *atomic.Bool) (*shpWindow, error) {
 	r := len(in)
-	w := &shpWindow{outDims: make([]int64, r), winDims: win, tab: make([][]int64, r)}
+	w := &shpWindow{outDims: make([]int64, r), winDims: win, tab: make([][]int64, r),
+		in: in, stride: stride, baseDil: baseDil, winDil: winDil, lo: lo, stop: stop}
 	for d := 0; d < r; d++ {
 		if win[d] < 0 || stride[d] <= 0 || baseDil[d] <= 0 || winDil[d] <= 0 {
 			return nil, shpErrf("dimension %d: window %d, stride %d, base dilation %d and window dilation %d must be positive",
@@ -54,15 +105,13 @@ func shpNewWindow(in, win, stride, baseDil, winDil, lo, hi []int64) (*shpWindow,
 		if nout*win[d] > 1<<31 {
 			return nil, shpErrf("dimension %d: window geometry too large", d)
 		}
-		t := makeChecked[int64](nout*win[d], xla.MakeShape(xla.Int64, nout, win[d]))
+		if nout*win[d] > shpWinTabLimit {
+			continue // index computes it
+		}
+		t := make([]int64, nout*win[d])
 		for o := int64(0); o < nout; o++ {
 			for k := int64(0); k < win[d]; k++ {
-				p := o*stride[d] + k*winDil[d] - lo[d] // position in the dilated input
-				idx := int64(-1)
-				if p >= 0 && p%baseDil[d] == 0 && p/baseDil[d] < in[d] {
-					idx = p / baseDil[d]
-				}
-				t[o*win[d]+k] = idx
+				t[o*win[d]+k] = w.compute(d, o, k)
 			}
 		}
 		w.tab[d] = t
@@ -121,7 +170,7 @@ func shpReduceWindow(x *Exec, op *stablehlo.Op, args []Value) ([]Value, error) {
 			return nil, shpErrf("window_dimensions[%d] = %d must be positive", d, win[d])
 		}
 	}
-	geo, err := shpNewWindow(shape.Dims, win, stride, baseDil, winDil, lo, hi)
+	geo, err := shpNewWindow(shape.Dims, win, stride, baseDil, winDil, lo, hi, x.stopFlag())
 	if err != nil {
 		return nil, err
 	}
@@ -142,6 +191,9 @@ func shpReduceWindow(x *Exec, op *stablehlo.Op, args []Value) ([]Value, error) {
 			shpReduceWindowFast(ins[k], outs[k], inits[k], bops[k], geo, inStr)
 		}
 	} else if err := shpReduceWindowGeneral(x, op.Regions[0], ins, inits, outs, geo, inStr); err != nil {
+		if err == errWindowStopped {
+			err = x.Ctx.Err()
+		}
 		return nil, err
 	}
 	res := make([]Value, n)
@@ -158,13 +210,13 @@ type shpWinWalk struct {
 	str   []int64
 	outIx []int64
 	winIx []int64
+	steps int // window positions visited (to look at geo.stop now and then)
 }
 
 func (w *shpWinWalk) offset() int64 {
 	var off int64
 	for d, k := range w.winIx {
-		wd := w.geo.winDims[d]
-		i := w.geo.tab[d][w.outIx[d]*wd+k]
+		i := w.geo.index(d, w.outIx[d], k)
 		if i < 0 {
 			return -1
 		}
@@ -182,6 +234,9 @@ func (w *shpWinWalk) each(f func(off int64) error) error {
 		}
 	}
 	for {
+		if w.steps++; w.steps%shpStopEvery == 0 && w.geo.stopped() {
+			return errWindowStopped
+		}
 		if err := f(w.offset()); err != nil {
 			return err
 		}
@@ -205,7 +260,7 @@ func shpWinOffsets(geo *shpWindow, inStr []int64, outIx [][]int64, winIx []int64
 	for o, oi := range outIx {
 		off := 0
 		for d, k := range winIx {
-			i := geo.tab[d][oi[d]*geo.winDims[d]+k]
+			i := geo.index(d, oi[d], k)
 			if i < 0 {
 				off = -1
 				break
@@ -374,7 +429,7 @@ func shpReduceWindowFast(in, out, init *Tensor, op shpBinop, geo *shpWindow, inS
 func shpReduceWindowT[T any](in, out []T, init T, f func(a, b T) T, geo *shpWindow, inStr []int64) {
 	r := len(geo.winDims)
 	winIx := make([]int64, r)
-	o := 0
+	o, steps := 0, 0
 	for oi := shpNewOdo(geo.outDims, make([]int64, r), 0); !oi.done; oi.next() {
 		acc := init
 		empty := false
@@ -385,10 +440,13 @@ func shpReduceWindowT[T any](in, out []T, init T, f func(a, b T) T, geo *shpWind
 			}
 		}
 		for !empty {
+			if steps++; steps%shpStopEvery == 0 && geo.stopped() {
+				return // the run ended: the result is not used
+			}
 			var off int64
 			pad := false
 			for d, k := range winIx {
-				i := geo.tab[d][oi.idx[d]*geo.winDims[d]+k]
+				i := geo.index(d, oi.idx[d], k)
 				if i < 0 {
 					pad = true
 					break

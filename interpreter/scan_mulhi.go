@@ -88,6 +88,9 @@ func kernelScan(x *Exec, op *stablehlo.Op, args []Value) ([]Value, error) {
 	}
 	outBytes := make([][]byte, nOut)
 	for i, s := range outShapes {
+		if err := canAllocate(s); err != nil {
+			return nil, err
+		}
 		outBytes[i] = make([]byte, int(s.Size())*s.DType.HostBytes())
 	}
 	carries := make([]Value, nInit)

@@ -86,3 +86,23 @@ func TestChloMulhi(t *testing.T) {
 	// 7*7 = 49 = 0b0011_0001 -> 3; (-8)^2 = 64 -> 4.
 	assert.Equal(t, []int8{3, 4}, out[4].(*Tensor).Data.([]int8))
 }
+
+// TestChloScanHugeOutput: a scan's outputs are allocated checked (a
+// scan of no inputs takes its length from a declared output of 10^12
+// elements: an error, not the process's end).
+func TestChloScanHugeOutput(t *testing.T) {
+	m, err := stablehlo.Parse([]byte(`func.func @main() -> tensor<i32> {
+  %zero = stablehlo.constant dense<0> : tensor<i32>
+  %r:2 = "chlo.scan"(%zero) <{dimension = 0 : i64, operandSegmentSizes = array<i32: 0, 1>}> ({
+  ^bb0(%n: tensor<i32>):
+    stablehlo.return %n, %n : tensor<i32>, tensor<i32>
+  }) : (tensor<i32>) -> (tensor<1000000000000xi32>, tensor<i32>)
+  return %r#1 : tensor<i32>
+}`))
+	require.NoError(t, err)
+	p, err := Compile(m, "")
+	require.NoError(t, err)
+	_, err = p.Run(context.Background(), Device{}, nil)
+	var ae *AllocError
+	require.ErrorAs(t, err, &ae)
+}

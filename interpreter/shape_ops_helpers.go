@@ -1,9 +1,9 @@
 package interpreter
 
 import (
-	"encoding/binary"
 	"fmt"
 	"runtime"
+	"slices"
 
 	"github.com/halo-ml/halo/internal/workers"
 	"github.com/halo-ml/halo/stablehlo"
@@ -61,7 +61,7 @@ func shpIntsOfAttr(a stablehlo.Attribute) ([]int64, error) {
 		}
 		return append([]int64(nil), a.Values...), nil
 	case stablehlo.DenseElementsAttr:
-		return shpDenseInts(a)
+		return denseInts(a)
 	case stablehlo.ArrayAttr:
 		out := make([]int64, len(a))
 		for i, e := range a {
@@ -78,56 +78,57 @@ func shpIntsOfAttr(a stablehlo.Attribute) ([]int64, error) {
 	return nil, fmt.Errorf("want an integer array, got %T", a)
 }
 
-// shpDenseInts decodes the integer elements of a dense elements attribute.
-func shpDenseInts(a stablehlo.DenseElementsAttr) ([]int64, error) {
+// maxIntAttr is the most elements denseInts decodes. The integer list
+// attributes of the ops (permutations, dimensions, start indices,
+// paddings, strides, fft lengths ...) hold a few values per dimension of a
+// tensor; a splat of a larger type (dense<0> : tensor<1000000000000xi64>,
+// stored as one element) would otherwise be expanded into more memory
+// than there is. It is the bound stablehlo.DenseElementsAttr.Int64s puts
+// on splats.
+const maxIntAttr = 1 << 20
+
+// denseInts decodes the integer (or i1) elements of a dense elements
+// attribute as int64s, each wrapped to its element type's width; it
+// refuses more than maxIntAttr elements before allocating.
+func denseInts(a stablehlo.DenseElementsAttr) ([]int64, error) {
 	dt := a.Type.DType
 	if !(dt.IsInt() || dt.IsBool()) {
 		return nil, fmt.Errorf("want integer elements, got %v", a.Type)
 	}
-	n := a.Type.Size()
-	if n < 0 {
+	if slices.ContainsFunc(a.Type.Dims, func(d int64) bool { return d < 0 }) {
 		return nil, fmt.Errorf("dense attribute has a dynamic type %v", a.Type)
 	}
+	n := a.Type.Size()
+	if n < 0 || n > maxIntAttr {
+		return nil, fmt.Errorf("%v has more elements than an integer list attribute holds (%d)", a.Type, maxIntAttr)
+	}
 	w := dt.HostBytes()
-	get := func(i int64) (int64, error) {
-		off := int(i) * w
-		if a.Splat {
-			off = 0
-		}
-		if off+w > len(a.Data) {
-			return 0, fmt.Errorf("dense attribute of type %v holds %d bytes", a.Type, len(a.Data))
-		}
-		b := a.Data[off : off+w]
-		switch w {
-		case 1:
-			if dt.IsUnsigned() || dt.IsBool() {
-				return int64(b[0]), nil
-			}
-			return int64(int8(b[0])), nil
-		case 2:
-			v := binary.LittleEndian.Uint16(b)
-			if dt.IsUnsigned() {
-				return int64(v), nil
-			}
-			return int64(int16(v)), nil
-		case 4:
-			v := binary.LittleEndian.Uint32(b)
-			if dt.IsUnsigned() {
-				return int64(v), nil
-			}
-			return int64(int32(v)), nil
-		case 8:
-			return int64(binary.LittleEndian.Uint64(b)), nil
-		}
-		return 0, fmt.Errorf("unsupported element width %d", w)
+	count := n
+	if a.Splat {
+		count = 1
+	}
+	if int64(len(a.Data)) < count*int64(w) {
+		return nil, fmt.Errorf("dense attribute of type %v holds %d bytes, want %d", a.Type, len(a.Data), count*int64(w))
 	}
 	out := make([]int64, n)
 	for i := range out {
-		v, err := get(int64(i))
-		if err != nil {
-			return nil, err
+		off := i * w
+		if a.Splat {
+			off = 0
 		}
-		out[i] = v
+		var bits uint64
+		for k := 0; k < w; k++ {
+			bits |= uint64(a.Data[off+k]) << (8 * k)
+		}
+		switch {
+		case dt.IsBool():
+			out[i] = int64(bits)
+		case dt.IsUnsigned():
+			out[i] = int64(WrapUint(dt, bits))
+		default:
+			shift := uint(64 - 8*w)
+			out[i] = WrapInt(dt, int64(bits<<shift)>>shift)
+		}
 	}
 	return out, nil
 }
@@ -162,7 +163,7 @@ func shpAttrInt(op *stablehlo.Op, name string) (v int64, present bool, err error
 	case stablehlo.IntAttr:
 		return a.Value, true, nil
 	case stablehlo.DenseElementsAttr:
-		vs, err := shpDenseInts(a)
+		vs, err := denseInts(a)
 		if err != nil || len(vs) != 1 {
 			return 0, true, fmt.Errorf("attribute %s must be an integer, got %v", name, a.Type)
 		}
