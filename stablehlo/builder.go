@@ -903,6 +903,36 @@ func validType(t Type) error {
 				return err
 			}
 		}
+	case OpaqueType:
+		return validOpaqueType(t)
+	}
+	return nil
+}
+
+// validOpaqueType checks that an OpaqueType's text is one type the parser
+// reads back as the same opaque type: not empty or malformed, and not a
+// type halo models (TensorType, TokenType ...), which would print and
+// parse as that type.
+func validOpaqueType(t OpaqueType) (err error) {
+	p := newMLIRParser([]byte(t.Text), 0)
+	defer func() {
+		if r := recover(); r != nil {
+			f, ok := r.(mlirParseFailure)
+			if !ok {
+				panic(r)
+			}
+			err = fmt.Errorf("opaque type %q does not parse: %s", t.Text, f.err.Msg)
+		}
+	}()
+	if p.atEnd() {
+		return fmt.Errorf("opaque type with empty text")
+	}
+	got := p.parseType()
+	if !p.atEnd() {
+		return fmt.Errorf("opaque type %q is more than one type", t.Text)
+	}
+	if o, ok := got.(OpaqueType); !ok || o.Text != strings.TrimSpace(t.Text) {
+		return fmt.Errorf("opaque type %q is a type halo models (%T): use that", t.Text, got)
 	}
 	return nil
 }

@@ -155,3 +155,29 @@ func TestQuantizedBinary(t *testing.T) {
 	f.Add(f.Arg(0), f.Arg(1))
 	requireErr(t, b, "stablehlo.add", "operands must be tensors")
 }
+
+// TestOpaqueTypeText: an OpaqueType must hold the text of one type the
+// parser reads back as that opaque type; empty, malformed or modelled
+// texts printed modules that did not parse (or parsed as another type).
+func TestOpaqueTypeText(t *testing.T) {
+	for _, c := range []struct{ text, want string }{
+		{"", "empty text"},
+		{"   ", "empty text"},
+		{"tensor<2x!quant.uniform<i8:f32", "does not parse"},
+		{"!my.type !my.other", "more than one type"},
+		{"tensor<2xf32>", "a type halo models"},
+		{"!stablehlo.token", "a type halo models"},
+	} {
+		b, _ := newFunc(OpaqueType{Text: c.text})
+		requireErr(t, b, "func.func", c.want)
+	}
+	for _, ok := range []string{"tensor<2x!quant.uniform<i8:f32, 0.5>>", "!my.type", "!my.type<3, \"x\">"} {
+		b, f := newFunc(OpaqueType{Text: ok})
+		f.Return(f.Arg(0))
+		m, err := b.Build()
+		require.NoError(t, err, ok)
+		m2, err := Parse([]byte(m.String()))
+		require.NoError(t, err, ok)
+		require.Equal(t, OpaqueType{Text: ok}, m2.Funcs[0].Body.Blocks[0].Args[0].Type, ok)
+	}
+}
