@@ -430,7 +430,9 @@ func (fb *FuncBuilder) SetResultSharding(i int, sharding string) {
 	fb.SetResultAttr(i, "mhlo.sharding", StringAttr(sharding))
 }
 
-// SetOpAttr sets a (discardable) attribute on the op that defined v.
+// SetOpAttr sets a (discardable) attribute on the op that defined v. It
+// does not replace the op's own attributes (those its builder set, such
+// as dimensions), except dialect-prefixed ones like mhlo.sharding.
 func (fb *FuncBuilder) SetOpAttr(v *Value, name string, value Attribute) {
 	if fb.s.b.err != nil {
 		return
@@ -441,6 +443,10 @@ func (fb *FuncBuilder) SetOpAttr(v *Value, name string, value Attribute) {
 	}
 	if err := checkAttrs([]NamedAttr{{Name: name, Value: value}}); err != nil {
 		fb.fail("SetOpAttr", nil, "%v", err)
+		return
+	}
+	if v.op.Attr(name) != nil && !strings.Contains(name, ".") {
+		fb.fail("SetOpAttr", nil, "%s already has attribute %q (SetOpAttr replaces only dialect-prefixed ones, such as mhlo.sharding)", v.op.Name, name)
 		return
 	}
 	v.op.SetAttr(name, value)

@@ -455,6 +455,21 @@ func TestFunctionErrors(t *testing.T) {
 		f.SetSharding(f.Arg(0), "{replicated}")
 		requireErr(t, b, "SetOpAttr", "not an op result")
 	})
+	t.Run("op attr replacing the op's own", func(t *testing.T) {
+		b, f := newFunc(Tensor(xla.Float32, 2, 3))
+		tr := f.Transpose(f.Arg(0), 1, 0)
+		f.SetOpAttr(tr, "permutation", I64Array(0, 1))
+		requireErr(t, b, "SetOpAttr", `stablehlo.transpose already has attribute "permutation"`)
+		// Dialect-prefixed ones are replaced.
+		b, f = newFunc(Tensor(xla.Float32, 2, 3))
+		tr = f.Transpose(f.Arg(0), 1, 0)
+		f.SetSharding(tr, "{replicated}")
+		f.SetSharding(tr, "{maximal device=0}")
+		f.Return(tr)
+		m, err := b.Build()
+		require.NoError(t, err)
+		assert.Contains(t, m.String(), `mhlo.sharding = "{maximal device=0}"`)
+	})
 	t.Run("bad module attributes", func(t *testing.T) {
 		b := NewBuilder("m")
 		b.SetNumPartitions(0)
