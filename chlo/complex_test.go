@@ -199,3 +199,50 @@ func TestExpandComplexSinhCosh(t *testing.T) {
 		}
 	}
 }
+
+// TestComplexInverseEdges: both forms (direct kernels and decomposition,
+// complex128) against mpmath where a form overflowed with a finite
+// result. Next to the branch points ±1 of atanh (±i of atan) y² underflowed
+// (atanh(1 + 1e-200i) came out +Inf, re = (ln 2 - ln|y|)/2); past
+// |z| = MaxFloat64 with both parts finite the product of the two square
+// roots of Kahan's formulas overflowed (asinh(1.5e308 + 1.5e308i) came out
+// +Inf, ln(2|z|) + i arg z). asin(x + 0i), x > 1, is on the upper side of
+// its cut.
+func TestComplexInverseEdges(t *testing.T) {
+	pi4 := math.Pi / 4
+	cases := []struct {
+		name string
+		fn   func(fb *FuncBuilder, x *Value) *Value
+		z    complex128
+		want complex128
+	}{
+		{"atanh", Atanh, complex(1, 1e-200), complex(230.60508288968454107, pi4)},
+		{"atanh", Atanh, complex(-1, -1e-300), complex(-345.73433753938682524, -pi4)},
+		{"atanh", Atanh, complex(1, 5e-324), complex(372.56660955097060381, pi4)},
+		{"atan", Atan, complex(1e-200, 1), complex(pi4, 230.60508288968454107)},
+		{"atan", Atan, complex(-1e-250, -1), complex(-pi4, -288.16971021453568313)},
+		{"asinh", Asinh, complex(1.5e308, 1.5e308), complex(710.64139452111415303, pi4)},
+		{"asinh", Asinh, complex(-1.7e308, 1e300), complex(-710.41998407378818636, 5.8823529411764710409e-9)},
+		{"asin", Asin, complex(1.5e308, -1.5e308), complex(pi4, -710.64139452111415303)},
+		{"asin", Asin, complex(1.7e308, 0), complex(math.Pi/2, 710.41998407378818635)},
+		{"acos", Acos, complex(-1.5e308, 1.5e308), complex(3*pi4, -710.64139452111415303)},
+		{"acos", Acos, complex(1e10, 1.7e308), complex(math.Pi/2, -710.41998407378818635)},
+		{"acosh", Acosh, complex(-1.5e308, -1.5e308), complex(710.64139452111415303, -3*pi4)},
+		{"acosh", Acosh, complex(1.7e308, 1e-300), complex(710.41998407378818635, 0)},
+	}
+	for _, c := range cases {
+		mk := func() *stablehlo.Module {
+			return build(t, []stablehlo.TensorType{stablehlo.Tensor(xla.Complex128, 1)}, func(fb *FuncBuilder, a []*Value) []*Value {
+				return []*Value{c.fn(fb, a[0])}
+			})
+		}
+		in := complexTensor(xla.Complex128, []complex128{c.z})
+		for form, out := range map[string]*interpreter.Tensor{"direct": run(t, mk(), in)[0], "decomposed": expandAndRun(t, mk(), in)[0]} {
+			got := complexes(out)[0]
+			for _, p := range [][2]float64{{real(got), real(c.want)}, {imag(got), imag(c.want)}} {
+				ok := math.Abs(p[0]-p[1]) <= 5e-16*math.Abs(p[1]) && math.Signbit(p[0]) == math.Signbit(p[1])
+				assert.True(t, ok, "%s %s(%v) = %v, want %v", form, c.name, c.z, got, c.want)
+			}
+		}
+	}
+}

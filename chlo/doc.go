@@ -33,7 +33,9 @@
 // (bit-pattern arithmetic in the operand's own type), erf, erfc, erf_inv,
 // lgamma, digamma, bessel_i1e, zeta, polygamma, igamma and igammac (a
 // series for x < a+1, Lentz's continued fraction otherwise, each a while
-// loop until every element has converged), top_k (a stable sort with an
+// loop until every element has converged; igammac for a <= 1/4, x < 5/4
+// by the small-a form Q = (1 - x^a/Γ(1+a)) - x^a/Γ(1+a)·a·Σ_{n>=1}
+// (-x)^n/(n!(a+n)), without the cancellation of 1 - P), top_k (a stable sort with an
 // index iota, then a slice) and ragged_dot (group ids from running sums of
 // group_sizes; a per-row gather of the rhs group and one dot_general in
 // the non-contracting mode, a one-hot group mask in the contracting mode
@@ -53,8 +55,11 @@
 // for erfc above 1.5; erf_inv by Winitzki's closed form refined by three
 // Halley steps; lgamma by the Lanczos approximation (g = 7, n = 9) with the
 // reflection formula; digamma by a ten-step shift and the asymptotic
-// series, with reflection; zeta by Euler–Maclaurin summation; polygamma
-// as (-1)^(n+1) n! ζ(n+1, x); bessel_i1e by its power series below 30 and
+// series, with reflection, and -log|x| for subnormal x; zeta by
+// Euler–Maclaurin summation (the tail as a^(1-s) times a sum, so that huge
+// q does not underflow early); polygamma as (-1)^(n+1) n! ζ(n+1, x),
+// through logs with ζ scaled by x^(n+1) where n! overflows or ζ
+// underflows; bessel_i1e by its power series below 30 and
 // the asymptotic expansion above. Accuracy, measured by the tests over
 // dense sweeps (about 2000 points each, plus special values) against
 // float64 references (package math, a 256-bit series for bessel_i1e,

@@ -21,7 +21,11 @@ import (
 //	acos z  = 2 atan2(Re √(1-z), Re √(1+z)) + i asinh(Im(conj(√(1+z))·√(1-z)))
 //	acosh z = asinh(Re(conj(√(z-1))·√(z+1))) + 2i atan2(Im √(z-1), Re √(z+1))
 //	atanh z = log1p(4x/((1-x)² + y²))/4 + i atan2(2y, (1-x)(1+x) - y²)/2,
-//	          ≈ 1/z + iπ/2·sign(y) for |z| > 2^500
+//	          ≈ 1/z + iπ/2·sign(y) for |z| > 2^500, re = (ln 2 - ln|y|)/2
+//	          at |x| = 1, |y| < 2^-500
+//
+// Past |x| or |y| = 2^1000 the square roots are halved before their
+// products (which are about |z|) and asinh(4v) = asinh(v) + 2 ln 2.
 //	atan z  = -i atanh(iz)
 
 // cplx is a complex tensor as its float64 parts.
@@ -119,18 +123,44 @@ func (e *em) csqrt(z cplx) cplx {
 func (e *em) sub2(a, b, c, d *Value) *Value { return e.sub(e.mul(a, b), e.mul(c, d)) }
 func (e *em) add2(a, b, c, d *Value) *Value { return e.add(e.mul(a, b), e.mul(c, d)) }
 
+// hugeInverse is the bound on |x|, |y| past which the inverse functions
+// halve their square roots (as the interpreter's kernels): the products of
+// two roots are about |z|, which overflows when |z| > MaxFloat64 with both
+// parts finite (asinh(1.5e308+1.5e308i) came out +Inf).
+const hugeInverse = 0x1p1000
+
+// huge is whether max(|x|, |y|) > hugeInverse.
+func (e *em) huge(x, y *Value) *Value {
+	return e.gt(e.max(e.abs(x), e.abs(y)), e.c(hugeInverse))
+}
+
+// halveIf is z/2 part by part where p holds.
+func (e *em) halveIf(p *Value, z cplx) cplx {
+	f := e.sel(p, e.c(0.5), e.c(1))
+	return cplx{e.mul(z.re, f), e.mul(z.im, f)}
+}
+
+// asinhHalved is asinh(v) where p does not hold and asinh(4v) (v a product
+// of halved roots, |4v| > 2^28) = asinh(v) + 2 ln 2 with v's sign where it
+// does.
+func (e *em) asinhHalved(p, v *Value) *Value {
+	a := expandAsinh(e, v)
+	return e.sel(p, e.add(a, e.copysign(e.c(2*math.Ln2), v)), a)
+}
+
 // casinh is the inverse hyperbolic sine (cuts on the imaginary axis
 // beyond ±i).
 func (e *em) casinh(z cplx) cplx {
 	x, y := z.re, z.im
 	// Finite: asinh z = -i asin(iz) with asin w (w = -y + ix) by Kahan:
 	// Re asin w = atan2(Re w, Re(s1·s2)), Im asin w = asinh(Re s1·Im s2 - Im s1·Re s2),
-	// s1 = √(1-w), s2 = √(1+w).
+	// s1 = √(1-w), s2 = √(1+w); past hugeInverse the roots halved.
 	wr, wi := e.neg(y), x
-	s1 := e.csqrt(cplx{e.sub(e.c(1), wr), e.neg(wi)})
-	s2 := e.csqrt(cplx{e.add(e.c(1), wr), wi})
-	ar := e.atan2(wr, e.sub2(s1.re, s2.re, s1.im, s2.im))
-	ai := expandAsinh(e, e.sub2(s1.re, s2.im, s1.im, s2.re))
+	hg := e.huge(x, y)
+	s1 := e.halveIf(hg, e.csqrt(cplx{e.sub(e.c(1), wr), e.neg(wi)}))
+	s2 := e.halveIf(hg, e.csqrt(cplx{e.add(e.c(1), wr), wi}))
+	ar := e.atan2(e.sel(hg, e.div(wr, e.c(4)), wr), e.sub2(s1.re, s2.re, s1.im, s2.im))
+	ai := e.asinhHalved(hg, e.sub2(s1.re, s2.im, s1.im, s2.re))
 	// asin(±0 ± 0i) is w itself.
 	wz := e.and(e.eq(wr, e.c(0)), e.eq(wi, e.c(0)))
 	ar, ai = e.sel(wz, wr, ar), e.sel(wz, wi, ai)
@@ -161,9 +191,10 @@ func (e *em) infArg(x, y *Value) *Value {
 // cacos is the inverse cosine (cuts on the real axis beyond ±1).
 func (e *em) cacos(z cplx) cplx {
 	x, y := z.re, z.im
-	s1 := e.csqrt(cplx{e.sub(e.c(1), x), e.neg(y)})
-	s2 := e.csqrt(cplx{e.add(e.c(1), x), y})
-	r := cplx{e.mul(e.c(2), e.atan2(s1.re, s2.re)), expandAsinh(e, e.sub2(s2.re, s1.im, s2.im, s1.re))}
+	hg := e.huge(x, y)
+	s1 := e.halveIf(hg, e.csqrt(cplx{e.sub(e.c(1), x), e.neg(y)}))
+	s2 := e.halveIf(hg, e.csqrt(cplx{e.add(e.c(1), x), y}))
+	r := cplx{e.mul(e.c(2), e.atan2(s1.re, s2.re)), e.asinhHalved(hg, e.sub2(s2.re, s1.im, s2.im, s1.re))}
 
 	nan, inf := e.c(math.NaN()), e.c(math.Inf(1))
 	xInf, yInf := e.isInf(x), e.isInf(y)
@@ -176,9 +207,10 @@ func (e *em) cacos(z cplx) cplx {
 // cacosh is the inverse hyperbolic cosine (real part never negative).
 func (e *em) cacosh(z cplx) cplx {
 	x, y := z.re, z.im
-	s1 := e.csqrt(cplx{e.sub(x, e.c(1)), y})
-	s2 := e.csqrt(cplx{e.add(x, e.c(1)), y})
-	r := cplx{expandAsinh(e, e.add2(s1.re, s2.re, s1.im, s2.im)), e.mul(e.c(2), e.atan2(s1.im, s2.re))}
+	hg := e.huge(x, y)
+	s1 := e.halveIf(hg, e.csqrt(cplx{e.sub(x, e.c(1)), y}))
+	s2 := e.halveIf(hg, e.csqrt(cplx{e.add(x, e.c(1)), y}))
+	r := cplx{e.asinhHalved(hg, e.add2(s1.re, s2.re, s1.im, s2.im)), e.mul(e.c(2), e.atan2(s1.im, s2.re))}
 
 	nan, inf := e.c(math.NaN()), e.c(math.Inf(1))
 	xInf, yInf := e.isInf(x), e.isInf(y)
@@ -194,6 +226,10 @@ func (e *em) catanh(z cplx) cplx {
 	ax, ay := e.abs(x), e.abs(y)
 	omx := e.sub(e.c(1), ax)
 	re := e.div(e.log1p(e.div(e.mul(e.c(4), ax), e.add(e.mul(omx, omx), e.mul(ay, ay)))), e.c(4))
+	// Next to the branch points ±1, y² underflows (re came out +Inf):
+	// re = log((4+y²)/y²)/4 = (ln 2 - ln|y|)/2.
+	nearPole := e.and(e.eq(ax, e.c(1)), e.lt(ay, e.c(0x1p-500)))
+	re = e.sel(nearPole, e.div(e.sub(e.c(math.Ln2), e.log(ay)), e.c(2)), re)
 	im := e.div(e.atan2(e.mul(e.c(2), y), e.sub(e.mul(omx, e.add(e.c(1), ax)), e.mul(ay, ay))), e.c(2))
 	r := cplx{e.copysign(re, x), im}
 

@@ -588,3 +588,74 @@ func TestBroadcastCompareRefusesBadEnums(t *testing.T) {
 		assert.ErrorContains(t, err, c.want)
 	}
 }
+
+// edgeCase is one value of a special function at an edge of its
+// arguments, checked in both forms (the interpreter's direct kernel and
+// the decomposition) against a reference within rel relative.
+type edgeCase struct {
+	name string
+	dt   xla.DType
+	fn   func(fb *FuncBuilder, a, b *Value) *Value
+	a, b float64
+	want float64 // mpmath, 40 digits, unless said
+	rel  float64
+}
+
+func checkEdgeCases(t *testing.T, cases []edgeCase) {
+	t.Helper()
+	for _, c := range cases {
+		mk := func() *stablehlo.Module {
+			return build(t, []stablehlo.TensorType{stablehlo.Tensor(c.dt, 1), stablehlo.Tensor(c.dt, 1)}, func(fb *FuncBuilder, a []*Value) []*Value {
+				return []*Value{c.fn(fb, a[0], a[1])}
+			})
+		}
+		in := []*interpreter.Tensor{tensorOf(c.dt, []float64{c.a}), tensorOf(c.dt, []float64{c.b})}
+		want := representable(c.dt, c.want)
+		for form, out := range map[string]*interpreter.Tensor{"direct": run(t, mk(), in...)[0], "decomposed": expandAndRun(t, mk(), in...)[0]} {
+			got := floats(out)[0]
+			assert.LessOrEqual(t, math.Abs(got-want), c.rel*math.Abs(want), "%s %s %s(%v, %v) = %.17g, want %.17g", form, c.dt, c.name, c.a, c.b, got, want)
+			assert.Equal(t, math.Signbit(want), math.Signbit(got), "%s %s %s(%v, %v): sign of %v", form, c.dt, c.name, c.a, c.b, got)
+		}
+	}
+}
+
+// TestZetaPolygammaLgammaEdges: values where a form was wrong. Small
+// negative q lost its low bits in b = -(q+n-1) (ζ(2, -1e-10) came out
+// 9.99999834e19); huge q underflowed a^-s before a·a^-s in the
+// Euler–Maclaurin tail (ζ(2, 1e300) = 0); the decomposed polygamma took
+// log|ζ| of an underflowed ζ (-0 for ψ⁽²⁰⁰⁾(52)); the decomposed lgamma
+// rounded π·x in the subnormals (744.486 for lgamma(5e-324)).
+func TestZetaPolygammaLgammaEdges(t *testing.T) {
+	zeta := func(fb *FuncBuilder, a, b *Value) *Value { return Zeta(fb, a, b) }
+	pg := func(fb *FuncBuilder, a, b *Value) *Value { return Polygamma(fb, a, b) }
+	lg := func(fb *FuncBuilder, a, b *Value) *Value { return Lgamma(fb, a) }
+	f64, f32 := xla.Float64, xla.Float32
+	checkEdgeCases(t, []edgeCase{
+		// 4: small negative q. math.Pow(1e-10, -2) is itself an ulp low
+		// of the correctly rounded 1e20, hence 3e-16.
+		{"zeta", f64, zeta, 2, -1e-10, 9.9999999999999992715e19, 3e-16},
+		{"zeta", f64, zeta, 3, -1e-10, -9.999999999999998907e29, 3e-16},
+		{"zeta", f64, zeta, 2, -1e-5, 10000000001.644956472, 3e-16},
+		{"zeta", f64, zeta, 4, -2.000001, 9.9999999944088813228e23, 1e-9}, // q = -2.000001 is not exact
+		{"polygamma", f64, pg, 1, -1e-10, 9.9999999999999992715e19, 3e-16},
+		{"zeta", f32, zeta, 2, -1e-5, 10000000001.644956472, 0},
+		// 7: huge q.
+		{"zeta", f64, zeta, 2, 1e300, 9.999999999999999475e-301, 3e-16},
+		{"zeta", f64, zeta, 3, 1e110, 4.9999999999999997643e-221, 3e-16},
+		{"zeta", f64, zeta, 1.5, 1e200, 2.0000000000000000303e-100, 3e-16},
+		{"zeta", f64, zeta, 20, 1e16, 5.2631578947368471053e-306, 1e-15},
+		{"zeta", f32, zeta, 2, 1e30, 1e-30, 0},
+		// 1: polygamma where ζ underflows.
+		{"polygamma", f64, pg, 1, 1e300, 9.999999999999999475e-301, 3e-16},
+		{"polygamma", f64, pg, 3, 1e100, 1.9999999999999999046e-300, 1e-15},
+		{"polygamma", f64, pg, 200, 45, -4.040636741239864317e42, 2e-12},
+		{"polygamma", f64, pg, 400, 30, -3.0254632442149487807e276, 2e-12},
+		{"polygamma", f64, pg, 200, 52, -9.7673651191487356459e29, 2e-12},
+		{"polygamma", f32, pg, 200, 52, -9.7673651191487356459e29, 0},
+		// 6: lgamma of subnormals.
+		{"lgamma", f64, lg, 5e-324, 0, 744.44007192138126231, 2e-16},
+		{"lgamma", f64, lg, -5e-324, 0, 744.44007192138126231, 2e-16},
+		{"lgamma", f64, lg, 1e-320, 0, 736.82724089097390615, 2e-16},
+		{"lgamma", f64, lg, 2.2e-308, 0, 708.40775128180180042, 2e-16},
+	})
+}

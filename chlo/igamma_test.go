@@ -105,3 +105,26 @@ func TestExpandIgammaTinyArguments(t *testing.T) {
 	}
 	assert.InDelta(t, 1e-310, floats(expanded[0])[3], 1e-324)
 }
+
+// TestIgammacSmallA: Q(a, x) ≈ a E1(x) for small a, without the
+// cancellation of 1 - P (both forms gave 2.2e-16 for Q(1e-30, 0.5) =
+// 5.6e-31) or the rounding of log Γ(a) in the continued fraction's prefix
+// (2.6e-15 relative at Q(1e-20, 1)). References from mpmath.
+func TestIgammacSmallA(t *testing.T) {
+	q := func(fb *FuncBuilder, a, b *Value) *Value { return Igammac(fb, a, b) }
+	f64, f32 := xla.Float64, xla.Float32
+	checkEdgeCases(t, []edgeCase{
+		{"igammac", f64, q, 1e-30, 0.5, 5.597735947761608584e-31, 1e-15},
+		{"igammac", f64, q, 1e-10, 0.5, 5.5977359480549881133e-11, 1e-15},
+		{"igammac", f64, q, 1e-10, 1e-3, 6.3315393622138767721e-10, 1e-15},
+		{"igammac", f64, q, 1e-20, 1, 2.1938393439552026165e-21, 1e-15},
+		{"igammac", f64, q, 1e-3, 0.5, 0.00056006665647074988868, 1e-15},
+		{"igammac", f64, q, 0.1, 1, 0.024127343726327778841, 1e-15},
+		{"igammac", f64, q, 0.2, 1.1, 0.045037994556164762261, 1e-15},
+		{"igammac", f64, q, 0.25, 1.2, 0.0507269983515412483661766852652, 1e-15},
+		{"igammac", f64, q, 5e-324, 0.5, 2.7656490262796012421e-324, 1}, // rounds to 5e-324
+		// a = float32(1e-30), float32(1e-10)
+		{"igammac", f32, q, 1e-30, 0.5, 5.5977359655124589993e-31, 0},
+		{"igammac", f32, q, 1e-10, 0.5, 5.5977360227927785538e-11, 0},
+	})
+}

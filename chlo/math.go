@@ -355,6 +355,10 @@ func expandLgamma(e *em, x *Value) *Value {
 	lg := e.lgammaPos(z)
 	refl := e.sub(e.sub(e.c(math.Log(math.Pi)), e.log(e.sinPiAbs(x))), lg)
 	r := e.sel(reflect, refl, lg)
+	// Below the normal range log|Γ(x)| = -log|x| - γx + …: π·x rounded
+	// in the subnormals (lgamma(5e-324) came out 744.486 for 744.440).
+	ax := e.abs(x)
+	r = e.sel(e.and(e.gt(ax, e.c(0)), e.lt(ax, e.c(0x1p-1022))), e.neg(e.log(ax)), r)
 	// log Γ is exactly 0 at 1 and 2.
 	r = e.sel(e.or(e.eq(x, e.c(1)), e.eq(x, e.c(2))), e.c(0), r)
 	pole := e.and(e.le(x, e.c(0)), e.eq(x, e.floor(x)))
@@ -415,26 +419,42 @@ const zetaDirect = 10 // terms summed directly before Euler–Maclaurin
 
 // zetaPos is Hurwitz ζ(s, q) for q > 0 by Euler–Maclaurin summation:
 // the first 10 terms directly, then w^{1-s}/(s-1) + w^{-s}/2 + Σ_j
-// B_{2j}/(2j)! · s(s+1)…(s+2j-2) · w^{-s-2j+1} with w = q + 10.
-func zetaPos(e *em, s, q *Value) *Value {
+// B_{2j}/(2j)! · s(s+1)…(s+2j-2) · w^{-s-2j+1} with w = q + 10, the tail
+// as w^{1-s} · (1/(s-1) + 1/(2w) + Σ_j … w^{-2j}) (w·w^{-s} underflowed
+// first: ζ(2, 1e300) came out 0).
+func zetaPos(e *em, s, q *Value) *Value { return zetaPosScaled(e, s, q, nil) }
+
+// zetaPosScaled is sc^s ζ(s, q) for q > 0, sc > 0 (ζ itself for a nil
+// sc): every power (q+k)^-s taken as ((q+k)/sc)^-s, so that with sc = q
+// a sum whose terms underflow stays representable (as the interpreter's
+// zetaScaled).
+func zetaPosScaled(e *em, s, q, sc *Value) *Value {
+	scaled := func(v *Value) *Value {
+		if sc == nil {
+			return v
+		}
+		return e.div(v, sc)
+	}
 	sum := e.c(0)
 	for k := 0; k < zetaDirect; k++ {
-		sum = e.add(sum, e.pow(e.add(q, e.c(float64(k))), e.neg(s)))
+		sum = e.add(sum, e.pow(scaled(e.add(q, e.c(float64(k)))), e.neg(s)))
 	}
 	w := e.add(q, e.c(zetaDirect))
-	wNegS := e.pow(w, e.neg(s))
-	sum = e.add(sum, e.div(e.mul(w, wNegS), e.sub(s, e.c(1))))
-	sum = e.add(sum, e.mul(e.c(0.5), wNegS))
-	// fac = s(s+1)…(s+2j-2) · w^{-s-2j+1}
-	fac := e.div(e.mul(s, wNegS), w)
+	p1 := e.pow(scaled(w), e.sub(e.c(1), s)) // w · (w/sc)^-s
+	if sc != nil {
+		p1 = e.mul(sc, p1)
+	}
+	tail := e.add(e.div(e.c(1), e.sub(s, e.c(1))), e.div(e.c(0.5), w))
+	// fac = s(s+1)…(s+2j-2) · w^{-2j}
 	invW2 := e.div(e.c(1), e.mul(w, w))
+	fac := e.mul(s, invW2)
 	for j := range zetaBernoulli {
-		sum = e.add(sum, e.mul(e.c(zetaBernoulli[j]), fac))
+		tail = e.add(tail, e.mul(e.c(zetaBernoulli[j]), fac))
 		a := e.add(s, e.c(float64(2*j+1)))
 		b := e.add(s, e.c(float64(2*j+2)))
 		fac = e.mul(e.mul(fac, e.mul(a, b)), invW2)
 	}
-	return sum
+	return e.add(sum, e.mul(p1, tail))
 }
 
 // expandZeta: Hurwitz ζ(s, q). For q > 0, zetaPos. For q < 0 (s an
@@ -447,7 +467,9 @@ func expandZeta(e *em, s, q *Value) *Value {
 	neg := e.lt(q, e.c(0))
 	n := e.sel(neg, e.neg(e.floor(q)), e.c(0)) // ⌈-q⌉ for non-integer q
 	a := e.add(q, n)
-	b := e.sub(e.c(1), a)
+	// b = -q - (n-1), not 1 - (q+n): the rounding of q+n lost the low
+	// bits of a small q (ζ(2, -1e-10) came out 9.99999834e19).
+	b := e.sub(e.neg(q), e.sub(n, e.c(1)))
 	za := zetaPos(e, s, a)
 	sEven := e.eq(e.mul(e.floor(e.mul(s, e.c(0.5))), e.c(2)), s)
 	// ζ(s, a) ± ζ(s, b) ∓ ζ(s, b+n), the large pair first (a = b at
@@ -474,18 +496,30 @@ func expandPolygamma(e *em, n, x *Value) *Value {
 	np1 := e.add(n, e.c(1))
 	// n! = Γ(n+1) = exp(lgamma(n+1)) for n >= 0.
 	fact := e.exp(e.lgammaPos(e.max(np1, e.c(1))))
+	// Up to 15! the rounding error of exp(lgamma) is far below 1/2: n!
+	// exactly, as the interpreter's Γ(n+1) (ψ'(x) was 9e-16 off).
+	fact = e.sel(e.le(n, e.c(15)), e.round(fact), fact)
 	odd := e.ne(e.mul(e.floor(e.mul(n, e.c(0.5))), e.c(2)), n)
 	sign := e.sel(odd, e.c(1), e.c(-1))
 	z := expandZeta(e, np1, x)
 	r := e.mul(e.mul(sign, fact), z)
 	// Past n = 170, n! overflows (and ζ may be subnormal): n!·ζ as
 	// exp(lgamma(n+1) + log|ζ|).
-	wide := e.copysign(e.exp(e.add(e.lgammaPos(e.max(np1, e.c(1))), e.log(e.abs(z)))), z)
+	lg := e.lgammaPos(e.max(np1, e.c(1)))
+	wide := e.copysign(e.exp(e.add(lg, e.log(e.abs(z)))), z)
 	tiny := 0x1p-126 // where ζ becomes subnormal: the product through logs too
 	if e.t.DType == xla.Float64 {
 		tiny = 0x1p-1022
 	}
-	r = e.sel(e.or(e.gt(n, e.c(170)), e.lt(e.abs(z), e.c(tiny))), e.mul(sign, wide), r)
+	big := e.or(e.gt(n, e.c(170)), e.lt(e.abs(z), e.c(tiny)))
+	// For 0 < x < Inf (as the interpreter's kernel) ζ itself may have
+	// underflowed (log|ζ| = -Inf gave -0 for ψ⁽²⁰⁰⁾(52) = -9.77e29): ζ as
+	// x^-(n+1) · x^(n+1) ζ(n+1, x), the latter summed scaled.
+	xPos := e.and(e.gt(x, e.c(0)), e.lt(x, e.c(posInf)))
+	xs := e.sel(xPos, x, e.c(1))
+	scaled := e.exp(e.add(e.sub(lg, e.mul(np1, e.log(xs))), e.log(zetaPosScaled(e, np1, xs, xs))))
+	wide = e.sel(xPos, scaled, wide)
+	r = e.sel(big, e.mul(sign, wide), r)
 	r = e.sel(e.eq(n, e.c(0)), expandDigamma(e, x), r)
 	bad := e.or(e.or(e.lt(n, e.c(0)), e.ne(n, e.floor(n))), e.eq(n, e.c(posInf)))
 	return e.sel(bad, e.c(math.NaN()), r)

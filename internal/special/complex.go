@@ -223,13 +223,35 @@ func Asinh(z complex128) complex128 {
 	return complex(math.Copysign(re, x), math.Copysign(im, y))
 }
 
-// asinFinite is asin(x + iy) for finite x, y by Kahan's formula.
+// hugeInverse is the bound on |x|, |y| past which the inverse functions
+// halve their square roots: the products of two of them are about |z|,
+// which overflows when |z| > MaxFloat64 with both parts finite.
+const hugeInverse = 0x1p1000
+
+// halve is z/2 part by part (a complex product would lose signed zeros).
+func halve(z complex128) complex128 { return complex(real(z)/2, imag(z)/2) }
+
+// asinhScaled is asinh(4v) for v = (product of halved roots), where
+// |4v| > 2^28: asinh(v) + 2 ln 2 with v's sign.
+func asinhScaled(v float64) float64 {
+	return math.Asinh(v) + math.Copysign(2*math.Ln2, v)
+}
+
+// asinFinite is asin(x + iy) for finite x, y by Kahan's formula; past
+// hugeInverse with the square roots halved (asinh(1.5e308+1.5e308i) came
+// out +Inf).
 func asinFinite(x, y float64) (re, im float64) {
 	if x == 0 && y == 0 {
 		return x, y
 	}
 	s1 := Sqrt(complex(1-x, -y))
 	s2 := Sqrt(complex(1+x, y))
+	if math.Max(math.Abs(x), math.Abs(y)) > hugeInverse {
+		s1, s2 = halve(s1), halve(s2)
+		re = math.Atan2(x/4, real(s1)*real(s2)-imag(s1)*imag(s2))
+		im = asinhScaled(real(s1)*imag(s2) - imag(s1)*real(s2))
+		return re, im
+	}
 	re = math.Atan2(x, real(s1)*real(s2)-imag(s1)*imag(s2))
 	im = math.Asinh(real(s1)*imag(s2) - imag(s1)*real(s2))
 	return re, im
@@ -279,6 +301,10 @@ func Acos(z complex128) complex128 {
 	s1 := Sqrt(complex(1-x, -y))
 	s2 := Sqrt(complex(1+x, y))
 	re := 2 * math.Atan2(real(s1), real(s2))
+	if math.Max(math.Abs(x), math.Abs(y)) > hugeInverse {
+		s1, s2 = halve(s1), halve(s2)
+		return complex(re, asinhScaled(real(s2)*imag(s1)-imag(s2)*real(s1)))
+	}
 	im := math.Asinh(real(s2)*imag(s1) - imag(s2)*real(s1))
 	return complex(re, im)
 }
@@ -316,8 +342,12 @@ func Acosh(z complex128) complex128 {
 	}
 	s1 := Sqrt(complex(x-1, y))
 	s2 := Sqrt(complex(x+1, y))
-	re := math.Asinh(real(s1)*real(s2) + imag(s1)*imag(s2))
 	im := 2 * math.Atan2(imag(s1), real(s2))
+	if math.Max(math.Abs(x), math.Abs(y)) > hugeInverse {
+		s1, s2 = halve(s1), halve(s2)
+		return complex(asinhScaled(real(s1)*real(s2)+imag(s1)*imag(s2)), im)
+	}
+	re := math.Asinh(real(s1)*real(s2) + imag(s1)*imag(s2))
 	return complex(re, im)
 }
 
@@ -354,6 +384,11 @@ func Atanh(z complex128) complex128 {
 	}
 	omx := 1 - ax
 	re := math.Log1p(4*ax/(omx*omx+ay*ay)) / 4
+	if ax == 1 && ay < 0x1p-500 {
+		// Next to the branch points ±1, y² underflows (re came out +Inf):
+		// re = log((4+y²)/y²)/4 = (ln 2 - ln|y|)/2.
+		re = (math.Ln2 - RealLog(ay)) / 2
+	}
 	im := math.Atan2(2*y, omx*(1+ax)-ay*ay) / 2
 	return complex(math.Copysign(re, x), im)
 }

@@ -188,13 +188,15 @@ func Zeta(x, q float64) float64 {
 		return math.Pow(q, -x)
 	}
 	// Terms at negative q (x is an integer here): q+k = -(b+j) for j < n,
-	// n = ⌈-q⌉, b = -(q+n-1) in (0, 1), sum to (-1)^x (ζ(x, b) - ζ(x, b+n)),
+	// n = ⌈-q⌉, b = -q-(n-1) in (0, 1), sum to (-1)^x (ζ(x, b) - ζ(x, b+n)),
 	// and with a = q+n the result is ζ(x, a) ± ζ(x, b) ∓ ζ(x, b+n), the
 	// two large ones (a, b < 1) paired first: at half-integers a = b and
-	// they cancel exactly, where a running sum kept their rounding.
+	// they cancel exactly, where a running sum kept their rounding. b is
+	// -q minus the integer n-1, not -(q+n-1): rounding q+n-1 lost the low
+	// bits of a small q (ζ(2, -1e-10) came out 9.99999834e19).
 	if q < 0 {
 		n := math.Ceil(-q)
-		a, b := q+n, -(q + n - 1)
+		a, b := q+n, -q-(n-1)
 		za, zb, zbn := zetaScaled(x, a, 1, 0), Zeta(x, b), Zeta(x, b+n)
 		if math.Mod(x, 2) != 0 {
 			return (za - zb) + zbn
@@ -211,7 +213,9 @@ func Zeta(x, q float64) float64 {
 //
 // Euler-Maclaurin: Σ_{k<N} (q+k)^-x + a^(1-x)/(x-1) + a^-x/2
 // + Σ_j B_2j/(2j)! x(x+1)...(x+2j-2) a^(-x-2j+1),  a = q+N,
-// with a >= max(10, x) so that the correction terms decrease fast.
+// with a >= max(10, x) so that the correction terms decrease fast. The
+// tail is a^(1-x) · (1/(x-1) + 1/(2a) + Σ_j ... a^-2j): a^(1-x) taken
+// at once, as a·a^-x underflowed first (ζ(2, 1e300) came out 0).
 func zetaScaled(x, q, s, sum float64) float64 {
 	lim := math.Max(10, x)
 	for q < lim {
@@ -226,26 +230,28 @@ func zetaScaled(x, q, s, sum float64) float64 {
 		q++
 	}
 	a := q
-	pa := math.Pow(a/s, -x)
-	sum += a*pa/(x-1) + pa/2
-	// term_j = B_2j/(2j)! · x(x+1)...(x+2j-2) · a^(-x-2j+1)
-	fac := x * pa / a // x · a^(-x-1)
-	fact := 2.0       // (2j)!
+	p1 := s * math.Pow(a/s, 1-x) // a · (a/s)^-x
+	// term_j / p1 = B_2j/(2j)! · x(x+1)...(x+2j-2) · a^-2j
+	tail := 1/(x-1) + 0.5/a
+	fac := x / (a * a) // x · a^-2
+	fact := 2.0        // (2j)!
 	for j := 1; j <= len(bernoulli2k); j++ {
 		t := bernoulli2k[j-1] / fact * fac
-		sum += t
-		if math.Abs(t) < 1e-18*math.Abs(sum) {
+		tail += t
+		if math.Abs(t*p1) < 1e-18*math.Abs(sum+p1*tail) {
 			break
 		}
 		fac *= (x + float64(2*j-1)) * (x + float64(2*j)) / (a * a)
 		fact *= float64(2*j+1) * float64(2*j+2)
 	}
-	return sum
+	return sum + p1*tail
 }
 
 // Igamma is the regularized lower incomplete gamma function
 // P(a, x) = γ(a, x)/Γ(a). As XLA defines it: NaN when a <= 0, x < 0 or
-// either is NaN; 0 at x = 0; 1 at x = +Inf.
+// either is NaN; 0 at x = 0; 1 at x = +Inf. Its series and continued
+// fraction stop after 100000 terms, so for a above about 3e8 near x = a
+// it loses accuracy (a known limitation; see chlo's igamma expansion).
 func Igamma(a, x float64) float64 {
 	switch {
 	case a != a || x != x || a <= 0 || x < 0:
@@ -277,10 +283,72 @@ func Igammac(a, x float64) float64 {
 	case math.IsInf(a, 1):
 		return 1
 	}
+	if a <= igammaSmallA && x < igammaSmallX {
+		return igammacSmallA(a, x)
+	}
 	if x < a+1 {
 		return 1 - igammaSeries(a, x)
 	}
 	return igammacFraction(a, x)
+}
+
+// igammaSmallA and igammaSmallX bound the (a, x) where Q(a, x) is
+// igammacSmallA's and not 1 - P (x < a+1) or the continued fraction: 1 - P
+// cancels as Q ≈ a E1(x) → 0 (Q(1e-30, 0.5) came out 2.2e-16 for
+// 5.6e-31), and the fraction's prefix e^-x x^a/Γ(a) carries the rounding
+// of log Γ(a) ≈ -log a (2.6e-15 relative at a = 1e-20).
+const igammaSmallA, igammaSmallX = 0.25, 1.25
+
+// lgamma1pCoef[k-2] is (-1)^k ζ(k)/k, the Taylor coefficients of
+// log Γ(1+a) = -γa + Σ_{k>=2} (-1)^k ζ(k)/k a^k (DLMF 5.7.3); to k = 31
+// the rest is below 2e-20 for |a| <= 1/4.
+var lgamma1pCoef = [...]float64{
+	0.8224670334241132, -0.40068563438653143, 0.27058080842778454, -0.20738555102867398,
+	0.1695571769974082, -0.1440498967688461, 0.12550966952474304, -0.11133426586956469,
+	0.1000994575127818, -0.09095401714582904, 0.083353840546109, -0.0769325164113522,
+	0.07143294629536133, -0.06666870588242046, 0.06250095514121304, -0.058823978658684585,
+	0.055555767627403614, -0.05263167937961666, 0.05000004769810169, -0.047619070330142226,
+	0.04545455629320467, -0.04347826605304026, 0.04166666915034121, -0.04000000119214014,
+	0.03846153903467518, -0.037037037312989324, 0.035714285847333355, -0.034482758684919304,
+	0.03333333336437758, -0.03225806453115042,
+}
+
+// lgamma1pOverA is log Γ(1+a) / a for 0 < |a| <= 1/4 (the series
+// divided by a, so that it is accurate even where log Γ(1+a) is
+// subnormal).
+func lgamma1pOverA(a float64) float64 {
+	s := 0.0
+	for k := len(lgamma1pCoef) - 1; k >= 0; k-- {
+		s = s*a + lgamma1pCoef[k]
+	}
+	return s*a - 0.57721566490153286 // γ
+}
+
+// igammacSmallATerms is the number of terms of S in igammacSmallA:
+// x^n/n! < 1e-20 past it for x < 1.25.
+const igammacSmallATerms = 25
+
+// igammacSmallA is Q(a, x) for 0 < a <= 1/4 and x < 5/4 without the
+// cancellation of 1 - P. From γ(a, x) = Σ_{n>=0} (-1)^n x^(a+n)/(n!(a+n)),
+// P = w (1 + a S) with w = x^a/Γ(1+a) and S = Σ_{n>=1} (-1)^n x^n/(n!(a+n)),
+// so Q = u - w a S with u = 1 - w = -expm1(l), l = a log x - log Γ(1+a):
+// u and w a S are both O(a), and S (terms below 1.25^n/n!) does not
+// cancel. Written as Q = a (w x h - r l/a) with S = -x h (h by Horner
+// from the small terms up) and r = expm1(l)/l, so that a subnormal a
+// is a factor of the result, not of its parts.
+func igammacSmallA(a, x float64) float64 {
+	la := RealLog(x) - lgamma1pOverA(a) // l/a
+	l := a * la
+	r := 1.0
+	if l != 0 {
+		r = math.Expm1(l) / l
+	}
+	// h = Σ_{n>=1} (-x)^(n-1)/(n!(a+n))
+	h := 1 / (igammacSmallATerms + a)
+	for n := igammacSmallATerms - 1; n >= 1; n-- {
+		h = 1/(float64(n)+a) - x/float64(n+1)*h
+	}
+	return a * (math.Exp(l)*x*h - r*la)
 }
 
 // igammaPrefix is x^a e^-x / Γ(a).
