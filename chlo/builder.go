@@ -285,9 +285,10 @@ func ConstantLike(fb *FuncBuilder, x *Value, v float64) *Value {
 	if a == nil {
 		a = stablehlo.FloatAttr{Value: v, Type: xla.Float32}
 		if x != nil {
-			// Let the builder report the bad operand with its type.
 			if _, ok := x.TensorType(); ok {
 				fb.Fail("chlo.constant_like", fmt.Errorf("element type of %s has no constant_like value", x.Type))
+			} else if x.Type != nil {
+				fb.Fail("chlo.constant_like", fmt.Errorf("operand of type %s is not a tensor", x.Type))
 			}
 		}
 	}

@@ -540,6 +540,16 @@ func TestConstantLikeIntegers(t *testing.T) {
 	}
 }
 
+// TestConstantLikeOfAToken: constant_like of a non-tensor names the
+// operand's type (it said the result types could not be inferred).
+func TestConstantLikeOfAToken(t *testing.T) {
+	b := stablehlo.NewBuilder("m")
+	fb := b.NewFunction("main", stablehlo.TokenType{})
+	fb.Return(ConstantLike(fb, fb.Arg(0), 1))
+	_, err := b.Build()
+	assert.ErrorContains(t, err, "operand of type !stablehlo.token is not a tensor")
+}
+
 // TestExpandZetaNegativeAndInfinite: the expansion agrees with the
 // interpreter's kernel at negative non-integer q (it applied
 // Euler–Maclaurin at q+10 < 0: 2.9e12 for 9.77), at the infinities, and
