@@ -3,6 +3,7 @@ package chlo
 import (
 	"math"
 
+	"github.com/halo-ml/halo/internal/special"
 	"github.com/halo-ml/halo/stablehlo"
 	"github.com/halo-ml/halo/xla"
 )
@@ -162,26 +163,11 @@ func expandIgammac(e *em, a, x *Value) *Value {
 	return e.sel(small, igammacSmallA(e, e.sel(small, a, e.c(igammaSmallA)), e.sel(small, x, e.c(1))), q)
 }
 
-// igammaSmallA and igammaSmallX bound the (a, x) where Q(a, x) is
-// igammacSmallA's, not 1 - P or the continued fraction (as the
-// interpreter's kernel): 1 - P cancels as Q ≈ a E1(x) → 0 (Q(1e-30, 0.5)
-// came out 2.2e-16 for 5.6e-31), and the fraction's prefix carries the
-// rounding of log Γ(a) ≈ -log a.
-const igammaSmallA, igammaSmallX = 0.25, 1.25
-
-// lgamma1pCoef[k-2] is (-1)^k ζ(k)/k: log Γ(1+a) = -γa + Σ_{k>=2}
-// (-1)^k ζ(k)/k a^k (DLMF 5.7.3); to k = 31 the rest is below 2e-20 for
-// |a| <= 1/4.
-var lgamma1pCoef = [...]float64{
-	0.8224670334241132, -0.40068563438653143, 0.27058080842778454, -0.20738555102867398,
-	0.1695571769974082, -0.1440498967688461, 0.12550966952474304, -0.11133426586956469,
-	0.1000994575127818, -0.09095401714582904, 0.083353840546109, -0.0769325164113522,
-	0.07143294629536133, -0.06666870588242046, 0.06250095514121304, -0.058823978658684585,
-	0.055555767627403614, -0.05263167937961666, 0.05000004769810169, -0.047619070330142226,
-	0.04545455629320467, -0.04347826605304026, 0.04166666915034121, -0.04000000119214014,
-	0.03846153903467518, -0.037037037312989324, 0.035714285847333355, -0.034482758684919304,
-	0.03333333336437758, -0.03225806453115042,
-}
+// Q(a, x) is igammacSmallA's for a <= special.IgammaSmallA, x <
+// special.IgammaSmallX (as the interpreter's kernel): 1 - P cancels as Q ≈
+// a E1(x) → 0 (Q(1e-30, 0.5) came out 2.2e-16 for 5.6e-31), and the
+// fraction's prefix carries the rounding of log Γ(a) ≈ -log a.
+const igammaSmallA, igammaSmallX = special.IgammaSmallA, special.IgammaSmallX
 
 const igammacSmallATerms = 25 // x^n/n! < 1e-20 past it for x < 5/4
 
@@ -192,8 +178,8 @@ const igammacSmallATerms = 25 // x^n/n! < 1e-20 past it for x < 5/4
 // a (w x h - r l/a), r = expm1(l)/l, h by Horner from the small terms up.
 func igammacSmallA(e *em, a, x *Value) *Value {
 	s := e.c(0)
-	for k := len(lgamma1pCoef) - 1; k >= 0; k-- {
-		s = e.add(e.mul(s, a), e.c(lgamma1pCoef[k]))
+	for k := len(special.Lgamma1pCoef) - 1; k >= 0; k-- {
+		s = e.add(e.mul(s, a), e.c(special.Lgamma1pCoef[k]))
 	}
 	lg := e.sub(e.mul(s, a), e.c(0.57721566490153286)) // log Γ(1+a) / a
 	la := e.sub(e.log(x), lg)

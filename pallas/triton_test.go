@@ -527,99 +527,72 @@ func tritonCases() []tritonCase {
 				fTensor([]int64{16, 64}, func(i int) float64 { return float64(i%11)/4 - 1 }),
 			},
 		},
-		{
-			// The DSD's many-tile form (examples/pallas_dsd dsdTilesKernel):
-			// trip counts from prefetched row pointers, Div/Rem by them,
-			// K in two parts per block, a block row without blocks, two
-			// programs per block row of the sparse matrix (8 of its 16
-			// rows each).
-			name: "dsd_tiles",
-			kernel: func(k *Kernel, refs []*Ref) {
-				rowPtr, colIdx, blocks, y, o := refs[0], refs[1], refs[2], refs[3], refs[4]
-				const sbm, bm, bk, bn, step, tiles = 16, 8, 16, 16, 8, 2
-				i, g := k.ProgramID(0), k.ProgramID(1)
-				row, xRows := i.Div(sbm/bm), DS(i.Rem(sbm/bm).Mul(bm), bm)
-				lo, hi := rowPtr.Load(row), rowPtr.Load(row.Add(1))
-				per := hi.Sub(lo).Mul(bk / step)
-				zeros := k.Zeros(xla.Float32, bm, bn)
-				rows := DS(i.Mul(bm), bm)
-				k.When(per.Eq(0), func() {
-					for t := int64(0); t < tiles; t++ {
-						o.Store(0.0, rows, DS(g.Mul(tiles).Add(t).Mul(bn), bn))
-					}
-				})
-				k.ForLoop(0, per.Mul(tiles), []*Value{zeros}, func(t *Value, c []*Value) []*Value {
-					r := t.Rem(per)
-					b := lo.Add(r.Div(bk / step))
-					h := r.Rem(bk / step).Mul(step)
-					cols := DS(g.Mul(tiles).Add(t.Div(per)).Mul(bn), bn)
-					acc := c[0].Add(Dot(blocks.Load(b, xRows, DS(h, step)), y.Load(DS(colIdx.Load(b).Mul(bk).Add(h), step), cols), xla.Float32))
-					last := r.Eq(per.Sub(1))
-					k.When(last, func() { o.Store(acc, rows, cols) })
-					return []*Value{Where(last, zeros, acc)}
-				})
-			},
-			spec: CallSpec{
-				Name:              "dsd_tiles",
-				OutShapes:         []xla.Shape{xla.MakeShape(xla.Float32, 48, 64)},
-				Grid:              []int64{6, 2},
-				NumScalarPrefetch: 2,
-			},
-			args: []*interpreter.Tensor{
-				iTensor([]int64{4}, 0, 2, 2, 3), // block row 1 has no blocks
-				iTensor([]int64{4}, 1, 0, 1, 0),
-				fTensor([]int64{3, 16, 16}, func(i int) float64 { return float64(i%9) - 4 }),
-				fTensor([]int64{32, 64}, func(i int) float64 { return float64(i%13)/4 - 1.5 }),
-			},
-		},
-		{
-			// dsd_tiles with the programs in order of decreasing work
-			// (examples/pallas_dsd DSDTiling.HeavyRowsFirst): grid (column
-			// groups, rows), the row from a third prefetch array; the
-			// zeros of a row without blocks stored in a loop.
-			name: "dsd_heavy_first",
-			kernel: func(k *Kernel, refs []*Ref) {
-				rowPtr, colIdx, order, blocks, y, o := refs[0], refs[1], refs[2], refs[3], refs[4], refs[5]
-				const sbm, bm, bk, bn, step, tiles = 16, 8, 16, 16, 8, 2
-				g, i := k.ProgramID(0), order.Load(k.ProgramID(1))
-				row, xRows := i.Div(sbm/bm), DS(i.Rem(sbm/bm).Mul(bm), bm)
-				lo, hi := rowPtr.Load(row), rowPtr.Load(row.Add(1))
-				per := hi.Sub(lo).Mul(bk / step)
-				zeros := k.Zeros(xla.Float32, bm, bn)
-				rows := DS(i.Mul(bm), bm)
-				k.When(per.Eq(0), func() {
-					k.ForLoop(0, tiles, nil, func(t *Value, _ []*Value) []*Value {
-						o.Store(0.0, rows, DS(g.Mul(tiles).Add(t).Mul(bn), bn))
-						return nil
-					})
-				})
-				k.ForLoop(0, per.Mul(tiles), []*Value{zeros}, func(t *Value, c []*Value) []*Value {
-					r := t.Rem(per)
-					b := lo.Add(r.Div(bk / step))
-					h := r.Rem(bk / step).Mul(step)
-					cols := DS(g.Mul(tiles).Add(t.Div(per)).Mul(bn), bn)
-					acc := c[0].Add(Dot(blocks.Load(b, xRows, DS(h, step)), y.Load(DS(colIdx.Load(b).Mul(bk).Add(h), step), cols), xla.Float32))
-					last := r.Eq(per.Sub(1))
-					k.When(last, func() { o.Store(acc, rows, cols) })
-					return []*Value{Where(last, zeros, acc)}
-				})
-			},
-			spec: CallSpec{
-				Name:              "dsd_heavy_first",
-				OutShapes:         []xla.Shape{xla.MakeShape(xla.Float32, 48, 64)},
-				Grid:              []int64{2, 6},
-				NumScalarPrefetch: 3,
-			},
-			args: []*interpreter.Tensor{
-				iTensor([]int64{4}, 0, 2, 2, 3), // block row 1 has no blocks
-				iTensor([]int64{4}, 1, 0, 1, 0),
-				iTensor([]int64{6}, 0, 1, 4, 5, 2, 3), // block rows 0, 2, 1 (2, 1, 0 blocks)
-				fTensor([]int64{3, 16, 16}, func(i int) float64 { return float64(i%9) - 4 }),
-				fTensor([]int64{32, 64}, func(i int) float64 { return float64(i%13)/4 - 1.5 }),
-			},
-		},
 	}
+	cases = append(cases, dsdTilesCase(false), dsdTilesCase(true))
 	return append(cases, tritonDTypeCases()...)
+}
+
+// dsdTilesCase is the DSD's many-tile form (examples/pallas_dsd
+// dsdTilesKernel): trip counts from prefetched row pointers, Div/Rem by
+// them, K in two parts per block, a block row without blocks (its zeros
+// stored in a loop), two programs per block row of the sparse matrix (8
+// of its 16 rows each). With heavyFirst (DSDTiling.HeavyRowsFirst) the
+// programs run in order of decreasing work: grid (column groups, rows),
+// the row from a third prefetch array.
+func dsdTilesCase(heavyFirst bool) tritonCase {
+	name, grid, prefetch := "dsd_tiles", []int64{6, 2}, 2
+	args := []*interpreter.Tensor{
+		iTensor([]int64{4}, 0, 2, 2, 3), // block row 1 has no blocks
+		iTensor([]int64{4}, 1, 0, 1, 0),
+	}
+	if heavyFirst {
+		name, grid, prefetch = "dsd_heavy_first", []int64{2, 6}, 3
+		args = append(args, iTensor([]int64{6}, 0, 1, 4, 5, 2, 3)) // block rows 0, 2, 1 (2, 1, 0 blocks)
+	}
+	args = append(args,
+		fTensor([]int64{3, 16, 16}, func(i int) float64 { return float64(i%9) - 4 }),
+		fTensor([]int64{32, 64}, func(i int) float64 { return float64(i%13)/4 - 1.5 }))
+	return tritonCase{
+		name: name,
+		kernel: func(k *Kernel, refs []*Ref) {
+			rowPtr, colIdx := refs[0], refs[1]
+			const sbm, bm, bk, bn, step, tiles = 16, 8, 16, 16, 8, 2
+			i, g := k.ProgramID(0), k.ProgramID(1)
+			if heavyFirst {
+				g, i = i, refs[2].Load(g)
+				refs = refs[1:]
+			}
+			blocks, y, o := refs[2], refs[3], refs[4]
+			row, xRows := i.Div(sbm/bm), DS(i.Rem(sbm/bm).Mul(bm), bm)
+			lo, hi := rowPtr.Load(row), rowPtr.Load(row.Add(1))
+			per := hi.Sub(lo).Mul(bk / step)
+			zeros := k.Zeros(xla.Float32, bm, bn)
+			rows := DS(i.Mul(bm), bm)
+			k.When(per.Eq(0), func() {
+				k.ForLoop(0, tiles, nil, func(t *Value, _ []*Value) []*Value {
+					o.Store(0.0, rows, DS(g.Mul(tiles).Add(t).Mul(bn), bn))
+					return nil
+				})
+			})
+			k.ForLoop(0, per.Mul(tiles), []*Value{zeros}, func(t *Value, c []*Value) []*Value {
+				r := t.Rem(per)
+				b := lo.Add(r.Div(bk / step))
+				h := r.Rem(bk / step).Mul(step)
+				cols := DS(g.Mul(tiles).Add(t.Div(per)).Mul(bn), bn)
+				acc := c[0].Add(Dot(blocks.Load(b, xRows, DS(h, step)), y.Load(DS(colIdx.Load(b).Mul(bk).Add(h), step), cols), xla.Float32))
+				last := r.Eq(per.Sub(1))
+				k.When(last, func() { o.Store(acc, rows, cols) })
+				return []*Value{Where(last, zeros, acc)}
+			})
+		},
+		spec: CallSpec{
+			Name:              name,
+			OutShapes:         []xla.Shape{xla.MakeShape(xla.Float32, 48, 64)},
+			Grid:              grid,
+			NumScalarPrefetch: prefetch,
+		},
+		args: args,
+	}
 }
 
 // vmappedMatmul is the matmul batched by Vmap over 3 pairs of operands

@@ -283,7 +283,7 @@ func Igammac(a, x float64) float64 {
 	case math.IsInf(a, 1):
 		return 1
 	}
-	if a <= igammaSmallA && x < igammaSmallX {
+	if a <= IgammaSmallA && x < IgammaSmallX {
 		return igammacSmallA(a, x)
 	}
 	if x < a+1 {
@@ -292,17 +292,17 @@ func Igammac(a, x float64) float64 {
 	return igammacFraction(a, x)
 }
 
-// igammaSmallA and igammaSmallX bound the (a, x) where Q(a, x) is
+// IgammaSmallA and IgammaSmallX bound the (a, x) where Q(a, x) is
 // igammacSmallA's and not 1 - P (x < a+1) or the continued fraction: 1 - P
 // cancels as Q ≈ a E1(x) → 0 (Q(1e-30, 0.5) came out 2.2e-16 for
 // 5.6e-31), and the fraction's prefix e^-x x^a/Γ(a) carries the rounding
 // of log Γ(a) ≈ -log a (2.6e-15 relative at a = 1e-20).
-const igammaSmallA, igammaSmallX = 0.25, 1.25
+const IgammaSmallA, IgammaSmallX = 0.25, 1.25
 
-// lgamma1pCoef[k-2] is (-1)^k ζ(k)/k, the Taylor coefficients of
+// Lgamma1pCoef[k-2] is (-1)^k ζ(k)/k, the Taylor coefficients of
 // log Γ(1+a) = -γa + Σ_{k>=2} (-1)^k ζ(k)/k a^k (DLMF 5.7.3); to k = 31
 // the rest is below 2e-20 for |a| <= 1/4.
-var lgamma1pCoef = [...]float64{
+var Lgamma1pCoef = [...]float64{
 	0.8224670334241132, -0.40068563438653143, 0.27058080842778454, -0.20738555102867398,
 	0.1695571769974082, -0.1440498967688461, 0.12550966952474304, -0.11133426586956469,
 	0.1000994575127818, -0.09095401714582904, 0.083353840546109, -0.0769325164113522,
@@ -318,8 +318,8 @@ var lgamma1pCoef = [...]float64{
 // subnormal).
 func lgamma1pOverA(a float64) float64 {
 	s := 0.0
-	for k := len(lgamma1pCoef) - 1; k >= 0; k-- {
-		s = s*a + lgamma1pCoef[k]
+	for k := len(Lgamma1pCoef) - 1; k >= 0; k-- {
+		s = s*a + Lgamma1pCoef[k]
 	}
 	return s*a - 0.57721566490153286 // γ
 }
