@@ -144,6 +144,20 @@ if timeout -k 5 60 $py -c 'import jax' 2>/dev/null; then
 else
   echo "== JAX Pallas skipped: $py has no jax" | tee -a "$out/jax.log"
 fi
+# HALO_GPU_PROFILE=1: Nsight Compute's speed-of-light, occupancy and
+# launch sections for the first DSD config's kernel and XLA's dense
+# product (a few launches each), to see where the DSD's time goes.
+if [ -n "${HALO_GPU_PROFILE:-}" ]; then
+  ncu=$(command -v ncu || ls /usr/local/cuda*/bin/ncu /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
+  if [ -n "$ncu" ]; then
+    step profile.log 120 "$ncu" --target-processes all --kernel-name regex:'dsd|gemm|cutlass|sm90|nvjet' \
+      --launch-skip 2 --launch-count 4 --section SpeedOfLight --section Occupancy --section LaunchStats \
+      --section MemoryWorkloadAnalysis env HALO_BENCH_CONFIGS="${dsd_configs%% *}" "$bin/dsd.test" \
+      -test.run XXX -test.bench OnPlugin -test.benchtime 2x
+  else
+    echo "== profile skipped: no ncu found" | tee -a "$out/profile.log"
+  fi
+fi
 {
   grep -h "^Benchmark\|RESULT\|FAILED\|CRASHED\|^ *--- FAIL\|^ *--- SKIP\|^FAIL\|skipped" "$out"/*.log
   echo
