@@ -204,21 +204,42 @@ func userParams(l *Lowered) []stablehlo.Type {
 // checkArgs reports arguments that do not fit the program's own
 // parameters (numbered without the runtime tokens).
 func (e *Executable) checkArgs(args []*pjrt.Buffer) error {
-	if e.params == nil {
-		return nil
-	}
-	if len(args) != len(e.params) {
+	if e.params != nil && len(args) != len(e.params) {
 		return fmt.Errorf("effects: Execute: the program takes %d arguments, got %d", len(e.params), len(args))
 	}
 	for i, a := range args {
 		if a == nil {
 			return fmt.Errorf("effects: Execute: argument %d is nil", i)
 		}
-		if t, ok := e.params[i].(stablehlo.TensorType); ok && t.Size() >= 0 && !a.Shape().Equal(t.Shape()) {
-			return fmt.Errorf("effects: Execute: argument %d is %v, the program takes %v", i, a.Shape(), t)
+		if e.params != nil {
+			if t, ok := e.params[i].(stablehlo.TensorType); ok && t.Size() >= 0 && !a.Shape().Equal(t.Shape()) {
+				return fmt.Errorf("effects: Execute: argument %d is %v, the program takes %v", i, a.Shape(), t)
+			}
 		}
 	}
 	return nil
+}
+
+// explain returns err, the error of a dispatch of args on dev, or, when an
+// argument explains it (on another client or device, deleted, closed), an
+// error naming that argument as the program's own: the backend's errors
+// number the runtime tokens the computation takes first too. Checked
+// only after a failure, so that dispatches pay nothing for it.
+func (e *Executable) explain(err error, args []*pjrt.Buffer, dev *pjrt.Device) error {
+	for i, a := range args {
+		d, derr := a.Device()
+		switch {
+		case derr != nil:
+			return fmt.Errorf("effects: Execute: argument %d: %w", i, derr)
+		case d.Client() != e.client:
+			return fmt.Errorf("effects: Execute: argument %d belongs to another client", i)
+		case d != dev:
+			return fmt.Errorf("effects: Execute: argument %d is on device %d, the computation runs on device %d", i, d.ID(), dev.ID())
+		case a.IsDeleted():
+			return fmt.Errorf("effects: Execute: argument %d was deleted", i)
+		}
+	}
+	return err
 }
 
 // tokenSources holds the token source of each client (and token kind)

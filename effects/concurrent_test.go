@@ -165,6 +165,46 @@ func TestExecuteNamesArgumentsWithoutTokens(t *testing.T) {
 	}
 }
 
+// TestExecuteNamesBackendRefusalsWithoutTokens: arguments the backend
+// would refuse (on another client, another device, deleted, closed) are
+// refused first, numbered as the program's own arguments (the backend's
+// errors counted the tokens: "argument 1 of device 0" for the only one).
+func TestExecuteNamesBackendRefusalsWithoutTokens(t *testing.T) {
+	for _, mode := range tokenModes {
+		t.Run(mode.name, func(t *testing.T) {
+			c := openInterpreter(t, 2)
+			out := &lines{}
+			exe := printIndex(t, c, out, Ordered("log"), mode.arrays)
+			s := NewStream()
+			devs := c.AddressableDevices()
+			other := openInterpreter(t, 1)
+			x, err := pjrt.ScalarBuffer(other, int32(1))
+			require.NoError(t, err)
+			_, err = s.Execute(exe, x)
+			assert.ErrorContains(t, err, "argument 0 belongs to another client")
+			y, err := pjrt.ScalarBuffer(c, int32(2))
+			require.NoError(t, err)
+			_, err = s.ExecuteOn(devs[1], exe, y)
+			assert.ErrorContains(t, err, "argument 0 is on device 0, the computation runs on device 1")
+			z, err := pjrt.ScalarBuffer(c, int32(3))
+			require.NoError(t, err)
+			require.NoError(t, z.Delete())
+			_, err = s.Execute(exe, z)
+			assert.ErrorContains(t, err, "argument 0 was deleted")
+			w, err := pjrt.ScalarBuffer(c, int32(4))
+			require.NoError(t, err)
+			require.NoError(t, w.Close())
+			_, err = s.Execute(exe, w)
+			assert.ErrorContains(t, err, "argument 0: ")
+			assert.ErrorIs(t, err, pjrt.ErrClosed)
+			_, err = s.Execute(exe, y)
+			require.NoError(t, err)
+			require.NoError(t, s.Barrier(ctxT(t)))
+			assert.Equal(t, []string{"2"}, out.all())
+		})
+	}
+}
+
 // printSetup opens a one-device interpreter client and compiles an
 // ordered print of an i32 argument into out (with token arrays when
 // arrays is set), with a new stream.

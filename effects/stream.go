@@ -204,9 +204,6 @@ func (s *Stream) ExecuteOn(dev *pjrt.Device, exe *Executable, args ...*pjrt.Buff
 	if exe == nil || exe.exe == nil {
 		return nil, errors.New("effects: Execute: nil executable")
 	}
-	if err := exe.checkArgs(args); err != nil {
-		return nil, err
-	}
 	c := exe.client
 	if dev == nil {
 		devs := exe.exe.AddressableDevices()
@@ -217,10 +214,13 @@ func (s *Stream) ExecuteOn(dev *pjrt.Device, exe *Executable, args ...*pjrt.Buff
 	} else if dev.Client() != c {
 		return nil, fmt.Errorf("effects: Execute: device %d belongs to another client", dev.ID())
 	}
+	if err := exe.checkArgs(args); err != nil {
+		return nil, err
+	}
 	if !exe.lowered.HasEffects() {
 		x, err := exe.exe.Execute([][]*pjrt.Buffer{args}, pjrt.ExecuteOptions{Device: dev})
 		if err != nil {
-			return nil, err
+			return nil, exe.explain(err, args, dev)
 		}
 		return x.Outputs[0], nil
 	}
@@ -259,7 +259,7 @@ func (s *Stream) executeDirect(dev *pjrt.Device, exe *Executable, args []*pjrt.B
 	x, err := exe.exe.Execute([][]*pjrt.Buffer{full}, pjrt.ExecuteOptions{Device: dev, Context: xctx, CompletionEvents: true})
 	if err != nil {
 		closeTaken(chains, full)
-		return nil, err
+		return nil, exe.explain(err, args, dev)
 	}
 	outs := x.Outputs[0]
 	for i, ch := range chains {
@@ -363,7 +363,7 @@ func (s *Stream) executeRelayed(dev *pjrt.Device, exe *Executable, args []*pjrt.
 	s.mu.Unlock()
 	closeContexts(retired)
 	if err != nil {
-		return nil, err
+		return nil, exe.explain(err, args, dev)
 	}
 	return x.Outputs[0][n:], nil
 }

@@ -229,9 +229,10 @@ func (c *Client) DefaultDeviceAssignment(replicas, partitions int) ([][]int, err
 // client. It fails the alias buffers not yet fulfilled, then waits for the
 // calls into the plugin in progress on the client and its objects (not
 // for waits on events, which the release ends). While a Go FFI handler
-// runs (Close may be called from one, within the Execute that runs it),
-// Close does not wait: the release happens on another goroutine once
-// those calls have returned, and its errors are dropped. It is
+// of the client's plugin runs (Close may be called from one, within the
+// Execute that runs it), Close does not wait: the release happens on
+// another goroutine once those calls have returned, and its errors are
+// dropped. It is
 // idempotent; later calls on the client or its objects return ErrClosed.
 func (c *Client) Close() error {
 	c.mu.Lock()
@@ -263,7 +264,7 @@ func (c *Client) Close() error {
 		}
 		delete(live, x)
 	}
-	if handlersRunning.Load() > 0 {
+	if c.plugin.handlers.Load() > 0 {
 		go c.releaseAll(live)
 		return first
 	}

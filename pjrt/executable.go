@@ -218,6 +218,7 @@ func (e *Executable) Execute(args [][]*Buffer, opts ExecuteOptions) (*Execution,
 			bargs[d][i] = b.b
 		}
 	}
+	var holdUntil func([]backend.Event) // keeps the context until the events fire
 	bo := backend.ExecuteOptions{
 		LaunchID:             opts.LaunchID,
 		NonDonatableArgs:     opts.NonDonatable,
@@ -232,6 +233,26 @@ func (e *Executable) Execute(args [][]*Buffer, opts ExecuteOptions) (*Execution,
 			return nil, errorf(InvalidArgument, "PJRT_LoadedExecutable_Execute", "the execute context belongs to another client")
 		}
 		bo.Context = opts.Context.b
+		// The plugin reads the context until the computation has
+		// finished, after Execute returns: completion events say when,
+		// and neither Close nor the garbage collector releases the
+		// context before.
+		if !opts.Context.g.hold() {
+			return nil, fmt.Errorf("pjrt: execute context: %w", ErrClosed)
+		}
+		held := false
+		defer func() {
+			if !held {
+				opts.Context.g.leave()
+			}
+		}()
+		bo.WantCompletionEvents = true
+		holdUntil = func(events []backend.Event) {
+			if len(events) > 0 {
+				held = true
+				opts.Context.holdUntil(events)
+			}
+		}
 	}
 	if opts.Device != nil {
 		bo.ExecuteDevice = opts.Device.b
@@ -264,8 +285,13 @@ func (e *Executable) Execute(args [][]*Buffer, opts ExecuteOptions) (*Execution,
 			x.Outputs[d][i] = w
 		}
 	}
-	for _, ev := range events {
-		x.Completion = append(x.Completion, newEvent(ev))
+	if holdUntil != nil {
+		holdUntil(events)
+	}
+	if opts.CompletionEvents {
+		for _, ev := range events {
+			x.Completion = append(x.Completion, newEvent(ev))
+		}
 	}
 	return x, nil
 }
@@ -288,7 +314,11 @@ func (e *Executable) Close() error { return e.g.close() }
 type ExecuteContext struct {
 	c *Client
 	b backend.ExecuteContext
-	g guard // Close releases b after the executions using it started
+	g guard // Close releases b after the executions using it finished
+
+	hmu      sync.Mutex        // guards pending and draining
+	pending  [][]backend.Event // completion events of executions holding the context
+	draining bool              // a goroutine runs drain
 }
 
 // contextMaker is implemented by backends that support execute contexts.
@@ -313,10 +343,48 @@ func (c *Client) NewExecuteContext() (*ExecuteContext, error) {
 	if err := c.track(x); err != nil {
 		return nil, err
 	}
-	return &ExecuteContext{c: c, b: x, g: guard{c: c, x: x}}, nil
+	w := &ExecuteContext{c: c, b: x, g: guard{c: c, x: x}}
+	runtime.AddCleanup(w, func(x backend.ExecuteContext) { c.release(x) }, x)
+	return w, nil
 }
 
-// Close releases the context. It is idempotent.
+// holdUntil keeps the hold Execute took on the context until events have
+// fired: one goroutine a context works through its executions' events in
+// order, started when there are some (not one a dispatch).
+func (x *ExecuteContext) holdUntil(events []backend.Event) {
+	x.hmu.Lock()
+	x.pending = append(x.pending, events)
+	start := !x.draining
+	x.draining = true
+	x.hmu.Unlock()
+	if start {
+		go x.drain()
+	}
+}
+
+// drain waits for the pending executions' events in turn, ending each one's
+// hold, until none is left.
+func (x *ExecuteContext) drain() {
+	for {
+		x.hmu.Lock()
+		if len(x.pending) == 0 {
+			x.pending, x.draining = nil, false
+			x.hmu.Unlock()
+			return
+		}
+		events := x.pending[0]
+		x.pending[0] = nil
+		x.pending = x.pending[1:]
+		x.hmu.Unlock()
+		for _, ev := range events {
+			<-ev.Done()
+		}
+		x.g.leave()
+	}
+}
+
+// Close releases the context, once the computations that use it have
+// finished. It is idempotent.
 func (x *ExecuteContext) Close() error { return x.g.close() }
 
 // enter begins a call using the context; exit must follow.

@@ -176,10 +176,13 @@ func (c *Client) CreateViewOfDeviceBuffer(ptr uintptr, shape xla.Shape, onDelete
 // CreateAliasBuffer, once. The client's Close cancels it if it was not
 // used.
 type AliasFulfillment struct {
-	c    *Client
-	mu   sync.Mutex
-	done bool
-	b    backend.AliasFulfiller
+	c     *Client
+	mu    sync.Mutex
+	done  bool
+	b     backend.AliasFulfiller
+	alias backend.Buffer // the buffer it fulfils
+	// closed: Client.Close cancelled it.
+	closed bool
 }
 
 // CreateAliasBuffer makes a buffer now whose data is provided later by
@@ -216,7 +219,7 @@ func (c *Client) CreateAliasBuffer(shape xla.Shape, opts ...BufferOption) (*Buff
 		f.Fulfill(nil, int(Cancelled), "client closed")
 		return nil, nil, err
 	}
-	af := &AliasFulfillment{c: c, b: f}
+	af := &AliasFulfillment{c: c, b: f, alias: b}
 	if err := c.track(af); err != nil {
 		return nil, nil, err
 	}
@@ -234,6 +237,9 @@ func (f *AliasFulfillment) finish(src *Buffer, code int, msg string) error {
 func (f *AliasFulfillment) finishLocked(src *Buffer, code int, msg string) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if f.closed {
+		return ErrClosed
+	}
 	if f.done {
 		return errorf(FailedPrecondition, "PJRT_Client_FulfillAliasBuffer", "the alias buffer was already fulfilled")
 	}
@@ -241,6 +247,10 @@ func (f *AliasFulfillment) finishLocked(src *Buffer, code int, msg string) error
 	if src != nil {
 		if src.c != f.c {
 			return errorf(InvalidArgument, "PJRT_Client_FulfillAliasBuffer", "the source buffer belongs to another client")
+		}
+		if src.b == f.alias {
+			// Its readiness would wait for itself.
+			return errorf(InvalidArgument, "PJRT_Client_FulfillAliasBuffer", "an alias buffer cannot be fulfilled with itself")
 		}
 		if err := src.enter(); err != nil {
 			return err
@@ -288,7 +298,7 @@ func (f *AliasFulfillment) cancel() error {
 	if f.done {
 		return nil
 	}
-	f.done = true
+	f.done, f.closed = true, true
 	return f.b.Fulfill(nil, int(Cancelled), "the alias buffer was cancelled before it was fulfilled")
 }
 

@@ -219,8 +219,21 @@ func TestClientBufferCreation(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, f3.Close())
 	require.NoError(t, f3.Close())
-	assert.ErrorIs(t, f3.Fulfill(src), FailedPrecondition)
+	assert.ErrorIs(t, f3.Fulfill(src), ErrClosed, "after its Close")
+	// Fulfilled with itself, its readiness would wait for itself.
+	alias4, f4, err := cl.CreateAliasBuffer(xla.MakeShape(xla.Int32, 2))
+	require.NoError(t, err)
+	assert.ErrorContains(t, f4.Fulfill(alias4), "cannot be fulfilled with itself")
+	require.NoError(t, f4.Fulfill(src))
 	c.waitLive(t, "alias_callback", 0)
+	// Client.Close cancels an alias buffer not fulfilled: later calls
+	// are on a closed object.
+	other := c.client(t)
+	_, f5, err := other.CreateAliasBuffer(xla.MakeShape(xla.Int32, 2))
+	require.NoError(t, err)
+	require.NoError(t, other.Close())
+	assert.ErrorIs(t, f5.Fulfill(src), ErrClosed)
+	assert.ErrorIs(t, f5.Fail(errors.New("late")), ErrClosed)
 
 	// DMA mappings stay pinned until unmapped; Close unmaps the rest.
 	buf := make([]byte, 4096)

@@ -1,8 +1,9 @@
 package pjrt
 
 import (
+	"fmt"
 	"hash/fnv"
-	"sync/atomic"
+	"runtime/debug"
 
 	"github.com/halo-ml/halo/pjrt/backend"
 )
@@ -87,18 +88,38 @@ func (p *Plugin) RegisterFFIHandler(target, platform string, h FFIHandler, trait
 		return notSupported(op, "FFI handlers", p)
 	}
 	run := func(f *FFICallFrame) error {
-		handlersRunning.Add(1)
-		defer handlersRunning.Add(-1)
-		return h(f)
+		p.handlers.Add(1)
+		defer p.handlers.Add(-1)
+		return runHandler(target, h, f)
 	}
 	return x.RegisterFFIHandler(target, platform, run, uint32(traits))
 }
 
-// handlersRunning counts the Go FFI handlers running in the process. A
-// handler may run inside a call into the plugin (a plugin may execute a
-// computation before Execute returns), so Client.Close does not wait for
-// the calls in progress while one runs.
-var handlersRunning atomic.Int64
+// runHandler calls h on a goroutine of its own and returns its error, or
+// an Internal error when it panicked or called runtime.Goexit (t.FailNow
+// in a test, say): on the plugin's thread that would end the process (a
+// C plugin's thread is not Go's) or the backend's worker, whose
+// computation would then never finish.
+func runHandler(target string, h FFIHandler, f *FFICallFrame) (err error) {
+	done := make(chan struct{})
+	go func() {
+		returned := false
+		defer func() {
+			if r := recover(); r != nil {
+				err = &Error{Code: Internal, Op: "FFI handler " + target,
+					Msg: fmt.Sprintf("the Go handler for %q panicked: %v\n%s", target, r, debug.Stack())}
+			} else if !returned {
+				err = &Error{Code: Internal, Op: "FFI handler " + target,
+					Msg: fmt.Sprintf("the Go handler for %q called runtime.Goexit instead of returning", target)}
+			}
+			close(done)
+		}()
+		err = h(f)
+		returned = true
+	}()
+	<-done
+	return err
+}
 
 // RegisterFFIType registers a user-data type by name (PJRT_FFI_Type_Register)
 // and returns its type id, for ExecuteContext.AddFFIUserData and

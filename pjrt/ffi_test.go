@@ -1,8 +1,10 @@
 package pjrt
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -331,4 +333,91 @@ func TestCloseInsideHandler(t *testing.T) {
 	assert.Equal(t, buffersBefore, c.live("buffer"), "buffers left")
 	_, err = cl.Compile(MLIRText(ffiProgram("halo_close_client", "f32[1] -> f32[1]")), nil)
 	assert.ErrorIs(t, err, ErrClosed)
+}
+
+// TestHandlerGoexit: a Go handler that calls runtime.Goexit (as t.FailNow
+// does) fails its computation, on a C plugin (whose thread is not Go's:
+// the process died) and on the interpreter (whose worker ended: the
+// computation never finished).
+func TestHandlerGoexit(t *testing.T) {
+	goexit := func(*FFICallFrame) error {
+		runtime.Goexit()
+		return nil
+	}
+	t.Run("conformance", func(t *testing.T) {
+		c := openConformance(t)
+		cl := c.client(t)
+		require.NoError(t, cl.Plugin().RegisterFFIHandler("halo_goexit", "conformance", goexit, 0))
+		_, err := runFFI(t, cl, ffiProgram("halo_goexit", "f32[1] -> f32[1]"), nil, 1)
+		assert.ErrorIs(t, err, Internal)
+		assert.ErrorContains(t, err, `the Go handler for "halo_goexit" called runtime.Goexit`)
+	})
+	t.Run("interpreter", func(t *testing.T) {
+		cl := openInterpreter(t)
+		require.NoError(t, cl.Plugin().RegisterFFIHandler("halo_goexit", "Host", goexit, 0))
+		exe, err := cl.Compile(MLIRText(fmt.Sprintf(`func.func @main(%%x: tensor<1xf32>) -> tensor<1xf32> {
+  %%0 = stablehlo.custom_call @halo_goexit(%%x) {api_version = 4 : i32, has_side_effect = true, backend_config = {halo.callback_id = %d : i64}} : (tensor<1xf32>) -> tensor<1xf32>
+  return %%0 : tensor<1xf32>
+}`, FFICallbackID("halo_goexit"))), nil)
+		require.NoError(t, err)
+		x, err := BufferFrom(cl, []float32{1}, []int64{1})
+		require.NoError(t, err)
+		res, err := exe.Execute([][]*Buffer{{x}}, ExecuteOptions{})
+		require.NoError(t, err)
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		err = res.Outputs[0][0].Await(ctx)
+		require.NotErrorIs(t, err, context.DeadlineExceeded, "the computation never finished")
+		assert.ErrorContains(t, err, "called runtime.Goexit")
+	})
+}
+
+// TestExecuteContextLifetime: an execute context is released when it is
+// dropped (a runtime cleanup, as buffers have: 100 dropped ones stayed
+// until Client.Close), and a context closed while a computation that uses
+// it has not finished is released only once it has (the plugin reads it
+// until then).
+func TestExecuteContextLifetime(t *testing.T) {
+	c := openConformance(t)
+	cl := c.client(t)
+	waitLive := func(want int64) int64 {
+		deadline := time.Now().Add(10 * time.Second)
+		for c.live("execute_context") != want && time.Now().Before(deadline) {
+			runtime.GC()
+			time.Sleep(time.Millisecond)
+		}
+		return c.live("execute_context")
+	}
+	base := c.live("execute_context")
+	for range 100 {
+		_, err := cl.NewExecuteContext()
+		require.NoError(t, err)
+	}
+	assert.Equal(t, base, waitLive(base), "dropped contexts are released")
+
+	// A computation waiting for its input (an alias buffer not yet
+	// fulfilled) holds its context past Close.
+	exe, err := cl.Compile(MLIRText(addProgram), nil)
+	require.NoError(t, err)
+	xctx, err := cl.NewExecuteContext()
+	require.NoError(t, err)
+	alias, f, err := cl.CreateAliasBuffer(xla.MakeShape(xla.Float32, 4))
+	require.NoError(t, err)
+	b, err := BufferFrom(cl, []float32{1, 2, 3, 4}, []int64{4}, CopyDuringCall())
+	require.NoError(t, err)
+	res, err := exe.Execute([][]*Buffer{{alias, b}}, ExecuteOptions{Context: xctx})
+	require.NoError(t, err)
+	assert.Nil(t, res.Completion, "no completion events unless asked for")
+	require.NoError(t, xctx.Close())
+	_, err = exe.Execute([][]*Buffer{{b, b}}, ExecuteOptions{Context: xctx})
+	assert.ErrorIs(t, err, ErrClosed, "a closed context is not used again")
+	for range 3 {
+		runtime.GC()
+	}
+	assert.Equal(t, base+1, c.live("execute_context"), "released while its computation waits")
+	require.NoError(t, f.Fulfill(b))
+	got, err := ToSlice[float32](ctxT(t), res.Outputs[0][0])
+	require.NoError(t, err)
+	assert.Equal(t, []float32{2, 4, 6, 8}, got)
+	assert.Equal(t, base, waitLive(base), "released once the computation finished")
 }

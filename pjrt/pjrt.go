@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/halo-ml/halo/internal/capi"
 	"github.com/halo-ml/halo/pjrt/backend"
@@ -22,6 +23,11 @@ type Plugin struct {
 	name string
 	path string
 	b    backend.Plugin
+	// handlers counts the plugin's Go FFI handlers running now. A plugin
+	// may run one inside a call into it (a computation run before Execute
+	// returns), so Client.Close does not wait for calls in progress while
+	// one runs.
+	handlers atomic.Int64
 }
 
 // Name is the plugin's short name ("cpu", "cuda", "interpreter") or the
@@ -308,6 +314,19 @@ func (g *guard) enter() error {
 
 // exit ends a call begun by enter; the last call after a Close releases
 // the handle.
+// hold keeps the handle from being released, by Close or a cleanup, until
+// leave, without a call on the client (so Client.Close does not wait for
+// it); false once the object is closed.
+func (g *guard) hold() bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.closed {
+		return false
+	}
+	g.users++
+	return true
+}
+
 func (g *guard) exit() {
 	if g.c != nil {
 		g.c.exit()
