@@ -370,11 +370,25 @@ func (b *Buffer) Bytes(ctx context.Context) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := b.awaitBeforeAlloc(ctx, n); err != nil {
+		return nil, err
+	}
 	dst := make([]byte, n)
 	if err := b.ToHost(ctx, dst); err != nil {
 		return nil, err
 	}
 	return dst, nil
+}
+
+// awaitBeforeAlloc waits for a buffer whose copy needs n bytes of host
+// memory (from 1 MiB) before they are allocated: a computation that failed
+// (one whose result would not fit in memory, say) returns its error
+// instead of the process running out of memory making room for it.
+func (b *Buffer) awaitBeforeAlloc(ctx context.Context, n int64) error {
+	if n < 1<<20 {
+		return nil
+	}
+	return b.Await(ctx)
 }
 
 // CopyToDevice copies the buffer to another device of the same client.
@@ -523,6 +537,10 @@ func ToSlice[T Element](ctx context.Context, b *Buffer) ([]T, error) {
 	if dt != b.DType() {
 		var z T
 		return nil, fmt.Errorf("pjrt: ToSlice: buffer holds %v, not %T (%v)", b.DType(), z, dt)
+	}
+	var z T
+	if err := b.awaitBeforeAlloc(ctx, b.shape.Size()*int64(unsafe.Sizeof(z))); err != nil {
+		return nil, err
 	}
 	out := make([]T, b.shape.Size())
 	if err := b.ToHost(ctx, asBytes(out)); err != nil {

@@ -715,3 +715,25 @@ func TestInterpreterTokenAndTupleOutputs(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, []float32{2, 4}, got)
 }
+
+// TestReadBackOfAFailedHugeResult: copying out a result whose computation
+// failed (it would not fit in memory) returns the computation's error; the
+// copy's memory was allocated first and ended the process.
+func TestReadBackOfAFailedHugeResult(t *testing.T) {
+	c := openInterpreter(t)
+	exe, err := c.Compile(MLIRText(`func.func @main() -> tensor<100000000000xf32> {
+  %0 = stablehlo.constant dense<1.0> : tensor<100000000000xf32>
+  return %0 : tensor<100000000000xf32>
+}`), nil)
+	require.NoError(t, err)
+	for _, read := range []func(b *Buffer) error{
+		func(b *Buffer) error { _, err := ToSlice[float32](ctxT(t), b); return err },
+		func(b *Buffer) error { _, err := b.Bytes(ctxT(t)); return err },
+	} {
+		outs, err := exe.Run()
+		require.NoError(t, err)
+		err = read(outs[0])
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), "too large")
+	}
+}
