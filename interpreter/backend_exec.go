@@ -623,7 +623,7 @@ func (e *executable) runDevice(run *devRun, rv *Rendezvous, d int, args []backen
 			if errors.As(err, &ce) && ce.PJRTCode() != 0 {
 				code = ce.PJRTCode()
 			}
-			argErr = backend.Errorf(code, "PJRT_LoadedExecutable_Execute", "argument %d of device %d: %v", i, run.info.device, err)
+			argErr = backend.Wrapf(code, "PJRT_LoadedExecutable_Execute", err, "argument %d of device %d: %v", i, run.info.device, err)
 			continue
 		}
 		if v == nil {
@@ -645,7 +645,7 @@ func (e *executable) runDevice(run *devRun, rv *Rendezvous, d int, args []backen
 		case run.Err() != nil || rv.Err() != nil:
 			code = codeCancelled
 		}
-		return backend.Errorf(code, "PJRT_LoadedExecutable_Execute", "device %d (replica %d, partition %d): %v", run.info.device, r, p, err)
+		return backend.Wrapf(code, "PJRT_LoadedExecutable_Execute", err, "device %d (replica %d, partition %d): %v", run.info.device, r, p, err)
 	}
 	flat := res
 	for _, v := range res {

@@ -57,6 +57,11 @@ func TestBoundsChecksThroughPJRT(t *testing.T) {
 	for _, want := range []string{`kernel "oob"`, "grid point (1)", "load from input 0", "check_plugin_test.go:", "starting at (2) outside (4)"} {
 		assert.Contains(t, err.Error(), want)
 	}
+	// The *BoundsError itself comes through pjrt on the built-in
+	// interpreter, as the package documents.
+	var be *BoundsError
+	require.True(t, errors.As(err, &be), "errors.As finds the *BoundsError in %T: %v", err, err)
+	assert.Equal(t, []int64{1}, be.GridPoint)
 }
 
 // handleCheck reads the check state from the call frame (host memory

@@ -10,8 +10,8 @@ import (
 // Built-in backends (which cannot import pjrt) make their errors with
 // backend.Errorf; this makes those *Error values.
 func init() {
-	backend.SetErrorConstructor(func(code int, op, msg string) error {
-		return &Error{Code: Code(code), Op: op, Msg: msg}
+	backend.SetErrorConstructor(func(code int, op, msg string, cause error) error {
+		return &Error{Code: Code(code), Op: op, Msg: msg, cause: cause}
 	})
 }
 
@@ -71,7 +71,14 @@ type Error struct {
 	// Payloads are the error's key/value payloads (absl::Status payloads,
 	// read with PJRT_Error_ForEachPayload); nil when there are none.
 	Payloads map[string]string
+
+	cause error // a Go backend's own error behind it (Unwrap)
 }
+
+// Unwrap returns the Go error behind e when a Go backend (the built-in
+// interpreter) made it from one, such as a kernel's bounds error; nil for
+// errors from C plugins.
+func (e *Error) Unwrap() error { return e.cause }
 
 // Error formats the error as "pjrt: OP: CODE: message".
 func (e *Error) Error() string {

@@ -24,33 +24,43 @@ type CodedError interface {
 	PJRTCode() int
 }
 
-// errorConstructor makes the errors of Errorf; package pjrt installs one
-// that returns *pjrt.Error.
-var errorConstructor func(code int, op, msg string) error
+// errorConstructor makes the errors of Errorf and Wrapf; package pjrt
+// installs one that returns *pjrt.Error.
+var errorConstructor func(code int, op, msg string, cause error) error
 
 // SetErrorConstructor is called once by package pjrt (at init) so that
 // Errorf returns *pjrt.Error values, which work with errors.Is against
-// pjrt's code sentinels and errors.As(&*pjrt.Error).
-func SetErrorConstructor(f func(code int, op, msg string) error) { errorConstructor = f }
+// pjrt's code sentinels and errors.As(&*pjrt.Error). cause is Wrapf's
+// (nil for Errorf): the error's Unwrap returns it.
+func SetErrorConstructor(f func(code int, op, msg string, cause error) error) { errorConstructor = f }
 
 // Errorf returns an error with a PJRT code, the PJRT call it concerns
 // (e.g. "PJRT_Client_Compile") and a formatted message: a *pjrt.Error when
 // package pjrt is linked in, else a CodedError.
 func Errorf(code int, op, format string, args ...any) error {
+	return Wrapf(code, op, nil, format, args...)
+}
+
+// Wrapf is Errorf for an error caused by cause (a Go backend's own error,
+// such as an interpreter kernel's): errors.Is and errors.As find cause and
+// what it wraps through the returned error.
+func Wrapf(code int, op string, cause error, format string, args ...any) error {
 	msg := fmt.Sprintf(format, args...)
 	if f := errorConstructor; f != nil {
-		return f(code, op, msg)
+		return f(code, op, msg, cause)
 	}
-	return &codedError{code: code, op: op, msg: msg}
+	return &codedError{code: code, op: op, msg: msg, cause: cause}
 }
 
 type codedError struct {
 	code    int
 	op, msg string
+	cause   error
 }
 
 func (e *codedError) Error() string { return fmt.Sprintf("pjrt: %s: code %d: %s", e.op, e.code, e.msg) }
 func (e *codedError) PJRTCode() int { return e.code }
+func (e *codedError) Unwrap() error { return e.cause }
 
 // NamedValue is a typed option or attribute (PJRT_NamedValue). Value is one
 // of string, int64, []int64, float32 or bool.
