@@ -37,8 +37,10 @@ type Executable struct {
 	outputs []backend.OutputInfo
 }
 
-// Compile compiles a program. opts may be nil for one replica and one
-// partition.
+// Compile compiles a program. opts may be nil for xla.DefaultCompileOptions
+// (one replica, one partition). The built-in interpreter follows the
+// program's own mhlo.num_replicas and mhlo.num_partitions when it sets them
+// (nil options included) and refuses options that disagree with them.
 func (c *Client) Compile(p Program, opts *xla.CompileOptions) (*Executable, error) {
 	if err := c.enter(); err != nil {
 		return nil, err

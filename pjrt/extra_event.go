@@ -11,9 +11,10 @@ import (
 // PJRT_Event_Set), for handing to a plugin API that waits on a PJRT_Event.
 // Its Event fires when Set is called.
 //
-// The plugin's own events (transfers, executions) are exposed as *Event
-// through one PJRT_Event_OnReady callback; PJRT_Event_IsReady, _Await and
-// _Error are not needed for them (Event.Done, Await and Err cover them).
+// The plugin's own events (transfers, executions) are exposed as *Event,
+// completed by a PJRT_Event_OnReady callback; waits that cannot be
+// cancelled block in PJRT_Event_Await, and PJRT_Event_IsReady polls where
+// a plugin's OnReady fails (see the package documentation).
 type UserEvent struct {
 	b  backend.UserEvent
 	ev *Event

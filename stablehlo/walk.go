@@ -155,7 +155,8 @@ func ReplaceAllUsesWith(old, replacement *Value) int {
 	return n
 }
 
-// ReplaceUsesIf replaces the uses of old for which keep returns true.
+// ReplaceUsesIf replaces the uses of old for which replace returns true and
+// returns how many it replaced.
 func ReplaceUsesIf(old, replacement *Value, replace func(u Use) bool) int {
 	n := 0
 	for _, u := range Users(old) {

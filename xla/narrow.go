@@ -52,7 +52,9 @@ const (
 )
 
 // NarrowFloat is the codec of one narrow float format: its values and
-// codes (bit patterns) and rounding to it, with the rules above.
+// codes (bit patterns) and rounding to it, round-to-nearest-even with
+// ml_dtypes' overflow rules (Inf, NaN or saturation by format; the table
+// and rules are in this file's comment above narrowKind).
 type NarrowFloat struct {
 	dt       DType
 	bits     int // total bits
