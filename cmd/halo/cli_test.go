@@ -202,6 +202,11 @@ func TestArguments(t *testing.T) {
 	assert.NotContains(t, out, "nope")
 	assert.Equal(t, 1, strings.Count(errOut, `unknown plugin "nope"`), errOut)
 	assert.Contains(t, errOut, "interpreter")
+	// The demo says so before printing anything.
+	code, out, errOut = runCLI("demo", "-plugin", "nope")
+	assert.Equal(t, 1, code)
+	assert.Empty(t, out, "nothing printed before the error")
+	assert.Contains(t, errOut, `unknown plugin "nope"`)
 }
 
 func TestCheckArguments(t *testing.T) {

@@ -103,15 +103,17 @@ func demo(w, errw io.Writer, plugin string) error {
 	}
 	text := m.String()
 	buildTime := time.Since(t0)
-	fmt.Fprintf(w, "program (built with the stablehlo builder in %v):\n%s\n", round(buildTime), text)
 	if plugin != "" {
+		// The named backend first: a bad name is the whole answer.
 		p, c, err := loadBackend(errw, "demo", plugin, 1)
 		if err != nil {
 			return err
 		}
 		defer c.Close()
+		fmt.Fprintf(w, "program (built with the stablehlo builder in %v):\n%s\n", round(buildTime), text)
 		return demoOn(w, p, c, text, buildTime)
 	}
+	fmt.Fprintf(w, "program (built with the stablehlo builder in %v):\n%s\n", round(buildTime), text)
 	candidates := pjrt.Candidates()
 	for i, info := range candidates {
 		p, c, err := loadBackend(errw, "demo", info.NameOrPath(), 1)
