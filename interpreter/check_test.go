@@ -254,6 +254,17 @@ func TestCustomCallRegistry(t *testing.T) {
 		require.Error(t, err)
 		assert.Contains(t, err.Error(), `returned tensor<3xf32> for result 0 of type tensor<2xf32>`)
 	})
+	t.Run("panic", func(t *testing.T) {
+		// The error names the target (it said only "interpreter panic").
+		RegisterCustomCall("test.panics", func(c *CustomCall) ([]*Tensor, error) { panic("boom") })
+		defer RegisterCustomCall("test.panics", nil)
+		err := runChecks(t, `func.func @main(%a: tensor<2xf32>) -> tensor<2xf32> {
+  %0 = stablehlo.custom_call @test.panics(%a) : (tensor<2xf32>) -> tensor<2xf32>
+  return %0 : tensor<2xf32>
+}`, tensorOf(t, xla.Float32, []float32{1, 2}, 2))
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), `custom call "test.panics": panicked: boom`)
+	})
 	t.Run("unknown target", func(t *testing.T) {
 		text := `func.func @main(%a: tensor<2xf32>) -> tensor<2xf32> {
   %0 = stablehlo.custom_call @no.such.target(%a) : (tensor<2xf32>) -> tensor<2xf32>

@@ -2,6 +2,7 @@ package interpreter
 
 import (
 	"fmt"
+	"runtime/debug"
 	"sort"
 	"strings"
 	"sync"
@@ -144,6 +145,22 @@ func init() {
 	})
 }
 
+// runCustomCall calls fn, turning its panic into an error (an allocation
+// refused by the interpreter's checks into that *AllocError), so that the
+// error names the target.
+func runCustomCall(fn CustomCallFunc, c *CustomCall) (res []*Tensor, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			if e := allocErrorOf(v); e != nil {
+				err = e
+				return
+			}
+			err = fmt.Errorf("panicked: %v\n%s", v, debug.Stack())
+		}
+	}()
+	return fn(c)
+}
+
 func kernelCustomCall(x *Exec, op *stablehlo.Op, args []Value) ([]Value, error) {
 	target, err := callTarget(op)
 	if err != nil {
@@ -181,7 +198,7 @@ func kernelCustomCall(x *Exec, op *stablehlo.Op, args []Value) ([]Value, error) 
 			return nil, fmt.Errorf("result %d has type %v; custom calls return tensors and tokens", i, r.Type)
 		}
 	}
-	res, err := fn(c)
+	res, err := runCustomCall(fn, c)
 	if err != nil {
 		return nil, fmt.Errorf("custom call %q: %w", target, err)
 	}
