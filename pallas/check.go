@@ -50,8 +50,16 @@ type BoundsError struct {
 // Error names the kernel, the grid point, the access, the index and the
 // bounds it left.
 func (e *BoundsError) Error() string {
+	if strings.HasPrefix(e.Kind, "slice") {
+		return fmt.Sprintf("pallas: kernel %q: grid point %s: %s: %s %s does not fit in %s",
+			e.Kernel, tuple(e.GridPoint), e.Access, e.Kind, tuple(e.Index), tuple(e.Bounds))
+	}
+	ranges := make([]string, len(e.Bounds))
+	for i, b := range e.Bounds {
+		ranges[i] = fmt.Sprintf("[0, %d)", b)
+	}
 	return fmt.Sprintf("pallas: kernel %q: grid point %s: %s: %s %s outside %s",
-		e.Kernel, tuple(e.GridPoint), e.Access, e.Kind, tuple(e.Index), tuple(e.Bounds))
+		e.Kernel, tuple(e.GridPoint), e.Access, e.Kind, tuple(e.Index), strings.Join(ranges, " x "))
 }
 
 func tuple(xs []int64) string {

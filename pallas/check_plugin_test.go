@@ -54,7 +54,7 @@ func TestBoundsChecksThroughPJRT(t *testing.T) {
 	})
 	_, err = plugintest.Run(context.Background(), c, bad, []interpreter.Value{x}, shapes)
 	require.Error(t, err)
-	for _, want := range []string{`kernel "oob"`, "grid point (1)", "load from input 0", "check_plugin_test.go:", "starting at (2) outside (4)"} {
+	for _, want := range []string{`kernel "oob"`, "grid point (1)", "load from input 0", "check_plugin_test.go:", "starting at (2) does not fit in (4)"} {
 		assert.Contains(t, err.Error(), want)
 	}
 	// The *BoundsError itself comes through pjrt on the built-in

@@ -30,19 +30,19 @@ func TestLoopsStopAtTheFirstFailedCheck(t *testing.T) {
 				func(c []*Value) *Value { return r[0].Load(c[0]).Lt(100.0) },
 				func(c []*Value) []*Value { return []*Value{c[0].Add(1)} })
 			r[1].Store(n[0].Astype(xla.Float32).BroadcastTo(4))
-		}, "element index (4) outside (4)"},
+		}, "element index (4) outside [0, 4)"},
 		{"while body", func(k *Kernel, r []*Ref) {
 			n := k.While([]*Value{k.Const(xla.Int32, 0), k.Const(xla.Float32, 0)},
 				func(c []*Value) *Value { return c[1].Lt(1e30) },
 				func(c []*Value) []*Value { return []*Value{c[0].Add(1), c[1].Add(r[0].Load(c[0]).Mul(0.0))} })
 			r[1].Store(n[1].BroadcastTo(4))
-		}, "element index (4) outside (4)"},
+		}, "element index (4) outside [0, 4)"},
 		{"for loop", func(k *Kernel, r []*Ref) {
 			s := k.ForLoop(0, 1_000_000_000, []*Value{k.Const(xla.Float32, 0)}, func(i *Value, c []*Value) []*Value {
 				return []*Value{c[0].Add(r[0].Load(i))}
 			})
 			r[1].Store(s[0].BroadcastTo(4))
-		}, "element index (4) outside (4)"},
+		}, "element index (4) outside [0, 4)"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)

@@ -252,13 +252,13 @@ func TestInterpretChecksFoldedIndices(t *testing.T) {
 	}{
 		{"block index", func(g []*Value, _ []*Ref) []any { return []any{g[0].Add(2)} },
 			func(k *Kernel, r []*Ref) { r[1].Store(r[0].Load()) },
-			[]string{"grid point (0)", "index map of input 0 (f32[4] block of f32[8]) at interpret_cse_test.go:", "block index (2) outside (2)"}},
+			[]string{"grid point (0)", "index map of input 0 (f32[4] block of f32[8]) at interpret_cse_test.go:", "block index (2) outside [0, 2)"}},
 		{"slice start", func(g []*Value, _ []*Ref) []any { return []any{g[0]} },
 			func(k *Kernel, r []*Ref) {
 				r[1].Store(r[0].Load(DS(k.ProgramID(0).Add(3), 2)).Sum(), Slice(0, 1))
 				r[1].Store(0.0, Slice(1, 4))
 			},
-			[]string{"grid point (0)", "load from input 0", "starting at (3) outside (4)"}},
+			[]string{"grid point (0)", "load from input 0", "starting at (3) does not fit in (4)"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			spec := CallSpec{Name: "folded", OutShapes: []xla.Shape{xla.MakeShape(xla.Float32, 4)}, Grid: []int64{1},

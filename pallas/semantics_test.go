@@ -391,10 +391,10 @@ func TestBoundsCheckErrors(t *testing.T) {
 		{"dynamic slice load past the block", func(k *Kernel, r []*Ref) {
 			r[1].Store(r[0].Load(DS(k.ProgramID(0).Mul(2), 3)).Sum(), Slice(0, 1))
 			r[1].Store(0.0, Slice(1, 4))
-		}, false, []string{`kernel "oob"`, "grid point (1)", "load from input 0", "semantics_test.go:", "starting at (2) outside (4)"}},
+		}, false, []string{`kernel "oob"`, "grid point (1)", "load from input 0", "semantics_test.go:", "starting at (2) does not fit in (4)"}},
 		{"index array store past the block", func(k *Kernel, r []*Ref) {
 			r[1].Store(1.0, k.Arange(4).Add(k.ProgramID(0)))
-		}, false, []string{"grid point (1)", "store to output 0", "element index (4) outside (4)"}},
+		}, false, []string{"grid point (1)", "store to output 0", "element index (4) outside [0, 4)"}},
 		{"block index out of range", func(k *Kernel, r []*Ref) {
 			r[1].Store(r[0].Load())
 		}, false, nil},
@@ -406,14 +406,14 @@ func TestBoundsCheckErrors(t *testing.T) {
 			// DS(2, 4) of a block of 4 with three elements unmasked: the
 			// third, element 4, is outside.
 			r[1].Store(Load(r[0], []any{DS(2, 4)}, k.Arange(4).Lt(3), 0.0))
-		}, false, []string{"grid point (0)", "load from input 0", "element index (4) outside (4)"}},
+		}, false, []string{"grid point (0)", "load from input 0", "element index (4) outside [0, 4)"}},
 		{"masked static index past the block", func(k *Kernel, r []*Ref) {
 			Store(r[1], []any{5}, 1.0, k.ProgramID(0).Eq(1))
 			r[1].Store(0.0)
-		}, false, []string{"grid point (1)", "store to output 0", "element index (5) outside (4)"}},
+		}, false, []string{"grid point (1)", "store to output 0", "element index (5) outside [0, 4)"}},
 		{"dynamic integer index past the block", func(k *Kernel, r []*Ref) {
 			r[1].Store(r[0].Load(k.ProgramID(0).Add(3)).BroadcastTo(4))
-		}, false, []string{"grid point (1)", "load from input 0", ": element index (4) outside (4)"}},
+		}, false, []string{"grid point (1)", "load from input 0", ": element index (4) outside [0, 4)"}},
 		{"checks off", func(k *Kernel, r []*Ref) {
 			r[1].Store(r[0].Load(DS(k.ProgramID(0).Mul(2), 3)).Sum(), Slice(0, 1))
 			r[1].Store(0.0, Slice(1, 4))
@@ -424,7 +424,7 @@ func TestBoundsCheckErrors(t *testing.T) {
 				return r[0].Load(DS(c[0], 2)).Sum().Lt(1000.0).And(c[0].Lt(3))
 			}, func(c []*Value) []*Value { return []*Value{c[0].Add(1)} })
 			r[1].Store(c[0].Astype(xla.Float32).BroadcastTo(4))
-		}, false, []string{"grid point (0)", "load from input 0", "starting at (3) outside (4)"}},
+		}, false, []string{"grid point (0)", "load from input 0", "starting at (3) does not fit in (4)"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -434,7 +434,7 @@ func TestBoundsCheckErrors(t *testing.T) {
 			if c.name == "block index out of range" {
 				bad := []*BlockSpec{{BlockShape: []int64{4}, IndexMap: func(g []*Value, _ []*Ref) []any { return []any{g[0].Add(1)} }}}
 				s.InSpecs = bad
-				c.want = []string{"grid point (1)", "index map of input 0", "block index (2) outside (2)"}
+				c.want = []string{"grid point (1)", "index map of input 0", "block index (2) outside [0, 2)"}
 			}
 			_, err := runCall(c.kernel, s, x)
 			if c.want == nil {

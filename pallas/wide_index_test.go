@@ -30,19 +30,19 @@ func TestWideIndicesDoNotWrap(t *testing.T) {
 		want   string
 	}{
 		{"point index", i64Tensor(big), func(k *Kernel, r []*Ref) { r[2].Store(r[0].Load(r[1].Load(0)).BroadcastTo(4)) }, nil,
-			"element index (2147483647) outside (4)"},
+			"element index (2147483647) outside [0, 4)"},
 		{"negative point index", i64Tensor(-big), func(k *Kernel, r []*Ref) { r[2].Store(r[0].Load(r[1].Load(0)).BroadcastTo(4)) }, nil,
-			"element index (-2147483648) outside (4)"},
+			"element index (-2147483648) outside [0, 4)"},
 		{"slice start", i64Tensor(big), func(k *Kernel, r []*Ref) {
 			r[2].Store(r[0].Load(DS(r[1].Load(0), 2)).Sum().BroadcastTo(4))
-		}, nil, "starting at (2147483647) outside (4)"},
+		}, nil, "starting at (2147483647) does not fit in (4)"},
 		{"index array", i64Tensor(big, 0, 1, 2), func(k *Kernel, r []*Ref) { r[2].Store(r[0].Load(r[1].Load())) }, nil,
-			"element index (2147483647) outside (4)"},
+			"element index (2147483647) outside [0, 4)"},
 		{"block index from prefetch", i64Tensor(big), func(k *Kernel, r []*Ref) { r[2].Store(r[1].Load().BroadcastTo(4)) },
 			func(s *CallSpec) {
 				s.NumScalarPrefetch = 1
 				s.InSpecs = []*BlockSpec{{BlockShape: []int64{1}, IndexMap: func(_ []*Value, pf []*Ref) []any { return []any{pf[0].Load(0)} }}}
-			}, "block index (2147483647) outside (4)"},
+			}, "block index (2147483647) outside [0, 4)"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			spec := CallSpec{Name: "wide", OutShapes: out, Grid: []int64{1}}

@@ -40,5 +40,5 @@ func TestBlockIndexOutOfRangeIsReported(t *testing.T) {
 	x := make([]int32, 32*32)
 	_, err := blockDynamicSlice(x, 32, 32, [2]int32{32, 0}, 16, 16)
 	require.ErrorContains(t, err, `kernel "dynamic_slice": grid point (0, 0): index map of input 0`)
-	require.ErrorContains(t, err, "block index (2, 0) outside (2, 2)")
+	require.ErrorContains(t, err, "block index (2, 0) outside [0, 2) x [0, 2)")
 }
