@@ -18,6 +18,7 @@ package gemm
 
 import (
 	"fmt"
+	"math"
 	"sync"
 	"sync/atomic"
 	"unsafe"
@@ -141,7 +142,7 @@ func Pack[T float32 | float64](transB bool, k, n int, b []T, ldb int, workers in
 	pb := &Packed[T]{k: k, n: n, data: packStorage[T](packedLen[T](k, n))}
 	var z T
 	ncMax := ncBytes / int(unsafe.Sizeof(z))
-	for jc := 0; jc < n; jc += ncMax {
+	for jc := 0; jc < n && k > 0; jc += ncMax { // k = 0: nothing to pack
 		slivers := (min(ncMax, n-jc) + nr - 1) / nr
 		dst := pb.data[jc*k : jc*k+slivers*nr*k]
 		w := max(1, min(workers, slivers))
@@ -314,6 +315,10 @@ func checkMatrix(name string, rows, cols, ld, n int) {
 	}
 	if ld < cols {
 		panic(fmt.Sprintf("gemm: %s is %d×%d but its row stride is %d", name, rows, cols, ld))
+	}
+	if rows > 1 && ld > (math.MaxInt-cols)/(rows-1) {
+		// (rows-1)*ld + cols would wrap around: no slice is that long.
+		panic(fmt.Sprintf("gemm: %s is %d×%d with row stride %d, which needs more elements than an int counts", name, rows, cols, ld))
 	}
 	if need := (rows-1)*ld + cols; n < need {
 		panic(fmt.Sprintf("gemm: %s is %d×%d with row stride %d, which needs %d elements; the slice has %d", name, rows, cols, ld, need, n))

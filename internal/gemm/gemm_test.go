@@ -150,6 +150,22 @@ func TestMulZeroK(t *testing.T) {
 	}
 }
 
+// TestPackZeroK: packing a 0×n B (transposed: stored n×0) is an empty
+// operand that zeroes C, as Mul does (packB sliced past the empty slice).
+func TestPackZeroK(t *testing.T) {
+	for _, transB := range []bool{false, true} {
+		pb := Pack[float32](transB, 0, 2, nil, 1, 1)
+		c := []float32{7, 7, 7, 7}
+		MulPacked(false, 2, nil, 1, pb, c, 2, 1)
+		for i, v := range c {
+			if v != 0 {
+				t.Fatalf("transB %v: C[%d] = %v, want 0", transB, i, v)
+			}
+		}
+		pb.Free()
+	}
+}
+
 // A zero of A times an infinity of B is NaN: no zero is skipped.
 func TestMulZeroTimesInfinityIsNaN(t *testing.T) {
 	withKernels(t, func(t *testing.T) {
@@ -190,6 +206,11 @@ func TestMulRejectsShortSlices(t *testing.T) {
 			Mul(false, true, 2, 3, 2, make([]float32, 4), 2, make([]float32, 6), 1, make([]float32, 6), 3, 1)
 		}, "B is 3×2 but its row stride is 1"},
 		{"negative", func() { Mul[float32](false, false, -1, 2, 2, nil, 2, nil, 2, nil, 2, 1) }, "negative dimension"},
+		// (9-1)*2^61 wraps to 0: the check passed and the assembly kernel
+		// read 2^63 bytes past A (a fault no recover catches).
+		{"stride that wraps", func() {
+			Mul(true, false, 6, 16, 9, make([]float32, 6), 1<<61, make([]float32, 9*16), 16, make([]float32, 6*16), 16, 1)
+		}, "more elements than an int counts"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			defer func() {
