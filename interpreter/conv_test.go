@@ -465,19 +465,26 @@ func TestConvolutionRandom(t *testing.T) {
 		}
 		c.lhsDims = dims(c.in, map[byte]int64{'b': nb * c.bgc, 'f': ci * c.fgc}, in)
 		c.rhsDims = dims(c.kernel, map[byte]int64{'i': ci, 'o': og * groups}, k)
-		n := func(d []int64) int { return int(xla.MakeShape(c.inType, d...).Size()) }
-		lhs := laTensor(c.inType, c.lhsDims, laRandInts(rng, n(c.lhsDims), 3, false))
-		rhs := laTensor(c.inType, c.rhsDims, laRandInts(rng, n(c.rhsDims), 3, false))
-		want, outDims := refConv(c, laValues(lhs), laValues(rhs))
-		p := convParams{dn: convDims(c.in, c.kernel, c.out), strides: c.strides, lhsDil: c.lhsDil, rhsDil: c.rhsDil,
-			reversal: c.reverse, fgc: c.fgc, bgc: c.bgc}
-		for _, pd := range c.pad {
-			p.padLo, p.padHi = append(p.padLo, pd[0]), append(p.padHi, pd[1])
-		}
-		got, err := convolution(lhs, rhs, &p, xla.MakeShape(c.inType, outDims...))
-		require.NoError(t, err, "%+v", c)
-		require.Equal(t, laExpected(c.inType, want), laValues(got), "%+v", c)
+		checkConvWithRef(t, rng, c)
 	}
+}
+
+// checkConvWithRef runs convolution on random small integers of c's
+// shapes and compares with refConv.
+func checkConvWithRef(t *testing.T, rng *rand.Rand, c convCase) {
+	t.Helper()
+	n := func(d []int64) int { return int(xla.MakeShape(c.inType, d...).Size()) }
+	lhs := laTensor(c.inType, c.lhsDims, laRandInts(rng, n(c.lhsDims), 3, false))
+	rhs := laTensor(c.inType, c.rhsDims, laRandInts(rng, n(c.rhsDims), 3, false))
+	want, outDims := refConv(c, laValues(lhs), laValues(rhs))
+	p := convParams{dn: convDims(c.in, c.kernel, c.out), strides: c.strides, lhsDil: c.lhsDil, rhsDil: c.rhsDil,
+		reversal: c.reverse, fgc: c.fgc, bgc: c.bgc}
+	for _, pd := range c.pad {
+		p.padLo, p.padHi = append(p.padLo, pd[0]), append(p.padHi, pd[1])
+	}
+	got, err := convolution(lhs, rhs, &p, xla.MakeShape(c.inType, outDims...))
+	require.NoError(t, err, "%+v", c)
+	require.Equal(t, laExpected(c.inType, want), laValues(got), "tab %d cols %d %+v", convTabLimit, convColsLimit, c)
 }
 
 // TestConvolutionWithoutTables: input indices computed as they are needed
@@ -492,18 +499,7 @@ func TestConvolutionWithoutTables(t *testing.T) {
 	run := func(c convCase) {
 		t.Helper()
 		c.defaults()
-		n := func(d []int64) int { return int(xla.MakeShape(c.inType, d...).Size()) }
-		lhs := laTensor(c.inType, c.lhsDims, laRandInts(rng, n(c.lhsDims), 3, false))
-		rhs := laTensor(c.inType, c.rhsDims, laRandInts(rng, n(c.rhsDims), 3, false))
-		want, outDims := refConv(c, laValues(lhs), laValues(rhs))
-		p := convParams{dn: convDims(c.in, c.kernel, c.out), strides: c.strides, lhsDil: c.lhsDil, rhsDil: c.rhsDil,
-			reversal: c.reverse, fgc: c.fgc, bgc: c.bgc}
-		for _, pd := range c.pad {
-			p.padLo, p.padHi = append(p.padLo, pd[0]), append(p.padHi, pd[1])
-		}
-		got, err := convolution(lhs, rhs, &p, xla.MakeShape(c.inType, outDims...))
-		require.NoError(t, err, "%+v", c)
-		require.Equal(t, laExpected(c.inType, want), laValues(got), "tab %d cols %d %+v", convTabLimit, convColsLimit, c)
+		checkConvWithRef(t, rng, c)
 	}
 	for _, lim := range []struct {
 		tab  int64
