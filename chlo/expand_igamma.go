@@ -9,9 +9,12 @@ import (
 )
 
 // The regularized incomplete gamma functions P(a, x) (chlo.igamma) and
-// Q(a, x) = 1 - P (chlo.igammac), in float64, as two stablehlo.while
-// loops over the whole tensor that run until every element has converged
-// (at most igammaMaxIter iterations):
+// Q(a, x) = 1 - P (chlo.igammac), in float64, by the interpreter's
+// kernel's formulas (internal/special): for a >= 100 and |x-a| <= 0.4a
+// (special.IgammaTemmeMinA, IgammaTemmeMaxMu) Temme's uniform asymptotic
+// expansion (igammaTemme), straight-line code; elsewhere two
+// stablehlo.while loops over the whole tensor that run until every
+// element has converged (at most igammaMaxIter iterations):
 //
 //   - for x < a+1 the series P = x^a e^-x / Γ(a+1) · Σ_n x^n/((a+1)…(a+n)),
 //     stopped at the first term below 1e-17 of the sum;
@@ -21,43 +24,136 @@ import (
 //     by less than 1e-17 relatively.
 //
 // The prefixes x^a e^-x / Γ(a) and / Γ(a+1) are exp(a log x - x -
-// lgamma a) and the same with lgamma(a+1). Elements on
-// the other branch run each loop with harmless arguments (a = 1, x = 1/2
-// or 2), so they converge at once. Special values as the interpreter's
-// kernel: NaN when a <= 0, x < 0 or either is NaN; P = 0 and Q = 1 at
-// x = 0 and at a = +Inf (finite x); P = 1 and Q = 0 at x = +Inf. The
-// loops take O(√a) iterations for large a and stop at igammaMaxIter, so
-// for a above about 3e8 near x = a the results lose accuracy (P(1e9, 1e9)
-// is 0.49922 for 0.5000042; both the interpreter's kernel and this
-// expansion): a known limitation, which a uniform asymptotic form for
-// large a would lift. Q for a <= 1/4, x < 5/4 is
-// igammacSmallA's, without either loop's cancellation.
+// lgamma a) and the same with lgamma(a+1) for a < 100; for a >= 100 the
+// scaled e^(-aφ) √(a/(2π)) / Γ*(a) and e^(-aφ) / (√(2πa) Γ*(a)), φ =
+// λ-1-log λ (λ = x/a) and Γ*(a) by Stirling's series, which do not cancel
+// terms of size a log a. Elements on another branch run each loop with
+// harmless arguments (a = 1, x = 1/2 or 2), so they converge at once.
+// Special values as the interpreter's kernel: NaN when a <= 0, x < 0 or
+// either is NaN; P = 0 and Q = 1 at x = 0 and at a = +Inf (finite x); P =
+// 1 and Q = 0 at x = +Inf. The loops would take O(√a) iterations near
+// x = a, more than igammaMaxIter for a above about 3e8 (P(1e9, 1e9) came
+// out 0.49922 for 0.5000042, P(1e10, 1e10) 0.3413); Temme's expansion
+// takes them over there, and off it (|x-a| > 0.4a, a >= 100) they converge
+// in under a hundred iterations. Q for a <= 1/4, x < 5/4 is igammacSmallA's,
+// without either loop's cancellation.
 
 const igammaMaxIter = 100000
 
 // igammaParts returns the series value of P (valid for x < a+1) and the
-// continued-fraction value of Q (valid otherwise), and the branch mask.
-func igammaParts(e *em, a, x *Value) (series, fraction, useSeries *Value) {
-	useSeries = e.lt(x, e.add(a, e.c(1)))
-	// The series, with (1, 1/2) where the fraction applies.
+// continued-fraction value of Q (valid otherwise), and the branch mask;
+// elements in Temme's region (temme) take neither loop.
+func igammaParts(e *em, a, x, temme *Value) (series, fraction, useSeries *Value) {
+	below := e.lt(x, e.add(a, e.c(1)))
+	useSeries = e.and(below, e.fb.Not(temme))
+	useFraction := e.and(e.fb.Not(below), e.fb.Not(temme))
+	// The series, with (1, 1/2) where it does not apply.
 	sa := e.sel(useSeries, a, e.c(1))
 	sx := e.sel(useSeries, x, e.c(0.5))
 	// x^a e^-x / Γ(a+1) at once (through Γ(a) and a division by a, a
-	// subnormal a loses its digits).
+	// subnormal a loses its digits); for a >= 100 scaled, e^(-aφ) /
+	// (√(2πa) Γ*(a)).
 	pre := e.exp(e.sub(e.sub(e.mul(sa, e.log(sx)), sx), expandLgamma(e, e.add(sa, e.c(1)))))
+	big, ba, bx := igammaLargeA(e, sa, sx)
+	bpre := e.div(e.exp(e.neg(e.mul(ba, igammaPhi(e, ba, bx)))), e.mul(e.mul(e.c(math.Sqrt(2*math.Pi)), e.sqrt(ba)), gammaStar(e, ba)))
+	pre = e.sel(big, bpre, pre)
 	series = e.mul(pre, igammaSeriesSum(e, sa, sx))
-	// The fraction, with (1, 2) where the series applies.
-	fa := e.sel(useSeries, e.c(1), a)
-	fx := e.sel(useSeries, e.c(2), x)
+	// The fraction, with (1, 2) where it does not apply.
+	fa := e.sel(useFraction, a, e.c(1))
+	fx := e.sel(useFraction, x, e.c(2))
 	fraction = e.mul(igammaPrefix(e, fa, fx), igammaLentz(e, fa, fx))
 	// Rounding may take either an ulp past 1 (P(1e-310, 1/4)): a
 	// probability it stays.
 	return e.min(series, e.c(1)), e.min(fraction, e.c(1)), useSeries
 }
 
-// igammaPrefix is x^a e^-x / Γ(a) for a > 0, x > 0.
+// igammaLargeA returns the mask a >= 100 (the scaled prefixes) and (a, x)
+// with (100, 100) where it is false.
+func igammaLargeA(e *em, a, x *Value) (big, ba, bx *Value) {
+	minA := e.c(special.IgammaTemmeMinA)
+	big = e.ge(a, minA)
+	return big, e.sel(big, a, minA), e.sel(big, x, minA)
+}
+
+// igammaPrefix is x^a e^-x / Γ(a) for a > 0, x > 0: for a >= 100
+// e^(-aφ) √(a/(2π)) / Γ*(a) (special's igammaPrefix).
 func igammaPrefix(e *em, a, x *Value) *Value {
-	return e.exp(e.sub(e.sub(e.mul(a, e.log(x)), x), expandLgamma(e, a)))
+	pre := e.exp(e.sub(e.sub(e.mul(a, e.log(x)), x), expandLgamma(e, a)))
+	big, ba, bx := igammaLargeA(e, a, x)
+	bpre := e.div(e.mul(e.exp(e.neg(e.mul(ba, igammaPhi(e, ba, bx)))), e.sqrt(e.div(ba, e.c(2*math.Pi)))), gammaStar(e, ba))
+	return e.sel(big, bpre, pre)
+}
+
+// igammaPhi is φ = λ-1-log λ for λ = x/a (special.IgammaPhi): with μ =
+// (x-a)/a, for |μ| <= 0.4 and t = μ/(2+μ) the series 2t² (1/(1-t) -
+// t Σ_j t^(2j)/(2j+3)); beyond, μ - log1p(μ) (μ > 0.4) or (λ-1) - log λ.
+func igammaPhi(e *em, a, x *Value) *Value {
+	mu := e.div(e.sub(x, a), a)
+	lim := e.c(special.IgammaTemmeMaxMu)
+	up, down := e.gt(mu, lim), e.lt(mu, e.neg(lim))
+	// The series, with μ = 0 where it does not apply.
+	sm := e.sel(e.or(up, down), e.c(0), mu)
+	t := e.div(sm, e.add(e.c(2), sm))
+	t2 := e.mul(t, t)
+	s := e.c(0)
+	for j := special.IgammaPhiTerms - 1; j >= 0; j-- {
+		s = e.add(e.mul(s, t2), e.c(1/float64(2*j+3)))
+	}
+	phi := e.mul(e.mul(e.c(2), t2), e.sub(e.div(e.c(1), e.sub(e.c(1), t)), e.mul(t, s)))
+	// μ - log1p(μ), with μ = 1 where it does not apply.
+	um := e.sel(up, mu, e.c(1))
+	phi = e.sel(up, e.sub(um, e.log1p(um)), phi)
+	// (λ-1) - log λ, with λ = 1/2 where it does not apply.
+	l := e.sel(down, e.div(x, a), e.c(0.5))
+	return e.sel(down, e.sub(e.sub(l, e.c(1)), e.log(l)), phi)
+}
+
+// gammaStar is Γ*(a) = Γ(a) / (√(2π/a) (a/e)^a) for a >= 100, exp of
+// Stirling's series (special.GammaStar).
+func gammaStar(e *em, a *Value) *Value {
+	z := e.div(e.c(1), e.mul(a, a))
+	s := e.c(0)
+	for j := len(special.StirlingCoef) - 1; j >= 0; j-- {
+		s = e.add(e.mul(s, z), e.c(special.StirlingCoef[j]))
+	}
+	return e.exp(e.div(s, a))
+}
+
+// igammaUseTemme is the mask of Temme's region, a >= 100 and |x-a| <= 0.4a
+// (as (x-a)/a, the kernel's test).
+func igammaUseTemme(e *em, a, x *Value) *Value {
+	mu := e.div(e.sub(x, a), a)
+	return e.and(e.ge(a, e.c(special.IgammaTemmeMinA)), e.le(e.abs(mu), e.c(special.IgammaTemmeMaxMu)))
+}
+
+// igammaTemme returns P and Q by Temme's uniform asymptotic expansion
+// (special's igammaTemme, DLMF 8.12): with φ = λ-1-log λ, η = sign(x-a)
+// √(2φ) and z = sign(x-a) √(aφ) (= η √(a/2)),
+// Q = ½ erfc(z) + R and P = ½ erfc(-z) - R, R = e^(-aφ)/√(2πa) ·
+// Σ_k c_k(η) a^-k with the c_k as Taylor series in η
+// (special.IgammaTemmeCoef), by Horner in η and then in 1/a.
+func igammaTemme(e *em, a, x *Value) (p, q *Value) {
+	phi := igammaPhi(e, a, x)
+	neg := e.lt(x, a)
+	eta := e.sqrt(e.mul(e.c(2), phi))
+	z := e.sqrt(e.mul(a, phi))
+	eta = e.sel(neg, e.neg(eta), eta)
+	z = e.sel(neg, e.neg(z), z)
+	ia := e.div(e.c(1), a)
+	s := e.c(0)
+	for k := len(special.IgammaTemmeCoef) - 1; k >= 0; k-- {
+		c := special.IgammaTemmeCoef[k]
+		ck := e.c(0)
+		for n := len(c) - 1; n >= 0; n-- {
+			ck = e.add(e.mul(ck, eta), e.c(c[n]))
+		}
+		s = e.add(e.mul(s, ia), ck)
+	}
+	r := e.mul(e.div(e.exp(e.neg(e.mul(a, phi))), e.mul(e.c(math.Sqrt(2*math.Pi)), e.sqrt(a))), s)
+	half := e.c(0.5)
+	q = e.add(e.mul(half, expandErfc(e, z)), r)
+	p = e.sub(e.mul(half, expandErfc(e, e.neg(z))), r)
+	return p, q
 }
 
 // anyTrue reduces an i1 tensor to whether any element is true.
@@ -147,18 +243,29 @@ func igammaSpecial(e *em, a, x, r *Value, lower bool) *Value {
 	return e.sel(bad, e.c(math.NaN()), r)
 }
 
+// igammaTemmeParts returns the mask of Temme's region and P and Q there
+// (computed at (100, 100) elsewhere).
+func igammaTemmeParts(e *em, a, x *Value) (temme, p, q *Value) {
+	temme = igammaUseTemme(e, a, x)
+	minA := e.c(special.IgammaTemmeMinA)
+	p, q = igammaTemme(e, e.sel(temme, a, minA), e.sel(temme, x, minA))
+	return temme, p, q
+}
+
 // expandIgamma is P(a, x).
 func expandIgamma(e *em, a, x *Value) *Value {
 	a, x = igammaSafe(e, a, x)
-	s, f, useSeries := igammaParts(e, a, x)
-	return e.sel(useSeries, s, e.sub(e.c(1), f))
+	temme, tp, _ := igammaTemmeParts(e, a, x)
+	s, f, useSeries := igammaParts(e, a, x, temme)
+	return e.sel(temme, tp, e.sel(useSeries, s, e.sub(e.c(1), f)))
 }
 
 // expandIgammac is Q(a, x).
 func expandIgammac(e *em, a, x *Value) *Value {
 	a, x = igammaSafe(e, a, x)
-	s, f, useSeries := igammaParts(e, a, x)
-	q := e.sel(useSeries, e.sub(e.c(1), s), f)
+	temme, _, tq := igammaTemmeParts(e, a, x)
+	s, f, useSeries := igammaParts(e, a, x, temme)
+	q := e.sel(temme, tq, e.sel(useSeries, e.sub(e.c(1), s), f))
 	small := e.and(e.le(a, e.c(igammaSmallA)), e.lt(x, e.c(igammaSmallX)))
 	return e.sel(small, igammacSmallA(e, e.sel(small, a, e.c(igammaSmallA)), e.sel(small, x, e.c(1))), q)
 }

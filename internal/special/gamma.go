@@ -379,7 +379,7 @@ func igammaPrefix(a, x float64) float64 {
 // coefficient table (IgammaTemmeCoef) is good to below 1e-19 of the sum.
 // Outside it, for a >= IgammaTemmeMinA, the result is 0 or 1 in float64
 // once a·φ(±0.4) > 750 (a above about 12000), and the series and the
-// fraction converge in a few hundred terms.
+// fraction converge in under a hundred terms.
 const IgammaTemmeMinA, IgammaTemmeMaxMu = 100, 0.4
 
 // igammaUseTemme is whether (a, x), a > 0 and x > 0 finite, is in the
@@ -549,11 +549,13 @@ var IgammaTemmeCoef = [9][]float64{
 // for x < a+1 where the terms decrease.
 func igammaSeries(a, x float64) float64 {
 	// x^a e^-x / Γ(a+1) at once: through Γ(a) and a division by a, a
-	// subnormal a lost its digits (P(5e-324, 0.5) came out 2.25e15).
-	pre := math.Exp(a*RealLog(x) - x - Lgamma(a+1))
+	// subnormal a lost its digits (P(5e-324, 0.5) came out 2.25e15). For
+	// large a scaled, e^(-aφ) / (√(2πa) Γ*(a)), as in igammaPrefix.
+	var pre float64
 	if a >= IgammaTemmeMinA {
-		// e^(-aφ) / (√(2πa) Γ*(a)), as in igammaPrefix.
 		pre = math.Exp(-a*IgammaPhi(a, x)) / (math.Sqrt(2*math.Pi) * math.Sqrt(a) * GammaStar(a))
+	} else {
+		pre = math.Exp(a*RealLog(x) - x - Lgamma(a+1))
 	}
 	if pre == 0 {
 		return 0
