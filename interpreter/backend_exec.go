@@ -553,7 +553,11 @@ func (e *executable) launch(args [][]backend.Buffer, runs []devRun) {
 		r.Context = ctx
 		goWork(func() {
 			defer wg.Done()
-			r.ev.set(e.runDevice(r, rv, d, args[d]))
+			err := e.runDevice(r, rv, d, args[d])
+			if err != nil {
+				cancel() // the other devices stop too, not only at their next collective
+			}
+			r.ev.set(err)
 		})
 	}
 	go func() {

@@ -303,8 +303,11 @@ func rtGroups(op *stablehlo.Op, name string) ([][]int64, error) {
 	for i := 0; i < rows; i++ {
 		var g []int64
 		for _, v := range vals[i*cols : (i+1)*cols] {
-			if v >= 0 {
+			switch {
+			case v >= 0:
 				g = append(g, v)
+			case v != -1: // -1 pads uneven groups
+				return nil, fmt.Errorf("%s holds %d: ids are non-negative (-1 pads a short group)", name, v)
 			}
 		}
 		if len(g) > 0 {
@@ -1021,6 +1024,7 @@ func (p *Program) RunSPMD(ctx context.Context, args [][]Value, opts SPMDOptions)
 			if err != nil {
 				errs[d] = fmt.Errorf("device %d %v: %w", d, proc, err)
 				rv.Fail(proc, err)
+				cancel() // the others stop too, not only at their next collective
 				return
 			}
 			outs[d] = out

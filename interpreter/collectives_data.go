@@ -153,6 +153,18 @@ func rtSetElem(dst *Tensor, i int, src *Tensor) error {
 // reduceTensors reduces parts element-wise, in order, with the
 // computation region body (reduce without init values).
 func (x *Exec) reduceTensors(body *stablehlo.Region, parts []*Tensor) (*Tensor, error) {
+	// The body's element type may be wider than the operands' (an i8
+	// all_reduce summing in i32): the parts are converted to it first.
+	if e, ok := regionElemType(body); ok && e != parts[0].Shape.DType {
+		wide := make([]*Tensor, len(parts))
+		for i, p := range parts {
+			wide[i] = NewTensor(xla.MakeShape(e, p.Shape.Dims...))
+			if err := Convert(wide[i], p); err != nil {
+				return nil, err
+			}
+		}
+		parts = wide
+	}
 	if len(parts) == 1 {
 		return parts[0], nil
 	}
@@ -385,4 +397,17 @@ func combineArith[T ewNumber](name string, d, s []T) bool {
 		return false
 	}
 	return true
+}
+
+// regionElemType is the element type of a reduction body's first
+// argument (tensor<E>), when it has one.
+func regionElemType(body *stablehlo.Region) (xla.DType, bool) {
+	if body == nil || len(body.Blocks) == 0 || len(body.Blocks[0].Args) == 0 {
+		return xla.Invalid, false
+	}
+	t, ok := body.Blocks[0].Args[0].Type.(stablehlo.TensorType)
+	if !ok || !t.DType.Valid() {
+		return xla.Invalid, false
+	}
+	return t.DType, true
 }

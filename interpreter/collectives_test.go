@@ -395,8 +395,51 @@ func TestFailingDeviceCancelsPeers(t *testing.T) {
 	msg := err.Error()
 	assert.Contains(t, msg, "device 1 (1, 0)")
 	assert.Contains(t, msg, "argument 0")
-	assert.Contains(t, msg, "cancelled")
-	assert.True(t, strings.Index(msg, "argument 0") < strings.Index(msg, "cancelled"), "the failing device is reported first: %s", msg)
+	assert.Contains(t, msg, "device 0 (0, 0)")
+	assert.Contains(t, msg, "cancel") // its context, or the rendezvous
+	assert.True(t, strings.Index(msg, "argument 0") < strings.Index(msg, "cancel"), "the failing device is reported first: %s", msg)
+}
+
+// TestFailingDeviceStopsBusyPeers: a device that fails stops the others
+// where they are, not only at their next collective: replica 1 runs a loop
+// of 10^9 steps before the all_reduce (it ran to the end, then failed at
+// the collective).
+func TestFailingDeviceStopsBusyPeers(t *testing.T) {
+	p := compileText(t, `module @m attributes {mhlo.num_replicas = 2 : i32} {
+  func.func @main(%x: tensor<2xf32>) -> tensor<2xf32> {
+    %r = stablehlo.replica_id : tensor<ui32>
+    %ri = stablehlo.convert %r : (tensor<ui32>) -> tensor<i64>
+    %big = stablehlo.constant dense<1000000000> : tensor<i64>
+    %n = stablehlo.multiply %ri, %big : tensor<i64>
+    %zero = stablehlo.constant dense<0> : tensor<i64>
+    %w:2 = stablehlo.while(%i = %zero, %v = %x) : tensor<i64>, tensor<2xf32>
+      cond {
+        %c = stablehlo.compare LT, %i, %n : (tensor<i64>, tensor<i64>) -> tensor<i1>
+        stablehlo.return %c : tensor<i1>
+      } do {
+        %one = stablehlo.constant dense<1> : tensor<i64>
+        %j = stablehlo.add %i, %one : tensor<i64>
+        stablehlo.return %j, %v : tensor<i64>, tensor<2xf32>
+      }
+    %0 = "stablehlo.all_reduce"(%w#1) `+addRegion+` {replica_groups = dense<[[0, 1]]> : tensor<1x2xi64>} : (tensor<2xf32>) -> tensor<2xf32>
+    return %0 : tensor<2xf32>
+  }
+}`)
+	_, err := p.RunSPMD(context.Background(), [][]Value{
+		{f32Tensor([]float32{1, 2, 3}, 3)}, // the wrong shape: device 0 fails at once
+		{f32Tensor([]float32{1, 2}, 2)},
+	}, SPMDOptions{Timeout: time.Hour})
+	require.Error(t, err)
+	var dev1 string
+	for _, line := range strings.Split(err.Error(), "\n") {
+		if strings.HasPrefix(line, "device 1 (1, 0)") {
+			dev1 = line
+		}
+	}
+	// Stopped where it was (in its loop, or before it), not at the
+	// all_reduce after 10^9 steps (the test's deadline, before).
+	assert.True(t, strings.HasSuffix(dev1, "context canceled"), err.Error())
+	assert.NotContains(t, dev1, "all_reduce", err.Error())
 }
 
 func TestRendezvousMeetsOncePerIteration(t *testing.T) {
@@ -434,6 +477,7 @@ func TestCollectiveAttributeErrors(t *testing.T) {
 		{"group id out of range", `"stablehlo.all_gather"(%x) {all_gather_dim = 0 : i64, replica_groups = dense<[[0, 5]]> : tensor<1x2xi64>} : (tensor<2xf32>) -> tensor<4xf32>`, "tensor<4xf32>", "out of range"},
 		{"global ids need channel", `"stablehlo.all_gather"(%x) {all_gather_dim = 0 : i64, replica_groups = dense<[[0, 1]]> : tensor<1x2xi64>, use_global_device_ids} : (tensor<2xf32>) -> tensor<4xf32>`, "tensor<4xf32>", "positive channel_id"},
 		{"split count", `"stablehlo.all_to_all"(%x) {split_dimension = 0 : i64, concat_dimension = 0 : i64, split_count = 1 : i64, replica_groups = dense<[[0, 1]]> : tensor<1x2xi64>} : (tensor<2xf32>) -> tensor<2xf32>`, "tensor<2xf32>", "split_count 1 differs"},
+		{"negative id", `"stablehlo.all_gather"(%x) {all_gather_dim = 0 : i64, replica_groups = dense<[[0, -2], [1, -1]]> : tensor<2x2xi64>} : (tensor<2xf32>) -> tensor<2xf32>`, "tensor<2xf32>", "holds -2: ids are non-negative"},
 		{"repeated target", `"stablehlo.collective_permute"(%x) {source_target_pairs = dense<[[0, 1], [1, 1]]> : tensor<2x2xi64>} : (tensor<2xf32>) -> tensor<2xf32>`, "tensor<2xf32>", "repeat"},
 	}
 	for _, tc := range tests {
@@ -447,6 +491,49 @@ func TestCollectiveAttributeErrors(t *testing.T) {
 			_, err := p.RunSPMD(context.Background(), [][]Value{{f32Tensor([]float32{1, 2}, 2)}, {f32Tensor([]float32{3, 4}, 2)}}, SPMDOptions{Timeout: time.Second})
 			require.Error(t, err)
 			assert.Contains(t, err.Error(), tc.want)
+		})
+	}
+}
+
+// TestReductionsPromote: an all_reduce or reduce_scatter whose body works
+// in a wider type than its operand (i8 summed as i32, as the spec allows)
+// converts the operand first (it was an error for groups of two, and
+// groups of one returned the i8 tensor for an i32 result).
+func TestReductionsPromote(t *testing.T) {
+	i8 := func(vals ...int8) *Tensor {
+		x := NewTensor(xla.MakeShape(xla.Int8, int64(len(vals))))
+		copy(x.Data.([]int8), vals)
+		return x
+	}
+	args := [][]Value{{i8(100, 127)}, {i8(100, 127)}}
+	const body = `({
+      ^bb0(%a: tensor<i32>, %b: tensor<i32>):
+        %s = stablehlo.add %a, %b : tensor<i32>
+        stablehlo.return %s : tensor<i32>
+    })`
+	for _, c := range []struct {
+		name, op, ty string
+		want         [][]int32
+	}{
+		{"all_reduce", `"stablehlo.all_reduce"(%x) ` + body + ` {replica_groups = dense<[[0, 1]]> : tensor<1x2xi64>} : (tensor<2xi8>) -> tensor<2xi32>`,
+			"tensor<2xi32>", [][]int32{{200, 254}, {200, 254}}},
+		{"all_reduce, groups of one", `"stablehlo.all_reduce"(%x) ` + body + ` {replica_groups = dense<[[0], [1]]> : tensor<2x1xi64>} : (tensor<2xi8>) -> tensor<2xi32>`,
+			"tensor<2xi32>", [][]int32{{100, 127}, {100, 127}}},
+		{"reduce_scatter", `"stablehlo.reduce_scatter"(%x) ` + body + ` {scatter_dimension = 0 : i64, replica_groups = dense<[[0, 1]]> : tensor<1x2xi64>} : (tensor<2xi8>) -> tensor<1xi32>`,
+			"tensor<1xi32>", [][]int32{{200}, {254}}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			p := compileText(t, moduleHeader(2, 1)+`
+  func.func @main(%x: tensor<2xi8>) -> `+c.ty+` {
+    %0 = `+c.op+`
+    return %0 : `+c.ty+`
+  }
+}`)
+			outs, err := p.RunSPMD(context.Background(), args, SPMDOptions{Timeout: 30 * time.Second})
+			require.NoError(t, err)
+			for d := range outs {
+				assert.Equal(t, c.want[d], outs[d][0].(*Tensor).Data, "device %d", d)
+			}
 		})
 	}
 }
