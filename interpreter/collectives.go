@@ -982,7 +982,9 @@ func checkResult(op *stablehlo.Op, i int, t *Tensor) error {
 // SPMDOptions configure Program.RunSPMD.
 type SPMDOptions struct {
 	// Timeout bounds each wait of a device for its peers at a collective
-	// (DefaultCollectiveTimeout when 0).
+	// (DefaultCollectiveTimeout when 0). It is wall-clock time, not a
+	// deadlock check: a peer still computing counts as missing, so set it
+	// above the longest work a device does between two collectives.
 	Timeout time.Duration
 }
 
