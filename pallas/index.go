@@ -103,7 +103,7 @@ func (k *Kernel) indexer(op string, ref *Ref, idx []any, masked bool) (Indexer, 
 			di.Start, di.Size = x.Start, x.Stop-x.Start
 			if x.Start < 0 || x.Stop > dim {
 				di.Start, di.Operand = 0, len(operands)
-				operands = append(operands, k.outsideIndex(op, x.Start))
+				operands = append(operands, k.outsideIndex(x.Start))
 			}
 		case DSIndex:
 			if x.Size < 0 || x.Size > dim {
@@ -125,7 +125,7 @@ func (k *Kernel) indexer(op string, ref *Ref, idx []any, masked bool) (Indexer, 
 						return ix, nil, false
 					}
 					di.Operand = len(operands)
-					operands = append(operands, k.outsideIndex(op, s))
+					operands = append(operands, k.outsideIndex(s))
 				} else {
 					di.Start = s
 				}
@@ -175,7 +175,7 @@ func (k *Kernel) indexer(op string, ref *Ref, idx []any, masked bool) (Indexer, 
 					return ix, nil, false
 				}
 				di.Start, di.Operand = 0, len(operands)
-				operands = append(operands, k.outsideIndex(op, s))
+				operands = append(operands, k.outsideIndex(s))
 			}
 		}
 		ix.Dims = append(ix.Dims, di)
@@ -238,10 +238,8 @@ func (k *Kernel) indexer(op string, ref *Ref, idx []any, masked bool) (Indexer, 
 // err is set for an unsigned value beyond int64's range.
 // outsideIndex is the i32 Value of a static start outside a masked
 // access's ref (saturated to i32's range: outside every dim either way).
-func (k *Kernel) outsideIndex(op string, s int64) *Value {
-	s = max(min(s, math.MaxInt32), math.MinInt32)
-	v, _ := k.intScalar(op, k.Const(xla.Int32, s))
-	return v
+func (k *Kernel) outsideIndex(s int64) *Value {
+	return k.Const(xla.Int32, max(min(s, math.MaxInt32), math.MinInt32))
 }
 
 func staticInt(e any) (v int64, ok bool, err error) {

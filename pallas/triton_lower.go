@@ -311,9 +311,11 @@ func (l *ttLower) access(ref *ttRef, kind uint8, op *Op) {
 	buf := bufferOf(ref.info)
 	h := l.hazards[buf]
 	conflict := h.kind & hzStored
+	var key *Op
 	if kind == hzStored {
+		key = l.storeKey(op, ref)
 		conflict = h.kind
-		if h.kind == hzStored && h.by != nil && h.by == l.storeKey(op, ref) {
+		if h.kind == hzStored && h.by != nil && h.by == key {
 			conflict = 0 // the same aligned store again
 		}
 	}
@@ -322,10 +324,7 @@ func (l *ttLower) access(ref *ttRef, kind uint8, op *Op) {
 		clear(l.hazards)
 		h = hazard{}
 	}
-	if kind == hzStored {
-		op = l.storeKey(op, ref)
-	}
-	l.hazards[buf] = h.add(kind, op)
+	l.hazards[buf] = h.add(kind, key)
 }
 
 // storeKey is op when it is a store whose blocks are aligned (see

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"regexp"
 	"runtime"
-	"runtime/debug"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -95,7 +94,9 @@ func ffiCall(frame uintptr) uintptr {
 	if api != 0 && f.Ctx != 0 {
 		cf.Context = &cFFIContext{api: api, ctx: f.Ctx}
 	}
-	if err := runFFIHandler(entry, cf); err != nil {
+	// entry.h is Plugin.RegisterFFIHandler's wrapper, which runs the
+	// handler on its own goroutine and turns a panic into an error.
+	if err := entry.h(cf); err != nil {
 		code, msg := errorCode(err)
 		if code == int(Unknown) {
 			code = int(Internal)
@@ -103,17 +104,6 @@ func ffiCall(frame uintptr) uintptr {
 		return ffiError(api, Code(code), msg)
 	}
 	return 0
-}
-
-// runFFIHandler calls a Go handler, turning a panic into an error.
-func runFFIHandler(e ffiEntry, cf *backend.FFICallFrame) (err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = &Error{Code: Internal, Op: "FFI handler " + e.target,
-				Msg: fmt.Sprintf("the Go handler for %q panicked: %v\n%s", e.target, r, debug.Stack())}
-		}
-	}()
-	return e.h(cf)
 }
 
 // ffiMetadata returns the XLA_FFI_Metadata* of a metadata call frame, or 0.

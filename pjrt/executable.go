@@ -220,7 +220,7 @@ func (e *Executable) Execute(args [][]*Buffer, opts ExecuteOptions) (*Execution,
 			bargs[d][i] = b.b
 		}
 	}
-	var holdUntil func([]backend.Event) // keeps the context until the events fire
+	var held *ExecuteContext // holds its context until the execution's events fire
 	bo := backend.ExecuteOptions{
 		LaunchID:             opts.LaunchID,
 		NonDonatableArgs:     opts.NonDonatable,
@@ -242,19 +242,14 @@ func (e *Executable) Execute(args [][]*Buffer, opts ExecuteOptions) (*Execution,
 		if !opts.Context.g.hold() {
 			return nil, fmt.Errorf("pjrt: execute context: %w", ErrClosed)
 		}
-		held := false
+		// Given up here unless the execution's events take it over.
 		defer func() {
-			if !held {
-				opts.Context.g.leave()
+			if held != nil {
+				held.g.leave()
 			}
 		}()
+		held = opts.Context
 		bo.WantCompletionEvents = true
-		holdUntil = func(events []backend.Event) {
-			if len(events) > 0 {
-				held = true
-				opts.Context.holdUntil(events)
-			}
-		}
 	}
 	if opts.Device != nil {
 		bo.ExecuteDevice = opts.Device.b
@@ -287,8 +282,9 @@ func (e *Executable) Execute(args [][]*Buffer, opts ExecuteOptions) (*Execution,
 			x.Outputs[d][i] = w
 		}
 	}
-	if holdUntil != nil {
-		holdUntil(events)
+	if held != nil && len(events) > 0 {
+		held.holdUntil(events)
+		held = nil
 	}
 	if opts.CompletionEvents {
 		for _, ev := range events {

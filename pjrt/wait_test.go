@@ -131,32 +131,38 @@ func TestCloseWaitsForCallsInProgress(t *testing.T) {
 	cl := c.client(t)
 	exe, err := cl.Compile(MLIRText(addProgram), nil)
 	require.NoError(t, err)
+	raceWithClose(t, c, cl, func(i int, b *Buffer) {
+		switch i % 3 {
+		case 0:
+			_ = b.Await(context.Background())
+		case 1:
+			_ = b.ToHost(context.Background(), make([]byte, 16))
+		case 2:
+			if outs, err := exe.Run(b, b); err == nil {
+				for _, o := range outs {
+					o.Close()
+				}
+			}
+		}
+	})
+	assert.EqualValues(t, 0, c.live("buffer"), "buffers left alive")
+}
+
+// raceWithClose makes 20,000 buffers and, for each, runs use(i, b) beside
+// b.Close() on another goroutine; no call may reach a destroyed handle.
+func raceWithClose(t *testing.T, c *conformance, cl *Client, use func(i int, b *Buffer)) {
+	t.Helper()
 	invalid := c.counter("invalid_handles")
 	for i := 0; i < 20000; i++ {
 		b, err := BufferFrom(cl, []float32{1, 2, 3, 4}, []int64{4})
 		require.NoError(t, err)
 		var wg sync.WaitGroup
 		wg.Add(2)
-		go func() {
-			defer wg.Done()
-			switch i % 3 {
-			case 0:
-				_ = b.Await(context.Background())
-			case 1:
-				_ = b.ToHost(context.Background(), make([]byte, 16))
-			case 2:
-				if outs, err := exe.Run(b, b); err == nil {
-					for _, o := range outs {
-						o.Close()
-					}
-				}
-			}
-		}()
+		go func() { defer wg.Done(); use(i, b) }()
 		go func() { defer wg.Done(); b.Close() }()
 		wg.Wait()
 	}
 	assert.Equal(t, invalid, c.counter("invalid_handles"), "calls on destroyed handles")
-	assert.EqualValues(t, 0, c.live("buffer"), "buffers left alive")
 }
 
 func bytesOf(v []float32) []byte { return asBytes(v) }
@@ -195,22 +201,11 @@ func TestClientCloseIsNotHeldByBlockedWaits(t *testing.T) {
 func TestToHostAsyncBesideClose(t *testing.T) {
 	c := openConformance(t)
 	cl := c.client(t)
-	invalid := c.counter("invalid_handles")
-	for i := 0; i < 20000; i++ {
-		b, err := BufferFrom(cl, []float32{1, 2, 3, 4}, []int64{4})
-		require.NoError(t, err)
-		var wg sync.WaitGroup
-		wg.Add(2)
-		go func() {
-			defer wg.Done()
-			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-			defer cancel()
-			_ = b.ToHost(ctx, make([]byte, 16))
-		}()
-		go func() { defer wg.Done(); b.Close() }()
-		wg.Wait()
-	}
-	assert.Equal(t, invalid, c.counter("invalid_handles"), "calls on destroyed handles")
+	raceWithClose(t, c, cl, func(_ int, b *Buffer) {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_ = b.ToHost(ctx, make([]byte, 16))
+	})
 }
 
 // What the plugin waits for from the caller is cancelled by Client.Close,
