@@ -455,51 +455,15 @@ func (b *Buffer) Close() error {
 // String describes the buffer.
 func (b *Buffer) String() string { return fmt.Sprintf("Buffer(%v)", b.shape) }
 
-// Element is a Go type that maps to one xla.DType.
-type Element interface {
-	~bool | ~int8 | ~int16 | ~int32 | ~int64 | ~uint8 | ~uint16 | ~uint32 | ~uint64 |
-		~float32 | ~float64 | ~complex64 | ~complex128
-}
+// Element is a Go type whose slices transfer to and from buffers
+// (xla.Element).
+type Element = xla.Element
 
-// DTypeOf returns the element type for Go type T: bool, int8..int64,
-// uint8..uint64, float32, float64, complex64, complex128, and xla.BF16 and
-// xla.F16 for the 16-bit float storage types.
-func DTypeOf[T Element]() xla.DType {
-	var z T
-	switch any(z).(type) {
-	case bool:
-		return xla.Bool
-	case int8:
-		return xla.Int8
-	case int16:
-		return xla.Int16
-	case int32:
-		return xla.Int32
-	case int64:
-		return xla.Int64
-	case uint8:
-		return xla.Uint8
-	case uint16:
-		return xla.Uint16
-	case uint32:
-		return xla.Uint32
-	case uint64:
-		return xla.Uint64
-	case float32:
-		return xla.Float32
-	case float64:
-		return xla.Float64
-	case complex64:
-		return xla.Complex64
-	case complex128:
-		return xla.Complex128
-	case xla.BF16:
-		return xla.BFloat16
-	case xla.F16:
-		return xla.Float16
-	}
-	return xla.Invalid
-}
+// DTypeOf returns the element type for Go type T (xla.DTypeOf): bool,
+// the sized integers, int and uint as wide as the platform's, float32,
+// float64, complex64, complex128, xla.BF16 and xla.F16, and named types
+// built on them.
+func DTypeOf[T Element]() xla.DType { return xla.DTypeOf[T]() }
 
 // asBytes views a slice of elements as bytes.
 func asBytes[T Element](data []T) []byte {

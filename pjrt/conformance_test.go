@@ -252,6 +252,25 @@ func TestBufferGenericsAndStrides(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, []xla.BF16{0x3f80, 0x4000}, bs)
 
+	// Go's int and named types transfer as the element type of their
+	// layout, and come back.
+	type celsius float32
+	ib, err := BufferFrom(cl, []int{-1, 1 << 40}, []int64{2})
+	require.NoError(t, err)
+	assert.Equal(t, xla.Int64, ib.DType())
+	is, err := ToSlice[int](ctx, ib)
+	require.NoError(t, err)
+	assert.Equal(t, []int{-1, 1 << 40}, is)
+	i64, err := ToSlice[int64](ctx, ib)
+	require.NoError(t, err)
+	assert.Equal(t, []int64{-1, 1 << 40}, i64)
+	cb, err := BufferFrom(cl, []celsius{21.5}, nil)
+	require.NoError(t, err)
+	assert.Equal(t, xla.Float32, cb.DType())
+	cv, err := ToScalar[celsius](ctx, cb)
+	require.NoError(t, err)
+	assert.Equal(t, celsius(21.5), cv)
+
 	// Column-major 2x2 int32 data through byte strides.
 	colMajor := []int32{1, 3, 2, 4}
 	bb, err := cl.BufferFromHost(asBytes(colMajor), xla.MakeShape(xla.Int32, 2, 2), WithByteStrides(4, 8), WaitForTransfer())

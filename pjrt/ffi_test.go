@@ -257,22 +257,24 @@ func TestFFITypeRegisteredOnce(t *testing.T) {
 	c := openConformance(t)
 	cl := c.client(t)
 	p := cl.Plugin()
+	// The plugin stays loaded across runs of the test (-count): new names each run.
+	once, elsewhere := uniqueName("halo_once_type"), uniqueName("halo_elsewhere_type")
 	before := c.counter("ffi_type_registrations")
-	id, err := p.RegisterFFIType("halo_once_type")
+	id, err := p.RegisterFFIType(once)
 	require.NoError(t, err)
 	for range 3 {
-		again, err := p.RegisterFFIType("halo_once_type")
+		again, err := p.RegisterFFIType(once)
 		require.NoError(t, err)
 		assert.Equal(t, id, again)
 	}
 	assert.Equal(t, int64(1), c.counter("ffi_type_registrations")-before)
 
 	cp := p.b.(*cPlugin)
-	other, err := cp.registerFFIType("halo_elsewhere_type") // as other code would
+	other, err := cp.registerFFIType(elsewhere) // as other code would
 	require.NoError(t, err)
-	_, err = cp.registerFFIType("halo_elsewhere_type")
+	_, err = cp.registerFFIType(elsewhere)
 	require.ErrorContains(t, err, "already registered with type id")
-	got, err := p.RegisterFFIType("halo_elsewhere_type")
+	got, err := p.RegisterFFIType(elsewhere)
 	require.NoError(t, err)
 	assert.Equal(t, other, got)
 }
@@ -420,4 +422,13 @@ func TestExecuteContextLifetime(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, []float32{2, 4, 6, 8}, got)
 	assert.Equal(t, base, waitLive(base), "released once the computation finished")
+}
+
+// uniqueNames numbers the names uniqueName makes.
+var uniqueNames atomic.Int64
+
+// uniqueName is base with a number no earlier call in this process got:
+// names registered with a plugin stay registered while it is loaded.
+func uniqueName(base string) string {
+	return fmt.Sprintf("%s_%d", base, uniqueNames.Add(1))
 }

@@ -3,45 +3,17 @@ package stablehlo
 import (
 	"fmt"
 	"math"
-	"reflect"
 	"unsafe"
 
 	"github.com/halo-ml/halo/xla"
 )
 
-// Element is a Go type a constant can be built from. BF16 and F16 hold the
-// bits of bfloat16 and half-precision numbers; int and uint are 64-bit.
-type Element interface {
-	~bool | ~int8 | ~int16 | ~int32 | ~int64 | ~int |
-		~uint8 | ~uint16 | ~uint32 | ~uint64 | ~uint |
-		~float32 | ~float64 | ~complex64 | ~complex128
-}
+// Element is a Go type a constant can be built from (xla.Element).
+type Element = xla.Element
 
-// DTypeOf returns the element type of Go type T (BF16 → bf16, F16 → f16,
-// int → i64, uint → ui64).
-func DTypeOf[T Element]() xla.DType {
-	var zero T
-	switch any(zero).(type) {
-	case BF16:
-		return xla.BFloat16
-	case F16:
-		return xla.Float16
-	}
-	if k := reflect.TypeFor[T]().Kind(); int(k) < len(dtypeOfKind) {
-		return dtypeOfKind[k]
-	}
-	return xla.Invalid
-}
-
-// dtypeOfKind is the element type of each kind of Go type an Element can
-// be (Invalid for the others).
-var dtypeOfKind = [...]xla.DType{
-	reflect.Bool: xla.Bool,
-	reflect.Int8: xla.Int8, reflect.Int16: xla.Int16, reflect.Int32: xla.Int32, reflect.Int64: xla.Int64, reflect.Int: xla.Int64,
-	reflect.Uint8: xla.Uint8, reflect.Uint16: xla.Uint16, reflect.Uint32: xla.Uint32, reflect.Uint64: xla.Uint64, reflect.Uint: xla.Uint64,
-	reflect.Float32: xla.Float32, reflect.Float64: xla.Float64,
-	reflect.Complex64: xla.Complex64, reflect.Complex128: xla.Complex128,
-}
+// DTypeOf returns the element type of Go type T (xla.DTypeOf: BF16 → bf16,
+// F16 → f16, int → i64 on 64-bit platforms).
+func DTypeOf[T Element]() xla.DType { return xla.DTypeOf[T]() }
 
 // elementBytes copies data into host-layout bytes (little-endian hosts).
 func elementBytes[T Element](data []T) []byte {
