@@ -537,8 +537,8 @@ func tritonCases() []tritonCase {
 // them, K in two parts per block, a block row without blocks (its zeros
 // stored in a loop), two programs per block row of the sparse matrix (8
 // of its 16 rows each). With heavyFirst (DSDTiling.HeavyRowsFirst) the
-// programs run in order of decreasing work: grid (column groups, rows),
-// the row from a third prefetch array.
+// programs run in order of decreasing work: grid axis 0 is a position in
+// that order, the row from a third prefetch array.
 func dsdTilesCase(heavyFirst bool) tritonCase {
 	name, grid, prefetch := "dsd_tiles", []int64{6, 2}, 2
 	args := []*interpreter.Tensor{
@@ -546,7 +546,7 @@ func dsdTilesCase(heavyFirst bool) tritonCase {
 		iTensor([]int64{4}, 1, 0, 1, 0),
 	}
 	if heavyFirst {
-		name, grid, prefetch = "dsd_heavy_first", []int64{2, 6}, 3
+		name, prefetch = "dsd_heavy_first", 3
 		args = append(args, iTensor([]int64{6}, 0, 1, 4, 5, 2, 3)) // block rows 0, 2, 1 (2, 1, 0 blocks)
 	}
 	args = append(args,
@@ -559,7 +559,7 @@ func dsdTilesCase(heavyFirst bool) tritonCase {
 			const sbm, bm, bk, bn, step, tiles = 16, 8, 16, 16, 8, 2
 			i, g := k.ProgramID(0), k.ProgramID(1)
 			if heavyFirst {
-				g, i = i, refs[2].Load(g)
+				i = refs[2].Load(i)
 				refs = refs[1:]
 			}
 			blocks, y, o := refs[2], refs[3], refs[4]

@@ -189,9 +189,9 @@ def make_dsd_tiles(m, k, n, sbm, bk, bn, dtype, cparams, step, tiles, bm=0, orde
     """As halo's dsdTilesKernel: program (i, g) computes output blocks
     (i, g*tiles) .. (i, g*tiles+tiles-1) in one loop over (block, non-zero
     block, K part), storing each block after its last product. With order
-    (halo's DSDTiling.HeavyRowsFirst) the grid is (g, p) and row block i is
-    order[p], an extra whole-array operand after col_idx: the rows with
-    the most non-zero blocks first."""
+    (halo's DSDTiling.HeavyRowsFirst) grid axis 0 is a position p in the
+    row blocks' order (an extra whole-array operand after col_idx, the
+    rows with the most non-zero blocks first) and row block i is order[p]."""
     step = step or bk
     bm = bm or sbm
     if bk % step:
@@ -206,7 +206,7 @@ def make_dsd_tiles(m, k, n, sbm, bk, bn, dtype, cparams, step, tiles, bm=0, orde
         i, g = pl.program_id(0), pl.program_id(1)
         if order:
             order_ref, refs = refs[0], refs[1:]
-            g, i = i, order_ref[g]
+            i = order_ref[i]
         blocks_ref, y_ref, o_ref = refs
         row, x_rows = sparse_row(i, sbm, bm)
         lo, hi = row_ptr_ref[row], row_ptr_ref[row + 1]
@@ -240,8 +240,6 @@ def make_dsd_tiles(m, k, n, sbm, bk, bn, dtype, cparams, step, tiles, bm=0, orde
         lax.fori_loop(0, per * tiles, body, zeros)
 
     grid = (m // bm, n // bn // tiles)
-    if order:
-        grid = grid[::-1]
 
     def f(*args):
         return pl.pallas_call(

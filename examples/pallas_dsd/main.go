@@ -195,11 +195,13 @@ type DSDTiling struct {
 	// computes, in one loop over all their products (0 or 1: one); it
 	// divides the number of block columns.
 	Tiles int64
-	// HeavyRowsFirst orders the programs by decreasing work: the block
-	// rows with the most non-zero blocks first (a third scalar-prefetch
-	// array, HeavyRowsFirst's), a block row's programs next to each
-	// other. A GPU starts programs about in that order, so the longest do
-	// not come last and leave the other cores idle. It implies the
+	// HeavyRowsFirst orders the programs by decreasing work within each
+	// column group: grid axis 0, which a GPU launches fastest, walks the
+	// output row blocks in HeavyRowsFirst's order (a third
+	// scalar-prefetch array), axis 1 the column groups. The longest
+	// programs do not come last to leave the other cores idle, and the
+	// programs running at once still share a few column groups' strip of
+	// the dense operand in L2, as in the plain order. It implies the
 	// many-tile kernel (dsdTilesKernel), with Tiles 1 or more.
 	HeavyRowsFirst bool
 }
@@ -287,9 +289,8 @@ func dsdTilesKernel(sbm, bk int64, t DSDTiling) pallas.KernelFunc {
 	return func(k *pallas.Kernel, refs []*pallas.Ref) {
 		rowPtr, colIdx := refs[0], refs[1]
 		i, g := k.ProgramID(0), k.ProgramID(1)
-		if t.HeavyRowsFirst {
-			// Grid (column groups, rows in HeavyRowsFirst's order).
-			g, i = i, refs[2].Load(g)
+		if t.HeavyRowsFirst { // axis 0 is a position in HeavyRowsFirst's order
+			i = refs[2].Load(i)
 			refs = refs[1:]
 		}
 		blocks, y, o := refs[2], refs[3], refs[4]
@@ -373,7 +374,6 @@ func BuildDSDTiled(s *BlockCOO, n int64, t DSDTiling, dt xla.DType, backend pall
 	}
 	if t.HeavyRowsFirst {
 		spec.NumScalarPrefetch = 3
-		spec.Grid[0], spec.Grid[1] = spec.Grid[1], spec.Grid[0]
 	}
 	fb.Return(pallas.Call(fb, kernel, spec, fb.Args()...)...)
 	return b.Build()
