@@ -158,6 +158,9 @@ type CallSpec struct {
 	// vmapOperands operands; Trace checks the call's operands against it.
 	vmapped      bool
 	vmapOperands int
+	// vmapLevels is the number of Vmaps that made the spec: the number of
+	// leading batch dims of every output.
+	vmapLevels int
 }
 
 // Call traces kernel and emits it into fb with the chosen backend; it
@@ -375,13 +378,17 @@ func Trace(kernel KernelFunc, spec CallSpec, operands []stablehlo.TensorType) (*
 				block[d] = Squeezed
 			}
 			rank := len(dims)
-			specs[i] = &BlockSpec{BlockShape: block, IndexMap: func(g []*Value, _ []*Ref) []any {
-				idx := make([]any, rank)
-				for d := range idx {
-					idx[d] = 0
+			whole := bs.IndexMap // the block indices of the other dims (nil: zeros)
+			specs[i] = &BlockSpec{BlockShape: block, batchAxes: axes, userMap: bs.userMap, IndexMap: func(g []*Value, pf []*Ref) []any {
+				idx := make([]any, 0, rank)
+				for _, a := range axes {
+					idx = append(idx, g[a])
 				}
-				for d, a := range axes {
-					idx[d] = g[a]
+				if whole != nil {
+					return append(idx, whole(g, pf)...)
+				}
+				for len(idx) < rank {
+					idx = append(idx, 0)
 				}
 				return idx
 			}}
@@ -439,6 +446,10 @@ func Trace(kernel KernelFunc, spec CallSpec, operands []stablehlo.TensorType) (*
 		r.BlockShape = []int64{}
 		for d, b := range bs.BlockShape {
 			switch {
+			case b == 0 && shape[d] == 0:
+				// The whole of an empty dim (Vmap's spec of a
+				// whole-array operand or output that has one).
+				r.BlockShape = append(r.BlockShape, 0)
 			case b != Squeezed && b <= 0:
 				return r, &Error{Kernel: name, Op: "pallas_call", Msg: fmt.Sprintf("%s %d: block shape %v: dim %d is not positive", kind, idx, bs.BlockShape, d)}
 			case shape[d] == 0:
@@ -454,6 +465,10 @@ func Trace(kernel KernelFunc, spec CallSpec, operands []stablehlo.TensorType) (*
 		for d, b := range r.Block {
 			if b == Squeezed {
 				b = 1
+			}
+			if b == 0 { // an empty dim: the array and a block hold nothing
+				padded, block = 0, 0
+				continue
 			}
 			nb := numBlocks(shape[d], b)
 			if nb > math.MaxInt64/b || padded > math.MaxInt64/(nb*b) || block > math.MaxInt64/b {
@@ -474,6 +489,9 @@ func Trace(kernel KernelFunc, spec CallSpec, operands []stablehlo.TensorType) (*
 		if err != nil {
 			return nil, err
 		}
+		if bs != nil {
+			r.batchDims = len(bs.batchAxes)
+		}
 		p.Refs = append(p.Refs, r)
 	}
 	for i, s := range spec.OutShapes {
@@ -493,6 +511,7 @@ func Trace(kernel KernelFunc, spec CallSpec, operands []stablehlo.TensorType) (*
 		if err != nil {
 			return nil, err
 		}
+		r.batchDims = spec.vmapLevels
 		if a, ok := aliasOf[i]; ok {
 			r.AliasOf = a
 		}

@@ -136,6 +136,10 @@ type RefInfo struct {
 	// AliasOf is, for an output, the Call operand it starts as
 	// (InputOutputAliases), -1 otherwise.
 	AliasOf int
+
+	// batchDims is the number of leading dims of ArrayShape and Block
+	// that Vmaps added, which Ref.Info hides from the kernel.
+	batchDims int
 }
 
 // String names the ref for messages: "input 1 (f32[2,2] block of f32[8,8])".

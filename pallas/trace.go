@@ -94,8 +94,16 @@ func (r *Ref) Shape() []int64 { return append([]int64(nil), r.v.Type.Shape...) }
 // DType is the ref's element type.
 func (r *Ref) DType() xla.DType { return r.v.Type.DType }
 
-// Info describes the ref (kind, position, shapes).
-func (r *Ref) Info() RefInfo { return *r.v.Ref }
+// Info describes the ref (kind, position, shapes). In a kernel batched by
+// Vmap it describes the ref as the kernel was written for: without the
+// batch dims Vmap adds to the array and its block.
+func (r *Ref) Info() RefInfo {
+	info := *r.v.Ref
+	n := info.batchDims
+	info.ArrayShape, info.Block, info.BlockShape = clone(info.ArrayShape[n:]), clone(info.Block[n:]), clone(info.BlockShape)
+	info.batchDims = 0
+	return info
+}
 
 var pkgPrefix = reflect.TypeFor[Kernel]().PkgPath() + "."
 

@@ -13,10 +13,12 @@ import (
 // block specs of batched operands and of outputs gain a leading Squeezed
 // dim indexed by that axis, unbatched operands keep their blocks, index
 // maps receive the original grid indices, and ProgramID/NumPrograms in the
-// kernel keep their axis numbers. Batched scalar-prefetch operands are not
-// supported. batched has one flag per operand: a call of the result with
-// another number of operands, or with a batched operand whose leading dim
-// is not batch, is an error.
+// kernel keep their axis numbers, as Ref.Info keeps the shapes the kernel
+// was written for. Batched scalar-prefetch operands are not supported, nor
+// is an unbatched operand aliased to an output (InputOutputAliases: batch
+// it, as every output is batched). batched has one flag per operand: a
+// call of the result with another number of operands, or with a batched
+// operand whose leading dim is not batch, is an error.
 func Vmap(kernel KernelFunc, spec CallSpec, batch int64, batched []bool) (KernelFunc, CallSpec, error) {
 	name := kernelName(spec.Name, kernel)
 	fail := func(format string, args ...any) (KernelFunc, CallSpec, error) {
@@ -54,19 +56,14 @@ func Vmap(kernel KernelFunc, spec CallSpec, batch int64, batched []bool) (Kernel
 	}
 	out := spec
 	out.Name = name
-	out.vmapped, out.vmapOperands = true, len(batched)
+	out.vmapped, out.vmapOperands, out.vmapLevels = true, len(batched), spec.vmapLevels+1
 	out.Grid = append([]int64{batch}, spec.Grid...)
 	wrap := func(bs *BlockSpec, shape []int64, isBatched bool) *BlockSpec {
-		var orig, user IndexMapFunc
-		var block []int64
+		block := shape
 		if bs != nil && bs.BlockShape != nil {
-			block, orig, user = bs.BlockShape, bs.IndexMap, bs.userMap
-			if user == nil {
-				user = orig
-			}
-		} else {
-			block = shape
+			block = bs.BlockShape
 		}
+		orig, user := mapsOf(bs)
 		if !isBatched {
 			if orig == nil {
 				return &BlockSpec{BlockShape: block}
@@ -107,8 +104,14 @@ func Vmap(kernel KernelFunc, spec CallSpec, batch int64, batched []bool) (Kernel
 			}
 		}
 		if bs == nil || bs.BlockShape == nil {
-			if axes != nil {
-				out.InSpecs[i] = &BlockSpec{batchAxes: axes}
+			// The whole array (per batch element): Trace resolves it. A
+			// map the user gave is still traced, for its checks.
+			orig, user := mapsOf(bs)
+			if axes != nil || orig != nil {
+				out.InSpecs[i] = &BlockSpec{batchAxes: axes, userMap: user}
+			}
+			if orig != nil {
+				out.InSpecs[i].IndexMap = func(g []*Value, pf []*Ref) []any { return orig(g[1:], pf) }
 			}
 			continue
 		}
@@ -132,4 +135,16 @@ func Vmap(kernel KernelFunc, spec CallSpec, batch int64, batched []bool) (Kernel
 		inner(k, refs)
 	}
 	return wrapped, out, nil
+}
+
+// mapsOf is bs's index map (nil for none) and the map the user wrote that
+// it wraps, if any, for errors to point at.
+func mapsOf(bs *BlockSpec) (m, user IndexMapFunc) {
+	if bs == nil || bs.IndexMap == nil {
+		return nil, nil
+	}
+	if bs.userMap != nil {
+		return bs.IndexMap, bs.userMap
+	}
+	return bs.IndexMap, bs.IndexMap
 }

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/halo-ml/halo/interpreter"
+	"github.com/halo-ml/halo/stablehlo"
 	"github.com/halo-ml/halo/xla"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -156,4 +157,101 @@ func TestVmapInputOutputAliases(t *testing.T) {
 	x := tensor(t, xla.Float32, f32s(8, func(i int) float32 { return float32(i) }), 8)
 	acc := tensor(t, xla.Float32, f32s(12, func(i int) float32 { return float32(10 * (i + 1)) }), 2, 6)
 	requireVmapMatchesLoop(t, kernel, spec, 2, []bool{false, true}, x, acc)
+}
+
+// A kernel templated on its refs' Info (here the array length, to mask
+// the edge block) sees the shapes it was written for under Vmap, nested
+// Vmaps included: the batch dims are hidden.
+func TestVmapRefInfoHidesBatchDims(t *testing.T) {
+	var seen []RefInfo
+	kernel := func(k *Kernel, r []*Ref) {
+		seen = append(seen[:0], r[0].Info(), r[1].Info(), r[2].Info())
+		n := r[0].Info().ArrayShape[0] // 5
+		idx := k.Arange(2).Add(k.ProgramID(0).Mul(2))
+		v := Load(r[0], []any{Slice(0, 2)}, idx.Lt(n), 0.0)
+		r[2].Store(v.Sum(0).Reshape(1).Add(r[1].Load()))
+	}
+	row := func(g []*Value, _ []*Ref) []any { return []any{g[0]} }
+	spec := CallSpec{Name: "edge_sums", OutShapes: []xla.Shape{xla.MakeShape(xla.Float32, 3)}, Grid: []int64{3},
+		InSpecs:  []*BlockSpec{{BlockShape: []int64{2}, IndexMap: row}, nil},
+		OutSpecs: []*BlockSpec{{BlockShape: []int64{1}, IndexMap: row}}}
+	x := tensor(t, xla.Float32, []float32{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}, 2, 5)
+	one := tensor(t, xla.Float32, []float32{100}, 1)
+	requireVmapMatchesLoop(t, kernel, spec, 2, []bool{true, false}, x, one)
+	got, err := runCall(kernel, spec, batchElem(t, x, 1), one)
+	require.NoError(t, err)
+	assert.Equal(t, []float32{113, 117, 110}, got[0].Data)
+	plain := append([]RefInfo(nil), seen...)
+
+	vk, vspec, err := Vmap(kernel, spec, 2, []bool{true, false})
+	require.NoError(t, err)
+	vk, vspec, err = Vmap(vk, vspec, 3, []bool{true, true})
+	require.NoError(t, err)
+	xx := tensor(t, xla.Float32, make([]float32, 30), 3, 2, 5)
+	ones := tensor(t, xla.Float32, []float32{1, 2, 3}, 3, 1)
+	_, err = runCall(vk, vspec, xx, ones)
+	require.NoError(t, err)
+	for i := range plain {
+		assert.Equal(t, plain[i].ArrayShape, seen[i].ArrayShape, "ref %d", i)
+		assert.Equal(t, plain[i].Block, seen[i].Block, "ref %d", i)
+		assert.Equal(t, plain[i].BlockShape, seen[i].BlockShape, "ref %d", i)
+	}
+	assert.Equal(t, []int64{5}, seen[0].ArrayShape)
+	assert.Equal(t, []int64{2}, seen[0].Block)
+	assert.Equal(t, []int64{3}, seen[2].ArrayShape)
+	// The kernel's copy is its own: the traced program keeps its shapes.
+	p, err := Trace(kernel, spec, []stablehlo.TensorType{stablehlo.Tensor(xla.Float32, 5), stablehlo.Tensor(xla.Float32, 1)})
+	require.NoError(t, err)
+	seen[0].ArrayShape[0] = 99
+	assert.Equal(t, []int64{5}, p.Refs[0].ArrayShape)
+}
+
+// A whole-array operand or output with an empty dim is valid in a call,
+// so it is in the Vmap of that call, batched or not.
+func TestVmapZeroSizeWholeArrays(t *testing.T) {
+	kernel := func(k *Kernel, r []*Ref) {
+		r[2].Store(r[0].Load())
+		r[3].Store(r[1].Load())
+	}
+	spec := CallSpec{Name: "empty", OutShapes: []xla.Shape{xla.MakeShape(xla.Float32, 4), xla.MakeShape(xla.Float32, 0, 3)}, Grid: []int64{1}}
+	x := tensor(t, xla.Float32, []float32{10, 11, 12, 13, 20, 21, 22, 23}, 2, 4)
+	requireVmapMatchesLoop(t, kernel, spec, 2, []bool{true, false}, x, interpreter.NewTensor(xla.MakeShape(xla.Float32, 0, 3)))
+	requireVmapMatchesLoop(t, kernel, spec, 2, []bool{true, true}, x, interpreter.NewTensor(xla.MakeShape(xla.Float32, 2, 0, 3)))
+}
+
+// The index map of a whole-array spec (no BlockShape) is traced under
+// Vmap as it is without: a block index other than 0 is refused in both.
+func TestVmapKeepsWholeArrayIndexMaps(t *testing.T) {
+	kernel := func(k *Kernel, r []*Ref) { r[1].Store(r[0].Load()) }
+	for _, idx := range []int64{0, 1} {
+		spec := CallSpec{Name: "whole_map", OutShapes: []xla.Shape{xla.MakeShape(xla.Float32, 4)},
+			InSpecs: []*BlockSpec{{IndexMap: func([]*Value, []*Ref) []any { return []any{idx} }}}}
+		x := tensor(t, xla.Float32, []float32{1, 2, 3, 4, 5, 6, 7, 8}, 2, 4)
+		for _, batched := range []bool{true, false} {
+			arg := x
+			if !batched {
+				arg = batchElem(t, x, 1)
+			}
+			vk, vspec, err := Vmap(kernel, spec, 2, []bool{batched})
+			require.NoError(t, err)
+			got, err := runCall(vk, vspec, arg)
+			if idx != 0 {
+				require.ErrorContains(t, err, "block index 1 of dim", "batched %v", batched)
+				require.ErrorContains(t, err, "vmap_test.go", "the error points at the user's map")
+				continue
+			}
+			require.NoError(t, err)
+			want := []float32{5, 6, 7, 8, 5, 6, 7, 8}
+			if batched {
+				want = []float32{1, 2, 3, 4, 5, 6, 7, 8}
+			}
+			assert.Equal(t, want, got[0].Data, "batched %v", batched)
+		}
+		_, err := runCall(kernel, spec, batchElem(t, x, 0))
+		if idx != 0 {
+			require.ErrorContains(t, err, "block index 1 of dim 0")
+		} else {
+			require.NoError(t, err)
+		}
+	}
 }
