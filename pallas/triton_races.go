@@ -19,7 +19,11 @@ import (
 //     read blocks other programs write.
 //
 // Both are judged from the index maps' code (dependence through a load of
-// prefetched data counts). Outputs whose blocks are whole but for
+// prefetched data counts); an output's index map that is arithmetic on the
+// grid indices alone is also computed at build time, on the whole grid up
+// to 65,536 programs and on a corner of a larger one, and two programs
+// sent to the same block are an error (g0+g1 uses every axis, yet sends
+// (0, 1) and (1, 0) to block 1). Outputs whose blocks are whole but for
 // squeezed dims (whole arrays, and Vmap's view of them) are the kernel's
 // to split, as are outputs it only stores (it picks what each program
 // stores, e.g. with a When on ProgramID): they are not checked; neither
@@ -55,13 +59,19 @@ func checkParallelPrograms(p *Program) error {
 		if !stored[ri] || !loaded[ri] || wholeButSqueezed(r) {
 			continue
 		}
-		deps := gridDeps(p.IndexMaps[nin+o], len(p.Grid))
+		m := p.IndexMaps[nin+o]
+		deps := gridDeps(m, len(p.Grid))
 		for g, n := range p.Grid {
 			if n > 1 && !deps[g] {
 				return &Error{Kernel: p.Name, Op: "triton", Msg: fmt.Sprintf(
 					"%s: its index map ignores grid axis %d (%d steps), so that many programs load and store each block; "+
 						"on a GPU they run in parallel and race. Loop inside the kernel (ForLoop) instead of along that axis", r, g, n)}
 			}
+		}
+		if a, b, block, found := sharedBlock(m, p.Grid); found {
+			return &Error{Kernel: p.Name, Op: "triton", Msg: fmt.Sprintf(
+				"%s: its index map sends grid points %s and %s to the same block %s, which both programs load and store; "+
+					"on a GPU they run in parallel and race. Give each program its own block, or loop inside the kernel (ForLoop)", r, tuple(a), tuple(b), tuple(block))}
 		}
 	}
 	for o := 0; o < p.NumOutputs; o++ {

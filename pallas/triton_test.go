@@ -1364,6 +1364,18 @@ func TestTritonRefusesRaces(t *testing.T) {
 			want: "its index map ignores grid axis 1 (3 steps)",
 		},
 		{
+			// Every axis is in the map, yet (0, 1) and (1, 0) share block 1.
+			name: "output block stored by two programs of a map on every axis",
+			c: tritonCase{
+				kernel: func(k *Kernel, r []*Ref) { r[1].Store(r[1].Load().Mul(2).Add(r[0].Load())) },
+				spec: CallSpec{Name: "diagonal", OutShapes: []xla.Shape{xla.MakeShape(xla.Float32, 4)}, Grid: []int64{2, 2},
+					InSpecs:  []*BlockSpec{{BlockShape: []int64{2}, IndexMap: ident}},
+					OutSpecs: []*BlockSpec{{BlockShape: []int64{2}, IndexMap: blockMap(func(g []*Value) []any { return []any{g[0].Add(g[1]).Rem(2)} })}}},
+				args: []*interpreter.Tensor{fill(4)},
+			},
+			want: "its index map sends grid points (0, 1) and (1, 0) to the same block (1)",
+		},
+		{
 			name: "aliased input read at another program's block",
 			c: tritonCase{
 				kernel: func(k *Kernel, r []*Ref) { r[1].Store(r[0].Load().Add(1)) },
