@@ -11,7 +11,8 @@ import (
 // lowering refuses them at build time:
 //
 //   - an output block that several programs read and write: the kernel
-//     loads and stores the output and its index map ignores a grid axis
+//     loads (itself or the input aliased to it) and stores the output and
+//     its index map ignores a grid axis
 //     of more than one step (seed 000's matmul with K as a grid axis,
 //     accumulating into its output block);
 //   - an input aliased to an output (InputOutputAliases) that the kernel
@@ -56,7 +57,9 @@ func checkParallelPrograms(p *Program) error {
 	for o := 0; o < p.NumOutputs; o++ {
 		ri := p.NumPrefetch + nin + o
 		r := p.Refs[ri]
-		if !stored[ri] || !loaded[ri] || wholeButSqueezed(r) {
+		// An aliased input is the output's memory: loading it loads the output.
+		read := loaded[ri] || r.AliasOf >= p.NumPrefetch && loaded[r.AliasOf]
+		if !stored[ri] || !read || wholeButSqueezed(r) {
 			continue
 		}
 		m := p.IndexMaps[nin+o]

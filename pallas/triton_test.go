@@ -1376,6 +1376,19 @@ func TestTritonRefusesRaces(t *testing.T) {
 			want: "its index map sends grid points (0, 1) and (1, 0) to the same block (1)",
 		},
 		{
+			// The same through the input aliased to the output.
+			name: "aliased output block read and written by two programs",
+			c: tritonCase{
+				kernel: func(k *Kernel, r []*Ref) { r[1].Store(r[0].Load().Mul(2).Add(k.ProgramID(0).Astype(xla.Float32))) },
+				spec: CallSpec{Name: "diagonal_alias", OutShapes: []xla.Shape{xla.MakeShape(xla.Float32, 4)}, Grid: []int64{2, 2},
+					InputOutputAliases: map[int]int{0: 0},
+					InSpecs:            []*BlockSpec{{BlockShape: []int64{2}, IndexMap: blockMap(func(g []*Value) []any { return []any{g[0].Add(g[1]).Rem(2)} })}},
+					OutSpecs:           []*BlockSpec{{BlockShape: []int64{2}, IndexMap: blockMap(func(g []*Value) []any { return []any{g[0].Add(g[1]).Rem(2)} })}}},
+				args: []*interpreter.Tensor{fill(4)},
+			},
+			want: "its index map sends grid points (0, 1) and (1, 0) to the same block (1)",
+		},
+		{
 			name: "aliased input read at another program's block",
 			c: tritonCase{
 				kernel: func(k *Kernel, r []*Ref) { r[1].Store(r[0].Load().Add(1)) },
