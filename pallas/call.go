@@ -46,7 +46,7 @@ type Backend string
 
 // The backends. Interpret is always available; Triton is registered by
 // this package; Mosaic (TPU) has no lowering yet: a call asking for it
-// fails with "backend mosaic is not available" until one registers.
+// fails with `backend "mosaic" is not available` until one registers.
 const (
 	Interpret Backend = "interpret"
 	Triton    Backend = "triton"

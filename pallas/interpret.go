@@ -674,25 +674,29 @@ func isZeroConst(c any) bool {
 	return false
 }
 
-// storesZeros reports whether the kernel body stores zeros (a zero
-// constant, or a broadcast, reshape or convert of one) to ref.
-func storesZeros(body *Region, ref *Value) bool {
-	var isZero func(v *Value) bool
-	isZero = func(v *Value) bool {
-		if v.Def == nil {
-			return false
-		}
+// zeroValue reports whether IR value v is zeros: a zero constant (+0 for
+// floats), or a broadcast, reshape or convert of one. Lowerings fold
+// 0 + x and x - 0 to x on it.
+func zeroValue(v *Value) bool {
+	for v.Def != nil {
 		switch v.Def.Name {
 		case "const":
 			return isZeroConst(v.Def.Attrs.Value)
 		case "broadcast_in_dim", "reshape", "convert":
-			return isZero(v.Def.Operands[0])
+			v = v.Def.Operands[0]
+		default:
+			return false
 		}
-		return false
 	}
+	return false
+}
+
+// storesZeros reports whether the kernel body stores zeros (a zero
+// constant, or a broadcast, reshape or convert of one) to ref.
+func storesZeros(body *Region, ref *Value) bool {
 	found := false
 	eachOp(body, func(op *Op) {
-		if op.Name == "store" && op.Operands[0] == ref && isZero(op.Operands[1+op.Attrs.Indexer.NumOperands]) {
+		if op.Name == "store" && op.Operands[0] == ref && zeroValue(op.Operands[1+op.Attrs.Indexer.NumOperands]) {
 			found = true
 		}
 	})
@@ -1173,7 +1177,9 @@ func (l *interp) op(fb *stablehlo.FuncBuilder, op *Op, e *env) error {
 	case "add":
 		z0, ok0 := l.zeroIf[in(0)]
 		z1, ok1 := l.zeroIf[in(1)]
-		big := t.Size() >= minZeroIfAdd
+		// Skipping the add at the steps that zeroed one side is exact
+		// for integers only: +0 + -0 is +0, as a GPU computes it.
+		big := t.Size() >= minZeroIfAdd && t.DType.IsInt()
 		switch {
 		case l.zero[in(0)] && sameType(in(1), t):
 			set(in(1)) // 0 + x (as XLA simplifies it: -0 stays -0)
@@ -1805,9 +1811,9 @@ type zeroIf struct{ cond, other *stablehlo.Value }
 // zeroIf value is worth a stablehlo.if that skips it (see op "add").
 const minZeroIfAdd = 1024
 
-// addZeroIf lowers z + x, z a zeroIf value, as "if z.cond then x else
-// z.other + x": at the steps that reset an accumulator, adding the
-// product to it costs nothing.
+// addZeroIf lowers z + x, z a zeroIf value of integers, as "if z.cond
+// then x else z.other + x": at the steps that reset an accumulator,
+// adding the product to it costs nothing.
 func addZeroIf(fb *stablehlo.FuncBuilder, z zeroIf, x *stablehlo.Value) *stablehlo.Value {
 	return fb.If(z.cond, func(rb *stablehlo.FuncBuilder) []*stablehlo.Value {
 		return []*stablehlo.Value{x}

@@ -274,32 +274,36 @@ func TestInterpretChecksFoldedIndices(t *testing.T) {
 }
 
 func TestInterpretSkipsAddingToAResetAccumulator(t *testing.T) {
-	// An accumulator zeroed at some steps (a prefetched flag) and then
-	// added to: at those steps the sum is the addend, so the add of a
-	// block sits in the else branch of an if on the flag.
+	// An integer accumulator zeroed at some steps (a prefetched flag) and
+	// then added to: at those steps the sum is the addend, so the add of a
+	// block sits in the else branch of an if on the flag. A float one is
+	// added to at every step (+0 + -0 is +0, not the addend).
 	const n, bs = 4, 32
 	kernel := func(k *Kernel, refs []*Ref) {
 		reset, x, o, acc := refs[0], refs[1], refs[2], refs[3]
-		k.When(reset.Load(k.ProgramID(0)).Ne(0), func() { acc.Store(0.0) })
+		k.When(reset.Load(k.ProgramID(0)).Ne(0), func() { acc.Store(0) })
 		acc.Store(acc.Load().Add(x.Load()))
 		o.Store(acc.Load())
 	}
 	bmap := func(g []*Value, _ []*Ref) []any { return []any{g[0], 0} }
 	spec := CallSpec{
 		Name:              "reset",
-		OutShapes:         []xla.Shape{xla.MakeShape(xla.Float32, n*bs, bs)},
+		OutShapes:         []xla.Shape{xla.MakeShape(xla.Int32, n*bs, bs)},
 		Grid:              []int64{n},
 		NumScalarPrefetch: 1,
 		InSpecs:           []*BlockSpec{{BlockShape: []int64{bs, bs}, IndexMap: bmap}},
 		OutSpecs:          []*BlockSpec{{BlockShape: []int64{bs, bs}, IndexMap: bmap}},
-		ScratchShapes:     []xla.Shape{xla.MakeShape(xla.Float32, bs, bs)},
+		ScratchShapes:     []xla.Shape{xla.MakeShape(xla.Int32, bs, bs)},
 		CompilerParams:    CompilerParams{NoBoundsChecks: true},
 	}
-	x := f32s(n*bs*bs, func(i int) float32 { return float32(i%97) - 40 })
+	x := make([]int32, n*bs*bs)
+	for i := range x {
+		x[i] = int32(i%97) - 40
+	}
 	for _, flags := range [][]int32{{1, 0, 1, 0}, {1, 1, 1, 1}, {1, 0, 0, 0}, {1, 0, 0, 1}} {
-		out, err := runCall(kernel, spec, tensor(t, xla.Int32, flags, n), tensor(t, xla.Float32, x, n*bs, bs))
+		out, err := runCall(kernel, spec, tensor(t, xla.Int32, flags, n), tensor(t, xla.Int32, x, n*bs, bs))
 		require.NoError(t, err)
-		want := make([]float32, n*bs*bs)
+		want := make([]int32, n*bs*bs)
 		for g := 0; g < n; g++ {
 			for e := 0; e < bs*bs; e++ {
 				v := x[g*bs*bs+e]
@@ -312,20 +316,30 @@ func TestInterpretSkipsAddingToAResetAccumulator(t *testing.T) {
 		assert.Equal(t, want, out[0].Data, "reset flags %v", flags)
 	}
 
-	b := stablehlo.NewBuilder("reset")
-	fb := b.NewFunction("main", stablehlo.Tensor(xla.Int32, n), stablehlo.Tensor(xla.Float32, n*bs, bs))
-	fb.Return(Call(fb, kernel, spec, fb.Args()...)...)
-	m, err := b.Build()
-	require.NoError(t, err)
-	text := m.String()
-	add := -1
-	for _, line := range strings.SplitAfter(text, "\n") {
-		if strings.Contains(line, "stablehlo.add") && strings.HasSuffix(line, "tensor<32x32xf32>\n") {
-			require.Negative(t, add, "two adds of blocks: %s", text)
-			add = strings.Index(text, line)
-		}
+	program := func(dt xla.DType) string {
+		spec := spec
+		spec.OutShapes = []xla.Shape{xla.MakeShape(dt, n*bs, bs)}
+		spec.ScratchShapes = []xla.Shape{xla.MakeShape(dt, bs, bs)}
+		b := stablehlo.NewBuilder("reset")
+		fb := b.NewFunction("main", stablehlo.Tensor(xla.Int32, n), stablehlo.Tensor(dt, n*bs, bs))
+		fb.Return(Call(fb, kernel, spec, fb.Args()...)...)
+		m, err := b.Build()
+		require.NoError(t, err)
+		return m.String()
 	}
-	require.Positive(t, add, "no add of blocks: %s", text)
+	blockAdd := func(text, elem string) int {
+		add := -1
+		for _, line := range strings.SplitAfter(text, "\n") {
+			if strings.Contains(line, "stablehlo.add") && strings.HasSuffix(line, "tensor<32x32x"+elem+">\n") {
+				require.Negative(t, add, "two adds of blocks: %s", text)
+				add = strings.Index(text, line)
+			}
+		}
+		require.Positive(t, add, "no add of blocks: %s", text)
+		return add
+	}
+	text := program(xla.Int32)
+	add := blockAdd(text, "i32")
 	// The grid loop's ops are indented two more than the while, those of
 	// an if in it four more.
 	indent := func(at int) int {
@@ -336,6 +350,11 @@ func TestInterpretSkipsAddingToAResetAccumulator(t *testing.T) {
 	assert.Equal(t, loop+4, indent(add), "the add is not in a branch: %s", text)
 	branch := text[strings.LastIndex(text[:add], `"stablehlo.if"`):add]
 	assert.Contains(t, branch, "}, {", "the add is not in an else branch: %s", text)
+
+	text = program(xla.Float32)
+	add = blockAdd(text, "f32")
+	loop = indent(strings.Index(text, "stablehlo.while"))
+	assert.Equal(t, loop+2, indent(add), "the float add is in a branch: %s", text)
 }
 
 func TestInterpretSharedUninitializedStartIsNotWrittenThrough(t *testing.T) {

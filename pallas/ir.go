@@ -40,7 +40,7 @@ import (
 // Op table (Name: operands -> results; attributes in Op.Attrs):
 //
 //	const            -> r              Value: float64, int64 or bool (splatted to r's shape)
-//	iota             -> r              Dim int: counts along that dim of r (integer dtype)
+//	iota             -> r              Dim int: counts along that dim of r (integer or float dtype)
 //	program_id       -> i32 scalar     Axis int
 //	num_programs     -> i32 scalar     Axis int
 //	neg exp log tanh erf sqrt rsqrt abs floor ceil sin cos logistic not

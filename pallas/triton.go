@@ -76,11 +76,12 @@ import (
 //     loop whose body would wait for accesses made before it waits once,
 //     before it.
 //
-// Build-time errors name the kernel, the op and its file:line: tensors whose
-// dims are not powers of two (Triton's rule) or larger than 2^20 elements,
-// block shapes that are not powers of two, dtypes without a Triton type
-// (complex, 8-bit floats, sub-byte ints), scratch refs (grid steps run in
-// parallel on a GPU), dots that tt.dot cannot do (operands other than f16,
+// Build-time errors name the kernel and the op and its file:line (or the
+// block spec's ref): tensors whose dims are not powers of two (Triton's
+// rule) or larger than 2^20 elements, block shapes that are not powers of
+// two, dtypes without a Triton type (complex, 8-bit floats, sub-byte
+// ints), scratch refs the kernel uses (grid steps run in parallel on a
+// GPU), dots that tt.dot cannot do (operands other than f16,
 // bf16, f32, f64 and i8; float operands with an integer preferred type),
 // ops with no lowering, and kernels whose programs would race
 // (triton_races.go: an output block stored by several programs, an

@@ -811,7 +811,16 @@ func (l *ttLower) op(op *Op) {
 			set(l.intDivRem(op.Name, dt, in(0), in(1), rt))
 		}
 	case "add", "sub", "mul", "max", "min", "and", "or", "xor":
-		set(b.emit1(binaryOp(op.Name, dt), []*ttVal{in(0), in(1)}, rt))
+		switch {
+		// 0 + x is x (and x - 0), as in interpret mode, which folds them
+		// as XLA's simplifier does: a -0 in x stays -0 on both backends.
+		case op.Name == "add" && zeroValue(op.Operands[0]):
+			set(in(1))
+		case (op.Name == "add" || op.Name == "sub") && zeroValue(op.Operands[1]):
+			set(in(0))
+		default:
+			set(b.emit1(binaryOp(op.Name, dt), []*ttVal{in(0), in(1)}, rt))
+		}
 	case "cmp":
 		odt := op.Operands[0].Type.DType
 		name, pred := cmpPred(op.Attrs.Dir, odt)

@@ -1433,6 +1433,54 @@ func TestTritonRefusesRaces(t *testing.T) {
 	}
 }
 
+// A -0 comes out of a kernel with the same sign on both backends: 0 + x
+// and x - 0 with a zero constant are x on both (interpret mode folds them,
+// as XLA does, and so does the Triton lowering); an accumulator zeroed by
+// a When and then added to holds 0 + x, +0 for a -0 x, on both.
+func TestTritonSignedZeros(t *testing.T) {
+	negZero := func(n int64) *interpreter.Tensor {
+		return fTensor([]int64{n}, func(int) float64 { return math.Copysign(0, -1) })
+	}
+	row := blockMap(func(g []*Value) []any { return []any{g[0]} })
+	cases := []struct {
+		c    tritonCase
+		sign []bool // of each output's first element
+	}{
+		{tritonCase{name: "zero_constants",
+			kernel: func(k *Kernel, r []*Ref) {
+				r[1].Store(k.Zeros(xla.Float32, 4).Add(r[0].Load()))
+				r[2].Store(r[0].Load().Add(k.Zeros(xla.Float32, 4)))
+				r[3].Store(r[0].Load().Sub(0.0).Add(0.0))
+				r[4].Store(r[0].Load().Add(k.Full(xla.Int32, 0, 4).Astype(xla.Float32)))
+			},
+			spec: CallSpec{Name: "zero_constants", OutShapes: []xla.Shape{xla.MakeShape(xla.Float32, 4), xla.MakeShape(xla.Float32, 4),
+				xla.MakeShape(xla.Float32, 4), xla.MakeShape(xla.Float32, 4)}},
+			args: []*interpreter.Tensor{negZero(4)}}, []bool{true, true, true, true}},
+		{tritonCase{name: "reset_accumulator",
+			kernel: func(k *Kernel, r []*Ref) {
+				x, o := r[0], r[2]
+				k.When(k.ProgramID(0).Eq(0), func() { o.Store(k.Zeros(xla.Float32, 1024)) })
+				o.Store(o.Load().Add(x.Load()))
+			},
+			spec: CallSpec{Name: "reset_accumulator", OutShapes: []xla.Shape{xla.MakeShape(xla.Float32, 2048)}, Grid: []int64{2},
+				InSpecs:            []*BlockSpec{{BlockShape: []int64{1024}, IndexMap: row}, {BlockShape: []int64{1024}, IndexMap: row}},
+				OutSpecs:           []*BlockSpec{{BlockShape: []int64{1024}, IndexMap: row}},
+				InputOutputAliases: map[int]int{1: 0}},
+			args: []*interpreter.Tensor{negZero(2048), fTensor([]int64{2048}, func(int) float64 { return 1 })}}, []bool{false}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.c.name, func(t *testing.T) {
+			want, err := runCall(tc.c.kernel, tc.c.spec, tc.c.args...)
+			require.NoError(t, err)
+			got := runTritonEval(t, tc.c)
+			for i := range want {
+				assert.True(t, sameBits(want[i], got[i]), "output %d: interpret %v, Triton %v", i, want[i].Data, got[i].Data)
+				assert.Equal(t, tc.sign[i], math.Signbit(float64(want[i].Data.([]float32)[0])), "output %d", i)
+			}
+		})
+	}
+}
+
 // Float remainders are libdevice's exact fmod on every float type (f16
 // and bf16 through f32), as interpret mode's: 1e10 % 3 is 1, where
 // x - trunc(x/y)*y in f32 is far off.
