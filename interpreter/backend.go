@@ -1,6 +1,8 @@
 package interpreter
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -118,10 +120,19 @@ type client struct {
 	host     *memory // pinned_host memory shared by every device
 	timeout  time.Duration
 	closed   atomic.Bool
+	// ctx is the context of the client's runs: Close cancels it, with
+	// ErrClientClosed as its cause, so that a run still going stops.
+	ctx    context.Context
+	cancel context.CancelCauseFunc
 }
+
+// ErrClientClosed ends the computations still running when their client
+// is closed (a run's error wraps it).
+var ErrClientClosed = errors.New("interpreter: the client was closed while the computation ran")
 
 func newClient(n int, timeout time.Duration) *client {
 	c := &client{timeout: timeout}
+	c.ctx, c.cancel = context.WithCancelCause(context.Background())
 	c.host = &memory{id: n, kind: "pinned_host", kindID: 1}
 	for i := 0; i < n; i++ {
 		d := &device{c: c, id: i}
@@ -178,6 +189,7 @@ func (c *client) DefaultDeviceAssignment(replicas, partitions int) ([]int, error
 
 func (c *client) Close() error {
 	c.closed.Store(true)
+	c.cancel(ErrClientClosed)
 	return nil
 }
 

@@ -526,7 +526,7 @@ func (e *executable) Execute(args [][]backend.Buffer, opts backend.ExecuteOption
 	}
 	if inline {
 		r := &runs[0]
-		r.Context = context.Background()
+		r.Context = e.c.ctx
 		r.ev.done = closedChan
 		r.ev.err = e.runDevice(r, nil, 0, args[0])
 		return outs, completion, nil
@@ -540,11 +540,11 @@ func (e *executable) launch(args [][]backend.Buffer, runs []devRun) {
 	n := len(runs)
 	if n == 1 {
 		r := &runs[0]
-		r.Context = context.Background()
+		r.Context = e.c.ctx
 		goWork(func() { r.ev.set(e.runDevice(r, nil, 0, args[0])) })
 		return
 	}
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(e.c.ctx)
 	rv := NewRendezvous(e.replicas, e.partitions, e.c.timeout)
 	var wg sync.WaitGroup
 	wg.Add(n)

@@ -292,3 +292,46 @@ func TestBuffersTooLargeForMemory(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "tensor<268435456xf64> needs 2.0 GiB, more than the 1.0 GiB")
 }
+
+// Closing the client stops the computations still running on it (a loop
+// that never ends here): their events fire with ErrClientClosed, and no
+// goroutine goes on computing for a closed client.
+func TestCloseStopsRunningComputations(t *testing.T) {
+	for _, devices := range []int{1, 2} {
+		c, err := thePlugin.NewClient([]backend.NamedValue{{Name: "device_count", Value: int64(devices)}})
+		require.NoError(t, err)
+		partitions := ""
+		if devices == 2 {
+			partitions = ` attributes {mhlo.num_partitions = 2 : i32}`
+		}
+		e := compileBackend(t, c.(*client), `module @forever`+partitions+` {
+  func.func @main() -> tensor<i32> {
+    %0 = stablehlo.constant dense<0> : tensor<i32>
+    %1 = stablehlo.while(%i = %0) : tensor<i32>
+     cond {
+      %t = stablehlo.constant dense<true> : tensor<i1>
+      stablehlo.return %t : tensor<i1>
+    } do {
+      %one = stablehlo.constant dense<1> : tensor<i32>
+      %n = stablehlo.add %i, %one : tensor<i32>
+      stablehlo.return %n : tensor<i32>
+    }
+    return %1 : tensor<i32>
+  }
+}`)
+		args := make([][]backend.Buffer, devices)
+		_, events, err := e.Execute(args, backend.ExecuteOptions{WantCompletionEvents: true})
+		require.NoError(t, err)
+		require.Len(t, events, devices)
+		select {
+		case <-events[0].Done():
+			t.Fatalf("a loop that never ends ended: %v", events[0].Err())
+		default:
+		}
+		require.NoError(t, c.Close())
+		for _, ev := range events {
+			err := await(t, ev)
+			require.ErrorIs(t, err, ErrClientClosed, "%d devices", devices)
+		}
+	}
+}

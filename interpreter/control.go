@@ -1,6 +1,8 @@
 package interpreter
 
 import (
+	"context"
+
 	"github.com/halo-ml/halo/stablehlo"
 	"github.com/halo-ml/halo/xla"
 )
@@ -51,8 +53,8 @@ func shpWhile(x *Exec, op *stablehlo.Op, args []Value) ([]Value, error) {
 	}
 	x.dead = x.dead[:0]
 	for iter := 0; ; iter++ {
-		if err := x.Ctx.Err(); err != nil {
-			return nil, err
+		if x.Ctx.Err() != nil {
+			return nil, context.Cause(x.Ctx)
 		}
 		c, err := x.RunRegion(cond, vals)
 		if err != nil {

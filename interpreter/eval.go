@@ -1037,8 +1037,8 @@ func (x *Exec) runBlock(b *stablehlo.Block, args []Value) ([]Value, error) {
 			}
 			return in, nil // the caller's now: not cleared
 		}
-		if err := x.Ctx.Err(); err != nil {
-			return nil, err
+		if x.Ctx.Err() != nil {
+			return nil, context.Cause(x.Ctx)
 		}
 		if pl.scalar != nil {
 			if t, ok := x.runScalar(pl, in); ok {
@@ -1159,8 +1159,8 @@ func (x *Exec) runKernel(pl *opPlan, in []Value) (out []Value, err error) {
 	}
 	if err == nil && x.stop.Load() && x.Ctx != nil {
 		// The kernel may have ended early, its result unfinished.
-		if e := x.Ctx.Err(); e != nil {
-			return nil, e
+		if x.Ctx.Err() != nil {
+			return nil, context.Cause(x.Ctx)
 		}
 	}
 	return out, err

@@ -232,8 +232,10 @@ func (c *Client) DefaultDeviceAssignment(replicas, partitions int) ([][]int, err
 // of the client's plugin runs (Close may be called from one, within the
 // Execute that runs it), Close does not wait: the release happens on
 // another goroutine once those calls have returned, and its errors are
-// dropped. It is
-// idempotent; later calls on the client or its objects return ErrClosed.
+// dropped. Computations still running end as the plugin ends them (the
+// built-in interpreter stops them, with interpreter.ErrClientClosed). It
+// is idempotent; later calls on the client or its objects return
+// ErrClosed.
 func (c *Client) Close() error {
 	c.mu.Lock()
 	if c.closed {
