@@ -55,6 +55,9 @@ func (b *buffer) HostSize() (int64, error) {
 	if b.shape.DType == xla.Invalid {
 		return 0, nil
 	}
+	if err := b.shape.Validate(); err != nil {
+		return 0, backend.Errorf(codeInvalidArgument, "PJRT_Buffer_ToHostBuffer", "%v", err)
+	}
 	return b.shape.HostBytes(), nil
 }
 

@@ -335,3 +335,30 @@ func TestCloseStopsRunningComputations(t *testing.T) {
 		}
 	}
 }
+
+// A type with more bytes than an int64 counts is refused when compiling,
+// wherever it stands: no memory holds it, and its size would wrap.
+func TestCompileRefusesTypesOverInt64Bytes(t *testing.T) {
+	c := openBackend(t, 1)
+	huge := "tensor<3000000000000000000xf32>"
+	for _, tc := range []struct{ text, want string }{
+		{`func.func @main() -> ` + huge + ` {
+    %0 = stablehlo.constant dense<1.0> : ` + huge + `
+    return %0 : ` + huge + `
+  }`, "@main: result 0 of type " + huge + " has more than 2^63 bytes"},
+		{`func.func @main(%a: ` + huge + `) -> tensor<f32> {
+    %0 = stablehlo.constant dense<1.0> : tensor<f32>
+    return %0 : tensor<f32>
+  }`, "@main: argument 0 of type " + huge + " has more than 2^63 bytes"},
+		{`func.func @main() -> tensor<f32> {
+    %0 = stablehlo.constant dense<1.0> : tensor<f32>
+    %1 = stablehlo.broadcast_in_dim %0, dims = [] : (tensor<f32>) -> ` + huge + `
+    %2 = stablehlo.slice %1 [0:1] : (` + huge + `) -> tensor<1xf32>
+    %3 = stablehlo.reshape %2 : (tensor<1xf32>) -> tensor<f32>
+    return %3 : tensor<f32>
+  }`, "@main: stablehlo.broadcast_in_dim: its result of type " + huge + " has more than 2^63 bytes"},
+	} {
+		_, err := c.Compile([]byte("module {\n  "+tc.text+"\n}"), "mlir", nil)
+		require.ErrorContains(t, err, tc.want)
+	}
+}

@@ -28,6 +28,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"math"
 	"slices"
 	"sort"
 	"sync"
@@ -266,8 +267,23 @@ func checkTypesFlow(m *stablehlo.Module) error {
 				}
 			}
 		}
+		for i, t := range f.ArgTypes() {
+			if tooLarge(t) {
+				return fmt.Errorf("interpreter: @%s: argument %d of type %v has more than 2^63 bytes", f.Name, i, t)
+			}
+		}
+		for i, t := range f.ResultTypes {
+			if tooLarge(t) {
+				return fmt.Errorf("interpreter: @%s: result %d of type %v has more than 2^63 bytes", f.Name, i, t)
+			}
+		}
 		var err error
 		f.Walk(func(op *stablehlo.Op) bool {
+			for _, r := range op.Results {
+				if err == nil && r != nil && tooLarge(r.Type) {
+					err = fmt.Errorf("interpreter: @%s: %s: its result of type %v has more than 2^63 bytes", f.Name, op.Name, r.Type)
+				}
+			}
 			if err == nil {
 				if e := stablehlo.CheckRegionTypes(op); e != nil {
 					err = fmt.Errorf("interpreter: @%s: %s: %w", f.Name, op.Name, e)
@@ -282,6 +298,29 @@ func checkTypesFlow(m *stablehlo.Module) error {
 		}
 	}
 	return nil
+}
+
+// tooLarge reports whether a value of type t (a static tensor, or a
+// tuple holding one) has more bytes than an int64 counts: no memory holds
+// it, and its size would wrap.
+func tooLarge(t stablehlo.Type) bool {
+	switch t := t.(type) {
+	case stablehlo.TensorType:
+		for _, d := range t.Dims {
+			if d < 0 {
+				return false // dynamic: checked when it has a size
+			}
+		}
+		n := t.Size()
+		return n < 0 || n > math.MaxInt64/int64(max(t.DType.HostBytes(), 1))
+	case stablehlo.TupleType:
+		for _, e := range t.Elems {
+			if tooLarge(e) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // checkCallTypes checks the results of func.call and stablehlo.composite

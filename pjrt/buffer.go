@@ -3,6 +3,7 @@ package pjrt
 import (
 	"context"
 	"fmt"
+	"math"
 	"runtime"
 	"sync"
 	"unsafe"
@@ -370,6 +371,9 @@ func (b *Buffer) Bytes(ctx context.Context) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	if n < 0 || n > math.MaxInt {
+		return nil, errorf(Internal, "Bytes", "the plugin reports %d host bytes for %v", n, b.shape)
+	}
 	if err := b.awaitBeforeAlloc(ctx, n); err != nil {
 		return nil, err
 	}
@@ -501,6 +505,9 @@ func ToSlice[T Element](ctx context.Context, b *Buffer) ([]T, error) {
 	if dt != b.DType() {
 		var z T
 		return nil, fmt.Errorf("pjrt: ToSlice: buffer holds %v, not %T (%v)", b.DType(), z, dt)
+	}
+	if err := b.shape.Validate(); err != nil {
+		return nil, fmt.Errorf("pjrt: ToSlice: %w", err)
 	}
 	var z T
 	if err := b.awaitBeforeAlloc(ctx, b.shape.Size()*int64(unsafe.Sizeof(z))); err != nil {

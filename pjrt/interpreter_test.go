@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/halo-ml/halo/interpreter"
+	"github.com/halo-ml/halo/pjrt/backend"
 	"github.com/halo-ml/halo/stablehlo"
 	"github.com/halo-ml/halo/xla"
 )
@@ -736,4 +737,37 @@ func TestReadBackOfAFailedHugeResult(t *testing.T) {
 		require.Error(t, err)
 		assert.Contains(t, err.Error(), "too large")
 	}
+}
+
+// hugeBuffer is a backend buffer that says it holds more than 2^63 bytes
+// (a plugin's word: halo's interpreter refuses such a type at compile).
+type hugeBuffer struct{ backend.Buffer }
+
+func (hugeBuffer) DType() xla.DType         { return xla.Float32 }
+func (hugeBuffer) Dims() []int64            { return []int64{3e18} }
+func (hugeBuffer) HostSize() (int64, error) { return -6446744073709551616, nil }
+
+// A buffer whose size does not fit an int64 is an error when read, not a
+// panic making room for it.
+func TestReadingAnImpossiblyLargeBuffer(t *testing.T) {
+	c, err := Open("interpreter")
+	require.NoError(t, err)
+	defer c.Close()
+	small, err := BufferFrom(c, []float32{1}, nil)
+	require.NoError(t, err)
+	b, err := c.newBuffer(hugeBuffer{small.b})
+	require.NoError(t, err)
+	_, err = b.Bytes(context.Background())
+	require.ErrorContains(t, err, "the plugin reports -6446744073709551616 host bytes for tensor<3000000000000000000xf32>")
+	_, err = ToSlice[float32](context.Background(), b)
+	require.ErrorContains(t, err, "more than 2^63 bytes")
+
+	// The interpreter refuses such a type when compiling.
+	_, err = c.Compile(MLIRText(`module {
+  func.func @main() -> tensor<3000000000000000000xf32> {
+    %0 = stablehlo.constant dense<1.0> : tensor<3000000000000000000xf32>
+    return %0 : tensor<3000000000000000000xf32>
+  }
+}`), nil)
+	require.ErrorContains(t, err, "result 0 of type tensor<3000000000000000000xf32> has more than 2^63 bytes")
 }
