@@ -17,8 +17,23 @@ import (
 // benchFile compiles a StableHLO file and times runs of its main function
 // on pseudo-random inputs (the same at every run): the compile, the first
 // run, then steady runs for budget (or n runs when n > 0), each from
-// Execute until every output is ready.
-func benchFile(w, errw io.Writer, plugin, path string, budget time.Duration, n int) error {
+// Execute until every output is ready. timeout > 0 stops it after that
+// long, wherever it is.
+func benchFile(w, errw io.Writer, plugin, path string, budget time.Duration, n int, timeout time.Duration) error {
+	ctx, cancel := context.Background(), context.CancelFunc(func() {})
+	if timeout > 0 {
+		ctx, cancel = context.WithTimeout(ctx, timeout)
+	}
+	defer cancel()
+	err := benchSteps(ctx, w, errw, plugin, path, budget, n)
+	if ctx.Err() != nil {
+		return fmt.Errorf("stopped after -timeout %v: %w", timeout, err)
+	}
+	return err
+}
+
+// benchSteps is benchFile's work, the waits bounded by ctx.
+func benchSteps(ctx context.Context, w, errw io.Writer, plugin, path string, budget time.Duration, n int) error {
 	text, err := os.ReadFile(path)
 	if err != nil {
 		return err
@@ -67,6 +82,9 @@ func benchFile(w, errw io.Writer, plugin, path string, budget time.Duration, n i
 	}
 	defer exe.Close()
 	compile := time.Since(t0)
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 
 	devs := exe.AddressableDevices()
 	args := make([][]*pjrt.Buffer, len(devs))
@@ -80,7 +98,6 @@ func benchFile(w, errw io.Writer, plugin, path string, budget time.Duration, n i
 			args[d] = append(args[d], b)
 		}
 	}
-	ctx := context.Background()
 	// The same inputs serve every run: none may be donated to an output.
 	keep := make([]int, len(inputs))
 	for i := range keep {
@@ -116,12 +133,15 @@ func benchFile(w, errw io.Writer, plugin, path string, budget time.Duration, n i
 
 	var times []time.Duration
 	start := time.Now()
-	for (n > 0 && len(times) < n) || (n <= 0 && (len(times) == 0 || time.Since(start) < budget) && len(times) < maxBenchRuns) {
+	for ctx.Err() == nil && ((n > 0 && len(times) < n) || (n <= 0 && (len(times) == 0 || time.Since(start) < budget) && len(times) < maxBenchRuns)) {
 		d, err := once()
 		if err != nil {
 			return err
 		}
 		times = append(times, d)
+	}
+	if err := ctx.Err(); err != nil {
+		return err
 	}
 	slices.Sort(times)
 	fmt.Fprintf(w, "steady run: median %v, min %v, max %v over %d runs\n",

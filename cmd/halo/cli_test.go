@@ -241,6 +241,24 @@ func TestBench(t *testing.T) {
 	code, _, errOut = runCLI("bench", "-n", "-1", token)
 	assert.Equal(t, 2, code)
 	assert.Contains(t, errOut, "must not be negative")
+	code, _, errOut = runCLI("bench", "-timeout", "-1s", token)
+	assert.Equal(t, 2, code)
+	assert.Contains(t, errOut, "must not be negative")
+
+	// A program that never ends is stopped by -timeout (the first run).
+	loop := writeMLIR(t, `func.func @main(%x: tensor<i64>) -> tensor<i64> {
+  %1 = stablehlo.while(%i = %x) : tensor<i64>
+    cond {
+      %t = stablehlo.constant dense<true> : tensor<i1>
+      stablehlo.return %t : tensor<i1>
+    } do {
+      stablehlo.return %i : tensor<i64>
+    }
+  return %1 : tensor<i64>
+}`)
+	code, _, errOut = runCLI("bench", "-timeout", "50ms", loop)
+	assert.Equal(t, 1, code)
+	assert.Contains(t, errOut, "halo bench: stopped after -timeout 50ms")
 }
 
 // TestBenchInputs: the inputs stay in their ranges, whatever the type.

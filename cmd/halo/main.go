@@ -3,7 +3,7 @@
 //	halo devices [-plugin NAME|PATH]   plugins found (and where missing ones were looked for), their devices and memories
 //	halo demo    [-plugin NAME|PATH]   build a small StableHLO program and run it on the best backend found
 //	halo run     [-plugin NAME|PATH] [-timeout D] FILE.mlir   compile a StableHLO file and run its main function (no arguments)
-//	halo bench   [-plugin NAME|PATH] [-time D] [-n N] FILE.mlir   time compiling a StableHLO file and running its main function on pseudo-random inputs
+//	halo bench   [-plugin NAME|PATH] [-time D] [-n N] [-timeout D] FILE.mlir   time compiling a StableHLO file and running its main function on pseudo-random inputs
 //	halo check   [-run REGEXP] [-timeout D] [-j N] FILE.mlir...   run StableHLO conformance tests (check dialect) on the interpreter
 //
 // Without -plugin, a command uses the best backend found (pjrt.Candidates:
@@ -55,8 +55,9 @@ var commands = map[string]command{
 	"devices": {"devices", "[-plugin NAME|PATH]", "Lists the PJRT plugins found (and where missing ones were looked for) and, for each that loads, its version, attributes, devices and memories."},
 	"demo":    {"demo", "[-plugin NAME|PATH]", "Builds a small StableHLO program (an MLP), runs it on the best backend found and checks the results against plain Go."},
 	"run":     {"run", "[-plugin NAME|PATH] [-timeout D] FILE.mlir", "Compiles a StableHLO MLIR file and runs its main function, which must take no arguments, printing every output."},
-	"bench": {"bench", "[-plugin NAME|PATH] [-time D] [-n N] FILE.mlir", "Compiles a StableHLO MLIR file and times runs of its main function on pseudo-random inputs\n" +
-		"(floats in [-1, 1), integers in [-4, 4) or [0, 8), booleans alternating), each run from Execute until every output is ready."},
+	"bench": {"bench", "[-plugin NAME|PATH] [-time D] [-n N] [-timeout D] FILE.mlir", "Compiles a StableHLO MLIR file and times runs of its main function on pseudo-random inputs\n" +
+		"(floats in [-1, 1), integers in [-4, 4) or [0, 8), booleans alternating), each run from Execute until every output is ready;\n" +
+		"-timeout stops it after that long from the start, the first run included (a compile in progress ends first)."},
 }
 
 // run is main without the exit, for tests.
@@ -89,6 +90,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	case "bench":
 		budget = fs.Duration("time", time.Second, "how long to run steady runs (at least one)")
 		runs = fs.Int("n", 0, "run exactly this many steady runs instead (0: use -time)")
+		timeout = fs.Duration("timeout", 0, "stop after this long from the start, the first run included (a compile in progress ends first; 0: no limit)")
 	}
 	files, code := parseArgs(fs, cmd, rest, stdout, stderr)
 	if code >= 0 {
@@ -121,11 +123,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "halo bench: want exactly one FILE.mlir, got %d arguments\n", len(files))
 			return 2
 		}
-		if *runs < 0 || *budget < 0 {
-			fmt.Fprintln(stderr, "halo bench: -n and -time must not be negative")
+		if *runs < 0 || *budget < 0 || *timeout < 0 {
+			fmt.Fprintln(stderr, "halo bench: -n, -time and -timeout must not be negative")
 			return 2
 		}
-		err = benchFile(stdout, stderr, *plugin, files[0], *budget, *runs)
+		err = benchFile(stdout, stderr, *plugin, files[0], *budget, *runs, *timeout)
 	}
 	if err != nil {
 		fmt.Fprintln(stderr, "halo "+name+":", err)
