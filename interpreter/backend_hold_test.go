@@ -3,6 +3,7 @@ package interpreter
 import (
 	"encoding/binary"
 	"math"
+	"strings"
 	"testing"
 	"time"
 
@@ -361,4 +362,25 @@ func TestCompileRefusesTypesOverInt64Bytes(t *testing.T) {
 		_, err := c.Compile([]byte("module {\n  "+tc.text+"\n}"), "mlir", nil)
 		require.ErrorContains(t, err, tc.want)
 	}
+}
+
+// A constant whose data the module does not hold (dense_resource printed
+// with its resources elided) is a compile error saying so; one whose blob
+// the module holds runs.
+func TestCompileDenseResources(t *testing.T) {
+	c := openBackend(t, 1)
+	const prog = `module {
+  func.func @main() -> tensor<2xf32> {
+    %a = stablehlo.constant dense_resource<KEY> : tensor<2xf32>
+    return %a : tensor<2xf32>
+  }
+}
+{-# dialect_resources: { builtin: { blob: "0x040000000000803F00004040" } } #-}`
+	_, err := c.Compile([]byte(strings.ReplaceAll(prog, "KEY", "__elided__")), "mlir", nil)
+	require.ErrorContains(t, err, "stablehlo.constant: value dense_resource<__elided__> : tensor<2xf32>: the module holds no data for this resource")
+	e, err := c.Compile([]byte(strings.ReplaceAll(prog, "KEY", "blob")), "mlir", nil)
+	require.NoError(t, err)
+	outs, _, err := e.Execute([][]backend.Buffer{{}}, backend.ExecuteOptions{})
+	require.NoError(t, err)
+	assert.Equal(t, []float32{1, 3}, readF32(t, outs[0][0]))
 }

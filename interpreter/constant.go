@@ -2,6 +2,7 @@ package interpreter
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/halo-ml/halo/stablehlo"
 )
@@ -14,13 +15,30 @@ func init() {
 	registerKernel("stablehlo.constant", constantKernel)
 }
 
+// constantValueError says why a constant's value is not one the
+// interpreter reads (nil for a dense elements attribute).
+func constantValueError(v stablehlo.Attribute) error {
+	switch v := v.(type) {
+	case stablehlo.DenseElementsAttr:
+		return nil
+	case stablehlo.OpaqueAttr:
+		if strings.HasPrefix(string(v), "dense_resource<") {
+			return fmt.Errorf("value %s: the module holds no data for this resource (printed with its resources elided? print it with its {-# dialect_resources #-} section)", v)
+		}
+		return fmt.Errorf("value %s is not dense elements the interpreter reads", v)
+	case nil:
+		return fmt.Errorf("no value attribute")
+	}
+	return fmt.Errorf("value must be a dense elements attribute, got %T", v)
+}
+
 func constantKernel(x *Exec, op *stablehlo.Op, args []Value) ([]Value, error) {
 	if len(args) != 0 {
 		return nil, fmt.Errorf("takes no operands, got %d", len(args))
 	}
 	a, ok := op.Attr("value").(stablehlo.DenseElementsAttr)
 	if !ok {
-		return nil, fmt.Errorf("value must be a dense elements attribute, got %T", op.Attr("value"))
+		return nil, constantValueError(op.Attr("value"))
 	}
 	rt, err := ewResultType(op, 0)
 	if err != nil {

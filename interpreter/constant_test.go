@@ -115,8 +115,10 @@ func TestConstantErrors(t *testing.T) {
 		args   []Value
 		want   string
 	}{
-		{"no value", nil, i32, nil, "value must be a dense elements attribute"},
-		{"opaque value", []stablehlo.NamedAttr{{Name: "value", Value: stablehlo.OpaqueAttr("dense_resource<blob>")}}, i32, nil, "value must be a dense elements attribute"},
+		{"no value", nil, i32, nil, "no value attribute"},
+		{"elided resource", []stablehlo.NamedAttr{{Name: "value", Value: stablehlo.OpaqueAttr("dense_resource<blob>")}}, i32, nil, "dense_resource<blob>: the module holds no data for this resource"},
+		{"opaque value", []stablehlo.NamedAttr{{Name: "value", Value: stablehlo.OpaqueAttr("sparse<[[0]], [1]>")}}, i32, nil, "is not dense elements the interpreter reads"},
+		{"other value", []stablehlo.NamedAttr{{Name: "value", Value: stablehlo.StringAttr("x")}}, i32, nil, "value must be a dense elements attribute, got stablehlo.StringAttr"},
 		{"type mismatch", []stablehlo.NamedAttr{{Name: "value", Value: dense}}, stablehlo.Tensor(xla.Int32, 3), nil, "value has type tensor<2xi32>"},
 		{"short data", []stablehlo.NamedAttr{{Name: "value", Value: stablehlo.DenseElementsAttr{Type: i32, Data: make([]byte, 3)}}}, i32, nil, "has 3 bytes"},
 		{"short splat", []stablehlo.NamedAttr{{Name: "value", Value: stablehlo.DenseElementsAttr{Type: i32, Data: make([]byte, 3), Splat: true}}}, i32, nil, "splat value"},

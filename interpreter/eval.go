@@ -284,6 +284,11 @@ func checkTypesFlow(m *stablehlo.Module) error {
 					err = fmt.Errorf("interpreter: @%s: %s: its result of type %v has more than 2^63 bytes", f.Name, op.Name, r.Type)
 				}
 			}
+			if err == nil && op.Name == "stablehlo.constant" {
+				if e := constantValueError(op.Attr("value")); e != nil {
+					err = fmt.Errorf("interpreter: @%s: %s: %w", f.Name, op.Name, e)
+				}
+			}
 			if err == nil {
 				if e := stablehlo.CheckRegionTypes(op); e != nil {
 					err = fmt.Errorf("interpreter: @%s: %s: %w", f.Name, op.Name, e)

@@ -11,7 +11,11 @@ import (
 // (what mlir-opt --mlir-print-op-generic prints), or a mix of both. A file
 // holding a list of top-level operations without "module { ... }" is read
 // as an implicit module. Ops of dialects halo does not model are kept in
-// their generic form. Errors are *SyntaxError with the line and column.
+// their generic form. Constants printed as dense_resource<key> take their
+// data from the file's {-# dialect_resources #-} section (they become
+// DenseElementsAttrs); one whose data the file does not hold (printed
+// elided) stays an OpaqueAttr of its text. Errors are *SyntaxError with
+// the line and column.
 //
 // Types parsed from the same text share their dimension slices; treat
 // TensorType.Dims as read-only.
@@ -87,6 +91,11 @@ type mlirParser struct {
 	locFixups  []mlirLocFixup
 	locCopies  [][2]*Location // [dst, src] once locations are resolved
 	locBytes   int            // bytes of location text expanded so far
+	// resources are the builtin blobs of the file's {-# ... #-} section;
+	// denseResources the dense_resource attributes read, by their text
+	// (parse_resources.go).
+	resources      map[string][]byte
+	denseResources map[string]denseResourceUse
 	// Scratch stacks: result groups and signature types of the ops being
 	// parsed (nested ops push above and pop back).
 	groupBuf []mlirResultGroup
@@ -155,20 +164,30 @@ func (p *mlirParser) parseFile() (m *Module, err error) {
 			p.parseAttrAliasDef()
 		case '!':
 			p.parseTypeAliasDef()
+		case '{':
+			if !bytes.HasPrefix(p.src[p.pos:], []byte("{-#")) {
+				p.parseOperation(top) // reports what is wrong
+			}
+			p.parseFileMetadata()
 		default:
 			p.parseOperation(top)
 		}
 	}
 	p.resolveLocations()
 	if len(top.Ops) == 1 && top.Ops[0].Name == "builtin.module" {
-		return p.moduleFromOp(top.Ops[0], 0)
-	}
-	m = &Module{}
-	for _, op := range top.Ops {
-		if err := p.addToModule(m, op); err != nil {
-			return nil, err
+		m, err = p.moduleFromOp(top.Ops[0], 0)
+	} else {
+		m = &Module{}
+		for _, op := range top.Ops {
+			if err = p.addToModule(m, op); err != nil {
+				break
+			}
 		}
 	}
+	if err != nil {
+		return nil, err
+	}
+	p.resolveResources(m)
 	return m, nil
 }
 

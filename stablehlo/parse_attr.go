@@ -378,10 +378,21 @@ func (p *mlirParser) parseAttr() (Attribute, Type) {
 			}
 		case "dense_resource", "sparse":
 			if next == '<' {
-				p.balanced()
+				body := p.balanced()
 				p.expect(':')
 				t := p.parseType()
-				return OpaqueAttr(p.src[start:p.pos]), t
+				text := OpaqueAttr(p.src[start:p.pos])
+				if tt, ok := t.(TensorType); ok && string(id) == "dense_resource" && tt.Size() >= 0 && !tooManyBytes(tt) {
+					if p.denseResources == nil {
+						p.denseResources = map[string]denseResourceUse{}
+					}
+					key := strings.TrimSpace(string(body[1 : len(body)-1]))
+					if uq, err := strconv.Unquote(key); err == nil {
+						key = uq
+					}
+					p.denseResources[string(text)] = denseResourceUse{key: key, typ: tt, pos: start}
+				}
+				return text, t
 			}
 		case "affine_map", "affine_set", "strided":
 			if next == '<' {
