@@ -34,6 +34,8 @@ var mlirFuzzSnippets = []string{
 	`// -----
 "x.y"() : () -> ()
 // -----`,
+	`"foo.op"() {v = dense_resource<b> : tensor<2xi8>, w = dense_resource<"q.r"> : tensor<1xi1>} : () -> ()
+{-# dialect_resources: { builtin: { b: "0x010000000102", "q.r": "0x0400000001" }, x: { y: "0x" } }, external_resources: { z: {} } #-}`,
 }
 
 // FuzzParse checks that the parser never panics or hangs on any input,
