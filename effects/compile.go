@@ -226,6 +226,11 @@ func (e *Executable) checkArgs(args []*pjrt.Buffer) error {
 // number the runtime tokens the computation takes first too. Checked
 // only after a failure, so that dispatches pay nothing for it.
 func (e *Executable) explain(err error, args []*pjrt.Buffer, dev *pjrt.Device) error {
+	if errors.Is(err, pjrt.ErrClosed) {
+		if _, oerr := e.exe.Outputs(); errors.Is(oerr, pjrt.ErrClosed) {
+			return closedError(err)
+		}
+	}
 	for i, a := range args {
 		d, derr := a.Device()
 		switch {

@@ -31,7 +31,9 @@
 // !stablehlo.token per ordered effect (sorted by name) before its own
 // values; an ordered callback takes its effect's token as operand 0 and
 // returns the next as result 0, so the callbacks of an effect form one
-// data-dependency chain in program order; calls, stablehlo.while (as
+// data-dependency chain in program order; calls (a stablehlo.composite
+// whose decomposition has ordered effects becomes a call of it),
+// stablehlo.while (as
 // loop-carried values), if and case (as extra results of every branch)
 // carry the tokens of the effects used inside them. Ordered callbacks in
 // a while condition or in other regions (reduce, sort, map ...) are an

@@ -47,8 +47,10 @@ func (l *Lowered) HasEffects() bool { return len(l.Ordered) > 0 || l.Unordered }
 // !stablehlo.token parameter and result per ordered effect, sorted by
 // effect name, before its own; inside, each effect's token goes through
 // its callbacks in program order (an ordered callback takes the token as
-// operand 0 and returns the next as result 0), through func.call, and
-// through stablehlo.while, if and case as extra operands, region
+// operand 0 and returns the next as result 0), through func.call (a
+// stablehlo.composite whose decomposition has ordered effects becomes the
+// func.call of it, as its operands and results cannot hold the tokens),
+// and through stablehlo.while, if and case as extra operands, region
 // arguments and results. The entry function takes the effects' runtime
 // tokens first and returns them first (as tensor<0xi1> with TokenArrays).
 //
@@ -124,9 +126,24 @@ func callbackEffect(op *stablehlo.Op) (name string, isCallback bool) {
 	return "", true
 }
 
+// callee is the function op calls: a func.call's callee, a
+// stablehlo.composite's decomposition ("" for other ops).
 func callee(op *stablehlo.Op) string {
-	c, _ := op.Attr("callee").(stablehlo.SymbolRefAttr)
+	attr := "callee"
+	switch op.Name {
+	case "func.call":
+	case "stablehlo.composite":
+		attr = "decomposition"
+	default:
+		return ""
+	}
+	c, _ := op.Attr(attr).(stablehlo.SymbolRefAttr)
 	return string(c)
+}
+
+// isCall reports whether op runs a function of the module (callee).
+func isCall(op *stablehlo.Op) bool {
+	return op.Name == "func.call" || op.Name == "stablehlo.composite"
 }
 
 // analyze computes the effects of function name.
@@ -157,7 +174,7 @@ func (l *lowerer) analyze(name string) (*funcInfo, error) {
 					set[e] = true
 				}
 			}
-			if op.Name == "func.call" {
+			if isCall(op) {
 				var ci *funcInfo
 				ci, err = l.analyze(callee(op))
 				if err != nil {
@@ -196,7 +213,7 @@ func (l *lowerer) regionEffects(op *stablehlo.Op) []string {
 			if e, ok := callbackEffect(o); ok && e != "" {
 				set[e] = true
 			}
-			if o.Name == "func.call" {
+			if isCall(o) {
 				for _, e := range l.info[callee(o)].ordered {
 					set[e] = true
 				}
@@ -340,7 +357,7 @@ func (l *lowerer) lowerOps(f *stablehlo.Func, nb *stablehlo.Block, ops []*stable
 			continue
 		}
 		var effs []string
-		if op.Name == "func.call" {
+		if isCall(op) {
 			effs = l.info[callee(op)].ordered
 		} else if len(op.Regions) > 0 {
 			effs = l.regionEffects(op)
@@ -355,12 +372,25 @@ func (l *lowerer) lowerOps(f *stablehlo.Func, nb *stablehlo.Block, ops []*stable
 			n := newOp(op, tokenValues(effs, toks), len(effs), mapping)
 			nb.Append(n)
 			setTokens(effs, toks, n.Results)
+		case "stablehlo.composite":
+			// Its decomposition now takes and returns tokens, which the
+			// composite's operands and results do not declare: it becomes
+			// the call of its decomposition it stands for.
+			call := stablehlo.NewOp("func.call", op.Operands, valueTypes(op.Results),
+				stablehlo.NamedAttr{Name: "callee", Value: stablehlo.SymbolRefAttr(callee(op))})
+			call.Loc = op.Loc
+			n := newOp(call, tokenValues(effs, toks), len(effs), mapping)
+			for i, r := range op.Results {
+				mapping[r] = n.Results[len(effs)+i]
+			}
+			nb.Append(n)
+			setTokens(effs, toks, n.Results)
 		case "stablehlo.while":
 			err = l.lowerWhile(f, nb, op, effs, toks, mapping)
 		case "stablehlo.if", "stablehlo.case":
 			err = l.lowerBranches(f, nb, op, effs, toks, mapping)
 		default:
-			err = fmt.Errorf("effects: Lower: @%s: ordered effect %q inside %s: tokens are threaded through func.call, stablehlo.while, stablehlo.if and stablehlo.case only", f.Name, effs[0], op.Name)
+			err = fmt.Errorf("effects: Lower: @%s: ordered effect %q inside %s: tokens are threaded through func.call, stablehlo.composite, stablehlo.while, stablehlo.if and stablehlo.case only", f.Name, effs[0], op.Name)
 		}
 		if err != nil {
 			return err
@@ -386,7 +416,7 @@ func (l *lowerer) lowerWhile(f *stablehlo.Func, nb *stablehlo.Block, op *stableh
 		if e, ok := callbackEffect(o); ok && e != "" {
 			condEffs = append(condEffs, e)
 		}
-		if o.Name == "func.call" {
+		if isCall(o) {
 			condEffs = append(condEffs, l.info[callee(o)].ordered...)
 		}
 		return true

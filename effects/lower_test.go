@@ -2,11 +2,13 @@ package effects
 
 import (
 	"bytes"
+	"errors"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/halo-ml/halo/pjrt"
 	"github.com/halo-ml/halo/stablehlo"
 	"github.com/halo-ml/halo/xla"
 )
@@ -259,4 +261,71 @@ func TestLowerErrors(t *testing.T) {
 	}
 	_, err := Lower(nil, LowerOptions{})
 	assert.Error(t, err)
+}
+
+// An effect inside a stablehlo.composite's decomposition counts as the
+// program's: ordered, the composite becomes the call of its decomposition
+// that threads the token (its prints stay in program order); unordered,
+// Barrier waits for it and reports its failure.
+func TestEffectsInCompositeDecomposition(t *testing.T) {
+	for _, mode := range tokenModes {
+		t.Run(mode.name, func(t *testing.T) {
+			var out lines
+			b := stablehlo.NewBuilder("composite")
+			dec := b.NewFunction("dec", i32).Private()
+			require.NoError(t, Fprint(dec, &out, Ordered("a"), "dec %v", dec.Arg(0)))
+			dec.Return(dec.Arg(0))
+			fb := b.NewFunction("main", i32)
+			require.NoError(t, Fprint(fb, &out, Ordered("a"), "before %v", fb.Arg(0)))
+			r := fb.Composite("my.op", dec, []*stablehlo.Value{fb.Arg(0)}, nil, 0)
+			require.NoError(t, Fprint(fb, &out, Ordered("a"), "after %v", r[0]))
+			fb.Return(r...)
+			m, err := b.Build()
+			require.NoError(t, err)
+			l, err := Lower(m, LowerOptions{TokenArrays: mode.arrays})
+			require.NoError(t, err)
+			assert.Equal(t, []string{"a"}, l.Ordered)
+			text := printModule(t, l.Module)
+			assert.NotContains(t, text, "stablehlo.composite")
+			assert.Contains(t, text, "call @dec")
+
+			c := openInterpreter(t, 1)
+			exe := compileMode(t, c, m, mode.arrays)
+			s := NewStream()
+			for i := range 3 {
+				outs, err := s.Execute(exe, scalar(t, c, int32(i), nil))
+				require.NoError(t, err)
+				got, err := pjrt.ToScalar[int32](ctxT(t), outs[0])
+				require.NoError(t, err)
+				assert.Equal(t, int32(i), got)
+			}
+			require.NoError(t, s.Barrier(ctxT(t)))
+			assert.Equal(t, []string{"before 0", "dec 0", "after 0", "before 1", "dec 1", "after 1", "before 2", "dec 2", "after 2"}, out.all())
+		})
+	}
+	t.Run("unordered", func(t *testing.T) {
+		gate := make(chan struct{})
+		b := stablehlo.NewBuilder("composite")
+		dec := b.NewFunction("dec", i32).Private()
+		_, err := Callback(dec, HostFunc{Name: "inside", Fn: func([]Array) ([]Array, error) {
+			<-gate
+			return nil, errors.New("inside failed")
+		}}, Unordered)
+		require.NoError(t, err)
+		dec.Return(dec.Arg(0))
+		fb := b.NewFunction("main", i32)
+		fb.Return(fb.Composite("my.op", dec, []*stablehlo.Value{fb.Arg(0)}, nil, 0)...)
+		m, err := b.Build()
+		require.NoError(t, err)
+		c := openInterpreter(t, 1)
+		exe := compile(t, c, m)
+		assert.True(t, exe.Unordered())
+		s := NewStream()
+		_, err = s.Execute(exe, scalar(t, c, 1, nil))
+		require.NoError(t, err)
+		close(gate)
+		var ce *CallbackError
+		require.ErrorAs(t, s.Barrier(ctxT(t)), &ce)
+		assert.Equal(t, "inside", ce.Callback)
+	})
 }

@@ -51,6 +51,9 @@ type chainKey struct {
 // chain is one ordered effect's runtime token on one client.
 type chain struct {
 	cur *pjrt.Buffer // the token the next computation of the effect takes
+	// src makes its tokens: every executable it serves passes tokens of
+	// one kind (buffers or arrays).
+	src *tokenSource
 	// relays in token order (see relay), and whether a goroutine is
 	// working through them.
 	queue   []*relay
@@ -247,7 +250,11 @@ func (s *Stream) executeDirect(dev *pjrt.Device, exe *Executable, args []*pjrt.B
 		return nil, err
 	}
 	for i, e := range exe.lowered.Ordered {
-		ch := s.chain(c, e)
+		ch, err := s.chain(c, e, t)
+		if err != nil {
+			closeTaken(chains, full)
+			return nil, err
+		}
 		in, err := t.take(ch, dev)
 		if err != nil {
 			closeTaken(chains, full)
@@ -304,7 +311,13 @@ func (s *Stream) executeRelayed(dev *pjrt.Device, exe *Executable, args []*pjrt.
 		return nil, err
 	}
 	for i, e := range exe.lowered.Ordered {
-		ch := s.chain(c, e)
+		ch, err := s.chain(c, e, t)
+		if err != nil {
+			s.mu.Unlock()
+			dispatchDone(relays)
+			closeAll(replaced)
+			return nil, err
+		}
 		old := ch.cur
 		in, err := t.take(ch, dev)
 		if err == nil {
@@ -382,14 +395,25 @@ func closeAll(bufs []*pjrt.Buffer) {
 	}
 }
 
-// chain returns the chain of effect e on c, making it (s.mu held).
-func (s *Stream) chain(c *pjrt.Client, e string) *chain {
+// chain returns the chain of effect e on c for tokens of t, making it
+// (s.mu held). Executables whose tokens differ in kind cannot share one.
+func (s *Stream) chain(c *pjrt.Client, e string, t *tokenSource) (*chain, error) {
 	ch := s.chains[chainKey{c, e}]
 	if ch == nil {
-		ch = &chain{}
+		ch = &chain{src: t}
 		s.chains[chainKey{c, e}] = ch
+	} else if ch.src != t {
+		return nil, fmt.Errorf("effects: Execute: effect %q runs on this client with %s, and this executable passes %s: lower the programs of an effect alike (Lower's TokenArrays)", e, ch.src.kind(), t.kind())
 	}
-	return ch
+	return ch, nil
+}
+
+// kind names the runtime tokens of t.
+func (t *tokenSource) kind() string {
+	if t.arrays {
+		return "token arrays (tensor<0xi1>)"
+	}
+	return "token buffers (!stablehlo.token)"
 }
 
 // dispatchDone tells the relays of a dispatch that its Execute returned
@@ -467,7 +491,12 @@ func (s *Stream) context(c *pjrt.Client) (*pjrt.ExecuteContext, error) {
 	}
 	var x *pjrt.ExecuteContext
 	if id, err := c.Plugin().RegisterFFIType(streamTypeName); err == nil {
-		if xc, err := c.NewExecuteContext(); err == nil {
+		xc, err := c.NewExecuteContext()
+		switch {
+		case errors.Is(err, pjrt.ErrClosed):
+			// Nothing is kept for a closed client (forgetClient has run).
+			return nil, closedError(err)
+		case err == nil:
 			if err := xc.AddFFIUserData(id, s.id); err != nil {
 				xc.Close()
 				return nil, fmt.Errorf("effects: Execute: %w", err)
@@ -479,12 +508,19 @@ func (s *Stream) context(c *pjrt.Client) (*pjrt.ExecuteContext, error) {
 	return x, nil
 }
 
+// closedError is the error of a dispatch that found the executable or
+// its client closed.
+func closedError(err error) error {
+	return fmt.Errorf("effects: Execute: the executable or its client is closed: %w", err)
+}
+
 // Barrier waits until every computation dispatched through s with
 // effects has finished (the runtime token of each ordered effect and the
 // output token of each computation with effects), then returns the first
 // error since the last Barrier and clears it: a *CallbackError when a
 // callback failed, else the error of a computation with effects that
-// failed. It returns ctx's error if ctx ends first. A callback of a
+// failed. Barriers of several goroutines each wait for all of it (one of
+// them returns an error). It returns ctx's error if ctx ends first. A callback of a
 // computation of s must not call it: it would wait for that computation,
 // so for itself, until ctx ends.
 func (s *Stream) Barrier(ctx context.Context) error {
@@ -504,24 +540,22 @@ func (s *Stream) Barrier(ctx context.Context) error {
 			}
 		}
 	}
-	seen := s.pending.list
-	s.pending = events{}
+	// Another Barrier may be waiting for the same computations: each
+	// waits for them all, and the first to see one fired takes it (and
+	// its error) off the list.
+	seen := slices.Clone(s.pending.list)
 	s.mu.Unlock()
 	for _, ev := range wait {
 		if err := ev.Await(ctx); err != nil && ctx.Err() != nil {
-			s.restore(seen)
 			return ctx.Err()
 		}
 	}
-	for i, ev := range seen {
-		if err := ev.Await(ctx); err != nil {
-			if ctx.Err() != nil {
-				s.restore(seen[i:])
-				return ctx.Err()
-			}
-			s.record(err)
+	for _, ev := range seen {
+		if err := ev.Await(ctx); err != nil && ctx.Err() != nil {
+			return ctx.Err()
 		}
 	}
+	s.takeFired(seen)
 	s.errMu.Lock()
 	err := s.err
 	s.err = nil
@@ -529,11 +563,24 @@ func (s *Stream) Barrier(ctx context.Context) error {
 	return err
 }
 
-// restore puts back completion events a cancelled Barrier did not see.
-func (s *Stream) restore(evs []*pjrt.Event) {
+// takeFired takes the events of fired (all fired) still pending off the
+// list, recording their errors in the list's order.
+func (s *Stream) takeFired(fired []*pjrt.Event) {
+	set := make(map[*pjrt.Event]bool, len(fired))
+	for _, ev := range fired {
+		set[ev] = true
+	}
 	s.mu.Lock()
-	s.pending.list = append(evs, s.pending.list...)
-	s.mu.Unlock()
+	defer s.mu.Unlock()
+	s.pending.list = slices.DeleteFunc(s.pending.list, func(ev *pjrt.Event) bool {
+		if !set[ev] {
+			return false
+		}
+		if err := ev.Err(); err != nil {
+			s.record(err)
+		}
+		return true
+	})
 }
 
 // Close waits for the stream's effects as Barrier does and returns what

@@ -1,0 +1,138 @@
+package effects
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/halo-ml/halo/pjrt"
+)
+
+// Several goroutines share a stream (the default one is every
+// goroutine's): each Barrier, and Close, waits for every computation with
+// effects dispatched before it, though another Barrier waits for the same
+// ones; a failed callback is reported once.
+func TestConcurrentBarriersEachWait(t *testing.T) {
+	for _, kind := range []Effect{Unordered, Ordered("log")} {
+		t.Run(kind.String(), func(t *testing.T) {
+			c := openInterpreter(t, 1)
+			gate, entered := make(chan struct{}), make(chan struct{}, 1)
+			var done atomic.Bool
+			exe := compile(t, c, callbackProgram(t, kind, "slow", func() error {
+				entered <- struct{}{}
+				<-gate
+				done.Store(true)
+				return errors.New("slow failed")
+			}))
+			s := NewStream()
+			_, err := s.Execute(exe)
+			require.NoError(t, err)
+			<-entered
+			const waiters = 4
+			results := make(chan error, waiters+1)
+			returnedEarly := make(chan bool, waiters+1)
+			wait := func(f func(context.Context) error) {
+				err := f(ctxT(t))
+				returnedEarly <- !done.Load()
+				results <- err
+			}
+			for range waiters {
+				go wait(s.Barrier)
+			}
+			go wait(s.Close)
+			// Whatever the waiters have done by now, none may have returned.
+			time.Sleep(20 * time.Millisecond)
+			select {
+			case <-returnedEarly:
+				t.Fatal("a Barrier or Close returned while the callback ran")
+			default:
+			}
+			close(gate)
+			failed := 0
+			for range waiters + 1 {
+				assert.False(t, <-returnedEarly)
+				if err := <-results; err != nil {
+					var ce *CallbackError
+					require.ErrorAs(t, err, &ce)
+					assert.Equal(t, "slow", ce.Callback)
+					failed++
+				}
+			}
+			assert.Equal(t, 1, failed, "the callback's error is reported once")
+			assert.NoError(t, s.Barrier(ctxT(t)))
+		})
+	}
+}
+
+// Executables passing runtime tokens of different kinds (token buffers
+// from Compile on the interpreter, token arrays from Lower's TokenArrays)
+// cannot share an effect's chain on one stream and client: the second
+// kind is refused, naming both, and the accepted calls stay in order.
+func TestMixedTokenKindsRefused(t *testing.T) {
+	c := openInterpreter(t, 1)
+	var out lines
+	buffers := printIndex(t, c, &out, Ordered("log"), false)
+	arrays := printIndex(t, c, &out, Ordered("log"), true)
+	s := NewStream()
+	var want []string
+	for i := range 6 {
+		exe := buffers
+		if i%2 == 1 {
+			exe = arrays
+		}
+		_, err := s.Execute(exe, scalar(t, c, int32(i), nil))
+		if i%2 == 1 {
+			require.ErrorContains(t, err, `effect "log" runs on this client with token buffers (!stablehlo.token), and this executable passes token arrays (tensor<0xi1>)`)
+			continue
+		}
+		require.NoError(t, err)
+		want = append(want, strconv.Itoa(i))
+	}
+	require.NoError(t, s.Barrier(ctxT(t)))
+	assert.Equal(t, want, out.all())
+	// Another stream starts its own chain: token arrays there are fine.
+	other := NewStream()
+	_, err := other.Execute(arrays, scalar(t, c, 9, nil))
+	require.NoError(t, err)
+	require.NoError(t, other.Barrier(ctxT(t)))
+}
+
+// A dispatch with a closed executable, or on a closed client, says so,
+// and leaves nothing for the closed client in the stream.
+func TestExecuteClosed(t *testing.T) {
+	for _, mode := range tokenModes {
+		t.Run(mode.name, func(t *testing.T) {
+			c, err := pjrt.Open("interpreter")
+			require.NoError(t, err)
+			var out lines
+			exe := printIndex(t, c, &out, Ordered("log"), mode.arrays)
+			closed := printIndex(t, c, &out, Ordered("log"), mode.arrays)
+			require.NoError(t, closed.Close())
+			s := NewStream()
+			x := scalar(t, c, 1, nil)
+			_, err = s.Execute(closed, x)
+			require.ErrorIs(t, err, pjrt.ErrClosed)
+			require.ErrorContains(t, err, "the executable or its client is closed")
+
+			_, err = s.Execute(exe, x)
+			require.NoError(t, err)
+			require.NoError(t, s.Barrier(ctxT(t)))
+			require.NoError(t, c.Close())
+			_, err = s.Execute(exe, x)
+			require.ErrorIs(t, err, pjrt.ErrClosed)
+			require.ErrorContains(t, err, "the executable or its client is closed")
+			s.mu.Lock()
+			defer s.mu.Unlock()
+			for k := range s.chains {
+				assert.NotSame(t, c, k.c, "a chain of effect %q on the closed client", k.effect)
+			}
+			assert.NotContains(t, s.ctxs, c, "an execute context entry for the closed client")
+		})
+	}
+}
