@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime"
 	"sync"
 
 	"github.com/halo-ml/halo/pjrt/backend"
@@ -15,6 +16,7 @@ import (
 type Client struct {
 	plugin *Plugin
 	b      backend.Client
+	h      *clientHandle // closes b once, also for a Client dropped without Close
 
 	mu       sync.RWMutex
 	closed   bool
@@ -26,8 +28,24 @@ type Client struct {
 	memByB   map[backend.Memory]*Memory
 }
 
+// clientHandle releases a backend client once: from Close, or from the
+// runtime cleanup of a Client dropped without Close. By then the
+// client's buffers and executables, whose cleanups hold the Client, have
+// been released by theirs.
+type clientHandle struct {
+	b    backend.Client
+	once sync.Once
+	err  error
+}
+
+func (h *clientHandle) close() error {
+	h.once.Do(func() { h.err = h.b.Close() })
+	return h.err
+}
+
 func newClient(p *Plugin, b backend.Client) *Client {
-	c := &Client{plugin: p, b: b, live: map[io.Closer]struct{}{}, byID: map[int]*Device{}, memByB: map[backend.Memory]*Memory{}}
+	c := &Client{plugin: p, b: b, h: &clientHandle{b: b}, live: map[io.Closer]struct{}{}, byID: map[int]*Device{}, memByB: map[backend.Memory]*Memory{}}
+	runtime.AddCleanup(c, func(h *clientHandle) { h.close() }, c.h)
 	for _, m := range b.AddressableMemories() {
 		c.memory(m)
 	}
@@ -295,7 +313,7 @@ func (c *Client) releaseAll(live map[io.Closer]struct{}) error {
 			}
 		}
 	}
-	if err := c.b.Close(); err != nil && first == nil {
+	if err := c.h.close(); err != nil && first == nil {
 		first = err
 	}
 	return first

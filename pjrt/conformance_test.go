@@ -746,3 +746,38 @@ func TestAwaitBlocksInThePluginWhenItCannotBeCancelled(t *testing.T) {
 	}
 	assert.EqualValues(t, 0, c.live("event"))
 }
+
+// A Client dropped without Close is released once it is collected (its
+// buffers and executables first, by their own cleanups): the plugin's
+// clients, devices and memories go back to what they were. The wait for
+// the collector is bounded generously; it measures nothing.
+func TestDroppedClientIsReleased(t *testing.T) {
+	path := testplugin.Copy(t, testplugin.Build(t)) // counters of its own
+	lib, err := loadLib(path)
+	require.NoError(t, err)
+	c := &conformance{t: t, path: path, lib: lib}
+	before := [3]int64{c.live("client"), c.live("buffer"), c.live("loaded_executable")}
+	func() {
+		for range 5 {
+			cl, err := Open(path)
+			require.NoError(t, err)
+			exe, err := cl.Compile(MLIRText(addProgram), nil)
+			require.NoError(t, err)
+			a, err := BufferFrom(cl, []float32{1, 2, 3, 4}, []int64{4})
+			require.NoError(t, err)
+			out, err := exe.Run(a, a)
+			require.NoError(t, err)
+			got, err := ToSlice[float32](context.Background(), out[0])
+			require.NoError(t, err)
+			require.Equal(t, []float32{2, 4, 6, 8}, got)
+		}
+	}()
+	require.Greater(t, c.live("client"), before[0])
+	deadline := time.Now().Add(time.Minute)
+	for [3]int64{c.live("client"), c.live("buffer"), c.live("loaded_executable")} != before {
+		require.True(t, time.Now().Before(deadline), "clients %d, buffers %d, executables %d still live (before: %v)",
+			c.live("client"), c.live("buffer"), c.live("loaded_executable"), before)
+		runtime.GC()
+		time.Sleep(5 * time.Millisecond)
+	}
+}
