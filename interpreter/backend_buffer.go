@@ -1,6 +1,7 @@
 package interpreter
 
 import (
+	"context"
 	"encoding/binary"
 	"fmt"
 	"math"
@@ -89,8 +90,20 @@ func (b *buffer) hold() bool {
 }
 
 // takeHeld waits for b and returns its value for a use registered by
-// hold, ending the use.
+// hold, ending the use. A wait that would outlive the client (a buffer
+// that is never ready: an alias fulfilled with a result computed from
+// itself, say) ends when the client is closed, with ErrClientClosed.
 func (b *buffer) takeHeld() (Value, error) {
+	if b.c != nil {
+		select {
+		case <-b.ready.done:
+		case <-b.c.ctx.Done():
+			if !b.ready.fired() {
+				b.unhold()
+				return nil, context.Cause(b.c.ctx)
+			}
+		}
+	}
 	<-b.ready.done
 	b.mu.Lock()
 	v := b.val

@@ -384,3 +384,32 @@ func TestCompileDenseResources(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, []float32{1, 3}, readF32(t, outs[0][0]))
 }
+
+// An alias buffer fulfilled with a result computed from itself is never
+// ready (as on any runtime); closing the client ends the wait of the
+// execution, the fulfilment and a copy to the host, with ErrClientClosed.
+func TestCloseEndsWaitsForBuffersNeverReady(t *testing.T) {
+	bc, err := thePlugin.NewClient(nil)
+	require.NoError(t, err)
+	c := bc.(*client)
+	e := compileBackend(t, c, addLoopProgram)
+	alias, fill, err := c.CreateAliasBuffer(f32x2, nil)
+	require.NoError(t, err)
+	y := f32Buffer(t, c, 1, 1)
+	outs, events, err := e.Execute([][]backend.Buffer{{alias, y}}, backend.ExecuteOptions{WantCompletionEvents: true})
+	require.NoError(t, err)
+	require.NoError(t, fill.Fulfill(outs[0][0], 0, ""))
+	toHost, err := outs[0][0].ToHost(make([]byte, 8))
+	require.NoError(t, err)
+	aliasReady, err := alias.ReadyEvent()
+	require.NoError(t, err)
+	select {
+	case <-events[0].Done():
+		t.Fatalf("the execution ended: %v", events[0].Err())
+	default:
+	}
+	require.NoError(t, c.Close())
+	for _, ev := range []backend.Event{events[0], toHost, aliasReady} {
+		require.ErrorIs(t, await(t, ev), ErrClientClosed)
+	}
+}
