@@ -496,6 +496,10 @@ func (fb *FuncBuilder) Return(values ...*Value) {
 		fb.fail(name, values, "function @%s already returned", s.fn.Name)
 		return
 	}
+	if s.before != nil {
+		fb.fail(name, values, "the builder inserts before %s: a return must end its block", s.before.Name)
+		return
+	}
 	if !fb.checkOperands(name, values) {
 		return
 	}

@@ -3,6 +3,7 @@ package stablehlo
 import (
 	"errors"
 	"fmt"
+	"math"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -43,4 +44,79 @@ func TestFailKeepsFirstErrorUnlessWrapped(t *testing.T) {
 
 	err = build(func(fb *FuncBuilder, _ error) { fb.Fail("pkg.op", nil) })
 	require.Error(t, err)
+}
+
+// What Build accepts, Verify accepts and the parser reads back: an op
+// built by name has its result types inferred where the op table knows
+// them, a terminator cannot be built by name or mid-block, and a call's
+// callee is checked at Build.
+func TestOpByNameIsChecked(t *testing.T) {
+	f32x2 := Tensor(xla.Float32, 2)
+	for _, c := range []struct {
+		name  string
+		build func(fb *FuncBuilder)
+		want  string
+	}{
+		{"result type", func(fb *FuncBuilder) {
+			fb.Op("stablehlo.add", []*Value{fb.Arg(0), fb.Arg(0)}, []Type{Tensor(xla.Float32, 3)})
+		}, "stablehlo.add(tensor<2xf32>, tensor<2xf32>) at builder_fail_test.go"},
+		{"return by name", func(fb *FuncBuilder) {
+			fb.Op("stablehlo.return", []*Value{fb.Arg(0)}, nil)
+		}, "stablehlo.return ends a block: use Return"},
+		{"func.return by name", func(fb *FuncBuilder) {
+			fb.Op("func.return", []*Value{fb.Arg(0)}, nil)
+		}, "func.return ends a block"},
+		{"missing callee", func(fb *FuncBuilder) {
+			fb.Op("func.call", []*Value{fb.Arg(0)}, []Type{f32x2}, NamedAttr{Name: "callee", Value: SymbolRefAttr("nope")})
+		}, "callee @nope is not a function of the module"},
+	} {
+		b := NewBuilder("m")
+		fb := b.NewFunction("main", f32x2)
+		c.build(fb)
+		fb.Return(fb.Arg(0))
+		_, err := b.Build()
+		require.ErrorContains(t, err, c.want, c.name)
+	}
+
+	// A return inserted before an op would end its block mid-way.
+	b := NewBuilder("m")
+	fb := b.NewFunction("main", f32x2)
+	fb.Return(fb.Negate(fb.Arg(0)))
+	m, err := b.Build()
+	require.NoError(t, err)
+	ret := m.Func("main").Body.Blocks[0].Terminator()
+	at := BuilderAt(ret)
+	at.Return(ret.Operands[0])
+	require.ErrorContains(t, at.Err(), "the builder inserts before func.return: a return must end its block")
+	require.NoError(t, m.Verify())
+}
+
+// Verify refuses a terminator of any kind before the end of a block, as
+// the parser does.
+func TestVerifyRefusesTerminatorsMidBlock(t *testing.T) {
+	b := NewBuilder("m")
+	fb := b.NewFunction("main", Tensor(xla.Float32, 2))
+	fb.Return(fb.Arg(0))
+	m, err := b.Build()
+	require.NoError(t, err)
+	block := m.Func("main").Body.Blocks[0]
+	stray := NewOp("stablehlo.return", []*Value{block.Args[0]}, nil)
+	require.NoError(t, block.InsertBefore(block.Terminator(), stray))
+	require.ErrorContains(t, m.Verify(), "stablehlo.return before the end of a block")
+	_, err = Parse([]byte(m.String()))
+	require.ErrorContains(t, err, "a terminator must be the last operation of its block")
+}
+
+// A slice's size is ceil((limit-start)/stride), also for strides near
+// the int64 limit.
+func TestSliceHugeStride(t *testing.T) {
+	b := NewBuilder("m")
+	fb := b.NewFunction("main", Tensor(xla.Float32, 10))
+	s := fb.Slice(fb.Arg(0), []int64{2}, []int64{10}, []int64{math.MaxInt64})
+	assert.Equal(t, "tensor<1xf32>", s.Type.String())
+	assert.Equal(t, "tensor<0xf32>", fb.Slice(fb.Arg(0), []int64{4}, []int64{4}, []int64{3}).Type.String())
+	assert.Equal(t, "tensor<3xf32>", fb.Slice(fb.Arg(0), []int64{1}, []int64{8}, []int64{3}).Type.String())
+	fb.Return(s)
+	_, err := b.Build()
+	require.NoError(t, err)
 }

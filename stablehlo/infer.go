@@ -148,7 +148,9 @@ func inferSlice(t TensorType, start, limit, strides []int64) (TensorType, error)
 		if strides[i] <= 0 {
 			return TensorType{}, fmt.Errorf("dimension %d: stride %d must be > 0", i, strides[i])
 		}
-		dims[i] = (limit[i] - start[i] + strides[i] - 1) / strides[i]
+		if limit[i] > start[i] { // ceil((limit-start)/stride), without overflow
+			dims[i] = (limit[i]-start[i]-1)/strides[i] + 1
+		}
 	}
 	return TensorType{DType: t.DType, Dims: dims}, nil
 }

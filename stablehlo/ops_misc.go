@@ -830,7 +830,10 @@ func (fb *FuncBuilder) PartitionID() *Value {
 
 // Op adds any op by name with explicit result types and attributes: ops
 // of other dialects, or StableHLO ops built by hand. Ops in the op table
-// have their operand count and required attributes checked.
+// have their operand count, required attributes and result types checked
+// as Verify checks them; a func.call's callee is checked by Build, as
+// CallSymbol's. Terminators are not added this way (Return, or a region's
+// closure, ends a block).
 func (fb *FuncBuilder) Op(name string, operands []*Value, resultTypes []Type, attrs ...NamedAttr) []*Value {
 	if !fb.checkOperands(name, operands) || !fb.checkTypes(name, operands, resultTypes) {
 		return deadValues(resultTypes)
@@ -843,10 +846,26 @@ func (fb *FuncBuilder) Op(name string, operands []*Value, resultTypes []Type, at
 		fb.fail(name, operands, "%v", err)
 		return deadValues(resultTypes)
 	}
-	probe := &Op{Name: name, Operands: operands, Results: make([]*Value, len(resultTypes)), Attrs: attrs}
+	if mlirTerminators[name] {
+		fb.fail(name, operands, "%s ends a block: use Return, or return the values from a region's closure", name)
+		return deadValues(resultTypes)
+	}
+	probe := NewOp(name, operands, resultTypes, attrs...)
 	if err := checkOpSpec(probe); err != nil {
 		fb.fail(name, operands, "%v", err)
 		return deadValues(resultTypes)
+	}
+	if err := checkInferred(probe); err != nil {
+		fb.fail(name, operands, "%v", err)
+		return deadValues(resultTypes)
+	}
+	if name == "func.call" {
+		callee, ok := probe.Attr("callee").(SymbolRefAttr)
+		if !ok {
+			fb.fail(name, operands, "func.call needs a callee attribute (a symbol)")
+			return deadValues(resultTypes)
+		}
+		return fb.CallSymbol(string(callee), resultTypes, operands...)
 	}
 	return fb.emitN(name, slices.Clone(operands), slices.Clone(resultTypes), slices.Clone(attrs)...).Results
 }

@@ -352,10 +352,10 @@ func (v *verifier) block(b *Block, terminator string) error {
 			}
 		}
 		isLast := i == len(b.Ops)-1
-		if (op.Name == terminator) != isLast {
-			if isLast {
-				return fmt.Errorf("block must end with %s, ends with %s", terminator, op.Name)
-			}
+		if isLast && op.Name != terminator {
+			return fmt.Errorf("block must end with %s, ends with %s", terminator, op.Name)
+		}
+		if !isLast && (op.Name == terminator || mlirTerminators[op.Name]) {
 			return fmt.Errorf("%s before the end of a block", op.Name)
 		}
 		if err := checkOpSpec(op); err != nil {
