@@ -167,6 +167,7 @@ func (b *Builder) NewFunction(name string, argTypes ...Type) *FuncBuilder {
 	fn := &Func{Name: name, Body: NewRegion(NewBlock())}
 	s := &scope{b: b, fn: fn, block: fn.Body.Blocks[0]}
 	s.top = s
+	s.file, s.line = callerLocation()
 	fb := &FuncBuilder{s: s}
 	if name == "" {
 		b.fail(fb.s, "func.func", nil, "function name is empty")
@@ -195,7 +196,7 @@ func (b *Builder) Build() (*Module, error) {
 	}
 	for _, f := range b.funcs {
 		if !f.s.returned && f.s.fn.Body != nil {
-			b.err = &BuildError{Op: "func.func", Msg: fmt.Sprintf("function @%s has no Return", f.s.fn.Name)}
+			b.err = &BuildError{Op: "func.func", File: f.s.file, Line: f.s.line, Msg: fmt.Sprintf("function @%s (started here) has no Return", f.s.fn.Name)}
 			return nil, b.err
 		}
 		if n := len(f.s.fn.ResultAttrs); n > len(f.s.fn.ResultTypes) {
@@ -310,6 +311,10 @@ type scope struct {
 	closed   bool   // a region whose closure has returned
 	returned bool   // (top) Return was called
 	declared bool   // (top) result types known
+	// file and line are where the function was started (top), for an
+	// error about the function as a whole.
+	file string
+	line int
 	// limit is, in a builder made by BuilderAt or BuilderAtEnd, the first
 	// op of block that comes after the insertion point (before, or the op
 	// holding the inner scope's region): its results and those of the ops

@@ -120,3 +120,15 @@ func TestSliceHugeStride(t *testing.T) {
 	_, err := b.Build()
 	require.NoError(t, err)
 }
+
+// A function that never returned is reported where it was started.
+func TestNoReturnPointsAtNewFunction(t *testing.T) {
+	b := NewBuilder("m")
+	b.NewFunction("main", Tensor(xla.Float32, 2)) // the line reported
+	_, err := b.Build()
+	var be *BuildError
+	require.ErrorAs(t, err, &be)
+	assert.Equal(t, "builder_fail_test.go", be.File)
+	assert.NotZero(t, be.Line)
+	assert.Contains(t, err.Error(), "function @main (started here) has no Return")
+}

@@ -349,7 +349,7 @@ func TestFunctionErrors(t *testing.T) {
 		b.NewFunction("f")
 		_, err := b.Build()
 		require.Error(t, err)
-		assert.Contains(t, err.Error(), "function @f has no Return")
+		assert.Contains(t, err.Error(), "function @f (started here) has no Return")
 	})
 	t.Run("return twice", func(t *testing.T) {
 		b, f := newFunc(f32())
