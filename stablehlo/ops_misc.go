@@ -1,6 +1,7 @@
 package stablehlo
 
 import (
+	"fmt"
 	"slices"
 
 	"github.com/halo-ml/halo/xla"
@@ -208,6 +209,22 @@ func (fb *FuncBuilder) CustomCall(target string, operands []*Value, resultTypes 
 		for i, a := range cfg.OutputOperandAliases {
 			if a.OperandIndex < 0 || a.OperandIndex >= int64(len(operands)) {
 				return fail("output_operand_alias %d: operand index %d out of range", i, a.OperandIndex)
+			}
+			// The results form a tuple when there are several.
+			var out Type = TupleType{Elems: resultTypes}
+			if len(resultTypes) == 1 {
+				out = resultTypes[0]
+			}
+			ot, oerr := tupleElement(out, a.OutputTupleIndices)
+			if oerr != "" {
+				return fail("output_operand_alias %d: output_tuple_indices %v: %s", i, a.OutputTupleIndices, oerr)
+			}
+			it, ierr := tupleElement(operands[a.OperandIndex].Type, a.OperandTupleIndices)
+			if ierr != "" {
+				return fail("output_operand_alias %d: operand_tuple_indices %v: %s", i, a.OperandTupleIndices, ierr)
+			}
+			if !TypesEqual(ot, it) {
+				return fail("output_operand_alias %d: the output is %v, the operand it aliases %v", i, ot, it)
 			}
 			al[i] = OutputOperandAlias{OutputTupleIndices: slices.Clone(a.OutputTupleIndices), OperandIndex: a.OperandIndex, OperandTupleIndices: slices.Clone(a.OperandTupleIndices)}
 		}
@@ -868,4 +885,20 @@ func (fb *FuncBuilder) Op(name string, operands []*Value, resultTypes []Type, at
 		return fb.CallSymbol(string(callee), resultTypes, operands...)
 	}
 	return fb.emitN(name, slices.Clone(operands), slices.Clone(resultTypes), slices.Clone(attrs)...).Results
+}
+
+// tupleElement is the element of t that indices pick, one tuple level
+// each; msg says what is wrong with them.
+func tupleElement(t Type, indices []int64) (elem Type, msg string) {
+	for _, i := range indices {
+		tt, ok := t.(TupleType)
+		if !ok {
+			return nil, fmt.Sprintf("%v is not a tuple", t)
+		}
+		if i < 0 || i >= int64(len(tt.Elems)) {
+			return nil, fmt.Sprintf("index %d is outside %v", i, t)
+		}
+		t = tt.Elems[i]
+	}
+	return t, ""
 }

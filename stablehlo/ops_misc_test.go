@@ -58,6 +58,8 @@ func TestCustomCall(t *testing.T) {
 		{"layout count", "operand_layouts: need one layout per value", CustomCallConfig{OperandLayouts: [][]int64{}, ResultLayouts: [][]int64{{0}}}},
 		{"layout perm", "layout 0 is not a permutation", CustomCallConfig{OperandLayouts: [][]int64{{1}}, ResultLayouts: [][]int64{{0}}}},
 		{"alias", "operand index 3 out of range", CustomCallConfig{OutputOperandAliases: []OutputOperandAlias{{OperandIndex: 3}}}},
+		{"alias output index", "output_operand_alias 0: output_tuple_indices [5]: tensor<8xf32> is not a tuple", CustomCallConfig{OutputOperandAliases: []OutputOperandAlias{{OutputTupleIndices: []int64{5}}}}},
+		{"alias operand index", "operand_tuple_indices [-2]: tensor<8xf32> is not a tuple", CustomCallConfig{OutputOperandAliases: []OutputOperandAlias{{OperandTupleIndices: []int64{-2}}}}},
 		{"backend type", "StringAttr or DictAttr", CustomCallConfig{BackendConfig: BoolAttr(true)}},
 		// Attrs: every name given, once, and none of those the op's own
 		// syntax and fields print (a duplicate key the parser rejects).
@@ -75,6 +77,18 @@ func TestCustomCall(t *testing.T) {
 			requireErr(t, b, "stablehlo.custom_call", c.msg)
 		})
 	}
+	// An alias joins values of one type; with several results the output
+	// indices pick one.
+	b, f = newFunc(f32(8))
+	f.CustomCall("target", []*Value{f.Arg(0)}, []Type{f32(3)}, CustomCallConfig{OutputOperandAliases: []OutputOperandAlias{{OperandIndex: 0}}})
+	requireErr(t, b, "stablehlo.custom_call", "output_operand_alias 0: the output is tensor<3xf32>, the operand it aliases tensor<8xf32>")
+	b, f = newFunc(f32(8))
+	f.CustomCall("target", []*Value{f.Arg(0)}, []Type{f32(3), f32(8)}, CustomCallConfig{OutputOperandAliases: []OutputOperandAlias{{OutputTupleIndices: []int64{2}}}})
+	requireErr(t, b, "stablehlo.custom_call", "index 2 is outside tuple<tensor<3xf32>, tensor<8xf32>>")
+	b, f = newFunc(f32(8))
+	outs = f.CustomCall("target", []*Value{f.Arg(0)}, []Type{f32(3), f32(8)}, CustomCallConfig{OutputOperandAliases: []OutputOperandAlias{{OutputTupleIndices: []int64{1}}}})
+	require.NoError(t, f.Err())
+	buildOK(t, b, f, outs[1])
 	b, f = newFunc(f32(8))
 	f.CustomCall("", nil, nil, CustomCallConfig{})
 	requireErr(t, b, "stablehlo.custom_call", "call_target_name is empty")
