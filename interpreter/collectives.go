@@ -40,6 +40,11 @@ type Rendezvous struct {
 	replicas, partitions int
 	timeout              time.Duration
 
+	// byKind makes processes that run different functions (MPMD:
+	// run_parallel) meet at collectives of the same kind, by name and
+	// channel, instead of at the same op.
+	byKind bool
+
 	mu      sync.Mutex
 	seq     map[rvSeqKey]int64
 	pending map[rvKey]*rvInstance
@@ -50,7 +55,7 @@ type Rendezvous struct {
 }
 
 type rvSeqKey struct {
-	op   *stablehlo.Op
+	op   any // the *stablehlo.Op, or its opKind (Rendezvous.byKind)
 	proc ProcessID
 }
 
@@ -58,9 +63,16 @@ type rvSeqKey struct {
 // reached it before (loops and repeated calls meet once per iteration),
 // and the group's first member (groups of one op meet separately).
 type rvKey struct {
-	op     *stablehlo.Op
+	op     any
 	seq    int64
 	leader ProcessID
+}
+
+// opKind is what collectives of different functions have in common when
+// they meet: the op's name and channel.
+type opKind struct {
+	name    string
+	channel stablehlo.ChannelHandle
 }
 
 // rvInstance is one meeting of a process group.
@@ -147,11 +159,16 @@ func (x *Exec) exchange(op *stablehlo.Op, group []ProcessID, me int, vals []Valu
 	if err := rv.Err(); err != nil {
 		return nil, fmt.Errorf("cancelled: %w", err)
 	}
+	var at any = op
+	if rv.byKind {
+		ch, _ := op.Attr("channel_handle").(stablehlo.ChannelHandle)
+		at = opKind{name: op.Name, channel: ch}
+	}
 	rv.mu.Lock()
-	sk := rvSeqKey{op: op, proc: group[me]}
+	sk := rvSeqKey{op: at, proc: group[me]}
 	seq := rv.seq[sk]
 	rv.seq[sk] = seq + 1
-	key := rvKey{op: op, seq: seq, leader: group[0]}
+	key := rvKey{op: at, seq: seq, leader: group[0]}
 	inst := rv.pending[key]
 	if inst == nil {
 		inst = &rvInstance{group: group, vals: make([][]Value, len(group)), done: make(chan struct{})}
@@ -270,9 +287,36 @@ func useGlobalDeviceIDs(op *stablehlo.Op) (bool, error) {
 // rtDenseInts decodes an integer DenseElementsAttr (a splat is expanded).
 func rtDenseInts(a stablehlo.DenseElementsAttr) ([]int64, error) { return a.Int64s() }
 
-// rtGroups reads a rank-2 integer attribute (replica_groups,
-// source_target_pairs) as rows. Negative entries pad groups of unequal
-// size and are dropped.
+// rtPairs reads collective_permute's source_target_pairs: a rank-2
+// integer attribute of (source, target) rows of process ids.
+func rtPairs(op *stablehlo.Op) ([][]int64, error) {
+	const name = "source_target_pairs"
+	a, ok := op.Attr(name).(stablehlo.DenseElementsAttr)
+	if !ok {
+		if op.Attr(name) == nil {
+			return nil, fmt.Errorf("missing attribute %s", name)
+		}
+		return nil, fmt.Errorf("%s is %T, want a dense integer tensor", name, op.Attr(name))
+	}
+	vals, err := rtDenseInts(a)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	if len(a.Type.Dims) != 2 || a.Type.Dims[0] > 0 && a.Type.Dims[1] != 2 {
+		return nil, fmt.Errorf("%s must be a tensor<Nx2xi64> of (source, target) rows, is %v", name, a.Type)
+	}
+	out := make([][]int64, a.Type.Dims[0])
+	for i := range out {
+		out[i] = vals[2*i : 2*i+2]
+		if out[i][0] < 0 || out[i][1] < 0 {
+			return nil, fmt.Errorf("%s holds %v: process ids are non-negative", name, out[i])
+		}
+	}
+	return out, nil
+}
+
+// rtGroups reads a rank-2 integer attribute (replica_groups) as rows.
+// Negative entries pad groups of unequal size and are dropped.
 func rtGroups(op *stablehlo.Op, name string) ([][]int64, error) {
 	if o, ok := op.Attr(name).(stablehlo.OpaqueAttr); ok && name == "replica_groups" {
 		return stablehlo.ReplicaGroups(o) // #stablehlo.replica_group_mesh_axes<...>
@@ -802,7 +846,7 @@ func kernelCollectivePermute(x *Exec, op *stablehlo.Op, args []Value) ([]Value, 
 	if err != nil {
 		return nil, err
 	}
-	pairs, err := rtGroups(op, "source_target_pairs")
+	pairs, err := rtPairs(op)
 	if err != nil {
 		return nil, err
 	}

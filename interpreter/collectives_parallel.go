@@ -95,6 +95,11 @@ func kernelRunParallel(x *Exec, op *stablehlo.Op, args []Value) ([]Value, error)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	rv := NewRendezvous(R, P, timeout)
+	for _, row := range grid {
+		for _, f := range row {
+			rv.byKind = rv.byKind || f != grid[0][0]
+		}
+	}
 	outs := make([][]Value, R*P)
 	errs := make([]error, R*P)
 	var wg sync.WaitGroup

@@ -596,3 +596,56 @@ func TestCollectiveBroadcastDynamicRoot(t *testing.T) {
 		assert.Equal(t, []float32{7}, o[1].(*Tensor).Data)
 	}
 }
+
+// Processes running different functions (MPMD) meet at their collectives
+// of the same kind and channel, in the order each reaches them: a sum
+// over both, then a permute, though the ops are not the same.
+func TestRunParallelDifferentPrograms(t *testing.T) {
+	sum := `%s = "stablehlo.all_reduce"(%x) ({
+      ^bb0(%l: tensor<f32>, %r: tensor<f32>):
+        %t = stablehlo.add %l, %r : tensor<f32>
+        stablehlo.return %t : tensor<f32>
+    }) {replica_groups = dense<[[0, 1]]> : tensor<1x2xi64>} : (tensor<2xf32>) -> tensor<2xf32>
+    %p = "stablehlo.collective_permute"(%s) {source_target_pairs = dense<[[0, 1], [1, 0]]> : tensor<2x2xi64>} : (tensor<2xf32>) -> tensor<2xf32>`
+	p := compileText(t, `module {
+  func.func private @f(%x: tensor<2xf32>) -> tensor<2xf32> {
+    `+sum+`
+    return %p : tensor<2xf32>
+  }
+  func.func private @g(%x: tensor<2xf32>) -> tensor<2xf32> {
+    %y = stablehlo.negate %x : tensor<2xf32>
+    %x2 = stablehlo.negate %y : tensor<2xf32>
+    `+strings.ReplaceAll(sum, "%x)", "%x2)")+`
+    %q = stablehlo.multiply %p, %p : tensor<2xf32>
+    return %q : tensor<2xf32>
+  }
+  func.func @main(%a: tensor<2xf32>, %b: tensor<2xf32>) -> (tensor<2xf32>, tensor<2xf32>) {
+    %r:2 = "interpreter.run_parallel"(%a, %b) {programs = [[@f], [@g]]} : (tensor<2xf32>, tensor<2xf32>) -> (tensor<2xf32>, tensor<2xf32>)
+    return %r#0, %r#1 : tensor<2xf32>, tensor<2xf32>
+  }
+}`)
+	out, err := p.Run(context.Background(), Device{}, []Value{f32Tensor([]float32{1, 2}, 2), f32Tensor([]float32{10, 20}, 2)})
+	require.NoError(t, err)
+	assert.Equal(t, []float32{11, 22}, out[0].(*Tensor).Data)
+	assert.Equal(t, []float32{121, 484}, out[1].(*Tensor).Data)
+}
+
+// collective_permute's pairs are (source, target) rows of non-negative
+// process ids: anything else is an error naming it.
+func TestCollectivePermutePairsChecked(t *testing.T) {
+	for _, c := range []struct{ pairs, want string }{
+		{`dense<[[0, 1], [-1, -1]]> : tensor<2x2xi64>`, "source_target_pairs holds [-1 -1]: process ids are non-negative"},
+		{`dense<[[1, -1]]> : tensor<1x2xi64>`, "source_target_pairs holds [1 -1]"},
+		{`dense<[0, 1]> : tensor<2xi64>`, "source_target_pairs must be a tensor<Nx2xi64> of (source, target) rows, is tensor<2xi64>"},
+		{`dense<[[0, 1, 1]]> : tensor<1x3xi64>`, "is tensor<1x3xi64>"},
+	} {
+		p := compileText(t, moduleHeader(2, 1)+`
+  func.func @main(%x: tensor<1xf32>) -> tensor<1xf32> {
+    %r = "stablehlo.collective_permute"(%x) {source_target_pairs = `+c.pairs+`} : (tensor<1xf32>) -> tensor<1xf32>
+    return %r : tensor<1xf32>
+  }
+}`)
+		_, err := p.RunSPMD(context.Background(), [][]Value{{f32Tensor([]float32{1}, 1)}, {f32Tensor([]float32{2}, 1)}}, SPMDOptions{})
+		require.ErrorContains(t, err, c.want, c.pairs)
+	}
+}
