@@ -35,6 +35,9 @@ type Stream struct {
 	// of them.
 	inflight int
 	retired  []*pjrt.ExecuteContext
+	// relayIdle is signalled (with mu) when a chain's relay goroutine has
+	// handed on its last token and released what it held.
+	relayIdle *sync.Cond
 
 	// errMu guards err apart from mu: callbacks record errors while a
 	// dispatch may hold mu (a backend may run a computation inside
@@ -84,6 +87,7 @@ var registry struct {
 // NewStream returns a stream with its own token chains.
 func NewStream() *Stream {
 	s := &Stream{chains: map[chainKey]*chain{}, ctxs: map[*pjrt.Client]*pjrt.ExecuteContext{}}
+	s.relayIdle = sync.NewCond(&s.mu)
 	registry.mu.Lock()
 	registry.next++
 	s.id = registry.next
@@ -443,6 +447,7 @@ func (s *Stream) relayLoop(ch *chain) {
 		if len(ch.queue) == 0 {
 			ch.queue = nil
 			ch.running = false
+			s.relayIdle.Broadcast()
 			s.mu.Unlock()
 			return
 		}
@@ -595,6 +600,11 @@ func (s *Stream) Close(ctx context.Context) error {
 		return err
 	}
 	s.mu.Lock()
+	// The relays Barrier waited for may still be releasing the tokens they
+	// handed on.
+	for s.relayFinishing() {
+		s.relayIdle.Wait()
+	}
 	chains, ctxs := s.chains, s.ctxs
 	s.chains = map[chainKey]*chain{}
 	s.ctxs = map[*pjrt.Client]*pjrt.ExecuteContext{}
@@ -619,6 +629,17 @@ func (s *Stream) Close(ctx context.Context) error {
 		}
 	}
 	return err
+}
+
+// relayFinishing reports whether a chain's relay goroutine is releasing
+// what its last relay held (its queue empty, not yet idle; s.mu held).
+func (s *Stream) relayFinishing() bool {
+	for _, ch := range s.chains {
+		if ch.running && len(ch.queue) == 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // tokenSource makes the runtime tokens of one client.
