@@ -24,17 +24,37 @@ import (
 //   - Program.Body is a Region whose Args are the refs (Value.Ref set, one per
 //     Program.Refs entry, same order). It yields nothing.
 //   - Program.IndexMaps[i] belongs to input i (i < NumInputs) or output
-//     i-NumInputs; it is nil for a whole-array spec (block index all zeros).
-//     Its Args are the grid indices (i32 scalars, one per grid axis) then the
-//     prefetch refs; it yields one i32 scalar block index per array dim
-//     (squeezed dims included: a squeezed dim has block size 1, so its block
-//     index is the element index).
+//     i-NumInputs; it is nil when the spec has no index map: block index 0
+//     in every dim (a whole-array spec, or a block smaller than the array
+//     given no map). Its Args are the grid indices (i32 scalars, one per
+//     grid axis) then the prefetch refs; it yields one i32 scalar block
+//     index per array dim (squeezed dims included: a squeezed dim has block
+//     size 1, so its block index is the element index). Vmap's batch dims
+//     are such squeezed dims, in ArrayShape and Block.
+//   - The grid runs step by step in row-major order (the semantics every
+//     lowering must keep; triton_races.go lists the kernels that still
+//     give the same results when programs run in parallel). At a step with
+//     block indices bi, an input or output ref is the window [bi*Block,
+//     bi*Block+Block) of its array (a squeezed dim: element bi). Stores to
+//     an output reach the array: a later step whose map gives the same
+//     block sees them, consecutive or not. Scratch keeps its contents
+//     across steps. An input reads the operand as it came, also when an
+//     output aliased to it (RefInfo.AliasOf) was stored to at an earlier
+//     step; tracing refuses a load of an aliased input after a store to its
+//     output in the body.
+//   - Memory nobody wrote reads as NaN (floats, complex: NaN parts), the
+//     minimum (signed integers), 0 (unsigned) or false (bool): outputs not
+//     aliased to an input and scratch start so, and the part of an edge
+//     block past the end of its array reads so at every step, stores there
+//     being dropped.
 //   - Ops of a Region run in order. A Value is defined once (an op result or
 //     a region argument) and may be used in its region and the regions nested
 //     in it. Refs are mutable: "store" changes a ref, later "load"s see it.
 //   - Every elementwise op has operands of exactly the result's shape and
 //     dtype (tracing inserts broadcast_in_dim and rejects mixed dtypes), so a
-//     lowering never broadcasts implicitly. Go scalars become "const" ops.
+//     lowering never broadcasts implicitly. Go scalars become "const" ops:
+//     a float64 is rounded to r's dtype (once, to nearest even); an
+//     unsigned 64-bit value above MaxInt64 is the int64 holding its bits.
 //   - Op.Loc is the user's file:line, for error messages of lowerings.
 //
 // Op table (Name: operands -> results; attributes in Op.Attrs):
@@ -49,16 +69,17 @@ import (
 //	                 x, y -> r         (binary elementwise, same types)
 //	cmp              x, y -> bool r    Dir string: EQ NE LT LE GT GE
 //	select           pred, x, y -> r   pred bool of r's shape
-//	convert          x -> r            (dtype change only)
-//	broadcast_in_dim x -> r            Dims []int64: result dim of each operand dim
-//	reshape          x -> r            (same element count)
-//	transpose        x -> r            Perm []int64
+//	convert          x -> r            (dtype change, shape kept: rules below)
+//	broadcast_in_dim x -> r            Dims []int64: result dim of each operand dim, whose
+//	                                   size is the operand dim's or the operand dim is 1
+//	reshape          x -> r            (same element count, row-major order)
+//	transpose        x -> r            Perm []int64: result dim i is operand dim Perm[i]
 //	reduce           x -> r            Kind string (sum|max|min), Axes []int64 (sorted)
 //	dot              a[m,k], b[k,n] -> r[m,n]   r's dtype is the preferred (accumulator) dtype;
 //	                                   TransA, TransB bool: a is [k,m] / b is [n,k]
 //	load             ref, idx... [, mask [, other]] -> r      Indexer Indexer
 //	store            ref, idx..., value [, mask] -> (none)    Indexer Indexer
-//	when             cond -> (none)    Regions[0]: no args, no yields
+//	when             cond -> (none)    cond a bool scalar; Regions[0]: no args, no yields
 //	for              lo, hi, init... -> carry...   Regions[0]: args (i, carry...), yields carry
 //	                                   (i32 counter from lo while i < hi, step 1)
 //	while            init... -> carry...   Regions[0] cond: args carry, yields a bool scalar;
@@ -68,11 +89,35 @@ import (
 // after the ref are the Indexer's dynamic operands in order, then (store)
 // the value, then the mask when HasMask, then (load) other when HasOther.
 // The value, mask and other always have exactly the indexed shape.
+// Elements the mask turns off are not accessed and may lie outside the
+// ref (a static start outside it becomes a dynamic i32 operand); a load
+// gives them other (zeros without it). An unmasked access outside the ref,
+// or a block index outside the array's blocks, is the kernel's error:
+// interpret mode reports a *BoundsError unless CompilerParams.NoBoundsChecks.
+//
+// Arithmetic (every lowering gives these results):
+//
+//   - Integers wrap. div truncates toward zero; x/0 is -1 (all ones), x%0
+//     is x, MIN/-1 is MIN and MIN%-1 is 0. Unsigned dtypes make div, rem,
+//     max, min, cmp and reduce unsigned. not is bitwise (logical on bool).
+//   - Float rem is fmod (the sign of the dividend). max and min, as ops
+//     and reductions, propagate NaN and order -0 below +0. cmp with a NaN
+//     operand is false but for NE.
+//   - convert: float to integer truncates toward zero and saturates, NaN
+//     giving 0; integer to float rounds once to nearest even; integer to
+//     integer wraps; to bool is x != 0, from bool 0 or 1.
+//   - dot: operands are converted to r's dtype (i8 by i8 into i32 does not
+//     overflow); float products are summed in f32 or wider (f64 for an f64
+//     result) and rounded once to r, in any order, so float results may
+//     differ in their last bits between lowerings; integer sums wrap.
 //
 // Stability: this file is the contract with the Triton and Mosaic
 // lowerings. Changes are additive only and listed here:
 //
-//	(none yet)
+//	2026-11-27: the grid's step semantics, unwritten memory, masks and
+//	bounds, arithmetic and conversion rules written down (what the
+//	lowerings did already); a nil index map may come with a block smaller
+//	than the array.
 type Program struct {
 	// Name is the kernel's name (for errors and backend symbols).
 	Name string
@@ -284,9 +329,10 @@ type DimIndex struct {
 	Start int64
 	// Size is the slice size (DimSlice; 1 otherwise).
 	Size int64
-	// Operand is the position in Indexer.Operands of the dynamic start
-	// (DimSlice, DimPoint: an integer scalar) or of the index array
-	// (DimArray: an integer array of shape ArrayShape), -1 when static.
+	// Operand is the position among the op's dynamic index operands
+	// (Op.Operands[1+Operand]) of the dynamic start (DimSlice, DimPoint:
+	// an i32 scalar) or of the index array (DimArray: an i32 array of
+	// shape Indexer.ArrayShape, broadcast already), -1 when static.
 	Operand int
 }
 
