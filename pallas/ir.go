@@ -111,6 +111,10 @@ import (
 //     result) and rounded once to r, in any order, so float results may
 //     differ in their last bits between lowerings; integer sums wrap.
 //
+// ir_reference_test.go holds an evaluator of Programs written from this
+// comment alone; TestIRReferenceEvaluator requires it to agree with
+// interpret mode, so a rule a lowering relies on is written here.
+//
 // Stability: this file is the contract with the Triton and Mosaic
 // lowerings. Changes are additive only and listed here:
 //
