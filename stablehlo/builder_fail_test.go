@@ -132,3 +132,26 @@ func TestNoReturnPointsAtNewFunction(t *testing.T) {
 	assert.NotZero(t, be.Line)
 	assert.Contains(t, err.Error(), "function @main (started here) has no Return")
 }
+
+// An enum attribute's value must be one of its enum's, in built and in
+// parsed ops.
+func TestEnumValuesChecked(t *testing.T) {
+	f32x2 := Tensor(xla.Float32, 2)
+	b := NewBuilder("m")
+	fb := b.NewFunction("main", f32x2)
+	fb.Op("stablehlo.compare", []*Value{fb.Arg(0), fb.Arg(0)}, []Type{Tensor(xla.Bool, 2)},
+		NamedAttr{Name: "comparison_direction", Value: EnumAttr{Dialect: "stablehlo", Enum: "comparison_direction", Value: "XX"}})
+	fb.Return(fb.Arg(0))
+	_, err := b.Build()
+	require.ErrorContains(t, err, `attribute comparison_direction: "XX" is not a comparison_direction (one of EQ, NE, GE, GT, LE, LT)`)
+
+	m, err := Parse([]byte(`func.func @main(%a: tensor<2xf32>) -> tensor<2xf32> {
+  %0 = "stablehlo.compare"(%a, %a) {comparison_direction = #stablehlo<comparison_direction XX>} : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xi1>
+  %1 = "stablehlo.dot_general"(%a, %a) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [0], rhs_contracting_dimensions = [0]>, precision_config = [#stablehlo<precision DEFAULT>, #stablehlo<precision LOWEST>]} : (tensor<2xf32>, tensor<2xf32>) -> tensor<f32>
+  return %a : tensor<2xf32>
+}`))
+	require.NoError(t, err)
+	require.ErrorContains(t, m.Verify(), `"XX" is not a comparison_direction`)
+	m.Func("main").Body.Blocks[0].Ops[0].Erase()
+	require.ErrorContains(t, m.Verify(), `"LOWEST" is not a precision`)
+}

@@ -2,6 +2,7 @@ package stablehlo
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -469,6 +470,14 @@ var enumValues = map[string][]string{
 	"transpose":            {"TRANSPOSE_INVALID", "NO_TRANSPOSE", "TRANSPOSE", "ADJOINT"},
 }
 
+// checkEnumValue reports whether e's value is one of its enum's.
+func checkEnumValue(name string, e EnumAttr) error {
+	if vals, ok := enumValues[e.Enum]; ok && !slices.Contains(vals, e.Value) {
+		return fmt.Errorf("attribute %s: %q is not a %s (one of %s)", name, e.Value, e.Enum, strings.Join(vals, ", "))
+	}
+	return nil
+}
+
 // checkAttr reports whether a has the kind spec wants.
 func checkAttr(spec *attrSpec, a Attribute) error {
 	bad := func() error {
@@ -557,6 +566,7 @@ func checkAttr(spec *attrSpec, a Attribute) error {
 		if e.Enum != spec.enum {
 			return fmt.Errorf("attribute %s must be a %s enum, got %s", spec.name, spec.enum, e.Enum)
 		}
+		return checkEnumValue(spec.name, e)
 	case attrPrecision:
 		arr, ok := a.(ArrayAttr)
 		if !ok {
@@ -565,6 +575,8 @@ func checkAttr(spec *attrSpec, a Attribute) error {
 		for _, e := range arr {
 			if en, ok := e.(EnumAttr); !ok || en.Enum != "precision" {
 				return bad()
+			} else if err := checkEnumValue(spec.name, en); err != nil {
+				return err
 			}
 		}
 	case attrDotDims:
