@@ -3,6 +3,8 @@ package stablehlo
 import (
 	"fmt"
 	"slices"
+	"strconv"
+	"strings"
 
 	"github.com/halo-ml/halo/xla"
 )
@@ -477,16 +479,78 @@ func (fb *FuncBuilder) SetDimensionSize(x, size *Value, dim int64) *Value {
 	return fb.emit1(name, ops, x.Type, NamedAttr{Name: "dimension", Value: I64Attr(dim)})
 }
 
-// UniformQuantize adds stablehlo.uniform_quantize to a quantized tensor
-// type (an OpaqueType such as "tensor<2x!quant.uniform<i8:f32, 0.1>>").
+// UniformQuantize adds stablehlo.uniform_quantize of a float (or
+// quantized) tensor to a quantized tensor type of its shape (an
+// OpaqueType such as "tensor<2x!quant.uniform<i8:f32, 0.1>>").
 func (fb *FuncBuilder) UniformQuantize(x *Value, result Type) *Value {
-	return fb.explicitUnary("stablehlo.uniform_quantize", x, result)
+	const name = "stablehlo.uniform_quantize"
+	if x != nil && result != nil {
+		in, inOK := quantizedDims(x.Type)
+		if t, ok := x.Type.(TensorType); ok && t.DType.IsFloat() {
+			in, inOK = t.Dims, true
+		}
+		out, outOK := quantizedDims(result)
+		switch {
+		case !inOK:
+			fb.fail(name, []*Value{x}, "the operand must be a float or quantized tensor")
+			return deadValue(result)
+		case !outOK:
+			fb.fail(name, []*Value{x}, "the result %v must be a quantized tensor type (tensor<...x!quant.uniform<...>>)", result)
+			return deadValue(result)
+		case !slices.Equal(in, out):
+			fb.fail(name, []*Value{x}, "the result %v must have the operand's shape", result)
+			return deadValue(result)
+		}
+	}
+	return fb.explicitUnary(name, x, result)
 }
 
-// UniformDequantize adds stablehlo.uniform_dequantize to result (a float
-// tensor type).
+// UniformDequantize adds stablehlo.uniform_dequantize of a quantized
+// tensor to result, a float tensor type of its shape.
 func (fb *FuncBuilder) UniformDequantize(x *Value, result Type) *Value {
-	return fb.explicitUnary("stablehlo.uniform_dequantize", x, result)
+	const name = "stablehlo.uniform_dequantize"
+	if x != nil && result != nil {
+		in, inOK := quantizedDims(x.Type)
+		t, ok := result.(TensorType)
+		switch {
+		case !inOK:
+			fb.fail(name, []*Value{x}, "the operand must be a quantized tensor (tensor<...x!quant.uniform<...>>)")
+			return deadValue(result)
+		case !ok || !t.DType.IsFloat() || !slices.Equal(in, t.Dims):
+			fb.fail(name, []*Value{x}, "the result %v must be a float tensor of the operand's shape", result)
+			return deadValue(result)
+		}
+	}
+	return fb.explicitUnary(name, x, result)
+}
+
+// quantizedDims returns the dims of a quantized tensor type, an OpaqueType
+// "tensor<AxBx!quant.uniform<...>>" (-1 for a dynamic dim).
+func quantizedDims(t Type) ([]int64, bool) {
+	o, ok := t.(OpaqueType)
+	if !ok {
+		return nil, false
+	}
+	s, ok := strings.CutPrefix(o.Text, "tensor<")
+	if !ok {
+		return nil, false
+	}
+	dims := []int64{}
+	for !strings.HasPrefix(s, "!quant.") {
+		d, rest, ok := strings.Cut(s, "x")
+		if !ok {
+			return nil, false
+		}
+		if d == "?" {
+			dims = append(dims, DynamicDim)
+		} else if n, err := strconv.ParseInt(d, 10, 64); err == nil && n >= 0 {
+			dims = append(dims, n)
+		} else {
+			return nil, false
+		}
+		s = rest
+	}
+	return dims, true
 }
 
 func (fb *FuncBuilder) explicitUnary(name string, x *Value, result Type) *Value {

@@ -373,3 +373,34 @@ func TestGenericOp(t *testing.T) {
 	f.Op("stablehlo.transpose", []*Value{f.Arg(0)}, []Type{f32(4)}, NamedAttr{Name: "permutation", Value: I64Attr(0)})
 	requireErr(t, b, "stablehlo.transpose", "attribute permutation must be DenseArrayAttr<i64>")
 }
+
+// uniform_quantize makes a quantized tensor of the operand's shape, and
+// uniform_dequantize a float tensor of the quantized operand's shape.
+func TestUniformQuantizeTypes(t *testing.T) {
+	q2 := OpaqueType{Text: "tensor<2x!quant.uniform<i8:f32, 0.1>>"}
+	q3 := OpaqueType{Text: "tensor<3x!quant.uniform<i8:f32, 0.1>>"}
+	for _, c := range []struct {
+		name  string
+		arg   Type
+		build func(f *FuncBuilder) *Value
+		op    string
+		want  string
+	}{
+		{"float result", f32(2), func(f *FuncBuilder) *Value { return f.UniformQuantize(f.Arg(0), f32(3)) },
+			"stablehlo.uniform_quantize", "the result tensor<3xf32> must be a quantized tensor type"},
+		{"other shape", f32(2), func(f *FuncBuilder) *Value { return f.UniformQuantize(f.Arg(0), q3) },
+			"stablehlo.uniform_quantize", "must have the operand's shape"},
+		{"integer operand", Tensor(xla.Int32, 2), func(f *FuncBuilder) *Value { return f.UniformQuantize(f.Arg(0), q2) },
+			"stablehlo.uniform_quantize", "the operand must be a float or quantized tensor"},
+		{"dequantize a float", f32(2), func(f *FuncBuilder) *Value { return f.UniformDequantize(f.Arg(0), f32(2)) },
+			"stablehlo.uniform_dequantize", "the operand must be a quantized tensor"},
+		{"dequantize to another shape", q2, func(f *FuncBuilder) *Value { return f.UniformDequantize(f.Arg(0), f32(3)) },
+			"stablehlo.uniform_dequantize", "the result tensor<3xf32> must be a float tensor of the operand's shape"},
+	} {
+		b, f := newFunc(c.arg)
+		c.build(f)
+		requireErr(t, b, c.op, c.want)
+	}
+	b, f := newFunc(q2)
+	buildOK(t, b, f, f.UniformQuantize(f.Arg(0), q2), f.UniformDequantize(f.Arg(0), f32(2)))
+}
