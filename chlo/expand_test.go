@@ -153,7 +153,8 @@ func unaryCases() []unaryCase {
 		{"atan", Atan, math.Atan, sweep(-100, 100, 2001, append(specials, 1e30, -1e30)...), 1, 0},
 		{"asinh", Asinh, math.Asinh, sweep(-100, 100, 2001, append(specials, 1e-30, 1e30, -3e38, 0.5)...), 1, 0},
 		{"acosh", Acosh, math.Acosh, sweep(-2, 100, 2001, append(specials, 1, 1.0000001, 1e30, 3e38)...), 1, 0},
-		{"atanh", Atanh, math.Atanh, sweep(-1, 1, 2001, append(specials, 1.5, -1.5, 1e-30, 0.9999999)...), 1, 0},
+		{"atanh", Atanh, math.Atanh, sweep(-1, 1, 2001, append(specials, 1.5, -1.5, 1e-30, 0.9999999, -0.9999999,
+			-0.9999999999999999, -0.9999999995343387, -0.999999999998181, -0.9967902079326354)...), 1, 0},
 		{"is_inf", nil, nil, nil, 0, 0},
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/cmplx"
 
+	"github.com/halo-ml/halo/internal/special"
 	"github.com/halo-ml/halo/stablehlo"
 	"github.com/halo-ml/halo/xla"
 )
@@ -396,7 +397,7 @@ func ewFloatBinary[T ewFloat](code ewBinOp, dt xla.DType, d, a, b []T) bool {
 		body = func(d, a, b []T) {
 			a, b = a[:len(d)], b[:len(d)]
 			for i := range d {
-				d[i] = T(math.Atan2(float64(a[i]), float64(b[i])))
+				d[i] = T(special.Atan2(float64(a[i]), float64(b[i])))
 			}
 		}
 	default:

@@ -434,7 +434,7 @@ func ewCLog1p(z complex128) complex128 {
 	} else {
 		re = special.RealLog(cmplx.Abs(1 + z))
 	}
-	return complex(re, math.Atan2(y, 1+x))
+	return complex(re, special.Atan2(y, 1+x))
 }
 
 // ewCSign is z/|z|, 0 for 0 and (NaN, NaN) when a part is NaN.

@@ -64,7 +64,7 @@ func Log(z complex128) complex128 {
 	} else {
 		re = RealLog(h)
 	}
-	return complex(re, math.Atan2(y, x))
+	return complex(re, Atan2(y, x))
 }
 
 // sumSquaresMinusOne is x² + y² - 1 with the products split exactly by FMA.
@@ -248,11 +248,11 @@ func asinFinite(x, y float64) (re, im float64) {
 	s2 := Sqrt(complex(1+x, y))
 	if math.Max(math.Abs(x), math.Abs(y)) > hugeInverse {
 		s1, s2 = halve(s1), halve(s2)
-		re = math.Atan2(x/4, real(s1)*real(s2)-imag(s1)*imag(s2))
+		re = Atan2(x/4, real(s1)*real(s2)-imag(s1)*imag(s2))
 		im = asinhScaled(real(s1)*imag(s2) - imag(s1)*real(s2))
 		return re, im
 	}
-	re = math.Atan2(x, real(s1)*real(s2)-imag(s1)*imag(s2))
+	re = Atan2(x, real(s1)*real(s2)-imag(s1)*imag(s2))
 	im = math.Asinh(real(s1)*imag(s2) - imag(s1)*real(s2))
 	return re, im
 }
@@ -300,7 +300,7 @@ func Acos(z complex128) complex128 {
 	}
 	s1 := Sqrt(complex(1-x, -y))
 	s2 := Sqrt(complex(1+x, y))
-	re := 2 * math.Atan2(real(s1), real(s2))
+	re := 2 * Atan2(real(s1), real(s2))
 	if math.Max(math.Abs(x), math.Abs(y)) > hugeInverse {
 		s1, s2 = halve(s1), halve(s2)
 		return complex(re, asinhScaled(real(s2)*imag(s1)-imag(s2)*real(s1)))
@@ -342,7 +342,7 @@ func Acosh(z complex128) complex128 {
 	}
 	s1 := Sqrt(complex(x-1, y))
 	s2 := Sqrt(complex(x+1, y))
-	im := 2 * math.Atan2(imag(s1), real(s2))
+	im := 2 * Atan2(imag(s1), real(s2))
 	if math.Max(math.Abs(x), math.Abs(y)) > hugeInverse {
 		s1, s2 = halve(s1), halve(s2)
 		return complex(asinhScaled(real(s1)*real(s2)+imag(s1)*imag(s2)), im)
@@ -389,7 +389,7 @@ func Atanh(z complex128) complex128 {
 		// re = log((4+y²)/y²)/4 = (ln 2 - ln|y|)/2.
 		re = (math.Ln2 - RealLog(ay)) / 2
 	}
-	im := math.Atan2(2*y, omx*(1+ax)-ay*ay) / 2
+	im := Atan2(2*y, omx*(1+ax)-ay*ay) / 2
 	return complex(math.Copysign(re, x), im)
 }
 

@@ -643,7 +643,11 @@ func BesselI1e(x float64) float64 {
 				break
 			}
 		}
-		r = sum / math.Sqrt(2*math.Pi*ax)
+		root := math.Sqrt(2 * math.Pi * ax)
+		if ax > 1e300 { // 2π|x| overflows
+			root = math.Sqrt(2*math.Pi) * math.Sqrt(ax)
+		}
+		r = sum / root
 	}
 	return math.Copysign(r, x)
 }
