@@ -1178,16 +1178,20 @@ func (l *interp) op(fb *stablehlo.FuncBuilder, op *Op, e *env) error {
 		z0, ok0 := l.zeroIf[in(0)]
 		z1, ok1 := l.zeroIf[in(1)]
 		// Skipping the add at the steps that zeroed one side is exact
-		// for integers only: +0 + -0 is +0, as a GPU computes it.
-		big := t.Size() >= minZeroIfAdd && t.DType.IsInt()
+		// when the other is never -0 (+0 + -0 is +0, as a GPU computes
+		// it): an integer, or a dot's sum, which starts from +0.
+		big := t.Size() >= minZeroIfAdd
+		exact := func(i int) bool {
+			return t.DType.IsInt() || op.Operands[i].Def != nil && op.Operands[i].Def.Name == "dot"
+		}
 		switch {
 		case l.zero[in(0)] && sameType(in(1), t):
 			set(in(1)) // 0 + x (as XLA simplifies it: -0 stays -0)
 		case l.zero[in(1)] && sameType(in(0), t):
 			set(in(0))
-		case ok0 && big && sameType(in(1), t):
+		case ok0 && big && sameType(in(1), t) && exact(1):
 			set(addZeroIf(fb, z0, in(1)))
-		case ok1 && big && sameType(in(0), t):
+		case ok1 && big && sameType(in(0), t) && exact(0):
 			set(addZeroIf(fb, z1, in(0)))
 		default:
 			set(fb.Add(in(0), in(1)))
@@ -1811,9 +1815,9 @@ type zeroIf struct{ cond, other *stablehlo.Value }
 // zeroIf value is worth a stablehlo.if that skips it (see op "add").
 const minZeroIfAdd = 1024
 
-// addZeroIf lowers z + x, z a zeroIf value of integers, as "if z.cond
-// then x else z.other + x": at the steps that reset an accumulator,
-// adding the product to it costs nothing.
+// addZeroIf lowers z + x, z a zeroIf value and x never -0 (an integer,
+// or a dot's sum), as "if z.cond then x else z.other + x": at the steps
+// that reset an accumulator, adding the product to it costs nothing.
 func addZeroIf(fb *stablehlo.FuncBuilder, z zeroIf, x *stablehlo.Value) *stablehlo.Value {
 	return fb.If(z.cond, func(rb *stablehlo.FuncBuilder) []*stablehlo.Value {
 		return []*stablehlo.Value{x}

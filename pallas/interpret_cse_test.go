@@ -355,6 +355,19 @@ func TestInterpretSkipsAddingToAResetAccumulator(t *testing.T) {
 	add = blockAdd(text, "f32")
 	loop = indent(strings.Index(text, "stablehlo.while"))
 	assert.Equal(t, loop+2, indent(add), "the float add is in a branch: %s", text)
+
+	// A float accumulator to which a dot is added: a dot's sum is never
+	// -0, so skipping the add is exact.
+	kernel = func(k *Kernel, refs []*Ref) {
+		reset, x, o, acc := refs[0], refs[1], refs[2], refs[3]
+		k.When(reset.Load(k.ProgramID(0)).Ne(0), func() { acc.Store(0) })
+		acc.Store(acc.Load().Add(Dot(x.Load(), x.Load(), xla.Float32)))
+		o.Store(acc.Load())
+	}
+	text = program(xla.Float32)
+	add = blockAdd(text, "f32")
+	loop = indent(strings.Index(text, "stablehlo.while"))
+	assert.Equal(t, loop+4, indent(add), "the add to a dot is not in a branch: %s", text)
 }
 
 func TestInterpretSharedUninitializedStartIsNotWrittenThrough(t *testing.T) {

@@ -1467,6 +1467,23 @@ func TestTritonSignedZeros(t *testing.T) {
 				OutSpecs:           []*BlockSpec{{BlockShape: []int64{1024}, IndexMap: row}},
 				InputOutputAliases: map[int]int{1: 0}},
 			args: []*interpreter.Tensor{negZero(2048), fTensor([]int64{2048}, func(int) float64 { return 1 })}}, []bool{false}},
+		// Added to a dot, whose sum starts from +0 on both backends
+		// (products of -0 give +0), interpret mode skips the add at the
+		// step that zeroed the accumulator: the same bits.
+		{tritonCase{name: "reset_accumulator_dot",
+			kernel: func(k *Kernel, r []*Ref) {
+				x, y, o := r[0], r[1], r[3]
+				k.When(k.ProgramID(0).Eq(0), func() { o.Store(k.Zeros(xla.Float32, 32, 32)) })
+				o.Store(o.Load().Add(Dot(x.Load(), y.Load(), xla.Float32)))
+			},
+			spec: CallSpec{Name: "reset_accumulator_dot", OutShapes: []xla.Shape{xla.MakeShape(xla.Float32, 64, 32)}, Grid: []int64{2},
+				InSpecs: []*BlockSpec{{BlockShape: []int64{32, 32}, IndexMap: blockMap(func(g []*Value) []any { return []any{g[0], 0} })},
+					{BlockShape: []int64{32, 32}, IndexMap: blockMap(func(g []*Value) []any { return []any{0, 0} })},
+					{BlockShape: []int64{32, 32}, IndexMap: blockMap(func(g []*Value) []any { return []any{g[0], 0} })}},
+				OutSpecs:           []*BlockSpec{{BlockShape: []int64{32, 32}, IndexMap: blockMap(func(g []*Value) []any { return []any{g[0], 0} })}},
+				InputOutputAliases: map[int]int{2: 0}},
+			args: []*interpreter.Tensor{fTensor([]int64{64, 32}, func(int) float64 { return -1 }), fTensor([]int64{32, 32}, func(int) float64 { return 0 }),
+				fTensor([]int64{64, 32}, func(int) float64 { return 1 })}}, []bool{false}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.c.name, func(t *testing.T) {
