@@ -591,10 +591,16 @@ func (fb *FuncBuilder) CallSymbol(callee string, resultTypes []Type, args ...*Va
 	op := NewOp(name, append([]*Value(nil), args...), append([]Type(nil), resultTypes...), NamedAttr{Name: "callee", Value: SymbolRefAttr(callee)})
 	fb.emit(op)
 	if fb.s.b.err == nil {
-		file, line := callerLocation()
-		fb.s.b.symCalls = append(fb.s.b.symCalls, symCall{op: op, file: file, line: line})
+		fb.s.b.noteSymCall(op)
 	}
 	return op.Results
+}
+
+// noteSymCall keeps a func.call built by symbol for Build to check its
+// callee, with the user's file:line.
+func (b *Builder) noteSymCall(op *Op) {
+	file, line := callerLocation()
+	b.symCalls = append(b.symCalls, symCall{op: op, file: file, line: line})
 }
 
 // BuilderAt returns a FuncBuilder that inserts new ops just before op, in

@@ -78,6 +78,19 @@ func TestOpByNameIsChecked(t *testing.T) {
 		require.ErrorContains(t, err, c.want, c.name)
 	}
 
+	// A call by name to a function of the module keeps its attributes.
+	b0 := NewBuilder("m")
+	g := b0.NewFunction("g", f32x2)
+	g.Return(g.Arg(0))
+	main := b0.NewFunction("main", f32x2)
+	r := main.Op("func.call", []*Value{main.Arg(0)}, []Type{f32x2},
+		NamedAttr{Name: "callee", Value: SymbolRefAttr("g")}, NamedAttr{Name: "mhlo.frontend_attributes", Value: DictAttr{}})
+	main.Return(r...)
+	m0, err := b0.Build()
+	require.NoError(t, err)
+	require.NoError(t, m0.Verify())
+	assert.NotNil(t, r[0].Op().Attr("mhlo.frontend_attributes"))
+
 	// A return inserted before an op would end its block mid-way.
 	b := NewBuilder("m")
 	fb := b.NewFunction("main", f32x2)

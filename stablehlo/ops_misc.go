@@ -940,15 +940,15 @@ func (fb *FuncBuilder) Op(name string, operands []*Value, resultTypes []Type, at
 		fb.fail(name, operands, "%v", err)
 		return deadValues(resultTypes)
 	}
-	if name == "func.call" {
-		callee, ok := probe.Attr("callee").(SymbolRefAttr)
-		if !ok {
-			fb.fail(name, operands, "func.call needs a callee attribute (a symbol)")
-			return deadValues(resultTypes)
-		}
-		return fb.CallSymbol(string(callee), resultTypes, operands...)
+	if _, ok := probe.Attr("callee").(SymbolRefAttr); name == "func.call" && !ok {
+		fb.fail(name, operands, "func.call needs a callee attribute (a symbol)")
+		return deadValues(resultTypes)
 	}
-	return fb.emitN(name, slices.Clone(operands), slices.Clone(resultTypes), slices.Clone(attrs)...).Results
+	op := fb.emitN(name, slices.Clone(operands), slices.Clone(resultTypes), slices.Clone(attrs)...)
+	if name == "func.call" && fb.s.b.err == nil {
+		fb.s.b.noteSymCall(op) // Build checks the callee, as CallSymbol's
+	}
+	return op.Results
 }
 
 // tupleElement is the element of t that indices pick, one tuple level
