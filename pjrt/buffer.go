@@ -208,7 +208,7 @@ func (b *Buffer) Ready() (*Event, error) {
 		if err != nil {
 			return nil, err
 		}
-		b.ready = newEvent(e)
+		b.ready = newEvent(b.c, e)
 	}
 	return b.ready, nil
 }
@@ -317,7 +317,7 @@ func (b *Buffer) ToHostAsync(dst []byte) (*Event, error) {
 	if err != nil {
 		return nil, err
 	}
-	return newEvent(e), nil
+	return newEvent(b.c, e), nil
 }
 
 // hostDst checks b and returns the part of dst a copy of b fills.

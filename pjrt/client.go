@@ -456,7 +456,12 @@ func (m *Memory) Devices() []*Device {
 }
 
 // Event is the completion of asynchronous work: a transfer, an execution.
-type Event struct{ b backend.Event }
+// It keeps its client alive: work that only an Event is kept for is not
+// stopped by the client's release when the rest is collected.
+type Event struct {
+	b backend.Event
+	c *Client // nil for user events
+}
 
 // Done is closed when the work has finished.
 func (e *Event) Done() <-chan struct{} { return e.b.Done() }
@@ -487,9 +492,9 @@ func (e *Event) Err() error {
 	}
 }
 
-func newEvent(b backend.Event) *Event {
+func newEvent(c *Client, b backend.Event) *Event {
 	if b == nil {
 		return nil
 	}
-	return &Event{b: b}
+	return &Event{b: b, c: c}
 }

@@ -288,7 +288,7 @@ func (e *Executable) Execute(args [][]*Buffer, opts ExecuteOptions) (*Execution,
 	}
 	if opts.CompletionEvents {
 		for _, ev := range events {
-			x.Completion = append(x.Completion, newEvent(ev))
+			x.Completion = append(x.Completion, newEvent(e.c, ev))
 		}
 	}
 	return x, nil

@@ -119,7 +119,7 @@ func (t *AsyncTransfer) TransferData(i int, data []byte, offset int64, last bool
 	if err != nil {
 		return nil, err
 	}
-	return newEvent(e), nil
+	return newEvent(t.c, e), nil
 }
 
 // TransferLiteral sends the whole of buffer i as dense row-major host data
@@ -137,7 +137,7 @@ func (t *AsyncTransfer) TransferLiteral(i int, data []byte) (*Event, error) {
 	if err != nil {
 		return nil, err
 	}
-	return newEvent(e), nil
+	return newEvent(t.c, e), nil
 }
 
 // SetBufferError fails buffer i with err instead of sending its data.

@@ -101,7 +101,7 @@ func (b *Buffer) CopyRawToHost(dst []byte, offset int64) (*Event, error) {
 		if err != nil {
 			return nil, err
 		}
-		return newEvent(e), nil
+		return newEvent(b.c, e), nil
 	})
 }
 
@@ -130,7 +130,7 @@ func (b *Buffer) CopyRawToHostLater(offset, size int64) (*RawCopy, error) {
 		if err != nil {
 			return nil, err
 		}
-		r := &RawCopy{c: b.c, done: newEvent(done), size: size, provide: provide}
+		r := &RawCopy{c: b.c, done: newEvent(b.c, done), size: size, provide: provide}
 		r.pending = &pending{cancel: func() error {
 			return r.settle(nil, int(Cancelled), "the client was closed before the raw copy's destination was given", true)
 		}}

@@ -33,7 +33,7 @@ func (p *Plugin) NewUserEvent() (*UserEvent, error) {
 	if err != nil {
 		return nil, err
 	}
-	u := &UserEvent{b: b, ev: newEvent(b)}
+	u := &UserEvent{b: b, ev: newEvent(nil, b)}
 	runtime.AddCleanup(u, func(b backend.UserEvent) { b.Close() }, b)
 	return u, nil
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -770,4 +771,44 @@ func TestReadingAnImpossiblyLargeBuffer(t *testing.T) {
   }
 }`), nil)
 	require.ErrorContains(t, err, "result 0 of type tensor<3000000000000000000xf32> has more than 2^63 bytes")
+}
+
+// launchKeepingOnlyTheEvent runs a loop of about a second and returns its
+// completion event alone: the client, executable and outputs are dropped.
+//
+//go:noinline
+func launchKeepingOnlyTheEvent(t *testing.T) *Event {
+	c, err := Open("interpreter")
+	require.NoError(t, err)
+	exe, err := c.Compile(MLIRText(`func.func @main() -> tensor<i64> {
+  %z = stablehlo.constant dense<0> : tensor<i64>
+  %1 = stablehlo.while(%i = %z) : tensor<i64>
+    cond {
+      %n = stablehlo.constant dense<1000000> : tensor<i64>
+      %t = stablehlo.compare LT, %i, %n : (tensor<i64>, tensor<i64>) -> tensor<i1>
+      stablehlo.return %t : tensor<i1>
+    } do {
+      %one = stablehlo.constant dense<1> : tensor<i64>
+      %j = stablehlo.add %i, %one : tensor<i64>
+      stablehlo.return %j : tensor<i64>
+    }
+  return %1 : tensor<i64>
+}`), nil)
+	require.NoError(t, err)
+	x, err := exe.Execute([][]*Buffer{{}}, ExecuteOptions{CompletionEvents: true})
+	require.NoError(t, err)
+	return x.Completion[0]
+}
+
+// An Event keeps its client: a computation its caller keeps only the
+// completion event of runs to its end, though the collector runs (a
+// dropped Client's cleanup closes the backend client, which stops what
+// runs on it).
+func TestEventKeepsItsClient(t *testing.T) {
+	ev := launchKeepingOnlyTheEvent(t)
+	for range 20 {
+		runtime.GC()
+		time.Sleep(5 * time.Millisecond)
+	}
+	require.NoError(t, ev.Await(context.Background()))
 }
