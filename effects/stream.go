@@ -35,9 +35,10 @@ type Stream struct {
 	// of them.
 	inflight int
 	retired  []*pjrt.ExecuteContext
-	// relayIdle is signalled (with mu) when a chain's relay goroutine has
-	// handed on its last token and released what it held.
-	relayIdle *sync.Cond
+	// relayIdle, when not nil, is closed (and cleared, with mu) when a
+	// chain's relay goroutine has handed on its last token and released
+	// what it held.
+	relayIdle chan struct{}
 
 	// errMu guards err apart from mu: callbacks record errors while a
 	// dispatch may hold mu (a backend may run a computation inside
@@ -87,7 +88,6 @@ var registry struct {
 // NewStream returns a stream with its own token chains.
 func NewStream() *Stream {
 	s := &Stream{chains: map[chainKey]*chain{}, ctxs: map[*pjrt.Client]*pjrt.ExecuteContext{}}
-	s.relayIdle = sync.NewCond(&s.mu)
 	registry.mu.Lock()
 	registry.next++
 	s.id = registry.next
@@ -447,7 +447,10 @@ func (s *Stream) relayLoop(ch *chain) {
 		if len(ch.queue) == 0 {
 			ch.queue = nil
 			ch.running = false
-			s.relayIdle.Broadcast()
+			if s.relayIdle != nil {
+				close(s.relayIdle)
+				s.relayIdle = nil
+			}
 			s.mu.Unlock()
 			return
 		}
@@ -601,9 +604,20 @@ func (s *Stream) Close(ctx context.Context) error {
 	}
 	s.mu.Lock()
 	// The relays Barrier waited for may still be releasing the tokens they
-	// handed on.
+	// handed on (a relay of a dispatch racing Close may take longer: ctx
+	// bounds the wait).
 	for s.relayFinishing() {
-		s.relayIdle.Wait()
+		if s.relayIdle == nil {
+			s.relayIdle = make(chan struct{})
+		}
+		idle := s.relayIdle
+		s.mu.Unlock()
+		select {
+		case <-idle:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		s.mu.Lock()
 	}
 	chains, ctxs := s.chains, s.ctxs
 	s.chains = map[chainKey]*chain{}

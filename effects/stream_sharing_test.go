@@ -136,3 +136,43 @@ func TestExecuteClosed(t *testing.T) {
 		})
 	}
 }
+
+// Close waits for the relays the Barrier inside it waited for; a relay of
+// a dispatch racing Close, waiting for its computation, holds Close only
+// until ctx ends (it returns ctx's error and releases nothing).
+func TestCloseWaitIsBoundedByItsContext(t *testing.T) {
+	c := openInterpreter(t, 1)
+	gate, entered := make(chan struct{}), make(chan struct{}, 1)
+	exe := compileMode(t, c, callbackProgram(t, Ordered("log"), "slow", func() error {
+		entered <- struct{}{}
+		<-gate
+		return nil
+	}), true) // token arrays: relays
+	s := NewStream()
+	s.errMu.Lock() // holds Close at the end of its Barrier
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	closed := make(chan error, 1)
+	go func() { closed <- s.Close(ctx) }()
+	time.Sleep(20 * time.Millisecond)     // most likely inside Barrier by now
+	go func() { _, _ = s.Execute(exe) }() // racing Close
+	<-entered
+	for { // until the chain's relay goroutine has taken its relay
+		s.mu.Lock()
+		busy := s.relayFinishing()
+		s.mu.Unlock()
+		if busy {
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
+	s.errMu.Unlock()
+	select {
+	case err := <-closed:
+		require.ErrorIs(t, err, context.DeadlineExceeded)
+	case <-time.After(time.Minute):
+		t.Fatal("Close outlived its context")
+	}
+	close(gate)
+	require.NoError(t, s.Close(ctxT(t)))
+}
