@@ -126,22 +126,7 @@ func callbackEffect(op *stablehlo.Op) (name string, isCallback bool) {
 	return "", true
 }
 
-// callee is the function op calls: a func.call's callee, a
-// stablehlo.composite's decomposition ("" for other ops).
-func callee(op *stablehlo.Op) string {
-	attr := "callee"
-	switch op.Name {
-	case "func.call":
-	case "stablehlo.composite":
-		attr = "decomposition"
-	default:
-		return ""
-	}
-	c, _ := op.Attr(attr).(stablehlo.SymbolRefAttr)
-	return string(c)
-}
-
-// isCall reports whether op runs a function of the module (callee).
+// isCall reports whether op runs a function of the module (Op.Callee).
 func isCall(op *stablehlo.Op) bool {
 	return op.Name == "func.call" || op.Name == "stablehlo.composite"
 }
@@ -176,7 +161,7 @@ func (l *lowerer) analyze(name string) (*funcInfo, error) {
 			}
 			if isCall(op) {
 				var ci *funcInfo
-				ci, err = l.analyze(callee(op))
+				ci, err = l.analyze(op.Callee())
 				if err != nil {
 					return false
 				}
@@ -214,7 +199,7 @@ func (l *lowerer) regionEffects(op *stablehlo.Op) []string {
 				set[e] = true
 			}
 			if isCall(o) {
-				for _, e := range l.info[callee(o)].ordered {
+				for _, e := range l.info[o.Callee()].ordered {
 					set[e] = true
 				}
 			}
@@ -358,7 +343,7 @@ func (l *lowerer) lowerOps(f *stablehlo.Func, nb *stablehlo.Block, ops []*stable
 		}
 		var effs []string
 		if isCall(op) {
-			effs = l.info[callee(op)].ordered
+			effs = l.info[op.Callee()].ordered
 		} else if len(op.Regions) > 0 {
 			effs = l.regionEffects(op)
 		}
@@ -377,7 +362,7 @@ func (l *lowerer) lowerOps(f *stablehlo.Func, nb *stablehlo.Block, ops []*stable
 			// composite's operands and results do not declare: it becomes
 			// the call of its decomposition it stands for.
 			call := stablehlo.NewOp("func.call", op.Operands, valueTypes(op.Results),
-				stablehlo.NamedAttr{Name: "callee", Value: stablehlo.SymbolRefAttr(callee(op))})
+				stablehlo.NamedAttr{Name: "callee", Value: stablehlo.SymbolRefAttr(op.Callee())})
 			call.Loc = op.Loc
 			n := newOp(call, tokenValues(effs, toks), len(effs), mapping)
 			for i, r := range op.Results {
@@ -417,7 +402,7 @@ func (l *lowerer) lowerWhile(f *stablehlo.Func, nb *stablehlo.Block, op *stableh
 			condEffs = append(condEffs, e)
 		}
 		if isCall(o) {
-			condEffs = append(condEffs, l.info[callee(o)].ordered...)
+			condEffs = append(condEffs, l.info[o.Callee()].ordered...)
 		}
 		return true
 	})

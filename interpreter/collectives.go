@@ -287,20 +287,29 @@ func useGlobalDeviceIDs(op *stablehlo.Op) (bool, error) {
 // rtDenseInts decodes an integer DenseElementsAttr (a splat is expanded).
 func rtDenseInts(a stablehlo.DenseElementsAttr) ([]int64, error) { return a.Int64s() }
 
+// rtIntsAttr reads op's dense integer attribute name and its values.
+func rtIntsAttr(op *stablehlo.Op, name string) (stablehlo.DenseElementsAttr, []int64, error) {
+	a, ok := op.Attr(name).(stablehlo.DenseElementsAttr)
+	if !ok {
+		if op.Attr(name) == nil {
+			return a, nil, fmt.Errorf("missing attribute %s", name)
+		}
+		return a, nil, fmt.Errorf("%s is %T, want a dense integer tensor", name, op.Attr(name))
+	}
+	vals, err := rtDenseInts(a)
+	if err != nil {
+		return a, nil, fmt.Errorf("%s: %w", name, err)
+	}
+	return a, vals, nil
+}
+
 // rtPairs reads collective_permute's source_target_pairs: a rank-2
 // integer attribute of (source, target) rows of process ids.
 func rtPairs(op *stablehlo.Op) ([][]int64, error) {
 	const name = "source_target_pairs"
-	a, ok := op.Attr(name).(stablehlo.DenseElementsAttr)
-	if !ok {
-		if op.Attr(name) == nil {
-			return nil, fmt.Errorf("missing attribute %s", name)
-		}
-		return nil, fmt.Errorf("%s is %T, want a dense integer tensor", name, op.Attr(name))
-	}
-	vals, err := rtDenseInts(a)
+	a, vals, err := rtIntsAttr(op, name)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
+		return nil, err
 	}
 	if len(a.Type.Dims) != 2 || a.Type.Dims[0] > 0 && a.Type.Dims[1] != 2 {
 		return nil, fmt.Errorf("%s must be a tensor<Nx2xi64> of (source, target) rows, is %v", name, a.Type)
@@ -321,16 +330,9 @@ func rtGroups(op *stablehlo.Op, name string) ([][]int64, error) {
 	if o, ok := op.Attr(name).(stablehlo.OpaqueAttr); ok && name == "replica_groups" {
 		return stablehlo.ReplicaGroups(o) // #stablehlo.replica_group_mesh_axes<...>
 	}
-	a, ok := op.Attr(name).(stablehlo.DenseElementsAttr)
-	if !ok {
-		if op.Attr(name) == nil {
-			return nil, fmt.Errorf("missing attribute %s", name)
-		}
-		return nil, fmt.Errorf("%s is %T, want a dense integer tensor", name, op.Attr(name))
-	}
-	vals, err := rtDenseInts(a)
+	a, vals, err := rtIntsAttr(op, name)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
+		return nil, err
 	}
 	switch len(a.Type.Dims) {
 	case 2:

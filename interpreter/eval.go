@@ -332,19 +332,11 @@ func tooLarge(t stablehlo.Type) bool {
 // against what the called function declares (a dynamic dimension matching
 // any size).
 func checkCallTypes(m *stablehlo.Module, op *stablehlo.Op) error {
-	attr := "callee"
-	switch op.Name {
-	case "func.call":
-	case "stablehlo.composite":
-		attr = "decomposition"
-	default:
-		return nil
+	sym := op.Callee()
+	if sym == "" {
+		return nil // not a call, or no symbol: the kernel reports it
 	}
-	sym, ok := op.Attr(attr).(stablehlo.SymbolRefAttr)
-	if !ok {
-		return nil // the kernel reports it
-	}
-	f := m.Func(string(sym))
+	f := m.Func(sym)
 	if f == nil {
 		return nil // the kernel reports it
 	}

@@ -972,18 +972,8 @@ func (l *interp) foldCmp(op *Op) (bool, bool) {
 		return false, false
 	}
 	switch op.Attrs.Dir {
-	case "EQ":
-		return a == b, true
-	case "NE":
-		return a != b, true
-	case "LT":
-		return a < b, true
-	case "LE":
-		return a <= b, true
-	case "GT":
-		return a > b, true
-	case "GE":
-		return a >= b, true
+	case "EQ", "NE", "LT", "LE", "GT", "GE":
+		return compareInts(op.Attrs.Dir, a, b, false), true
 	}
 	return false, false
 }

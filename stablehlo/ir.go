@@ -228,6 +228,22 @@ func NewOp(name string, operands []*Value, resultTypes []Type, attrs ...NamedAtt
 // Result returns result i.
 func (op *Op) Result(i int) *Value { return op.Results[i] }
 
+// Callee is the name of the function op runs: a func.call's callee, a
+// stablehlo.composite's decomposition; "" for other ops, or when the
+// attribute is not a symbol.
+func (op *Op) Callee() string {
+	attr := "callee"
+	switch op.Name {
+	case "func.call":
+	case "stablehlo.composite":
+		attr = "decomposition"
+	default:
+		return ""
+	}
+	c, _ := op.Attr(attr).(SymbolRefAttr)
+	return string(c)
+}
+
 // Block is a list of ops with arguments. The last op of a block in a region
 // is its terminator (stablehlo.return, func.return ...).
 type Block struct {

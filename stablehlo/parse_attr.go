@@ -1054,16 +1054,7 @@ func (p *mlirParser) decodeDenseHex(out *DenseElementsAttr, n int64) {
 	default:
 		p.errAt(pos, "hex data of %d bytes does not fit %s", len(raw), mlirAppendType(nil, out.Type))
 	}
-	if bw := dt.Bits(); bw < 8 {
-		for i, c := range raw {
-			c &= byte(1)<<uint(bw) - 1
-			if dt.IsInt() && !dt.IsUnsigned() && c>>uint(bw-1)&1 == 1 {
-				c |= ^(byte(1)<<uint(bw) - 1)
-			}
-			raw[i] = c
-		}
-	}
-	out.Data = raw
+	out.Data = normalizeElements(raw, out.Type)
 }
 
 // ---------------------------------------------------------------------------

@@ -195,8 +195,8 @@ func (p *mlirParser) resolveResources(m *Module) {
 	}
 }
 
-// normalizeElements gives booleans and sub-byte integers of a blob their
-// host form (0 or 1; sign-extended), as the dense parser does.
+// normalizeElements gives booleans and sub-byte values of raw data their
+// host form (0 or 1; the value's bits, sign-extended for signed integers).
 func normalizeElements(raw []byte, t TensorType) []byte {
 	dt := t.DType
 	bw := dt.Bits()
