@@ -4,7 +4,7 @@
 
 reads OUT_DIR/bench.log (halo's Benchmark*OnPlugin lines, one per config
 of a sweep: BenchmarkDSDOnPlugin/bn128_w4_s3) and OUT_DIR/jax/results.json
-(pallas_jax.py: dsd/bn128_w4_s3) and prints a Markdown table: each kernel
+(pallas_jax.py: dsd/bn128_w4_s3; and jax2/, run.sh's second DSD sweep) and prints a Markdown table: each kernel
 and config's median time on both sides, halo/JAX (the issue's goal: at
 most 1.05), and each side's speedup over its dense program; then, per
 kernel, each side's fastest config. Where a side has several counts of
@@ -118,6 +118,8 @@ def fmt(x, spec="{:.4g}"):
 def main(out_dir):
     halo = halo_results(os.path.join(out_dir, "bench.log"))
     jax = jax_results(os.path.join(out_dir, "jax", "results.json"), os.path.join(out_dir, "jax.log"))
+    # run.sh's second DSD sweep (HALO_DSD_BLOCK2), when there was one
+    jax.update(jax_results(os.path.join(out_dir, "jax2", "results.json"), os.path.join(out_dir, "jax2.log")))
     rows = ["| kernel | config | halo kernel (ms) | JAX kernel (ms) | halo / JAX | halo: dense / kernel | JAX: dense / kernel |",
             "|---|---|---|---|---|---|---|"]
     best = {}

@@ -110,8 +110,8 @@ gotest() {
 
 # The sweeps of Triton settings timed on both sides (plugintest.Configs'
 # syntax); HALO_DSD_CONFIGS and HALO_MASKED_CONFIGS set beforehand win.
-dsd_configs=${HALO_DSD_CONFIGS:-"bn=128,bk=64,warps=4,stages=4 bn=128,bk=64,warps=4,stages=4,tiles=4 bn=128,bk=64,warps=4,stages=4,tiles=8 bn=128,bk=64,warps=4,stages=4,tiles=8,order=1 bn=128,bk=64,warps=8,stages=4,tiles=8 bn=256,bk=64,warps=8,stages=3,tiles=4 bn=256,bk=64,warps=8,stages=3,tiles=4,order=1 bm=64,bn=256,bk=64,warps=4,stages=4"}
-masked_configs=${HALO_MASKED_CONFIGS:-"bm=128,bn=256,bk=64,warps=8,stages=3,group=8 bm=128,bn=256,bk=64,warps=8,stages=4,group=8 bm=128,bn=256,bk=32,warps=8,stages=6,group=8 bm=128,bn=128,bk=64,warps=4,stages=3"}
+dsd_configs=${HALO_DSD_CONFIGS:-"bn=128,bk=64,warps=4,stages=4 bn=128,bk=64,warps=4,stages=4,tiles=8 bn=128,bk=64,warps=4,stages=4,tiles=8,order=1 bn=128,bk=64,warps=8,stages=4,tiles=8,order=1 bn=128,bk=64,warps=4,stages=4,tiles=16,order=1 bn=256,bk=64,warps=8,stages=3,tiles=4,order=1 bn=256,bk=64,warps=8,stages=3,tiles=2,order=1 bm=64,bn=256,bk=64,warps=4,stages=4,tiles=4,order=1"}
+masked_configs=${HALO_MASKED_CONFIGS:-"bm=128,bn=256,bk=64,warps=8,stages=3,group=8 bm=128,bn=256,bk=64,warps=8,stages=4,group=8 bm=128,bn=256,bk=64,warps=8,stages=3,group=16 bm=256,bn=128,bk=64,warps=8,stages=3,group=8"}
 
 # Most needed first: the examples' kernels on the GPU (checked), the
 # Pallas test kernels, the other packages' plugin tests, then the timings
@@ -127,6 +127,14 @@ gotest tests.log 30 "$bin/effects.test" RealPlugin
 step bench.log 30 "$bin/pjrt.test" -test.run XXX -test.bench AwaitOnPlugin -test.benchtime 200x -test.v
 step bench.log 90 env HALO_BENCH_CONFIGS="$dsd_configs" "$bin/dsd.test" -test.run XXX -test.bench OnPlugin -test.benchtime 100x -test.v
 step bench.log 90 env HALO_BENCH_CONFIGS="$masked_configs" "$bin/masked.test" -test.run XXX -test.bench OnPlugin -test.benchtime 100x -test.v
+# HALO_DSD_BLOCK2: a second DSD sweep, on both sides, over sparse blocks
+# of that size (the seed's 512 of 16384 is 256 of 8192), with
+# HALO_DSD_CONFIGS2; its names start blk<size>_.
+dsd_block2=${HALO_DSD_BLOCK2:-}
+dsd_configs2=${HALO_DSD_CONFIGS2:-"bm=128,bn=256,bk=64,warps=8,stages=3 bm=128,bn=256,bk=64,warps=8,stages=3,tiles=4,order=1 bm=128,bn=128,bk=64,warps=4,stages=4,tiles=8,order=1"}
+if [ -n "$dsd_block2" ]; then
+  step bench.log 90 env HALO_DSD_BLOCK="$dsd_block2" HALO_BENCH_CONFIGS="$dsd_configs2" "$bin/dsd.test" -test.run XXX -test.bench DSDOnPlugin -test.benchtime 100x -test.v
+fi
 step bench.log 30 "$bin/add.test" -test.run XXX -test.bench OnPlugin -test.benchtime 1000x -test.v
 jax_kernels=${HALO_JAX_KERNELS:-xla_add,add,dsd,masked_matmul,matmul_gelu}
 if [ -z "${HALO_SKIP_MATMUL:-}" ]; then
@@ -141,6 +149,11 @@ if timeout -k 5 60 $py -c 'import jax' 2>/dev/null; then
     --size "${HALO_BENCH_SIZE:-8192}" --matmul-size "${HALO_BENCH_SIZE:-4096}" \
     --block "${HALO_BENCH_BLOCK:-128}" --bk "${HALO_BENCH_BK:-64}" \
     --dsd-block "${HALO_DSD_BLOCK:-${HALO_BENCH_BLOCK:-128}}"
+  if [ -n "$dsd_block2" ]; then
+    step jax2.log 90 env PYTHONUNBUFFERED=1 "$py" benchmarks/gpu/pallas_jax.py --out "$out/jax2" \
+      --kernels dsd --dsd-configs "$dsd_configs2" --size "${HALO_BENCH_SIZE:-8192}" \
+      --block "${HALO_BENCH_BLOCK:-128}" --bk "${HALO_BENCH_BK:-64}" --dsd-block "$dsd_block2"
+  fi
 else
   echo "== JAX Pallas skipped: $py has no jax" | tee -a "$out/jax.log"
 fi

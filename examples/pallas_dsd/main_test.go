@@ -284,7 +284,13 @@ func BenchmarkDSDOnPlugin(b *testing.B) {
 			b.Fatalf("config %v: the DSD has no group", cf)
 		}
 		bn := cmp.Or(cf.BN, blk)
-		variants = append(variants, plugintest.Variant{Name: cf.String(), Build: func() (*stablehlo.Module, []interpreter.Value, error) {
+		// Sparse blocks other than 128 wide name themselves, so that the
+		// sweeps of two block sizes in one log stay apart.
+		name := cf.String()
+		if blk != 128 {
+			name = fmt.Sprintf("blk%d_%s", blk, name)
+		}
+		variants = append(variants, plugintest.Variant{Name: name, Build: func() (*stablehlo.Module, []interpreter.Value, error) {
 			if tiles := cmp.Or(cf.Tiles, 1); size%bn != 0 || (size/bn)%tiles != 0 || blk%cmp.Or(cf.BM, blk) != 0 {
 				return nil, nil, fmt.Errorf("%w: %d output blocks of %dx%d per program at %d^3, sparse blocks of %d", plugintest.ErrDoesNotFit,
 					tiles, cmp.Or(cf.BM, blk), bn, size, blk)
