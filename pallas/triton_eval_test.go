@@ -572,7 +572,7 @@ func (m *tevMachine) op(op *ttOp) []*tevVal {
 				res.i[k] = src.i[k]
 			}
 		}
-	case isCastOp(name):
+	case isCastOp(name) || name == "tt.bitcast":
 		x := in(0)
 		sb := op.operands[0].t.bits()
 		for k := 0; k < res.n(); k++ {
@@ -597,7 +597,7 @@ func (m *tevMachine) op(op *ttOp) []*tevVal {
 					via = "f32"
 				}
 				res.f[k] = round(intToFloat(x.i[k], name == "arith.uitofp", sb, via), rt.elem)
-			case "arith.bitcast":
+			case "tt.bitcast": // arith.bitcast on tensors: XLA's Triton refuses it
 				switch {
 				case op.operands[0].t.elem == "f32" && rt.elem == "i32":
 					res.i[k] = int64(int32(math.Float32bits(float32(x.f[k]))))

@@ -313,7 +313,7 @@ func (p *ttPrinter) op(op *ttOp, depth int) {
 func isCastOp(name string) bool {
 	switch name {
 	case "arith.extf", "arith.truncf", "arith.extsi", "arith.extui", "arith.trunci",
-		"arith.sitofp", "arith.uitofp", "arith.fptosi", "arith.fptoui", "arith.bitcast":
+		"arith.sitofp", "arith.uitofp", "arith.fptosi", "arith.fptoui":
 		return true
 	}
 	return false

@@ -1277,7 +1277,9 @@ func (l *ttLower) intToBF16(x *ttVal, unsigned bool) *ttVal {
 	above := b.emit1("arith.ori", []*ttVal{huge, b.cmp("arith.cmpi", lt, xi, fb)}, huge.t) // f > x
 	below := b.emit1("arith.andi", []*ttVal{b.cmp("arith.cmpi", "eq", huge, b.intConst(0, huge.t)),
 		b.cmp("arith.cmpi", gt, xi, fb)}, huge.t) // f < x
-	bits := b.cast("arith.bitcast", f, "i32")
+	// tt.bitcast: XLA's Triton pipeline refuses arith.bitcast on tensors
+	// ("failed to legalize operation 'arith.bitcast'", an H100 run).
+	bits := b.cast("tt.bitcast", f, "i32")
 	i32 := bits.t
 	even := b.cmp("arith.cmpi", "eq", b.emit1("arith.andi", []*ttVal{bits, b.intConst(1, i32)}, i32), b.intConst(0, i32))
 	// Towards x: a larger magnitude when x is beyond f (above zero: x > f).
@@ -1286,7 +1288,7 @@ func (l *ttLower) intToBF16(x *ttVal, unsigned bool) *ttVal {
 	step := b.emit1("arith.select", []*ttVal{grow, b.intConst(1, i32), b.intConst(-1, i32)}, i32)
 	move := b.emit1("arith.andi", []*ttVal{even, b.emit1("arith.ori", []*ttVal{above, below}, huge.t)}, huge.t)
 	bits = b.emit1("arith.select", []*ttVal{move, b.emit1("arith.addi", []*ttVal{bits, step}, i32), bits}, i32)
-	return b.cast("arith.truncf", b.cast("arith.bitcast", bits, "f32"), "bf16")
+	return b.cast("arith.truncf", b.cast("tt.bitcast", bits, "f32"), "bf16")
 }
 
 // floatDivRem divides (or takes the remainder of) floats as interpret
