@@ -116,57 +116,67 @@ masked_configs=${HALO_MASKED_CONFIGS:-"bm=128,bn=256,bk=64,warps=8,stages=3,grou
 # Most needed first: the examples' kernels on the GPU (checked), the
 # Pallas test kernels, the other packages' plugin tests, then the timings
 # on both sides.
-for t in add matmul dsd masked; do
-  gotest tests.log 60 "$bin/$t.test" OnPlugin
-done
-gotest tests.log 60 "$bin/pallas.test" 'TritonRealPlugin/triton/'
-gotest tests.log 40 "$bin/pallas.test" 'TritonRealPlugin/interpret/'
-gotest tests.log 30 "$bin/pjrt.test" RealPlugin
-gotest tests.log 30 "$bin/effects.test" RealPlugin
-# -test.v: configs a size cannot take are skipped saying why.
-step bench.log 30 "$bin/pjrt.test" -test.run XXX -test.bench AwaitOnPlugin -test.benchtime 200x -test.v
-step bench.log 90 env HALO_BENCH_CONFIGS="$dsd_configs" "$bin/dsd.test" -test.run XXX -test.bench OnPlugin -test.benchtime 100x -test.v
-step bench.log 90 env HALO_BENCH_CONFIGS="$masked_configs" "$bin/masked.test" -test.run XXX -test.bench OnPlugin -test.benchtime 100x -test.v
-# HALO_DSD_BLOCK2: a second DSD sweep, on both sides, over sparse blocks
-# of that size (the seed's 512 of 16384 is 256 of 8192), with
-# HALO_DSD_CONFIGS2; its names start blk<size>_.
-dsd_block2=${HALO_DSD_BLOCK2:-}
-dsd_configs2=${HALO_DSD_CONFIGS2:-"bm=128,bn=256,bk=64,warps=8,stages=3 bm=128,bn=256,bk=64,warps=8,stages=3,tiles=4,order=1 bm=128,bn=128,bk=64,warps=4,stages=4,tiles=8,order=1"}
-if [ -n "$dsd_block2" ]; then
-  step bench.log 90 env HALO_DSD_BLOCK="$dsd_block2" HALO_BENCH_CONFIGS="$dsd_configs2" "$bin/dsd.test" -test.run XXX -test.bench DSDOnPlugin -test.benchtime 100x -test.v
-fi
-step bench.log 30 "$bin/add.test" -test.run XXX -test.bench OnPlugin -test.benchtime 1000x -test.v
-jax_kernels=${HALO_JAX_KERNELS:-xla_add,add,dsd,masked_matmul,matmul_gelu}
-if [ -z "${HALO_SKIP_MATMUL:-}" ]; then
-  step bench.log 40 "$bin/matmul.test" -test.run XXX -test.bench OnPlugin -test.benchtime 100x -test.v
-elif [ -z "${HALO_JAX_KERNELS:-}" ]; then
-  jax_kernels=xla_add,add,dsd,masked_matmul # its JAX twin compiles for half a minute
-fi
-if timeout -k 5 60 $py -c 'import jax' 2>/dev/null; then
-  step jax.log 150 env PYTHONUNBUFFERED=1 "$py" benchmarks/gpu/pallas_jax.py --out "$out/jax" \
-    --kernels "$jax_kernels" \
-    --dsd-configs "$dsd_configs" --masked-configs "$masked_configs" \
-    --size "${HALO_BENCH_SIZE:-8192}" --matmul-size "${HALO_BENCH_SIZE:-4096}" \
-    --block "${HALO_BENCH_BLOCK:-128}" --bk "${HALO_BENCH_BK:-64}" \
-    --dsd-block "${HALO_DSD_BLOCK:-${HALO_BENCH_BLOCK:-128}}"
+# HALO_GPU_PROFILE=only: the profile alone (no tests, timings or JAX).
+if [ "${HALO_GPU_PROFILE:-}" != only ]; then
+  for t in add matmul dsd masked; do
+    gotest tests.log 60 "$bin/$t.test" OnPlugin
+  done
+  gotest tests.log 60 "$bin/pallas.test" 'TritonRealPlugin/triton/'
+  gotest tests.log 40 "$bin/pallas.test" 'TritonRealPlugin/interpret/'
+  gotest tests.log 30 "$bin/pjrt.test" RealPlugin
+  gotest tests.log 30 "$bin/effects.test" RealPlugin
+  # -test.v: configs a size cannot take are skipped saying why.
+  step bench.log 30 "$bin/pjrt.test" -test.run XXX -test.bench AwaitOnPlugin -test.benchtime 200x -test.v
+  step bench.log 90 env HALO_BENCH_CONFIGS="$dsd_configs" "$bin/dsd.test" -test.run XXX -test.bench OnPlugin -test.benchtime 100x -test.v
+  step bench.log 90 env HALO_BENCH_CONFIGS="$masked_configs" "$bin/masked.test" -test.run XXX -test.bench OnPlugin -test.benchtime 100x -test.v
+  # HALO_DSD_BLOCK2: a second DSD sweep, on both sides, over sparse blocks
+  # of that size (the seed's 512 of 16384 is 256 of 8192), with
+  # HALO_DSD_CONFIGS2; its names start blk<size>_.
+  dsd_block2=${HALO_DSD_BLOCK2:-}
+  dsd_configs2=${HALO_DSD_CONFIGS2:-"bm=128,bn=256,bk=64,warps=8,stages=3 bm=128,bn=256,bk=64,warps=8,stages=3,tiles=4,order=1 bm=128,bn=128,bk=64,warps=4,stages=4,tiles=8,order=1"}
   if [ -n "$dsd_block2" ]; then
-    step jax2.log 90 env PYTHONUNBUFFERED=1 "$py" benchmarks/gpu/pallas_jax.py --out "$out/jax2" \
-      --kernels dsd --dsd-configs "$dsd_configs2" --size "${HALO_BENCH_SIZE:-8192}" \
-      --block "${HALO_BENCH_BLOCK:-128}" --bk "${HALO_BENCH_BK:-64}" --dsd-block "$dsd_block2"
+    step bench.log 90 env HALO_DSD_BLOCK="$dsd_block2" HALO_BENCH_CONFIGS="$dsd_configs2" "$bin/dsd.test" -test.run XXX -test.bench DSDOnPlugin -test.benchtime 100x -test.v
   fi
-else
-  echo "== JAX Pallas skipped: $py has no jax" | tee -a "$out/jax.log"
+  step bench.log 30 "$bin/add.test" -test.run XXX -test.bench OnPlugin -test.benchtime 1000x -test.v
+  jax_kernels=${HALO_JAX_KERNELS:-xla_add,add,dsd,masked_matmul,matmul_gelu}
+  if [ -z "${HALO_SKIP_MATMUL:-}" ]; then
+    step bench.log 40 "$bin/matmul.test" -test.run XXX -test.bench OnPlugin -test.benchtime 100x -test.v
+  elif [ -z "${HALO_JAX_KERNELS:-}" ]; then
+    jax_kernels=xla_add,add,dsd,masked_matmul # its JAX twin compiles for half a minute
+  fi
+  if timeout -k 5 60 $py -c 'import jax' 2>/dev/null; then
+    step jax.log 150 env PYTHONUNBUFFERED=1 "$py" benchmarks/gpu/pallas_jax.py --out "$out/jax" \
+      --kernels "$jax_kernels" \
+      --dsd-configs "$dsd_configs" --masked-configs "$masked_configs" \
+      --size "${HALO_BENCH_SIZE:-8192}" --matmul-size "${HALO_BENCH_SIZE:-4096}" \
+      --block "${HALO_BENCH_BLOCK:-128}" --bk "${HALO_BENCH_BK:-64}" \
+      --dsd-block "${HALO_DSD_BLOCK:-${HALO_BENCH_BLOCK:-128}}"
+    if [ -n "$dsd_block2" ]; then
+      step jax2.log 90 env PYTHONUNBUFFERED=1 "$py" benchmarks/gpu/pallas_jax.py --out "$out/jax2" \
+        --kernels dsd --dsd-configs "$dsd_configs2" --size "${HALO_BENCH_SIZE:-8192}" \
+        --block "${HALO_BENCH_BLOCK:-128}" --bk "${HALO_BENCH_BK:-64}" --dsd-block "$dsd_block2"
+    fi
+  else
+    echo "== JAX Pallas skipped: $py has no jax" | tee -a "$out/jax.log"
+  fi
 fi
-# HALO_GPU_PROFILE=1: Nsight Compute's speed-of-light, occupancy and
-# launch sections for the first DSD config's kernel and XLA's dense
-# product (a few launches each), to see where the DSD's time goes.
+# HALO_GPU_PROFILE=1 (or only): Nsight Compute's speed-of-light,
+# occupancy, launch, memory, warp-state and scheduler sections of one
+# launch of the DSD kernel for each config of HALO_GPU_PROFILE_CONFIGS
+# (default: the first of the DSD sweep), to see where its time goes. The
+# plugin allocates each buffer as asked (allocator=platform), so that
+# ncu's replays do not save and restore the 75% of the GPU XLA's BFC
+# allocator takes.
 if [ -n "${HALO_GPU_PROFILE:-}" ]; then
   ncu=$(command -v ncu || ls /usr/local/cuda*/bin/ncu /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
   if [ -n "$ncu" ]; then
-    step profile.log 120 "$ncu" --target-processes all --kernel-name regex:'dsd|gemm|cutlass|sm90|nvjet' \
-      --launch-skip 2 --launch-count 4 --section SpeedOfLight --section Occupancy --section LaunchStats \
-      --section MemoryWorkloadAnalysis env HALO_BENCH_CONFIGS="${dsd_configs%% *}" "$bin/dsd.test" \
-      -test.run XXX -test.bench OnPlugin -test.benchtime 2x
+    for cf in ${HALO_GPU_PROFILE_CONFIGS:-${dsd_configs%% *}}; do
+      step profile.log 90 "$ncu" --target-processes all --kernel-name regex:dsd --launch-skip 1 --launch-count 1 \
+        --section SpeedOfLight --section Occupancy --section LaunchStats --section MemoryWorkloadAnalysis \
+        --section WarpStateStats --section SchedulerStats \
+        env HALO_PLUGIN_OPTIONS=allocator=platform,preallocate=false HALO_BENCH_CONFIGS="$cf" "$bin/dsd.test" \
+        -test.run XXX -test.bench OnPlugin -test.benchtime 1x
+    done
   else
     echo "== profile skipped: no ncu found" | tee -a "$out/profile.log"
   fi

@@ -27,18 +27,51 @@ import (
 
 // Open returns a client of the HALO_PLUGIN plugin, closed when t ends, or
 // skips t when HALO_PLUGIN is not set. why says what the test runs there.
+// HALO_PLUGIN_OPTIONS, when set, are the client's create options
+// (PluginOptions).
 func Open(t testing.TB, why string) *pjrt.Client {
 	t.Helper()
 	name := os.Getenv("HALO_PLUGIN")
 	if name == "" {
 		t.Skipf("set HALO_PLUGIN to a PJRT plugin (a path, or cuda) to %s", why)
 	}
-	c, err := pjrt.Open(name)
+	opts, err := PluginOptions(os.Getenv("HALO_PLUGIN_OPTIONS"))
+	if err != nil {
+		t.Fatalf("HALO_PLUGIN_OPTIONS: %v", err)
+	}
+	c, err := pjrt.Open(name, opts...)
 	if err != nil {
 		t.Fatalf("HALO_PLUGIN=%s: %v", name, err)
 	}
 	t.Cleanup(func() { c.Close() })
 	return c
+}
+
+// PluginOptions parses create options written name=value, separated by
+// commas (allocator=platform,preallocate=false): true and false are
+// bools, integers int64, other numbers float32, the rest strings.
+func PluginOptions(text string) ([]pjrt.Option, error) {
+	var opts []pjrt.Option
+	for _, f := range strings.Split(text, ",") {
+		f = strings.TrimSpace(f)
+		if f == "" {
+			continue
+		}
+		name, value, ok := strings.Cut(f, "=")
+		if !ok || name == "" {
+			return nil, fmt.Errorf("%q is not name=value", f)
+		}
+		var v any = value
+		if b, err := strconv.ParseBool(value); err == nil && (value == "true" || value == "false") {
+			v = b
+		} else if i, err := strconv.ParseInt(value, 10, 64); err == nil {
+			v = i
+		} else if x, err := strconv.ParseFloat(value, 32); err == nil {
+			v = float32(x)
+		}
+		opts = append(opts, pjrt.WithOption(name, v))
+	}
+	return opts, nil
 }
 
 // Compile prints mod and compiles it on c with the plugin's defaults (what

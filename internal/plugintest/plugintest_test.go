@@ -3,6 +3,7 @@ package plugintest
 import (
 	"context"
 	"fmt"
+	"reflect"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -233,4 +234,24 @@ func TestSweepChecksEachVariantAndSkipsWhatDoesNotFit(t *testing.T) {
 	assert.Equal(t, 2, checks, "the variant that does not fit is neither checked nor timed")
 	assert.False(t, failed, "the sweep did not fail")
 	assert.Zero(t, c.LiveBuffers(), "every buffer closed")
+}
+
+func TestPluginOptions(t *testing.T) {
+	opts, err := PluginOptions("allocator=platform, preallocate=false,memory_fraction=0.5,device_count=2,")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []pjrt.Option{{Name: "allocator", Value: "platform"}, {Name: "preallocate", Value: false},
+		{Name: "memory_fraction", Value: float32(0.5)}, {Name: "device_count", Value: int64(2)}}
+	if !reflect.DeepEqual(opts, want) {
+		t.Fatalf("got %#v, want %#v", opts, want)
+	}
+	if opts, err := PluginOptions(""); err != nil || len(opts) != 0 {
+		t.Fatalf("empty: %v %v", opts, err)
+	}
+	for _, bad := range []string{"preallocate", "=1"} {
+		if _, err := PluginOptions(bad); err == nil {
+			t.Errorf("%q: no error", bad)
+		}
+	}
 }
