@@ -120,8 +120,9 @@ def main(out_dir):
     jax = jax_results(os.path.join(out_dir, "jax", "results.json"), os.path.join(out_dir, "jax.log"))
     # run.sh's second DSD sweep (HALO_DSD_BLOCK2), when there was one
     jax.update(jax_results(os.path.join(out_dir, "jax2", "results.json"), os.path.join(out_dir, "jax2.log")))
-    rows = ["| kernel | config | halo kernel (ms) | JAX kernel (ms) | halo / JAX | halo: dense / kernel | JAX: dense / kernel |",
-            "|---|---|---|---|---|---|---|"]
+    rows = ["| kernel | config | halo kernel (ms) | JAX kernel (ms) | halo / JAX | halo: dense / kernel | JAX: dense / kernel "
+            "| halo queued (ms) | JAX queued (ms) | halo: dense / kernel, queued | JAX: dense / kernel, queued |",
+            "|---|---|---|---|---|---|---|---|---|---|---|"]
     best = {}
     for key in sorted((set(halo) | set(jax)) - {k for k in jax if k[0] == "xla_add"}, key=lambda k: (list(PAIRS).index(k[0]) if k[0] in PAIRS else 99, k[1])):
         h, j = halo.get(key, {}), jax.get(key, {})
@@ -131,7 +132,13 @@ def main(out_dir):
         jr = j.get("dense/kernel", j.get("xla/kernel"))
         ratio = hk / jk if hk is not None and jk else None
         note = f" ({cell(j['error'])})" if "error" in j else f" (skipped: {cell(j['skipped'])})" if "skipped" in j else ""
-        rows.append(f"| {key[0]}{note} | {key[1] or '—'} | {fmt(hk)} | {fmt(jk)} | {fmt(ratio, '{:.3f}')} | {fmt(hr, '{:.3f}')} | {fmt(jr, '{:.3f}')} |")
+        # calls queued back to back (pairbench.RunQueued, queued() in
+        # pallas_jax.py): the programs' own time
+        hq = statistics.median(h["kernel-queued-ms"]) if "kernel-queued-ms" in h else None
+        hqr = statistics.median(h["dense/kernel-queued"]) if "dense/kernel-queued" in h else None
+        jq, jqr = j.get("kernel_queued_ms"), j.get("dense/kernel_queued")
+        rows.append(f"| {key[0]}{note} | {key[1] or '—'} | {fmt(hk)} | {fmt(jk)} | {fmt(ratio, '{:.3f}')} | {fmt(hr, '{:.3f}')} | {fmt(jr, '{:.3f}')} "
+                    f"| {fmt(hq)} | {fmt(jq)} | {fmt(hqr, '{:.3f}')} | {fmt(jqr, '{:.3f}')} |")
         b = best.setdefault(key[0], {})
         if hk is not None and ("halo" not in b or hk < b["halo"][1]):
             b["halo"] = (key[1], hk, hr)

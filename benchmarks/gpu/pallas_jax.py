@@ -89,6 +89,24 @@ def paired(base, base_args, kern, kern_args, iters):
     return statistics.median(tb) * 1e3, statistics.median(tk) * 1e3, statistics.median(ratios)
 
 
+def queued(base, base_args, kern, kern_args, rounds=10, n=20):
+    """As Go's pairbench.RunQueued: rounds of n calls of base started back
+    to back (JAX dispatches asynchronously), then waited for, then the
+    same for kern; the medians of the times per call and of the per-round
+    ratios, as {"dense_queued_ms", "kernel_queued_ms", "dense/kernel_queued"}."""
+    tb, tk = [], []
+    for _ in range(rounds):
+        t0 = time.perf_counter()
+        jax.block_until_ready([base(*base_args) for _ in range(n)])
+        t1 = time.perf_counter()
+        jax.block_until_ready([kern(*kern_args) for _ in range(n)])
+        t2 = time.perf_counter()
+        tb.append((t1 - t0) / n)
+        tk.append((t2 - t1) / n)
+    return {"dense_queued_ms": statistics.median(tb) * 1e3, "kernel_queued_ms": statistics.median(tk) * 1e3,
+            "dense/kernel_queued": statistics.median([b / k for b, k in zip(tb, tk)])}
+
+
 class DoesNotFit(Exception):
     """A config the problem size cannot take (Go's plugintest.ErrDoesNotFit)."""
 
@@ -451,7 +469,7 @@ def main():
                 check_close(kern(*kargs), want, 1 / 64, "dsd")
                 d, k, r = paired(dense, (x, y), kern, kargs, a.iters)
                 return {"size": s, "block": blk, "blocks": int(len(row_idx)), "of": (s // blk) ** 2,
-                        "xla_dense_ms": d, "kernel_ms": k, "dense/kernel": r}
+                        "xla_dense_ms": d, "kernel_ms": k, "dense/kernel": r, **queued(dense, (x, y), kern, kargs)}
             run("dsd/" + dsd_name(c), one)
 
     def masked_configs():
@@ -472,7 +490,8 @@ def main():
                 lowered.append(f"== masked_matmul/{config_name(c)}\n" + kern.lower(*args).as_text())
                 check_close(kern(*args), want, 1 / 64, "masked")
                 d, k, r = paired(dense, (x, y), kern, args, a.iters)
-                return {"size": s, "bm": bm, "bn": bn, "bk": bk, "xla_dense_ms": d, "kernel_ms": k, "dense/kernel": r}
+                return {"size": s, "bm": bm, "bn": bn, "bk": bk, "xla_dense_ms": d, "kernel_ms": k, "dense/kernel": r,
+                        **queued(dense, (x, y), kern, args)}
             run("masked_matmul/" + config_name(c), one)
 
     def xla_add(dims):

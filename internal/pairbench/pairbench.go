@@ -48,6 +48,40 @@ func Run(b *testing.B, baseName string, base func() error, candName string, cand
 	b.ReportMetric(Median(ratios), baseName+"/"+candName)
 }
 
+// RunQueued times base and candidate with their calls queued back to
+// back, so that what each call costs besides the computation (starting
+// it, waiting for its end) overlaps the computations before it: each of
+// rounds rounds calls base(n), then candidate(n), each of which starts n
+// calls without waiting for any, then waits for them all. It reports, as
+// metrics, baseName-queued-ms and candName-queued-ms (medians over the
+// rounds of the time per call) and baseName/candName-queued (the median
+// of the per-round ratios). Call it after Run's loop (b.Loop): its time
+// is not the benchmark's ns/op. An error from either function fails the
+// benchmark.
+func RunQueued(b *testing.B, rounds, n int, baseName string, base func(n int) error, candName string, candidate func(n int) error) {
+	b.Helper()
+	if rounds < 1 || n < 1 {
+		b.Fatalf("pairbench: %d rounds of %d calls", rounds, n)
+	}
+	var tb, tc, ratios []float64
+	for range rounds {
+		t0 := time.Now()
+		if err := base(n); err != nil {
+			b.Fatalf("%s: %v", baseName, err)
+		}
+		t1 := time.Now()
+		if err := candidate(n); err != nil {
+			b.Fatalf("%s: %v", candName, err)
+		}
+		t2 := time.Now()
+		db, dc := t1.Sub(t0).Seconds()/float64(n), t2.Sub(t1).Seconds()/float64(n)
+		tb, tc, ratios = append(tb, db), append(tc, dc), append(ratios, db/dc)
+	}
+	b.ReportMetric(Median(tb)*1e3, baseName+"-queued-ms")
+	b.ReportMetric(Median(tc)*1e3, candName+"-queued-ms")
+	b.ReportMetric(Median(ratios), baseName+"/"+candName+"-queued")
+}
+
 // Median returns the median of xs (the mean of the middle two for an even
 // count; 0 for none). xs is not changed.
 func Median(xs []float64) float64 {

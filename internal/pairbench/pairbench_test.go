@@ -32,3 +32,28 @@ func TestRunWarmsUpBoth(t *testing.T) {
 	assert.Equal(t, res.N+1, nc)
 	assert.Contains(t, res.Extra, "base/cand")
 }
+
+// Each round asks each function for n queued calls, base first; the
+// times reported are per call.
+func TestRunQueued(t *testing.T) {
+	var order []string
+	res := testing.Benchmark(func(b *testing.B) {
+		order = nil
+		for b.Loop() {
+		}
+		RunQueued(b, 3, 4, "base", func(n int) error {
+			order = append(order, "base")
+			time.Sleep(time.Duration(n) * 2 * time.Millisecond)
+			return nil
+		}, "cand", func(n int) error {
+			order = append(order, "cand")
+			time.Sleep(time.Duration(n) * time.Millisecond)
+			return nil
+		})
+	})
+	assert.Equal(t, []string{"base", "cand", "base", "cand", "base", "cand"}, order)
+	// Per call: at least 2 ms and 1 ms (a sleep lasts at least its time).
+	assert.GreaterOrEqual(t, res.Extra["base-queued-ms"], 2.0)
+	assert.GreaterOrEqual(t, res.Extra["cand-queued-ms"], 1.0)
+	assert.Contains(t, res.Extra, "base/cand-queued")
+}

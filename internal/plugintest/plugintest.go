@@ -199,6 +199,28 @@ func Timed(ctx context.Context, exe *pjrt.Executable, args []*pjrt.Buffer) func(
 	}
 }
 
+// Queued returns a function that starts n runs of exe on args without
+// waiting for any, then waits for all their results and releases them.
+func Queued(ctx context.Context, exe *pjrt.Executable, args []*pjrt.Buffer) func(n int) error {
+	return func(n int) error {
+		var all []*pjrt.Buffer
+		defer func() { CloseAll(all) }()
+		for range n {
+			res, err := exe.Run(args...)
+			if err != nil {
+				return err
+			}
+			all = append(all, res...)
+		}
+		for _, r := range all {
+			if err := r.Await(ctx); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+}
+
 // EnvInt returns the positive integer in environment variable name, or
 // def when it is not set. A value that is not a positive integer fails t.
 func EnvInt(t testing.TB, name string, def int64) int64 {
@@ -241,7 +263,7 @@ func Compare(b *testing.B, c *pjrt.Client, dense *stablehlo.Module, denseArgs []
 	if err := check(d.result, k.result); err != nil {
 		b.Fatalf("the kernel's result differs from the dense one: %v", err)
 	}
-	pairbench.Run(b, "dense", d.run, "kernel", k.run)
+	timePair(b, d, k)
 }
 
 // Variant is one kernel of a Sweep: its name (a sub-benchmark's) and
@@ -278,16 +300,31 @@ func Sweep(b *testing.B, c *pjrt.Client, dense *stablehlo.Module, denseArgs []in
 			if err := check(d.result, k.result); err != nil {
 				b.Fatalf("the kernel's result differs from the dense one: %v", err)
 			}
-			pairbench.Run(b, "dense", d.run, "kernel", k.run)
+			timePair(b, d, k)
 		})
 	}
 }
 
+// Queued timing: rounds of calls queued back to back (pairbench.RunQueued).
+const queuedRounds, queuedCalls = 10, 20
+
+// timePair times the dense program d against the kernel k: one call and
+// the wait for it, alternating (pairbench.Run: what a caller waiting for
+// each result sees), then calls queued back to back (pairbench.RunQueued:
+// the programs' own time, the cost of starting and waiting for a call
+// hidden behind the calls before it).
+func timePair(b *testing.B, d, k prepared) {
+	b.Helper()
+	pairbench.Run(b, "dense", d.run, "kernel", k.run)
+	pairbench.RunQueued(b, queuedRounds, queuedCalls, "dense", d.queue, "kernel", k.queue)
+}
+
 // prepared is a compiled program with its arguments on the device, its
-// result read back once, and a timed run (Timed).
+// result read back once, a timed run (Timed) and queued runs (Queued).
 type prepared struct {
 	result []float32
 	run    func() error
+	queue  func(n int) error
 }
 
 // prepare compiles mod, uploads args (both released when b ends), runs
@@ -318,7 +355,7 @@ func prepare(b *testing.B, c *pjrt.Client, mod *stablehlo.Module, args []interpr
 	if result == nil && t.Len() > 0 {
 		b.Fatalf("results of %v cannot be compared (f32, bf16, f16 or i32 only)", out)
 	}
-	return prepared{result: result, run: Timed(ctx, exe, bufs)}
+	return prepared{result: result, run: Timed(ctx, exe, bufs), queue: Queued(ctx, exe, bufs)}
 }
 
 // Config is one setting of a Triton kernel's tunables for a benchmark

@@ -74,8 +74,15 @@ func TestBFloat16RoundTrip(t *testing.T) {
 	run := Timed(context.Background(), exe, bufs)
 	require.NoError(t, run())
 	require.NoError(t, run())
+	// Queued starts n runs, waits for them all and releases every result.
+	live := c.LiveBuffers()
+	queue := Queued(context.Background(), exe, bufs)
+	require.NoError(t, queue(5))
+	assert.Equal(t, live, c.LiveBuffers(), "the queued runs' results are released")
 	CloseAll(bufs)
 	assert.Error(t, run(), "the arguments are closed")
+	assert.Error(t, queue(2), "the arguments are closed")
+	assert.Equal(t, live-2, c.LiveBuffers(), "a failed queue leaves nothing behind")
 	_, err = UploadAll(c, []interpreter.Value{x, interpreter.Tuple{}})
 	assert.ErrorContains(t, err, "argument 1 is interpreter.Tuple, not a tensor")
 }
