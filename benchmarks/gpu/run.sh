@@ -110,8 +110,11 @@ gotest() {
 
 # The sweeps of Triton settings timed on both sides (plugintest.Configs'
 # syntax); HALO_DSD_CONFIGS and HALO_MASKED_CONFIGS set beforehand win.
-dsd_configs=${HALO_DSD_CONFIGS:-"bn=128,bk=64,warps=4,stages=4 bn=128,bk=64,warps=4,stages=4,tiles=8 bn=128,bk=64,warps=4,stages=4,tiles=8,order=1 bn=128,bk=64,warps=8,stages=4,tiles=8,order=1 bn=128,bk=64,warps=4,stages=4,tiles=16,order=1 bn=256,bk=64,warps=8,stages=3,tiles=4,order=1 bn=256,bk=64,warps=8,stages=3,tiles=2,order=1 bm=64,bn=256,bk=64,warps=4,stages=4,tiles=4,order=1"}
-masked_configs=${HALO_MASKED_CONFIGS:-"bm=128,bn=256,bk=64,warps=8,stages=3,group=8 bm=128,bn=256,bk=64,warps=8,stages=4,group=8 bm=128,bn=256,bk=64,warps=8,stages=3,group=16 bm=256,bn=128,bk=64,warps=8,stages=3,group=8"}
+# The defaults: the fastest of the H100 runs of 2026-11-27
+# (docs/gpu-validation.md), and one many-tile DSD form (slower there) to
+# follow.
+dsd_configs=${HALO_DSD_CONFIGS:-"bn=128,bk=64,warps=4,stages=4 bn=128,bk=64,warps=4,stages=3 bn=128,bk=32,warps=4,stages=6 bn=256,bk=64,warps=8,stages=3 bn=128,bk=64,warps=4,stages=4,tiles=8,order=1"}
+masked_configs=${HALO_MASKED_CONFIGS:-"bm=128,bn=256,bk=64,warps=8,stages=3,group=8 bm=128,bn=256,bk=64,warps=8,stages=4,group=8 bm=128,bn=256,bk=64,warps=8,stages=4,group=4"}
 
 # Most needed first: the examples' kernels on the GPU (checked), the
 # Pallas test kernels, the other packages' plugin tests, then the timings
@@ -133,7 +136,7 @@ if [ "${HALO_GPU_PROFILE:-}" != only ]; then
   # of that size (the seed's 512 of 16384 is 256 of 8192), with
   # HALO_DSD_CONFIGS2; its names start blk<size>_.
   dsd_block2=${HALO_DSD_BLOCK2:-}
-  dsd_configs2=${HALO_DSD_CONFIGS2:-"bm=128,bn=256,bk=64,warps=8,stages=3 bm=128,bn=256,bk=64,warps=8,stages=3,tiles=4,order=1 bm=128,bn=128,bk=64,warps=4,stages=4,tiles=8,order=1"}
+  dsd_configs2=${HALO_DSD_CONFIGS2:-"bm=128,bn=128,bk=64,warps=4,stages=4 bm=128,bn=128,bk=64,warps=4,stages=3 bm=128,bn=256,bk=64,warps=8,stages=3"}
   if [ -n "$dsd_block2" ]; then
     step bench.log 90 env HALO_DSD_BLOCK="$dsd_block2" HALO_BENCH_CONFIGS="$dsd_configs2" "$bin/dsd.test" -test.run XXX -test.bench DSDOnPlugin -test.benchtime 100x -test.v
   fi

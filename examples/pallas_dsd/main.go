@@ -193,7 +193,9 @@ type DSDTiling struct {
 	BK int64
 	// Tiles is the number of output blocks of a block row one program
 	// computes, in one loop over all their products (0 or 1: one); it
-	// divides the number of block columns.
+	// divides the number of block columns. On an H100 (8192^3 at 10%)
+	// every Tiles above 1 was slower than one block a program: 0.61-0.69
+	// ms against 0.37-0.40 (docs/gpu-validation.md).
 	Tiles int64
 	// HeavyRowsFirst orders the programs by decreasing work within each
 	// column group: grid axis 0, which a GPU launches fastest, walks the
@@ -280,9 +282,11 @@ func sparseRow(i *pallas.Value, sbm, bm int64) (*pallas.Value, any) {
 // g*tiles+tiles-1) in one loop over (block, block row's non-zero block, K
 // part) triples, storing each output block after its last product and
 // starting the next from zeros. One long loop instead of tiles short ones
-// keeps a GPU's load pipeline full across output blocks (a block row
-// holds few non-zero blocks: 6.4 at 10% of 64). The output ref is the
-// whole array.
+// was meant to keep a GPU's load pipeline full across output blocks (a
+// block row holds few non-zero blocks: 6.4 at 10% of 64); on an H100 it
+// runs at half the speed of dsdRowKernel (Triton gives it 244 registers
+// a thread against 156, two programs an SM against three, and far fewer
+// programs to spread). The output ref is the whole array.
 func dsdTilesKernel(sbm, bk int64, t DSDTiling) pallas.KernelFunc {
 	bm, bn, step, tiles := t.BM, t.BN, t.BK, t.Tiles
 	parts := bk / step
