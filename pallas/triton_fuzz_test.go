@@ -55,17 +55,7 @@ import (
 // reruns it alone and the kernel, one op a line.
 
 func TestTritonRandomKernels(t *testing.T) {
-	n, first := 200, int64(1)
-	if s := os.Getenv("PALLAS_FUZZ_N"); s != "" {
-		v, err := strconv.Atoi(s)
-		require.NoError(t, err, "PALLAS_FUZZ_N")
-		n = v
-	}
-	if s := os.Getenv("PALLAS_FUZZ_SEED"); s != "" {
-		v, err := strconv.ParseInt(s, 10, 64)
-		require.NoError(t, err, "PALLAS_FUZZ_SEED")
-		first = v
-	}
+	first, n := fzSeeds(t)
 	start := time.Now()
 	var stats fzStats
 	t.Run("kernels", func(t *testing.T) {
@@ -79,6 +69,23 @@ func TestTritonRandomKernels(t *testing.T) {
 	})
 	t.Logf("%d random kernels in %v: %d ops, %d outputs compared exactly, %d within a bound (largest %.3g)",
 		n, time.Since(start).Round(time.Millisecond), stats.ops, stats.exact, stats.approx, stats.maxTol)
+}
+
+// fzSeeds are the random kernels' seeds: n of them from first,
+// PALLAS_FUZZ_SEED (default 1) and PALLAS_FUZZ_N (default 200).
+func fzSeeds(t *testing.T) (first int64, n int) {
+	n, first = 200, 1
+	if s := os.Getenv("PALLAS_FUZZ_N"); s != "" {
+		v, err := strconv.Atoi(s)
+		require.NoError(t, err, "PALLAS_FUZZ_N")
+		n = v
+	}
+	if s := os.Getenv("PALLAS_FUZZ_SEED"); s != "" {
+		v, err := strconv.ParseInt(s, 10, 64)
+		require.NoError(t, err, "PALLAS_FUZZ_SEED")
+		first = v
+	}
+	return first, n
 }
 
 type fzStats struct {

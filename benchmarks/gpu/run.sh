@@ -126,6 +126,8 @@ if [ "${HALO_GPU_PROFILE:-}" != only ]; then
   done
   gotest tests.log 60 "$bin/pallas.test" 'TritonRealPlugin/triton/'
   gotest tests.log 40 "$bin/pallas.test" 'TritonRealPlugin/interpret/'
+  # 200 random kernels (ops, types and casts the hand-written ones lack)
+  gotest tests.log 60 "$bin/pallas.test" 'TritonRandomKernelsRealPlugin'
   gotest tests.log 30 "$bin/pjrt.test" RealPlugin
   gotest tests.log 30 "$bin/effects.test" RealPlugin
   # -test.v: configs a size cannot take are skipped saying why.
