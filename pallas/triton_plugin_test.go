@@ -11,7 +11,6 @@ import (
 	"github.com/halo-ml/halo/internal/plugintest"
 	"github.com/halo-ml/halo/interpreter"
 	"github.com/halo-ml/halo/pjrt"
-	"github.com/halo-ml/halo/stablehlo"
 	"github.com/halo-ml/halo/xla"
 )
 
@@ -79,17 +78,7 @@ func TestTritonRandomKernelsRealPlugin(t *testing.T) {
 // outputs shaped as want.
 func runOnPlugin(t *testing.T, c *pjrt.Client, tc tritonCase, backend Backend, want []*interpreter.Tensor) []*interpreter.Tensor {
 	t.Helper()
-	b := stablehlo.NewBuilder("m")
-	types := make([]stablehlo.Type, len(tc.args))
-	for i, a := range tc.args {
-		types[i] = stablehlo.TensorOf(a.Shape)
-	}
-	fb := b.NewFunction("main", types...)
-	spec := tc.spec
-	spec.Backend = backend
-	fb.Return(Call(fb, tc.kernel, spec, fb.Args()...)...)
-	m, err := b.Build()
-	require.NoError(t, err)
+	m := tc.module(t, backend)
 	shapes := make([]xla.Shape, len(want))
 	for i, w := range want {
 		shapes[i] = w.Shape

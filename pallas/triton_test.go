@@ -32,6 +32,23 @@ type tritonCase struct {
 	golden bool // keep the TTIR as testdata/triton/<name>.ttir
 }
 
+// module is main(args...) = the case's call with the given backend.
+func (c tritonCase) module(t *testing.T, backend Backend) *stablehlo.Module {
+	t.Helper()
+	b := stablehlo.NewBuilder("m")
+	types := make([]stablehlo.Type, len(c.args))
+	for i, a := range c.args {
+		types[i] = stablehlo.TensorOf(a.Shape)
+	}
+	fb := b.NewFunction("main", types...)
+	spec := c.spec
+	spec.Backend = backend
+	fb.Return(Call(fb, c.kernel, spec, fb.Args()...)...)
+	m, err := b.Build()
+	require.NoError(t, err)
+	return m
+}
+
 func blockMap(f func(g []*Value) []any) IndexMapFunc {
 	return func(g []*Value, _ []*Ref) []any { return f(g) }
 }
@@ -1023,17 +1040,7 @@ func TestTritonStructure(t *testing.T) {
 func TestTritonModuleRoundTrip(t *testing.T) {
 	for _, c := range tritonCases() {
 		t.Run(c.name, func(t *testing.T) {
-			b := stablehlo.NewBuilder("m")
-			types := make([]stablehlo.Type, len(c.args))
-			for i, a := range c.args {
-				types[i] = stablehlo.TensorOf(a.Shape)
-			}
-			fb := b.NewFunction("main", types...)
-			spec := c.spec
-			spec.Backend = Triton
-			fb.Return(Call(fb, c.kernel, spec, fb.Args()...)...)
-			m, err := b.Build()
-			require.NoError(t, err)
+			m := c.module(t, Triton)
 			for _, generic := range []bool{false, true} {
 				var buf bytes.Buffer
 				require.NoError(t, stablehlo.Print(&buf, m, stablehlo.PrintOptions{Generic: generic}))
