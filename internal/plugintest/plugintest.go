@@ -310,13 +310,20 @@ const queuedRounds, queuedCalls = 10, 20
 
 // timePair times the dense program d against the kernel k: one call and
 // the wait for it, alternating (pairbench.Run: what a caller waiting for
-// each result sees), then calls queued back to back (pairbench.RunQueued:
-// the programs' own time, the cost of starting and waiting for a call
-// hidden behind the calls before it).
+// each result sees), then, unless HALO_BENCH_QUEUED is 0, calls queued
+// back to back (pairbench.RunQueued: the programs' own time, the cost of
+// starting and waiting for a call hidden behind the calls before it;
+// 400 more calls, long on the interpreter at large sizes).
 func timePair(b *testing.B, d, k prepared) {
 	b.Helper()
 	pairbench.Run(b, "dense", d.run, "kernel", k.run)
-	pairbench.RunQueued(b, queuedRounds, queuedCalls, "dense", d.queue, "kernel", k.queue)
+	switch v := os.Getenv("HALO_BENCH_QUEUED"); v {
+	case "0":
+	case "", "1":
+		pairbench.RunQueued(b, queuedRounds, queuedCalls, "dense", d.queue, "kernel", k.queue)
+	default:
+		b.Fatalf("HALO_BENCH_QUEUED=%q: want 0 (off) or 1 (on, the default)", v)
+	}
 }
 
 // prepared is a compiled program with its arguments on the device, its
