@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
-	"math"
 	"slices"
 	"sync"
 
@@ -319,28 +318,16 @@ func (c *client) BufferFromHost(h backend.HostBuffer, dev backend.Device, mem ba
 // gatherStrided copies host data laid out with byte strides into dense
 // row-major order.
 func gatherStrided(shape xla.Shape, data []byte, strides []int64) ([]byte, error) {
-	if len(strides) != shape.Rank() {
-		return nil, fmt.Errorf("%d byte strides for rank-%d shape %v", len(strides), shape.Rank(), shape)
+	need, err := shape.StridedBytes(strides)
+	if err != nil {
+		return nil, err
+	}
+	if need > int64(len(data)) {
+		return nil, fmt.Errorf("byte strides %v reach byte %d of %d bytes of host data", strides, need, len(data))
 	}
 	eb := int64(shape.DType.HostBytes())
 	n := shape.Size()
 	out := make([]byte, n*eb)
-	if n == 0 {
-		return out, nil
-	}
-	var last int64
-	for i, s := range strides {
-		if shape.Dims[i] > 1 && s < 0 {
-			return nil, fmt.Errorf("negative byte stride %d for dimension %d", s, i)
-		}
-		if s > 0 && shape.Dims[i]-1 > (math.MaxInt64-eb-last)/s {
-			return nil, fmt.Errorf("byte strides %v reach past the %d bytes of host data", strides, len(data))
-		}
-		last += (shape.Dims[i] - 1) * max(s, 0)
-	}
-	if last+eb > int64(len(data)) {
-		return nil, fmt.Errorf("byte strides %v reach byte %d of %d bytes of host data", strides, last+eb, len(data))
-	}
 	idx := make([]int64, shape.Rank())
 	for o := int64(0); o < n; o++ {
 		off := int64(0)

@@ -97,8 +97,16 @@ func (c *Client) BufferFromHost(data []byte, shape xla.Shape, opts ...BufferOpti
 	if cfg.strides == nil && int64(len(data)) != shape.HostBytes() {
 		return nil, errorf(InvalidArgument, "PJRT_Client_BufferFromHostBuffer", "host data has %d bytes, shape %v needs %d", len(data), shape, shape.HostBytes())
 	}
-	if cfg.strides != nil && len(cfg.strides) != shape.Rank() {
-		return nil, errorf(InvalidArgument, "PJRT_Client_BufferFromHostBuffer", "%d byte strides for rank-%d shape %v", len(cfg.strides), shape.Rank(), shape)
+	if cfg.strides != nil {
+		// The C API passes no length with the data: a plugin reads as
+		// far as the strides say, so they are checked here.
+		need, err := shape.StridedBytes(cfg.strides)
+		if err != nil {
+			return nil, errorf(InvalidArgument, "PJRT_Client_BufferFromHostBuffer", "%v", err)
+		}
+		if need > int64(len(data)) {
+			return nil, errorf(InvalidArgument, "PJRT_Client_BufferFromHostBuffer", "byte strides %v reach byte %d of %d bytes of host data", cfg.strides, need, len(data))
+		}
 	}
 	dev := cfg.device
 	if dev == nil && cfg.memory == nil {

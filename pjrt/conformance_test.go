@@ -283,6 +283,23 @@ func TestBufferGenericsAndStrides(t *testing.T) {
 	assert.ErrorIs(t, err, InvalidArgument)
 	_, err = BufferFrom(cl, []float32{1}, []int64{-1})
 	assert.Error(t, err)
+
+	// A C plugin gets no length with strided data and reads as far as the
+	// strides say: strides reaching past the data (or past 2^63, once a
+	// crash) are refused before the call.
+	four := asBytes([]float32{1, 2, 3, 4})
+	_, err = cl.BufferFromHost(four[:4:4], xla.MakeShape(xla.Float32, 4), WithByteStrides(4), CopyDuringCall())
+	assert.ErrorIs(t, err, InvalidArgument)
+	assert.ErrorContains(t, err, "reach byte 16 of 4 bytes")
+	_, err = cl.BufferFromHost(make([]byte, 8), xla.MakeShape(xla.Float32, 2), WithByteStrides(1<<40), CopyDuringCall())
+	assert.ErrorContains(t, err, "reach byte")
+	_, err = cl.BufferFromHost(make([]byte, 8), xla.MakeShape(xla.Float32, 2), WithByteStrides(-4), CopyDuringCall())
+	assert.ErrorContains(t, err, "negative byte stride")
+	_, err = cl.BufferFromHost(make([]byte, 16), xla.MakeShape(xla.Float32, 3, 2), WithByteStrides(1<<62, 4))
+	assert.ErrorContains(t, err, "past byte 2^63")
+	empty, err := cl.BufferFromHost(nil, xla.MakeShape(xla.Float32, 0, 4), WithByteStrides(16, 4))
+	require.NoError(t, err, "no elements: no bytes needed")
+	empty.Close()
 }
 
 func TestBufferCopiesAndMetadata(t *testing.T) {

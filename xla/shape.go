@@ -56,17 +56,50 @@ func (s Shape) Validate() error {
 	if !s.DType.Valid() {
 		return fmt.Errorf("xla: shape has invalid element type %v", s.DType)
 	}
-	n := int64(max(s.DType.HostBytes(), 1))
+	empty := false
 	for i, d := range s.Dims {
 		if d < 0 {
 			return fmt.Errorf("xla: shape %v has negative dimension %d at axis %d", s, d, i)
 		}
-		if d > 0 && n > math.MaxInt64/d {
+		empty = empty || d == 0
+	}
+	if empty { // no bytes, whatever the other dimensions
+		return nil
+	}
+	n := int64(max(s.DType.HostBytes(), 1))
+	for _, d := range s.Dims {
+		if n > math.MaxInt64/d {
 			return fmt.Errorf("xla: shape %v has more than 2^63 bytes", s)
 		}
 		n *= d
 	}
 	return nil
+}
+
+// StridedBytes is how many bytes host data laid out with these byte
+// strides (one per dimension, as PJRT's byte_strides) must hold: the
+// offset of the last element plus its size; 0 for a shape without
+// elements. Negative strides on dimensions longer than one, and offsets
+// past 2^63, are errors. s must be valid (Validate).
+func (s Shape) StridedBytes(strides []int64) (int64, error) {
+	if len(strides) != s.Rank() {
+		return 0, fmt.Errorf("%d byte strides for rank-%d shape %v", len(strides), s.Rank(), s)
+	}
+	if s.Size() == 0 {
+		return 0, nil
+	}
+	eb := int64(s.DType.HostBytes())
+	var last int64
+	for i, st := range strides {
+		if s.Dims[i] > 1 && st < 0 {
+			return 0, fmt.Errorf("negative byte stride %d for dimension %d of %v", st, i, s)
+		}
+		if st > 0 && s.Dims[i]-1 > (math.MaxInt64-eb-last)/st {
+			return 0, fmt.Errorf("byte strides %v for %v reach past byte 2^63", strides, s)
+		}
+		last += (s.Dims[i] - 1) * max(st, 0)
+	}
+	return last + eb, nil
 }
 
 // String prints s as an MLIR tensor type: "tensor<2x3xf32>".
