@@ -140,6 +140,30 @@ func TestRunOnEveryDevice(t *testing.T) {
 	assert.Equal(t, "device 0 output 0: tensor<i32> = [0]\ndevice 1 output 0: tensor<i32> = [1]\n", out)
 }
 
+// With partitions, outputs are labelled with the device's id and the
+// replica and partition it ran: XLA's default assignment puts replica r,
+// partition p on device p*replicas+r.
+func TestRunLabelsReplicasAndPartitions(t *testing.T) {
+	file := writeMLIR(t, `module @m attributes {mhlo.num_replicas = 2 : i32, mhlo.num_partitions = 2 : i32} {
+  func.func @main() -> (tensor<ui32>, tensor<ui32>) {
+    %0 = stablehlo.replica_id : tensor<ui32>
+    %1 = stablehlo.partition_id : tensor<ui32>
+    return %0, %1 : tensor<ui32>, tensor<ui32>
+  }
+}`)
+	code, out, errOut := runCLI("run", "-plugin", "interpreter", file)
+	require.Equal(t, 0, code, errOut)
+	assert.Equal(t, `device 0 (replica 0, partition 0) output 0: tensor<ui32> = [0]
+device 0 (replica 0, partition 0) output 1: tensor<ui32> = [0]
+device 2 (replica 0, partition 1) output 0: tensor<ui32> = [0]
+device 2 (replica 0, partition 1) output 1: tensor<ui32> = [1]
+device 1 (replica 1, partition 0) output 0: tensor<ui32> = [1]
+device 1 (replica 1, partition 0) output 1: tensor<ui32> = [0]
+device 3 (replica 1, partition 1) output 0: tensor<ui32> = [1]
+device 3 (replica 1, partition 1) output 1: tensor<ui32> = [1]
+`, out)
+}
+
 func TestRunErrors(t *testing.T) {
 	args := writeMLIR(t, "func.func @main(%a: tensor<4xf32>) -> tensor<4xf32> {\n  return %a : tensor<4xf32>\n}")
 	code, _, errOut := runCLI("run", args)

@@ -58,10 +58,20 @@ func runFile(w, errw io.Writer, plugin, path string, timeout time.Duration) erro
 		}
 		return err
 	}
+	// The executable's devices run (replica, partition) pairs in that
+	// order; with the default device assignment the ids differ from the
+	// places when there are several partitions.
+	devs := exe.AddressableDevices()
+	label := func(d int) string {
+		if partitions > 1 {
+			return fmt.Sprintf("device %d (replica %d, partition %d)", devs[d].ID(), d/partitions, d%partitions)
+		}
+		return fmt.Sprintf("device %d", devs[d].ID())
+	}
 	for d, outs := range x.Outputs {
 		prefix := ""
 		if len(x.Outputs) > 1 {
-			prefix = fmt.Sprintf("device %d ", d)
+			prefix = label(d) + " "
 		}
 		if err := printOutputs(ctx, w, prefix, outs); err != nil {
 			return stopped(err)
@@ -72,7 +82,7 @@ func runFile(w, errw io.Writer, plugin, path string, timeout time.Duration) erro
 	for d, ev := range x.Completion {
 		if err := ev.Await(ctx); err != nil {
 			if len(x.Completion) > 1 {
-				err = fmt.Errorf("device %d: %w", d, err)
+				err = fmt.Errorf("%s: %w", label(d), err)
 			}
 			return stopped(err)
 		}
