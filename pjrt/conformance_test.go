@@ -3,6 +3,7 @@ package pjrt
 import (
 	"context"
 	"errors"
+	"fmt"
 	"runtime"
 	"strings"
 	"sync"
@@ -472,6 +473,10 @@ func TestExecuteMarshalling(t *testing.T) {
 	}
 
 	// Argument errors are caught before the plugin sees them, or by it.
+	for _, bad := range []int{2, -1} {
+		_, err = exe.Execute(args, ExecuteOptions{NonDonatable: []int{0, bad}})
+		assert.ErrorContains(t, err, fmt.Sprintf("non-donatable argument %d: the call has 2 arguments", bad))
+	}
 	_, err = exe.Execute(args[:1], ExecuteOptions{})
 	assert.ErrorIs(t, err, InvalidArgument)
 	_, err = exe.Execute([][]*Buffer{{args[0][0]}, {args[1][0]}}, ExecuteOptions{})

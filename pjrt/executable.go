@@ -220,6 +220,11 @@ func (e *Executable) Execute(args [][]*Buffer, opts ExecuteOptions) (*Execution,
 			bargs[d][i] = b.b
 		}
 	}
+	for _, i := range opts.NonDonatable {
+		if len(args) > 0 && (i < 0 || i >= len(args[0])) {
+			return nil, errorf(InvalidArgument, "PJRT_LoadedExecutable_Execute", "non-donatable argument %d: the call has %d arguments", i, len(args[0]))
+		}
+	}
 	var held *ExecuteContext // holds its context until the execution's events fire
 	bo := backend.ExecuteOptions{
 		LaunchID:             opts.LaunchID,
