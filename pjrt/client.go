@@ -144,6 +144,9 @@ func (c *Client) release(x io.Closer) error {
 // (ErrClosed once the client is closed); exit must follow. Close waits for
 // the calls in progress before it releases anything.
 func (c *Client) enter() error {
+	if c == nil {
+		return errorf(InvalidArgument, "Client", "client is nil")
+	}
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	if c.closed {

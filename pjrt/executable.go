@@ -107,7 +107,12 @@ func (c *Client) newExecutable(b backend.Executable) (*Executable, error) {
 
 // enter begins a call on the executable (ErrClosed once it or its client
 // is closed); exit must follow.
-func (e *Executable) enter() error { return e.g.enter() }
+func (e *Executable) enter() error {
+	if e == nil {
+		return errorf(InvalidArgument, "Executable", "executable is nil")
+	}
+	return e.g.enter()
+}
 
 // exit ends a call begun by enter.
 func (e *Executable) exit() { e.g.exit() }

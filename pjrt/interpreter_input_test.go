@@ -166,3 +166,17 @@ func TestTupleParameterIsACompileError(t *testing.T) {
 	require.ErrorIs(t, err, Unimplemented)
 	assert.Contains(t, err.Error(), "parameter 0 of @main is tuple<tensor<f32>, tensor<i32>>: a buffer cannot be a tuple")
 }
+
+// Calls through a nil client or executable are errors, not panics.
+func TestNilClientAndExecutable(t *testing.T) {
+	var c *Client
+	_, err := BufferFrom(c, []float32{1}, []int64{1})
+	assert.ErrorContains(t, err, "client is nil")
+	_, err = c.Compile(MLIRText("module {}"), nil)
+	assert.ErrorContains(t, err, "client is nil")
+	var e *Executable
+	_, err = e.Run()
+	assert.ErrorContains(t, err, "executable is nil")
+	_, err = e.Execute(nil, ExecuteOptions{})
+	assert.ErrorContains(t, err, "executable is nil")
+}
