@@ -84,13 +84,15 @@ type mlirParser struct {
 	// counting what its definition expanded to (aliasSize, by "#name" or
 	// "!name"): aliases of aliases double at each level, so a short
 	// text can stand for more than any program holds.
-	expanded   int64
-	aliasSize  map[string]int64
-	aliasUses  int64 // what the alias uses of the module stand for
-	locAliases map[string][]byte
-	locFixups  []mlirLocFixup
-	locCopies  [][2]*Location // [dst, src] once locations are resolved
-	locBytes   int            // bytes of location text expanded so far
+	expanded    int64
+	aliasSize   map[string]int64
+	aliasUses   int64 // what the alias uses of the module stand for
+	locAliases  map[string][]byte
+	locFixups   []mlirLocFixup
+	locCopies   [][2]*Location      // [dst, src] once locations are resolved
+	locBytes    int                 // bytes of location text expanded so far (each alias and distinct location once)
+	locExpanded map[string][]byte   // alias name -> its body, aliases expanded
+	locDecoded  map[string]Location // location body -> its Location, for bodies that use aliases
 	// resources are the builtin blobs of the file's {-# ... #-} section;
 	// denseResources the dense_resource attributes read, by their text
 	// (parse_resources.go).

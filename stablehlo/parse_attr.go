@@ -1077,11 +1077,23 @@ func (p *mlirParser) parseLocBody(dst *Location) {
 	p.locFixups = append(p.locFixups, mlirLocFixup{dst: dst, raw: raw, pos: pos})
 }
 
-// resolveLocations resolves the locations that used aliases.
+// resolveLocations resolves the locations that used aliases. Each alias
+// is expanded once and each distinct location decoded once, so that the
+// thousands of ops of a JAX export whose locations share chains of
+// call-site aliases cost what their text costs.
 func (p *mlirParser) resolveLocations() {
 	for _, f := range p.locFixups {
-		exp := p.expandLocAliases(f.raw, f.pos, 0)
-		*f.dst = mlirDecodeLoc(exp)
+		l, ok := p.locDecoded[string(f.raw)]
+		if !ok {
+			exp := p.expandLocAliases(f.raw, f.pos, 0)
+			p.chargeLoc(len(exp), f.pos)
+			l = mlirDecodeLoc(exp)
+			if p.locDecoded == nil {
+				p.locDecoded = map[string]Location{}
+			}
+			p.locDecoded[string(f.raw)] = l
+		}
+		*f.dst = l
 	}
 	p.locFixups = nil
 	for _, c := range p.locCopies {
@@ -1090,8 +1102,18 @@ func (p *mlirParser) resolveLocations() {
 	p.locCopies = nil
 }
 
+// chargeLoc counts n more bytes of expanded location text, refusing more
+// than 16 MiB plus 256 times the input's size (aliases that refer to
+// each other several times over expand exponentially).
+func (p *mlirParser) chargeLoc(n, pos int) {
+	p.locBytes += n
+	if limit := 1<<24 + 256*len(p.src); p.locBytes > limit {
+		p.errAt(pos, "location aliases expand to more than %d bytes", limit)
+	}
+}
+
 // expandLocAliases replaces #alias references in a location body by the
-// aliases' bodies.
+// aliases' bodies, each expanded once (locExpanded).
 func (p *mlirParser) expandLocAliases(raw []byte, pos, depth int) []byte {
 	if depth > 64 {
 		p.errAt(pos, "location aliases nest too deeply")
@@ -1099,11 +1121,7 @@ func (p *mlirParser) expandLocAliases(raw []byte, pos, depth int) []byte {
 	if bytes.IndexByte(raw, '#') < 0 {
 		return raw
 	}
-	if p.locBytes > 1<<22 {
-		p.errAt(pos, "location aliases expand to more than 4 MiB")
-	}
 	var out []byte
-	defer func() { p.locBytes += len(out) }()
 	for i := 0; i < len(raw); {
 		c := raw[i]
 		if c == '"' {
@@ -1126,12 +1144,21 @@ func (p *mlirParser) expandLocAliases(raw []byte, pos, depth int) []byte {
 			for j < len(raw) && (mlirIsLetter(raw[j]) || mlirIsDigit(raw[j]) || raw[j] == '_' || raw[j] == '.' || raw[j] == '$' || raw[j] == '-') {
 				j++
 			}
-			name := raw[i+1 : j]
-			body, ok := p.locAliases[string(name)]
+			name := string(raw[i+1 : j])
+			exp, ok := p.locExpanded[name]
 			if !ok {
-				p.errAt(pos, "undefined location alias #%s", name)
+				body, defined := p.locAliases[name]
+				if !defined {
+					p.errAt(pos, "undefined location alias #%s", name)
+				}
+				exp = p.expandLocAliases(body, pos, depth+1)
+				p.chargeLoc(len(exp), pos)
+				if p.locExpanded == nil {
+					p.locExpanded = map[string][]byte{}
+				}
+				p.locExpanded[name] = exp
 			}
-			out = append(out, p.expandLocAliases(body, pos, depth+1)...)
+			out = append(out, exp...)
 			i = j
 			continue
 		}

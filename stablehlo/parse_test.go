@@ -4,11 +4,15 @@ import (
 	"bytes"
 	"errors"
 	"flag"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/halo-ml/halo/xla"
 )
@@ -391,4 +395,61 @@ func TestParseShardy(t *testing.T) {
 			t.Fatalf("mlir-opt's reading differs: %s", d)
 		}
 	}
+}
+
+// jaxLocProgram is n adds whose locations, as in a JAX export with debug
+// info, name the op and a chain of frames call-site aliases at the end of
+// the file (#c0 at #c1 at ... #c<frames-1>).
+func jaxLocProgram(n, frames int) string {
+	var b strings.Builder
+	b.WriteString("module @jit_f {\n  func.func public @main(%arg0: tensor<4xf32>) -> tensor<4xf32> {\n")
+	prev := "%arg0"
+	for i := range n {
+		fmt.Fprintf(&b, "    %%%d = stablehlo.add %s, %s : tensor<4xf32> loc(#op%d)\n", i, prev, prev, i%7)
+		prev = fmt.Sprintf("%%%d", i)
+	}
+	fmt.Fprintf(&b, "    return %s : tensor<4xf32>\n  }\n}\n", prev)
+	for d := range frames {
+		fmt.Fprintf(&b, "#f%d = loc(\"/home/user/project/src/model/layers_%d.py\":%d:12 to :45)\n#n%d = loc(\"Module%d.__call__\"(#f%d))\n", d, d, 100+d, d, d, d)
+	}
+	fmt.Fprintf(&b, "#c%d = loc(callsite(#n%d at #n%d))\n", frames-1, frames-1, frames-1)
+	for d := frames - 2; d >= 0; d-- {
+		fmt.Fprintf(&b, "#c%d = loc(callsite(#n%d at #c%d))\n", d, d, d+1)
+	}
+	for k := range 7 {
+		fmt.Fprintf(&b, "#op%d = loc(\"jit(f)/jit(main)/add_%d\"(#c0))\n", k, k)
+	}
+	return b.String()
+}
+
+// Thousands of ops whose locations share alias chains parse: each alias
+// is expanded once (the whole module's expansions were once capped at
+// 4 MiB, about 680 such ops), and every op gets its full location.
+func TestParseManyAliasedLocations(t *testing.T) {
+	m, err := Parse([]byte(jaxLocProgram(20000, 8)))
+	require.NoError(t, err)
+	ops := m.Funcs[0].Body.Blocks[0].Ops
+	require.Len(t, ops, 20001)
+	for _, i := range []int{0, 9999, 19999} {
+		l := ops[i].Loc
+		assert.Contains(t, l.Text, fmt.Sprintf(`"jit(f)/jit(main)/add_%d"(callsite("Module0.__call__"("/home/user/project/src/model/layers_0.py":100:12 to :45) at callsite(`, i%7))
+		assert.Contains(t, l.Text, `"Module7.__call__"("/home/user/project/src/model/layers_7.py":107:12 to :45)`)
+	}
+}
+
+// Aliases that refer to each other several times over expand
+// exponentially: refused with an error, not expanded.
+func TestParseLocationAliasBomb(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("func.func @main() {\n  return loc(#l40)\n}\n#l0 = loc(\"x\")\n")
+	for i := 1; i <= 40; i++ {
+		fmt.Fprintf(&b, "#l%d = loc(fused[#l%d, #l%d])\n", i, i-1, i-1)
+	}
+	_, err := Parse([]byte(b.String()))
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "location aliases expand to more than")
+	// A cycle is an error too.
+	_, err = Parse([]byte("func.func @main() {\n  return loc(#a)\n}\n#a = loc(fused[#b])\n#b = loc(fused[#a])\n"))
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "nest too deeply")
 }
