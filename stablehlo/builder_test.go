@@ -112,6 +112,23 @@ func TestAutoLocations(t *testing.T) {
 	assert.Equal(t, Location{File: "builder_test.go", Line: l}, v.Op().Loc)
 }
 
+// Printed without locations, a reduce whose body op has a location of its
+// own takes the compact "applies" form, as its parsed copy does: printing
+// is a fixed point of print and parse.
+func TestAutoLocationsPrintFixedPoint(t *testing.T) {
+	b := NewBuilder("jit_f")
+	b.AutoLocations(true)
+	f := b.NewFunction("main", f32(2, 4))
+	f.Return(f.ReduceSum(f.Arg(0), 1))
+	m, err := b.Build()
+	require.NoError(t, err)
+	s1 := m.String()
+	assert.Contains(t, s1, "applies stablehlo.add")
+	m2, err := Parse([]byte(s1))
+	require.NoError(t, err)
+	assert.Equal(t, s1, m2.String())
+}
+
 // Frames are the builder's by their file's directory: the closure of a
 // builder method inlined into user code is named after the user's
 // function but keeps the builder's file.

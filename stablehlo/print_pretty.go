@@ -794,7 +794,7 @@ func mlirPrintReduce(p *mlirPrinter, op *Op) bool {
 	if !ok || len(body.Args) != 2*n {
 		return false
 	}
-	compact := mlirCompactReducer(op, body)
+	compact := mlirCompactReducer(op, body, p.opts.Locations)
 	p.name(op)
 	for i := 0; i < n; i++ {
 		if i > 0 {
@@ -838,9 +838,9 @@ func mlirPrintReduce(p *mlirPrinter, op *Op) bool {
 
 // mlirCompactReducer returns the inner op's name when a reduce's body is a
 // single commutative binary op on the block's arguments, returned as is,
-// with the scalar type of the input's elements and the reduce's location:
-// what "applies" spells.
-func mlirCompactReducer(op *Op, body *Block) string {
+// with the scalar type of the input's elements and (when locations are
+// printed) the reduce's location: what "applies" spells.
+func mlirCompactReducer(op *Op, body *Block, locs bool) string {
 	if len(op.Operands) != 2 || len(body.Ops) != 2 {
 		return ""
 	}
@@ -866,7 +866,7 @@ func mlirCompactReducer(op *Op, body *Block) string {
 	if !mlirTypeEqual(inner.Results[0].Type, st) {
 		return ""
 	}
-	if inner.Loc != op.Loc || ret.Loc != op.Loc {
+	if locs && (inner.Loc != op.Loc || ret.Loc != op.Loc) {
 		return ""
 	}
 	return inner.Name
