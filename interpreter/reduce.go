@@ -1,6 +1,8 @@
 package interpreter
 
 import (
+	"slices"
+
 	"github.com/halo-ml/halo/stablehlo"
 	"github.com/halo-ml/halo/xla"
 )
@@ -79,6 +81,9 @@ func shpReduce(x *Exec, op *stablehlo.Op, args []Value) ([]Value, error) {
 	if len(op.Results) != n || len(op.Regions) != 1 {
 		return nil, shpErrf("reduce has %d results and %d regions, want %d and 1", len(op.Results), len(op.Regions), n)
 	}
+	if ins, inits, dts, err = shpPromote(op, ins, inits, dts); err != nil {
+		return nil, err
+	}
 	var outDims []int64
 	for d, s := range shape.Dims {
 		if !shpContains(dims, int64(d)) {
@@ -106,6 +111,47 @@ func shpReduce(x *Exec, op *stablehlo.Op, args []Value) ([]Value, error) {
 		res[k] = outs[k]
 	}
 	return res, nil
+}
+
+// shpPromote returns a reduction's inputs and init values (element types
+// dts) in the element types its body works in, converted where those are
+// wider (StableHLO lets a body accumulate in a promotion of the inputs'
+// types, stablehlo.Promotable; the results take the body's types), and
+// those types.
+func shpPromote(op *stablehlo.Op, ins, inits []*Tensor, dts []xla.DType) ([]*Tensor, []*Tensor, []xla.DType, error) {
+	if len(op.Regions) == 0 || op.Regions[0] == nil || len(op.Regions[0].Blocks) == 0 || op.Regions[0].Blocks[0] == nil {
+		return ins, inits, dts, nil
+	}
+	args := op.Regions[0].Blocks[0].Args
+	var out []xla.DType
+	for k, dt := range dts {
+		if k >= len(args) || args[k] == nil {
+			break
+		}
+		tt, ok := args[k].Type.(stablehlo.TensorType)
+		if !ok || tt.DType == dt {
+			continue
+		}
+		if !stablehlo.Promotable(dt, tt.DType) {
+			return nil, nil, nil, shpErrf("the body works in %v, not a promotion of input %d's %v (same kind, at least as wide)", tt.DType, k, dt)
+		}
+		if out == nil {
+			out = slices.Clone(dts)
+			ins, inits = slices.Clone(ins), slices.Clone(inits)
+		}
+		out[k] = tt.DType
+		for _, ts := range [][]*Tensor{ins, inits} {
+			c := NewTensor(xla.MakeShape(tt.DType, ts[k].Shape.Dims...))
+			if err := Convert(c, ts[k]); err != nil {
+				return nil, nil, nil, err
+			}
+			ts[k] = c
+		}
+	}
+	if out == nil {
+		return ins, inits, dts, nil
+	}
+	return ins, inits, out, nil
 }
 
 func shpAllSupported(bops []shpBinop, dts []xla.DType) bool {

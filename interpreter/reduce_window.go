@@ -142,6 +142,9 @@ func shpReduceWindow(x *Exec, op *stablehlo.Op, args []Value) ([]Value, error) {
 		}
 		dts[k] = ins[k].Shape.DType
 	}
+	if ins, inits, dts, err = shpPromote(op, ins, inits, dts); err != nil {
+		return nil, err
+	}
 	win, ok, err := shpAttrInts(op, "window_dimensions")
 	if err != nil {
 		return nil, err

@@ -671,7 +671,52 @@ func inferConvolution(lhs, rhs TensorType, p convParams, resultDType xla.DType) 
 	return TensorType{DType: resultDType, Dims: dims}, nil
 }
 
-func inferReduce(inputs, inits []TensorType, dims []int64) ([]Type, error) {
+// Promotable reports whether a reduction's body may work in element type
+// to on values of element type from (StableHLO's is_promotable): both
+// integers (i1 among them, as in MLIR), both floats or both complex, to
+// at least as wide. Such a body's element types are the reduction's
+// result types.
+func Promotable(from, to xla.DType) bool {
+	kind := func(d xla.DType) byte {
+		switch {
+		case d.IsInt() || d.IsBool():
+			return 'i'
+		case d.IsFloat():
+			return 'f'
+		case d.IsComplex():
+			return 'c'
+		}
+		return 0
+	}
+	k := kind(from)
+	return k != 0 && k == kind(to) && from.Bits() <= to.Bits()
+}
+
+// reductionTypes are the element types a reduction's body works in: body
+// (its block's first len(inputs) arguments' element types, nil when
+// unknown: the inputs' own) checked to be promotable from the inputs'.
+func reductionTypes(inputs []TensorType, body []xla.DType) ([]xla.DType, error) {
+	out := make([]xla.DType, len(inputs))
+	for i, t := range inputs {
+		out[i] = t.DType
+		if body == nil {
+			continue
+		}
+		if i >= len(body) {
+			return nil, fmt.Errorf("the body takes %d values of each kind, for %d inputs", len(body), len(inputs))
+		}
+		if !Promotable(t.DType, body[i]) {
+			return nil, fmt.Errorf("the body's element type %v for input %d (%v) is not a promotion of it (same kind, at least as wide)", body[i], i, t.DType)
+		}
+		out[i] = body[i]
+	}
+	return out, nil
+}
+
+// inferReduce: the results of reducing inputs over dims with init values
+// of the inputs' element types, in the body's element types bodyTypes
+// (nil: the inputs').
+func inferReduce(inputs, inits []TensorType, dims []int64, bodyTypes []xla.DType) ([]Type, error) {
 	if len(inputs) == 0 || len(inputs) != len(inits) {
 		return nil, fmt.Errorf("needs as many init values as inputs (at least one), got %d and %d", len(inputs), len(inits))
 	}
@@ -686,6 +731,10 @@ func inferReduce(inputs, inits []TensorType, dims []int64) ([]Type, error) {
 	if err := checkAxes("dimensions", dims, inputs[0].Rank(), true); err != nil {
 		return nil, err
 	}
+	dts, err := reductionTypes(inputs, bodyTypes)
+	if err != nil {
+		return nil, err
+	}
 	out := make([]Type, len(inputs))
 	for i, t := range inputs {
 		var rd []int64
@@ -694,7 +743,7 @@ func inferReduce(inputs, inits []TensorType, dims []int64) ([]Type, error) {
 				rd = append(rd, s)
 			}
 		}
-		out[i] = TensorType{DType: t.DType, Dims: rd}
+		out[i] = TensorType{DType: dts[i], Dims: rd}
 	}
 	return out, nil
 }
@@ -706,7 +755,8 @@ type windowParams struct {
 	padding                        [][2]int64
 }
 
-func inferReduceWindow(inputs, inits []TensorType, w windowParams) ([]Type, error) {
+// inferReduceWindow: as inferReduce, over windows.
+func inferReduceWindow(inputs, inits []TensorType, w windowParams, bodyTypes []xla.DType) ([]Type, error) {
 	if len(inputs) == 0 || len(inputs) != len(inits) {
 		return nil, fmt.Errorf("needs as many init values as inputs (at least one), got %d and %d", len(inputs), len(inits))
 	}
@@ -729,9 +779,13 @@ func inferReduceWindow(inputs, inits []TensorType, w windowParams) ([]Type, erro
 	if err := checkInferredDims(dims); err != nil {
 		return nil, err
 	}
+	dts, err := reductionTypes(inputs, bodyTypes)
+	if err != nil {
+		return nil, err
+	}
 	out := make([]Type, len(inputs))
-	for i, t := range inputs {
-		out[i] = TensorType{DType: t.DType, Dims: dims}
+	for i := range inputs {
+		out[i] = TensorType{DType: dts[i], Dims: dims}
 	}
 	return out, nil
 }

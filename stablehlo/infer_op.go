@@ -173,7 +173,7 @@ func InferResultTypes(op *Op) (types []Type, known bool, err error) {
 		if !allTensors || len(ts)%2 != 0 {
 			return nil, false, nil
 		}
-		types, err := inferReduce(ts[:n], ts[n:], i64s("dimensions"))
+		types, err := inferReduce(ts[:n], ts[n:], i64s("dimensions"), bodyElemTypes(op, n))
 		return types, true, err
 	case "reduce_window":
 		n := len(ts) / 2
@@ -186,7 +186,7 @@ func InferResultTypes(op *Op) (types []Type, known bool, err error) {
 			return nil, true, err
 		}
 		w.Padding = pad
-		types, err := inferReduceWindow(ts[:n], ts[n:], w.params(ts[0].Rank()))
+		types, err := inferReduceWindow(ts[:n], ts[n:], w.params(ts[0].Rank()), bodyElemTypes(op, n))
 		return types, true, err
 	case "sort", "while":
 		return valueTypes(op.Operands), true, nil
@@ -233,4 +233,29 @@ func paddingOf(op *Op) ([][2]int64, error) {
 		out[i] = [2]int64{r[0], r[1]}
 	}
 	return out, nil
+}
+
+// bodyElemTypes are the element types of the first n arguments of op's
+// first region (a reduction's body), or nil when they are not all scalar
+// tensors.
+func bodyElemTypes(op *Op, n int) []xla.DType {
+	if len(op.Regions) == 0 || op.Regions[0] == nil || len(op.Regions[0].Blocks) == 0 || op.Regions[0].Blocks[0] == nil {
+		return nil
+	}
+	args := op.Regions[0].Blocks[0].Args
+	if len(args) < n {
+		return nil
+	}
+	out := make([]xla.DType, n)
+	for i, a := range args[:n] {
+		if a == nil {
+			return nil
+		}
+		t, ok := a.Type.(TensorType)
+		if !ok || t.Rank() != 0 {
+			return nil
+		}
+		out[i] = t.DType
+	}
+	return out
 }

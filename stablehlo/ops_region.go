@@ -25,7 +25,7 @@ func (fb *FuncBuilder) Reduce(inputs, inits []*Value, dims []int64, body func(rb
 		fb.fail(name, ops, "needs as many init values as inputs, got %d and %d", len(inits), n)
 		return deadN(n)
 	}
-	rts, err := inferReduce(ts[:n], ts[n:], dims)
+	rts, err := inferReduce(ts[:n], ts[n:], dims, nil)
 	if err != nil {
 		fb.fail(name, ops, "%v", err)
 		return deadN(n)
@@ -215,7 +215,7 @@ func (fb *FuncBuilder) ReduceWindow(inputs, inits []*Value, w Window, body func(
 		return deadN(n)
 	}
 	p := w.params(ts[0].Rank())
-	rts, err := inferReduceWindow(ts[:n], ts[n:], p)
+	rts, err := inferReduceWindow(ts[:n], ts[n:], p, nil)
 	if err != nil {
 		fb.fail(name, ops, "%v", err)
 		return deadN(n)
@@ -266,7 +266,7 @@ func (fb *FuncBuilder) SelectAndScatter(x, source, init *Value, w Window,
 		fb.fail(name, ops, "%v", err)
 		return deadValue(nil)
 	}
-	rts, err := inferReduceWindow(ts[:1], []TensorType{{DType: ts[0].DType}}, p)
+	rts, err := inferReduceWindow(ts[:1], []TensorType{{DType: ts[0].DType}}, p, nil)
 	if err != nil {
 		fb.fail(name, ops, "%v", err)
 		return deadValue(nil)

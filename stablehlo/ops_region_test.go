@@ -317,3 +317,60 @@ func TestOptimizationBarrierAndComposite(t *testing.T) {
 	f.Composite("my.op", dec, []*Value{f.Arg(0)}, nil, 0)
 	requireErr(t, b, "stablehlo.composite", "decomposition @impl takes (tensor<2xf32>)")
 }
+
+func TestPromotable(t *testing.T) {
+	for _, c := range []struct {
+		from, to xla.DType
+		want     bool
+	}{
+		{xla.Float32, xla.Float32, true}, {xla.Float32, xla.Float64, true}, {xla.BFloat16, xla.Float32, true},
+		{xla.Float64, xla.Float32, false}, {xla.Int8, xla.Int32, true}, {xla.Bool, xla.Int32, true},
+		{xla.Uint8, xla.Int16, true}, {xla.Int32, xla.Int8, false}, {xla.Int32, xla.Float32, false},
+		{xla.Float32, xla.Complex64, false}, {xla.Complex64, xla.Complex128, true},
+	} {
+		assert.Equal(t, c.want, Promotable(c.from, c.to), "%v -> %v", c.from, c.to)
+	}
+}
+
+// A reduce or reduce_window whose body works in a promotion of the
+// inputs' element type verifies, its results in the body's type.
+func TestVerifyPromotedReductions(t *testing.T) {
+	reduce := func(in, body, out string) string {
+		return `func.func @main(%arg0: tensor<4x4x` + in + `>, %arg1 : tensor<` + in + `>) -> tensor<4x` + out + `> {
+  %0 = "stablehlo.reduce"(%arg0, %arg1) ({
+  ^bb0(%arg2: tensor<` + body + `>, %arg3: tensor<` + body + `>):
+    %1 = "stablehlo.add"(%arg2, %arg3) : (tensor<` + body + `>, tensor<` + body + `>) -> tensor<` + body + `>
+    "stablehlo.return"(%1) : (tensor<` + body + `>) -> ()
+  }) {dimensions = array<i64: 0>} : (tensor<4x4x` + in + `>, tensor<` + in + `>) -> tensor<4x` + out + `>
+  return %0 : tensor<4x` + out + `>
+}`
+	}
+	for _, c := range []struct{ text, err string }{
+		{reduce("f32", "f64", "f64"), ""},
+		{reduce("i8", "i32", "i32"), ""},
+		{`func.func @main(%arg0: tensor<4x4xbf16>, %arg1 : tensor<bf16>) -> tensor<4x2xf32> {
+  %0 = "stablehlo.reduce_window"(%arg0, %arg1) ({
+  ^bb0(%arg2: tensor<f32>, %arg3: tensor<f32>):
+    %1 = "stablehlo.add"(%arg2, %arg3) : (tensor<f32>, tensor<f32>) -> tensor<f32>
+    "stablehlo.return"(%1) : (tensor<f32>) -> ()
+  }) {window_dimensions = array<i64: 1, 3>} : (tensor<4x4xbf16>, tensor<bf16>) -> tensor<4x2xf32>
+  return %0 : tensor<4x2xf32>
+}`, ""},
+		{reduce("f32", "i32", "i32"), "not a promotion"},
+		{reduce("f64", "f32", "f32"), "not a promotion"},
+		{reduce("f32", "f64", "f32"), "result 0 is tensor<4xf32>, want tensor<4xf64>"},
+	} {
+		m, err := Parse([]byte(c.text))
+		require.NoError(t, err)
+		err = m.Verify()
+		if c.err != "" {
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), c.err)
+			continue
+		}
+		require.NoError(t, err)
+		m2, err := Parse([]byte(m.String())) // the printed form parses back
+		require.NoError(t, err)
+		assert.Equal(t, m.String(), m2.String())
+	}
+}
