@@ -290,6 +290,9 @@ func shpScatter(x *Exec, op *stablehlo.Op, args []Value) ([]Value, error) {
 	if len(op.Results) != n || len(op.Regions) != 1 {
 		return nil, shpErrf("scatter has %d results and %d regions, want %d and 1", len(op.Results), len(op.Regions), n)
 	}
+	if ins, upds, dts, err = shpPromote(op, ins, upds, dts); err != nil {
+		return nil, err
+	}
 	outs := make([]*Tensor, n)
 	for k := range outs {
 		if _, err := shpCheckShape(op, k, dts[k], ins[k].Shape.Dims); err != nil {

@@ -113,11 +113,12 @@ func shpReduce(x *Exec, op *stablehlo.Op, args []Value) ([]Value, error) {
 	return res, nil
 }
 
-// shpPromote returns a reduction's inputs and init values (element types
-// dts) in the element types its body works in, converted where those are
-// wider (StableHLO lets a body accumulate in a promotion of the inputs'
-// types, stablehlo.Promotable; the results take the body's types), and
-// those types.
+// shpPromote returns a reduction's inputs and the values combined with
+// them (init values, or a scatter's updates), of element types dts, in the
+// element types its body works in, converted where those are wider
+// (StableHLO lets a body accumulate in a promotion of the inputs' types,
+// stablehlo.Promotable; the results take the body's types), and those
+// types.
 func shpPromote(op *stablehlo.Op, ins, inits []*Tensor, dts []xla.DType) ([]*Tensor, []*Tensor, []xla.DType, error) {
 	if len(op.Regions) == 0 || op.Regions[0] == nil || len(op.Regions[0].Blocks) == 0 || op.Regions[0].Blocks[0] == nil {
 		return ins, inits, dts, nil

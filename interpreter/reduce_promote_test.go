@@ -57,6 +57,23 @@ func TestReducePromotesToTheBodyType(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, []float32{258, 3}, out[0].(*Tensor).Data.([]float32))
 
+	// scatter: input and updates promoted, i8 100 + 100 summed in i32.
+	src = `func.func @main(%a: tensor<4xi8>, %idx: tensor<1x1xi32>, %u: tensor<1xi8>) -> tensor<4xi32> {
+  %0 = "stablehlo.scatter"(%a, %idx, %u) ({
+  ^bb0(%x: tensor<i32>, %y: tensor<i32>):
+    %s = stablehlo.add %x, %y : tensor<i32>
+    "stablehlo.return"(%s) : (tensor<i32>) -> ()
+  }) {scatter_dimension_numbers = #stablehlo.scatter<update_window_dims = [], inserted_window_dims = [0], scatter_dims_to_operand_dims = [0], index_vector_dim = 1>} : (tensor<4xi8>, tensor<1x1xi32>, tensor<1xi8>) -> tensor<4xi32>
+  return %0 : tensor<4xi32>
+}`
+	in8 := NewTensor(xla.MakeShape(xla.Int8, 4))
+	copy(in8.Data.([]int8), []int8{100, 1, 2, 3})
+	upd := NewTensor(xla.MakeShape(xla.Int8, 1))
+	upd.Data.([]int8)[0] = 100
+	out, err = runText(ctx, src, in8, NewTensor(xla.MakeShape(xla.Int32, 1, 1)), upd)
+	require.NoError(t, err)
+	assert.Equal(t, []int32{200, 1, 2, 3}, out[0].(*Tensor).Data.([]int32))
+
 	// A body in a narrower type, or another kind, is refused.
 	for _, bad := range []string{"f16", "i32"} {
 		src := `func.func @main(%a: tensor<4xf32>, %i: tensor<f32>) -> tensor<` + bad + `> {
