@@ -18,7 +18,9 @@
 // Open and LoadPlugin take an explicit .so path or a short name (cpu, cuda,
 // tpu) searched in PJRT_PLUGIN_LIBRARY_PATH, ~/.local/lib/halo,
 // /usr/local/lib/halo, LD_LIBRARY_PATH and Python site-packages (see
-// Plugins). The empty name picks the best plugin found.
+// Plugins). The empty name picks the best plugin found (Candidates'
+// order): Open passes over one that loads but cannot create a client, so
+// the built-in interpreter is the last resort.
 //
 // # Versions
 //
@@ -31,8 +33,8 @@
 //
 // # Memory and threads
 //
-// Every C call goes through one helper (cPlugin.call) that pins the args
-// struct for the call; Go memory the plugin keeps past the call (host
+// Every C call goes through one helper that pins the args struct for the
+// call; Go memory the plugin keeps past the call (host
 // data of an asynchronous transfer, a ToHost destination) stays pinned
 // until the plugin's event says it is done. Events are delivered through
 // one purego callback for the PJRT_Event_OnReady signature with an integer

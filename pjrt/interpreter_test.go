@@ -812,3 +812,33 @@ func TestEventKeepsItsClient(t *testing.T) {
 	}
 	require.NoError(t, ev.Await(context.Background()))
 }
+
+// refusingBackend loads but creates no client, as a CUDA plugin on a
+// machine without a GPU.
+type refusingBackend struct{}
+
+func (refusingBackend) Version() (int, int)              { return 0, 0 }
+func (refusingBackend) Attributes() []backend.NamedValue { return nil }
+func (refusingBackend) NewClient([]backend.NamedValue) (backend.Client, error) {
+	return nil, errors.New("no GPU here")
+}
+
+func init() {
+	Register("refusing_test_backend", func() (backend.Plugin, error) { return refusingBackend{}, nil })
+}
+
+// Open("") passes over a plugin that loads but gives no client: the next
+// candidate (here the interpreter) is used; when none gives one, the
+// error says why for each.
+func TestOpenPassesOverPluginsWithoutClients(t *testing.T) {
+	refusing := PluginInfo{Name: "refusing_test_backend", Found: true}
+	interp := PluginInfo{Name: "interpreter", Found: true}
+	c, err := openFirst([]PluginInfo{refusing, interp}, nil)
+	require.NoError(t, err)
+	defer c.Close()
+	assert.Equal(t, "interpreter", c.Plugin().Name())
+	_, err = openFirst([]PluginInfo{refusing, interp}, []Option{DeviceCount(0)})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "no GPU here")
+	assert.Contains(t, err.Error(), "device_count")
+}

@@ -237,13 +237,40 @@ func VisibleDevices(ids ...int64) Option {
 	return Option{"visible_devices", append([]int64(nil), ids...)}
 }
 
-// Open loads a plugin (see LoadPlugin for nameOrPath) and creates a client.
+// Open loads a plugin (see LoadPlugin for nameOrPath) and creates a
+// client. With "", each of Candidates in turn until one gives a client: a
+// plugin that loads but cannot start one (a CUDA plugin on a machine
+// without a GPU, options it refuses) is passed over, so the built-in
+// interpreter, last, is the fallback; Client.Plugin says which was
+// chosen, and the error when none is lists why each was passed over.
 func Open(nameOrPath string, options ...Option) (*Client, error) {
+	if nameOrPath == "" {
+		return openFirst(Candidates(), options)
+	}
 	p, err := LoadPlugin(nameOrPath)
 	if err != nil {
 		return nil, err
 	}
 	return p.NewClient(options...)
+}
+
+// openFirst returns a client of the first of cands that loads and
+// creates one with options.
+func openFirst(cands []PluginInfo, options []Option) (*Client, error) {
+	var tried []string
+	for _, info := range cands {
+		p, err := loadCandidate(info)
+		if err == nil {
+			var c *Client
+			if c, err = p.NewClient(options...); err == nil {
+				return c, nil
+			}
+			err = fmt.Errorf("%s: %w", p, err)
+		}
+		tried = append(tried, err.Error())
+	}
+	return nil, fmt.Errorf("pjrt: no plugin gives a client%s; searched:\n%s",
+		strings.Join(append([]string{""}, tried...), "\n  "), searchedReport())
 }
 
 // NewClient creates a client of the plugin.

@@ -42,7 +42,7 @@ func checkCommand(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("check", flag.ContinueOnError)
 	run := fs.String("run", "", "run only functions whose name matches this regular expression")
 	timeout := fs.Duration("timeout", time.Minute, "time limit per function")
-	jobs := fs.Int("j", runtime.GOMAXPROCS(0), "files checked at once")
+	jobs := fs.Int("j", 0, "files checked at once (0: GOMAXPROCS)")
 	files, code := parseArgs(fs, command{"check", "[-run REGEXP] [-timeout D] [-j N] FILE.mlir...",
 		"Runs every public function without arguments of each module (modules are separated by lines \"// -----\")\n" +
 			"of each file on the interpreter, with check.* ops and @check.* custom calls as assertions."}, args, stdout, stderr)
@@ -57,7 +57,14 @@ func checkCommand(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "halo check: -timeout %v: want a positive time limit\n", *timeout)
 		return 2
 	}
-	opts := checkOptions{timeout: *timeout, jobs: max(*jobs, 1)}
+	switch {
+	case *jobs < 0:
+		fmt.Fprintf(stderr, "halo check: -j %d: want 0 (GOMAXPROCS) or more\n", *jobs)
+		return 2
+	case *jobs == 0:
+		*jobs = runtime.GOMAXPROCS(0)
+	}
+	opts := checkOptions{timeout: *timeout, jobs: *jobs}
 	if *run != "" {
 		re, err := regexp.Compile(*run)
 		if err != nil {

@@ -33,7 +33,7 @@ commands:
   bench FILE
             compile a StableHLO MLIR file and time runs of its main function on
             pseudo-random inputs: compile, first run, then the median, min and max
-            of steady runs (flags: -time D, -n N)
+            of steady runs (flags: -time D, -n N, -timeout D)
   check FILE.mlir...
             run every public function without arguments of each module of each
             file on the interpreter, with check.* ops and @check.* custom calls
