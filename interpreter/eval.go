@@ -3,20 +3,22 @@
 // machine, simulates several devices for SPMD programs and collectives, and
 // runs Pallas kernels in interpret mode.
 //
-// A Program is compiled once from a *stablehlo.Module (checked, every op
-// bound to its kernel, every value given a slot) and run many times, also
-// concurrently.
+// Use: Compile a *stablehlo.Module (built with stablehlo's Builder or
+// parsed from MLIR text) into a Program, checked, every op bound to its
+// kernel and every value given a slot; then Program.Run it on Tensors
+// (NewTensor, whose Data is a typed slice such as []float32), as often
+// and as concurrently as needed, or RunSPMD for a program of several
+// replicas and partitions with its collectives. RegisterCustomCall adds
+// Go implementations of custom-call targets. Through pjrt, the same
+// engine is the "interpreter" backend: pjrt.Open("interpreter").
 //
 // Values are immutable, but a run reuses memory where nothing can tell:
-// an elementwise result may be written into a dying operand (planReuse,
-// and opPlan.overwrite for operands only the run can tell are its alone),
-// a loop may update the tensor it alone carries (planConsume), the storage
-// of a dead value of the run's own becomes the next result of its size
-// (spare.go), a dot reads windows of its operands where they lie
-// (dot_view.go) and may add its product into a dying accumulator
-// (dot_add.go), and a window of an argument packed for several products
-// is packed once (dot_pack.go). A run never writes into its arguments,
-// nor into storage an op that may keep its operands has seen.
+// an elementwise result may be written into a dying operand, a loop may
+// update the tensor it alone carries, the storage of a dead value of the
+// run's own becomes the next result of its size, and a dot reads windows
+// of its operands where they lie and may add its product into a dying
+// accumulator. A run never writes into its arguments, nor into storage an
+// op that may keep its operands has seen.
 //
 // A run ends with its context: between ops, and inside the long kernels
 // (products, convolutions, factorizations), which poll a flag the context

@@ -39,13 +39,13 @@ func ExampleFFICallbackID() {
 // Open the best backend, register a Go handler for a host callback, and
 // run a program (not run here: it needs a plugin).
 func ExamplePlugin_RegisterFFIHandler() {
-	c, err := pjrt.Open("")
+	c, err := pjrt.Open("interpreter") // on a GPU plugin alike, with platform "CUDA"
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
 	defer c.Close()
-	err = c.Plugin().RegisterFFIHandler("my_print", "Host", func(f *pjrt.FFICallFrame) error {
+	err = c.Plugin().RegisterFFIHandler("example_print", "Host", func(f *pjrt.FFICallFrame) error {
 		fmt.Println("device data:", f.Args[0].Bytes())
 		return nil
 	}, 0)
@@ -53,11 +53,18 @@ func ExamplePlugin_RegisterFFIHandler() {
 		fmt.Println(err)
 		return
 	}
-	exe, err := c.Compile(pjrt.MLIRText(`module { ... }`), nil)
+	exe, err := c.Compile(pjrt.MLIRText(`module {
+  func.func @main(%x: tensor<3xf32>) -> tensor<3xf32> {
+    stablehlo.custom_call @example_print(%x) {api_version = 4 : i32, has_side_effect = true} : (tensor<3xf32>) -> ()
+    %0 = stablehlo.add %x, %x : tensor<3xf32>
+    return %0 : tensor<3xf32>
+  }
+}`), nil)
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
+	defer exe.Close()
 	x, _ := pjrt.BufferFrom(c, []float32{1, 2, 3}, []int64{3})
 	outs, err := exe.Run(x)
 	if err != nil {
@@ -66,6 +73,9 @@ func ExamplePlugin_RegisterFFIHandler() {
 	}
 	v, err := pjrt.ToSlice[float32](context.Background(), outs[0])
 	fmt.Println(v, err)
+	// Output:
+	// device data: [0 0 128 63 0 0 0 64 0 0 64 64]
+	// [2 4 6] <nil>
 }
 
 // The README's tour: build a program, compile it, transfer, run, read back.
