@@ -28,8 +28,14 @@ type Executable struct {
 
 	// running are the completion events of its dispatched computations
 	// that may not have fired: Close keeps the callbacks for them.
-	mu      sync.Mutex
-	running events
+	// dispatching counts the Stream.Execute calls in progress (begin,
+	// end), which Close waits for, so that a dispatch racing it is in
+	// running before Close reads it; closing refuses new ones.
+	mu          sync.Mutex
+	running     events
+	dispatching int
+	closing     bool
+	idle        sync.Cond // on mu: dispatching fell to 0
 }
 
 // fired reports whether ev has fired.
@@ -67,6 +73,26 @@ func (l *events) add(ev *pjrt.Event, onFired func(*pjrt.Event)) {
 	l.list = append(l.list, ev)
 }
 
+// begin starts a dispatch of e: false once Close has begun.
+func (e *Executable) begin() bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.closing {
+		return false
+	}
+	e.dispatching++
+	return true
+}
+
+// end ends a dispatch started by begin (after track, when it dispatched).
+func (e *Executable) end() {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.dispatching--; e.dispatching == 0 && e.idle.L != nil {
+		e.idle.Broadcast()
+	}
+}
+
 // track keeps the completion event of a dispatched computation.
 func (e *Executable) track(ev *pjrt.Event) {
 	if len(e.funcs) == 0 || ev == nil {
@@ -101,9 +127,17 @@ func (e *Executable) Close() error {
 	if e == nil || e.exe == nil {
 		return errors.New("effects: Close: nil executable")
 	}
-	err := e.exe.Close()
 	e.closeOnce.Do(func() {
+		// Dispatches in progress finish (their computations tracked)
+		// before the list of running ones is read; later ones fail.
 		e.mu.Lock()
+		e.closing = true
+		if e.idle.L == nil {
+			e.idle.L = &e.mu
+		}
+		for e.dispatching > 0 {
+			e.idle.Wait()
+		}
 		running := e.running.list
 		e.running = events{}
 		e.mu.Unlock()
@@ -121,7 +155,7 @@ func (e *Executable) Close() error {
 			releaseFuncs(e.funcs)
 		}()
 	})
-	return err
+	return e.exe.Close()
 }
 
 // TokenArraysFor reports whether Compile lowers for c with TokenArrays:

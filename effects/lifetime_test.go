@@ -2,6 +2,8 @@ package effects
 
 import (
 	"runtime"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -242,4 +244,48 @@ func TestClientCloseForgetsState(t *testing.T) {
 	assert.False(t, ctx, "execute context")
 	_, err = s.Execute(exe, x)
 	assert.ErrorIs(t, err, pjrt.ErrClosed)
+}
+
+// A dispatch racing Executable.Close either fails or runs its callbacks:
+// Close waits for dispatches in progress before it reads which
+// computations may still call them (a dispatch that returned no error
+// once lost its callback: "no callback with id N in this process").
+func TestExecutableCloseRacingDispatch(t *testing.T) {
+	for _, mode := range tokenModes {
+		t.Run(mode.name, func(t *testing.T) {
+			c := openInterpreter(t, 1)
+			var ran, dispatched atomic.Int32
+			s := NewStream()
+			for i := range 300 {
+				exe := func() *Executable { // the module dropped after compiling, as usual
+					m := build(t, func(fb *stablehlo.FuncBuilder) {
+						_, err := Callback(fb, HostFunc{Name: "n", Fn: func([]Array) ([]Array, error) { ran.Add(1); return nil, nil }}, Ordered("log"), fb.Arg(0))
+						require.NoError(t, err)
+						fb.Return()
+					}, i32)
+					return compileMode(t, c, m, mode.arrays)
+				}()
+				x, fill := late(t, c, nil) // the computation waits for its argument
+				var wg sync.WaitGroup
+				wg.Add(2)
+				go func() {
+					defer wg.Done()
+					if _, err := s.Execute(exe, x); err == nil {
+						dispatched.Add(1)
+					}
+				}()
+				go func() {
+					defer wg.Done()
+					for st := time.Now(); time.Since(st) < time.Duration(i%40)*5*time.Microsecond; {
+					}
+					exe.Close()
+				}()
+				wg.Wait()
+				runtime.GC()
+				require.NoError(t, fill.Fulfill(scalar(t, c, 1, nil)))
+			}
+			require.NoError(t, s.Barrier(ctxT(t)))
+			assert.Equal(t, dispatched.Load(), ran.Load(), "dispatches that returned no error, and callbacks that ran")
+		})
+	}
 }

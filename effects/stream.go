@@ -231,6 +231,11 @@ func (s *Stream) ExecuteOn(dev *pjrt.Device, exe *Executable, args ...*pjrt.Buff
 		}
 		return x.Outputs[0], nil
 	}
+	// Close of exe waits for this dispatch to be tracked (or to fail).
+	if !exe.begin() {
+		return nil, closedError(pjrt.ErrClosed)
+	}
+	defer exe.end()
 	if len(exe.lowered.Ordered) > 0 && exe.tokens.relay {
 		return s.executeRelayed(dev, exe, args)
 	}
