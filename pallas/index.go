@@ -37,7 +37,7 @@ func DS(start any, size int64) DSIndex { return DSIndex{start, size} }
 // advanced indices too, and the broadcast dims sit where the advanced
 // indices are when those are adjacent, else in front). With mask (a bool Value broadcastable to the
 // result) elements where mask is false are other (a Value or Go scalar;
-// nil means zero) and are not read, so they may lie outside the ref,
+// nil means zero, except for complex refs, which need one) and are not read, so they may lie outside the ref,
 // whether the indices are static or dynamic (the bounds checks report
 // unmasked elements outside it; without a mask a static index outside
 // the ref is a trace error).
@@ -336,6 +336,10 @@ func (k *Kernel) load(ref *Ref, idx []any, mask *Value, other any) *Value {
 			return k.placeholder(t)
 		}
 		if other == nil {
+			if t.DType.IsComplex() {
+				k.failf("load", "a masked load of a %v ref needs other, the value where the mask is false: the kernel language has no complex constants (load one from a ref)", t.DType)
+				return k.placeholder(t)
+			}
 			other = 0
 		}
 		o, ok := k.valueOperand("load", "other", other, t.DType, ix.Shape)

@@ -475,6 +475,31 @@ func tritonDTypeCases() []tritonCase {
 			},
 		},
 		{
+			// Integer dots tt.dot does not take (of the integers it takes
+			// i8 only): products and sums in an i32 or i64 accumulator,
+			// unsigned operands zero-extended, wrapping as interpret
+			// mode's sums in the result type do (ui8 255*255 sums, i16
+			// products past i16, u32 into u64, i16 into i8).
+			name: "integer_dots",
+			kernel: func(k *Kernel, refs []*Ref) {
+				u8, i16, u32 := refs[0].Load(), refs[1].Load(), refs[2].Load()
+				refs[3].Store(Dot(u8, u8, xla.Int32))
+				refs[4].Store(Dot(i16, i16, xla.Int32))
+				refs[5].Store(Dot(u32, u32, xla.Uint64))
+				refs[6].Store(Dot(i16, i16, xla.Int8))
+			},
+			spec: CallSpec{
+				Name: "integer_dots",
+				OutShapes: []xla.Shape{xla.MakeShape(xla.Int32, 16, 16), xla.MakeShape(xla.Int32, 8, 8),
+					xla.MakeShape(xla.Uint64, 4, 4), xla.MakeShape(xla.Int8, 8, 8)},
+			},
+			args: []*interpreter.Tensor{
+				intTensor(xla.Uint8, []int64{16, 16}, func(i int) int64 { return int64(255 - i*37%31) }),
+				intTensor(xla.Int16, []int64{8, 8}, func(i int) int64 { return int64(i*2749%32768) - 16384 }),
+				intTensor(xla.Uint32, []int64{4, 4}, func(i int) int64 { return int64(4294967295 - i*977) }),
+			},
+		},
+		{
 			// M and N under 16 with K of 16, bf16: a tt.dot. Triton's
 			// Python front end asks for 16 in every dim; whether its TTIR
 			// passes take less is to confirm on a GPU (its own case, so

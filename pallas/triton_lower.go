@@ -1164,6 +1164,7 @@ func (l *ttLower) dot(op *Op, rt ttType) *ttVal {
 	}
 	var acc string
 	var attrs []ttAttr
+	intProducts := false // integer operands tt.dot does not take
 	switch in {
 	case xla.Float16, xla.BFloat16:
 		acc = "f32"
@@ -1175,11 +1176,21 @@ func (l *ttLower) dot(op *Op, rt ttType) *ttVal {
 	case xla.Int8:
 		acc = "i32"
 	default:
-		l.fail(op, "tt.dot takes f16, bf16, f32, f64 or i8 operands, not %v", in)
+		if !in.IsInt() || !out.IsInt() {
+			l.fail(op, "tt.dot takes f16, bf16, f32, f64 or i8 operands (other integers into integer results), not %v into %v", in, out)
+		}
+		// Products and sums, wrapping as interpret mode's do in the
+		// result type: the same low bits in a wider accumulator.
+		acc, intProducts = "i32", true
+		if in.Bits() > 32 || out.Bits() > 32 {
+			acc = "i64"
+		}
 	}
 	at := ttType{elem: acc, shape: clone(rt.shape)}
 	var d *ttVal
-	if m, k, n := x.t.shape[0], x.t.shape[1], y.t.shape[1]; dotTooSmall(in, m, k, n) {
+	if intProducts {
+		d = l.productSum(op, x, y, at, fmt.Sprintf("has %v operands, which tt.dot does not take (of the integers only i8)", in))
+	} else if m, k, n := x.t.shape[0], x.t.shape[1], y.t.shape[1]; dotTooSmall(in, m, k, n) {
 		d = l.productSum(op, x, y, at, "is below the tensor cores' sizes (see dotTooSmall)")
 	} else if widened && in == xla.Float64 {
 		d = l.productSum(op, x, y, at, "has operands widened to f64 in the kernel, which Triton's f64 tt.dot sums wrongly (pass f64 operands instead)")
@@ -1192,6 +1203,8 @@ func (l *ttLower) dot(op *Op, rt ttType) *ttVal {
 		from = xla.Float64
 	case "i32":
 		from = xla.Int32
+	case "i64":
+		from = xla.Int64
 	}
 	return l.convert(op, d, from, out)
 }
@@ -1223,6 +1236,10 @@ func dotTooSmall(in xla.DType, m, k, n int64) bool {
 // accumulator: the same sums as a dot, in some order).
 func (l *ttLower) productSum(op *Op, x, y *ttVal, at ttType, why string) *ttVal {
 	b := l.b
+	ext := "arith.extsi"
+	if op.Operands[0].Type.DType.IsUnsigned() {
+		ext = "arith.extui"
+	}
 	widen := func(v *ttVal) *ttVal {
 		switch {
 		case v.t.elem == at.elem:
@@ -1230,7 +1247,7 @@ func (l *ttLower) productSum(op *Op, x, y *ttVal, at ttType, why string) *ttVal 
 		case at.isFloat():
 			return b.cast("arith.extf", v, at.elem)
 		}
-		return b.cast("arith.extsi", v, at.elem)
+		return b.cast(ext, v, at.elem)
 	}
 	m, k, n := x.t.shape[0], x.t.shape[1], y.t.shape[1]
 	cube := []int64{m, k, n}

@@ -1138,11 +1138,11 @@ func TestTritonErrors(t *testing.T) {
 			name: "dot dtype",
 			kernel: func(k *Kernel, refs []*Ref) {
 				x := refs[0].Load()
-				refs[1].Store(Dot(x, x, xla.Int32))
+				refs[1].Store(Dot(x, x, xla.Float32))
 			},
-			spec: CallSpec{Name: "kdot", OutShapes: []xla.Shape{xla.MakeShape(xla.Int32, 16, 16)}},
+			spec: CallSpec{Name: "kdot", OutShapes: []xla.Shape{xla.MakeShape(xla.Float32, 16, 16)}},
 			args: []stablehlo.TensorType{stablehlo.Tensor(xla.Int32, 16, 16)},
-			want: []string{`kernel "kdot"`, "triton: dot", "triton_test.go:", "not i32"},
+			want: []string{`kernel "kdot"`, "triton: dot", "triton_test.go:", "not i32 into f32"},
 		},
 		{
 			// Below the tensor cores' K and too large for products.
