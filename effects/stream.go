@@ -62,6 +62,10 @@ type chain struct {
 	// working through them.
 	queue   []*relay
 	running bool
+	// queued counts the relays ever queued, finished those the goroutine
+	// is done with (what they held released): Close waits for the relays
+	// queued before it, not for later ones.
+	queued, finished uint64
 }
 
 // relay hands a computation's token on: next (the chain's current token
@@ -342,6 +346,7 @@ func (s *Stream) executeRelayed(dev *pjrt.Device, exe *Executable, args []*pjrt.
 				// next comes after this one.
 				relays = append(relays, r)
 				ch.queue = append(ch.queue, r)
+				ch.queued++
 				if !ch.running {
 					ch.running = true
 					go s.relayLoop(ch)
@@ -479,6 +484,13 @@ func (s *Stream) relayLoop(ch *chain) {
 		if r.out != nil {
 			r.out.Close()
 		}
+		s.mu.Lock()
+		ch.finished++
+		if s.relayIdle != nil { // a Close waits for this relay
+			close(s.relayIdle)
+			s.relayIdle = nil
+		}
+		s.mu.Unlock()
 	}
 }
 
@@ -601,17 +613,28 @@ func (s *Stream) takeFired(fired []*pjrt.Event) {
 // contexts. The stream stays usable: its next computation of an effect
 // starts a new chain (every earlier one has finished). If ctx ends first
 // it returns ctx's error and releases nothing. Computations dispatched
-// while Close runs are not ordered against the later ones.
+// while Close runs are not waited for (they finish, their callbacks run),
+// nor ordered against the later ones.
 func (s *Stream) Close(ctx context.Context) error {
+	// The relays of the computations dispatched before Close: Barrier
+	// waits for those computations, and then for the relays to release
+	// the tokens they hand on; relays of dispatches racing Close are not
+	// waited for.
+	var before map[*chain]uint64
+	if s.check("Close") == nil {
+		s.mu.Lock()
+		before = make(map[*chain]uint64, len(s.chains))
+		for _, ch := range s.chains {
+			before[ch] = ch.queued
+		}
+		s.mu.Unlock()
+	}
 	err := s.Barrier(ctx)
 	if s.check("Close") != nil || ctx == nil || ctx.Err() != nil {
 		return err
 	}
 	s.mu.Lock()
-	// The relays Barrier waited for may still be releasing the tokens they
-	// handed on (a relay of a dispatch racing Close may take longer: ctx
-	// bounds the wait).
-	for s.relayFinishing() {
+	for relaysBefore(before) {
 		if s.relayIdle == nil {
 			s.relayIdle = make(chan struct{})
 		}
@@ -629,9 +652,9 @@ func (s *Stream) Close(ctx context.Context) error {
 	s.ctxs = map[*pjrt.Client]*pjrt.ExecuteContext{}
 	var idle []*pjrt.Buffer
 	for _, ch := range chains {
-		// A chain with relays queued belongs to a dispatch that raced
-		// Close: its token is left to the garbage collector.
-		if ch.cur != nil && len(ch.queue) == 0 {
+		// A chain with relays not finished belongs to a dispatch that
+		// raced Close: its token is left to the garbage collector.
+		if ch.cur != nil && ch.finished == ch.queued {
 			idle = append(idle, ch.cur)
 		}
 	}
@@ -650,11 +673,11 @@ func (s *Stream) Close(ctx context.Context) error {
 	return err
 }
 
-// relayFinishing reports whether a chain's relay goroutine is releasing
-// what its last relay held (its queue empty, not yet idle; s.mu held).
-func (s *Stream) relayFinishing() bool {
-	for _, ch := range s.chains {
-		if ch.running && len(ch.queue) == 0 {
+// relaysBefore reports whether a chain has not finished the relays it
+// had queued when Close began (before; s.mu held).
+func relaysBefore(before map[*chain]uint64) bool {
+	for ch, n := range before {
+		if ch.finished < n {
 			return true
 		}
 	}
