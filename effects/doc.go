@@ -52,7 +52,11 @@
 // computation starts when all its inputs are ready and its outputs are
 // ready together), so data dependency still orders the computations.
 // TokenArraysFor says which a client gets; Lower takes the choice
-// explicitly.
+// explicitly. Errors Execute returns name the caller's arguments; an
+// error the backend reports later, while the computation runs (an input
+// that failed after it was dispatched, seen by Barrier or on the
+// outputs), counts the runtime tokens too: its argument k is the
+// caller's argument k - len(Executable.Ordered()).
 //
 // # Streams
 //
