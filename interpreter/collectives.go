@@ -3,6 +3,7 @@ package interpreter
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -340,7 +341,8 @@ func rtGroups(op *stablehlo.Op, name string) ([][]int64, error) {
 		if len(vals) == 0 {
 			return nil, nil
 		}
-		return [][]int64{vals}, nil
+		// StableHLO's groups are rank 2, and XLA refuses rank 1.
+		return nil, fmt.Errorf("%s must be rank 2 (groups x members, e.g. dense<[%s]>), is %v", name, fmtGroup(vals), a.Type)
 	default:
 		return nil, fmt.Errorf("%s must be rank 2, is %v", name, a.Type)
 	}
@@ -1083,4 +1085,13 @@ func (p *Program) RunSPMD(ctx context.Context, args [][]Value, opts SPMDOptions)
 		return outs, err
 	}
 	return outs, nil
+}
+
+// fmtGroup prints one group as a dense literal row: [0, 1, 2].
+func fmtGroup(vals []int64) string {
+	s := make([]string, len(vals))
+	for i, v := range vals {
+		s[i] = strconv.FormatInt(v, 10)
+	}
+	return "[" + strings.Join(s, ", ") + "]"
 }

@@ -479,6 +479,8 @@ func TestCollectiveAttributeErrors(t *testing.T) {
 		{"split count", `"stablehlo.all_to_all"(%x) {split_dimension = 0 : i64, concat_dimension = 0 : i64, split_count = 1 : i64, replica_groups = dense<[[0, 1]]> : tensor<1x2xi64>} : (tensor<2xf32>) -> tensor<2xf32>`, "tensor<2xf32>", "split_count 1 differs"},
 		{"negative id", `"stablehlo.all_gather"(%x) {all_gather_dim = 0 : i64, replica_groups = dense<[[0, -2], [1, -1]]> : tensor<2x2xi64>} : (tensor<2xf32>) -> tensor<2xf32>`, "tensor<2xf32>", "holds -2: ids are non-negative"},
 		{"repeated target", `"stablehlo.collective_permute"(%x) {source_target_pairs = dense<[[0, 1], [1, 1]]> : tensor<2x2xi64>} : (tensor<2xf32>) -> tensor<2xf32>`, "tensor<2xf32>", "repeat"},
+		{"rank-1 groups", `"stablehlo.all_gather"(%x) {all_gather_dim = 0 : i64, replica_groups = dense<[0, 1]> : tensor<2xi64>} : (tensor<2xf32>) -> tensor<4xf32>`, "tensor<4xf32>",
+			"replica_groups must be rank 2 (groups x members, e.g. dense<[[0, 1]]>), is tensor<2xi64>"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
