@@ -234,6 +234,10 @@ func BroadcastCompare(fb *FuncBuilder, x, y *Value, dir stablehlo.ComparisonDire
 	case !slices.Contains([]stablehlo.CompareType{stablehlo.CompareAuto, stablehlo.CompareNoType, stablehlo.CompareFloat,
 		stablehlo.CompareTotalOrder, stablehlo.CompareSigned, stablehlo.CompareUnsigned}, ct):
 		fb.Fail("chlo.broadcast_compare", fmt.Errorf("invalid compare type %q", ct))
+	case x != nil:
+		if xt, ok := x.TensorType(); ok && !ct.AppliesTo(xt.DType) {
+			fb.Fail("chlo.broadcast_compare", fmt.Errorf("compare type %s does not apply to element type %s", ct, xt.DType))
+		}
 	}
 	extra := []stablehlo.NamedAttr{{Name: "comparison_direction",
 		Value: stablehlo.EnumAttr{Dialect: "chlo", Enum: "comparison_direction", Value: string(dir)}}}

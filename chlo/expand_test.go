@@ -425,6 +425,21 @@ func TestExpandTopK(t *testing.T) {
 	}
 }
 
+// top_k of booleans orders false before true, the interpreter's kernel as
+// the decomposition (the kernel refused i1, which the builder accepts).
+func TestTopKBool(t *testing.T) {
+	m := build(t, []stablehlo.TensorType{stablehlo.Tensor(xla.Bool, 2, 4)}, func(fb *FuncBuilder, a []*Value) []*Value {
+		v, i := TopK(fb, a[0], 2)
+		return []*Value{v, i}
+	})
+	x := interpreter.NewTensor(xla.MakeShape(xla.Bool, 2, 4))
+	copy(x.Data.([]bool), []bool{false, true, false, true, false, false, false, false})
+	for _, out := range [][]*interpreter.Tensor{run(t, m, x), expandAndRun(t, m, x)} {
+		assert.Equal(t, []bool{true, true, false, false}, out[0].Data)
+		assert.Equal(t, []int32{1, 3, 0, 1}, out[1].Data)
+	}
+}
+
 // Expand rejects what it cannot rewrite, naming op and type, and leaves m
 // unchanged.
 func TestExpandErrors(t *testing.T) {
@@ -593,10 +608,18 @@ func TestBroadcastCompareRefusesBadEnums(t *testing.T) {
 	for _, c := range []struct {
 		dir  stablehlo.ComparisonDirection
 		ct   stablehlo.CompareType
+		dt   xla.DType
 		want string
-	}{{"XX", stablehlo.CompareAuto, `invalid comparison direction "XX"`}, {stablehlo.CompareLT, "BOGUS", `invalid compare type "BOGUS"`}} {
+	}{
+		{"XX", stablehlo.CompareAuto, xla.Float32, `invalid comparison direction "XX"`},
+		{stablehlo.CompareLT, "BOGUS", xla.Float32, `invalid compare type "BOGUS"`},
+		// As stablehlo.compare: the type must fit the elements.
+		{stablehlo.CompareLT, stablehlo.CompareFloat, xla.Int32, "compare type FLOAT does not apply to element type i32"},
+		{stablehlo.CompareLT, stablehlo.CompareSigned, xla.Float32, "compare type SIGNED does not apply to element type f32"},
+		{stablehlo.CompareEQ, stablehlo.CompareTotalOrder, xla.Complex64, "compare type TOTALORDER does not apply to element type complex<f32>"},
+	} {
 		b := stablehlo.NewBuilder("m")
-		fb := b.NewFunction("main", stablehlo.Tensor(xla.Float32, 2))
+		fb := b.NewFunction("main", stablehlo.Tensor(c.dt, 2))
 		fb.Return(BroadcastCompare(fb, fb.Arg(0), fb.Arg(0), c.dir, c.ct))
 		_, err := b.Build()
 		assert.ErrorContains(t, err, c.want)

@@ -47,7 +47,7 @@ func chloTopKArgs(op *stablehlo.Op) (k int64, err error) {
 	if k < 0 || k > last {
 		return 0, fmt.Errorf("k = %d is not in [0, %d] (the last dimension)", k, last)
 	}
-	if t.DType == xla.Bool || t.DType.IsComplex() || StorageOf(t.DType) == StorageInvalid {
+	if t.DType.IsComplex() || StorageOf(t.DType) == StorageInvalid {
 		return 0, ewDTypeError(op, t.DType)
 	}
 	if len(op.Results) != 2 {
@@ -119,6 +119,13 @@ func chloTopKKernel(x *Exec, op *stablehlo.Op, args []Value) ([]Value, error) {
 		ok = chloTopK(ad, vals.Data.([]uint32), id, rows, n, int(k), func(v uint32) uint32 { return v })
 	case []uint64:
 		ok = chloTopK(ad, vals.Data.([]uint64), id, rows, n, int(k), func(v uint64) uint64 { return v })
+	case []bool: // false < true, as i1 (what chlo's decomposition gives)
+		ok = chloTopK(ad, vals.Data.([]bool), id, rows, n, int(k), func(v bool) uint8 {
+			if v {
+				return 1
+			}
+			return 0
+		})
 	}
 	if !ok {
 		return nil, ewDTypeError(op, a.Shape.DType)

@@ -499,6 +499,28 @@ func inferScatter(inputs []TensorType, indices TensorType, updates []TensorType,
 	return nil
 }
 
+// productDType is the result element type of a product of lhs and rhs
+// elements (dot_general, convolution) asked to give result (Invalid: the
+// operands' common type): floats or complex numbers cannot give integers
+// or booleans, nor complex numbers reals.
+func productDType(lhs, rhs, result xla.DType) (xla.DType, error) {
+	if result == xla.Invalid {
+		if lhs != rhs {
+			return xla.Invalid, fmt.Errorf("lhs and rhs element types differ: give a result element type")
+		}
+		return lhs, nil
+	}
+	for _, in := range []xla.DType{lhs, rhs} {
+		switch {
+		case (result.IsInt() || result.IsBool()) && (in.IsFloat() || in.IsComplex()):
+			return xla.Invalid, fmt.Errorf("%v operands cannot give %v results", in, result)
+		case result.IsFloat() && in.IsComplex():
+			return xla.Invalid, fmt.Errorf("%v operands cannot give real %v results", in, result)
+		}
+	}
+	return result, nil
+}
+
 func inferDotGeneral(lhs, rhs TensorType, dn DotDimensionNumbers, resultDType xla.DType) (TensorType, error) {
 	var zero TensorType
 	if len(dn.LhsBatchingDims) != len(dn.RhsBatchingDims) {
@@ -538,11 +560,9 @@ func inferDotGeneral(lhs, rhs TensorType, dn DotDimensionNumbers, resultDType xl
 			dims = append(dims, d)
 		}
 	}
-	if resultDType == xla.Invalid {
-		if lhs.DType != rhs.DType {
-			return zero, fmt.Errorf("lhs and rhs element types differ: give a result element type")
-		}
-		resultDType = lhs.DType
+	resultDType, err := productDType(lhs.DType, rhs.DType, resultDType)
+	if err != nil {
+		return zero, err
 	}
 	return TensorType{DType: resultDType, Dims: dims}, nil
 }
@@ -662,11 +682,9 @@ func inferConvolution(lhs, rhs TensorType, p convParams, resultDType xla.DType) 
 	if err := checkInferredDims(dims); err != nil {
 		return zero, err
 	}
-	if resultDType == xla.Invalid {
-		if lhs.DType != rhs.DType {
-			return zero, fmt.Errorf("lhs and rhs element types differ: give a result element type")
-		}
-		resultDType = lhs.DType
+	resultDType, err := productDType(lhs.DType, rhs.DType, resultDType)
+	if err != nil {
+		return zero, err
 	}
 	return TensorType{DType: resultDType, Dims: dims}, nil
 }

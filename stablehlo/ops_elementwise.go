@@ -437,7 +437,7 @@ func (fb *FuncBuilder) Compare(x, y *Value, dir ComparisonDirection, ct CompareT
 	} else if !validEnum("comparison_type", string(ct)) {
 		fb.fail(name, []*Value{x, y}, "invalid compare type %q", ct)
 		return deadValue(nil)
-	} else if !compareTypeFits(ct, xt.DType) {
+	} else if !ct.AppliesTo(xt.DType) {
 		fb.fail(name, []*Value{x, y}, "compare type %s does not apply to element type %s", ct, xt.DType)
 		return deadValue(nil)
 	}
@@ -447,11 +447,11 @@ func (fb *FuncBuilder) Compare(x, y *Value, dir ComparisonDirection, ct CompareT
 	return fb.emitBinary(name, TensorType{DType: xla.Bool, Dims: xt.Dims}, x, y, attrs...)
 }
 
-// compareTypeFits reports whether compare_type ct applies to element type
-// dt: FLOAT to floats and complex numbers, TOTALORDER and WEAKORDER to
+// AppliesTo reports whether compare_type ct applies to element type dt:
+// FLOAT to floats and complex numbers, TOTALORDER and WEAKORDER to
 // floats, SIGNED and UNSIGNED to integers and booleans (which compare by
-// their own signedness), NOTYPE to any.
-func compareTypeFits(ct CompareType, dt xla.DType) bool {
+// their own signedness), NOTYPE (and the builder's CompareAuto) to any.
+func (ct CompareType) AppliesTo(dt xla.DType) bool {
 	switch ct {
 	case CompareFloat:
 		return dt.IsFloat() || dt.IsComplex()

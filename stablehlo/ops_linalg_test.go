@@ -43,6 +43,27 @@ func TestLinalgOps(t *testing.T) {
 				return f.DotGeneralWith(a[0], a[1], DotDimensionNumbers{LhsContractingDims: []int64{1}, RhsContractingDims: []int64{0}},
 					DotConfig{ResultDType: xla.Float32, Precision: []Precision{PrecisionHigh, PrecisionHighest}})
 			}, want: f32(2, 4)},
+		// Results the products cannot give (the interpreter refused them at
+		// run time): floats into integers, complex numbers into reals.
+		{name: "dot_general/float-to-int", op: "stablehlo.dot_general", args: []Type{f32(2, 3), f32(3, 2)},
+			build: func(f *FuncBuilder, a []*Value) *Value {
+				return f.DotGeneralWith(a[0], a[1], DotDimensionNumbers{LhsContractingDims: []int64{1}, RhsContractingDims: []int64{0}},
+					DotConfig{ResultDType: xla.Int32})
+			}, wantErr: "f32 operands cannot give i32 results"},
+		{name: "dot_general/complex-to-real", op: "stablehlo.dot_general", args: []Type{Tensor(xla.Complex64, 2, 3), Tensor(xla.Complex64, 3, 2)},
+			build: func(f *FuncBuilder, a []*Value) *Value {
+				return f.DotGeneralWith(a[0], a[1], DotDimensionNumbers{LhsContractingDims: []int64{1}, RhsContractingDims: []int64{0}},
+					DotConfig{ResultDType: xla.Float32})
+			}, wantErr: "complex<f32> operands cannot give real f32 results"},
+		{name: "dot_general/int-to-float", op: "stablehlo.dot_general", args: []Type{Tensor(xla.Int8, 2, 3), Tensor(xla.Int8, 3, 2)},
+			build: func(f *FuncBuilder, a []*Value) *Value {
+				return f.DotGeneralWith(a[0], a[1], DotDimensionNumbers{LhsContractingDims: []int64{1}, RhsContractingDims: []int64{0}},
+					DotConfig{ResultDType: xla.Float32})
+			}, want: f32(2, 2)},
+		{name: "convolution/float-to-int", op: "stablehlo.convolution", args: []Type{f32(1, 1, 4, 4), f32(1, 1, 2, 2)},
+			build: func(f *FuncBuilder, a []*Value) *Value {
+				return f.Convolution(a[0], a[1], ConvConfig{Dims: nchw, ResultDType: xla.Int32})
+			}, wantErr: "f32 operands cannot give i32 results"},
 		{name: "dot_general/contracting-size", op: "stablehlo.dot_general", args: []Type{f32(2, 3), f32(4, 5)},
 			build: func(f *FuncBuilder, a []*Value) *Value {
 				return f.DotGeneral(a[0], a[1], DotDimensionNumbers{LhsContractingDims: []int64{1}, RhsContractingDims: []int64{0}})
