@@ -41,6 +41,7 @@ const (
 	codeCancelled          = 1
 	codeInvalidArgument    = 3
 	codeNotFound           = 5
+	codeAlreadyExists      = 6
 	codeResourceExhausted  = 8
 	codeFailedPrecondition = 9
 	codeUnimplemented      = 12

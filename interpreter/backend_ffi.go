@@ -62,7 +62,7 @@ func (x *execContext) AddFFIUserData(typeID int64, data uintptr) error {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	if _, dup := x.data[typeID]; dup {
-		return backend.Errorf(codeInvalidArgument, "PJRT_FFI_UserData_Add", "user data of type %d was added already", typeID)
+		return backend.Errorf(codeAlreadyExists, "PJRT_FFI_UserData_Add", "user data of type %d was added already", typeID)
 	}
 	x.data[typeID] = data
 	return nil

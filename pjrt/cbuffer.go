@@ -151,7 +151,9 @@ func (b *cBuffer) HostSize() (int64, error) {
 
 func (b *cBuffer) ToHost(dst []byte) (backend.Event, error) {
 	if len(dst) == 0 {
-		return b.c.p.watchEvent(0, "", nil), nil
+		// Nothing to copy, but the buffer's computation may still run or
+		// have failed: its ready event says when, and how.
+		return b.ReadyEvent()
 	}
 	pin := new(runtime.Pinner)
 	ev, err := b.startToHost(dst, pin)
@@ -169,7 +171,7 @@ func (b *cBuffer) ToHost(dst []byte) (backend.Event, error) {
 // the wait awaits its event in the plugin and destroys it.
 func (b *cBuffer) ToHostStart(dst []byte) (func() error, error) {
 	if len(dst) == 0 {
-		return noWait, nil
+		return b.ReadyWait() // as ToHost
 	}
 	pin := new(runtime.Pinner)
 	ev, err := b.startToHost(dst, pin)

@@ -250,8 +250,9 @@ func (c *Client) DefaultDeviceAssignment(replicas, partitions int) ([][]int, err
 // client. It fails the alias buffers not yet fulfilled, then waits for the
 // calls into the plugin in progress on the client and its objects (not
 // for waits on events, which the release ends). While a Go FFI handler
-// of the client's plugin runs (Close may be called from one, within the
-// Execute that runs it), Close does not wait: the release happens on
+// runs (of any plugin: Close may be called from one, within the Execute
+// that runs it, and a target's handler serves every plugin it is
+// registered with), Close does not wait: the release happens on
 // another goroutine once those calls have returned, and its errors are
 // dropped. Computations still running end as the plugin ends them (the
 // built-in interpreter stops them, with interpreter.ErrClientClosed). It
@@ -287,7 +288,7 @@ func (c *Client) Close() error {
 		}
 		delete(live, x)
 	}
-	if c.plugin.handlers.Load() > 0 {
+	if handlersRunning.Load() > 0 {
 		go c.releaseAll(live)
 		return first
 	}

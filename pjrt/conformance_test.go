@@ -500,6 +500,21 @@ func TestExecutionFailureSurfacesThroughEvents(t *testing.T) {
 	assert.Contains(t, err.Error(), "requested failure")
 	err = res.Outputs[0][0].Await(ctx)
 	assert.ErrorIs(t, err, Internal)
+
+	// An output without elements has nothing to copy, but reading it
+	// waits for its computation and reports its failure (it returned
+	// nothing at once, the failure lost), whatever the context.
+	exe0, err := cl.Compile(MLIRText("// conformance: fail f32[0] -> f32[0]\n"), nil)
+	require.NoError(t, err)
+	empty, err := BufferFrom(cl, []float32{}, []int64{0}, CopyDuringCall())
+	require.NoError(t, err)
+	res, err = exe0.Execute([][]*Buffer{{empty}}, ExecuteOptions{})
+	require.NoError(t, err)
+	for _, rctx := range []context.Context{context.Background(), ctx} {
+		_, err = ToSlice[float32](rctx, res.Outputs[0][0])
+		assert.ErrorIs(t, err, Internal)
+		assert.ErrorContains(t, err, "requested failure")
+	}
 }
 
 func TestConcurrentExecutes(t *testing.T) {

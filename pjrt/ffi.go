@@ -88,8 +88,8 @@ func (p *Plugin) RegisterFFIHandler(target, platform string, h FFIHandler, trait
 		return notSupported(op, "FFI handlers", p)
 	}
 	run := func(f *FFICallFrame) error {
-		p.handlers.Add(1)
-		defer p.handlers.Add(-1)
+		handlersRunning.Add(1)
+		defer handlersRunning.Add(-1)
 		return runHandler(target, h, f)
 	}
 	return x.RegisterFFIHandler(target, platform, run, uint32(traits))

@@ -337,6 +337,60 @@ func TestCloseInsideHandler(t *testing.T) {
 	assert.ErrorIs(t, err, ErrClosed)
 }
 
+// Close inside a handler whose target is registered with a second plugin
+// too (as effects does for every plugin it runs on) does not wait for the
+// Execute running the handler either: the count of running handlers was
+// the last registering plugin's, so Close, seeing none on its own,
+// deadlocked.
+func TestCloseInsideHandlerSharedByTwoPlugins(t *testing.T) {
+	a := openConformance(t)
+	inline := func(on uintptr) { purego.SyscallN(a.sym("conformance_set_inline"), on) }
+	inline(1)
+	defer inline(0)
+	clA := a.client(t)
+	clB, err := Open(testplugin.Copy(t, testplugin.Build(t)))
+	require.NoError(t, err)
+	defer clB.Close()
+	target := uniqueName("halo_shared_close")
+	closed := make(chan error, 1)
+	h := func(f *FFICallFrame) error {
+		closed <- clA.Close()
+		copy(f.Rets[0].Bytes(), f.Args[0].Bytes())
+		return nil
+	}
+	require.NoError(t, clA.Plugin().RegisterFFIHandler(target, "conformance", h, 0))
+	require.NoError(t, clB.Plugin().RegisterFFIHandler(target, "conformance", h, 0))
+	exe, err := clA.Compile(MLIRText(ffiProgram(target, "f32[1] -> f32[1]")), nil)
+	require.NoError(t, err)
+	x, err := BufferFrom(clA, []float32{1}, []int64{1}, CopyDuringCall())
+	require.NoError(t, err)
+	require.NoError(t, x.Await(ctxT(t)))
+	done := make(chan error, 1)
+	go func() { _, err := exe.Execute([][]*Buffer{{x}}, ExecuteOptions{}); done <- err }()
+	select {
+	case err := <-done:
+		if err != nil {
+			require.ErrorIs(t, err, ErrClosed)
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("Execute did not return: Close inside the handler waits for it")
+	}
+	require.NoError(t, <-closed)
+}
+
+// A duplicate user data type is AlreadyExists on the interpreter, as on
+// a C plugin.
+func TestFFIUserDataDuplicateOnInterpreter(t *testing.T) {
+	cl := openInterpreter(t)
+	xctx, err := cl.NewExecuteContext()
+	require.NoError(t, err)
+	defer xctx.Close()
+	id, err := cl.Plugin().RegisterFFIType(uniqueName("halo_dup_type"))
+	require.NoError(t, err)
+	require.NoError(t, xctx.AddFFIUserData(id, 7))
+	assert.ErrorIs(t, xctx.AddFFIUserData(id, 8), AlreadyExists)
+}
+
 // TestHandlerGoexit: a Go handler that calls runtime.Goexit (as t.FailNow
 // does) fails its computation, on a C plugin (whose thread is not Go's:
 // the process died) and on the interpreter (whose worker ended: the

@@ -23,12 +23,14 @@ type Plugin struct {
 	name string
 	path string
 	b    backend.Plugin
-	// handlers counts the plugin's Go FFI handlers running now. A plugin
-	// may run one inside a call into it (a computation run before Execute
-	// returns), so Client.Close does not wait for calls in progress while
-	// one runs.
-	handlers atomic.Int64
 }
+
+// handlersRunning counts the Go FFI handlers running now, in every plugin
+// (a target registered with several plugins has one handler, whichever
+// plugin calls it). A plugin may run one inside a call into it (a
+// computation run before Execute returns), so Client.Close does not wait
+// for calls in progress while one runs.
+var handlersRunning atomic.Int64
 
 // Name is the plugin's short name ("cpu", "cuda", "interpreter") or the
 // base name of its file.
