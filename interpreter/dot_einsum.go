@@ -2,21 +2,14 @@ package interpreter
 
 import (
 	"fmt"
-	"sort"
-	"strings"
 
 	"github.com/halo-ml/halo/stablehlo"
 	"github.com/halo-ml/halo/xla"
 )
 
 // einsum and unary_einsum (deprecated StableHLO ops, XLA's einsum_config
-// notation): "ab,bc->ac" names every dimension of each operand with a
-// letter; the result has the dimensions named after "->", and every label
-// missing from the result is summed over. A label repeated within one
-// operand takes its diagonal. "..." stands for the unnamed leading
-// dimensions, matched right-aligned across operands. Without "->" the
-// result is "..." followed by the labels used once, in alphabetical order.
-// Products are summed in the compute type of dot_general.
+// notation, stablehlo.EinsumPlan). Products are summed in the compute type
+// of dot_general.
 
 func init() {
 	registerKernel("stablehlo.einsum", einsumKernel)
@@ -48,123 +41,19 @@ func einsumKernel(x *Exec, op *stablehlo.Op, args []Value) (out []Value, err err
 	return []Value{t}, nil
 }
 
-// einsumEllipsis is the first label given to "..." dimensions.
-const einsumEllipsis = rune(0x10000)
-
-// einsumParse returns each operand's labels and the result's labels.
-func einsumParse(cfg string, ranks []int) ([][]rune, []rune, error) {
-	lhs, rhs, explicit := strings.Cut(strings.ReplaceAll(cfg, " ", ""), "->")
-	parts := strings.Split(lhs, ",")
-	if len(parts) != len(ranks) {
-		return nil, nil, fmt.Errorf("einsum_config %q names %d operands, the op has %d", cfg, len(parts), len(ranks))
-	}
-	maxE := 0
-	ins := make([][]rune, len(parts))
-	expand := func(s string, rank int) ([]rune, int, error) {
-		before, after, dots := strings.Cut(s, "...")
-		if !dots {
-			r := []rune(s)
-			if rank >= 0 && len(r) != rank {
-				return nil, 0, fmt.Errorf("einsum_config %q: %q names %d dimensions of an operand of rank %d", cfg, s, len(r), rank)
-			}
-			return r, 0, nil
-		}
-		b, a := []rune(before), []rune(after)
-		e := rank - len(b) - len(a)
-		if rank >= 0 && e < 0 {
-			return nil, 0, fmt.Errorf("einsum_config %q: %q names more dimensions than rank %d", cfg, s, rank)
-		}
-		return append(append(b, make([]rune, max(e, 0))...), a...), e, nil
-	}
-	var eCount []int
-	for i, p := range parts {
-		r, e, err := expand(p, ranks[i])
-		if err != nil {
-			return nil, nil, err
-		}
-		ins[i] = r
-		eCount = append(eCount, e)
-		maxE = max(maxE, e)
-	}
-	for i, p := range parts {
-		if e := eCount[i]; e > 0 {
-			start := strings.Index(p, "...")
-			for k := 0; k < e; k++ {
-				ins[i][len([]rune(p[:start]))+k] = einsumEllipsis + rune(maxE-e+k)
-			}
-		}
-	}
-	var out []rune
-	if explicit {
-		before, after, dots := strings.Cut(rhs, "...")
-		out = []rune(before)
-		if dots {
-			for k := 0; k < maxE; k++ {
-				out = append(out, einsumEllipsis+rune(k))
-			}
-			out = append(out, []rune(after)...)
-		} else {
-			out = []rune(rhs)
-		}
-	} else {
-		count := map[rune]int{}
-		for _, in := range ins {
-			for _, l := range in {
-				count[l]++
-			}
-		}
-		for k := 0; k < maxE; k++ {
-			out = append(out, einsumEllipsis+rune(k))
-		}
-		var once []rune
-		for l, c := range count {
-			if c == 1 && l < einsumEllipsis {
-				once = append(once, l)
-			}
-		}
-		sort.Slice(once, func(i, j int) bool { return once[i] < once[j] })
-		out = append(out, once...)
-	}
-	seen := map[rune]bool{}
-	for _, l := range out {
-		if seen[l] {
-			return nil, nil, fmt.Errorf("einsum_config %q repeats a result label", cfg)
-		}
-		seen[l] = true
-	}
-	return ins, out, nil
-}
-
 func einsum(cfg string, ops []*Tensor, result xla.Shape) (*Tensor, error) {
-	ranks := make([]int, len(ops))
+	dims := make([][]int64, len(ops))
 	dts := make([]xla.DType, len(ops))
 	for i, t := range ops {
-		ranks[i] = t.Shape.Rank()
+		dims[i] = t.Shape.Dims
 		dts[i] = t.Shape.DType
 	}
-	ins, out, err := einsumParse(cfg, ranks)
+	plan, err := stablehlo.PlanEinsum(cfg, dims...)
 	if err != nil {
 		return nil, err
 	}
-	sizes := map[rune]int64{}
-	for i, labels := range ins {
-		for d, l := range labels {
-			n := ops[i].Shape.Dims[d]
-			if s, ok := sizes[l]; ok && s != n {
-				return nil, fmt.Errorf("einsum_config %q: label %q has sizes %d and %d", cfg, l, s, n)
-			}
-			sizes[l] = n
-		}
-	}
-	outDims := make([]int64, len(out))
-	for i, l := range out {
-		s, ok := sizes[l]
-		if !ok {
-			return nil, fmt.Errorf("einsum_config %q: result label %q is not an operand label", cfg, l)
-		}
-		outDims[i] = s
-	}
-	if !xla.MakeShape(result.DType, outDims...).Equal(result) {
+	ins, out, sizes := plan.Inputs, plan.Result, plan.Sizes
+	if outDims := plan.ResultDims(); !xla.MakeShape(result.DType, outDims...).Equal(result) {
 		return nil, fmt.Errorf("result type %v does not match einsum_config %q (want dimensions %v)", stablehlo.TensorOf(result), cfg, outDims)
 	}
 	// Summed labels after the result labels, in order of appearance.
@@ -181,9 +70,9 @@ func einsum(cfg string, ops []*Tensor, result xla.Shape) (*Tensor, error) {
 			}
 		}
 	}
-	dims := make([]int64, len(all))
+	allDims := make([]int64, len(all))
 	for i, l := range all {
-		dims[i] = sizes[l]
+		allDims[i] = sizes[l]
 	}
 	// strides[op][i]: how far operand op moves when label all[i] advances.
 	strides := make([][]int64, len(ops))
@@ -204,15 +93,15 @@ func einsum(cfg string, ops []*Tensor, result xla.Shape) (*Tensor, error) {
 	}
 	switch c {
 	case laF32:
-		return einsumT[float32](ops, dims, len(out), strides, result)
+		return einsumT[float32](ops, allDims, len(out), strides, result)
 	case laF64:
-		return einsumT[float64](ops, dims, len(out), strides, result)
+		return einsumT[float64](ops, allDims, len(out), strides, result)
 	case laI64:
-		return einsumT[int64](ops, dims, len(out), strides, result)
+		return einsumT[int64](ops, allDims, len(out), strides, result)
 	case laC64:
-		return einsumT[complex64](ops, dims, len(out), strides, result)
+		return einsumT[complex64](ops, allDims, len(out), strides, result)
 	default:
-		return einsumT[complex128](ops, dims, len(out), strides, result)
+		return einsumT[complex128](ops, allDims, len(out), strides, result)
 	}
 }
 

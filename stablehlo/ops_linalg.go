@@ -438,17 +438,47 @@ func (fb *FuncBuilder) BatchNormGrad(x, scale, mean, variance, gradOutput *Value
 // Einsum adds the deprecated stablehlo.einsum with an explicit result type.
 func (fb *FuncBuilder) Einsum(lhs, rhs *Value, config string, result TensorType) *Value {
 	const name = "stablehlo.einsum"
-	if !fb.check2(name, lhs, rhs) || !fb.checkTypes(name, []*Value{lhs, rhs}, []Type{result}) {
+	if !fb.check2(name, lhs, rhs) || !fb.checkTypes(name, []*Value{lhs, rhs}, []Type{result}) || !fb.checkEinsum(name, config, result, lhs, rhs) {
 		return deadValue(result)
 	}
 	return fb.emit1(name, []*Value{lhs, rhs}, result, NamedAttr{Name: "einsum_config", Value: StringAttr(config)})
+}
+
+// checkEinsum checks config against the operands' shapes (PlanEinsum)
+// and result against the shape and element type they give.
+func (fb *FuncBuilder) checkEinsum(name, config string, result TensorType, ops ...*Value) bool {
+	dims := make([][]int64, len(ops))
+	dts := make([]xla.DType, len(ops))
+	for i, v := range ops {
+		t, ok := v.TensorType()
+		if !ok {
+			fb.fail(name, ops, "operand %d is %s, not a tensor", i, v.Type)
+			return false
+		}
+		dims[i], dts[i] = t.Dims, t.DType
+	}
+	plan, err := PlanEinsum(config, dims...)
+	if err == nil && len(dts) == 2 {
+		_, err = productDType(dts[0], dts[1], result.DType)
+	} else if err == nil {
+		_, err = productDType(dts[0], dts[0], result.DType)
+	}
+	if err != nil {
+		fb.fail(name, ops, "%v", err)
+		return false
+	}
+	if want := plan.ResultDims(); !sameDims(want, result.Dims) {
+		fb.fail(name, ops, "result type %s does not match einsum_config %q (want dimensions %v)", result, config, want)
+		return false
+	}
+	return true
 }
 
 // UnaryEinsum adds the deprecated stablehlo.unary_einsum with an explicit
 // result type.
 func (fb *FuncBuilder) UnaryEinsum(x *Value, config string, result TensorType) *Value {
 	const name = "stablehlo.unary_einsum"
-	if !fb.check1(name, x) || !fb.checkTypes(name, []*Value{x}, []Type{result}) {
+	if !fb.check1(name, x) || !fb.checkTypes(name, []*Value{x}, []Type{result}) || !fb.checkEinsum(name, config, result, x) {
 		return deadValue(result)
 	}
 	return fb.emit1(name, []*Value{x}, result, NamedAttr{Name: "einsum_config", Value: StringAttr(config)})
