@@ -145,4 +145,3 @@ func parseEinsum(cfg string, ranks []int) ([][]rune, []rune, error) {
 	}
 	return ins, out, nil
 }
-
