@@ -40,6 +40,7 @@ import (
 const (
 	codeCancelled          = 1
 	codeInvalidArgument    = 3
+	codeDeadlineExceeded   = 4
 	codeNotFound           = 5
 	codeAlreadyExists      = 6
 	codeResourceExhausted  = 8

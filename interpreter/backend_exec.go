@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -57,6 +58,9 @@ func (c *client) compile(code []byte, format string, options []byte, op string) 
 	if err := m.Verify(); err != nil {
 		return nil, backend.Errorf(codeInvalidArgument, op, "%v", err)
 	}
+	if err := partitionerOp(m); err != nil {
+		return nil, backend.Errorf(codeUnimplemented, op, "%v", err)
+	}
 	if err := unsupportedOp(m); err != nil {
 		return nil, backend.Errorf(codeUnimplemented, op, "%v", err)
 	}
@@ -70,6 +74,11 @@ func (c *client) compile(code []byte, format string, options []byte, op string) 
 	e := &executable{c: c, prog: p, text: append([]byte(nil), code...), options: append([]byte(nil), options...)}
 	if err := e.place(opts, op); err != nil {
 		return nil, err
+	}
+	if opts.UseSPMDPartitioning && e.partitions > 1 {
+		if err := shardedMain(p.Main); err != nil {
+			return nil, backend.Errorf(codeUnimplemented, op, "%v", err)
+		}
 	}
 	for _, t := range p.Main.ResultTypes {
 		if err := e.addOutputs(t); err != nil {
@@ -132,6 +141,72 @@ func isCheap(m *stablehlo.Module) bool {
 		}
 	}
 	return cheap
+}
+
+// noPartitioner explains why programs written for XLA's SPMD partitioner
+// cannot run on the interpreter.
+const noPartitioner = "the interpreter does not run XLA's SPMD partitioner (GSPMD, Shardy), which would turn this global program into each device's part: run a program written per device (what the partitioner gives, or shard_map's body with its collectives), or compile for one partition"
+
+// partitionerOp reports an op only XLA's SPMD partitioner can lower: the
+// sdy dialect's, and the custom calls that move a value between its
+// global and per-device shapes (a shard_map lowered for GSPMD).
+func partitionerOp(m *stablehlo.Module) error {
+	var err error
+	for _, f := range m.Funcs {
+		f.Walk(func(op *stablehlo.Op) bool {
+			var target string
+			if op.Name == "stablehlo.custom_call" {
+				target, _ = callTarget(op)
+			}
+			switch {
+			case err != nil:
+			case strings.HasPrefix(op.Name, "sdy.") && kernelFor(op.Name) == nil,
+				op.Name == "stablehlo.custom_call" && (target == "SPMDFullToShardShape" || target == "SPMDShardToFullShape"):
+				name := op.Name
+				if target != "" {
+					name += " @" + target
+				}
+				err = opError(f, op, fmt.Errorf("%s: %s", name, noPartitioner))
+			}
+			return err == nil
+		})
+	}
+	return err
+}
+
+// shardedMain reports an argument or result of main sharded across the
+// partitions (mhlo.sharding other than replicated or manual, or an
+// sdy.sharding naming mesh axes), which XLA's partitioner would split.
+func shardedMain(f *stablehlo.Func) error {
+	check := func(what string, i int, d stablehlo.DictAttr) error {
+		var text string
+		switch a := d.Get("mhlo.sharding").(type) {
+		case stablehlo.StringAttr:
+			if s := strings.TrimSpace(string(a)); s != "{replicated}" && s != "{manual}" {
+				text = s
+			}
+		}
+		if a := d.Get("sdy.sharding"); a != nil && text == "" {
+			if s := fmt.Sprint(a); strings.Contains(s, "{\"") {
+				text = s
+			}
+		}
+		if text == "" {
+			return nil
+		}
+		return fmt.Errorf("@%s %s %d is sharded %s: %s", f.Name, what, i, text, noPartitioner)
+	}
+	for i, d := range f.ArgAttrs {
+		if err := check("argument", i, d); err != nil {
+			return err
+		}
+	}
+	for i, d := range f.ResultAttrs {
+		if err := check("result", i, d); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // unsupportedOp reports the first op without a kernel.
@@ -643,9 +718,12 @@ func (e *executable) runDevice(run *devRun, rv *Rendezvous, d int, args []backen
 	if err != nil {
 		code := codeInternal
 		var alloc *AllocError
+		var timeout *CollectiveTimeoutError
 		switch {
 		case errors.As(err, &alloc):
 			code = codeResourceExhausted
+		case errors.As(err, &timeout):
+			code = codeDeadlineExceeded
 		case run.Err() != nil || rv.Err() != nil:
 			code = codeCancelled
 		}

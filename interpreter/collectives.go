@@ -224,12 +224,20 @@ func (x *Exec) exchange(op *stablehlo.Op, group []ProcessID, me int, vals []Valu
 			<-inst.done
 			return inst, nil
 		}
-		err := fmt.Errorf("devices %s (replica, partition) never arrived within %v; device %v waited in process group %v",
-			strings.Join(missing, ", "), rv.timeout, group[me], group)
+		err := &CollectiveTimeoutError{msg: fmt.Sprintf("devices %s (replica, partition) never arrived within %v; device %v waited in process group %v",
+			strings.Join(missing, ", "), rv.timeout, group[me], group)}
 		rv.Fail(group[me], err)
 		return nil, err
 	}
 }
+
+// CollectiveTimeoutError is the error of a device whose collective's
+// peers did not all arrive within the rendezvous timeout
+// (SPMDOptions.Timeout): programs that do not run the same collectives on
+// every device of a group.
+type CollectiveTimeoutError struct{ msg string }
+
+func (e *CollectiveTimeoutError) Error() string { return e.msg }
 
 func sameGroup(a, b []ProcessID) bool {
 	if len(a) != len(b) {

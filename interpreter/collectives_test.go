@@ -378,7 +378,29 @@ func TestCollectiveMissingPeerIsAnError(t *testing.T) {
 	for _, want := range []string{"stablehlo.all_reduce", "(1, 0)", "never arrived"} {
 		assert.Contains(t, err.Error(), want)
 	}
+	var timeout *CollectiveTimeoutError
+	assert.ErrorAs(t, err, &timeout, "a timeout says so (pjrt: DEADLINE_EXCEEDED, not CANCELLED)")
 	assert.Error(t, rv.Err(), "a timeout fails the whole execution")
+}
+
+// cross-replica-sum (the legacy spelling of an all_reduce sum) keeps its
+// operand for its peers, as the other collectives: the next op of the
+// device done first once cleared the storage its peers were still reading.
+func TestCrossReplicaSum(t *testing.T) {
+	p := compileText(t, moduleHeader(2, 1)+`
+  func.func @main(%x: tensor<2xf32>) -> tensor<2xf32> {
+    %s = "stablehlo.cross-replica-sum"(%x) {replica_groups = dense<[[0, 1]]> : tensor<1x2xi64>} : (tensor<2xf32>) -> tensor<2xf32>
+    %z = stablehlo.add %s, %s : tensor<2xf32>
+    return %z : tensor<2xf32>
+  }
+}`)
+	for range 20 {
+		outs, err := p.RunSPMD(context.Background(), [][]Value{{f32Tensor([]float32{1, 2}, 2)}, {f32Tensor([]float32{10, 20}, 2)}}, SPMDOptions{Timeout: time.Minute})
+		require.NoError(t, err)
+		for _, o := range outs {
+			assert.Equal(t, []float32{22, 44}, o[0].(*Tensor).Data)
+		}
+	}
 }
 
 func TestFailingDeviceCancelsPeers(t *testing.T) {

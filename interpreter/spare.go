@@ -77,6 +77,7 @@ var mayKeepOperands = map[string]bool{
 	"stablehlo.send": true, "stablehlo.recv": true,
 	"stablehlo.all_reduce": true, "stablehlo.all_gather": true, "stablehlo.all_to_all": true,
 	"stablehlo.reduce_scatter": true, "stablehlo.collective_permute": true, "stablehlo.collective_broadcast": true,
+	"stablehlo.cross-replica-sum": true, "stablehlo.collective_reduce": true,
 }
 
 // mayKeepsOperands reports whether the kernel of the op name may keep

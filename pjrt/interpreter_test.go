@@ -842,3 +842,88 @@ func TestOpenPassesOverPluginsWithoutClients(t *testing.T) {
 	assert.Contains(t, err.Error(), "no GPU here")
 	assert.Contains(t, err.Error(), "device_count")
 }
+
+// Programs written for XLA's SPMD partitioner (jax.jit with shardings,
+// shard_map lowered for GSPMD or Shardy) are refused at compile, saying
+// so: the interpreter would run the global program on every device.
+func TestInterpreterRefusesProgramsForThePartitioner(t *testing.T) {
+	c := openInterpreter(t, DeviceCount(2))
+	spmd := xla.DefaultCompileOptions()
+	spmd.NumPartitions, spmd.UseSPMDPartitioning = 2, true
+	const sharded = `module @jit_f attributes {mhlo.num_partitions = 2 : i32, mhlo.num_replicas = 1 : i32} {
+  func.func public @main(%arg0: tensor<8xf32> {mhlo.sharding = "{devices=[2]<=[2]}"}) -> (tensor<8xf32> {mhlo.sharding = "{devices=[2]<=[2]}"}) {
+    %0 = stablehlo.multiply %arg0, %arg0 : tensor<8xf32>
+    return %0 : tensor<8xf32>
+  }
+}`
+	_, err := c.Compile(MLIRText(sharded), &spmd)
+	require.ErrorIs(t, err, Unimplemented)
+	assert.ErrorContains(t, err, `@main argument 0 is sharded {devices=[2]<=[2]}: the interpreter does not run XLA's SPMD partitioner`)
+	// Without SPMD partitioning XLA runs the program as written on each
+	// partition, as the interpreter does; replicated arguments need no
+	// partitioner either.
+	mpmd := spmd
+	mpmd.UseSPMDPartitioning = false
+	exe, err := c.Compile(MLIRText(sharded), &mpmd)
+	require.NoError(t, err)
+	exe.Close()
+	exe, err = c.Compile(MLIRText(strings.ReplaceAll(sharded, "{devices=[2]<=[2]}", "{replicated}")), &spmd)
+	require.NoError(t, err)
+	exe.Close()
+
+	for _, body := range []string{
+		`%0 = stablehlo.custom_call @SPMDFullToShardShape(%arg0) {mhlo.sharding = "{manual}"} : (tensor<8xf32>) -> tensor<4xf32>
+    %1 = stablehlo.custom_call @SPMDShardToFullShape(%0) {mhlo.sharding = "{devices=[2]<=[2]}"} : (tensor<4xf32>) -> tensor<8xf32>`,
+		`%1 = sdy.sharding_constraint %arg0 <@mesh, [{"x"}]> : tensor<8xf32>`,
+	} {
+		_, err := c.Compile(MLIRText(`module @jit_f attributes {mhlo.num_partitions = 2 : i32} {
+  sdy.mesh @mesh = <["x"=2]>
+  func.func public @main(%arg0: tensor<8xf32>) -> tensor<8xf32> {
+    `+body+`
+    return %1 : tensor<8xf32>
+  }
+}`), &spmd)
+		require.ErrorIs(t, err, Unimplemented)
+		assert.ErrorContains(t, err, "the interpreter does not run XLA's SPMD partitioner")
+	}
+}
+
+// A device whose collective's peers never arrive (a program that skips
+// the collective on one device) fails with DEADLINE_EXCEEDED, not
+// CANCELLED: nobody cancelled it.
+func TestInterpreterCollectiveTimeoutCode(t *testing.T) {
+	c := openInterpreter(t, DeviceCount(2), WithOption("collective_timeout_ms", int64(200)))
+	exe, err := c.Compile(MLIRText(`module @m attributes {mhlo.num_replicas = 2 : i32} {
+  func.func @main(%x: tensor<2xf32>) -> tensor<2xf32> {
+    %r = stablehlo.replica_id : tensor<ui32>
+    %zero = stablehlo.constant dense<0> : tensor<ui32>
+    %first = stablehlo.compare EQ, %r, %zero : (tensor<ui32>, tensor<ui32>) -> tensor<i1>
+    %y = "stablehlo.if"(%first) ({
+      %s = "stablehlo.all_reduce"(%x) ({
+      ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+        %t = stablehlo.add %a, %b : tensor<f32>
+        stablehlo.return %t : tensor<f32>
+      }) {replica_groups = dense<[[0, 1]]> : tensor<1x2xi64>} : (tensor<2xf32>) -> tensor<2xf32>
+      stablehlo.return %s : tensor<2xf32>
+    }, {
+      stablehlo.return %x : tensor<2xf32>
+    }) : (tensor<i1>) -> tensor<2xf32>
+    return %y : tensor<2xf32>
+  }
+}`), nil)
+	require.NoError(t, err)
+	defer exe.Close()
+	var args [][]*Buffer
+	for _, d := range exe.AddressableDevices() {
+		x, err := BufferFrom(c, []float32{1, 2}, []int64{2}, OnDevice(d))
+		require.NoError(t, err)
+		args = append(args, []*Buffer{x})
+	}
+	x, err := exe.Execute(args, ExecuteOptions{CompletionEvents: true})
+	require.NoError(t, err)
+	err = x.Completion[0].Await(ctxT(t))
+	require.Error(t, err)
+	assert.ErrorIs(t, err, DeadlineExceeded)
+	assert.False(t, errors.Is(err, Cancelled), "%v", err)
+	assert.ErrorContains(t, err, "never arrived")
+}
