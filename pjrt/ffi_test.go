@@ -310,21 +310,7 @@ func TestCloseInsideHandler(t *testing.T) {
 	x, err := BufferFrom(cl, []float32{1}, []int64{1}, CopyDuringCall())
 	require.NoError(t, err)
 	x.Await(ctxT(t)) // ready, so that the computation runs inline
-	done := make(chan error, 1)
-	go func() {
-		_, err := exe.Execute([][]*Buffer{{x}}, ExecuteOptions{})
-		done <- err
-	}()
-	select {
-	case err := <-done:
-		// The client closed under it: its outputs are released with it.
-		if err != nil {
-			require.ErrorIs(t, err, ErrClosed)
-		}
-	case <-time.After(time.Minute):
-		t.Fatal("Execute did not return: Close inside the handler waits for it")
-	}
-	require.NoError(t, <-closed)
+	executeClosingClient(t, exe, x, closed)
 	assert.EqualValues(t, 1, c.counter("ffi_handler_calls")-callsBefore, "the handler ran")
 	// The release follows the Execute, on another goroutine.
 	deadline := time.Now().Add(time.Minute)
@@ -365,6 +351,14 @@ func TestCloseInsideHandlerSharedByTwoPlugins(t *testing.T) {
 	x, err := BufferFrom(clA, []float32{1}, []int64{1}, CopyDuringCall())
 	require.NoError(t, err)
 	require.NoError(t, x.Await(ctxT(t)))
+	executeClosingClient(t, exe, x, closed)
+}
+
+// executeClosingClient runs exe on x, whose handler closes the client and
+// sends Close's error on closed: Execute returns (with ErrClosed, or
+// nothing, the outputs released with the client), and Close succeeded.
+func executeClosingClient(t *testing.T, exe *Executable, x *Buffer, closed chan error) {
+	t.Helper()
 	done := make(chan error, 1)
 	go func() { _, err := exe.Execute([][]*Buffer{{x}}, ExecuteOptions{}); done <- err }()
 	select {
