@@ -367,6 +367,15 @@ func TestHelpAndFlagValues(t *testing.T) {
 		assert.Contains(t, out, "usage: halo run", h)
 		assert.Empty(t, errOut, h)
 	}
+	// halo help CMD is halo CMD -h; an unknown CMD gets the general usage.
+	for _, cmd := range []string{"run", "bench", "check", "devices"} {
+		code, out, _ := runCLI("help", cmd)
+		assert.Equal(t, 0, code, cmd)
+		assert.Contains(t, out, "usage: halo "+cmd, cmd)
+	}
+	code, out, _ := runCLI("help", "nonsense")
+	assert.Equal(t, 0, code)
+	assert.Contains(t, out, "bench FILE")
 	file := writeMLIR(t, "func.func @main() {\n  return\n}")
 	code, _, errOut := runCLI("run", "-plugin", "-h", file)
 	assert.Equal(t, 1, code)

@@ -71,6 +71,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 	case "check":
 		return checkCommand(rest, stdout, stderr)
 	case "help", "-h", "-help", "--help":
+		if len(rest) == 1 && name == "help" {
+			if _, ok := commands[rest[0]]; ok || rest[0] == "check" {
+				// halo help CMD: that command's own help, as halo CMD -h.
+				return run([]string{rest[0], "-h"}, stdout, stderr)
+			}
+		}
 		usage(stdout)
 		return 0
 	}
