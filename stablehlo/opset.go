@@ -478,6 +478,36 @@ func checkEnumValue(name string, e EnumAttr) error {
 	return nil
 }
 
+// upgradeArrayAttrs rewrites op's attributes that StableHLO now spells
+// array<i64: ...> / array<i1: ...> but text from before 2024 (older JAX
+// exports) wrote as rank-1 dense elements, "dense<1> : tensor<1xi64>",
+// into the current form, as StableHLO's own upgrade of old programs does.
+func upgradeArrayAttrs(op *Op) {
+	spec := opSpecs[op.Name]
+	if spec == nil {
+		return
+	}
+	for i, a := range op.Attrs {
+		s := spec.attr(a.Name)
+		if s == nil || (s.kind != attrI64Array && s.kind != attrBoolArray) {
+			continue
+		}
+		d, ok := a.Value.(DenseElementsAttr)
+		want := xla.Int64
+		if s.kind == attrBoolArray {
+			want = xla.Bool
+		}
+		if !ok || d.Type.Rank() > 1 || d.Type.DType != want {
+			continue
+		}
+		vals, err := d.Int64s()
+		if err != nil {
+			continue // checkAttr names it
+		}
+		op.Attrs[i].Value = DenseArrayAttr{DType: want, Values: vals}
+	}
+}
+
 // checkAttr reports whether a has the kind spec wants.
 func checkAttr(spec *attrSpec, a Attribute) error {
 	bad := func() error {

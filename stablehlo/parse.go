@@ -646,6 +646,7 @@ func (p *mlirParser) parseOperation(block *Block) {
 		op = p.parsePrettyOp(p.intern(id), namePos, groups)
 	}
 	p.parseTrailingLoc(&op.Loc)
+	upgradeArrayAttrs(op)
 	total := 0
 	for _, g := range groups {
 		total += g.count

@@ -453,3 +453,27 @@ func TestParseLocationAliasBomb(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "nest too deeply")
 }
+
+// Text from before StableHLO's array attributes (older JAX exports) wrote
+// them as rank-1 dense elements: they are read as the arrays they now are.
+func TestParseOldDenseArrayAttributes(t *testing.T) {
+	m, err := Parse([]byte(`func.func @main(%a: tensor<3xi32>, %i: tensor<1xi32>, %x: tensor<2x3xf32>) -> (tensor<i32>, tensor<3x2xf32>, tensor<2x3xf32>) {
+  %0 = "stablehlo.gather"(%a, %i) {dimension_numbers = #stablehlo.gather<collapsed_slice_dims = [0], start_index_map = [0]>, indices_are_sorted = true, slice_sizes = dense<1> : tensor<1xi64>} : (tensor<3xi32>, tensor<1xi32>) -> tensor<i32>
+  %1 = "stablehlo.transpose"(%x) {permutation = dense<[1, 0]> : tensor<2xi64>} : (tensor<2x3xf32>) -> tensor<3x2xf32>
+  %2 = "stablehlo.reverse"(%x) {dimensions = dense<1> : tensor<1xi64>} : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  return %0, %1, %2 : tensor<i32>, tensor<3x2xf32>, tensor<2x3xf32>
+}`))
+	require.NoError(t, err)
+	require.NoError(t, m.Verify())
+	ops := m.Funcs[0].Body.Blocks[0].Ops
+	assert.Equal(t, DenseArrayAttr{DType: xla.Int64, Values: []int64{1}}, ops[0].Attr("slice_sizes"))
+	assert.Equal(t, DenseArrayAttr{DType: xla.Int64, Values: []int64{1, 0}}, ops[1].Attr("permutation"))
+	assert.Contains(t, m.String(), "stablehlo.transpose %arg2, dims = [1, 0]")
+	// Other element types or ranks stay as written, and Verify names them.
+	m, err = Parse([]byte(`func.func @main(%x: tensor<2x3xf32>) -> tensor<3x2xf32> {
+  %1 = "stablehlo.transpose"(%x) {permutation = dense<[[1, 0]]> : tensor<1x2xi64>} : (tensor<2x3xf32>) -> tensor<3x2xf32>
+  return %1 : tensor<3x2xf32>
+}`))
+	require.NoError(t, err)
+	assert.ErrorContains(t, m.Verify(), "attribute permutation must be")
+}
