@@ -386,3 +386,19 @@ func TestHugeSplatIntegerAttributes(t *testing.T) {
 	_, err = denseInts(stablehlo.DenseElementsAttr{Type: stablehlo.Tensor(xla.Int8, maxIntAttr+1), Data: []byte{1}, Splat: true})
 	assert.ErrorContains(t, err, "more elements than an integer list attribute holds")
 }
+
+// An error names the op's place in the Python source even when its
+// location is a call-site chain kept as text (as JAX writes them): the
+// innermost frame's file:line.
+func TestErrorsNameCallSiteLocations(t *testing.T) {
+	m, err := stablehlo.Parse([]byte(`func.func @main(%a: tensor<2xf32>) -> tensor<2xf32> {
+  %0 = "mydialect.frob"(%a) : (tensor<2xf32>) -> tensor<2xf32> loc(#l)
+  return %0 : tensor<2xf32>
+}
+#l = loc("jit(f)/frob"(callsite("layer"("/home/u/model.py":10:3) at "main"("/home/u/main.py":20:1))))
+`))
+	require.NoError(t, err)
+	_, err = Compile(m, "")
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "mydialect.frob at /home/u/model.py:10:")
+}

@@ -771,10 +771,10 @@ func isTerminator(name string) bool {
 // opError wraps err with the function, op and location.
 func opError(f *stablehlo.Func, op *stablehlo.Op, err error) error {
 	loc := ""
-	if l := op.Loc; l.File != "" {
-		loc = fmt.Sprintf(" at %s:%d", l.File, l.Line)
-	} else if l.Name != "" {
-		loc = fmt.Sprintf(" (%s)", l.Name)
+	if lname, file, line, _ := op.Loc.Where(); file != "" {
+		loc = fmt.Sprintf(" at %s:%d", file, line)
+	} else if lname != "" {
+		loc = fmt.Sprintf(" (%s)", lname)
 	}
 	name := "?"
 	if f != nil {

@@ -176,6 +176,16 @@ type Location struct {
 	Text string
 }
 
+// Where is l's name and position for messages: its own fields, or, for a
+// location kept as text (a call-site chain, as JAX writes them), the
+// leading name and the first "file":line:col in it (the innermost frame).
+func (l Location) Where() (name, file string, line, col int) {
+	if l.Text == "" {
+		return l.Name, l.File, l.Line, l.Col
+	}
+	return locParts([]byte(l.Text))
+}
+
 // IsUnknown reports whether l carries no information.
 func (l Location) IsUnknown() bool { return l == Location{} }
 

@@ -1170,7 +1170,7 @@ func (p *mlirParser) expandLocAliases(raw []byte, pos, depth int) []byte {
 
 // mlirDecodeLoc turns a location body (aliases expanded) into a Location:
 // names and file:line:col positions are modeled, anything else is kept as
-// text.
+// text (Location.Where reads a name and position from it).
 func mlirDecodeLoc(raw []byte) Location {
 	t := bytes.TrimSpace(raw)
 	if string(t) == "unknown" || len(t) == 0 {
@@ -1183,6 +1183,62 @@ func mlirDecodeLoc(raw []byte) Location {
 		}
 	}
 	return Location{Text: string(t)}
+}
+
+// locParts finds in location text its leading name ("name"(...)) and its
+// first "file":line:col.
+func locParts(t []byte) (name, file string, line, col int) {
+	first := true
+	for i := 0; i < len(t); i++ {
+		if t[i] != '"' {
+			continue
+		}
+		j := i + 1
+		for j < len(t) && t[j] != '"' {
+			if t[j] == '\\' {
+				j++
+			}
+			j++
+		}
+		if j >= len(t) {
+			break
+		}
+		lit, rest := t[i:j+1], t[j+1:]
+		leading := first && i == 0
+		first, i = false, j
+		str, err := strconv.Unquote(string(lit))
+		if err != nil {
+			continue
+		}
+		if leading && len(rest) > 0 && rest[0] == '(' {
+			name = str
+		}
+		if l, c, ok := lineCol(rest); ok {
+			return name, str, l, c
+		}
+	}
+	return name, "", 0, 0
+}
+
+// lineCol reads ":line:col" at the start of b.
+func lineCol(b []byte) (line, col int, ok bool) {
+	num := func() (int, bool) {
+		if len(b) == 0 || b[0] != ':' {
+			return 0, false
+		}
+		k := 1
+		for k < len(b) && b[k] >= '0' && b[k] <= '9' {
+			k++
+		}
+		n, err := strconv.Atoi(string(b[1:k]))
+		b = b[k:]
+		return n, err == nil
+	}
+	if line, ok = num(); !ok {
+		return 0, 0, false
+	}
+	col, ok = num()
+	return line, col, ok
 }
 
 // mlirDecodeLocDepth bounds the nesting tryLoc follows.

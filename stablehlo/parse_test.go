@@ -477,3 +477,40 @@ func TestParseOldDenseArrayAttributes(t *testing.T) {
 	require.NoError(t, err)
 	assert.ErrorContains(t, m.Verify(), "attribute permutation must be")
 }
+
+// A location kept as text (a call-site chain, as JAX writes them) gives
+// its name and innermost file:line:col through Where, for messages; the
+// text is what prints.
+func TestLocationTextParts(t *testing.T) {
+	const src = `func.func @main(%a: tensor<2xf32>) -> tensor<2xf32> {
+  %0 = stablehlo.add %a, %a : tensor<2xf32> loc(#l)
+  return %0 : tensor<2xf32>
+}
+#f = loc("/home/u/model.py":10:3 to :9)
+#g = loc("/home/u/main.py":20:1)
+#l = loc("jit(f)/add"(callsite("layer"(#f) at "main"(#g))))
+`
+	m, err := Parse([]byte(src))
+	require.NoError(t, err)
+	l := m.Funcs[0].Body.Blocks[0].Ops[0].Loc
+	name, file, line, col := l.Where()
+	assert.Equal(t, "jit(f)/add", name)
+	assert.Equal(t, "/home/u/model.py", file)
+	assert.Equal(t, 10, line)
+	assert.Equal(t, 3, col)
+	assert.Equal(t, `"jit(f)/add"(callsite("layer"("/home/u/model.py":10:3 to :9) at "main"("/home/u/main.py":20:1)))`, l.Text)
+	var b strings.Builder
+	require.NoError(t, Print(&b, m, PrintOptions{Locations: true}))
+	assert.Contains(t, b.String(), `loc("jit(f)/add"(callsite("layer"("/home/u/model.py":10:3 to :9) at "main"("/home/u/main.py":20:1))))`)
+	for _, c := range []struct {
+		text, name, file string
+		line, col        int
+	}{
+		{`callsite("a.py":1:2 at "b.py":3:4)`, "", "a.py", 1, 2},
+		{`fused["x", "y"]`, "", "", 0, 0},
+		{`"n"(fused["f.py":5:6])`, "n", "f.py", 5, 6},
+	} {
+		n, f, line, col := locParts([]byte(c.text))
+		assert.Equal(t, []any{c.name, c.file, c.line, c.col}, []any{n, f, line, col}, c.text)
+	}
+}
