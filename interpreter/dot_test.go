@@ -128,6 +128,10 @@ func TestDotGeneralDimensionNumbers(t *testing.T) {
 		{"all-contracted", []int64{2, 3}, []int64{3, 2}, dd(nil, nil, []int64{0, 1}, []int64{1, 0})},
 		{"empty-m", []int64{0, 3}, []int64{3, 4}, dd(nil, nil, []int64{1}, []int64{0})},
 		{"empty-k", []int64{2, 0}, []int64{0, 3}, dd(nil, nil, []int64{1}, []int64{0})},
+		// No result columns with several rows: the loop kernel of the
+		// integer, bool and complex types once sliced past its empty result.
+		{"empty-n", []int64{2, 3}, []int64{3, 0}, dd(nil, nil, []int64{1}, []int64{0})},
+		{"empty-n-transposed", []int64{3, 4}, []int64{0, 3}, dd(nil, nil, []int64{0}, []int64{1})},
 		{"empty-batch", []int64{0, 2, 3}, []int64{0, 3, 4}, dd([]int64{0}, []int64{0}, []int64{2}, []int64{1})},
 	}
 	types := []struct {

@@ -501,6 +501,9 @@ func laGemm[T laNum](transA, transB bool, m, n, k int, a []T, lda int, b []T, ld
 // laGemmLoops is laGemm with plain loops (exact IEEE multiply-adds, every
 // compute type), split across cores by rows of C.
 func laGemmLoops[T laNum](transA, transB bool, m, n, k int, a []T, lda int, b []T, ldb int, c []T, ldc int, add bool) {
+	if m == 0 || n == 0 {
+		return // no result (the rows of c past the first may not exist)
+	}
 	if transB {
 		// Make B row-major k×n so the inner loop runs over contiguous rows.
 		bt := make([]T, k*n)
