@@ -32,6 +32,23 @@ func TestTooLargeResultsAreErrors(t *testing.T) {
   %s = stablehlo.slice %r [5:6, 7:8] : (tensor<4294967296x4294967296xf32>) -> tensor<1x1xf32>
   return %s : tensor<1x1xf32>
 }`, "stablehlo.reduce: its result of type tensor<4294967296x4294967296xf32> has more than 2^63 bytes"},
+		// Results past the interpreter's limits for one buffer are
+		// *AllocErrors too (they were plain errors).
+		{`func.func @main() -> tensor<1099511627776xf32> {
+  %c = stablehlo.constant dense<1.0> : tensor<1099511627776xf32>
+  return %c : tensor<1099511627776xf32>
+}`, "stablehlo.constant: result 0: tensor<1099511627776xf32> is too large to hold"},
+		{`func.func @main() -> tensor<1099511627776xf32> {
+  %c = stablehlo.iota dim = 0 : tensor<1099511627776xf32>
+  return %c : tensor<1099511627776xf32>
+}`, "stablehlo.iota: result 0: tensor<1099511627776xf32> is too large to hold"},
+		{`func.func @main() -> tensor<f32> {
+  %c = stablehlo.constant dense<1.0> : tensor<f32>
+  %b = stablehlo.broadcast_in_dim %c, dims = [] : (tensor<f32>) -> tensor<4096x1099511627xf32>
+  %z = stablehlo.constant dense<0.0> : tensor<f32>
+  %s = stablehlo.reduce(%b init: %z) applies stablehlo.add across dimensions = [0, 1] : (tensor<4096x1099511627xf32>, tensor<f32>) -> tensor<f32>
+  return %s : tensor<f32>
+}`, "stablehlo.broadcast_in_dim: tensor<4096x1099511627xf32> is too large to hold"},
 	} {
 		m, err := stablehlo.Parse([]byte(c.src))
 		require.NoError(t, err)

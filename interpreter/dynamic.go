@@ -2,6 +2,7 @@ package interpreter
 
 import (
 	"github.com/halo-ml/halo/stablehlo"
+	"github.com/halo-ml/halo/xla"
 )
 
 // The dynamism ops take shapes, sizes and paddings as tensor operands. The
@@ -75,7 +76,11 @@ func shpDynamicIota(_ *Exec, op *stablehlo.Op, args []Value) ([]Value, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := shpCheckDims(dims); err != nil {
+	rtDType := xla.Invalid
+	if rt, err := ResultTensorType(op, 0); err == nil {
+		rtDType = rt.DType
+	}
+	if err := shpCheckDims(rtDType, dims); err != nil {
 		return nil, err
 	}
 	dim, ok, err := shpAttrInt(op, "iota_dimension")

@@ -272,12 +272,12 @@ func ewResultType(op *stablehlo.Op, i int) (stablehlo.TensorType, error) {
 			return rt, fmt.Errorf("result %d has a dynamic shape %v", i, rt)
 		}
 		if d != 0 && n > ewMaxBytes/d {
-			return rt, fmt.Errorf("result %d of type %v is too large", i, rt)
+			return rt, fmt.Errorf("result %d: %w", i, &AllocError{Shape: rt.Shape(), Bytes: -1})
 		}
 		n *= d
 	}
 	if n*int64(max(rt.DType.HostBytes(), 1)) > ewMaxBytes {
-		return rt, fmt.Errorf("result %d of type %v is too large", i, rt)
+		return rt, fmt.Errorf("result %d: %w", i, &AllocError{Shape: rt.Shape(), Bytes: -1})
 	}
 	return rt, nil
 }

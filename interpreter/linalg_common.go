@@ -558,7 +558,7 @@ func laResultType(op *stablehlo.Op, i int) (stablehlo.TensorType, error) {
 			return rt, fmt.Errorf("result %d has a dynamic shape %v", i, rt)
 		}
 		if d != 0 && n > laMaxElements/d {
-			return rt, fmt.Errorf("result %d of type %v is too large", i, rt)
+			return rt, fmt.Errorf("result %d: %w", i, &AllocError{Shape: rt.Shape(), Bytes: -1})
 		}
 		n *= d
 	}

@@ -58,7 +58,7 @@ func shpReshape(x *Exec, op *stablehlo.Op, args []Value) ([]Value, error) {
 }
 
 func shpDoReshape(in *Tensor, dims []int64) (*Tensor, error) {
-	if err := shpCheckDims(dims); err != nil {
+	if err := shpCheckDims(in.Shape.DType, dims); err != nil {
 		return nil, err
 	}
 	sh := xla.MakeShape(in.Shape.DType, dims...)
@@ -139,7 +139,7 @@ func shpBroadcastFor(x *Exec, in *Tensor, bd, outDims []int64) (*Tensor, error) 
 	if len(bd) != r {
 		return nil, shpErrf("broadcast_dimensions has %d entries for an operand of rank %d", len(bd), r)
 	}
-	if err := shpCheckDims(outDims); err != nil {
+	if err := shpCheckDims(in.Shape.DType, outDims); err != nil {
 		return nil, err
 	}
 	if err := shpDimsIn("broadcast_dimensions", bd, len(outDims)); err != nil {
@@ -495,7 +495,7 @@ func shpDoPad(in, padv *Tensor, lo, hi, interior []int64) (*Tensor, error) {
 			return nil, shpErrf("dimension %d: padding %d/%d/%d of size %d gives a negative size", d, lo[d], hi[d], interior[d], n)
 		}
 	}
-	if err := shpCheckDims(outDims); err != nil {
+	if err := shpCheckDims(in.Shape.DType, outDims); err != nil {
 		return nil, err
 	}
 	out := shpNew(in.Shape.DType, outDims)

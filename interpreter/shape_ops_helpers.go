@@ -425,16 +425,16 @@ func shpNew(dt xla.DType, dims []int64) *Tensor {
 // cannot succeed.
 const shpMaxElems = 1 << 40
 
-// shpCheckDims reports negative dimensions and sizes that do not fit in
-// memory-indexable ints.
-func shpCheckDims(dims []int64) error {
+// shpCheckDims reports negative dimensions, and sizes that do not fit in
+// memory-indexable ints (an *AllocError for a result of element type dt).
+func shpCheckDims(dt xla.DType, dims []int64) error {
 	n := int64(1)
 	for i, d := range dims {
 		if d < 0 {
 			return fmt.Errorf("dimension %d is negative (%d)", i, d)
 		}
 		if d != 0 && n > shpMaxElems/d {
-			return fmt.Errorf("shape %v is too large", dims)
+			return &AllocError{Shape: xla.MakeShape(dt, dims...), Bytes: -1}
 		}
 		n *= d
 	}
