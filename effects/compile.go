@@ -88,7 +88,7 @@ func (e *Executable) begin() bool {
 func (e *Executable) end() {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if e.dispatching--; e.dispatching == 0 && e.idle.L != nil {
+	if e.dispatching--; e.dispatching == 0 {
 		e.idle.Broadcast()
 	}
 }
@@ -132,9 +132,6 @@ func (e *Executable) Close() error {
 		// before the list of running ones is read; later ones fail.
 		e.mu.Lock()
 		e.closing = true
-		if e.idle.L == nil {
-			e.idle.L = &e.mu
-		}
 		for e.dispatching > 0 {
 			e.idle.Wait()
 		}
@@ -214,7 +211,9 @@ func CompileLowered(c *pjrt.Client, l *Lowered, opts *xla.CompileOptions) (*Exec
 	}
 	meta := *l
 	meta.Module = nil // the executable holds its callbacks itself (funcs)
-	return &Executable{client: c, exe: exe, lowered: &meta, tokens: ts, funcs: funcs, params: userParams(l)}, nil
+	e := &Executable{client: c, exe: exe, lowered: &meta, tokens: ts, funcs: funcs, params: userParams(l)}
+	e.idle.L = &e.mu
+	return e, nil
 }
 
 // userParams are the parameter types of l's entry function after its

@@ -143,12 +143,7 @@ func TestExecuteClosed(t *testing.T) {
 // computation finishes later, its callback run.
 func TestCloseDoesNotWaitForRacingDispatches(t *testing.T) {
 	c := openInterpreter(t, 1)
-	gate, entered := make(chan struct{}), make(chan struct{}, 1)
-	exe := compileMode(t, c, callbackProgram(t, Ordered("log"), "slow", func() error {
-		entered <- struct{}{}
-		<-gate
-		return nil
-	}), true) // token arrays: relays
+	exe, gate, entered := gatedProgram(t, c, true) // token arrays: relays
 	s := NewStream()
 	s.errMu.Lock() // holds Close at the end of its Barrier
 	closed := make(chan error, 1)
@@ -187,12 +182,7 @@ func TestCloseReturnsBeforeLaterDispatchRuns(t *testing.T) {
 	for _, mode := range tokenModes {
 		t.Run(mode.name, func(t *testing.T) {
 			c := openInterpreter(t, 1)
-			gate, entered := make(chan struct{}), make(chan struct{}, 1)
-			slow := compileMode(t, c, callbackProgram(t, Ordered("log"), "slow", func() error {
-				entered <- struct{}{}
-				<-gate
-				return nil
-			}), mode.arrays)
+			slow, gate, entered := gatedProgram(t, c, mode.arrays)
 			var out lines
 			later := printIndex(t, c, &out, Ordered("log"), mode.arrays)
 			s := NewStream()
@@ -218,4 +208,16 @@ func TestCloseReturnsBeforeLaterDispatchRuns(t *testing.T) {
 			assert.Equal(t, []string{"1"}, out.all())
 		})
 	}
+}
+
+// gatedProgram is a program whose ordered callback ("slow") signals
+// entered, then waits until gate is closed.
+func gatedProgram(t *testing.T, c *pjrt.Client, arrays bool) (exe *Executable, gate, entered chan struct{}) {
+	gate, entered = make(chan struct{}), make(chan struct{}, 1)
+	exe = compileMode(t, c, callbackProgram(t, Ordered("log"), "slow", func() error {
+		entered <- struct{}{}
+		<-gate
+		return nil
+	}), arrays)
+	return exe, gate, entered
 }

@@ -87,16 +87,8 @@ func Register(name string, open backend.Opener) {
 // is passed over: load each of Candidates to learn why).
 func LoadPlugin(nameOrPath string) (*Plugin, error) {
 	if nameOrPath == "" {
-		var tried []string
-		for _, info := range Candidates() {
-			p, err := loadCandidate(info)
-			if err == nil {
-				return p, nil
-			}
-			tried = append(tried, err.Error())
-		}
-		return nil, fmt.Errorf("pjrt: no plugin loads and no built-in interpreter is registered%s; searched:\n%s",
-			strings.Join(append([]string{""}, tried...), "\n  "), searchedReport())
+		return firstOf(Candidates(), "no plugin loads and no built-in interpreter is registered",
+			func(p *Plugin) (*Plugin, error) { return p, nil })
 	}
 	builtinMu.Lock()
 	open, isBuiltin := builtins[nameOrPath]
@@ -259,20 +251,32 @@ func Open(nameOrPath string, options ...Option) (*Client, error) {
 // openFirst returns a client of the first of cands that loads and
 // creates one with options.
 func openFirst(cands []PluginInfo, options []Option) (*Client, error) {
+	return firstOf(cands, "no plugin gives a client", func(p *Plugin) (*Client, error) {
+		c, err := p.NewClient(options...)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", p, err)
+		}
+		return c, nil
+	})
+}
+
+// firstOf returns use's result for the first of cands that loads and that
+// use accepts; else an error saying none did (none), why each was passed
+// over, and where discovery looked.
+func firstOf[T any](cands []PluginInfo, none string, use func(*Plugin) (T, error)) (T, error) {
 	var tried []string
 	for _, info := range cands {
 		p, err := loadCandidate(info)
 		if err == nil {
-			var c *Client
-			if c, err = p.NewClient(options...); err == nil {
-				return c, nil
+			var v T
+			if v, err = use(p); err == nil {
+				return v, nil
 			}
-			err = fmt.Errorf("%s: %w", p, err)
 		}
 		tried = append(tried, err.Error())
 	}
-	return nil, fmt.Errorf("pjrt: no plugin gives a client%s; searched:\n%s",
-		strings.Join(append([]string{""}, tried...), "\n  "), searchedReport())
+	var zero T
+	return zero, fmt.Errorf("pjrt: %s%s; searched:\n%s", none, strings.Join(append([]string{""}, tried...), "\n  "), searchedReport())
 }
 
 // NewClient creates a client of the plugin.

@@ -458,10 +458,8 @@ func (fb *FuncBuilder) checkEinsum(name, config string, result TensorType, ops .
 		dims[i], dts[i] = t.Dims, t.DType
 	}
 	plan, err := PlanEinsum(config, dims...)
-	if err == nil && len(dts) == 2 {
-		_, err = productDType(dts[0], dts[1], result.DType)
-	} else if err == nil {
-		_, err = productDType(dts[0], dts[0], result.DType)
+	if err == nil { // unary: the operand times itself, for the types
+		_, err = productDType(dts[0], dts[len(dts)-1], result.DType)
 	}
 	if err != nil {
 		fb.fail(name, ops, "%v", err)

@@ -1188,7 +1188,6 @@ func mlirDecodeLoc(raw []byte) Location {
 // locParts finds in location text its leading name ("name"(...)) and its
 // first "file":line:col.
 func locParts(t []byte) (name, file string, line, col int) {
-	first := true
 	for i := 0; i < len(t); i++ {
 		if t[i] != '"' {
 			continue
@@ -1204,8 +1203,8 @@ func locParts(t []byte) (name, file string, line, col int) {
 			break
 		}
 		lit, rest := t[i:j+1], t[j+1:]
-		leading := first && i == 0
-		first, i = false, j
+		leading := i == 0
+		i = j
 		str, err := strconv.Unquote(string(lit))
 		if err != nil {
 			continue
