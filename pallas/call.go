@@ -161,6 +161,10 @@ type CallSpec struct {
 	// vmapLevels is the number of Vmaps that made the spec: the number of
 	// leading batch dims of every output.
 	vmapLevels int
+	// prefetchBatchAxes holds, per scalar-prefetch operand, the grid axes
+	// that pick its batch element, one per leading batch dim (nil: not
+	// batched). Loads from the ref prepend those grid indices.
+	prefetchBatchAxes [][]int
 }
 
 // Call traces kernel and emits it into fb with the chosen backend; it
@@ -430,8 +434,20 @@ func Trace(kernel KernelFunc, spec CallSpec, operands []stablehlo.TensorType) (*
 		if !t.DType.IsInt() && !t.DType.IsBool() && !t.DType.IsFloat() {
 			return fail("prefetch operand %d is %v", i, t)
 		}
+		var axes []int
+		if i < len(spec.prefetchBatchAxes) {
+			axes = spec.prefetchBatchAxes[i]
+		}
+		if len(t.Dims) < len(axes) {
+			return nil, &Error{Kernel: name, Op: "vmap", Msg: fmt.Sprintf("batched scalar-prefetch operand %d has rank %d, fewer than its %d batch dims", i, len(t.Dims), len(axes))}
+		}
+		for d, a := range axes {
+			if a >= len(spec.Grid) || t.Dims[d] != spec.Grid[a] {
+				return nil, &Error{Kernel: name, Op: "vmap", Msg: fmt.Sprintf("scalar-prefetch operand %d (%v) is batched: its dim %d is %d, the batch size is %d", i, t, d, t.Dims[d], spec.Grid[a])}
+			}
+		}
 		p.Refs = append(p.Refs, RefInfo{Kind: PrefetchRef, Index: i, DType: t.DType, ArrayShape: clone(t.Dims),
-			Block: clone(t.Dims), BlockShape: clone(t.Dims), Operand: i, AliasOf: -1})
+			Block: clone(t.Dims), BlockShape: clone(t.Dims), Operand: i, AliasOf: -1, batchDims: len(axes), batchAxes: axes})
 	}
 	blocked := func(kind RefKind, idx int, dt xla.DType, shape []int64, bs *BlockSpec, operand int) (RefInfo, error) {
 		r := RefInfo{Kind: kind, Index: idx, DType: dt, ArrayShape: clone(shape), Operand: operand, AliasOf: -1}
@@ -570,7 +586,7 @@ func Trace(kernel KernelFunc, spec CallSpec, operands []stablehlo.TensorType) (*
 		v := k.newValue(Type{DType: info.DType, Shape: info.BlockShape}, nil)
 		v.Ref, v.argOf = &info, body
 		body.Args = append(body.Args, v)
-		refs[i] = &Ref{v: v, k: k}
+		refs[i] = &Ref{v: v, k: k, batch: info.batchAxes}
 	}
 	err := runTraced(k, "kernel", func() { kernel(k, refs) })
 	k.done = true
@@ -736,6 +752,7 @@ func funcLoc(f any) Loc {
 func traceIndexMap(st *traceState, p *Program, f, user IndexMapFunc, ref RefInfo) (*Region, error) {
 	k := &Kernel{st: st, gridLen: len(p.Grid)}
 	r := &Region{}
+	defer func() { k.grid = nil }()
 	// Errors in what the map returns are reported at the user's map.
 	loc := funcLoc(user)
 	if fn := runtime.FuncForPC(reflect.ValueOf(user).Pointer()); fn != nil {
@@ -750,13 +767,14 @@ func traceIndexMap(st *traceState, p *Program, f, user IndexMapFunc, ref RefInfo
 		grid[i].argOf = r
 		r.Args = append(r.Args, grid[i])
 	}
+	k.grid = grid
 	pf := make([]*Ref, p.NumPrefetch)
 	for i := range pf {
 		info := p.Refs[i]
 		v := k.newValue(Type{DType: info.DType, Shape: info.BlockShape}, nil)
 		v.Ref, v.argOf = &info, r
 		r.Args = append(r.Args, v)
-		pf[i] = &Ref{v: v, k: k}
+		pf[i] = &Ref{v: v, k: k, batch: info.batchAxes}
 	}
 	var idx []any
 	what := fmt.Sprintf("index map of %s", ref)

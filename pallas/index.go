@@ -81,9 +81,13 @@ func (k *Kernel) indexer(op string, ref *Ref, idx []any, masked bool) (Indexer, 
 		return ix, nil, false
 	}
 	shape := ref.v.Type.Shape
-	if len(idx) > len(shape) {
-		k.failf(op, "%d indices for %s of rank %d", len(idx), ref.v.Ref, len(shape))
+	nb := len(ref.batch) // leading batch dims, indexed here (see Ref.batch)
+	if len(idx) > len(shape)-nb {
+		k.failf(op, "%d indices for %s of rank %d", len(idx), ref.v.Ref, len(shape)-nb)
 		return ix, nil, false
+	}
+	if nb > 0 {
+		idx = append(k.batchIndices(ref), idx...)
 	}
 	var operands []*Value
 	var arrays []int // dims indexed by arrays
@@ -97,7 +101,7 @@ func (k *Kernel) indexer(op string, ref *Ref, idx []any, masked bool) (Indexer, 
 		case allIndex:
 		case SliceIndex:
 			if x.Start > x.Stop || x.Stop-x.Start < 0 || x.Stop-x.Start > dim || (x.Start < 0 || x.Stop > dim) && !masked {
-				k.failf(op, "slice %d:%d of dim %d (size %d) of %s", x.Start, x.Stop, d, dim, ref.v.Ref)
+				k.failf(op, "slice %d:%d of dim %d (size %d) of %s", x.Start, x.Stop, d-nb, dim, ref.v.Ref)
 				return ix, nil, false
 			}
 			di.Start, di.Size = x.Start, x.Stop-x.Start
@@ -107,21 +111,21 @@ func (k *Kernel) indexer(op string, ref *Ref, idx []any, masked bool) (Indexer, 
 			}
 		case DSIndex:
 			if x.Size < 0 || x.Size > dim {
-				k.failf(op, "dynamic slice of size %d of dim %d (size %d) of %s", x.Size, d, dim, ref.v.Ref)
+				k.failf(op, "dynamic slice of size %d of dim %d (size %d) of %s", x.Size, d-nb, dim, ref.v.Ref)
 				return ix, nil, false
 			}
 			di.Size = x.Size
 			if s, ok, err := staticInt(x.Start); err != nil {
-				k.failf(op, "slice start of dim %d: %v", d, err)
+				k.failf(op, "slice start of dim %d: %v", d-nb, err)
 				return ix, nil, false
 			} else if ok {
 				if s < 0 || s > dim-x.Size { // not s+x.Size > dim: it may overflow
 					if s > math.MaxInt64-x.Size {
-						k.failf(op, "slice of size %d starting at %d of dim %d (size %d) of %s", x.Size, s, d, dim, ref.v.Ref)
+						k.failf(op, "slice of size %d starting at %d of dim %d (size %d) of %s", x.Size, s, d-nb, dim, ref.v.Ref)
 						return ix, nil, false
 					}
 					if !masked {
-						k.failf(op, "slice %d:%d of dim %d (size %d) of %s", s, s+x.Size, d, dim, ref.v.Ref)
+						k.failf(op, "slice %d:%d of dim %d (size %d) of %s", s, s+x.Size, d-nb, dim, ref.v.Ref)
 						return ix, nil, false
 					}
 					di.Operand = len(operands)
@@ -139,14 +143,14 @@ func (k *Kernel) indexer(op string, ref *Ref, idx []any, masked bool) (Indexer, 
 			}
 		case *Value:
 			if x == nil {
-				k.failf(op, "index %d is a nil *Value", d)
+				k.failf(op, "index %d is a nil *Value", d-nb)
 				return ix, nil, false
 			}
 			if !k.check(op, x) {
 				return ix, nil, false
 			}
 			if !x.Type.DType.IsInt() {
-				k.failf(op, "index %d is %s, not an integer", d, x.Type)
+				k.failf(op, "index %d is %s, not an integer", d-nb, x.Type)
 				return ix, nil, false
 			}
 			if x.Type.Rank() == 0 {
@@ -161,17 +165,17 @@ func (k *Kernel) indexer(op string, ref *Ref, idx []any, masked bool) (Indexer, 
 		default:
 			s, ok, err := staticInt(e)
 			if err != nil {
-				k.failf(op, "index %d: %v", d, err)
+				k.failf(op, "index %d: %v", d-nb, err)
 				return ix, nil, false
 			}
 			if !ok {
-				k.failf(op, "index %d has unsupported type %T (want a Go integer, Value, Slice, DS or All)", d, e)
+				k.failf(op, "index %d has unsupported type %T (want a Go integer, Value, Slice, DS or All)", d-nb, e)
 				return ix, nil, false
 			}
 			di = DimIndex{Kind: DimPoint, Start: s, Size: 1, Operand: -1}
 			if s < 0 || s >= dim {
 				if !masked {
-					k.failf(op, "index %d is outside dim %d (size %d) of %s", s, d, dim, ref.v.Ref)
+					k.failf(op, "index %d is outside dim %d (size %d) of %s", s, d-nb, dim, ref.v.Ref)
 					return ix, nil, false
 				}
 				di.Start, di.Operand = 0, len(operands)
@@ -200,7 +204,7 @@ func (k *Kernel) indexer(op string, ref *Ref, idx []any, masked bool) (Indexer, 
 		// take their place, else they come first.
 		first, last, n := -1, -1, 0
 		for d, di := range ix.Dims {
-			if di.Kind != DimSlice {
+			if di.Kind != DimSlice && d >= nb { // not a Vmap batch index: the kernel has none
 				if first < 0 {
 					first = d
 				}
@@ -231,6 +235,21 @@ func (k *Kernel) indexer(op string, ref *Ref, idx []any, masked bool) (Indexer, 
 	}
 	ix.NumOperands = len(operands)
 	return ix, operands, k.st.err == nil
+}
+
+// batchIndices are the indices of the batch element ref shows (see
+// Ref.batch): the grid indices of its batch axes, read in an index map
+// from its arguments and in a kernel body with program_id.
+func (k *Kernel) batchIndices(ref *Ref) []any {
+	idx := make([]any, len(ref.batch))
+	for i, a := range ref.batch {
+		if k.grid != nil {
+			idx[i] = k.grid[a]
+			continue
+		}
+		idx[i] = k.emit("program_id", nil, []Type{{DType: xla.Int32}}, Attrs{Axis: a}).Results[0]
+	}
+	return idx
 }
 
 // staticInt is the value of e when it is a Go integer of any kind (an

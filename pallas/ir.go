@@ -189,13 +189,20 @@ type RefInfo struct {
 	// batchDims is the number of leading dims of ArrayShape and Block
 	// that Vmaps added, which Ref.Info hides from the kernel.
 	batchDims int
+	// batchAxes are, for a scalar-prefetch array Vmap batched, the grid
+	// axes whose indices pick its batch element (see Ref.batch).
+	batchAxes []int
 }
 
 // String names the ref for messages: "input 1 (f32[2,2] block of f32[8,8])".
 func (r RefInfo) String() string {
 	s := fmt.Sprintf("%s %d (%s", r.Kind, r.Index, shapeString(r.DType, r.BlockShape))
-	if r.Kind == InputRef || r.Kind == OutputRef {
+	switch {
+	case r.Kind == InputRef || r.Kind == OutputRef:
 		s += " block of " + shapeString(r.DType, r.ArrayShape)
+	case len(r.batchAxes) > 0:
+		s = fmt.Sprintf("%s %d (%s element of %s batched by Vmap", r.Kind, r.Index,
+			shapeString(r.DType, r.ArrayShape[len(r.batchAxes):]), shapeString(r.DType, r.ArrayShape))
 	}
 	return s + ")"
 }

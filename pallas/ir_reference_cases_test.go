@@ -349,7 +349,7 @@ func zzOwnCases() []tritonCase {
 // requires interpret mode's results (floats to a relative 1e-5).
 func TestIRReferenceEvaluator(t *testing.T) {
 	groups := map[string][]tritonCase{
-		"triton":   append(tritonCases(), vmappedMatmul()),
+		"triton":   append(tritonCases(), vmappedCases()...),
 		"examples": zzExampleCases(),
 		"own":      zzOwnCases(),
 	}

@@ -73,6 +73,9 @@ type Kernel struct {
 	gridLen int
 	// axisOffset shifts ProgramID/NumPrograms axes (Vmap's leading axis).
 	axisOffset int
+	// grid holds an index map's grid indices (nil in a kernel body, which
+	// reads them with program_id).
+	grid []*Value
 	// inCond counts the While conditions being traced: a condition only
 	// reads, so a store in one is an error (on every backend).
 	inCond int
@@ -86,10 +89,14 @@ type Kernel struct {
 type Ref struct {
 	v *Value
 	k *Kernel
+	// batch are the grid axes that pick the batch element of a
+	// scalar-prefetch array Vmap batched: the ref shows the kernel one
+	// element, and every access is prefixed with those grid indices.
+	batch []int
 }
 
 // Shape is the ref's (block) shape.
-func (r *Ref) Shape() []int64 { return append([]int64(nil), r.v.Type.Shape...) }
+func (r *Ref) Shape() []int64 { return append([]int64(nil), r.v.Type.Shape[len(r.batch):]...) }
 
 // DType is the ref's element type.
 func (r *Ref) DType() xla.DType { return r.v.Type.DType }
@@ -100,8 +107,8 @@ func (r *Ref) DType() xla.DType { return r.v.Type.DType }
 func (r *Ref) Info() RefInfo {
 	info := *r.v.Ref
 	n := info.batchDims
-	info.ArrayShape, info.Block, info.BlockShape = clone(info.ArrayShape[n:]), clone(info.Block[n:]), clone(info.BlockShape)
-	info.batchDims = 0
+	info.ArrayShape, info.Block, info.BlockShape = clone(info.ArrayShape[n:]), clone(info.Block[n:]), clone(info.BlockShape[len(r.batch):])
+	info.batchDims, info.batchAxes = 0, nil
 	return info
 }
 

@@ -24,7 +24,7 @@ func TestTritonRealPlugin(t *testing.T) {
 	c := plugintest.Open(t, "run the Triton kernels on a GPU")
 	require.NoError(t, Register(c))
 	for _, backend := range []Backend{Triton, Interpret} {
-		for _, tc := range append(tritonCases(), vmappedMatmul()) {
+		for _, tc := range append(tritonCases(), vmappedCases()...) {
 			t.Run(string(backend)+"/"+tc.name, func(t *testing.T) {
 				want, err := runCall(tc.kernel, tc.spec, tc.args...)
 				require.NoError(t, err)

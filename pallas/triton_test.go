@@ -627,6 +627,31 @@ func vmappedMatmul() tritonCase {
 	return tritonCase{name: "vmapped_matmul", kernel: k, spec: spec, args: []*interpreter.Tensor{bx, by}}
 }
 
+// vmappedRowLoop is row_loop batched by Vmap over 2 block-sparse
+// matrices, each with its own row pointers and block columns (batched
+// scalar prefetch), against one dense y.
+func vmappedRowLoop() tritonCase {
+	var c tritonCase
+	for _, tc := range tritonCases() {
+		if tc.name == "row_loop" {
+			c = tc
+		}
+	}
+	k, spec, err := Vmap(c.kernel, c.spec, 2, []bool{true, true, true, false})
+	if err != nil {
+		panic(err)
+	}
+	spec.Name = "vmapped_row_loop"
+	rowPtr := iTensor([]int64{2, 4}, 0, 2, 2, 3, 0, 0, 1, 3)
+	colIdx := iTensor([]int64{2, 3}, 0, 1, 1, 1, 0, 1)
+	blocks := fTensor([]int64{2, 3, 4, 4}, func(i int) float64 { return math.Sin(float64(i)) })
+	return tritonCase{name: "vmapped_row_loop", kernel: k, spec: spec, args: []*interpreter.Tensor{rowPtr, colIdx, blocks, c.args[3]}}
+}
+
+// vmappedCases are the kernels batched by Vmap that the Triton tests run
+// besides tritonCases.
+func vmappedCases() []tritonCase { return []tritonCase{vmappedMatmul(), vmappedRowLoop()} }
+
 func argTypes(args []*interpreter.Tensor) []stablehlo.TensorType {
 	ts := make([]stablehlo.TensorType, len(args))
 	for i, a := range args {
@@ -857,7 +882,7 @@ func assertCloseTol(t *testing.T, want, got *interpreter.Tensor, rel float64) {
 // TestTritonMatchesInterpret runs each kernel's TTIR on the reference
 // evaluator and compares with interpret mode on the interpreter.
 func TestTritonMatchesInterpret(t *testing.T) {
-	for _, c := range append(tritonCases(), vmappedMatmul()) {
+	for _, c := range append(tritonCases(), vmappedCases()...) {
 		t.Run(c.name, func(t *testing.T) {
 			want, err := runCall(c.kernel, c.spec, c.args...)
 			require.NoError(t, err)

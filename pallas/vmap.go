@@ -14,9 +14,12 @@ import (
 // dim indexed by that axis, unbatched operands keep their blocks, index
 // maps receive the original grid indices, and ProgramID/NumPrograms in the
 // kernel keep their axis numbers, as Ref.Info keeps the shapes the kernel
-// was written for. Batched scalar-prefetch operands are not supported, nor
-// is an unbatched operand aliased to an output (InputOutputAliases: batch
-// it, as every output is batched). batched has one flag per operand: a
+// was written for. A batched scalar-prefetch operand shows the kernel and
+// the index maps the element of the batch being run, with the shape it
+// was written for (a batch of block-sparse matrices, each with its own
+// block indices, runs as one call). An unbatched operand may not be
+// aliased to an output (InputOutputAliases: batch it, as every output is
+// batched). batched has one flag per operand: a
 // call of the result with another number of operands, or with a batched
 // operand whose leading dim is not batch, is an error.
 func Vmap(kernel KernelFunc, spec CallSpec, batch int64, batched []bool) (KernelFunc, CallSpec, error) {
@@ -37,11 +40,6 @@ func Vmap(kernel KernelFunc, spec CallSpec, batch int64, batched []bool) (Kernel
 	if np < 0 || np > len(batched) {
 		return fail("NumScalarPrefetch %d with %d operands", np, len(batched))
 	}
-	for i := 0; i < np; i++ {
-		if batched[i] {
-			return fail("scalar-prefetch operand %d is batched (not supported)", i)
-		}
-	}
 	for in, out := range spec.InputOutputAliases {
 		if in >= 0 && in < len(batched) && !batched[in] {
 			return fail("operand %d is aliased to output %d (InputOutputAliases) but not batched: every output gains the batch dim, so batch the operand too", in, out)
@@ -58,6 +56,21 @@ func Vmap(kernel KernelFunc, spec CallSpec, batch int64, batched []bool) (Kernel
 	out.Name = name
 	out.vmapped, out.vmapOperands, out.vmapLevels = true, len(batched), spec.vmapLevels+1
 	out.Grid = append([]int64{batch}, spec.Grid...)
+	// A batched prefetch array is indexed by this batch axis first, then
+	// by those of inner Vmaps, their grid axes moved up by one.
+	out.prefetchBatchAxes = make([][]int, np)
+	for i := 0; i < np; i++ {
+		var axes []int
+		if batched[i] {
+			axes = append(axes, 0)
+		}
+		if i < len(spec.prefetchBatchAxes) {
+			for _, a := range spec.prefetchBatchAxes[i] {
+				axes = append(axes, a+1)
+			}
+		}
+		out.prefetchBatchAxes[i] = axes
+	}
 	wrap := func(bs *BlockSpec, shape []int64, isBatched bool) *BlockSpec {
 		block := shape
 		if bs != nil && bs.BlockShape != nil {

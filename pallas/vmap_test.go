@@ -41,8 +41,15 @@ func TestVmapAddsLeadingGridAxis(t *testing.T) {
 func TestVmapErrors(t *testing.T) {
 	k := func(k *Kernel, r []*Ref) {}
 	spec := CallSpec{OutShapes: []xla.Shape{xla.MakeShape(xla.Float32, 4)}, NumScalarPrefetch: 1}
-	_, _, err := Vmap(k, spec, 2, []bool{true, false})
-	require.ErrorContains(t, err, "scalar-prefetch operand 0 is batched")
+	// A batched prefetch array whose leading dim is not the batch size,
+	// or that has no leading dim.
+	vk, vspec, err := Vmap(k, spec, 2, []bool{true, false})
+	require.NoError(t, err)
+	out := tensor(t, xla.Float32, make([]float32, 8), 2, 4)
+	_, err = runCall(vk, vspec, tensor(t, xla.Int32, []int32{1, 2, 3}, 3), out)
+	require.ErrorContains(t, err, "scalar-prefetch operand 0 (tensor<3xi32>) is batched: its dim 0 is 3, the batch size is 2")
+	_, err = runCall(vk, vspec, interpreter.NewTensor(xla.MakeShape(xla.Int32)), out)
+	require.ErrorContains(t, err, "batched scalar-prefetch operand 0 has rank 0, fewer than its 1 batch dims")
 	_, _, err = Vmap(k, spec, 0, []bool{false, false})
 	require.ErrorContains(t, err, "batch size 0")
 	_, _, err = Vmap(nil, spec, 2, []bool{false})
@@ -141,6 +148,98 @@ func TestVmapScalarPrefetch(t *testing.T) {
 	x := tensor(t, xla.Float32, f32s(24, func(i int) float32 { return float32(i) }), 3, 8)
 	y := tensor(t, xla.Float32, f32s(8, func(i int) float32 { return float32(1000 * i) }), 8)
 	requireVmapMatchesLoop(t, kernel, spec, 3, []bool{false, true, false}, perm, x, y)
+}
+
+// A batched prefetch array: each batch element's kernel and index maps
+// see their own element, with the shape they were written for (Shape,
+// Info), whether indexed by a scalar, a dynamic slice or an index array.
+func TestVmapBatchedScalarPrefetch(t *testing.T) {
+	var shapes [][]int64
+	var infos []RefInfo
+	kernel := func(k *Kernel, r []*Ref) {
+		pf, x, o := r[0], r[1], r[2]
+		shapes, infos = append(shapes[:0], pf.Shape()), append(infos[:0], pf.Info())
+		i := k.ProgramID(0)
+		// pf[i, :] (a whole row); pf[:, [1, 0]] with an index array
+		// (NumPy's placement: the array's dims where the index is, so
+		// f32[4,2], whose column sums, swapped, are added).
+		row := pf.Load(i).Astype(xla.Float32).Sum(0)
+		cols := pf.Load(All, k.Arange(2).Mul(-1).Add(1)).Astype(xla.Float32).Sum(0)
+		o.Store(x.Load().Add(row.Mul(100)).Add(cols.Mul(10000)))
+	}
+	pick := &BlockSpec{BlockShape: []int64{2}, IndexMap: func(g []*Value, pf []*Ref) []any { return []any{pf[0].Load(g[0], 0)} }}
+	blk := &BlockSpec{BlockShape: []int64{2}, IndexMap: func(g []*Value, _ []*Ref) []any { return []any{g[0]} }}
+	spec := CallSpec{Name: "bpf", OutShapes: []xla.Shape{xla.MakeShape(xla.Float32, 8)}, Grid: []int64{4}, NumScalarPrefetch: 1,
+		InSpecs: []*BlockSpec{pick}, OutSpecs: []*BlockSpec{blk}}
+	// Three block permutations (with a second column), one per element.
+	perm := tensor(t, xla.Int32, []int32{2, 1, 0, 2, 3, 3, 1, 4, 0, 5, 1, 6, 2, 7, 3, 8, 3, 9, 2, 1, 1, 2, 0, 3}, 3, 4, 2)
+	x := tensor(t, xla.Float32, f32s(8, func(i int) float32 { return float32(i) }), 8)
+	bx := tensor(t, xla.Float32, f32s(24, func(i int) float32 { return float32(i) }), 3, 8)
+	requireVmapMatchesLoop(t, kernel, spec, 3, []bool{true, false}, perm, x)
+	requireVmapMatchesLoop(t, kernel, spec, 3, []bool{true, true}, perm, bx)
+	assert.Equal(t, [][]int64{{4, 2}}, shapes)
+	assert.Equal(t, []int64{4, 2}, infos[0].ArrayShape)
+	assert.Equal(t, []int64{4, 2}, infos[0].BlockShape)
+
+	// Indexing errors count the dims the kernel sees.
+	bad := func(k *Kernel, r []*Ref) { r[2].Store(r[1].Load().Add(r[0].Load(0, 5).Astype(xla.Float32))) }
+	vk, vspec, err := Vmap(bad, spec, 3, []bool{true, false})
+	require.NoError(t, err)
+	_, err = runCall(vk, vspec, perm, x)
+	require.ErrorContains(t, err, "index 5 is outside dim 1 (size 2) of prefetch 0 (i32[4,2] element of i32[3,4,2] batched by Vmap)")
+	bad = func(k *Kernel, r []*Ref) { r[2].Store(r[1].Load().Add(r[0].Load(0, 0, 0).Astype(xla.Float32))) }
+	vk, vspec, err = Vmap(bad, spec, 3, []bool{true, false})
+	require.NoError(t, err)
+	_, err = runCall(vk, vspec, perm, x)
+	require.ErrorContains(t, err, "3 indices for prefetch 0 (i32[4,2] element of i32[3,4,2] batched by Vmap) of rank 2")
+}
+
+// Nested Vmaps batch a prefetch array by both, one of them, or neither:
+// o[a, b] picks its x block with p[a, b] (or p[b], p[a]) and adds the
+// picked block index.
+func TestVmapNestedBatchedPrefetch(t *testing.T) {
+	kernel := func(k *Kernel, r []*Ref) {
+		r[2].Store(r[1].Load().Add(r[0].Load(k.ProgramID(0)).Astype(xla.Float32).Mul(1000)))
+	}
+	pick := &BlockSpec{BlockShape: []int64{2}, IndexMap: func(g []*Value, pf []*Ref) []any { return []any{pf[0].Load(g[0])} }}
+	blk := &BlockSpec{BlockShape: []int64{2}, IndexMap: func(g []*Value, _ []*Ref) []any { return []any{g[0]} }}
+	spec := CallSpec{Name: "npf", OutShapes: []xla.Shape{xla.MakeShape(xla.Float32, 4)}, Grid: []int64{2}, NumScalarPrefetch: 1,
+		InSpecs: []*BlockSpec{pick}, OutSpecs: []*BlockSpec{blk}}
+	x := tensor(t, xla.Float32, f32s(6, func(i int) float32 { return float32(i) }), 6) // 3 blocks
+	// p holds, for outer a (2) and inner b (3), the blocks of the 2 steps.
+	pv := []int32{0, 1, 1, 2, 2, 0, 2, 2, 1, 0, 0, 0}
+	for _, c := range []struct {
+		inner, outer bool
+		dims         []int64
+		at           func(a, b, s int) int32
+	}{
+		{true, true, []int64{2, 3, 2}, func(a, b, s int) int32 { return pv[(a*3+b)*2+s] }},
+		{true, false, []int64{3, 2}, func(a, b, s int) int32 { return pv[b*2+s] }},
+		{false, true, []int64{2, 2}, func(a, b, s int) int32 { return pv[a*2+s] }},
+	} {
+		ik, ispec, err := Vmap(kernel, spec, 3, []bool{c.inner, false})
+		require.NoError(t, err)
+		ok, ospec, err := Vmap(ik, ispec, 2, []bool{c.outer, false})
+		require.NoError(t, err)
+		n := int64(1)
+		for _, d := range c.dims {
+			n *= d
+		}
+		p := tensor(t, xla.Int32, pv[:n], c.dims...)
+		out, err := runCall(ok, ospec, p, x)
+		require.NoError(t, err, "inner %v outer %v", c.inner, c.outer)
+		require.Equal(t, []int64{2, 3, 4}, out[0].Shape.Dims)
+		want := make([]float32, 24)
+		for a := 0; a < 2; a++ {
+			for b := 0; b < 3; b++ {
+				for i := 0; i < 4; i++ {
+					blkIdx := c.at(a, b, i/2)
+					want[(a*3+b)*4+i] = float32(int(blkIdx)*2+i%2) + 1000*float32(blkIdx)
+				}
+			}
+		}
+		assert.Equal(t, want, out[0].Data, "inner %v outer %v", c.inner, c.outer)
+	}
 }
 
 func TestVmapInputOutputAliases(t *testing.T) {
