@@ -335,9 +335,13 @@ func rtPairs(op *stablehlo.Op) ([][]int64, error) {
 
 // rtGroups reads a rank-2 integer attribute (replica_groups) as rows.
 // Negative entries pad groups of unequal size and are dropped.
-func rtGroups(op *stablehlo.Op, name string) ([][]int64, error) {
+func (x *Exec) rtGroups(op *stablehlo.Op, name string) ([][]int64, error) {
 	if o, ok := op.Attr(name).(stablehlo.OpaqueAttr); ok && name == "replica_groups" {
-		return stablehlo.ReplicaGroups(o) // #stablehlo.replica_group_mesh_axes<...>
+		var m *stablehlo.Module
+		if x.Program != nil {
+			m = x.Program.Module
+		}
+		return stablehlo.ReplicaGroupsIn(m, o) // #stablehlo.replica_group_mesh_axes<...>
 	}
 	a, vals, err := rtIntsAttr(op, name)
 	if err != nil {
@@ -466,7 +470,7 @@ func (x *Exec) gatherGroup(op *stablehlo.Op) ([]ProcessID, int, error) {
 	if err != nil {
 		return nil, 0, err
 	}
-	groups, err := rtGroups(op, "replica_groups")
+	groups, err := x.rtGroups(op, "replica_groups")
 	if err != nil {
 		return nil, 0, err
 	}
@@ -489,7 +493,7 @@ func (x *Exec) channelGroup(op *stablehlo.Op) ([]ProcessID, int, error) {
 	if err != nil {
 		return nil, 0, err
 	}
-	groups, err := rtGroups(op, "replica_groups")
+	groups, err := x.rtGroups(op, "replica_groups")
 	if err != nil {
 		return nil, 0, err
 	}
@@ -670,7 +674,7 @@ func kernelCrossReplicaSum(x *Exec, op *stablehlo.Op, args []Value) ([]Value, er
 	if len(ts) != 1 {
 		return nil, fmt.Errorf("want one operand, have %d", len(ts))
 	}
-	groups, err := rtGroups(op, "replica_groups")
+	groups, err := x.rtGroups(op, "replica_groups")
 	if err != nil {
 		return nil, err
 	}

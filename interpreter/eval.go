@@ -307,6 +307,43 @@ func checkTypesFlow(m *stablehlo.Module) error {
 	return nil
 }
 
+// checkResultTypes checks every op's declared result types against those
+// its operands and attributes give (stablehlo.InferResultTypes): a kernel
+// makes its results from its operands, so a program that declares other
+// types would hand values on under the wrong ones (an all_reduce declared
+// i32 passing its f32 bits on). Operands and attributes the inference
+// refuses are left to the op's kernel, whose message is the more specific
+// (and the rest of Verify is not asked for, see checkTypesFlow).
+func checkResultTypes(m *stablehlo.Module) error {
+	for _, f := range m.Funcs {
+		if f == nil || f.Body == nil {
+			continue
+		}
+		var err error
+		f.Walk(func(op *stablehlo.Op) bool {
+			types, known, e := stablehlo.InferResultTypes(op)
+			if !known || e != nil {
+				return true
+			}
+			if len(types) != len(op.Results) {
+				err = opError(f, op, fmt.Errorf("has %d results, its operands give %d", len(op.Results), len(types)))
+				return false
+			}
+			for i, t := range types {
+				if r := op.Results[i]; r != nil && !stablehlo.TypesCompatible(t, r.Type) {
+					err = opError(f, op, fmt.Errorf("result %d is declared %v, its operands give %v", i, r.Type, t))
+					return false
+				}
+			}
+			return true
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // tooLarge reports whether a value of type t (a static tensor, or a
 // tuple holding one) has more bytes than an int64 counts: no memory holds
 // it, and its size would wrap.
@@ -391,6 +428,9 @@ func compileProgram(m *stablehlo.Module, main string, share bool) (*Program, err
 				p.constStorage[pl.konst.dataPointer()] = true
 			}
 		}
+	}
+	if err := checkResultTypes(m); err != nil {
+		return nil, err
 	}
 	if main == "" {
 		main = m.EntryName()

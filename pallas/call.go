@@ -442,7 +442,10 @@ func Trace(kernel KernelFunc, spec CallSpec, operands []stablehlo.TensorType) (*
 			return nil, &Error{Kernel: name, Op: "vmap", Msg: fmt.Sprintf("batched scalar-prefetch operand %d has rank %d, fewer than its %d batch dims", i, len(t.Dims), len(axes))}
 		}
 		for d, a := range axes {
-			if a >= len(spec.Grid) || t.Dims[d] != spec.Grid[a] {
+			if a >= len(spec.Grid) {
+				return nil, &Error{Kernel: name, Op: "vmap", Msg: fmt.Sprintf("batch axis %d of scalar-prefetch operand %d is outside the grid %v", a, i, spec.Grid)}
+			}
+			if t.Dims[d] != spec.Grid[a] {
 				return nil, &Error{Kernel: name, Op: "vmap", Msg: fmt.Sprintf("scalar-prefetch operand %d (%v) is batched: its dim %d is %d, the batch size is %d", i, t, d, t.Dims[d], spec.Grid[a])}
 			}
 		}

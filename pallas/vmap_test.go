@@ -50,6 +50,10 @@ func TestVmapErrors(t *testing.T) {
 	require.ErrorContains(t, err, "scalar-prefetch operand 0 (tensor<3xi32>) is batched: its dim 0 is 3, the batch size is 2")
 	_, err = runCall(vk, vspec, interpreter.NewTensor(xla.MakeShape(xla.Int32)), out)
 	require.ErrorContains(t, err, "batched scalar-prefetch operand 0 has rank 0, fewer than its 1 batch dims")
+	// A spec whose grid lost Vmap's axis.
+	vspec.Grid = nil
+	_, err = runCall(vk, vspec, tensor(t, xla.Int32, []int32{1, 2}, 2), out)
+	require.ErrorContains(t, err, "batch axis 0 of scalar-prefetch operand 0 is outside the grid []")
 	_, _, err = Vmap(k, spec, 0, []bool{false, false})
 	require.ErrorContains(t, err, "batch size 0")
 	_, _, err = Vmap(nil, spec, 2, []bool{false})

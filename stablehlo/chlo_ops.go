@@ -352,6 +352,10 @@ func inferChlo(op *Op) ([]Type, bool, error) {
 			dt = v.Type
 		case BoolAttr:
 			dt = xla.Bool
+		case DenseElementsAttr: // a splat, or one element
+			dt = v.Type.DType
+		case nil:
+			return nil, true, fmt.Errorf("missing value attribute")
 		default:
 			return nil, true, fmt.Errorf("value must be a float, integer or bool attribute, got %T", v)
 		}

@@ -109,8 +109,13 @@ func InferResultTypes(op *Op) (types []Type, known bool, err error) {
 			return nil, true, fmt.Errorf("operands must both be f32 or f64")
 		}
 		return []Type{TensorType{DType: ct, Dims: ts[0].Dims}}, true, nil
-	case "reduce_precision", "reverse", "cholesky", "optimization_barrier", "collective_permute", "collective_broadcast":
+	case "reduce_precision", "reverse", "cholesky", "optimization_barrier":
 		return valueTypes(op.Operands), true, nil
+	case "all_reduce", "collective_reduce", "cross-replica-sum", "all_gather", "reduce_scatter", "all_to_all", "collective_permute", "collective_broadcast":
+		if !allTensors {
+			return nil, false, nil
+		}
+		return inferCollective(op, name[len("stablehlo."):], ts)
 	case "transpose":
 		if !allTensors || len(ts) != 1 {
 			return nil, false, nil

@@ -653,8 +653,8 @@ func (fb *FuncBuilder) checkCollective(name string, ops []*Value, c Collective) 
 		fb.fail(name, ops, "%v", err)
 		return false
 	}
-	if c.UseGlobalDeviceIDs && c.Channel == nil {
-		fb.fail(name, ops, "use_global_device_ids needs a channel_handle")
+	if c.UseGlobalDeviceIDs && (c.Channel == nil || c.Channel.Handle <= 0) {
+		fb.fail(name, ops, "use_global_device_ids needs a channel_handle with a positive handle")
 		return false
 	}
 	return true
@@ -821,9 +821,20 @@ func (fb *FuncBuilder) AllToAll(operands []*Value, splitDim, concatDim, splitCou
 		fb.fail(name, operands, "split_count must be > 0")
 		return deadN(n)
 	}
-	if len(c.ReplicaGroups) > 0 && int64(len(c.ReplicaGroups[0])) != splitCount {
-		fb.fail(name, operands, "split_count %d != replica group size %d", splitCount, len(c.ReplicaGroups[0]))
+	if c.UseGlobalDeviceIDs {
+		fb.fail(name, operands, "all_to_all has no use_global_device_ids")
 		return deadN(n)
+	}
+	if len(c.ReplicaGroups) > 0 {
+		g, err := groupSize(c.ReplicaGroups)
+		if err != nil {
+			fb.fail(name, operands, "%v", err)
+			return deadN(n)
+		}
+		if g != splitCount {
+			fb.fail(name, operands, "split_count %d != replica group size %d", splitCount, g)
+			return deadN(n)
+		}
 	}
 	types := make([]Type, n)
 	for i, t := range ts {

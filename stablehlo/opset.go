@@ -27,6 +27,8 @@ import (
 //	attrBoolArray      DenseArrayAttr{DType: Bool}    ("array<i1: true, false>"), values 0/1
 //	attrI64Elements    DenseElementsAttr of i64       ("dense<[[0, 1]]> : tensor<1x2xi64>"):
 //	                   padding (Nx2), replica_groups (GxS), source_target_pairs (Nx2)
+//	attrReplicaGroups  attrI64Elements, or OpaqueAttr of a
+//	                   #stablehlo.replica_group_mesh_axes<...> (see ReplicaGroups)
 //	attrElements       DenseElementsAttr of any type  (constant's value)
 //	attrSymbol         SymbolRefAttr                  ("@f")
 //	attrSymbolArray    ArrayAttr of SymbolRefAttr     ("[@f, @g]")
@@ -72,6 +74,7 @@ const (
 	attrI64Array
 	attrBoolArray
 	attrI64Elements
+	attrReplicaGroups
 	attrElements
 	attrType
 	attrSymbol
@@ -90,32 +93,33 @@ const (
 )
 
 var attrKindNames = [...]string{
-	attrAny:          "any",
-	attrInt:          "IntAttr",
-	attrFloat:        "FloatAttr",
-	attrBool:         "BoolAttr",
-	attrString:       "StringAttr",
-	attrUnit:         "UnitAttr",
-	attrDict:         "DictAttr",
-	attrArray:        "ArrayAttr",
-	attrI64Array:     "DenseArrayAttr<i64>",
-	attrBoolArray:    "DenseArrayAttr<i1>",
-	attrI64Elements:  "DenseElementsAttr<i64>",
-	attrElements:     "DenseElementsAttr",
-	attrType:         "TypeAttr",
-	attrSymbol:       "SymbolRefAttr",
-	attrSymbolArray:  "ArrayAttr<SymbolRefAttr>",
-	attrEnum:         "EnumAttr",
-	attrPrecision:    "ArrayAttr<EnumAttr precision>",
-	attrDotDims:      "DotDimensionNumbers",
-	attrGatherDims:   "GatherDimensionNumbers",
-	attrScatterDims:  "ScatterDimensionNumbers",
-	attrConvDims:     "ConvDimensionNumbers",
-	attrChannel:      "ChannelHandle",
-	attrAliases:      "ArrayAttr<OutputOperandAlias>",
-	attrLayouts:      "ArrayAttr<OpaqueAttr dense index>",
-	attrStringOrDict: "StringAttr|DictAttr",
-	attrOpaque:       "OpaqueAttr",
+	attrAny:           "any",
+	attrInt:           "IntAttr",
+	attrFloat:         "FloatAttr",
+	attrBool:          "BoolAttr",
+	attrString:        "StringAttr",
+	attrUnit:          "UnitAttr",
+	attrDict:          "DictAttr",
+	attrArray:         "ArrayAttr",
+	attrI64Array:      "DenseArrayAttr<i64>",
+	attrBoolArray:     "DenseArrayAttr<i1>",
+	attrI64Elements:   "DenseElementsAttr<i64>",
+	attrReplicaGroups: "DenseElementsAttr<i64>|#stablehlo.replica_group_mesh_axes",
+	attrElements:      "DenseElementsAttr",
+	attrType:          "TypeAttr",
+	attrSymbol:        "SymbolRefAttr",
+	attrSymbolArray:   "ArrayAttr<SymbolRefAttr>",
+	attrEnum:          "EnumAttr",
+	attrPrecision:     "ArrayAttr<EnumAttr precision>",
+	attrDotDims:       "DotDimensionNumbers",
+	attrGatherDims:    "GatherDimensionNumbers",
+	attrScatterDims:   "ScatterDimensionNumbers",
+	attrConvDims:      "ConvDimensionNumbers",
+	attrChannel:       "ChannelHandle",
+	attrAliases:       "ArrayAttr<OutputOperandAlias>",
+	attrLayouts:       "ArrayAttr<OpaqueAttr dense index>",
+	attrStringOrDict:  "StringAttr|DictAttr",
+	attrOpaque:        "OpaqueAttr",
 }
 
 func (k attrKind) String() string {
@@ -182,7 +186,7 @@ var (
 	// transcendental unary ops (kept as OpaqueAttr).
 	resultAccuracy = []attrSpec{opt("result_accuracy", attrOpaque)}
 	collectiveAttr = []attrSpec{
-		req("replica_groups", attrI64Elements),
+		req("replica_groups", attrReplicaGroups),
 		opt("channel_handle", attrChannel),
 		opt("use_global_device_ids", attrUnit),
 	}
@@ -428,16 +432,16 @@ func buildOpSpecs() map[string]*opSpec {
 			attrs: append([]attrSpec{reqInt("scatter_dimension", xla.Int64)}, collectiveAttr...)},
 		{name: "stablehlo.all_to_all", operands: []string{"operands..."}, results: results, attrs: []attrSpec{
 			reqInt("split_dimension", xla.Int64), reqInt("concat_dimension", xla.Int64), reqInt("split_count", xla.Int64),
-			req("replica_groups", attrI64Elements), opt("channel_handle", attrChannel),
+			req("replica_groups", attrReplicaGroups), opt("channel_handle", attrChannel),
 		}},
 		{name: "stablehlo.collective_permute", operands: operand1, results: result1, attrs: []attrSpec{
 			req("source_target_pairs", attrI64Elements), opt("channel_handle", attrChannel),
 		}},
 		{name: "stablehlo.collective_broadcast", operands: operand1, results: result1, attrs: []attrSpec{
-			req("replica_groups", attrI64Elements), opt("channel_handle", attrChannel),
+			req("replica_groups", attrReplicaGroups), opt("channel_handle", attrChannel),
 		}},
 		{name: "stablehlo.cross-replica-sum", operands: operand1, results: result1, attrs: []attrSpec{
-			req("replica_groups", attrI64Elements),
+			req("replica_groups", attrReplicaGroups),
 		}, deprecated: true},
 		{name: "stablehlo.replica_id", results: result1},
 		{name: "stablehlo.partition_id", results: result1},
@@ -555,6 +559,17 @@ func checkAttr(spec *attrSpec, a Attribute) error {
 		}
 		if d.DType != want {
 			return fmt.Errorf("attribute %s must be array<%s: ...>, got array<%s: ...>", spec.name, want, d.DType)
+		}
+	case attrReplicaGroups:
+		if o, ok := a.(OpaqueAttr); ok && strings.HasPrefix(string(o), "#stablehlo.replica_group_mesh_axes<") {
+			break // its groups are checked with the op's (collectiveGroupSize)
+		}
+		d, ok := a.(DenseElementsAttr)
+		if !ok {
+			return bad()
+		}
+		if d.Type.DType != xla.Int64 {
+			return fmt.Errorf("attribute %s must have i64 elements, got %s", spec.name, d.Type)
 		}
 	case attrI64Elements:
 		d, ok := a.(DenseElementsAttr)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"unicode"
 )
 
 // ReplicaGroups returns the process groups of a collective's
@@ -20,6 +21,9 @@ import (
 //     ordered by the named axes (the first named is the slowest). A sub-axis
 //     (pre)size of an axis of size n splits it as [pre, size, n/(pre*size)]
 //     and varies the middle factor.
+//
+// A mesh named by symbol (mesh = @name, as Shardy's partitioner writes)
+// needs the module that defines it: see ReplicaGroupsIn.
 func ReplicaGroups(a Attribute) ([][]int64, error) {
 	switch a := a.(type) {
 	case nil:
@@ -27,6 +31,9 @@ func ReplicaGroups(a Attribute) ([][]int64, error) {
 	case DenseElementsAttr:
 		return denseReplicaGroups(a)
 	case OpaqueAttr:
+		if meshBySymbol(string(a)) {
+			return nil, fmt.Errorf("replica_groups %s names its mesh by symbol: the module's sdy.mesh gives it (ReplicaGroupsIn)", string(a))
+		}
 		if strings.HasPrefix(string(a), "#stablehlo.replica_group_mesh_axes<") {
 			return meshAxesGroups(string(a))
 		}
@@ -34,6 +41,96 @@ func ReplicaGroups(a Attribute) ([][]int64, error) {
 	default:
 		return nil, fmt.Errorf("replica_groups is %T, want a dense integer tensor or #stablehlo.replica_group_mesh_axes", a)
 	}
+}
+
+// ReplicaGroupsIn is ReplicaGroups for an op of module m: a
+// replica_group_mesh_axes whose mesh is a symbol (mesh = @name) takes the
+// axes and device ids of m's sdy.mesh @name.
+func ReplicaGroupsIn(m *Module, a Attribute) ([][]int64, error) {
+	o, ok := a.(OpaqueAttr)
+	if !ok || !meshBySymbol(string(o)) {
+		return ReplicaGroups(a)
+	}
+	text := string(o)
+	_, rest, _ := strings.Cut(text, "@")
+	end := strings.IndexFunc(rest, func(r rune) bool {
+		return !(r == '_' || r == '.' || r == '$' || r == '-' || unicode.IsLetter(r) || unicode.IsDigit(r))
+	})
+	if end < 0 {
+		end = len(rest)
+	}
+	name := rest[:end]
+	if m == nil {
+		return nil, fmt.Errorf("replica_groups %s: no module to find mesh @%s in", text, name)
+	}
+	for _, g := range m.Globals {
+		if g == nil || g.Name != "sdy.mesh" {
+			continue
+		}
+		if sym, _ := g.Attr("sym_name").(StringAttr); string(sym) != name {
+			continue
+		}
+		body, ok := mlirStrip(g.Attr("mesh"), "#sdy.mesh")
+		if !ok {
+			return nil, fmt.Errorf("replica_groups %s: sdy.mesh @%s has no mesh attribute", text, name)
+		}
+		axes, ids, err := sdyMesh(body)
+		if err != nil {
+			return nil, fmt.Errorf("replica_groups %s: sdy.mesh @%s: %v", text, name, err)
+		}
+		return meshGroups(text, axes, ids)
+	}
+	return nil, fmt.Errorf("replica_groups %s: the module has no sdy.mesh @%s", text, name)
+}
+
+// sdyMesh reads the axes and device ids of a Shardy mesh body,
+// <["x"=2, "y"=4], device_ids=[...]>.
+func sdyMesh(body string) ([]meshAxis, []int64, error) {
+	s := strings.TrimSpace(strings.TrimSuffix(strings.TrimPrefix(body, "<"), ">"))
+	var axes []meshAxis
+	if strings.HasPrefix(s, "[") {
+		end := strings.IndexByte(s, ']')
+		if end < 0 {
+			return nil, nil, fmt.Errorf("unclosed axis list in %q", body)
+		}
+		list := s[1:end]
+		s = s[end+1:]
+		for list = strings.TrimSpace(list); list != ""; {
+			if list[0] != '"' {
+				return nil, nil, fmt.Errorf("bad axis %q", list)
+			}
+			q := strings.IndexByte(list[1:], '"')
+			if q < 0 {
+				return nil, nil, fmt.Errorf("bad axis %q", list)
+			}
+			name := list[1 : 1+q]
+			rest := strings.TrimSpace(list[2+q:])
+			if !strings.HasPrefix(rest, "=") {
+				return nil, nil, fmt.Errorf("axis %q has no size", name)
+			}
+			rest = strings.TrimSpace(rest[1:])
+			j := 0
+			for j < len(rest) && rest[j] >= '0' && rest[j] <= '9' {
+				j++
+			}
+			size, err := strconv.ParseInt(rest[:j], 10, 64)
+			if err != nil || size <= 0 {
+				return nil, nil, fmt.Errorf("axis %q has a bad size", name)
+			}
+			axes = append(axes, meshAxis{name, size})
+			list = strings.TrimLeft(strings.TrimSpace(rest[j:]), ",")
+			list = strings.TrimSpace(list)
+		}
+	}
+	var ids []int64
+	if rest, ok := (attrScanner{s: s}).value("device_ids"); ok {
+		v, err := parseIntListAfter(rest)
+		if err != nil {
+			return nil, nil, fmt.Errorf("device_ids: %v", err)
+		}
+		ids = v
+	}
+	return axes, ids, nil
 }
 
 func denseReplicaGroups(a DenseElementsAttr) ([][]int64, error) {
@@ -82,36 +179,42 @@ type axisRef struct {
 }
 
 func meshAxesGroups(text string) ([][]int64, error) {
-	fail := func(format string, args ...any) ([][]int64, error) {
-		return nil, fmt.Errorf("replica_groups %s: %s", text, fmt.Sprintf(format, args...))
-	}
 	sc := attrScanner{s: text}
 	var axes []meshAxis
-	var deviceIDs []int64
-	var refs []axisRef
 	for _, m := range sc.all("#stablehlo.mesh_axis<") {
 		name, ok1 := m.str("name")
 		size, ok2 := m.int("size")
 		if !ok1 || !ok2 || size <= 0 {
-			return fail("bad mesh axis %q", m.s)
+			return nil, fmt.Errorf("replica_groups %s: bad mesh axis %q", text, m.s)
 		}
 		axes = append(axes, meshAxis{name, size})
 	}
-	if i := strings.Index(text, "device_ids"); i >= 0 {
-		ids, err := parseIntListAfter(text[i:])
+	var deviceIDs []int64
+	if rest, ok := sc.value("device_ids"); ok {
+		ids, err := parseIntListAfter(rest)
 		if err != nil {
-			return fail("device_ids: %v", err)
+			return nil, fmt.Errorf("replica_groups %s: device_ids: %v", text, err)
 		}
 		deviceIDs = ids
 	}
+	return meshGroups(text, axes, deviceIDs)
+}
+
+// meshGroups are the groups of the replica_group_mesh_axes text over a
+// mesh of axes (devices numbered row-major, or deviceIDs).
+func meshGroups(text string, axes []meshAxis, deviceIDs []int64) ([][]int64, error) {
+	fail := func(format string, args ...any) ([][]int64, error) {
+		return nil, fmt.Errorf("replica_groups %s: %s", text, fmt.Sprintf(format, args...))
+	}
+	sc := attrScanner{s: text}
+	var refs []axisRef
 	for _, r := range sc.all("#stablehlo.axis_ref<") {
 		name, ok := r.str("name")
 		if !ok {
 			return fail("bad axis_ref %q", r.s)
 		}
 		ref := axisRef{name: name}
-		if i := strings.Index(r.s, "sub_axis_info"); i >= 0 {
-			rest := r.s[i:]
+		if rest, ok := r.value("sub_axis_info"); ok {
 			var pre, size int64
 			j := strings.IndexByte(rest, '(')
 			if j < 0 {
@@ -123,6 +226,28 @@ func meshAxesGroups(text string) ([][]int64, error) {
 			ref.pre, ref.size = pre, size
 		}
 		refs = append(refs, ref)
+	}
+	if len(refs) == 0 {
+		// Shardy's spelling: #sdy<axis_ref"y"> or #sdy<axis_ref"y":(1)2>.
+		for _, r := range sc.all("#sdy<axis_ref") {
+			body := strings.TrimSpace(r.s)
+			if !strings.HasPrefix(body, `"`) {
+				return fail("bad axis_ref %q", r.s)
+			}
+			end := strings.IndexByte(body[1:], '"')
+			if end < 0 {
+				return fail("bad axis_ref %q", r.s)
+			}
+			ref := axisRef{name: body[1 : 1+end]}
+			if rest := strings.TrimSpace(body[2+end:]); rest != "" {
+				var pre, size int64
+				if _, err := fmt.Sscanf(rest, ":(%d)%d", &pre, &size); err != nil || pre <= 0 || size <= 0 {
+					return fail("bad sub-axis in %q", r.s)
+				}
+				ref.pre, ref.size = pre, size
+			}
+			refs = append(refs, ref)
+		}
 	}
 	if len(axes) == 0 {
 		return fail("the mesh has no axes")
@@ -261,14 +386,38 @@ func (a attrScanner) all(prefix string) []attrScanner {
 	}
 }
 
+// value returns the text after "key =", where key is a whole word
+// outside quoted strings (a mesh axis may be named "size").
+func (a attrScanner) value(key string) (string, bool) {
+	s := a.s
+	for i := 0; i < len(s); i++ {
+		switch {
+		case s[i] == '"':
+			// Skip the quoted string (\" does not end it).
+			for i++; i < len(s) && s[i] != '"'; i++ {
+				if s[i] == '\\' {
+					i++
+				}
+			}
+		case strings.HasPrefix(s[i:], key) && (i == 0 || !isWordByte(s[i-1])) &&
+			(i+len(key) == len(s) || !isWordByte(s[i+len(key)])):
+			rest := strings.TrimLeft(s[i+len(key):], " ")
+			if strings.HasPrefix(rest, "=") {
+				return strings.TrimLeft(rest[1:], " "), true
+			}
+		}
+	}
+	return "", false
+}
+
+func isWordByte(c byte) bool {
+	return c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
+}
+
 // str returns the quoted value of key = "...".
 func (a attrScanner) str(key string) (string, bool) {
-	i := strings.Index(a.s, key)
-	if i < 0 {
-		return "", false
-	}
-	rest := strings.TrimLeft(a.s[i+len(key):], " =")
-	if !strings.HasPrefix(rest, `"`) {
+	rest, ok := a.value(key)
+	if !ok || !strings.HasPrefix(rest, `"`) {
 		return "", false
 	}
 	j := strings.IndexByte(rest[1:], '"')
@@ -280,11 +429,10 @@ func (a attrScanner) str(key string) (string, bool) {
 
 // int returns the integer value of key = N.
 func (a attrScanner) int(key string) (int64, bool) {
-	i := strings.Index(a.s, key)
-	if i < 0 {
+	rest, ok := a.value(key)
+	if !ok {
 		return 0, false
 	}
-	rest := strings.TrimLeft(a.s[i+len(key):], " =")
 	j := 0
 	for j < len(rest) && (rest[j] == '-' || rest[j] >= '0' && rest[j] <= '9') {
 		j++
