@@ -619,7 +619,7 @@ func (e *executable) launch(args [][]backend.Buffer, runs []devRun) {
 		goWork(func() { r.ev.set(e.runDevice(r, nil, 0, args[0])) })
 		return
 	}
-	ctx, cancel := context.WithCancel(e.c.ctx)
+	ctx, cancel := context.WithCancelCause(e.c.ctx)
 	rv := NewRendezvous(e.replicas, e.partitions, e.c.timeout)
 	var wg sync.WaitGroup
 	wg.Add(n)
@@ -630,16 +630,26 @@ func (e *executable) launch(args [][]backend.Buffer, runs []devRun) {
 			defer wg.Done()
 			err := e.runDevice(r, rv, d, args[d])
 			if err != nil {
-				cancel() // the other devices stop too, not only at their next collective
+				// The other devices stop too, not only at their next
+				// collective, and say why.
+				cancel(&peerFailedError{err})
 			}
 			r.ev.set(err)
 		})
 	}
 	go func() {
 		wg.Wait()
-		cancel()
+		cancel(nil)
 	}()
 }
+
+// peerFailedError is why a device of a run stopped when another failed:
+// a cancellation (errors.Is context.Canceled) that names the failure.
+type peerFailedError struct{ err error }
+
+func (e *peerFailedError) Error() string { return "stopped: " + e.err.Error() }
+
+func (e *peerFailedError) Is(target error) bool { return target == context.Canceled }
 
 // unholdArgs gives up the holds Execute took on the arguments before
 // argument i of device d.

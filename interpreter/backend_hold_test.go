@@ -357,7 +357,7 @@ func TestCompileRefusesTypesOverInt64Bytes(t *testing.T) {
     %2 = stablehlo.slice %1 [0:1] : (` + huge + `) -> tensor<1xf32>
     %3 = stablehlo.reshape %2 : (tensor<1xf32>) -> tensor<f32>
     return %3 : tensor<f32>
-  }`, "@main: stablehlo.broadcast_in_dim: its result of type " + huge + " has more than 2^63 bytes"},
+  }`, "@main: stablehlo.broadcast_in_dim (line 4): its result of type " + huge + " has more than 2^63 bytes"},
 	} {
 		_, err := c.Compile([]byte("module {\n  "+tc.text+"\n}"), "mlir", nil)
 		require.ErrorContains(t, err, tc.want)
@@ -377,7 +377,7 @@ func TestCompileDenseResources(t *testing.T) {
 }
 {-# dialect_resources: { builtin: { blob: "0x040000000000803F00004040" } } #-}`
 	_, err := c.Compile([]byte(strings.ReplaceAll(prog, "KEY", "__elided__")), "mlir", nil)
-	require.ErrorContains(t, err, "stablehlo.constant: value dense_resource<__elided__> : tensor<2xf32>: the module holds no data for this resource")
+	require.ErrorContains(t, err, "stablehlo.constant (line 3): value dense_resource<__elided__> : tensor<2xf32>: the module holds no data for this resource")
 	e, err := c.Compile([]byte(strings.ReplaceAll(prog, "KEY", "blob")), "mlir", nil)
 	require.NoError(t, err)
 	outs, _, err := e.Execute([][]backend.Buffer{{}}, backend.ExecuteOptions{})

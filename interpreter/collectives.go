@@ -210,7 +210,7 @@ func (x *Exec) exchange(op *stablehlo.Op, group []ProcessID, me int, vals []Valu
 	case <-rv.failed:
 		return nil, fmt.Errorf("cancelled: %w", rv.failErr)
 	case <-ctxDone:
-		return nil, x.Ctx.Err()
+		return nil, context.Cause(x.Ctx)
 	case <-timer.C:
 		rv.mu.Lock()
 		var missing []string

@@ -169,7 +169,7 @@ func TestCollectiveDeclaredResultTypes(t *testing.T) {
 			_, err = Compile(m, "")
 			require.ErrorContains(t, err, c.want)
 			name, _, _ := strings.Cut(c.op[1:], `"`)
-			require.ErrorContains(t, err, name+": result", "the error names the op")
+			require.ErrorContains(t, err, name+" (line ", "the error names the op and its line")
 		})
 	}
 }

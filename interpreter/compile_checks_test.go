@@ -25,30 +25,30 @@ func TestTooLargeResultsAreErrors(t *testing.T) {
   %z = stablehlo.constant dense<0.0> : tensor<f32>
   %s = stablehlo.reduce(%0 init: %z) applies stablehlo.add across dimensions = [0] : (tensor<1099511627776xf32>, tensor<f32>) -> tensor<f32>
   return %s : tensor<f32>
-}`, "stablehlo.broadcast_in_dim: tensor<1099511627776xf32> needs 4.0 TiB, more than the"},
+}`, "stablehlo.broadcast_in_dim (line 3): tensor<1099511627776xf32> needs 4.0 TiB, more than the"},
 		{`func.func @main(%a: tensor<0x4294967296x4294967296xf32>) -> tensor<1x1xf32> {
   %z = stablehlo.constant dense<0.0> : tensor<f32>
   %r = stablehlo.reduce(%a init: %z) applies stablehlo.add across dimensions = [0] : (tensor<0x4294967296x4294967296xf32>, tensor<f32>) -> tensor<4294967296x4294967296xf32>
   %s = stablehlo.slice %r [5:6, 7:8] : (tensor<4294967296x4294967296xf32>) -> tensor<1x1xf32>
   return %s : tensor<1x1xf32>
-}`, "stablehlo.reduce: its result of type tensor<4294967296x4294967296xf32> has more than 2^63 bytes"},
+}`, "stablehlo.reduce (line 3): its result of type tensor<4294967296x4294967296xf32> has more than 2^63 bytes"},
 		// Results past the interpreter's limits for one buffer are
 		// *AllocErrors too (they were plain errors).
 		{`func.func @main() -> tensor<1099511627776xf32> {
   %c = stablehlo.constant dense<1.0> : tensor<1099511627776xf32>
   return %c : tensor<1099511627776xf32>
-}`, "stablehlo.constant: result 0: tensor<1099511627776xf32> is too large to hold"},
+}`, "stablehlo.constant (line 2): result 0: tensor<1099511627776xf32> is too large to hold"},
 		{`func.func @main() -> tensor<1099511627776xf32> {
   %c = stablehlo.iota dim = 0 : tensor<1099511627776xf32>
   return %c : tensor<1099511627776xf32>
-}`, "stablehlo.iota: result 0: tensor<1099511627776xf32> is too large to hold"},
+}`, "stablehlo.iota (line 2): result 0: tensor<1099511627776xf32> is too large to hold"},
 		{`func.func @main() -> tensor<f32> {
   %c = stablehlo.constant dense<1.0> : tensor<f32>
   %b = stablehlo.broadcast_in_dim %c, dims = [] : (tensor<f32>) -> tensor<4096x1099511627xf32>
   %z = stablehlo.constant dense<0.0> : tensor<f32>
   %s = stablehlo.reduce(%b init: %z) applies stablehlo.add across dimensions = [0, 1] : (tensor<4096x1099511627xf32>, tensor<f32>) -> tensor<f32>
   return %s : tensor<f32>
-}`, "stablehlo.broadcast_in_dim: tensor<4096x1099511627xf32> is too large to hold"},
+}`, "stablehlo.broadcast_in_dim (line 3): tensor<4096x1099511627xf32> is too large to hold"},
 	} {
 		m, err := stablehlo.Parse([]byte(c.src))
 		require.NoError(t, err)
@@ -85,7 +85,7 @@ func TestCompileChecksTypesFlow(t *testing.T) {
     stablehlo.return %a : tensor<f32>
   }) : (tensor<i1>) -> tensor<f32>
   return %r : tensor<f32>
-}`, "stablehlo.if: branch 0 returns (tensor<i32>), the op's results are (tensor<f32>)"},
+}`, "stablehlo.if (line 3): branch 0 returns (tensor<i32>), the op's results are (tensor<f32>)"},
 		{`func.func @main() -> tensor<f32> {
   %a = stablehlo.constant dense<1.0> : tensor<f32>
   %r = stablehlo.while(%i = %a) : tensor<f32>
@@ -97,7 +97,7 @@ func TestCompileChecksTypesFlow(t *testing.T) {
       stablehlo.return %b : tensor<5xf32>
     }
   return %r : tensor<f32>
-}`, "stablehlo.while: the body returns (tensor<5xf32>), the operands are (tensor<f32>)"},
+}`, "stablehlo.while (line 3): the body returns (tensor<5xf32>), the operands are (tensor<f32>)"},
 		{`func.func @main() -> tensor<f32> {
   %a = stablehlo.constant dense<[1, 2, 3]> : tensor<3xi32>
   return %a : tensor<3xi32>
@@ -119,14 +119,14 @@ func TestCompileChecksTypesFlow(t *testing.T) {
 }
 func.func private @f(%a: tensor<f32>) -> tensor<f32> {
   return %a : tensor<f32>
-}`, "func.call: result 0 is tensor<i32>, @f returns tensor<f32>"},
+}`, "func.call (line 2): result 0 is tensor<i32>, @f returns tensor<f32>"},
 		{`func.func @main(%a: tensor<f32>) -> tensor<i32> {
   %0 = stablehlo.composite "my.op" %a {decomposition = @f} : (tensor<f32>) -> tensor<i32>
   return %0 : tensor<i32>
 }
 func.func private @f(%a: tensor<f32>) -> tensor<f32> {
   return %a : tensor<f32>
-}`, "stablehlo.composite: result 0 is tensor<i32>, @f returns tensor<f32>"},
+}`, "stablehlo.composite (line 2): result 0 is tensor<i32>, @f returns tensor<f32>"},
 		{`module attributes {mhlo.num_replicas = -3 : i32} {
   func.func @main() {
     return
@@ -417,5 +417,5 @@ func TestErrorsNameCallSiteLocations(t *testing.T) {
 	require.NoError(t, err)
 	_, err = Compile(m, "")
 	require.Error(t, err)
-	assert.Contains(t, err.Error(), "mydialect.frob at /home/u/model.py:10:")
+	assert.Contains(t, err.Error(), "mydialect.frob at /home/u/model.py:10 (line 2):")
 }

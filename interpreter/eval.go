@@ -283,19 +283,19 @@ func checkTypesFlow(m *stablehlo.Module) error {
 		f.Walk(func(op *stablehlo.Op) bool {
 			for _, r := range op.Results {
 				if err == nil && r != nil && tooLarge(r.Type) {
-					err = fmt.Errorf("interpreter: @%s: %s: its result of type %v has more than 2^63 bytes", f.Name, op.Name, r.Type)
+					err = opError(f, op, fmt.Errorf("its result of type %v has more than 2^63 bytes", r.Type))
 				}
 			}
 			if err == nil && op.Name == "stablehlo.constant" {
 				if e := constantValueError(op.Attr("value")); e != nil {
-					err = fmt.Errorf("interpreter: @%s: %s: %w", f.Name, op.Name, e)
+					err = opError(f, op, e)
 				}
 			}
 			if err == nil {
 				if e := stablehlo.CheckRegionTypes(op); e != nil {
-					err = fmt.Errorf("interpreter: @%s: %s: %w", f.Name, op.Name, e)
+					err = opError(f, op, e)
 				} else if e := checkCallTypes(m, op); e != nil {
-					err = fmt.Errorf("interpreter: @%s: %s: %w", f.Name, op.Name, e)
+					err = opError(f, op, e)
 				}
 			}
 			return err == nil
@@ -815,6 +815,9 @@ func opError(f *stablehlo.Func, op *stablehlo.Op, err error) error {
 		loc = fmt.Sprintf(" at %s:%d", file, line)
 	} else if lname != "" {
 		loc = fmt.Sprintf(" (%s)", lname)
+	}
+	if op.Line > 0 { // its line in the module's text
+		loc += fmt.Sprintf(" (line %d)", op.Line)
 	}
 	name := "?"
 	if f != nil {

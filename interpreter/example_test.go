@@ -133,7 +133,7 @@ func ExampleCheckError() {
 	copy(x.Data.([]int32), []int32{1, 2, 3, 5})
 	_, err = p.Run(context.Background(), interpreter.Device{}, []interpreter.Value{x})
 	fmt.Println(err)
-	// Output: interpreter: @main: check.expect_eq_const: check.expect_eq_const failed: 1 of 4 elements differ; first at index [1, 1]: expected 4, got 5
+	// Output: interpreter: @main: check.expect_eq_const (line 2): check.expect_eq_const failed: 1 of 4 elements differ; first at index [1, 1]: expected 4, got 5
 }
 
 // A Profile says which ops a run spent its time in (each op's own time;

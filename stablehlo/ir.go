@@ -198,7 +198,10 @@ type Op struct {
 	Attrs    []NamedAttr
 	Regions  []*Region
 	Loc      Location
-	parent   *Block
+	// Line is the 1-based line the op starts on in the MLIR text it was
+	// parsed from (0 for an op built in Go), for messages.
+	Line   int
+	parent *Block
 }
 
 // Parent returns the block that holds op, or nil.

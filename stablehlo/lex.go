@@ -1,6 +1,7 @@
 package stablehlo
 
 import (
+	"bytes"
 	"fmt"
 	"strconv"
 )
@@ -32,6 +33,21 @@ type mlirScanner struct {
 	lineBase int
 	// steps counts work to bound pathological inputs.
 	depth int
+	// lineOff and line cache the line (0-based) of byte offset lineOff,
+	// so lineAt counts only the newlines between two nearby offsets.
+	lineOff, line int
+}
+
+// lineAt is the 1-based line of byte offset off (lineBase added).
+func (s *mlirScanner) lineAt(off int) int {
+	off = max(0, min(off, len(s.src)))
+	if off >= s.lineOff {
+		s.line += bytes.Count(s.src[s.lineOff:off], []byte{'\n'})
+	} else {
+		s.line -= bytes.Count(s.src[off:s.lineOff], []byte{'\n'})
+	}
+	s.lineOff = off
+	return s.line + 1 + s.lineBase
 }
 
 // errAt fails at byte offset off.

@@ -645,6 +645,7 @@ func (p *mlirParser) parseOperation(block *Block) {
 		}
 		op = p.parsePrettyOp(p.intern(id), namePos, groups)
 	}
+	op.Line = p.lineAt(start)
 	p.parseTrailingLoc(&op.Loc)
 	upgradeArrayAttrs(op)
 	total := 0

@@ -514,3 +514,59 @@ func TestLocationTextParts(t *testing.T) {
 		assert.Equal(t, []any{c.name, c.file, c.line, c.col}, []any{n, f, line, col}, c.text)
 	}
 }
+
+// Parsed ops know their line, ops in regions too, and Verify's messages
+// give it; ops built in Go have none.
+func TestParsedOpsKnowTheirLine(t *testing.T) {
+	m, err := Parse([]byte(`func.func @main(%a: tensor<4xf32>, %p: tensor<i1>) -> tensor<4xf32> {
+  %0 = stablehlo.add %a, %a : tensor<4xf32>
+
+  %1 = "stablehlo.if"(%p) ({
+    %2 = stablehlo.multiply %0, %0 : tensor<4xf32>
+    stablehlo.return %2 : tensor<4xf32>
+  }, {
+    stablehlo.return %0 : tensor<4xf32>
+  }) : (tensor<i1>) -> tensor<4xf32>
+  return %1 : tensor<4xf32>
+}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := map[string]int{}
+	m.Funcs[0].Walk(func(op *Op) bool {
+		if _, seen := lines[op.Name]; !seen {
+			lines[op.Name] = op.Line
+		}
+		return true
+	})
+	want := map[string]int{"stablehlo.add": 2, "stablehlo.if": 4, "stablehlo.multiply": 5, "stablehlo.return": 6, "func.return": 10}
+	for name, line := range want {
+		if lines[name] != line {
+			t.Errorf("%s is on line %d, want %d", name, lines[name], line)
+		}
+	}
+	m, err = Parse([]byte(`func.func @main(%a: tensor<4xf32>, %b: tensor<3xf32>) -> tensor<4xf32> {
+
+  %0 = "stablehlo.add"(%a, %b) : (tensor<4xf32>, tensor<3xf32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Verify(); err == nil || !strings.Contains(err.Error(), "stablehlo.add(tensor<4xf32>, tensor<3xf32>) (line 3): operands must have the same type") {
+		t.Errorf("Verify: %v", err)
+	}
+	b := NewBuilder("m")
+	fb := b.NewFunction("main", Tensor(xla.Float32, 2))
+	fb.Return(fb.Add(fb.Arg(0), fb.Arg(0)))
+	built, err := b.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	built.Funcs[0].Walk(func(op *Op) bool {
+		if op.Line != 0 {
+			t.Errorf("built %s has line %d", op.Name, op.Line)
+		}
+		return true
+	})
+}

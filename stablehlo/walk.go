@@ -348,7 +348,7 @@ func (v *verifier) block(b *Block, terminator string) error {
 				return fmt.Errorf("%s: operand %d is nil", op.Name, j)
 			}
 			if !v.defined[o] {
-				return fmt.Errorf("%s: operand %d (%s) is not defined before this use or not visible here", op.Name, j, o.Type)
+				return fmt.Errorf("%s: operand %d (%s) is not defined before this use or not visible here", opAt(op), j, o.Type)
 			}
 		}
 		isLast := i == len(b.Ops)-1
@@ -359,10 +359,10 @@ func (v *verifier) block(b *Block, terminator string) error {
 			return fmt.Errorf("%s before the end of a block", op.Name)
 		}
 		if err := checkOpSpec(op); err != nil {
-			return fmt.Errorf("%s: %w", op.Name, err)
+			return fmt.Errorf("%s: %w", opAt(op), err)
 		}
 		if err := checkInferred(op); err != nil {
-			return fmt.Errorf("%s%s: %w", op.Name, typeList(valueTypes(op.Operands)), err)
+			return fmt.Errorf("%s%s%s: %w", op.Name, typeList(valueTypes(op.Operands)), lineOf(op), err)
 		}
 		if op.Name == "func.call" {
 			if err := v.call(op); err != nil {
@@ -370,7 +370,7 @@ func (v *verifier) block(b *Block, terminator string) error {
 			}
 		}
 		if err := CheckRegionTypes(op); err != nil {
-			return fmt.Errorf("%s: %w", op.Name, err)
+			return fmt.Errorf("%s: %w", opAt(op), err)
 		}
 		for ri, r := range op.Regions {
 			if r == nil {
@@ -385,7 +385,7 @@ func (v *verifier) block(b *Block, terminator string) error {
 					}
 				}
 				if err := v.block(rb, term); err != nil {
-					return fmt.Errorf("in a region of %s: %w", op.Name, err)
+					return fmt.Errorf("in a region of %s: %w", opAt(op), err)
 				}
 			}
 		}
@@ -469,6 +469,17 @@ func (v *verifier) call(op *Op) error {
 		return fmt.Errorf("func.call @%s: results %s, function returns %s", callee, typeList(valueTypes(op.Results)), typeList(results))
 	}
 	return nil
+}
+
+// opAt names op for messages: its name and, for a parsed op, its line.
+func opAt(op *Op) string { return op.Name + lineOf(op) }
+
+// lineOf is " (line N)" for an op parsed from text, "" for one built in Go.
+func lineOf(op *Op) string {
+	if op.Line <= 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (line %d)", op.Line)
 }
 
 // checkInferred checks op's result types against InferResultTypes.

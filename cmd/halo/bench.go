@@ -26,7 +26,9 @@ func benchFile(w, errw io.Writer, plugin, path string, budget time.Duration, n i
 	}
 	defer cancel()
 	err := benchSteps(ctx, w, errw, plugin, path, budget, n)
-	if ctx.Err() != nil {
+	if err != nil && ctx.Err() != nil {
+		// A deadline that passed after the last step (while the results
+		// were printed) leaves the run a success.
 		return fmt.Errorf("stopped after -timeout %v: %w", timeout, err)
 	}
 	return err

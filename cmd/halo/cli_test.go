@@ -367,20 +367,63 @@ func TestHelpAndFlagValues(t *testing.T) {
 		assert.Contains(t, out, "usage: halo run", h)
 		assert.Empty(t, errOut, h)
 	}
-	// halo help CMD is halo CMD -h; an unknown CMD gets the general usage.
+	// halo help CMD is halo CMD -h; an unknown CMD, or more than one, is
+	// a usage error (as go help's).
 	for _, cmd := range []string{"run", "bench", "check", "devices"} {
 		code, out, _ := runCLI("help", cmd)
 		assert.Equal(t, 0, code, cmd)
 		assert.Contains(t, out, "usage: halo "+cmd, cmd)
 	}
-	code, out, _ := runCLI("help", "nonsense")
+	code, out, errOut := runCLI("help", "nonsense")
+	assert.Equal(t, 2, code)
+	assert.Empty(t, out)
+	assert.Contains(t, errOut, `halo help: unknown command "nonsense"`)
+	assert.Contains(t, errOut, "bench FILE", "the usage follows")
+	code, _, errOut = runCLI("help", "run", "extra")
+	assert.Equal(t, 2, code)
+	assert.Contains(t, errOut, "one command at a time")
+	code, out, _ = runCLI("help", "help")
 	assert.Equal(t, 0, code)
 	assert.Contains(t, out, "bench FILE")
 	file := writeMLIR(t, "func.func @main() {\n  return\n}")
-	code, _, errOut := runCLI("run", "-plugin", "-h", file)
+	code, _, errOut = runCLI("run", "-plugin", "-h", file)
 	assert.Equal(t, 1, code)
 	assert.Contains(t, errOut, `"-h"`, "the plugin name")
 	code, _, errOut = runCLI("run", "-plugin", "--", file, "-timeout", "1s")
 	assert.Equal(t, 1, code)
 	assert.Contains(t, errOut, `"--"`, "the plugin name")
+}
+
+// TestRunNamesTheFailingDevice: when one device fails, the others stop
+// (cancelled) and the run reports the failure, whichever device comes
+// first, with the file's name; a device that stopped says why.
+func TestRunNamesTheFailingDevice(t *testing.T) {
+	file := writeMLIR(t, `module @m attributes {mhlo.num_replicas = 4 : i32} {
+  func.func @main() -> tensor<f32> {
+    %0 = stablehlo.replica_id : tensor<ui32>
+    %1 = stablehlo.convert %0 : (tensor<ui32>) -> tensor<f32>
+    %2 = stablehlo.constant dense<3.0> : tensor<f32>
+    %3 = stablehlo.compare LT, %1, %2 : (tensor<f32>, tensor<f32>) -> tensor<i1>
+    %4 = "stablehlo.if"(%3) ({
+      %w = "stablehlo.all_reduce"(%1) ({
+      ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+        %s = stablehlo.add %a, %b : tensor<f32>
+        stablehlo.return %s : tensor<f32>
+      }) {replica_groups = dense<[[0, 1, 2, 3]]> : tensor<1x4xi64>} : (tensor<f32>) -> tensor<f32>
+      stablehlo.return %w : tensor<f32>
+    }, {
+      check.expect_eq_const %1, dense<0.0> : tensor<f32>
+      stablehlo.return %1 : tensor<f32>
+    }) : (tensor<i1>) -> tensor<f32>
+    return %4 : tensor<f32>
+  }
+}`)
+	for i := 0; i < 20; i++ {
+		code, out, errOut := runCLI("run", "-plugin", "interpreter", file)
+		require.Equal(t, 1, code, out)
+		assert.Contains(t, errOut, "halo run: "+file+": device 3: ")
+		assert.Contains(t, errOut, "check.expect_eq_const failed")
+		assert.NotContains(t, errOut, "context canceled")
+		assert.NotContains(t, errOut, "output 0")
+	}
 }

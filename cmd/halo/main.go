@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"time"
 )
 
@@ -71,8 +72,17 @@ func run(args []string, stdout, stderr io.Writer) int {
 	case "check":
 		return checkCommand(rest, stdout, stderr)
 	case "help", "-h", "-help", "--help":
-		if len(rest) == 1 && name == "help" {
-			if _, ok := commands[rest[0]]; ok || rest[0] == "check" {
+		if len(rest) > 0 && name == "help" {
+			_, ok := commands[rest[0]]
+			switch {
+			case !ok && rest[0] != "check" && rest[0] != "help":
+				fmt.Fprintf(stderr, "halo help: unknown command %q\n", rest[0])
+				usage(stderr)
+				return 2
+			case len(rest) > 1:
+				fmt.Fprintf(stderr, "halo help: one command at a time, not %q\n", strings.Join(rest, " "))
+				return 2
+			case rest[0] != "help":
 				// halo help CMD: that command's own help, as halo CMD -h.
 				return run([]string{rest[0], "-h"}, stdout, stderr)
 			}

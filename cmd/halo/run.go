@@ -68,23 +68,39 @@ func runFile(w, errw io.Writer, plugin, path string, timeout time.Duration) erro
 		}
 		return fmt.Sprintf("device %d", devs[d].ID())
 	}
+	// The run ends at completion (the outputs may be ready before a
+	// failed check or a callback is done). When a device fails, the
+	// others stop and report a cancellation: the failure named is the
+	// first that is not one.
+	var failed error
+	for d, ev := range x.Completion {
+		err := ev.Await(ctx)
+		if err == nil {
+			continue
+		}
+		if len(x.Completion) > 1 {
+			err = fmt.Errorf("%s: %w", label(d), err)
+		}
+		var pe *pjrt.Error
+		if failed == nil || errors.As(failed, &pe) && pe.Code == pjrt.Cancelled && !(errors.As(err, &pe) && pe.Code == pjrt.Cancelled) {
+			failed = err
+		}
+	}
+	if failed != nil {
+		for _, outs := range x.Outputs {
+			for _, b := range outs {
+				b.Close()
+			}
+		}
+		return fmt.Errorf("%s: %w", path, stopped(failed))
+	}
 	for d, outs := range x.Outputs {
 		prefix := ""
 		if len(x.Outputs) > 1 {
 			prefix = label(d) + " "
 		}
 		if err := printOutputs(ctx, w, prefix, outs); err != nil {
-			return stopped(err)
-		}
-	}
-	// The outputs may be ready before the program's side effects (a
-	// failed check, a callback) are done: the run ends at completion.
-	for d, ev := range x.Completion {
-		if err := ev.Await(ctx); err != nil {
-			if len(x.Completion) > 1 {
-				err = fmt.Errorf("%s: %w", label(d), err)
-			}
-			return stopped(err)
+			return fmt.Errorf("%s: %w", path, stopped(err))
 		}
 	}
 	if len(x.Outputs) > 0 && len(x.Outputs[0]) == 0 {
