@@ -130,6 +130,36 @@ func ExampleVmap() {
 	// [100 201 302 403 110 211 312 413 120 221 322 423] <nil>
 }
 
+// Vmap batches scalar prefetch too: each of 2 gathers picks its own rows
+// (a batch of block-sparse layouts in one call), and the kernel and index
+// map read their element of the prefetch array as if unbatched.
+func ExampleVmap_scalarPrefetch() {
+	copyBlock := func(k *pallas.Kernel, refs []*pallas.Ref) {
+		refs[2].Store(refs[1].Load())
+	}
+	spec := pallas.CallSpec{
+		Name:              "gather_rows",
+		OutShapes:         []xla.Shape{xla.MakeShape(xla.Float32, 4, 2)},
+		Grid:              []int64{2},
+		NumScalarPrefetch: 1,
+		InSpecs: []*pallas.BlockSpec{{BlockShape: []int64{2, 2},
+			IndexMap: func(g []*pallas.Value, pf []*pallas.Ref) []any { return []any{pf[0].Load(g[0]), 0} }}},
+		OutSpecs: []*pallas.BlockSpec{{BlockShape: []int64{2, 2},
+			IndexMap: func(g []*pallas.Value, _ []*pallas.Ref) []any { return []any{g[0], 0} }}},
+	}
+	// The rows (prefetch) are batched, x is shared.
+	kernel, batched, err := pallas.Vmap(copyBlock, spec, 2, []bool{true, false})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	out, err := runOne(func(fb *stablehlo.FuncBuilder) []*stablehlo.Value {
+		return pallas.Call(fb, kernel, batched, fb.Arg(0), fb.Arg(1))
+	}, i32Tensor([]int32{2, 0, 1, 1}, 2, 2), f32Tensor([]float32{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}, 6, 2))
+	fmt.Println(out, err)
+	// Output: [8 9 10 11 0 1 2 3 4 5 6 7 4 5 6 7] <nil>
+}
+
 // An unmasked load outside its block fails the run (interpret mode checks
 // by default); the error wraps a *BoundsError that names the kernel, the
 // grid point, the access and the index.
