@@ -379,13 +379,13 @@ func ewComplexFunc(code ewUnOp) func(complex128) complex128 {
 	case unNeg:
 		return func(z complex128) complex128 { return -z }
 	case unRsqrt:
-		return func(z complex128) complex128 { return 1 / cmplx.Sqrt(z) }
+		return func(z complex128) complex128 { return 1 / special.Sqrt(z) }
 	case unSign:
 		return ewCSign
 	case unSin:
 		return cmplx.Sin
 	case unSqrt:
-		return cmplx.Sqrt
+		return special.Sqrt // scales tiny parts (cmplx.Sqrt loses subnormals)
 	case unSquare:
 		return ewCSquare
 	case unTan:

@@ -188,3 +188,27 @@ func TestComplexTanhLargeArguments(t *testing.T) {
 		ewtCheck(t, out, 1e-6, []any{complex(0, 1), complex(0, 1), complex(0, -1)}, dt.String()+" tan")
 	}
 }
+
+// Complex sqrt and rsqrt keep tiny parts: sqrt(i·y) = sqrt(y/2)·(1 + i)
+// for a subnormal y (the root lost it, or came out 15% off, and rsqrt
+// gave Inf+NaNi).
+func TestComplexSqrtOfSubnormals(t *testing.T) {
+	ys := []float64{5e-324, 3 * 5e-324, 0x1p-1060 * 1.75}
+	vals := make([]any, len(ys))
+	for i, y := range ys {
+		vals[i] = complex(0, y)
+	}
+	out := ewtRun1(t, "stablehlo.sqrt", "", xla.Invalid, ewtTensor(xla.Complex128, vals...))
+	for i, y := range ys {
+		want := math.Sqrt(y*0x1p100/2) * 0x1p-50 // y/2 without underflow
+		got := out.Data.([]complex128)[i]
+		assert.InEpsilon(t, want, real(got), 1e-15, "sqrt(0+%gi) = %v", y, got)
+		assert.InEpsilon(t, want, imag(got), 1e-15, "sqrt(0+%gi) = %v", y, got)
+	}
+	y := ys[0] // the smallest subnormal
+	out = ewtRun1(t, "stablehlo.rsqrt", "", xla.Invalid, ewtTensor(xla.Complex128, complex(0, y)))
+	got := out.Data.([]complex128)[0]
+	want := 1 / (math.Sqrt(y*0x1p100/2) * 0x1p-50) / 2 // 1/(s(1+i)) = (1-i)/(2s)
+	assert.InEpsilon(t, want, real(got), 1e-15, "rsqrt: %v", got)
+	assert.InEpsilon(t, -want, imag(got), 1e-15, "rsqrt: %v", got)
+}
