@@ -47,7 +47,9 @@ func Load(ref *Ref, idx []any, mask *Value, other any) *Value {
 
 // Store writes value (a Value or Go scalar broadcastable to the indexed
 // shape, of the ref's dtype) into ref at idx (as Load); with mask only
-// the elements where mask is true are written.
+// the elements where mask is true are written. Index arrays that repeat
+// an element write it from several places at once: interpret mode keeps
+// the last, a GPU any of them, so keep one store's indices distinct.
 func Store(ref *Ref, idx []any, value any, mask *Value) {
 	kernelOfRef("store", ref).store(ref, idx, value, mask)
 }

@@ -691,11 +691,11 @@ func TestMisuseVmap(t *testing.T) {
 	})
 	t.Run("fewer batched flags than prefetch operands", func(t *testing.T) {
 		err := vmapCall(t, copyKernel, CallSpec{Name: "v", OutShapes: one, NumScalarPrefetch: 2}, 3, []bool{false})
-		requireMisuse(t, err, "v", "vmap", "NumScalarPrefetch 2 with 1 operands")
+		requireMisuse(t, err, "v", "vmap", "1 batched flags (one per operand) for NumScalarPrefetch 2: fewer than the prefetch operands")
 	})
 	t.Run("batched flags and InSpecs disagree", func(t *testing.T) {
 		err := vmapCall(t, copyKernel, CallSpec{Name: "v", OutShapes: one, InSpecs: []*BlockSpec{nil, nil}}, 3, []bool{true})
-		requireMisuse(t, err, "v", "vmap", "2 InSpecs for 1 non-prefetch operands")
+		requireMisuse(t, err, "v", "vmap", "1 batched flags (one per operand) for a call of 2 operands (0 scalar-prefetch, 2 InSpecs)")
 	})
 	t.Run("OutSpecs and outputs disagree", func(t *testing.T) {
 		err := vmapCall(t, copyKernel, CallSpec{Name: "v", OutShapes: one, OutSpecs: []*BlockSpec{nil, nil}}, 3, []bool{true})

@@ -975,7 +975,7 @@ func (k *Kernel) runRegion(argTypes []Type, body func(args []*Value) []*Value) *
 }
 
 // When runs body when cond (a bool scalar Value, or a Go bool decided at
-// trace time) is true.
+// trace time; a Go 0 or 1 is taken as false or true) is true.
 func (k *Kernel) When(cond any, body func()) {
 	if body == nil {
 		k.failf("when", "body is nil")

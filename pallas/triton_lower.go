@@ -795,9 +795,17 @@ func (l *ttLower) op(op *Op) {
 		if rt.elem == "f16" || rt.elem == "bf16" {
 			wide = b.cast("arith.extf", x, "f32")
 		}
-		e := l.libdevice(op, "exp", b.emit1("arith.negf", []*ttVal{wide}, wide.t))
+		// e = exp(-|x|) never overflows: 1/(1+e) for x >= 0, e/(1+e)
+		// below (1/(1+exp(-x)) lost the results under exp's range, which
+		// interpret mode keeps).
+		negAbs := b.emit1("arith.negf", []*ttVal{b.emit1("math.absf", []*ttVal{wide}, wide.t)}, wide.t)
+		e := l.libdevice(op, "exp", negAbs)
 		one := b.floatConst(1, wide.t)
-		y := l.floatDivRem("div", one, b.emit1("arith.addf", []*ttVal{one, e}, wide.t), wide.t)
+		d := b.emit1("arith.addf", []*ttVal{one, e}, wide.t)
+		pos := l.floatDivRem("div", one, d, wide.t)
+		neg := l.floatDivRem("div", e, d, wide.t)
+		nonNeg := b.cmp("arith.cmpf", "oge", wide, b.floatConst(0, wide.t))
+		y := b.emit1("arith.select", []*ttVal{nonNeg, pos, neg}, wide.t)
 		if wide != x {
 			y = b.cast("arith.truncf", y, rt.elem)
 		}

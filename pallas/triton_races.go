@@ -26,14 +26,20 @@ import (
 // sent to the same block are an error (g0+g1 uses every axis, yet sends
 // (0, 1) and (1, 0) to block 1). Outputs whose blocks are whole but for
 // squeezed dims (whole arrays, and Vmap's view of them) are the kernel's
-// to split, as are outputs it only stores (it picks what each program
-// stores, e.g. with a When on ProgramID): they are not checked; neither
-// are scalar-prefetch arrays aliased to outputs (whole arrays too).
+// to split when it reads and writes them at dynamic indices only (each
+// program its part); one it loads or stores at static indices (every
+// program the same elements) is checked as a blocked output. Outputs it
+// only stores (it picks what each program stores, e.g. with a When on
+// ProgramID) are not checked; neither are scalar-prefetch arrays aliased
+// to outputs (whole arrays too).
 
 // checkParallelPrograms reports the first of those races in p.
 func checkParallelPrograms(p *Program) error {
 	// By Refs index: the body's arguments are the refs, in order.
 	stored, loaded := map[int]bool{}, map[int]bool{}
+	// fixed: a load or store of the ref at static indices only, the same
+	// elements in every program.
+	fixed := map[int]bool{}
 	arg := map[*Value]int{}
 	for i, a := range p.Body.Args {
 		arg[a] = i
@@ -51,6 +57,11 @@ func checkParallelPrograms(p *Program) error {
 			stored[i] = true
 		case "load":
 			loaded[i] = true
+		default:
+			return
+		}
+		if op.Attrs.Indexer.NumOperands == 0 {
+			fixed[i] = true
 		}
 	})
 	nin := p.NumInputs
@@ -59,7 +70,7 @@ func checkParallelPrograms(p *Program) error {
 		r := p.Refs[ri]
 		// An aliased input is the output's memory: loading it loads the output.
 		read := loaded[ri] || r.AliasOf >= p.NumPrefetch && loaded[r.AliasOf]
-		if !stored[ri] || !read || wholeButSqueezed(r) {
+		if !stored[ri] || !read || wholeButSqueezed(r) && !fixed[ri] {
 			continue
 		}
 		m := p.IndexMaps[nin+o]

@@ -1432,6 +1432,37 @@ func TestTritonRefusesRaces(t *testing.T) {
 			},
 			want: "loaded through another block spec",
 		},
+		{
+			// A block that happens to be the whole array is still one
+			// block for every program of the axis its map ignores.
+			name: "whole-array block accumulated along a grid axis",
+			c: tritonCase{
+				kernel: func(k *Kernel, r []*Ref) {
+					x, o := r[0], r[1]
+					k.When(k.ProgramID(0).Eq(0), func() { o.Store(k.Zeros(xla.Float32, 4)) })
+					o.Store(o.Load().Add(x.Load()))
+				},
+				spec: CallSpec{Name: "acc_whole_block", OutShapes: []xla.Shape{xla.MakeShape(xla.Float32, 4)}, Grid: []int64{2},
+					OutSpecs: []*BlockSpec{{BlockShape: []int64{4}, IndexMap: blockMap(func(g []*Value) []any { return []any{0} })}}},
+				args: []*interpreter.Tensor{fill(4)},
+			},
+			want: "its index map ignores grid axis 0 (2 steps)",
+		},
+		{
+			// The same with no spec: the kernel reads and writes the
+			// whole array in every program.
+			name: "whole-array output read and written whole by every program",
+			c: tritonCase{
+				kernel: func(k *Kernel, r []*Ref) {
+					x, o := r[0], r[1]
+					k.When(k.ProgramID(0).Eq(0), func() { o.Store(k.Zeros(xla.Float32, 4)) })
+					o.Store(o.Load().Add(x.Load()))
+				},
+				spec: CallSpec{Name: "acc_whole", OutShapes: []xla.Shape{xla.MakeShape(xla.Float32, 4)}, Grid: []int64{2}},
+				args: []*interpreter.Tensor{fill(4)},
+			},
+			want: "its index map ignores grid axis 0 (2 steps)",
+		},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -1469,6 +1500,25 @@ func TestTritonRefusesRaces(t *testing.T) {
 // and x - 0 with a zero constant are x on both (interpret mode folds them,
 // as XLA does, and so does the Triton lowering); an accumulator zeroed by
 // a When and then added to holds 0 + x, +0 for a -0 x, on both.
+// A whole-array output that each program reads and writes at its own
+// (dynamic) indices is the kernel's to split: not a race.
+func TestTritonAcceptsWholeOutputSplitByPrograms(t *testing.T) {
+	c := tritonCase{
+		kernel: func(k *Kernel, r []*Ref) {
+			x, o := r[0], r[1]
+			part := DS(k.ProgramID(0).Mul(2), 2)
+			o.Store(k.Zeros(xla.Float32, 2), part)
+			o.Store(o.Load(part).Add(x.Load(part)), part)
+		},
+		spec: CallSpec{Name: "split_whole", OutShapes: []xla.Shape{xla.MakeShape(xla.Float32, 4)}, Grid: []int64{2}},
+		args: []*interpreter.Tensor{fTensor([]int64{4}, func(i int) float64 { return float64(i) })},
+	}
+	want, err := runCall(c.kernel, c.spec, c.args...)
+	require.NoError(t, err)
+	got := runTritonEval(t, c)
+	assertClose(t, want[0], got[0])
+}
+
 func TestTritonSignedZeros(t *testing.T) {
 	negZero := func(n int64) *interpreter.Tensor {
 		return fTensor([]int64{n}, func(int) float64 { return math.Copysign(0, -1) })
@@ -1644,4 +1694,20 @@ func TestTritonRaceCheckAcceptsSplitOutputs(t *testing.T) {
 			assertClose(t, want[0], got[0])
 		})
 	}
+}
+
+// Sigmoid on Triton keeps the results below exp's range (1/(1+exp(-x))
+// gave 0 at x = -100, interpret mode 3.8e-44) and saturates cleanly.
+func TestTritonSigmoidTails(t *testing.T) {
+	xs := []float64{-100, -90, -87, -20, -1, 0, 1, 20, 90, 100, math.Inf(-1), math.Inf(1)}
+	c := tritonCase{
+		kernel: func(k *Kernel, r []*Ref) { r[1].Store(r[0].Load().Sigmoid()) },
+		spec:   CallSpec{Name: "sigmoid", OutShapes: []xla.Shape{xla.MakeShape(xla.Float32, 16)}},
+		args:   []*interpreter.Tensor{fTensor([]int64{16}, func(i int) float64 { return xs[i%len(xs)] })},
+	}
+	want, err := runCall(c.kernel, c.spec, c.args...)
+	require.NoError(t, err)
+	got := runTritonEval(t, c)
+	assertCloseTol(t, want[0], got[0], 1e-6)
+	assert.NotZero(t, got[0].Data.([]float32)[0], "sigmoid(-100) is subnormal, not 0")
 }

@@ -37,8 +37,11 @@ func Vmap(kernel KernelFunc, spec CallSpec, batch int64, batched []bool) (Kernel
 		return fail("%d batched flags for the %d operands of the inner Vmap", len(batched), spec.vmapOperands)
 	}
 	np := spec.NumScalarPrefetch
-	if np < 0 || np > len(batched) {
-		return fail("NumScalarPrefetch %d with %d operands", np, len(batched))
+	if np < 0 {
+		return fail("NumScalarPrefetch %d is negative", np)
+	}
+	if np > len(batched) {
+		return fail("%d batched flags (one per operand) for NumScalarPrefetch %d: fewer than the prefetch operands", len(batched), np)
 	}
 	for in, out := range spec.InputOutputAliases {
 		if in >= 0 && in < len(batched) && !batched[in] {
@@ -47,7 +50,7 @@ func Vmap(kernel KernelFunc, spec CallSpec, batch int64, batched []bool) (Kernel
 	}
 	nin := len(batched) - np
 	if len(spec.InSpecs) != 0 && len(spec.InSpecs) != nin {
-		return fail("%d InSpecs for %d non-prefetch operands", len(spec.InSpecs), nin)
+		return fail("%d batched flags (one per operand) for a call of %d operands (%d scalar-prefetch, %d InSpecs)", len(batched), np+len(spec.InSpecs), np, len(spec.InSpecs))
 	}
 	if len(spec.OutSpecs) != 0 && len(spec.OutSpecs) != len(spec.OutShapes) {
 		return fail("%d OutSpecs for %d outputs", len(spec.OutSpecs), len(spec.OutShapes))
