@@ -254,6 +254,35 @@ func TestCustomCallRegistry(t *testing.T) {
 		require.Error(t, err)
 		assert.Contains(t, err.Error(), `returned tensor<3xf32> for result 0 of type tensor<2xf32>`)
 	})
+	t.Run("tuples", func(t *testing.T) {
+		// The older custom-call forms pass and return tuples: the handler
+		// sees their tensors flattened, in order.
+		RegisterCustomCall("test.swap", func(c *CustomCall) ([]*Tensor, error) {
+			require.Len(t, c.Operands, 3)
+			require.Len(t, c.Results, 3)
+			assert.Equal(t, []int64{1}, c.Results[2].Dims)
+			return []*Tensor{c.Operands[1], c.Operands[0], c.Operands[2]}, nil
+		})
+		defer RegisterCustomCall("test.swap", nil)
+		p := compileText(t, `func.func @main(%a: tensor<2xf32>, %b: tensor<2xf32>, %c: tensor<1xi32>) -> (tensor<2xf32>, tensor<1xi32>) {
+  %in = stablehlo.tuple %a, %b : tuple<tensor<2xf32>, tensor<2xf32>>
+  %r = stablehlo.custom_call @test.swap(%in, %c) : (tuple<tensor<2xf32>, tensor<2xf32>>, tensor<1xi32>) -> tuple<tuple<tensor<2xf32>, tensor<2xf32>>, tensor<1xi32>>
+  %p = stablehlo.get_tuple_element %r[0] : (tuple<tuple<tensor<2xf32>, tensor<2xf32>>, tensor<1xi32>>) -> tuple<tensor<2xf32>, tensor<2xf32>>
+  %x = stablehlo.get_tuple_element %p[0] : (tuple<tensor<2xf32>, tensor<2xf32>>) -> tensor<2xf32>
+  %i = stablehlo.get_tuple_element %r[1] : (tuple<tuple<tensor<2xf32>, tensor<2xf32>>, tensor<1xi32>>) -> tensor<1xi32>
+  return %x, %i : tensor<2xf32>, tensor<1xi32>
+}`)
+		out, err := p.Run(context.Background(), Device{}, []Value{tensorOf(t, xla.Float32, []float32{1, 2}, 2), tensorOf(t, xla.Float32, []float32{3, 4}, 2), tensorOf(t, xla.Int32, []int32{7}, 1)})
+		require.NoError(t, err)
+		assert.Equal(t, []float32{3, 4}, out[0].(*Tensor).Data)
+		assert.Equal(t, []int32{7}, out[1].(*Tensor).Data)
+
+		RegisterCustomCall("test.swap", func(c *CustomCall) ([]*Tensor, error) {
+			return []*Tensor{c.Operands[0], c.Operands[2], c.Operands[2]}, nil
+		})
+		_, err = p.Run(context.Background(), Device{}, []Value{tensorOf(t, xla.Float32, []float32{1, 2}, 2), tensorOf(t, xla.Float32, []float32{3, 4}, 2), tensorOf(t, xla.Int32, []int32{7}, 1)})
+		require.ErrorContains(t, err, "returned tensor<1xi32> for tensor 1 (in tuple result 0) of type tensor<2xf32>")
+	})
 	t.Run("panic", func(t *testing.T) {
 		// The error names the target (it said only "interpreter panic").
 		RegisterCustomCall("test.panics", func(c *CustomCall) ([]*Tensor, error) { panic("boom") })

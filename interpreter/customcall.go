@@ -24,10 +24,12 @@ type CustomCall struct {
 	// Exec is the run the call belongs to: its context and device
 	// (Exec.Ctx, Exec.Device).
 	Exec *Exec
-	// Operands are the tensor operands, in order.
+	// Operands are the tensor operands, in order (a tuple operand's
+	// tensors in its order; tokens are left out).
 	Operands []*Tensor
 	// Results are the types of the tensor results the call must return,
-	// in order.
+	// in order (a tuple result's tensors in its order; tokens are left
+	// out).
 	Results []stablehlo.TensorType
 	// HasSideEffect is the op's has_side_effect attribute.
 	HasSideEffect bool
@@ -177,25 +179,53 @@ func kernelCustomCall(x *Exec, op *stablehlo.Op, args []Value) ([]Value, error) 
 	case stablehlo.UnitAttr:
 		c.HasSideEffect = true
 	}
-	for i, a := range args {
+	// Tuples (the older custom-call forms pass and return them) are
+	// flattened: the handler sees their tensors in order.
+	var operand func(i int, a Value) error
+	operand = func(i int, a Value) error {
 		switch v := a.(type) {
 		case Token:
 		case *Tensor:
 			if v == nil {
-				return nil, fmt.Errorf("operand %d is nil", i)
+				return fmt.Errorf("operand %d is nil", i)
 			}
 			c.Operands = append(c.Operands, v)
+		case Tuple:
+			for _, e := range v {
+				if err := operand(i, e); err != nil {
+					return err
+				}
+			}
 		default:
-			return nil, fmt.Errorf("operand %d is %T; custom calls take tensors and tokens", i, a)
+			return fmt.Errorf("operand %d is %T; custom calls take tensors, tuples and tokens", i, a)
+		}
+		return nil
+	}
+	for i, a := range args {
+		if err := operand(i, a); err != nil {
+			return nil, err
 		}
 	}
-	for i, r := range op.Results {
-		switch t := r.Type.(type) {
+	var result func(i int, t stablehlo.Type) error
+	result = func(i int, t stablehlo.Type) error {
+		switch t := t.(type) {
 		case stablehlo.TokenType:
 		case stablehlo.TensorType:
 			c.Results = append(c.Results, t)
+		case stablehlo.TupleType:
+			for _, e := range t.Elems {
+				if err := result(i, e); err != nil {
+					return err
+				}
+			}
 		default:
-			return nil, fmt.Errorf("result %d has type %v; custom calls return tensors and tokens", i, r.Type)
+			return fmt.Errorf("result %d has type %v; custom calls return tensors, tuples and tokens", i, t)
+		}
+		return nil
+	}
+	for i, r := range op.Results {
+		if err := result(i, r.Type); err != nil {
+			return nil, err
 		}
 	}
 	res, err := runCustomCall(fn, c)
@@ -205,23 +235,45 @@ func kernelCustomCall(x *Exec, op *stablehlo.Op, args []Value) ([]Value, error) 
 	if len(res) != len(c.Results) {
 		return nil, fmt.Errorf("custom call %q returned %d tensors for %d tensor results", target, len(res), len(c.Results))
 	}
-	out := make([]Value, len(op.Results))
 	k := 0
-	for i, r := range op.Results {
-		if _, ok := r.Type.(stablehlo.TokenType); ok {
-			out[i] = Token{}
-			continue
-		}
-		t := res[k]
-		if t == nil || !t.Shape.Equal(c.Results[k].Shape()) {
-			got := "nil"
-			if t != nil {
-				got = stablehlo.TensorOf(t.Shape).String()
+	var build func(i int, t stablehlo.Type) (Value, error)
+	build = func(i int, t stablehlo.Type) (Value, error) {
+		switch t := t.(type) {
+		case stablehlo.TokenType:
+			return Token{}, nil
+		case stablehlo.TupleType:
+			tup := make(Tuple, len(t.Elems))
+			for j, e := range t.Elems {
+				v, err := build(i, e)
+				if err != nil {
+					return nil, err
+				}
+				tup[j] = v
 			}
-			return nil, fmt.Errorf("custom call %q returned %s for result %d of type %v", target, got, i, c.Results[k])
+			return tup, nil
 		}
-		out[i] = t
+		r := res[k]
+		if r == nil || !r.Shape.Equal(c.Results[k].Shape()) {
+			got := "nil"
+			if r != nil {
+				got = stablehlo.TensorOf(r.Shape).String()
+			}
+			where := fmt.Sprintf("result %d", i)
+			if _, ok := op.Results[i].Type.(stablehlo.TupleType); ok {
+				where = fmt.Sprintf("tensor %d (in tuple result %d)", k, i)
+			}
+			return nil, fmt.Errorf("custom call %q returned %s for %s of type %v", target, got, where, c.Results[k])
+		}
 		k++
+		return r, nil
+	}
+	out := make([]Value, len(op.Results))
+	for i, r := range op.Results {
+		v, err := build(i, r.Type)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = v
 	}
 	return out, nil
 }
