@@ -233,7 +233,8 @@ func (e *Executable) IsDeleted() (bool, error) {
 }
 
 // DeviceAssignment returns the device ids the executable runs on, indexed
-// [replica][partition].
+// [replica][partition]; nil for a portable executable (compiled without
+// one: the plugin reports no assignment).
 func (e *Executable) DeviceAssignment() (xla.DeviceAssignment, error) {
 	x, done, err := e.loaded("PJRT_LoadedExecutable_GetDeviceAssignment")
 	if err != nil {
@@ -243,6 +244,9 @@ func (e *Executable) DeviceAssignment() (xla.DeviceAssignment, error) {
 	raw, err := x.DeviceAssignment()
 	if err != nil {
 		return nil, err
+	}
+	if len(raw) == 0 {
+		return nil, nil // portable (as XLA's own C API client reads it)
 	}
 	// Decode the DeviceAssignmentProto through the CompileOptionsProto
 	// decoder: executable_build_options (3) { device_assignment (9) }.

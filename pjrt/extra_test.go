@@ -397,6 +397,20 @@ func TestExecutableDetails(t *testing.T) {
 	assert.ErrorIs(t, err, ErrClosed)
 }
 
+// A portable executable has no device assignment: the plugin reports 0
+// bytes (as XLA does), which is no assignment, not a decoding error.
+func TestPortableExecutableHasNoDeviceAssignment(t *testing.T) {
+	c := openConformance(t)
+	cl := c.client(t)
+	exe, err := cl.Compile(MLIRText("// conformance: identity f32[1] -> f32[1] portable=1\n"), nil)
+	require.NoError(t, err)
+	defer exe.Close()
+	da, err := exe.DeviceAssignment()
+	require.NoError(t, err)
+	assert.Nil(t, da)
+	c.waitLive(t, "serialized_device_assignment", 0)
+}
+
 func TestTopologies(t *testing.T) {
 	c := openConformance(t)
 	p, err := LoadPlugin(c.path)

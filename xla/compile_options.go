@@ -611,6 +611,9 @@ func unmarshalOverride(data []byte) (string, any, error) {
 			if err := wantBytes(typ); err != nil {
 				return fmt.Errorf("key: %w", err)
 			}
+			if !utf8.Valid(v) {
+				return fmt.Errorf("key %q is not UTF-8 (a proto3 string)", v)
+			}
 			key = string(v)
 		case fieldMapValue:
 			if err := wantBytes(typ); err != nil {
@@ -621,6 +624,9 @@ func unmarshalOverride(data []byte) (string, any, error) {
 				switch n {
 				case fieldOOString:
 					if err = wantBytes(typ); err == nil {
+						if !utf8.Valid(v) {
+							err = fmt.Errorf("string value %q is not UTF-8 (a proto3 string)", v)
+						}
 						val = string(v)
 					}
 				case fieldOOBool:

@@ -510,3 +510,25 @@ func FuzzUnmarshalCompileOptions(f *testing.F) {
 		require.Equal(t, b, again)
 	})
 }
+
+// Override keys and string values are proto3 strings: invalid UTF-8 is
+// refused when decoding, as when encoding.
+func TestUnmarshalRefusesInvalidUTF8(t *testing.T) {
+	entry := func(key, val string) []byte {
+		ov := protowire.AppendTag(nil, 1, protowire.BytesType) // OptionOverrideProto.string_field
+		ov = protowire.AppendString(ov, val)
+		e := protowire.AppendTag(nil, 1, protowire.BytesType) // map key
+		e = protowire.AppendString(e, key)
+		e = protowire.AppendTag(e, 2, protowire.BytesType) // map value
+		e = protowire.AppendBytes(e, ov)
+		b := protowire.AppendTag(nil, 7, protowire.BytesType) // env_option_overrides
+		return protowire.AppendBytes(b, e)
+	}
+	o, err := UnmarshalCompileOptions(entry("xla_dump_to", "/tmp/x"))
+	require.NoError(t, err)
+	require.Equal(t, "/tmp/x", o.EnvOptionOverrides["xla_dump_to"])
+	_, err = UnmarshalCompileOptions(entry("k\xff", "v"))
+	require.ErrorContains(t, err, "not UTF-8")
+	_, err = UnmarshalCompileOptions(entry("k", "v\xfe"))
+	require.ErrorContains(t, err, "not UTF-8")
+}

@@ -8,7 +8,7 @@
  * pool of worker threads, and "executables" do the trivial work described by a
  * directive line in the program text:
  *
- *     // conformance: OP INPUT_TYPES -> OUTPUT_TYPES [replicas=R] [partitions=P]
+ *     // conformance: OP INPUT_TYPES -> OUTPUT_TYPES [replicas=R] [partitions=P] [portable=1]
  *
  * See README.md next to this file for the directive syntax, the exported
  * conformance_* inspection functions, counters and live-object kinds.
@@ -2820,6 +2820,7 @@ typedef struct program {
   int nattrs;
   ffi_attr attrs[MAX_ATTRS]; /* sorted by name, as XLA passes them */
   int replicas, partitions;
+  int portable; /* portable=1: no device assignment (GetDeviceAssignment gives 0 bytes) */
   char name[MAX_NAME + 32];
   char fingerprint[17];
   char *options; /* compile options bytes */
@@ -3053,6 +3054,8 @@ static bool parse_directive(const char *code, size_t len, program *p, char *err,
         long v = strtol(t + 11, &endp, 10);
         if (*endp || v < 1 || v > 1024) goto bad_opt;
         p->partitions = (int)v;
+      } else if (strcmp(t, "portable=1") == 0) {
+        p->portable = 1;
       } else if (strncmp(t, "attr.", 5) == 0 && p->op == OP_FFI) {
         if (p->nattrs == MAX_ATTRS || !parse_attr(t + 5, &p->attrs[p->nattrs])) {
           snprintf(err, errcap,
@@ -3068,7 +3071,7 @@ static bool parse_directive(const char *code, size_t len, program *p, char *err,
       continue;
     bad_opt:
       snprintf(err, errcap,
-               "malformed conformance directive: bad option \"%s\" (options: replicas=R partitions=P, and "
+               "malformed conformance directive: bad option \"%s\" (options: replicas=R partitions=P portable=1, and "
                "attr.NAME=TYPE:VALUE for ffi ops)",
                t);
       return false;
@@ -5428,6 +5431,15 @@ static PJRT_Error *impl_PJRT_LoadedExecutable_GetDeviceAssignment(
   conf_loaded *l = NULL;
   PJRT_Error *err = get_loaded(FN, args->executable, &l);
   if (err) return err;
+  if (l->prog->portable) {
+    /* As XLA for a portable executable: no assignment, 0 bytes. */
+    conf_serialized *s = serialized_new(LK_serialized_device_assignment, "", 0);
+    args->serialized_bytes = s->bytes;
+    args->serialized_bytes_size = 0;
+    args->serialized_device_assignment = (void *)s;
+    args->serialized_device_assignment_deleter = (void *)serialized_deleter;
+    return NULL;
+  }
   int R = l->prog->replicas, P = l->prog->partitions;
   sbuf b = {0};
   pb_varint(&b, (1 << 3) | 0); /* replica_count */
