@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"runtime"
 	"slices"
 	"sync"
 
@@ -23,19 +24,59 @@ type Executable struct {
 	tokens  *tokenSource
 
 	closeOnce sync.Once
-	funcs     []int64          // the callbacks it holds in the table until Close
+	hold      *callbackHold    // the callbacks it holds in the table
 	params    []stablehlo.Type // its own parameters (after the runtime tokens)
 
-	// running are the completion events of its dispatched computations
-	// that may not have fired: Close keeps the callbacks for them.
 	// dispatching counts the Stream.Execute calls in progress (begin,
-	// end), which Close waits for, so that a dispatch racing it is in
-	// running before Close reads it; closing refuses new ones.
+	// end), which Close waits for, so that a dispatch racing it is
+	// tracked before Close releases the callbacks; closing refuses new
+	// ones.
 	mu          sync.Mutex
-	running     events
 	dispatching int
 	closing     bool
 	idle        sync.Cond // on mu: dispatching fell to 0
+}
+
+// callbackHold is an executable's hold on its callbacks in the table,
+// released by Close or, for an executable dropped without Close, when it
+// is collected: once the computations it dispatched (running, whose
+// callbacks may still be called) have finished.
+type callbackHold struct {
+	ids     []int64
+	once    sync.Once
+	mu      sync.Mutex
+	running events
+}
+
+// track keeps the completion event of a dispatched computation.
+func (h *callbackHold) track(ev *pjrt.Event) {
+	if len(h.ids) == 0 || ev == nil {
+		return
+	}
+	h.mu.Lock()
+	h.running.add(ev, nil)
+	h.mu.Unlock()
+}
+
+// release drops the hold once the computations tracked so far have
+// finished (at once when they have). Only the first call counts.
+func (h *callbackHold) release() {
+	h.once.Do(func() {
+		h.mu.Lock()
+		running := slices.DeleteFunc(h.running.list, fired)
+		h.running = events{}
+		h.mu.Unlock()
+		if len(running) == 0 {
+			releaseFuncs(h.ids)
+			return
+		}
+		go func() {
+			for _, ev := range running {
+				<-ev.Done()
+			}
+			releaseFuncs(h.ids)
+		}()
+	})
 }
 
 // fired reports whether ev has fired.
@@ -94,14 +135,7 @@ func (e *Executable) end() {
 }
 
 // track keeps the completion event of a dispatched computation.
-func (e *Executable) track(ev *pjrt.Event) {
-	if len(e.funcs) == 0 || ev == nil {
-		return
-	}
-	e.mu.Lock()
-	e.running.add(ev, nil)
-	e.mu.Unlock()
-}
+func (e *Executable) track(ev *pjrt.Event) { e.hold.track(ev) }
 
 // PJRT returns the compiled executable; its parameters and results start
 // with one runtime token per ordered effect (Ordered).
@@ -129,28 +163,16 @@ func (e *Executable) Close() error {
 	}
 	e.closeOnce.Do(func() {
 		// Dispatches in progress finish (their computations tracked)
-		// before the list of running ones is read; later ones fail.
+		// before the hold is released; later ones fail.
 		e.mu.Lock()
 		e.closing = true
 		for e.dispatching > 0 {
 			e.idle.Wait()
 		}
-		running := e.running.list
-		e.running = events{}
 		e.mu.Unlock()
 		// Computations already dispatched may still call the callbacks:
 		// the table keeps them until those have finished.
-		running = slices.DeleteFunc(running, fired)
-		if len(running) == 0 {
-			releaseFuncs(e.funcs)
-			return
-		}
-		go func() {
-			for _, ev := range running {
-				<-ev.Done()
-			}
-			releaseFuncs(e.funcs)
-		}()
+		e.hold.release()
 	})
 	return e.exe.Close()
 }
@@ -211,8 +233,11 @@ func CompileLowered(c *pjrt.Client, l *Lowered, opts *xla.CompileOptions) (*Exec
 	}
 	meta := *l
 	meta.Module = nil // the executable holds its callbacks itself (funcs)
-	e := &Executable{client: c, exe: exe, lowered: &meta, tokens: ts, funcs: funcs, params: userParams(l)}
+	e := &Executable{client: c, exe: exe, lowered: &meta, tokens: ts, hold: &callbackHold{ids: funcs}, params: userParams(l)}
 	e.idle.L = &e.mu
+	// Dropped without Close, it still gives its callbacks up (the
+	// pjrt.Executable's own cleanup releases the compiled program).
+	runtime.AddCleanup(e, (*callbackHold).release, e.hold)
 	return e, nil
 }
 

@@ -28,7 +28,10 @@ type Stream struct {
 	mu      sync.Mutex
 	chains  map[chainKey]*chain
 	pending events // completion events not yet seen by Barrier
-	ctxs    map[*pjrt.Client]*pjrt.ExecuteContext
+	// watching: a goroutine holds the stream until its pending
+	// computations have finished (watch).
+	watching bool
+	ctxs     map[*pjrt.Client]*pjrt.ExecuteContext
 	// inflight counts relayed dispatches between taking their tokens and
 	// their Execute returning (they use an execute context outside mu);
 	// retired are the contexts Close dropped meanwhile, closed by the last
@@ -240,7 +243,11 @@ func (s *Stream) ExecuteOn(dev *pjrt.Device, exe *Executable, args ...*pjrt.Buff
 		return nil, closedError(pjrt.ErrClosed)
 	}
 	defer exe.end()
-	if len(exe.lowered.Ordered) > 0 && exe.tokens.relay {
+	// A program without ordered effects has no token to wait for: its
+	// dispatch does not hold the stream's lock either (a callback it runs
+	// inside Execute, as a synchronous backend does, may dispatch onto
+	// this stream).
+	if len(exe.lowered.Ordered) == 0 || exe.tokens.relay {
 		return s.executeRelayed(dev, exe, args)
 	}
 	return s.executeDirect(dev, exe, args)
@@ -448,6 +455,34 @@ func (s *Stream) addPending(ev *pjrt.Event) {
 			s.record(err)
 		}
 	})
+	if !s.watching && !fired(ev) {
+		s.watching = true
+		go s.watch()
+	}
+}
+
+// watch keeps s reachable while computations it dispatched run: a stream
+// a goroutine dropped with work in flight is still found by that work's
+// callbacks (their errors recorded) and by BarrierAll, which waits for it
+// and reports them. It exits when every pending computation has finished.
+func (s *Stream) watch() {
+	for {
+		s.mu.Lock()
+		var next *pjrt.Event
+		for _, ev := range s.pending.list {
+			if !fired(ev) {
+				next = ev
+				break
+			}
+		}
+		if next == nil {
+			s.watching = false
+			s.mu.Unlock()
+			return
+		}
+		s.mu.Unlock()
+		<-next.Done()
+	}
 }
 
 // relayLoop works through a chain's relays in order, then exits.

@@ -1,0 +1,90 @@
+package effects
+
+import (
+	"runtime"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/halo-ml/halo/pjrt"
+	"github.com/halo-ml/halo/stablehlo"
+)
+
+// A goroutine makes its own stream, dispatches a computation whose
+// callback cannot run yet (its argument is not ready), and drops the
+// stream without a Barrier: BarrierAll still waits for that effect and
+// reports its callback's error (the collected stream had left the
+// registry: BarrierAll returned at once and the error was lost).
+func TestBarrierAllWaitsForDroppedStream(t *testing.T) {
+	for _, mode := range tokenModes {
+		for _, kind := range []Effect{Ordered("log"), Unordered} {
+			t.Run(mode.name+"/"+kind.String(), func(t *testing.T) {
+				c := openInterpreter(t, 1)
+				var ran atomic.Int32
+				m := build(t, func(fb *stablehlo.FuncBuilder) {
+					_, err := Callback(fb, HostFunc{Name: "late", Fn: func([]Array) ([]Array, error) {
+						ran.Add(1)
+						return nil, errBoom
+					}}, kind, fb.Arg(0))
+					require.NoError(t, err)
+					fb.Return()
+				}, i32)
+				exe := compileMode(t, c, m, mode.arrays)
+				x, fill := late(t, c, nil)
+				var id uintptr
+				func() {
+					s := NewStream()
+					id = s.id
+					_, err := s.Execute(exe, x)
+					require.NoError(t, err)
+				}()
+				collected := collectN(50, func() bool { return lookupStream(id) == nil })
+				t.Logf("stream collected while its computation is pending: %v", collected)
+				done := make(chan error, 1)
+				go func() { done <- BarrierAll(ctxT(t)) }()
+				var barrierErr error
+				returnedEarly := false
+				select {
+				case barrierErr = <-done:
+					returnedEarly = true
+				case <-time.After(300 * time.Millisecond):
+				}
+				require.NoError(t, fill.Fulfill(scalar(t, c, 1, nil)))
+				if !returnedEarly {
+					barrierErr = <-done
+				}
+				for i := 0; i < 100 && ran.Load() == 0; i++ {
+					time.Sleep(5 * time.Millisecond)
+				}
+				runtime.KeepAlive(exe)
+				assert.False(t, returnedEarly, "BarrierAll returned (%v) before the dropped stream's callback ran", barrierErr)
+				assert.ErrorIs(t, barrierErr, errBoom, "BarrierAll did not report the dropped stream's callback error")
+			})
+		}
+	}
+}
+
+// An Executable dropped without Close (its client closed, everything
+// unreachable) gives its callbacks up when collected (they stayed in the
+// process's table for ever, pinning what the Go functions capture).
+func TestDroppedExecutableGivesUpCallbacks(t *testing.T) {
+	before := tableSize()
+	func() {
+		c, err := pjrt.Open("interpreter")
+		require.NoError(t, err)
+		for range 10 {
+			big := make([]byte, 1<<20)
+			exe := compile(t, c, callbackProgram(t, Ordered("log"), "x", func() error { _ = big; return nil }))
+			s := NewStream()
+			_, err := s.Execute(exe)
+			require.NoError(t, err)
+			require.NoError(t, s.Close(ctxT(t)))
+		}
+		require.NoError(t, c.Close())
+	}()
+	ok := collectUntil(func() bool { return tableSize() <= before })
+	assert.True(t, ok, "callback table entries left after dropping executables and closing their client: %d (before %d)", tableSize(), before)
+}
