@@ -39,6 +39,17 @@ func TestDynamicOps(t *testing.T) {
 			dims: shpDims(3, 2), want: []float64{0, 0, 1, 1, 2, 2},
 		},
 		{
+			// Empty, however large the other dims (it was refused as too
+			// large to hold).
+			name: "dynamic_iota without elements",
+			src: `func.func @main(%s: tensor<3xi64>) -> tensor<4294967296x4294967296x0xi32> {
+  %0 = "stablehlo.dynamic_iota"(%s) {iota_dimension = 0 : i64} : (tensor<3xi64>) -> tensor<4294967296x4294967296x0xi32>
+  return %0 : tensor<4294967296x4294967296x0xi32>
+}`,
+			args: []Value{i64(4294967296, 4294967296, 0)},
+			dims: shpDims(4294967296, 4294967296, 0), want: []float64{},
+		},
+		{
 			name: "dynamic_pad",
 			src: `func.func @main(%a: tensor<3xi32>, %p: tensor<i32>, %lo: tensor<1xi64>, %hi: tensor<1xi64>, %in: tensor<1xi64>) -> tensor<6xi32> {
   %0 = "stablehlo.dynamic_pad"(%a, %p, %lo, %hi, %in) : (tensor<3xi32>, tensor<i32>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<6xi32>

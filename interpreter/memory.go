@@ -60,6 +60,9 @@ var checkAllocMin int64 = 1 << 30
 // checkAlloc panics with an *AllocError when a tensor of shape s cannot be
 // allocated (see catchAlloc).
 func checkAlloc(s xla.Shape) {
+	if !slices.ContainsFunc(s.Dims, func(d int64) bool { return d < 0 }) && slices.Contains(s.Dims, 0) {
+		return // no elements, however large the other dims
+	}
 	n := int64(1)
 	for _, d := range s.Dims {
 		if d < 0 || (d > 0 && n > math.MaxInt64/d) {

@@ -428,12 +428,17 @@ const shpMaxElems = 1 << 40
 // shpCheckDims reports negative dimensions, and sizes that do not fit in
 // memory-indexable ints (an *AllocError for a result of element type dt).
 func shpCheckDims(dt xla.DType, dims []int64) error {
-	n := int64(1)
 	for i, d := range dims {
 		if d < 0 {
 			return fmt.Errorf("dimension %d is negative (%d)", i, d)
 		}
-		if d != 0 && n > shpMaxElems/d {
+	}
+	if slices.Contains(dims, 0) {
+		return nil // no elements, however large the other dims
+	}
+	n := int64(1)
+	for _, d := range dims {
+		if n > shpMaxElems/d {
 			return &AllocError{Shape: xla.MakeShape(dt, dims...), Bytes: -1}
 		}
 		n *= d

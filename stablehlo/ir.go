@@ -3,6 +3,7 @@ package stablehlo
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/halo-ml/halo/xla"
@@ -47,14 +48,20 @@ func (t TensorType) Shape() xla.Shape { return xla.MakeShape(t.DType, t.Dims...)
 // Rank is the number of dimensions.
 func (t TensorType) Rank() int { return len(t.Dims) }
 
-// Size is the number of elements, or -1 when a dimension is dynamic.
+// Size is the number of elements, or -1 when a dimension is dynamic or
+// there are more than an int64 counts.
 func (t TensorType) Size() int64 {
-	n := int64(1)
 	for _, d := range t.Dims {
 		if d < 0 {
 			return -1
 		}
-		if d > 0 && n > math.MaxInt64/d {
+	}
+	if slices.Contains(t.Dims, 0) {
+		return 0 // however large the other dims
+	}
+	n := int64(1)
+	for _, d := range t.Dims {
+		if n > math.MaxInt64/d {
 			return -1 // more elements than an int64 counts
 		}
 		n *= d
