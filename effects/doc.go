@@ -97,7 +97,8 @@
 // A program names its callbacks by id in the process's callback table. An
 // entry lives while a module that calls it is reachable (the one Callback
 // built into, or Lower's copy) or an Executable compiled from one is open
-// (Executable.Close), and is removed after that; compiling a program whose
+// (Executable.Close, or its collection when dropped unclosed, once what it
+// dispatched has finished), and is removed after that; compiling a program whose
 // callbacks were removed (e.g. parsed from text later) is an error. What
 // the package keeps per client (token sources, the streams' chains and
 // execute contexts) is dropped when the client is closed

@@ -183,7 +183,8 @@ func Execute(exe *Executable, args ...*pjrt.Buffer) ([]*pjrt.Buffer, error) {
 func Barrier(ctx context.Context) error { return Default().Barrier(ctx) }
 
 // BarrierAll waits for the effects of every stream and returns the first
-// callback error of any (each stream's is cleared).
+// callback error of any (each stream's is cleared), streams their
+// goroutines dropped while work dispatched on them ran included.
 func BarrierAll(ctx context.Context) error {
 	var first error
 	for _, s := range liveStreams() {
