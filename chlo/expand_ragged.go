@@ -18,12 +18,16 @@ import (
 //     group, then one batched dot_general over (batch, row). Cost: the
 //     flops of one dense dot of the operands, and a gathered rhs of
 //     rows·k·n elements.
-//   - ragged contracting: the rhs is multiplied by a one-hot group mask
-//     ([batch, k, g, n]) and contracted with the lhs in one dot_general.
-//     Cost: g times the flops and rhs memory of the dense dot (every result
-//     group is a full m·n block; each sums its own slice of k).
-//   - ragged batch: the lhs is zeroed past the groups and multiplied in an
-//     ordinary batched dot_general. Cost: one dense dot.
+//   - ragged contracting: both operands are masked to each group's slice
+//     of k ([batch, g, m, k] and [batch, g, k, n], zeros elsewhere) and
+//     contracted in one dot_general batched over (batch, group). Cost: g
+//     times the flops and the operands' memory of the dense dot (every
+//     result group is a full m·n block; each sums its own slice of k).
+//   - ragged batch: both operands are zeroed past the groups and multiplied
+//     in an ordinary batched dot_general. Cost: one dense dot.
+//
+// Masked entries are selected, never multiplied by a 0/1 mask, so an Inf
+// or NaN outside a group does not reach it (0·Inf is NaN).
 //
 // f16, bf16 and f32 operands are computed in f32, f64 in f64, and the
 // result converted once to its element type. Group ids cost rows·g
@@ -105,6 +109,9 @@ func expandRaggedDot(fb *FuncBuilder, op *stablehlo.Op) ([]*Value, error) {
 		sel := fb.Gather(rhs3, idx, stablehlo.GatherDimensionNumbers{
 			OffsetDims: []int64{2, 3}, CollapsedSliceDims: []int64{0}, StartIndexMap: []int64{0}, IndexVectorDim: 2,
 		}, []int64{1, kn, nn}, false)
+		// Rows past the groups multiply zeros on both sides (an Inf or
+		// NaN of the last group's rhs made 0·Inf = NaN there).
+		sel = fb.Select(fb.BroadcastInDim(valid, []int64{bn, fn, kn, nn}, []int64{0, 1}), sel, zero(bn, fn, kn, nn))
 		out = fb.DotGeneral(lhs3, sel, stablehlo.DotDimensionNumbers{
 			LhsBatchingDims: []int64{0, 1}, RhsBatchingDims: []int64{0, 1},
 			LhsContractingDims: []int64{2}, RhsContractingDims: []int64{2},
@@ -123,17 +130,21 @@ func expandRaggedDot(fb *FuncBuilder, op *stablehlo.Op) ([]*Value, error) {
 		gid := fb.Reshape(groupIDs(fb, gs, g, pre, kpos[p.Ragged], permuted(lt.Dims, kl)), bn, kn)
 		onehot := fb.Compare(fb.BroadcastInDim(gid, []int64{bn, kn, g}, []int64{0, 1}),
 			fb.Iota(stablehlo.Tensor(xla.Int64, bn, kn, g), 2), stablehlo.CompareEQ, stablehlo.CompareSigned)
-		mask := fb.Convert(onehot, acc)
+		// Each group's slice of k on both sides, zeros elsewhere (selected,
+		// not multiplied: an Inf or NaN of one group's slice stays out of
+		// the others'), then one dot batched over (batch, group).
 		rperm := slices.Concat(d.RhsBatchingDims, d.RhsContractingDims, p.RhsFree)
 		rhs3 := fb.Reshape(transpose(fb, rhs, rperm), bn, kn, nn)
-		t := fb.Multiply(fb.BroadcastInDim(mask, []int64{bn, kn, g, nn}, []int64{0, 1, 2}),
-			fb.BroadcastInDim(rhs3, []int64{bn, kn, g, nn}, []int64{0, 1, 3}))
+		t := fb.Select(fb.BroadcastInDim(onehot, []int64{bn, g, kn, nn}, []int64{0, 2, 1}),
+			fb.BroadcastInDim(rhs3, []int64{bn, g, kn, nn}, []int64{0, 2, 3}), zero(bn, g, kn, nn))
 		lhs3 := fb.Reshape(lhsT, bn, fn, kn)
-		o := fb.DotGeneral(lhs3, t, stablehlo.DotDimensionNumbers{
-			LhsBatchingDims: []int64{0}, RhsBatchingDims: []int64{0},
-			LhsContractingDims: []int64{2}, RhsContractingDims: []int64{1},
-		}) // [bn, fn, g, nn]
-		out = fb.Transpose(o, 2, 0, 1, 3)
+		l4 := fb.Select(fb.BroadcastInDim(onehot, []int64{bn, g, fn, kn}, []int64{0, 3, 1}),
+			fb.BroadcastInDim(lhs3, []int64{bn, g, fn, kn}, []int64{0, 2, 3}), zero(bn, g, fn, kn))
+		o := fb.DotGeneral(l4, t, stablehlo.DotDimensionNumbers{
+			LhsBatchingDims: []int64{0, 1}, RhsBatchingDims: []int64{0, 1},
+			LhsContractingDims: []int64{3}, RhsContractingDims: []int64{2},
+		}) // [bn, g, fn, nn]
+		out = fb.Transpose(o, 1, 0, 2, 3)
 	case stablehlo.RaggedBatch:
 		bd := ltd[:nb]
 		gid := fb.Reshape(groupIDs(fb, gs, g, posOf(p.GroupPrefix), lpos[p.Ragged], bd), bn)
@@ -142,6 +153,8 @@ func expandRaggedDot(fb *FuncBuilder, op *stablehlo.Op) ([]*Value, error) {
 		lhs3 = fb.Select(fb.BroadcastInDim(valid, []int64{bn, fn, kn}, []int64{0}), lhs3, zero(bn, fn, kn))
 		rperm := slices.Concat(d.RhsBatchingDims, d.RhsContractingDims, p.RhsFree)
 		rhs3 := fb.Reshape(transpose(fb, rhs, rperm), bn, kn, nn)
+		// Zeros on both sides past the groups (0·Inf was NaN).
+		rhs3 = fb.Select(fb.BroadcastInDim(valid, []int64{bn, kn, nn}, []int64{0}), rhs3, zero(bn, kn, nn))
 		out = fb.DotGeneral(lhs3, rhs3, stablehlo.DotDimensionNumbers{
 			LhsBatchingDims: []int64{0}, RhsBatchingDims: []int64{0},
 			LhsContractingDims: []int64{2}, RhsContractingDims: []int64{1},

@@ -457,7 +457,9 @@ func zetaPosScaled(e *em, s, q, sc *Value) *Value {
 		b := e.add(s, e.c(float64(2*j+2)))
 		fac = e.mul(e.mul(fac, e.mul(a, b)), invW2)
 	}
-	return e.add(sum, e.mul(p1, tail))
+	// For s past ~1e14 fac overflows while p1 underflows to 0: the tail
+	// is then nothing next to the terms summed (0·Inf was NaN).
+	return e.add(sum, e.sel(e.eq(p1, e.c(0)), e.c(0), e.mul(p1, tail)))
 }
 
 // expandZeta: Hurwitz ζ(s, q). For q > 0, zetaPos. For q < 0 (s an

@@ -285,3 +285,48 @@ func TestRaggedDotErrors(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "rhs_grup_dimensions")
 }
+
+// An Inf in the operands reaches only the results of its group: the
+// decomposition selects the entries outside a group instead of
+// multiplying them by 0 (0·Inf made NaN of other groups' results, and of
+// results past the groups).
+func TestRaggedDotNonFinite(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 9))
+	setF32 := func(x *interpreter.Tensor, vs []float64, i int, v float64) {
+		vs[i] = v
+		x.Data.([]float32)[i] = float32(v)
+	}
+	for _, c := range raggedCases() {
+		for _, where := range []string{"first", "last"} {
+			t.Run(c.name+"/"+where, func(t *testing.T) {
+				lt, rt := stablehlo.Tensor(xla.Float32, c.lhs...), stablehlo.Tensor(xla.Float32, c.rhs...)
+				gt := stablehlo.Tensor(xla.Int32, c.gsSh...)
+				mk := func() *stablehlo.Module {
+					return build(t, []stablehlo.TensorType{lt, rt, gt}, func(fb *FuncBuilder, a []*Value) []*Value {
+						return []*Value{RaggedDotWith(fb, a[0], a[1], a[2], c.dims, RaggedDotConfig{})}
+					})
+				}
+				lx, lv := randomTensor(rng, xla.Float32, c.lhs)
+				rx, rv := randomTensor(rng, xla.Float32, c.rhs)
+				li, ri := 0, len(rv)-1
+				if where == "last" {
+					li, ri = len(lv)-1, 0
+				}
+				setF32(lx, lv, li, math.Inf(1))
+				setF32(rx, rv, ri, math.Inf(1))
+				gx := groupTensor(c.gsSh, c.gs)
+				want := raggedRef(c, lv, rv)
+				direct := floats(run(t, mk(), lx, rx, gx)[0])
+				expanded := floats(expandAndRun(t, mk(), lx, rx, gx)[0])
+				for i, w := range want {
+					if math.IsNaN(w) {
+						assert.True(t, math.IsNaN(direct[i]) && math.IsNaN(expanded[i]), "%d: want NaN, direct %v, decomposed %v", i, direct[i], expanded[i])
+						continue
+					}
+					assert.Equal(t, float64(float32(w)), direct[i], "direct %d", i)
+					assert.Equal(t, float64(float32(w)), expanded[i], "decomposed %d", i)
+				}
+			})
+		}
+	}
+}

@@ -404,7 +404,9 @@ func ewCSquare(z complex128) complex128 {
 	if math.Abs(re) == math.Abs(im) && !math.IsInf(re, 0) {
 		r = 0
 	}
-	return complex(r, 2*re*im)
+	// 2·re·im doubled last: (2·re)·im overflowed for |re| past half the
+	// largest float, and doubling a product is exact (unless it overflows).
+	return complex(r, re*im*2)
 }
 
 // ewCCbrt is the principal cube root.

@@ -212,3 +212,17 @@ func TestComplexSqrtOfSubnormals(t *testing.T) {
 	assert.InEpsilon(t, want, real(got), 1e-15, "rsqrt: %v", got)
 	assert.InEpsilon(t, -want, imag(got), 1e-15, "rsqrt: %v", got)
 }
+
+// Complex square of a part past half the largest float: the imaginary
+// part 2·re·im stays finite when it is (it was Inf, or NaN for im = 0).
+func TestComplexSquareOfHugeParts(t *testing.T) {
+	out := ewtRun1(t, "stablehlo.square", "", xla.Invalid, ewtTensor(xla.Complex128,
+		complex(math.MaxFloat64, 0.5), complex(math.MaxFloat64, 0), complex(1e308, 1e-300)))
+	got := out.Data.([]complex128)
+	assert.Equal(t, math.MaxFloat64, imag(got[0]))
+	assert.Equal(t, 0.0, imag(got[1]))
+	assert.InEpsilon(t, 2e8, imag(got[2]), 1e-15)
+	for _, z := range got {
+		assert.True(t, math.IsInf(real(z), 1), "%v", z)
+	}
+}

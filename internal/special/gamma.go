@@ -137,6 +137,10 @@ func Polygamma(n, x float64) float64 {
 		return math.NaN()
 	case n == 0:
 		return Digamma(x)
+	case math.IsInf(x, 1):
+		// ζ(n+1, +∞) = 0: the result is ±0 for every n (n! · 0 was NaN
+		// once n! overflowed).
+		return math.Copysign(0, math.Mod(n, 2)-0.5)
 	}
 	z := Zeta(n+1, x)
 	f := math.Gamma(n + 1)
@@ -219,6 +223,20 @@ func Zeta(x, q float64) float64 {
 func zetaScaled(x, q, s, sum float64) float64 {
 	lim := math.Max(10, x)
 	for q < lim {
+		if q+1 == q {
+			// Past 2^53 q+1 is q: sum the terms by their offset k from q
+			// (the loop never ended). Here x > q, so they fall at least
+			// as fast as e^-k.
+			base := math.Pow(q/s, -x)
+			for k := 0.0; k < 1000; k++ {
+				t := base * math.Exp(-x*math.Log1p(k/q))
+				sum += t
+				if t <= 1e-18*math.Abs(sum) {
+					break
+				}
+			}
+			return sum
+		}
 		t := math.Pow(q/s, -x)
 		sum += t
 		// The rest is below t·(1 + q/(x-1)) (by the integral test):

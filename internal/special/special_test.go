@@ -87,6 +87,12 @@ func TestPolygammaZeta(t *testing.T) {
 	}
 	for _, c := range []struct{ n, x, want float64 }{
 		{-1, 1, nan}, {1.5, 1, nan}, {nan, 1, nan}, {1, nan, nan}, {1, 0, inf}, {2, 0, nan}, {1, -3, inf},
+		// At +Inf, ±0 for every n (n! overflowing made it NaN from 171).
+		{1, inf, 0}, {2, inf, math.Copysign(0, -1)}, {171, inf, 0}, {200, inf, math.Copysign(0, -1)},
+		// x past 2^53 with n+1 > x: the scaled sum's q+1 == q (it never
+		// returned); n! ζ(n+1, x) overflows, with the sign of (-1)^(n+1)
+		// (n even: every float past 2^53 is).
+		{1e20, 1e17, math.Inf(-1)},
 	} {
 		same(t, c.want, Polygamma(c.n, c.x), "polygamma special")
 	}
