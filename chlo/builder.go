@@ -341,7 +341,10 @@ type RaggedDotConfig struct {
 // dimension is an ordinary batched dot, zero past the groups. groupSizes
 // is an integer tensor of shape [g] or [prefix..., g] (see
 // stablehlo.RaggedDotPlan). The result type is inferred; shape errors
-// name the rule broken.
+// name the rule broken. Group sizes must be non-negative and sum to at
+// most the ragged dimension: the interpreter refuses others when it runs
+// the op, while its decomposition (Expand), which has no way to fail at
+// run time, computes with them as they are.
 func RaggedDot(fb *FuncBuilder, lhs, rhs, groupSizes *Value, dims stablehlo.RaggedDotDimensionNumbers, precision ...stablehlo.Precision) *Value {
 	return RaggedDotWith(fb, lhs, rhs, groupSizes, dims, RaggedDotConfig{Precision: precision})
 }
