@@ -235,9 +235,10 @@ func CompileLowered(c *pjrt.Client, l *Lowered, opts *xla.CompileOptions) (*Exec
 	meta.Module = nil // the executable holds its callbacks itself (funcs)
 	e := &Executable{client: c, exe: exe, lowered: &meta, tokens: ts, hold: &callbackHold{ids: funcs}, params: userParams(l)}
 	e.idle.L = &e.mu
-	// Dropped without Close, it still gives its callbacks up (the
-	// pjrt.Executable's own cleanup releases the compiled program).
-	runtime.AddCleanup(e, (*callbackHold).release, e.hold)
+	// Dropped without Close, it still gives its callbacks up, once the
+	// compiled program is unreachable too (PJRT hands it out, and a kept
+	// one still runs the callbacks).
+	runtime.AddCleanup(exe, (*callbackHold).release, e.hold)
 	return e, nil
 }
 

@@ -88,3 +88,56 @@ func TestDroppedExecutableGivesUpCallbacks(t *testing.T) {
 	ok := collectUntil(func() bool { return tableSize() <= before })
 	assert.True(t, ok, "callback table entries left after dropping executables and closing their client: %d (before %d)", tableSize(), before)
 }
+
+// A stream dropped with a failing callback in flight, its work finished
+// and the stream collected before BarrierAll: BarrierAll still reports the
+// error (the collected stream took it along).
+func TestBarrierAllReportsCollectedStreamsErrors(t *testing.T) {
+	c := openInterpreter(t, 1)
+	var ran atomic.Int32
+	m := build(t, func(fb *stablehlo.FuncBuilder) {
+		_, err := Callback(fb, HostFunc{Name: "late", Fn: func([]Array) ([]Array, error) {
+			ran.Add(1)
+			return nil, errBoom
+		}}, Unordered, fb.Arg(0))
+		require.NoError(t, err)
+		fb.Return()
+	}, i32)
+	exe := compileMode(t, c, m, false)
+	x, fill := late(t, c, nil)
+	var id uintptr
+	func() {
+		s := NewStream()
+		id = s.id
+		_, err := s.Execute(exe, x)
+		require.NoError(t, err)
+	}()
+	require.NoError(t, fill.Fulfill(scalar(t, c, 1, nil)))
+	for ran.Load() == 0 {
+		time.Sleep(time.Millisecond)
+	}
+	require.True(t, collectN(200, func() bool { return lookupStream(id) == nil }), "the stream is collected once its work is done")
+	assert.ErrorIs(t, BarrierAll(ctxT(t)), errBoom)
+	runtime.KeepAlive(exe)
+}
+
+// An Executable dropped without Close whose compiled program (PJRT) is
+// kept: the program still runs its callbacks (they were given up with
+// the wrapper).
+func TestKeptPJRTExecutableKeepsCallbacks(t *testing.T) {
+	c := openInterpreter(t, 1)
+	var ran atomic.Int32
+	var pj *pjrt.Executable
+	func() {
+		exe := compile(t, c, callbackProgram(t, Unordered, "x", func() error { ran.Add(1); return nil }))
+		pj = exe.PJRT()
+	}()
+	for range 20 {
+		runtime.GC()
+	}
+	x, err := pj.Execute([][]*pjrt.Buffer{{}}, pjrt.ExecuteOptions{CompletionEvents: true})
+	require.NoError(t, err)
+	require.NoError(t, x.Completion[0].Await(ctxT(t)))
+	assert.EqualValues(t, 1, ran.Load())
+	runtime.KeepAlive(pj)
+}

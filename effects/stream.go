@@ -43,11 +43,25 @@ type Stream struct {
 	// what it held.
 	relayIdle chan struct{}
 
-	// errMu guards err apart from mu: callbacks record errors while a
-	// dispatch may hold mu (a backend may run a computation inside
-	// Execute). It is taken after mu, never before.
-	errMu sync.Mutex
-	err   error // first error since the last Barrier
+	// errs holds the first error since the last Barrier, apart from mu:
+	// callbacks record errors while a dispatch may hold mu (a backend may
+	// run a computation inside Execute); its lock is taken after mu, never
+	// before. A stream collected with an error left hands it to the next
+	// BarrierAll (orphaned).
+	errs *errBox
+}
+
+// errBox is a stream's first unreported error.
+type errBox struct {
+	mu  sync.Mutex
+	err error
+}
+
+// orphaned holds the errors of streams collected before a Barrier took
+// them; BarrierAll reports them.
+var orphaned struct {
+	mu   sync.Mutex
+	errs []error
 }
 
 type chainKey struct {
@@ -94,7 +108,7 @@ var registry struct {
 
 // NewStream returns a stream with its own token chains.
 func NewStream() *Stream {
-	s := &Stream{chains: map[chainKey]*chain{}, ctxs: map[*pjrt.Client]*pjrt.ExecuteContext{}}
+	s := &Stream{chains: map[chainKey]*chain{}, ctxs: map[*pjrt.Client]*pjrt.ExecuteContext{}, errs: &errBox{}}
 	registry.mu.Lock()
 	registry.next++
 	s.id = registry.next
@@ -103,12 +117,26 @@ func NewStream() *Stream {
 	}
 	registry.streams[s.id] = weak.Make(s)
 	registry.mu.Unlock()
-	runtime.AddCleanup(s, func(id uintptr) {
+	runtime.AddCleanup(s, func(g streamGone) {
 		registry.mu.Lock()
-		delete(registry.streams, id)
+		delete(registry.streams, g.id)
 		registry.mu.Unlock()
-	}, s.id)
+		g.errs.mu.Lock()
+		err := g.errs.err
+		g.errs.mu.Unlock()
+		if err != nil {
+			orphaned.mu.Lock()
+			orphaned.errs = append(orphaned.errs, err)
+			orphaned.mu.Unlock()
+		}
+	}, streamGone{s.id, s.errs})
 	return s
+}
+
+// streamGone is what a collected stream leaves: its id and its error.
+type streamGone struct {
+	id   uintptr
+	errs *errBox
 }
 
 var defaultStream = sync.OnceValue(NewStream)
@@ -166,11 +194,11 @@ func (s *Stream) check(op string) error {
 // record their errors while their computation runs, so a computation's
 // own error (seen when it has finished) never replaces its callback's.
 func (s *Stream) record(err error) {
-	s.errMu.Lock()
-	if s.err == nil {
-		s.err = err
+	s.errs.mu.Lock()
+	if s.errs.err == nil {
+		s.errs.err = err
 	}
-	s.errMu.Unlock()
+	s.errs.mu.Unlock()
 }
 
 // Execute runs exe through the default stream (see Stream.Execute).
@@ -191,6 +219,13 @@ func BarrierAll(ctx context.Context) error {
 		if err := s.Barrier(ctx); err != nil && first == nil {
 			first = err
 		}
+	}
+	orphaned.mu.Lock()
+	left := orphaned.errs
+	orphaned.errs = nil
+	orphaned.mu.Unlock()
+	if first == nil && len(left) > 0 {
+		first = left[0]
 	}
 	return first
 }
@@ -477,6 +512,14 @@ func (s *Stream) watch() {
 			}
 		}
 		if next == nil {
+			// Keep the computations' own errors where a collected
+			// stream hands them on (errs).
+			s.pending.list = slices.DeleteFunc(s.pending.list, func(ev *pjrt.Event) bool {
+				if err := ev.Err(); err != nil {
+					s.record(err)
+				}
+				return true
+			})
 			s.watching = false
 			s.mu.Unlock()
 			return
@@ -617,10 +660,10 @@ func (s *Stream) Barrier(ctx context.Context) error {
 		}
 	}
 	s.takeFired(seen)
-	s.errMu.Lock()
-	err := s.err
-	s.err = nil
-	s.errMu.Unlock()
+	s.errs.mu.Lock()
+	err := s.errs.err
+	s.errs.err = nil
+	s.errs.mu.Unlock()
 	return err
 }
 

@@ -145,7 +145,7 @@ func TestCloseDoesNotWaitForRacingDispatches(t *testing.T) {
 	c := openInterpreter(t, 1)
 	exe, gate, entered := gatedProgram(t, c, true) // token arrays: relays
 	s := NewStream()
-	s.errMu.Lock() // holds Close at the end of its Barrier
+	s.errs.mu.Lock() // holds Close at the end of its Barrier
 	closed := make(chan error, 1)
 	go func() { closed <- s.Close(context.Background()) }()
 	time.Sleep(20 * time.Millisecond)     // most likely inside Barrier by now
@@ -163,7 +163,7 @@ func TestCloseDoesNotWaitForRacingDispatches(t *testing.T) {
 		}
 		time.Sleep(time.Millisecond)
 	}
-	s.errMu.Unlock()
+	s.errs.mu.Unlock()
 	select {
 	case err := <-closed:
 		require.NoError(t, err)

@@ -27,8 +27,8 @@ import (
 // (0, 1) and (1, 0) to block 1). Outputs whose blocks are whole but for
 // squeezed dims (whole arrays, and Vmap's view of them) are the kernel's
 // to split when it reads and writes them at dynamic indices only (each
-// program its part); one it loads or stores at static indices (every
-// program the same elements) is checked as a blocked output. Outputs it
+// program its part); one it loads or stores at static indices outside a
+// When (every program the same elements) is checked as a blocked output. Outputs it
 // only stores (it picks what each program stores, e.g. with a When on
 // ProgramID) are not checked; neither are scalar-prefetch arrays aliased
 // to outputs (whole arrays too).
@@ -38,32 +38,41 @@ func checkParallelPrograms(p *Program) error {
 	// By Refs index: the body's arguments are the refs, in order.
 	stored, loaded := map[int]bool{}, map[int]bool{}
 	// fixed: a load or store of the ref at static indices only, the same
-	// elements in every program.
+	// elements in every program (outside any When).
 	fixed := map[int]bool{}
 	arg := map[*Value]int{}
 	for i, a := range p.Body.Args {
 		arg[a] = i
 	}
-	eachOp(p.Body, func(op *Op) {
-		if len(op.Operands) == 0 {
-			return
+	// A static access under a When (the program id may pick one
+	// program) is not counted as every program's.
+	var walk func(r *Region, cond bool)
+	walk = func(r *Region, cond bool) {
+		for _, op := range r.Ops {
+			for _, sub := range op.Regions {
+				walk(sub, cond || op.Name == "when")
+			}
+			if len(op.Operands) == 0 {
+				continue
+			}
+			i, ok := arg[op.Operands[0]]
+			if !ok {
+				continue
+			}
+			switch op.Name {
+			case "store":
+				stored[i] = true
+			case "load":
+				loaded[i] = true
+			default:
+				continue
+			}
+			if op.Attrs.Indexer.NumOperands == 0 && !cond {
+				fixed[i] = true
+			}
 		}
-		i, ok := arg[op.Operands[0]]
-		if !ok {
-			return
-		}
-		switch op.Name {
-		case "store":
-			stored[i] = true
-		case "load":
-			loaded[i] = true
-		default:
-			return
-		}
-		if op.Attrs.Indexer.NumOperands == 0 {
-			fixed[i] = true
-		}
-	})
+	}
+	walk(p.Body, false)
 	nin := p.NumInputs
 	for o := 0; o < p.NumOutputs; o++ {
 		ri := p.NumPrefetch + nin + o

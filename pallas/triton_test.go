@@ -1517,6 +1517,19 @@ func TestTritonAcceptsWholeOutputSplitByPrograms(t *testing.T) {
 	require.NoError(t, err)
 	got := runTritonEval(t, c)
 	assertClose(t, want[0], got[0])
+	// A static access that a When on the program id leaves to one
+	// program is not every program's (it was refused as a race).
+	c.kernel = func(k *Kernel, r []*Ref) {
+		x, o := r[0], r[1]
+		part := DS(k.ProgramID(0).Mul(2), 2)
+		o.Store(x.Load(part), part)
+		k.When(k.ProgramID(0).Eq(0), func() { o.Store(o.Load(0).Add(x.Load(3)), 0) })
+	}
+	c.spec.Name = "split_whole_fixup"
+	want, err = runCall(c.kernel, c.spec, c.args...)
+	require.NoError(t, err)
+	got = runTritonEval(t, c)
+	assertClose(t, want[0], got[0])
 }
 
 func TestTritonSignedZeros(t *testing.T) {
