@@ -512,14 +512,6 @@ func (s *Stream) watch() {
 			}
 		}
 		if next == nil {
-			// Keep the computations' own errors where a collected
-			// stream hands them on (errs).
-			s.pending.list = slices.DeleteFunc(s.pending.list, func(ev *pjrt.Event) bool {
-				if err := ev.Err(); err != nil {
-					s.record(err)
-				}
-				return true
-			})
 			s.watching = false
 			s.mu.Unlock()
 			return

@@ -265,7 +265,8 @@ type BuildError struct {
 	Err error
 }
 
-// Error formats e as "stablehlo.add(tensor<2xf32>, tensor<3xf32>) at f.go:12: msg".
+// Error formats e as
+// "stablehlo: stablehlo.add(tensor<2xf32>, tensor<3xf32>) at f.go:12: msg".
 func (e *BuildError) Error() string {
 	var sb strings.Builder
 	sb.WriteString("stablehlo: ")

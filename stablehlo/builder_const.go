@@ -93,8 +93,8 @@ func (fb *FuncBuilder) Zero(t TensorType) *Value {
 
 // ScalarOf adds a rank-0 constant of dtype holding v converted to dtype
 // (floats and complex numbers take v's value, rounded to nearest even for
-// the narrow kinds, integers its truncation wrapped to their width,
-// booleans v != 0).
+// the narrow kinds, integers its truncation wrapped to their width (a NaN
+// or infinite v is an error), booleans v != 0).
 func (fb *FuncBuilder) ScalarOf(dtype xla.DType, v float64) *Value {
 	data, err := encodeFloat(dtype, v)
 	if err != nil {
@@ -115,29 +115,53 @@ func (fb *FuncBuilder) SplatOf(dtype xla.DType, v float64, dims ...int64) *Value
 	return fb.ConstantAttr(DenseElementsAttr{Type: t, Data: data, Splat: true})
 }
 
+// wrapTrunc is the truncation of v modulo 2^64, as the bits of a uint64
+// (Go's conversion of an out-of-range float to an integer is left to the
+// machine: amd64 and arm64 differ).
+func wrapTrunc(v float64) (uint64, error) {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return 0, fmt.Errorf("%v has no integer value", v)
+	}
+	m := math.Mod(math.Trunc(v), 0x1p64) // exact, in (-2^64, 2^64)
+	if m < 0 {
+		return -uint64(-m), nil
+	}
+	return uint64(m), nil
+}
+
 func encodeFloat(dt xla.DType, v float64) ([]byte, error) {
+	if dt.IsInt() {
+		bits, err := wrapTrunc(v)
+		if err != nil {
+			return nil, fmt.Errorf("a constant of element type %s: %w", dt, err)
+		}
+		switch dt {
+		case xla.Int8, xla.Uint8:
+			return []byte{byte(bits)}, nil
+		case xla.Int16, xla.Uint16:
+			return elementBytes([]uint16{uint16(bits)}), nil
+		case xla.Int32, xla.Uint32:
+			return elementBytes([]uint32{uint32(bits)}), nil
+		case xla.Int64, xla.Uint64:
+			return elementBytes([]uint64{bits}), nil
+		}
+		if dt.Bits() < 8 {
+			// i1, i2, i4 and their unsigned kinds: one value a byte,
+			// wrapped to the type's width (sign-extended for the signed).
+			shift := 64 - dt.Bits()
+			x := bits << shift
+			if dt.IsUnsigned() {
+				return []byte{byte(x >> shift)}, nil
+			}
+			return []byte{byte(int64(x) >> shift)}, nil
+		}
+	}
 	switch dt {
 	case xla.Bool:
 		if v != 0 {
 			return []byte{1}, nil
 		}
 		return []byte{0}, nil
-	case xla.Int8:
-		return elementBytes([]int8{int8(v)}), nil
-	case xla.Int16:
-		return elementBytes([]int16{int16(v)}), nil
-	case xla.Int32:
-		return elementBytes([]int32{int32(v)}), nil
-	case xla.Int64:
-		return elementBytes([]int64{int64(v)}), nil
-	case xla.Uint8:
-		return elementBytes([]uint8{uint8(v)}), nil
-	case xla.Uint16:
-		return elementBytes([]uint16{uint16(v)}), nil
-	case xla.Uint32:
-		return elementBytes([]uint32{uint32(v)}), nil
-	case xla.Uint64:
-		return elementBytes([]uint64{uint64(v)}), nil
 	case xla.Float16:
 		return elementBytes([]F16{F16FromFloat32(float32(v))}), nil
 	case xla.BFloat16:
@@ -154,16 +178,6 @@ func encodeFloat(dt xla.DType, v float64) ([]byte, error) {
 	if f := xla.NarrowFloatOf(dt); f != nil && dt.HostBytes() == 1 {
 		// f8, f6 and f4 kinds: one code a byte.
 		return []byte{byte(f.Encode64(v))}, nil
-	}
-	if dt.IsInt() && dt.Bits() < 8 {
-		// i1, i2, i4 and their unsigned kinds: one value a byte, wrapped
-		// to the type's width.
-		shift := 64 - dt.Bits()
-		x := uint64(int64(v)) << shift
-		if dt.IsUnsigned() {
-			return []byte{byte(x >> shift)}, nil
-		}
-		return []byte{byte(int64(x) >> shift)}, nil
 	}
 	return nil, fmt.Errorf("no scalar encoding for element type %s: use ConstantBytes", dt)
 }

@@ -181,3 +181,41 @@ func TestOpaqueTypeText(t *testing.T) {
 		require.Equal(t, OpaqueType{Text: ok}, m2.Funcs[0].Body.Blocks[0].Args[0].Type, ok)
 	}
 }
+
+// ScalarOf wraps an integer's truncation to its width, the same on every
+// machine (Go leaves out-of-range float conversions to the hardware:
+// 3e9 as i32 was -2147483648 on amd64, 2147483647 on arm64); NaN and
+// infinities have no integer value.
+func TestScalarOfWrapsIntegers(t *testing.T) {
+	for _, c := range []struct {
+		dt   xla.DType
+		v    float64
+		want int64 // as Int64s reads it, sign-extended
+	}{
+		{xla.Int8, 200, -56}, {xla.Int8, 300, 44}, {xla.Int8, -129.9, 127},
+		{xla.Uint8, -1, 255}, {xla.Uint8, 256, 0},
+		{xla.Int16, 40000, 40000 - 65536},
+		{xla.Int32, 3e9, 3000000000 - 4294967296},
+		{xla.Uint32, -1, 4294967295},
+		{xla.Int64, 1e19, -8446744073709551616},
+		{xla.Uint64, -2, -2},
+		{xla.Int4, 9, -7}, {xla.Int4, 1e19, 0}, {xla.Uint4, -1, 15},
+	} {
+		b := NewBuilder("m")
+		fb := b.NewFunction("main")
+		v := fb.ScalarOf(c.dt, c.v)
+		fb.Return(v)
+		_, err := b.Build()
+		require.NoError(t, err)
+		got, err := v.Op().Attr("value").(DenseElementsAttr).Int64s()
+		require.NoError(t, err)
+		assert.Equal(t, c.want, got[0], "ScalarOf(%s, %g)", c.dt, c.v)
+	}
+	for _, v := range []float64{math.NaN(), math.Inf(1), math.Inf(-1)} {
+		b := NewBuilder("m")
+		fb := b.NewFunction("main")
+		fb.Return(fb.SplatOf(xla.Int32, v, 2))
+		_, err := b.Build()
+		require.ErrorContains(t, err, "has no integer value")
+	}
+}

@@ -635,6 +635,10 @@ func (fb *FuncBuilder) Composite(name string, decomposition *FuncBuilder, inputs
 		fb.fail(op, inputs, "decomposition @%s takes %s", df.Name, typeList(df.ArgTypes()))
 		return deadValues(df.ResultTypes)
 	}
+	if err := checkAttrs(attrs); err != nil {
+		fb.fail(op, inputs, "composite_attributes: %v", err)
+		return deadValues(df.ResultTypes)
+	}
 	if name == "" {
 		fb.fail(op, inputs, "composite name is empty")
 		return deadValues(df.ResultTypes)

@@ -374,3 +374,23 @@ func TestVerifyPromotedReductions(t *testing.T) {
 		assert.Equal(t, m.String(), m2.String())
 	}
 }
+
+// Composite's attributes are checked as every other entry point's (a nil
+// value printed <<NULL ATTRIBUTE>>, which does not parse).
+func TestCompositeChecksItsAttributes(t *testing.T) {
+	for _, c := range []struct {
+		attrs DictAttr
+		want  string
+	}{
+		{DictAttr{{Name: "a", Value: nil}}, "composite_attributes"},
+		{DictAttr{{Name: "", Value: I64Attr(1)}}, "has no name"},
+	} {
+		b := NewBuilder("m")
+		d := b.NewFunction("d", Tensor(xla.Float32, 4)).Private()
+		d.Return(d.Arg(0))
+		fb := b.NewFunction("main", Tensor(xla.Float32, 4))
+		fb.Return(fb.Composite("x.y", d, []*Value{fb.Arg(0)}, c.attrs, 0)...)
+		_, err := b.Build()
+		require.ErrorContains(t, err, c.want)
+	}
+}
