@@ -86,14 +86,16 @@ func (fb *FuncBuilder) ReduceProd(x *Value, dims ...int64) *Value {
 }
 
 // ReduceMax takes the maximum of x along dims (all dimensions when none
-// are given), starting from -inf (or the smallest integer).
+// are given), starting from -inf (the smallest value of integers and of
+// the narrow floats without infinities).
 func (fb *FuncBuilder) ReduceMax(x *Value, dims ...int64) *Value {
 	return fb.reduceWith("ReduceMax", x, func(dt xla.DType) ([]byte, bool) { return extremumBytes(dt, false) },
 		(*FuncBuilder).Maximum, dims)
 }
 
 // ReduceMin takes the minimum of x along dims (all dimensions when none
-// are given), starting from +inf (or the largest integer).
+// are given), starting from +inf (the largest value of integers and of
+// the narrow floats without infinities).
 func (fb *FuncBuilder) ReduceMin(x *Value, dims ...int64) *Value {
 	return fb.reduceWith("ReduceMin", x, func(dt xla.DType) ([]byte, bool) { return extremumBytes(dt, true) },
 		(*FuncBuilder).Minimum, dims)
@@ -116,7 +118,8 @@ func (fb *FuncBuilder) extremum(dt xla.DType, largest bool) *Value {
 }
 
 // extremumBytes encodes the largest (max) or smallest value of dt: +-inf
-// for floats, the bounds of the type's bit width for integers (-8 and 7
+// for floats (the extreme finite values of the narrow formats without
+// infinities), the bounds of the type's bit width for integers (-8 and 7
 // for i4), false and true for booleans. ok is false for types without one.
 func extremumBytes(dt xla.DType, largest bool) (b []byte, ok bool) {
 	switch {
@@ -135,6 +138,26 @@ func extremumBytes(dt xla.DType, largest bool) (b []byte, ok bool) {
 			return elementBytes([]BF16{BF16FromFloat32(float32(inf(largest)))}), true
 		case xla.Float16:
 			return elementBytes([]F16{F16FromFloat32(float32(inf(largest)))}), true
+		}
+		if f := xla.NarrowFloatOf(dt); f != nil && dt.HostBytes() == 1 {
+			// f8, f6, f4: ±inf where the format has it, else its
+			// extreme finite value (an identity of max and min all the
+			// same: no value is past it).
+			if f.HasInf() {
+				return []byte{byte(f.Encode64(inf(largest)))}, true
+			}
+			bits, _, _ := f.Layout()
+			best, found := uint32(0), false
+			for c := uint32(0); c < 1<<bits; c++ {
+				if f.IsNaN(c) {
+					continue
+				}
+				v := f.Decode64(c)
+				if !found || largest && v > f.Decode64(best) || !largest && v < f.Decode64(best) {
+					best, found = c, true
+				}
+			}
+			return []byte{byte(best)}, found
 		}
 	case dt.IsInt():
 		// Host layout: little-endian, sub-byte kinds one value a byte

@@ -1,6 +1,7 @@
 package stablehlo
 
 import (
+	"math"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -392,5 +393,36 @@ func TestCompositeChecksItsAttributes(t *testing.T) {
 		fb.Return(fb.Composite("x.y", d, []*Value{fb.Arg(0)}, c.attrs, 0)...)
 		_, err := b.Build()
 		require.ErrorContains(t, err, c.want)
+	}
+}
+
+// ReduceMax and ReduceMin work on the 8-, 6- and 4-bit floats, starting
+// from ±inf where the format has it and its extreme finite value where it
+// has none (they failed: "no initial value").
+func TestReduceExtremaOfNarrowFloats(t *testing.T) {
+	for _, c := range []struct {
+		dt       xla.DType
+		max, min float64
+	}{
+		{xla.Float8E5M2, math.Inf(-1), math.Inf(1)},
+		{xla.Float8E4M3FN, -448, 448},
+		{xla.Float4E2M1FN, -6, 6},
+		{xla.Float8E8M0FNU, math.Pow(2, -127), math.Pow(2, 127)},
+	} {
+		b := NewBuilder("m")
+		fb := b.NewFunction("main", Tensor(c.dt, 3))
+		fb.Return(fb.ReduceMax(fb.Arg(0)), fb.ReduceMin(fb.Arg(0)))
+		m, err := b.Build()
+		require.NoError(t, err, "%s", c.dt)
+		require.NoError(t, m.Verify())
+		f := xla.NarrowFloatOf(c.dt)
+		var inits []float64
+		m.Funcs[0].Walk(func(op *Op) bool {
+			if op.Name == "stablehlo.constant" {
+				inits = append(inits, f.Decode64(uint32(op.Attr("value").(DenseElementsAttr).Data[0])))
+			}
+			return true
+		})
+		assert.Equal(t, []float64{c.max, c.min}, inits, "%s", c.dt)
 	}
 }
