@@ -320,3 +320,20 @@ func TestShardingCustomCallIsIdentity(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, []float32{1, 2}, out[0].(*Tensor).Data)
 }
+
+// A nil context runs as context.Background (it panicked in the first
+// op's cancellation check).
+func TestRunWithNilContext(t *testing.T) {
+	p := compileText(t, `func.func @main(%a: tensor<2xf32>) -> tensor<2xf32> {
+  %0 = stablehlo.add %a, %a : tensor<2xf32>
+  return %0 : tensor<2xf32>
+}`)
+	//nolint:staticcheck // a nil context on purpose
+	out, err := p.Run(nil, Device{}, []Value{tensorOf(t, xla.Float32, []float32{1, 2}, 2)})
+	require.NoError(t, err)
+	assert.Equal(t, []float32{2, 4}, out[0].(*Tensor).Data)
+	//nolint:staticcheck
+	outs, err := p.RunSPMD(nil, [][]Value{{tensorOf(t, xla.Float32, []float32{1, 2}, 2)}}, SPMDOptions{})
+	require.NoError(t, err)
+	assert.Equal(t, []float32{2, 4}, outs[0][0].(*Tensor).Data)
+}

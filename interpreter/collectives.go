@@ -1055,6 +1055,9 @@ type SPMDOptions struct {
 // that fails cancels the others; the error is the first device's error
 // (the others are joined to it).
 func (p *Program) RunSPMD(ctx context.Context, args [][]Value, opts SPMDOptions) ([][]Value, error) {
+	if ctx == nil {
+		ctx = context.Background()
+	}
 	R, P := max(p.NumReplicas, 1), max(p.NumPartitions, 1)
 	n := R * P
 	if len(args) != n {

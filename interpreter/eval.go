@@ -918,8 +918,16 @@ type frame struct {
 }
 
 // Run executes the program's main function on one device. It returns
-// ctx's error soon after ctx ends, also in the middle of a long op.
+// ctx's error soon after ctx ends, also in the middle of a long op:
+// loops, float dots and convolutions, reductions, windows and ops with
+// regions check it as they go; a few ops still finish first (sort with a
+// plain comparator, fft, gather, scatter-add without a region,
+// rng_bit_generator, integer and complex dots, einsum, chlo.top_k and
+// chlo.ragged_dot). A nil ctx is context.Background.
 func (p *Program) Run(ctx context.Context, dev Device, args []Value) ([]Value, error) {
+	if ctx == nil {
+		ctx = context.Background() // as a run that cannot be stopped
+	}
 	x := &Exec{Ctx: ctx, Program: p, Device: dev}
 	return x.Call(p.Main, args)
 }
