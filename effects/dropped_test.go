@@ -22,6 +22,7 @@ func TestBarrierAllWaitsForDroppedStream(t *testing.T) {
 	for _, mode := range tokenModes {
 		for _, kind := range []Effect{Ordered("log"), Unordered} {
 			t.Run(mode.name+"/"+kind.String(), func(t *testing.T) {
+				drainBarrierAll(t)
 				c := openInterpreter(t, 1)
 				var ran atomic.Int32
 				m := build(t, func(fb *stablehlo.FuncBuilder) {
@@ -93,6 +94,7 @@ func TestDroppedExecutableGivesUpCallbacks(t *testing.T) {
 // and the stream collected before BarrierAll: BarrierAll still reports the
 // error (the collected stream took it along).
 func TestBarrierAllReportsCollectedStreamsErrors(t *testing.T) {
+	drainBarrierAll(t)
 	c := openInterpreter(t, 1)
 	var ran atomic.Int32
 	m := build(t, func(fb *stablehlo.FuncBuilder) {

@@ -487,7 +487,7 @@ func dispatchDone(relays []*relay) {
 // held).
 func (s *Stream) addPending(ev *pjrt.Event) {
 	s.pending.add(ev, func(p *pjrt.Event) {
-		if err := p.Err(); err != nil {
+		if err := computationErr(p); err != nil {
 			s.record(err)
 		}
 	})
@@ -659,6 +659,17 @@ func (s *Stream) Barrier(ctx context.Context) error {
 	return err
 }
 
+// computationErr is the error a fired completion event reports, but for
+// a computation cut short by closing its client (ErrClosed): the caller
+// ended it, and its effects are not coming; a Barrier, and a BarrierAll
+// over other clients' streams, does not report it.
+func computationErr(ev *pjrt.Event) error {
+	if err := ev.Err(); err != nil && !errors.Is(err, pjrt.ErrClosed) {
+		return err
+	}
+	return nil
+}
+
 // takeFired takes the events of fired (all fired) still pending off the
 // list, recording their errors in the list's order.
 func (s *Stream) takeFired(fired []*pjrt.Event) {
@@ -672,7 +683,7 @@ func (s *Stream) takeFired(fired []*pjrt.Event) {
 		if !set[ev] {
 			return false
 		}
-		if err := ev.Err(); err != nil {
+		if err := computationErr(ev); err != nil {
 			s.record(err)
 		}
 		return true
