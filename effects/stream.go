@@ -615,7 +615,8 @@ func closedError(err error) error {
 // output token of each computation with effects), then returns the first
 // error since the last Barrier and clears it: a *CallbackError when a
 // callback failed, else the error of a computation with effects that
-// failed. Barriers of several goroutines each wait for all of it (one of
+// failed (not one cut short by closing its client: its effects are not
+// coming). Barriers of several goroutines each wait for all of it (one of
 // them returns an error). It returns ctx's error if ctx ends first. A callback of a
 // computation of s must not call it: it would wait for that computation,
 // so for itself, until ctx ends.
