@@ -24,24 +24,8 @@ func TestBarrierAllWaitsForDroppedStream(t *testing.T) {
 			t.Run(mode.name+"/"+kind.String(), func(t *testing.T) {
 				drainBarrierAll(t)
 				c := openInterpreter(t, 1)
-				var ran atomic.Int32
-				m := build(t, func(fb *stablehlo.FuncBuilder) {
-					_, err := Callback(fb, HostFunc{Name: "late", Fn: func([]Array) ([]Array, error) {
-						ran.Add(1)
-						return nil, errBoom
-					}}, kind, fb.Arg(0))
-					require.NoError(t, err)
-					fb.Return()
-				}, i32)
-				exe := compileMode(t, c, m, mode.arrays)
-				x, fill := late(t, c, nil)
-				var id uintptr
-				func() {
-					s := NewStream()
-					id = s.id
-					_, err := s.Execute(exe, x)
-					require.NoError(t, err)
-				}()
+				d := dispatchOnDroppedStream(t, c, kind, mode.arrays)
+				exe, fill, ran, id := d.exe, d.fill, &d.ran, d.id
 				collected := collectN(50, func() bool { return lookupStream(id) == nil })
 				t.Logf("stream collected while its computation is pending: %v", collected)
 				done := make(chan error, 1)
@@ -96,24 +80,8 @@ func TestDroppedExecutableGivesUpCallbacks(t *testing.T) {
 func TestBarrierAllReportsCollectedStreamsErrors(t *testing.T) {
 	drainBarrierAll(t)
 	c := openInterpreter(t, 1)
-	var ran atomic.Int32
-	m := build(t, func(fb *stablehlo.FuncBuilder) {
-		_, err := Callback(fb, HostFunc{Name: "late", Fn: func([]Array) ([]Array, error) {
-			ran.Add(1)
-			return nil, errBoom
-		}}, Unordered, fb.Arg(0))
-		require.NoError(t, err)
-		fb.Return()
-	}, i32)
-	exe := compileMode(t, c, m, false)
-	x, fill := late(t, c, nil)
-	var id uintptr
-	func() {
-		s := NewStream()
-		id = s.id
-		_, err := s.Execute(exe, x)
-		require.NoError(t, err)
-	}()
+	d := dispatchOnDroppedStream(t, c, Unordered, false)
+	exe, fill, ran, id := d.exe, d.fill, &d.ran, d.id
 	require.NoError(t, fill.Fulfill(scalar(t, c, 1, nil)))
 	for ran.Load() == 0 {
 		time.Sleep(time.Millisecond)
@@ -142,4 +110,37 @@ func TestKeptPJRTExecutableKeepsCallbacks(t *testing.T) {
 	require.NoError(t, x.Completion[0].Await(ctxT(t)))
 	assert.EqualValues(t, 1, ran.Load())
 	runtime.KeepAlive(pj)
+}
+
+// droppedDispatch is a computation dispatched on a stream its goroutine
+// dropped: its callback (of kind) fails with errBoom once fill gives the
+// computation its argument.
+type droppedDispatch struct {
+	exe  *Executable
+	fill *pjrt.AliasFulfillment
+	ran  atomic.Int32 // callbacks run
+	id   uintptr      // the stream's registry id
+}
+
+func dispatchOnDroppedStream(t *testing.T, c *pjrt.Client, kind Effect, arrays bool) *droppedDispatch {
+	t.Helper()
+	d := &droppedDispatch{}
+	m := build(t, func(fb *stablehlo.FuncBuilder) {
+		_, err := Callback(fb, HostFunc{Name: "late", Fn: func([]Array) ([]Array, error) {
+			d.ran.Add(1)
+			return nil, errBoom
+		}}, kind, fb.Arg(0))
+		require.NoError(t, err)
+		fb.Return()
+	}, i32)
+	d.exe = compileMode(t, c, m, arrays)
+	x, fill := late(t, c, nil)
+	d.fill = fill
+	func() {
+		s := NewStream()
+		d.id = s.id
+		_, err := s.Execute(d.exe, x)
+		require.NoError(t, err)
+	}()
+	return d
 }

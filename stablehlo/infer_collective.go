@@ -138,15 +138,16 @@ func inferCollective(op *Op, kind string, ts []TensorType) ([]Type, bool, error)
 		}
 		return d, nil
 	}
-	// result is the type of result i: its dims as given when the group
-	// size is not known, else want.
-	result := func(i int, dt xla.DType, want []int64) TensorType {
+	// result is result i's type: dims (the operand's, dim d resized by
+	// the group size), dim d taken as declared when the group size is not
+	// known.
+	result := func(i int, dt xla.DType, dims []int64, d int64) TensorType {
 		if g < 0 && i < len(op.Results) {
-			if rt, ok := op.Results[i].Type.(TensorType); ok && rt.Rank() == len(want) {
-				return TensorType{DType: dt, Dims: slices.Clone(rt.Dims)}
+			if rt, ok := op.Results[i].Type.(TensorType); ok && rt.Rank() == len(dims) {
+				dims[d] = rt.Dims[d]
 			}
 		}
-		return TensorType{DType: dt, Dims: want}
+		return TensorType{DType: dt, Dims: dims}
 	}
 	out := make([]Type, len(ts))
 	switch kind {
@@ -180,14 +181,9 @@ func inferCollective(op *Op, kind string, ts []TensorType) ([]Type, bool, error)
 					return nil, true, fmt.Errorf("all_gather_dim %d of operand %d times %d processes overflows int64", d, i, g)
 				}
 			}
-			rt := result(i, t.DType, dims)
+			rt := result(i, t.DType, dims, d)
 			if g < 0 && t.Dims[d] > 0 && rt.Dims[d] != DynamicDim && rt.Dims[d]%t.Dims[d] != 0 {
 				return nil, true, fmt.Errorf("result %d's dim %d (%d) is not a multiple of the operand's (%d)", i, d, rt.Dims[d], t.Dims[d])
-			}
-			for j := range dims {
-				if int64(j) != d {
-					rt.Dims[j] = t.Dims[j]
-				}
 			}
 			out[i] = rt
 		}
@@ -211,14 +207,9 @@ func inferCollective(op *Op, kind string, ts []TensorType) ([]Type, bool, error)
 				}
 				dims[d] /= g
 			}
-			rt := result(i, e, dims)
+			rt := result(i, e, dims, d)
 			if g < 0 && rt.Dims[d] > 0 && t.Dims[d] != DynamicDim && t.Dims[d]%rt.Dims[d] != 0 {
 				return nil, true, fmt.Errorf("result %d's dim %d (%d) does not divide the operand's (%d)", i, d, rt.Dims[d], t.Dims[d])
-			}
-			for j := range dims {
-				if int64(j) != d {
-					rt.Dims[j] = t.Dims[j]
-				}
 			}
 			out[i] = rt
 		}
