@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"sync/atomic"
 
 	"github.com/halo-ml/halo/stablehlo"
 	"github.com/halo-ml/halo/xla"
@@ -97,30 +98,31 @@ func chloTopKKernel(x *Exec, op *stablehlo.Op, args []Value) ([]Value, error) {
 	vals := NewTensor(xla.Shape{DType: a.Shape.DType, Dims: outDims})
 	idx := NewTensor(xla.MakeShape(xla.Int32, outDims...))
 	id := idx.Data.([]int32)
+	stop := x.stopFlag()
 	var ok bool
 	switch ad := a.Data.(type) {
 	case []float32:
-		ok = chloTopK(ad, vals.Data.([]float32), id, rows, n, int(k), ewTotalKey32)
+		ok = chloTopK(ad, vals.Data.([]float32), id, rows, n, int(k), stop, ewTotalKey32)
 	case []float64:
-		ok = chloTopK(ad, vals.Data.([]float64), id, rows, n, int(k), ewTotalKey64)
+		ok = chloTopK(ad, vals.Data.([]float64), id, rows, n, int(k), stop, ewTotalKey64)
 	case []int8:
-		ok = chloTopK(ad, vals.Data.([]int8), id, rows, n, int(k), func(v int8) int8 { return v })
+		ok = chloTopK(ad, vals.Data.([]int8), id, rows, n, int(k), stop, func(v int8) int8 { return v })
 	case []int16:
-		ok = chloTopK(ad, vals.Data.([]int16), id, rows, n, int(k), func(v int16) int16 { return v })
+		ok = chloTopK(ad, vals.Data.([]int16), id, rows, n, int(k), stop, func(v int16) int16 { return v })
 	case []int32:
-		ok = chloTopK(ad, vals.Data.([]int32), id, rows, n, int(k), func(v int32) int32 { return v })
+		ok = chloTopK(ad, vals.Data.([]int32), id, rows, n, int(k), stop, func(v int32) int32 { return v })
 	case []int64:
-		ok = chloTopK(ad, vals.Data.([]int64), id, rows, n, int(k), func(v int64) int64 { return v })
+		ok = chloTopK(ad, vals.Data.([]int64), id, rows, n, int(k), stop, func(v int64) int64 { return v })
 	case []uint8:
-		ok = chloTopK(ad, vals.Data.([]uint8), id, rows, n, int(k), func(v uint8) uint8 { return v })
+		ok = chloTopK(ad, vals.Data.([]uint8), id, rows, n, int(k), stop, func(v uint8) uint8 { return v })
 	case []uint16:
-		ok = chloTopK(ad, vals.Data.([]uint16), id, rows, n, int(k), func(v uint16) uint16 { return v })
+		ok = chloTopK(ad, vals.Data.([]uint16), id, rows, n, int(k), stop, func(v uint16) uint16 { return v })
 	case []uint32:
-		ok = chloTopK(ad, vals.Data.([]uint32), id, rows, n, int(k), func(v uint32) uint32 { return v })
+		ok = chloTopK(ad, vals.Data.([]uint32), id, rows, n, int(k), stop, func(v uint32) uint32 { return v })
 	case []uint64:
-		ok = chloTopK(ad, vals.Data.([]uint64), id, rows, n, int(k), func(v uint64) uint64 { return v })
+		ok = chloTopK(ad, vals.Data.([]uint64), id, rows, n, int(k), stop, func(v uint64) uint64 { return v })
 	case []bool: // false < true, as i1 (what chlo's decomposition gives)
-		ok = chloTopK(ad, vals.Data.([]bool), id, rows, n, int(k), func(v bool) uint8 {
+		ok = chloTopK(ad, vals.Data.([]bool), id, rows, n, int(k), stop, func(v bool) uint8 {
 			if v {
 				return 1
 			}
@@ -133,27 +135,99 @@ func chloTopKKernel(x *Exec, op *stablehlo.Op, args []Value) ([]Value, error) {
 	return []Value{vals, idx}, nil
 }
 
-func chloTopK[T any, K cmp.Ordered](a, vals []T, idx []int32, rows, n, k int, key func(T) K) bool {
+// chloTopK fills vals and idx with the k largest elements of each n-long
+// row of a and their positions, ordered by key (the first of equal keys
+// first); it ends early, rows unfilled, once stop is set. It reports
+// false when n does not fit the i32 indices. A small k keeps the best k
+// in a heap (n log k steps), a large one sorts the row.
+func chloTopK[T any, K cmp.Ordered](a, vals []T, idx []int32, rows, n, k int, stop *atomic.Bool, key func(T) K) bool {
 	if int64(n) > math.MaxInt32 {
 		return false
 	}
+	if k == 0 {
+		return true
+	}
 	ewSplit(rows, func(lo, hi int) {
-		order := make([]int32, n)
 		keys := make([]K, n)
+		// before reports whether position p comes before q in the result.
+		before := func(p, q int) bool { return keys[p] > keys[q] || keys[p] == keys[q] && p < q }
+		heap := k*8 < n
+		var order, tmp []int
+		if heap {
+			order = make([]int, 0, k)
+		} else {
+			order, tmp = make([]int, n), make([]int, n)
+		}
 		for r := lo; r < hi; r++ {
 			row := a[r*n : (r+1)*n]
-			for i := range order {
-				order[i] = int32(i)
-				keys[i] = key(row[i])
+			for i, v := range row {
+				if i%stopPiece == 0 && stopped(stop) {
+					return
+				}
+				keys[i] = key(v)
 			}
-			slices.SortStableFunc(order, func(p, q int32) int { return cmp.Compare(keys[q], keys[p]) })
-			for j := 0; j < k; j++ {
-				vals[r*k+j] = row[order[j]]
-				idx[r*k+j] = order[j]
+			if heap {
+				order = chloTopKHeap(order[:0], n, k, before)
+			} else {
+				for i := range order {
+					order[i] = i
+				}
+				shpStableSort(order, tmp, before, stop)
+			}
+			for j, p := range order[:k] {
+				vals[r*k+j] = row[p]
+				idx[r*k+j] = int32(p)
 			}
 		}
 	})
 	return true
+}
+
+// chloTopKHeap returns the k positions of 0..n-1 that come first by
+// before, in that order, using h (capacity k) as a heap whose root is the
+// last of those found so far.
+func chloTopKHeap(h []int, n, k int, before func(p, q int) bool) []int {
+	down := func(i int) {
+		for {
+			c := 2*i + 1
+			if c >= len(h) {
+				return
+			}
+			if c+1 < len(h) && before(h[c], h[c+1]) {
+				c++ // the later child
+			}
+			if !before(h[i], h[c]) {
+				return
+			}
+			h[i], h[c] = h[c], h[i]
+			i = c
+		}
+	}
+	for p := 0; p < n; p++ {
+		if len(h) < k {
+			h = append(h, p)
+			for i := len(h) - 1; i > 0; {
+				parent := (i - 1) / 2
+				if !before(h[parent], h[i]) {
+					break
+				}
+				h[parent], h[i] = h[i], h[parent]
+				i = parent
+			}
+			continue
+		}
+		if before(p, h[0]) {
+			h[0] = p
+			down(0)
+		}
+	}
+	slices.SortFunc(h, func(p, q int) int {
+		if before(p, q) {
+			return -1
+		}
+		return 1
+	})
+	return h
 }
 
 // chloConstantLikeValue reads the value attribute of constant_like as a
@@ -432,7 +506,11 @@ func chloRaggedDotKernel(x *Exec, op *stablehlo.Op, args []Value) ([]Value, erro
 		}
 		return o
 	}
+	poll := stopCounter{stop: x.stopFlag()}
 	for o := range res {
+		if poll.add(max(nK, 1)) {
+			return nil, errStopped
+		}
 		if o > 0 {
 			NextIndex(idx, p.Dims)
 		}

@@ -3,6 +3,8 @@ package interpreter
 import (
 	"context"
 	"math"
+	"math/rand/v2"
+	"sort"
 	"strings"
 	"testing"
 
@@ -503,5 +505,37 @@ func TestChloCompileErrors(t *testing.T) {
 		assert.Contains(t, err.Error(), c.op, "the error names the op")
 		assert.Contains(t, err.Error(), c.want)
 		assert.False(t, strings.Contains(err.Error(), "parse:"), "a Compile error, not a parse error: %v", err)
+	}
+}
+
+// TestChloTopKPaths: the heap (small k) and the sort (large k) agree with
+// a plain stable sort of the row, ties (many equal keys) included.
+func TestChloTopKPaths(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 9))
+	for _, n := range []int{1, 7, 64, 1000} {
+		for _, k := range []int{0, 1, 3, n / 8, n/8 + 1, n / 2, n} {
+			if k > n {
+				continue
+			}
+			const rows = 3
+			a := make([]int16, rows*n)
+			for i := range a {
+				a[i] = int16(rng.IntN(5)) // many ties
+			}
+			vals, idx := make([]int16, rows*k), make([]int32, rows*k)
+			require.True(t, chloTopK(a, vals, idx, rows, n, k, nil, func(v int16) int16 { return v }))
+			for r := 0; r < rows; r++ {
+				row := a[r*n : (r+1)*n]
+				want := make([]int, n)
+				for i := range want {
+					want[i] = i
+				}
+				sort.SliceStable(want, func(p, q int) bool { return row[want[p]] > row[want[q]] })
+				for j := 0; j < k; j++ {
+					require.Equal(t, int32(want[j]), idx[r*k+j], "n=%d k=%d row %d position %d", n, k, r, j)
+					require.Equal(t, row[want[j]], vals[r*k+j])
+				}
+			}
+		}
 	}
 }

@@ -406,7 +406,7 @@ func convT[T laNum](lhs, rhs *Tensor, p *convParams, cp *convPlan, result xla.Sh
 					cOff = g * cp.ci
 				}
 				for s0 := 0; s0 < os; s0 += tl {
-					if p.stop != nil && p.stop.Load() {
+					if stopped(p.stop) {
 						return // the run ended: the result is not used
 					}
 					n := min(tl, os-s0)

@@ -2,6 +2,7 @@ package interpreter
 
 import (
 	"fmt"
+	"sync/atomic"
 
 	"github.com/halo-ml/halo/stablehlo"
 	"github.com/halo-ml/halo/xla"
@@ -34,14 +35,14 @@ func einsumKernel(x *Exec, op *stablehlo.Op, args []Value) (out []Value, err err
 	if err != nil {
 		return nil, err
 	}
-	t, err := einsum(string(cfg), ts, rt.Shape())
+	t, err := einsum(string(cfg), ts, rt.Shape(), x.stopFlag())
 	if err != nil {
 		return nil, err
 	}
 	return []Value{t}, nil
 }
 
-func einsum(cfg string, ops []*Tensor, result xla.Shape) (*Tensor, error) {
+func einsum(cfg string, ops []*Tensor, result xla.Shape, stop *atomic.Bool) (*Tensor, error) {
 	dims := make([][]int64, len(ops))
 	dts := make([]xla.DType, len(ops))
 	for i, t := range ops {
@@ -93,19 +94,19 @@ func einsum(cfg string, ops []*Tensor, result xla.Shape) (*Tensor, error) {
 	}
 	switch c {
 	case laF32:
-		return einsumT[float32](ops, allDims, len(out), strides, result)
+		return einsumT[float32](ops, allDims, len(out), strides, result, stop)
 	case laF64:
-		return einsumT[float64](ops, allDims, len(out), strides, result)
+		return einsumT[float64](ops, allDims, len(out), strides, result, stop)
 	case laI64:
-		return einsumT[int64](ops, allDims, len(out), strides, result)
+		return einsumT[int64](ops, allDims, len(out), strides, result, stop)
 	case laC64:
-		return einsumT[complex64](ops, allDims, len(out), strides, result)
+		return einsumT[complex64](ops, allDims, len(out), strides, result, stop)
 	default:
-		return einsumT[complex128](ops, allDims, len(out), strides, result)
+		return einsumT[complex128](ops, allDims, len(out), strides, result, stop)
 	}
 }
 
-func einsumT[T laNum](ops []*Tensor, dims []int64, nOut int, strides [][]int64, result xla.Shape) (*Tensor, error) {
+func einsumT[T laNum](ops []*Tensor, dims []int64, nOut int, strides [][]int64, result xla.Shape, stop *atomic.Bool) (*Tensor, error) {
 	data := make([][]T, len(ops))
 	for i, t := range ops {
 		d, _, err := laSlice[T](t)
@@ -124,7 +125,7 @@ func einsumT[T laNum](ops []*Tensor, dims []int64, nOut int, strides [][]int64, 
 		sumN *= d
 	}
 	out := makeChecked[T](total, result)
-	laParallelFor(int(total), total*sumN*int64(len(ops)), func(lo, hi int) {
+	laParallelForStop(int(total), total*sumN*int64(len(ops)), stop, func(lo, hi int) {
 		oi := make([]int64, len(outDims))
 		si := make([]int64, len(sumDims))
 		laUnflatten(oi, int64(lo), outDims)

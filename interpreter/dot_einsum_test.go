@@ -128,15 +128,15 @@ func TestEinsum(t *testing.T) {
 	}
 	// Errors name the problem.
 	_, err := einsum("ij,jk->ik", []*Tensor{NewTensor(xla.MakeShape(xla.Float32, 2, 3)), NewTensor(xla.MakeShape(xla.Float32, 4, 5))},
-		xla.MakeShape(xla.Float32, 2, 5))
+		xla.MakeShape(xla.Float32, 2, 5), nil)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "has sizes 3 and 4")
 	_, err = einsum("ijk,jk->ik", []*Tensor{NewTensor(xla.MakeShape(xla.Float32, 2, 3)), NewTensor(xla.MakeShape(xla.Float32, 3, 5))},
-		xla.MakeShape(xla.Float32, 2, 5))
+		xla.MakeShape(xla.Float32, 2, 5), nil)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "rank 2")
 	_, err = einsum("ij,jk->iz", []*Tensor{NewTensor(xla.MakeShape(xla.Float32, 2, 3)), NewTensor(xla.MakeShape(xla.Float32, 3, 5))},
-		xla.MakeShape(xla.Float32, 2, 5))
+		xla.MakeShape(xla.Float32, 2, 5), nil)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "not an operand label")
 }

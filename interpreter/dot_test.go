@@ -379,7 +379,7 @@ func TestGemmMatchesLoops(t *testing.T) {
 				got := make([]float32, c.m*c.n)
 				want := make([]float32, c.m*c.n)
 				laGemm(tr[0], tr[1], c.m, c.n, c.k, a, lda, b, ldb, got, c.n, false, nil)
-				laGemmLoops(tr[0], tr[1], c.m, c.n, c.k, a, lda, b, ldb, want, c.n, false)
+				laGemmLoops(tr[0], tr[1], c.m, c.n, c.k, a, lda, b, ldb, want, c.n, false, nil)
 				require.Equal(t, want, got)
 			})
 		}

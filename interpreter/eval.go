@@ -28,6 +28,7 @@ package interpreter
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"math"
@@ -918,12 +919,12 @@ type frame struct {
 }
 
 // Run executes the program's main function on one device. It returns
-// ctx's error soon after ctx ends, also in the middle of a long op:
-// loops, float dots and convolutions, reductions, windows and ops with
-// regions check it as they go; a few ops still finish first (sort with a
-// plain comparator, fft, gather, scatter-add without a region,
-// rng_bit_generator, integer and complex dots, einsum, chlo.top_k and
-// chlo.ragged_dot). A nil ctx is context.Background.
+// ctx's error soon after ctx ends, also in the middle of a long op: the
+// kernels that can take long (loops, products, convolutions, sorts,
+// transforms, reductions, windows, gathers and scatters, random numbers,
+// factorizations) stop as they go; what still finishes first is an op
+// that moves each element once (elementwise, copies, reshapes). A nil ctx
+// is context.Background.
 func (p *Program) Run(ctx context.Context, dev Device, args []Value) ([]Value, error) {
 	if ctx == nil {
 		ctx = context.Background() // as a run that cannot be stopped
@@ -1246,7 +1247,7 @@ func (x *Exec) runKernel(pl *opPlan, in []Value) (out []Value, err error) {
 	} else {
 		out, err = pl.kernel(x, pl.op, in)
 	}
-	if err == nil && x.stop.Load() && x.Ctx != nil {
+	if (err == nil || errors.Is(err, errStopped)) && x.stop.Load() && x.Ctx != nil {
 		// The kernel may have ended early, its result unfinished.
 		if x.Ctx.Err() != nil {
 			return nil, context.Cause(x.Ctx)

@@ -48,14 +48,14 @@ func fftKernel(x *Exec, op *stablehlo.Op, args []Value) (out []Value, err error)
 	if err != nil {
 		return nil, err
 	}
-	t, err := fftOp(ts[0], typ, lengths, rt.Shape())
+	t, err := fftOp(ts[0], typ, lengths, rt.Shape(), x.stopFlag())
 	if err != nil {
 		return nil, err
 	}
 	return []Value{t}, nil
 }
 
-func fftOp(in *Tensor, typ string, lengths []int64, result xla.Shape) (*Tensor, error) {
+func fftOp(in *Tensor, typ string, lengths []int64, result xla.Shape, stop *atomic.Bool) (*Tensor, error) {
 	l := len(lengths)
 	if l < 1 || l > 3 {
 		return nil, fmt.Errorf("fft_length has %d values, want 1 to 3", l)
@@ -116,22 +116,22 @@ func fftOp(in *Tensor, typ string, lengths []int64, result xla.Shape) (*Tensor, 
 	switch typ {
 	case "FFT":
 		for a := r - 1; a >= r-l; a-- {
-			fftAxis(data, dims, a, false)
+			fftAxis(data, dims, a, false, stop)
 		}
 	case "IFFT":
 		for a := r - l; a < r; a++ {
-			fftAxis(data, dims, a, true)
+			fftAxis(data, dims, a, true, stop)
 		}
 	case "RFFT":
-		fftAxis(data, dims, r-1, false)
+		fftAxis(data, dims, r-1, false, stop)
 		data = fftResizeLast(data, dims, half)
 		dims[r-1] = half
 		for a := r - 2; a >= r-l; a-- {
-			fftAxis(data, dims, a, false)
+			fftAxis(data, dims, a, false, stop)
 		}
 	case "IRFFT":
 		for a := r - l; a < r-1; a++ {
-			fftAxis(data, dims, a, true)
+			fftAxis(data, dims, a, true, stop)
 		}
 		n := lengths[l-1]
 		// Hermitian extension of the last dimension to length n.
@@ -147,7 +147,7 @@ func fftOp(in *Tensor, typ string, lengths []int64, result xla.Shape) (*Tensor, 
 			}
 		}
 		dims[r-1] = n
-		fftAxis(ext, dims, r-1, true)
+		fftAxis(ext, dims, r-1, true, stop)
 		re := make([]float64, len(ext))
 		for i, v := range ext {
 			re[i] = real(v)
@@ -178,7 +178,7 @@ func fftResizeLast(data []complex128, dims []int64, n int64) []complex128 {
 
 // fftAxis transforms every line of data along axis in place (inverse:
 // with 1/n scaling).
-func fftAxis(data []complex128, dims []int64, axis int, inverse bool) {
+func fftAxis(data []complex128, dims []int64, axis int, inverse bool, stop *atomic.Bool) {
 	n := int(dims[axis])
 	if n <= 1 || len(data) == 0 {
 		return
@@ -196,7 +196,11 @@ func fftAxis(data []complex128, dims []int64, axis int, inverse bool) {
 	laParallelFor(lines, cost*8, func(lo, hi int) {
 		buf := make([]complex128, n)
 		scratch := p.scratch()
+		poll := stopCounter{stop: stop}
 		for line := lo; line < hi; line++ {
+			if poll.add(cost / int64(lines)) {
+				return
+			}
 			o, i := line/inner, line%inner
 			base := o*n*inner + i
 			for j := range buf {

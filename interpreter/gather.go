@@ -1,6 +1,8 @@
 package interpreter
 
 import (
+	"sync/atomic"
+
 	"github.com/halo-ml/halo/stablehlo"
 	"github.com/halo-ml/halo/xla"
 )
@@ -22,7 +24,7 @@ func init() {
 	shpRegister("stablehlo.torch_index_select", shpTorchIndexSelect)
 }
 
-func shpGather(_ *Exec, op *stablehlo.Op, args []Value) ([]Value, error) {
+func shpGather(x *Exec, op *stablehlo.Op, args []Value) ([]Value, error) {
 	if len(args) != 2 {
 		return nil, shpErrf("gather takes 2 operands, got %d", len(args))
 	}
@@ -37,11 +39,11 @@ func shpGather(_ *Exec, op *stablehlo.Op, args []Value) ([]Value, error) {
 	if !ok {
 		return nil, shpErrf("missing attribute slice_sizes")
 	}
-	return shpGatherWith(op, ts[0], ts[1], sizes)
+	return shpGatherWith(op, ts[0], ts[1], sizes, x.stopFlag())
 }
 
 // shpDynamicGather is gather with slice_sizes given as an operand.
-func shpDynamicGather(_ *Exec, op *stablehlo.Op, args []Value) ([]Value, error) {
+func shpDynamicGather(x *Exec, op *stablehlo.Op, args []Value) ([]Value, error) {
 	if len(args) != 3 {
 		return nil, shpErrf("dynamic_gather takes 3 operands, got %d", len(args))
 	}
@@ -56,10 +58,10 @@ func shpDynamicGather(_ *Exec, op *stablehlo.Op, args []Value) ([]Value, error) 
 	if err != nil {
 		return nil, shpErrf("slice_sizes: %w", err)
 	}
-	return shpGatherWith(op, ts[0], ts[1], sizes)
+	return shpGatherWith(op, ts[0], ts[1], sizes, x.stopFlag())
 }
 
-func shpGatherWith(op *stablehlo.Op, operand, indices *Tensor, sizes []int64) ([]Value, error) {
+func shpGatherWith(op *stablehlo.Op, operand, indices *Tensor, sizes []int64, stop *atomic.Bool) ([]Value, error) {
 	dn, ok := op.Attr("dimension_numbers").(stablehlo.GatherDimensionNumbers)
 	if !ok {
 		return nil, shpErrf("dimension_numbers must be #stablehlo.gather<...>, got %T", op.Attr("dimension_numbers"))
@@ -76,7 +78,7 @@ func shpGatherWith(op *stablehlo.Op, operand, indices *Tensor, sizes []int64) ([
 		return nil, err
 	}
 	out := NewTensor(sh)
-	if err := g.run(out, operand, indices); err != nil {
+	if err := g.run(out, operand, indices, stop); err != nil {
 		return nil, err
 	}
 	return []Value{out}, nil
@@ -213,7 +215,9 @@ func shpNewGather(opDims, idxDims []int64, dn stablehlo.GatherDimensionNumbers, 
 	return g, nil
 }
 
-func (g *shpGatherGeom) run(out, operand, indices *Tensor) error {
+// run copies every window of the gather into out; it ends early with
+// errStopped once stop is set.
+func (g *shpGatherGeom) run(out, operand, indices *Tensor, stop *atomic.Bool) error {
 	if out.Len() == 0 || g.emptyWindow {
 		return nil
 	}
@@ -225,7 +229,15 @@ func (g *shpGatherGeom) run(out, operand, indices *Tensor) error {
 	ivd := int(dn.IndexVectorDim)
 	opStr := Strides(g.opDims)
 	start := make([]int64, len(g.opDims))
+	window := int64(1) // elements a window copies
+	for _, d := range g.winDims {
+		window *= d
+	}
+	poll := stopCounter{stop: stop}
 	for b := shpNewOdo(g.batchDims, g.idxBatchStr, 0); !b.done; b.next() {
+		if poll.add(max(window, 1)) {
+			return errStopped
+		}
 		for d := range start {
 			start[d] = 0
 		}
@@ -312,7 +324,7 @@ func shpScatter(x *Exec, op *stablehlo.Op, args []Value) ([]Value, error) {
 	if bops == nil {
 		general = newShpScatterGeneral(x, op.Regions[0], outs, upds)
 	}
-	err = g.each(idx, func(dims []int64, dst, dstStr []int64, src int64, srcStr []int64) error {
+	err = g.each(idx, x.stopFlag(), func(dims []int64, dst, dstStr []int64, src int64, srcStr []int64) error {
 		if general != nil {
 			return general.apply(dims, dst, dstStr, src, srcStr)
 		}
@@ -458,8 +470,8 @@ func shpNewScatter(inDims, idxDims, updDims []int64, dn stablehlo.ScatterDimensi
 
 // each calls f for the in-bounds part of every update window: dims is the
 // sub-window, dst[0] its offset in the inputs and src its offset in the
-// updates.
-func (g *shpScatterGeom) each(idx []int64, f func(dims []int64, dst, dstStr []int64, src int64, srcStr []int64) error) error {
+// updates. It ends early with errStopped once stop is set.
+func (g *shpScatterGeom) each(idx []int64, stop *atomic.Bool, f func(dims []int64, dst, dstStr []int64, src int64, srcStr []int64) error) error {
 	dn := g.dn
 	r := len(g.inDims)
 	start := make([]int64, r)
@@ -473,7 +485,15 @@ func (g *shpScatterGeom) each(idx []int64, f func(dims []int64, dst, dstStr []in
 	// Positions in the scatter index space walk both the updates (upd
 	// offset) and scatter_indices (idx offset).
 	si := shpNewOdo(g.scatDims, g.idxScatStr, 0)
+	window := int64(1) // elements of a whole update window
+	for _, w := range g.winSizes {
+		window *= w
+	}
+	poll := stopCounter{stop: stop}
 	for us := shpNewOdo(g.scatDims, g.updScatStr, 0); !us.done; us.next() {
+		if poll.add(max(window, 1)) {
+			return errStopped
+		}
 		for d := range start {
 			start[d] = 0
 		}
@@ -687,7 +707,7 @@ func (s *shpScatterGeneral) apply(dims []int64, dst, dstStr []int64, src int64, 
 // index.shape[batch_dims:] + operand.shape[dim+1:], with
 // result[p, q, s] = operand[p, index[p[:batch_dims], q], s]. Indices are
 // clamped into range like gather's.
-func shpTorchIndexSelect(_ *Exec, op *stablehlo.Op, args []Value) ([]Value, error) {
+func shpTorchIndexSelect(x *Exec, op *stablehlo.Op, args []Value) ([]Value, error) {
 	if len(args) != 2 {
 		return nil, shpErrf("torch_index_select takes 2 operands, got %d", len(args))
 	}
@@ -736,7 +756,11 @@ func shpTorchIndexSelect(_ *Exec, op *stablehlo.Op, args []Value) ([]Value, erro
 	nq := ir - bd
 	src := makeChecked[int](int64(out.Len()), out.Shape)
 	i := 0
+	poll := stopCounter{stop: x.stopFlag()}
 	for o := shpNewOdo(outDims, make([]int64, len(outDims)), 0); !o.done; o.next() {
+		if poll.add(1) {
+			return nil, errStopped
+		}
 		// o.idx = p (dim entries), q (nq entries), s (rest).
 		var ioff int64
 		for d := int64(0); d < bd; d++ {

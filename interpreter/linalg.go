@@ -137,7 +137,7 @@ func choleskyT[T float64 | complex128](a *Tensor, lower bool, result xla.Shape, 
 			clear(l)
 			bad := false
 			for j := 0; j < n; j++ {
-				if stop != nil && stop.Load() {
+				if stopped(stop) {
 					return
 				}
 				s := f.re(at(j, j))
@@ -304,7 +304,7 @@ func triSolveT[T float64 | complex128](a, b *Tensor, opt triSolveOptions, result
 			if opt.left {
 				// mat·X = B: rows of X in order (lower) or reverse (upper).
 				for step := 0; step < m; step++ {
-					if opt.stop != nil && opt.stop.Load() {
+					if stopped(opt.stop) {
 						return
 					}
 					i := step
@@ -331,7 +331,7 @@ func triSolveT[T float64 | complex128](a, b *Tensor, opt triSolveOptions, result
 			} else {
 				// X·mat = B: columns of X in order (upper) or reverse (lower).
 				for step := 0; step < n; step++ {
-					if opt.stop != nil && opt.stop.Load() {
+					if stopped(opt.stop) {
 						return
 					}
 					j := step

@@ -494,13 +494,14 @@ func laGemm[T laNum](transA, transB bool, m, n, k int, a []T, lda int, b []T, ld
 	case []float64:
 		gemm.MulWith(transA, transB, m, n, k, a, lda, any(b).([]float64), ldb, any(c).([]float64), ldc, o)
 	default:
-		laGemmLoops(transA, transB, m, n, k, any(a).([]T), lda, b, ldb, c, ldc, add)
+		laGemmLoops(transA, transB, m, n, k, any(a).([]T), lda, b, ldb, c, ldc, add, stop)
 	}
 }
 
 // laGemmLoops is laGemm with plain loops (exact IEEE multiply-adds, every
-// compute type), split across cores by rows of C.
-func laGemmLoops[T laNum](transA, transB bool, m, n, k int, a []T, lda int, b []T, ldb int, c []T, ldc int, add bool) {
+// compute type), split across cores by rows of C; it ends early, C
+// unfinished, once stop is set.
+func laGemmLoops[T laNum](transA, transB bool, m, n, k int, a []T, lda int, b []T, ldb int, c []T, ldc int, add bool, stop *atomic.Bool) {
 	if m == 0 || n == 0 {
 		return // no result (the rows of c past the first may not exist)
 	}
@@ -514,13 +515,16 @@ func laGemmLoops[T laNum](transA, transB bool, m, n, k int, a []T, lda int, b []
 		}
 		b, ldb = bt, n
 	}
-	laParallelFor(m, int64(m)*int64(n)*int64(k), func(lo, hi int) {
+	laParallelForStop(m, int64(m)*int64(n)*int64(k), stop, func(lo, hi int) {
 		for i := lo; i < hi; i++ {
 			crow := c[i*ldc : i*ldc+n]
 			if !add {
 				clear(crow)
 			}
 			for p := 0; p < k; p++ {
+				if p%256 == 255 && int64(n)*int64(k) > stopPiece && stopped(stop) {
+					return // a long row
+				}
 				var av T
 				if transA {
 					av = a[p*lda+i]

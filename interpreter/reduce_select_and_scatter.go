@@ -70,7 +70,7 @@ func shpSelectAndScatter(x *Exec, op *stablehlo.Op, args []Value) ([]Value, erro
 	}
 	inStr := Strides(operand.Shape.Dims)
 	sel, err := shpSelectPositions(x, op.Regions[0], operand, geo, inStr)
-	if err == errWindowStopped || err == nil && geo.stopped() {
+	if err == errStopped || err == nil && geo.stopped() {
 		return nil, x.Ctx.Err() // the selection may be unfinished
 	}
 	if err != nil {

@@ -1,7 +1,6 @@
 package interpreter
 
 import (
-	"errors"
 	"sync/atomic"
 
 	"github.com/halo-ml/halo/stablehlo"
@@ -38,12 +37,8 @@ var shpWinTabLimit int64 = 1 << 20
 // between looks at the stop flag.
 const shpStopEvery = 1 << 16
 
-// errWindowStopped ends a walk over the windows when the run's context
-// ended; the kernels return the context's error instead.
-var errWindowStopped = errors.New("stopped")
-
 // stopped reports whether the run this geometry is computed for ended.
-func (w *shpWindow) stopped() bool { return w.stop != nil && w.stop.Load() }
+func (w *shpWindow) stopped() bool { return stopped(w.stop) }
 
 // index is the input index along d of output position o and window
 // position k, or -1 on padding or between base-dilated elements.
@@ -194,7 +189,7 @@ func shpReduceWindow(x *Exec, op *stablehlo.Op, args []Value) ([]Value, error) {
 			shpReduceWindowFast(ins[k], outs[k], inits[k], bops[k], geo, inStr)
 		}
 	} else if err := shpReduceWindowGeneral(x, op.Regions[0], ins, inits, outs, geo, inStr); err != nil {
-		if err == errWindowStopped {
+		if err == errStopped {
 			err = x.Ctx.Err()
 		}
 		return nil, err
@@ -238,7 +233,7 @@ func (w *shpWinWalk) each(f func(off int64) error) error {
 	}
 	for {
 		if w.steps++; w.steps%shpStopEvery == 0 && w.geo.stopped() {
-			return errWindowStopped
+			return errStopped
 		}
 		if err := f(w.offset()); err != nil {
 			return err

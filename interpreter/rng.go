@@ -93,7 +93,7 @@ func rngAdd128(lo, hi, d uint64) (uint64, uint64) {
 
 // rngBits returns the 32-bit (in the low half of each uint64) or 64-bit
 // (width 64) values for an output of dims, and the new state.
-func rngBits(alg string, state []uint64, dims []int64, width int) ([]uint64, []uint64, error) {
+func rngBits(alg string, state []uint64, dims []int64, width int, stop *atomic.Bool) ([]uint64, []uint64, error) {
 	n := int64(1)
 	for _, d := range dims {
 		n *= d
@@ -107,7 +107,7 @@ func rngBits(alg string, state []uint64, dims []int64, width int) ([]uint64, []u
 		}
 		key, ctr := rngSplit64(state[0]), state[1]
 		if width == 64 {
-			laParallelFor(int(n), n*20, func(lo, hi int) {
+			laParallelForStop(int(n), n*20, stop, func(lo, hi int) {
 				for i := lo; i < hi; i++ {
 					x := rngThreefry2x32(key, rngSplit64(ctr+uint64(i)))
 					out[i] = uint64(x[0]) | uint64(x[1])<<32
@@ -143,7 +143,7 @@ func rngBits(alg string, state []uint64, dims []int64, width int) ([]uint64, []u
 		}
 		h := (d + 1) / 2
 		halfN := outer * h * inner
-		laParallelFor(int(halfN), halfN*20, func(lo, hi int) {
+		laParallelForStop(int(halfN), halfN*20, stop, func(lo, hi int) {
 			for j := int64(lo); j < int64(hi); j++ {
 				x := rngThreefry2x32(key, rngSplit64(ctr+uint64(j)))
 				o, q, i := j/(h*inner), (j/inner)%h, j%inner
@@ -170,7 +170,7 @@ func rngBits(alg string, state []uint64, dims []int64, width int) ([]uint64, []u
 			per = 2
 		}
 		blocks := (n + per - 1) / per
-		laParallelFor(int(blocks), blocks*10, func(b0, b1 int) {
+		laParallelForStop(int(blocks), blocks*10, stop, func(b0, b1 int) {
 			for j := int64(b0); j < int64(b1); j++ {
 				clo, chi := rngAdd128(lo, hi, uint64(j))
 				c := [4]uint32{uint32(clo), uint32(clo >> 32), uint32(chi), uint32(chi >> 32)}
@@ -298,7 +298,7 @@ func rngBitGeneratorKernel(x *Exec, op *stablehlo.Op, args []Value) (out []Value
 	if width > 32 {
 		bitsWidth = 64
 	}
-	bits, newState, err := rngBits(alg, ustate, ot.Dims, bitsWidth)
+	bits, newState, err := rngBits(alg, ustate, ot.Dims, bitsWidth, x.stopFlag())
 	if err != nil {
 		return nil, err
 	}
@@ -364,7 +364,7 @@ func rngKernel(x *Exec, op *stablehlo.Op, args []Value) (out []Value, err error)
 	n := int(rt.Shape().Size())
 	seed := rngCalls.Add(1)
 	draw := func(count int) []uint64 {
-		bits, _, _ := rngBits("PHILOX", []uint64{seed * 0x9E3779B97F4A7C15, 0, 0}, []int64{int64(count)}, 64)
+		bits, _, _ := rngBits("PHILOX", []uint64{seed * 0x9E3779B97F4A7C15, 0, 0}, []int64{int64(count)}, 64, x.stopFlag())
 		return bits
 	}
 	res := NewTensor(rt.Shape())

@@ -2,6 +2,7 @@ package interpreter
 
 import (
 	"math"
+	"sync/atomic"
 
 	"github.com/halo-ml/halo/stablehlo"
 	"github.com/halo-ml/halo/xla"
@@ -95,12 +96,16 @@ func shpSort(x *Exec, op *stablehlo.Op, args []Value) ([]Value, error) {
 	src := makeChecked[int](int64(total), xla.MakeShape(xla.Int64, int64(total)))
 	perm := makeChecked[int](int64(n), xla.MakeShape(xla.Int64, int64(n)))
 	tmp := makeChecked[int](int64(n), xla.MakeShape(xla.Int64, int64(n)))
+	stop := x.stopFlag()
 	for o := shpNewOdo(outerDims, str, 0); !o.done; o.next() {
+		if stopped(stop) {
+			return nil, errStopped
+		}
 		base = int(o.off)
 		for i := range perm {
 			perm[i] = i
 		}
-		shpStableSort(perm, tmp, less)
+		shpStableSort(perm, tmp, less, stop)
 		if *errp != nil {
 			return nil, *errp
 		}
@@ -256,8 +261,9 @@ func shpTotalF64(v float64) int64 {
 	return b
 }
 
-// shpStableSort sorts p stably by less (merge sort; tmp has len(p)).
-func shpStableSort(p, tmp []int, less func(a, b int) bool) {
+// shpStableSort sorts p stably by less (merge sort; tmp has len(p)). It
+// ends early, p unsorted, once stop is set.
+func shpStableSort(p, tmp []int, less func(a, b int) bool, stop *atomic.Bool) {
 	n := len(p)
 	if n <= 12 {
 		for i := 1; i < n; i++ {
@@ -267,9 +273,12 @@ func shpStableSort(p, tmp []int, less func(a, b int) bool) {
 		}
 		return
 	}
+	if n >= 1<<12 && stopped(stop) {
+		return
+	}
 	m := n / 2
-	shpStableSort(p[:m], tmp[:m], less)
-	shpStableSort(p[m:], tmp[m:], less)
+	shpStableSort(p[:m], tmp[:m], less, stop)
+	shpStableSort(p[m:], tmp[m:], less, stop)
 	if !less(p[m], p[m-1]) {
 		return
 	}
