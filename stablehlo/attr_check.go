@@ -1,6 +1,9 @@
 package stablehlo
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+)
 
 // checkAttrs reports named attributes the printer could not write as
 // MLIR: an empty or repeated name, a nil value, or a nil part inside one.
@@ -21,8 +24,8 @@ func checkAttrs(attrs []NamedAttr) error {
 	return nil
 }
 
-// checkAttrValue reports a nil attribute, a nil part of one, or an integer that
-// its type cannot hold.
+// checkAttrValue reports a nil attribute, a nil part of one, an integer that
+// its type cannot hold, or an opaque attribute whose text does not parse.
 func checkAttrValue(a Attribute) error {
 	switch a := a.(type) {
 	case nil:
@@ -39,6 +42,8 @@ func checkAttrValue(a Attribute) error {
 		if a.Type == nil {
 			return fmt.Errorf("nil type")
 		}
+	case OpaqueAttr:
+		return validOpaqueAttr(a)
 	case IntAttr:
 		if dt := a.Type; dt.IsInt() && dt.Bits() < 64 {
 			lo, hi := -int64(1)<<(dt.Bits()-1), int64(1)<<(dt.Bits()-1)-1
@@ -49,6 +54,41 @@ func checkAttrValue(a Attribute) error {
 				return fmt.Errorf("%d does not fit %v", a.Value, dt)
 			}
 		}
+	}
+	return nil
+}
+
+// validOpaqueAttr checks that an OpaqueAttr's text, which the printer
+// writes as it is, is one attribute value the parser reads back: not
+// empty, malformed (unbalanced brackets or quotes, a newline in a
+// string), several values, an undefined alias, or ending in a comment
+// that would hide what the printer writes after it. The text is parsed
+// between brackets, as an element of an array attribute.
+func validOpaqueAttr(a OpaqueAttr) (err error) {
+	if strings.TrimSpace(string(a)) == "" {
+		return fmt.Errorf("opaque attribute with empty text")
+	}
+	if strings.IndexByte(string(a), 0) >= 0 {
+		return fmt.Errorf("opaque attribute %q holds a NUL byte", string(a))
+	}
+	p := newMLIRParser([]byte("["+string(a)+"]"), 0)
+	defer func() {
+		if r := recover(); r != nil {
+			f, ok := r.(mlirParseFailure)
+			if !ok {
+				panic(r)
+			}
+			if strings.HasPrefix(f.err.Msg, "expected ']'") { // the bracket added around it
+				err = fmt.Errorf("opaque attribute %q is not one complete attribute value (text follows it, a bracket is unbalanced, or a comment hides its end)", string(a))
+				return
+			}
+			err = fmt.Errorf("opaque attribute %q does not parse: %s", string(a), f.err.Msg)
+		}
+	}()
+	got, _ := p.parseAttr()
+	// The added ']' must end the array (p.atEnd would skip a comment).
+	if arr, ok := got.(ArrayAttr); !ok || len(arr) != 1 || p.pos != len(p.src) {
+		return fmt.Errorf("opaque attribute %q is not one attribute value", string(a))
 	}
 	return nil
 }

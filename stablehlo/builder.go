@@ -46,6 +46,12 @@ type Builder struct {
 	// symCalls are the func.call ops CallSymbol built, whose callees
 	// Build looks up.
 	symCalls []symCall
+	// built is set when Build has returned the module: the builder no
+	// longer changes it (see frozen).
+	built bool
+	// calls is set once an op that calls a function (func.call,
+	// stablehlo.composite) is built: Build then looks for call cycles.
+	calls bool
 }
 
 // symCall is a func.call built by CallSymbol and where the user built it.
@@ -97,7 +103,7 @@ func (b *Builder) Err() error {
 }
 
 // Module returns the module under construction. It is complete only once
-// Build has returned without error.
+// Build has returned without error (and then no longer changes).
 func (b *Builder) Module() *Module { return b.mod }
 
 // AutoLocations makes every op built from now on carry the file:line of
@@ -108,6 +114,9 @@ func (b *Builder) AutoLocations(on bool) { b.autoLoc = on }
 // SetAttr sets a module attribute. The name must not be empty, nor
 // sym_name (the module's name is NewBuilder's argument).
 func (b *Builder) SetAttr(name string, value Attribute) {
+	if b.frozen("module") {
+		return
+	}
 	if value == nil {
 		b.fail(nil, "module", nil, "attribute %s is nil", name)
 		return
@@ -125,6 +134,9 @@ func (b *Builder) SetAttr(name string, value Attribute) {
 
 // SetNumPartitions sets mhlo.num_partitions (an i32, as JAX writes it).
 func (b *Builder) SetNumPartitions(n int) {
+	if b.frozen("module") {
+		return
+	}
 	if n < 1 {
 		b.fail(nil, "module", nil, "mhlo.num_partitions must be >= 1, got %d", n)
 		return
@@ -134,6 +146,9 @@ func (b *Builder) SetNumPartitions(n int) {
 
 // SetNumReplicas sets mhlo.num_replicas (an i32, as JAX writes it).
 func (b *Builder) SetNumReplicas(n int) {
+	if b.frozen("module") {
+		return
+	}
 	if n < 1 {
 		b.fail(nil, "module", nil, "mhlo.num_replicas must be >= 1, got %d", n)
 		return
@@ -143,6 +158,9 @@ func (b *Builder) SetNumReplicas(n int) {
 
 // AddGlobal appends a top-level op of another dialect (e.g. sdy.mesh).
 func (b *Builder) AddGlobal(op *Op) {
+	if b.frozen("module") {
+		return
+	}
 	if op == nil {
 		b.fail(nil, "module", nil, "global op is nil")
 		return
@@ -169,6 +187,9 @@ func (b *Builder) NewFunction(name string, argTypes ...Type) *FuncBuilder {
 	s.top = s
 	s.file, s.line = callerLocation()
 	fb := &FuncBuilder{s: s}
+	if b.frozen("func.func") {
+		return fb // not added: the built module does not change
+	}
 	if name == "" {
 		b.fail(fb.s, "func.func", nil, "function name is empty")
 	} else if b.hasFunc(name) {
@@ -188,11 +209,23 @@ func (b *Builder) NewFunction(name string, argTypes ...Type) *FuncBuilder {
 	return fb
 }
 
-// Build finishes the module: every function must have returned. It returns
-// the module, or the first error recorded while building.
+// Build finishes the module: every function must have returned, and no
+// function may call itself, directly or through others. It returns the
+// module, or the first error recorded while building.
+//
+// The module Build returns is the builder's own (the one Module returns,
+// or the one given to Extend), not a copy, and it is final: the builder
+// no longer changes it. Building on afterwards (an op, a new function, an
+// attribute) changes nothing and records an error, which Err and a later
+// Build return; a later Build with no such use returns the same module.
+// To build another module, start a new Builder; to add to this one, use
+// Extend(module).
 func (b *Builder) Build() (*Module, error) {
 	if b.err != nil {
 		return nil, b.err
+	}
+	if b.built {
+		return b.mod, nil
 	}
 	for _, f := range b.funcs {
 		if !f.s.returned && f.s.fn.Body != nil {
@@ -208,7 +241,100 @@ func (b *Builder) Build() (*Module, error) {
 		b.err = err
 		return nil, b.err
 	}
+	if b.calls {
+		if err := b.checkRecursion(); err != nil {
+			b.err = err
+			return nil, b.err
+		}
+	}
+	b.built = true
 	return b.mod, nil
+}
+
+// checkRecursion reports a function of the module that calls itself,
+// directly or through others (by func.call or as a stablehlo.composite's
+// decomposition, in any region): StableHLO programs cannot recurse (XLA
+// rejects call cycles, and the interpreter finds one only when it runs
+// it). The error names the cycle, "@a -> @b -> @a", and where the
+// builder started its first function. Build calls it only once the
+// builder has built a call: without one, it made no cycle (a module
+// given to Extend is not checked for the cycles it had).
+func (b *Builder) checkRecursion() *BuildError {
+	funcs := make(map[string]*Func, len(b.mod.Funcs))
+	for _, f := range b.mod.Funcs {
+		if f != nil {
+			funcs[f.Name] = f
+		}
+	}
+	callees := func(f *Func) []*Func {
+		var out []*Func
+		f.Walk(func(op *Op) bool {
+			if c := funcs[op.Callee()]; c != nil && !slices.Contains(out, c) {
+				out = append(out, c)
+			}
+			return true
+		})
+		return out
+	}
+	const (
+		unseen = iota
+		onPath
+		done
+	)
+	state := make(map[*Func]int, len(funcs))
+	var path []*Func
+	var cycle []*Func
+	var visit func(f *Func) bool
+	visit = func(f *Func) bool {
+		state[f] = onPath
+		path = append(path, f)
+		for _, c := range callees(f) {
+			switch state[c] {
+			case onPath:
+				i := slices.Index(path, c)
+				cycle = append(slices.Clone(path[i:]), c)
+				return true
+			case unseen:
+				if visit(c) {
+					return true
+				}
+			}
+		}
+		path = path[:len(path)-1]
+		state[f] = done
+		return false
+	}
+	for _, f := range b.mod.Funcs {
+		if f != nil && state[f] == unseen && visit(f) {
+			break
+		}
+	}
+	if cycle == nil {
+		return nil
+	}
+	names := make([]string, len(cycle))
+	for i, f := range cycle {
+		names[i] = "@" + f.Name
+	}
+	e := &BuildError{Op: "func.call", Msg: fmt.Sprintf("recursive call %s: StableHLO functions cannot call themselves, directly or through others (XLA rejects call cycles)", strings.Join(names, " -> "))}
+	for _, fb := range b.funcs {
+		if fb.s.fn == cycle[0] {
+			e.File, e.Line = fb.s.file, fb.s.line
+			e.Msg += fmt.Sprintf("; @%s was started here", cycle[0].Name)
+			break
+		}
+	}
+	return e
+}
+
+// frozen reports whether Build has returned the module, recording an
+// error for op when it has: the builder no longer changes a built module.
+func (b *Builder) frozen(op string) bool {
+	if !b.built {
+		return false
+	}
+	b.fail(nil, op, nil, "the module was already built: Build returned it, and the builder no longer changes it (start a new Builder, or add to the module with Extend)")
+	return true
 }
 
 // checkSymCalls checks that the callee of every call CallSymbol built (and
@@ -338,8 +464,45 @@ func (fb *FuncBuilder) Block() *Block { return fb.s.block }
 func (fb *FuncBuilder) Err() error { return fb.s.b.Err() }
 
 // WithLoc returns a view of fb whose ops carry loc as their location.
+// Name and File may hold any text (they print as escaped strings); Text,
+// which prints as it is, must be a location body the parser reads back:
+// otherwise WithLoc records an error and the view's ops carry no location.
 func (fb *FuncBuilder) WithLoc(loc Location) *FuncBuilder {
+	if err := validLocText(loc.Text); err != nil {
+		fb.fail("WithLoc", nil, "%v", err)
+		return &FuncBuilder{s: fb.s}
+	}
 	return &FuncBuilder{s: fb.s, loc: loc, hasLoc: !loc.IsUnknown()}
+}
+
+// validLocText checks that a Location's Text, printed as it is between
+// "loc(" and ")", is read back by the parser as one location: balanced,
+// its strings closed on their line, with no location aliases (#loc1: a
+// built module defines none) and no NUL byte.
+func validLocText(text string) (err error) {
+	if text == "" {
+		return nil
+	}
+	if strings.IndexByte(text, 0) >= 0 {
+		return fmt.Errorf("location text %q holds a NUL byte", text)
+	}
+	p := newMLIRParser([]byte("("+text+")"), 0)
+	defer func() {
+		if r := recover(); r != nil {
+			f, ok := r.(mlirParseFailure)
+			if !ok {
+				panic(r)
+			}
+			err = fmt.Errorf("location text %q does not parse: %s", text, f.err.Msg)
+		}
+	}()
+	var l Location
+	p.parseLocBody(&l)
+	if p.pos != len(p.src) {
+		return fmt.Errorf("location text %q closes the location early: its parentheses are unbalanced", text)
+	}
+	p.resolveLocations()
+	return nil
 }
 
 // Arg returns argument i of the function (or region) being built.
@@ -357,6 +520,9 @@ func (fb *FuncBuilder) Args() []*Value { return fb.s.block.Args }
 
 // Private marks the function private (sym_visibility = "private").
 func (fb *FuncBuilder) Private() *FuncBuilder {
+	if fb.s.b.frozen("func.func") {
+		return fb
+	}
 	fb.s.fn.Private = true
 	return fb
 }
@@ -375,6 +541,9 @@ var funcSyntaxAttrs = map[string]string{
 // be empty, nor one of those the function's syntax gives (sym_name,
 // sym_visibility, function_type, arg_attrs, res_attrs).
 func (fb *FuncBuilder) SetAttr(name string, value Attribute) {
+	if fb.s.b.frozen("func.func") {
+		return
+	}
 	if value == nil {
 		fb.fail("func.func", nil, "attribute %s is nil", name)
 		return
@@ -393,6 +562,9 @@ func (fb *FuncBuilder) SetAttr(name string, value Attribute) {
 // SetArgAttr sets attribute name of argument i (e.g. mhlo.sharding,
 // mhlo.layout_mode, jax.buffer_donor).
 func (fb *FuncBuilder) SetArgAttr(i int, name string, value Attribute) {
+	if fb.s.b.frozen("func.func") {
+		return
+	}
 	fn := fb.s.fn
 	if n := len(fn.Args()); i < 0 || i >= n {
 		fb.fail("func.func", nil, "argument %d out of range [0, %d)", i, n)
@@ -411,6 +583,9 @@ func (fb *FuncBuilder) SetArgAttr(i int, name string, value Attribute) {
 // SetResultAttr sets attribute name of result i (e.g. jax.result_info,
 // mhlo.sharding). It may be called before Return.
 func (fb *FuncBuilder) SetResultAttr(i int, name string, value Attribute) {
+	if fb.s.b.frozen("func.func") {
+		return
+	}
 	fn := fb.s.fn
 	if i < 0 || (fb.s.top.declared && i >= len(fn.ResultTypes)) {
 		fb.fail("func.func", nil, "result %d out of range [0, %d)", i, len(fn.ResultTypes))
@@ -440,7 +615,7 @@ func (fb *FuncBuilder) SetResultSharding(i int, sharding string) {
 // does not replace the op's own attributes (those its builder set, such
 // as dimensions), except dialect-prefixed ones like mhlo.sharding.
 func (fb *FuncBuilder) SetOpAttr(v *Value, name string, value Attribute) {
-	if fb.s.b.err != nil {
+	if fb.s.b.err != nil || fb.s.b.frozen("SetOpAttr") {
 		return
 	}
 	if v == nil || v.op == nil {
@@ -471,6 +646,9 @@ func (fb *FuncBuilder) SetFrontendAttributes(v *Value, attrs DictAttr) {
 // DeclareResults fixes the function's result types before Return, so that
 // other functions can Call it first.
 func (fb *FuncBuilder) DeclareResults(types ...Type) {
+	if fb.s.b.frozen("func.func") {
+		return
+	}
 	top := fb.s.top
 	if top.declared {
 		if !typesEqual(top.fn.ResultTypes, types) {
@@ -494,6 +672,9 @@ func (fb *FuncBuilder) DeclareResults(types ...Type) {
 func (fb *FuncBuilder) Return(values ...*Value) {
 	const name = "func.return"
 	s := fb.s
+	if s.b.frozen(name) {
+		return
+	}
 	if s.parent != nil {
 		fb.fail(name, values, "Return called on a region builder: return the values from the closure")
 		return
@@ -677,6 +858,9 @@ func (fb *FuncBuilder) emit(op *Op) {
 			return
 		}
 	}
+	if op.Name == "func.call" || op.Name == "stablehlo.composite" {
+		s.b.calls = true
+	}
 	if fb.hasLoc {
 		op.Loc = fb.loc
 	} else if s.b.autoLoc {
@@ -741,7 +925,7 @@ func callerLocation() (string, int) {
 // is open).
 func (fb *FuncBuilder) ok(op string, operands []*Value) bool {
 	s := fb.s
-	if s.b.err != nil {
+	if s.b.err != nil || s.b.frozen(op) {
 		return false
 	}
 	if s.closed {

@@ -62,12 +62,17 @@ func Splat[T Element](fb *FuncBuilder, v T, dims ...int64) *Value {
 
 // ConstantBytes adds a constant of type t from host-layout bytes (one
 // element per byte for booleans and sub-byte types): the way to build
-// constants of float8 and other types without a Go equivalent.
+// constants of float8 and other types without a Go equivalent. A boolean
+// or sub-byte element's byte must be in host form (0 or 1 for booleans,
+// 0 or 0xff for xla.Int1, the value sign-extended for the other signed
+// sub-byte integers, the high bits 0 for the unsigned ones and the
+// sub-byte floats): another byte is an error naming the element.
 func (fb *FuncBuilder) ConstantBytes(t TensorType, data []byte) *Value {
 	return fb.ConstantAttr(DenseElementsAttr{Type: t, Data: append([]byte{}, data...)})
 }
 
-// ConstantAttr adds stablehlo.constant with value a.
+// ConstantAttr adds stablehlo.constant with value a (its data must fill
+// a's type, in host form as ConstantBytes says).
 func (fb *FuncBuilder) ConstantAttr(a DenseElementsAttr) *Value {
 	const name = "stablehlo.constant"
 	if !fb.ok(name, nil) {
@@ -182,7 +187,9 @@ func encodeFloat(dt xla.DType, v float64) ([]byte, error) {
 	return nil, fmt.Errorf("no scalar encoding for element type %s: use ConstantBytes", dt)
 }
 
-// checkDense checks that a's data fills its type.
+// checkDense checks that a's data fills its type, each element in its
+// host form: a boolean or sub-byte element's byte must be what hostByte
+// makes of it (the printer would write only some of its bits).
 func checkDense(a DenseElementsAttr) error {
 	w := a.Type.DType.HostBytes()
 	if w == 0 {
@@ -199,10 +206,31 @@ func checkDense(a DenseElementsAttr) error {
 		if len(a.Data) != w {
 			return fmt.Errorf("splat of %s holds %d bytes, want %d", a.Type, len(a.Data), w)
 		}
-		return nil
-	}
-	if int64(len(a.Data)) != n*int64(w) {
+	} else if int64(len(a.Data)) != n*int64(w) {
 		return fmt.Errorf("constant of %s holds %d bytes, want %d", a.Type, len(a.Data), n*int64(w))
 	}
+	if dt := a.Type.DType; hostBits(dt) < 8 {
+		for i, c := range a.Data {
+			if want := hostByte(dt, c); c != want {
+				return fmt.Errorf("element %d of %s is byte %#02x: host bytes of %s %s", i, a.Type, c, dt, hostForm(dt))
+			}
+		}
+	}
 	return nil
+}
+
+// hostForm describes the host bytes of dt, a boolean or a sub-byte
+// type, for errors.
+func hostForm(dt xla.DType) string {
+	switch {
+	case dt == xla.Int1:
+		return "are 0 or 0xff (-1)"
+	case hostBits(dt) == 1:
+		return "are 0 or 1"
+	case dt.IsInt() && !dt.IsUnsigned():
+		return fmt.Sprintf("hold the %d-bit value sign-extended", dt.Bits())
+	case dt.IsInt():
+		return fmt.Sprintf("hold the %d-bit value, the high bits 0", dt.Bits())
+	}
+	return fmt.Sprintf("hold the %d-bit code, the high bits 0", dt.Bits())
 }

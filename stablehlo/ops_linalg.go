@@ -43,6 +43,12 @@ func (fb *FuncBuilder) DotGeneralWith(lhs, rhs *Value, dn DotDimensionNumbers, c
 	if !fb.checkPrecision(name, []*Value{lhs, rhs}, cfg.Precision) {
 		return deadValue(nil)
 	}
+	if cfg.Algorithm != nil {
+		if err := checkAttrValue(cfg.Algorithm); err != nil {
+			fb.fail(name, []*Value{lhs, rhs}, "attribute algorithm: %v", err)
+			return deadValue(nil)
+		}
+	}
 	n := fb.s.b.dotNodes.get()
 	attrs := n.attrs[:1]
 	attrs[0] = NamedAttr{Name: "dot_dimension_numbers", Value: fb.s.b.dotDims(dn)}

@@ -196,29 +196,46 @@ func (p *mlirParser) resolveResources(m *Module) {
 }
 
 // normalizeElements gives booleans and sub-byte values of raw data their
-// host form (0 or 1; the value's bits, sign-extended for signed integers).
+// host form (see hostByte).
 func normalizeElements(raw []byte, t TensorType) []byte {
 	dt := t.DType
-	bw := dt.Bits()
-	if dt == xla.Bool {
-		bw = 1
-	}
-	if bw >= 8 {
+	if hostBits(dt) >= 8 {
 		return raw
 	}
 	out := make([]byte, len(raw))
 	for i, c := range raw {
-		if bw == 1 {
-			out[i] = (c & 1) * oneBit(dt)
-			continue
-		}
-		c &= byte(1)<<uint(bw) - 1
-		if dt.IsInt() && !dt.IsUnsigned() && c>>uint(bw-1)&1 == 1 {
-			c |= ^(byte(1)<<uint(bw) - 1)
-		}
-		out[i] = c
+		out[i] = hostByte(dt, c)
 	}
 	return out
+}
+
+// hostBits is the number of bits of an element of dt that its host bytes
+// hold: 1 for booleans, the type's width otherwise.
+func hostBits(dt xla.DType) int {
+	if dt == xla.Bool {
+		return 1
+	}
+	return dt.Bits()
+}
+
+// hostByte is the host form of the byte c holding an element of dt, a
+// boolean or sub-byte type (hostBits below 8): of c's low hostBits(dt)
+// bits, 0 or oneBit(dt) for booleans and 1-bit types, the value
+// sign-extended for signed integers, the bits with the high ones 0 for
+// the others. For any other type c is its own host form.
+func hostByte(dt xla.DType, c byte) byte {
+	bw := hostBits(dt)
+	if bw >= 8 || bw < 1 {
+		return c
+	}
+	if bw == 1 {
+		return (c & 1) * oneBit(dt)
+	}
+	c &= byte(1)<<uint(bw) - 1
+	if dt.IsInt() && !dt.IsUnsigned() && c>>uint(bw-1)&1 == 1 {
+		c |= ^(byte(1)<<uint(bw) - 1)
+	}
+	return c
 }
 
 // tooManyBytes reports whether the elements of static type t take more
