@@ -211,13 +211,47 @@ func TestControlErrors(t *testing.T) {
 		{"recursion", `func.func @main(%a: tensor<f32>) -> tensor<f32> {
   %0 = func.call @main(%a) : (tensor<f32>) -> tensor<f32>
   return %0 : tensor<f32>
-}`, "recursive call of @main"},
+}`, "recursive call @main -> @main"},
+		{"recursion through a loop body", `func.func @main(%a: tensor<f32>) -> tensor<f32> {
+  %0 = func.call @f(%a) : (tensor<f32>) -> tensor<f32>
+  return %0 : tensor<f32>
+}
+func.func private @f(%a: tensor<f32>) -> tensor<f32> {
+  %r = stablehlo.while(%x = %a) : tensor<f32>
+  cond {
+    %c = stablehlo.compare LT, %x, %x : (tensor<f32>, tensor<f32>) -> tensor<i1>
+    stablehlo.return %c : tensor<i1>
+  } do {
+    %y = func.call @main(%x) : (tensor<f32>) -> tensor<f32>
+    stablehlo.return %y : tensor<f32>
+  }
+  return %r : tensor<f32>
+}`, "recursive call @main -> @f -> @main"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			assert.Contains(t, shpRunErr(t, c.src, shpT(xla.Float32, nil, 1)), c.want)
 		})
 	}
+}
+
+// TestCallCycleOutsideMain: Compile refuses the call cycles main can
+// reach (the loop above never runs its body, yet is refused: XLA rejects
+// any cycle), not those of functions main never calls.
+func TestCallCycleOutsideMain(t *testing.T) {
+	src := `func.func @main(%a: tensor<f32>) -> tensor<f32> {
+  return %a : tensor<f32>
+}
+func.func private @f(%a: tensor<f32>) -> tensor<f32> {
+  %0 = func.call @f(%a) : (tensor<f32>) -> tensor<f32>
+  return %0 : tensor<f32>
+}`
+	out := shpRun(t, src, shpT(xla.Float32, nil, 3))
+	assert.Equal(t, []float64{3}, shpVals(out[0]))
+	m, err := stablehlo.Parse([]byte(src))
+	require.NoError(t, err)
+	_, err = Compile(m, "f")
+	require.ErrorContains(t, err, "recursive call @f -> @f")
 }
 
 // Programs built with the builder run too: a while loop that sums

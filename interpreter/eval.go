@@ -34,6 +34,7 @@ import (
 	"math"
 	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -439,6 +440,9 @@ func compileProgram(m *stablehlo.Module, main string, share bool) (*Program, err
 	p.Main = m.Func(main)
 	if p.Main == nil || p.Main.Body == nil {
 		return nil, fmt.Errorf("interpreter: module has no function @%s to run", main)
+	}
+	if c := m.CallCycle(main); c != nil {
+		return nil, fmt.Errorf("interpreter: recursive call @%s: StableHLO functions cannot call themselves, directly or through others (XLA rejects call cycles)", strings.Join(c, " -> @"))
 	}
 	return p, nil
 }

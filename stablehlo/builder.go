@@ -252,75 +252,24 @@ func (b *Builder) Build() (*Module, error) {
 }
 
 // checkRecursion reports a function of the module that calls itself,
-// directly or through others (by func.call or as a stablehlo.composite's
-// decomposition, in any region): StableHLO programs cannot recurse (XLA
-// rejects call cycles, and the interpreter finds one only when it runs
-// it). The error names the cycle, "@a -> @b -> @a", and where the
-// builder started its first function. Build calls it only once the
-// builder has built a call: without one, it made no cycle (a module
+// directly or through others (Module.CallCycle), naming the cycle and
+// where the builder started its first function. Build calls it only once
+// the builder has built a call: without one, it made no cycle (a module
 // given to Extend is not checked for the cycles it had).
 func (b *Builder) checkRecursion() *BuildError {
-	funcs := make(map[string]*Func, len(b.mod.Funcs))
-	for _, f := range b.mod.Funcs {
-		if f != nil {
-			funcs[f.Name] = f
-		}
-	}
-	callees := func(f *Func) []*Func {
-		var out []*Func
-		f.Walk(func(op *Op) bool {
-			if c := funcs[op.Callee()]; c != nil && !slices.Contains(out, c) {
-				out = append(out, c)
-			}
-			return true
-		})
-		return out
-	}
-	const (
-		unseen = iota
-		onPath
-		done
-	)
-	state := make(map[*Func]int, len(funcs))
-	var path []*Func
-	var cycle []*Func
-	var visit func(f *Func) bool
-	visit = func(f *Func) bool {
-		state[f] = onPath
-		path = append(path, f)
-		for _, c := range callees(f) {
-			switch state[c] {
-			case onPath:
-				i := slices.Index(path, c)
-				cycle = append(slices.Clone(path[i:]), c)
-				return true
-			case unseen:
-				if visit(c) {
-					return true
-				}
-			}
-		}
-		path = path[:len(path)-1]
-		state[f] = done
-		return false
-	}
-	for _, f := range b.mod.Funcs {
-		if f != nil && state[f] == unseen && visit(f) {
-			break
-		}
-	}
+	cycle := b.mod.CallCycle("")
 	if cycle == nil {
 		return nil
 	}
 	names := make([]string, len(cycle))
 	for i, f := range cycle {
-		names[i] = "@" + f.Name
+		names[i] = "@" + f
 	}
 	e := &BuildError{Op: "func.call", Msg: fmt.Sprintf("recursive call %s: StableHLO functions cannot call themselves, directly or through others (XLA rejects call cycles)", strings.Join(names, " -> "))}
 	for _, fb := range b.funcs {
-		if fb.s.fn == cycle[0] {
+		if fb.s.fn.Name == cycle[0] {
 			e.File, e.Line = fb.s.file, fb.s.line
-			e.Msg += fmt.Sprintf("; @%s was started here", cycle[0].Name)
+			e.Msg += fmt.Sprintf("; @%s was started here", cycle[0])
 			break
 		}
 	}

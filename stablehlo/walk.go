@@ -59,6 +59,57 @@ func (op *Op) Walk(fn func(op *Op) bool) {
 	}
 }
 
+// CallCycle returns a call cycle among m's functions reachable from the
+// function named root (from any function when root is ""): the names
+// from a function of the cycle back to it, as [a b a]; nil when there is
+// none. Calls are the ops with a Callee (func.call, a composite's
+// decomposition), in any region. StableHLO programs cannot recurse: XLA
+// rejects call cycles.
+func (m *Module) CallCycle(root string) []string {
+	funcs := make(map[string]*Func, len(m.Funcs))
+	for _, f := range m.Funcs {
+		if f != nil {
+			funcs[f.Name] = f
+		}
+	}
+	const (
+		unseen = iota
+		onPath
+		done
+	)
+	state := make(map[*Func]int, len(funcs))
+	var path []string
+	var cycle []string
+	var visit func(f *Func) bool
+	visit = func(f *Func) bool {
+		state[f] = onPath
+		path = append(path, f.Name)
+		found := false
+		f.Walk(func(op *Op) bool {
+			c := funcs[op.Callee()]
+			switch {
+			case found || c == nil:
+			case state[c] == onPath:
+				i := slices.Index(path, c.Name)
+				cycle = append(slices.Clone(path[i:]), c.Name)
+				found = true
+			case state[c] == unseen:
+				found = visit(c)
+			}
+			return !found
+		})
+		path = path[:len(path)-1]
+		state[f] = done
+		return found
+	}
+	for _, f := range m.Funcs {
+		if f != nil && (root == "" || f.Name == root) && state[f] == unseen && visit(f) {
+			break
+		}
+	}
+	return cycle
+}
+
 // Use is one use of a value: operand Index of Op.
 type Use struct {
 	Op    *Op

@@ -456,3 +456,35 @@ func TestVerifyAcceptsShapeOpsOfTypesKeptAsText(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, m.Verify())
 }
+
+// TestCallCycle finds the cycles a root reaches, through func.call in
+// nested regions and composite decompositions, and none elsewhere.
+func TestCallCycle(t *testing.T) {
+	m, err := Parse([]byte(`func.func @main(%a: tensor<f32>) -> tensor<f32> {
+  %0 = func.call @g(%a) : (tensor<f32>) -> tensor<f32>
+  return %0 : tensor<f32>
+}
+func.func private @g(%a: tensor<f32>) -> tensor<f32> {
+  return %a : tensor<f32>
+}
+func.func private @f(%a: tensor<f32>) -> tensor<f32> {
+  %0 = stablehlo.composite "x.h" %a {decomposition = @h} : (tensor<f32>) -> tensor<f32>
+  return %0 : tensor<f32>
+}
+func.func private @h(%a: tensor<f32>) -> tensor<f32> {
+  %c = stablehlo.constant dense<true> : tensor<i1>
+  %0 = "stablehlo.if"(%c) ({
+    %1 = func.call @f(%a) : (tensor<f32>) -> tensor<f32>
+    stablehlo.return %1 : tensor<f32>
+  }, {
+    stablehlo.return %a : tensor<f32>
+  }) : (tensor<i1>) -> tensor<f32>
+  return %0 : tensor<f32>
+}`))
+	require.NoError(t, err)
+	assert.Nil(t, m.CallCycle("main"))
+	assert.Nil(t, m.CallCycle("g"))
+	assert.Equal(t, []string{"f", "h", "f"}, m.CallCycle(""))
+	assert.Equal(t, []string{"h", "f", "h"}, m.CallCycle("h"))
+	assert.Nil(t, m.CallCycle("nowhere"))
+}
