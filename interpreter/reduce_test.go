@@ -484,3 +484,21 @@ func refSelectAndScatter(a []float64, in []int64, source []float64, outDims []in
 	}
 	return out
 }
+
+// TestWindowGeometryLimits: a cumulative sum over 2^16 elements as TPU
+// programs write it (a window of n, n-1 elements of low padding: 2^32
+// window positions) is accepted; geometries whose sizes overflow are
+// refused with what is too large.
+func TestWindowGeometryLimits(t *testing.T) {
+	one, zero := []int64{1}, []int64{0}
+	const n = 1 << 16
+	w, err := shpNewWindow([]int64{n}, []int64{n}, one, one, one, []int64{n - 1}, zero, nil)
+	require.NoError(t, err)
+	assert.Equal(t, []int64{n}, w.outDims)
+	assert.Equal(t, int64(n-1), w.index(0, n-1, n-1), "last window, last element")
+	assert.Equal(t, int64(-1), w.index(0, 0, n-2), "padding")
+	_, err = shpNewWindow([]int64{1 << 40}, []int64{2}, one, []int64{1 << 31}, one, zero, zero, nil)
+	require.ErrorContains(t, err, "base dilation 2147483648 of 1099511627776 elements is too large")
+	_, err = shpNewWindow([]int64{1 << 33}, []int64{1 << 31}, one, one, one, []int64{1 << 31}, []int64{1 << 31}, nil)
+	require.ErrorContains(t, err, "windows of 2147483648 elements are too many")
+}

@@ -1,6 +1,7 @@
 package interpreter
 
 import (
+	"math"
 	"sync/atomic"
 
 	"github.com/halo-ml/halo/stablehlo"
@@ -81,6 +82,9 @@ func shpNewWindow(in, win, stride, baseDil, winDil, lo, hi []int64, stop *atomic
 			return nil, shpErrf("dimension %d: window geometry too large", d)
 		}
 		dilIn := int64(0)
+		if in[d] > 1 && baseDil[d] > (math.MaxInt64/4)/(in[d]-1) {
+			return nil, shpErrf("dimension %d: base dilation %d of %d elements is too large", d, baseDil[d], in[d])
+		}
 		if in[d] > 0 {
 			dilIn = (in[d]-1)*baseDil[d] + 1
 		}
@@ -97,8 +101,8 @@ func shpNewWindow(in, win, stride, baseDil, winDil, lo, hi []int64, stop *atomic
 			return nil, shpErrf("dimension %d: padding %d/%d leaves a negative size", d, lo[d], hi[d])
 		}
 		w.outDims[d] = nout
-		if nout*win[d] > 1<<31 {
-			return nil, shpErrf("dimension %d: window geometry too large", d)
+		if win[d] > 0 && nout > math.MaxInt64/win[d] {
+			return nil, shpErrf("dimension %d: %d windows of %d elements are too many", d, nout, win[d])
 		}
 		if nout*win[d] > shpWinTabLimit {
 			continue // index computes it
