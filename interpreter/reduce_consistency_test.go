@@ -173,6 +173,24 @@ func TestFastPathsMatchRegions(t *testing.T) {
 }`, et, et, et, et, et, shpRegion(op, et, slow), et, et, et, et)
 				}
 				shpSameBits(t, run(rw(true), in, init), run(rw(false), in, init), "reduce_window")
+				// Cumulative windows (TPU's cumsum and kin) along each
+				// dimension: the one-pass form when f(init, init) is init
+				// (always for the zero init), the window walk otherwise.
+				cum := func(slow bool, win, pad string) string {
+					return fmt.Sprintf(`func.func @main(%%a: tensor<4x6x%s>, %%i: tensor<%s>) -> tensor<4x6x%s> {
+  %%0 = "stablehlo.reduce_window"(%%a, %%i) ({
+  ^bb0(%%x: tensor<%s>, %%y: tensor<%s>):
+    %s
+  }) {window_dimensions = array<i64: %s>, padding = dense<%s> : tensor<2x2xi64>} : (tensor<4x6x%s>, tensor<%s>) -> tensor<4x6x%s>
+  return %%0 : tensor<4x6x%s>
+}`, et, et, et, et, et, shpRegion(op, et, slow), win, pad, et, et, et, et)
+				}
+				zero := NewTensor(xla.MakeShape(dt))
+				for _, c := range [][2]string{{"1, 6", "[[0, 0], [5, 0]]"}, {"4, 1", "[[3, 0], [0, 0]]"}} {
+					for _, i := range []*Tensor{init, zero} {
+						shpSameBits(t, run(cum(true, c[0], c[1]), in, i), run(cum(false, c[0], c[1]), in, i), "cumulative "+c[0])
+					}
+				}
 				// scatter with duplicate and out-of-bounds indices.
 				upd := shpSpecialInput(r, dt, 5, 6)
 				idx := shpT(xla.Int32, shpDims(5, 1), 1, 3, 1, -1, 7)

@@ -429,6 +429,10 @@ func shpReduceWindowFast(in, out, init *Tensor, op shpBinop, geo *shpWindow, inS
 }
 
 func shpReduceWindowT[T any](in, out []T, init T, f func(a, b T) T, geo *shpWindow, inStr []int64) {
+	if d := geo.cumulativeDim(); d >= 0 && shpCumulative && shpBitsEqual(f(init, init), init) {
+		shpCumulativeT(in, out, init, f, geo, inStr, d)
+		return
+	}
 	r := len(geo.winDims)
 	winIx := make([]int64, r)
 	o, steps := 0, 0
@@ -475,4 +479,71 @@ func shpReduceWindowT[T any](in, out []T, init T, f func(a, b T) T, geo *shpWind
 		out[o] = acc
 		o++
 	}
+}
+
+// shpCumulative turns on the one-pass form of cumulative windows (a var
+// for benchmarks to compare it with the window walk).
+var shpCumulative = true
+
+// cumulativeDim returns the dimension along which w is a cumulative
+// reduction, as TPU programs write cumsum, cumprod, cummax and cummin: a
+// window of the whole dimension with all but one element of low padding
+// (output i covers inputs 0..i), and windows of one element, unpadded,
+// along every other dimension; -1 when w is not one.
+func (w *shpWindow) cumulativeDim() int {
+	d := -1
+	for e, n := range w.in {
+		if w.stride[e] != 1 || w.baseDil[e] != 1 || w.winDil[e] != 1 || w.outDims[e] != n {
+			return -1
+		}
+		switch {
+		case w.winDims[e] == 1 && w.lo[e] == 0:
+		case d < 0 && n > 1 && w.winDims[e] == n && w.lo[e] == n-1:
+			d = e
+		default:
+			return -1
+		}
+	}
+	return d
+}
+
+// shpCumulativeT is shpReduceWindowT for a cumulative window along d
+// (see cumulativeDim), in one pass: output i is f(output i-1, input i),
+// the first f(init, input 0). That is the window's own fold, operation
+// for operation, when f(init, init) is init bit for bit: the padding
+// steps before the first element then leave init as it was.
+func shpCumulativeT[T any](in, out []T, init T, f func(a, b T) T, geo *shpWindow, inStr []int64, d int) {
+	n, st := geo.in[d], inStr[d]
+	lines := geo.in[:d:d]
+	lines = append(lines, 1)
+	lines = append(lines, geo.in[d+1:]...)
+	poll := stopCounter{stop: geo.stop}
+	for l := shpNewOdo(lines, inStr, 0); !l.done; l.next() {
+		if poll.add(n) {
+			return // the run ended: the result is not used
+		}
+		acc := init
+		for i, off := int64(0), l.off; i < n; i, off = i+1, off+st {
+			acc = f(acc, in[off])
+			out[off] = acc
+		}
+	}
+}
+
+// shpBitsEqual reports whether a and b are the same value bit for bit
+// (+0 and -0 differ, a NaN equals the same NaN).
+func shpBitsEqual[T any](a, b T) bool {
+	switch a := any(a).(type) {
+	case float32:
+		return math.Float32bits(a) == math.Float32bits(any(b).(float32))
+	case float64:
+		return math.Float64bits(a) == math.Float64bits(any(b).(float64))
+	case complex64:
+		c := any(b).(complex64)
+		return shpBitsEqual(real(a), real(c)) && shpBitsEqual(imag(a), imag(c))
+	case complex128:
+		c := any(b).(complex128)
+		return shpBitsEqual(real(a), real(c)) && shpBitsEqual(imag(a), imag(c))
+	}
+	return any(a) == any(b)
 }

@@ -214,3 +214,32 @@ func BenchmarkSortF32_10KTyped(b *testing.B) {
 }`
 	shpBenchRun(b, shpBenchProgram(b, src), 10000*4, shpBenchF32(10000))
 }
+
+// BenchmarkCumulativeSum is jnp.cumsum as TPU programs write it: a
+// reduce_window over 4 rows of 4096 f32 with windows of the whole row and
+// 4095 elements of low padding, in one pass ("one-pass") and by walking
+// every window ("window-walk", what the interpreter did before: 4096x4096
+// steps a row).
+func BenchmarkCumulativeSum(b *testing.B) {
+	const src = `func.func @main(%a: tensor<4x4096xf32>) -> tensor<4x4096xf32> {
+  %z = stablehlo.constant dense<0.0> : tensor<f32>
+  %0 = "stablehlo.reduce_window"(%a, %z) ({
+  ^bb0(%x: tensor<f32>, %y: tensor<f32>):
+    %s = stablehlo.add %x, %y : tensor<f32>
+    stablehlo.return %s : tensor<f32>
+  }) {window_dimensions = array<i64: 1, 4096>, padding = dense<[[0, 0], [4095, 0]]> : tensor<2x2xi64>} : (tensor<4x4096xf32>, tensor<f32>) -> tensor<4x4096xf32>
+  return %0 : tensor<4x4096xf32>
+}`
+	p := shpBenchProgram(b, src)
+	in := shpBenchF32(4, 4096)
+	for _, c := range []struct {
+		name string
+		on   bool
+	}{{"one-pass", true}, {"window-walk", false}} {
+		b.Run(c.name, func(b *testing.B) {
+			defer func(on bool) { shpCumulative = on }(shpCumulative)
+			shpCumulative = c.on
+			shpBenchRun(b, p, 4*4096*4, in)
+		})
+	}
+}
