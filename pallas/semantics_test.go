@@ -4,16 +4,16 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"os/exec"
 	"runtime"
-	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/halo-ml/halo/internal/mliropt"
 	"github.com/halo-ml/halo/interpreter"
 	"github.com/halo-ml/halo/stablehlo"
 	"github.com/halo-ml/halo/xla"
-	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 )
 
 // semanticsCase is a kernel with its inputs and expected outputs.
@@ -281,7 +281,7 @@ var semanticsTritonRejects = map[string]string{
 // others are rejected for the reason semanticsTritonRejects gives. With
 // mlir-opt present, each kernel's TTIR is verified too.
 func TestKernelSemanticsOnTriton(t *testing.T) {
-	opt := mlirOpt()
+	opt := mliropt.Path()
 	seen := map[string]bool{}
 	for _, c := range semanticsCases(t) {
 		seen[c.name] = true
@@ -304,10 +304,8 @@ func TestKernelSemanticsOnTriton(t *testing.T) {
 				assertClose(t, want[i], got[i])
 			}
 			if opt != "" {
-				cmd := exec.Command(opt, "--allow-unregistered-dialect")
-				cmd.Stdin = strings.NewReader(k.IR)
-				out, err := cmd.CombinedOutput()
-				require.NoError(t, err, "mlir-opt rejected:\n%s\n--- input ---\n%s", out, k.IR)
+				_, err := mliropt.Run(opt, k.IR)
+				require.NoError(t, err, "--- input ---\n%s", k.IR)
 			}
 		})
 	}

@@ -154,6 +154,81 @@ func (k *TritonKernel) BackendConfig() stablehlo.DictAttr {
 	}
 }
 
+// TritonKernels returns the Triton kernels of m: those of its
+// @__gpu$xla.gpu.triton custom calls, in program order, read from their
+// mhlo.backend_config (as BackendConfig writes it, or JAX). Use it to
+// look at, save or check the TTIR of a module built with Call. A config
+// that lacks a key or holds a value of the wrong kind is an error naming
+// the function and the key.
+func TritonKernels(m *stablehlo.Module) ([]*TritonKernel, error) {
+	if m == nil {
+		return nil, fmt.Errorf("pallas: TritonKernels of a nil module")
+	}
+	var ks []*TritonKernel
+	var err error
+	for _, f := range m.Funcs {
+		f.Walk(func(op *stablehlo.Op) bool {
+			if err != nil || op.Name != "stablehlo.custom_call" || op.Attr("call_target_name") != stablehlo.StringAttr(TritonTarget) {
+				return err == nil
+			}
+			var k *TritonKernel
+			if k, err = tritonKernelOf(op); err != nil {
+				err = fmt.Errorf("pallas: @%s: Triton custom call: %w", f.Name, err)
+				return false
+			}
+			ks = append(ks, k)
+			return true
+		})
+	}
+	return ks, err
+}
+
+// tritonKernelOf reads a Triton custom call's backend config.
+func tritonKernelOf(op *stablehlo.Op) (*TritonKernel, error) {
+	cfg, ok := op.Attr("mhlo.backend_config").(stablehlo.DictAttr)
+	if !ok {
+		return nil, fmt.Errorf("mhlo.backend_config is %T, want a dictionary", op.Attr("mhlo.backend_config"))
+	}
+	str := func(key string) (string, error) {
+		v, ok := cfg.Get(key).(stablehlo.StringAttr)
+		if !ok {
+			return "", fmt.Errorf("backend config key %s is %v, want a string", key, cfg.Get(key))
+		}
+		return string(v), nil
+	}
+	num := func(key string) (int64, error) {
+		v, ok := cfg.Get(key).(stablehlo.IntAttr)
+		if !ok {
+			return 0, fmt.Errorf("backend config key %s is %v, want an integer", key, cfg.Get(key))
+		}
+		return v.Value, nil
+	}
+	k := &TritonKernel{}
+	var err error
+	if k.Name, err = str("name"); err != nil {
+		return nil, err
+	}
+	if k.IR, err = str("ir"); err != nil {
+		return nil, err
+	}
+	for i, key := range []string{"grid_x", "grid_y", "grid_z"} {
+		if k.Grid[i], err = num(key); err != nil {
+			return nil, err
+		}
+	}
+	for _, c := range []struct {
+		key string
+		to  *int
+	}{{"num_warps", &k.NumWarps}, {"num_stages", &k.NumStages}} {
+		v, err := num(c.key)
+		if err != nil {
+			return nil, err
+		}
+		*c.to = int(v)
+	}
+	return k, nil
+}
+
 // rowMajor is the minor-to-major layout of a row-major array of rank r.
 func rowMajor(r int) []int64 {
 	l := make([]int64, r)

@@ -5,7 +5,6 @@ import (
 	"math"
 	"math/rand"
 	"os"
-	"os/exec"
 	"strconv"
 	"strings"
 	"sync"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/halo-ml/halo/internal/mliropt"
 	"github.com/halo-ml/halo/interpreter"
 	"github.com/halo-ml/halo/xla"
 )
@@ -150,14 +150,12 @@ func fzRun(t *testing.T, seed int64, stats *fzStats) {
 		require.NoError(t, err)
 		k, err := LowerTriton(p, CompilerParams{})
 		require.NoError(t, err)
-		cmd := exec.Command(opt, "--allow-unregistered-dialect")
-		cmd.Stdin = strings.NewReader(k.IR)
-		out, err := cmd.CombinedOutput()
-		require.NoError(t, err, "mlir-opt rejected:\n%s\n--- input ---\n%s", out, k.IR)
+		_, err = mliropt.Run(opt, k.IR)
+		require.NoError(t, err, "--- input ---\n%s", k.IR)
 	}
 }
 
-var fzMLIROpt = sync.OnceValue(mlirOpt)
+var fzMLIROpt = sync.OnceValue(mliropt.Path)
 
 // ---------------------------------------------------------------------
 // Value types and bounds.

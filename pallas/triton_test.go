@@ -5,7 +5,6 @@ import (
 	"flag"
 	"math"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"reflect"
 	"regexp"
@@ -15,6 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/halo-ml/halo/internal/mliropt"
 	"github.com/halo-ml/halo/interpreter"
 	"github.com/halo-ml/halo/stablehlo"
 	"github.com/halo-ml/halo/xla"
@@ -919,36 +919,15 @@ func TestTritonGolden(t *testing.T) {
 	}
 }
 
-// mlirOpt finds Debian's mlir-opt ("" when absent).
-func mlirOpt() string {
-	for _, name := range []string{"mlir-opt", "mlir-opt-22"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	matches, _ := filepath.Glob("/usr/lib/llvm-*/bin/mlir-opt")
-	if len(matches) > 0 {
-		return matches[len(matches)-1]
-	}
-	return ""
-}
-
 // TestTritonMLIROpt parses and verifies every kernel's TTIR with mlir-opt
 // (tt ops unregistered, arith/math/scf verified), and checks that it
 // rejects a broken module (so the check can fail).
 func TestTritonMLIROpt(t *testing.T) {
-	opt := mlirOpt()
+	opt := mliropt.Path()
 	if opt == "" {
-		t.Skip("mlir-opt not found (PATH mlir-opt, mlir-opt-22, /usr/lib/llvm-*/bin): apt-get install mlir-22-tools")
+		t.Skip(mliropt.Missing)
 	}
-	run := func(text string) (string, error) {
-		cmd := exec.Command(opt, "--allow-unregistered-dialect")
-		cmd.Stdin = strings.NewReader(text)
-		var out, errb bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &out, &errb
-		err := cmd.Run()
-		return out.String() + errb.String(), err
-	}
+	run := func(text string) (string, error) { return mliropt.Run(opt, text) }
 	for _, c := range tritonCases() {
 		t.Run(c.name, func(t *testing.T) {
 			p, err := Trace(c.kernel, c.spec, argTypes(c.args))
@@ -1027,12 +1006,10 @@ func TestTritonStructure(t *testing.T) {
 	assert.Equal(t, stablehlo.ArrayAttr{stablehlo.OpaqueAttr("dense<0> : tensor<1xindex>"), stablehlo.OpaqueAttr("dense<[1, 0]> : tensor<2xindex>")}, call.Attr("operand_layouts"))
 
 	// Same attribute names, and same kinds of config values, as JAX's
-	// recorded export.
-	rec, err := os.ReadFile("../../shared/testdata/triton/add_one.stablehlo.mlir")
-	if err != nil {
-		t.Logf("recorded JAX export not found (%v): comparison with it skipped", err)
-		return
-	}
+	// recorded export (the Pallas Triton add_one of JAX's export tests,
+	// kept as stablehlo's test data).
+	rec, err := os.ReadFile("../stablehlo/testdata/add_one.stablehlo.mlir")
+	require.NoError(t, err)
 	jm, err := stablehlo.Parse(rec)
 	require.NoError(t, err)
 	var jcall *stablehlo.Op
@@ -1233,9 +1210,9 @@ func TestTritonErrors(t *testing.T) {
 // holding a Triton call to mlir-opt: the TTIR string's escapes are MLIR's,
 // and mlir-opt's re-print parses back to the same TTIR.
 func TestTritonModuleMLIROpt(t *testing.T) {
-	opt := mlirOpt()
+	opt := mliropt.Path()
 	if opt == "" {
-		t.Skip("mlir-opt not found (PATH mlir-opt, mlir-opt-22, /usr/lib/llvm-*/bin): apt-get install mlir-22-tools")
+		t.Skip(mliropt.Missing)
 	}
 	c := tritonCases()[1]
 	b := stablehlo.NewBuilder("m")
@@ -1247,13 +1224,10 @@ func TestTritonModuleMLIROpt(t *testing.T) {
 	require.NoError(t, err)
 	var buf bytes.Buffer
 	require.NoError(t, stablehlo.Print(&buf, m, stablehlo.PrintOptions{Generic: true}))
-	cmd := exec.Command(opt, "--allow-unregistered-dialect", "--mlir-print-op-generic")
-	cmd.Stdin = bytes.NewReader(buf.Bytes())
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	require.NoError(t, cmd.Run(), "mlir-opt rejected:\n%s\n%s", errb.String(), buf.String())
-	m2, err := stablehlo.Parse(out.Bytes())
-	require.NoError(t, err, out.String())
+	out, err := mliropt.Run(opt, buf.String(), "--mlir-print-op-generic")
+	require.NoError(t, err, buf.String())
+	m2, err := stablehlo.Parse([]byte(out))
+	require.NoError(t, err, out)
 	irOf := func(m *stablehlo.Module) string {
 		var ir string
 		m.Walk(func(op *stablehlo.Op) bool {
@@ -1723,4 +1697,60 @@ func TestTritonSigmoidTails(t *testing.T) {
 	got := runTritonEval(t, c)
 	assertCloseTol(t, want[0], got[0], 1e-6)
 	assert.NotZero(t, got[0].Data.([]float32)[0], "sigmoid(-100) is subnormal, not 0")
+}
+
+// TestTritonKernels reads back the kernels of a module built with Call and
+// of JAX's recorded export, and names what a malformed config lacks.
+func TestTritonKernels(t *testing.T) {
+	c := tritonCases()[1]
+	p, err := Trace(c.kernel, c.spec, argTypes(c.args))
+	require.NoError(t, err)
+	want, err := LowerTriton(p, CompilerParams{NumWarps: 8, NumStages: 2})
+	require.NoError(t, err)
+	b := stablehlo.NewBuilder("m")
+	fb := b.NewFunction("main", stablehlo.TensorOf(c.args[0].Shape), stablehlo.TensorOf(c.args[1].Shape))
+	spec := c.spec
+	spec.Backend = Triton
+	spec.CompilerParams = CompilerParams{NumWarps: 8, NumStages: 2}
+	out := Call(fb, c.kernel, spec, fb.Args()...)
+	fb.Return(append(out, Call(fb, c.kernel, spec, fb.Args()...)...)...) // two calls
+	m, err := b.Build()
+	require.NoError(t, err)
+	ks, err := TritonKernels(m)
+	require.NoError(t, err)
+	require.Len(t, ks, 2)
+	assert.Equal(t, want, ks[0])
+	assert.Equal(t, want, ks[1])
+
+	rec, err := os.ReadFile("../stablehlo/testdata/add_one.stablehlo.mlir")
+	require.NoError(t, err)
+	jm, err := stablehlo.Parse(rec)
+	require.NoError(t, err)
+	ks, err = TritonKernels(jm)
+	require.NoError(t, err)
+	require.Len(t, ks, 1)
+	assert.Equal(t, "add_one", ks[0].Name)
+	assert.Equal(t, [3]int64{8, 1, 1}, ks[0].Grid)
+	assert.Equal(t, []int{4, 3}, []int{ks[0].NumWarps, ks[0].NumStages})
+	assert.NotEmpty(t, ks[0].IR) // MLIR bytecode, as JAX writes it
+
+	var call *stablehlo.Op
+	m.Walk(func(op *stablehlo.Op) bool {
+		if op.Name == "stablehlo.custom_call" && call == nil {
+			call = op
+		}
+		return true
+	})
+	cfg := call.Attr("mhlo.backend_config").(stablehlo.DictAttr)
+	var cut stablehlo.DictAttr
+	for _, a := range cfg {
+		if a.Name != "grid_y" {
+			cut = append(cut, a)
+		}
+	}
+	call.SetAttr("mhlo.backend_config", cut)
+	_, err = TritonKernels(m)
+	require.ErrorContains(t, err, "@main: Triton custom call: backend config key grid_y is <nil>, want an integer")
+	_, err = TritonKernels(nil)
+	require.Error(t, err)
 }

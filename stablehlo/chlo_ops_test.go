@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/halo-ml/halo/internal/mliropt"
 	"github.com/halo-ml/halo/xla"
 )
 
@@ -85,9 +86,9 @@ func TestChloRoundTrip(t *testing.T) {
 // mlir-opt --allow-unregistered-dialect reads the generic form of every
 // CHLO op and prints it back as halo does.
 func TestChloMLIROpt(t *testing.T) {
-	opt := mlirFindOpt()
+	opt := mliropt.Path()
 	if opt == "" {
-		t.Skip("mlir-opt not found (PATH mlir-opt, mlir-opt-22, /usr/lib/llvm-*/bin): apt-get install mlir-22-tools")
+		t.Skip(mliropt.Missing)
 	}
 	m, err := Parse([]byte(chloProgram))
 	require.NoError(t, err)

@@ -7,6 +7,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/halo-ml/halo/internal/mliropt"
 )
 
 // Parse benchmarks: the printed text of the builder's benchmark programs
@@ -68,9 +70,9 @@ func mlirBenchParse(b *testing.B, text []byte, ops int) {
 
 // mlirBenchOpt times mlir-opt reading the text (and writing nothing).
 func mlirBenchOpt(b *testing.B, text []byte, ops int) {
-	opt := mlirFindOpt()
+	opt := mliropt.Path()
 	if opt == "" {
-		b.Skip("mlir-opt not found")
+		b.Skip(mliropt.Missing)
 	}
 	f, err := os.CreateTemp(b.TempDir(), "*.mlir")
 	if err != nil {

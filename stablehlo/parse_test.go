@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/halo-ml/halo/internal/mliropt"
 	"github.com/halo-ml/halo/xla"
 )
 
@@ -172,7 +173,7 @@ func TestParseAddOneExport(t *testing.T) {
 	}
 	mlirRoundTrip(t, m)
 	mlirCheckGolden(t, "add_one.golden.mlir", mlirPrintString(t, m, PrintOptions{Locations: true}))
-	if opt := mlirFindOpt(); opt != "" {
+	if opt := mliropt.Path(); opt != "" {
 		out := mlirRunOpt(t, opt, mlirPrintString(t, m, PrintOptions{Generic: true, Locations: true}), "--mlir-print-debuginfo")
 		m2 := mlirMustParse(t, []byte(out))
 		if d := equalModulesOpaque(m, m2, false, true); d != "" {
@@ -389,7 +390,7 @@ func TestParseShardy(t *testing.T) {
 		t.Fatalf("print(parse(text)) != text:\n%s", mlirFirstDiff(string(text), got))
 	}
 	mlirRoundTrip(t, m)
-	if opt := mlirFindOpt(); opt != "" {
+	if opt := mliropt.Path(); opt != "" {
 		out := mlirRunOpt(t, opt, mlirPrintString(t, m, PrintOptions{Generic: true}))
 		if d := equalModules(m, mlirMustParse(t, []byte(out)), false); d != "" {
 			t.Fatalf("mlir-opt's reading differs: %s", d)

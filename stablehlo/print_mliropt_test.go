@@ -2,41 +2,20 @@ package stablehlo
 
 import (
 	"bytes"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
-)
 
-// mlirFindOpt returns the path of mlir-opt (Debian's mlir-22-tools), or "".
-func mlirFindOpt() string {
-	for _, name := range []string{"mlir-opt", "mlir-opt-22"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	matches, _ := filepath.Glob("/usr/lib/llvm-*/bin/mlir-opt")
-	for i := len(matches) - 1; i >= 0; i-- {
-		if st, err := os.Stat(matches[i]); err == nil && !st.IsDir() {
-			return matches[i]
-		}
-	}
-	return ""
-}
+	"github.com/halo-ml/halo/internal/mliropt"
+)
 
 // mlirRunOpt feeds text to mlir-opt and returns its generic re-print.
 func mlirRunOpt(t *testing.T, opt string, text string, extra ...string) string {
 	t.Helper()
-	args := append([]string{"--allow-unregistered-dialect", "--mlir-print-op-generic"}, extra...)
-	cmd := exec.Command(opt, args...)
-	cmd.Stdin = bytes.NewReader([]byte(text))
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("mlir-opt rejected the generic form: %v\n%s\n--- input ---\n%s", err, errb.String(), text)
+	out, err := mliropt.Run(opt, text, append([]string{"--mlir-print-op-generic"}, extra...)...)
+	if err != nil {
+		t.Fatalf("mlir-opt rejected the generic form: %v\n--- input ---\n%s", err, text)
 	}
-	return out.String()
+	return out
 }
 
 // TestMLIROptAcceptsGenericForm pipes the generic form of a corpus of
@@ -44,9 +23,9 @@ func mlirRunOpt(t *testing.T, opt string, text string, extra ...string) string {
 // checks that mlir-opt's re-print parses back into an equal module and
 // that halo prints that module exactly as mlir-opt did.
 func TestMLIROptAcceptsGenericForm(t *testing.T) {
-	opt := mlirFindOpt()
+	opt := mliropt.Path()
 	if opt == "" {
-		t.Skip("mlir-opt not found (PATH mlir-opt, mlir-opt-22, /usr/lib/llvm-*/bin): apt-get install mlir-22-tools")
+		t.Skip(mliropt.Missing)
 	}
 	progs := mlirAllPrograms(t)
 	t.Logf("mlir-opt %s, %d programs", opt, len(progs))

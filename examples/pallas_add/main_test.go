@@ -6,6 +6,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/halo-ml/halo/internal/mliropt"
 	"github.com/halo-ml/halo/internal/plugintest"
 	"github.com/halo-ml/halo/interpreter"
 	"github.com/halo-ml/halo/pallas"
@@ -65,4 +66,15 @@ func BenchmarkAddOnPlugin(b *testing.B) {
 	plugintest.Compare(b, c, dense, args, kernel, args, xla.MakeShape(xla.Int32, 8), func(dense, kernel []float32) error {
 		return plugintest.Close(kernel, dense, 0)
 	})
+}
+
+// TestTritonFormMLIROpt: the Triton kernel's TTIR passes mlir-opt's parser
+// and verifiers (arith, scf and math checked; tt ops taken as they are).
+func TestTritonFormMLIROpt(t *testing.T) {
+	m, err := buildAdd(pallas.Triton)
+	require.NoError(t, err)
+	ks, err := pallas.TritonKernels(m)
+	require.NoError(t, err)
+	require.Len(t, ks, 1)
+	mliropt.Verify(t, ks[0].IR)
 }

@@ -7,13 +7,15 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/stretchr/testify/require"
+
+	"github.com/halo-ml/halo/internal/mliropt"
 	"github.com/halo-ml/halo/internal/pairbench"
 	"github.com/halo-ml/halo/internal/plugintest"
 	"github.com/halo-ml/halo/interpreter"
 	"github.com/halo-ml/halo/pallas"
 	"github.com/halo-ml/halo/stablehlo"
 	"github.com/halo-ml/halo/xla"
-	"github.com/stretchr/testify/require"
 )
 
 func denseMatmul(x, y []float32, m, k, n int64) []float32 {
@@ -410,4 +412,33 @@ func TestHeavyRowsFirst(t *testing.T) {
 	s := &BlockCOO{M: 32, K: 32, BM: 8, BK: 8, RowIdx: []int32{0, 1, 1, 1, 3, 3, 3}, ColIdx: []int32{0, 0, 1, 2, 0, 1, 3}}
 	require.Equal(t, []int32{1, 3, 0, 2}, s.HeavyRowsFirst(8))
 	require.Equal(t, []int32{2, 3, 6, 7, 0, 1, 4, 5}, s.HeavyRowsFirst(4))
+}
+
+// TestTritonFormMLIROpt: the GPU forms' TTIR (one block a program with and
+// without K steps, the many-tile form, heavy rows first; f32 and bf16)
+// passes mlir-opt's parser and verifiers.
+func TestTritonFormMLIROpt(t *testing.T) {
+	const m, k, n, blk = 64, 96, 64, 16
+	s := RandomBlockSparse(rand.New(rand.NewPCG(3, 4)), m, k, blk, blk, 0.3)
+	var mods []*stablehlo.Module
+	for _, dt := range []xla.DType{xla.Float32, xla.BFloat16} {
+		for _, step := range []int64{0, 8} {
+			tm, err := BuildDSDRows(s, n, 16, step, dt, pallas.Triton, pallas.CompilerParams{NoBoundsChecks: true})
+			require.NoError(t, err)
+			mods = append(mods, tm)
+		}
+		for _, c := range []DSDTiling{{BN: 16, Tiles: 2}, {BN: 16, BM: 8, BK: 8, Tiles: 2, HeavyRowsFirst: true}} {
+			tm, err := BuildDSDTiled(s, n, c, dt, pallas.Triton, pallas.CompilerParams{NoBoundsChecks: true})
+			require.NoError(t, err)
+			mods = append(mods, tm)
+		}
+	}
+	var irs []string
+	for _, tm := range mods {
+		ks, err := pallas.TritonKernels(tm)
+		require.NoError(t, err)
+		require.Len(t, ks, 1)
+		irs = append(irs, ks[0].IR)
+	}
+	mliropt.Verify(t, irs...)
 }

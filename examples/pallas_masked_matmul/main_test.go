@@ -8,13 +8,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/require"
+
+	"github.com/halo-ml/halo/internal/mliropt"
 	"github.com/halo-ml/halo/internal/pairbench"
 	"github.com/halo-ml/halo/internal/plugintest"
 	"github.com/halo-ml/halo/interpreter"
 	"github.com/halo-ml/halo/pallas"
 	"github.com/halo-ml/halo/stablehlo"
 	"github.com/halo-ml/halo/xla"
-	"github.com/stretchr/testify/require"
 )
 
 func TestSparsifyMaskPrefetchMaps(t *testing.T) {
@@ -407,4 +409,23 @@ func TestGroupedTiling(t *testing.T) {
 	}
 	_, err := BuildMaskedMatmulBlocks(s, m, k, n, Tiling{BM: blk, BN: blk, BK: 16, Group: 3}, xla.Float32, pallas.Interpret, pallas.CompilerParams{})
 	require.ErrorContains(t, err, "group 3 must divide the 4 block rows")
+}
+
+// TestTritonFormMLIROpt: the GPU form's TTIR (plain and grouped program
+// order, f32 and bf16) passes mlir-opt's parser and verifiers.
+func TestTritonFormMLIROpt(t *testing.T) {
+	const m, k, n, blk = 64, 32, 48, 16
+	s := sparsifyMask(LowerTriangle(m, n), m, n, blk, blk)
+	var irs []string
+	for _, dt := range []xla.DType{xla.Float32, xla.BFloat16} {
+		for _, group := range []int64{0, 2} {
+			tm, err := BuildMaskedMatmulBlocks(s, m, k, n, Tiling{BM: blk, BN: blk, BK: 16, Group: group}, dt, pallas.Triton, pallas.CompilerParams{NoBoundsChecks: true})
+			require.NoError(t, err)
+			ks, err := pallas.TritonKernels(tm)
+			require.NoError(t, err)
+			require.Len(t, ks, 1)
+			irs = append(irs, ks[0].IR)
+		}
+	}
+	mliropt.Verify(t, irs...)
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/halo-ml/halo/internal/mliropt"
 	"github.com/halo-ml/halo/internal/plugintest"
 	"github.com/halo-ml/halo/interpreter"
 	"github.com/halo-ml/halo/pallas"
@@ -112,4 +113,21 @@ func BenchmarkMatmulGeluOnPlugin(b *testing.B) {
 	plugintest.Compare(b, c, dense, args, kernel, args, xla.MakeShape(dt, size, size), func(dense, kernel []float32) error {
 		return plugintest.Close(kernel, dense, 1.0/32)
 	})
+}
+
+// TestTritonFormMLIROpt: the Triton kernels' TTIR (f32 and bf16, each
+// activation) passes mlir-opt's parser and verifiers.
+func TestTritonFormMLIROpt(t *testing.T) {
+	var irs []string
+	for _, dt := range []xla.DType{xla.Float32, xla.BFloat16} {
+		for _, act := range []Activation{Gelu, Relu} {
+			m, err := buildMatmul(64, 64, 64, 32, 32, 16, act, dt, pallas.Triton)
+			require.NoError(t, err)
+			ks, err := pallas.TritonKernels(m)
+			require.NoError(t, err)
+			require.Len(t, ks, 1)
+			irs = append(irs, ks[0].IR)
+		}
+	}
+	mliropt.Verify(t, irs...)
 }
