@@ -38,7 +38,8 @@ func DS(start any, size int64) DSIndex { return DSIndex{start, size} }
 // indices are when those are adjacent, else in front). With mask (a bool Value broadcastable to the
 // result) elements where mask is false are other (a Value or Go scalar;
 // nil means zero, except for complex refs, which need one) and are not read, so they may lie outside the ref,
-// whether the indices are static or dynamic (the bounds checks report
+// whether the indices are static or dynamic, and a masked Slice or DS
+// may be longer than its dim (the bounds checks report
 // unmasked elements outside it; without a mask a static index outside
 // the ref is a trace error).
 func Load(ref *Ref, idx []any, mask *Value, other any) *Value {
@@ -102,7 +103,7 @@ func (k *Kernel) indexer(op string, ref *Ref, idx []any, masked bool) (Indexer, 
 		switch x := e.(type) {
 		case allIndex:
 		case SliceIndex:
-			if x.Start > x.Stop || x.Stop-x.Start < 0 || x.Stop-x.Start > dim || (x.Start < 0 || x.Stop > dim) && !masked {
+			if x.Start > x.Stop || x.Stop-x.Start < 0 || (x.Start < 0 || x.Stop > dim) && !masked {
 				k.failf(op, "slice %d:%d of dim %d (size %d) of %s", x.Start, x.Stop, d-nb, dim, ref.v.Ref)
 				return ix, nil, false
 			}
@@ -112,7 +113,7 @@ func (k *Kernel) indexer(op string, ref *Ref, idx []any, masked bool) (Indexer, 
 				operands = append(operands, k.outsideIndex(x.Start))
 			}
 		case DSIndex:
-			if x.Size < 0 || x.Size > dim {
+			if x.Size < 0 || x.Size > dim && !masked {
 				k.failf(op, "dynamic slice of size %d of dim %d (size %d) of %s", x.Size, d-nb, dim, ref.v.Ref)
 				return ix, nil, false
 			}

@@ -351,6 +351,8 @@ func TestMisuseKernelOps(t *testing.T) {
 			want: []string{"store at misuse_test.go:", "slice 3:1 of dim 0 (size 4)"}},
 		{name: "dynamic slice of negative size", kernel: func(k *Kernel, r []*Ref) { r[1].Store(r[0].Load(DS(k.ProgramID(0), -1)).Sum()) }, spec: grid2, args: x4,
 			want: []string{"load at misuse_test.go:", "dynamic slice of size -1 of dim 0 (size 4)"}},
+		{name: "unmasked dynamic slice longer than the dim", kernel: func(k *Kernel, r []*Ref) { r[1].Store(r[0].Load(DS(k.ProgramID(0), 8)).Sum()) }, spec: grid2, args: x4,
+			want: []string{"load at misuse_test.go:", "dynamic slice of size 8 of dim 0 (size 4)"}},
 		{name: "dynamic slice with a static start past the end", kernel: func(k *Kernel, r []*Ref) { r[1].Store(r[0].Load(DS(3, 2)).Sum()) }, spec: spec, args: x4,
 			want: []string{"load at misuse_test.go:", "slice 3:5 of dim 0 (size 4)"}},
 		{name: "dynamic slice with a vector start", kernel: func(k *Kernel, r []*Ref) { r[1].Store(r[0].Load(DS(k.Arange(2), 2)).Sum()) }, spec: spec, args: x4,

@@ -63,6 +63,24 @@ func semanticsCases(t *testing.T) []semanticsCase {
 			want: []float32{1, 2, -3, -3, -3, -3, 7, 8},
 		},
 		{
+			// A masked slice may be longer than its dim (a block of 8
+			// over a 4-element ref), with a dynamic start or a static one,
+			// in loads and stores.
+			name: "masked slices longer than the ref",
+			kernel: func(k *Kernel, r []*Ref) {
+				start := k.ProgramID(0).Sub(1) // -1
+				at := k.Arange(8).Add(start)
+				in := at.Ge(0).And(at.Lt(4))
+				a := Load(r[0], []any{DS(start, 8)}, in, 7.0)                // x[j-1], else 7
+				b := Load(r[0], []any{Slice(0, 8)}, k.Arange(8).Lt(4), -1.0) // x[j], else -1
+				r[1].Store(a.Add(b))
+				Store(r[2], []any{DS(start, 8)}, a.Mul(10), in) // out1[i] = a[i+1] * 10
+			},
+			spec: CallSpec{OutShapes: []xla.Shape{xla.MakeShape(xla.Float32, 8), xla.MakeShape(xla.Float32, 4)}, Grid: []int64{1}},
+			args: []*interpreter.Tensor{tensor(t, xla.Float32, f32s(4, func(i int) float32 { return float32(i + 1) }), 4)},
+			want: [][]float32{{8, 3, 5, 7, 3, 6, 6, 6}, {10, 20, 30, 40}},
+		},
+		{
 			name: "gather with broadcast index arrays",
 			kernel: func(k *Kernel, r []*Ref) {
 				rows := k.Iota(xla.Int32, 0, 2, 1).Add(1)
