@@ -960,7 +960,13 @@ func (x *Exec) Call(f *stablehlo.Func, args []Value) ([]Value, error) {
 			// Long kernels (products, factorizations) stop when the run's
 			// context ends, not only between ops.
 			x.stop.Store(x.Ctx.Err() != nil)
-			defer context.AfterFunc(x.Ctx, func() { x.stop.Store(true) })()
+			done := make(chan struct{})
+			stopf := context.AfterFunc(x.Ctx, func() { x.stop.Store(true); close(done) })
+			defer func() {
+				if !stopf() {
+					<-done // a started callback must not set the next run's flag
+				}
+			}()
 		}
 	}
 	if outermost && (x.Device.Rendezvous != nil || x.Program.unshared) {

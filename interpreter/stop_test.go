@@ -156,3 +156,38 @@ func TestKernelsStop(t *testing.T) {
 		})
 	}
 }
+
+// TestRunAfterCancelledRun: an Exec run again after a run whose context
+// had ended runs to the end (the ended context's stop callback, started
+// on its own goroutine, once set the flag after the next run had cleared
+// it: kernels stopped early in a live run).
+func TestRunAfterCancelledRun(t *testing.T) {
+	m, err := stablehlo.Parse([]byte(`func.func @main(%a: tensor<64x32xi32>, %b: tensor<32x64xi32>) -> tensor<64x64xi32> {
+  %r = "stablehlo.einsum"(%a, %b) {einsum_config = "ij,jk->ik"} : (tensor<64x32xi32>, tensor<32x64xi32>) -> tensor<64x64xi32>
+  return %r : tensor<64x64xi32>
+}`))
+	require.NoError(t, err)
+	p, err := Compile(m, "")
+	require.NoError(t, err)
+	mk := func(d ...int64) *Tensor {
+		tt := NewTensor(xla.MakeShape(xla.Int32, d...))
+		for j := 0; j < tt.Len(); j++ {
+			ewtSet(tt, j, j%7+1)
+		}
+		return tt
+	}
+	args := []Value{mk(64, 32), mk(32, 64)}
+	want, err := p.Run(context.Background(), Device{}, args)
+	require.NoError(t, err)
+	dead, cancel := context.WithCancel(context.Background())
+	cancel()
+	for i := 0; i < 200; i++ {
+		x := &Exec{Program: p, Ctx: dead}
+		_, err := x.Call(p.Main, args)
+		require.ErrorIs(t, err, context.Canceled)
+		x.Ctx = context.Background()
+		got, err := x.Call(p.Main, args)
+		require.NoError(t, err, "run %d", i)
+		require.Equal(t, laValues(want[0].(*Tensor)), laValues(got[0].(*Tensor)), "run %d: a live run cut short", i)
+	}
+}
