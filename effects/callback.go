@@ -450,7 +450,7 @@ func deviceMemory(frame *pjrt.FFICallFrame) uintptr {
 	return s
 }
 
-// registration is what RegisterHandler did for one plugin and target.
+// registration is what Register did for one plugin and user-data type.
 type registration struct {
 	once sync.Once
 	err  error
@@ -462,29 +462,26 @@ type registrationKey struct {
 }
 
 var (
-	registrations sync.Map // registrationKey -> *registration
+	registrations sync.Map // registrationKey -> *registration (the stream type)
 	streamTypesMu sync.Mutex
 	streamTypes   []int64 // FFI user-data type ids of the Stream handle, one per plugin kind
 )
 
 // RegisterHandler registers h as the typed-FFI handler of target with c's
-// plugin, for the platform XLA knows it by (FFIPlatform), once per plugin
-// and target: later calls return the first one's error. For packages whose
-// custom calls reach Go handlers (pallas's bounds checks); calls to h must
-// carry pjrt.FFICallbackAttr.
+// plugin, for the platform XLA knows it by (pjrt.FFIPlatform), once per
+// plugin and target (pjrt.Plugin.EnsureFFIHandler): later calls return the
+// first one's error. Calls to h must carry pjrt.FFICallbackAttr. A
+// handler declared with pjrt.DeclareFFIHandler needs no call: Compile
+// registers it.
 func RegisterHandler(c *pjrt.Client, target string, h pjrt.FFIHandler) error {
 	if c == nil {
 		return fmt.Errorf("effects: registering %s: nil client", target)
 	}
 	p := c.Plugin()
-	r, _ := registrations.LoadOrStore(registrationKey{p, target}, &registration{})
-	reg := r.(*registration)
-	reg.once.Do(func() {
-		if err := p.RegisterFFIHandler(target, FFIPlatform(c.PlatformName()), h, 0); err != nil {
-			reg.err = fmt.Errorf("registering the %s handler with %s: %w", target, p.Name(), err)
-		}
-	})
-	return reg.err
+	if err := p.EnsureFFIHandler(target, pjrt.FFIPlatform(c.PlatformName()), h, 0); err != nil {
+		return fmt.Errorf("registering the %s handler with %s: %w", target, p.Name(), err)
+	}
+	return nil
 }
 
 // streamTypeName is the FFI user-data type through which a callback finds
@@ -519,22 +516,6 @@ func Register(c *pjrt.Client) error {
 		streamTypes = append(streamTypes, id)
 	})
 	return nil
-}
-
-// FFIPlatform is the platform name XLA registers FFI handlers under for a
-// client's PlatformName ("Host" for cpu, "CUDA" for cuda or gpu, "ROCM";
-// other names unchanged), the platform argument of
-// pjrt.Plugin.RegisterFFIHandler.
-func FFIPlatform(platform string) string {
-	switch strings.ToLower(platform) {
-	case "cuda", "gpu":
-		return "CUDA"
-	case "rocm":
-		return "ROCM"
-	case "cpu", "host":
-		return "Host"
-	}
-	return platform
 }
 
 // streamTypeIDs returns the registered user-data type ids.

@@ -146,14 +146,14 @@ func handleCheck(frame *pjrt.FFICallFrame) error {
 	return decodeCheck(cfg, checkState(b))
 }
 
-// Register lets interpret-mode kernels with bounds checks run on c's
-// plugin: it installs the Go handler of their custom call (CheckTarget)
-// with the plugin, for the platform XLA knows it by. A failed check then
-// fails the execution with the *BoundsError's message. Call it once per
-// plugin before compiling such programs (it is idempotent). Without it an
-// XLA plugin rejects the call to CheckTarget; a kernel compiled with
-// CompilerParams.NoBoundsChecks has no checks and needs no Register. The
-// built-in interpreter runs the checks without it.
+// Register installs the Go handler of interpret mode's bounds check
+// (CheckTarget) with c's plugin, for the platform XLA knows it by. A
+// failed check then fails the execution with the *BoundsError's message.
+// pjrt.Client.Compile does this itself for a program that calls the check
+// (the handler is declared with pjrt.DeclareFFIHandler), so Register is
+// only needed to learn early whether the plugin takes the handler. It is
+// idempotent. A kernel compiled with CompilerParams.NoBoundsChecks has no
+// checks; the built-in interpreter runs them with or without a handler.
 func Register(c *pjrt.Client) error {
 	if c == nil {
 		return errors.New("pallas: Register: nil client")
@@ -165,6 +165,7 @@ func Register(c *pjrt.Client) error {
 }
 
 func init() {
+	pjrt.DeclareFFIHandler(CheckTarget, handleCheck, 0)
 	interpreter.RegisterCustomCall(CheckTarget, func(c *interpreter.CustomCall) ([]*interpreter.Tensor, error) {
 		if len(c.Operands) != 1 {
 			return nil, fmt.Errorf("pallas: %s takes 1 operand, got %d", CheckTarget, len(c.Operands))

@@ -21,8 +21,9 @@
 // Interpret mode checks unmasked loads and stores against the ref bounds at
 // run time (CompilerParams.NoBoundsChecks turns it off); a failed check
 // fails the run with an error wrapping a *BoundsError (errors.As finds it)
-// naming the kernel, the grid point, the access and the index. On a PJRT plugin, call Register(client) first: it
-// installs the check's handler (the built-in interpreter needs nothing).
+// naming the kernel, the grid point, the access and the index. The check
+// calls a Go handler, which pjrt.Client.Compile registers with a plugin
+// when a program calls it (Register does it ahead of time).
 //
 // Vmap batches a call: a leading grid axis over the batch and block specs
 // rewritten to pick each batch element.

@@ -545,6 +545,22 @@ func tritonCases() []tritonCase {
 			},
 		},
 	}
+	cases = append(cases, tritonCase{
+		// Masked slices longer than their dim (the semantics case of the
+		// same name), so that a GPU runs them too.
+		name: "masked_longer_slices",
+		kernel: func(k *Kernel, r []*Ref) {
+			start := k.ProgramID(0).Sub(1)
+			at := k.Arange(8).Add(start)
+			in := at.Ge(0).And(at.Lt(4))
+			a := Load(r[0], []any{DS(start, 8)}, in, 7.0)
+			b := Load(r[0], []any{Slice(0, 8)}, k.Arange(8).Lt(4), -1.0)
+			r[1].Store(a.Add(b))
+			Store(r[2], []any{DS(start, 8)}, a.Mul(10), in)
+		},
+		spec: CallSpec{OutShapes: []xla.Shape{xla.MakeShape(xla.Float32, 8), xla.MakeShape(xla.Float32, 4)}, Grid: []int64{1}},
+		args: []*interpreter.Tensor{fTensor([]int64{4}, func(i int) float64 { return float64(i + 1) })},
+	})
 	cases = append(cases, dsdTilesCase(false), dsdTilesCase(true))
 	return append(cases, tritonDTypeCases()...)
 }

@@ -38,7 +38,8 @@ type Executable struct {
 }
 
 // Compile compiles a program. opts may be nil for xla.DefaultCompileOptions
-// (one replica, one partition). The built-in interpreter follows the
+// (one replica, one partition). It first registers with the plugin the
+// declared Go FFI handlers the program calls (DeclareFFIHandler). The built-in interpreter follows the
 // program's own mhlo.num_replicas and mhlo.num_partitions when it sets them
 // (nil options included) and refuses options that disagree with them.
 func (c *Client) Compile(p Program, opts *xla.CompileOptions) (*Executable, error) {
@@ -48,6 +49,9 @@ func (c *Client) Compile(p Program, opts *xla.CompileOptions) (*Executable, erro
 	defer c.exit()
 	raw, err := compileInput("PJRT_Client_Compile", p, opts)
 	if err != nil {
+		return nil, err
+	}
+	if err := c.registerDeclared(p.Code); err != nil {
 		return nil, err
 	}
 	b, err := c.b.Compile(p.Code, p.Format, raw)

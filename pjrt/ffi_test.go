@@ -480,3 +480,39 @@ var uniqueNames atomic.Int64
 func uniqueName(base string) string {
 	return fmt.Sprintf("%s_%d", base, uniqueNames.Add(1))
 }
+
+// TestDeclaredFFIHandler: Compile registers a declared handler with the
+// client's plugin when the program calls it, once per plugin, and not for
+// programs that do not call it.
+func TestDeclaredFFIHandler(t *testing.T) {
+	c := openConformance(t)
+	cl := c.client(t)
+	prog := ffiProgram("halo_declared_triple", "f32[2] -> f32[2]")
+	_, err := runFFI(t, cl, prog, nil, 1, 2)
+	require.Error(t, err, "neither declared nor registered: the call finds no handler")
+
+	DeclareFFIHandler("halo_declared_triple", func(f *FFICallFrame) error {
+		src, dst := asFloat32(f.Args[0].Bytes()), asFloat32(f.Rets[0].Bytes())
+		for i := range src {
+			dst[i] = 3 * src[i]
+		}
+		return nil
+	}, 0)
+	meta := c.counter("ffi_metadata_calls")
+	other := ffiProgram("halo_not_declared", "f32[2] -> f32[2]")
+	exe, err := cl.Compile(MLIRText(other), nil)
+	if err == nil {
+		exe.Close()
+	}
+	assert.Equal(t, meta, c.counter("ffi_metadata_calls"), "a program that does not call it registers nothing")
+	for i := 0; i < 2; i++ {
+		got, err := runFFI(t, cl, prog, nil, 1, 2)
+		require.NoError(t, err)
+		assert.Equal(t, []float32{3, 6}, got)
+	}
+	assert.Equal(t, meta+1, c.counter("ffi_metadata_calls"), "registered once")
+	assert.Contains(t, c.text("conformance_ffi_handlers"), "halo_declared_triple@"+FFIPlatform(cl.PlatformName()))
+	assert.Equal(t, "CUDA", FFIPlatform("cuda"))
+	assert.Equal(t, "Host", FFIPlatform("cpu"))
+	assert.Panics(t, func() { DeclareFFIHandler("", nil, 0) })
+}

@@ -23,6 +23,7 @@ type Plugin struct {
 	name string
 	path string
 	b    backend.Plugin
+	ffi  sync.Map // target + "\x00" + platform -> *ffiRegistration (EnsureFFIHandler)
 }
 
 // handlersRunning counts the Go FFI handlers running now, in every plugin

@@ -1,0 +1,101 @@
+package pjrt
+
+import (
+	"bytes"
+	"slices"
+	"strings"
+	"sync"
+)
+
+// Declared FFI handlers: packages whose programs call Go handlers (pallas's
+// bounds checks, effects' callbacks) declare them once, in init, and
+// Client.Compile registers the ones a program calls with the client's
+// plugin, so that their users need no registration step of their own.
+
+// declaredHandler is a handler DeclareFFIHandler declared.
+type declaredHandler struct {
+	h      FFIHandler
+	traits FFITraits
+}
+
+var (
+	declaredMu sync.Mutex
+	declared   = map[string]declaredHandler{}
+)
+
+// DeclareFFIHandler declares h as the Go handler of custom-call target
+// for every client of this process: Client.Compile registers it with the
+// client's plugin, for the client's platform (FFIPlatform), before it
+// compiles a program that calls target through FFICallbackAttr (once per
+// plugin; see EnsureFFIHandler). Declaring a target again replaces its
+// handler for the compilations that follow.
+func DeclareFFIHandler(target string, h FFIHandler, traits FFITraits) {
+	if target == "" || h == nil {
+		panic("pjrt: DeclareFFIHandler needs a target and a handler")
+	}
+	declaredMu.Lock()
+	defer declaredMu.Unlock()
+	declared[target] = declaredHandler{h, traits}
+}
+
+// FFIPlatform is the platform name XLA registers FFI handlers under for a
+// client's PlatformName: "Host" for cpu, "CUDA" for cuda or gpu, "ROCM"
+// for rocm; other names unchanged.
+func FFIPlatform(platform string) string {
+	switch strings.ToLower(platform) {
+	case "cuda", "gpu":
+		return "CUDA"
+	case "rocm":
+		return "ROCM"
+	case "cpu", "host":
+		return "Host"
+	}
+	return platform
+}
+
+// ffiRegistration is the outcome of registering one target with a plugin
+// for one platform.
+type ffiRegistration struct {
+	once sync.Once
+	err  error
+}
+
+// EnsureFFIHandler registers h as the handler of target for platform with
+// p (RegisterFFIHandler) once: later calls for the same target and
+// platform, from any package or from Client.Compile's registration of
+// declared handlers, return the first call's result and register nothing.
+func (p *Plugin) EnsureFFIHandler(target, platform string, h FFIHandler, traits FFITraits) error {
+	r, _ := p.ffi.LoadOrStore(target+"\x00"+platform, &ffiRegistration{})
+	reg := r.(*ffiRegistration)
+	reg.once.Do(func() { reg.err = p.RegisterFFIHandler(target, platform, h, traits) })
+	return reg.err
+}
+
+// registerDeclared registers with c's plugin the declared handlers that
+// code (a program about to be compiled) calls: those whose target it
+// names, when it carries FFICallbackAttr at all.
+func (c *Client) registerDeclared(code []byte) error {
+	if !bytes.Contains(code, []byte(FFICallbackAttr)) {
+		return nil
+	}
+	declaredMu.Lock()
+	targets := make([]string, 0, len(declared))
+	for t := range declared {
+		targets = append(targets, t)
+	}
+	declaredMu.Unlock()
+	slices.Sort(targets) // registrations in a fixed order
+	platform := FFIPlatform(c.PlatformName())
+	for _, t := range targets {
+		if !bytes.Contains(code, []byte(t)) {
+			continue
+		}
+		declaredMu.Lock()
+		d := declared[t]
+		declaredMu.Unlock()
+		if err := c.plugin.EnsureFFIHandler(t, platform, d.h, d.traits); err != nil {
+			return err
+		}
+	}
+	return nil
+}
