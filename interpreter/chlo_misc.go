@@ -151,7 +151,7 @@ func chloTopK[T any, K cmp.Ordered](a, vals []T, idx []int32, rows, n, k int, st
 		keys := make([]K, n)
 		// before reports whether position p comes before q in the result.
 		before := func(p, q int) bool { return keys[p] > keys[q] || keys[p] == keys[q] && p < q }
-		heap := k*8 < n
+		heap := chloTopKHeapOn && k*8 < n
 		var order, tmp []int
 		if heap {
 			order = make([]int, 0, k)
@@ -182,6 +182,10 @@ func chloTopK[T any, K cmp.Ordered](a, vals []T, idx []int32, rows, n, k int, st
 	})
 	return true
 }
+
+// chloTopKHeapOn lets a small k use chloTopKHeap (a var for benchmarks to
+// compare it with sorting the row).
+var chloTopKHeapOn = true
 
 // chloTopKHeap returns the k positions of 0..n-1 that come first by
 // before, in that order, using h (capacity k) as a heap whose root is the

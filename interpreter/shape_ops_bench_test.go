@@ -243,3 +243,25 @@ func BenchmarkCumulativeSum(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkTopK is chlo.top_k with k = 8 over 256 rows of 4096 f32, with
+// the best k kept in a heap ("heap") and by sorting each row ("sort", what
+// a large k does).
+func BenchmarkTopK(b *testing.B) {
+	const src = `func.func @main(%a: tensor<256x4096xf32>) -> (tensor<256x8xf32>, tensor<256x8xi32>) {
+  %v, %i = "chlo.top_k"(%a) {k = 8 : i64} : (tensor<256x4096xf32>) -> (tensor<256x8xf32>, tensor<256x8xi32>)
+  return %v, %i : tensor<256x8xf32>, tensor<256x8xi32>
+}`
+	p := shpBenchProgram(b, src)
+	in := shpBenchF32(256, 4096)
+	for _, c := range []struct {
+		name string
+		on   bool
+	}{{"heap", true}, {"sort", false}} {
+		b.Run(c.name, func(b *testing.B) {
+			defer func(on bool) { chloTopKHeapOn = on }(chloTopKHeapOn)
+			chloTopKHeapOn = c.on
+			shpBenchRun(b, p, 256*4096*4, in)
+		})
+	}
+}
