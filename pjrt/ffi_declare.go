@@ -2,6 +2,7 @@ package pjrt
 
 import (
 	"bytes"
+	"fmt"
 	"slices"
 	"strings"
 	"sync"
@@ -94,7 +95,7 @@ func (c *Client) registerDeclared(code []byte) error {
 		d := declared[t]
 		declaredMu.Unlock()
 		if err := c.plugin.EnsureFFIHandler(t, platform, d.h, d.traits); err != nil {
-			return err
+			return fmt.Errorf("pjrt: the program calls the Go handler of %s, which plugin %s did not take: %w", t, c.plugin.Name(), err)
 		}
 	}
 	return nil
