@@ -257,7 +257,7 @@ func zetaScaled(x, q, s, sum float64) float64 {
 	// term_j / p1 = B_2j/(2j)! · x(x+1)...(x+2j-2) · a^-2j
 	tail := 1/(x-1) + 0.5/a
 	fac := x / a / a // x · a^-2
-	fact := 2.0        // (2j)!
+	fact := 2.0      // (2j)!
 	for j := 1; j <= len(bernoulli2k); j++ {
 		t := bernoulli2k[j-1] / fact * fac
 		tail += t
