@@ -303,16 +303,31 @@ func expandConstantLike(fb *FuncBuilder, op *stablehlo.Op) ([]*Value, error) {
 	case stablehlo.FloatAttr:
 		v = a.Value
 	case stablehlo.IntAttr:
-		if a.Value != int64(float64(a.Value)) {
-			return nil, fmt.Errorf("value %d is not exact as a float64", a.Value)
+		// 64-bit integers past 2^53 keep every bit; other types take the
+		// value as the interpreter does (float64(value) for floats).
+		switch rt.DType {
+		case xla.Int64:
+			return []*Value{stablehlo.Splat(fb, a.Value, rt.Dims...)}, nil
+		case xla.Uint64:
+			return []*Value{stablehlo.Splat(fb, uint64(a.Value), rt.Dims...)}, nil
 		}
 		v = float64(a.Value)
 	case stablehlo.BoolAttr:
 		if a {
 			v = 1
 		}
+	case stablehlo.DenseElementsAttr:
+		// One element, or a splat: the only way to write a complex value
+		// with an imaginary part.
+		if a.Type.DType != rt.DType {
+			return nil, fmt.Errorf("value of type %s for a result of element type %s", a.Type, rt.DType)
+		}
+		if !a.Splat && a.Type.Size() != 1 {
+			return nil, fmt.Errorf("value %s holds %d elements, want one (or a splat)", a.Type, a.Type.Size())
+		}
+		return []*Value{fb.ConstantAttr(stablehlo.DenseElementsAttr{Type: rt, Data: a.Data, Splat: true})}, nil
 	default:
-		return nil, fmt.Errorf("value %v is not a float, integer or bool attribute", op.Attr("value"))
+		return nil, fmt.Errorf("value %v is not a float, integer, bool or one-element dense attribute", op.Attr("value"))
 	}
 	if rt.DType.IsComplex() {
 		et := rt.DType.ComplexElem()

@@ -696,3 +696,44 @@ func TestZetaPolygammaLgammaEdges(t *testing.T) {
 		{"lgamma", f64, lg, 2.2e-308, 0, 708.40775128180180042, 2e-16},
 	})
 }
+
+// TestExpandConstantLikeAttrForms: every value form the interpreter runs
+// expands to the same constant: a dense value (one element or a splat;
+// the only way to a complex value with an imaginary part) and 64-bit
+// integers past 2^53.
+func TestExpandConstantLikeAttrForms(t *testing.T) {
+	for _, c := range []struct{ typ, value string }{
+		{"complex<f32>", "dense<(1.0,2.0)> : tensor<complex<f32>>"},
+		{"complex<f64>", "dense<(-0.5,3.0)> : tensor<3xcomplex<f64>>"},
+		{"f32", "dense<2.5> : tensor<f32>"},
+		{"i1", "dense<true> : tensor<1xi1>"},
+		{"i64", "9007199254740993 : i64"},
+		{"i64", "9223372036854775807 : i64"},
+		{"ui64", "18446744073709551615 : ui64"},
+		{"f64", "-0.0 : f64"},
+	} {
+		src := fmt.Sprintf(`func.func @main(%%a: tensor<3x%[1]s>) -> tensor<3x%[1]s> {
+  %%0 = "chlo.constant_like"(%%a) {value = %[2]s} : (tensor<3x%[1]s>) -> tensor<3x%[1]s>
+  return %%0 : tensor<3x%[1]s>
+}`, c.typ, c.value)
+		parse := func() *stablehlo.Module {
+			m, err := stablehlo.Parse([]byte(src))
+			require.NoError(t, err, src)
+			return m
+		}
+		var dt xla.DType
+		for _, a := range parse().Func("main").Body.Blocks[0].Args {
+			dt = a.Type.(stablehlo.TensorType).DType
+		}
+		x := interpreter.NewTensor(xla.MakeShape(dt, 3))
+		want := run(t, parse(), x)
+		got := expandAndRun(t, parse(), x)
+		assert.Equal(t, want[0].Data, got[0].Data, "%s %s", c.typ, c.value)
+	}
+	m, err := stablehlo.Parse([]byte(`func.func @main(%a: tensor<2xf32>) -> tensor<2xf32> {
+  %0 = "chlo.constant_like"(%a) {value = dense<[1.0, 2.0]> : tensor<2xf32>} : (tensor<2xf32>) -> tensor<2xf32>
+  return %0 : tensor<2xf32>
+}`))
+	require.NoError(t, err)
+	require.ErrorContains(t, Expand(m, ExpandOptions{}), "holds 2 elements, want one (or a splat)")
+}
