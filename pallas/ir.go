@@ -366,6 +366,23 @@ type Indexer struct {
 // HasArrays reports whether some dim is indexed by an array.
 func (ix Indexer) HasArrays() bool { return ix.ArrayShape != nil }
 
+// indexMapOf is the index map of an input or output ref (nil for other
+// refs and for specs without one).
+func (p *Program) indexMapOf(r *RefInfo) *Region {
+	i := r.Index
+	switch r.Kind {
+	case InputRef:
+	case OutputRef:
+		i += p.NumInputs
+	default:
+		return nil
+	}
+	if i < 0 || i >= len(p.IndexMaps) {
+		return nil
+	}
+	return p.IndexMaps[i]
+}
+
 // String prints the program as text, for debugging and golden tests.
 func (p *Program) String() string {
 	var b strings.Builder

@@ -582,6 +582,7 @@ func TestMisuseTriton(t *testing.T) {
 		require.NoError(t, err)
 		err = noPanic(t, t.Name(), func() error { _, err := LowerTriton(p, CompilerParams{}); return err })
 		requireMisuse(t, err, "k43", "input 0 (f32[4,3] block of f32[4,6])", "power-of-two block dims")
+		assert.Contains(t, err.Error(), "at misuse_test.go:", "the index map's line")
 	})
 
 	loopKernel := func(k *Kernel, r []*Ref) {

@@ -455,6 +455,16 @@ func (l *ttLower) fail(op *Op, format string, args ...any) {
 	panic(ttFail{e})
 }
 
+// failAt is fail for a ref's block spec, at its index map's Go function
+// when it has one.
+func (l *ttLower) failAt(m *Region, format string, args ...any) {
+	e := &Error{Kernel: l.p.Name, Op: "triton", Msg: fmt.Sprintf(format, args...)}
+	if m != nil {
+		e.Loc = m.Loc
+	}
+	panic(ttFail{e})
+}
+
 // ttElem is the TTIR element type of a dtype in registers.
 func ttElem(dt xla.DType) (string, bool) {
 	switch dt {
@@ -570,7 +580,7 @@ func lowerTritonFunc(p *Program) (f *ttFunc, grid [3]int64, err error) {
 		if blocked {
 			for _, bd := range info.BlockShape {
 				if !isPow2(bd) {
-					l.fail(nil, "%s: block shape %v: Triton needs power-of-two block dims", info, info.Block)
+					l.failAt(l.p.indexMapOf(info), "%s: block shape %v: Triton needs power-of-two block dims", info, info.Block)
 				}
 			}
 		}
