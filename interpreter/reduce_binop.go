@@ -358,7 +358,6 @@ func shpRegionCompare(r *stablehlo.Region, dts []xla.DType, nargs int) *shpCmp {
 	if !ok1 || !ok2 || len(xt.Dims) != 0 || len(yt.Dims) != 0 || xt.DType != yt.DType {
 		return nil
 	}
-	dt := xt.DType
 	for i, a := range b.Args {
 		at, ok := a.Type.(stablehlo.TensorType)
 		want := dts[0]
@@ -369,7 +368,19 @@ func shpRegionCompare(r *stablehlo.Region, dts []xla.DType, nargs int) *shpCmp {
 			return nil
 		}
 	}
-	c := &shpCmp{lhs: x.Index(), rhs: y.Index()}
+	c := shpCompareOf(cmp, xt.DType)
+	if c == nil {
+		return nil
+	}
+	c.lhs, c.rhs = x.Index(), y.Index()
+	return c
+}
+
+// shpCompareOf reads the direction and compare type of a stablehlo.compare
+// of operands of element type dt, or nil when the compare type is not the
+// natural one of dt (see shpRegionCompare) or dt has no typed ordering.
+func shpCompareOf(cmp *stablehlo.Op, dt xla.DType) *shpCmp {
+	c := &shpCmp{}
 	for _, a := range cmp.Attrs {
 		switch a.Name {
 		case "comparison_direction":

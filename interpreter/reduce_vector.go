@@ -58,20 +58,25 @@ type shpVecRegion struct {
 }
 
 type shpVecKey struct {
-	r *stablehlo.Region
-	n int64
+	r   *stablehlo.Region
+	n   int64
+	ret *stablehlo.Value // the one value returned instead of the region's results (nil: those)
 }
 
 var shpVecCache sync.Map // shpVecKey -> *shpVecRegion (nil when not vectorisable)
 
 // shpVectorize returns the region compiled for n lanes, or nil when it holds
 // anything but elementwise ops on rank-0 tensors.
-func shpVectorize(r *stablehlo.Region, n int64) *shpVecRegion {
-	key := shpVecKey{r, n}
+func shpVectorize(r *stablehlo.Region, n int64) *shpVecRegion { return shpVectorizeFor(r, n, nil) }
+
+// shpVectorizeFor is shpVectorize returning ret, a value of the region's
+// block, instead of the region's results (nil: those).
+func shpVectorizeFor(r *stablehlo.Region, n int64, ret *stablehlo.Value) *shpVecRegion {
+	key := shpVecKey{r, n, ret}
 	if v, ok := shpVecCache.Load(key); ok {
 		return v.(*shpVecRegion)
 	}
-	v := shpBuildVec(r, n)
+	v := shpBuildVec(r, n, ret)
 	shpVecCache.Store(key, v)
 	return v
 }
@@ -84,7 +89,7 @@ func shpScalarType(t stablehlo.Type) (xla.DType, bool) {
 	return tt.DType, true
 }
 
-func shpBuildVec(r *stablehlo.Region, n int64) *shpVecRegion {
+func shpBuildVec(r *stablehlo.Region, n int64, ret *stablehlo.Value) *shpVecRegion {
 	if r == nil || len(r.Blocks) != 1 || n < 1 {
 		return nil
 	}
@@ -162,7 +167,11 @@ func shpBuildVec(r *stablehlo.Region, n int64) *shpVecRegion {
 		}
 		v.ops = append(v.ops, vo)
 	}
-	for _, x := range b.Ops[len(b.Ops)-1].Operands {
+	rets := b.Ops[len(b.Ops)-1].Operands
+	if ret != nil {
+		rets = []*stablehlo.Value{ret}
+	}
+	for _, x := range rets {
 		rf, ok := ref(x)
 		if !ok {
 			return nil

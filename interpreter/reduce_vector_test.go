@@ -111,13 +111,13 @@ func TestVectorizeRecognition(t *testing.T) {
 		return m.Funcs[0].Body.Blocks[0].Ops[0].Regions[0]
 	}
 	assert.NotNil(t, shpBuildVec(mk(`%s = "stablehlo.subtract"(%x, %y) : (tensor<f32>, tensor<f32>) -> tensor<f32>
-"stablehlo.return"(%s) : (tensor<f32>) -> ()`), 4))
+"stablehlo.return"(%s) : (tensor<f32>) -> ()`), 4, nil))
 	assert.Nil(t, shpBuildVec(mk(`%s = "shptest.add"(%x, %y) : (tensor<f32>, tensor<f32>) -> tensor<f32>
-"stablehlo.return"(%s) : (tensor<f32>) -> ()`), 4), "unknown ops run per element")
+"stablehlo.return"(%s) : (tensor<f32>) -> ()`), 4, nil), "unknown ops run per element")
 	assert.Nil(t, shpBuildVec(mk(`%s = "stablehlo.broadcast_in_dim"(%x) {broadcast_dimensions = array<i64>} : (tensor<f32>) -> tensor<2xf32>
 %t = "stablehlo.slice"(%s) {start_indices = array<i64: 0>, limit_indices = array<i64: 1>, strides = array<i64: 1>} : (tensor<2xf32>) -> tensor<1xf32>
 %u = "stablehlo.reshape"(%t) : (tensor<1xf32>) -> tensor<f32>
-"stablehlo.return"(%u) : (tensor<f32>) -> ()`), 4), "non-scalar values run per element")
+"stablehlo.return"(%u) : (tensor<f32>) -> ()`), 4, nil), "non-scalar values run per element")
 }
 
 // select_and_scatter's selection through the vectorised region matches the

@@ -178,7 +178,9 @@ func BenchmarkArgmaxRows256(b *testing.B) {
 }
 
 // BenchmarkSortF32_10K sorts 10,000 floats with jnp.sort's comparator (NaN
-// and signed-zero canonicalisation, then a TOTALORDER compare).
+// and signed-zero canonicalisation, then a TOTALORDER compare): by keys
+// computed once per element ("keys") and by the vectorised bitonic
+// network ("network", what such comparators took before).
 func BenchmarkSortF32_10K(b *testing.B) {
 	src := `func.func @main(%x: tensor<10000xf32>) -> tensor<10000xf32> {
   %0 = "stablehlo.sort"(%x) <{dimension = 0 : i64}> ({
@@ -198,7 +200,18 @@ func BenchmarkSortF32_10K(b *testing.B) {
   }) : (tensor<10000xf32>) -> tensor<10000xf32>
   return %0 : tensor<10000xf32>
 }`
-	shpBenchRun(b, shpBenchProgram(b, src), 10000*4, shpBenchF32(10000))
+	p := shpBenchProgram(b, src)
+	x := shpBenchF32(10000)
+	for _, c := range []struct {
+		name string
+		on   bool
+	}{{"keys", true}, {"network", false}} {
+		b.Run(c.name, func(b *testing.B) {
+			defer func(on bool) { shpSortByKeys = on }(shpSortByKeys)
+			shpSortByKeys = c.on
+			shpBenchRun(b, p, 10000*4, x)
+		})
+	}
 }
 
 // BenchmarkSortF32_10KTyped sorts 10,000 floats with a single-compare

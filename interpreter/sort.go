@@ -78,7 +78,13 @@ func shpSort(x *Exec, op *stablehlo.Op, args []Value) ([]Value, error) {
 	outerDims[dim] = 1
 
 	base := 0
-	if shpTypedSortLess(op.Regions[0], ins, dts, &base, st) == nil {
+	less := shpTypedSortLess(op.Regions[0], ins, dts, &base, st)
+	if less == nil {
+		if less, err = shpKeyedSortLess(x, op.Regions[0], ins, dts, &base, st); err != nil {
+			return nil, err
+		}
+	}
+	if less == nil {
 		src, err := shpSortNetwork(x, op.Regions[0], ins, dts, outerDims, str, int(n), st)
 		if err != nil {
 			return nil, err
@@ -92,7 +98,12 @@ func shpSort(x *Exec, op *stablehlo.Op, args []Value) ([]Value, error) {
 			return shpValues(outs), nil
 		}
 	}
-	less, errp := shpSortLess(x, op.Regions[0], ins, dts, &base, st)
+	var errp *error
+	if less == nil {
+		less, errp = shpSortLess(x, op.Regions[0], ins, dts, &base, st)
+	} else {
+		errp = new(error)
+	}
 	src := makeChecked[int](int64(total), xla.MakeShape(xla.Int64, int64(total)))
 	perm := makeChecked[int](int64(n), xla.MakeShape(xla.Int64, int64(n)))
 	tmp := makeChecked[int](int64(n), xla.MakeShape(xla.Int64, int64(n)))

@@ -1,6 +1,7 @@
 package interpreter
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"math/rand"
@@ -10,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/halo-ml/halo/stablehlo"
 	"github.com/halo-ml/halo/xla"
 )
 
@@ -227,5 +229,99 @@ func TestSortNetworkMatchesMergeSort(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestSortByKeysMatchesRegion: jnp's comparators (canonicalise NaNs and
+// signed zeros, then TOTALORDER; argsort's with an index operand) sort by
+// keys computed once per element, in the order the region gives: the
+// same comparator with its second half behind an optimization_barrier
+// (no longer mirrored, so sorted by the vectorised network, itself
+// checked against the merge sort) gives the same results, for f32, f64
+// and bf16 with NaNs of both signs, signed zeros, infinities and ties,
+// along each dimension.
+func TestSortByKeysMatchesRegion(t *testing.T) {
+	shpNeedElementwise(t)
+	src := func(et string, n int, dim string, mirrored bool) string {
+		ty := func(et string) string {
+			if dim == "0" {
+				return fmt.Sprintf("tensor<%dx3x%s>", n, et)
+			}
+			return fmt.Sprintf("tensor<3x%dx%s>", n, et)
+		}
+		b := "%b"
+		barrier := ""
+		if !mirrored {
+			barrier = fmt.Sprintf("%%bb = stablehlo.optimization_barrier %%b : tensor<%s>\n    ", et)
+			b = "%bb"
+		}
+		return fmt.Sprintf(`func.func @main(%%x: %[2]s, %%i: %[3]s) -> (%[2]s, %[3]s) {
+  %%r:2 = "stablehlo.sort"(%%x, %%i) ({
+  ^bb0(%%a: tensor<%[1]s>, %%b: tensor<%[1]s>, %%c: tensor<i32>, %%d: tensor<i32>):
+    %[5]s%%z = stablehlo.constant dense<0.000000e+00> : tensor<%[1]s>
+    %%nan = stablehlo.constant dense<0x7FC00000> : tensor<f32>
+    %%cnan = stablehlo.convert %%nan : (tensor<f32>) -> tensor<%[1]s>
+    %%1 = stablehlo.compare  EQ, %%a, %%z,  FLOAT : (tensor<%[1]s>, tensor<%[1]s>) -> tensor<i1>
+    %%2 = stablehlo.select %%1, %%z, %%a : tensor<i1>, tensor<%[1]s>
+    %%3 = stablehlo.compare  NE, %%a, %%a,  FLOAT : (tensor<%[1]s>, tensor<%[1]s>) -> tensor<i1>
+    %%4 = stablehlo.select %%3, %%cnan, %%2 : tensor<i1>, tensor<%[1]s>
+    %%5 = stablehlo.compare  EQ, %[4]s, %%z,  FLOAT : (tensor<%[1]s>, tensor<%[1]s>) -> tensor<i1>
+    %%6 = stablehlo.select %%5, %%z, %[4]s : tensor<i1>, tensor<%[1]s>
+    %%7 = stablehlo.compare  NE, %[4]s, %[4]s,  FLOAT : (tensor<%[1]s>, tensor<%[1]s>) -> tensor<i1>
+    %%8 = stablehlo.select %%7, %%cnan, %%6 : tensor<i1>, tensor<%[1]s>
+    %%9 = stablehlo.compare  LT, %%4, %%8,  TOTALORDER : (tensor<%[1]s>, tensor<%[1]s>) -> tensor<i1>
+    stablehlo.return %%9 : tensor<i1>
+  }) {dimension = %[6]s : i64, is_stable = true} : (%[2]s, %[3]s) -> (%[2]s, %[3]s)
+  return %%r#0, %%r#1 : %[2]s, %[3]s
+}`, et, ty(et), ty("i32"), b, barrier, dim)
+	}
+	specials := []float64{math.NaN(), -math.NaN(), 0, math.Copysign(0, -1), math.Inf(1), math.Inf(-1), 1, -1, 2.5}
+	r := rand.New(rand.NewSource(9))
+	for _, et := range []xla.DType{xla.Float32, xla.Float64, xla.BFloat16} {
+		for _, n := range []int{33, 100} {
+			for _, dim := range []string{"0", "1"} {
+				t.Run(fmt.Sprintf("%v n=%d dim=%s", et, n, dim), func(t *testing.T) {
+					var dims []int64
+					if dim == "0" {
+						dims = shpDims(int64(n), 3)
+					} else {
+						dims = shpDims(3, int64(n))
+					}
+					x := NewTensor(xla.MakeShape(et, dims...))
+					for i := 0; i < x.Len(); i++ {
+						v := specials[r.Intn(len(specials))]
+						if r.Intn(2) == 0 {
+							v = float64(r.Intn(5)) - 2 // ties
+						}
+						ewtSet(x, i, v)
+					}
+					args := []Value{x, shpIota(xla.Int32, dims, 0)}
+					keyed := shpRun(t, src(et.String(), n, dim, true), args...)
+					ref := shpRun(t, src(et.String(), n, dim, false), args...)
+					for i := range keyed {
+						shpSameBits(t, ref[i].(*Tensor), keyed[i].(*Tensor), fmt.Sprintf("result %d", i))
+					}
+				})
+			}
+		}
+	}
+	// The keyed form is what the mirrored comparator takes, and only it.
+	for _, mirrored := range []bool{true, false} {
+		m, err := stablehlo.Parse([]byte(src("f32", 100, "0", mirrored)))
+		require.NoError(t, err)
+		var sortOp *stablehlo.Op
+		m.Walk(func(op *stablehlo.Op) bool {
+			if op.Name == "stablehlo.sort" {
+				sortOp = op
+			}
+			return true
+		})
+		p, err := Compile(m, "")
+		require.NoError(t, err)
+		ins := []*Tensor{NewTensor(xla.MakeShape(xla.Float32, 100, 3)), NewTensor(xla.MakeShape(xla.Int32, 100, 3))}
+		base := 0
+		less, err := shpKeyedSortLess(&Exec{Ctx: context.Background(), Program: p}, sortOp.Regions[0], ins, []xla.DType{xla.Float32, xla.Int32}, &base, 3)
+		require.NoError(t, err)
+		assert.Equal(t, mirrored, less != nil, "mirrored %v", mirrored)
 	}
 }

@@ -2,6 +2,8 @@ package interpreter
 
 import (
 	"math/bits"
+	"reflect"
+	"slices"
 
 	"github.com/halo-ml/halo/stablehlo"
 	"github.com/halo-ml/halo/xla"
@@ -128,4 +130,115 @@ func shpSortNetwork(x *Exec, r *stablehlo.Region, ins []*Tensor, dts []xla.DType
 		}
 	}
 	return src, nil
+}
+
+// A comparator of the form compare(f(a...), f(b...)), where f is the same
+// computation on the first and on the second argument of each pair
+// (jnp.sort's: canonicalise NaNs and signed zeros, then a TOTALORDER
+// compare), orders elements by their keys f(x): the keys are computed
+// once per element, in one vectorised run of f over every element, and
+// the slices are sorted by the typed comparison of their keys. The merge
+// sort takes the same decisions as with the region, so the order is the
+// same.
+
+// shpSortByKeys turns the keyed sort on (a var for benchmarks to compare
+// it with the network).
+var shpSortByKeys = true
+
+// shpKeyedSortLess returns the ordering of slice positions by keys, for a
+// comparator of that form (keys computed for every element of ins), or
+// nil when the comparator is not of that form or its f does not
+// vectorise.
+func shpKeyedSortLess(x *Exec, r *stablehlo.Region, ins []*Tensor, dts []xla.DType, base *int, st int) (func(a, b int) bool, error) {
+	total := ins[0].Len()
+	if !shpSortByKeys || r == nil || len(r.Blocks) != 1 || total < shpSortNetworkMin {
+		return nil, nil
+	}
+	b := r.Blocks[0]
+	if len(b.Args) != 2*len(ins) || len(b.Ops) < 2 {
+		return nil, nil
+	}
+	ret := b.Ops[len(b.Ops)-1]
+	if !isTerminator(ret.Name) || len(ret.Operands) != 1 || ret.Operands[0].Op() == nil {
+		return nil, nil
+	}
+	cmp := ret.Operands[0].Op()
+	if cmp.Name != "stablehlo.compare" || len(cmp.Operands) != 2 || cmp.Parent() != b {
+		return nil, nil
+	}
+	lhs, rhs := cmp.Operands[0], cmp.Operands[1]
+	kt, ok := shpScalarType(lhs.Type)
+	if !ok {
+		return nil, nil
+	}
+	c := shpCompareOf(cmp, kt)
+	if c == nil || !shpMirrored(b, lhs, rhs, map[[2]*stablehlo.Value]bool{}) {
+		return nil, nil
+	}
+	v := shpVectorizeFor(r, int64(total), lhs)
+	if v == nil {
+		return nil, nil
+	}
+	args := make([]*Tensor, 2*len(ins))
+	for k, t := range ins {
+		flat := &Tensor{Shape: xla.MakeShape(dts[k], int64(total)), Data: t.Data}
+		args[2*k], args[2*k+1] = flat, flat
+	}
+	res, err := v.run(x, args)
+	if err != nil {
+		return nil, err
+	}
+	if err := shpVecResults(res, []xla.DType{kt}); err != nil {
+		return nil, shpErrf("comparator keys: %w", err)
+	}
+	return shpTypedLess(res[0], c, base, st), nil
+}
+
+// shpMirrored reports whether value r of block b computes what value l
+// does with every pair's first argument (2k) replaced by its second
+// (2k+1), l depending on first arguments only: the same ops with the
+// same attributes, or the very same value where neither depends on the
+// arguments (a constant, a value from outside the region).
+func shpMirrored(b *stablehlo.Block, l, r *stablehlo.Value, seen map[[2]*stablehlo.Value]bool) bool {
+	if seen[[2]*stablehlo.Value{l, r}] {
+		return true
+	}
+	li, lArg := slices.Index(b.Args, l), slices.Contains(b.Args, l)
+	ri := slices.Index(b.Args, r)
+	switch {
+	case lArg || ri >= 0:
+		return li >= 0 && li%2 == 0 && ri == li+1
+	case l == r:
+		return !shpUsesArgs(b, l)
+	}
+	lo, ro := l.Op(), r.Op()
+	if lo == nil || ro == nil || lo.Parent() != b || ro.Parent() != b || lo.Name != ro.Name ||
+		l.Index() != r.Index() || len(lo.Operands) != len(ro.Operands) || len(lo.Regions) != 0 || len(ro.Regions) != 0 ||
+		!reflect.DeepEqual(lo.Attrs, ro.Attrs) {
+		return false
+	}
+	for i := range lo.Operands {
+		if !shpMirrored(b, lo.Operands[i], ro.Operands[i], seen) {
+			return false
+		}
+	}
+	seen[[2]*stablehlo.Value{l, r}] = true
+	return true
+}
+
+// shpUsesArgs reports whether value v of block b depends on b's arguments.
+func shpUsesArgs(b *stablehlo.Block, v *stablehlo.Value) bool {
+	if slices.Contains(b.Args, v) {
+		return true
+	}
+	op := v.Op()
+	if op == nil || op.Parent() != b {
+		return false // from outside the region
+	}
+	for _, x := range op.Operands {
+		if shpUsesArgs(b, x) {
+			return true
+		}
+	}
+	return false
 }
