@@ -457,12 +457,33 @@ func ewComplexBinary[T ewComplex](code ewBinOp, d, a, b []T) bool {
 	return true
 }
 
-// ewCPow is the principal value of a^b; 0^0 is 1.
+// ewCPow is the principal value of a^b; 0^0 is 1. It is cmplx.Pow's
+// |a|^b·e^(iθ) but for a part whose sine or cosine is zero: that part is
+// a zero, not the NaN of an overflowed modulus times 0 ((10+0i)^400 is
+// +Inf+0i).
 func ewCPow(a, b complex128) complex128 {
 	if b == 0 {
 		return 1
 	}
-	return cmplx.Pow(a, b)
+	if a == 0 || cmplx.IsInf(a) || cmplx.IsNaN(a) || cmplx.IsInf(b) || cmplx.IsNaN(b) {
+		return cmplx.Pow(a, b)
+	}
+	modulus := cmplx.Abs(a)
+	r := math.Pow(modulus, real(b))
+	arg := cmplx.Phase(a)
+	theta := real(b) * arg
+	if imag(b) != 0 {
+		r *= math.Exp(-imag(b) * arg)
+		theta += imag(b) * math.Log(modulus)
+	}
+	s, c := math.Sincos(theta)
+	times := func(t float64) float64 {
+		if t == 0 && !math.IsNaN(r) {
+			return math.Copysign(0, t) * math.Copysign(1, r)
+		}
+		return r * t
+	}
+	return complex(times(c), times(s))
 }
 
 // ewCAtan2 is the complex atan2(y, x) = -i·log((x + i·y) / sqrt(x² + y²)).

@@ -365,9 +365,9 @@ func ewComplexFunc(code ewUnOp) func(complex128) complex128 {
 	case unCbrt:
 		return ewCCbrt
 	case unCos:
-		return cmplx.Cos
+		return special.Cos
 	case unExp:
-		return cmplx.Exp
+		return special.Exp
 	case unExpm1:
 		return ewCExpm1
 	case unLog:
@@ -375,7 +375,7 @@ func ewComplexFunc(code ewUnOp) func(complex128) complex128 {
 	case unLog1p:
 		return ewCLog1p
 	case unLogistic:
-		return func(z complex128) complex128 { return 1 / (1 + cmplx.Exp(-z)) }
+		return func(z complex128) complex128 { return 1 / (1 + special.Exp(-z)) }
 	case unNeg:
 		return func(z complex128) complex128 { return -z }
 	case unRsqrt:
@@ -383,7 +383,7 @@ func ewComplexFunc(code ewUnOp) func(complex128) complex128 {
 	case unSign:
 		return ewCSign
 	case unSin:
-		return cmplx.Sin
+		return special.Sin
 	case unSqrt:
 		return special.Sqrt // scales tiny parts (cmplx.Sqrt loses subnormals)
 	case unSquare:
@@ -418,12 +418,17 @@ func ewCCbrt(z complex128) complex128 {
 }
 
 // ewCExpm1 is exp(z) - 1 without cancellation near 0:
-// (expm1(x)·cos(y) - 2·sin²(y/2)) + i·exp(x)·sin(y).
+// (expm1(x)·cos(y) - 2·sin²(y/2)) + i·exp(x)·sin(y), the imaginary part
+// and, past x = 700 (where the 1 no longer counts), the real part those
+// of special.Exp (1000+0i gives +Inf+0i, not NaN).
 func ewCExpm1(z complex128) complex128 {
 	x, y := real(z), imag(z)
+	e := special.Exp(z)
+	if x > 700 {
+		return complex(real(e)-1, imag(e))
+	}
 	s := math.Sin(y / 2)
-	re := math.Expm1(x)*math.Cos(y) - 2*s*s
-	return complex(re, math.Exp(x)*math.Sin(y))
+	return complex(math.Expm1(x)*math.Cos(y)-2*s*s, imag(e))
 }
 
 // ewCLog1p is log(1 + z) without cancellation near 0:

@@ -226,3 +226,48 @@ func TestComplexSquareOfHugeParts(t *testing.T) {
 		assert.True(t, math.IsInf(real(z), 1), "%v", z)
 	}
 }
+
+// TestComplexExpFamilyOverflow: complex exponential, expm1, cosine, sine
+// and power give the exact zeros and finite results next to an overflowing
+// factor (e^1000 times sin 0 was NaN; e^710 alone overflows while
+// e^(710+iπ/4) is finite).
+func TestComplexExpFamilyOverflow(t *testing.T) {
+	out := shpRun(t, `func.func @main() -> (tensor<2xcomplex<f64>>, tensor<2xcomplex<f64>>, tensor<2xcomplex<f64>>, tensor<2xcomplex<f64>>, tensor<1xcomplex<f64>>, tensor<1xcomplex<f32>>) {
+  %a = stablehlo.constant dense<[(1000.0, 0.0), (710.0, 0.7853981633974483)]> : tensor<2xcomplex<f64>>
+  %0 = stablehlo.exponential %a : tensor<2xcomplex<f64>>
+  %1 = stablehlo.exponential_minus_one %a : tensor<2xcomplex<f64>>
+  %b = stablehlo.constant dense<[(0.0, 1000.0), (0.7853981633974483, 710.0)]> : tensor<2xcomplex<f64>>
+  %2 = stablehlo.cosine %b : tensor<2xcomplex<f64>>
+  %3 = stablehlo.sine %b : tensor<2xcomplex<f64>>
+  %x = stablehlo.constant dense<[(10.0, 0.0)]> : tensor<1xcomplex<f64>>
+  %y = stablehlo.constant dense<[(400.0, 0.0)]> : tensor<1xcomplex<f64>>
+  %4 = stablehlo.power %x, %y : tensor<1xcomplex<f64>>
+  %c = stablehlo.constant dense<[(100.0, 0.0)]> : tensor<1xcomplex<f32>>
+  %5 = stablehlo.exponential %c : tensor<1xcomplex<f32>>
+  return %0, %1, %2, %3, %4, %5 : tensor<2xcomplex<f64>>, tensor<2xcomplex<f64>>, tensor<2xcomplex<f64>>, tensor<2xcomplex<f64>>, tensor<1xcomplex<f64>>, tensor<1xcomplex<f32>>
+}`)
+	inf := math.Inf(1)
+	big := math.Exp(355) * (math.Exp(355) * math.Sqrt2 / 2) // e^710·cos(π/4), finite
+	half := big / 2                                         // cosh(710)·cos(π/4) ≈ e^710/2·√2/2
+	want := [][]complex128{
+		{complex(inf, 0), complex(big, big)},
+		{complex(inf, 0), complex(big, big)},
+		{complex(inf, math.Copysign(0, -1)), complex(half, -half)},
+		{complex(0, inf), complex(half, half)},
+		{complex(inf, 0)},
+		{complex(inf, 0)},
+	}
+	for i, w := range want {
+		got := laValues(out[i].(*Tensor))
+		require.Len(t, got, len(w), "result %d", i)
+		for j := range w {
+			for _, part := range []struct{ g, w float64 }{{real(got[j]), real(w[j])}, {imag(got[j]), imag(w[j])}} {
+				if part.w == 0 || math.IsInf(part.w, 0) {
+					assert.Equal(t, math.Float64bits(part.w), math.Float64bits(part.g), "result %d element %d: got %v, want %v", i, j, got[j], w[j])
+				} else {
+					assert.InEpsilon(t, part.w, part.g, 1e-12, "result %d element %d", i, j)
+				}
+			}
+		}
+	}
+}

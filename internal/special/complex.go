@@ -1,6 +1,9 @@
 package special
 
-import "math"
+import (
+	"math"
+	"math/cmplx"
+)
 
 // Complex elementary functions with the special values of C99 Annex G
 // (G.6) and branch cuts on the sides given by the sign of a zero part:
@@ -397,5 +400,38 @@ func Atanh(z complex128) complex128 {
 // imaginary axis beyond ±i.
 func Atan(z complex128) complex128 {
 	w := Atanh(complex(-imag(z), real(z)))
+	return complex(imag(w), -real(w))
+}
+
+// Exp is e^z = e^x (cos y + i sin y) with Annex G's special values: a
+// zero y gives (e^x, y) whatever x (1000+0i is +Inf+0i, not the NaN of
+// ∞·sin 0), and past x = 700 the exponential is split so that a finite
+// result does not pass through an overflowed e^x (e^(710+iπ/4) is
+// finite).
+func Exp(z complex128) complex128 {
+	x, y := real(z), imag(z)
+	switch {
+	case y == 0:
+		return complex(math.Exp(x), y)
+	case isInf(x) || isNaN(x) || isInf(y) || isNaN(y):
+		return cmplx.Exp(z)
+	}
+	s, c := math.Sincos(y)
+	if x > 700 {
+		h := math.Exp(x / 2)
+		return complex(c*h*h, s*h*h)
+	}
+	r := math.Exp(x)
+	return complex(r*c, r*s)
+}
+
+// Cos is the cosine, cosh(iz), with Annex G's special values (cos(1000i)
+// is +Inf-0i, not the NaN of 0·sinh 1000).
+func Cos(z complex128) complex128 { return Cosh(complex(-imag(z), real(z))) }
+
+// Sin is the sine, -i·sinh(iz), with Annex G's special values (sin(1000i)
+// is 0+Inf·i).
+func Sin(z complex128) complex128 {
+	w := Sinh(complex(-imag(z), real(z)))
 	return complex(imag(w), -real(w))
 }

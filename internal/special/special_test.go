@@ -3,6 +3,7 @@ package special
 import (
 	"math"
 	"math/big"
+	"math/cmplx"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -524,4 +525,47 @@ func TestZetaNegativeHalfIntegersPastOne(t *testing.T) {
 	// ψ^(32)(x) ≈ -31!/x^32 for large x: ζ(33, 1e10) is subnormal.
 	lg, _ := math.Lgamma(32)
 	assert.InDelta(t, 1, Polygamma(32, 1e10)/-math.Exp(lg-32*math.Log(1e10)), 1e-8)
+}
+
+// TestExpCosSin: on ordinary arguments Exp, Cos and Sin agree with
+// math/cmplx (Exp exactly, Cos and Sin within a few ulp: they go through
+// Cosh and Sinh); next to overflow they give the exact zero and the
+// finite value where math/cmplx gives NaN or Inf.
+func TestExpCosSin(t *testing.T) {
+	close := func(a, b complex128) bool {
+		d := cmplx.Abs(a - b)
+		return d <= 1e-15*cmplx.Abs(b) || d == 0
+	}
+	for _, x := range []float64{-30, -2.5, -1e-3, 0, 1e-300, 0.7, 3, 40} {
+		for _, y := range []float64{-7, -1, -1e-8, 0.3, 2, 100} {
+			z := complex(x, y)
+			if got, want := Exp(z), cmplx.Exp(z); got != want {
+				t.Errorf("Exp(%v) = %v, want %v", z, got, want)
+			}
+			if got, want := Cos(z), cmplx.Cos(z); !close(got, want) {
+				t.Errorf("Cos(%v) = %v, want %v", z, got, want)
+			}
+			if got, want := Sin(z), cmplx.Sin(z); !close(got, want) {
+				t.Errorf("Sin(%v) = %v, want %v", z, got, want)
+			}
+		}
+	}
+	inf := math.Inf(1)
+	for _, c := range []struct {
+		got, want complex128
+	}{
+		{Exp(complex(1000, 0)), complex(inf, 0)},
+		{Exp(complex(inf, 0)), complex(inf, 0)},
+		{Exp(complex(math.Inf(-1), 0)), complex(0, 0)},
+		{Cos(complex(0, 1000)), complex(inf, math.Copysign(0, -1))},
+		{Sin(complex(0, 1000)), complex(0, inf)},
+		{Sin(complex(0, -1000)), complex(0, -inf)},
+	} {
+		if math.Float64bits(real(c.got)) != math.Float64bits(real(c.want)) || math.Float64bits(imag(c.got)) != math.Float64bits(imag(c.want)) {
+			t.Errorf("got %v, want %v", c.got, c.want)
+		}
+	}
+	if e := Exp(complex(710, math.Pi/4)); cmplx.IsInf(e) || math.Abs(real(e)/1.5796728482882019e+308-1) > 1e-14 {
+		t.Errorf("Exp(710+iπ/4) = %v, want about 1.58e308·(1+i)", e)
+	}
 }
