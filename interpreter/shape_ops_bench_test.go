@@ -39,6 +39,21 @@ func shpBenchRun(b *testing.B, p *Program, bytes int64, args ...Value) {
 	}
 }
 
+// shpBenchSwitch runs run as two sub-benchmarks, named on and off, with
+// *flag (a kernel's switch between two forms) true and then false.
+func shpBenchSwitch(b *testing.B, flag *bool, on, off string, run func(b *testing.B)) {
+	defer func(v bool) { *flag = v }(*flag)
+	for _, c := range []struct {
+		name string
+		v    bool
+	}{{on, true}, {off, false}} {
+		b.Run(c.name, func(b *testing.B) {
+			*flag = c.v
+			run(b)
+		})
+	}
+}
+
 func shpBenchF32(dims ...int64) *Tensor {
 	t := NewTensor(xla.MakeShape(xla.Float32, dims...))
 	r := rand.New(rand.NewSource(1))
@@ -202,16 +217,7 @@ func BenchmarkSortF32_10K(b *testing.B) {
 }`
 	p := shpBenchProgram(b, src)
 	x := shpBenchF32(10000)
-	for _, c := range []struct {
-		name string
-		on   bool
-	}{{"keys", true}, {"network", false}} {
-		b.Run(c.name, func(b *testing.B) {
-			defer func(on bool) { shpSortByKeys = on }(shpSortByKeys)
-			shpSortByKeys = c.on
-			shpBenchRun(b, p, 10000*4, x)
-		})
-	}
+	shpBenchSwitch(b, &shpSortByKeys, "keys", "network", func(b *testing.B) { shpBenchRun(b, p, 10000*4, x) })
 }
 
 // BenchmarkSortF32_10KTyped sorts 10,000 floats with a single-compare
@@ -245,16 +251,7 @@ func BenchmarkCumulativeSum(b *testing.B) {
 }`
 	p := shpBenchProgram(b, src)
 	in := shpBenchF32(4, 4096)
-	for _, c := range []struct {
-		name string
-		on   bool
-	}{{"one-pass", true}, {"window-walk", false}} {
-		b.Run(c.name, func(b *testing.B) {
-			defer func(on bool) { shpCumulative = on }(shpCumulative)
-			shpCumulative = c.on
-			shpBenchRun(b, p, 4*4096*4, in)
-		})
-	}
+	shpBenchSwitch(b, &shpCumulative, "one-pass", "window-walk", func(b *testing.B) { shpBenchRun(b, p, 4*4096*4, in) })
 }
 
 // BenchmarkTopK is chlo.top_k with k = 8 over 256 rows of 4096 f32, with
@@ -267,14 +264,5 @@ func BenchmarkTopK(b *testing.B) {
 }`
 	p := shpBenchProgram(b, src)
 	in := shpBenchF32(256, 4096)
-	for _, c := range []struct {
-		name string
-		on   bool
-	}{{"heap", true}, {"sort", false}} {
-		b.Run(c.name, func(b *testing.B) {
-			defer func(on bool) { chloTopKHeapOn = on }(chloTopKHeapOn)
-			chloTopKHeapOn = c.on
-			shpBenchRun(b, p, 256*4096*4, in)
-		})
-	}
+	shpBenchSwitch(b, &chloTopKHeapOn, "heap", "sort", func(b *testing.B) { shpBenchRun(b, p, 256*4096*4, in) })
 }
