@@ -99,7 +99,8 @@ func (b *buffer) takeHeld() (Value, error) {
 		case <-b.c.ctx.Done():
 			if !b.ready.fired() {
 				b.unhold()
-				return nil, context.Cause(b.c.ctx)
+				cause := context.Cause(b.c.ctx)
+				return nil, backend.Wrapf(codeCancelled, "PJRT_Buffer", cause, "%v", cause)
 			}
 		}
 	}
@@ -294,6 +295,11 @@ func (c *client) BufferFromHost(h backend.HostBuffer, dev backend.Device, mem ba
 	if StorageOf(shape.DType) == StorageInvalid {
 		return nil, nil, backend.Errorf(codeUnimplemented, op, "element type %v is not supported by the interpreter", shape.DType)
 	}
+	if err := canAllocate(shape); err != nil {
+		// Before gathering strided data: zero strides let a few host
+		// bytes stand for a huge array.
+		return nil, nil, backend.Errorf(codeResourceExhausted, op, "%v", err)
+	}
 	data := h.Data
 	if h.ByteStrides != nil {
 		dense, err := gatherStrided(shape, data, h.ByteStrides)
@@ -304,9 +310,6 @@ func (c *client) BufferFromHost(h backend.HostBuffer, dev backend.Device, mem ba
 	}
 	if int64(len(data)) != shape.HostBytes() {
 		return nil, nil, backend.Errorf(codeInvalidArgument, op, "host data has %d bytes, %v needs %d", len(data), shape, shape.HostBytes())
-	}
-	if err := canAllocate(shape); err != nil {
-		return nil, nil, backend.Errorf(codeResourceExhausted, op, "%v", err)
 	}
 	t, err := decodeHost(shape, data)
 	if err != nil {

@@ -321,7 +321,11 @@ func TestCloseStopsRunningComputations(t *testing.T) {
   }
 }`)
 		args := make([][]backend.Buffer, devices)
-		_, events, err := e.Execute(args, backend.ExecuteOptions{WantCompletionEvents: true})
+		outs, events, err := e.Execute(args, backend.ExecuteOptions{WantCompletionEvents: true})
+		require.NoError(t, err)
+		// A read of a result started before the Close ends Cancelled, as
+		// the events do.
+		read, err := outs[0][0].ToHost(make([]byte, 4))
 		require.NoError(t, err)
 		require.Len(t, events, devices)
 		select {
@@ -334,6 +338,11 @@ func TestCloseStopsRunningComputations(t *testing.T) {
 			err := await(t, ev)
 			require.ErrorIs(t, err, ErrClientClosed, "%d devices", devices)
 		}
+		err = await(t, read)
+		require.ErrorIs(t, err, ErrClientClosed)
+		var coded backend.CodedError
+		require.ErrorAs(t, err, &coded)
+		assert.Equal(t, codeCancelled, coded.PJRTCode(), "%v", err)
 	}
 }
 

@@ -92,7 +92,7 @@ func (c *Client) BufferFromHost(data []byte, shape xla.Shape, opts ...BufferOpti
 		}
 	}
 	if err := shape.Validate(); err != nil {
-		return nil, err
+		return nil, errorf(InvalidArgument, "PJRT_Client_BufferFromHostBuffer", "%v", err)
 	}
 	if cfg.strides == nil && int64(len(data)) != shape.HostBytes() {
 		return nil, errorf(InvalidArgument, "PJRT_Client_BufferFromHostBuffer", "host data has %d bytes, shape %v needs %d", len(data), shape, shape.HostBytes())
@@ -150,13 +150,28 @@ func (c *Client) BufferFromHost(data []byte, shape xla.Shape, opts ...BufferOpti
 }
 
 // Shape is the buffer's element type and dimensions.
-func (b *Buffer) Shape() xla.Shape { return b.shape.Clone() }
+func (b *Buffer) Shape() xla.Shape {
+	if b == nil {
+		return xla.Shape{}
+	}
+	return b.shape.Clone()
+}
 
 // DType is the buffer's element type.
-func (b *Buffer) DType() xla.DType { return b.shape.DType }
+func (b *Buffer) DType() xla.DType {
+	if b == nil {
+		return xla.Invalid
+	}
+	return b.shape.DType
+}
 
 // Dims are the buffer's dimensions.
-func (b *Buffer) Dims() []int64 { return append([]int64(nil), b.shape.Dims...) }
+func (b *Buffer) Dims() []int64 {
+	if b == nil {
+		return nil
+	}
+	return append([]int64(nil), b.shape.Dims...)
+}
 
 // enter begins a call on the buffer: ErrClosed once it or its client is
 // closed; exit must follow. A Close meanwhile releases the buffer when the
@@ -465,7 +480,12 @@ func (b *Buffer) Close() error {
 }
 
 // String describes the buffer.
-func (b *Buffer) String() string { return fmt.Sprintf("Buffer(%v)", b.shape) }
+func (b *Buffer) String() string {
+	if b == nil {
+		return "Buffer(nil)"
+	}
+	return fmt.Sprintf("Buffer(%v)", b.shape)
+}
 
 // Element is a Go type whose slices transfer to and from buffers
 // (xla.Element).
@@ -493,7 +513,7 @@ func BufferFrom[T Element](c *Client, data []T, dims []int64, opts ...BufferOpti
 	dt := DTypeOf[T]()
 	if dt == xla.Invalid {
 		var z T
-		return nil, fmt.Errorf("pjrt: BufferFrom: Go type %T has no element type; use BufferFromHost with an explicit shape", z)
+		return nil, errorf(InvalidArgument, "BufferFrom", "Go type %T has no element type; use BufferFromHost with an explicit shape", z)
 	}
 	return c.BufferFromHost(asBytes(data), xla.MakeShape(dt, dims...), opts...)
 }

@@ -163,7 +163,12 @@ func (c *Client) exit() { c.calls.Done() }
 func (c *Client) Plugin() *Plugin { return c.plugin }
 
 // PlatformName is the platform, e.g. "cpu", "cuda", "interpreter".
-func (c *Client) PlatformName() string { return c.b.PlatformName() }
+func (c *Client) PlatformName() string {
+	if c == nil {
+		return ""
+	}
+	return c.b.PlatformName()
+}
 
 // PlatformVersion is the platform's version string.
 func (c *Client) PlatformVersion() string { return c.b.PlatformVersion() }
@@ -173,6 +178,9 @@ func (c *Client) ProcessIndex() int { return c.b.ProcessIndex() }
 
 // Devices returns every device of the job, addressable or not.
 func (c *Client) Devices() []*Device {
+	if c == nil {
+		return nil
+	}
 	var out []*Device
 	for _, d := range c.b.Devices() {
 		out = append(out, c.lookupDevice(d))
@@ -182,6 +190,9 @@ func (c *Client) Devices() []*Device {
 
 // AddressableDevices returns the devices this process can use.
 func (c *Client) AddressableDevices() []*Device {
+	if c == nil {
+		return nil
+	}
 	var out []*Device
 	for _, d := range c.b.AddressableDevices() {
 		out = append(out, c.lookupDevice(d))
@@ -191,6 +202,9 @@ func (c *Client) AddressableDevices() []*Device {
 
 // Device returns the device with the given id.
 func (c *Client) Device(id int) (*Device, error) {
+	if c == nil {
+		return nil, errorf(InvalidArgument, "Client", "client is nil")
+	}
 	if d := c.byID[id]; d != nil {
 		return d, nil
 	}
@@ -217,7 +231,12 @@ func (c *Client) Device(id int) (*Device, error) {
 }
 
 // Memories returns the memories addressable by this process.
-func (c *Client) Memories() []*Memory { return append([]*Memory(nil), c.memories...) }
+func (c *Client) Memories() []*Memory {
+	if c == nil {
+		return nil
+	}
+	return append([]*Memory(nil), c.memories...)
+}
 
 // DefaultDeviceAssignment returns the plugin's device ids for a
 // computation of replicas x partitions, indexed [replica][partition].
@@ -259,6 +278,9 @@ func (c *Client) DefaultDeviceAssignment(replicas, partitions int) ([][]int, err
 // is idempotent; later calls on the client or its objects return
 // ErrClosed.
 func (c *Client) Close() error {
+	if c == nil {
+		return nil // as Buffer.Close
+	}
 	c.mu.Lock()
 	if c.closed {
 		c.mu.Unlock()
@@ -327,6 +349,9 @@ func (c *Client) releaseAll(live map[io.Closer]struct{}) error {
 // (closed, or collected after their last reference was dropped): what a
 // leak check counts.
 func (c *Client) LiveBuffers() int {
+	if c == nil {
+		return 0
+	}
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	n := 0
@@ -369,6 +394,9 @@ func (h *closeHook) Close() error {
 
 // String describes the client.
 func (c *Client) String() string {
+	if c == nil {
+		return "client(nil)"
+	}
 	return fmt.Sprintf("%s client (%s, %d devices)", c.PlatformName(), c.plugin.Name(), len(c.devices))
 }
 

@@ -39,9 +39,12 @@ type Executable struct {
 
 // Compile compiles a program. opts may be nil for xla.DefaultCompileOptions
 // (one replica, one partition). It first registers with the plugin the
-// declared Go FFI handlers the program calls (DeclareFFIHandler). The built-in interpreter follows the
-// program's own mhlo.num_replicas and mhlo.num_partitions when it sets them
-// (nil options included) and refuses options that disagree with them.
+// declared Go FFI handlers the program calls (DeclareFFIHandler). The
+// built-in interpreter follows the program's own mhlo.num_replicas and
+// mhlo.num_partitions when they are above 1 (nil options included) and
+// refuses options that ask for other counts above 1; options asking for
+// several replicas or partitions of a program that says 1 (as JAX writes
+// for one device) run that many copies.
 func (c *Client) Compile(p Program, opts *xla.CompileOptions) (*Executable, error) {
 	if err := c.enter(); err != nil {
 		return nil, err
@@ -74,7 +77,11 @@ func compileInput(op string, p Program, opts *xla.CompileOptions) ([]byte, error
 	if opts != nil {
 		o = *opts
 	}
-	return o.Marshal()
+	raw, err := o.Marshal()
+	if err != nil {
+		return nil, errorf(InvalidArgument, op, "%v", err)
+	}
+	return raw, nil
 }
 
 // DeserializeAndLoad loads an executable from Executable.Serialize's bytes
@@ -147,6 +154,9 @@ func (e *Executable) Outputs() ([]Output, error) {
 
 // AddressableDevices are the devices Execute runs on, in argument-list order.
 func (e *Executable) AddressableDevices() []*Device {
+	if e == nil {
+		return nil
+	}
 	var out []*Device
 	for _, d := range e.b.AddressableDevices() {
 		out = append(out, e.c.lookupDevice(d))
@@ -197,6 +207,11 @@ func (e *Executable) Execute(args [][]*Buffer, opts ExecuteOptions) (*Execution,
 	}
 	if len(args) != nDev {
 		return nil, errorf(InvalidArgument, "PJRT_LoadedExecutable_Execute", "%d argument lists for %d devices", len(args), nDev)
+	}
+	for d, list := range args {
+		if len(list) != len(args[0]) {
+			return nil, errorf(InvalidArgument, "PJRT_LoadedExecutable_Execute", "device %d has %d arguments, device 0 has %d: every device takes the same number", d, len(list), len(args[0]))
+		}
 	}
 	bargs := make([][]backend.Buffer, len(args))
 	// The arguments are in use until the call returns: a Close meanwhile
@@ -319,7 +334,12 @@ func (e *Executable) Run(args ...*Buffer) ([]*Buffer, error) {
 }
 
 // Close releases the executable. It is idempotent.
-func (e *Executable) Close() error { return e.g.close() }
+func (e *Executable) Close() error {
+	if e == nil {
+		return nil // as Buffer.Close: a failed Compile's nil closes
+	}
+	return e.g.close()
+}
 
 // ExecuteContext carries per-execution data to a plugin (PJRT_ExecuteContext),
 // e.g. FFI user data for host callbacks.
@@ -397,10 +417,20 @@ func (x *ExecuteContext) drain() {
 
 // Close releases the context, once the computations that use it have
 // finished. It is idempotent.
-func (x *ExecuteContext) Close() error { return x.g.close() }
+func (x *ExecuteContext) Close() error {
+	if x == nil {
+		return nil
+	}
+	return x.g.close()
+}
 
 // enter begins a call using the context; exit must follow.
-func (x *ExecuteContext) enter() error { return x.g.enter() }
+func (x *ExecuteContext) enter() error {
+	if x == nil {
+		return errorf(InvalidArgument, "ExecuteContext", "execute context is nil")
+	}
+	return x.g.enter()
+}
 
 // exit ends a call begun by enter.
 func (x *ExecuteContext) exit() { x.g.exit() }

@@ -29,7 +29,8 @@ var (
 // client's plugin, for the client's platform (FFIPlatform), before it
 // compiles a program that calls target through FFICallbackAttr (once per
 // plugin; see EnsureFFIHandler). Declaring a target again replaces its
-// handler for the compilations that follow.
+// handler for the plugins that have not registered it yet: a plugin
+// registers a target once.
 func DeclareFFIHandler(target string, h FFIHandler, traits FFITraits) {
 	if target == "" || h == nil {
 		panic("pjrt: DeclareFFIHandler needs a target and a handler")
@@ -72,6 +73,26 @@ func (p *Plugin) EnsureFFIHandler(target, platform string, h FFIHandler, traits 
 	return reg.err
 }
 
+// containsName reports whether code holds name as a whole symbol: not
+// as part of a longer one ("t" is not in "@t_x" nor in "@x.t").
+func containsName(code []byte, name string) bool {
+	symbol := func(c byte) bool {
+		return c == '_' || c == '.' || c == '$' || c == '-' || '0' <= c && c <= '9' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z'
+	}
+	for rest, off := code, 0; ; {
+		i := bytes.Index(rest, []byte(name))
+		if i < 0 {
+			return false
+		}
+		at := off + i
+		end := at + len(name)
+		if (at == 0 || !symbol(code[at-1])) && (end == len(code) || !symbol(code[end])) {
+			return true
+		}
+		rest, off = code[at+1:], at+1
+	}
+}
+
 // registerDeclared registers with c's plugin the declared handlers that
 // code (a program about to be compiled) calls: those whose target it
 // names, when it carries FFICallbackAttr at all.
@@ -88,7 +109,7 @@ func (c *Client) registerDeclared(code []byte) error {
 	slices.Sort(targets) // registrations in a fixed order
 	platform := FFIPlatform(c.PlatformName())
 	for _, t := range targets {
-		if !bytes.Contains(code, []byte(t)) {
+		if !containsName(code, t) {
 			continue
 		}
 		declaredMu.Lock()

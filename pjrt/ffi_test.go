@@ -516,3 +516,15 @@ func TestDeclaredFFIHandler(t *testing.T) {
 	assert.Equal(t, "Host", FFIPlatform("cpu"))
 	assert.Panics(t, func() { DeclareFFIHandler("", nil, 0) })
 }
+
+func TestContainsName(t *testing.T) {
+	code := []byte(`%0 = stablehlo.custom_call @halo.pallas.check(%x) {backend_config = {halo.callback_id = 7 : i64}}
+  %1 = "stablehlo.custom_call"(%y) {call_target_name = "zz_sub_x"} : (tensor<f32>) -> tensor<f32>`)
+	for name, want := range map[string]bool{
+		"halo.pallas.check": true, "zz_sub_x": true, "halo.pallas": false, "pallas.check": false, "zz_sub": false, "sub_x": false,
+	} {
+		assert.Equal(t, want, containsName(code, name), name)
+	}
+	assert.True(t, containsName([]byte("t"), "t"))
+	assert.False(t, containsName([]byte("tt"), "t"))
+}

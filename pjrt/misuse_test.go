@@ -1,0 +1,70 @@
+package pjrt
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/halo-ml/halo/xla"
+)
+
+// TestMisuseGivesErrors: misuse a Go user might commit returns an error
+// naming the problem, or is harmless, never a panic (found in review).
+func TestMisuseGivesErrors(t *testing.T) {
+	t.Run("nil receivers", func(t *testing.T) {
+		var c *Client
+		var e *Executable
+		var b *Buffer
+		var x *ExecuteContext
+		assert.NoError(t, c.Close())
+		assert.NoError(t, e.Close(), "defer exe.Close() after a failed Compile")
+		assert.NoError(t, x.Close())
+		assert.Nil(t, c.Devices())
+		assert.Nil(t, c.AddressableDevices())
+		assert.Nil(t, c.Memories())
+		assert.Zero(t, c.LiveBuffers())
+		assert.Empty(t, c.PlatformName())
+		assert.Equal(t, "client(nil)", c.String())
+		_, err := c.Device(0)
+		assert.ErrorIs(t, err, InvalidArgument)
+		assert.Nil(t, e.AddressableDevices())
+		assert.Equal(t, xla.Invalid, b.DType())
+		assert.Nil(t, b.Dims())
+		assert.Equal(t, xla.Shape{}, b.Shape())
+		assert.Equal(t, "Buffer(nil)", b.String())
+		assert.ErrorIs(t, x.AddFFIUserData(1, 0), InvalidArgument)
+	})
+	c := openInterpreter(t, DeviceCount(2))
+	t.Run("zero strides over a huge shape", func(t *testing.T) {
+		_, err := BufferFrom(c, []float32{7}, []int64{1 << 40, 1 << 20}, WithByteStrides(0, 0))
+		assert.ErrorIs(t, err, ResourceExhausted)
+	})
+	t.Run("validation errors carry a code", func(t *testing.T) {
+		_, err := BufferFrom(c, []float32{1}, []int64{-1})
+		assert.ErrorIs(t, err, InvalidArgument)
+		assert.ErrorContains(t, err, "negative")
+		o := xla.DefaultCompileOptions()
+		o.NumReplicas = 0
+		_, err = c.Compile(MLIRText("func.func @main() -> () {\n  return\n}\n"), &o)
+		assert.ErrorIs(t, err, InvalidArgument)
+	})
+	t.Run("uneven argument lists", func(t *testing.T) {
+		o := xla.DefaultCompileOptions()
+		o.NumReplicas = 2
+		exe, err := c.Compile(MLIRText(`func.func @main(%x: tensor<f32>, %y: tensor<f32>) -> tensor<f32> {
+  %0 = stablehlo.add %x, %y : tensor<f32>
+  return %0 : tensor<f32>
+}`), &o)
+		require.NoError(t, err)
+		defer exe.Close()
+		devs := c.AddressableDevices()
+		b0, err := ScalarBuffer(c, float32(1), OnDevice(devs[0]))
+		require.NoError(t, err)
+		b1, err := ScalarBuffer(c, float32(2), OnDevice(devs[1]))
+		require.NoError(t, err)
+		_, err = exe.Execute([][]*Buffer{{b0}, {b1, b1}}, ExecuteOptions{NonDonatable: []int{1}})
+		assert.ErrorIs(t, err, InvalidArgument)
+		assert.ErrorContains(t, err, "device 1 has 2 arguments, device 0 has 1")
+	})
+}
