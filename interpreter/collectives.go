@@ -1052,8 +1052,8 @@ type SPMDOptions struct {
 // NumPartitions grid, each in its own goroutine, and returns the results
 // of every device. args[d] are the arguments of device d, where device d
 // runs replica d / NumPartitions of partition d % NumPartitions. A device
-// that fails cancels the others; the error is the first device's error
-// (the others are joined to it).
+// that fails cancels the others; the error is the first device's
+// *DeviceError (the others are joined to it).
 func (p *Program) RunSPMD(ctx context.Context, args [][]Value, opts SPMDOptions) ([][]Value, error) {
 	if ctx == nil {
 		ctx = context.Background()
@@ -1077,9 +1077,9 @@ func (p *Program) RunSPMD(ctx context.Context, args [][]Value, opts SPMDOptions)
 			proc := ProcessID{dev.Replica, dev.Partition}
 			defer func() {
 				if v := recover(); v != nil {
-					errs[d] = fmt.Errorf("device %d %v: interpreter panic: %v", d, proc, v)
+					errs[d] = &DeviceError{d, proc, fmt.Errorf("interpreter panic: %v", v)}
 					if e := allocErrorOf(v); e != nil {
-						errs[d] = fmt.Errorf("device %d %v: %w", d, proc, e)
+						errs[d] = &DeviceError{d, proc, e}
 					}
 					rv.Fail(proc, errs[d])
 					cancel()
@@ -1087,7 +1087,7 @@ func (p *Program) RunSPMD(ctx context.Context, args [][]Value, opts SPMDOptions)
 			}()
 			out, err := p.Run(ctx, dev, args[d])
 			if err != nil {
-				errs[d] = fmt.Errorf("device %d %v: %w", d, proc, err)
+				errs[d] = &DeviceError{d, proc, err}
 				rv.Fail(proc, err)
 				cancel() // the others stop too, not only at their next collective
 				return
@@ -1101,6 +1101,18 @@ func (p *Program) RunSPMD(ctx context.Context, args [][]Value, opts SPMDOptions)
 	}
 	return outs, nil
 }
+
+// DeviceError is how one device of a RunSPMD run failed.
+type DeviceError struct {
+	Device  int       // its index: replica * NumPartitions + partition
+	Process ProcessID // its replica and partition
+	Err     error
+}
+
+func (e *DeviceError) Error() string { return fmt.Sprintf("device %d %v: %v", e.Device, e.Process, e.Err) }
+
+// Unwrap returns the device's error.
+func (e *DeviceError) Unwrap() error { return e.Err }
 
 // fmtGroup prints one group as a dense literal row: [0, 1, 2].
 func fmtGroup(vals []int64) string {

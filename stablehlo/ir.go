@@ -372,7 +372,10 @@ type Func struct {
 	Attrs       []NamedAttr // other attributes of the func op
 	Body        *Region     // nil for a declaration
 	Loc         Location
-	module      *Module
+	// Line is the function's line in the text it was parsed from (0 for
+	// a function built in Go), as Op.Line.
+	Line   int
+	module *Module
 }
 
 // Args returns the entry block's arguments.

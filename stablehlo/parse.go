@@ -244,7 +244,7 @@ func (p *mlirParser) moduleFromOp(op *Op, pos int) (*Module, error) {
 // body the Func's own (the op is being discarded).
 func mlirFuncFromOp(op *Op, detach bool) (*Func, error) {
 	bad := func(msg string) error { return &SyntaxError{Line: 1, Col: 1, Msg: "func.func: " + msg} }
-	f := &Func{Loc: op.Loc}
+	f := &Func{Loc: op.Loc, Line: op.Line}
 	var ft *FunctionType
 	var argAttrs, resAttrs ArrayAttr
 	var hasArgAttrs, hasResAttrs bool // given, even as []

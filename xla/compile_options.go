@@ -6,6 +6,7 @@ import (
 	"maps"
 	"math"
 	"slices"
+	"strings"
 	"unicode/utf8"
 
 	"google.golang.org/protobuf/encoding/protowire"
@@ -246,7 +247,7 @@ func (o CompileOptions) Validate() error {
 	}
 	if o.DeviceAssignment != nil {
 		if err := o.DeviceAssignment.Validate(); err != nil {
-			return fmt.Errorf("xla: compile options: %w", err)
+			return fmt.Errorf("xla: compile options: %s", strings.TrimPrefix(err.Error(), "xla: "))
 		}
 		if o.DeviceAssignment.Replicas() != o.NumReplicas || o.DeviceAssignment.Computations() != o.NumPartitions {
 			return fmt.Errorf("xla: compile options: device assignment is %d replicas x %d computations, want NumReplicas x NumPartitions = %d x %d",

@@ -2,6 +2,7 @@ package xla
 
 import (
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -531,4 +532,15 @@ func TestUnmarshalRefusesInvalidUTF8(t *testing.T) {
 	require.ErrorContains(t, err, "not UTF-8")
 	_, err = UnmarshalCompileOptions(entry("k", "v\xfe"))
 	require.ErrorContains(t, err, "not UTF-8")
+}
+
+// TestCompileOptionsAssignmentErrorPrefix: a bad device assignment's error
+// says "xla:" once.
+func TestCompileOptionsAssignmentErrorPrefix(t *testing.T) {
+	o := DefaultCompileOptions()
+	o.DeviceAssignment = DeviceAssignment{}
+	_, err := o.Marshal()
+	if err == nil || strings.Count(err.Error(), "xla:") != 1 || !strings.Contains(err.Error(), "device assignment is empty") {
+		t.Errorf("err = %v", err)
+	}
 }

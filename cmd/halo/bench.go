@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/halo-ml/halo/pjrt"
@@ -29,7 +30,10 @@ func benchFile(w, errw io.Writer, plugin, path string, budget time.Duration, n i
 	if err != nil && ctx.Err() != nil {
 		// A deadline that passed after the last step (while the results
 		// were printed) leaves the run a success.
-		return fmt.Errorf("stopped after -timeout %v: %w", timeout, err)
+		err = fmt.Errorf("stopped after -timeout %v: %w", timeout, err)
+	}
+	if err != nil && !strings.HasPrefix(err.Error(), path+": ") {
+		err = fmt.Errorf("%s: %w", path, err) // as halo run says
 	}
 	return err
 }

@@ -125,6 +125,18 @@ func checkFiles(w io.Writer, files []string, opts checkOptions) (passed, failed 
 // describeCheckFailure prints a failure: for a failed check, the check,
 // the first mismatch (index, expected, got) and how many elements differ.
 func describeCheckFailure(err error) string {
+	device := ""
+	var de *interpreter.DeviceError
+	if errors.As(err, &de) {
+		// Only one device of several failed: say which.
+		device = fmt.Sprintf("device %d (replica %d, partition %d): ", de.Device, de.Process.Replica, de.Process.Partition)
+		err = de.Err
+	}
+	return device + describeOneFailure(err)
+}
+
+// describeOneFailure is describeCheckFailure for one device's error.
+func describeOneFailure(err error) string {
 	var ce *interpreter.CheckError
 	if errors.As(err, &ce) {
 		if ce.Index == nil {
@@ -143,7 +155,25 @@ func describeCheckFailure(err error) string {
 	return strings.ReplaceAll(err.Error(), "\n", " ")
 }
 
-var splitLine = regexp.MustCompile(`(?m)^[ \t]*// -----.*$`)
+// splitLines returns the [start, end) byte ranges of the lines that
+// separate modules in a check file ("// -----", maybe indented, to the end
+// of the line), found by one pass over the bytes.
+func splitLines(text []byte) [][]int {
+	var out [][]int
+	for start := 0; start < len(text); {
+		end := bytes.IndexByte(text[start:], '\n')
+		if end < 0 {
+			end = len(text)
+		} else {
+			end += start
+		}
+		if l := bytes.TrimLeft(text[start:end], " \t"); bytes.HasPrefix(l, []byte("// -----")) {
+			out = append(out, []int{start, end})
+		}
+		start = end + 1
+	}
+	return out
+}
 
 // checkFile reads a file's modules and checks each.
 func checkFile(path string, opts checkOptions) []checkResult {
@@ -153,7 +183,7 @@ func checkFile(path string, opts checkOptions) []checkResult {
 	}
 	var out []checkResult
 	start, line := 0, 0
-	bounds := splitLine.FindAllIndex(text, -1)
+	bounds := splitLines(text)
 	bounds = append(bounds, []int{len(text), len(text)})
 	for k, b := range bounds {
 		chunk := text[start:b[0]]
@@ -211,7 +241,7 @@ func checkModule(path string, src []byte, m *stablehlo.Module, opts checkOptions
 	whole, wholeErr := interpreter.Compile(m, funcs[0].Name)
 	var out []checkResult
 	for _, f := range funcs {
-		where := fmt.Sprintf("%s:%d @%s", path, funcLine(src, f.Name), f.Name)
+		where := fmt.Sprintf("%s:%d @%s", path, f.Line, f.Name)
 		p := whole
 		if wholeErr != nil {
 			// Something in the module does not compile: compile the
@@ -253,20 +283,6 @@ func runCheck(p *interpreter.Program, timeout time.Duration) (err error) {
 		return err
 	}
 	return nil
-}
-
-// funcLine finds the line of the definition of @name in src (0 if not
-// found).
-func funcLine(src []byte, name string) int {
-	re, err := regexp.Compile(`func\.func\s+(?:public\s+|private\s+|nested\s+)?@` + regexp.QuoteMeta(name) + `\b|sym_name\s*=\s*"` + regexp.QuoteMeta(name) + `"`)
-	if err != nil {
-		return 0
-	}
-	loc := re.FindIndex(src)
-	if loc == nil {
-		return 0
-	}
-	return bytes.Count(src[:loc[0]], []byte("\n")) + 1
 }
 
 // subModule returns a module of f and the functions it reaches through

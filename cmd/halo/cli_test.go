@@ -285,7 +285,7 @@ func TestBench(t *testing.T) {
 }`)
 	code, _, errOut = runCLI("bench", "-timeout", "50ms", loop)
 	assert.Equal(t, 1, code)
-	assert.Contains(t, errOut, "halo bench: stopped after -timeout 50ms")
+	assert.Contains(t, errOut, "halo bench: "+loop+": stopped after -timeout 50ms")
 }
 
 // TestBenchInputs: the inputs stay in their ranges, whatever the type.

@@ -49,7 +49,33 @@ flags (devices, demo, run, bench):
 }
 
 func main() {
-	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+	os.Exit(runChecked(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// runChecked is run whose output that did not arrive (a full disk, a
+// closed pipe) makes a success a failure.
+func runChecked(args []string, stdout, stderr io.Writer) int {
+	out := &checkedWriter{w: stdout}
+	code := run(args, out, stderr)
+	if out.err != nil && code == 0 {
+		fmt.Fprintf(stderr, "halo: writing the output: %v\n", out.err)
+		code = 1
+	}
+	return code
+}
+
+// checkedWriter keeps the first error of the writes to w.
+type checkedWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (c *checkedWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	if err != nil && c.err == nil {
+		c.err = err
+	}
+	return n, err
 }
 
 var commands = map[string]command{

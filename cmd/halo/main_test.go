@@ -2,12 +2,14 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/halo-ml/halo/internal/testplugin"
 )
@@ -181,4 +183,66 @@ func TestCheckCommand(t *testing.T) {
 	code, out, _ = runCLI("check", filepath.Join(dir, "missing.mlir"))
 	assert.Equal(t, 1, code)
 	assert.Contains(t, out, "no such file")
+}
+
+// failingWriter refuses every write, as a full disk does.
+type failingWriter struct{}
+
+func (failingWriter) Write([]byte) (int, error) { return 0, errors.New("no space left on device") }
+
+// TestCLIReviewFixes: output that does not arrive fails the command;
+// check names the line of each function (also when one name starts with
+// another, and for quoted names) and the failing replica; bench names the
+// file in its errors (found in review).
+func TestCLIReviewFixes(t *testing.T) {
+	var errb strings.Builder
+	assert.Equal(t, 1, runChecked([]string{"help"}, failingWriter{}, &errb))
+	assert.Contains(t, errb.String(), "halo: writing the output: no space left on device")
+
+	dir := t.TempDir()
+	names := filepath.Join(dir, "names.mlir")
+	require.NoError(t, os.WriteFile(names, []byte(`func.func @t.x() {
+  %0 = stablehlo.constant dense<1> : tensor<i32>
+  check.expect_eq_const %0, dense<1> : tensor<i32>
+  return
+}
+func.func @t() {
+  %0 = stablehlo.constant dense<1> : tensor<i32>
+  check.expect_eq_const %0, dense<2> : tensor<i32>
+  return
+}
+
+func.func @"with space"() {
+  return
+}
+`), 0o644))
+	code, out, _ := runCLI("check", names)
+	assert.Equal(t, 1, code)
+	for _, want := range []string{"PASS " + names + ":1 @t.x", "FAIL " + names + ":6 @t:", "PASS " + names + ":12 @with space"} {
+		assert.Contains(t, out, want)
+	}
+
+	reps := filepath.Join(dir, "replicas.mlir")
+	require.NoError(t, os.WriteFile(reps, []byte(`module attributes {mhlo.num_replicas = 2 : i32} {
+  func.func @main() {
+    %r = stablehlo.replica_id : tensor<ui32>
+    check.expect_eq_const %r, dense<0> : tensor<ui32>
+    return
+  }
+}
+`), 0o644))
+	code, out, _ = runCLI("check", reps)
+	assert.Equal(t, 1, code)
+	assert.Contains(t, out, "@main: device 1 (replica 1, partition 0): check.expect_eq_const")
+
+	fails := filepath.Join(dir, "fails.mlir")
+	require.NoError(t, os.WriteFile(fails, []byte(`func.func @main() -> tensor<i32> {
+  %0 = stablehlo.constant dense<1> : tensor<i32>
+  check.expect_eq_const %0, dense<2> : tensor<i32>
+  return %0 : tensor<i32>
+}
+`), 0o644))
+	code, _, errOut := runCLI("bench", "-n", "1", fails)
+	assert.Equal(t, 1, code)
+	assert.Contains(t, errOut, "halo bench: "+fails+": ")
 }
