@@ -1109,7 +1109,9 @@ type DeviceError struct {
 	Err     error
 }
 
-func (e *DeviceError) Error() string { return fmt.Sprintf("device %d %v: %v", e.Device, e.Process, e.Err) }
+func (e *DeviceError) Error() string {
+	return fmt.Sprintf("device %d %v: %v", e.Device, e.Process, e.Err)
+}
 
 // Unwrap returns the device's error.
 func (e *DeviceError) Unwrap() error { return e.Err }
