@@ -289,3 +289,46 @@ func TestExecutableCloseRacingDispatch(t *testing.T) {
 		})
 	}
 }
+
+// TestCloseDuringCallbackIsNotAnEffectFailure: closing the client while a
+// callback of its computation runs cuts the computation short, which
+// Barrier and BarrierAll do not report (the interpreter's Cancelled error
+// once reached every later BarrierAll; found in review).
+func TestCloseDuringCallbackIsNotAnEffectFailure(t *testing.T) {
+	for _, mode := range tokenModes {
+		t.Run(mode.name, func(t *testing.T) {
+			drainBarrierAll(t)
+			c, err := pjrt.Open("interpreter")
+			require.NoError(t, err)
+			started, release := make(chan struct{}), make(chan struct{})
+			b := stablehlo.NewBuilder("m")
+			fb := b.NewFunction("main")
+			var once sync.Once
+			_, err = Callback(fb, HostFunc{Name: "blocks", Fn: func([]Array) ([]Array, error) {
+				once.Do(func() { close(started) })
+				<-release
+				return nil, nil
+			}}, Ordered("log"))
+			require.NoError(t, err)
+			fb.Return()
+			m, err := b.Build()
+			require.NoError(t, err)
+			exe := compileMode(t, c, m, mode.arrays)
+			func() { // a stream dropped with its computation pending
+				_, err := NewStream().Execute(exe)
+				require.NoError(t, err)
+			}()
+			s := NewStream()
+			_, err = s.Execute(exe)
+			require.NoError(t, err)
+			<-started
+			require.NoError(t, c.Close())
+			close(release)
+			assert.NoError(t, s.Barrier(ctxT(t)))
+			for range 3 {
+				runtime.GC() // the dropped stream hands its errors on
+			}
+			assert.NoError(t, BarrierAll(ctxT(t)))
+		})
+	}
+}

@@ -542,10 +542,10 @@ func (s *Stream) relayLoop(ch *chain) {
 		<-r.dispatched
 		src := r.in // not dispatched, or failed: hand on the token it took
 		if r.out != nil {
-			if err := r.out.Await(context.Background()); err != nil {
-				s.record(err)
-			} else {
+			if err := r.out.Await(context.Background()); err == nil {
 				src = r.out
+			} else if !errors.Is(err, pjrt.ErrClosed) {
+				s.record(err) // not a computation cut short by closing its client
 			}
 		}
 		if err := r.next.Fulfill(src); err != nil {

@@ -257,7 +257,7 @@ func (b *Buffer) Await(ctx context.Context) error {
 			return w.ReadyWait()
 		})
 		if done {
-			return err
+			return b.c.markClosed(err)
 		}
 	}
 	e, err := b.Ready()

@@ -499,30 +499,59 @@ type Event struct {
 func (e *Event) Done() <-chan struct{} { return e.b.Done() }
 
 // Await waits for the work and returns its error, or ctx's error if ctx
-// ends first (the work goes on).
+// ends first (the work goes on). Work cut short by closing its client
+// ends Cancelled, and errors.Is(err, ErrClosed) holds too.
 func (e *Event) Await(ctx context.Context) error {
 	select {
 	case <-e.b.Done():
-		return e.b.Err()
+		return e.result()
 	default:
 	}
 	select {
 	case <-e.b.Done():
-		return e.b.Err()
+		return e.result()
 	case <-ctx.Done():
 		return ctx.Err()
 	}
 }
 
-// Err returns the work's error if it has finished, nil otherwise.
+// Err returns the work's error if it has finished (as Await), nil
+// otherwise.
 func (e *Event) Err() error {
 	select {
 	case <-e.b.Done():
-		return e.b.Err()
+		return e.result()
 	default:
 		return nil
 	}
 }
+
+// result is the finished work's error (see Client.markClosed).
+func (e *Event) result() error { return e.c.markClosed(e.b.Err()) }
+
+// markClosed marks err, the error of work of c, as ErrClosed too when it
+// is a cancellation and c is closed: the work was cut short by Close.
+func (c *Client) markClosed(err error) error {
+	if err == nil || c == nil || !errors.Is(err, Cancelled) || errors.Is(err, ErrClosed) {
+		return err
+	}
+	c.mu.RLock()
+	closed := c.closed
+	c.mu.RUnlock()
+	if !closed {
+		return err
+	}
+	return &closedError{err}
+}
+
+// closedError is a cancellation caused by closing the client: both the
+// Cancelled error and ErrClosed.
+type closedError struct{ err error }
+
+func (e *closedError) Error() string { return e.err.Error() }
+
+// Unwrap returns the cancellation and ErrClosed.
+func (e *closedError) Unwrap() []error { return []error{e.err, ErrClosed} }
 
 func newEvent(c *Client, b backend.Event) *Event {
 	if b == nil {
