@@ -139,7 +139,12 @@ func (e *Executable) track(ev *pjrt.Event) { e.hold.track(ev) }
 
 // PJRT returns the compiled executable; its parameters and results start
 // with one runtime token per ordered effect (Ordered).
-func (e *Executable) PJRT() *pjrt.Executable { return e.exe }
+func (e *Executable) PJRT() *pjrt.Executable {
+	if e == nil {
+		return nil
+	}
+	return e.exe
+}
 
 // Ordered are the ordered effects of the program, in the order of its
 // leading token parameters and results.

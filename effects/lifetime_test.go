@@ -1,6 +1,7 @@
 package effects
 
 import (
+	"context"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -329,6 +330,35 @@ func TestCloseDuringCallbackIsNotAnEffectFailure(t *testing.T) {
 				runtime.GC() // the dropped stream hands its errors on
 			}
 			assert.NoError(t, BarrierAll(ctxT(t)))
+		})
+	}
+}
+
+// TestCloseWithEndedContextReleases: a Close whose context has ended after
+// the stream's effects finished still releases the stream's runtime
+// tokens (it returned nil and kept them); a nil Executable's PJRT is nil.
+func TestCloseWithEndedContextReleases(t *testing.T) {
+	assert.Nil(t, (*Executable)(nil).PJRT())
+	for _, mode := range tokenModes {
+		t.Run(mode.name, func(t *testing.T) {
+			c := openInterpreter(t, 1)
+			b := stablehlo.NewBuilder("m")
+			fb := b.NewFunction("main")
+			_, err := Callback(fb, HostFunc{Name: "noop", Fn: func([]Array) ([]Array, error) { return nil, nil }}, Ordered("log"))
+			require.NoError(t, err)
+			fb.Return()
+			m, err := b.Build()
+			require.NoError(t, err)
+			exe := compileMode(t, c, m, mode.arrays)
+			s := NewStream()
+			_, err = s.Execute(exe)
+			require.NoError(t, err)
+			require.NoError(t, s.Barrier(ctxT(t)))
+			require.NotZero(t, c.LiveBuffers(), "the stream holds its token")
+			ended, cancel := context.WithCancel(context.Background())
+			cancel()
+			require.NoError(t, s.Close(ended))
+			assert.Zero(t, c.LiveBuffers(), "released")
 		})
 	}
 }

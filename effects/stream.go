@@ -212,7 +212,10 @@ func Barrier(ctx context.Context) error { return Default().Barrier(ctx) }
 
 // BarrierAll waits for the effects of every stream and returns the first
 // callback error of any (each stream's is cleared), streams their
-// goroutines dropped while work dispatched on them ran included.
+// goroutines dropped while work dispatched on them ran included. A
+// callback must not call it: it would wait for its own computation,
+// until ctx ends (as Stream.Barrier and Stream.Close on the callback's
+// own stream would).
 func BarrierAll(ctx context.Context) error {
 	var first error
 	for _, s := range liveStreams() {
@@ -713,9 +716,14 @@ func (s *Stream) Close(ctx context.Context) error {
 		s.mu.Unlock()
 	}
 	err := s.Barrier(ctx)
-	if s.check("Close") != nil || ctx == nil || ctx.Err() != nil {
+	if s.check("Close") != nil || ctx == nil {
 		return err
 	}
+	if err != nil && ctx.Err() != nil && (errors.Is(err, ctx.Err()) || errors.Is(err, context.Cause(ctx))) {
+		return err // ctx ended before the effects did: release nothing
+	}
+	// The effects are done (even if ctx has ended since): release, waiting
+	// only for relays still handing tokens on.
 	s.mu.Lock()
 	for relaysBefore(before) {
 		if s.relayIdle == nil {
