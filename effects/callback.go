@@ -333,7 +333,7 @@ func handle(frame *pjrt.FFICallFrame) error {
 	if err != nil {
 		cerr := &CallbackError{Callback: f.Name, Err: err}
 		if s := streamOf(frame); s != nil {
-			s.record(cerr)
+			s.recordCallback(cerr)
 		}
 		return cerr
 	}

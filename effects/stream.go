@@ -7,6 +7,7 @@ import (
 	"maps"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 	"weak"
 
@@ -55,6 +56,11 @@ type Stream struct {
 type errBox struct {
 	mu  sync.Mutex
 	err error
+	// callbacks counts, by message, the callback failures recorded whose
+	// computations' own failures (which carry the message) are still to
+	// come: those echo a failure already recorded and are not reported
+	// again.
+	callbacks map[string]int
 }
 
 // orphaned holds the errors of streams collected before a Barrier took
@@ -199,6 +205,45 @@ func (s *Stream) record(err error) {
 		s.errs.err = err
 	}
 	s.errs.mu.Unlock()
+}
+
+// recordCallback records a callback's failure, which also fails its
+// computation: that computation's error, when a Barrier takes it, is not
+// reported a second time (see recordComputation).
+func (s *Stream) recordCallback(cerr *CallbackError) {
+	s.errs.mu.Lock()
+	if s.errs.err == nil {
+		s.errs.err = cerr
+	}
+	if s.errs.callbacks == nil {
+		s.errs.callbacks = map[string]int{}
+	}
+	s.errs.callbacks[cerr.Error()]++
+	s.errs.mu.Unlock()
+}
+
+// recordComputation records the error of a computation (computationErr),
+// unless it is the echo of a callback failure recordCallback recorded.
+func (s *Stream) recordComputation(err error) {
+	if err == nil {
+		return
+	}
+	msg := err.Error()
+	s.errs.mu.Lock()
+	defer s.errs.mu.Unlock()
+	for m, n := range s.errs.callbacks {
+		if strings.Contains(msg, m) {
+			if n <= 1 {
+				delete(s.errs.callbacks, m)
+			} else {
+				s.errs.callbacks[m] = n - 1
+			}
+			return
+		}
+	}
+	if s.errs.err == nil {
+		s.errs.err = err
+	}
 }
 
 // Execute runs exe through the default stream (see Stream.Execute).
@@ -489,11 +534,7 @@ func dispatchDone(relays []*relay) {
 // ones (and keeping their errors) whenever the list has doubled (s.mu
 // held).
 func (s *Stream) addPending(ev *pjrt.Event) {
-	s.pending.add(ev, func(p *pjrt.Event) {
-		if err := computationErr(p); err != nil {
-			s.record(err)
-		}
-	})
+	s.pending.add(ev, func(p *pjrt.Event) { s.recordComputation(computationErr(p)) })
 	if !s.watching && !fired(ev) {
 		s.watching = true
 		go s.watch()
@@ -548,7 +589,7 @@ func (s *Stream) relayLoop(ch *chain) {
 			if err := r.out.Await(context.Background()); err == nil {
 				src = r.out
 			} else if !errors.Is(err, pjrt.ErrClosed) {
-				s.record(err) // not a computation cut short by closing its client
+				s.recordComputation(err) // not a computation cut short by closing its client
 			}
 		}
 		if err := r.next.Fulfill(src); err != nil {
@@ -687,9 +728,7 @@ func (s *Stream) takeFired(fired []*pjrt.Event) {
 		if !set[ev] {
 			return false
 		}
-		if err := computationErr(ev); err != nil {
-			s.record(err)
-		}
+		s.recordComputation(computationErr(ev))
 		return true
 	})
 }

@@ -5,6 +5,7 @@ import (
 	"runtime"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -301,4 +302,45 @@ func TestCallbackBadInput(t *testing.T) {
 	}
 	_, err := Callback(nil, HostFunc{Fn: ok}, Unordered)
 	assert.Error(t, err)
+}
+
+// TestCallbackFailureReportedOnce: a callback failure is reported by one
+// Barrier, also when its computation was dispatched while an earlier
+// Barrier waited (that Barrier returned the *CallbackError; the next one
+// returned the computation's failure, the same one, again; found in
+// review).
+func TestCallbackFailureReportedOnce(t *testing.T) {
+	for _, mode := range tokenModes {
+		t.Run(mode.name, func(t *testing.T) {
+			drainBarrierAll(t)
+			c := openInterpreter(t, 1)
+			release, failed := make(chan struct{}), make(chan struct{})
+			build := func(name string, fn func([]Array) ([]Array, error)) *Executable {
+				b := stablehlo.NewBuilder(name)
+				fb := b.NewFunction("main")
+				_, err := Callback(fb, HostFunc{Name: name, Fn: fn}, Unordered)
+				require.NoError(t, err)
+				fb.Return()
+				m, err := b.Build()
+				require.NoError(t, err)
+				return compileMode(t, c, m, mode.arrays)
+			}
+			slow := build("slow", func([]Array) ([]Array, error) { <-release; return nil, nil })
+			fail := build("fail", func([]Array) ([]Array, error) { close(failed); return nil, errors.New("boom") })
+			s := NewStream()
+			_, err := s.Execute(slow)
+			require.NoError(t, err)
+			first := make(chan error, 1)
+			go func() { first <- s.Barrier(ctxT(t)) }()
+			time.Sleep(50 * time.Millisecond) // the Barrier takes its list first (ordering, not timing: either way one report)
+			_, err = s.Execute(fail)
+			require.NoError(t, err)
+			<-failed
+			close(release)
+			var cerr *CallbackError
+			require.ErrorAs(t, <-first, &cerr)
+			assert.Equal(t, "fail", cerr.Callback)
+			assert.NoError(t, s.Barrier(ctxT(t)), "reported once")
+		})
+	}
 }
