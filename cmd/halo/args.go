@@ -87,6 +87,9 @@ func loadBackend(errw io.Writer, cmd, plugin string, devices int) (*pjrt.Plugin,
 		}
 		c, err := p.NewClient(options...)
 		if err != nil {
+			if devices > 1 {
+				return nil, nil, fmt.Errorf("%s: the program asks for %d devices (mhlo.num_replicas x mhlo.num_partitions): %w", p, devices, err)
+			}
 			return nil, nil, fmt.Errorf("%s: %w", p, err)
 		}
 		return p, c, nil

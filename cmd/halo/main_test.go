@@ -245,4 +245,17 @@ func.func @"with space"() {
 	code, _, errOut := runCLI("bench", "-n", "1", fails)
 	assert.Equal(t, 1, code)
 	assert.Contains(t, errOut, "halo bench: "+fails+": ")
+
+	many := filepath.Join(dir, "many.mlir")
+	require.NoError(t, os.WriteFile(many, []byte(`module attributes {mhlo.num_replicas = 100000 : i32} {
+  func.func @main() -> tensor<f32> {
+    %0 = stablehlo.constant dense<1.0> : tensor<f32>
+    return %0 : tensor<f32>
+  }
+}
+`), 0o644))
+	code, _, errOut = runCLI("run", "-plugin", "interpreter", many)
+	assert.Equal(t, 1, code)
+	assert.Contains(t, errOut, "halo run: "+many+": ")
+	assert.Contains(t, errOut, "the program asks for 100000 devices")
 }

@@ -35,7 +35,7 @@ func runFile(w, errw io.Writer, plugin, path string, timeout time.Duration) erro
 	}
 	_, c, err := loadBackend(errw, "run", plugin, replicas*partitions)
 	if err != nil {
-		return err
+		return fmt.Errorf("%s: %w", path, err)
 	}
 	defer c.Close()
 	exe, err := compileFile(c, text, path, replicas, partitions)
