@@ -37,7 +37,7 @@ func (e Effect) IsOrdered() bool { return e.ordered }
 // Name is the ordered effect's name ("" for Unordered).
 func (e Effect) Name() string { return e.name }
 
-// String is "ordered(name)" or "unordered".
+// String is `ordered("name")` (the name quoted) or "unordered".
 func (e Effect) String() string {
 	if !e.ordered {
 		return "unordered"

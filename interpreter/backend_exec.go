@@ -729,6 +729,7 @@ func (e *executable) runDevice(run *devRun, rv *Rendezvous, d int, args []backen
 		code := codeInternal
 		var alloc *AllocError
 		var timeout *CollectiveTimeoutError
+		var coded backend.CodedError
 		switch {
 		case errors.As(err, &alloc):
 			code = codeResourceExhausted
@@ -736,6 +737,8 @@ func (e *executable) runDevice(run *devRun, rv *Rendezvous, d int, args []backen
 			code = codeDeadlineExceeded
 		case run.Err() != nil || rv.Err() != nil:
 			code = codeCancelled
+		case errors.As(err, &coded) && coded.PJRTCode() != 0:
+			code = coded.PJRTCode() // an FFI handler's (or a custom call's) own code
 		}
 		return backend.Wrapf(code, "PJRT_LoadedExecutable_Execute", err, "device %d (replica %d, partition %d): %v", run.info.device, r, p, err)
 	}

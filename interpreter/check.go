@@ -65,8 +65,8 @@ type CheckError struct {
 	Reason string
 }
 
-// Error describes the failure: "check.expect_eq: 2 of 4 elements differ;
-// first at index [1]: expected 2, got 3".
+// Error describes the failure: "check.expect_eq failed: 2 of 4 elements
+// differ; first at index [1]: expected 2, got 3".
 func (e *CheckError) Error() string {
 	if e.Index == nil {
 		return fmt.Sprintf("%s failed: %s", e.Check, e.Reason)

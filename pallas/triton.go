@@ -13,7 +13,7 @@ import (
 // GPU backend compiles with its own Triton and launches over the grid.
 //
 // The custom call is spelled as JAX writes it (see the recorded export in
-// ../shared/testdata/triton): no api_version (ORIGINAL), no backend_config,
+// stablehlo/testdata/add_one.stablehlo.mlir): no api_version (ORIGINAL), no backend_config,
 // and the dictionary mhlo.backend_config = {debug, grid_x, grid_y, grid_z,
 // ir, name, num_stages, num_warps} (i32 except debug, ir and name). The
 // operands are the call's operands (scalar-prefetch arrays first), the

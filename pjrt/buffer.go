@@ -78,8 +78,10 @@ func WaitForTransfer() BufferOption { return func(c *bufferConfig) { c.wait = tr
 // BufferFromHost transfers host data of the given shape to a device. data
 // holds the elements in dense row-major order (one byte per element for
 // sub-byte types), or as described by WithByteStrides. By default the
-// transfer is asynchronous: data is pinned and must not be modified until
-// HostDone fires (or pass CopyDuringCall or WaitForTransfer).
+// transfer is asynchronous: data is pinned until the backend has read it,
+// a moment the caller does not see, so data must not be modified
+// afterwards; to reuse it, pass WaitForTransfer (the call returns once
+// the backend has read it) or CopyDuringCall.
 func (c *Client) BufferFromHost(data []byte, shape xla.Shape, opts ...BufferOption) (*Buffer, error) {
 	if err := c.enter(); err != nil {
 		return nil, err
@@ -507,8 +509,8 @@ func asBytes[T Element](data []T) []byte {
 }
 
 // BufferFrom transfers a Go slice to a device with the given dimensions
-// (none for a scalar). The slice must not be modified until the transfer
-// completes unless CopyDuringCall is passed.
+// (none for a scalar). As with BufferFromHost, the slice must not be
+// modified afterwards unless WaitForTransfer or CopyDuringCall is passed.
 func BufferFrom[T Element](c *Client, data []T, dims []int64, opts ...BufferOption) (*Buffer, error) {
 	dt := DTypeOf[T]()
 	if dt == xla.Invalid {

@@ -202,12 +202,14 @@ func (c *Client) AddressableDevices() []*Device {
 
 // Device returns the device with the given id.
 func (c *Client) Device(id int) (*Device, error) {
-	if c == nil {
-		return nil, errorf(InvalidArgument, "Client", "client is nil")
+	if err := c.enter(); err != nil {
+		return nil, err // nil or closed
 	}
 	if d := c.byID[id]; d != nil {
+		c.exit()
 		return d, nil
 	}
+	c.exit()
 	// Not among the devices listed at creation: ask the backend, which
 	// explains why (or knows a device the listing missed).
 	if err := c.enter(); err != nil {
@@ -447,6 +449,10 @@ func (d *Device) Memories() []*Memory {
 
 // DefaultMemory is where buffers for the device go by default.
 func (d *Device) DefaultMemory() (*Memory, error) {
+	if err := d.c.enter(); err != nil {
+		return nil, err
+	}
+	defer d.c.exit()
 	m, err := d.b.DefaultMemory()
 	if err != nil {
 		return nil, err

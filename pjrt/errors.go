@@ -61,6 +61,10 @@ func (c Code) String() string {
 // Error makes a Code usable as an errors.Is target.
 func (c Code) Error() string { return "pjrt: " + c.String() }
 
+// PJRTCode returns c as an int (backend.CodedError), so that a Code
+// returned as an error keeps its code through a backend.
+func (c Code) PJRTCode() int { return int(c) }
+
 // Error is an error reported by a backend: its code, its message (copied
 // out of the plugin before the C error is destroyed) and the PJRT call
 // that returned it.

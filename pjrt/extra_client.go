@@ -109,7 +109,8 @@ func (c *Client) CreateUninitializedBuffer(shape xla.Shape, opts ...BufferOption
 }
 
 // CreateErrorBuffer makes a buffer of the given shape whose readiness
-// carries bufErr (Unknown when it is not a *pjrt.Error): every computation
+// carries bufErr with its code (that of a *pjrt.Error or a Code, else
+// Unknown): every computation
 // that consumes it fails with that error. It lives in the memory InMemory
 // names, else in the default memory of OnDevice's (or the first) device.
 func (c *Client) CreateErrorBuffer(shape xla.Shape, bufErr error, opts ...BufferOption) (*Buffer, error) {
@@ -273,8 +274,8 @@ func (f *AliasFulfillment) Fulfill(src *Buffer) error {
 	return f.finish(src, 0, "")
 }
 
-// Fail makes the alias buffer's readiness carry err (Unknown when nil or
-// not a *pjrt.Error).
+// Fail makes the alias buffer's readiness carry err with its code (that
+// of a *pjrt.Error or a Code; Unknown for others and for nil).
 func (f *AliasFulfillment) Fail(err error) error {
 	code, msg := errorCode(err)
 	if code == 0 {

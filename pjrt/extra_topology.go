@@ -30,8 +30,9 @@ type DeviceDescription struct {
 	Memories []MemoryDescription
 }
 
-// Topology returns the client's topology. It belongs to the client: Close
-// is a no-op and it is unusable once the client is closed.
+// Topology returns the client's topology. It belongs to the client: its
+// Close ends this value's use (later calls return ErrClosed) without
+// destroying the topology, and it is unusable once the client is closed.
 func (c *Client) Topology() (*Topology, error) {
 	if err := c.enter(); err != nil {
 		return nil, err
@@ -208,9 +209,14 @@ func (t *Topology) DefaultLayout(shape xla.Shape) ([]byte, error) {
 	return t.b.DefaultLayout(shape)
 }
 
-// Close releases a standalone topology; it is a no-op for a client's. It
-// is idempotent.
-func (t *Topology) Close() error { return t.g.close() }
+// Close releases a standalone topology; a client's it only marks closed
+// (the topology goes with its client). It is idempotent.
+func (t *Topology) Close() error {
+	if t == nil {
+		return nil
+	}
+	return t.g.close()
+}
 
 // UnloadedExecutable is a program compiled for a topology but not loaded
 // on a client (PJRT_Compile): serialize it for later, inspect it, or load

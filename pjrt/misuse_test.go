@@ -1,6 +1,9 @@
 package pjrt
 
 import (
+	"context"
+	"errors"
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -67,4 +70,52 @@ func TestMisuseGivesErrors(t *testing.T) {
 		assert.ErrorIs(t, err, InvalidArgument)
 		assert.ErrorContains(t, err, "device 1 has 2 arguments, device 0 has 1")
 	})
+}
+
+// TestFFIHandlerCodeOnInterpreter: an FFI handler's error fails the
+// execution with the error's code on the built-in interpreter too (it was
+// always Internal; found in review).
+func TestFFIHandlerCodeOnInterpreter(t *testing.T) {
+	c := openInterpreter(t)
+	for _, tc := range []struct {
+		target string
+		err    error
+		want   Code
+	}{
+		{"halo_test_code_notfound", NotFound, NotFound},
+		{"halo_test_code_exists", &Error{Code: AlreadyExists, Msg: "twice"}, AlreadyExists},
+		{"halo_test_code_plain", errors.New("plain"), Internal},
+	} {
+		require.NoError(t, c.Plugin().RegisterFFIHandler(tc.target, "Host", func(*FFICallFrame) error { return tc.err }, 0))
+		exe, err := c.Compile(MLIRText(fmt.Sprintf(`func.func @main(%%x: tensor<f32>) -> tensor<f32> {
+  %%0 = stablehlo.custom_call @%s(%%x) {api_version = 4 : i32, backend_config = {%s = %d : i64}} : (tensor<f32>) -> tensor<f32>
+  return %%0 : tensor<f32>
+}`, tc.target, FFICallbackAttr, FFICallbackID(tc.target))), nil)
+		require.NoError(t, err)
+		x, err := ScalarBuffer(c, float32(1))
+		require.NoError(t, err)
+		outs, err := exe.Run(x)
+		if err == nil {
+			_, err = ToSlice[float32](context.Background(), outs[0])
+		}
+		var pe *Error
+		require.ErrorAs(t, err, &pe, tc.target)
+		assert.Equal(t, tc.want, pe.Code, "%s: %v", tc.target, err)
+		exe.Close()
+	}
+}
+
+// TestClosedClientDevice: a device asked for after Close, and its default
+// memory, report ErrClosed like every other call (they came from a cache;
+// found in review).
+func TestClosedClientDevice(t *testing.T) {
+	c, err := Open("interpreter")
+	require.NoError(t, err)
+	d, err := c.Device(0)
+	require.NoError(t, err)
+	require.NoError(t, c.Close())
+	_, err = c.Device(0)
+	assert.ErrorIs(t, err, ErrClosed)
+	_, err = d.DefaultMemory()
+	assert.ErrorIs(t, err, ErrClosed)
 }
