@@ -50,7 +50,7 @@ func expandRaggedDot(fb *FuncBuilder, op *stablehlo.Op) ([]*Value, error) {
 			return nil, fmt.Errorf("dynamic shape %s has no decomposition", t)
 		}
 	}
-	if !lt.DType.IsFloat() || !rt.DType.IsFloat() || !res.DType.IsFloat() {
+	if lt.DType.IsBool() || rt.DType.IsBool() || res.DType.IsBool() {
 		return nil, fmt.Errorf("no decomposition for element types %s, %s -> %s", lt.DType, rt.DType, res.DType)
 	}
 	p, err := stablehlo.PlanRaggedDot(lt, rt, gt, d)

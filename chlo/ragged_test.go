@@ -254,7 +254,7 @@ func TestRaggedDotErrors(t *testing.T) {
 		{"group in batch mode", f32(2, 11, 5), f32(3, 2, 5, 7), i64(3), rd(ints(0), ints(1), ints(2), ints(2), ints(0), ints(0)), "the ragged batch mode takes no rhs group dimension"},
 		{"no group dim", f32(11, 5), f32(5, 7), i64(3), rd(nil, nil, ints(1), ints(0), ints(0), nil), "needs exactly one rhs group dimension"},
 		{"out of range", f32(11, 5), f32(3, 5, 7), i64(3), rd(nil, nil, ints(2), ints(1), ints(0), ints(0)), "out of range"},
-		{"int lhs", stablehlo.Tensor(xla.Int32, 11, 5), f32(3, 5, 7), i64(3), rd(nil, nil, ints(1), ints(1), ints(0), ints(0)), "float element types"},
+		{"bool lhs", stablehlo.Tensor(xla.Bool, 11, 5), f32(3, 5, 7), i64(3), rd(nil, nil, ints(1), ints(1), ints(0), ints(0)), "numeric element types"},
 		{"float group sizes", f32(11, 5), f32(3, 5, 7), f32(3), rd(nil, nil, ints(1), ints(1), ints(0), ints(0)), "integer element type"},
 	}
 	for _, c := range cases {
@@ -327,6 +327,46 @@ func TestRaggedDotNonFinite(t *testing.T) {
 					assert.Equal(t, float64(float32(w)), expanded[i], "decomposed %d", i)
 				}
 			})
+		}
+	}
+}
+
+// TestRaggedDotIntegers: an i8 x i8 -> i32 ragged_dot verifies (its types
+// are dot_general's), the interpreter's own kernel refuses it naming
+// chlo.Expand, and the expansion runs it exactly.
+func TestRaggedDotIntegers(t *testing.T) {
+	src := `func.func @main(%l: tensor<6x4xi8>, %r: tensor<2x4x3xi8>, %g: tensor<2xi32>) -> tensor<6x3xi32> {
+  %0 = "chlo.ragged_dot"(%l, %r, %g) {ragged_dot_dimension_numbers = #chlo.ragged_dot<lhs_batching_dimensions = [], rhs_batching_dimensions = [], lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1], lhs_ragged_dimensions = [0], rhs_group_dimensions = [0]>} : (tensor<6x4xi8>, tensor<2x4x3xi8>, tensor<2xi32>) -> tensor<6x3xi32>
+  return %0 : tensor<6x3xi32>
+}`
+	m, err := stablehlo.Parse([]byte(src))
+	require.NoError(t, err)
+	require.NoError(t, m.Verify())
+	_, err = interpreter.Compile(m, "main")
+	require.ErrorContains(t, err, "chlo.Expand rewrites it as dot_general")
+
+	l := interpreter.NewTensor(xla.MakeShape(xla.Int8, 6, 4))
+	r := interpreter.NewTensor(xla.MakeShape(xla.Int8, 2, 4, 3))
+	ld, rdata := l.Data.([]int8), r.Data.([]int8)
+	for i := range ld {
+		ld[i] = int8(i%7 - 3)
+	}
+	for i := range rdata {
+		rdata[i] = int8(i%5 - 2)
+	}
+	g := interpreter.NewTensor(xla.MakeShape(xla.Int32, 2))
+	copy(g.Data.([]int32), []int32{2, 3}) // rows 0-1 group 0, rows 2-4 group 1, row 5 none
+	got := expandAndRun(t, m, l, r, g)[0].Data.([]int32)
+	for row := 0; row < 6; row++ {
+		for col := 0; col < 3; col++ {
+			want := int32(0)
+			grp := map[int]int{0: 0, 1: 0, 2: 1, 3: 1, 4: 1}
+			if gi, ok := grp[row]; ok {
+				for k := 0; k < 4; k++ {
+					want += int32(ld[row*4+k]) * int32(rdata[gi*12+k*3+col])
+				}
+			}
+			assert.Equal(t, want, got[row*3+col], "row %d col %d", row, col)
 		}
 	}
 }

@@ -383,6 +383,14 @@ func chloRaggedPlanOf(op *stablehlo.Op) (*chloRaggedPlan, error) {
 	if err != nil {
 		return nil, err
 	}
+	for _, t := range append(ts[:2:2], rt) {
+		if !t.DType.IsFloat() {
+			// Valid, but this kernel sums in float64: chlo.Expand turns
+			// the op into dot_general, which the interpreter runs for
+			// every type.
+			return nil, fmt.Errorf("the interpreter evaluates chlo.ragged_dot of float types only, not %s (chlo.Expand rewrites it as dot_general, which takes every type)", t.DType)
+		}
+	}
 	if !chloSameDims(want.Dims, rt.Dims) {
 		return nil, fmt.Errorf("result %v does not have the dimensions %v", rt, want.Dims)
 	}

@@ -235,17 +235,19 @@ func PlanRaggedDot(lhs, rhs, groupSizes TensorType, d RaggedDotDimensionNumbers)
 }
 
 // InferRaggedDot returns chlo.ragged_dot's result type: the plan's
-// dimensions, of element type resultDType (Invalid: lhs's). lhs and rhs
-// must have float element types, the result a float type.
+// dimensions, of element type resultDType (Invalid: lhs's). lhs, rhs and
+// the result have numeric element types (float, integer or complex, as
+// dot_general's; i8 x i8 -> i32 included), not bool.
 func InferRaggedDot(lhs, rhs, groupSizes TensorType, d RaggedDotDimensionNumbers, resultDType xla.DType) (TensorType, error) {
-	if !lhs.DType.IsFloat() || !rhs.DType.IsFloat() {
-		return TensorType{}, fmt.Errorf("lhs and rhs must have float element types, got %s and %s", lhs.DType, rhs.DType)
+	numeric := func(dt xla.DType) bool { return dt.IsFloat() || dt.IsComplex() || dt.IsInt() && !dt.IsBool() }
+	if !numeric(lhs.DType) || !numeric(rhs.DType) {
+		return TensorType{}, fmt.Errorf("lhs and rhs must have numeric element types, got %s and %s", lhs.DType, rhs.DType)
 	}
 	if resultDType == xla.Invalid {
 		resultDType = lhs.DType
 	}
-	if !resultDType.IsFloat() {
-		return TensorType{}, fmt.Errorf("result element type %s is not a float type", resultDType)
+	if !numeric(resultDType) {
+		return TensorType{}, fmt.Errorf("result element type %s is not numeric", resultDType)
 	}
 	p, err := PlanRaggedDot(lhs, rhs, groupSizes, d)
 	if err != nil {
