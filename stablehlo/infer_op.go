@@ -94,6 +94,9 @@ func InferResultTypes(op *Op) (types []Type, known bool, err error) {
 		if len(ts) == 2 && (ts[0].DType != ts[1].DType || !sameDims(ts[0].Dims, ts[1].Dims)) {
 			return nil, true, fmt.Errorf("operands must have the same type")
 		}
+		if ct, ok := op.Attr("compare_type").(EnumAttr); ok && !CompareType(ct.Value).AppliesTo(ts[0].DType) {
+			return nil, true, fmt.Errorf("compare type %s does not apply to element type %s", ct.Value, ts[0].DType)
+		}
 		return []Type{TensorType{DType: xla.Bool, Dims: ts[0].Dims}}, true, nil
 	case "select", "clamp":
 		if len(op.Operands) != 3 {

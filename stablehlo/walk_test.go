@@ -1,6 +1,7 @@
 package stablehlo
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -487,4 +488,31 @@ func.func private @h(%a: tensor<f32>) -> tensor<f32> {
 	assert.Equal(t, []string{"f", "h", "f"}, m.CallCycle(""))
 	assert.Equal(t, []string{"h", "f", "h"}, m.CallCycle("h"))
 	assert.Nil(t, m.CallCycle("nowhere"))
+}
+
+// TestVerifyCompareType: Verify refuses a compare_type that does not
+// apply to the operands' element type (FLOAT on integers, TOTALORDER on
+// integers), as the builder does; SIGNED and UNSIGNED on either kind of
+// integer compare by the operands' own signedness and pass.
+func TestVerifyCompareType(t *testing.T) {
+	for _, c := range []struct{ et, ct, want string }{
+		{"i32", "FLOAT", "compare type FLOAT does not apply to element type i32"},
+		{"ui8", "TOTALORDER", "compare type TOTALORDER does not apply"},
+		{"f32", "FLOAT", ""},
+		{"f32", "TOTALORDER", ""},
+		{"ui32", "SIGNED", ""},
+		{"i32", "SIGNED", ""},
+	} {
+		m, err := Parse([]byte(fmt.Sprintf(`func.func @main(%%a: tensor<3x%[1]s>) -> tensor<3xi1> {
+  %%0 = stablehlo.compare LT, %%a, %%a, %[2]s : (tensor<3x%[1]s>, tensor<3x%[1]s>) -> tensor<3xi1>
+  return %%0 : tensor<3xi1>
+}`, c.et, c.ct)))
+		require.NoError(t, err)
+		err = m.Verify()
+		if c.want == "" {
+			assert.NoError(t, err, "%s %s", c.et, c.ct)
+		} else {
+			assert.ErrorContains(t, err, c.want, "%s %s", c.et, c.ct)
+		}
+	}
 }
