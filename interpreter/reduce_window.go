@@ -34,10 +34,6 @@ type shpWindow struct {
 // size x window size); a var for tests.
 var shpWinTabLimit int64 = 1 << 20
 
-// shpStopEvery is how many window positions the loops over windows visit
-// between looks at the stop flag.
-const shpStopEvery = 1 << 16
-
 // stopped reports whether the run this geometry is computed for ended.
 func (w *shpWindow) stopped() bool { return stopped(w.stop) }
 
@@ -212,7 +208,7 @@ type shpWinWalk struct {
 	str   []int64
 	outIx []int64
 	winIx []int64
-	steps int // window positions visited (to look at geo.stop now and then)
+	poll  stopCounter // looks at geo.stop now and then
 }
 
 func (w *shpWinWalk) offset() int64 {
@@ -229,6 +225,7 @@ func (w *shpWinWalk) offset() int64 {
 
 // each calls f for every window position of the current output index.
 func (w *shpWinWalk) each(f func(off int64) error) error {
+	w.poll.stop = w.geo.stop
 	for d := range w.winIx {
 		w.winIx[d] = 0
 		if w.geo.winDims[d] == 0 {
@@ -236,7 +233,7 @@ func (w *shpWinWalk) each(f func(off int64) error) error {
 		}
 	}
 	for {
-		if w.steps++; w.steps%shpStopEvery == 0 && w.geo.stopped() {
+		if w.poll.add(1) {
 			return errStopped
 		}
 		if err := f(w.offset()); err != nil {
@@ -435,7 +432,7 @@ func shpReduceWindowT[T any](in, out []T, init T, f func(a, b T) T, geo *shpWind
 	}
 	r := len(geo.winDims)
 	winIx := make([]int64, r)
-	o, steps := 0, 0
+	o, poll := 0, stopCounter{stop: geo.stop}
 	for oi := shpNewOdo(geo.outDims, make([]int64, r), 0); !oi.done; oi.next() {
 		acc := init
 		empty := false
@@ -446,7 +443,7 @@ func shpReduceWindowT[T any](in, out []T, init T, f func(a, b T) T, geo *shpWind
 			}
 		}
 		for !empty {
-			if steps++; steps%shpStopEvery == 0 && geo.stopped() {
+			if poll.add(1) {
 				return // the run ended: the result is not used
 			}
 			var off int64

@@ -205,17 +205,12 @@ func (c *Client) Device(id int) (*Device, error) {
 	if err := c.enter(); err != nil {
 		return nil, err // nil or closed
 	}
+	defer c.exit()
 	if d := c.byID[id]; d != nil {
-		c.exit()
 		return d, nil
 	}
-	c.exit()
 	// Not among the devices listed at creation: ask the backend, which
 	// explains why (or knows a device the listing missed).
-	if err := c.enter(); err != nil {
-		return nil, err
-	}
-	defer c.exit()
 	d, err := c.b.LookupDevice(id)
 	if err == nil && d != nil {
 		if w := c.lookupDevice(d); w != nil {

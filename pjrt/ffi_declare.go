@@ -3,6 +3,7 @@ package pjrt
 import (
 	"bytes"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -79,17 +80,16 @@ func containsName(code []byte, name string) bool {
 	symbol := func(c byte) bool {
 		return c == '_' || c == '.' || c == '$' || c == '-' || '0' <= c && c <= '9' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z'
 	}
-	for rest, off := code, 0; ; {
-		i := bytes.Index(rest, []byte(name))
+	for from := 0; ; {
+		i := bytes.Index(code[from:], []byte(name))
 		if i < 0 {
 			return false
 		}
-		at := off + i
-		end := at + len(name)
+		at, end := from+i, from+i+len(name)
 		if (at == 0 || !symbol(code[at-1])) && (end == len(code) || !symbol(code[end])) {
 			return true
 		}
-		rest, off = code[at+1:], at+1
+		from = at + 1
 	}
 }
 
@@ -101,20 +101,16 @@ func (c *Client) registerDeclared(code []byte) error {
 		return nil
 	}
 	declaredMu.Lock()
-	targets := make([]string, 0, len(declared))
-	for t := range declared {
-		targets = append(targets, t)
+	called := map[string]declaredHandler{}
+	for t, d := range declared {
+		if containsName(code, t) {
+			called[t] = d
+		}
 	}
 	declaredMu.Unlock()
-	slices.Sort(targets) // registrations in a fixed order
 	platform := FFIPlatform(c.PlatformName())
-	for _, t := range targets {
-		if !containsName(code, t) {
-			continue
-		}
-		declaredMu.Lock()
-		d := declared[t]
-		declaredMu.Unlock()
+	for _, t := range slices.Sorted(maps.Keys(called)) { // registrations in a fixed order
+		d := called[t]
 		if err := c.plugin.EnsureFFIHandler(t, platform, d.h, d.traits); err != nil {
 			return fmt.Errorf("pjrt: the program calls the Go handler of %s, which plugin %s did not take: %w", t, c.plugin.Name(), err)
 		}
