@@ -195,7 +195,7 @@ func TestFFTErrors(t *testing.T) {
 	}{
 		{"FFT", "tensor<4xf32>", "tensor<4xcomplex<f32>>", []int64{4}, "complex operand"},
 		{"FFT", "tensor<4xcomplex<f32>>", "tensor<4xcomplex<f32>>", []int64{8}, "needs an operand of dimensions [8]"},
-		{"RFFT", "tensor<8xf32>", "tensor<8xcomplex<f32>>", []int64{8}, "gives dimensions [5]"},
+		{"RFFT", "tensor<8xf32>", "tensor<8xcomplex<f32>>", []int64{8}, "its operands give tensor<5xcomplex<f32>>"},
 		{"IRFFT", "tensor<4xcomplex<f32>>", "tensor<8xf32>", []int64{8}, "needs an operand of dimensions [5]"},
 		{"FFT", "tensor<2x2x2x2xcomplex<f32>>", "tensor<2x2x2x2xcomplex<f32>>", []int64{2, 2, 2, 2}, "want 1 to 3"},
 	}

@@ -59,6 +59,9 @@ func inferBitcastConvert(t TensorType, dt xla.DType) (TensorType, error) {
 	if !dt.Valid() {
 		return TensorType{}, fmt.Errorf("invalid element type %v", dt)
 	}
+	if t.DType.IsComplex() != dt.IsComplex() {
+		return TensorType{}, fmt.Errorf("cannot bitcast %s to %s: complex only to complex", t.DType, dt)
+	}
 	ib, ob := t.DType.Bits(), dt.Bits()
 	switch {
 	case ib == ob:
@@ -271,7 +274,11 @@ func inferConcatenate(ts []TensorType, dim int64) (TensorType, error) {
 	return TensorType{DType: ts[0].DType, Dims: dims}, nil
 }
 
-func inferPad(t TensorType, lo, hi, interior []int64) (TensorType, error) {
+// inferPad is the result of padding t with the scalar value v.
+func inferPad(t, v TensorType, lo, hi, interior []int64) (TensorType, error) {
+	if v.Rank() != 0 || v.DType != t.DType {
+		return TensorType{}, fmt.Errorf("padding_value must be a scalar of the operand's element type")
+	}
 	r := t.Rank()
 	if len(lo) != r || len(hi) != r || len(interior) != r {
 		return TensorType{}, fmt.Errorf("edge_padding_low, edge_padding_high and interior_padding need %d entries", r)
@@ -447,8 +454,21 @@ func inferScatter(inputs []TensorType, indices TensorType, updates []TensorType,
 	if err := checkAxes("scatter_indices_batching_dims", dn.ScatterIndicesBatchingDims, indices.Rank(), true); err != nil {
 		return err
 	}
+	for _, d := range dn.InsertedWindowDims {
+		if slices.Contains(dn.InputBatchingDims, d) {
+			return fmt.Errorf("dimension %d is both an inserted window and a batching dimension", d)
+		}
+	}
+	if slices.Contains(dn.ScatterIndicesBatchingDims, ivd) {
+		return fmt.Errorf("scatter_indices_batching_dims contains index_vector_dim %d", ivd)
+	}
 	if len(dn.InputBatchingDims) != len(dn.ScatterIndicesBatchingDims) {
 		return fmt.Errorf("input_batching_dims and scatter_indices_batching_dims differ in length")
+	}
+	for i, d := range dn.InputBatchingDims {
+		if !dimEq(in.Dims[d], indices.Dims[dn.ScatterIndicesBatchingDims[i]]) {
+			return fmt.Errorf("batching dimension sizes differ: input %d, scatter_indices %d", in.Dims[d], indices.Dims[dn.ScatterIndicesBatchingDims[i]])
+		}
 	}
 	if in.Rank() != len(dn.UpdateWindowDims)+len(dn.InsertedWindowDims)+len(dn.InputBatchingDims) {
 		return fmt.Errorf("input rank %d != update_window_dims + inserted_window_dims + input_batching_dims (%d)", in.Rank(), len(dn.UpdateWindowDims)+len(dn.InsertedWindowDims)+len(dn.InputBatchingDims))
@@ -462,6 +482,11 @@ func inferScatter(inputs []TensorType, indices TensorType, updates []TensorType,
 	}
 	if err := checkAxes("scatter_dims_to_operand_dims", dn.ScatterDimsToOperandDims, in.Rank(), true); err != nil {
 		return err
+	}
+	for _, d := range dn.ScatterDimsToOperandDims {
+		if slices.Contains(dn.InputBatchingDims, d) {
+			return fmt.Errorf("scatter_dims_to_operand_dims names batching dimension %d", d)
+		}
 	}
 	// Update scatter dims must match the indices' batch dims.
 	var scatterSizes []int64
@@ -932,6 +957,140 @@ func checkGroups(groups [][]int64) error {
 			}
 			seen[id] = true
 		}
+	}
+	return nil
+}
+
+// inferSelect checks select's operands: pred an i1 tensor, a scalar or of
+// the branches' shape, and the two branches of one type.
+func inferSelect(pred, onTrue, onFalse Type) error {
+	pt, ok := pred.(TensorType)
+	if !ok || pt.DType != xla.Bool {
+		return fmt.Errorf("pred must be an i1 tensor")
+	}
+	if !TypesEqual(onTrue, onFalse) {
+		return fmt.Errorf("on_true and on_false must have the same type")
+	}
+	if tt, ok := onTrue.(TensorType); ok && pt.Rank() != 0 && !sameDims(pt.Dims, tt.Dims) {
+		return fmt.Errorf("pred must be a scalar or have the shape of on_true")
+	}
+	return nil
+}
+
+// inferClamp checks clamp's operands: min and max scalars or of x's type.
+func inferClamp(min, x, max Type) error {
+	xt, ok := x.(TensorType)
+	if !ok {
+		return fmt.Errorf("operand must be a tensor")
+	}
+	for i, b := range []Type{min, max} {
+		bt, ok := b.(TensorType)
+		if !ok || bt.DType != xt.DType || (bt.Rank() != 0 && !sameDims(bt.Dims, xt.Dims)) {
+			return fmt.Errorf("%s must be a scalar or have the operand's type", []string{"min", "max"}[i])
+		}
+	}
+	return nil
+}
+
+// inferRealImag is the result of real or imag: the element type of a
+// complex operand, a float operand unchanged.
+func inferRealImag(t TensorType) (TensorType, error) {
+	if dtypeClasses[t.DType]&clsFloatCplx == 0 {
+		return TensorType{}, fmt.Errorf("operand must be a float or complex tensor")
+	}
+	if t.DType.IsComplex() {
+		return TensorType{DType: t.DType.ComplexElem(), Dims: t.Dims}, nil
+	}
+	return t, nil
+}
+
+// inferAbs is the result of abs: real for a complex operand; signed
+// integers and floats keep their type.
+func inferAbs(t TensorType) (TensorType, error) {
+	if t.DType.IsComplex() {
+		return TensorType{DType: t.DType.ComplexElem(), Dims: t.Dims}, nil
+	}
+	if dtypeClasses[t.DType]&clsSignedNum == 0 {
+		return TensorType{}, fmt.Errorf("element type %s is not %s", t.DType, clsSignedNum)
+	}
+	return t, nil
+}
+
+// inferReducePrecision checks reduce_precision's operand and bit counts.
+func inferReducePrecision(t TensorType, exponentBits, mantissaBits int64) error {
+	if !t.DType.IsFloat() {
+		return fmt.Errorf("operand must be a float tensor")
+	}
+	if exponentBits < 1 || mantissaBits < 0 {
+		return fmt.Errorf("exponent_bits must be >= 1 and mantissa_bits >= 0, got %d and %d", exponentBits, mantissaBits)
+	}
+	return nil
+}
+
+// inferDimensionSize checks get_dimension_size's dimension.
+func inferDimensionSize(t Type, dim int64) error {
+	tt, ok := t.(TensorType)
+	if !ok || dim < 0 || dim >= int64(tt.Rank()) {
+		return fmt.Errorf("dimension %d out of range for %s", dim, t)
+	}
+	return nil
+}
+
+// inferSort checks sort's inputs (at least one, of one shape) and its
+// dimension (negative counts from the end).
+func inferSort(ts []TensorType, dimension int64) error {
+	if len(ts) == 0 {
+		return fmt.Errorf("needs at least one input")
+	}
+	for _, t := range ts {
+		if !sameDims(t.Dims, ts[0].Dims) {
+			return fmt.Errorf("inputs must share one shape")
+		}
+	}
+	r := int64(ts[0].Rank())
+	if dimension < -r || dimension >= r {
+		return fmt.Errorf("dimension %d out of range [%d, %d)", dimension, -r, r)
+	}
+	return nil
+}
+
+// inferMap checks map's inputs (at least one, of one shape) and its
+// dimensions (all of them, in order).
+func inferMap(ts []TensorType, dims []int64) error {
+	if len(ts) == 0 {
+		return fmt.Errorf("needs at least one input")
+	}
+	for _, t := range ts {
+		if !sameDims(t.Dims, ts[0].Dims) {
+			return fmt.Errorf("inputs must share one shape")
+		}
+	}
+	if len(dims) != ts[0].Rank() {
+		return fmt.Errorf("dimensions must be [0, ..., rank-1], got %v", dims)
+	}
+	for i, d := range dims {
+		if d != int64(i) {
+			return fmt.Errorf("dimensions must be [0, ..., rank-1], got %v", dims)
+		}
+	}
+	return nil
+}
+
+// inferSelectAndScatter checks select_and_scatter's operands: source
+// holds one element per window of x, init is a scalar of x's element type.
+func inferSelectAndScatter(x, source, init TensorType, p windowParams) error {
+	if err := checkWindow(p, x.Rank()); err != nil {
+		return err
+	}
+	rts, err := inferReduceWindow([]TensorType{x}, []TensorType{{DType: x.DType}}, p, nil)
+	if err != nil {
+		return err
+	}
+	if source.DType != x.DType || !sameDims(source.Dims, rts[0].(TensorType).Dims) {
+		return fmt.Errorf("source must be %s (one element per window)", rts[0])
+	}
+	if init.Rank() != 0 || init.DType != x.DType {
+		return fmt.Errorf("init_value must be a scalar of the operand's element type")
 	}
 	return nil
 }

@@ -10,8 +10,10 @@ import (
 // InferResultTypes recomputes the result types of op from its operand
 // types and attributes, as the builder infers them, for the ops whose
 // results are determined by those (elementwise ops, compare, select,
-// clamp, shape manipulation, gather, dot_general, convolution, reduce,
-// reduce_window, sort, while, tuples, collectives with explicit groups).
+// clamp, shape manipulation, gather, scatter, dot_general, convolution,
+// fft, cholesky, triangular_solve, reduce, reduce_window,
+// select_and_scatter, sort, map, while, tuples, collectives with explicit
+// groups), and checks their operands and attributes as the builder does.
 // known is false for ops it does not infer (custom_call, dynamic ops,
 // ops of other dialects ...). Verify uses it to check ops built by hand.
 func InferResultTypes(op *Op) (types []Type, known bool, err error) {
@@ -79,15 +81,25 @@ func InferResultTypes(op *Op) (types []Type, known bool, err error) {
 		return same(clsSignedNum)
 	case "add", "multiply", "maximum", "minimum":
 		return same(clsAll)
-	case "abs", "real", "imag":
+	case "abs":
 		if !allTensors || len(ts) != 1 {
 			return nil, false, nil
 		}
-		if ts[0].DType.IsComplex() {
-			return []Type{TensorType{DType: ts[0].DType.ComplexElem(), Dims: ts[0].Dims}}, true, nil
+		return one(inferAbs(ts[0]))
+	case "real", "imag":
+		if !allTensors || len(ts) != 1 {
+			return nil, false, nil
 		}
-		return []Type{op.Operands[0].Type}, true, nil
-	case "is_finite", "compare":
+		return one(inferRealImag(ts[0]))
+	case "is_finite":
+		if !allTensors || len(ts) != 1 {
+			return nil, false, nil
+		}
+		if !ts[0].DType.IsFloat() {
+			return nil, true, fmt.Errorf("operand must be a float tensor")
+		}
+		return []Type{TensorType{DType: xla.Bool, Dims: ts[0].Dims}}, true, nil
+	case "compare":
 		if !allTensors || len(ts) == 0 {
 			return nil, false, nil
 		}
@@ -102,7 +114,14 @@ func InferResultTypes(op *Op) (types []Type, known bool, err error) {
 		if len(op.Operands) != 3 {
 			return nil, true, fmt.Errorf("needs 3 operands")
 		}
-		return []Type{op.Operands[1].Type}, true, nil
+		check := inferSelect
+		if name == "stablehlo.clamp" {
+			check = inferClamp
+		}
+		if _, opaque := op.Operands[1].Type.(OpaqueType); opaque {
+			return nil, false, nil // quantized: no element type rule here
+		}
+		return []Type{op.Operands[1].Type}, true, check(op.Operands[0].Type, op.Operands[1].Type, op.Operands[2].Type)
 	case "complex":
 		if !allTensors || len(ts) != 2 {
 			return nil, false, nil
@@ -112,8 +131,44 @@ func InferResultTypes(op *Op) (types []Type, known bool, err error) {
 			return nil, true, fmt.Errorf("operands must both be f32 or f64")
 		}
 		return []Type{TensorType{DType: ct, Dims: ts[0].Dims}}, true, nil
-	case "reduce_precision", "reverse", "cholesky", "optimization_barrier":
+	case "reduce_precision":
+		if !allTensors || len(ts) != 1 {
+			return nil, false, nil
+		}
+		return valueTypes(op.Operands), true, inferReducePrecision(ts[0], intAttr("exponent_bits", 0), intAttr("mantissa_bits", -1))
+	case "reverse":
+		if !allTensors || len(ts) != 1 {
+			return nil, false, nil
+		}
+		return valueTypes(op.Operands), true, checkAxes("dimensions", i64s("dimensions"), ts[0].Rank(), true)
+	case "cholesky":
+		if !allTensors || len(ts) != 1 {
+			return nil, false, nil
+		}
+		return valueTypes(op.Operands), true, checkBatchedSquare("a", ts[0])
+	case "optimization_barrier":
 		return valueTypes(op.Operands), true, nil
+	case "bitcast_convert":
+		if !allTensors || len(ts) != 1 || len(op.Results) != 1 {
+			return nil, false, nil
+		}
+		rt, ok := op.Results[0].Type.(TensorType) // the result element type is the op's choice
+		if !ok {
+			return nil, false, nil
+		}
+		return one(inferBitcastConvert(ts[0], rt.DType))
+	case "triangular_solve":
+		if !allTensors || len(ts) != 2 {
+			return nil, false, nil
+		}
+		left, _ := op.Attr("left_side").(BoolAttr)
+		return []Type{ts[1]}, true, inferTriangularSolve(ts[0], ts[1], bool(left))
+	case "fft":
+		ft, ok := op.Attr("fft_type").(EnumAttr)
+		if !allTensors || len(ts) != 1 || !ok {
+			return nil, false, nil
+		}
+		return one(inferFft(ts[0], FftType(ft.Value), i64s("fft_length")))
 	case "all_reduce", "collective_reduce", "cross-replica-sum", "all_gather", "reduce_scatter", "all_to_all", "collective_permute", "collective_broadcast":
 		if !allTensors {
 			return nil, false, nil
@@ -148,7 +203,7 @@ func InferResultTypes(op *Op) (types []Type, known bool, err error) {
 		if !allTensors || len(ts) != 2 {
 			return nil, false, nil
 		}
-		return one(inferPad(ts[0], i64s("edge_padding_low"), i64s("edge_padding_high"), i64s("interior_padding")))
+		return one(inferPad(ts[0], ts[1], i64s("edge_padding_low"), i64s("edge_padding_high"), i64s("interior_padding")))
 	case "gather":
 		dn, ok := op.Attr("dimension_numbers").(GatherDimensionNumbers)
 		if !allTensors || len(ts) != 2 || !ok {
@@ -196,7 +251,52 @@ func InferResultTypes(op *Op) (types []Type, known bool, err error) {
 		w.Padding = pad
 		types, err := inferReduceWindow(ts[:n], ts[n:], w.params(ts[0].Rank()), bodyElemTypes(op, n))
 		return types, true, err
-	case "sort", "while":
+	case "sort":
+		if !allTensors {
+			return nil, false, nil
+		}
+		return valueTypes(op.Operands), true, inferSort(ts, intAttr("dimension", -1))
+	case "map":
+		if !allTensors || len(ts) == 0 || len(op.Results) != 1 {
+			return nil, false, nil
+		}
+		if err := inferMap(ts, i64s("dimensions")); err != nil {
+			return nil, true, err
+		}
+		// The element type is what the computation returns (checked by
+		// CheckRegionTypes); the shape is the inputs'.
+		rt, _ := op.Results[0].Type.(TensorType)
+		return []Type{TensorType{DType: rt.DType, Dims: ts[0].Dims}}, true, nil
+	case "scatter":
+		dn, ok := op.Attr("scatter_dimension_numbers").(ScatterDimensionNumbers)
+		n := (len(ts) - 1) / 2
+		if !allTensors || !ok || n < 1 || len(ts) != 2*n+1 {
+			return nil, false, nil
+		}
+		if err := inferScatter(ts[:n], ts[n], ts[n+1:], dn); err != nil {
+			return nil, true, err
+		}
+		dts, err := reductionTypes(ts[:n], bodyElemTypes(op, n))
+		if err != nil {
+			return nil, true, err
+		}
+		out := make([]Type, n)
+		for i := range out {
+			out[i] = TensorType{DType: dts[i], Dims: ts[i].Dims}
+		}
+		return out, true, nil
+	case "select_and_scatter":
+		if !allTensors || len(ts) != 3 {
+			return nil, false, nil
+		}
+		w := Window{Dimensions: i64s("window_dimensions"), Strides: i64s("window_strides")}
+		pad, err := paddingOf(op)
+		if err != nil {
+			return nil, true, err
+		}
+		w.Padding = pad
+		return valueTypes(op.Operands[:1]), true, inferSelectAndScatter(ts[0], ts[1], ts[2], w.params(ts[0].Rank()))
+	case "while":
 		return valueTypes(op.Operands), true, nil
 	case "tuple":
 		return []Type{TupleType{Elems: valueTypes(op.Operands)}}, true, nil
@@ -215,7 +315,10 @@ func InferResultTypes(op *Op) (types []Type, known bool, err error) {
 	case "replica_id", "partition_id":
 		return []Type{Scalar(xla.Uint32)}, true, nil
 	case "get_dimension_size":
-		return []Type{Scalar(xla.Int32)}, true, nil
+		if len(op.Operands) != 1 {
+			return nil, false, nil
+		}
+		return []Type{Scalar(xla.Int32)}, true, inferDimensionSize(op.Operands[0].Type, intAttr("dimension", -1))
 	}
 	return nil, false, nil
 }

@@ -191,10 +191,15 @@ func (fb *FuncBuilder) Abs(x *Value) *Value {
 	if !fb.check1(name, x) {
 		return deadValue(nil)
 	}
-	if t, ok := x.Type.(TensorType); ok && t.DType.IsComplex() {
-		return fb.emitUnary(name, TensorType{DType: t.DType.ComplexElem(), Dims: t.Dims}, x)
+	if t, ok := x.Type.(TensorType); ok {
+		rt, err := inferAbs(t)
+		if err != nil {
+			fb.fail(name, []*Value{x}, "%v", err)
+			return deadValue(x.Type)
+		}
+		return fb.emitUnary(name, rt, x)
 	}
-	return fb.unary(name, x, clsSignedNum)
+	return fb.unary(name, x, clsSignedNum) // quantized tensors
 }
 
 // Cbrt adds stablehlo.cbrt.
@@ -305,14 +310,16 @@ func (fb *FuncBuilder) realImag(name string, x *Value) *Value {
 		return deadValue(nil)
 	}
 	t, ok := x.Type.(TensorType)
-	if !ok || dtypeClasses[t.DType]&clsFloatCplx == 0 {
+	if !ok {
 		fb.fail(name, []*Value{x}, "operand must be a float or complex tensor")
 		return deadValue(nil)
 	}
-	if t.DType.IsComplex() {
-		return fb.emitUnary(name, TensorType{DType: t.DType.ComplexElem(), Dims: t.Dims}, x)
+	rt, err := inferRealImag(t)
+	if err != nil {
+		fb.fail(name, []*Value{x}, "%v", err)
+		return deadValue(nil)
 	}
-	return fb.emitUnary(name, x.Type, x)
+	return fb.emitUnary(name, rt, x)
 }
 
 // Add adds stablehlo.add (logical or on booleans).
@@ -471,18 +478,8 @@ func (fb *FuncBuilder) Select(pred, onTrue, onFalse *Value) *Value {
 		return deadValue(nil)
 	}
 	ops := []*Value{pred, onTrue, onFalse}
-	pt, ok := pred.TensorType()
-	if !ok || pt.DType != xla.Bool {
-		fb.fail(name, ops, "pred must be an i1 tensor")
-		return deadValue(nil)
-	}
-	if !TypesEqual(onTrue.Type, onFalse.Type) {
-		fb.fail(name, ops, "on_true and on_false must have the same type")
-		return deadValue(onTrue.Type)
-	}
-	tt, ok := onTrue.TensorType()
-	if ok && pt.Rank() != 0 && !sameDims(pt.Dims, tt.Dims) {
-		fb.fail(name, ops, "pred must be a scalar or have the shape of on_true")
+	if err := inferSelect(pred.Type, onTrue.Type, onFalse.Type); err != nil {
+		fb.fail(name, ops, "%v", err)
 		return deadValue(onTrue.Type)
 	}
 	return fb.emit1(name, ops, onTrue.Type)
@@ -496,17 +493,9 @@ func (fb *FuncBuilder) Clamp(min, x, max *Value) *Value {
 		return deadValue(nil)
 	}
 	ops := []*Value{min, x, max}
-	xt, ok := x.TensorType()
-	if !ok {
-		fb.fail(name, ops, "operand must be a tensor")
-		return deadValue(nil)
-	}
-	for i, b := range []*Value{min, max} {
-		bt, ok := b.TensorType()
-		if !ok || bt.DType != xt.DType || (bt.Rank() != 0 && !sameDims(bt.Dims, xt.Dims)) {
-			fb.fail(name, ops, "%s must be a scalar or have the operand's type", []string{"min", "max"}[i])
-			return deadValue(x.Type)
-		}
+	if err := inferClamp(min.Type, x.Type, max.Type); err != nil {
+		fb.fail(name, ops, "%v", err)
+		return deadValue(x.Type)
 	}
 	return fb.emit1(name, ops, x.Type)
 }
@@ -557,12 +546,12 @@ func (fb *FuncBuilder) ReducePrecision(x *Value, exponentBits, mantissaBits int3
 		return deadValue(nil)
 	}
 	t, ok := x.TensorType()
-	if !ok || !t.DType.IsFloat() {
+	if !ok {
 		fb.fail(name, []*Value{x}, "operand must be a float tensor")
 		return deadValue(nil)
 	}
-	if exponentBits < 1 || mantissaBits < 0 {
-		fb.fail(name, []*Value{x}, "exponent_bits must be >= 1 and mantissa_bits >= 0, got %d and %d", exponentBits, mantissaBits)
+	if err := inferReducePrecision(t, int64(exponentBits), int64(mantissaBits)); err != nil {
+		fb.fail(name, []*Value{x}, "%v", err)
 		return deadValue(x.Type)
 	}
 	return fb.emit1(name, []*Value{x}, x.Type,

@@ -221,14 +221,10 @@ func (fb *FuncBuilder) Pad(x, padValue *Value, low, high, interior []int64) *Val
 	if !ok {
 		return deadValue(nil)
 	}
-	if ts[1].Rank() != 0 || ts[1].DType != ts[0].DType {
-		fb.fail(name, ops, "padding_value must be a scalar of the operand's element type")
-		return deadValue(nil)
-	}
 	if interior == nil {
 		interior = make([]int64, ts[0].Rank())
 	}
-	rt, err := inferPad(ts[0], low, high, interior)
+	rt, err := inferPad(ts[0], ts[1], low, high, interior)
 	if err != nil {
 		fb.fail(name, ops, "%v", err)
 		return deadValue(nil)
@@ -263,9 +259,8 @@ func (fb *FuncBuilder) GetDimensionSize(x *Value, dim int64) *Value {
 	if !fb.check1(name, x) {
 		return deadValue(nil)
 	}
-	t, ok := x.TensorType()
-	if !ok || dim < 0 || dim >= int64(t.Rank()) {
-		fb.fail(name, []*Value{x}, "dimension %d out of range for %s", dim, x.Type)
+	if err := inferDimensionSize(x.Type, dim); err != nil {
+		fb.fail(name, []*Value{x}, "%v", err)
 		return deadValue(nil)
 	}
 	return fb.emit1(name, []*Value{x}, Scalar(xla.Int32), NamedAttr{Name: "dimension", Value: I64Attr(dim)})

@@ -475,6 +475,58 @@ func CheckRegionTypes(op *Op) error {
 				return fmt.Errorf("branch %d returns %s, the op's results are %s", i, typeList(got), typeList(results))
 			}
 		}
+	case "stablehlo.reduce", "stablehlo.reduce_window", "stablehlo.scatter":
+		// The body combines N accumulators with N values of the same
+		// scalar types (the inputs' element types or promotions of them,
+		// which InferResultTypes checks) and returns N of them.
+		n := len(op.Results)
+		if len(op.Regions) != 1 || n == 0 {
+			return nil
+		}
+		args := regionArgs(op.Regions[0])
+		if args == nil || hasNil(mapTypes(args, scalarOf)) {
+			return nil // no entry block, or types this package keeps as text (quantized)
+		}
+		if len(args) != 2*n || !allScalars(args) || !slices.EqualFunc(args[:n], args[n:], TypesEqual) {
+			return fmt.Errorf("the body takes %s, want %d scalars twice over (one per result)", typeList(args), n)
+		}
+		if got := returns(op.Regions[0]); got != nil && !slices.EqualFunc(got, args[:n], TypesEqual) {
+			return fmt.Errorf("the body returns %s, want %s", typeList(got), typeList(args[:n]))
+		}
+	case "stablehlo.sort":
+		if len(op.Regions) != 1 {
+			return nil
+		}
+		var want []Type
+		for _, t := range valueTypes(op.Operands) {
+			s := scalarOf(t)
+			want = append(want, s, s)
+		}
+		if err := checkRegionSig(op.Regions[0], "the comparator", want, []Type{Scalar(xla.Bool)}, returns); err != nil {
+			return err
+		}
+	case "stablehlo.map":
+		if len(op.Regions) != 1 || len(op.Results) != 1 {
+			return nil
+		}
+		var want []Type
+		for _, t := range valueTypes(op.Operands) {
+			want = append(want, scalarOf(t))
+		}
+		if err := checkRegionSig(op.Regions[0], "the computation", want, []Type{scalarOf(op.Results[0].Type)}, returns); err != nil {
+			return err
+		}
+	case "stablehlo.select_and_scatter":
+		if len(op.Regions) != 2 || len(op.Operands) != 3 {
+			return nil
+		}
+		e := scalarOf(op.Operands[0].Type)
+		if err := checkRegionSig(op.Regions[0], "select", []Type{e, e}, []Type{Scalar(xla.Bool)}, returns); err != nil {
+			return err
+		}
+		if err := checkRegionSig(op.Regions[1], "scatter", []Type{e, e}, []Type{e}, returns); err != nil {
+			return err
+		}
 	case "stablehlo.while":
 		if len(op.Regions) != 2 {
 			return nil // checkOpSpec reports it
@@ -498,6 +550,66 @@ func CheckRegionTypes(op *Op) error {
 		}
 	}
 	return nil
+}
+
+// regionArgs are the types of r's entry block arguments (nil when r has
+// no entry block).
+func regionArgs(r *Region) []Type {
+	if r == nil || len(r.Blocks) == 0 || r.Blocks[0] == nil {
+		return nil
+	}
+	return valueTypes(r.Blocks[0].Args)
+}
+
+// checkRegionSig checks that r's entry block takes args and returns rets
+// (what returns reads from its terminator; nil: not checked here). A nil
+// entry in args or rets (a type scalarOf does not know) skips the check.
+func checkRegionSig(r *Region, what string, args, rets []Type, returns func(*Region) []Type) error {
+	if hasNil(args) || hasNil(rets) {
+		return nil
+	}
+	if got := regionArgs(r); got != nil && !slices.EqualFunc(got, args, TypesEqual) {
+		return fmt.Errorf("%s takes %s, want %s", what, typeList(got), typeList(args))
+	}
+	if got := returns(r); got != nil && !slices.EqualFunc(got, rets, TypesEqual) {
+		return fmt.Errorf("%s returns %s, want %s", what, typeList(got), typeList(rets))
+	}
+	return nil
+}
+
+// scalarOf is the rank-0 tensor of t's element type (nil when t is not a
+// TensorType: a quantized tensor this package keeps as text).
+func scalarOf(t Type) Type {
+	if tt, ok := t.(TensorType); ok {
+		return TensorType{DType: tt.DType}
+	}
+	return nil
+}
+
+func mapTypes(ts []Type, f func(Type) Type) []Type {
+	out := make([]Type, len(ts))
+	for i, t := range ts {
+		out[i] = f(t)
+	}
+	return out
+}
+
+func hasNil(ts []Type) bool {
+	for _, t := range ts {
+		if t == nil {
+			return true
+		}
+	}
+	return false
+}
+
+func allScalars(ts []Type) bool {
+	for _, t := range ts {
+		if tt, ok := t.(TensorType); !ok || tt.Rank() != 0 {
+			return false
+		}
+	}
+	return true
 }
 
 func (v *verifier) call(op *Op) error {

@@ -258,7 +258,8 @@ func (o CompileOptions) Validate() error {
 		return fmt.Errorf("xla: compile options: CompilePortableExecutable needs 1 replica, 1 partition and no DeviceAssignment, have %d x %d (assignment set: %v)",
 			o.NumReplicas, o.NumPartitions, o.DeviceAssignment != nil)
 	}
-	for k, v := range o.EnvOptionOverrides {
+	for _, k := range slices.Sorted(maps.Keys(o.EnvOptionOverrides)) { // the same first error every time
+		v := o.EnvOptionOverrides[k]
 		if k == "" {
 			return errors.New("xla: compile options: EnvOptionOverrides has an empty option name")
 		}
@@ -292,7 +293,7 @@ func overrideValue(v any) (any, error) {
 	case float32:
 		return float64(x), nil
 	}
-	return nil, fmt.Errorf("unsupported type %T (want string, bool, int64 or float64)", v)
+	return nil, fmt.Errorf("unsupported type %T (want string, bool, int, int32, int64, uint32, float32 or float64)", v)
 }
 
 // Marshal encodes o as a serialized xla.CompileOptionsProto, the bytes a PJRT

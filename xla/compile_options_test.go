@@ -302,6 +302,9 @@ func TestMarshalErrors(t *testing.T) {
 		{"override type", func(o *CompileOptions) { o.EnvOptionOverrides = map[string]any{"xla_x": []int{1}} }, `EnvOptionOverrides["xla_x"]: unsupported type []int`},
 		{"override uint64", func(o *CompileOptions) { o.EnvOptionOverrides = map[string]any{"xla_x": uint64(1)} }, "unsupported type uint64"},
 		{"override nil", func(o *CompileOptions) { o.EnvOptionOverrides = map[string]any{"xla_x": nil} }, "unsupported type <nil>"},
+		{"several bad overrides: the first by name", func(o *CompileOptions) {
+			o.EnvOptionOverrides = map[string]any{"d": nil, "b": int8(2), "a": uint64(1), "c": []int{1}}
+		}, `EnvOptionOverrides["a"]: unsupported type uint64`},
 		{"override empty name", func(o *CompileOptions) { o.EnvOptionOverrides = map[string]any{"": true} }, "empty option name"},
 		{"override name not UTF-8", func(o *CompileOptions) { o.EnvOptionOverrides = map[string]any{"\xff": true} }, "is not UTF-8"},
 		{"override value not UTF-8", func(o *CompileOptions) { o.EnvOptionOverrides = map[string]any{"xla_x": "\xfe"} }, `EnvOptionOverrides["xla_x"] = "\xfe" is not UTF-8`},

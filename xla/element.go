@@ -19,7 +19,8 @@ type Element interface {
 // and F16 are BFloat16 and Float16, int and uint are Int64 and Uint64 on
 // 64-bit platforms (Int32 and Uint32 on 32-bit ones), and a named type is
 // the element type of the type it is built on (type Celsius float32 is
-// Float32).
+// Float32). The exception: a type built on BF16 or F16 is Uint16, the
+// type they are built on; use BF16 and F16 themselves for 16-bit floats.
 func DTypeOf[T Element]() DType {
 	var zero T
 	switch any(zero).(type) {

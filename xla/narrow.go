@@ -159,6 +159,7 @@ func (f *NarrowFloat) HasInf() bool { return f.kind == narrowIEEE }
 
 // IsNaN reports whether code c is a NaN of f.
 func (f *NarrowFloat) IsNaN(c uint32) bool {
+	c &= 1<<f.bits - 1 // as Decode reads codes: the low bits
 	mag := c &^ f.signBit
 	switch f.kind {
 	case narrowIEEE:

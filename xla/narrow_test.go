@@ -141,3 +141,23 @@ func roundSlice(f *NarrowFloat, s []float32) {
 		s[i] = f.Round(v)
 	}
 }
+
+// IsNaN reads a code as Decode does, from its low bits: a code with
+// higher bits set is the NaN its low bits are.
+func TestIsNaNMasksCode(t *testing.T) {
+	for _, c := range []struct {
+		dt   DType
+		code uint32
+	}{{Float8E4M3FNUZ, 0x180}, {Float8E8M0FNU, 0x1ff}, {Float8E4M3FN, 0x17f}, {Float8E5M2, 0x17f}} {
+		f := NarrowFloatOf(c.dt)
+		if f == nil {
+			t.Fatalf("no NarrowFloat for %v", c.dt)
+		}
+		if !math.IsNaN(float64(f.Decode(c.code))) {
+			t.Errorf("%v: Decode(%#x) = %v, want NaN", c.dt, c.code, f.Decode(c.code))
+		}
+		if !f.IsNaN(c.code) {
+			t.Errorf("%v: IsNaN(%#x) = false, want true (Decode reads it as NaN)", c.dt, c.code)
+		}
+	}
+}

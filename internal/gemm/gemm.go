@@ -237,6 +237,23 @@ func mul[T float32 | float64](transA, transB bool, m, n, k int, a []T, lda int, 
 	work := int64(m) * int64(n) * int64(k)
 	workers = int(min(int64(max(workers, 1)), max(work/minWork, 1)))
 	nr := nrOf[T]()
+	if pre == nil && n < nr && Packs[T](transB, ldb) {
+		// Packing pads B to whole slivers of nr columns: nr/n times its
+		// size for a B narrower than one sliver (a vector). Copied k×n
+		// with rows close together instead, it is read in place.
+		dense := getBuffer[T](k * n)
+		defer putBuffer(dense)
+		for p := 0; p < k; p++ {
+			for j := 0; j < n; j++ {
+				if transB {
+					(*dense)[p*n+j] = b[j*ldb+p]
+				} else {
+					(*dense)[p*n+j] = b[p*ldb+j]
+				}
+			}
+		}
+		b, ldb, transB = *dense, n, false
+	}
 	var z T
 	ncMax := ncBytes / int(unsafe.Sizeof(z))
 	rsA, csA := lda, 1

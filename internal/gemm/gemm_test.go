@@ -402,6 +402,44 @@ func TestMulWithStop(t *testing.T) {
 // place, its sliver narrower than nr) takes scratch of kcBlock rows, not
 // nr copies of B (a vector of 2^24 floats took 1 GiB), with the numbers
 // of the reference.
+// A vector B that Mul would pack (stored transposed, or a column of a
+// wide matrix) is copied k×1 rather than padded to a sliver of nr
+// columns: scratch of B's size, not nr times it.
+func TestPackedVectorScratch(t *testing.T) {
+	const m, k, ld = 4, 1 << 16, 256
+	r := rand.New(rand.NewPCG(5, 6))
+	a := randomMatrix[float32](r, m*k)
+	wide := randomMatrix[float32](r, (k-1)*ld+1) // column 0 of a k×ld matrix
+	for _, c := range []struct {
+		name   string
+		transB bool
+		b      []float32
+		ldb    int
+	}{
+		{"transposed", true, wide[:k], k},
+		{"column of a wide matrix", false, wide, ld},
+	} {
+		c2 := make([]float32, m)
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		Mul(false, c.transB, m, 1, k, a, k, c.b, c.ldb, c2, 1, 2)
+		runtime.ReadMemStats(&after)
+		assert.Less(t, after.TotalAlloc-before.TotalAlloc, uint64(2*4*k), "%s: scratch bytes", c.name)
+		for i := 0; i < m; i++ {
+			var want float64
+			for p := 0; p < k; p++ {
+				bv := c.b[p]
+				if !c.transB {
+					bv = c.b[p*c.ldb]
+				}
+				want += float64(a[i*k+p]) * float64(bv)
+			}
+			assert.InDelta(t, want, float64(c2[i]), 1e-3*math.Max(1, math.Abs(want)), c.name)
+		}
+	}
+}
+
 func TestMatrixVectorScratch(t *testing.T) {
 	const m, k = 4, 1 << 20
 	r := rand.New(rand.NewPCG(3, 4))

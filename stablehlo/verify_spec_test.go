@@ -1,0 +1,156 @@
+package stablehlo
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// verifyCase is one op, written in generic form inside a function taking
+// %a: tensor<2x3xf32>, %i: tensor<2x3xi32>, %p: tensor<2x3xi1>,
+// %s: tensor<f32>, %q: tensor<3x3xf32>, %c: tensor<4xcomplex<f32>>; want
+// is "" for an op Verify must accept, else a part of its error.
+type verifyCase struct{ name, op, want string }
+
+func verifyOne(t *testing.T, c verifyCase) {
+	t.Helper()
+	src := fmt.Sprintf(`func.func @main(%%a: tensor<2x3xf32>, %%i: tensor<2x3xi32>, %%p: tensor<2x3xi1>, %%s: tensor<f32>, %%q: tensor<3x3xf32>, %%c: tensor<4xcomplex<f32>>) {
+  %s
+  return
+}`, c.op)
+	m, err := Parse([]byte(src))
+	require.NoError(t, err, c.name)
+	err = m.Verify()
+	if c.want == "" {
+		assert.NoError(t, err, c.name)
+	} else {
+		assert.ErrorContains(t, err, c.want, c.name)
+	}
+}
+
+// TestVerifyElementwiseRules: Verify refuses what the builder refuses for
+// select, clamp, is_finite, real, imag, abs, reverse, reduce_precision,
+// get_dimension_size, pad, cholesky and bitcast_convert written by hand.
+func TestVerifyElementwiseRules(t *testing.T) {
+	for _, c := range []verifyCase{
+		{"select ok", `%0 = "stablehlo.select"(%p, %a, %a) : (tensor<2x3xi1>, tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32>`, ""},
+		{"select scalar pred", `%t = stablehlo.constant dense<true> : tensor<i1>
+  %0 = "stablehlo.select"(%t, %a, %a) : (tensor<i1>, tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32>`, ""},
+		{"select pred not i1", `%0 = "stablehlo.select"(%i, %a, %a) : (tensor<2x3xi32>, tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32>`, "pred must be an i1 tensor"},
+		{"select pred shape", `%t = stablehlo.constant dense<true> : tensor<3xi1>
+  %0 = "stablehlo.select"(%t, %a, %a) : (tensor<3xi1>, tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32>`, "pred must be a scalar or have the shape of on_true"},
+		{"select branches differ", `%0 = "stablehlo.select"(%p, %a, %i) : (tensor<2x3xi1>, tensor<2x3xf32>, tensor<2x3xi32>) -> tensor<2x3xf32>`, "on_true and on_false must have the same type"},
+		{"clamp ok", `%0 = "stablehlo.clamp"(%s, %a, %a) : (tensor<f32>, tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32>`, ""},
+		{"clamp min type", `%0 = "stablehlo.clamp"(%i, %a, %s) : (tensor<2x3xi32>, tensor<2x3xf32>, tensor<f32>) -> tensor<2x3xf32>`, "min must be a scalar or have the operand's type"},
+		{"clamp max shape", `%0 = "stablehlo.clamp"(%s, %a, %q) : (tensor<f32>, tensor<2x3xf32>, tensor<3x3xf32>) -> tensor<2x3xf32>`, "max must be a scalar or have the operand's type"},
+		{"is_finite int", `%0 = "stablehlo.is_finite"(%i) : (tensor<2x3xi32>) -> tensor<2x3xi1>`, "operand must be a float tensor"},
+		{"real int", `%0 = "stablehlo.real"(%i) : (tensor<2x3xi32>) -> tensor<2x3xi32>`, "operand must be a float or complex tensor"},
+		{"imag ok", `%0 = "stablehlo.imag"(%c) : (tensor<4xcomplex<f32>>) -> tensor<4xf32>`, ""},
+		{"abs bool", `%0 = "stablehlo.abs"(%p) : (tensor<2x3xi1>) -> tensor<2x3xi1>`, "element type i1 is not"},
+		{"abs int ok", `%0 = "stablehlo.abs"(%i) : (tensor<2x3xi32>) -> tensor<2x3xi32>`, ""},
+		{"reverse dim range", `%0 = "stablehlo.reverse"(%a) {dimensions = array<i64: 2>} : (tensor<2x3xf32>) -> tensor<2x3xf32>`, "dimensions"},
+		{"reverse dup", `%0 = "stablehlo.reverse"(%a) {dimensions = array<i64: 0, 0>} : (tensor<2x3xf32>) -> tensor<2x3xf32>`, "dimensions"},
+		{"reverse ok", `%0 = "stablehlo.reverse"(%a) {dimensions = array<i64: 1, 0>} : (tensor<2x3xf32>) -> tensor<2x3xf32>`, ""},
+		{"reduce_precision int", `%0 = "stablehlo.reduce_precision"(%i) {exponent_bits = 5 : i32, mantissa_bits = 10 : i32} : (tensor<2x3xi32>) -> tensor<2x3xi32>`, "float"},
+		{"reduce_precision bits", `%0 = "stablehlo.reduce_precision"(%a) {exponent_bits = 0 : i32, mantissa_bits = 10 : i32} : (tensor<2x3xf32>) -> tensor<2x3xf32>`, "exponent_bits"},
+		{"get_dimension_size range", `%0 = "stablehlo.get_dimension_size"(%a) {dimension = 2 : i64} : (tensor<2x3xf32>) -> tensor<i32>`, "dimension 2 out of range"},
+		{"get_dimension_size ok", `%0 = "stablehlo.get_dimension_size"(%a) {dimension = 1 : i64} : (tensor<2x3xf32>) -> tensor<i32>`, ""},
+		{"pad value type", `%z = stablehlo.constant dense<0> : tensor<i32>
+  %0 = "stablehlo.pad"(%a, %z) {edge_padding_low = array<i64: 0, 0>, edge_padding_high = array<i64: 1, 0>, interior_padding = array<i64: 0, 0>} : (tensor<2x3xf32>, tensor<i32>) -> tensor<3x3xf32>`, "padding_value must be a scalar of the operand's element type"},
+		{"cholesky non-square", `%0 = "stablehlo.cholesky"(%a) {lower = true} : (tensor<2x3xf32>) -> tensor<2x3xf32>`, "square"},
+		{"cholesky ok", `%0 = "stablehlo.cholesky"(%q) {lower = true} : (tensor<3x3xf32>) -> tensor<3x3xf32>`, ""},
+		{"bitcast ok", `%0 = "stablehlo.bitcast_convert"(%a) : (tensor<2x3xf32>) -> tensor<2x3xi32>`, ""},
+		{"bitcast narrow ok", `%0 = "stablehlo.bitcast_convert"(%a) : (tensor<2x3xf32>) -> tensor<2x3x2xf16>`, ""},
+		{"bitcast shape", `%0 = "stablehlo.bitcast_convert"(%a) : (tensor<2x3xf32>) -> tensor<3x2xi32>`, "bitcast_convert"},
+		{"bitcast width", `%0 = "stablehlo.bitcast_convert"(%a) : (tensor<2x3xf32>) -> tensor<2x3xf16>`, "bitcast_convert"},
+	} {
+		verifyOne(t, c)
+	}
+}
+
+// TestVerifyRegionOps: Verify checks the ops with regions (sort, map,
+// reduce, reduce_window, scatter, select_and_scatter) and fft and
+// triangular_solve as the builder does: operands, attributes and what
+// their regions take and return.
+func TestVerifyRegionOps(t *testing.T) {
+	sortOp := func(dim, args, ret string) string {
+		return fmt.Sprintf(`%%0 = "stablehlo.sort"(%%a) ({
+  ^bb0(%%x: %[2]s, %%y: %[2]s):
+    %%r = stablehlo.compare LT, %%x, %%y : (%[2]s, %[2]s) -> tensor<i1>
+    %%v = stablehlo.convert %%r : (tensor<i1>) -> %[3]s
+    stablehlo.return %%v : %[3]s
+  }) {dimension = %[1]s : i64, is_stable = false} : (tensor<2x3xf32>) -> tensor<2x3xf32>`, dim, args, ret)
+	}
+	reduceOp := func(ret string) string {
+		return fmt.Sprintf(`%%0 = "stablehlo.reduce"(%%a, %%s) ({
+  ^bb0(%%x: tensor<f32>, %%y: tensor<f32>):
+    %%r = stablehlo.add %%x, %%y : tensor<f32>
+    %%v = stablehlo.convert %%r : (tensor<f32>) -> %[1]s
+    stablehlo.return %%v : %[1]s
+  }) {dimensions = array<i64: 1>} : (tensor<2x3xf32>, tensor<f32>) -> tensor<2xf32>`, ret)
+	}
+	mapOp := func(dims, ret string) string {
+		return fmt.Sprintf(`%%0 = "stablehlo.map"(%%a, %%a) ({
+  ^bb0(%%x: tensor<f32>, %%y: tensor<f32>):
+    %%r = stablehlo.add %%x, %%y : tensor<f32>
+    %%v = stablehlo.convert %%r : (tensor<f32>) -> %[2]s
+    stablehlo.return %%v : %[2]s
+  }) {dimensions = array<i64: %[1]s>} : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32>`, dims, ret)
+	}
+	sasOp := func(source, selRet string) string {
+		return fmt.Sprintf(`%%src = stablehlo.constant dense<1.0> : %[1]s
+  %%0 = "stablehlo.select_and_scatter"(%%a, %%src, %%s) ({
+  ^bb0(%%x: tensor<f32>, %%y: tensor<f32>):
+    %%r = stablehlo.compare GE, %%x, %%y : (tensor<f32>, tensor<f32>) -> tensor<i1>
+    %%v = stablehlo.convert %%r : (tensor<i1>) -> %[2]s
+    stablehlo.return %%v : %[2]s
+  }, {
+  ^bb0(%%x: tensor<f32>, %%y: tensor<f32>):
+    %%r = stablehlo.add %%x, %%y : tensor<f32>
+    stablehlo.return %%r : tensor<f32>
+  }) {window_dimensions = array<i64: 2, 1>, window_strides = array<i64: 2, 1>} : (tensor<2x3xf32>, %[1]s, tensor<f32>) -> tensor<2x3xf32>`, source, selRet)
+	}
+	scatterOp := func(updates, ret string) string {
+		return fmt.Sprintf(`%%idx = stablehlo.constant dense<[[0], [1]]> : tensor<2x1xi32>
+  %%upd = stablehlo.constant dense<1.0> : %[1]s
+  %%0 = "stablehlo.scatter"(%%a, %%idx, %%upd) ({
+  ^bb0(%%x: tensor<f32>, %%y: tensor<f32>):
+    %%r = stablehlo.add %%x, %%y : tensor<f32>
+    %%v = stablehlo.convert %%r : (tensor<f32>) -> %[2]s
+    stablehlo.return %%v : %[2]s
+  }) {scatter_dimension_numbers = #stablehlo.scatter<update_window_dims = [1], inserted_window_dims = [0], scatter_dims_to_operand_dims = [0], index_vector_dim = 1>} : (tensor<2x3xf32>, tensor<2x1xi32>, %[1]s) -> tensor<2x3xf32>`, updates, ret)
+	}
+	for _, c := range []verifyCase{
+		{"sort ok", sortOp("1", "tensor<f32>", "tensor<i1>"), ""},
+		{"sort negative dim ok", sortOp("-1", "tensor<f32>", "tensor<i1>"), ""},
+		{"sort dim range", sortOp("2", "tensor<f32>", "tensor<i1>"), "dimension 2 out of range [-2, 2)"},
+		{"sort comparator result", sortOp("0", "tensor<f32>", "tensor<i32>"), "the comparator returns (tensor<i32>), want (tensor<i1>)"},
+		{"sort comparator args", sortOp("0", "tensor<2xf32>", "tensor<i1>"), "the comparator takes"},
+		{"reduce ok", reduceOp("tensor<f32>"), ""},
+		{"reduce body result", reduceOp("tensor<f64>"), "the body returns (tensor<f64>), want (tensor<f32>)"},
+		{"map ok", mapOp("0, 1", "tensor<f32>"), ""},
+		{"map dims", mapOp("1, 0", "tensor<f32>"), "dimensions must be [0, ..., rank-1]"},
+		{"map result", mapOp("0, 1", "tensor<i32>"), "the computation returns (tensor<i32>), want (tensor<f32>)"},
+		{"select_and_scatter ok", sasOp("tensor<1x3xf32>", "tensor<i1>"), ""},
+		{"select_and_scatter source", sasOp("tensor<2x3xf32>", "tensor<i1>"), "source must be tensor<1x3xf32>"},
+		{"select_and_scatter select", sasOp("tensor<1x3xf32>", "tensor<f32>"), "select returns (tensor<f32>), want (tensor<i1>)"},
+		{"scatter ok", scatterOp("tensor<2x3xf32>", "tensor<f32>"), ""},
+		{"scatter updates", scatterOp("tensor<2x4xf32>", "tensor<f32>"), "scatter"},
+		{"scatter body", scatterOp("tensor<2x3xf32>", "tensor<f64>"), "the body returns (tensor<f64>), want (tensor<f32>)"},
+		{"scatter inserted and batching", `%idx = stablehlo.constant dense<[[0], [1]]> : tensor<2x1xi32>
+  %upd = stablehlo.constant dense<1.0> : tensor<2xf32>
+  %0 = "stablehlo.scatter"(%a, %idx, %upd) ({
+  ^bb0(%x: tensor<f32>, %y: tensor<f32>):
+    stablehlo.return %y : tensor<f32>
+  }) {scatter_dimension_numbers = #stablehlo.scatter<inserted_window_dims = [0], input_batching_dims = [0], scatter_indices_batching_dims = [0], scatter_dims_to_operand_dims = [1], index_vector_dim = 1>} : (tensor<2x3xf32>, tensor<2x1xi32>, tensor<2xf32>) -> tensor<2x3xf32>`, "dimension 0 is both an inserted window and a batching dimension"},
+		{"fft ok", `%0 = "stablehlo.fft"(%c) {fft_type = #stablehlo<fft_type FFT>, fft_length = array<i64: 4>} : (tensor<4xcomplex<f32>>) -> tensor<4xcomplex<f32>>`, ""},
+		{"fft length", `%0 = "stablehlo.fft"(%c) {fft_type = #stablehlo<fft_type FFT>, fft_length = array<i64: 8>} : (tensor<4xcomplex<f32>>) -> tensor<4xcomplex<f32>>`, "trailing dimensions"},
+		{"fft real operand", `%0 = "stablehlo.fft"(%a) {fft_type = #stablehlo<fft_type FFT>, fft_length = array<i64: 3>} : (tensor<2x3xf32>) -> tensor<2x3xf32>`, "complex"},
+		{"triangular_solve ok", `%0 = "stablehlo.triangular_solve"(%q, %q) {left_side = true, lower = true, unit_diagonal = false, transpose_a = #stablehlo<transpose NO_TRANSPOSE>} : (tensor<3x3xf32>, tensor<3x3xf32>) -> tensor<3x3xf32>`, ""},
+		{"triangular_solve b", `%0 = "stablehlo.triangular_solve"(%q, %a) {left_side = true, lower = true, unit_diagonal = false, transpose_a = #stablehlo<transpose NO_TRANSPOSE>} : (tensor<3x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32>`, "a is 3x3, b's matching dimension is 2"},
+	} {
+		verifyOne(t, c)
+	}
+}
