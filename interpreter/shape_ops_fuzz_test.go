@@ -231,6 +231,7 @@ func TestKernelsNeverPanic(t *testing.T) {
 		if it >= len(progs) { // the first round runs the programs unchanged
 			shpMutate(r, m)
 		}
+		_ = m.Verify() // an error or nil, never a panic
 		prog, err := Compile(m, "")
 		if err != nil {
 			continue

@@ -38,8 +38,8 @@ var mlirFuzzSnippets = []string{
 {-# dialect_resources: { builtin: { b: "0x010000000102", "q.r": "0x0400000001" }, x: { y: "0x" } }, external_resources: { z: {} } #-}`,
 }
 
-// FuzzParse checks that the parser never panics or hangs on any input,
-// that what it accepts prints, and that the printed text (both forms)
+// FuzzParse checks that the parser (and Verify on what it accepts) never
+// panics or hangs on any input, that what it accepts prints, and that the printed text (both forms)
 // parses back into an equal module and prints the same again.
 func FuzzParse(f *testing.F) {
 	for _, s := range mlirFuzzSnippets {
@@ -67,6 +67,7 @@ func FuzzParse(f *testing.F) {
 			}
 			return
 		}
+		_ = m.Verify() // refuses what it must with an error, never a panic
 		for _, opts := range []PrintOptions{{Locations: true}, {Generic: true, Locations: true}} {
 			var b bytes.Buffer
 			if err := Print(&b, m, opts); err != nil {
