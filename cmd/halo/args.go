@@ -95,12 +95,15 @@ func loadBackend(errw io.Writer, cmd, plugin string, devices int) (*pjrt.Plugin,
 		return p, c, nil
 	}
 	var last error
-	for _, info := range pjrt.Candidates() {
+	candidates := pjrt.Candidates()
+	for i, info := range candidates {
 		p, c, err := loadBackend(errw, cmd, info.NameOrPath(), devices)
 		if err == nil {
 			return p, c, nil
 		}
-		fmt.Fprintf(errw, "halo %s: passing over %s: %v\n", cmd, describeCandidate(info), err)
+		if i < len(candidates)-1 { // the last one's error is in the one returned
+			fmt.Fprintf(errw, "halo %s: passing over %s: %v\n", cmd, describeCandidate(info), err)
+		}
 		last = err
 	}
 	return nil, nil, fmt.Errorf("no backend could be used (the last error: %w)", last)

@@ -258,4 +258,9 @@ func.func @"with space"() {
 	assert.Equal(t, 1, code)
 	assert.Contains(t, errOut, "halo run: "+many+": ")
 	assert.Contains(t, errOut, "the program asks for 100000 devices")
+	// Without -plugin: the last backend's error is said once, in the
+	// error returned, not also as a backend passed over.
+	code, _, errOut = runCLI("run", many)
+	assert.Equal(t, 1, code)
+	assert.Equal(t, 1, strings.Count(errOut, "the program asks for 100000 devices"), errOut)
 }
