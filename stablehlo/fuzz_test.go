@@ -14,7 +14,7 @@ var mlirFuzzSnippets = []string{
 	`module {}`,
 	`module @m attributes {a = 1 : i32} {
 }`,
-	`"foo.op"() {a = [1, 2 : i32, 1.5, "s", @sym, @a::@b, unit, true, {k = v}, array<i64: 1, 2>, array<f32: 1.0>, array<i1: true>, dense<[[1, 2]]> : tensor<1x2xi8>, dense<"0x0102"> : tensor<2xui8>, dense<(1.0, 2.0)> : tensor<complex<f32>>, #stablehlo<precision HIGH>, #stablehlo.conv<[b, 0, f]x[0, i, o]->[b, 0, f]>, #foo.bar<"x">, affine_map<(d0) -> (d0)>, tensor<?x4xf32>, (i32) -> (), !foo.ty<1>]} : () -> ()`,
+	`"foo.op"() {a = [1, 2 : i32, 1.5, "s", @sym, @a::@b, unit, true, {k = v}, array<i64: 1, 2>, array<f32: 1.0>, array<i1: true>, dense<[[1, 2]]> : tensor<1x2xi8>, dense<"0x0102"> : tensor<2xui8>, dense<(1.0, 2.0)> : tensor<complex<f32>>, #stablehlo<precision HIGH>, #stablehlo.conv<[b, 0, f]x[0, i, o]->[b, 0, f]>, #stablehlo.conv<raw input_batch_dimension = 0, input_spatial_dimensions = [1]>, #foo.bar<"x">, affine_map<(d0) -> (d0)>, tensor<?x4xf32>, (i32) -> (), !foo.ty<1>]} : () -> ()`,
 	`#a = dense<1> : tensor<i32>
 !t = tensor<2xf32>
 "foo.op"() {x = #a} : () -> !t loc(#l)

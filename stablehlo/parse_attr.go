@@ -509,6 +509,12 @@ func (p *mlirParser) parseHashAttr() Attribute {
 // parseStructFields parses "<name = value, ...>" calling field for each.
 func (p *mlirParser) parseStructFields(field func(name string, pos int)) {
 	p.expect('<')
+	p.parseStructBody(field)
+}
+
+// parseStructBody parses "name = value, ...>", what follows the '<' of a
+// struct attribute.
+func (p *mlirParser) parseStructBody(field func(name string, pos int)) {
 	if p.tryByte('>') {
 		return
 	}
@@ -569,7 +575,13 @@ func mlirParseStruct[T any, PT interface {
 
 // parseStructAttr parses "<name = value, ...>" into the fields of f.
 func (p *mlirParser) parseStructAttr(f mlirStructForm) {
-	p.parseStructFields(func(field string, pos int) {
+	p.expect('<')
+	p.parseStructAttrBody(f)
+}
+
+// parseStructAttrBody is parseStructAttr after the '<'.
+func (p *mlirParser) parseStructAttrBody(f mlirStructForm) {
+	p.parseStructBody(func(field string, pos int) {
 		for _, fld := range f.fields {
 			switch {
 			case fld.name != field:
@@ -588,13 +600,21 @@ func (p *mlirParser) parseStructAttr(f mlirStructForm) {
 }
 
 // parseConvDimsAttr parses the body of #stablehlo.conv<...>: the compact
-// form or the field form.
+// form, the field form, or the field form after "raw" (what StableHLO
+// prints for dimension numbers the compact form cannot show).
 func (p *mlirParser) parseConvDimsAttr() Attribute {
 	save := p.pos
 	p.expect('<')
 	if p.peek() == '[' {
 		d := p.parseConvDimsRaw()
 		p.expect('>')
+		return d
+	}
+	p.skipSpace()
+	if rest := p.src[p.pos:]; len(rest) > 3 && string(rest[:3]) == "raw" && strings.IndexByte(" \t\r\n", rest[3]) >= 0 {
+		p.pos += 3
+		var d ConvDimensionNumbers
+		p.parseStructAttrBody(d.mlirForm())
 		return d
 	}
 	p.pos = save

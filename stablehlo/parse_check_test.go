@@ -29,3 +29,33 @@ func TestCheckConstToleranceAfterType(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), `unknown check.expect_almost_eq_const parameter "bogus"`)
 }
+
+// StableHLO prints convolution dimension numbers it cannot show compactly
+// as "#stablehlo.conv<raw field = value, ...>"; that form reads into the
+// same attribute as the compact one.
+func TestParseConvDimsRaw(t *testing.T) {
+	const compact = `#stablehlo.conv<[b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f]>`
+	const raw = `#stablehlo.conv<raw
+      input_batch_dimension = 0, input_feature_dimension = 3, input_spatial_dimensions = [1, 2],
+      kernel_input_feature_dimension = 2, kernel_output_feature_dimension = 3, kernel_spatial_dimensions = [0, 1],
+      output_batch_dimension = 0, output_feature_dimension = 3, output_spatial_dimensions = [1, 2]>`
+	src := func(dims string) []byte {
+		return []byte(`func.func @main(%a: tensor<1x4x4x1xf32>, %k: tensor<2x2x1x1xf32>) -> tensor<1x3x3x1xf32> {
+  %0 = "stablehlo.convolution"(%a, %k) {dimension_numbers = ` + dims + `, feature_group_count = 1 : i64, batch_group_count = 1 : i64} : (tensor<1x4x4x1xf32>, tensor<2x2x1x1xf32>) -> tensor<1x3x3x1xf32>
+  return %0 : tensor<1x3x3x1xf32>
+}`)
+	}
+	want, err := Parse(src(compact))
+	require.NoError(t, err)
+	got, err := Parse(src(raw))
+	require.NoError(t, err)
+	require.NoError(t, got.Verify())
+	dn := got.Funcs[0].Body.Blocks[0].Ops[0].Attr("dimension_numbers")
+	assert.Equal(t, want.Funcs[0].Body.Blocks[0].Ops[0].Attr("dimension_numbers"), dn)
+	assert.Equal(t, int64(3), dn.(ConvDimensionNumbers).InputFeatureDim)
+
+	_, err = Parse(src(`#stablehlo.conv<raw input_batch_dimension = 0, bogus = 1>`))
+	assert.ErrorContains(t, err, `field "bogus"`)
+	_, err = Parse(src(`#stablehlo.conv<rawinput_batch_dimension = 0>`))
+	assert.Error(t, err)
+}
