@@ -1,6 +1,7 @@
 package chlo
 
 import (
+	"encoding/binary"
 	"fmt"
 	"math"
 	"slices"
@@ -267,7 +268,8 @@ func Constant(fb *FuncBuilder, a stablehlo.DenseElementsAttr) *Value {
 }
 
 // ConstantLike adds chlo.constant_like: a tensor shaped like x, of x's
-// element type, every element v (a bool tensor holds v != 0).
+// element type, every element v (a bool tensor holds v != 0, a complex
+// one v + 0i).
 func ConstantLike(fb *FuncBuilder, x *Value, v float64) *Value {
 	var a stablehlo.Attribute
 	if x != nil {
@@ -283,6 +285,8 @@ func ConstantLike(fb *FuncBuilder, x *Value, v float64) *Value {
 					fb.Fail("chlo.constant_like", err)
 				}
 				a = stablehlo.IntAttr{Value: iv, Type: t.DType}
+			case t.DType == xla.Complex64 || t.DType == xla.Complex128:
+				a = complexScalar(t.DType, complex(v, 0))
 			}
 		}
 	}
@@ -383,4 +387,18 @@ func RaggedDotWith(fb *FuncBuilder, lhs, rhs, groupSizes *Value, dims stablehlo.
 		return fb.Op(name, nil, []stablehlo.Type{stablehlo.Tensor(cfg.ResultDType)})[0]
 	}
 	return fb.Op(name, operands, []stablehlo.Type{rt}, attrs...)[0]
+}
+
+// complexScalar is a one-element dense attribute of complex type dt
+// holding z (host form: the real part, then the imaginary part).
+func complexScalar(dt xla.DType, z complex128) stablehlo.DenseElementsAttr {
+	var data []byte
+	if dt == xla.Complex64 {
+		data = binary.LittleEndian.AppendUint32(data, math.Float32bits(float32(real(z))))
+		data = binary.LittleEndian.AppendUint32(data, math.Float32bits(float32(imag(z))))
+	} else {
+		data = binary.LittleEndian.AppendUint64(data, math.Float64bits(real(z)))
+		data = binary.LittleEndian.AppendUint64(data, math.Float64bits(imag(z)))
+	}
+	return stablehlo.DenseElementsAttr{Type: stablehlo.Tensor(dt), Data: data}
 }

@@ -91,5 +91,6 @@
 // result) and 1 ulp in f32; the
 // complex inverse functions to 0 ulp (complex64) and 1 ulp (complex128)
 // over a 1600-point grid with the cuts, signed zeros, infinities and NaN;
-// ragged_dot exactly on exactly representable data.
+// ragged_dot exactly on exactly representable data (integers in their
+// own type, wrapping as dot_general; complex numbers in complex).
 package chlo

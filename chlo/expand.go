@@ -157,7 +157,9 @@ func describe(op *stablehlo.Op) string {
 	return op.Name + "(" + strings.Join(parts, ", ") + ")"
 }
 
-// checkExpandable reports ops Expand has no rewrite for.
+// checkExpandable reports ops Expand has no rewrite for, and ops that are
+// not well formed (operand and result counts, attributes, types: what
+// Verify checks of an op, stablehlo.CheckOp), which the rewrites rely on.
 func checkExpandable(op *stablehlo.Op) error {
 	if expanders[op.Name] == nil {
 		return fmt.Errorf("chlo: Expand: %s has no StableHLO decomposition", op.Name)
@@ -170,6 +172,9 @@ func checkExpandable(op *stablehlo.Op) error {
 			return fmt.Errorf("chlo: Expand %s: operand %d is not a tensor", describe(op), i)
 		}
 	}
+	if err := stablehlo.CheckOp(op); err != nil {
+		return fmt.Errorf("chlo: Expand: %w", err)
+	}
 	if len(op.Operands) == 0 {
 		return nil
 	}
@@ -177,7 +182,7 @@ func checkExpandable(op *stablehlo.Op) error {
 	name := strings.TrimPrefix(op.Name, "chlo.")
 	if t.DType.IsComplex() {
 		switch name {
-		case "square", "conj", "sinh", "cosh", "tan", "constant_like",
+		case "square", "conj", "sinh", "cosh", "tan", "constant_like", "ragged_dot",
 			"asin", "acos", "atan", "asinh", "acosh", "atanh":
 		default:
 			if !strings.HasPrefix(name, "broadcast_") {

@@ -221,7 +221,7 @@ func igammaLentz(e *em, a, x *Value) *Value {
 			nd = e.div(e.c(1), nd)
 			del := e.mul(nd, nc)
 			nh := e.mul(h, del)
-			conv := e.fb.Not(e.ge(e.abs(e.sub(del, e.c(1))), e.c(1e-17)))
+			conv := e.fb.Not(e.gt(e.abs(e.sub(del, e.c(1))), e.c(0x1p-52))) // within an ulp of 1: below it, only del == 1 would stop it
 			keep := func(old, nw *Value) *Value { return e.sel(done, old, nw) }
 			return []*Value{a, keep(b, nb), keep(c, nc), keep(d, nd), keep(h, nh), e.or(done, conv)}
 		})

@@ -29,9 +29,11 @@ import (
 // Masked entries are selected, never multiplied by a 0/1 mask, so an Inf
 // or NaN outside a group does not reach it (0·Inf is NaN).
 //
-// f16, bf16 and f32 operands are computed in f32, f64 in f64, and the
-// result converted once to its element type. Group ids cost rows·g
-// comparisons.
+// f16, bf16 and f32 operands are computed in f32, f64 in f64, complex
+// ones in complex64 (complex128 when any type is complex128 or f64), and
+// the result converted once to its element type; integer operands are
+// computed in the result's integer type, wrapping as dot_general does.
+// Group ids cost rows·g comparisons.
 func expandRaggedDot(fb *FuncBuilder, op *stablehlo.Op) ([]*Value, error) {
 	lhs, rhs, gs := op.Operands[0], op.Operands[1], op.Operands[2]
 	lt, _ := lhs.TensorType()
@@ -57,10 +59,7 @@ func expandRaggedDot(fb *FuncBuilder, op *stablehlo.Op) ([]*Value, error) {
 	if err != nil {
 		return nil, err
 	}
-	acc := xla.Float32
-	if lt.DType == xla.Float64 || rt.DType == xla.Float64 || res.DType == xla.Float64 {
-		acc = xla.Float64
-	}
+	acc := raggedAccType(lt.DType, rt.DType, res.DType)
 	if p.NumGroups == 0 || prod(res.Dims) == 0 {
 		return []*Value{fb.SplatOf(res.DType, 0, res.Dims...)}, nil
 	}
@@ -225,4 +224,23 @@ func prod(dims []int64) int64 {
 		n *= d
 	}
 	return n
+}
+
+// raggedAccType is the element type a ragged_dot of lhs and rhs elements
+// into result elements is computed in.
+func raggedAccType(lhs, rhs, result xla.DType) xla.DType {
+	types := []xla.DType{lhs, rhs, result}
+	wide := slices.Contains(types, xla.Float64) || slices.Contains(types, xla.Complex128)
+	switch {
+	case lhs.IsComplex() || rhs.IsComplex() || result.IsComplex():
+		if wide {
+			return xla.Complex128
+		}
+		return xla.Complex64
+	case lhs.IsInt() && rhs.IsInt() && result.IsInt():
+		return result
+	case wide:
+		return xla.Float64
+	}
+	return xla.Float32
 }

@@ -1,10 +1,12 @@
 package chlo
 
 import (
+	"context"
 	"math"
 	"math/big"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -619,4 +621,32 @@ func TestIgammaLargeA(t *testing.T) {
 			t.Logf("f64 worst relative error / (1 + aφ): %v", worst)
 		}
 	}
+}
+
+// One element whose continued fraction only converges to within an ulp
+// (x near 1e18: b+2 == b, and del stays 1-ulp) does not hold the whole
+// tensor's loop for its 100000 iterations (43 s for these 4096 elements
+// when the loop waited for del == 1 exactly). The deadline only catches
+// that hang; the loop ends in milliseconds.
+func TestIgammacLentzConvergesAtAnUlp(t *testing.T) {
+	const n = 4096
+	as, xs := make([]float64, n), make([]float64, n)
+	for i := range as {
+		as[i], xs[i] = 2, 5
+	}
+	as[7], xs[7] = 1e-17, 1e18
+	m := build(t, []stablehlo.TensorType{stablehlo.Tensor(xla.Float32, n), stablehlo.Tensor(xla.Float32, n)}, func(fb *FuncBuilder, a []*Value) []*Value {
+		return []*Value{Igammac(fb, a[0], a[1])}
+	})
+	require.NoError(t, Expand(m, ExpandOptions{}))
+	p, err := interpreter.Compile(m, "main")
+	require.NoError(t, err)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	out, err := p.Run(ctx, interpreter.Device{}, []interpreter.Value{tensorOf(xla.Float32, as), tensorOf(xla.Float32, xs)})
+	require.NoError(t, err, "the loop ran past 30 s")
+	q := floats(out[0].(*interpreter.Tensor))
+	assert.Equal(t, 0.0, q[7], "Q(1e-17, 1e18)")
+	want := math.Exp(-5) * 6 // Q(2, 5) = e^-5 (1 + 5)
+	assert.InEpsilon(t, want, q[0], 1e-6)
 }

@@ -457,9 +457,12 @@ func zetaPosScaled(e *em, s, q, sc *Value) *Value {
 		b := e.add(s, e.c(float64(2*j+2)))
 		fac = e.mul(e.mul(fac, e.mul(a, b)), invW2)
 	}
-	// For s past ~1e14 fac overflows while p1 underflows to 0: the tail
-	// is then nothing next to the terms summed (0·Inf was NaN).
-	return e.add(sum, e.sel(e.eq(p1, e.c(0)), e.c(0), e.mul(p1, tail)))
+	// For s past ~1e14 fac overflows (the tail Inf - Inf, NaN) while p1,
+	// unless scaled, underflows to 0: the tail is then nothing next to the
+	// terms summed (0·Inf and the scaled p1·NaN were NaN). A NaN s or q
+	// is NaN through the sum.
+	rest := e.mul(p1, tail)
+	return e.add(sum, e.sel(e.or(e.eq(p1, e.c(0)), e.isNaN(rest)), e.c(0), rest))
 }
 
 // expandZeta: Hurwitz ζ(s, q). For q > 0, zetaPos. For q < 0 (s an

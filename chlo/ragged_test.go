@@ -370,3 +370,34 @@ func TestRaggedDotIntegers(t *testing.T) {
 		}
 	}
 }
+
+// Integer ragged_dots are computed in the result's integer type (exact,
+// wrapping as dot_general does, where f32 rounded 16777217 and saturated),
+// complex ones in complex arithmetic (the imaginary parts were dropped).
+func TestRaggedDotExactTypes(t *testing.T) {
+	src := func(et string) string {
+		return strings.ReplaceAll(`func.func @main(%l: tensor<2x1xET>, %r: tensor<1x1x2xET>, %g: tensor<1xi32>) -> tensor<2x2xET> {
+  %0 = "chlo.ragged_dot"(%l, %r, %g) {ragged_dot_dimension_numbers = #chlo.ragged_dot<lhs_batching_dimensions = [], rhs_batching_dimensions = [], lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1], lhs_ragged_dimensions = [0], rhs_group_dimensions = [0]>} : (tensor<2x1xET>, tensor<1x1x2xET>, tensor<1xi32>) -> tensor<2x2xET>
+  return %0 : tensor<2x2xET>
+}`, "ET", et)
+	}
+	g := interpreter.NewTensor(xla.MakeShape(xla.Int32, 1))
+	g.Data.([]int32)[0] = 2
+
+	m, err := stablehlo.Parse([]byte(src("i32")))
+	require.NoError(t, err)
+	l := interpreter.NewTensor(xla.MakeShape(xla.Int32, 2, 1))
+	copy(l.Data.([]int32), []int32{16777217, 65536})
+	r := interpreter.NewTensor(xla.MakeShape(xla.Int32, 1, 1, 2))
+	copy(r.Data.([]int32), []int32{1, 65536})
+	// 16777217·65536 = 2^40 + 2^16 and 65536·65536 = 2^32 wrap to 2^16 and 0.
+	assert.Equal(t, []int32{16777217, 65536, 65536, 0}, expandAndRun(t, m, l, r, g)[0].Data.([]int32))
+
+	m, err = stablehlo.Parse([]byte(src("complex<f32>")))
+	require.NoError(t, err)
+	lc := interpreter.NewTensor(xla.MakeShape(xla.Complex64, 2, 1))
+	copy(lc.Data.([]complex64), []complex64{1 + 2i, 3 - 1i})
+	rc := interpreter.NewTensor(xla.MakeShape(xla.Complex64, 1, 1, 2))
+	copy(rc.Data.([]complex64), []complex64{2 + 1i, 1i})
+	assert.Equal(t, []complex64{5i, -2 + 1i, 7 + 1i, 1 + 3i}, expandAndRun(t, m, lc, rc, g)[0].Data.([]complex64))
+}

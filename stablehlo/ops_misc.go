@@ -947,7 +947,7 @@ func (fb *FuncBuilder) Op(name string, operands []*Value, resultTypes []Type, at
 		fb.fail(name, operands, "%v", err)
 		return deadValues(resultTypes)
 	}
-	if err := checkInferred(probe); err != nil {
+	if _, err := CheckResultTypes(probe); err != nil {
 		fb.fail(name, operands, "%v", err)
 		return deadValues(resultTypes)
 	}

@@ -409,19 +409,13 @@ func (v *verifier) block(b *Block, terminator string) error {
 		if !isLast && (op.Name == terminator || mlirTerminators[op.Name]) {
 			return fmt.Errorf("%s before the end of a block", op.Name)
 		}
-		if err := checkOpSpec(op); err != nil {
-			return fmt.Errorf("%s: %w", opAt(op), err)
-		}
-		if err := checkInferred(op); err != nil {
-			return fmt.Errorf("%s%s%s: %w", op.Name, typeList(valueTypes(op.Operands)), lineOf(op), err)
+		if err := CheckOp(op); err != nil {
+			return err
 		}
 		if op.Name == "func.call" {
 			if err := v.call(op); err != nil {
 				return err
 			}
-		}
-		if err := CheckRegionTypes(op); err != nil {
-			return fmt.Errorf("%s: %w", opAt(op), err)
 		}
 		for ri, r := range op.Regions {
 			if r == nil {
@@ -645,10 +639,28 @@ func lineOf(op *Op) string {
 	return fmt.Sprintf(" (line %d)", op.Line)
 }
 
-// checkInferred checks op's result types against InferResultTypes.
-func checkInferred(op *Op) error {
-	_, err := CheckResultTypes(op)
-	return err
+// CheckOp checks op by itself, as Verify checks each op it walks: its
+// operand, result and region counts and required attributes (the op
+// table), its operands and result types (CheckResultTypes) and what its
+// regions take and return (CheckRegionTypes). Where its operands come
+// from, and the ops in its regions, are not checked. The error names the
+// op (and its line, for a parsed op).
+func CheckOp(op *Op) error {
+	for i, o := range op.Operands {
+		if o == nil {
+			return fmt.Errorf("%s: operand %d is nil", opAt(op), i)
+		}
+	}
+	if err := checkOpSpec(op); err != nil {
+		return fmt.Errorf("%s: %w", opAt(op), err)
+	}
+	if _, err := CheckResultTypes(op); err != nil {
+		return fmt.Errorf("%s%s%s: %w", op.Name, typeList(valueTypes(op.Operands)), lineOf(op), err)
+	}
+	if err := CheckRegionTypes(op); err != nil {
+		return fmt.Errorf("%s: %w", opAt(op), err)
+	}
+	return nil
 }
 
 // CheckResultTypes checks op's result types against those its operands
