@@ -167,12 +167,15 @@ func chloTopK[T any, K cmp.Ordered](a, vals []T, idx []int32, rows, n, k int, st
 				keys[i] = key(v)
 			}
 			if heap {
-				order = chloTopKHeap(order[:0], n, k, before)
+				order = chloTopKHeap(order[:0], n, k, before, stop)
 			} else {
 				for i := range order {
 					order[i] = i
 				}
 				shpStableSort(order, tmp, before, stop)
+			}
+			if stopped(stop) {
+				return // order is partial
 			}
 			for j, p := range order[:k] {
 				vals[r*k+j] = row[p]
@@ -189,8 +192,8 @@ var chloTopKHeapOn = true
 
 // chloTopKHeap returns the k positions of 0..n-1 that come first by
 // before, in that order, using h (capacity k) as a heap whose root is the
-// last of those found so far.
-func chloTopKHeap(h []int, n, k int, before func(p, q int) bool) []int {
+// last of those found so far. Once stop is set it returns what it has.
+func chloTopKHeap(h []int, n, k int, before func(p, q int) bool, stop *atomic.Bool) []int {
 	down := func(i int) {
 		for {
 			c := 2*i + 1
@@ -208,6 +211,9 @@ func chloTopKHeap(h []int, n, k int, before func(p, q int) bool) []int {
 		}
 	}
 	for p := 0; p < n; p++ {
+		if p%stopPiece == 0 && stopped(stop) {
+			return h
+		}
 		if len(h) < k {
 			h = append(h, p)
 			for i := len(h) - 1; i > 0; {

@@ -191,3 +191,14 @@ func TestRunAfterCancelledRun(t *testing.T) {
 		require.Equal(t, laValues(want[0].(*Tensor)), laValues(got[0].(*Tensor)), "run %d: a live run cut short", i)
 	}
 }
+
+// The top_k heap's pass over a row polls the stop flag too: one huge row
+// with a k in the heap's range is not a pass the run must wait out.
+func TestTopKHeapStops(t *testing.T) {
+	var stop atomic.Bool
+	before := func(p, q int) bool { return p < q }
+	n, k := 3*stopPiece, 10
+	assert.Len(t, chloTopKHeap(make([]int, 0, k), n, k, before, &stop), k)
+	stop.Store(true)
+	assert.Empty(t, chloTopKHeap(make([]int, 0, k), n, k, before, &stop))
+}
