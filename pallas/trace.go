@@ -3,6 +3,7 @@ package pallas
 import (
 	"fmt"
 	"math"
+	"math/big"
 	"path/filepath"
 	"reflect"
 	"runtime"
@@ -333,7 +334,7 @@ func constValue(v any, dtype xla.DType) (any, error) {
 		case dtype == xla.Uint64:
 			return int64(u), nil // its bits, as the lowerings take them
 		case dtype.IsFloat():
-			return float64(u), nil
+			return roundInt(new(big.Float).SetUint64(u), dtype), nil
 		}
 		return nil, fmt.Errorf("constant %d overflows %v", u, dtype)
 	}
@@ -372,13 +373,18 @@ func constValue(v any, dtype xla.DType) (any, error) {
 		return f != 0, nil
 	case dtype.IsFloat():
 		if isInt {
-			return float64(i), nil
+			return roundInt(new(big.Float).SetInt64(i), dtype), nil
 		}
 		return f, nil
 	case dtype.IsInt():
 		if !isInt {
-			if f != math.Trunc(f) || math.Abs(f) >= 1<<63 {
+			switch {
+			case f != math.Trunc(f) || math.IsInf(f, 0):
 				return nil, fmt.Errorf("constant %v is not an integer (dtype %v)", f, dtype)
+			case dtype == xla.Uint64 && f >= 0 && f < 1<<64:
+				return int64(uint64(f)), nil // its bits, as the lowerings take them
+			case f < -1<<63 || f >= 1<<63:
+				return nil, fmt.Errorf("constant %v overflows %v", f, dtype)
 			}
 			i = int64(f)
 		}
@@ -388,6 +394,26 @@ func constValue(v any, dtype xla.DType) (any, error) {
 		return i, nil
 	}
 	return nil, fmt.Errorf("unsupported dtype %v", dtype)
+}
+
+// roundInt rounds the integer n once (to nearest, ties to even) to the
+// precision of float dtype and returns it as a float64, which holds it
+// exactly: the lowerings' rounding of that float64 to dtype is then exact
+// (float64(n) first would round twice above 2^53).
+func roundInt(n *big.Float, dtype xla.DType) float64 {
+	prec := uint(53)
+	switch dtype {
+	case xla.Float32:
+		prec = 24
+	case xla.Float64:
+	default:
+		if nf := xla.NarrowFloatOf(dtype); nf != nil {
+			_, _, mant := nf.Layout()
+			prec = uint(mant + 1)
+		}
+	}
+	f, _ := new(big.Float).SetPrec(prec).SetMode(big.ToNearestEven).Set(n).Float64()
+	return f
 }
 
 // bigUnsigned returns v when it is a Go unsigned integer above

@@ -388,9 +388,9 @@ func floatLit(x float64, elem string) string {
 		}
 		return decimal(strconv.FormatFloat(x, 'e', -1, 64))
 	case "f16":
-		return fmt.Sprintf("0x%04X", uint16(xla.F16FromFloat32(float32(x))))
+		return fmt.Sprintf("0x%04X", uint16(xla.F16FromFloat64(x)))
 	case "bf16":
-		return fmt.Sprintf("0x%04X", uint16(xla.BF16FromFloat32(float32(x))))
+		return fmt.Sprintf("0x%04X", uint16(xla.BF16FromFloat64(x)))
 	}
 	return fmt.Sprint(x)
 }

@@ -2,6 +2,7 @@ package pallas
 
 import (
 	"errors"
+	"math"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -97,4 +98,38 @@ func TestLargeUnsignedConstants(t *testing.T) {
 		&interpreter.Tensor{Shape: xla.MakeShape(xla.Uint32, 2), Data: []uint32{1, 2}})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "constant 9223372036854775808 overflows ui32")
+}
+
+// TestConstantsRoundOnce: a Go constant for a float block is rounded once
+// to its dtype, in interpret mode and on the TTIR evaluator (a float64
+// went to f16 and bf16 through float32, an integer above 2^53 to any
+// float through float64: each one step off), and integral floats in a
+// 64-bit integer type's range are taken (1e19 as a u64 and -2^63 as an
+// i64 were "not an integer").
+func TestConstantsRoundOnce(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		dt   xla.DType
+		v    any
+		want any
+	}{
+		{"f16 of a float64", xla.Float16, 1 + 0x1p-11 + 0x1p-40, []float32{1 + 0x1p-10}},
+		{"bf16 of an integer", xla.BFloat16, 1<<24 + 1<<16 + 1, []float32{1<<24 + 1<<17}},
+		{"f32 of an int64", xla.Float32, int64(1<<60 + 1<<36 + 1), []float32{1<<60 + 1<<37}},
+		{"f32 of a uint64", xla.Float32, uint64(1<<63 + 1<<39 + 1), []float32{1<<63 + 1<<40}},
+		{"u64 of 1e19", xla.Uint64, 1e19, []uint64{1e19}},
+		{"i64 of -2^63", xla.Int64, -0x1p63, []int64{math.MinInt64}},
+	} {
+		kernel := func(k *Kernel, r []*Ref) { r[0].Store(k.Full(c.dt, c.v, 1)) }
+		spec := CallSpec{Name: "const", OutShapes: []xla.Shape{xla.MakeShape(c.dt, 1)}, Grid: []int64{1}}
+		got, err := runCall(kernel, spec)
+		require.NoError(t, err, c.name)
+		assert.Equal(t, c.want, got[0].Data, "%s, interpret mode", c.name)
+		spec.Backend = Triton
+		tt := runTritonEval(t, tritonCase{name: "const", kernel: kernel, spec: spec})
+		assert.Equal(t, c.want, tt[0].Data, "%s, Triton", c.name)
+	}
+	_, err := runCall(func(k *Kernel, r []*Ref) { r[0].Store(k.Full(xla.Int64, 0x1p63, 1)) },
+		CallSpec{Name: "big", OutShapes: []xla.Shape{xla.MakeShape(xla.Int64, 1)}, Grid: []int64{1}})
+	assert.ErrorContains(t, err, "constant 9.223372036854776e+18 overflows i64")
 }

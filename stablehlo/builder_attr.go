@@ -276,3 +276,10 @@ func BF16FromFloat32(f float32) BF16 { return xla.BF16FromFloat32(f) }
 
 // F16FromFloat32 rounds f to IEEE half precision (round to nearest even).
 func F16FromFloat32(f float32) F16 { return xla.F16FromFloat32(f) }
+
+// BF16FromFloat64 rounds f to bfloat16 once (round to nearest even).
+func BF16FromFloat64(f float64) BF16 { return xla.BF16FromFloat64(f) }
+
+// F16FromFloat64 rounds f to IEEE half precision once (round to nearest
+// even).
+func F16FromFloat64(f float64) F16 { return xla.F16FromFloat64(f) }

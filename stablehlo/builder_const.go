@@ -168,9 +168,9 @@ func encodeFloat(dt xla.DType, v float64) ([]byte, error) {
 		}
 		return []byte{0}, nil
 	case xla.Float16:
-		return elementBytes([]F16{F16FromFloat32(float32(v))}), nil
+		return elementBytes([]F16{F16FromFloat64(v)}), nil
 	case xla.BFloat16:
-		return elementBytes([]BF16{BF16FromFloat32(float32(v))}), nil
+		return elementBytes([]BF16{BF16FromFloat64(v)}), nil
 	case xla.Float32:
 		return elementBytes([]float32{float32(v)}), nil
 	case xla.Float64:

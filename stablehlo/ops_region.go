@@ -135,9 +135,9 @@ func extremumBytes(dt xla.DType, largest bool) (b []byte, ok bool) {
 		case xla.Float64:
 			return elementBytes([]float64{inf(largest)}), true
 		case xla.BFloat16:
-			return elementBytes([]BF16{BF16FromFloat32(float32(inf(largest)))}), true
+			return elementBytes([]BF16{BF16FromFloat64(inf(largest))}), true
 		case xla.Float16:
-			return elementBytes([]F16{F16FromFloat32(float32(inf(largest)))}), true
+			return elementBytes([]F16{F16FromFloat64(inf(largest))}), true
 		}
 		if f := xla.NarrowFloatOf(dt); f != nil && dt.HostBytes() == 1 {
 			// f8, f6, f4: ±inf where the format has it, else its

@@ -29,6 +29,15 @@ func BF16FromFloat32(f float32) BF16 {
 // Float32 widens b to float32.
 func (b BF16) Float32() float32 { return math.Float32frombits(uint32(b) << 16) }
 
+// BF16FromFloat64 rounds f to bfloat16 once (round to nearest even);
+// BF16FromFloat32(float32(f)) rounds twice, which can land one step off
+// (1 + 2^-8 + 2^-30 is 1 that way, 1 + 2^-7 this way).
+func BF16FromFloat64(f float64) BF16 { return BF16(NarrowFloatOf(BFloat16).Encode64(f)) }
+
+// F16FromFloat64 rounds f to IEEE half precision once (round to nearest
+// even), as BF16FromFloat64.
+func F16FromFloat64(f float64) F16 { return F16(NarrowFloatOf(Float16).Encode64(f)) }
+
 // F16FromFloat32 rounds f to IEEE half precision (round to nearest even).
 func F16FromFloat32(f float32) F16 {
 	u := math.Float32bits(f)

@@ -161,3 +161,28 @@ func TestIsNaNMasksCode(t *testing.T) {
 		}
 	}
 }
+
+// F16FromFloat64 and BF16FromFloat64 round once: on values a float32
+// holds they agree with the float32 conversions, and where float32 would
+// round first they do not land a step off.
+func TestFromFloat64RoundsOnce(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	for range 100000 {
+		f := math.Float32frombits(r.Uint32())
+		if f != f {
+			continue // NaN payloads: either is a NaN
+		}
+		if got, want := F16FromFloat64(float64(f)), F16FromFloat32(f); got != want {
+			t.Fatalf("F16FromFloat64(%g) = %#x, F16FromFloat32 %#x", f, got, want)
+		}
+		if got, want := BF16FromFloat64(float64(f)), BF16FromFloat32(f); got != want {
+			t.Fatalf("BF16FromFloat64(%g) = %#x, BF16FromFloat32 %#x", f, got, want)
+		}
+	}
+	if got, want := F16FromFloat64(1+0x1p-11+0x1p-40), F16FromFloat32(1+0x1p-10); got != want {
+		t.Errorf("F16FromFloat64(1 + 2^-11 + 2^-40) = %#x, want %#x", got, want)
+	}
+	if got, want := BF16FromFloat64(1+0x1p-8+0x1p-30), BF16FromFloat32(1+0x1p-7); got != want {
+		t.Errorf("BF16FromFloat64(1 + 2^-8 + 2^-30) = %#x, want %#x", got, want)
+	}
+}
