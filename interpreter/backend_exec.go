@@ -725,16 +725,22 @@ func (e *executable) runDevice(run *devRun, rv *Rendezvous, d int, args []backen
 	}
 	res, err := e.prog.Run(run, Device{Replica: r, Partition: p, Rendezvous: rv}, run.vals)
 	run.vals = nil // the outputs keep run alive; not the arguments
+	if err == nil {
+		rv.Done(ProcessID{r, p})
+	}
 	if err != nil {
 		code := codeInternal
 		var alloc *AllocError
 		var timeout *CollectiveTimeoutError
+		var unreached *CollectiveUnreachedError
 		var coded backend.CodedError
 		switch {
 		case errors.As(err, &alloc):
 			code = codeResourceExhausted
 		case errors.As(err, &timeout):
 			code = codeDeadlineExceeded
+		case errors.As(err, &unreached):
+			code = codeFailedPrecondition
 		case run.Err() != nil || rv.Err() != nil:
 			code = codeCancelled
 		case errors.As(err, &coded) && coded.PJRTCode() != 0:

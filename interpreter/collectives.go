@@ -46,9 +46,10 @@ type Rendezvous struct {
 	// channel, instead of at the same op.
 	byKind bool
 
-	mu      sync.Mutex
-	seq     map[rvSeqKey]int64
-	pending map[rvKey]*rvInstance
+	mu       sync.Mutex
+	seq      map[rvSeqKey]int64
+	pending  map[rvKey]*rvInstance
+	finished map[ProcessID]bool // processes whose run ended without error (Done)
 
 	failed   chan struct{} // closed by Fail
 	failOnce sync.Once
@@ -78,6 +79,7 @@ type opKind struct {
 
 // rvInstance is one meeting of a process group.
 type rvInstance struct {
+	what    string // the op, for messages: its name and line
 	group   []ProcessID
 	vals    [][]Value
 	arrived int
@@ -110,11 +112,82 @@ func (r *Rendezvous) Fail(dev ProcessID, err error) {
 	if r == nil {
 		return
 	}
+	r.fail(fmt.Errorf("device %v failed: %w", dev, err))
+}
+
+// fail records err as the execution's failure (the first call counts) and
+// releases every waiting device.
+func (r *Rendezvous) fail(err error) {
 	r.failOnce.Do(func() {
-		r.failErr = fmt.Errorf("device %v failed: %w", dev, err)
+		r.failErr = err
 		close(r.failed)
 	})
 }
+
+// Done tells r that device dev's run ended without error: a process group
+// waiting for dev at a collective it did not reach (a device that took
+// another branch, or looped fewer times) fails at once, naming dev and the
+// op, not at the timeout as "never arrived".
+func (r *Rendezvous) Done(dev ProcessID) {
+	if r == nil {
+		return
+	}
+	r.mu.Lock()
+	if r.finished == nil {
+		r.finished = map[ProcessID]bool{}
+	}
+	r.finished[dev] = true
+	var stuck *rvInstance
+	for _, inst := range r.pending {
+		if inst.waitsFor(dev) {
+			stuck = inst
+			break
+		}
+	}
+	var err *CollectiveUnreachedError
+	if stuck != nil {
+		err = stuck.unreachedError(dev)
+	}
+	r.mu.Unlock()
+	if err != nil {
+		r.fail(err)
+	}
+}
+
+// waitsFor reports whether the meeting still lacks dev's contribution
+// (under the Rendezvous's lock).
+func (inst *rvInstance) waitsFor(dev ProcessID) bool {
+	for i, p := range inst.group {
+		if p == dev {
+			return inst.vals[i] == nil
+		}
+	}
+	return false
+}
+
+// unreachedError is the error of a meeting that finished device dev will
+// never join (under the Rendezvous's lock).
+func (inst *rvInstance) unreachedError(dev ProcessID) *CollectiveUnreachedError {
+	var waiting []string
+	for i, v := range inst.vals {
+		if v != nil {
+			waiting = append(waiting, inst.group[i].String())
+		}
+	}
+	return &CollectiveUnreachedError{inst: inst, msg: fmt.Sprintf("device %v finished without reaching %s, where device(s) %s wait for it in process group %v",
+		dev, inst.what, strings.Join(waiting, ", "), inst.group)}
+}
+
+// CollectiveUnreachedError is the error of the devices waiting at a
+// collective that a member of their process group finished its run
+// without reaching: programs that do not run the same collectives on
+// every device of a group (a branch or a loop count that differs).
+type CollectiveUnreachedError struct {
+	inst *rvInstance
+	msg  string
+}
+
+func (e *CollectiveUnreachedError) Error() string { return e.msg }
 
 // Err returns the error Fail recorded, or nil.
 func (r *Rendezvous) Err() error {
@@ -151,6 +224,9 @@ func (x *Exec) self() ProcessID {
 // vals are read-only from then on.
 func (x *Exec) exchange(op *stablehlo.Op, group []ProcessID, me int, vals []Value) (*rvInstance, error) {
 	rv := x.Device.Rendezvous
+	if me < 0 || me >= len(group) {
+		return nil, fmt.Errorf("device %v is not in process group %v", x.self(), group)
+	}
 	if len(group) == 1 {
 		return &rvInstance{group: group, vals: [][]Value{vals}}, nil
 	}
@@ -172,7 +248,11 @@ func (x *Exec) exchange(op *stablehlo.Op, group []ProcessID, me int, vals []Valu
 	key := rvKey{op: at, seq: seq, leader: group[0]}
 	inst := rv.pending[key]
 	if inst == nil {
-		inst = &rvInstance{group: group, vals: make([][]Value, len(group)), done: make(chan struct{})}
+		what := op.Name
+		if op.Line > 0 {
+			what += fmt.Sprintf(" (line %d)", op.Line)
+		}
+		inst = &rvInstance{what: what, group: group, vals: make([][]Value, len(group)), done: make(chan struct{})}
 		rv.pending[key] = inst
 	} else if !sameGroup(inst.group, group) {
 		rv.mu.Unlock()
@@ -191,7 +271,18 @@ func (x *Exec) exchange(op *stablehlo.Op, group []ProcessID, me int, vals []Valu
 		delete(rv.pending, key)
 		close(inst.done)
 	}
+	var unreached *CollectiveUnreachedError
+	for p := range rv.finished {
+		if inst.waitsFor(p) {
+			unreached = inst.unreachedError(p)
+			break
+		}
+	}
 	rv.mu.Unlock()
+	if unreached != nil {
+		rv.fail(unreached)
+		return nil, unreached
+	}
 
 	select {
 	case <-inst.done:
@@ -208,6 +299,9 @@ func (x *Exec) exchange(op *stablehlo.Op, group []ProcessID, me int, vals []Valu
 	case <-inst.done:
 		return inst, nil
 	case <-rv.failed:
+		if u, ok := rv.failErr.(*CollectiveUnreachedError); ok && u.inst == inst {
+			return nil, u // this group's own failure, not another's cancellation
+		}
 		return nil, fmt.Errorf("cancelled: %w", rv.failErr)
 	case <-ctxDone:
 		return nil, context.Cause(x.Ctx)
@@ -909,6 +1003,9 @@ func kernelCollectivePermute(x *Exec, op *stablehlo.Op, args []Value) ([]Value, 
 	if src < 0 {
 		return []Value{NewTensor(ts[0].Shape)}, nil
 	}
+	if len(inst.vals[src]) != 1 {
+		return nil, fmt.Errorf("device %v has %d operands, this device 1", group[src], len(inst.vals[src]))
+	}
 	st, ok := inst.vals[src][0].(*Tensor)
 	if !ok || !st.Shape.Equal(ts[0].Shape) {
 		return nil, fmt.Errorf("device %v sent a value that does not match %v", group[src], ts[0].Shape)
@@ -975,6 +1072,9 @@ func kernelCollectiveBroadcast(x *Exec, op *stablehlo.Op, args []Value) ([]Value
 			if src < 0 || src >= len(group) {
 				return nil, fmt.Errorf("root %d is outside the process group of %d", src, len(group))
 			}
+		}
+		if len(inst.vals[src]) != len(args) {
+			return nil, fmt.Errorf("device %v has %d operands, this device %d", group[src], len(inst.vals[src]), len(args))
 		}
 		st, ok := inst.vals[src][k].(*Tensor)
 		if !ok || !st.Shape.Equal(t.Shape) {
@@ -1092,6 +1192,7 @@ func (p *Program) RunSPMD(ctx context.Context, args [][]Value, opts SPMDOptions)
 				cancel() // the others stop too, not only at their next collective
 				return
 			}
+			rv.Done(proc)
 			outs[d] = out
 		}(d)
 	}

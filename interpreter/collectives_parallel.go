@@ -115,6 +115,7 @@ func kernelRunParallel(x *Exec, op *stablehlo.Op, args []Value) ([]Value, error)
 						errs[d] = fmt.Errorf("process %v: %w", proc, e)
 					}
 					rv.Fail(proc, errs[d])
+					cancel()
 				}
 			}()
 			sub := &Exec{Ctx: ctx, Program: x.Program, Device: Device{Replica: proc.Replica, Partition: proc.Partition, Rendezvous: rv}}
@@ -125,6 +126,7 @@ func kernelRunParallel(x *Exec, op *stablehlo.Op, args []Value) ([]Value, error)
 				cancel()
 				return
 			}
+			rv.Done(proc)
 			outs[d] = out
 		}(d)
 	}

@@ -673,3 +673,114 @@ func TestCollectivePermutePairsChecked(t *testing.T) {
 		require.ErrorContains(t, err, c.want, c.pairs)
 	}
 }
+
+// A device that finishes its run without reaching a collective its group
+// waits at (another branch, fewer loop iterations) fails that group at
+// once, naming it and the op; it was waited for until the collective
+// timeout (an hour here; the context's 30 s only catches that hang) and
+// reported as "never arrived".
+func TestFinishedDeviceFailsItsGroup(t *testing.T) {
+	branch := compileText(t, moduleHeader(2, 1)+`
+  func.func @main(%x: tensor<2xf32>) -> tensor<2xf32> {
+    %r = stablehlo.replica_id : tensor<ui32>
+    %z = stablehlo.constant dense<0> : tensor<ui32>
+    %first = stablehlo.compare EQ, %r, %z : (tensor<ui32>, tensor<ui32>) -> tensor<i1>
+    %0 = "stablehlo.if"(%first) ({
+      %s = "stablehlo.all_reduce"(%x) `+addRegion+` {replica_groups = dense<[[0, 1]]> : tensor<1x2xi64>} : (tensor<2xf32>) -> tensor<2xf32>
+      stablehlo.return %s : tensor<2xf32>
+    }, {
+      stablehlo.return %x : tensor<2xf32>
+    }) : (tensor<i1>) -> tensor<2xf32>
+    return %0 : tensor<2xf32>
+  }
+}`)
+	loop := compileText(t, moduleHeader(2, 1)+`
+  func.func @main(%x: tensor<2xf32>) -> tensor<2xf32> {
+    %r = stablehlo.replica_id : tensor<ui32>
+    %one = stablehlo.constant dense<1> : tensor<ui32>
+    %n = stablehlo.add %r, %one : tensor<ui32>
+    %z = stablehlo.constant dense<0> : tensor<ui32>
+    %w:2 = stablehlo.while(%i = %z, %v = %x) : tensor<ui32>, tensor<2xf32>
+      cond {
+        %c = stablehlo.compare LT, %i, %n : (tensor<ui32>, tensor<ui32>) -> tensor<i1>
+        stablehlo.return %c : tensor<i1>
+      } do {
+        %s = "stablehlo.all_reduce"(%v) `+addRegion+` {replica_groups = dense<[[0, 1]]> : tensor<1x2xi64>} : (tensor<2xf32>) -> tensor<2xf32>
+        %j = stablehlo.add %i, %one : tensor<ui32>
+        stablehlo.return %j, %s : tensor<ui32>, tensor<2xf32>
+      }
+    return %w#1 : tensor<2xf32>
+  }
+}`)
+	for _, c := range []struct {
+		name string
+		p    *Program
+		who  string
+	}{{"branch", branch, "device (1, 0) finished without reaching stablehlo.all_reduce (line 8), where device(s) (0, 0) wait"},
+		{"loop", loop, "device (0, 0) finished without reaching stablehlo.all_reduce (line 13), where device(s) (1, 0) wait"}} {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		_, err := c.p.RunSPMD(ctx, [][]Value{{f32Tensor([]float32{1, 2}, 2)}, {f32Tensor([]float32{10, 20}, 2)}}, SPMDOptions{Timeout: time.Hour})
+		cancel()
+		require.Error(t, err, c.name)
+		assert.Contains(t, err.Error(), c.who, c.name)
+		assert.NotContains(t, err.Error(), "never arrived", c.name)
+	}
+}
+
+// A Device outside its Rendezvous's grid is an error from Run, not an
+// index out of range in collective_permute (or a wait for devices that do
+// not exist).
+func TestDeviceOutsideGrid(t *testing.T) {
+	p := compileText(t, moduleHeader(2, 1)+`
+  func.func @main(%x: tensor<2xf32>) -> tensor<2xf32> {
+    %r = "stablehlo.collective_permute"(%x) {source_target_pairs = dense<[[0, 1], [1, 0]]> : tensor<2x2xi64>} : (tensor<2xf32>) -> tensor<2xf32>
+    return %r : tensor<2xf32>
+  }
+}`)
+	for _, dev := range []Device{{Replica: 5}, {Replica: -1}, {Partition: 3}} {
+		dev.Rendezvous = NewRendezvous(2, 1, time.Hour)
+		_, err := p.Run(context.Background(), dev, []Value{f32Tensor([]float32{1, 2}, 2)})
+		assert.ErrorContains(t, err, fmt.Sprintf("device (replica %d, partition %d) is outside its Rendezvous's 2 x 1 grid", dev.Replica, dev.Partition))
+	}
+}
+
+// collective_broadcast between processes that pass different numbers of
+// operands (run_parallel runs different functions) is an error naming
+// them, not an index out of range; the process still looping in its own
+// group is cancelled (30 s only catches a hang).
+func TestCollectiveBroadcastOperandCounts(t *testing.T) {
+	p := compileText(t, `module @m {
+  func.func private @f(%x: tensor<1xf32>) -> tensor<1xf32> {
+    %r = "stablehlo.collective_broadcast"(%x) {replica_groups = dense<[[0, 1], [2, -1]]> : tensor<2x2xi64>} : (tensor<1xf32>) -> tensor<1xf32>
+    return %r : tensor<1xf32>
+  }
+  func.func private @g(%x: tensor<1xf32>) -> tensor<1xf32> {
+    %r:2 = "stablehlo.collective_broadcast"(%x, %x) {replica_groups = dense<[[0, 1], [2, -1]]> : tensor<2x2xi64>} : (tensor<1xf32>, tensor<1xf32>) -> (tensor<1xf32>, tensor<1xf32>)
+    return %r#1 : tensor<1xf32>
+  }
+  func.func private @h(%x: tensor<1xf32>) -> tensor<1xf32> {
+    %z = stablehlo.constant dense<0> : tensor<i64>
+    %n = stablehlo.constant dense<10000000000> : tensor<i64>
+    %w:2 = stablehlo.while(%i = %z, %v = %x) : tensor<i64>, tensor<1xf32>
+      cond {
+        %c = stablehlo.compare LT, %i, %n : (tensor<i64>, tensor<i64>) -> tensor<i1>
+        stablehlo.return %c : tensor<i1>
+      } do {
+        %one = stablehlo.constant dense<1> : tensor<i64>
+        %j = stablehlo.add %i, %one : tensor<i64>
+        stablehlo.return %j, %v : tensor<i64>, tensor<1xf32>
+      }
+    return %w#1 : tensor<1xf32>
+  }
+  func.func @main(%a: tensor<1xf32>, %b: tensor<1xf32>, %c: tensor<1xf32>) -> (tensor<1xf32>, tensor<1xf32>, tensor<1xf32>) {
+    %r:3 = "interpreter.run_parallel"(%a, %b, %c) {programs = [[@f], [@g], [@h]]} : (tensor<1xf32>, tensor<1xf32>, tensor<1xf32>) -> (tensor<1xf32>, tensor<1xf32>, tensor<1xf32>)
+    return %r#0, %r#1, %r#2 : tensor<1xf32>, tensor<1xf32>, tensor<1xf32>
+  }
+}`)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	_, err := p.Run(ctx, Device{}, []Value{f32Tensor([]float32{1}, 1), f32Tensor([]float32{2}, 1), f32Tensor([]float32{3}, 1)})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "has 1 operands, this device 2")
+	assert.NotContains(t, err.Error(), "deadline exceeded")
+}

@@ -933,6 +933,9 @@ func (p *Program) Run(ctx context.Context, dev Device, args []Value) ([]Value, e
 	if ctx == nil {
 		ctx = context.Background() // as a run that cannot be stopped
 	}
+	if rv := dev.Rendezvous; rv != nil && (dev.Replica < 0 || dev.Replica >= rv.replicas || dev.Partition < 0 || dev.Partition >= rv.partitions) {
+		return nil, fmt.Errorf("interpreter: device (replica %d, partition %d) is outside its Rendezvous's %d x %d grid", dev.Replica, dev.Partition, rv.replicas, rv.partitions)
+	}
 	x := &Exec{Ctx: ctx, Program: p, Device: dev}
 	return x.Call(p.Main, args)
 }

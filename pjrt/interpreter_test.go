@@ -888,12 +888,15 @@ func TestInterpreterRefusesProgramsForThePartitioner(t *testing.T) {
 	}
 }
 
-// A device whose collective's peers never arrive (a program that skips
-// the collective on one device) fails with DEADLINE_EXCEEDED, not
-// CANCELLED: nobody cancelled it.
+// A device whose collective's peer does not arrive in time (busy in a
+// long loop on the other branch) fails with DEADLINE_EXCEEDED, not
+// CANCELLED: nobody cancelled it. A peer that finished without reaching
+// the collective (the other branch returns at once) fails it with
+// FAILED_PRECONDITION at once, naming that peer and the op.
 func TestInterpreterCollectiveTimeoutCode(t *testing.T) {
 	c := openInterpreter(t, DeviceCount(2), WithOption("collective_timeout_ms", int64(200)))
-	exe, err := c.Compile(MLIRText(`module @m attributes {mhlo.num_replicas = 2 : i32} {
+	program := func(other string) string {
+		return `module @m attributes {mhlo.num_replicas = 2 : i32} {
   func.func @main(%x: tensor<2xf32>) -> tensor<2xf32> {
     %r = stablehlo.replica_id : tensor<ui32>
     %zero = stablehlo.constant dense<0> : tensor<ui32>
@@ -906,24 +909,51 @@ func TestInterpreterCollectiveTimeoutCode(t *testing.T) {
       }) {replica_groups = dense<[[0, 1]]> : tensor<1x2xi64>} : (tensor<2xf32>) -> tensor<2xf32>
       stablehlo.return %s : tensor<2xf32>
     }, {
-      stablehlo.return %x : tensor<2xf32>
+      ` + other + `
     }) : (tensor<i1>) -> tensor<2xf32>
     return %y : tensor<2xf32>
   }
-}`), nil)
-	require.NoError(t, err)
-	defer exe.Close()
-	var args [][]*Buffer
-	for _, d := range exe.AddressableDevices() {
-		x, err := BufferFrom(c, []float32{1, 2}, []int64{2}, OnDevice(d))
-		require.NoError(t, err)
-		args = append(args, []*Buffer{x})
+}`
 	}
-	x, err := exe.Execute(args, ExecuteOptions{CompletionEvents: true})
-	require.NoError(t, err)
-	err = x.Completion[0].Await(ctxT(t))
+	const busy = `%z = stablehlo.constant dense<0> : tensor<i64>
+      %n = stablehlo.constant dense<10000000000> : tensor<i64>
+      %w:2 = stablehlo.while(%i = %z, %v = %x) : tensor<i64>, tensor<2xf32>
+        cond {
+          %c = stablehlo.compare LT, %i, %n : (tensor<i64>, tensor<i64>) -> tensor<i1>
+          stablehlo.return %c : tensor<i1>
+        } do {
+          %one = stablehlo.constant dense<1> : tensor<i64>
+          %j = stablehlo.add %i, %one : tensor<i64>
+          stablehlo.return %j, %v : tensor<i64>, tensor<2xf32>
+        }
+      stablehlo.return %w#1 : tensor<2xf32>`
+	run := func(other string) error {
+		exe, err := c.Compile(MLIRText(program(other)), nil)
+		require.NoError(t, err)
+		defer exe.Close()
+		var args [][]*Buffer
+		for _, d := range exe.AddressableDevices() {
+			x, err := BufferFrom(c, []float32{1, 2}, []int64{2}, OnDevice(d))
+			require.NoError(t, err)
+			args = append(args, []*Buffer{x})
+		}
+		x, err := exe.Execute(args, ExecuteOptions{CompletionEvents: true})
+		require.NoError(t, err)
+		err = x.Completion[0].Await(ctxT(t))
+		for _, ev := range x.Completion[1:] {
+			_ = ev.Await(ctxT(t)) // device 1 is cancelled after device 0 fails
+		}
+		return err
+	}
+	err := run(busy)
 	require.Error(t, err)
 	assert.ErrorIs(t, err, DeadlineExceeded)
 	assert.False(t, errors.Is(err, Cancelled), "%v", err)
 	assert.ErrorContains(t, err, "never arrived")
+
+	err = run(`stablehlo.return %x : tensor<2xf32>`)
+	require.Error(t, err)
+	assert.ErrorIs(t, err, FailedPrecondition)
+	assert.ErrorContains(t, err, "device (1, 0) finished without reaching stablehlo.all_reduce (line 7)")
+	assert.NotContains(t, err.Error(), "cancelled")
 }
