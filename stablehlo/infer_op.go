@@ -170,6 +170,11 @@ func InferResultTypes(op *Op) (types []Type, known bool, err error) {
 		}
 		return one(inferFft(ts[0], FftType(ft.Value), i64s("fft_length")))
 	case "all_reduce", "collective_reduce", "cross-replica-sum", "all_gather", "reduce_scatter", "all_to_all", "collective_permute", "collective_broadcast":
+		for i, v := range op.Operands {
+			if _, ok := v.Type.(TupleType); ok {
+				return nil, true, fmt.Errorf("operand %d is a tuple (%s): collectives take tensors", i, v.Type)
+			}
+		}
 		if !allTensors {
 			return nil, false, nil
 		}

@@ -154,3 +154,17 @@ func TestVerifyRegionOps(t *testing.T) {
 		verifyOne(t, c)
 	}
 }
+
+// A collective of a tuple is refused (collectives take tensors); it ran
+// until the interpreter's kernel said so.
+func TestVerifyCollectiveTuple(t *testing.T) {
+	m, err := Parse([]byte(`module attributes {mhlo.num_replicas = 2 : i32} {
+  func.func @main(%a: tensor<2xf32>) {
+    %t = stablehlo.tuple %a : tuple<tensor<2xf32>>
+    %0 = "stablehlo.all_gather"(%t) {all_gather_dim = 0 : i64, replica_groups = dense<[[0, 1]]> : tensor<1x2xi64>} : (tuple<tensor<2xf32>>) -> tuple<tensor<4xf32>>
+    return
+  }
+}`))
+	require.NoError(t, err)
+	assert.ErrorContains(t, m.Verify(), "operand 0 is a tuple (tuple<tensor<2xf32>>): collectives take tensors")
+}
