@@ -235,11 +235,22 @@ func planConv(lhs, rhs xla.Shape, p *convParams, result xla.Shape) (*convPlan, e
 		in, k := lhs.Dims[dn.InputSpatialDims[i]], rhs.Dims[dn.KernelSpatialDims[i]]
 		cp.in[i], cp.k[i] = in, k
 		dilIn := int64(0)
+		if in > 1 && p.lhsDil[i] > (math.MaxInt64-1)/(in-1) {
+			return nil, fmt.Errorf("spatial dimension %d: lhs dilation %d of %d elements overflows int64", i, p.lhsDil[i], in)
+		}
 		if in > 0 {
 			dilIn = (in-1)*p.lhsDil[i] + 1
 		}
-		padded := p.padLo[i] + dilIn + p.padHi[i]
+		// dynamic_conv's padding comes at run time: checked here.
+		pads, ok1 := addInt64(p.padLo[i], p.padHi[i])
+		padded, ok2 := addInt64(pads, dilIn)
+		if !ok1 || !ok2 {
+			return nil, fmt.Errorf("spatial dimension %d: padding %d/%d around %d elements overflows int64", i, p.padLo[i], p.padHi[i], dilIn)
+		}
 		dilK := int64(0)
+		if k > 1 && p.rhsDil[i] > (math.MaxInt64-1)/(k-1) {
+			return nil, fmt.Errorf("spatial dimension %d: rhs dilation %d of a %d-element window overflows int64", i, p.rhsDil[i], k)
+		}
 		if k > 0 {
 			dilK = (k-1)*p.rhsDil[i] + 1
 		}
@@ -477,4 +488,10 @@ func laUnflatten(idx []int64, f int64, dims []int64) {
 			f /= dims[d]
 		}
 	}
+}
+
+// addInt64 is a + b, and false when that overflows int64.
+func addInt64(a, b int64) (int64, bool) {
+	sum := a + b
+	return sum, (sum > a) == (b > 0)
 }

@@ -2,6 +2,7 @@ package interpreter
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -517,5 +518,59 @@ func TestConvolutionWithoutTables(t *testing.T) {
 			pad: [][2]int64{{2, 1}, {0, 3}}, bgc: 3, inType: xla.Float32})
 		run(convCase{in: "b012f", kernel: "012io", out: "b012f", lhsDims: []int64{1, 4, 5, 3, 2}, rhsDims: []int64{2, 3, 2, 2, 3},
 			lhsDil: []int64{1, 2, 1}, pad: [][2]int64{{0, 1}, {1, 0}, {1, 1}}, inType: xla.Complex64})
+	}
+}
+
+// Window edge cases as the spec has them: a convolution kernel with a
+// zero-size spatial dimension has floor(padded/stride)+1 windows (of
+// nothing: zeros), which the result-type inference gave 0 of; a
+// reduce_window or select_and_scatter whose negative padding crops past
+// the input has no windows (the kernels called it an error, the verifier
+// and convolution did not); dynamic_conv's run-time padding that
+// overflows int64 is an error (it wrapped around into a result).
+func TestWindowEdgeCases(t *testing.T) {
+	src := `func.func @main(%a: tensor<1x4x1xf32>, %b: tensor<0x1x1xf32>) -> tensor<1x5x1xf32> {
+  %0 = stablehlo.convolution(%a, %b) dim_numbers = [b, 0, f]x[0, i, o]->[b, 0, f], window = {} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x4x1xf32>, tensor<0x1x1xf32>) -> tensor<1x5x1xf32>
+  return %0 : tensor<1x5x1xf32>
+}`
+	m, err := stablehlo.Parse([]byte(src))
+	require.NoError(t, err)
+	require.NoError(t, m.Verify())
+	out := shpRun(t, src, f32Tensor([]float32{1, 2, 3, 4}, 1, 4, 1), NewTensor(xla.MakeShape(xla.Float32, 0, 1, 1)))
+	assert.Equal(t, []float32{0, 0, 0, 0, 0}, out[0].(*Tensor).Data)
+
+	body := `{
+  ^bb0(%x: tensor<f32>, %y: tensor<f32>):
+    %s = stablehlo.add %x, %y : tensor<f32>
+    stablehlo.return %s : tensor<f32>
+  }`
+	out = shpRun(t, `func.func @main(%a: tensor<2xf32>, %i: tensor<f32>) -> tensor<0xf32> {
+  %r = "stablehlo.reduce_window"(%a, %i) (`+body+`) {window_dimensions = array<i64: 1>, padding = dense<[[-3, 0]]> : tensor<1x2xi64>} : (tensor<2xf32>, tensor<f32>) -> tensor<0xf32>
+  return %r : tensor<0xf32>
+}`, f32Tensor([]float32{1, 2}, 2), f32Tensor([]float32{0}))
+	assert.Equal(t, 0, out[0].(*Tensor).Len())
+	out = shpRun(t, `func.func @main(%a: tensor<2xf32>, %src: tensor<0xf32>, %i: tensor<f32>) -> tensor<2xf32> {
+  %r = "stablehlo.select_and_scatter"(%a, %src, %i) ({
+  ^bb0(%x: tensor<f32>, %y: tensor<f32>):
+    %c = stablehlo.compare GE, %x, %y : (tensor<f32>, tensor<f32>) -> tensor<i1>
+    stablehlo.return %c : tensor<i1>
+  }, `+body+`) {window_dimensions = array<i64: 1>, padding = dense<[[-3, 0]]> : tensor<1x2xi64>} : (tensor<2xf32>, tensor<0xf32>, tensor<f32>) -> tensor<2xf32>
+  return %r : tensor<2xf32>
+}`, f32Tensor([]float32{1, 2}, 2), NewTensor(xla.MakeShape(xla.Float32, 0)), f32Tensor([]float32{7}))
+	assert.Equal(t, []float32{7, 7}, out[0].(*Tensor).Data)
+
+	dyn := `func.func @main(%a: tensor<1x4x1xf32>, %b: tensor<2x1x1xf32>, %p: tensor<1x2xi64>) -> tensor<1x1x1xf32> {
+  %0 = "stablehlo.dynamic_conv"(%a, %b, %p) {dimension_numbers = #stablehlo.conv<[b, 0, f]x[0, i, o]->[b, 0, f]>, window_strides = array<i64: 3>, batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x4x1xf32>, tensor<2x1x1xf32>, tensor<1x2xi64>) -> tensor<1x1x1xf32>
+  return %0 : tensor<1x1x1xf32>
+}`
+	a, b := f32Tensor([]float32{1, 2, 3, 4}, 1, 4, 1), f32Tensor([]float32{1, 10}, 2, 1, 1)
+	pad := func(lo, hi int64) *Tensor {
+		p := NewTensor(xla.MakeShape(xla.Int64, 1, 2))
+		copy(p.Data.([]int64), []int64{lo, hi})
+		return p
+	}
+	assert.Equal(t, []float32{21}, shpRun(t, dyn, a, b, pad(0, 0))[0].(*Tensor).Data)
+	for _, p := range [][2]int64{{math.MaxInt64, math.MaxInt64}, {math.MinInt64, math.MinInt64}} {
+		assert.Contains(t, shpRunErr(t, dyn, a, b, pad(p[0], p[1])), "overflows int64", "padding %v", p)
 	}
 }

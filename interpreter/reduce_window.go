@@ -61,8 +61,9 @@ func (w *shpWindow) compute(d int, o, k int64) int64 {
 }
 
 // shpNewWindow computes the window geometry and the output shape (spec C15):
-// padded = lo + dilated_input + hi; num_windows = 0 when the padded size is 0
-// or the dilated window is larger, else floor((padded - dilated_win)/stride)+1.
+// padded = lo + dilated_input + hi; num_windows = 0 when the padded size is
+// 0 or less (negative padding may crop past the input) or the dilated
+// window is larger, else floor((padded - dilated_win)/stride)+1.
 // The tables are made for the dimensions where they are small (at most
 // shpWinTabLimit entries); stop is the run's stop flag (or nil).
 func shpNewWindow(in, win, stride, baseDil, winDil, lo, hi []int64, stop *atomic.Bool) (*shpWindow, error) {
@@ -92,9 +93,6 @@ func shpNewWindow(in, win, stride, baseDil, winDil, lo, hi []int64, stop *atomic
 		var nout int64
 		if padded > 0 && dilWin <= padded {
 			nout = (padded-dilWin)/stride[d] + 1
-		}
-		if padded < 0 {
-			return nil, shpErrf("dimension %d: padding %d/%d leaves a negative size", d, lo[d], hi[d])
 		}
 		w.outDims[d] = nout
 		if win[d] > 0 && nout > math.MaxInt64/win[d] {

@@ -625,7 +625,7 @@ func windowOutput(in, window, stride, baseDil, winDil, lo, hi int64) int64 {
 	if c.overflow {
 		return dimOverflow
 	}
-	if padded < dw || padded <= 0 || window <= 0 {
+	if padded < dw || padded <= 0 {
 		return 0
 	}
 	return (padded-dw)/stride + 1
