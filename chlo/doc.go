@@ -8,10 +8,14 @@
 // broadcast_dimensions; i1 results for the predicates and compare; top_k's
 // [..., k] values and i32 indices) and element-type checks (the special
 // functions take floats; the trigonometric and hyperbolic ops also
-// complex numbers). Errors are sticky like every builder op's: the first
-// one, with the op, its operand types and the caller's file:line, comes
-// out of Build; nothing panics. The parser, the printer and Verify of
-// package stablehlo know the same ops (stablehlo.ChloOps lists them).
+// complex numbers, and bessel_i1e, as upstream CHLO, accepts them too,
+// though no backend here evaluates it on them). Errors are sticky like
+// every builder op's: the first one, with the op, its operand types and
+// the caller's file:line, comes out of Build; nothing panics. The parser,
+// the printer and Verify of package stablehlo know the same ops
+// (stablehlo.ChloOps lists them); chlo.scan and chlo.mulhi, parsed,
+// printed and evaluated, have no function here: build them with
+// FuncBuilder.Op.
 //
 // Evaluating: the built-in interpreter evaluates CHLO ops directly, in
 // float64 internally, so programs lowered by JAX run as they are. Real

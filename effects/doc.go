@@ -42,8 +42,8 @@
 // # Runtime tokens and devices
 //
 // The entry function's leading token parameters and results are the
-// runtime tokens. On the interpreter they are token buffers, as the issue
-// asks (!stablehlo.token parameters on main). PJRT plugins may not create
+// runtime tokens. On the interpreter they are token buffers
+// (!stablehlo.token parameters on main). PJRT plugins may not create
 // token buffers, so for every other backend Compile lowers with
 // TokenArrays, as JAX does: main takes and returns a tensor<0xi1> per
 // effect, starts each compiler chain with stablehlo.after_all, and

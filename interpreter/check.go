@@ -52,7 +52,8 @@ const (
 // and what was expected there, or why the operands cannot be compared.
 type CheckError struct {
 	// Check is the op ("check.expect_eq") or custom call target
-	// ("@check.expect_almost_eq").
+	// ("@check.expect_almost_eq"), or "compare" for CompareExact,
+	// CompareAlmost and CompareULP called directly.
 	Check string
 	// Index is the multi-dimensional index of the first mismatch.
 	Index []int64

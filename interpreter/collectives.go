@@ -21,7 +21,9 @@ import (
 // members of a group meet at the rendezvous: each deposits its operands
 // and waits for the others. A member that does not arrive within the
 // rendezvous timeout fails the op with an error naming the missing
-// devices; a device that fails cancels the waits of the others.
+// devices (CollectiveTimeoutError); a member that finished its run without
+// reaching the op fails it at once (CollectiveUnreachedError); a device
+// that fails cancels the waits of the others.
 
 // DefaultCollectiveTimeout is how long a device waits at a collective for
 // its peers before the op fails, unless the Rendezvous says otherwise.
@@ -187,6 +189,7 @@ type CollectiveUnreachedError struct {
 	msg  string
 }
 
+// Error names the device that finished, the op and the devices waiting.
 func (e *CollectiveUnreachedError) Error() string { return e.msg }
 
 // Err returns the error Fail recorded, or nil.
@@ -331,6 +334,7 @@ func (x *Exec) exchange(op *stablehlo.Op, group []ProcessID, me int, vals []Valu
 // every device of a group.
 type CollectiveTimeoutError struct{ msg string }
 
+// Error names the devices that never arrived and the one that waited.
 func (e *CollectiveTimeoutError) Error() string { return e.msg }
 
 func sameGroup(a, b []ProcessID) bool {
@@ -1210,6 +1214,7 @@ type DeviceError struct {
 	Err     error
 }
 
+// Error is "device N (replica, partition): " and the device's error.
 func (e *DeviceError) Error() string {
 	return fmt.Sprintf("device %d %v: %v", e.Device, e.Process, e.Err)
 }

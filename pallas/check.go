@@ -39,11 +39,11 @@ func (l *interp) checkConfig() string {
 // BoundsError is the run-time error of interpret mode's bounds checks: the
 // kernel, the grid point, the access (op, ref, source line) and the index.
 type BoundsError struct {
-	Kernel    string
-	GridPoint []int64
-	Access    string // "load from input 0 (f32[2] block of f32[8]) at k.go:12"
-	Kind      string // "element index", "block index", "slice of size [2] starting at"
-	Index     []int64
+	Kernel    string  // the kernel's name (CallSpec.Name)
+	GridPoint []int64 // the program's grid indices
+	Access    string  // "load from input 0 (f32[2] block of f32[8]) at k.go:12"
+	Kind      string  // "element index", "block index", "slice of size [2] starting at"
+	Index     []int64 // the index that left the bounds
 	Bounds    []int64 // the ref's shape (or the number of blocks)
 }
 

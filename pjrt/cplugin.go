@@ -185,12 +185,12 @@ func (p *cPlugin) takeError(e uintptr, op, argsName string, sentSize uint64) err
 // StructSizeError reports that a plugin rejected an args struct as too
 // small: the plugin was built against a newer PJRT C API than halo's mirrors.
 type StructSizeError struct {
-	Err         *Error
-	Struct      string
-	Sent        int
-	PluginMinor int
-	HaloMinor   int
-	PluginPath  string
+	Err         *Error // the plugin's error
+	Struct      string // the C struct it refused, e.g. "PJRT_Client_Create_Args"
+	Sent        int    // the struct_size halo sent (its own header's size)
+	PluginMinor int    // the plugin's PJRT API minor version
+	HaloMinor   int    // the minor version halo's structs follow
+	PluginPath  string // the plugin's file
 }
 
 // Error says which struct, both versions, and what to do.

@@ -352,9 +352,9 @@ const (
 // ProcessInfo is what UpdateGlobalProcessInfo tells a plugin about one
 // process of the job.
 type ProcessInfo struct {
-	TaskID        int
-	IncarnationID uint64
-	State         ProcessState
+	TaskID        int          // the process's task id in the job
+	IncarnationID uint64       // which start of that task (a restarted task has a new one)
+	State         ProcessState // whether it is running, failed ...
 	// Err is the process's error when State is ProcessError.
 	Err error
 }

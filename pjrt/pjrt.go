@@ -203,8 +203,8 @@ func searchedReport() string {
 // Option configures a client created by Open or Plugin.NewClient. Options
 // become PJRT_NamedValue create options.
 type Option struct {
-	Name  string
-	Value any // string, int64, []int64, float32 or bool
+	Name  string // the option's name, as the plugin knows it
+	Value any    // string, int64, []int64, float32 or bool (int, []int and float64 are converted)
 }
 
 // WithOption passes a create option to the plugin by name.
@@ -287,7 +287,7 @@ func (p *Plugin) NewClient(options ...Option) (*Client, error) {
 		switch o.Value.(type) {
 		case string, int64, []int64, float32, bool, int, []int, float64:
 		default:
-			return nil, fmt.Errorf("pjrt: option %q has type %T; options are string, int64, []int64, float32 or bool", o.Name, o.Value)
+			return nil, fmt.Errorf("pjrt: option %q has type %T; options are string, int64, []int64, float32 or bool (or int, []int, float64)", o.Name, o.Value)
 		}
 		nvs[i] = backend.NamedValue{Name: o.Name, Value: o.Value}
 	}

@@ -13,8 +13,10 @@ import (
 // that talks to a given format (PJRT buffer types, MLIR type names).
 type DType uint8
 
-// The element types halo knows. Sub-byte and 8-bit float kinds are storage
-// types: halo moves their bytes but leaves arithmetic to the backend.
+// The element types halo knows. Sub-byte integers and the f8, f6 and f4
+// kinds have no Go type: host buffers hold one element per byte. The
+// interpreter computes with them (narrow floats in float32, rounded after
+// each op, NarrowFloat; sub-byte integers wrap).
 const (
 	Invalid    DType = iota
 	Bool             // i1 / PRED

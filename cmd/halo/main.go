@@ -6,10 +6,11 @@
 //	halo bench   [-plugin NAME|PATH] [-time D] [-n N] [-timeout D] FILE.mlir   time compiling a StableHLO file and running its main function on pseudo-random inputs
 //	halo check   [-run REGEXP] [-timeout D] [-j N] FILE.mlir...   run StableHLO conformance tests (check dialect) on the interpreter
 //
-// Without -plugin, a command uses the best backend found (pjrt.Candidates:
-// a CUDA plugin when there is a GPU, TPU, plugins named in
-// $PJRT_PLUGIN_LIBRARY_PATH, CPU, then the built-in interpreter), saying
-// on stderr why it passed over any that failed.
+// Without -plugin, demo, run and bench use the best backend found
+// (pjrt.Candidates: a CUDA plugin when there is a GPU, TPU, plugins named
+// in $PJRT_PLUGIN_LIBRARY_PATH, CPU, then the built-in interpreter),
+// saying on stderr why they passed over any that failed; devices lists
+// and describes every plugin found.
 package main
 
 import (
@@ -43,7 +44,8 @@ commands:
 
 flags (devices, demo, run, bench):
   -plugin NAME|PATH   cpu, cuda, tpu, interpreter, or a path to a PJRT plugin .so
-                      (default: the best backend found)
+                      (default: demo, run and bench use the best backend found,
+                      devices lists every plugin found)
 
 "halo <command> -h" describes a command's flags.`)
 }
@@ -123,7 +125,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	plugin := fs.String("plugin", "", "plugin short name or .so path (default: the best backend found)")
+	pluginHelp := "plugin short name or .so path (default: the best backend found)"
+	if name == "devices" {
+		pluginHelp = "plugin short name or .so path (default: every plugin found)"
+	}
+	plugin := fs.String("plugin", "", pluginHelp)
 	var timeout, budget *time.Duration
 	var runs *int
 	switch name {
