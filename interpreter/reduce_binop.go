@@ -308,6 +308,28 @@ func shpRunScalarRegion(x *Exec, r *stablehlo.Region, args []Value, dst []*Tenso
 	if len(res) != len(dst) {
 		return shpErrf("region returned %d values, want %d", len(res), len(dst))
 	}
+	if len(dst) > 1 {
+		// A result may be an argument that is (or shares storage with)
+		// another destination (a body returning (y, x)): copy such results
+		// out before the first destination is written.
+		cloned := false
+		for k, v := range res {
+			t, ok := v.(*Tensor)
+			if !ok || t == nil {
+				continue
+			}
+			p, _ := storagePtr(t)
+			for _, d := range dst {
+				if q, _ := storagePtr(d); t == d || p != 0 && p == q {
+					if !cloned {
+						res, cloned = append([]Value(nil), res...), true // not the region's own slice
+					}
+					res[k] = t.Clone()
+					break
+				}
+			}
+		}
+	}
 	for k, v := range res {
 		t, ok := v.(*Tensor)
 		if !ok || t == nil || t.Len() != 1 {

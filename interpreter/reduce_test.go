@@ -502,3 +502,47 @@ func TestWindowGeometryLimits(t *testing.T) {
 	_, err = shpNewWindow([]int64{1 << 33}, []int64{1 << 31}, one, one, one, []int64{1 << 31}, []int64{1 << 31}, nil)
 	require.ErrorContains(t, err, "windows of 2147483648 elements are too many")
 }
+
+// A multi-result body that returns one argument in another's place (a
+// swap) gives every result from the values the body received: scatter's
+// general path, the scalar reduce and reduce_window wrote the first
+// destination, then read it back as the second result.
+func TestSwappingBodies(t *testing.T) {
+	swap := `({
+    ^bb0(%x: tensor<i32>, %y: tensor<i32>, %p: tensor<i32>, %q: tensor<i32>):
+      "stablehlo.return"(%y, %x) : (tensor<i32>, tensor<i32>) -> ()
+    })`
+	i32 := func(vs ...int32) *Tensor {
+		t := NewTensor(xla.MakeShape(xla.Int32, int64(len(vs))))
+		copy(t.Data.([]int32), vs)
+		return t
+	}
+	idx := NewTensor(xla.MakeShape(xla.Int32, 1, 1))
+	idx.Data.([]int32)[0] = 1
+	out := shpRun(t, `func.func @main(%a: tensor<3xi32>, %b: tensor<3xi32>, %i: tensor<1x1xi32>, %u: tensor<1xi32>, %v: tensor<1xi32>) -> (tensor<3xi32>, tensor<3xi32>) {
+  %r:2 = "stablehlo.scatter"(%a, %b, %i, %u, %v) `+swap+` {scatter_dimension_numbers = #stablehlo.scatter<inserted_window_dims = [0], scatter_dims_to_operand_dims = [0], index_vector_dim = 1>} : (tensor<3xi32>, tensor<3xi32>, tensor<1x1xi32>, tensor<1xi32>, tensor<1xi32>) -> (tensor<3xi32>, tensor<3xi32>)
+  return %r#0, %r#1 : tensor<3xi32>, tensor<3xi32>
+}`, i32(1, 2, 3), i32(10, 20, 30), idx, i32(100), i32(200))
+	assert.Equal(t, []int32{1, 20, 3}, out[0].(*Tensor).Data)
+	assert.Equal(t, []int32{10, 2, 30}, out[1].(*Tensor).Data)
+
+	// Reducing 3 elements with a swap from inits (1, 2): the accumulators
+	// trade places at each step, ending as a pair of the inits' values.
+	out = shpRun(t, `func.func @main(%a: tensor<3xi32>, %b: tensor<3xi32>) -> (tensor<i32>, tensor<i32>) {
+  %c1 = stablehlo.constant dense<1> : tensor<i32>
+  %c2 = stablehlo.constant dense<2> : tensor<i32>
+  %r:2 = "stablehlo.reduce"(%a, %b, %c1, %c2) `+swap+` {dimensions = array<i64: 0>} : (tensor<3xi32>, tensor<3xi32>, tensor<i32>, tensor<i32>) -> (tensor<i32>, tensor<i32>)
+  return %r#0, %r#1 : tensor<i32>, tensor<i32>
+}`, i32(5, 6, 7), i32(8, 9, 10))
+	got := []int32{out[0].(*Tensor).Data.([]int32)[0], out[1].(*Tensor).Data.([]int32)[0]}
+	assert.ElementsMatch(t, []int32{1, 2}, got, "a swap only permutes the inits")
+
+	out = shpRun(t, `func.func @main(%a: tensor<3xi32>, %b: tensor<3xi32>) -> (tensor<1xi32>, tensor<1xi32>) {
+  %c1 = stablehlo.constant dense<1> : tensor<i32>
+  %c2 = stablehlo.constant dense<2> : tensor<i32>
+  %r:2 = "stablehlo.reduce_window"(%a, %b, %c1, %c2) `+swap+` {window_dimensions = array<i64: 3>} : (tensor<3xi32>, tensor<3xi32>, tensor<i32>, tensor<i32>) -> (tensor<1xi32>, tensor<1xi32>)
+  return %r#0, %r#1 : tensor<1xi32>, tensor<1xi32>
+}`, i32(5, 6, 7), i32(8, 9, 10))
+	got = []int32{out[0].(*Tensor).Data.([]int32)[0], out[1].(*Tensor).Data.([]int32)[0]}
+	assert.ElementsMatch(t, []int32{1, 2}, got, "a swap only permutes the inits")
+}
