@@ -390,7 +390,7 @@ func ewFloatBinary[T ewFloat](code ewBinOp, dt xla.DType, d, a, b []T) bool {
 		body = func(d, a, b []T) {
 			a, b = a[:len(d)], b[:len(d)]
 			for i := range d {
-				d[i] = T(math.Pow(float64(a[i]), float64(b[i])))
+				d[i] = T(special.RealPow(float64(a[i]), float64(b[i])))
 			}
 		}
 	case binAtan2:
@@ -465,16 +465,30 @@ func ewCPow(a, b complex128) complex128 {
 	if b == 0 {
 		return 1
 	}
-	if a == 0 || cmplx.IsInf(a) || cmplx.IsNaN(a) || cmplx.IsInf(b) || cmplx.IsNaN(b) {
+	if a == 0 || cmplx.IsNaN(a) || cmplx.IsInf(b) || cmplx.IsNaN(b) {
 		return cmplx.Pow(a, b)
 	}
-	modulus := cmplx.Abs(a)
-	r := math.Pow(modulus, real(b))
+	x, y := real(a), imag(a)
+	var r, logModulus float64
+	switch m := max(math.Abs(x), math.Abs(y)); {
+	case math.IsInf(m, 0):
+		r, logModulus = math.Pow(m, real(b)), m // (Inf+0i)^1 is Inf+0i
+	case m > 0x1p1000 || m < 0x1p-1000:
+		// |a| scaled by a power of two: it would overflow (1.5e308+1.5e308i)
+		// or lose bits as a subnormal.
+		k := math.Ilogb(m)
+		ms := math.Hypot(math.Ldexp(x, -k), math.Ldexp(y, -k))
+		r = math.Pow(ms, real(b)) * math.Pow(2, float64(k)*real(b))
+		logModulus = math.Log(ms) + float64(k)*math.Ln2
+	default:
+		modulus := math.Hypot(x, y)
+		r, logModulus = math.Pow(modulus, real(b)), math.Log(modulus)
+	}
 	arg := cmplx.Phase(a)
 	theta := real(b) * arg
 	if imag(b) != 0 {
-		r *= math.Exp(-imag(b) * arg)
-		theta += imag(b) * math.Log(modulus)
+		r *= special.RealExp(-imag(b) * arg)
+		theta += imag(b) * logModulus
 	}
 	s, c := math.Sincos(theta)
 	times := func(t float64) float64 {

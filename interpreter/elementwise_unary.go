@@ -234,7 +234,7 @@ func ewFloatFunc(code ewUnOp) func(float64) float64 {
 	case unCos:
 		return math.Cos
 	case unExp:
-		return math.Exp
+		return special.RealExp
 	case unExpm1:
 		return math.Expm1
 	case unFloor:
@@ -322,7 +322,7 @@ func ewFloatUnary[T ewFloat](code ewUnOp, dt xla.DType, out *Tensor, a []T) bool
 	case unExp:
 		body = func(d, a []T) {
 			for i, v := range a {
-				d[i] = T(math.Exp(float64(v)))
+				d[i] = T(special.RealExp(float64(v)))
 			}
 		}
 	case unSqrt:
@@ -414,7 +414,7 @@ func ewCCbrt(z complex128) complex128 {
 	if z == 0 {
 		return z
 	}
-	return cmplx.Pow(z, 1.0/3)
+	return ewCPow(z, 1.0/3)
 }
 
 // ewCExpm1 is exp(z) - 1 without cancellation near 0:
@@ -424,7 +424,9 @@ func ewCCbrt(z complex128) complex128 {
 func ewCExpm1(z complex128) complex128 {
 	x, y := real(z), imag(z)
 	e := special.Exp(z)
-	if x > 700 {
+	if x > 700 || x < -40 {
+		// The 1 no longer counts, or e^x is below e^-40 (-Inf+i·Inf is
+		// -1+0i, as exp's 0+0i, not the NaN of expm1(-Inf)·cos(Inf)).
 		return complex(real(e)-1, imag(e))
 	}
 	s := math.Sin(y / 2)
@@ -439,7 +441,7 @@ func ewCLog1p(z complex128) complex128 {
 	if m := math.Abs(x) + math.Abs(y); m < 0.5 {
 		re = math.Log1p(x*(2+x)+y*y) / 2
 	} else {
-		re = special.RealLog(cmplx.Abs(1 + z))
+		re = special.LogHypot(1+x, y)
 	}
 	return complex(re, special.Atan2(y, 1+x))
 }
@@ -453,12 +455,16 @@ func ewCSign(z complex128) complex128 {
 	case z == 0:
 		return 0
 	}
-	a := cmplx.Abs(z)
-	if math.IsInf(a, 0) {
+	if math.IsInf(x, 0) || math.IsInf(y, 0) {
 		// An infinite part: the direction is given by the infinite parts.
 		x, y = ewInfUnit(x), ewInfUnit(y)
-		a = math.Hypot(x, y)
+	} else if m := max(math.Abs(x), math.Abs(y)); m > 0x1p1000 || m < 0x1p-1000 {
+		// Scaled by a power of two (exactly): |z| would overflow, or
+		// lose bits as a subnormal.
+		k := math.Ilogb(m)
+		x, y = math.Ldexp(x, -k), math.Ldexp(y, -k)
 	}
+	a := math.Hypot(x, y)
 	return complex(x/a, y/a)
 }
 

@@ -65,7 +65,7 @@ func Log(z complex128) complex128 {
 	if h := math.Hypot(ax, ay); h > 0.5 && h < 2 {
 		re = 0.5 * math.Log1p(sumSquaresMinusOne(x, y))
 	} else {
-		re = RealLog(h)
+		re = LogHypot(ax, ay)
 	}
 	return complex(re, Atan2(y, x))
 }
@@ -412,7 +412,7 @@ func Exp(z complex128) complex128 {
 	x, y := real(z), imag(z)
 	switch {
 	case y == 0:
-		return complex(math.Exp(x), y)
+		return complex(RealExp(x), y)
 	case isInf(x) || isNaN(x) || isInf(y) || isNaN(y):
 		return cmplx.Exp(z)
 	}

@@ -15,6 +15,40 @@ func RealLog(x float64) float64 {
 	return math.Log(x)
 }
 
+// RealExp is e^x: math.Exp, but finite up to ln(MaxFloat64) ≈ 709.78.
+// The amd64 assembly of math.Exp (Go 1.26) overflows from about 709.44
+// (709.5 gave +Inf for 1.35e308); past 709, e^x - 1 rounds to e^x, and
+// math.Expm1 is right there.
+func RealExp(x float64) float64 {
+	if x > 709 {
+		return math.Expm1(x)
+	}
+	return math.Exp(x)
+}
+
+// RealPow is x^y: math.Pow, but right for a subnormal x with a
+// fractional y, where math.Pow's logarithm of x is off (5e-324^(1/3) gave
+// 2.2e-103 for 1.7e-108): x is scaled into the normal range first.
+func RealPow(x, y float64) float64 {
+	if x > 0 && x < 0x1p-1022 && y != math.Trunc(y) && !math.IsInf(y, 0) {
+		return math.Pow(x*0x1p52, y) * math.Pow(2, -52*y)
+	}
+	return math.Pow(x, y)
+}
+
+// LogHypot is log √(x² + y²) without the overflow of the sum for huge x
+// or y (log|1.5e308 + 1.5e308i| is 709.95, not +Inf) or its loss of bits
+// for subnormal ones: the parts are scaled by a power of two first.
+func LogHypot(x, y float64) float64 {
+	x, y = math.Abs(x), math.Abs(y)
+	m := max(x, y)
+	if math.IsInf(m, 0) || math.IsNaN(x) || math.IsNaN(y) || m == 0 || (m < 0x1p1000 && m > 0x1p-1000) {
+		return RealLog(math.Hypot(x, y))
+	}
+	k := math.Ilogb(m)
+	return math.Log(math.Hypot(math.Ldexp(x, -k), math.Ldexp(y, -k))) + float64(k)*math.Ln2
+}
+
 // Atan2 is the angle of (x, y): math.Atan2, but with the sign of y when
 // x < 0 and y/x underflows. math.Atan2 (Go 1.26) adds π to atan(y/x) = +0
 // there, giving +π for y < 0 (atan2(-1e-300, -1e300) was π, not -π).
