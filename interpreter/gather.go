@@ -96,7 +96,7 @@ type shpGatherGeom struct {
 	ivdStr             int64   // stride of index_vector_dim in start_indices (0 if absent)
 	winDims            []int64 // window, coalesced
 	winDst, winSrc     []int64
-	emptyWindow        bool // a collapsed/batching dimension has slice size 0
+	emptyWindow        bool // a collapsed/batching dimension of size 0 has slice size 0
 	idxRank, numStarts int
 }
 
@@ -134,9 +134,20 @@ func shpNewGather(opDims, idxDims []int64, dn stablehlo.GatherDimensionNumbers, 
 			return nil, shpErrf("slice_sizes[%d] = %d must be at most 1 for a collapsed or batching dimension", d, sizes[d])
 		}
 		if sizes[d] == 0 {
-			g.emptyWindow = true
+			if opDims[d] == 0 {
+				g.emptyWindow = true // nothing to read: zeros
+				continue
+			}
+			// As the spec's reference interpreter: the collapsed dimension
+			// reads the element at the start (clamped into the operand),
+			// the one position a window of 0 or 1 there adds.
+			if &sizes[0] == &g.sizes[0] {
+				g.sizes = append([]int64(nil), sizes...)
+			}
+			g.sizes[d] = 1
 		}
 	}
+	sizes = g.sizes
 	for _, d := range dn.StartIndexMap {
 		if shpContains(dn.OperandBatchingDims, d) {
 			return nil, shpErrf("start_index_map and operand_batching_dims share dimension %d", d)
@@ -725,6 +736,12 @@ func shpTorchIndexSelect(x *Exec, op *stablehlo.Op, args []Value) ([]Value, erro
 		return nil, err
 	}
 	r, ir := int64(operand.Shape.Rank()), int64(index.Shape.Rank())
+	if dim < 0 { // negative: counted from the end, as in PyTorch
+		dim += r
+	}
+	if bd < 0 {
+		bd += ir
+	}
 	if !ok1 || !ok2 || dim < 0 || dim >= r || bd < 0 || bd > dim || bd > ir {
 		return nil, shpErrf("dim %d and batch_dims %d are out of range for operand %v and index %v", dim, bd, operand.Shape, index.Shape)
 	}

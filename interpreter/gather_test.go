@@ -261,3 +261,37 @@ func TestGatherScatterErrors(t *testing.T) {
 		})
 	}
 }
+
+// A collapsed dimension with slice size 0 reads the element at its
+// (clamped) start, as the spec's reference interpreter does (it gave
+// zeros); torch_index_select takes negative dim and batch_dims, counted
+// from the end as in PyTorch (they were out of range).
+func TestGatherEdgeForms(t *testing.T) {
+	a := NewTensor(xla.MakeShape(xla.Int32, 3, 4))
+	for i := range a.Data.([]int32) {
+		a.Data.([]int32)[i] = int32(i + 1)
+	}
+	src := `func.func @main(%a: tensor<3x4xi32>, %i: tensor<1xi32>) -> tensor<4xi32> {
+  %0 = "stablehlo.gather"(%a, %i) {dimension_numbers = #stablehlo.gather<offset_dims = [0], collapsed_slice_dims = [0], start_index_map = [0], index_vector_dim = 0>, slice_sizes = array<i64: 0, 4>} : (tensor<3x4xi32>, tensor<1xi32>) -> tensor<4xi32>
+  return %0 : tensor<4xi32>
+}`
+	for start, want := range map[int32][]int32{1: {5, 6, 7, 8}, 7: {9, 10, 11, 12}} {
+		i := NewTensor(xla.MakeShape(xla.Int32, 1))
+		i.Data.([]int32)[0] = start
+		assert.Equal(t, want, shpRun(t, src, a, i)[0].(*Tensor).Data, "start %d", start)
+	}
+
+	op := NewTensor(xla.MakeShape(xla.Int32, 2, 2, 2))
+	copy(op.Data.([]int32), []int32{100, 101, 110, 111, 200, 201, 210, 211})
+	idx := NewTensor(xla.MakeShape(xla.Int32, 2, 2, 2))
+	copy(idx.Data.([]int32), []int32{0, 1, 1, 0, 0, 0, 1, 1})
+	sel := func(dim, bd int) string {
+		return fmt.Sprintf(`func.func @main(%%a: tensor<2x2x2xi32>, %%i: tensor<2x2x2xi32>) -> tensor<2x2x2xi32> {
+  %%0 = "stablehlo.torch_index_select"(%%a, %%i) {batch_dims = %d : i64, dim = %d : i64} : (tensor<2x2x2xi32>, tensor<2x2x2xi32>) -> tensor<2x2x2xi32>
+  return %%0 : tensor<2x2x2xi32>
+}`, bd, dim)
+	}
+	want := shpRun(t, sel(2, 2), op, idx)[0].(*Tensor).Data
+	assert.Equal(t, []int32{100, 101, 111, 110, 200, 200, 211, 211}, want)
+	assert.Equal(t, want, shpRun(t, sel(-1, -1), op, idx)[0].(*Tensor).Data)
+}

@@ -500,6 +500,12 @@ func (fb *FuncBuilder) TorchIndexSelect(x, index *Value, dim, batchDims int64) *
 		return deadValue(nil)
 	}
 	xt, it := ts[0], ts[1]
+	if dim < 0 { // negative: counted from the end, as in PyTorch
+		dim += int64(xt.Rank())
+	}
+	if batchDims < 0 {
+		batchDims += int64(it.Rank())
+	}
 	if !it.DType.IsInt() || dim < batchDims || dim >= int64(xt.Rank()) || batchDims < 0 || batchDims > int64(it.Rank()) {
 		fb.fail(name, ops, "need integer indices and batch_dims <= dim < rank")
 		return deadValue(nil)
