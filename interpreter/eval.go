@@ -216,6 +216,9 @@ type opPlan struct {
 	// keeps is set on an op whose kernel may keep its operands or return
 	// storage kept elsewhere (see mayKeepOperands).
 	keeps bool
+	// refine is set on an op with a dynamic result its kernel runs on a
+	// copy refined to the run-time operand types (refine.go).
+	refine bool
 	// consume is set on a dynamic_update_slice whose operand is needed by
 	// nothing that runs after it (see planConsume): when the operand is a
 	// loop-carried tensor the running while loop owns alone (no other
@@ -504,7 +507,7 @@ func planFunc(f *stablehlo.Func, share bool) (*funcPlan, error) {
 				if dead[op] {
 					continue
 				}
-				pl := &opPlan{op: op, kernel: k, keeps: mayKeepsOperands(op.Name)}
+				pl := &opPlan{op: op, kernel: k, keeps: mayKeepsOperands(op.Name), refine: refinable(op)}
 				if op.Name == "stablehlo.constant" && share {
 					pl.konst = decodeSmallConstant(op)
 				}
@@ -1255,10 +1258,16 @@ func (x *Exec) stopFlag() *atomic.Bool {
 // failures (an *AllocError) made its error.
 func (x *Exec) runKernel(pl *opPlan, in []Value) (out []Value, err error) {
 	defer catchAlloc(&err)
+	op := pl.op
+	if pl.refine {
+		if op, err = refineOp(op, in); err != nil {
+			return nil, err
+		}
+	}
 	if x.prof != nil {
-		out, err = x.profiled(pl, in)
+		out, err = x.profiled(pl, op, in)
 	} else {
-		out, err = pl.kernel(x, pl.op, in)
+		out, err = pl.kernel(x, op, in)
 	}
 	if (err == nil || errors.Is(err, errStopped)) && x.stop.Load() && x.Ctx != nil {
 		// The kernel may have ended early, its result unfinished.
@@ -1271,11 +1280,11 @@ func (x *Exec) runKernel(pl *opPlan, in []Value) (out []Value, err error) {
 
 // profiled runs pl's kernel and adds its own time (less that of the ops
 // its regions ran) to the profile.
-func (x *Exec) profiled(pl *opPlan, in []Value) ([]Value, error) {
+func (x *Exec) profiled(pl *opPlan, op *stablehlo.Op, in []Value) ([]Value, error) {
 	outer := x.nested
 	x.nested = 0
 	t0 := time.Now()
-	out, err := pl.kernel(x, pl.op, in)
+	out, err := pl.kernel(x, op, in)
 	d := time.Since(t0)
 	x.prof.add(pl.op.Name, d-x.nested)
 	x.nested = outer + d

@@ -1,0 +1,79 @@
+package interpreter
+
+import (
+	"context"
+	"math"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/halo-ml/halo/stablehlo"
+	"github.com/halo-ml/halo/xla"
+)
+
+// A program with a symbolic batch dimension, as JAX exports with shape
+// polymorphism: a dot_general, elementwise ops, a convert and a
+// reduction declared with `?` results run on any batch size (they failed
+// with "result 0 has a dynamic shape"), beside the dynamism ops that make
+// their shapes themselves.
+func TestDynamicResultsRefined(t *testing.T) {
+	src := `func.func @main(%x: tensor<?x4xf32>, %w: tensor<4x3xf32>) -> (tensor<?x3xf64>, tensor<?xf32>) {
+  %d = stablehlo.dot_general %x, %w, contracting_dims = [1] x [0] : (tensor<?x4xf32>, tensor<4x3xf32>) -> tensor<?x3xf32>
+  %n = stablehlo.get_dimension_size %x, dim = 0 : (tensor<?x4xf32>) -> tensor<i32>
+  %n1 = stablehlo.reshape %n : (tensor<i32>) -> tensor<1xi32>
+  %c3 = stablehlo.constant dense<3> : tensor<1xi32>
+  %shape = stablehlo.concatenate %n1, %c3, dim = 0 : (tensor<1xi32>, tensor<1xi32>) -> tensor<2xi32>
+  %one = stablehlo.constant dense<1.0> : tensor<f32>
+  %b = stablehlo.dynamic_broadcast_in_dim %one, %shape, dims = [] : (tensor<f32>, tensor<2xi32>) -> tensor<?x3xf32>
+  %s = stablehlo.add %d, %b : tensor<?x3xf32>
+  %t = stablehlo.tanh %s : tensor<?x3xf32>
+  %c = stablehlo.convert %t : (tensor<?x3xf32>) -> tensor<?x3xf64>
+  %z = stablehlo.constant dense<0.0> : tensor<f32>
+  %r = stablehlo.reduce(%s init: %z) applies stablehlo.add across dimensions = [1] : (tensor<?x3xf32>, tensor<f32>) -> tensor<?xf32>
+  return %c, %r : tensor<?x3xf64>, tensor<?xf32>
+}`
+	m, err := stablehlo.Parse([]byte(src))
+	require.NoError(t, err)
+	require.NoError(t, m.Verify())
+	p, err := Compile(m, "")
+	require.NoError(t, err)
+	w := NewTensor(xla.MakeShape(xla.Float32, 4, 3))
+	for i := range w.Data.([]float32) {
+		w.Data.([]float32)[i] = float32(i%5) / 10
+	}
+	for _, n := range []int64{1, 2, 5} {
+		x := NewTensor(xla.MakeShape(xla.Float32, n, 4))
+		for i := range x.Data.([]float32) {
+			x.Data.([]float32)[i] = float32(i%7) - 3
+		}
+		out, err := p.Run(context.Background(), Device{}, []Value{x, w})
+		require.NoError(t, err, "batch %d", n)
+		c, r := out[0].(*Tensor), out[1].(*Tensor)
+		require.Equal(t, []int64{n, 3}, c.Shape.Dims)
+		require.Equal(t, xla.Float64, c.Shape.DType)
+		require.Equal(t, []int64{n}, r.Shape.Dims)
+		for i := int64(0); i < n; i++ {
+			var sum float32
+			for j := 0; j < 3; j++ {
+				var dot float32
+				for k := 0; k < 4; k++ {
+					dot += x.Data.([]float32)[i*4+int64(k)] * w.Data.([]float32)[k*3+j]
+				}
+				s := dot + 1
+				sum += s
+				assert.InDelta(t, math.Tanh(float64(s)), c.Data.([]float64)[i*3+int64(j)], 1e-6, "batch %d [%d %d]", n, i, j)
+			}
+			assert.InDelta(t, sum, r.Data.([]float32)[i], 1e-5, "batch %d row %d", n, i)
+		}
+	}
+
+	// An op whose result shape its operands do not give (a reshape to
+	// `?`) still says so.
+	p = shpCompile(t, `func.func @main(%x: tensor<?x4xf32>) -> tensor<?xf32> {
+  %r = stablehlo.reshape %x : (tensor<?x4xf32>) -> tensor<?xf32>
+  return %r : tensor<?xf32>
+}`)
+	_, err = p.Run(context.Background(), Device{}, []Value{NewTensor(xla.MakeShape(xla.Float32, 2, 4))})
+	assert.ErrorContains(t, err, "dynamic")
+}
