@@ -68,6 +68,41 @@ func TestDynamicResultsRefined(t *testing.T) {
 		}
 	}
 
+	// `?` values carried by a loop, through an if's branch (whose ops are
+	// refined too) and sorted.
+	p = shpCompile(t, `func.func @main(%x: tensor<?xf32>) -> tensor<?xf32> {
+  %z = stablehlo.constant dense<0> : tensor<i32>
+  %w:2 = stablehlo.while(%i = %z, %v = %x) : tensor<i32>, tensor<?xf32>
+    cond {
+      %n = stablehlo.constant dense<3> : tensor<i32>
+      %c = stablehlo.compare LT, %i, %n : (tensor<i32>, tensor<i32>) -> tensor<i1>
+      stablehlo.return %c : tensor<i1>
+    } do {
+      %one = stablehlo.constant dense<1> : tensor<i32>
+      %j = stablehlo.add %i, %one : tensor<i32>
+      %u = stablehlo.add %v, %v : tensor<?xf32>
+      stablehlo.return %j, %u : tensor<i32>, tensor<?xf32>
+    }
+  %t = stablehlo.constant dense<true> : tensor<i1>
+  %r = "stablehlo.if"(%t) ({
+    %e = stablehlo.exponential %w#1 : tensor<?xf32>
+    stablehlo.return %e : tensor<?xf32>
+  }, {
+    stablehlo.return %w#1 : tensor<?xf32>
+  }) : (tensor<i1>) -> tensor<?xf32>
+  %s = "stablehlo.sort"(%r) ({
+  ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+    %c = stablehlo.compare LT, %a, %b : (tensor<f32>, tensor<f32>) -> tensor<i1>
+    stablehlo.return %c : tensor<i1>
+  }) {dimension = 0 : i64, is_stable = true} : (tensor<?xf32>) -> tensor<?xf32>
+  return %s : tensor<?xf32>
+}`)
+	x := NewTensor(xla.MakeShape(xla.Float32, 3))
+	copy(x.Data.([]float32), []float32{0.1, -0.2, 0.3})
+	out, err := p.Run(context.Background(), Device{}, []Value{x})
+	require.NoError(t, err)
+	assert.InDeltaSlice(t, []float32{float32(math.Exp(-1.6)), float32(math.Exp(0.8)), float32(math.Exp(2.4))}, out[0].(*Tensor).Data, 1e-5)
+
 	// An op whose result shape its operands do not give (a reshape to
 	// `?`) still says so.
 	p = shpCompile(t, `func.func @main(%x: tensor<?x4xf32>) -> tensor<?xf32> {
