@@ -433,16 +433,7 @@ func TestFailingDeviceStopsBusyPeers(t *testing.T) {
     %ri = stablehlo.convert %r : (tensor<ui32>) -> tensor<i64>
     %big = stablehlo.constant dense<1000000000> : tensor<i64>
     %n = stablehlo.multiply %ri, %big : tensor<i64>
-    %zero = stablehlo.constant dense<0> : tensor<i64>
-    %w:2 = stablehlo.while(%i = %zero, %v = %x) : tensor<i64>, tensor<2xf32>
-      cond {
-        %c = stablehlo.compare LT, %i, %n : (tensor<i64>, tensor<i64>) -> tensor<i1>
-        stablehlo.return %c : tensor<i1>
-      } do {
-        %one = stablehlo.constant dense<1> : tensor<i64>
-        %j = stablehlo.add %i, %one : tensor<i64>
-        stablehlo.return %j, %v : tensor<i64>, tensor<2xf32>
-      }
+    `+spinLoop("tensor<2xf32>")+`
     %0 = "stablehlo.all_reduce"(%w#1) `+addRegion+` {replica_groups = dense<[[0, 1]]> : tensor<1x2xi64>} : (tensor<2xf32>) -> tensor<2xf32>
     return %0 : tensor<2xf32>
   }
@@ -759,17 +750,8 @@ func TestCollectiveBroadcastOperandCounts(t *testing.T) {
     return %r#1 : tensor<1xf32>
   }
   func.func private @h(%x: tensor<1xf32>) -> tensor<1xf32> {
-    %z = stablehlo.constant dense<0> : tensor<i64>
     %n = stablehlo.constant dense<10000000000> : tensor<i64>
-    %w:2 = stablehlo.while(%i = %z, %v = %x) : tensor<i64>, tensor<1xf32>
-      cond {
-        %c = stablehlo.compare LT, %i, %n : (tensor<i64>, tensor<i64>) -> tensor<i1>
-        stablehlo.return %c : tensor<i1>
-      } do {
-        %one = stablehlo.constant dense<1> : tensor<i64>
-        %j = stablehlo.add %i, %one : tensor<i64>
-        stablehlo.return %j, %v : tensor<i64>, tensor<1xf32>
-      }
+    `+spinLoop("tensor<1xf32>")+`
     return %w#1 : tensor<1xf32>
   }
   func.func @main(%a: tensor<1xf32>, %b: tensor<1xf32>, %c: tensor<1xf32>) -> (tensor<1xf32>, tensor<1xf32>, tensor<1xf32>) {
@@ -783,4 +765,20 @@ func TestCollectiveBroadcastOperandCounts(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "has 1 operands, this device 2")
 	assert.NotContains(t, err.Error(), "deadline exceeded")
+}
+
+// spinLoop is a while loop that counts %i from 0 to %n (an i64 the caller
+// defines) carrying %x (of type typ) unchanged to %w#1: a device kept
+// busy.
+func spinLoop(typ string) string {
+	return strings.ReplaceAll(`%zero = stablehlo.constant dense<0> : tensor<i64>
+    %w:2 = stablehlo.while(%i = %zero, %v = %x) : tensor<i64>, TYP
+      cond {
+        %c = stablehlo.compare LT, %i, %n : (tensor<i64>, tensor<i64>) -> tensor<i1>
+        stablehlo.return %c : tensor<i1>
+      } do {
+        %one = stablehlo.constant dense<1> : tensor<i64>
+        %j = stablehlo.add %i, %one : tensor<i64>
+        stablehlo.return %j, %v : tensor<i64>, TYP
+      }`, "TYP", typ)
 }
