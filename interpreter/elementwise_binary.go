@@ -478,7 +478,12 @@ func ewCPow(a, b complex128) complex128 {
 		// or lose bits as a subnormal.
 		k := math.Ilogb(m)
 		ms := math.Hypot(math.Ldexp(x, -k), math.Ldexp(y, -k))
-		r = math.Pow(ms, real(b)) * math.Pow(2, float64(k)*real(b))
+		// |a|^b = ms^b · 2^(k·b), with 2^(k·b) = 2^f · 2^n (n whole) applied
+		// by Ldexp last: 2^(k·b) alone may overflow where the product does
+		// not (|a| near 2^-1024, b = -1).
+		kb := float64(k) * real(b)
+		n := math.Floor(kb)
+		r = math.Ldexp(math.Pow(ms, real(b))*math.Exp2(kb-n), int(max(min(n, 1<<16), -(1<<16))))
 		logModulus = math.Log(ms) + float64(k)*math.Ln2
 	default:
 		modulus := math.Hypot(x, y)

@@ -105,6 +105,9 @@ func TestElementwiseExtremes(t *testing.T) {
 	assertComplexNear(t, complex(special.RealLog(1e-320)+0.5*math.Ln2, math.Pi/4), ewExtremeRun(t, "stablehlo.log", c, tiny)[0], "log(1e-320+1e-320i)")
 	assertComplexNear(t, complex(math.Sqrt2/2, math.Sqrt2/2), ewExtremeRun(t, "stablehlo.sign", c, tiny)[0], "sign(1e-320+1e-320i)")
 
+	small := complex(1.5*math.Ldexp(1, -1025), 1.5*math.Ldexp(1, -1025)) // |a| just above 2^-1024
+	assertComplexNear(t, 1/small, ewExtremeRun(t, "stablehlo.power", c, []complex128{small}, []complex128{-1})[0], "(1.5·2^-1025 (1+i))^-1")
+
 	inf, nan := math.Inf(1), math.NaN()
 	for _, z := range []complex128{complex(-inf, inf), complex(-inf, nan)} {
 		got := ewExtremeRun(t, "stablehlo.exponential_minus_one", c, []complex128{z})[0]

@@ -618,6 +618,9 @@ func windowOutput(in, window, stride, baseDil, winDil, lo, hi int64) int64 {
 	if in > 0 {
 		padded = c.add(padded, c.add(c.mul(in-1, baseDil), 1))
 	}
+	if window == DynamicDim {
+		return DynamicDim
+	}
 	dw := int64(0)
 	if window > 0 {
 		dw = c.add(c.mul(window-1, winDil), 1)
@@ -856,12 +859,16 @@ func inferFft(t TensorType, ft FftType, length []int64) (TensorType, error) {
 	}
 	dims := slices.Clone(t.Dims)
 	tail := t.Dims[t.Rank()-l:]
+	half := length[l-1]/2 + 1 // the complex side's last dimension (spec C5: 0 for a length of 0)
+	if length[l-1] == 0 {
+		half = 0
+	}
 	switch ft {
 	case FftForward, FftInverse:
 		if !t.DType.IsComplex() {
 			return zero, fmt.Errorf("%s needs a complex operand", ft)
 		}
-		if !slices.Equal(tail, length) {
+		if !sameDims(tail, length) {
 			return zero, fmt.Errorf("trailing dimensions %v != fft_length %v", tail, length)
 		}
 		return TensorType{DType: t.DType, Dims: dims}, nil
@@ -875,18 +882,18 @@ func inferFft(t TensorType, ft FftType, length []int64) (TensorType, error) {
 		default:
 			return zero, fmt.Errorf("RFFT needs an f32 or f64 operand")
 		}
-		if !slices.Equal(tail, length) {
+		if !sameDims(tail, length) {
 			return zero, fmt.Errorf("trailing dimensions %v != fft_length %v", tail, length)
 		}
-		dims[len(dims)-1] = length[l-1]/2 + 1
+		dims[len(dims)-1] = half
 		return TensorType{DType: ct, Dims: dims}, nil
 	case FftInverseToReal:
 		if !t.DType.IsComplex() {
 			return zero, fmt.Errorf("IRFFT needs a complex operand")
 		}
 		want := slices.Clone(length)
-		want[l-1] = length[l-1]/2 + 1
-		if !slices.Equal(tail, want) {
+		want[l-1] = half
+		if !sameDims(tail, want) {
 			return zero, fmt.Errorf("trailing dimensions %v != %v", tail, want)
 		}
 		dims[len(dims)-1] = length[l-1]
@@ -968,7 +975,7 @@ func inferSelect(pred, onTrue, onFalse Type) error {
 	if !ok || pt.DType != xla.Bool {
 		return fmt.Errorf("pred must be an i1 tensor")
 	}
-	if !TypesEqual(onTrue, onFalse) {
+	if !TypesCompatible(onTrue, onFalse) {
 		return fmt.Errorf("on_true and on_false must have the same type")
 	}
 	if tt, ok := onTrue.(TensorType); ok && pt.Rank() != 0 && !sameDims(pt.Dims, tt.Dims) {

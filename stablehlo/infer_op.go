@@ -118,8 +118,10 @@ func InferResultTypes(op *Op) (types []Type, known bool, err error) {
 		if name == "stablehlo.clamp" {
 			check = inferClamp
 		}
-		if _, opaque := op.Operands[1].Type.(OpaqueType); opaque {
-			return nil, false, nil // quantized: no element type rule here
+		for _, v := range op.Operands {
+			if _, opaque := v.Type.(OpaqueType); opaque {
+				return nil, false, nil // quantized or bounded: no rule here
+			}
 		}
 		return []Type{op.Operands[1].Type}, true, check(op.Operands[0].Type, op.Operands[1].Type, op.Operands[2].Type)
 	case "complex":
@@ -149,7 +151,7 @@ func InferResultTypes(op *Op) (types []Type, known bool, err error) {
 	case "optimization_barrier":
 		return valueTypes(op.Operands), true, nil
 	case "bitcast_convert":
-		if !allTensors || len(ts) != 1 || len(op.Results) != 1 {
+		if !allTensors || len(ts) != 1 || len(op.Results) != 1 || op.Results[0] == nil {
 			return nil, false, nil
 		}
 		rt, ok := op.Results[0].Type.(TensorType) // the result element type is the op's choice
@@ -270,7 +272,10 @@ func InferResultTypes(op *Op) (types []Type, known bool, err error) {
 		}
 		// The element type is what the computation returns (checked by
 		// CheckRegionTypes); the shape is the inputs'.
-		rt, _ := op.Results[0].Type.(TensorType)
+		rt, ok := op.Results[0].Type.(TensorType)
+		if !ok {
+			return nil, false, nil // a quantized result
+		}
 		return []Type{TensorType{DType: rt.DType, Dims: ts[0].Dims}}, true, nil
 	case "scatter":
 		dn, ok := op.Attr("scatter_dimension_numbers").(ScatterDimensionNumbers)
@@ -300,7 +305,23 @@ func InferResultTypes(op *Op) (types []Type, known bool, err error) {
 			return nil, true, err
 		}
 		w.Padding = pad
-		return valueTypes(op.Operands[:1]), true, inferSelectAndScatter(ts[0], ts[1], ts[2], w.params(ts[0].Rank()))
+		if err := inferSelectAndScatter(ts[0], ts[1], ts[2], w.params(ts[0].Rank())); err != nil {
+			return nil, true, err
+		}
+		// The result's element type is the scatter body's, a promotion of
+		// the operand's (spec C11, C13).
+		et := ts[0].DType
+		if len(op.Regions) == 2 {
+			if args := regionArgs(op.Regions[1]); len(args) > 0 {
+				if at, ok := args[0].(TensorType); ok && at.Rank() == 0 {
+					if !Promotable(et, at.DType) {
+						return nil, true, fmt.Errorf("the scatter body's element type %v is not a promotion of the operand's %v", at.DType, et)
+					}
+					et = at.DType
+				}
+			}
+		}
+		return []Type{TensorType{DType: et, Dims: ts[0].Dims}}, true, nil
 	case "while":
 		return valueTypes(op.Operands), true, nil
 	case "tuple":
@@ -320,8 +341,8 @@ func InferResultTypes(op *Op) (types []Type, known bool, err error) {
 	case "replica_id", "partition_id":
 		return []Type{Scalar(xla.Uint32)}, true, nil
 	case "get_dimension_size":
-		if len(op.Operands) != 1 {
-			return nil, false, nil
+		if len(op.Operands) != 1 || !allTensors {
+			return nil, false, nil // a bounded or quantized operand: not checked here
 		}
 		return []Type{Scalar(xla.Int32)}, true, inferDimensionSize(op.Operands[0].Type, intAttr("dimension", -1))
 	}

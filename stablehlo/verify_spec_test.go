@@ -168,3 +168,67 @@ func TestVerifyCollectiveTuple(t *testing.T) {
 	require.NoError(t, err)
 	assert.ErrorContains(t, m.Verify(), "operand 0 is a tuple (tuple<tensor<2xf32>>): collectives take tensors")
 }
+
+// TestVerifyAcceptsValidForms: programs the spec allows that the
+// stricter checks must not refuse (found in review): a select_and_scatter
+// whose scatter body works in a promotion of the operand's type,
+// get_dimension_size of bounded and quantized operands, an RFFT with a
+// dynamic trailing dimension or a length of 0, select of compatible
+// branches and a bounded pred, a map to a quantized type, a convolution
+// with a dynamic kernel dimension.
+func TestVerifyAcceptsValidForms(t *testing.T) {
+	for name, src := range map[string]string{
+		"select_and_scatter promotable": `func.func @main(%a: tensor<4xf32>, %s: tensor<2xf32>, %i: tensor<f32>) -> tensor<4xf64> {
+  %0 = "stablehlo.select_and_scatter"(%a, %s, %i) ({
+  ^bb0(%x: tensor<f32>, %y: tensor<f32>):
+    %c = stablehlo.compare GE, %x, %y : (tensor<f32>, tensor<f32>) -> tensor<i1>
+    stablehlo.return %c : tensor<i1>
+  }, {
+  ^bb0(%x: tensor<f64>, %y: tensor<f64>):
+    %r = stablehlo.add %x, %y : tensor<f64>
+    stablehlo.return %r : tensor<f64>
+  }) {window_dimensions = array<i64: 2>, window_strides = array<i64: 2>} : (tensor<4xf32>, tensor<2xf32>, tensor<f32>) -> tensor<4xf64>
+  return %0 : tensor<4xf64>
+}`,
+		"get_dimension_size bounded": `func.func @main(%a: tensor<?xf32, #stablehlo.bounds<4>>) -> tensor<i32> {
+  %0 = stablehlo.get_dimension_size %a, dim = 0 : (tensor<?xf32, #stablehlo.bounds<4>>) -> tensor<i32>
+  return %0 : tensor<i32>
+}`,
+		"get_dimension_size quantized": `func.func @main(%a: tensor<4x5x!quant.uniform<i8:f32, 2.0:15>>) -> tensor<i32> {
+  %0 = stablehlo.get_dimension_size %a, dim = 1 : (tensor<4x5x!quant.uniform<i8:f32, 2.0:15>>) -> tensor<i32>
+  return %0 : tensor<i32>
+}`,
+		"rfft dynamic": `func.func @main(%a: tensor<3x?xf32>) -> tensor<3x5xcomplex<f32>> {
+  %0 = stablehlo.fft %a, type = RFFT, length = [8] : (tensor<3x?xf32>) -> tensor<3x5xcomplex<f32>>
+  return %0 : tensor<3x5xcomplex<f32>>
+}`,
+		"rfft of length 0": `func.func @main(%a: tensor<3x0xf32>) -> tensor<3x0xcomplex<f32>> {
+  %0 = stablehlo.fft %a, type = RFFT, length = [0] : (tensor<3x0xf32>) -> tensor<3x0xcomplex<f32>>
+  return %0 : tensor<3x0xcomplex<f32>>
+}`,
+		"select compatible branches": `func.func @main(%p: tensor<4xi1>, %a: tensor<?xf32>, %b: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = "stablehlo.select"(%p, %a, %b) : (tensor<4xi1>, tensor<?xf32>, tensor<4xf32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}`,
+		"select bounded pred": `func.func @main(%p: tensor<?xi1, #stablehlo.bounds<4>>, %a: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = "stablehlo.select"(%p, %a, %a) : (tensor<?xi1, #stablehlo.bounds<4>>, tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}`,
+		"map to quantized": `func.func @main(%a: tensor<4xf32>) -> tensor<4x!quant.uniform<i8:f32, 2.0:15>> {
+  %0 = "stablehlo.map"(%a) ({
+  ^bb0(%x: tensor<f32>):
+    %q = stablehlo.uniform_quantize %x : (tensor<f32>) -> tensor<!quant.uniform<i8:f32, 2.0:15>>
+    stablehlo.return %q : tensor<!quant.uniform<i8:f32, 2.0:15>>
+  }) {dimensions = array<i64: 0>} : (tensor<4xf32>) -> tensor<4x!quant.uniform<i8:f32, 2.0:15>>
+  return %0 : tensor<4x!quant.uniform<i8:f32, 2.0:15>>
+}`,
+		"convolution dynamic kernel": `func.func @main(%a: tensor<1x4x4x1xf32>, %k: tensor<?x3x1x1xf32>) -> tensor<1x3x2x1xf32> {
+  %0 = stablehlo.convolution(%a, %k) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x4x4x1xf32>, tensor<?x3x1x1xf32>) -> tensor<1x3x2x1xf32>
+  return %0 : tensor<1x3x2x1xf32>
+}`,
+	} {
+		m, err := Parse([]byte(src))
+		require.NoError(t, err, name)
+		assert.NoError(t, m.Verify(), name)
+	}
+}

@@ -456,7 +456,7 @@ func CheckRegionTypes(op *Op) error {
 		if r == nil || len(r.Blocks) == 0 || r.Blocks[0] == nil {
 			return nil
 		}
-		if t := r.Blocks[0].Terminator(); t != nil && (t.Name == "stablehlo.return" || t.Name == "func.return") {
+		if t := r.Blocks[0].Terminator(); t != nil && (t.Name == "stablehlo.return" || t.Name == "func.return") && !slices.Contains(t.Operands, nil) {
 			return valueTypes(t.Operands)
 		}
 		return nil
@@ -518,6 +518,11 @@ func CheckRegionTypes(op *Op) error {
 		if err := checkRegionSig(op.Regions[0], "select", []Type{e, e}, []Type{Scalar(xla.Bool)}, returns); err != nil {
 			return err
 		}
+		// The scatter body may work in a promotion of the operand's type
+		// (InferResultTypes checks which): its own.
+		if args := regionArgs(op.Regions[1]); len(args) > 0 && scalarOf(args[0]) != nil {
+			e = args[0]
+		}
 		if err := checkRegionSig(op.Regions[1], "scatter", []Type{e, e}, []Type{e}, returns); err != nil {
 			return err
 		}
@@ -549,7 +554,7 @@ func CheckRegionTypes(op *Op) error {
 // regionArgs are the types of r's entry block arguments (nil when r has
 // no entry block).
 func regionArgs(r *Region) []Type {
-	if r == nil || len(r.Blocks) == 0 || r.Blocks[0] == nil {
+	if r == nil || len(r.Blocks) == 0 || r.Blocks[0] == nil || slices.Contains(r.Blocks[0].Args, nil) {
 		return nil
 	}
 	return valueTypes(r.Blocks[0].Args)
@@ -649,6 +654,11 @@ func CheckOp(op *Op) error {
 	for i, o := range op.Operands {
 		if o == nil {
 			return fmt.Errorf("%s: operand %d is nil", opAt(op), i)
+		}
+	}
+	for i, r := range op.Results {
+		if r == nil {
+			return fmt.Errorf("%s: result %d is nil", opAt(op), i)
 		}
 	}
 	if err := checkOpSpec(op); err != nil {
