@@ -574,3 +574,27 @@ func TestWindowEdgeCases(t *testing.T) {
 		assert.Contains(t, shpRunErr(t, dyn, a, b, pad(p[0], p[1])), "overflows int64", "padding %v", p)
 	}
 }
+
+// select_and_scatter with a scatter body in a promotion of the operand's
+// type (spec C11): the result takes the body's type (it was refused).
+func TestSelectAndScatterPromotes(t *testing.T) {
+	a := NewTensor(xla.MakeShape(xla.Float32, 4))
+	copy(a.Data.([]float32), []float32{1, 3, 2, 0})
+	s := NewTensor(xla.MakeShape(xla.Float32, 2))
+	copy(s.Data.([]float32), []float32{10, 20})
+	i := NewTensor(xla.MakeShape(xla.Float32))
+	i.Data.([]float32)[0] = 0.5
+	out := shpRun(t, `func.func @main(%a: tensor<4xf32>, %s: tensor<2xf32>, %i: tensor<f32>) -> tensor<4xf64> {
+  %0 = "stablehlo.select_and_scatter"(%a, %s, %i) ({
+  ^bb0(%x: tensor<f32>, %y: tensor<f32>):
+    %c = stablehlo.compare GE, %x, %y : (tensor<f32>, tensor<f32>) -> tensor<i1>
+    stablehlo.return %c : tensor<i1>
+  }, {
+  ^bb0(%x: tensor<f64>, %y: tensor<f64>):
+    %r = stablehlo.add %x, %y : tensor<f64>
+    stablehlo.return %r : tensor<f64>
+  }) {window_dimensions = array<i64: 2>, window_strides = array<i64: 2>} : (tensor<4xf32>, tensor<2xf32>, tensor<f32>) -> tensor<4xf64>
+  return %0 : tensor<4xf64>
+}`, a, s, i)
+	assert.Equal(t, []float64{0.5, 10.5, 20.5, 0.5}, out[0].(*Tensor).Data)
+}

@@ -60,7 +60,25 @@ func shpSelectAndScatter(x *Exec, op *stablehlo.Op, args []Value) ([]Value, erro
 	if len(op.Regions) != 2 {
 		return nil, shpErrf("select_and_scatter needs 2 regions, has %d", len(op.Regions))
 	}
-	sh, err := shpCheckShape(op, 0, dt, operand.Shape.Dims)
+	// The scatter body may work in a promotion of the operand's type
+	// (spec C11): the result, the source and the init value take it.
+	sdt := dt
+	if b := op.Regions[1]; b != nil && len(b.Blocks) > 0 && b.Blocks[0] != nil && len(b.Blocks[0].Args) > 0 && b.Blocks[0].Args[0] != nil {
+		if tt, ok := b.Blocks[0].Args[0].Type.(stablehlo.TensorType); ok && tt.DType != dt {
+			if !stablehlo.Promotable(dt, tt.DType) {
+				return nil, shpErrf("the scatter body works in %v, not a promotion of the operand's %v (same kind, at least as wide)", tt.DType, dt)
+			}
+			sdt = tt.DType
+			for _, t := range []**Tensor{&source, &init} {
+				c := NewTensor(xla.MakeShape(sdt, (*t).Shape.Dims...))
+				if err := Convert(c, *t); err != nil {
+					return nil, err
+				}
+				*t = c
+			}
+		}
+	}
+	sh, err := shpCheckShape(op, 0, sdt, operand.Shape.Dims)
 	if err != nil {
 		return nil, err
 	}
