@@ -39,6 +39,9 @@ func BF16FromFloat64(f float64) BF16 { return BF16(NarrowFloatOf(BFloat16).Encod
 func F16FromFloat64(f float64) F16 { return F16(NarrowFloatOf(Float16).Encode64(f)) }
 
 // F16FromFloat32 rounds f to IEEE half precision (round to nearest even).
+// A NaN keeps its sign and top payload bits, as BF16FromFloat32 (and the
+// interpreter's conversions) keep them; one whose payload would vanish
+// becomes a quiet NaN.
 func F16FromFloat32(f float32) F16 {
 	u := math.Float32bits(f)
 	sign := uint16(u>>16) & 0x8000
@@ -47,7 +50,11 @@ func F16FromFloat32(f float32) F16 {
 	switch {
 	case exp == 0xff: // Inf or NaN
 		if mant != 0 {
-			return F16(sign | 0x7e00)
+			p := uint16(mant >> 13)
+			if p == 0 {
+				p = 0x200
+			}
+			return F16(sign | 0x7c00 | p)
 		}
 		return F16(sign | 0x7c00)
 	}
