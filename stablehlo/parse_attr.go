@@ -1058,12 +1058,18 @@ func (p *mlirParser) decodeDenseHex(out *DenseElementsAttr, n int64) {
 			out.Splat = len(out.Type.Dims) > 0
 			return
 		}
-		if int64(len(raw)) != (n+7)/8 {
-			p.errAt(pos, "hex data of %d bytes does not fit %s", len(raw), mlirAppendType(nil, out.Type))
-		}
 		out.Data = make([]byte, n)
-		for i := int64(0); i < n; i++ {
-			out.Data[i] = (raw[i/8] >> uint(i%8) & 1) * oneBit(dt)
+		switch int64(len(raw)) {
+		case (n + 7) / 8: // packed bits (MLIR before 2026-02)
+			for i := int64(0); i < n; i++ {
+				out.Data[i] = (raw[i/8] >> uint(i%8) & 1) * oneBit(dt)
+			}
+		case n: // a byte each (MLIR since)
+			for i, c := range raw {
+				out.Data[i] = (c & 1) * oneBit(dt)
+			}
+		default:
+			p.errAt(pos, "hex data of %d bytes does not fit %s", len(raw), mlirAppendType(nil, out.Type))
 		}
 		return
 	}

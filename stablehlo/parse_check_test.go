@@ -1,6 +1,7 @@
 package stablehlo
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -58,4 +59,41 @@ func TestParseConvDimsRaw(t *testing.T) {
 	assert.ErrorContains(t, err, `field "bogus"`)
 	_, err = Parse(src(`#stablehlo.conv<rawinput_batch_dimension = 0>`))
 	assert.Error(t, err)
+}
+
+// Large boolean constants print as lists, which every MLIR reads (the hex
+// form changed from packed bits to a byte each in LLVM 2026-02, and each
+// version refuses the other's); the parser reads both hex forms.
+func TestBoolConstantForms(t *testing.T) {
+	vals := make([]bool, 130)
+	for i := range vals {
+		vals[i] = i%3 == 1
+	}
+	b := NewBuilder("m")
+	f := b.NewFunction("main")
+	f.Return(Constant(f, vals, 130))
+	m, err := b.Build()
+	require.NoError(t, err)
+	text := m.String()
+	assert.Contains(t, text, "dense<[false, true, false, false, true")
+	assert.NotContains(t, text, `dense<"0x`)
+
+	packed := make([]byte, 17)
+	bytewise := make([]byte, 130)
+	for i, v := range vals {
+		if v {
+			packed[i/8] |= 1 << (i % 8)
+			bytewise[i] = 1
+		}
+	}
+	for name, raw := range map[string][]byte{"packed bits": packed, "a byte each": bytewise} {
+		m, err := Parse([]byte(fmt.Sprintf(`module @m {
+func.func @main() -> tensor<130xi1> {
+  %%0 = stablehlo.constant dense<"0x%X"> : tensor<130xi1>
+  return %%0 : tensor<130xi1>
+}
+}`, raw)))
+		require.NoError(t, err, name)
+		assert.Equal(t, text, m.String(), name)
+	}
 }

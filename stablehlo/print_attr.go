@@ -492,7 +492,10 @@ func mlirAppendDenseBody(b []byte, a DenseElementsAttr) []byte {
 	if int64(len(a.Data)) < n*int64(w) {
 		return b
 	}
-	if n > mlirHexThreshold {
+	if n > mlirHexThreshold && dt != xla.Bool && dt.Bits() != 1 {
+		// Booleans are never written as hex: MLIR's raw form for them
+		// changed from packed bits to a byte each (LLVM, 2026-02), and each
+		// version refuses the other's; the list reads in both.
 		return mlirAppendDenseHex(b, dt, a.Data[:n*int64(w)])
 	}
 	var rec func(b []byte, dim int, off int64) ([]byte, int64)

@@ -41,7 +41,9 @@ func TestMLIROptAcceptsGenericForm(t *testing.T) {
 				t.Fatalf("mlir-opt's re-print differs: %s\n%s", d, out)
 			}
 			if again := mlirPrintString(t, m2, PrintOptions{Generic: true}); again != out {
-				t.Fatalf("halo prints mlir-opt's output differently:\n%s", mlirFirstDiff(out, again))
+				if d := mlirFirstDiff(out, again); d != "" {
+					t.Fatalf("halo prints mlir-opt's output differently:\n%s", d)
+				}
 			}
 			// With locations: mlir-opt prints them through #loc aliases.
 			textLoc := mlirPrintString(t, prog.m, PrintOptions{Generic: true, Locations: true})
@@ -53,15 +55,25 @@ func TestMLIROptAcceptsGenericForm(t *testing.T) {
 	}
 }
 
-// mlirFirstDiff shows the first differing line of two texts.
+// mlirFirstDiff shows the first differing line of two texts, "" when
+// they differ only where mlir-opt writes a large boolean constant as hex:
+// halo writes those as lists (the hex form changed in LLVM 2026-02, and
+// each version refuses the other's; the module equality above checks the
+// values).
 func mlirFirstDiff(a, b string) string {
 	la, lb := bytes.Split([]byte(a), []byte("\n")), bytes.Split([]byte(b), []byte("\n"))
+	if len(la) != len(lb) {
+		return "lengths differ"
+	}
 	for i := 0; i < len(la) && i < len(lb); i++ {
+		if bytes.Contains(la[i], []byte(`dense<"0x`)) && bytes.Contains(la[i], []byte("xi1>")) && bytes.Contains(lb[i], []byte("dense<[")) {
+			continue
+		}
 		if !bytes.Equal(la[i], lb[i]) {
 			return "line " + mlirItoa(i+1) + ":\nwant " + string(la[i]) + "\ngot  " + string(lb[i])
 		}
 	}
-	return "lengths differ"
+	return ""
 }
 
 func mlirItoa(i int) string { return string(mlirAppendInt(nil, int64(i))) }
