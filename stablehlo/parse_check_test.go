@@ -97,3 +97,25 @@ func.func @main() -> tensor<130xi1> {
 		assert.Equal(t, text, m.String(), name)
 	}
 }
+
+// Forms upstream reads (found in review): func.return's attributes come
+// before its operands (stablehlo.return's after), and convolution
+// dimension numbers the compact form cannot show print as the raw field
+// form.
+func TestUpstreamForms(t *testing.T) {
+	m, err := Parse([]byte(`func.func @f(%a: tensor<i32>) -> tensor<i32> {
+  return {x} %a : tensor<i32>
+}`))
+	require.NoError(t, err)
+	assert.Contains(t, m.String(), "return {x} %arg0 : tensor<i32>")
+	m2, err := Parse([]byte(m.String()))
+	require.NoError(t, err)
+	assert.Equal(t, m.String(), m2.String())
+
+	m, err = Parse([]byte(`func.func @main(%a: tensor<1x4x4x1xf32>, %k: tensor<2x2x1x1xf32>) -> tensor<1x3x3x1xf32> {
+  %0 = "stablehlo.convolution"(%a, %k) {dimension_numbers = #stablehlo.conv<raw input_batch_dimension = 0, input_feature_dimension = 0, input_spatial_dimensions = [1], kernel_input_feature_dimension = 0, kernel_output_feature_dimension = 0, kernel_spatial_dimensions = [], output_batch_dimension = 0, output_feature_dimension = 0, output_spatial_dimensions = []>, feature_group_count = 1 : i64, batch_group_count = 1 : i64} : (tensor<1x4x4x1xf32>, tensor<2x2x1x1xf32>) -> tensor<1x3x3x1xf32>
+  return %0 : tensor<1x3x3x1xf32>
+}`))
+	require.NoError(t, err)
+	assert.Contains(t, m.String(), "#stablehlo.conv<raw input_batch_dimension = 0")
+}

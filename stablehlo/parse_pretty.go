@@ -842,8 +842,11 @@ func mlirParseTrace(p *mlirParser, name string, pos int) *Op {
 }
 
 func mlirParseReturn(p *mlirParser, name string, pos int) *Op {
+	attrs := p.optAttrDict(nil) // func.return's place for them
 	refs := p.parseValueRefList()
-	attrs := p.optAttrDict(nil)
+	if attrs == nil {
+		attrs = p.optAttrDict(nil) // stablehlo.return's
+	}
 	var ts []Type
 	if len(refs) > 0 {
 		p.expect(':')

@@ -242,7 +242,8 @@ func mlirAppendAttr(b []byte, a Attribute, elide bool) []byte {
 		if raw, ok := mlirConvRaw(nil, a); ok {
 			b = append(b, raw...)
 		} else {
-			b = mlirAppendFields(b, a.mlirForm())
+			// The field form upstream reads is the raw one.
+			b = mlirAppendFields(append(b, "raw "...), a.mlirForm())
 		}
 		return append(b, '>')
 	case ChannelHandle:

@@ -668,8 +668,19 @@ func mlirPrintReturn(p *mlirPrinter, op *Op) bool {
 	if !mlirShape(op, -1, 0) {
 		return false
 	}
-	p.nameAndOperands(op)
-	p.attrDict(op.Attrs)
+	if op.Name == "func.return" && len(op.Attrs) > 0 {
+		// func.return's format puts the attributes first (attr-dict
+		// ($operands^ : type($operands))?); stablehlo.return's after.
+		p.name(op)
+		p.attrDict(op.Attrs)
+		if len(op.Operands) > 0 {
+			p.byte(' ')
+			p.values(op.Operands)
+		}
+	} else {
+		p.nameAndOperands(op)
+		p.attrDict(op.Attrs)
+	}
 	if len(op.Operands) > 0 {
 		p.str(" : ")
 		p.typeList(mlirValueTypes(op.Operands))

@@ -191,10 +191,9 @@ func mlirPrintSdyManual(p *mlirPrinter, op *Op) bool {
 	p.str(in[1 : len(in)-1])
 	p.str(" out_shardings=")
 	p.str(out[1 : len(out)-1])
-	if ax := axes[len("<manual_axes") : len(axes)-1]; ax != "{}" {
-		p.str(" manual_axes=")
-		p.str(ax)
-	}
+	// manual_axes is a required part of the op's format, {} included.
+	p.str(" manual_axes=")
+	p.str(axes[len("<manual_axes") : len(axes)-1])
 	p.str(" (")
 	for i, a := range body.Args {
 		if i > 0 {

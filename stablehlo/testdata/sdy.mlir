@@ -11,7 +11,7 @@ module @jit_f attributes {mhlo.num_partitions = 4 : i32, mhlo.num_replicas = 1 :
     } : (tensor<8xf32>) -> tensor<8xf32>
     %1 = sdy.sharding_constraint %0 <@mesh, [{}]> : tensor<8xf32>
     %2 = sdy.reshard %1 <@mesh, [{"x"}]> : tensor<8xf32>
-    %3 = sdy.manual_computation(%2) in_shardings=[<@mesh, [{"x"}]>] out_shardings=[<@mesh, [{"x"}]>] (%arg1: tensor<8xf32>) {
+    %3 = sdy.manual_computation(%2) in_shardings=[<@mesh, [{"x"}]>] out_shardings=[<@mesh, [{"x"}]>] manual_axes={} (%arg1: tensor<8xf32>) {
       sdy.return %arg1 : tensor<8xf32>
     } : (tensor<8xf32>) -> tensor<8xf32>
     return %3 : tensor<8xf32>
