@@ -1,7 +1,6 @@
 package chlo
 
 import (
-	"encoding/binary"
 	"fmt"
 	"math"
 	"slices"
@@ -286,7 +285,11 @@ func ConstantLike(fb *FuncBuilder, x *Value, v float64) *Value {
 				}
 				a = stablehlo.IntAttr{Value: iv, Type: t.DType}
 			case t.DType == xla.Complex64 || t.DType == xla.Complex128:
-				a = complexScalar(t.DType, complex(v, 0))
+				// Upstream's constant_like takes a scalar of the element
+				// type, which for complex numbers is not a dense attribute:
+				// v + 0i is built from two real constant_likes instead.
+				re := fb.Real(x)
+				return fb.Complex(ConstantLike(fb, re, v), ConstantLike(fb, re, 0))
 			}
 		}
 	}
@@ -387,18 +390,4 @@ func RaggedDotWith(fb *FuncBuilder, lhs, rhs, groupSizes *Value, dims stablehlo.
 		return fb.Op(name, nil, []stablehlo.Type{stablehlo.Tensor(cfg.ResultDType)})[0]
 	}
 	return fb.Op(name, operands, []stablehlo.Type{rt}, attrs...)[0]
-}
-
-// complexScalar is a one-element dense attribute of complex type dt
-// holding z (host form: the real part, then the imaginary part).
-func complexScalar(dt xla.DType, z complex128) stablehlo.DenseElementsAttr {
-	var data []byte
-	if dt == xla.Complex64 {
-		data = binary.LittleEndian.AppendUint32(data, math.Float32bits(float32(real(z))))
-		data = binary.LittleEndian.AppendUint32(data, math.Float32bits(float32(imag(z))))
-	} else {
-		data = binary.LittleEndian.AppendUint64(data, math.Float64bits(real(z)))
-		data = binary.LittleEndian.AppendUint64(data, math.Float64bits(imag(z)))
-	}
-	return stablehlo.DenseElementsAttr{Type: stablehlo.Tensor(dt), Data: data}
 }

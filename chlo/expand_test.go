@@ -569,6 +569,9 @@ func TestConstantLikeComplex(t *testing.T) {
 			})
 		}
 		x := interpreter.NewTensor(xla.MakeShape(dt, 3))
+		// Upstream's verifier wants a constant_like's value of the element
+		// type, which a complex dense attribute is not: none is printed.
+		assert.NotContains(t, mk().String(), "dense<(")
 		for _, out := range [][]*interpreter.Tensor{run(t, mk(), x), expandAndRun(t, mk(), x)} {
 			assert.Equal(t, []complex128{2.5, 2.5, 2.5}, complexes(out[0]), "%v", dt)
 		}
