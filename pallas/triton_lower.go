@@ -1183,6 +1183,7 @@ func (l *ttLower) dot(op *Op, rt ttType) *ttVal {
 	var acc string
 	var attrs []ttAttr
 	intProducts := false // integer operands tt.dot does not take
+	why := fmt.Sprintf("has %v operands, which tt.dot does not take (of the integers only i8)", in)
 	switch in {
 	case xla.Float16, xla.BFloat16:
 		acc = "f32"
@@ -1193,6 +1194,13 @@ func (l *ttLower) dot(op *Op, rt ttType) *ttVal {
 		acc = "f64"
 	case xla.Int8:
 		acc = "i32"
+		if k := x.t.shape[1]; k >= 1<<17 && (out.IsFloat() || out.Bits() > 32) {
+			// tt.dot sums i8 products (up to 2^14 each) in i32, which 2^17
+			// of them can overflow; interpret mode sums in the wider
+			// result type.
+			acc, intProducts = "i64", true
+			why = fmt.Sprintf("sums %d i8 products, which tt.dot's i32 accumulator can overflow before the %v result", k, out)
+		}
 	default:
 		if !in.IsInt() || !out.IsInt() {
 			l.fail(op, "tt.dot takes f16, bf16, f32, f64 or i8 operands (other integers into integer results), not %v into %v", in, out)
@@ -1207,7 +1215,7 @@ func (l *ttLower) dot(op *Op, rt ttType) *ttVal {
 	at := ttType{elem: acc, shape: clone(rt.shape)}
 	var d *ttVal
 	if intProducts {
-		d = l.productSum(op, x, y, at, fmt.Sprintf("has %v operands, which tt.dot does not take (of the integers only i8)", in))
+		d = l.productSum(op, x, y, at, why)
 	} else if m, k, n := x.t.shape[0], x.t.shape[1], y.t.shape[1]; dotTooSmall(in, m, k, n) {
 		d = l.productSum(op, x, y, at, "is below the tensor cores' sizes (see dotTooSmall)")
 	} else if widened && in == xla.Float64 {

@@ -133,3 +133,27 @@ func TestConstantsRoundOnce(t *testing.T) {
 		CallSpec{Name: "big", OutShapes: []xla.Shape{xla.MakeShape(xla.Int64, 1)}, Grid: []int64{1}})
 	assert.ErrorContains(t, err, "constant 9.223372036854776e+18 overflows i64")
 }
+
+// An i8 Dot into an i64 or float result over K >= 2^17 is summed wider
+// than tt.dot's i32 accumulator on Triton (2^17 products of -128·-128
+// overflowed it to -2^31), as interpret mode sums in the result type.
+func TestInt8DotLongK(t *testing.T) {
+	const k = 1 << 17
+	a := &interpreter.Tensor{Shape: xla.MakeShape(xla.Int8, 1, k), Data: make([]int8, k)}
+	b := &interpreter.Tensor{Shape: xla.MakeShape(xla.Int8, k, 1), Data: make([]int8, k)}
+	for i := range k {
+		a.Data.([]int8)[i], b.Data.([]int8)[i] = -128, -128
+	}
+	for _, out := range []xla.DType{xla.Int64, xla.Float64} {
+		kernel := func(kk *Kernel, r []*Ref) { r[2].Store(Dot(r[0].Load(), r[1].Load(), out)) }
+		spec := CallSpec{Name: "i8dot", OutShapes: []xla.Shape{xla.MakeShape(out, 1, 1)}, Grid: []int64{1}}
+		want, err := runCall(kernel, spec, a, b)
+		require.NoError(t, err)
+		spec.Backend = Triton
+		got := runTritonEval(t, tritonCase{name: "i8dot", kernel: kernel, spec: spec, args: []*interpreter.Tensor{a, b}})
+		assert.Equal(t, want[0].Data, got[0].Data, "%v", out)
+		if out == xla.Int64 {
+			assert.Equal(t, []int64{1 << 31}, got[0].Data)
+		}
+	}
+}
