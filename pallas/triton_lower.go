@@ -1036,7 +1036,10 @@ func (l *ttLower) convert(op *Op, x *ttVal, from, to xla.DType) *ttVal {
 		}
 		return b.cmp("arith.cmpi", "ne", x, b.intConst(0, x.t))
 	case from.IsFloat() && to.IsFloat():
-		if x.t.bits() == t.bits() { // f16 <-> bf16
+		if x.t.bits() == t.bits() || x.t.elem == "bf16" && te == "f64" {
+			// f16 <-> bf16, and bf16 -> f64 (exact): through f32, the only
+			// widening of bf16 Triton's front end emits (older NVIDIA
+			// lowerings assert on others).
 			x = b.cast("arith.extf", x, "f32")
 		}
 		if x.t.bits() < t.bits() {
@@ -1271,6 +1274,9 @@ func (l *ttLower) productSum(op *Op, x, y *ttVal, at ttType, why string) *ttVal 
 		case v.t.elem == at.elem:
 			return v
 		case at.isFloat():
+			if v.t.elem == "bf16" && at.elem == "f64" {
+				v = b.cast("arith.extf", v, "f32") // as convert: bf16 widens through f32
+			}
 			return b.cast("arith.extf", v, at.elem)
 		}
 		return b.cast(ext, v, at.elem)

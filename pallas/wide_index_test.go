@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/halo-ml/halo/interpreter"
+	"github.com/halo-ml/halo/stablehlo"
 	"github.com/halo-ml/halo/xla"
 )
 
@@ -156,4 +157,29 @@ func TestInt8DotLongK(t *testing.T) {
 			assert.Equal(t, []int64{1 << 31}, got[0].Data)
 		}
 	}
+}
+
+// bf16 widens to f64 through f32 in the TTIR (exact), the only bf16
+// widening Triton's front end emits; older NVIDIA lowerings asserted on a
+// direct bf16 -> f64 arith.extf. Same numbers as interpret mode.
+func TestTritonBF16ToF64ThroughF32(t *testing.T) {
+	x := &interpreter.Tensor{Shape: xla.MakeShape(xla.BFloat16, 16), Data: make([]float32, 16)}
+	for i := range 16 {
+		x.Data.([]float32)[i] = float32(i) - 7.5
+	}
+	kernel := func(k *Kernel, r []*Ref) { r[1].Store(r[0].Load().Astype(xla.Float64)) }
+	spec := CallSpec{Name: "widen", OutShapes: []xla.Shape{xla.MakeShape(xla.Float64, 16)}, Grid: []int64{1}, Backend: Triton}
+	c := tritonCase{name: "widen", kernel: kernel, spec: spec, args: []*interpreter.Tensor{x}}
+	var ir string
+	c.module(t, Triton).Walk(func(op *stablehlo.Op) bool {
+		if op.Name == "stablehlo.custom_call" {
+			ir = string(op.Attr("mhlo.backend_config").(stablehlo.DictAttr).Get("ir").(stablehlo.StringAttr))
+		}
+		return true
+	})
+	assert.Contains(t, ir, "tensor<16xbf16> to tensor<16xf32>")
+	assert.NotContains(t, ir, "xbf16> to tensor<16xf64>")
+	want, err := runCall(kernel, CallSpec{Name: "widen", OutShapes: spec.OutShapes, Grid: spec.Grid}, x)
+	require.NoError(t, err)
+	assert.Equal(t, want[0].Data, runTritonEval(t, c)[0].Data)
 }
