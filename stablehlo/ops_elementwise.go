@@ -441,8 +441,10 @@ func (fb *FuncBuilder) Compare(x, y *Value, dir ComparisonDirection, ct CompareT
 		default:
 			ct = CompareSigned
 		}
-	} else if !validEnum("comparison_type", string(ct)) {
-		fb.fail(name, []*Value{x, y}, "invalid compare type %q", ct)
+	} else if !validEnum("comparison_type", string(ct)) || ct == "WEAKORDER" {
+		// WEAKORDER is read (the interpreter evaluates it) but is not in
+		// StableHLO's enum: a program built with it would not load in XLA.
+		fb.fail(name, []*Value{x, y}, "invalid compare type %q (StableHLO has NOTYPE, FLOAT, TOTALORDER, SIGNED and UNSIGNED)", ct)
 		return deadValue(nil)
 	} else if !ct.AppliesTo(xt.DType) {
 		fb.fail(name, []*Value{x, y}, "compare type %s does not apply to element type %s", ct, xt.DType)

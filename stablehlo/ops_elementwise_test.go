@@ -197,6 +197,10 @@ func TestCompareSelectClamp(t *testing.T) {
 			wantErr: "same type"},
 		// A compare_type that does not fit the element type is a build
 		// error (it failed only when the program ran).
+		// WEAKORDER is not in StableHLO's enum: XLA would not load it.
+		{name: "compare/weakorder", op: "stablehlo.compare", args: []Type{f32(3), f32(3)},
+			build:   func(f *FuncBuilder, a []*Value) *Value { return f.Compare(a[0], a[1], CompareLT, "WEAKORDER") },
+			wantErr: `invalid compare type "WEAKORDER"`},
 		{name: "compare/signed-float", op: "stablehlo.compare", args: []Type{f32(3), f32(3)},
 			build:   func(f *FuncBuilder, a []*Value) *Value { return f.Compare(a[0], a[1], CompareLT, CompareSigned) },
 			wantErr: "compare type SIGNED does not apply to element type f32"},
