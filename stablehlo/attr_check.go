@@ -2,7 +2,10 @@ package stablehlo
 
 import (
 	"fmt"
+	"math"
 	"strings"
+
+	"github.com/halo-ml/halo/xla"
 )
 
 // checkAttrs reports named attributes the printer could not write as
@@ -45,14 +48,64 @@ func checkAttrValue(a Attribute) error {
 	case OpaqueAttr:
 		return validOpaqueAttr(a)
 	case IntAttr:
-		if dt := a.Type; dt.IsInt() && dt.Bits() < 64 {
-			lo, hi := -int64(1)<<(dt.Bits()-1), int64(1)<<(dt.Bits()-1)-1
-			if dt.IsUnsigned() {
-				lo, hi = 0, int64(1)<<dt.Bits()-1
+		return checkIntValue(a.Value, a.Type)
+	case FloatAttr:
+		return checkFloatValue(a.Value, a.Type)
+	case DenseArrayAttr:
+		for i, v := range a.Values {
+			if err := checkIntValue(v, a.DType); err != nil {
+				return fmt.Errorf("element %d: %w", i, err)
 			}
-			if a.Value < lo || a.Value > hi {
-				return fmt.Errorf("%d does not fit %v", a.Value, dt)
+		}
+	case DenseFloatArrayAttr:
+		for i, v := range a.Values {
+			if err := checkFloatValue(v, a.DType); err != nil {
+				return fmt.Errorf("element %d: %w", i, err)
 			}
+		}
+	}
+	return nil
+}
+
+// checkIntValue reports an integer attribute value its type cannot hold
+// as MLIR reads it: out of the integer type's range, not 0 or 1 for i1,
+// or given a float type (the printer would write "5 : f32", which MLIR
+// refuses). The zero type is i64.
+func checkIntValue(v int64, dt xla.DType) error {
+	switch {
+	case dt == xla.Invalid:
+		return nil
+	case dt == xla.Bool:
+		if v != 0 && v != 1 {
+			return fmt.Errorf("%d is not an i1 (0 or 1)", v)
+		}
+	case dt.IsInt() && dt.Bits() < 64:
+		lo, hi := -int64(1)<<(dt.Bits()-1), int64(1)<<(dt.Bits()-1)-1
+		if dt.IsUnsigned() {
+			lo, hi = 0, int64(1)<<dt.Bits()-1
+		}
+		if v < lo || v > hi {
+			return fmt.Errorf("%d does not fit %v", v, dt)
+		}
+	case !dt.IsInt():
+		return fmt.Errorf("integer %d given type %v, not an integer type", v, dt)
+	}
+	return nil
+}
+
+// checkFloatValue reports a float attribute value given a type that is
+// not a float type, or a NaN or infinity its narrow format has no code
+// for (f4E2M1FN has neither: MLIR refuses the literal).
+func checkFloatValue(v float64, dt xla.DType) error {
+	switch {
+	case dt == xla.Invalid:
+		return nil
+	case !dt.IsFloat():
+		return fmt.Errorf("float %v given type %v, not a float type", v, dt)
+	}
+	if nf := xla.NarrowFloatOf(dt); nf != nil && (math.IsNaN(v) || math.IsInf(v, 0)) {
+		if math.IsInf(v, 0) && !nf.HasInf() || math.IsNaN(v) && !nf.IsNaN(nf.Encode64(v)) {
+			return fmt.Errorf("%v has no code in %v", v, dt)
 		}
 	}
 	return nil

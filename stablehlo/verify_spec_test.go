@@ -2,10 +2,13 @@ package stablehlo
 
 import (
 	"fmt"
+	"math"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/halo-ml/halo/xla"
 )
 
 // verifyCase is one op, written in generic form inside a function taking
@@ -231,4 +234,37 @@ func TestVerifyAcceptsValidForms(t *testing.T) {
 		require.NoError(t, err, name)
 		assert.NoError(t, m.Verify(), name)
 	}
+}
+
+// Typed attribute values the printer would write as text MLIR refuses or
+// reads differently are build errors (found in review).
+func TestBuilderRefusesMistypedAttrs(t *testing.T) {
+	for _, c := range []struct {
+		a    Attribute
+		want string
+	}{
+		{IntAttr{Value: 5, Type: xla.Float32}, "integer 5 given type f32"},
+		{FloatAttr{Value: 1.5, Type: xla.Int32}, "float 1.5 given type i32"},
+		{IntAttr{Value: 2, Type: xla.Bool}, "2 is not an i1"},
+		{DenseArrayAttr{DType: xla.Int8, Values: []int64{1, 300}}, "element 1: 300 does not fit i8"},
+		{DenseFloatArrayAttr{DType: xla.Int32, Values: []float64{1.5}}, "element 0: float 1.5 given type i32"},
+		{FloatAttr{Value: math.NaN(), Type: xla.Float4E2M1FN}, "NaN has no code in f4E2M1FN"},
+		{FloatAttr{Value: math.Inf(1), Type: xla.Float8E4M3FN}, "+Inf has no code in f8E4M3FN"},
+	} {
+		b := NewBuilder("m")
+		f := b.NewFunction("main")
+		f.Op("foo.bar", nil, nil, NamedAttr{Name: "x", Value: c.a})
+		f.Return()
+		_, err := b.Build()
+		assert.ErrorContains(t, err, c.want, "%#v", c.a)
+	}
+	// What MLIR reads is still taken.
+	b := NewBuilder("m")
+	f := b.NewFunction("main")
+	f.Op("foo.bar", nil, nil, NamedAttr{Name: "a", Value: IntAttr{Value: 1, Type: xla.Bool}},
+		NamedAttr{Name: "b", Value: FloatAttr{Value: math.NaN(), Type: xla.Float8E4M3FN}},
+		NamedAttr{Name: "c", Value: DenseArrayAttr{DType: xla.Int8, Values: []int64{-128, 127}}})
+	f.Return()
+	_, err := b.Build()
+	assert.NoError(t, err)
 }
