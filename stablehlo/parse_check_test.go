@@ -119,3 +119,23 @@ func TestUpstreamForms(t *testing.T) {
 	require.NoError(t, err)
 	assert.Contains(t, m.String(), "#stablehlo.conv<raw input_batch_dimension = 0")
 }
+
+// The compact reduce form reads bounded and quantized inputs, as upstream
+// prints them (it refused them: "reduce input must be a ranked tensor").
+func TestCompactReduceOfTextTypes(t *testing.T) {
+	for _, c := range []struct{ in, out, body, dim string }{
+		{"tensor<?x4xf32, #stablehlo.bounds<8, ?>>", "tensor<?xf32, #stablehlo.bounds<8>>", "tensor<f32>", "1"},
+		{"tensor<4x!quant.uniform<i8:f32, 2.0:15>>", "tensor<!quant.uniform<i8:f32, 2.0:15>>", "tensor<!quant.uniform<i8:f32, 2.0:15>>", "0"},
+	} {
+		m, err := Parse([]byte(fmt.Sprintf(`func.func @main(%%a: %[1]s, %%z: %[3]s) -> %[2]s {
+  %%r = stablehlo.reduce(%%a init: %%z) applies stablehlo.add across dimensions = [%[4]s] : (%[1]s, %[3]s) -> %[2]s
+  return %%r : %[2]s
+}`, c.in, c.out, c.body, c.dim)))
+		require.NoError(t, err, c.in)
+		body := m.Funcs[0].Body.Blocks[0].Ops[0].Regions[0].Blocks[0]
+		assert.Equal(t, c.body, body.Args[0].Type.String(), c.in)
+		m2, err := Parse([]byte(m.String()))
+		require.NoError(t, err, m.String())
+		assert.Equal(t, m.String(), m2.String())
+	}
+}

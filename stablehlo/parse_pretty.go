@@ -1018,11 +1018,10 @@ func mlirParseReduce(p *mlirParser, name string, pos int) *Op {
 		if len(ft.Inputs) == 0 {
 			p.errAt(tpos, "input types missing in reduce-op function type")
 		}
-		et, ok := mlirElemDType(ft.Inputs[0])
+		st, ok := mlirScalarOf(ft.Inputs[0])
 		if !ok {
 			p.errAt(tpos, "reduce input must be a ranked tensor")
 		}
-		st := TensorType{DType: et}
 		b := NewBlock(st, st)
 		inner := NewOp(compact, []*Value{b.Args[0], b.Args[1]}, []Type{st})
 		b.Append(inner)

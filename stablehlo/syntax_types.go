@@ -144,6 +144,64 @@ func mlirTypeEqual(a, b Type) bool {
 }
 
 // mlirElemDType reports the element type of a ranked tensor type.
+// mlirScalarOf is the rank-0 tensor of t's element type: for a tensor
+// type this package keeps as text (a bounded or quantized one,
+// "tensor<?x4xf32, #stablehlo.bounds<8, ?>>", "tensor<4x!quant.uniform<…>>"),
+// the element type read from that text (tensor<f32>,
+// tensor<!quant.uniform<…>>).
+func mlirScalarOf(t Type) (Type, bool) {
+	switch t := t.(type) {
+	case TensorType:
+		return TensorType{DType: t.DType}, true
+	case OpaqueType:
+		rest, ok := strings.CutPrefix(t.Text, "tensor<")
+		if !ok {
+			return nil, false
+		}
+		// Skip the dimensions ("4x", "?x").
+		for {
+			i := 0
+			for i < len(rest) && (rest[i] == '?' || rest[i] >= '0' && rest[i] <= '9') {
+				i++
+			}
+			if i == 0 || i >= len(rest) || rest[i] != 'x' {
+				break
+			}
+			rest = rest[i+1:]
+		}
+		// The element type ends at the top-level ',' (an encoding) or
+		// the closing '>'.
+		depth := 0
+		for i, c := range rest {
+			switch c {
+			case '<', '(', '[', '{':
+				depth++
+			case ')', ']', '}':
+				depth--
+			case '>':
+				if depth == 0 {
+					return mlirTextType(rest[:i]), true
+				}
+				depth--
+			case ',':
+				if depth == 0 {
+					return mlirTextType(rest[:i]), true
+				}
+			}
+		}
+	}
+	return nil, false
+}
+
+// mlirTextType is the rank-0 tensor of the element type written elem.
+func mlirTextType(elem string) Type {
+	elem = strings.TrimSpace(elem)
+	if dt, err := xla.ParseDType(elem); err == nil {
+		return TensorType{DType: dt}
+	}
+	return OpaqueType{Text: "tensor<" + elem + ">"}
+}
+
 func mlirElemDType(t Type) (xla.DType, bool) {
 	tt, ok := t.(TensorType)
 	if !ok {
