@@ -52,12 +52,18 @@ func checkAttrValue(a Attribute) error {
 	case FloatAttr:
 		return checkFloatValue(a.Value, a.Type)
 	case DenseArrayAttr:
+		if a.DType == xla.Invalid {
+			return fmt.Errorf("array attribute without an element type")
+		}
 		for i, v := range a.Values {
 			if err := checkIntValue(v, a.DType); err != nil {
 				return fmt.Errorf("element %d: %w", i, err)
 			}
 		}
 	case DenseFloatArrayAttr:
+		if a.DType == xla.Invalid {
+			return fmt.Errorf("array attribute without an element type")
+		}
 		for i, v := range a.Values {
 			if err := checkFloatValue(v, a.DType); err != nil {
 				return fmt.Errorf("element %d: %w", i, err)

@@ -138,4 +138,9 @@ func TestCompactReduceOfTextTypes(t *testing.T) {
 		require.NoError(t, err, m.String())
 		assert.Equal(t, m.String(), m2.String())
 	}
+	_, err := Parse([]byte(`func.func @main(%a: tensor<*xf32>, %z: tensor<f32>) -> tensor<*xf32> {
+  %r = stablehlo.reduce(%a init: %z) applies stablehlo.add across dimensions = [0] : (tensor<*xf32>, tensor<f32>) -> tensor<*xf32>
+  return %r : tensor<*xf32>
+}`))
+	assert.ErrorContains(t, err, "reduce input must be a ranked tensor")
 }

@@ -143,7 +143,6 @@ func mlirTypeEqual(a, b Type) bool {
 	return TypesEqual(a, b)
 }
 
-// mlirElemDType reports the element type of a ranked tensor type.
 // mlirScalarOf is the rank-0 tensor of t's element type: for a tensor
 // type this package keeps as text (a bounded or quantized one,
 // "tensor<?x4xf32, #stablehlo.bounds<8, ?>>", "tensor<4x!quant.uniform<…>>"),
@@ -155,7 +154,7 @@ func mlirScalarOf(t Type) (Type, bool) {
 		return TensorType{DType: t.DType}, true
 	case OpaqueType:
 		rest, ok := strings.CutPrefix(t.Text, "tensor<")
-		if !ok {
+		if !ok || strings.HasPrefix(rest, "*") { // unranked: not a reduce input
 			return nil, false
 		}
 		// Skip the dimensions ("4x", "?x").
@@ -202,6 +201,7 @@ func mlirTextType(elem string) Type {
 	return OpaqueType{Text: "tensor<" + elem + ">"}
 }
 
+// mlirElemDType reports the element type of a ranked tensor type.
 func mlirElemDType(t Type) (xla.DType, bool) {
 	tt, ok := t.(TensorType)
 	if !ok {

@@ -250,6 +250,7 @@ func TestBuilderRefusesMistypedAttrs(t *testing.T) {
 		{DenseFloatArrayAttr{DType: xla.Int32, Values: []float64{1.5}}, "element 0: float 1.5 given type i32"},
 		{FloatAttr{Value: math.NaN(), Type: xla.Float4E2M1FN}, "NaN has no code in f4E2M1FN"},
 		{FloatAttr{Value: math.Inf(1), Type: xla.Float8E4M3FN}, "+Inf has no code in f8E4M3FN"},
+		{DenseArrayAttr{Values: []int64{1, 0}}, "array attribute without an element type"},
 	} {
 		b := NewBuilder("m")
 		f := b.NewFunction("main")
