@@ -129,6 +129,7 @@ func shpNewGather(opDims, idxDims []int64, dn stablehlo.GatherDimensionNumbers, 
 	if err := shpDimsIn("collapsed_slice_dims and operand_batching_dims", both, r); err != nil {
 		return nil, err
 	}
+	ownSizes := false
 	for _, d := range both {
 		if sizes[d] > 1 {
 			return nil, shpErrf("slice_sizes[%d] = %d must be at most 1 for a collapsed or batching dimension", d, sizes[d])
@@ -141,8 +142,8 @@ func shpNewGather(opDims, idxDims []int64, dn stablehlo.GatherDimensionNumbers, 
 			// As the spec's reference interpreter: the collapsed dimension
 			// reads the element at the start (clamped into the operand),
 			// the one position a window of 0 or 1 there adds.
-			if &sizes[0] == &g.sizes[0] {
-				g.sizes = append([]int64(nil), sizes...)
+			if !ownSizes {
+				g.sizes, ownSizes = append([]int64(nil), sizes...), true // not the attribute's slice
 			}
 			g.sizes[d] = 1
 		}

@@ -26,11 +26,12 @@ func refinable(op *stablehlo.Op) bool {
 	if !strings.HasPrefix(op.Name, "stablehlo.") && !strings.HasPrefix(op.Name, "chlo.") {
 		return false
 	}
+	if mayKeepsOperands(op.Name) { // collectives, transfers, custom calls, outside kernels
+		return false
+	}
 	switch strings.TrimPrefix(op.Name, "stablehlo.") {
 	case "dynamic_broadcast_in_dim", "dynamic_iota", "dynamic_pad", "dynamic_reshape", "real_dynamic_slice",
-		"dynamic_gather", "dynamic_conv", "while", "if", "case", "custom_call", "composite",
-		"all_reduce", "all_gather", "reduce_scatter", "all_to_all", "collective_permute", "collective_broadcast",
-		"cross-replica-sum", "collective_reduce":
+		"dynamic_gather", "dynamic_conv", "while", "if", "case", "composite":
 		return false
 	}
 	for _, r := range op.Results {

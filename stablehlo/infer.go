@@ -1086,9 +1086,6 @@ func inferMap(ts []TensorType, dims []int64) error {
 // inferSelectAndScatter checks select_and_scatter's operands: source
 // holds one element per window of x, init is a scalar of x's element type.
 func inferSelectAndScatter(x, source, init TensorType, p windowParams) error {
-	if err := checkWindow(p, x.Rank()); err != nil {
-		return err
-	}
 	rts, err := inferReduceWindow([]TensorType{x}, []TensorType{{DType: x.DType}}, p, nil)
 	if err != nil {
 		return err

@@ -285,21 +285,8 @@ func (fb *FuncBuilder) SelectAndScatter(x, source, init *Value, w Window,
 		return deadValue(nil)
 	}
 	p := w.params(ts[0].Rank())
-	if err := checkWindow(p, ts[0].Rank()); err != nil {
+	if err := inferSelectAndScatter(ts[0], ts[1], ts[2], p); err != nil {
 		fb.fail(name, ops, "%v", err)
-		return deadValue(nil)
-	}
-	rts, err := inferReduceWindow(ts[:1], []TensorType{{DType: ts[0].DType}}, p, nil)
-	if err != nil {
-		fb.fail(name, ops, "%v", err)
-		return deadValue(nil)
-	}
-	if st := ts[1]; st.DType != ts[0].DType || !sameDims(st.Dims, rts[0].(TensorType).Dims) {
-		fb.fail(name, ops, "source must be %s (one element per window)", rts[0])
-		return deadValue(nil)
-	}
-	if ts[2].Rank() != 0 || ts[2].DType != ts[0].DType {
-		fb.fail(name, ops, "init_value must be a scalar of the operand's element type")
 		return deadValue(nil)
 	}
 	scalar := TensorType{DType: ts[0].DType}
@@ -350,19 +337,8 @@ func (fb *FuncBuilder) Sort(inputs []*Value, dimension int64, isStable bool, com
 	if !ok {
 		return deadN(n)
 	}
-	if n == 0 {
-		fb.fail(name, inputs, "needs at least one input")
-		return deadN(n)
-	}
-	for _, t := range ts {
-		if !sameDims(t.Dims, ts[0].Dims) {
-			fb.fail(name, inputs, "inputs must share one shape")
-			return deadN(n)
-		}
-	}
-	r := int64(ts[0].Rank())
-	if dimension < -r || dimension >= r {
-		fb.fail(name, inputs, "dimension %d out of range [%d, %d)", dimension, -r, r)
+	if err := inferSort(ts, dimension); err != nil {
+		fb.fail(name, inputs, "%v", err)
 		return deadN(n)
 	}
 	if comparator == nil {
@@ -403,24 +379,8 @@ func (fb *FuncBuilder) Map(inputs []*Value, dims []int64, computation func(rb *F
 	if !ok {
 		return deadValue(nil)
 	}
-	if len(inputs) == 0 {
-		fb.fail(name, inputs, "needs at least one input")
-		return deadValue(nil)
-	}
-	for _, t := range ts {
-		if !sameDims(t.Dims, ts[0].Dims) {
-			fb.fail(name, inputs, "inputs must share one shape")
-			return deadValue(nil)
-		}
-	}
-	for i, d := range dims {
-		if d != int64(i) || len(dims) != ts[0].Rank() {
-			fb.fail(name, inputs, "dimensions must be [0, ..., rank-1], got %v", dims)
-			return deadValue(nil)
-		}
-	}
-	if len(dims) != ts[0].Rank() {
-		fb.fail(name, inputs, "dimensions must be [0, ..., rank-1], got %v", dims)
+	if err := inferMap(ts, dims); err != nil {
+		fb.fail(name, inputs, "%v", err)
 		return deadValue(nil)
 	}
 	if computation == nil {

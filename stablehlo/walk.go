@@ -478,7 +478,7 @@ func CheckRegionTypes(op *Op) error {
 			return nil
 		}
 		args := regionArgs(op.Regions[0])
-		if args == nil || hasNil(mapTypes(args, scalarOf)) {
+		if args == nil || slices.ContainsFunc(args, func(t Type) bool { return scalarOf(t) == nil }) {
 			return nil // no entry block, or types this package keeps as text (quantized)
 		}
 		if len(args) != 2*n || !allScalars(args) || !slices.EqualFunc(args[:n], args[n:], TypesEqual) {
@@ -583,14 +583,6 @@ func scalarOf(t Type) Type {
 		return TensorType{DType: tt.DType}
 	}
 	return nil
-}
-
-func mapTypes(ts []Type, f func(Type) Type) []Type {
-	out := make([]Type, len(ts))
-	for i, t := range ts {
-		out[i] = f(t)
-	}
-	return out
 }
 
 func hasNil(ts []Type) bool {
