@@ -578,5 +578,42 @@ func tritonDTypeCases() []tritonCase {
 				typedTensor(xla.Uint64, []int64{8}, []uint64{1<<63 + 1<<55 + 1, 1<<64 - 1, 1<<40 + 1<<32 + 1, 1<<32 + 1, 0, 5, 1<<24 + 1<<16 + 1, 1 << 63}),
 			},
 		},
+		{
+			// Go constants for float blocks rounded once to their type
+			// (TestConstantsRoundOnce's values, as TTIR literals).
+			name: "constants_round_once",
+			kernel: func(k *Kernel, refs []*Ref) {
+				refs[0].Store(k.Full(xla.Float16, 1+0x1p-11+0x1p-40, 2))
+				refs[1].Store(k.Full(xla.BFloat16, 1<<24+1<<16+1, 2))
+				refs[2].Store(k.Full(xla.Float32, int64(1<<60+1<<36+1), 2))
+				refs[3].Store(k.Full(xla.Uint64, 1e19, 2))
+			},
+			spec: CallSpec{Name: "constants_round_once", OutShapes: []xla.Shape{xla.MakeShape(xla.Float16, 2),
+				xla.MakeShape(xla.BFloat16, 2), xla.MakeShape(xla.Float32, 2), xla.MakeShape(xla.Uint64, 2)}},
+		},
+		{
+			// An i8 dot into i64 and f64 over K = 2^17, past what tt.dot's
+			// i32 accumulator holds (TestInt8DotLongK): products and sums.
+			name: "i8_dot_long_k",
+			kernel: func(k *Kernel, refs []*Ref) {
+				a, b := refs[0].Load(), refs[1].Load()
+				refs[2].Store(Dot(a, b, xla.Int64))
+				refs[3].Store(Dot(a, b, xla.Float64))
+			},
+			spec: CallSpec{Name: "i8_dot_long_k", OutShapes: []xla.Shape{xla.MakeShape(xla.Int64, 1, 1), xla.MakeShape(xla.Float64, 1, 1)}},
+			args: []*interpreter.Tensor{
+				intTensor(xla.Int8, []int64{1, 1 << 17}, func(i int) int64 { return -128 + int64(i%3) }),
+				intTensor(xla.Int8, []int64{1 << 17, 1}, func(i int) int64 { return -128 + int64(i%5) }),
+			},
+		},
+		{
+			// bf16 widened to f64 (through f32 in the TTIR).
+			name:   "bf16_to_f64",
+			kernel: func(k *Kernel, refs []*Ref) { refs[1].Store(refs[0].Load().Astype(xla.Float64)) },
+			spec:   CallSpec{Name: "bf16_to_f64", OutShapes: []xla.Shape{xla.MakeShape(xla.Float64, 16)}},
+			args: []*interpreter.Tensor{
+				floatTensor(xla.BFloat16, []int64{16}, func(i int) float64 { return float64(i) - 7.5 + float64(i)/256 }),
+			},
+		},
 	}
 }
