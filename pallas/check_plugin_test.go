@@ -27,7 +27,30 @@ func TestBoundsChecksThroughPJRT(t *testing.T) {
 	defer c.Close()
 	require.NoError(t, Register(c))
 	require.NoError(t, Register(c), "a second Register is a no-op")
+	err = checkBoundsOn(t, c)
+	// The *BoundsError itself comes through pjrt on the built-in
+	// interpreter, as the package documents.
+	var be *BoundsError
+	require.True(t, errors.As(err, &be), "errors.As finds the *BoundsError in %T: %v", err, err)
+	assert.Equal(t, []int64{1}, be.GridPoint)
+}
 
+// TestBoundsChecksDeclaredRealPlugin runs checkBoundsOn through a real
+// plugin (HALO_PLUGIN) without Register: Client.Compile registers the
+// check's declared handler itself. Run it alone (-test.run), as a test
+// that called Register before in the same process would have registered
+// it already. Without HALO_PLUGIN it skips.
+func TestBoundsChecksDeclaredRealPlugin(t *testing.T) {
+	c := plugintest.Open(t, "run interpret mode's bounds checks without Register")
+	checkBoundsOn(t, c)
+}
+
+// checkBoundsOn runs an interpret-mode kernel with the bounds checks on
+// through c, in bounds (its result is checked), then one that reads past
+// its block at grid point 1, and returns that one's error after checking
+// that it names the kernel, the grid point, the ref and the index.
+func checkBoundsOn(t *testing.T, c *pjrt.Client) error {
+	t.Helper()
 	blk := []*BlockSpec{{BlockShape: []int64{4}, IndexMap: func(g []*Value, _ []*Ref) []any { return []any{g[0]} }}}
 	spec := CallSpec{Name: "oob", OutShapes: []xla.Shape{xla.MakeShape(xla.Float32, 8)}, Grid: []int64{2}, InSpecs: blk, OutSpecs: blk}
 	build := func(kernel KernelFunc) *stablehlo.Module {
@@ -57,11 +80,7 @@ func TestBoundsChecksThroughPJRT(t *testing.T) {
 	for _, want := range []string{`kernel "oob"`, "grid point (1)", "load from input 0", "check_plugin_test.go:", "starting at (2) does not fit in (4)"} {
 		assert.Contains(t, err.Error(), want)
 	}
-	// The *BoundsError itself comes through pjrt on the built-in
-	// interpreter, as the package documents.
-	var be *BoundsError
-	require.True(t, errors.As(err, &be), "errors.As finds the *BoundsError in %T: %v", err, err)
-	assert.Equal(t, []int64{1}, be.GridPoint)
+	return err
 }
 
 // handleCheck reads the check state from the call frame (host memory

@@ -128,6 +128,9 @@ if [ "${HALO_GPU_PROFILE:-}" != only ]; then
   gotest tests.log 40 "$bin/pallas.test" 'TritonRealPlugin/interpret/'
   # 200 random kernels (ops, types and casts the hand-written ones lack)
   gotest tests.log 60 "$bin/pallas.test" 'TritonRandomKernelsRealPlugin'
+  # Alone in its process: interpret mode's checks without Register (the
+  # handler Client.Compile registers because pallas declares it).
+  gotest tests.log 30 "$bin/pallas.test" 'BoundsChecksDeclaredRealPlugin'
   gotest tests.log 30 "$bin/pjrt.test" RealPlugin
   gotest tests.log 30 "$bin/effects.test" RealPlugin
   # -test.v: configs a size cannot take are skipped saying why.
