@@ -49,13 +49,13 @@ def params(warps, stages):
 def parse_configs(text):
     """Configs as halo's plugintest.Configs reads them: space-separated,
     each comma-separated key=value of bm, bn, bk, warps, stages, group,
-    tiles, order (1: heavy rows first), chunk."""
+    tiles, order (1: heavy rows first)."""
     out = []
     for field in text.split():
         c = {}
         for kv in field.split(","):
             k, v = kv.split("=")
-            if k not in ("bm", "bn", "bk", "warps", "stages", "group", "tiles", "order", "chunk") or int(v) <= 0 or k == "order" and int(v) != 1:
+            if k not in ("bm", "bn", "bk", "warps", "stages", "group", "tiles", "order") or int(v) <= 0 or k == "order" and int(v) != 1:
                 raise ValueError(f"config {field!r}: bad setting {kv!r}")
             c[k] = int(v)
         out.append(c)
@@ -64,7 +64,7 @@ def parse_configs(text):
 
 def config_name(c):
     """halo's Config.String: bm128_bn128_bk64_w4_s3, parts not set left out."""
-    keys = [("bm", "bm"), ("bn", "bn"), ("bk", "bk"), ("warps", "w"), ("stages", "s"), ("group", "g"), ("tiles", "t"), ("order", "o"), ("chunk", "c")]
+    keys = [("bm", "bm"), ("bn", "bn"), ("bk", "bk"), ("warps", "w"), ("stages", "s"), ("group", "g"), ("tiles", "t"), ("order", "o")]
     parts = [f"{short}{c[k]}" for k, short in keys if k in c]
     return "_".join(parts) or "default"
 
@@ -161,13 +161,11 @@ def sparse_row(i, sbm, bm):
     return i // sub, pl.ds((i % sub) * bm, bm)
 
 
-def make_dsd(m, k, n, sbm, bk, bn, dtype, cparams=PARAMS, step=0, bm=0, chunk=0):
+def make_dsd(m, k, n, sbm, bk, bn, dtype, cparams=PARAMS, step=0, bm=0):
     """As halo's dsdRowKernel: with step (a divisor of bk, 0 for bk), K
     runs in parts of each block, one loop over (block, part) pairs; output
     blocks of bm rows (a divisor of the sparse blocks' height sbm, 0 for
-    sbm). With chunk, the programs run in halo's DSDTiling.Chunk order: an
-    extra whole-array operand after col_idx (pattern.chunk_order), grid
-    axis 0 a position in it, axis 1 the chunk of block columns."""
+    sbm)."""
     if step and bk % step:
         raise ValueError(f"K step {step} must divide the blocks' width {bk}")
     bm = bm or sbm
@@ -175,19 +173,8 @@ def make_dsd(m, k, n, sbm, bk, bn, dtype, cparams=PARAMS, step=0, bm=0, chunk=0)
         raise ValueError(f"{bm} output rows per program must divide the blocks' height {sbm}")
     parts = bk // (step or bk)
 
-    if chunk and (n // bn) % chunk:
-        raise ValueError(f"chunks of {chunk} block columns must divide the {n // bn} block columns")
-
-    def block(p, g, order_ref):  # halo's chunkBlock
-        e = order_ref[p]
-        return e // chunk, g * chunk + e % chunk
-
-    def kernel(row_ptr_ref, col_idx_ref, *refs):
+    def kernel(row_ptr_ref, col_idx_ref, blocks_ref, y_ref, o_ref):
         i, j = pl.program_id(0), pl.program_id(1)
-        if chunk:
-            i, j = block(i, j, refs[0])
-            refs = refs[1:]
-        blocks_ref, y_ref, o_ref = refs
         row, x_rows = sparse_row(i, sbm, bm)
 
         def body(t, acc):
@@ -205,20 +192,14 @@ def make_dsd(m, k, n, sbm, bk, bn, dtype, cparams=PARAMS, step=0, bm=0, chunk=0)
         if parts > 1:  # block indices in (block, part) pairs
             lo, hi = lo * parts, hi * parts
         acc = lax.fori_loop(lo, hi, body, jnp.zeros((bm, bn), jnp.float32))
-        if chunk:
-            o_ref[pl.ds(i * bm, bm), pl.ds(j * bn, bn)] = acc.astype(o_ref.dtype)
-        else:
-            o_ref[...] = acc.astype(o_ref.dtype)
+        o_ref[...] = acc.astype(o_ref.dtype)
 
-    def f(*args):
-        # JAX's Triton lowering has no scalar prefetch, so with chunk the
-        # output is the whole array and each program stores its block.
-        grid = (m // bm * chunk, n // bn // chunk) if chunk else (m // bm, n // bn)
-        out_spec = whole() if chunk else pl.BlockSpec((bm, bn), lambda i, j: (i, j))
+    def f(row_ptr, col_idx, blocks, y):
         return pl.pallas_call(
-            kernel, out_shape=jax.ShapeDtypeStruct((m, n), dtype), grid=grid,
-            in_specs=[whole()] * len(args), out_specs=out_spec,
-            compiler_params=cparams, name="dsd_rows")(*args)
+            kernel, out_shape=jax.ShapeDtypeStruct((m, n), dtype), grid=(m // bm, n // bn),
+            in_specs=[whole(), whole(), whole(), whole()],
+            out_specs=pl.BlockSpec((bm, bn), lambda i, j: (i, j)), compiler_params=cparams, name="dsd_rows")(
+                row_ptr, col_idx, blocks, y)
     return f
 
 
@@ -479,15 +460,7 @@ def main():
                 if c.get("order"):
                     rows_first = pattern.heavy_rows_first(ptr, blk, bm)
                     kargs = args[:2] + (jnp.asarray(pow2_pad(rows_first)),) + args[2:]
-                if c.get("chunk"):
-                    if tiles > 1 or c.get("order"):
-                        raise DoesNotFit("chunks order the one-block-a-program kernel")
-                    if (s // bn) % c["chunk"]:
-                        raise DoesNotFit(f"chunks of {c['chunk']} must divide the {s // bn} block columns")
-                    order = pattern.chunk_order(ptr, blk, bm, c["chunk"])
-                    kargs = args[:2] + (jnp.asarray(pow2_pad(order)),) + args[2:]
-                    kern = jax.jit(make_dsd(s, s, s, blk, blk, bn, bf16, cp, c.get("bk", 0), c.get("bm", 0), c["chunk"]))
-                elif tiles > 1 or c.get("order"):
+                if tiles > 1 or c.get("order"):
                     kern = jax.jit(make_dsd_tiles(s, s, s, blk, blk, bn, bf16, cp, c.get("bk", 0), tiles, c.get("bm", 0),
                                                   order=bool(c.get("order"))))
                 else:

@@ -61,18 +61,6 @@ def heavy_rows_first(ptr, sbm, bm):
     return np.argsort(-work, kind="stable").astype(np.int32)
 
 
-def chunk_order(ptr, sbm, bm, chunk):
-    """As halo's BlockCOO.ChunkOrder: entries r*chunk + c (output row block
-    r of bm rows, column c of a chunk of chunk block columns), column by
-    column, then sorted by decreasing number of non-zero blocks in r's block
-    row, ties kept in that order."""
-    sub = sbm // bm
-    rows = (len(ptr) - 1) * sub
-    work = np.repeat(np.diff(ptr), sub)
-    e = (np.arange(rows)[None, :] * chunk + np.arange(chunk)[:, None]).reshape(-1)
-    return e[np.argsort(-work[e // chunk], kind="stable")].astype(np.int32)
-
-
 if __name__ == "__main__":
     r, c, blk = hashed_block_sparse(64, 64, 8, 8, 0.1, 1)
     print("rows", list(r), "cols", list(c))

@@ -206,35 +206,6 @@ type DSDTiling struct {
 	// the dense operand in L2, as in the plain order. It implies the
 	// many-tile kernel (dsdTilesKernel), with Tiles 1 or more.
 	HeavyRowsFirst bool
-	// Chunk, when not 0, orders the programs of the one-block-a-program
-	// kernel (Tiles 1, HeavyRowsFirst false) in chunks of Chunk output
-	// block columns: grid axis 1 walks the chunks, axis 0 (launched
-	// fastest) the chunk's output blocks, those of the block rows with the
-	// most non-zero blocks first (ChunkOrder, a third scalar-prefetch
-	// array). The programs running at once share a few column strips of
-	// the dense operand in L2 as in the plain order, and the last programs
-	// to start are short ones, so that the last wave leaves fewer cores
-	// idle. It divides the number of output block columns.
-	Chunk int64
-}
-
-// ChunkOrder is the program order of DSDTiling.Chunk for output blocks of
-// bm rows (bm divides the blocks' height): entry p is r*chunk + c, the
-// output row block r and the column c within its chunk of the chunk's
-// p-th program, by decreasing number of non-zero blocks in r's block
-// row, ties in column, then row order.
-func (s *BlockCOO) ChunkOrder(bm, chunk int64) []int32 {
-	ptr := s.RowPtr()
-	sub, rows := s.BM/bm, s.M/bm
-	order := make([]int32, 0, rows*chunk)
-	for c := range chunk {
-		for r := range rows {
-			order = append(order, int32(r*chunk+c))
-		}
-	}
-	work := func(e int32) int32 { r := int64(e) / chunk / sub; return ptr[r+1] - ptr[r] }
-	slices.SortStableFunc(order, func(a, b int32) int { return cmp.Compare(work(b), work(a)) })
-	return order
 }
 
 // HeavyRowsFirst is the order of the output row blocks of bm rows (bm
@@ -267,12 +238,8 @@ func dsdRowKernel(sbm, bk int64, t DSDTiling) pallas.KernelFunc {
 	// pairs: a deeper pipeline for the same shared memory.
 	parts := bk / step
 	return func(k *pallas.Kernel, refs []*pallas.Ref) {
-		i, j := k.ProgramID(0), k.ProgramID(1)
-		if t.Chunk > 0 {
-			i, j = chunkBlock(i, j, refs[2], t.Chunk)
-			refs = append([]*pallas.Ref{refs[0], refs[1]}, refs[3:]...)
-		}
 		rowPtr, colIdx, blocks, y, o := refs[0], refs[1], refs[2], refs[3], refs[4]
+		i, j := k.ProgramID(0), k.ProgramID(1)
 		row, xRows := sparseRow(i, sbm, bm)
 		bound := func(v *pallas.Value) *pallas.Value { // a block index in (block, part) pairs
 			if parts > 1 {
@@ -297,14 +264,6 @@ func dsdRowKernel(sbm, bk int64, t DSDTiling) pallas.KernelFunc {
 			})
 		o.Store(acc[0].Astype(o.DType()))
 	}
-}
-
-// chunkBlock is the output block (row block, column block) of program
-// (p, g) in DSDTiling.Chunk's order: entry p of order (ChunkOrder) in
-// chunk g.
-func chunkBlock(p, g *pallas.Value, order *pallas.Ref, chunk int64) (*pallas.Value, *pallas.Value) {
-	e := order.Load(p)
-	return e.Div(chunk), g.Mul(chunk).Add(e.Rem(chunk))
 }
 
 // sparseRow is the block row of the sparse matrix that output rows
@@ -393,19 +352,12 @@ func BuildDSDTiled(s *BlockCOO, n int64, t DSDTiling, dt xla.DType, backend pall
 		return nil, fmt.Errorf("dsd: output blocks of width %d must divide the %d columns", t.BN, n)
 	case t.Tiles < 1 || (n/t.BN)%t.Tiles != 0:
 		return nil, fmt.Errorf("dsd: %d output blocks per program must divide the %d block columns", t.Tiles, n/t.BN)
-	case t.Chunk < 0 || t.Chunk > 0 && (n/t.BN)%t.Chunk != 0:
-		return nil, fmt.Errorf("dsd: chunks of %d block columns must divide the %d block columns", t.Chunk, n/t.BN)
-	case t.Chunk > 0 && (t.Tiles > 1 || t.HeavyRowsFirst):
-		return nil, fmt.Errorf("dsd: chunks order the one-block-a-program kernel; not with %d tiles or heavy rows first", t.Tiles)
 	}
 	nb := s.NumBlocks()
 	b := stablehlo.NewBuilder("dsd_rows")
 	args := []stablehlo.Type{stablehlo.Tensor(xla.Int32, s.M/s.BM+1), stablehlo.Tensor(xla.Int32, nb)}
-	switch {
-	case t.HeavyRowsFirst:
+	if t.HeavyRowsFirst {
 		args = append(args, stablehlo.Tensor(xla.Int32, s.M/t.BM))
-	case t.Chunk > 0:
-		args = append(args, stablehlo.Tensor(xla.Int32, s.M/t.BM*t.Chunk))
 	}
 	fb := b.NewFunction("main", append(args, stablehlo.Tensor(dt, nb, s.BM, s.BK), stablehlo.Tensor(dt, s.K, n))...)
 	spec := pallas.CallSpec{
@@ -424,14 +376,7 @@ func BuildDSDTiled(s *BlockCOO, n int64, t DSDTiling, dt xla.DType, backend pall
 		spec.OutSpecs = nil // the whole array: the kernel stores each block
 		kernel = dsdTilesKernel(s.BM, s.BK, t)
 	}
-	if t.Chunk > 0 {
-		spec.Grid = []int64{s.M / t.BM * t.Chunk, n / t.BN / t.Chunk}
-		spec.OutSpecs[0].IndexMap = func(g []*pallas.Value, pf []*pallas.Ref) []any {
-			i, j := chunkBlock(g[0], g[1], pf[2], t.Chunk)
-			return []any{i, j}
-		}
-	}
-	if t.HeavyRowsFirst || t.Chunk > 0 {
+	if t.HeavyRowsFirst {
 		spec.NumScalarPrefetch = 3
 	}
 	fb.Return(pallas.Call(fb, kernel, spec, fb.Args()...)...)
@@ -447,11 +392,8 @@ func DSDRowsArgs(s *BlockCOO, y []float32, n int64, dt xla.DType) []interpreter.
 // DSDTiledArgs are the arguments of BuildDSDTiled's module for tiling t.
 func DSDTiledArgs(s *BlockCOO, y []float32, n int64, t DSDTiling, dt xla.DType) []interpreter.Value {
 	args := []interpreter.Value{i32Tensor(s.RowPtr()), i32Tensor(s.ColIdx)}
-	switch {
-	case t.HeavyRowsFirst:
+	if t.HeavyRowsFirst {
 		args = append(args, i32Tensor(s.HeavyRowsFirst(cmp.Or(t.BM, s.BM))))
-	case t.Chunk > 0:
-		args = append(args, i32Tensor(s.ChunkOrder(cmp.Or(t.BM, s.BM), t.Chunk)))
 	}
 	return append(args, floatTensor(dt, s.Blocks, s.NumBlocks(), s.BM, s.BK), floatTensor(dt, y, s.K, n))
 }

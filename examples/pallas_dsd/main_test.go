@@ -254,8 +254,7 @@ func TestDSDRowsOnPlugin(t *testing.T) {
 // HALO_BENCH_CONFIGS (plugintest.Configs: the output block's rows bm (a
 // divisor of the sparse blocks' height) and width bn, K steps of bk
 // within the sparse blocks, Triton's warps and stages, output blocks per
-// program, order=1 for DSDTiling.HeavyRowsFirst, chunk for
-// DSDTiling.Chunk, BuildDSDTiled) is a
+// program, order=1 for DSDTiling.HeavyRowsFirst, BuildDSDTiled) is a
 // sub-benchmark; by default one, bn the block size, K steps of half a
 // block, 4 warps, 4 stages (the fastest on an H100 over two runs). Each kernel's result is first checked
 // against the dense one. Arguments stay on the device; each timed call
@@ -298,7 +297,7 @@ func BenchmarkDSDOnPlugin(b *testing.B) {
 				return nil, nil, fmt.Errorf("%w: %d output blocks of %dx%d per program at %d^3, sparse blocks of %d", plugintest.ErrDoesNotFit,
 					tiles, cmp.Or(cf.BM, blk), bn, size, blk)
 			}
-			t := DSDTiling{BM: cf.BM, BN: bn, BK: cf.BK, Tiles: cf.Tiles, HeavyRowsFirst: cf.Order == 1, Chunk: cf.Chunk}
+			t := DSDTiling{BM: cf.BM, BN: bn, BK: cf.BK, Tiles: cf.Tiles, HeavyRowsFirst: cf.Order == 1}
 			m, err := BuildDSDTiled(s, size, t, dt, backend,
 				pallas.CompilerParams{NoBoundsChecks: true, NumWarps: cf.Warps, NumStages: cf.Stages})
 			return m, DSDTiledArgs(s, y, size, t, dt), err
@@ -386,8 +385,7 @@ func TestDSDTiles(t *testing.T) {
 	want := denseMatmul(s.Dense(), y, m, k, n)
 	for _, c := range []DSDTiling{{BK: 0, Tiles: 2}, {BK: 8, Tiles: 2}, {BK: 0, Tiles: 4}, {BK: 4, Tiles: 4},
 		{BM: 8, Tiles: 1}, {BM: 4, BK: 8, Tiles: 1}, {BM: 8, BK: 8, Tiles: 2}, {BM: 2, Tiles: 4},
-		{Tiles: 2, HeavyRowsFirst: true}, {BM: 8, BK: 8, HeavyRowsFirst: true}, {BM: 4, Tiles: 4, HeavyRowsFirst: true},
-		{Chunk: 1}, {Chunk: 2}, {BM: 8, BK: 8, Chunk: 4}} {
+		{Tiles: 2, HeavyRowsFirst: true}, {BM: 8, BK: 8, HeavyRowsFirst: true}, {BM: 4, Tiles: 4, HeavyRowsFirst: true}} {
 		c.BN = 16
 		mod, err := BuildDSDTiled(s, n, c, xla.Float32, pallas.Interpret, pallas.CompilerParams{})
 		require.NoError(t, err)
@@ -404,10 +402,6 @@ func TestDSDTiles(t *testing.T) {
 	require.ErrorContains(t, err, "32 output rows per program must divide the blocks' height 16")
 	_, err = BuildDSDTiled(s, n, DSDTiling{BN: 24}, xla.Float32, pallas.Interpret, pallas.CompilerParams{})
 	require.ErrorContains(t, err, "output blocks of width 24 must divide the 64 columns")
-	_, err = BuildDSDTiled(s, n, DSDTiling{BN: 16, Chunk: 3}, xla.Float32, pallas.Interpret, pallas.CompilerParams{})
-	require.ErrorContains(t, err, "chunks of 3 block columns must divide the 4 block columns")
-	_, err = BuildDSDTiled(s, n, DSDTiling{BN: 16, Chunk: 2, Tiles: 2}, xla.Float32, pallas.Interpret, pallas.CompilerParams{})
-	require.ErrorContains(t, err, "not with 2 tiles or heavy rows first")
 }
 
 // TestHeavyRowsFirst checks the program order of DSDTiling.HeavyRowsFirst:
@@ -418,17 +412,6 @@ func TestHeavyRowsFirst(t *testing.T) {
 	s := &BlockCOO{M: 32, K: 32, BM: 8, BK: 8, RowIdx: []int32{0, 1, 1, 1, 3, 3, 3}, ColIdx: []int32{0, 0, 1, 2, 0, 1, 3}}
 	require.Equal(t, []int32{1, 3, 0, 2}, s.HeavyRowsFirst(8))
 	require.Equal(t, []int32{2, 3, 6, 7, 0, 1, 4, 5}, s.HeavyRowsFirst(4))
-}
-
-// TestChunkOrder checks DSDTiling.Chunk's order: entries row*chunk +
-// column, by decreasing non-zero blocks in the row's block row, ties in
-// column, then row order.
-func TestChunkOrder(t *testing.T) {
-	// Block rows of 8 rows with 1, 3, 0, 3 non-zero blocks.
-	s := &BlockCOO{M: 32, K: 32, BM: 8, BK: 8, RowIdx: []int32{0, 1, 1, 1, 3, 3, 3}, ColIdx: []int32{0, 0, 1, 2, 0, 1, 3}}
-	require.Equal(t, []int32{2, 6, 3, 7, 0, 1, 4, 5}, s.ChunkOrder(8, 2))
-	require.Equal(t, []int32{1, 3, 0, 2}, s.ChunkOrder(8, 1))
-	require.Equal(t, []int32{4, 6, 12, 14, 5, 7, 13, 15, 0, 2, 1, 3, 8, 10, 9, 11}, s.ChunkOrder(4, 2))
 }
 
 // TestTritonFormMLIROpt: the GPU forms' TTIR (one block a program with and
@@ -444,7 +427,7 @@ func TestTritonFormMLIROpt(t *testing.T) {
 			require.NoError(t, err)
 			mods = append(mods, tm)
 		}
-		for _, c := range []DSDTiling{{BN: 16, Tiles: 2}, {BN: 16, BM: 8, BK: 8, Tiles: 2, HeavyRowsFirst: true}, {BN: 16, BK: 8, Chunk: 2}} {
+		for _, c := range []DSDTiling{{BN: 16, Tiles: 2}, {BN: 16, BM: 8, BK: 8, Tiles: 2, HeavyRowsFirst: true}} {
 			tm, err := BuildDSDTiled(s, n, c, dt, pallas.Triton, pallas.CompilerParams{NoBoundsChecks: true})
 			require.NoError(t, err)
 			mods = append(mods, tm)

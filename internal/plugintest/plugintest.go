@@ -376,9 +376,6 @@ type Config struct {
 	Tiles int64
 	// Order is 1 for programs in order of decreasing work (0: grid order).
 	Order int64
-	// Chunk is the number of output block columns a kernel orders its
-	// programs by (0: none).
-	Chunk int64
 }
 
 // String names the config as a sub-benchmark: bm128_bn128_bk64_w4_s3,
@@ -388,7 +385,7 @@ func (c Config) String() string {
 	for _, f := range []struct {
 		name string
 		v    int64
-	}{{"bm", c.BM}, {"bn", c.BN}, {"bk", c.BK}, {"w", int64(c.Warps)}, {"s", int64(c.Stages)}, {"g", c.Group}, {"t", c.Tiles}, {"o", c.Order}, {"c", c.Chunk}} {
+	}{{"bm", c.BM}, {"bn", c.BN}, {"bk", c.BK}, {"w", int64(c.Warps)}, {"s", int64(c.Stages)}, {"g", c.Group}, {"t", c.Tiles}, {"o", c.Order}} {
 		if f.v != 0 {
 			parts = append(parts, fmt.Sprintf("%s%d", f.name, f.v))
 		}
@@ -401,7 +398,7 @@ func (c Config) String() string {
 
 // Configs reads a sweep from environment variable name, else def: configs
 // separated by spaces, each comma-separated key=value settings of bm, bn,
-// bk, warps, stages, group, tiles, order and chunk ("bn=256,warps=8,stages=3 bn=128").
+// bk, warps, stages, group, tiles and order ("bn=256,warps=8,stages=3 bn=128").
 // A malformed one fails t.
 func Configs(t testing.TB, name, def string) []Config {
 	t.Helper()
@@ -438,10 +435,8 @@ func Configs(t testing.TB, name, def string) []Config {
 					t.Fatalf("%s: %q: order=1 is the only order", name, kv)
 				}
 				c.Order = n
-			case "chunk":
-				c.Chunk = n
 			default:
-				t.Fatalf("%s: unknown setting %q (bm, bn, bk, warps, stages, group, tiles, order, chunk)", name, k)
+				t.Fatalf("%s: unknown setting %q (bm, bn, bk, warps, stages, group, tiles, order)", name, k)
 			}
 		}
 		cs = append(cs, c)
