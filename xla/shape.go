@@ -83,7 +83,7 @@ func (s Shape) Validate() error {
 // past 2^63, are errors. s must be valid (Validate).
 func (s Shape) StridedBytes(strides []int64) (int64, error) {
 	if len(strides) != s.Rank() {
-		return 0, fmt.Errorf("%d byte strides for rank-%d shape %v", len(strides), s.Rank(), s)
+		return 0, fmt.Errorf("xla: %d byte strides for rank-%d shape %v", len(strides), s.Rank(), s)
 	}
 	if s.Size() == 0 {
 		return 0, nil
@@ -92,10 +92,10 @@ func (s Shape) StridedBytes(strides []int64) (int64, error) {
 	var last int64
 	for i, st := range strides {
 		if s.Dims[i] > 1 && st < 0 {
-			return 0, fmt.Errorf("negative byte stride %d for dimension %d of %v", st, i, s)
+			return 0, fmt.Errorf("xla: negative byte stride %d for dimension %d of %v", st, i, s)
 		}
 		if st > 0 && s.Dims[i]-1 > (math.MaxInt64-eb-last)/st {
-			return 0, fmt.Errorf("byte strides %v for %v reach past byte 2^63", strides, s)
+			return 0, fmt.Errorf("xla: byte strides %v for %v reach past byte 2^63", strides, s)
 		}
 		last += (s.Dims[i] - 1) * max(st, 0)
 	}

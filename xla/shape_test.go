@@ -37,9 +37,9 @@ func TestShapeStridedBytes(t *testing.T) {
 	require.NoError(t, err)
 	assert.Zero(t, n)
 	_, err = s.StridedBytes([]int64{4})
-	assert.ErrorContains(t, err, "1 byte strides for rank-2 shape")
+	assert.ErrorContains(t, err, "xla: 1 byte strides for rank-2 shape")
 	_, err = s.StridedBytes([]int64{-12, 4})
-	assert.ErrorContains(t, err, "negative byte stride -12 for dimension 0")
+	assert.ErrorContains(t, err, "xla: negative byte stride -12 for dimension 0")
 	_, err = MakeShape(Float32, 3, 2).StridedBytes([]int64{1 << 62, 4})
 	assert.ErrorContains(t, err, "past byte 2^63")
 }
