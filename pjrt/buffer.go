@@ -110,27 +110,9 @@ func (c *Client) BufferFromHost(data []byte, shape xla.Shape, opts ...BufferOpti
 			return nil, errorf(InvalidArgument, "PJRT_Client_BufferFromHostBuffer", "byte strides %v reach byte %d of %d bytes of host data", cfg.strides, need, len(data))
 		}
 	}
-	dev := cfg.device
-	if dev == nil && cfg.memory == nil {
-		addr := c.b.AddressableDevices()
-		if len(addr) == 0 {
-			return nil, errorf(FailedPrecondition, "PJRT_Client_BufferFromHostBuffer", "client has no addressable device")
-		}
-		dev = c.lookupDevice(addr[0])
-	}
-	var bd backend.Device
-	var bm backend.Memory
-	if dev != nil {
-		if dev.c != c {
-			return nil, errorf(InvalidArgument, "PJRT_Client_BufferFromHostBuffer", "device %d belongs to another client", dev.ID())
-		}
-		bd = dev.b
-	}
-	if cfg.memory != nil {
-		if cfg.memory.c != c {
-			return nil, errorf(InvalidArgument, "PJRT_Client_BufferFromHostBuffer", "memory %d belongs to another client", cfg.memory.ID())
-		}
-		bm = cfg.memory.b
+	bd, bm, err := c.place("PJRT_Client_BufferFromHostBuffer", cfg, false)
+	if err != nil {
+		return nil, err
 	}
 	hb := backend.HostBuffer{Data: data, Shape: shape.Clone(), ByteStrides: cfg.strides, Semantics: cfg.semantics}
 	b, done, err := c.b.BufferFromHost(hb, bd, bm)
@@ -380,7 +362,7 @@ func (b *Buffer) ToHost(ctx context.Context, dst []byte) error {
 			return w.ToHostStart(dst)
 		})
 		if done {
-			return err
+			return b.c.markClosed(err)
 		}
 	}
 	e, err := b.ToHostAsync(dst)
@@ -534,10 +516,10 @@ func ToSlice[T Element](ctx context.Context, b *Buffer) ([]T, error) {
 	dt := DTypeOf[T]()
 	if dt != b.DType() {
 		var z T
-		return nil, fmt.Errorf("pjrt: ToSlice: buffer holds %v, not %T (%v)", b.DType(), z, dt)
+		return nil, errorf(InvalidArgument, "ToSlice", "buffer holds %v, not %T (%v)", b.DType(), z, dt)
 	}
 	if err := b.shape.Validate(); err != nil {
-		return nil, fmt.Errorf("pjrt: ToSlice: %w", err)
+		return nil, errorf(InvalidArgument, "ToSlice", "%v", err)
 	}
 	var z T
 	if err := b.awaitBeforeAlloc(ctx, b.shape.Size()*int64(unsafe.Sizeof(z))); err != nil {
@@ -557,7 +539,7 @@ func ToScalar[T Element](ctx context.Context, b *Buffer) (T, error) {
 		return z, errorf(InvalidArgument, "ToScalar", "buffer is nil")
 	}
 	if b.shape.Rank() != 0 {
-		return z, fmt.Errorf("pjrt: ToScalar: buffer has shape %v, not a scalar", b.shape)
+		return z, errorf(InvalidArgument, "ToScalar", "buffer has shape %v, not a scalar", b.shape)
 	}
 	s, err := ToSlice[T](ctx, b)
 	if err != nil {

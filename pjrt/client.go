@@ -257,7 +257,7 @@ func (c *Client) DefaultDeviceAssignment(replicas, partitions int) ([][]int, err
 	}
 	out := make([][]int, replicas)
 	for r := range out {
-		out[r] = ids[r*partitions : (r+1)*partitions]
+		out[r] = ids[r*partitions : (r+1)*partitions : (r+1)*partitions] // appending to a row copies it
 	}
 	return out, nil
 }

@@ -86,8 +86,11 @@ func compileInput(op string, p Program, opts *xla.CompileOptions) ([]byte, error
 
 // DeserializeAndLoad loads an executable from Executable.Serialize's bytes
 // (of the same plugin and version), e.g. from an executable cache. opts,
-// when not nil, overrides the compile options stored with it.
+// when not nil, overrides the compile options stored with it. As Compile,
+// it first registers the declared Go FFI handlers the executable calls
+// (its serialized form names their targets).
 func (c *Client) DeserializeAndLoad(data []byte, opts *xla.CompileOptions) (*Executable, error) {
+	const op = "PJRT_Executable_DeserializeAndLoad"
 	if err := c.enter(); err != nil {
 		return nil, err
 	}
@@ -96,8 +99,11 @@ func (c *Client) DeserializeAndLoad(data []byte, opts *xla.CompileOptions) (*Exe
 	if opts != nil {
 		var err error
 		if raw, err = opts.Marshal(); err != nil {
-			return nil, err
+			return nil, errorf(InvalidArgument, op, "%v", err)
 		}
+	}
+	if err := c.registerDeclared(data); err != nil {
+		return nil, err
 	}
 	b, err := c.b.DeserializeAndLoad(data, raw)
 	if err != nil {

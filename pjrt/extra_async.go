@@ -39,7 +39,7 @@ func (c *Client) NewAsyncTransfer(shapes []xla.Shape, opts ...BufferOption) (*As
 	cp := make([]xla.Shape, len(shapes))
 	for i, s := range shapes {
 		if err := s.Validate(); err != nil {
-			return nil, err
+			return nil, errorf(InvalidArgument, op, "%v", err)
 		}
 		cp[i] = s.Clone()
 	}
@@ -187,5 +187,11 @@ func (t *AsyncTransfer) Buffer(i int) (*Buffer, error) {
 	return t.c.newBuffer(b)
 }
 
-// Close releases the transfer. It is idempotent.
-func (t *AsyncTransfer) Close() error { return t.g.close() }
+// Close releases the transfer. It is idempotent, and a nil one (a failed
+// NewAsyncTransfer's) closes without error.
+func (t *AsyncTransfer) Close() error {
+	if t == nil {
+		return nil
+	}
+	return t.g.close()
+}

@@ -194,7 +194,7 @@ func (b *Buffer) Bitcast(shape xla.Shape) (*Buffer, error) {
 	}
 	defer b.exit()
 	if err := shape.Validate(); err != nil {
-		return nil, err
+		return nil, errorf(InvalidArgument, "PJRT_Buffer_Bitcast", "%v", err)
 	}
 	x, ok := b.b.(backend.BufferBitcaster)
 	if !ok {

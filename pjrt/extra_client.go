@@ -1,6 +1,7 @@
 package pjrt
 
 import (
+	"slices"
 	"sync"
 
 	"github.com/halo-ml/halo/pjrt/backend"
@@ -17,6 +18,13 @@ func (c *Client) placement(op string, opts []BufferOption, wantMemory bool) (bac
 			o(&cfg)
 		}
 	}
+	return c.place(op, cfg, wantMemory)
+}
+
+// place is placement for options already applied to cfg. A device and a
+// memory given together must belong together: the memory is one the
+// device addresses.
+func (c *Client) place(op string, cfg bufferConfig, wantMemory bool) (backend.Device, backend.Memory, error) {
 	var bd backend.Device
 	var bm backend.Memory
 	if cfg.device != nil {
@@ -30,6 +38,9 @@ func (c *Client) placement(op string, opts []BufferOption, wantMemory bool) (bac
 			return nil, nil, errorf(InvalidArgument, op, "memory %d belongs to another client", cfg.memory.ID())
 		}
 		bm = cfg.memory.b
+	}
+	if bd != nil && bm != nil && !slices.ContainsFunc(bm.Devices(), func(d backend.Device) bool { return d.ID() == bd.ID() }) {
+		return nil, nil, errorf(InvalidArgument, op, "memory %d (%s) is not one device %d addresses", cfg.memory.ID(), cfg.memory.Kind(), cfg.device.ID())
 	}
 	if bd == nil && bm == nil {
 		addr := c.b.AddressableDevices()
@@ -95,7 +106,7 @@ func (c *Client) CreateUninitializedBuffer(shape xla.Shape, opts ...BufferOption
 		return nil, err
 	}
 	if err := shape.Validate(); err != nil {
-		return nil, err
+		return nil, errorf(InvalidArgument, op, "%v", err)
 	}
 	bd, bm, err := c.placement(op, opts, false)
 	if err != nil {
@@ -124,7 +135,7 @@ func (c *Client) CreateErrorBuffer(shape xla.Shape, bufErr error, opts ...Buffer
 		return nil, err
 	}
 	if err := shape.Validate(); err != nil {
-		return nil, err
+		return nil, errorf(InvalidArgument, op, "%v", err)
 	}
 	if bufErr == nil {
 		return nil, errorf(InvalidArgument, op, "the buffer's error is nil")
@@ -157,7 +168,7 @@ func (c *Client) CreateViewOfDeviceBuffer(ptr uintptr, shape xla.Shape, onDelete
 		return nil, err
 	}
 	if err := shape.Validate(); err != nil {
-		return nil, err
+		return nil, errorf(InvalidArgument, op, "%v", err)
 	}
 	if ptr == 0 && shape.HostBytes() > 0 {
 		return nil, errorf(InvalidArgument, op, "the device pointer is 0")
@@ -204,7 +215,7 @@ func (c *Client) CreateAliasBuffer(shape xla.Shape, opts ...BufferOption) (*Buff
 	}
 	if shape.DType != xla.Invalid || len(shape.Dims) != 0 {
 		if err := shape.Validate(); err != nil {
-			return nil, nil, err
+			return nil, nil, errorf(InvalidArgument, op, "%v", err)
 		}
 	}
 	_, bm, err := c.placement(op, opts, true)
@@ -286,8 +297,11 @@ func (f *AliasFulfillment) Fail(err error) error {
 
 // Close cancels the alias buffer (its readiness carries Cancelled) if it
 // was neither fulfilled nor failed, and lets the client forget f. It is
-// idempotent.
+// idempotent, and a nil one closes without error.
 func (f *AliasFulfillment) Close() error {
+	if f == nil {
+		return nil
+	}
 	err := f.cancel()
 	f.c.release(f) // calls Close again, which finds nothing left to do
 	return err
@@ -390,7 +404,7 @@ func (c *Client) DefaultLayout(shape xla.Shape) ([]byte, error) {
 		return nil, notSupported("PJRT_Layouts_PJRT_Client_GetDefaultLayout", "default layouts", c.plugin)
 	}
 	if err := shape.Validate(); err != nil {
-		return nil, err
+		return nil, errorf(InvalidArgument, "PJRT_Layouts_PJRT_Client_GetDefaultLayout", "%v", err)
 	}
 	return x.DefaultLayout(shape)
 }

@@ -110,8 +110,12 @@ func (d *Device) CreateAsyncTrackingEvent(description string) (*AsyncTrackingEve
 	return e, nil
 }
 
-// Close ends the tracking event. It is idempotent.
+// Close ends the tracking event. It is idempotent, and a nil event closes
+// without error.
 func (e *AsyncTrackingEvent) Close() error {
+	if e == nil {
+		return nil
+	}
 	e.once.Do(func() { e.err = e.c.release(e.b) })
 	return e.err
 }

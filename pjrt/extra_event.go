@@ -57,8 +57,11 @@ func (u *UserEvent) Set(err error) error {
 func (u *UserEvent) Handle() uintptr { return u.b.Handle() }
 
 // Close releases the event; an event not yet set completes with Cancelled.
-// It is idempotent.
+// It is idempotent, and a nil event closes without error.
 func (u *UserEvent) Close() error {
+	if u == nil {
+		return nil
+	}
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	if u.closed {

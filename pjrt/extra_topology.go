@@ -191,7 +191,7 @@ func (t *Topology) CanonicalShape(kindID int, shape xla.Shape) ([]byte, error) {
 	}
 	defer t.exit()
 	if err := shape.Validate(); err != nil {
-		return nil, err
+		return nil, errorf(InvalidArgument, "PJRT_TopologyDescription_MakeCanonicalShapeForMemorySpace", "%v", err)
 	}
 	return t.b.CanonicalShape(kindID, shape)
 }
@@ -204,7 +204,7 @@ func (t *Topology) DefaultLayout(shape xla.Shape) ([]byte, error) {
 	}
 	defer t.exit()
 	if err := shape.Validate(); err != nil {
-		return nil, err
+		return nil, errorf(InvalidArgument, "PJRT_Layouts_PJRT_Topology_GetDefaultLayout", "%v", err)
 	}
 	return t.b.DefaultLayout(shape)
 }
@@ -230,6 +230,9 @@ type UnloadedExecutable struct {
 
 // Compile compiles a program for the topology without loading it (ahead of
 // time). A client's topology compiles with its client. opts may be nil.
+// As Client.Compile, it first registers with the topology's plugin the
+// declared Go FFI handlers the program calls, so that a client of the
+// same plugin runs it after Load.
 func (t *Topology) Compile(p Program, opts *xla.CompileOptions) (*UnloadedExecutable, error) {
 	const op = "PJRT_Compile"
 	if err := t.enter(); err != nil {
@@ -238,6 +241,13 @@ func (t *Topology) Compile(p Program, opts *xla.CompileOptions) (*UnloadedExecut
 	defer t.exit()
 	raw, err := compileInput(op, p, opts)
 	if err != nil {
+		return nil, err
+	}
+	platform, err := t.b.PlatformName()
+	if err != nil {
+		return nil, err
+	}
+	if err := registerDeclared(t.plugin, FFIPlatform(platform), p.Code); err != nil {
 		return nil, err
 	}
 	var bc backend.Client
@@ -274,8 +284,14 @@ func (u *UnloadedExecutable) Outputs() ([]Output, error) {
 	return outputsOf(outs), nil
 }
 
-// Close releases the executable. It is idempotent.
-func (u *UnloadedExecutable) Close() error { return u.g.close() }
+// Close releases the executable. It is idempotent, and a nil one (a
+// failed Compile's) closes without error.
+func (u *UnloadedExecutable) Close() error {
+	if u == nil {
+		return nil
+	}
+	return u.g.close()
+}
 
 // Load loads an executable compiled by Topology.Compile on the client's
 // devices. opts (may be nil) override its compile options.
@@ -300,7 +316,7 @@ func (c *Client) Load(u *UnloadedExecutable, opts *xla.CompileOptions) (*Executa
 	if opts != nil {
 		var err error
 		if raw, err = opts.Marshal(); err != nil {
-			return nil, err
+			return nil, errorf(InvalidArgument, op, "%v", err)
 		}
 	}
 	b, err := x.Load(u.b, raw)

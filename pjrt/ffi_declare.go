@@ -94,9 +94,16 @@ func containsName(code []byte, name string) bool {
 }
 
 // registerDeclared registers with c's plugin the declared handlers that
-// code (a program about to be compiled) calls: those whose target it
-// names, when it carries FFICallbackAttr at all.
+// code (a program about to be compiled, or a serialized executable about
+// to be loaded) calls: those whose target it names, when it carries
+// FFICallbackAttr at all.
 func (c *Client) registerDeclared(code []byte) error {
+	return registerDeclared(c.plugin, FFIPlatform(c.PlatformName()), code)
+}
+
+// registerDeclared registers with plugin p, for platform, the declared
+// handlers code calls.
+func registerDeclared(p *Plugin, platform string, code []byte) error {
 	if !bytes.Contains(code, []byte(FFICallbackAttr)) {
 		return nil
 	}
@@ -108,11 +115,10 @@ func (c *Client) registerDeclared(code []byte) error {
 		}
 	}
 	declaredMu.Unlock()
-	platform := FFIPlatform(c.PlatformName())
 	for _, t := range slices.Sorted(maps.Keys(called)) { // registrations in a fixed order
 		d := called[t]
-		if err := c.plugin.EnsureFFIHandler(t, platform, d.h, d.traits); err != nil {
-			return fmt.Errorf("pjrt: the program calls the Go handler of %s, which plugin %s did not take: %w", t, c.plugin.Name(), err)
+		if err := p.EnsureFFIHandler(t, platform, d.h, d.traits); err != nil {
+			return fmt.Errorf("pjrt: the program calls the Go handler of %s, which plugin %s did not take: %w", t, p.Name(), err)
 		}
 	}
 	return nil

@@ -517,6 +517,65 @@ func TestDeclaredFFIHandler(t *testing.T) {
 	assert.Panics(t, func() { DeclareFFIHandler("", nil, 0) })
 }
 
+// A declared handler is registered by the other ways a program reaches a
+// client too: an executable loaded from Serialize's bytes in a fresh
+// plugin instance (as from an executable cache in a new process), and one
+// compiled ahead of time (Topology.Compile, then Client.Load). Before,
+// only Client.Compile registered it and such programs found no handler.
+func TestDeclaredFFIHandlerAfterDeserializeAndLoad(t *testing.T) {
+	const target = "halo_declared_times3"
+	DeclareFFIHandler(target, func(f *FFICallFrame) error {
+		src, dst := asFloat32(f.Args[0].Bytes()), asFloat32(f.Rets[0].Bytes())
+		for i := range src {
+			dst[i] = 3 * src[i]
+		}
+		return nil
+	}, 0)
+	prog := MLIRText(ffiProgram(target, "f32[2] -> f32[2]"))
+	run := func(cl *Client, exe *Executable) []float32 {
+		t.Helper()
+		defer exe.Close()
+		x, err := BufferFrom(cl, []float32{1, 2}, []int64{2}, CopyDuringCall())
+		require.NoError(t, err)
+		defer x.Close()
+		outs, err := exe.Run(x)
+		require.NoError(t, err)
+		defer outs[0].Close()
+		got, err := ToSlice[float32](ctxT(t), outs[0])
+		require.NoError(t, err)
+		return got
+	}
+	fresh := func() *Client { // a plugin instance no earlier test registered with
+		cl, err := Open(testplugin.Copy(t, testplugin.Build(t)))
+		require.NoError(t, err)
+		t.Cleanup(func() { cl.Close() })
+		return cl
+	}
+
+	a := fresh()
+	exe, err := a.Compile(prog, nil)
+	require.NoError(t, err)
+	data, err := exe.Serialize()
+	require.NoError(t, err)
+	assert.Equal(t, []float32{3, 6}, run(a, exe))
+
+	b := fresh()
+	exe, err = b.DeserializeAndLoad(data, nil)
+	require.NoError(t, err)
+	assert.Equal(t, []float32{3, 6}, run(b, exe), "DeserializeAndLoad")
+
+	c := fresh()
+	topo, err := c.Plugin().NewTopology("")
+	require.NoError(t, err)
+	defer topo.Close()
+	u, err := topo.Compile(prog, nil)
+	require.NoError(t, err)
+	defer u.Close()
+	exe, err = c.Load(u, nil)
+	require.NoError(t, err)
+	assert.Equal(t, []float32{3, 6}, run(c, exe), "Topology.Compile, then Load")
+}
+
 func TestContainsName(t *testing.T) {
 	code := []byte(`%0 = stablehlo.custom_call @halo.pallas.check(%x) {backend_config = {halo.callback_id = 7 : i64}}
   %1 = "stablehlo.custom_call"(%y) {call_target_name = "zz_sub_x"} : (tensor<f32>) -> tensor<f32>`)

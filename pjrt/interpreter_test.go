@@ -54,6 +54,8 @@ func TestInterpreterClientDevicesMemories(t *testing.T) {
 	da, err := c.DefaultDeviceAssignment(2, 2)
 	require.NoError(t, err)
 	assert.Equal(t, [][]int{{0, 2}, {1, 3}}, da)
+	_ = append(da[0], 99) // the rows do not share an array
+	assert.Equal(t, []int{1, 3}, da[1])
 	_, err = c.DefaultDeviceAssignment(4, 2)
 	assert.True(t, errors.Is(err, InvalidArgument), "%v", err)
 

@@ -23,6 +23,13 @@ func TestMisuseGivesErrors(t *testing.T) {
 		assert.NoError(t, c.Close())
 		assert.NoError(t, e.Close(), "defer exe.Close() after a failed Compile")
 		assert.NoError(t, x.Close())
+		// Every closable type: defer x.Close() after a failed constructor.
+		assert.NoError(t, (*UnloadedExecutable)(nil).Close())
+		assert.NoError(t, (*AsyncTransfer)(nil).Close())
+		assert.NoError(t, (*UserEvent)(nil).Close())
+		assert.NoError(t, (*AsyncTrackingEvent)(nil).Close())
+		assert.NoError(t, (*AliasFulfillment)(nil).Close())
+		assert.NoError(t, (*Topology)(nil).Close())
 		assert.Nil(t, c.Devices())
 		assert.Nil(t, c.AddressableDevices())
 		assert.Nil(t, c.Memories())
@@ -51,6 +58,28 @@ func TestMisuseGivesErrors(t *testing.T) {
 		o.NumReplicas = 0
 		_, err = c.Compile(MLIRText("func.func @main() -> () {\n  return\n}\n"), &o)
 		assert.ErrorIs(t, err, InvalidArgument)
+		_, err = c.DeserializeAndLoad([]byte("x"), &o)
+		assert.ErrorIs(t, err, InvalidArgument, "DeserializeAndLoad")
+		// Every call that takes a shape checks it so.
+		bad := xla.MakeShape(xla.Float32, -1)
+		_, err = c.CreateUninitializedBuffer(bad)
+		assert.ErrorIs(t, err, InvalidArgument, "CreateUninitializedBuffer")
+		_, err = c.CreateErrorBuffer(bad, Internal)
+		assert.ErrorIs(t, err, InvalidArgument, "CreateErrorBuffer")
+		_, _, err = c.CreateAliasBuffer(bad)
+		assert.ErrorIs(t, err, InvalidArgument, "CreateAliasBuffer")
+		_, err = openConformance(t).client(t).NewAsyncTransfer([]xla.Shape{bad})
+		assert.ErrorIs(t, err, InvalidArgument, "NewAsyncTransfer")
+		b, err := BufferFrom(c, []float32{1, 2}, []int64{2})
+		require.NoError(t, err)
+		defer b.Close()
+		_, err = b.Bitcast(bad)
+		assert.ErrorIs(t, err, InvalidArgument, "Bitcast")
+		_, err = ToSlice[int32](ctxT(t), b)
+		assert.ErrorIs(t, err, InvalidArgument, "ToSlice of the wrong type")
+		assert.ErrorContains(t, err, "buffer holds f32, not int32")
+		_, err = ToScalar[float32](ctxT(t), b)
+		assert.ErrorIs(t, err, InvalidArgument, "ToScalar of a vector")
 	})
 	t.Run("uneven argument lists", func(t *testing.T) {
 		o := xla.DefaultCompileOptions()
@@ -69,6 +98,37 @@ func TestMisuseGivesErrors(t *testing.T) {
 		_, err = exe.Execute([][]*Buffer{{b0}, {b1, b1}}, ExecuteOptions{NonDonatable: []int{1}})
 		assert.ErrorIs(t, err, InvalidArgument)
 		assert.ErrorContains(t, err, "device 1 has 2 arguments, device 0 has 1")
+	})
+	// A device with a memory of another device: refused on every backend
+	// and for every call that places a buffer (a C plugin is passed only
+	// the memory, so the device was silently dropped).
+	t.Run("a device and another device's memory", func(t *testing.T) {
+		shape := xla.MakeShape(xla.Float32, 4)
+		for name, cl := range map[string]*Client{"interpreter": c, "conformance": openConformance(t).client(t)} {
+			devs := cl.AddressableDevices()
+			require.GreaterOrEqual(t, len(devs), 2, name)
+			m0, err := devs[0].DefaultMemory()
+			require.NoError(t, err)
+			where := []BufferOption{OnDevice(devs[1]), InMemory(m0)}
+			_, err = cl.BufferFromHost(make([]byte, 16), shape, append(where, WaitForTransfer())...)
+			assert.ErrorIs(t, err, InvalidArgument, name)
+			assert.ErrorContains(t, err, "is not one device 1 addresses", name)
+			_, err = cl.CreateErrorBuffer(shape, Internal, where...)
+			assert.ErrorIs(t, err, InvalidArgument, name)
+			if name == "conformance" { // the interpreter has no async transfers
+				_, err = cl.NewAsyncTransfer([]xla.Shape{shape}, where...)
+				assert.ErrorIs(t, err, InvalidArgument, name)
+			}
+			// Together with its own memory the device is fine.
+			m1, err := devs[1].DefaultMemory()
+			require.NoError(t, err)
+			b, err := cl.BufferFromHost(make([]byte, 16), shape, OnDevice(devs[1]), InMemory(m1), WaitForTransfer())
+			require.NoError(t, err, name)
+			d, err := b.Device()
+			require.NoError(t, err)
+			assert.Equal(t, devs[1].ID(), d.ID(), name)
+			b.Close()
+		}
 	})
 }
 
