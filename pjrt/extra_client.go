@@ -40,7 +40,7 @@ func (c *Client) place(op string, cfg bufferConfig, wantMemory bool) (backend.De
 		bm = cfg.memory.b
 	}
 	if bd != nil && bm != nil && !slices.ContainsFunc(bm.Devices(), func(d backend.Device) bool { return d.ID() == bd.ID() }) {
-		return nil, nil, errorf(InvalidArgument, op, "memory %d (%s) is not one device %d addresses", cfg.memory.ID(), cfg.memory.Kind(), cfg.device.ID())
+		return nil, nil, errorf(InvalidArgument, op, "memory %d (%s) is not attached to device %d", cfg.memory.ID(), cfg.memory.Kind(), cfg.device.ID())
 	}
 	if bd == nil && bm == nil {
 		addr := c.b.AddressableDevices()
