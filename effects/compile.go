@@ -28,13 +28,12 @@ type Executable struct {
 	params    []stablehlo.Type // its own parameters (after the runtime tokens)
 
 	// dispatching counts the Stream.Execute calls in progress (begin,
-	// end), which Close waits for, so that a dispatch racing it is
-	// tracked before Close releases the callbacks; closing refuses new
-	// ones.
+	// end): the callbacks are released once Close has been called and
+	// none is left, so that a dispatch racing Close is tracked first;
+	// closing refuses new ones.
 	mu          sync.Mutex
 	dispatching int
 	closing     bool
-	idle        sync.Cond // on mu: dispatching fell to 0
 }
 
 // callbackHold is an executable's hold on its callbacks in the table,
@@ -128,9 +127,11 @@ func (e *Executable) begin() bool {
 // end ends a dispatch started by begin (after track, when it dispatched).
 func (e *Executable) end() {
 	e.mu.Lock()
-	defer e.mu.Unlock()
-	if e.dispatching--; e.dispatching == 0 {
-		e.idle.Broadcast()
+	e.dispatching--
+	last := e.closing && e.dispatching == 0
+	e.mu.Unlock()
+	if last { // Close was called meanwhile: it left the release to this
+		e.hold.release()
 	}
 }
 
@@ -167,17 +168,20 @@ func (e *Executable) Close() error {
 		return errors.New("effects: Close: nil executable")
 	}
 	e.closeOnce.Do(func() {
-		// Dispatches in progress finish (their computations tracked)
-		// before the hold is released; later ones fail.
+		// Later dispatches fail; the hold is released once those in
+		// progress have tracked their computations: now, or by the last
+		// one's end. Close does not wait for them, so that a callback of
+		// a computation running inside Execute (a synchronous backend)
+		// may close its own executable. Computations already dispatched
+		// may still call the callbacks: the table keeps them until those
+		// have finished.
 		e.mu.Lock()
 		e.closing = true
-		for e.dispatching > 0 {
-			e.idle.Wait()
-		}
+		now := e.dispatching == 0
 		e.mu.Unlock()
-		// Computations already dispatched may still call the callbacks:
-		// the table keeps them until those have finished.
-		e.hold.release()
+		if now {
+			e.hold.release()
+		}
 	})
 	return e.exe.Close()
 }
@@ -239,7 +243,6 @@ func CompileLowered(c *pjrt.Client, l *Lowered, opts *xla.CompileOptions) (*Exec
 	meta := *l
 	meta.Module = nil // the executable holds its callbacks itself (funcs)
 	e := &Executable{client: c, exe: exe, lowered: &meta, tokens: ts, hold: &callbackHold{ids: funcs}, params: userParams(l)}
-	e.idle.L = &e.mu
 	// Dropped without Close, it still gives its callbacks up, once the
 	// compiled program is unreachable too (PJRT hands it out, and a kept
 	// one still runs the callbacks).
@@ -380,7 +383,8 @@ func (t *tokenSource) settleProbe(b *pjrt.Buffer, f *pjrt.AliasFulfillment) {
 func forgetClient(c *pjrt.Client) {
 	tokenSources.Delete(tokenKey{c, false})
 	tokenSources.Delete(tokenKey{c, true})
-	for _, s := range liveStreams() {
+	live, _ := liveStreams()
+	for _, s := range live {
 		s.forget(c)
 	}
 }

@@ -1,6 +1,7 @@
 package effects
 
 import (
+	"context"
 	"runtime"
 	"sync/atomic"
 	"testing"
@@ -89,6 +90,73 @@ func TestBarrierAllReportsCollectedStreamsErrors(t *testing.T) {
 	require.True(t, collectN(200, func() bool { return lookupStream(id) == nil }), "the stream is collected once its work is done")
 	assert.ErrorIs(t, BarrierAll(ctxT(t)), errBoom)
 	runtime.KeepAlive(exe)
+}
+
+// A BarrierAll whose context ends while a live stream's work waits keeps
+// the collected streams' errors for the next one (it cleared them, and the
+// next BarrierAll reported nothing; found in review).
+func TestBarrierAllTimeoutKeepsCollectedStreamsErrors(t *testing.T) {
+	drainBarrierAll(t)
+	c := openInterpreter(t, 1)
+	d := dispatchOnDroppedStream(t, c, Unordered, false)
+	require.NoError(t, d.fill.Fulfill(scalar(t, c, 1, nil)))
+	for d.ran.Load() == 0 {
+		time.Sleep(time.Millisecond)
+	}
+	require.True(t, collectN(200, func() bool { return lookupStream(d.id) == nil }))
+	// A live stream with a computation waiting for its argument.
+	var out lines
+	exe := printIndex(t, c, &out, Ordered("log"), false)
+	s := NewStream()
+	x, fill := late(t, c, nil)
+	_, err := s.Execute(exe, x)
+	require.NoError(t, err)
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	require.ErrorIs(t, BarrierAll(ctx), context.DeadlineExceeded)
+	require.NoError(t, fill.Fulfill(scalar(t, c, 1, nil)))
+	assert.ErrorIs(t, BarrierAll(ctxT(t)), errBoom)
+	assert.NoError(t, BarrierAll(ctxT(t)), "reported once")
+	runtime.KeepAlive(d.exe)
+	runtime.KeepAlive(s)
+}
+
+// A stream collected whose cleanup has not run yet (cleanups run one at a
+// time, here held by another one): BarrierAll reports its error, once (its
+// weak pointer was nil and the error not yet handed on, so BarrierAll
+// returned nil and a later one the error; found in review).
+func TestBarrierAllReportsStreamsBeingCollected(t *testing.T) {
+	drainBarrierAll(t)
+	c := openInterpreter(t, 1)
+	d := dispatchOnDroppedStream(t, c, Unordered, false)
+	require.NoError(t, d.fill.Fulfill(scalar(t, c, 1, nil)))
+	for d.ran.Load() == 0 {
+		time.Sleep(time.Millisecond)
+	}
+	block, blocking := make(chan struct{}), make(chan struct{})
+	func() {
+		x := new([64]byte)
+		runtime.AddCleanup(x, func(int) { close(blocking); <-block }, 0)
+	}()
+	require.Eventually(t, func() bool {
+		runtime.GC()
+		select {
+		case <-blocking:
+			return true
+		default:
+			return false
+		}
+	}, 10*time.Second, 10*time.Millisecond, "the cleanup goroutine is held")
+	require.True(t, collectN(200, func() bool { return lookupStream(d.id) == nil }))
+	err := BarrierAll(ctxT(t))
+	close(block)
+	assert.ErrorIs(t, err, errBoom)
+	for range 5 { // the stream's cleanup runs: it finds nothing left to hand on
+		runtime.GC()
+		time.Sleep(5 * time.Millisecond)
+	}
+	assert.NoError(t, BarrierAll(ctxT(t)), "reported once")
+	runtime.KeepAlive(d.exe)
 }
 
 // An Executable dropped without Close whose compiled program (PJRT) is

@@ -33,12 +33,15 @@ type Stream struct {
 	// computations have finished (watch).
 	watching bool
 	ctxs     map[*pjrt.Client]*pjrt.ExecuteContext
-	// inflight counts relayed dispatches between taking their tokens and
-	// their Execute returning (they use an execute context outside mu);
-	// retired are the contexts Close dropped meanwhile, closed by the last
-	// of them.
+	// inflight counts dispatches between taking their tokens and their
+	// Execute returning (they use an execute context outside mu); retired
+	// are the contexts Close dropped meanwhile, closed by the last of
+	// them.
 	inflight int
-	retired  []*pjrt.ExecuteContext
+	// chainFree (on mu) is signalled when a direct dispatch releases its
+	// chains (chain.busy).
+	chainFree sync.Cond
+	retired   []*pjrt.ExecuteContext
 	// relayIdle, when not nil, is closed (and cleared, with mu) when a
 	// chain's relay goroutine has handed on its last token and released
 	// what it held.
@@ -89,6 +92,10 @@ type chain struct {
 	// is done with (what they held released): Close waits for the relays
 	// queued before it, not for later ones.
 	queued, finished uint64
+	// busy: a direct dispatch (executeDirect) took cur and has not yet
+	// made its computation's token current; the chain's next dispatch
+	// waits for it (Stream.chainFree).
+	busy bool
 }
 
 // relay hands a computation's token on: next (the chain's current token
@@ -109,28 +116,34 @@ type relay struct {
 var registry struct {
 	mu      sync.Mutex
 	next    uintptr
-	streams map[uintptr]weak.Pointer[Stream]
+	streams map[uintptr]streamEntry
+}
+
+// streamEntry is a stream in the registry: the stream while it lives, and
+// its error box, which outlives it (a collected stream whose cleanup has
+// not run yet still hands its error to BarrierAll).
+type streamEntry struct {
+	s    weak.Pointer[Stream]
+	errs *errBox
 }
 
 // NewStream returns a stream with its own token chains.
 func NewStream() *Stream {
 	s := &Stream{chains: map[chainKey]*chain{}, ctxs: map[*pjrt.Client]*pjrt.ExecuteContext{}, errs: &errBox{}}
+	s.chainFree.L = &s.mu
 	registry.mu.Lock()
 	registry.next++
 	s.id = registry.next
 	if registry.streams == nil {
-		registry.streams = map[uintptr]weak.Pointer[Stream]{}
+		registry.streams = map[uintptr]streamEntry{}
 	}
-	registry.streams[s.id] = weak.Make(s)
+	registry.streams[s.id] = streamEntry{weak.Make(s), s.errs}
 	registry.mu.Unlock()
 	runtime.AddCleanup(s, func(g streamGone) {
 		registry.mu.Lock()
 		delete(registry.streams, g.id)
 		registry.mu.Unlock()
-		g.errs.mu.Lock()
-		err := g.errs.err
-		g.errs.mu.Unlock()
-		if err != nil {
+		if err := g.errs.take(); err != nil {
 			orphaned.mu.Lock()
 			orphaned.errs = append(orphaned.errs, err)
 			orphaned.mu.Unlock()
@@ -155,20 +168,33 @@ func Default() *Stream { return defaultStream() }
 func lookupStream(id uintptr) *Stream {
 	registry.mu.Lock()
 	defer registry.mu.Unlock()
-	return registry.streams[id].Value()
+	return registry.streams[id].s.Value()
 }
 
-// liveStreams returns every stream not yet collected.
-func liveStreams() []*Stream {
+// liveStreams returns every stream not yet collected, and the error boxes
+// of those collected whose cleanup has not run yet.
+func liveStreams() ([]*Stream, []*errBox) {
 	registry.mu.Lock()
 	defer registry.mu.Unlock()
 	out := make([]*Stream, 0, len(registry.streams))
-	for _, w := range registry.streams {
-		if s := w.Value(); s != nil {
+	var gone []*errBox
+	for _, e := range registry.streams {
+		if s := e.s.Value(); s != nil {
 			out = append(out, s)
+		} else {
+			gone = append(gone, e.errs)
 		}
 	}
-	return out
+	return out, gone
+}
+
+// take returns the box's error and clears it.
+func (b *errBox) take() error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	err := b.err
+	b.err = nil
+	return err
 }
 
 // streamOf returns the stream whose execution made the call, found
@@ -263,17 +289,28 @@ func Barrier(ctx context.Context) error { return Default().Barrier(ctx) }
 // own stream would).
 func BarrierAll(ctx context.Context) error {
 	var first error
-	for _, s := range liveStreams() {
+	live, gone := liveStreams()
+	for _, s := range live {
 		if err := s.Barrier(ctx); err != nil && first == nil {
 			first = err
 		}
 	}
+	if first != nil {
+		return first // the collected streams' errors wait for the next call
+	}
+	// The collected streams' errors, cleared as the live streams' are:
+	// those handed on by their cleanups, then those whose cleanups have
+	// not run yet.
 	orphaned.mu.Lock()
-	left := orphaned.errs
+	if len(orphaned.errs) > 0 {
+		first = orphaned.errs[0]
+	}
 	orphaned.errs = nil
 	orphaned.mu.Unlock()
-	if first == nil && len(left) > 0 {
-		first = left[0]
+	for _, b := range gone {
+		if err := b.take(); err != nil && first == nil {
+			first = err
+		}
 	}
 	return first
 }
@@ -338,52 +375,97 @@ func (s *Stream) ExecuteOn(dev *pjrt.Device, exe *Executable, args ...*pjrt.Buff
 }
 
 // executeDirect dispatches exe passing the chains' tokens and makes its
-// token results current. The lock is held through the dispatch, since the
-// new tokens exist only then.
+// token results current. Its chains are busy from taking their tokens
+// until the results are current (the new tokens exist only once Execute
+// has returned): a dispatch of the same effects waits, but the stream's
+// lock is not held through Execute, so that a callback of a computation
+// run inside Execute (a synchronous backend) may dispatch programs of
+// other effects onto its own stream. (One of the same effect would wait
+// for the computation that runs the callback: a callback must not do
+// that.)
 func (s *Stream) executeDirect(dev *pjrt.Device, exe *Executable, args []*pjrt.Buffer) ([]*pjrt.Buffer, error) {
 	c, t := exe.client, exe.tokens
 	n := len(exe.lowered.Ordered)
 	full := make([]*pjrt.Buffer, n, n+len(args))
 	full = append(full, args...)
-	var few [2]*chain
-	chains := few[:0]
+	chains := make([]*chain, n)
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	xctx, err := s.context(c)
 	if err != nil {
+		s.mu.Unlock()
 		return nil, err
 	}
-	for i, e := range exe.lowered.Ordered {
-		ch, err := s.chain(c, e, t)
-		if err != nil {
-			closeTaken(chains, full)
-			return nil, err
+	// Every chain at once, when none is busy: a dispatch never holds some
+	// of its chains while waiting for others.
+	for {
+		free := true
+		for i, e := range exe.lowered.Ordered {
+			ch, err := s.chain(c, e, t)
+			if err != nil {
+				s.mu.Unlock()
+				return nil, err
+			}
+			chains[i] = ch
+			free = free && !ch.busy
 		}
+		if free {
+			break
+		}
+		s.chainFree.Wait()
+	}
+	for i, ch := range chains {
 		in, err := t.take(ch, dev)
 		if err != nil {
-			closeTaken(chains, full)
-			return nil, fmt.Errorf("effects: Execute: runtime token of effect %q: %w", e, err)
+			closeTaken(chains[:i], full)
+			s.mu.Unlock()
+			return nil, fmt.Errorf("effects: Execute: runtime token of effect %q: %w", exe.lowered.Ordered[i], err)
 		}
-		chains = append(chains, ch)
 		full[i] = in
 	}
+	for _, ch := range chains {
+		ch.busy = true
+	}
+	s.inflight++
+	s.mu.Unlock()
 	x, err := exe.exe.Execute([][]*pjrt.Buffer{full}, pjrt.ExecuteOptions{Device: dev, Context: xctx, CompletionEvents: true})
+	s.mu.Lock()
+	for _, ch := range chains {
+		ch.busy = false
+	}
+	s.chainFree.Broadcast()
+	var outs []*pjrt.Buffer
+	var dropped []*pjrt.Buffer // tokens of chains Close dropped meanwhile
 	if err != nil {
 		closeTaken(chains, full)
+	} else {
+		outs = x.Outputs[0]
+		for i, ch := range chains {
+			// The computation holds what it takes: the tokens it replaced
+			// can be closed now.
+			if ch.cur != nil && ch.cur != full[i] {
+				ch.cur.Close()
+			}
+			full[i].Close()
+			ch.cur = outs[i]
+			if s.chains[chainKey{c, exe.lowered.Ordered[i]}] != ch {
+				dropped = append(dropped, outs[i])
+				ch.cur = nil
+			}
+		}
+		s.addPending(x.Completion[0])
+		exe.track(x.Completion[0])
+	}
+	s.inflight--
+	var retired []*pjrt.ExecuteContext
+	if s.inflight == 0 {
+		retired, s.retired = s.retired, nil
+	}
+	s.mu.Unlock()
+	closeAll(dropped)
+	closeContexts(retired)
+	if err != nil {
 		return nil, exe.explain(err, args, dev)
 	}
-	outs := x.Outputs[0]
-	for i, ch := range chains {
-		// The computation holds what it takes: the tokens it replaced can
-		// be closed now.
-		if ch.cur != nil && ch.cur != full[i] {
-			ch.cur.Close()
-		}
-		full[i].Close()
-		ch.cur = outs[i]
-	}
-	s.addPending(x.Completion[0])
-	exe.track(x.Completion[0])
 	return outs[n:], nil
 }
 
@@ -585,12 +667,10 @@ func (s *Stream) relayLoop(ch *chain) {
 		s.mu.Unlock()
 		<-r.dispatched
 		src := r.in // not dispatched, or failed: hand on the token it took
-		if r.out != nil {
-			if err := r.out.Await(context.Background()); err == nil {
-				src = r.out
-			} else if !errors.Is(err, pjrt.ErrClosed) {
-				s.recordComputation(err) // not a computation cut short by closing its client
-			}
+		// A failure is not recorded here: the computation's completion
+		// event, which its dispatch left for Barrier, reports it once.
+		if r.out != nil && r.out.Await(context.Background()) == nil {
+			src = r.out
 		}
 		if err := r.next.Fulfill(src); err != nil {
 			r.next.Fail(err)
@@ -773,7 +853,9 @@ func (s *Stream) Close(ctx context.Context) error {
 		select {
 		case <-idle:
 		case <-ctx.Done():
-			return ctx.Err()
+			// The Barrier's error (a callback's), taken from the stream,
+			// is not lost with the context's.
+			return errors.Join(err, ctx.Err())
 		}
 		s.mu.Lock()
 	}
@@ -782,9 +864,10 @@ func (s *Stream) Close(ctx context.Context) error {
 	s.ctxs = map[*pjrt.Client]*pjrt.ExecuteContext{}
 	var idle []*pjrt.Buffer
 	for _, ch := range chains {
-		// A chain with relays not finished belongs to a dispatch that
-		// raced Close: its token is left to the garbage collector.
-		if ch.cur != nil && ch.finished == ch.queued {
+		// A chain with relays not finished, or busy, belongs to a
+		// dispatch that raced Close: its token is left to that dispatch
+		// (a direct one closes its results) or to the garbage collector.
+		if ch.cur != nil && ch.finished == ch.queued && !ch.busy {
 			idle = append(idle, ch.cur)
 		}
 	}

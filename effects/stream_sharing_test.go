@@ -221,3 +221,43 @@ func gatedProgram(t *testing.T, c *pjrt.Client, arrays bool) (exe *Executable, g
 	}), arrays)
 	return exe, gate, entered
 }
+
+// A Close whose context ends while it waits for a relay still handing its
+// token on returns the callback error its Barrier took from the stream
+// along with the context's (only the context's was returned, the callback
+// error lost; found in review). White-box: the relay in flight is one
+// more queued than finished, the state between its Fulfill and finished++.
+func TestCloseTimeoutKeepsTheBarriersError(t *testing.T) {
+	c := openInterpreter(t, 1)
+	exe := compileMode(t, c, callbackProgram(t, Ordered("log"), "failing", func() error { return errBoom }), true)
+	s := NewStream()
+	_, err := s.Execute(exe)
+	require.NoError(t, err)
+	relaysDone := func() bool {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		for _, ch := range s.chains {
+			if ch.finished != ch.queued {
+				return false
+			}
+		}
+		return true
+	}
+	require.Eventually(t, relaysDone, 10*time.Second, time.Millisecond)
+	s.mu.Lock()
+	require.Len(t, s.chains, 1)
+	var ch *chain
+	for _, x := range s.chains {
+		ch = x
+	}
+	ch.queued++
+	s.mu.Unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	err = s.Close(ctx)
+	s.mu.Lock()
+	ch.queued--
+	s.mu.Unlock()
+	assert.ErrorIs(t, err, errBoom)
+	assert.ErrorIs(t, err, context.DeadlineExceeded)
+}

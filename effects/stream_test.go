@@ -2,6 +2,7 @@ package effects
 
 import (
 	"errors"
+	"fmt"
 	"runtime"
 	"sync/atomic"
 	"testing"
@@ -310,37 +311,49 @@ func TestCallbackBadInput(t *testing.T) {
 // returned the computation's failure, the same one, again; found in
 // review).
 func TestCallbackFailureReportedOnce(t *testing.T) {
-	for _, mode := range tokenModes {
-		t.Run(mode.name, func(t *testing.T) {
-			drainBarrierAll(t)
-			c := openInterpreter(t, 1)
-			release, failed := make(chan struct{}), make(chan struct{})
-			build := func(name string, fn func([]Array) ([]Array, error)) *Executable {
-				b := stablehlo.NewBuilder(name)
-				fb := b.NewFunction("main")
-				_, err := Callback(fb, HostFunc{Name: name, Fn: fn}, Unordered)
+	// An ordered failing callback too: with relays (token arrays) its
+	// computation's failure reached the stream twice, from the relay and
+	// from the completion event (found in review).
+	for _, kind := range []Effect{Unordered, Ordered("log")} {
+		for _, mode := range tokenModes {
+			t.Run(fmt.Sprintf("%v/%s", kind, mode.name), func(t *testing.T) {
+				drainBarrierAll(t)
+				c := openInterpreter(t, 1)
+				release, failed := make(chan struct{}), make(chan struct{})
+				build := func(name string, kind Effect, fn func([]Array) ([]Array, error)) *Executable {
+					b := stablehlo.NewBuilder(name)
+					fb := b.NewFunction("main")
+					_, err := Callback(fb, HostFunc{Name: name, Fn: fn}, kind)
+					require.NoError(t, err)
+					fb.Return()
+					m, err := b.Build()
+					require.NoError(t, err)
+					return compileMode(t, c, m, mode.arrays)
+				}
+				slow := build("slow", Unordered, func([]Array) ([]Array, error) { <-release; return nil, nil })
+				fail := build("fail", kind, func([]Array) ([]Array, error) { close(failed); return nil, errors.New("boom") })
+				s := NewStream()
+				_, err := s.Execute(slow)
 				require.NoError(t, err)
-				fb.Return()
-				m, err := b.Build()
+				first := make(chan error, 1)
+				go func() { first <- s.Barrier(ctxT(t)) }()
+				time.Sleep(50 * time.Millisecond) // the Barrier takes its list first (ordering, not timing: either way one report)
+				_, err = s.Execute(fail)
 				require.NoError(t, err)
-				return compileMode(t, c, m, mode.arrays)
-			}
-			slow := build("slow", func([]Array) ([]Array, error) { <-release; return nil, nil })
-			fail := build("fail", func([]Array) ([]Array, error) { close(failed); return nil, errors.New("boom") })
-			s := NewStream()
-			_, err := s.Execute(slow)
-			require.NoError(t, err)
-			first := make(chan error, 1)
-			go func() { first <- s.Barrier(ctxT(t)) }()
-			time.Sleep(50 * time.Millisecond) // the Barrier takes its list first (ordering, not timing: either way one report)
-			_, err = s.Execute(fail)
-			require.NoError(t, err)
-			<-failed
-			close(release)
-			var cerr *CallbackError
-			require.ErrorAs(t, <-first, &cerr)
-			assert.Equal(t, "fail", cerr.Callback)
-			assert.NoError(t, s.Barrier(ctxT(t)), "reported once")
-		})
+				<-failed
+				// The callback's error is recorded once its function has
+				// returned: wait for that before the Barrier may return.
+				require.Eventually(t, func() bool {
+					s.errs.mu.Lock()
+					defer s.errs.mu.Unlock()
+					return s.errs.err != nil
+				}, 10*time.Second, time.Millisecond)
+				close(release)
+				var cerr *CallbackError
+				require.ErrorAs(t, <-first, &cerr)
+				assert.Equal(t, "fail", cerr.Callback)
+				assert.NoError(t, s.Barrier(ctxT(t)), "reported once")
+			})
+		}
 	}
 }

@@ -121,6 +121,47 @@ func TestSyncBackendRelayedNestedDispatch(t *testing.T) {
 	assert.Equal(t, []string{"5"}, out.all())
 }
 
+// The same on the direct path (token buffers, what Compile picks on this
+// backend): the dispatch held the stream's lock through Execute, so the
+// nested one waited for ever (found in review).
+func TestSyncBackendDirectNestedDispatch(t *testing.T) {
+	c := openSync(t)
+	var out lines
+	inner := printIndex(t, c, &out, Ordered("b"), false)
+	s := NewStream()
+	outer := compileMode(t, c, callbackProgram(t, Ordered("a"), "dispatch", func() error {
+		_, err := s.Execute(inner, scalar(t, c, 5, nil))
+		return err
+	}), false)
+	require.False(t, outer.tokens.relay, "the direct path")
+	require.NoError(t, executeOrDeadlock(t, s, outer))
+	assert.Equal(t, []string{"5"}, out.all())
+	// The chains go on: a later dispatch of each effect runs.
+	_, err := s.Execute(inner, scalar(t, c, 6, nil))
+	require.NoError(t, err)
+	require.NoError(t, s.Barrier(ctxT(t)))
+	assert.Equal(t, []string{"5", "6"}, out.all())
+}
+
+// A callback may close its own executable, also when its computation runs
+// inside Execute (Close waited for the dispatch in progress, which waited
+// for the callback; found in review). The callbacks are released once the
+// dispatch is done, and a later dispatch is refused.
+func TestSyncBackendCallbackClosesItsExecutable(t *testing.T) {
+	c := openSync(t)
+	var exe *Executable
+	var closed atomic.Bool
+	exe = compileMode(t, c, callbackProgram(t, Unordered, "close-self", func() error {
+		closed.Store(exe.Close() == nil)
+		return nil
+	}), TokenArraysFor(c))
+	s := NewStream()
+	require.NoError(t, executeOrDeadlock(t, s, exe))
+	assert.True(t, closed.Load())
+	_, err := s.Execute(exe)
+	assert.ErrorIs(t, err, pjrt.ErrClosed)
+}
+
 // executeOrDeadlock dispatches exe on s and waits for its effects; a
 // dispatch still blocked after half a minute (the work takes
 // microseconds) fails the test as a deadlock.
