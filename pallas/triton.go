@@ -84,8 +84,9 @@ import (
 // GPU), dots that tt.dot cannot do (operands other than f16,
 // bf16, f32, f64 and i8; float operands with an integer preferred type),
 // ops with no lowering, and kernels whose programs would race
-// (triton_races.go: an output block stored by several programs, an
-// aliased input loaded through another block spec than its output's).
+// (triton_races.go: an output block loaded and stored by several
+// programs, output elements that every program along a grid axis stores,
+// an aliased input loaded through another block spec than its output's).
 
 // TritonTarget is the custom_call target of Triton kernels in XLA.
 const TritonTarget = "__gpu$xla.gpu.triton"

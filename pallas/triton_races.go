@@ -6,90 +6,118 @@ import (
 )
 
 // On a GPU the programs of the grid run in parallel, in no order, and
-// share nothing but device memory. Two kernel shapes that are fine in
+// share nothing but device memory. Kernel shapes that are fine in
 // interpret mode (steps in row-major order) then race, so the Triton
 // lowering refuses them at build time:
 //
 //   - an output block that several programs read and write: the kernel
 //     loads (itself or the input aliased to it) and stores the output and
-//     its index map ignores a grid axis
-//     of more than one step (seed 000's matmul with K as a grid axis,
-//     accumulating into its output block);
+//     its index map ignores a grid axis of more than one step (seed 000's
+//     matmul with K as a grid axis, accumulating into its output block);
+//   - an output that the programs along a grid axis its index map ignores
+//     all store, or read and store, at the same elements: an access
+//     (load or store) whose position (dynamic indices, mask, and the
+//     conditions and bounds of the When, ForLoop and While around it)
+//     does not depend on that axis's program id. This covers whole-array
+//     outputs (and Vmap's view of them), whose blocks every program
+//     shares, and blocks stored by every step of an ignored axis
+//     (interpret mode keeps the last step's, a GPU any program's). A
+//     store under a When on the program id (one program writes it) is
+//     fine;
 //   - an input aliased to an output (InputOutputAliases) that the kernel
 //     loads through another block spec than the output's: a program would
 //     read blocks other programs write.
 //
-// Both are judged from the index maps' code (dependence through a load of
-// prefetched data counts); an output's index map that is arithmetic on the
-// grid indices alone is also computed at build time, on the whole grid up
-// to 65,536 programs and on a corner of a larger one, and two programs
-// sent to the same block are an error (g0+g1 uses every axis, yet sends
-// (0, 1) and (1, 0) to block 1). Outputs whose blocks are whole but for
-// squeezed dims (whole arrays, and Vmap's view of them) are the kernel's
-// to split when it reads and writes them at dynamic indices only (each
-// program its part); one it loads or stores at static indices outside a
-// When (every program the same elements) is checked as a blocked output. Outputs it
-// only stores (it picks what each program stores, e.g. with a When on
-// ProgramID) are not checked; neither are scalar-prefetch arrays aliased
-// to outputs (whole arrays too).
+// They are judged from the code of the index maps and of the body
+// (dependence through a load of prefetched data counts; dependence is not
+// proof that the programs' elements differ: p % 2 depends on p). An
+// output's index map that is arithmetic on the grid indices alone is also
+// computed at build time, on the whole grid up to 65,536 programs and on
+// a corner of a larger one, and two programs sent to the same block that
+// both load and store it are an error (g0+g1 uses every axis, yet sends
+// (0, 1) and (1, 0) to block 1). Scalar-prefetch arrays aliased to
+// outputs (whole arrays too) are not checked.
 
 // checkParallelPrograms reports the first of those races in p.
 func checkParallelPrograms(p *Program) error {
 	// By Refs index: the body's arguments are the refs, in order.
-	stored, loaded := map[int]bool{}, map[int]bool{}
-	// fixed: a load or store of the ref at static indices only, the same
-	// elements in every program (outside any When).
-	fixed := map[int]bool{}
 	arg := map[*Value]int{}
 	for i, a := range p.Body.Args {
 		arg[a] = i
 	}
-	// A static access under a When (the program id may pick one
-	// program) is not counted as every program's.
-	var walk func(r *Region, cond bool)
-	walk = func(r *Region, cond bool) {
+	stores, loads := map[int][]*Op{}, map[int][]*Op{}
+	var collect func(r *Region)
+	collect = func(r *Region) {
 		for _, op := range r.Ops {
 			for _, sub := range op.Regions {
-				walk(sub, cond || op.Name == "when")
+				collect(sub)
 			}
 			if len(op.Operands) == 0 {
 				continue
 			}
-			i, ok := arg[op.Operands[0]]
-			if !ok {
-				continue
-			}
-			switch op.Name {
-			case "store":
-				stored[i] = true
-			case "load":
-				loaded[i] = true
-			default:
-				continue
-			}
-			if op.Attrs.Indexer.NumOperands == 0 && !cond {
-				fixed[i] = true
+			if i, ok := arg[op.Operands[0]]; ok {
+				switch op.Name {
+				case "store":
+					stores[i] = append(stores[i], op)
+				case "load":
+					loads[i] = append(loads[i], op)
+				}
 			}
 		}
 	}
-	walk(p.Body, false)
+	collect(p.Body)
 	nin := p.NumInputs
+	// What the programs write: the outputs, and the inputs aliased to them.
+	written := map[*Value]bool{}
+	for o := 0; o < p.NumOutputs; o++ {
+		r := p.Refs[p.NumPrefetch+nin+o]
+		written[p.Body.Args[p.NumPrefetch+nin+o]] = true
+		if r.AliasOf >= 0 {
+			written[p.Body.Args[r.AliasOf]] = true
+		}
+	}
+	acc := accessAxes(p.Body, written)
 	for o := 0; o < p.NumOutputs; o++ {
 		ri := p.NumPrefetch + nin + o
 		r := p.Refs[ri]
-		// An aliased input is the output's memory: loading it loads the output.
-		read := loaded[ri] || r.AliasOf >= p.NumPrefetch && loaded[r.AliasOf]
-		if !stored[ri] || !read || wholeButSqueezed(r) && !fixed[ri] {
+		if len(stores[ri]) == 0 {
 			continue
 		}
+		// An aliased input is the output's memory: loading it loads the output.
+		accesses := append(append([]*Op(nil), stores[ri]...), loads[ri]...)
+		if r.AliasOf >= p.NumPrefetch {
+			accesses = append(accesses, loads[r.AliasOf]...)
+		}
+		read := len(accesses) > len(stores[ri])
 		m := p.IndexMaps[nin+o]
 		deps := gridDeps(m, len(p.Grid))
 		for g, n := range p.Grid {
-			if n > 1 && !deps[g] {
+			if n <= 1 || deps[g] {
+				continue
+			}
+			if read && !wholeButSqueezed(r) {
 				return &Error{Kernel: p.Name, Op: "triton", Msg: fmt.Sprintf(
 					"%s: its index map ignores grid axis %d (%d steps), so that many programs load and store each block; "+
 						"on a GPU they run in parallel and race. Loop inside the kernel (ForLoop) instead of along that axis", r, g, n)}
 			}
+			for _, a := range accesses {
+				if acc.same(a, read, len(stores[ri])) {
+					continue // every program stores the same values once: no matter which is last
+				}
+				if acc.pos[a]&axisBit(g) == 0 {
+					what := "store"
+					if read {
+						what = "load and store"
+					}
+					return &Error{Kernel: p.Name, Op: "triton", Msg: fmt.Sprintf(
+						"%s: the %d programs along grid axis %d, which its index map ignores, all %s the same elements (a %s whose indices, "+
+							"mask and enclosing conditions do not depend on ProgramID(%d)); on a GPU they run in parallel and race. "+
+							"Index by ProgramID(%d), store under When on it, or give the output a block per program", r, n, g, what, a.Name, g, g)}
+				}
+			}
+		}
+		if !read || wholeButSqueezed(r) {
+			continue
 		}
 		if a, b, block, found := sharedBlock(m, p.Grid); found {
 			return &Error{Kernel: p.Name, Op: "triton", Msg: fmt.Sprintf(
@@ -103,7 +131,7 @@ func checkParallelPrograms(p *Program) error {
 			continue // none, or a prefetch array (checkAliasedReads)
 		}
 		in := out.AliasOf // the input's Refs index (operands and refs share their order)
-		if in >= p.NumPrefetch+nin || !loaded[in] {
+		if in >= p.NumPrefetch+nin || len(loads[in]) == 0 {
 			continue
 		}
 		inMap, outMap := p.IndexMaps[in-p.NumPrefetch], p.IndexMaps[nin+o]
@@ -114,6 +142,106 @@ func checkParallelPrograms(p *Program) error {
 		}
 	}
 	return nil
+}
+
+// accesses is what accessAxes finds about a body's loads and stores.
+type accesses struct {
+	// pos: the grid axes (axisBit) an access's position depends on
+	// through program_id: its dynamic indices, its mask, and the operands
+	// of the ops around it (a When's condition, a loop's bounds and
+	// initial values).
+	pos map[*Op]uint64
+	// val: what a store's value depends on: grid axes, and readsWritten
+	// when it depends on a load of memory the programs write.
+	val map[*Op]uint64
+	// looped: the access is inside a loop (it may run many times).
+	looped map[*Op]bool
+}
+
+// readsWritten is the dependence bit of values computed from memory the
+// programs write (the grid axes use the bits below it).
+const readsWritten = 1 << 63
+
+// axisBit is grid axis g's dependence bit.
+func axisBit(g int) uint64 { return 1 << min(g, 62) }
+
+// same reports whether store a writes the same values in every program,
+// once: the only store of an output no program reads, outside loops, of
+// a value that depends neither on the program id nor on what programs
+// write (zeros, say). Programs along an axis may then all write it.
+func (x accesses) same(a *Op, read bool, stores int) bool {
+	return a.Name == "store" && !read && stores == 1 && !x.looped[a] && x.val[a] == 0
+}
+
+// accessAxes finds the dependences of body's loads and stores (accesses);
+// written are the refs the programs write (loads of them are
+// readsWritten). The dependence of region arguments is over-approximated
+// (all of the op's operands and the region's yields), which can only call
+// more accesses partitioned.
+func accessAxes(body *Region, written map[*Value]bool) accesses {
+	deps := map[*Value]uint64{}
+	x := accesses{pos: map[*Op]uint64{}, val: map[*Op]uint64{}, looped: map[*Op]bool{}}
+	var walk func(r *Region, ctl uint64, looped bool) bool
+	walk = func(r *Region, ctl uint64, looped bool) bool {
+		changed := false
+		add := func(v *Value, d uint64) {
+			if deps[v]|d != deps[v] {
+				deps[v] |= d
+				changed = true
+			}
+		}
+		for _, op := range r.Ops {
+			var d uint64
+			for _, v := range op.Operands {
+				d |= deps[v]
+			}
+			switch op.Name {
+			case "program_id":
+				d |= axisBit(op.Attrs.Axis)
+			case "load", "store":
+				ix := op.Attrs.Indexer
+				pos := ctl
+				for _, v := range op.Operands[1 : 1+ix.NumOperands] {
+					pos |= deps[v]
+				}
+				at := 1 + ix.NumOperands // load: the mask follows the indices
+				if op.Name == "store" {
+					x.val[op] = deps[op.Operands[at]] | ctl
+					at++ // store: the mask follows the value
+				}
+				if ix.HasMask {
+					pos |= deps[op.Operands[at]]
+				}
+				x.pos[op] = pos &^ readsWritten
+				x.looped[op] = looped
+				if op.Name == "load" && written[op.Operands[0]] {
+					d |= readsWritten
+				}
+			}
+			for _, sub := range op.Regions {
+				var y uint64
+				for _, v := range sub.Yield {
+					y |= deps[v]
+				}
+				for _, a := range sub.Args {
+					add(a, d|y)
+				}
+				if walk(sub, ctl|d, looped || op.Name == "for" || op.Name == "while") {
+					changed = true
+				}
+				for _, v := range sub.Yield {
+					d |= deps[v]
+				}
+			}
+			for _, res := range op.Results {
+				add(res, d)
+			}
+		}
+		return changed
+	}
+	for walk(body, 0, false) {
+	}
+	return x
 }
 
 // wholeButSqueezed reports whether r's blocks span the array in every dim
