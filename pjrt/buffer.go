@@ -185,7 +185,11 @@ func (b *Buffer) Device() (*Device, error) {
 		return nil, err
 	}
 	defer b.exit()
-	return b.c.lookupDevice(b.b.Device()), nil
+	d := b.c.lookupDevice(b.b.Device())
+	if d == nil {
+		return nil, errorf(Internal, "PJRT_Buffer_Device", "the plugin reported no device of the client's for the buffer")
+	}
+	return d, nil
 }
 
 // Memory is the memory holding the buffer.

@@ -124,7 +124,7 @@ func (b *cBuffer) Device() backend.Device {
 	if err := b.c.p.call(capi.SlotPJRT_Buffer_Device, unsafe.Pointer(a), nil); err != nil {
 		return nil
 	}
-	if d := b.c.devByHandle[a.Device]; d != nil {
+	if d := b.c.deviceOf(a.Device); d != nil {
 		return d
 	}
 	return nil
@@ -135,7 +135,7 @@ func (b *cBuffer) Memory() backend.Memory {
 	if err := b.c.p.call(capi.SlotPJRT_Buffer_Memory, unsafe.Pointer(a), nil); err != nil {
 		return nil
 	}
-	if m := b.c.memByHandle[a.Memory]; m != nil {
+	if m := b.c.memoryOf(a.Memory); m != nil {
 		return m
 	}
 	return nil

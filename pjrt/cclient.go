@@ -46,6 +46,10 @@ type cClient struct {
 	devices     []*cDevice
 	addressable []*cDevice
 	memories    []*cMemory
+	// handles guards devByHandle and memByHandle: a device or memory
+	// handle met after load (an executable's devices, a device's
+	// memories) is added while other goroutines look handles up.
+	handles     sync.RWMutex
 	devByHandle map[uintptr]*cDevice
 	memByHandle map[uintptr]*cMemory
 	closeOnce   sync.Once
@@ -129,28 +133,54 @@ func ptrSlice(arr uintptr, n int) []uintptr {
 	return append([]uintptr(nil), unsafe.Slice((*uintptr)(cptr(arr)), n)...)
 }
 
+// device returns the device of handle h, loading it when first met.
 func (c *cClient) device(h uintptr) (*cDevice, error) {
-	if d := c.devByHandle[h]; d != nil {
+	if d := c.deviceOf(h); d != nil {
 		return d, nil
 	}
 	d := &cDevice{c: c, h: h}
 	if err := d.load(); err != nil {
 		return nil, err
 	}
+	c.handles.Lock()
+	defer c.handles.Unlock()
+	if old := c.devByHandle[h]; old != nil {
+		return old, nil // another goroutine loaded it meanwhile
+	}
 	c.devByHandle[h] = d
 	return d, nil
 }
 
+// deviceOf returns the device of handle h already met, or nil.
+func (c *cClient) deviceOf(h uintptr) *cDevice {
+	c.handles.RLock()
+	defer c.handles.RUnlock()
+	return c.devByHandle[h]
+}
+
+// memory returns the memory of handle h, loading it when first met.
 func (c *cClient) memory(h uintptr) (*cMemory, error) {
-	if m := c.memByHandle[h]; m != nil {
+	if m := c.memoryOf(h); m != nil {
 		return m, nil
 	}
 	m := &cMemory{c: c, h: h}
 	if err := m.load(); err != nil {
 		return nil, err
 	}
+	c.handles.Lock()
+	defer c.handles.Unlock()
+	if old := c.memByHandle[h]; old != nil {
+		return old, nil
+	}
 	c.memByHandle[h] = m
 	return m, nil
+}
+
+// memoryOf returns the memory of handle h already met, or nil.
+func (c *cClient) memoryOf(h uintptr) *cMemory {
+	c.handles.RLock()
+	defer c.handles.RUnlock()
+	return c.memByHandle[h]
 }
 
 func (c *cClient) PlatformName() string    { return c.platform }
@@ -186,7 +216,7 @@ func (c *cClient) LookupDevice(id int) (backend.Device, error) {
 	if err := c.p.call(capi.SlotPJRT_Client_LookupDevice, unsafe.Pointer(a), nil); err != nil {
 		return nil, err
 	}
-	if d := c.devByHandle[a.Device]; d != nil {
+	if d := c.deviceOf(a.Device); d != nil {
 		return d, nil
 	}
 	return nil, errorf(NotFound, "PJRT_Client_LookupDevice", "no device with id %d", id)
@@ -402,7 +432,7 @@ func (m *cMemory) String() string      { return m.str }
 func (m *cMemory) Devices() []backend.Device {
 	var out []backend.Device
 	for _, h := range m.devices {
-		if d := m.c.devByHandle[h]; d != nil {
+		if d := m.c.deviceOf(h); d != nil {
 			out = append(out, d)
 		}
 	}

@@ -54,7 +54,7 @@ func (t *cAsyncTransfer) Device() (backend.Device, error) {
 	if err := t.c.p.call(capi.SlotPJRT_AsyncHostToDeviceTransferManager_Device, unsafe.Pointer(a), nil); err != nil {
 		return nil, err
 	}
-	if d := t.c.devByHandle[a.DeviceOut]; d != nil {
+	if d := t.c.deviceOf(a.DeviceOut); d != nil {
 		return d, nil
 	}
 	return nil, errorf(Internal, "PJRT_AsyncHostToDeviceTransferManager_Device", "the plugin returned a device the client did not list")

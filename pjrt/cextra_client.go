@@ -17,7 +17,7 @@ func (c *cClient) LookupAddressableDevice(localHardwareID int) (backend.Device, 
 	if err := c.p.call(capi.SlotPJRT_Client_LookupAddressableDevice, unsafe.Pointer(a), nil); err != nil {
 		return nil, err
 	}
-	if d := c.devByHandle[a.AddressableDevice]; d != nil {
+	if d := c.deviceOf(a.AddressableDevice); d != nil {
 		return d, nil
 	}
 	return nil, errorf(Internal, "PJRT_Client_LookupAddressableDevice", "the plugin returned a device the client did not list")

@@ -53,8 +53,19 @@ func (u *UserEvent) Set(err error) error {
 	return u.b.Set(code, msg)
 }
 
-// Handle is the plugin's PJRT_Event* of the event, valid until Close.
-func (u *UserEvent) Handle() uintptr { return u.b.Handle() }
+// Handle is the plugin's PJRT_Event* of the event, valid until Close; 0
+// after Close (and for a nil event).
+func (u *UserEvent) Handle() uintptr {
+	if u == nil {
+		return 0
+	}
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.closed {
+		return 0
+	}
+	return u.b.Handle()
+}
 
 // Close releases the event; an event not yet set completes with Cancelled.
 // It is idempotent, and a nil event closes without error.

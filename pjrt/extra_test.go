@@ -677,6 +677,7 @@ func TestUserEventsAndErrorPayloads(t *testing.T) {
 	u3, err := p.NewUserEvent()
 	require.NoError(t, err)
 	require.NoError(t, u3.Close())
+	assert.Zero(t, u3.Handle(), "no handle after Close")
 	assert.ErrorIs(t, u3.Event().Await(ctx), Cancelled, "closing an unset event cancels it")
 	assert.ErrorIs(t, u3.Set(nil), ErrClosed)
 	c.waitLive(t, "event", 0)

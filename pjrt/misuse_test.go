@@ -4,11 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/halo-ml/halo/interpreter"
+	"github.com/halo-ml/halo/pjrt/backend"
 	"github.com/halo-ml/halo/xla"
 )
 
@@ -179,3 +182,48 @@ func TestClosedClientDevice(t *testing.T) {
 	_, err = d.DefaultMemory()
 	assert.ErrorIs(t, err, ErrClosed)
 }
+
+// A backend that reports no device for a buffer: Buffer.Device is an
+// error naming the call, not a nil *Device (whose methods panic; a C
+// plugin's failing PJRT_Buffer_Device gave that; found in review).
+func TestBufferWithoutDeviceIsAnError(t *testing.T) {
+	registerNoDevice.Do(func() {
+		Register("halo-test-no-device", func() (backend.Plugin, error) {
+			p, err := interpreter.OpenBackend()
+			return noDevicePlugin{p}, err
+		})
+	})
+	c, err := Open("halo-test-no-device")
+	require.NoError(t, err)
+	defer c.Close()
+	b, err := BufferFrom(c, []float32{1}, []int64{1})
+	require.NoError(t, err)
+	defer b.Close()
+	d, err := b.Device()
+	assert.Nil(t, d)
+	assert.ErrorIs(t, err, Internal)
+	assert.ErrorContains(t, err, "PJRT_Buffer_Device")
+}
+
+var registerNoDevice sync.Once
+
+type noDevicePlugin struct{ backend.Plugin }
+
+func (p noDevicePlugin) NewClient(o []backend.NamedValue) (backend.Client, error) {
+	c, err := p.Plugin.NewClient(o)
+	return noDeviceClient{c}, err
+}
+
+type noDeviceClient struct{ backend.Client }
+
+func (c noDeviceClient) BufferFromHost(h backend.HostBuffer, d backend.Device, m backend.Memory) (backend.Buffer, backend.Event, error) {
+	b, done, err := c.Client.BufferFromHost(h, d, m)
+	if err != nil {
+		return nil, nil, err
+	}
+	return noDeviceBuffer{b}, done, nil
+}
+
+type noDeviceBuffer struct{ backend.Buffer }
+
+func (noDeviceBuffer) Device() backend.Device { return nil }
