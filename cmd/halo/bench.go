@@ -2,8 +2,10 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
 	"os"
 	"slices"
@@ -27,15 +29,25 @@ func benchFile(w, errw io.Writer, plugin, path string, budget time.Duration, n i
 	}
 	defer cancel()
 	err := benchSteps(ctx, w, errw, plugin, path, budget, n)
-	if err != nil && ctx.Err() != nil {
-		// A deadline that passed after the last step (while the results
-		// were printed) leaves the run a success.
-		err = fmt.Errorf("stopped after -timeout %v: %w", timeout, err)
+	if err == nil {
+		return nil
 	}
-	if err != nil && !strings.HasPrefix(err.Error(), path+": ") {
-		err = fmt.Errorf("%s: %w", path, err) // as halo run says
+	// Only an error the deadline caused names it: a deadline that passed
+	// after the last step (while the results were printed) leaves the run
+	// a success, and a missing file stays a missing file.
+	timedOut := ctx.Err() != nil && (errors.Is(err, context.DeadlineExceeded) || strings.Contains(err.Error(), context.DeadlineExceeded.Error()))
+	inner, hasPath := strings.CutPrefix(err.Error(), path+": ")
+	var pe *fs.PathError
+	if errors.As(err, &pe) && pe.Path == path {
+		hasPath = true // "open FILE: no such file or directory"
 	}
-	return err
+	switch {
+	case timedOut:
+		return fmt.Errorf("%s: stopped after -timeout %v: %s", path, timeout, inner)
+	case hasPath:
+		return err
+	}
+	return fmt.Errorf("%s: %w", path, err) // as halo run says
 }
 
 // benchSteps is benchFile's work, the waits bounded by ctx.
@@ -62,8 +74,11 @@ func benchSteps(ctx context.Context, w, errw io.Writer, plugin, path string, bud
 		if tt.Size() < 0 || tt.Shape().Validate() != nil {
 			continue // benchInput says why
 		}
-		if total += tt.Shape().HostBytes(); total > maxBenchInputs {
+		// Compared before adding: a sum of shapes near 2^63 bytes wraps.
+		if hb := tt.Shape().HostBytes(); hb > maxBenchInputs-total {
 			return fmt.Errorf("%s: @%s's arguments take more than the %d MiB halo bench makes up (argument %d: %v)", path, name, maxBenchInputs>>20, i, t)
+		} else {
+			total += hb
 		}
 	}
 	inputs := make([][]byte, len(f.ArgTypes()))

@@ -125,6 +125,12 @@ func checkFiles(w io.Writer, files []string, opts checkOptions) (passed, failed 
 // describeCheckFailure prints a failure: for a failed check, the check,
 // the first mismatch (index, expected, got) and how many elements differ.
 func describeCheckFailure(err error) string {
+	timedOut := ""
+	var to *checkTimeout
+	if errors.As(err, &to) {
+		timedOut = fmt.Sprintf("timed out after %v: ", to.after)
+		err = to.err
+	}
 	device := ""
 	var de *interpreter.DeviceError
 	if errors.As(err, &de) {
@@ -132,8 +138,17 @@ func describeCheckFailure(err error) string {
 		device = fmt.Sprintf("device %d (replica %d, partition %d): ", de.Device, de.Process.Replica, de.Process.Partition)
 		err = de.Err
 	}
-	return device + describeOneFailure(err)
+	return timedOut + device + describeOneFailure(err)
 }
+
+// checkTimeout is a function's run stopped by -timeout.
+type checkTimeout struct {
+	after time.Duration
+	err   error
+}
+
+func (e *checkTimeout) Error() string { return fmt.Sprintf("timed out after %v: %v", e.after, e.err) }
+func (e *checkTimeout) Unwrap() error { return e.err }
 
 // describeOneFailure is describeCheckFailure for one device's error.
 func describeOneFailure(err error) string {
@@ -278,7 +293,7 @@ func runCheck(p *interpreter.Program, timeout time.Duration) (err error) {
 	}
 	if err != nil {
 		if ctx.Err() == context.DeadlineExceeded {
-			return fmt.Errorf("timed out after %v: %w", timeout, err)
+			return &checkTimeout{timeout, err}
 		}
 		return err
 	}

@@ -427,3 +427,45 @@ func TestRunNamesTheFailingDevice(t *testing.T) {
 		assert.NotContains(t, errOut, "output 0")
 	}
 }
+
+// Found in review: the 1 GiB cap on bench inputs was summed in an int64
+// that a later argument near 2^63 bytes wrapped (then bench panicked
+// making it); a timeout on several devices lost "timed out after" in
+// check's report; and bench blamed -timeout for errors it did not cause
+// (a missing file, a parse error), printing the path twice.
+func TestCLIReviewFindings(t *testing.T) {
+	huge := writeMLIR(t, "func.func @main(%a: tensor<16xi8>, %b: tensor<9223372036854775807xi8>) {\n  return\n}")
+	code, _, errOut := runCLI("bench", "-n", "1", "-plugin", "interpreter", huge)
+	assert.Equal(t, 1, code)
+	assert.Contains(t, errOut, "take more than the 1024 MiB")
+
+	const spin = `func.func @loop() {
+  %0 = stablehlo.constant dense<0> : tensor<i64>
+  %1 = stablehlo.while(%i = %0) : tensor<i64>
+    cond {
+      %t = stablehlo.constant dense<true> : tensor<i1>
+      stablehlo.return %t : tensor<i1>
+    } do {
+      stablehlo.return %i : tensor<i64>
+    }
+  check.expect_eq_const %1, dense<0> : tensor<i64>
+  return
+}`
+	for name, text := range map[string]string{
+		"one device":   spin,
+		"two replicas": "module attributes {mhlo.num_replicas = 2 : i32} {\n" + spin + "\n}",
+	} {
+		code, out, _ := runCLI("check", "-timeout", "100ms", writeMLIR(t, text))
+		assert.Equal(t, 1, code, name)
+		assert.Contains(t, out, "timed out after 100ms", name)
+	}
+
+	bad := writeMLIR(t, "func.func @main( {")
+	missing := filepath.Join(t.TempDir(), "missing.mlir")
+	for _, file := range []string{bad, missing} {
+		code, _, errOut := runCLI("bench", "-timeout", "1ns", file)
+		assert.Equal(t, 1, code, file)
+		assert.NotContains(t, errOut, "stopped after -timeout", file)
+		assert.Equal(t, 1, strings.Count(errOut, file), "the path once: %s", errOut)
+	}
+}
