@@ -147,11 +147,15 @@ func (d DeviceAssignment) Validate() error {
 	if len(d) > math.MaxInt32 || len(d[0]) > math.MaxInt32 {
 		return fmt.Errorf("xla: device assignment of %dx%d is too large", len(d), len(d[0]))
 	}
-	seen := make(map[int64][2]int, len(d)*len(d[0]))
+	// Every row's length first: the map is sized for the whole grid,
+	// which a ragged one does not have.
 	for r, row := range d {
 		if len(row) != len(d[0]) {
 			return fmt.Errorf("xla: device assignment is ragged: replica %d has %d computations, replica 0 has %d", r, len(row), len(d[0]))
 		}
+	}
+	seen := make(map[int64][2]int, len(d)*len(d[0]))
+	for r, row := range d {
 		for c, id := range row {
 			if id < 0 {
 				return fmt.Errorf("xla: device assignment has negative device id %d at replica %d, computation %d", id, r, c)
