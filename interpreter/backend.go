@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -83,7 +84,12 @@ func (*plugin) NewClient(options []backend.NamedValue) (backend.Client, error) {
 				if v <= 0 {
 					return nil, backend.Errorf(codeInvalidArgument, "PJRT_Client_Create", "option collective_timeout_ms is %d, want a positive number", v)
 				}
-				timeout = time.Duration(v) * time.Millisecond
+				// Past what a Duration holds (292 years) is as good as
+				// forever: the longest one (the product wrapped around).
+				timeout = time.Duration(math.MaxInt64)
+				if v <= math.MaxInt64/int64(time.Millisecond) {
+					timeout = time.Duration(v) * time.Millisecond
+				}
 				continue
 			}
 			if v < 1 || v > maxDevices {

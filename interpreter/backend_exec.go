@@ -680,6 +680,8 @@ func argsReady(args []backend.Buffer) bool {
 func (e *executable) runDevice(run *devRun, rv *Rendezvous, d int, args []backend.Buffer) (err error) {
 	r, p := d/e.partitions, d%e.partitions
 	defer func() {
+		// The outputs keep run alive (failed ones too): not the arguments.
+		run.vals = nil
 		if v := recover(); v != nil {
 			if e := allocErrorOf(v); e != nil {
 				err = backend.Errorf(codeResourceExhausted, "PJRT_LoadedExecutable_Execute", "device %d (replica %d, partition %d): %v", run.info.device, r, p, e)
@@ -724,7 +726,7 @@ func (e *executable) runDevice(run *devRun, rv *Rendezvous, d int, args []backen
 		return argErr
 	}
 	res, err := e.prog.Run(run, Device{Replica: r, Partition: p, Rendezvous: rv}, run.vals)
-	run.vals = nil // the outputs keep run alive; not the arguments
+	run.vals = nil
 	if err == nil {
 		rv.Done(ProcessID{r, p})
 	}

@@ -3,9 +3,11 @@ package interpreter
 import (
 	"encoding/binary"
 	"math"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
+	"weak"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -420,5 +422,74 @@ func TestCloseEndsWaitsForBuffersNeverReady(t *testing.T) {
 	require.NoError(t, c.Close())
 	for _, ev := range []backend.Event{events[0], toHost, aliasReady} {
 		require.ErrorIs(t, await(t, ev), ErrClientClosed)
+	}
+}
+
+// A collective timeout longer than a Duration holds (what a caller may
+// pass for "never") is the longest one: the product in nanoseconds
+// wrapped around to 1 ms, or to a negative duration that became the 30 s
+// default (found in review).
+func TestCollectiveTimeoutDoesNotWrap(t *testing.T) {
+	for _, ms := range []int64{1<<58 + 1, math.MaxInt64, 1500} {
+		bc, err := thePlugin.NewClient([]backend.NamedValue{{Name: "collective_timeout_ms", Value: ms}})
+		require.NoError(t, err)
+		c := bc.(*client)
+		want := time.Duration(math.MaxInt64)
+		if ms == 1500 {
+			want = 1500 * time.Millisecond
+		}
+		assert.Equal(t, want, c.timeout, "%d ms", ms)
+		assert.Equal(t, want, NewRendezvous(2, 1, c.timeout).timeout, "%d ms", ms)
+		c.Close()
+	}
+}
+
+// After an execution that failed on one of its arguments, its (failed)
+// output buffers do not keep the other arguments' values alive: once the
+// caller closes those argument buffers their memory is garbage (the run
+// cleared its argument list only after a run; found in review).
+func TestFailedRunDoesNotKeepArguments(t *testing.T) {
+	for _, fail := range []bool{false, true} {
+		c := newClient(1, DefaultCollectiveTimeout)
+		exe, err := c.Compile([]byte(`func.func @main(%a: tensor<1024xf32>, %b: tensor<1024xf32>) -> tensor<1024xf32> {
+  %0 = stablehlo.add %a, %b : tensor<1024xf32>
+  return %0 : tensor<1024xf32>
+}`), "mlir", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		shape := xla.MakeShape(xla.Float32, 1024)
+		ab, _, err := c.BufferFromHost(backend.HostBuffer{Data: make([]byte, 4096), Shape: shape}, nil, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wp := weak.Make(ab.(*buffer).val.(*Tensor))
+		var bb backend.Buffer
+		if fail {
+			bb, err = c.CreateErrorBuffer(shape, nil, codeInternal, "upstream failed")
+		} else {
+			bb, _, err = c.BufferFromHost(backend.HostBuffer{Data: make([]byte, 4096), Shape: shape}, nil, nil)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		outs, _, err := exe.Execute([][]backend.Buffer{{ab, bb}}, backend.ExecuteOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ev, _ := outs[0][0].ReadyEvent()
+		<-ev.Done()
+		t.Logf("fail=%v: run error: %v", fail, ev.Err())
+		ab.Close()
+		bb.Close()
+		ab, bb = nil, nil
+		for i := 0; i < 5; i++ {
+			runtime.GC()
+		}
+		if wp.Value() != nil {
+			t.Errorf("fail=%v: argument 0's tensor is still reachable after its buffer was closed (the failed outputs hold it)", fail)
+		}
+		runtime.KeepAlive(outs)
+		c.Close()
 	}
 }
