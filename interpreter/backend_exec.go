@@ -538,8 +538,12 @@ func (e *executable) Execute(args [][]backend.Buffer, opts backend.ExecuteOption
 			if bb.dev != devs[d] {
 				return nil, nil, backend.Errorf(codeInvalidArgument, op, "argument %d for device %d is on device %d", i, devs[d].id, bb.dev.id)
 			}
-			if tt, ok := params[i].Type.(stablehlo.TensorType); ok && tt.Size() >= 0 && !bb.shape.Equal(tt.Shape()) {
-				return nil, nil, backend.Errorf(codeInvalidArgument, op, "argument %d of device %d is %v, @%s takes %v", i, d, bb.shape, e.prog.Main.Name, tt)
+			if !argFits(bb.shape, params[i].Type) {
+				what := any(bb.shape)
+				if isTokenShape(bb.shape) {
+					what = "a token"
+				}
+				return nil, nil, backend.Errorf(codeInvalidArgument, op, "argument %d of device %d is %v, @%s takes %v", i, d, what, e.prog.Main.Name, params[i].Type)
 			}
 		}
 	}
@@ -677,6 +681,27 @@ func argsReady(args []backend.Buffer) bool {
 // runDevice runs logical device d: waits for its arguments, runs the
 // program and fills its output buffers. It returns the device's error
 // (after failing the rendezvous with it); the caller completes the event.
+// argFits reports whether a buffer of shape can be an argument of type t:
+// a token for a token, else a tensor of t's element type and rank whose
+// dims match t's static ones (a dynamic one takes any size). Other types
+// (tuples) are left to the run.
+func argFits(shape xla.Shape, t stablehlo.Type) bool {
+	switch t := t.(type) {
+	case stablehlo.TokenType:
+		return isTokenShape(shape)
+	case stablehlo.TensorType:
+		if isTokenShape(shape) || shape.DType != t.DType || len(shape.Dims) != len(t.Dims) {
+			return false
+		}
+		for i, d := range t.Dims {
+			if d >= 0 && d != shape.Dims[i] {
+				return false
+			}
+		}
+	}
+	return true
+}
+
 func (e *executable) runDevice(run *devRun, rv *Rendezvous, d int, args []backend.Buffer) (err error) {
 	r, p := d/e.partitions, d%e.partitions
 	defer func() {

@@ -180,3 +180,50 @@ func TestNilClientAndExecutable(t *testing.T) {
 	_, err = e.Execute(nil, ExecuteOptions{})
 	assert.ErrorContains(t, err, "executable is nil")
 }
+
+// An argument of the wrong kind for a token or a dynamic parameter is the
+// caller's error too: Execute refuses it, as one of the wrong static
+// shape, instead of starting a run that failed later with INTERNAL
+// (found in review).
+func TestExecuteChecksTokenAndDynamicArguments(t *testing.T) {
+	c := openInterpreter(t)
+	f32x2, err := BufferFrom(c, []float32{1, 2}, []int64{2})
+	require.NoError(t, err)
+	i32x3, err := BufferFrom(c, []int32{1, 2, 3}, []int64{3})
+	require.NoError(t, err)
+	f32x2x1, err := BufferFrom(c, []float32{1, 2}, []int64{2, 1})
+	require.NoError(t, err)
+	f32x3, err := BufferFrom(c, []float32{1, 2, 3}, []int64{3})
+	require.NoError(t, err)
+	token := MLIRText(`func.func @main(%t: !stablehlo.token, %x: tensor<2xf32>) -> (!stablehlo.token, tensor<2xf32>) {
+  return %t, %x : !stablehlo.token, tensor<2xf32>
+}`)
+	dynamic := MLIRText(`func.func @main(%x: tensor<?xf32>) -> tensor<2xf32> {
+  %0 = stablehlo.slice %x [0:2] : (tensor<?xf32>) -> tensor<2xf32>
+  return %0 : tensor<2xf32>
+}`)
+	for _, tc := range []struct {
+		prog Program
+		args []*Buffer
+		want string
+	}{
+		{token, []*Buffer{f32x2, f32x2}, "argument 0 of device 0 is tensor<2xf32>, @main takes !stablehlo.token"},
+		{dynamic, []*Buffer{i32x3}, "argument 0 of device 0 is tensor<3xi32>, @main takes tensor<?xf32>"},
+		{dynamic, []*Buffer{f32x2x1}, "is tensor<2x1xf32>, @main takes tensor<?xf32>"},
+	} {
+		exe, err := c.Compile(tc.prog, nil)
+		require.NoError(t, err)
+		_, err = exe.Run(tc.args...)
+		assert.ErrorIs(t, err, InvalidArgument, tc.want)
+		assert.ErrorContains(t, err, tc.want)
+		exe.Close()
+	}
+	exe, err := c.Compile(dynamic, nil)
+	require.NoError(t, err)
+	defer exe.Close()
+	out, err := exe.Run(f32x3)
+	require.NoError(t, err, "any length for the ? dim")
+	got, err := ToSlice[float32](ctxT(t), out[0])
+	require.NoError(t, err)
+	assert.Equal(t, []float32{1, 2}, got)
+}
