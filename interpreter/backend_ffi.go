@@ -252,13 +252,22 @@ func ffiAttrValue(a stablehlo.Attribute) (any, bool) {
 	case stablehlo.StringAttr:
 		return string(a), true
 	case stablehlo.DenseArrayAttr:
+		// Slices of the element type, as a C plugin's frame decodes them.
 		switch a.DType {
+		case xla.Int8:
+			return convertInts[int8](a.Values), true
+		case xla.Int16:
+			return convertInts[int16](a.Values), true
 		case xla.Int32:
-			out := make([]int32, len(a.Values))
-			for i, v := range a.Values {
-				out[i] = int32(v)
-			}
-			return out, true
+			return convertInts[int32](a.Values), true
+		case xla.Uint8:
+			return convertInts[uint8](a.Values), true
+		case xla.Uint16:
+			return convertInts[uint16](a.Values), true
+		case xla.Uint32:
+			return convertInts[uint32](a.Values), true
+		case xla.Uint64:
+			return convertInts[uint64](a.Values), true
 		case xla.Bool:
 			out := make([]bool, len(a.Values))
 			for i, v := range a.Values {
@@ -280,4 +289,13 @@ func ffiAttrValue(a stablehlo.Attribute) (any, bool) {
 		return ffiAttrs(a), true
 	}
 	return nil, false
+}
+
+// convertInts converts an integer array attribute's values to T.
+func convertInts[T int8 | int16 | int32 | uint8 | uint16 | uint32 | uint64](vals []int64) []T {
+	out := make([]T, len(vals))
+	for i, v := range vals {
+		out[i] = T(v)
+	}
+	return out
 }

@@ -959,3 +959,44 @@ func TestInterpreterCollectiveTimeoutCode(t *testing.T) {
 	assert.ErrorContains(t, err, "device (1, 0) finished without reaching stablehlo.all_reduce (line 7)")
 	assert.NotContains(t, err.Error(), "cancelled")
 }
+
+// FFI array attributes reach Go handlers on the interpreter as slices of
+// their element type, as FFICallFrame.Attrs says and the C-plugin path
+// decodes them (array<i8: ...> and array<i16: ...> came as []int64;
+// found in review).
+func TestFFIAttributeTypesOnInterpreter(t *testing.T) {
+	c := openInterpreter(t)
+	const target = "halo_test_attr_types"
+	var mu sync.Mutex
+	types := map[string]string{}
+	require.NoError(t, c.Plugin().RegisterFFIHandler(target, "Host", func(f *FFICallFrame) error {
+		mu.Lock()
+		defer mu.Unlock()
+		for k, v := range f.Attrs {
+			types[k] = fmt.Sprintf("%T", v)
+		}
+		copy(f.Rets[0].Bytes(), f.Args[0].Bytes())
+		return nil
+	}, 0))
+	exe, err := c.Compile(MLIRText(fmt.Sprintf(`func.func @main(%%x: tensor<2xf32>) -> tensor<2xf32> {
+  %%0 = stablehlo.custom_call @%s(%%x) {api_version = 4 : i32, backend_config = {halo.callback_id = %d : i64, a8 = array<i8: 1, 2>, a16 = array<i16: 3>, a32 = array<i32: 4>, a64 = array<i64: 5>, af = array<f32: 1.0>, ad = array<f64: 2.0>, ab = array<i1: true>, s8 = 1 : i8, s16 = 2 : i16}} : (tensor<2xf32>) -> tensor<2xf32>
+  return %%0 : tensor<2xf32>
+}`, target, FFICallbackID(target))), nil)
+	require.NoError(t, err)
+	x, err := BufferFrom(c, []float32{1, 2}, []int64{2})
+	require.NoError(t, err)
+	outs, err := exe.Run(x)
+	require.NoError(t, err)
+	require.NoError(t, outs[0].Await(ctxT(t)))
+	mu.Lock()
+	defer mu.Unlock()
+	assert.Equal(t, "[]int8", types["a8"])
+	assert.Equal(t, "[]int16", types["a16"])
+	assert.Equal(t, "[]int32", types["a32"])
+	assert.Equal(t, "[]int64", types["a64"])
+	assert.Equal(t, "int8", types["s8"])
+	assert.Equal(t, "int16", types["s16"])
+	assert.Equal(t, "[]float32", types["af"])
+	assert.Equal(t, "[]float64", types["ad"])
+	assert.Equal(t, "[]bool", types["ab"])
+}
