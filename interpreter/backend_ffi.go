@@ -156,6 +156,13 @@ func ffiCustomCall(target string, h backend.FFIHandler) CustomCallFunc {
 			}
 			frame.Rets = append(frame.Rets, ffiBuffer(shape.DType, shape.Dims, hostRets[i]))
 		}
+		// A result aliased to an operand (output_operand_aliases, as
+		// jax.ffi.ffi_call's input_output_aliases lowers) starts as the
+		// operand's data, as in XLA, where it is the operand's buffer: an
+		// in-place handler updates only what it changes.
+		if err := fillAliasedResults(c, frame.Args, hostRets); err != nil {
+			return nil, fmt.Errorf("FFI call %q: %w", target, err)
+		}
 		defer func() {
 			if v := recover(); v != nil {
 				err = fmt.Errorf("FFI handler %q panicked: %v", target, v)
@@ -298,4 +305,95 @@ func convertInts[T int8 | int16 | int32 | uint8 | uint16 | uint32 | uint64](vals
 		out[i] = T(v)
 	}
 	return out
+}
+
+// fillAliasedResults copies each operand a result of c aliases
+// (output_operand_aliases) into that result's bytes (rets, one per
+// tensor result; args, one per tensor operand).
+func fillAliasedResults(c *CustomCall, args []backend.FFIBuffer, rets [][]byte) error {
+	if c.Op == nil {
+		return nil
+	}
+	aliases, _ := c.Op.Attr("output_operand_aliases").(stablehlo.ArrayAttr)
+	if len(aliases) == 0 {
+		return nil
+	}
+	var operands, results []stablehlo.Type
+	for _, v := range c.Op.Operands {
+		operands = append(operands, v.Type)
+	}
+	for _, v := range c.Op.Results {
+		results = append(results, v.Type)
+	}
+	for _, a := range aliases {
+		al, ok := a.(stablehlo.OutputOperandAlias)
+		if !ok {
+			if p, isPtr := a.(*stablehlo.OutputOperandAlias); isPtr && p != nil {
+				al, ok = *p, true
+			}
+		}
+		if !ok {
+			return fmt.Errorf("output_operand_aliases holds %v, not an output_operand_alias", a)
+		}
+		// Several results are a tuple's elements (HLO's view): the
+		// output's first tuple index picks the result.
+		rIndex, rPath := int64(0), al.OutputTupleIndices
+		if len(results) > 1 {
+			if len(rPath) == 0 {
+				return fmt.Errorf("output_operand_alias of operand %d names no result of %d", al.OperandIndex, len(results))
+			}
+			rIndex, rPath = rPath[0], rPath[1:]
+		}
+		ri, rok := flatTensorIndex(results, rIndex, rPath)
+		oi, ook := flatTensorIndex(operands, al.OperandIndex, al.OperandTupleIndices)
+		if !rok || !ook || ri >= len(rets) || oi >= len(args) {
+			return fmt.Errorf("output_operand_alias %v names no tensor result and operand", al)
+		}
+		src := args[oi].Bytes()
+		if len(src) != len(rets[ri]) {
+			return fmt.Errorf("result %d (%d bytes) cannot alias operand %d (%d bytes)", ri, len(rets[ri]), oi, len(src))
+		}
+		copy(rets[ri], src)
+	}
+	return nil
+}
+
+// flatTensorIndex is the position among the tensors of types (tuples
+// flattened in order, tokens left out) of element path of types[index].
+func flatTensorIndex(types []stablehlo.Type, index int64, path []int64) (int, bool) {
+	if index < 0 || index >= int64(len(types)) {
+		return 0, false
+	}
+	n := 0
+	for _, t := range types[:index] {
+		n += tensorCount(t)
+	}
+	t := types[index]
+	for _, i := range path {
+		tt, ok := t.(stablehlo.TupleType)
+		if !ok || i < 0 || i >= int64(len(tt.Elems)) {
+			return 0, false
+		}
+		for _, e := range tt.Elems[:i] {
+			n += tensorCount(e)
+		}
+		t = tt.Elems[i]
+	}
+	_, ok := t.(stablehlo.TensorType)
+	return n, ok
+}
+
+// tensorCount is how many tensors t holds (a tuple's, flattened).
+func tensorCount(t stablehlo.Type) int {
+	switch t := t.(type) {
+	case stablehlo.TensorType:
+		return 1
+	case stablehlo.TupleType:
+		n := 0
+		for _, e := range t.Elems {
+			n += tensorCount(e)
+		}
+		return n
+	}
+	return 0
 }

@@ -1000,3 +1000,41 @@ func TestFFIAttributeTypesOnInterpreter(t *testing.T) {
 	assert.Equal(t, "[]float64", types["ad"])
 	assert.Equal(t, "[]bool", types["ab"])
 }
+
+// A custom call's result aliased to an operand (output_operand_aliases,
+// what jax.ffi.ffi_call's input_output_aliases lowers to) starts, on the
+// interpreter as in XLA, as the operand's data: an in-place handler
+// updates only what it changes (it started as zeros; found in review).
+// The argument itself is not donated.
+func TestFFIOutputOperandAliasOnInterpreter(t *testing.T) {
+	c := openInterpreter(t)
+	const target = "halo_test_set_first"
+	require.NoError(t, c.Plugin().RegisterFFIHandler(target, "Host", func(f *FFICallFrame) error {
+		for _, r := range f.Rets {
+			binary.LittleEndian.PutUint32(r.Bytes(), math.Float32bits(100)) // element 0 only
+		}
+		return nil
+	}, 0))
+	exe, err := c.Compile(MLIRText(fmt.Sprintf(`func.func @main(%%x: tensor<4xf32>, %%y: tensor<2xf32>) -> (tensor<4xf32>, tensor<2xf32>) {
+  %%0 = stablehlo.custom_call @%[1]s(%%x) {api_version = 4 : i32, output_operand_aliases = [#stablehlo.output_operand_alias<output_tuple_indices = [], operand_index = 0, operand_tuple_indices = []>], backend_config = {halo.callback_id = %[2]d : i64}} : (tensor<4xf32>) -> tensor<4xf32>
+  %%1:2 = stablehlo.custom_call @%[1]s(%%x, %%y) {api_version = 4 : i32, output_operand_aliases = [#stablehlo.output_operand_alias<output_tuple_indices = [1], operand_index = 1, operand_tuple_indices = []>], backend_config = {halo.callback_id = %[2]d : i64}} : (tensor<4xf32>, tensor<2xf32>) -> (tensor<4xf32>, tensor<2xf32>)
+  return %%0, %%1#1 : tensor<4xf32>, tensor<2xf32>
+}`, target, FFICallbackID(target))), nil)
+	require.NoError(t, err)
+	defer exe.Close()
+	x, err := BufferFrom(c, []float32{1, 2, 3, 4}, []int64{4})
+	require.NoError(t, err)
+	y, err := BufferFrom(c, []float32{5, 6}, []int64{2})
+	require.NoError(t, err)
+	outs, err := exe.Run(x, y)
+	require.NoError(t, err)
+	got, err := ToSlice[float32](ctxT(t), outs[0])
+	require.NoError(t, err)
+	assert.Equal(t, []float32{100, 2, 3, 4}, got)
+	got, err = ToSlice[float32](ctxT(t), outs[1])
+	require.NoError(t, err)
+	assert.Equal(t, []float32{100, 6}, got, "the second result aliases the second operand")
+	in, err := ToSlice[float32](ctxT(t), x)
+	require.NoError(t, err)
+	assert.Equal(t, []float32{1, 2, 3, 4}, in, "not donated")
+}
