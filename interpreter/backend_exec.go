@@ -97,8 +97,12 @@ func (c *client) compile(code []byte, format string, options []byte, op string) 
 	if e.name == "" {
 		e.name = p.Main.Name
 	}
-	sum := sha256.Sum256(code)
-	e.fingerprint = hex.EncodeToString(sum[:16])
+	// The program and where it runs: the same code compiled for other
+	// replicas, partitions or devices is another executable.
+	h := sha256.New()
+	h.Write(code)
+	fmt.Fprintf(h, "\x00%d %d %v", e.replicas, e.partitions, e.assignment)
+	e.fingerprint = hex.EncodeToString(h.Sum(nil)[:16])
 	return e, nil
 }
 

@@ -100,6 +100,20 @@ func TestInterpreterCompileExecuteSerialize(t *testing.T) {
 	fp, err := exe.Fingerprint()
 	require.NoError(t, err)
 	assert.NotEmpty(t, fp)
+	// The same code compiled for two replicas is another executable, with
+	// another fingerprint (they were the same, a hash of the code alone;
+	// found in review); compiled alike, the same one.
+	c2 := openInterpreter(t, DeviceCount(2))
+	for replicas, same := range map[int]bool{1: true, 2: false} {
+		o := xla.DefaultCompileOptions()
+		o.NumReplicas = replicas
+		other, err := c2.Compile(MLIRText(interpAdd), &o)
+		require.NoError(t, err)
+		ofp, err := other.Fingerprint()
+		require.NoError(t, err)
+		assert.Equal(t, same, ofp == fp, "%d replicas", replicas)
+		other.Close()
+	}
 
 	a, err := BufferFrom(c, []float32{1, 2, 3, 4}, []int64{4})
 	require.NoError(t, err)
