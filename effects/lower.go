@@ -16,7 +16,8 @@ const LoweredAttr = "halo.effects.lowered"
 
 // LowerOptions control Lower.
 type LowerOptions struct {
-	// Main is the entry function ("main" when empty).
+	// Main is the entry function: the module's (@main, or its only public
+	// function) when empty; when set, it must be that one.
 	Main string
 	// TokenArrays makes the entry function take and return a tensor<0xi1>
 	// per ordered effect instead of a !stablehlo.token, and start each
@@ -63,13 +64,19 @@ func Lower(m *stablehlo.Module, opts LowerOptions) (*Lowered, error) {
 	if m.Attr(LoweredAttr) != nil {
 		return nil, errors.New("effects: Lower: the module was lowered already")
 	}
+	// The tokens go on the function a PJRT plugin runs: the module's
+	// entry (@main, or its only public function).
+	entry := m.EntryName()
 	mainName := opts.Main
 	if mainName == "" {
-		mainName = "main"
+		mainName = entry
 	}
 	main := m.Func(mainName)
 	if main == nil || main.Body == nil {
 		return nil, fmt.Errorf("effects: Lower: the module has no function @%s", mainName)
+	}
+	if mainName != entry {
+		return nil, fmt.Errorf("effects: Lower: @%s is not the module's entry function: a plugin runs @%s (rename it, or make @%s the only public function)", mainName, entry, mainName)
 	}
 	l := &lowerer{m: m, info: map[string]*funcInfo{}, opts: opts}
 	for _, f := range m.Funcs {

@@ -211,6 +211,23 @@ func TestLowerWithoutOrderedEffects(t *testing.T) {
 	assert.False(t, l.HasEffects())
 }
 
+// A module whose only public function is not named main lowers its
+// tokens onto that function, the one a plugin runs (Lower looked for
+// @main only).
+func TestLowerOntoTheModulesEntry(t *testing.T) {
+	var w lines
+	m := build(t, func(fb *stablehlo.FuncBuilder) {
+		require.NoError(t, Fprint(fb, &w, Ordered("log"), "%v", fb.Arg(0)))
+		fb.Return()
+	}, i32)
+	m.Func("main").Name = "entry"
+	l, err := Lower(m, LowerOptions{})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"log"}, l.Ordered)
+	assert.Equal(t, "entry", l.Module.EntryName())
+	assert.Equal(t, []string{"!stablehlo.token", "tensor<i32>"}, types(l.Module.Func("entry").ArgTypes()...))
+}
+
 func TestLowerErrors(t *testing.T) {
 	var w lines
 	for _, tc := range []struct {
@@ -222,6 +239,14 @@ func TestLowerErrors(t *testing.T) {
 		{"no main", func() *stablehlo.Module {
 			return build(t, func(fb *stablehlo.FuncBuilder) { fb.Return() })
 		}, LowerOptions{Main: "entry"}, "no function @entry"},
+		{"main beside the entry", func() *stablehlo.Module {
+			m := build(t, func(fb *stablehlo.FuncBuilder) { fb.Return() })
+			other := build(t, func(fb *stablehlo.FuncBuilder) { fb.Return() })
+			f := other.Func("main")
+			f.Name = "other"
+			m.AddFunc(f)
+			return m
+		}, LowerOptions{Main: "other"}, "@other is not the module's entry function: a plugin runs @main"},
 		{"lowered twice", func() *stablehlo.Module {
 			m := build(t, func(fb *stablehlo.FuncBuilder) { fb.Return() })
 			l, err := Lower(m, LowerOptions{})
