@@ -82,14 +82,10 @@ func TestBarrierAllReportsCollectedStreamsErrors(t *testing.T) {
 	drainBarrierAll(t)
 	c := openInterpreter(t, 1)
 	d := dispatchOnDroppedStream(t, c, Unordered, false)
-	exe, fill, ran, id := d.exe, d.fill, &d.ran, d.id
-	require.NoError(t, fill.Fulfill(scalar(t, c, 1, nil)))
-	for ran.Load() == 0 {
-		time.Sleep(time.Millisecond)
-	}
-	require.True(t, collectN(200, func() bool { return lookupStream(id) == nil }), "the stream is collected once its work is done")
+	d.run(t, c)
+	require.True(t, collectN(200, func() bool { return lookupStream(d.id) == nil }), "the stream is collected once its work is done")
 	assert.ErrorIs(t, BarrierAll(ctxT(t)), errBoom)
-	runtime.KeepAlive(exe)
+	runtime.KeepAlive(d.exe)
 }
 
 // A BarrierAll whose context ends while a live stream's work waits keeps
@@ -99,10 +95,7 @@ func TestBarrierAllTimeoutKeepsCollectedStreamsErrors(t *testing.T) {
 	drainBarrierAll(t)
 	c := openInterpreter(t, 1)
 	d := dispatchOnDroppedStream(t, c, Unordered, false)
-	require.NoError(t, d.fill.Fulfill(scalar(t, c, 1, nil)))
-	for d.ran.Load() == 0 {
-		time.Sleep(time.Millisecond)
-	}
+	d.run(t, c)
 	require.True(t, collectN(200, func() bool { return lookupStream(d.id) == nil }))
 	// A live stream with a computation waiting for its argument.
 	var out lines
@@ -129,10 +122,7 @@ func TestBarrierAllReportsStreamsBeingCollected(t *testing.T) {
 	drainBarrierAll(t)
 	c := openInterpreter(t, 1)
 	d := dispatchOnDroppedStream(t, c, Unordered, false)
-	require.NoError(t, d.fill.Fulfill(scalar(t, c, 1, nil)))
-	for d.ran.Load() == 0 {
-		time.Sleep(time.Millisecond)
-	}
+	d.run(t, c)
 	block, blocking := make(chan struct{}), make(chan struct{})
 	func() {
 		x := new([64]byte)
@@ -178,6 +168,15 @@ func TestKeptPJRTExecutableKeepsCallbacks(t *testing.T) {
 	require.NoError(t, x.Completion[0].Await(ctxT(t)))
 	assert.EqualValues(t, 1, ran.Load())
 	runtime.KeepAlive(pj)
+}
+
+// run gives the computation its argument and waits for its callback.
+func (d *droppedDispatch) run(t *testing.T, c *pjrt.Client) {
+	t.Helper()
+	require.NoError(t, d.fill.Fulfill(scalar(t, c, 1, nil)))
+	for d.ran.Load() == 0 {
+		time.Sleep(time.Millisecond)
+	}
 }
 
 // droppedDispatch is a computation dispatched on a stream its goroutine

@@ -455,11 +455,7 @@ func (s *Stream) executeDirect(dev *pjrt.Device, exe *Executable, args []*pjrt.B
 		s.addPending(x.Completion[0])
 		exe.track(x.Completion[0])
 	}
-	s.inflight--
-	var retired []*pjrt.ExecuteContext
-	if s.inflight == 0 {
-		retired, s.retired = s.retired, nil
-	}
+	retired := s.endInflight()
 	s.mu.Unlock()
 	closeAll(dropped)
 	closeContexts(retired)
@@ -555,17 +551,24 @@ func (s *Stream) executeRelayed(dev *pjrt.Device, exe *Executable, args []*pjrt.
 		s.addPending(x.Completion[0])
 		exe.track(x.Completion[0])
 	}
-	s.inflight--
-	var retired []*pjrt.ExecuteContext
-	if s.inflight == 0 {
-		retired, s.retired = s.retired, nil
-	}
+	retired := s.endInflight()
 	s.mu.Unlock()
 	closeContexts(retired)
 	if err != nil {
 		return nil, exe.explain(err, args, dev)
 	}
 	return x.Outputs[0][n:], nil
+}
+
+// endInflight ends a dispatch counted in inflight (s.mu held) and returns
+// the contexts Close retired meanwhile when it was the last one.
+func (s *Stream) endInflight() []*pjrt.ExecuteContext {
+	if s.inflight--; s.inflight > 0 {
+		return nil
+	}
+	retired := s.retired
+	s.retired = nil
+	return retired
 }
 
 func closeContexts(xs []*pjrt.ExecuteContext) {
