@@ -170,17 +170,7 @@ func TestRunErrors(t *testing.T) {
 	assert.Equal(t, 1, code)
 	assert.Contains(t, errOut, args+": @main takes 1 arguments (tensor<4xf32>); halo run runs functions without arguments")
 
-	loop := writeMLIR(t, `func.func @main() -> tensor<i64> {
-  %0 = stablehlo.constant dense<0> : tensor<i64>
-  %1 = stablehlo.while(%i = %0) : tensor<i64>
-    cond {
-      %t = stablehlo.constant dense<true> : tensor<i1>
-      stablehlo.return %t : tensor<i1>
-    } do {
-      stablehlo.return %i : tensor<i64>
-    }
-  return %1 : tensor<i64>
-}`)
+	loop := writeMLIR(t, "func.func @main() -> tensor<i64> {\n  %0 = stablehlo.constant dense<0> : tensor<i64>\n"+spinWhile+"  return %1 : tensor<i64>\n}")
 	code, _, errOut = runCLI("run", "-timeout", "50ms", loop)
 	assert.Equal(t, 1, code)
 	assert.Contains(t, errOut, "stopped after -timeout 50ms")
@@ -273,16 +263,7 @@ func TestBench(t *testing.T) {
 	assert.Contains(t, errOut, "must not be negative")
 
 	// A program that never ends is stopped by -timeout (the first run).
-	loop := writeMLIR(t, `func.func @main(%x: tensor<i64>) -> tensor<i64> {
-  %1 = stablehlo.while(%i = %x) : tensor<i64>
-    cond {
-      %t = stablehlo.constant dense<true> : tensor<i1>
-      stablehlo.return %t : tensor<i1>
-    } do {
-      stablehlo.return %i : tensor<i64>
-    }
-  return %1 : tensor<i64>
-}`)
+	loop := writeMLIR(t, "func.func @main(%x: tensor<i64>) -> tensor<i64> {\n  %0 = stablehlo.abs %x : tensor<i64>\n"+spinWhile+"  return %1 : tensor<i64>\n}")
 	code, _, errOut = runCLI("bench", "-timeout", "50ms", loop)
 	assert.Equal(t, 1, code)
 	assert.Contains(t, errOut, "halo bench: "+loop+": stopped after -timeout 50ms")
@@ -439,18 +420,8 @@ func TestCLIReviewFindings(t *testing.T) {
 	assert.Equal(t, 1, code)
 	assert.Contains(t, errOut, "take more than the 1024 MiB")
 
-	const spin = `func.func @loop() {
-  %0 = stablehlo.constant dense<0> : tensor<i64>
-  %1 = stablehlo.while(%i = %0) : tensor<i64>
-    cond {
-      %t = stablehlo.constant dense<true> : tensor<i1>
-      stablehlo.return %t : tensor<i1>
-    } do {
-      stablehlo.return %i : tensor<i64>
-    }
-  check.expect_eq_const %1, dense<0> : tensor<i64>
-  return
-}`
+	const spin = "func.func @loop() {\n  %0 = stablehlo.constant dense<0> : tensor<i64>\n" + spinWhile +
+		"  check.expect_eq_const %1, dense<0> : tensor<i64>\n  return\n}"
 	for name, text := range map[string]string{
 		"one device":   spin,
 		"two replicas": "module attributes {mhlo.num_replicas = 2 : i32} {\n" + spin + "\n}",
@@ -469,3 +440,14 @@ func TestCLIReviewFindings(t *testing.T) {
 		assert.Equal(t, 1, strings.Count(errOut, file), "the path once: %s", errOut)
 	}
 }
+
+// spinWhile is a loop that never ends: %1 = while (%i = %0) with a
+// condition always true (%0 an i64 the caller defines).
+const spinWhile = `  %1 = stablehlo.while(%i = %0) : tensor<i64>
+    cond {
+      %t = stablehlo.constant dense<true> : tensor<i1>
+      stablehlo.return %t : tensor<i1>
+    } do {
+      stablehlo.return %i : tensor<i64>
+    }
+`
