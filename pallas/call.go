@@ -217,7 +217,7 @@ func CallErr(fb *stablehlo.FuncBuilder, kernel KernelFunc, spec CallSpec, operan
 	if err != nil {
 		return nil, err
 	}
-	outs, err := low(fb, p, &spec, operands)
+	outs, err := lowerOrRecover(low, fb, p, &spec, operands)
 	if err == nil {
 		err = fb.Err()
 	}
@@ -232,6 +232,17 @@ func CallErr(fb *stablehlo.FuncBuilder, kernel KernelFunc, spec CallSpec, operan
 		return nil, &Error{Kernel: p.Name, Op: "pallas_call", Msg: fmt.Sprintf("%s lowering: %v", backend, err), Err: err}
 	}
 	return outs, nil
+}
+
+// lowerOrRecover runs a backend's lowering, a panic in it (a registered
+// backend's bug) becoming its error: nothing panics out of Call.
+func lowerOrRecover(low Lowering, fb *stablehlo.FuncBuilder, p *Program, spec *CallSpec, operands []*stablehlo.Value) (outs []*stablehlo.Value, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			outs, err = nil, fmt.Errorf("panic: %v (a bug of the lowering: please report it)", v)
+		}
+	}()
+	return low(fb, p, spec, operands)
 }
 
 // outOfScope says why v cannot be an operand of ops built in fb (another

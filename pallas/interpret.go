@@ -1566,7 +1566,7 @@ func padLimits(fb *stablehlo.FuncBuilder, r RefInfo, st []*stablehlo.Value) []*s
 			continue
 		}
 		var x *stablehlo.Value
-		if r.ArrayShape[d]%b != 0 {
+		if b > 0 && r.ArrayShape[d]%b != 0 { // a zero-size block has no padding
 			x = fb.Subtract(fb.ScalarOf(xla.Int32, float64(r.ArrayShape[d])), st[d])
 			padded = true
 		}

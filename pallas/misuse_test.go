@@ -646,10 +646,23 @@ func TestMisuseLoweringErrors(t *testing.T) {
 		fb.Add(operands[0], other.Arg(0))
 		return nil, fb.Err()
 	})
+	const panics Backend = "test-panic"
+	RegisterBackend(panics, func(fb *stablehlo.FuncBuilder, p *Program, c *CallSpec, operands []*stablehlo.Value) ([]*stablehlo.Value, error) {
+		var m map[string]int
+		m["x"] = 1 // a lowering's bug
+		return nil, nil
+	})
 	defer RegisterBackend(raw, nil)
 	defer RegisterBackend(badOp, nil)
+	defer RegisterBackend(panics, nil)
 
-	err := callMisuse(t, misuseCase{name: "raw", kernel: copyKernel, spec: CallSpec{Name: "lw", OutShapes: one, Backend: raw}, args: []stablehlo.TensorType{f32t(4)}})
+	// A lowering that panics fails the call instead (nothing panics out of
+	// Call; interpret mode's padding of a zero-size block divided by
+	// zero, found in review).
+	err := callMisuse(t, misuseCase{name: "panic", kernel: copyKernel, spec: CallSpec{Name: "lw", OutShapes: one, Backend: panics}, args: []stablehlo.TensorType{f32t(4)}})
+	requireMisuse(t, err, "lw", "pallas_call", "test-panic lowering: panic: assignment to entry in nil map")
+
+	err = callMisuse(t, misuseCase{name: "raw", kernel: copyKernel, spec: CallSpec{Name: "lw", OutShapes: one, Backend: raw}, args: []stablehlo.TensorType{f32t(4)}})
 	requireMisuse(t, err, "lw", "pallas_call", "test-raw-error lowering: boom")
 	assert.ErrorIs(t, err, boom)
 

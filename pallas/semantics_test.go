@@ -609,3 +609,26 @@ func TestUnwrittenComplexIsNaN(t *testing.T) {
 		}
 	}
 }
+
+// A zero-size output whose (whole, zero-size) block the kernel loads:
+// Vmap's spec of it is [Squeezed, 0], and a block of 0 for a dim of 0 is
+// a user's spec too. Interpret mode's padding of edge blocks divided by
+// the block size: the call panicked (found in review).
+func TestZeroSizeBlocksLoaded(t *testing.T) {
+	kernel := func(k *Kernel, r []*Ref) {
+		r[1].Store(r[0].Load())
+		r[1].Store(r[1].Load().Add(1.0))
+	}
+	spec := CallSpec{Name: "empty_load", OutShapes: []xla.Shape{xla.MakeShape(xla.Float32, 0)}}
+	vk, vspec, err := Vmap(kernel, spec, 2, []bool{true})
+	require.NoError(t, err)
+	got, err := runCall(vk, vspec, interpreter.NewTensor(xla.MakeShape(xla.Float32, 2, 0)))
+	require.NoError(t, err)
+	assert.Equal(t, []int64{2, 0}, got[0].Shape.Dims)
+
+	spec.InSpecs = []*BlockSpec{{BlockShape: []int64{0}}}
+	spec.OutSpecs = []*BlockSpec{{BlockShape: []int64{0}}}
+	got, err = runCall(kernel, spec, interpreter.NewTensor(xla.MakeShape(xla.Float32, 0)))
+	require.NoError(t, err)
+	assert.Equal(t, []int64{0}, got[0].Shape.Dims)
+}
