@@ -60,14 +60,7 @@ func Sqrt(z complex128) complex128 {
 // log|z| computed without cancellation near |z| = 1.
 func Log(z complex128) complex128 {
 	x, y := real(z), imag(z)
-	ax, ay := math.Abs(x), math.Abs(y)
-	re := 0.0
-	if h := math.Hypot(ax, ay); h > 0.5 && h < 2 {
-		re = 0.5 * math.Log1p(sumSquaresMinusOne(x, y))
-	} else {
-		re = LogHypot(ax, ay)
-	}
-	return complex(re, Atan2(y, x))
+	return complex(LogHypot(x, y), Atan2(y, x))
 }
 
 // sumSquaresMinusOne is x² + y² - 1 with the products split exactly by FMA.
@@ -98,8 +91,7 @@ func Sinh(z complex128) complex128 {
 	if ax := math.Abs(x); ax > 700 && !isInf(x) {
 		// sinh x ≈ cosh x ≈ e^|x|/2: split the exponential so that a small
 		// cos or sin does not meet an overflowed factor.
-		h := math.Exp(ax / 2)
-		return complex(c*math.Copysign(h/2, x)*h, s*(h/2)*h)
+		return complex(expTimes(math.Copysign(1, x)*c, ax, 0.5), expTimes(s, ax, 0.5))
 	}
 	return complex(math.Sinh(x)*c, math.Cosh(x)*s)
 }
@@ -160,7 +152,8 @@ func Tanh(z complex128) complex128 {
 		if isInf(y) || isNaN(y) {
 			return complex(math.Copysign(1, x), math.Copysign(0, y))
 		}
-		return complex(math.Copysign(1, x), math.Copysign(0, math.Sin(2*y)))
+		// The sign of sin 2y, from sin y cos y: 2y may overflow.
+		return complex(math.Copysign(1, x), math.Copysign(0, math.Sin(y)*math.Cos(y)))
 	case isNaN(x):
 		if y == 0 {
 			return complex(x, y)
@@ -418,8 +411,7 @@ func Exp(z complex128) complex128 {
 	}
 	s, c := math.Sincos(y)
 	if x > 700 {
-		h := math.Exp(x / 2)
-		return complex(c*h*h, s*h*h)
+		return complex(expTimes(c, x, 1), expTimes(s, x, 1))
 	}
 	r := math.Exp(x)
 	return complex(r*c, r*s)
@@ -434,4 +426,19 @@ func Cos(z complex128) complex128 { return Cosh(complex(-imag(z), real(z))) }
 func Sin(z complex128) complex128 {
 	w := Sinh(complex(-imag(z), real(z)))
 	return complex(imag(w), -real(w))
+}
+
+// expTimes is v·e^x·scale (scale 1 or ½) for a large x (past 700),
+// finite wherever the product is: e^x is split into factors that do not
+// overflow, multiplied into v one at a time (two up to x = 1400; three
+// past it, where e^(x/2) overflows although a tiny v, down to 5e-324,
+// keeps the product finite up to x ≈ 1454). The scale goes on a factor,
+// exactly, not on v, which it could round to 0.
+func expTimes(v, x, scale float64) float64 {
+	if x <= 1400 {
+		h := math.Exp(x / 2)
+		return v * (h * scale) * h
+	}
+	h := math.Exp(x / 3)
+	return v * (h * scale) * h * h
 }

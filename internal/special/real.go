@@ -21,7 +21,13 @@ func RealLog(x float64) float64 {
 // math.Expm1 is right there.
 func RealExp(x float64) float64 {
 	if x > 709 {
-		return math.Expm1(x)
+		if r := math.Expm1(x); !math.IsInf(r, 1) {
+			return r
+		}
+		// math.Expm1 overflows at the largest x whose e^x is finite
+		// (709.782712893384): e^(x/2) squared is finite up to there.
+		h := math.Exp(x / 2)
+		return h * h
 	}
 	return math.Exp(x)
 }
@@ -38,9 +44,15 @@ func RealPow(x, y float64) float64 {
 
 // LogHypot is log √(x² + y²) without the overflow of the sum for huge x
 // or y (log|1.5e308 + 1.5e308i| is 709.95, not +Inf) or its loss of bits
-// for subnormal ones: the parts are scaled by a power of two first.
+// for subnormal ones: the parts are scaled by a power of two first. Near
+// |z| = 1 it is ½ log1p(x² + y² - 1) with the squares split exactly, so
+// that a logarithm near 0 keeps its digits (log|0.6+0.8i| is 2.2e-17, not
+// 0).
 func LogHypot(x, y float64) float64 {
 	x, y = math.Abs(x), math.Abs(y)
+	if h := math.Hypot(x, y); h > 0.5 && h < 2 {
+		return 0.5 * math.Log1p(sumSquaresMinusOne(x, y))
+	}
 	m := max(x, y)
 	if math.IsInf(m, 0) || math.IsNaN(x) || math.IsNaN(y) || m == 0 || (m < 0x1p1000 && m > 0x1p-1000) {
 		return RealLog(math.Hypot(x, y))

@@ -569,3 +569,34 @@ func TestExpCosSin(t *testing.T) {
 		t.Errorf("Exp(710+iπ/4) = %v, want about 1.58e308·(1+i)", e)
 	}
 }
+
+// Found in review (references from mpmath at 300 bits): tanh(+∞ + iy)
+// takes its zero's sign from sin 2y, which overflowed to NaN (always +)
+// for |y| past MaxFloat64/2; e^x at the largest x with a finite result
+// overflowed in math.Expm1; log|z| near |z| = 1 lost every digit
+// through the hypotenuse; e^z and sinh z for x past 1419.57 and a tiny y
+// overflowed in e^(x/2) where the product is finite.
+func TestReviewedEdges(t *testing.T) {
+	w := Tanh(complex(math.Inf(1), 1e308)) // sin(2e308) < 0
+	assert.Equal(t, 1.0, real(w))
+	assert.True(t, imag(w) == 0 && math.Signbit(imag(w)), "imag %v is -0", imag(w))
+	assert.False(t, math.Signbit(imag(Tanh(complex(math.Inf(1), -1e308)))), "the conjugate's")
+	assert.True(t, math.Signbit(real(Tan(complex(1e308, math.Inf(1))))), "tan(1e308 + i∞) = -0 + i")
+
+	assert.Equal(t, 1.7976931348622732e308, RealExp(709.782712893384))
+	assert.True(t, math.IsInf(RealExp(709.7827128933841), 1))
+
+	for _, c := range []struct{ x, y, want float64 }{
+		{0.6, 0.8, 2.2204460492503131548e-17},
+		{1, 1e-8, 4.9999999999999999592e-17},
+	} {
+		assert.InEpsilon(t, c.want, LogHypot(c.x, c.y), 1e-15, "LogHypot(%v, %v)", c.x, c.y)
+		assert.InEpsilon(t, c.want, real(Log(complex(c.x, c.y))), 1e-15)
+	}
+
+	const tiny = 5e-324
+	want := math.Exp(1420 + RealLog(tiny)) // e^1420·y, finite
+	assert.InEpsilon(t, want, imag(Exp(complex(1420, tiny))), 1e-12)
+	assert.InEpsilon(t, want/2, imag(Sinh(complex(1420, tiny))), 1e-12)
+	assert.True(t, math.IsInf(real(Exp(complex(1420, tiny))), 1), "cos y = 1: +Inf")
+}
