@@ -32,16 +32,6 @@ func RealExp(x float64) float64 {
 	return math.Exp(x)
 }
 
-// RealPow is x^y: math.Pow, but right for a subnormal x with a
-// fractional y, where math.Pow's logarithm of x is off (5e-324^(1/3) gave
-// 2.2e-103 for 1.7e-108): x is scaled into the normal range first.
-func RealPow(x, y float64) float64 {
-	if x > 0 && x < 0x1p-1022 && y != math.Trunc(y) && !math.IsInf(y, 0) {
-		return math.Pow(x*0x1p52, y) * math.Pow(2, -52*y)
-	}
-	return math.Pow(x, y)
-}
-
 // LogHypot is log √(x² + y²) without the overflow of the sum for huge x
 // or y (log|1.5e308 + 1.5e308i| is 709.95, not +Inf) or its loss of bits
 // for subnormal ones: the parts are scaled by a power of two first. Near
