@@ -1,9 +1,11 @@
 package interpreter
 
 import (
+	"errors"
 	"fmt"
 	"runtime/debug"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -140,11 +142,43 @@ func init() {
 	// split a global program into per-device shards are not partitioned:
 	// @SPMDFullToShardShape and @SPMDShardToFullShape are not registered.)
 	RegisterCustomCall("Sharding", func(c *CustomCall) ([]*Tensor, error) {
-		if len(c.Operands) != 1 || len(c.Results) != 1 || !c.Operands[0].Shape.Equal(c.Results[0].Shape()) {
+		if len(c.Operands) != 1 || len(c.Results) != 1 || !stablehlo.TypesCompatible(stablehlo.TensorOf(c.Operands[0].Shape), c.Results[0]) {
 			return nil, fmt.Errorf("@Sharding takes one tensor and returns it")
 		}
 		return []*Tensor{c.Operands[0]}, nil
 	})
+	RegisterCustomCall("shape_assertion", shapeAssertion)
+}
+
+// shapeAssertion is @shape_assertion, which jax.export adds to modules
+// with symbolic shapes: operands (pred, dims...), attribute error_message
+// with {0}, {1}, ... for the dims. A false pred fails the run with the
+// message, the dims filled in.
+func shapeAssertion(c *CustomCall) ([]*Tensor, error) {
+	if len(c.Operands) == 0 || len(c.Results) != 0 {
+		return nil, fmt.Errorf("@shape_assertion takes a predicate and dimension values and returns nothing")
+	}
+	pred, ok := c.Operands[0].Data.([]bool)
+	if !ok || len(pred) != 1 {
+		return nil, fmt.Errorf("@shape_assertion's first operand is %v, want tensor<i1>", stablehlo.TensorOf(c.Operands[0].Shape))
+	}
+	if pred[0] {
+		return nil, nil
+	}
+	msg := "shape assertion failed"
+	if c.Op != nil {
+		if m, ok := c.Op.Attr("error_message").(stablehlo.StringAttr); ok {
+			msg = string(m)
+		}
+	}
+	for i, t := range c.Operands[1:] {
+		v, err := shpScalarInt(t)
+		if err != nil {
+			return nil, fmt.Errorf("@shape_assertion operand %d: %w", i+1, err)
+		}
+		msg = strings.ReplaceAll(msg, fmt.Sprintf("{%d}", i), strconv.FormatInt(v, 10))
+	}
+	return nil, errors.New(msg)
 }
 
 // runCustomCall calls fn, turning its panic into an error (an allocation
@@ -253,7 +287,8 @@ func kernelCustomCall(x *Exec, op *stablehlo.Op, args []Value) ([]Value, error) 
 			return tup, nil
 		}
 		r := res[k]
-		if r == nil || !r.Shape.Equal(c.Results[k].Shape()) {
+		// A ? dim of the declared type takes any size.
+		if r == nil || !stablehlo.TypesCompatible(stablehlo.TensorOf(r.Shape), c.Results[k]) {
 			got := "nil"
 			if r != nil {
 				got = stablehlo.TensorOf(r.Shape).String()

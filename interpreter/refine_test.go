@@ -112,3 +112,27 @@ func TestDynamicResultsRefined(t *testing.T) {
 	_, err = p.Run(context.Background(), Device{}, []Value{NewTensor(xla.MakeShape(xla.Float32, 2, 4))})
 	assert.ErrorContains(t, err, "dynamic")
 }
+
+// What jax.export writes for symbolic shapes runs: @shape_assertion (a
+// false predicate fails the run with its error_message, the dims filled
+// in; the target was not registered), and @Sharding and other custom
+// calls with `?` results (a declared `?` never matched the computed size;
+// found in review).
+func TestDynamicCustomCalls(t *testing.T) {
+	p := shpCompile(t, `func.func @main(%a: tensor<?x4xf32>) -> tensor<?x4xf32> {
+  %d = stablehlo.get_dimension_size %a, dim = 0 : (tensor<?x4xf32>) -> tensor<i32>
+  %two = stablehlo.constant dense<2> : tensor<i32>
+  %ge = stablehlo.compare GE, %d, %two, SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>
+  stablehlo.custom_call @shape_assertion(%ge, %d) {api_version = 2 : i32, error_message = "Expected value >= 2 for dimension variable 'b'. Obtained dimension variables: 'b' = {0}", has_side_effect = true} : (tensor<i1>, tensor<i32>) -> ()
+  %s = stablehlo.custom_call @Sharding(%a) {mhlo.sharding = "{replicated}"} : (tensor<?x4xf32>) -> tensor<?x4xf32>
+  %t = stablehlo.add %s, %s : tensor<?x4xf32>
+  return %t : tensor<?x4xf32>
+}`)
+	x := f32Tensor([]float32{1, 2, 3, 4, 5, 6, 7, 8}, 2, 4)
+	out, err := p.Run(context.Background(), Device{}, []Value{x})
+	require.NoError(t, err)
+	assert.Equal(t, []float32{2, 4, 6, 8, 10, 12, 14, 16}, out[0].(*Tensor).Data)
+	_, err = p.Run(context.Background(), Device{}, []Value{f32Tensor([]float32{1, 2, 3, 4}, 1, 4)})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "Expected value >= 2 for dimension variable 'b'. Obtained dimension variables: 'b' = 1")
+}
