@@ -2,6 +2,7 @@ package interpreter
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/halo-ml/halo/stablehlo"
 	"github.com/halo-ml/halo/xla"
@@ -78,6 +79,9 @@ func shpWhile(x *Exec, op *stablehlo.Op, args []Value) ([]Value, error) {
 		if len(next) != len(vals) {
 			return nil, shpErrf("body returned %d values in iteration %d, want %d", len(next), iter, len(vals))
 		}
+		if err := checkForwarded(next, op.Results, fmt.Sprintf("body's value %%d in iteration %d", iter)); err != nil {
+			return nil, err
+		}
 		vals = next
 	}
 	out := make([]Value, len(vals))
@@ -95,7 +99,48 @@ func shpRunBranch(x *Exec, op *stablehlo.Op, i int) ([]Value, error) {
 	if len(res) != len(op.Results) {
 		return nil, shpErrf("branch %d returned %d values, want %d", i, len(res), len(op.Results))
 	}
+	if err := checkForwarded(res, op.Results, fmt.Sprintf("branch %d's value %%d", i)); err != nil {
+		return nil, err
+	}
 	return res, nil
+}
+
+// checkForwarded checks values an op passes on unchanged (a branch's or a
+// loop body's results, optimization_barrier's operands) against the op's
+// result types: a region may yield a `?` value where the op declares a
+// static type, and nothing else checks it at run time (a 12-element
+// tensor flowed on as tensor<3xf32>). what names value %d.
+func checkForwarded(vals []Value, results []*stablehlo.Value, what string) error {
+	for i, v := range vals {
+		if i >= len(results) {
+			break
+		}
+		if err := checkRunTimeType(v, results[i].Type); err != nil {
+			return shpErrf(what+" is %v, the result's type %v", i, err, results[i].Type)
+		}
+	}
+	return nil
+}
+
+// checkRunTimeType reports a value whose run-time shape t does not
+// have (a `?` dim takes any size); other kinds of value are left to the
+// ops that read them.
+func checkRunTimeType(v Value, t stablehlo.Type) error {
+	switch v := v.(type) {
+	case *Tensor:
+		if tt, ok := t.(stablehlo.TensorType); ok && !stablehlo.TypesCompatible(stablehlo.TensorOf(v.Shape), tt) {
+			return fmt.Errorf("%v", stablehlo.TensorOf(v.Shape))
+		}
+	case Tuple:
+		if tt, ok := t.(stablehlo.TupleType); ok && len(tt.Elems) == len(v) {
+			for i, e := range v {
+				if err := checkRunTimeType(e, tt.Elems[i]); err != nil {
+					return fmt.Errorf("%v in element %d", err, i)
+				}
+			}
+		}
+	}
+	return nil
 }
 
 // shpIf runs true_branch when pred is true, else false_branch.
@@ -280,6 +325,9 @@ func shpGetTupleElement(_ *Exec, op *stablehlo.Op, args []Value) ([]Value, error
 func shpIdentity(_ *Exec, op *stablehlo.Op, args []Value) ([]Value, error) {
 	if len(args) != len(op.Results) {
 		return nil, shpErrf("%d operands for %d results", len(args), len(op.Results))
+	}
+	if err := checkForwarded(args, op.Results, "operand %d"); err != nil {
+		return nil, err
 	}
 	out := make([]Value, len(args))
 	copy(out, args)

@@ -136,3 +136,54 @@ func TestDynamicCustomCalls(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "Expected value >= 2 for dimension variable 'b'. Obtained dimension variables: 'b' = 1")
 }
+
+// Values an op passes on unchanged (a branch's, a loop body's,
+// optimization_barrier's) are checked against the op's result types at
+// run time: a `?` value of another size flowed on as tensor<3xf32> and
+// the reduce after it summed 2 or 6 elements (found in review).
+func TestForwardedValuesMatchTheirTypes(t *testing.T) {
+	reduce3 := `  %z = stablehlo.constant dense<0.0> : tensor<f32>
+  %s = stablehlo.reduce(%r init: %z) applies stablehlo.add across dimensions = [0] : (tensor<3xf32>, tensor<f32>) -> tensor<f32>
+  return %s : tensor<f32>
+}`
+	cases := []struct {
+		name, src string
+		args      []Value
+	}{
+		{"if", `func.func @main(%p: tensor<i1>, %x: tensor<?xf32>) -> tensor<f32> {
+  %r = "stablehlo.if"(%p) ({
+    stablehlo.return %x : tensor<?xf32>
+  }, {
+    stablehlo.return %x : tensor<?xf32>
+  }) : (tensor<i1>) -> tensor<3xf32>
+` + reduce3, []Value{shpT(xla.Bool, nil, 1), f32Tensor([]float32{1, 2}, 2)}},
+		{"case", `func.func @main(%i: tensor<i32>, %x: tensor<?xf32>) -> tensor<f32> {
+  %r = "stablehlo.case"(%i) ({
+    stablehlo.return %x : tensor<?xf32>
+  }) : (tensor<i32>) -> tensor<3xf32>
+` + reduce3, []Value{shpT(xla.Int32, nil, 0), f32Tensor([]float32{1, 2}, 2)}},
+		{"optimization_barrier", `func.func @main(%x: tensor<?xf32>) -> tensor<f32> {
+  %r = "stablehlo.optimization_barrier"(%x) : (tensor<?xf32>) -> tensor<3xf32>
+` + reduce3, []Value{f32Tensor([]float32{1, 2}, 2)}},
+		{"while", `func.func @main(%x: tensor<3xf32>) -> tensor<f32> {
+  %c0 = stablehlo.constant dense<0> : tensor<i32>
+  %w:2 = stablehlo.while(%i = %c0, %v = %x) : tensor<i32>, tensor<3xf32>
+    cond {
+      %n = stablehlo.constant dense<1> : tensor<i32>
+      %c = stablehlo.compare LT, %i, %n : (tensor<i32>, tensor<i32>) -> tensor<i1>
+      stablehlo.return %c : tensor<i1>
+    } do {
+      %one = stablehlo.constant dense<1> : tensor<i32>
+      %j = stablehlo.add %i, %one : tensor<i32>
+      %u = stablehlo.concatenate %v, %v, dim = 0 : (tensor<3xf32>, tensor<3xf32>) -> tensor<?xf32>
+      stablehlo.return %j, %u : tensor<i32>, tensor<?xf32>
+    }
+  %r = stablehlo.optimization_barrier %w#1 : tensor<3xf32>
+` + reduce3, []Value{f32Tensor([]float32{1, 2, 3}, 3)}},
+	}
+	for _, c := range cases {
+		_, err := runText(context.Background(), c.src, c.args...)
+		require.Error(t, err, c.name)
+		assert.Contains(t, err.Error(), "the result's type tensor<3xf32>", c.name)
+	}
+}
