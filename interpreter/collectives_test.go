@@ -782,3 +782,39 @@ func spinLoop(typ string) string {
         stablehlo.return %j, %v : tensor<i64>, TYP
       }`, "TYP", typ)
 }
+
+// Found in review: a mesh whose device_ids hold a negative id named a
+// process that does not exist, and the others waited for it until the
+// timeout (it is an error at once now); and all_gather, reduce_scatter
+// and all_to_all refused a declared `?` result (it takes any size).
+func TestCollectivesReviewFindings(t *testing.T) {
+	p := compileText(t, moduleHeader(2, 1)+`
+  func.func @main(%x: tensor<2xf32>) -> tensor<2xf32> {
+    %0 = "stablehlo.all_reduce"(%x) `+addRegion+` {replica_groups = #stablehlo.replica_group_mesh_axes<mesh = #stablehlo.mesh<axes = [#stablehlo.mesh_axis<name = "x", size = 3>], device_ids = [0, -2, 1]>, axes = [#stablehlo.axis_ref<name = "x">]>} : (tensor<2xf32>) -> tensor<2xf32>
+    return %0 : tensor<2xf32>
+  }
+}`)
+	_, err := p.RunSPMD(context.Background(), [][]Value{{f32Tensor([]float32{1, 2}, 2)}, {f32Tensor([]float32{3, 4}, 2)}}, SPMDOptions{Timeout: time.Minute})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "device_ids holds -2")
+	assert.NotContains(t, err.Error(), "never arrived")
+
+	for _, c := range []struct {
+		op   string
+		want []float32 // device 0's
+	}{
+		{`"stablehlo.all_gather"(%x) {all_gather_dim = 0 : i64, replica_groups = dense<[[0, 1]]> : tensor<1x2xi64>} : (tensor<2xf32>) -> tensor<?xf32>`, []float32{1, 2, 3, 4}},
+		{`"stablehlo.reduce_scatter"(%x) ` + addRegion + ` {scatter_dimension = 0 : i64, replica_groups = dense<[[0, 1]]> : tensor<1x2xi64>} : (tensor<2xf32>) -> tensor<?xf32>`, []float32{4}},
+		{`"stablehlo.all_to_all"(%x) {split_dimension = 0 : i64, concat_dimension = 0 : i64, split_count = 2 : i64, replica_groups = dense<[[0, 1]]> : tensor<1x2xi64>} : (tensor<2xf32>) -> tensor<?xf32>`, []float32{1, 3}},
+	} {
+		p := compileText(t, moduleHeader(2, 1)+`
+  func.func @main(%x: tensor<2xf32>) -> tensor<?xf32> {
+    %0 = `+c.op+`
+    return %0 : tensor<?xf32>
+  }
+}`)
+		outs, err := p.RunSPMD(context.Background(), [][]Value{{f32Tensor([]float32{1, 2}, 2)}, {f32Tensor([]float32{3, 4}, 2)}}, SPMDOptions{})
+		require.NoError(t, err, c.op)
+		assert.Equal(t, c.want, outs[0][0].(*Tensor).Data, c.op)
+	}
+}

@@ -267,6 +267,11 @@ func meshGroups(text string, axes []meshAxis, deviceIDs []int64) ([][]int64, err
 	if deviceIDs != nil && int64(len(deviceIDs)) != n {
 		return fail("device_ids has %d entries for a mesh of %d devices", len(deviceIDs), n)
 	}
+	for _, id := range deviceIDs {
+		if id < 0 {
+			return fail("device_ids holds %d: device ids are not negative", id)
+		}
+	}
 	// stride[k] is the value of one step of ref k's (sub-)axis within its
 	// axis coordinate; extent[k] its size.
 	type part struct {
