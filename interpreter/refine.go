@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/halo-ml/halo/stablehlo"
+	"github.com/halo-ml/halo/xla"
 )
 
 // Run-time shape refinement. A program exported with symbolic shapes
@@ -54,11 +55,19 @@ func refineOp(op *stablehlo.Op, in []Value) (*stablehlo.Op, error) {
 	probe := &stablehlo.Op{Name: op.Name, Attrs: op.Attrs, Regions: op.Regions, Loc: op.Loc, Line: op.Line, Results: op.Results}
 	probe.Operands = make([]*stablehlo.Value, len(in))
 	for i, v := range in {
-		t, ok := v.(*Tensor)
-		if !ok || t == nil {
+		var shape xla.Shape
+		switch v := v.(type) {
+		case *Tensor:
+			if v == nil {
+				return op, nil
+			}
+			shape = v.Shape
+		case *sliceView: // a dynamic_slice a dot_general reads in place
+			shape = xla.MakeShape(v.src.Shape.DType, v.sizes...)
+		default:
 			return op, nil
 		}
-		probe.Operands[i] = &stablehlo.Value{Type: stablehlo.TensorOf(t.Shape)}
+		probe.Operands[i] = &stablehlo.Value{Type: stablehlo.TensorOf(shape)}
 	}
 	var types []stablehlo.Type
 	if op.Name == "stablehlo.convert" && len(op.Results) == 1 && len(in) == 1 {
