@@ -81,10 +81,20 @@ func convolutionOp(op *stablehlo.Op, lhs, rhs *Tensor, padding []int64, stop *at
 	if !ok {
 		return nil, fmt.Errorf("dimension_numbers is %T, want a #stablehlo.conv attribute", op.Attr("dimension_numbers"))
 	}
-	rt, err := laResultType(op, 0)
+	rt, err := ResultTensorType(op, 0)
 	if err != nil {
 		return nil, err
 	}
+	switch {
+	case rt.Size() >= 0 || op.Name != "stablehlo.dynamic_conv":
+		if rt, err = laResultType(op, 0); err != nil {
+			return nil, err
+		}
+	case StorageOf(rt.DType) == StorageInvalid:
+		return nil, fmt.Errorf("result element type %v is not supported", rt.DType)
+	}
+	// (dynamic_conv's ? result dims are the ones its run-time padding
+	// gives: planConv works them out.)
 	s := lhs.Shape.Rank() - 2
 	if s < 0 {
 		return nil, fmt.Errorf("lhs %v has rank < 2", lhs.Shape)
@@ -146,11 +156,12 @@ type convParams struct {
 // convPlan is a checked convolution in canonical layouts.
 type convPlan struct {
 	lhsPerm, rhsPerm, outPerm []int
-	nb, c, o, ci              int     // input batch, input features, output features, kernel input features
-	nbOut                     int     // output batch (nb / batch_group_count)
-	groups, og                int     // groups (feature or batch) and output features per group
-	in, k, out                []int64 // spatial sizes
-	canonOut                  []int64 // [nbOut, o, out...]
+	nb, c, o, ci              int       // input batch, input features, output features, kernel input features
+	nbOut                     int       // output batch (nb / batch_group_count)
+	groups, og                int       // groups (feature or batch) and output features per group
+	in, k, out                []int64   // spatial sizes
+	canonOut                  []int64   // [nbOut, o, out...]
+	result                    xla.Shape // the result's shape, ? dims worked out
 }
 
 func planConv(lhs, rhs xla.Shape, p *convParams, result xla.Shape) (*convPlan, error) {
@@ -263,7 +274,8 @@ func planConv(lhs, rhs xla.Shape, p *convParams, result xla.Shape) (*convPlan, e
 	for i, a := range outAxes {
 		want[a] = cp.canonOut[i]
 	}
-	if !xla.MakeShape(result.DType, want...).Equal(result) {
+	cp.result = xla.MakeShape(result.DType, want...)
+	if !stablehlo.TypesCompatible(stablehlo.TensorOf(cp.result), stablehlo.TensorOf(result)) { // a ? takes any size
 		return nil, fmt.Errorf("result type %v does not match the operands (want dimensions %v)", stablehlo.TensorOf(result), want)
 	}
 	return cp, nil
@@ -274,6 +286,7 @@ func convolution(lhs, rhs *Tensor, p *convParams, result xla.Shape) (*Tensor, er
 	if err != nil {
 		return nil, err
 	}
+	result = cp.result
 	c, err := laComputeFor(result.DType, lhs.Shape.DType, rhs.Shape.DType)
 	if err != nil {
 		return nil, err

@@ -213,3 +213,28 @@ func TestDynamicDotOfSliceView(t *testing.T) {
 		}
 	}
 }
+
+// dynamic_conv with a `?` result, its usual form: the result's size
+// follows the run-time padding (it failed with "result 0 has a dynamic
+// shape"; found in review). [1 2 3 4] with the kernel [1 1] and padding
+// (lo, hi) sums neighbours over 4 + lo + hi - 1 windows.
+func TestDynamicConvResult(t *testing.T) {
+	p := shpCompile(t, `func.func @main(%a: tensor<1x4x1xf32>, %b: tensor<2x1x1xf32>, %p: tensor<1x2xi64>) -> tensor<1x?x1xf32> {
+  %0 = "stablehlo.dynamic_conv"(%a, %b, %p) {dimension_numbers = #stablehlo.conv<[b, 0, f]x[0, i, o]->[b, 0, f]>, window_strides = array<i64: 1>, batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x4x1xf32>, tensor<2x1x1xf32>, tensor<1x2xi64>) -> tensor<1x?x1xf32>
+  return %0 : tensor<1x?x1xf32>
+}`)
+	a := f32Tensor([]float32{1, 2, 3, 4}, 1, 4, 1)
+	b := f32Tensor([]float32{1, 1}, 2, 1, 1)
+	for _, c := range []struct {
+		lo, hi float64
+		want   []float32
+	}{
+		{0, 0, []float32{3, 5, 7}},
+		{1, 1, []float32{1, 3, 5, 7, 4}},
+		{0, 2, []float32{3, 5, 7, 4, 0}},
+	} {
+		out, err := p.Run(context.Background(), Device{}, []Value{a, b, shpT(xla.Int64, []int64{1, 2}, c.lo, c.hi)})
+		require.NoError(t, err, "padding %v %v", c.lo, c.hi)
+		assert.Equal(t, c.want, out[0].(*Tensor).Data, "padding %v %v", c.lo, c.hi)
+	}
+}
