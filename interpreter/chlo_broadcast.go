@@ -95,14 +95,27 @@ func chloCheckBroadcast(op *stablehlo.Op) error {
 	if len(op.Results) != 1 {
 		return fmt.Errorf("has %d results, want 1", len(op.Results))
 	}
-	rt, err := ewResultType(op, 0)
+	rt, err := ResultTensorType(op, 0)
 	if err != nil {
 		return err
 	}
-	for i, t := range ts {
-		if _, err := chloBroadcastDims(op, t.Dims, rt.Dims); err != nil {
-			return fmt.Errorf("operand %d: %w", i, err)
+	// With a ? dim anywhere the shapes are checked at run time, when the
+	// op is refined (InferResultTypes broadcasts the run-time shapes).
+	dynamic := rt.Size() < 0
+	for _, t := range ts {
+		dynamic = dynamic || t.Size() < 0
+	}
+	if !dynamic {
+		if rt, err = ewResultType(op, 0); err != nil {
+			return err
 		}
+		for i, t := range ts {
+			if _, err := chloBroadcastDims(op, t.Dims, rt.Dims); err != nil {
+				return fmt.Errorf("operand %d: %w", i, err)
+			}
+		}
+	} else if StorageOf(rt.DType) == StorageInvalid {
+		return fmt.Errorf("result element type %v is not supported", rt.DType)
 	}
 	// The element types must be those of the underlying op.
 	a, b := ts[0].DType, ts[1].DType

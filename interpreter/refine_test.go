@@ -238,3 +238,24 @@ func TestDynamicConvResult(t *testing.T) {
 		assert.Equal(t, c.want, out[0].(*Tensor).Data, "padding %v %v", c.lo, c.hi)
 	}
 }
+
+// chlo.broadcast_* with `?` operands or results compile and broadcast the
+// run-time shapes (the compile-time check read a ? as a size: refused;
+// found in review); a run-time mismatch is an error.
+func TestDynamicChloBroadcast(t *testing.T) {
+	for _, rt := range []string{"tensor<?x?xf32>", "tensor<2x3xf32>"} {
+		p := shpCompile(t, `func.func @main(%a: tensor<?x1xf32>, %b: tensor<1x?xf32>) -> `+rt+` {
+  %0 = chlo.broadcast_add %a, %b : (tensor<?x1xf32>, tensor<1x?xf32>) -> `+rt+`
+  return %0 : `+rt+`
+}`)
+		out, err := p.Run(context.Background(), Device{}, []Value{f32Tensor([]float32{1, 2}, 2, 1), f32Tensor([]float32{10, 20, 30}, 1, 3)})
+		require.NoError(t, err, rt)
+		got := out[0].(*Tensor)
+		assert.Equal(t, []int64{2, 3}, got.Shape.Dims, rt)
+		assert.Equal(t, []float32{11, 21, 31, 12, 22, 32}, got.Data, rt)
+		if rt == "tensor<2x3xf32>" {
+			_, err = p.Run(context.Background(), Device{}, []Value{f32Tensor([]float32{1, 2, 3}, 3, 1), f32Tensor([]float32{10, 20, 30}, 1, 3)})
+			assert.Error(t, err, "3x3 is not the declared 2x3")
+		}
+	}
+}
