@@ -189,7 +189,7 @@ func Zeta(x, q float64) float64 {
 		return 0
 	}
 	if math.IsInf(x, 1) {
-		return math.Pow(q, -x)
+		return RealPow(q, -x)
 	}
 	// Terms at negative q (x is an integer here): q+k = -(b+j) for j < n,
 	// n = ⌈-q⌉, b = -q-(n-1) in (0, 1), sum to (-1)^x (ζ(x, b) - ζ(x, b+n)),
@@ -229,7 +229,7 @@ func zetaScaled(x, q, s, sum float64) float64 {
 			// Past 2^53 q+1 is q: sum the terms by their offset k from q
 			// (the loop never ended). Here x > q, so they fall at least
 			// as fast as e^-k.
-			base := math.Pow(q/s, -x)
+			base := RealPow(q/s, -x)
 			for k := 0.0; k < 1000; k++ {
 				t := base * math.Exp(-x*math.Log1p(k/q))
 				sum += t
@@ -239,7 +239,7 @@ func zetaScaled(x, q, s, sum float64) float64 {
 			}
 			return sum
 		}
-		t := math.Pow(q/s, -x)
+		t := RealPow(q/s, -x)
 		sum += t
 		// The rest is below t·(1 + q/(x-1)) (by the integral test):
 		// stop when it no longer matters, or when the terms underflow
@@ -250,7 +250,7 @@ func zetaScaled(x, q, s, sum float64) float64 {
 		q++
 	}
 	a := q
-	p1 := s * math.Pow(a/s, 1-x) // a · (a/s)^-x
+	p1 := s * RealPow(a/s, 1-x) // a · (a/s)^-x
 	if p1 == 0 {
 		return sum // the tail underflows (its factors might overflow: ζ(1e300, 1e300) came out NaN)
 	}

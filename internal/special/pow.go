@@ -98,6 +98,9 @@ func powExpLog(x, y float64) float64 {
 	ph := y * hi
 	pl := math.FMA(y, hi, -ph) + y*lo
 	r := RealExp(ph)
+	if math.IsInf(ph, 0) || math.IsNaN(pl) {
+		return r // |y·ln x| past 2^1024: 0 or +Inf
+	}
 	if math.IsInf(r, 0) || r == 0 {
 		// Past the range: e^(ph + pl) with pl tiny is on the same side,
 		// but at the edge of it the low part decides.
