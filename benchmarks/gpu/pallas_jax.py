@@ -442,7 +442,7 @@ def main():
         dense = jax.jit(lambda x, y: x @ y)
         want = dense(x, y)
         args = (jnp.asarray(pow2_pad(ptr)), jnp.asarray(pow2_pad(col_idx)), blocks_d, y)
-        configs = parse_configs(a.dsd_configs or f"bn={blk},bk={blk // 2},warps=4,stages=4")
+        configs = parse_configs(a.dsd_configs or f"bn={blk},bk={blk // 4},warps=4,stages=6")
 
         def dsd_name(c):
             # as BenchmarkDSDOnPlugin: sparse blocks other than 128 wide

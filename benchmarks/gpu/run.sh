@@ -113,7 +113,7 @@ gotest() {
 # The defaults: the fastest of the H100 runs of 2026-11-27
 # (docs/gpu-validation.md), and one many-tile DSD form (slower there) to
 # follow.
-dsd_configs=${HALO_DSD_CONFIGS:-"bn=128,bk=64,warps=4,stages=4 bn=128,bk=64,warps=4,stages=3 bn=128,bk=32,warps=4,stages=6 bn=256,bk=64,warps=8,stages=3 bn=128,bk=64,warps=4,stages=4,tiles=8,order=1"}
+dsd_configs=${HALO_DSD_CONFIGS:-"bn=128,bk=32,warps=4,stages=6 bn=128,bk=64,warps=4,stages=3 bn=128,bk=64,warps=4,stages=4 bn=256,bk=64,warps=8,stages=3 bn=128,bk=64,warps=4,stages=4,tiles=8,order=1"}
 masked_configs=${HALO_MASKED_CONFIGS:-"bm=128,bn=256,bk=64,warps=8,stages=3,group=8 bm=128,bn=256,bk=64,warps=8,stages=4,group=8 bm=128,bn=256,bk=64,warps=8,stages=4,group=4"}
 
 # Most needed first: the examples' kernels on the GPU (checked), the
