@@ -207,6 +207,12 @@ func TestExecRunAgainAfterItsContextEnded(t *testing.T) {
 	out, err := x.Call(p.Main, in)
 	require.NoError(t, err)
 	assert.Len(t, out, 1)
+	// An Exec without a context runs as under context.Background (its
+	// first op's check of the context panicked; found in review).
+	x = &Exec{Program: p}
+	out, err = x.Call(p.Main, in)
+	require.NoError(t, err)
+	assert.Len(t, out, 1)
 }
 
 // TestDynamicArgumentsTakeAnySize: a function taking tensor<?xi32> takes

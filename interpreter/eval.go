@@ -960,6 +960,9 @@ func (x *Exec) Call(f *stablehlo.Func, args []Value) ([]Value, error) {
 	}
 	outermost := len(x.frames) == 0
 	if outermost {
+		if x.Ctx == nil { // as Program.Run: the kernels and loops ask it
+			x.Ctx = context.Background()
+		}
 		x.prof = profileOf(x.Ctx)
 		x.stop.Store(false) // an Exec run again
 		if x.Ctx != nil && x.Ctx.Done() != nil {
