@@ -62,14 +62,21 @@ func (t *team) run(n int, fn func(i int)) {
 		default: // the queue is full: the caller runs it below
 		}
 	}
+	returned := false
+	defer func() {
+		if !returned {
+			// fn(0) ended the caller's goroutine (runtime.Goexit, as
+			// t.FailNow does): the other parts still run, and finish,
+			// before it ends, as they would have before Run returned.
+			c.finish()
+		}
+	}()
 	func() {
 		defer c.recover()
 		fn(0)
 	}()
-	for i := range c.parts {
-		c.parts[i].run(nil)
-	}
-	c.wait()
+	returned = true
+	c.finish()
 	if c.panicked.Load() {
 		panic(c.panicValue)
 	}
@@ -94,6 +101,14 @@ type call struct {
 	wg         sync.WaitGroup
 	panicked   atomic.Bool
 	panicValue any
+}
+
+// finish runs the parts no worker has started and waits for the others.
+func (c *call) finish() {
+	for i := range c.parts {
+		c.parts[i].run(nil)
+	}
+	c.wait()
 }
 
 // part is one call of fn, claimed by whoever runs it first.

@@ -224,3 +224,27 @@ func TestNoPartsQueuedWithoutWorkers(t *testing.T) {
 	require.Zero(t, tm.size, "no workers with GOMAXPROCS 1")
 	require.Zero(t, len(tm.queue), "parts left in the queue of a team without workers")
 }
+
+// A caller whose own part ends its goroutine (runtime.Goexit, as
+// t.FailNow does) still runs the parts nobody started and waits for the
+// others before the goroutine ends: they were left unrun (GOMAXPROCS 1)
+// or running after it (found in review).
+func TestCallerGoexitFinishesTheParts(t *testing.T) {
+	for _, procs := range []int{1, runtime.GOMAXPROCS(0)} {
+		prev := runtime.GOMAXPROCS(procs)
+		var finished atomic.Int32
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			Run(4, func(i int) {
+				if i == 0 {
+					runtime.Goexit()
+				}
+				finished.Add(1)
+			})
+		}()
+		<-done
+		runtime.GOMAXPROCS(prev)
+		require.EqualValues(t, 3, finished.Load(), "GOMAXPROCS %d", procs)
+	}
+}
