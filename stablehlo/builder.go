@@ -540,6 +540,13 @@ func (fb *FuncBuilder) SetResultAttr(i int, name string, value Attribute) {
 		fb.fail("func.func", nil, "result %d out of range [0, %d)", i, len(fn.ResultTypes))
 		return
 	}
+	if !fb.s.top.declared && i >= maxUndeclaredResult {
+		// Before Return the result count is unknown: the attributes of
+		// results up to i are kept, so i is bounded (MaxInt ran the
+		// process out of memory).
+		fb.fail("func.func", nil, "result %d: before Return, results past %d take attributes only after DeclareResults", i, maxUndeclaredResult-1)
+		return
+	}
 	if err := checkAttrs([]NamedAttr{{Name: name, Value: value}}); err != nil {
 		fb.fail("func.func", nil, "result %d: %v", i, err)
 		return
@@ -549,6 +556,10 @@ func (fb *FuncBuilder) SetResultAttr(i int, name string, value Attribute) {
 	}
 	setDict(&fn.ResultAttrs[i], name, value)
 }
+
+// maxUndeclaredResult bounds the result index SetResultAttr takes before
+// the function's results are known (Return, DeclareResults).
+const maxUndeclaredResult = 1 << 16
 
 // SetArgSharding sets mhlo.sharding of argument i ("{replicated}", "{devices=[2,1]<=[2]}").
 func (fb *FuncBuilder) SetArgSharding(i int, sharding string) {

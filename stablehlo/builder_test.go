@@ -3,6 +3,7 @@ package stablehlo
 import (
 	"errors"
 	"fmt"
+	"math"
 	"reflect"
 	"runtime"
 	"testing"
@@ -646,4 +647,51 @@ func TestNoPanics(t *testing.T) {
 			})
 		}
 	}
+}
+
+// Found in review, each a panic before: EmitInferred of a dot_general or
+// a convolution (its probe op had no result values, which inference
+// read); the error of a tuple type with a nil element (its String);
+// bitcast_convert of an operand of invalid element type (a division by
+// its 0 bits); Verify of a module holding a nil function; SetResultAttr
+// of a huge result index before Return (it grew the attribute list to
+// it: out of memory).
+func TestReviewedBuilderPanics(t *testing.T) {
+	b := NewBuilder("m")
+	f := b.NewFunction("main", Tensor(xla.Float32, 2, 3), Tensor(xla.Float32, 3, 4),
+		Tensor(xla.Float32, 1, 4, 4, 1), Tensor(xla.Float32, 2, 2, 1, 1))
+	var d, c []*Value
+	require.NotPanics(t, func() {
+		d = f.EmitInferred("stablehlo.dot_general", []*Value{f.Arg(0), f.Arg(1)},
+			NamedAttr{Name: "dot_dimension_numbers", Value: DotDimensionNumbers{LhsContractingDims: []int64{1}, RhsContractingDims: []int64{0}}})
+		c = f.EmitInferred("stablehlo.convolution", []*Value{f.Arg(2), f.Arg(3)},
+			NamedAttr{Name: "dimension_numbers", Value: ConvDimensionNumbers{
+				InputBatchDim: 0, InputFeatureDim: 3, InputSpatialDims: []int64{1, 2},
+				KernelInputFeatureDim: 2, KernelOutputFeature: 3, KernelSpatialDims: []int64{0, 1},
+				OutputBatchDim: 0, OutputFeatureDim: 3, OutputSpatialDims: []int64{1, 2}}},
+			NamedAttr{Name: "feature_group_count", Value: I64Attr(1)},
+			NamedAttr{Name: "batch_group_count", Value: I64Attr(1)})
+	})
+	require.NoError(t, f.Err())
+	assert.Equal(t, "tensor<2x4xf32>", d[0].Type.String())
+	assert.Equal(t, "tensor<1x3x3x1xf32>", c[0].Type.String())
+
+	g := NewBuilder("m").NewFunction("main", Tensor(xla.Float32, 2))
+	g.Add(&Value{Type: TupleType{Elems: []Type{nil}}}, g.Arg(0))
+	require.Error(t, g.Err())
+	assert.NotPanics(t, func() { _ = g.Err().Error() })
+
+	fb := BuilderAtEnd(NewBlock(TensorType{}))
+	require.NotPanics(t, func() { fb.BitcastConvert(fb.Arg(0), xla.Float32) })
+	assert.ErrorContains(t, fb.Err(), "operand of invalid element type")
+
+	assert.ErrorContains(t, (&Module{Funcs: []*Func{nil}}).Verify(), "function 0 is nil")
+
+	h := NewBuilder("m").NewFunction("main", Tensor(xla.Float32, 2))
+	h.SetResultAttr(math.MaxInt, "jax.result_info", StringAttr("x"))
+	assert.ErrorContains(t, h.Err(), "take attributes only after DeclareResults")
+	h2 := NewBuilder("m").NewFunction("main", Tensor(xla.Float32, 2))
+	h2.SetResultAttr(0, "jax.result_info", StringAttr("x"))
+	h2.Return(h2.Arg(0))
+	require.NoError(t, h2.Err())
 }

@@ -59,6 +59,9 @@ func inferBitcastConvert(t TensorType, dt xla.DType) (TensorType, error) {
 	if !dt.Valid() {
 		return TensorType{}, fmt.Errorf("invalid element type %v", dt)
 	}
+	if !t.DType.Valid() {
+		return TensorType{}, fmt.Errorf("operand of invalid element type %v", t.DType)
+	}
 	if t.DType.IsComplex() != dt.IsComplex() {
 		return TensorType{}, fmt.Errorf("cannot bitcast %s to %s: complex only to complex", t.DType, dt)
 	}

@@ -222,7 +222,7 @@ func InferResultTypes(op *Op) (types []Type, known bool, err error) {
 		if !allTensors || len(ts) != 2 || !ok || len(op.Results) != 1 {
 			return nil, false, nil
 		}
-		rt, _ := op.Results[0].Type.(TensorType) // the result element type may differ
+		rt, _ := resultTensor(op, 0) // the result element type may differ
 		return one(inferDotGeneral(ts[0], ts[1], dn, rt.DType))
 	case "convolution":
 		dn, ok := op.Attr("dimension_numbers").(ConvDimensionNumbers)
@@ -236,7 +236,7 @@ func InferResultTypes(op *Op) (types []Type, known bool, err error) {
 			return nil, true, err
 		}
 		cfg.Padding = pad
-		rt, _ := op.Results[0].Type.(TensorType)
+		rt, _ := resultTensor(op, 0)
 		return one(inferConvolution(ts[0], ts[1], cfg.params(), rt.DType))
 	case "reduce":
 		n := len(ts) / 2
@@ -272,9 +272,9 @@ func InferResultTypes(op *Op) (types []Type, known bool, err error) {
 		}
 		// The element type is what the computation returns (checked by
 		// CheckRegionTypes); the shape is the inputs'.
-		rt, ok := op.Results[0].Type.(TensorType)
+		rt, ok := resultTensor(op, 0)
 		if !ok {
-			return nil, false, nil // a quantized result
+			return nil, false, nil // a quantized result, or none given
 		}
 		return []Type{TensorType{DType: rt.DType, Dims: ts[0].Dims}}, true, nil
 	case "scatter":
@@ -395,4 +395,15 @@ func bodyElemTypes(op *Op, n int) []xla.DType {
 		out[i] = t.DType
 	}
 	return out
+}
+
+// resultTensor is op's result i's tensor type, false when it has none (a
+// probe op of EmitInferred, whose results are what is inferred) or
+// another type.
+func resultTensor(op *Op, i int) (TensorType, bool) {
+	if i >= len(op.Results) || op.Results[i] == nil {
+		return TensorType{}, false
+	}
+	t, ok := op.Results[i].Type.(TensorType)
+	return t, ok
 }

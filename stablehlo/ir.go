@@ -102,7 +102,10 @@ type TupleType struct{ Elems []Type }
 func (t TupleType) String() string {
 	parts := make([]string, len(t.Elems))
 	for i, e := range t.Elems {
-		parts[i] = e.String()
+		parts[i] = "<nil>" // a hand-built tuple's missing element
+		if e != nil {
+			parts[i] = e.String()
+		}
 	}
 	return "tuple<" + strings.Join(parts, ", ") + ">"
 }

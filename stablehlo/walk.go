@@ -318,7 +318,10 @@ func CloneFunc(f *Func, newName string) *Func {
 // whose result types can be inferred (InferResultTypes) have those types.
 func (m *Module) Verify() error {
 	names := map[string]*Func{}
-	for _, f := range m.Funcs {
+	for i, f := range m.Funcs {
+		if f == nil {
+			return fmt.Errorf("stablehlo: function %d is nil", i)
+		}
 		if names[f.Name] != nil {
 			return fmt.Errorf("stablehlo: duplicate function @%s", f.Name)
 		}
