@@ -115,29 +115,8 @@ func checkForwarded(vals []Value, results []*stablehlo.Value, what string) error
 		if i >= len(results) {
 			break
 		}
-		if err := checkRunTimeType(v, results[i].Type); err != nil {
-			return shpErrf(what+" is %v, the result's type %v", i, err, results[i].Type)
-		}
-	}
-	return nil
-}
-
-// checkRunTimeType reports a value whose run-time shape t does not
-// have (a `?` dim takes any size); other kinds of value are left to the
-// ops that read them.
-func checkRunTimeType(v Value, t stablehlo.Type) error {
-	switch v := v.(type) {
-	case *Tensor:
-		if tt, ok := t.(stablehlo.TensorType); ok && !stablehlo.TypesCompatible(stablehlo.TensorOf(v.Shape), tt) {
-			return fmt.Errorf("%v", stablehlo.TensorOf(v.Shape))
-		}
-	case Tuple:
-		if tt, ok := t.(stablehlo.TupleType); ok && len(tt.Elems) == len(v) {
-			for i, e := range v {
-				if err := checkRunTimeType(e, tt.Elems[i]); err != nil {
-					return fmt.Errorf("%v in element %d", err, i)
-				}
-			}
+		if err := checkValue(results[i].Type, v); err != nil { // a ? dim takes any size
+			return shpErrf(what+" does not have the result's type %v: %v", i, results[i].Type, err)
 		}
 	}
 	return nil
