@@ -40,9 +40,8 @@ func ddMul(a, b dd) dd {
 	if math.IsInf(p, 0) || p == 0 {
 		return dd{p, 0}
 	}
-	e := math.FMA(a.hi, b.hi, -p) + (a.hi*b.lo + a.lo*b.hi)
-	hi := p + e
-	return dd{hi, e - (hi - p)}
+	hi, lo := fastTwoSum(p, math.FMA(a.hi, b.hi, -p)+(a.hi*b.lo+a.lo*b.hi))
+	return dd{hi, lo}
 }
 
 // ddRecip is 1/x in double-double.
@@ -89,11 +88,8 @@ func powExpLog(x, y float64) float64 {
 	l := logDD(m) // m in [√½, √2)
 	// L = e·ln 2 + ln m
 	eh, el := float64(e)*ln2Hi, float64(e)*ln2Lo
-	s := eh + l.hi
-	bb := s - eh
-	lo := (eh - (s - bb)) + (l.hi - bb) + el + l.lo
-	hi := s + lo
-	lo -= hi - s
+	s, e0 := twoSum(eh, l.hi)
+	hi, lo := fastTwoSum(s, e0+el+l.lo)
 	// p = y·L
 	ph := y * hi
 	pl := math.FMA(y, hi, -ph) + y*lo
@@ -112,10 +108,8 @@ func powExpLog(x, y float64) float64 {
 // logDD is ln m for m in [√½, √2) in double-double: 2·atanh(s) with
 // s = (m-1)/(m+1), the series' first two terms in double-double.
 func logDD(m float64) dd {
-	f := m - 1 // exact (Sterbenz)
-	d := m + 1
-	bv := d - m
-	dl := (m - (d - bv)) + (1 - bv) // m + 1 = d + dl exactly
+	f := m - 1            // exact (Sterbenz)
+	d, dl := twoSum(m, 1) // m + 1 = d + dl exactly
 	sh := f / d
 	sl := (math.FMA(-sh, d, f) - sh*dl) / d
 	s := dd{sh, sl}
@@ -128,9 +122,20 @@ func logDD(m float64) dd {
 	q := s2.hi
 	rest := s3.hi * q * (2.0/5 + q*(2.0/7+q*(2.0/9+q*(2.0/11+q*(2.0/13+q*(2.0/15+q*(2.0/17+q*(2.0/19+q*(2.0/21+q*(2.0/23+q*(2.0/25+q*2.0/27)))))))))))
 	hi := 2 * sh
-	sum := hi + t3.hi
-	bv = sum - hi
-	lo := (hi - (sum - bv)) + (t3.hi - bv) + (2*sl + t3.lo + rest)
-	out := sum + lo
-	return dd{out, lo - (out - sum)}
+	sum, e := twoSum(hi, t3.hi)
+	out, lo := fastTwoSum(sum, e+(2*sl+t3.lo+rest))
+	return dd{out, lo}
+}
+
+// twoSum is a + b as s + e exactly (s = fl(a + b)).
+func twoSum(a, b float64) (s, e float64) {
+	s = a + b
+	bv := s - a
+	return s, (a - (s - bv)) + (b - bv)
+}
+
+// fastTwoSum is a + b as s + e exactly, for |a| ≥ |b|.
+func fastTwoSum(a, b float64) (s, e float64) {
+	s = a + b
+	return s, b - (s - a)
 }
