@@ -37,6 +37,7 @@ func shpWhile(x *Exec, op *stablehlo.Op, args []Value) ([]Value, error) {
 		return nil, shpErrf("while has %d operands but %d results", len(args), len(op.Results))
 	}
 	cond, body := op.Regions[0], op.Regions[1]
+	checkBody := !yieldsResultTypes(body, op.Results)
 	vals := args
 	// excl are the carried tensors the loop alone refers to: at first the
 	// operands the compiler handed over (fresh values used only here, in
@@ -79,8 +80,10 @@ func shpWhile(x *Exec, op *stablehlo.Op, args []Value) ([]Value, error) {
 		if len(next) != len(vals) {
 			return nil, shpErrf("body returned %d values in iteration %d, want %d", len(next), iter, len(vals))
 		}
-		if err := checkForwarded(next, op.Results, fmt.Sprintf("body's value %%d in iteration %d", iter)); err != nil {
-			return nil, err
+		if checkBody {
+			if err := checkForwarded(next, op.Results, fmt.Sprintf("body's value %%d in iteration %d", iter)); err != nil {
+				return nil, err
+			}
 		}
 		vals = next
 	}
@@ -99,10 +102,31 @@ func shpRunBranch(x *Exec, op *stablehlo.Op, i int) ([]Value, error) {
 	if len(res) != len(op.Results) {
 		return nil, shpErrf("branch %d returned %d values, want %d", i, len(res), len(op.Results))
 	}
-	if err := checkForwarded(res, op.Results, fmt.Sprintf("branch %d's value %%d", i)); err != nil {
-		return nil, err
+	if !yieldsResultTypes(op.Regions[i], op.Results) {
+		if err := checkForwarded(res, op.Results, fmt.Sprintf("branch %d's value %%d", i)); err != nil {
+			return nil, err
+		}
 	}
 	return res, nil
+}
+
+// yieldsResultTypes reports whether region r returns values of exactly
+// the types of results, so that what it yields needs no run-time check
+// (the values' own ops made them so).
+func yieldsResultTypes(r *stablehlo.Region, results []*stablehlo.Value) bool {
+	if len(r.Blocks) != 1 {
+		return false
+	}
+	term := r.Blocks[0].Terminator()
+	if term == nil || len(term.Operands) != len(results) {
+		return false
+	}
+	for i, v := range term.Operands {
+		if !stablehlo.TypesEqual(v.Type, results[i].Type) {
+			return false
+		}
+	}
+	return true
 }
 
 // checkForwarded checks values an op passes on unchanged (a branch's or a
