@@ -694,14 +694,7 @@ func argFits(shape xla.Shape, t stablehlo.Type) bool {
 	case stablehlo.TokenType:
 		return isTokenShape(shape)
 	case stablehlo.TensorType:
-		if isTokenShape(shape) || shape.DType != t.DType || len(shape.Dims) != len(t.Dims) {
-			return false
-		}
-		for i, d := range t.Dims {
-			if d >= 0 && d != shape.Dims[i] {
-				return false
-			}
-		}
+		return !isTokenShape(shape) && stablehlo.TypesCompatible(stablehlo.TensorOf(shape), t)
 	}
 	return true
 }
