@@ -151,11 +151,8 @@ func InferResultTypes(op *Op) (types []Type, known bool, err error) {
 	case "optimization_barrier":
 		return valueTypes(op.Operands), true, nil
 	case "bitcast_convert":
-		if !allTensors || len(ts) != 1 || len(op.Results) != 1 || op.Results[0] == nil {
-			return nil, false, nil
-		}
-		rt, ok := op.Results[0].Type.(TensorType) // the result element type is the op's choice
-		if !ok {
+		rt, ok := resultTensor(op, 0) // the result element type is the op's choice
+		if !allTensors || len(ts) != 1 || len(op.Results) != 1 || !ok {
 			return nil, false, nil
 		}
 		return one(inferBitcastConvert(ts[0], rt.DType))
