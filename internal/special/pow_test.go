@@ -1,6 +1,7 @@
 package special
 
 import (
+	"fmt"
 	"math"
 	"testing"
 )
@@ -152,6 +153,28 @@ func TestZetaPolygammaAccuracy(t *testing.T) {
 		ulp := math.Abs(math.Nextafter(c.want, math.Inf(1)) - c.want)
 		if d := math.Abs(c.f-c.want) / ulp; d > 2 {
 			t.Errorf("got %v, want %v (%.1f ulps)", c.f, c.want, d)
+		}
+	}
+}
+
+var powSink float64
+
+// BenchmarkRealPow times RealPow beside math.Pow on the same inputs: a
+// fractional exponent (e^(y·ln x) in double-double) and an integer one
+// (squaring in double-double).
+func BenchmarkRealPow(b *testing.B) {
+	for _, c := range []struct {
+		name string
+		f    func(x, y float64) float64
+	}{{"math.Pow", math.Pow}, {"RealPow", RealPow}} {
+		for _, y := range []float64{2.7, 3} {
+			b.Run(fmt.Sprintf("%s/y=%v", c.name, y), func(b *testing.B) {
+				s := 0.0
+				for i := 0; i < b.N; i++ {
+					s += c.f(1.5+float64(i&255)*0.01, y)
+				}
+				powSink = s
+			})
 		}
 	}
 }
