@@ -847,7 +847,16 @@ func (l *ttLower) op(op *Op) {
 		}
 		set(b.cmp(name, pred, in(0), in(1)))
 	case "select":
-		set(b.emit1("arith.select", []*ttVal{in(0), in(1), in(2)}, rt))
+		// A condition splat from a scalar selects whole tensors on the
+		// scalar: the form Triton's accumulator-init pass recognizes, so
+		// an accumulator reset to zeros in a loop (Where(last, zeros,
+		// acc)) becomes the dot's use-accumulator flag instead of a
+		// select over the whole accumulator each step.
+		c := in(0)
+		if d := c.def; !rt.scalar() && d != nil && d.name == "tt.splat" && d.operands[0].t.scalar() {
+			c = d.operands[0]
+		}
+		set(b.emit1("arith.select", []*ttVal{c, in(1), in(2)}, rt))
 	case "convert":
 		set(l.convert(op, in(0), op.Operands[0].Type.DType, dt))
 	case "broadcast_in_dim":

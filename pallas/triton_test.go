@@ -1826,3 +1826,60 @@ func TestTritonKernels(t *testing.T) {
 	_, err = TritonKernels(nil)
 	require.Error(t, err)
 }
+
+// TestTritonSelectOnScalar: a Where on a scalar condition over blocks
+// selects the blocks on the scalar itself (arith.select %c : tensor<..>),
+// the form of an accumulator reset Triton turns into its dot's
+// use-accumulator flag (a splat condition hides it: the DSD's many-block
+// loops then select the whole accumulator every step); a block condition
+// stays elementwise. Both agree with interpret mode on the evaluator.
+func TestTritonSelectOnScalar(t *testing.T) {
+	selects := func(r *ttRegion) (scalar, tensor int) {
+		var walk func(r *ttRegion)
+		walk = func(r *ttRegion) {
+			for _, op := range r.ops {
+				if op.name == "arith.select" && !op.results[0].t.scalar() {
+					if op.operands[0].t.scalar() {
+						scalar++
+					} else {
+						tensor++
+					}
+				}
+				for _, sub := range op.regions {
+					walk(sub)
+				}
+			}
+		}
+		walk(r)
+		return scalar, tensor
+	}
+	lower := func(c tritonCase) *ttFunc {
+		p, err := Trace(c.kernel, c.spec, argTypes(c.args))
+		require.NoError(t, err)
+		f, _, err := lowerTritonFunc(p)
+		require.NoError(t, err)
+		return f
+	}
+	c := caseNamed(t, "tiles_loop")
+	s, v := selects(lower(c).body)
+	require.Equal(t, [2]int{1, 0}, [2]int{s, v}, "selects on a scalar and on a block")
+	want, err := runCall(c.kernel, c.spec, c.args...)
+	require.NoError(t, err)
+	got := runTritonEval(t, c)
+	assertClose(t, want[0], got[0])
+
+	block := tritonCase{
+		name: "select_block",
+		kernel: func(k *Kernel, r []*Ref) {
+			x := r[0].Load()
+			r[1].Store(Where(x.Gt(0), x, x.Neg()))
+		},
+		spec: CallSpec{Name: "select_block", OutShapes: []xla.Shape{xla.MakeShape(xla.Float32, 16)}},
+		args: []*interpreter.Tensor{fTensor([]int64{16}, func(i int) float64 { return float64(i) - 7.5 })},
+	}
+	s, v = selects(lower(block).body)
+	require.Equal(t, [2]int{0, 1}, [2]int{s, v}, "selects on a scalar and on a block")
+	want, err = runCall(block.kernel, block.spec, block.args...)
+	require.NoError(t, err)
+	assertClose(t, want[0], runTritonEval(t, block)[0])
+}
