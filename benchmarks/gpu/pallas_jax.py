@@ -49,13 +49,13 @@ def params(warps, stages):
 def parse_configs(text):
     """Configs as halo's plugintest.Configs reads them: space-separated,
     each comma-separated key=value of bm, bn, bk, warps, stages, group,
-    tiles, order (1: heavy rows first)."""
+    tiles, order (1: heavy rows first), programs (a persistent kernel)."""
     out = []
     for field in text.split():
         c = {}
         for kv in field.split(","):
             k, v = kv.split("=")
-            if k not in ("bm", "bn", "bk", "warps", "stages", "group", "tiles", "order") or int(v) <= 0 or k == "order" and int(v) != 1:
+            if k not in ("bm", "bn", "bk", "warps", "stages", "group", "tiles", "order", "programs") or int(v) <= 0 or k == "order" and int(v) != 1:
                 raise ValueError(f"config {field!r}: bad setting {kv!r}")
             c[k] = int(v)
         out.append(c)
@@ -64,7 +64,7 @@ def parse_configs(text):
 
 def config_name(c):
     """halo's Config.String: bm128_bn128_bk64_w4_s3, parts not set left out."""
-    keys = [("bm", "bm"), ("bn", "bn"), ("bk", "bk"), ("warps", "w"), ("stages", "s"), ("group", "g"), ("tiles", "t"), ("order", "o")]
+    keys = [("bm", "bm"), ("bn", "bn"), ("bk", "bk"), ("warps", "w"), ("stages", "s"), ("group", "g"), ("tiles", "t"), ("order", "o"), ("programs", "p")]
     parts = [f"{short}{c[k]}" for k, short in keys if k in c]
     return "_".join(parts) or "default"
 
@@ -267,6 +267,61 @@ def make_dsd_tiles(m, k, n, sbm, bk, bn, dtype, cparams, step, tiles, bm=0, orde
     return f
 
 
+def make_dsd_persistent(m, k, n, sbm, bk, bn, dtype, cparams, step, programs, bm=0):
+    """As halo's dsdPersistentKernel: `programs` programs, each running
+    its part of pattern.schedule's work lists (six whole-array operands
+    before the blocks) in one loop over K steps, storing an output block
+    after its last step and starting the next from zeros. The reset is a
+    lax.cond on the scalar (an scf.if yielding zeros or the sum, which
+    Triton turns into its dot's use-accumulator flag; a jnp.where
+    broadcasts the condition first, which it does not)."""
+    step = step or bk
+    bm = bm or sbm
+    if bk % step:
+        raise ValueError(f"K step {step} must divide the blocks' width {bk}")
+    if sbm % bm:
+        raise ValueError(f"{bm} output rows per program must divide the blocks' height {sbm}")
+    parts, rows = bk // step, m // bm
+
+    def kernel(prog_steps, step_a, step_y, step_out, prog_empty, empty, blocks_ref, y_ref, o_ref):
+        p = pl.program_id(0)
+
+        def at(id_):
+            i, j = id_ % rows, id_ // rows
+            return i, pl.ds(i * bm, bm), pl.ds(j * bn, bn)
+
+        def zero(e, carry):
+            _, r, c = at(empty[e])
+            o_ref[r, c] = jnp.zeros((bm, bn), o_ref.dtype)
+            return carry
+        lax.fori_loop(prog_empty[p], prog_empty[p + 1], zero, 0)
+        zeros = jnp.zeros((bm, bn), jnp.float32)
+
+        def body(st, acc):
+            a, out = step_a[st], step_out[st]
+            last = out < 0
+            i, out_rows, out_cols = at(jnp.where(last, -out - 1, out))
+            _, x_rows = sparse_row(i, sbm, bm)
+            x = blocks_ref[a // parts, x_rows, pl.ds((a % parts) * step, step)]
+            yb = y_ref[pl.ds(step_y[st], step), out_cols]
+            acc = acc + jnp.dot(x, yb, preferred_element_type=jnp.float32)
+
+            @pl.when(last)
+            def _():
+                o_ref[out_rows, out_cols] = acc.astype(o_ref.dtype)
+
+            return lax.cond(last, lambda: zeros, lambda: acc)
+
+        lax.fori_loop(prog_steps[p], prog_steps[p + 1], body, zeros)
+
+    def f(*args):
+        return pl.pallas_call(
+            kernel, out_shape=jax.ShapeDtypeStruct((m, n), dtype), grid=(programs,),
+            in_specs=[whole() for _ in args], out_specs=whole(),
+            compiler_params=cparams, name="dsd_persistent")(*args)
+    return f
+
+
 # 4. Masked matmul, the GPU form: one program per output block; a zero
 # block stores zeros, a non-zero one loops over K and multiplies by its
 # distinct mask block.
@@ -460,7 +515,14 @@ def main():
                 if c.get("order"):
                     rows_first = pattern.heavy_rows_first(ptr, blk, bm)
                     kargs = args[:2] + (jnp.asarray(pow2_pad(rows_first)),) + args[2:]
-                if tiles > 1 or c.get("order"):
+                if c.get("programs"):
+                    if tiles > 1 or c.get("order"):
+                        raise ValueError("a persistent kernel takes neither tiles nor order")
+                    sched = pattern.schedule(ptr, col_idx, s, s, blk, blk, bm, bn, c.get("bk", blk), c["programs"])
+                    kargs = tuple(jnp.asarray(pow2_pad(np.asarray(v, np.int32))) for v in sched) + args[2:]
+                    kern = jax.jit(make_dsd_persistent(s, s, s, blk, blk, bn, bf16, cp, c.get("bk", 0), c["programs"],
+                                                       c.get("bm", 0)))
+                elif tiles > 1 or c.get("order"):
                     kern = jax.jit(make_dsd_tiles(s, s, s, blk, blk, bn, bf16, cp, c.get("bk", 0), tiles, c.get("bm", 0),
                                                   order=bool(c.get("order"))))
                 else:

@@ -61,6 +61,45 @@ def heavy_rows_first(ptr, sbm, bm):
     return np.argsort(-work, kind="stable").astype(np.int32)
 
 
+STORE_STEPS = 2  # what a block's store counts for, in steps (halo's storeSteps)
+
+
+def schedule(ptr, col_idx, m, n, sbm, bk, bm, bn, step, programs):
+    """As halo's BlockCOO.Schedule: the persistent DSD kernel's work lists,
+    (prog_steps, step_a, step_y, step_out, prog_empty, empty) as lists of
+    ints. Output block id i + j*rows in that order (i fastest) goes to the
+    program that would be free first (its block row's non-zero blocks
+    times the K parts, plus STORE_STEPS; ties to the lowest program);
+    step_out marks a block's last step as -1-id; empty lists get one 0."""
+    parts = bk // step
+    rows, cols, sub = m // bm, n // bn, sbm // bm
+    free = [0] * programs
+    mine = [[] for _ in range(programs)]
+    for j in range(cols):
+        for i in range(rows):
+            r = i // sub
+            p = min(range(programs), key=lambda q: (free[q], q))
+            free[p] += (int(ptr[r + 1]) - int(ptr[r])) * parts + STORE_STEPS
+            mine[p].append(i + j * rows)
+    prog_steps, prog_empty = [0], [0]
+    step_a, step_y, step_out, empty = [], [], [], []
+    for items in mine:
+        for id_ in items:
+            r = (id_ % rows) // sub
+            if ptr[r] == ptr[r + 1]:
+                empty.append(id_)
+                continue
+            for b in range(int(ptr[r]), int(ptr[r + 1])):
+                for h in range(parts):
+                    step_a.append(b * parts + h)
+                    step_y.append(int(col_idx[b]) * bk + h * step)
+                    step_out.append(id_)
+            step_out[-1] = -1 - id_
+        prog_steps.append(len(step_a))
+        prog_empty.append(len(empty))
+    return tuple(a or [0] for a in (prog_steps, step_a, step_y, step_out, prog_empty, empty))
+
+
 if __name__ == "__main__":
     r, c, blk = hashed_block_sparse(64, 64, 8, 8, 0.1, 1)
     print("rows", list(r), "cols", list(c))

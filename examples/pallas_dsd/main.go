@@ -206,6 +206,14 @@ type DSDTiling struct {
 	// the dense operand in L2, as in the plain order. It implies the
 	// many-tile kernel (dsdTilesKernel), with Tiles 1 or more.
 	HeavyRowsFirst bool
+	// Programs, when above 0, makes the kernel persistent
+	// (dsdPersistentKernel): that many programs (on a GPU, as many as
+	// run at once: SMs times programs an SM) work through a Schedule
+	// planned from the sparsity pattern, passed as six more
+	// scalar-prefetch arrays (BuildDSDTiled's arguments then come from
+	// DSDTiledArgs with the same t and n). Not with Tiles or
+	// HeavyRowsFirst.
+	Programs int64
 }
 
 // HeavyRowsFirst is the order of the output row blocks of bm rows (bm
@@ -352,6 +360,13 @@ func BuildDSDTiled(s *BlockCOO, n int64, t DSDTiling, dt xla.DType, backend pall
 		return nil, fmt.Errorf("dsd: output blocks of width %d must divide the %d columns", t.BN, n)
 	case t.Tiles < 1 || (n/t.BN)%t.Tiles != 0:
 		return nil, fmt.Errorf("dsd: %d output blocks per program must divide the %d block columns", t.Tiles, n/t.BN)
+	case t.Programs < 0 || t.Programs > math.MaxInt32:
+		return nil, fmt.Errorf("dsd: %d programs: want 0 (one an output block) to %d", t.Programs, math.MaxInt32)
+	case t.Programs > 0 && (t.Tiles > 1 || t.HeavyRowsFirst):
+		return nil, fmt.Errorf("dsd: a persistent kernel (%d programs) takes neither tiles nor the heavy-rows-first order", t.Programs)
+	}
+	if t.Programs > 0 {
+		return buildDSDPersistent(s, n, t, dt, backend, params)
 	}
 	nb := s.NumBlocks()
 	b := stablehlo.NewBuilder("dsd_rows")
@@ -391,7 +406,15 @@ func DSDRowsArgs(s *BlockCOO, y []float32, n int64, dt xla.DType) []interpreter.
 
 // DSDTiledArgs are the arguments of BuildDSDTiled's module for tiling t.
 func DSDTiledArgs(s *BlockCOO, y []float32, n int64, t DSDTiling, dt xla.DType) []interpreter.Value {
-	args := []interpreter.Value{i32Tensor(s.RowPtr()), i32Tensor(s.ColIdx)}
+	var args []interpreter.Value
+	if t.Programs > 0 {
+		t.BM, t.BK = cmp.Or(t.BM, s.BM), cmp.Or(t.BK, s.BK)
+		for _, a := range s.Schedule(n, t).arrays() {
+			args = append(args, i32Tensor(a))
+		}
+		return append(args, floatTensor(dt, s.Blocks, s.NumBlocks(), s.BM, s.BK), floatTensor(dt, y, s.K, n))
+	}
+	args = append(args, i32Tensor(s.RowPtr()), i32Tensor(s.ColIdx))
 	if t.HeavyRowsFirst {
 		args = append(args, i32Tensor(s.HeavyRowsFirst(cmp.Or(t.BM, s.BM))))
 	}

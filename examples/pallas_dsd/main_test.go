@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -225,20 +226,30 @@ func TestDSDRowsOnPlugin(t *testing.T) {
 		y[i] = r.Float32()
 	}
 	for _, c2 := range []struct {
-		dt  xla.DType
-		tol float64
-	}{{xla.Float32, 1e-4}, {xla.BFloat16, 1.0 / 64}} {
-		t.Run(c2.dt.String(), func(t *testing.T) {
-			mod, err := BuildDSDRows(s, n, blk, 0, c2.dt, pallas.BackendFor(c.PlatformName()), pallas.CompilerParams{NoBoundsChecks: true})
+		dt    xla.DType
+		tol   float64
+		progs int64
+	}{{xla.Float32, 1e-4, 0}, {xla.BFloat16, 1.0 / 64, 0}, {xla.Float32, 1e-4, 7}, {xla.BFloat16, 1.0 / 64, 7}} {
+		name := c2.dt.String()
+		if c2.progs > 0 {
+			name += fmt.Sprintf("_persistent%d", c2.progs)
+		}
+		t.Run(name, func(t *testing.T) {
+			tl := DSDTiling{BN: blk, Programs: c2.progs}
+			if c2.progs > 0 {
+				tl.BK = blk / 2
+			}
+			mod, err := BuildDSDTiled(s, n, tl, c2.dt, pallas.BackendFor(c.PlatformName()), pallas.CompilerParams{NoBoundsChecks: true})
 			require.NoError(t, err)
-			args := DSDRowsArgs(s, y, n, c2.dt)
+			args := DSDTiledArgs(s, y, n, tl, c2.dt)
+			x, yv := args[len(args)-2], args[len(args)-1]
 			out, err := plugintest.Run(context.Background(), c, mod, args, []xla.Shape{xla.MakeShape(c2.dt, m, n)})
 			require.NoError(t, err)
 			// The reference multiplies the operands as the kernel got them
 			// (rounded to dt).
-			x := (&BlockCOO{M: m, K: k, BM: blk, BK: blk, Blocks: args[2].(*interpreter.Tensor).Data.([]float32),
+			xd := (&BlockCOO{M: m, K: k, BM: blk, BK: blk, Blocks: x.(*interpreter.Tensor).Data.([]float32),
 				RowIdx: s.RowIdx, ColIdx: s.ColIdx}).Dense()
-			want := denseMatmul(x, args[3].(*interpreter.Tensor).Data.([]float32), m, k, n)
+			want := denseMatmul(xd, yv.(*interpreter.Tensor).Data.([]float32), m, k, n)
 			require.NoError(t, plugintest.Close(out[0].Data.([]float32), want, c2.tol))
 		})
 	}
@@ -299,7 +310,7 @@ func BenchmarkDSDOnPlugin(b *testing.B) {
 				return nil, nil, fmt.Errorf("%w: %d output blocks of %dx%d per program at %d^3, sparse blocks of %d", plugintest.ErrDoesNotFit,
 					tiles, cmp.Or(cf.BM, blk), bn, size, blk)
 			}
-			t := DSDTiling{BM: cf.BM, BN: bn, BK: cf.BK, Tiles: cf.Tiles, HeavyRowsFirst: cf.Order == 1}
+			t := DSDTiling{BM: cf.BM, BN: bn, BK: cf.BK, Tiles: cf.Tiles, HeavyRowsFirst: cf.Order == 1, Programs: cf.Programs}
 			m, err := BuildDSDTiled(s, size, t, dt, backend,
 				pallas.CompilerParams{NoBoundsChecks: true, NumWarps: cf.Warps, NumStages: cf.Stages})
 			return m, DSDTiledArgs(s, y, size, t, dt), err
@@ -387,7 +398,8 @@ func TestDSDTiles(t *testing.T) {
 	want := denseMatmul(s.Dense(), y, m, k, n)
 	for _, c := range []DSDTiling{{BK: 0, Tiles: 2}, {BK: 8, Tiles: 2}, {BK: 0, Tiles: 4}, {BK: 4, Tiles: 4},
 		{BM: 8, Tiles: 1}, {BM: 4, BK: 8, Tiles: 1}, {BM: 8, BK: 8, Tiles: 2}, {BM: 2, Tiles: 4},
-		{Tiles: 2, HeavyRowsFirst: true}, {BM: 8, BK: 8, HeavyRowsFirst: true}, {BM: 4, Tiles: 4, HeavyRowsFirst: true}} {
+		{Tiles: 2, HeavyRowsFirst: true}, {BM: 8, BK: 8, HeavyRowsFirst: true}, {BM: 4, Tiles: 4, HeavyRowsFirst: true},
+		{Programs: 1}, {Programs: 3}, {BK: 8, Programs: 5}, {BM: 8, BK: 4, Programs: 7}, {BM: 4, Programs: 64}} {
 		c.BN = 16
 		mod, err := BuildDSDTiled(s, n, c, xla.Float32, pallas.Interpret, pallas.CompilerParams{})
 		require.NoError(t, err)
@@ -404,6 +416,68 @@ func TestDSDTiles(t *testing.T) {
 	require.ErrorContains(t, err, "32 output rows per program must divide the blocks' height 16")
 	_, err = BuildDSDTiled(s, n, DSDTiling{BN: 24}, xla.Float32, pallas.Interpret, pallas.CompilerParams{})
 	require.ErrorContains(t, err, "output blocks of width 24 must divide the 64 columns")
+	_, err = BuildDSDTiled(s, n, DSDTiling{BN: 16, Tiles: 2, Programs: 4}, xla.Float32, pallas.Interpret, pallas.CompilerParams{})
+	require.ErrorContains(t, err, "a persistent kernel (4 programs) takes neither tiles nor the heavy-rows-first order")
+	_, err = BuildDSDTiled(s, n, DSDTiling{BN: 16, Programs: -1}, xla.Float32, pallas.Interpret, pallas.CompilerParams{})
+	require.ErrorContains(t, err, "-1 programs")
+}
+
+// A Schedule gives every output block to one program: its steps are
+// consecutive, cover each non-zero block of its block row in every K
+// part once, in order, and end on the one step marked last; blocks of
+// empty block rows are in Empty instead. Programs get work in turns that
+// keep them within one output block's work of each other.
+func TestSchedule(t *testing.T) {
+	// Block rows of 8 with 1, 3, 0 and 3 non-zero blocks.
+	s := &BlockCOO{M: 32, K: 32, BM: 8, BK: 8, RowIdx: []int32{0, 1, 1, 1, 3, 3, 3}, ColIdx: []int32{2, 0, 1, 3, 0, 1, 3}}
+	const n = 16
+	for _, tl := range []DSDTiling{{BM: 8, BN: 8, BK: 8, Programs: 2}, {BM: 4, BN: 16, BK: 4, Programs: 3}, {BM: 8, BN: 8, BK: 2, Programs: 40}} {
+		sc := s.Schedule(n, tl)
+		rows, cols, parts := s.M/tl.BM, n/tl.BN, s.BK/tl.BK
+		require.Len(t, sc.ProgSteps, int(tl.Programs)+1, "%+v", tl)
+		require.Len(t, sc.ProgEmpty, int(tl.Programs)+1, "%+v", tl)
+		seen := map[int32]int{}
+		var work []int64
+		for p := 0; p < int(tl.Programs); p++ {
+			var w int64
+			for e := sc.ProgEmpty[p]; e < sc.ProgEmpty[p+1]; e++ {
+				seen[sc.Empty[e]]++
+				w += storeSteps
+			}
+			for st := sc.ProgSteps[p]; st < sc.ProgSteps[p+1]; {
+				id := sc.StepOut[st]
+				if id < 0 { // a block of one step
+					id = -1 - id
+				}
+				seen[id]++
+				r := (int64(id) % rows) * tl.BM / s.BM
+				ptr := s.RowPtr()
+				for b := ptr[r]; b < ptr[r+1]; b++ {
+					for h := int64(0); h < parts; h++ {
+						want := id
+						if b == ptr[r+1]-1 && h == parts-1 {
+							want = -1 - id
+						}
+						require.Equal(t, want, sc.StepOut[st], "%+v: step %d", tl, st)
+						require.Equal(t, int32(int64(b)*parts+h), sc.StepA[st], "%+v: step %d", tl, st)
+						require.Equal(t, int32(int64(s.ColIdx[b])*s.BK+h*tl.BK), sc.StepY[st], "%+v: step %d", tl, st)
+						st++
+						w++
+					}
+				}
+				w += storeSteps
+			}
+			work = append(work, w)
+		}
+		require.Len(t, seen, int(rows*cols), "%+v: every output block", tl)
+		for id, c := range seen {
+			require.Equal(t, 1, c, "%+v: output block %d", tl, id)
+		}
+		// A list schedule: no program ends more than one block's work
+		// (at most 3 blocks of parts steps, and the store) after another.
+		lo, hi := slices.Min(work), slices.Max(work)
+		require.LessOrEqual(t, hi-lo, 3*parts+storeSteps, "%+v: work %v", tl, work)
+	}
 }
 
 // TestHeavyRowsFirst checks the program order of DSDTiling.HeavyRowsFirst:
@@ -443,4 +517,19 @@ func TestTritonFormMLIROpt(t *testing.T) {
 		irs = append(irs, ks[0].IR)
 	}
 	mliropt.Verify(t, irs...)
+}
+
+// Schedule is a contract with the JAX benchmark (benchmarks/gpu/pattern.py
+// schedule, so that both sides' persistent kernels get the same work
+// lists): these are the arrays that function returns for the same
+// matrix and tiling.
+func TestScheduleMatchesPython(t *testing.T) {
+	s := &BlockCOO{M: 32, K: 32, BM: 8, BK: 8, RowIdx: []int32{0, 1, 1, 1, 3, 3, 3}, ColIdx: []int32{2, 0, 1, 3, 0, 1, 3}}
+	sc := s.Schedule(16, DSDTiling{BM: 4, BN: 8, BK: 4, Programs: 3})
+	require.Equal(t, []int32{0, 18, 38, 56}, sc.ProgSteps)
+	require.Equal(t, []int32{0, 1, 2, 3, 4, 5, 6, 7, 0, 1, 0, 1, 8, 9, 10, 11, 12, 13, 0, 1, 8, 9, 10, 11, 12, 13, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 2, 3, 4, 5, 6, 7}, sc.StepA)
+	require.Equal(t, []int32{16, 20, 0, 4, 8, 12, 24, 28, 16, 20, 16, 20, 0, 4, 8, 12, 24, 28, 16, 20, 0, 4, 8, 12, 24, 28, 0, 4, 8, 12, 24, 28, 0, 4, 8, 12, 24, 28, 0, 4, 8, 12, 24, 28, 0, 4, 8, 12, 24, 28, 0, 4, 8, 12, 24, 28}, sc.StepY)
+	require.Equal(t, []int32{0, -1, 3, 3, 3, 3, 3, -4, 8, -9, 9, -10, 14, 14, 14, 14, 14, -15, 1, -2, 6, 6, 6, 6, 6, -7, 10, 10, 10, 10, 10, -11, 15, 15, 15, 15, 15, -16, 2, 2, 2, 2, 2, -3, 7, 7, 7, 7, 7, -8, 11, 11, 11, 11, 11, -12}, sc.StepOut)
+	require.Equal(t, []int32{0, 2, 4, 4}, sc.ProgEmpty)
+	require.Equal(t, []int32{12, 13, 4, 5}, sc.Empty)
 }

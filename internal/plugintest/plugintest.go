@@ -376,6 +376,9 @@ type Config struct {
 	Tiles int64
 	// Order is 1 for programs in order of decreasing work (0: grid order).
 	Order int64
+	// Programs is the number of programs of a persistent kernel, each
+	// working through a list of output blocks (0: one program a block).
+	Programs int64
 }
 
 // String names the config as a sub-benchmark: bm128_bn128_bk64_w4_s3,
@@ -385,7 +388,7 @@ func (c Config) String() string {
 	for _, f := range []struct {
 		name string
 		v    int64
-	}{{"bm", c.BM}, {"bn", c.BN}, {"bk", c.BK}, {"w", int64(c.Warps)}, {"s", int64(c.Stages)}, {"g", c.Group}, {"t", c.Tiles}, {"o", c.Order}} {
+	}{{"bm", c.BM}, {"bn", c.BN}, {"bk", c.BK}, {"w", int64(c.Warps)}, {"s", int64(c.Stages)}, {"g", c.Group}, {"t", c.Tiles}, {"o", c.Order}, {"p", c.Programs}} {
 		if f.v != 0 {
 			parts = append(parts, fmt.Sprintf("%s%d", f.name, f.v))
 		}
@@ -398,7 +401,8 @@ func (c Config) String() string {
 
 // Configs reads a sweep from environment variable name, else def: configs
 // separated by spaces, each comma-separated key=value settings of bm, bn,
-// bk, warps, stages, group, tiles and order ("bn=256,warps=8,stages=3 bn=128").
+// bk, warps, stages, group, tiles, order and programs
+// ("bn=256,warps=8,stages=3 bn=128 bn=128,programs=264").
 // A malformed one fails t.
 func Configs(t testing.TB, name, def string) []Config {
 	t.Helper()
@@ -435,8 +439,10 @@ func Configs(t testing.TB, name, def string) []Config {
 					t.Fatalf("%s: %q: order=1 is the only order", name, kv)
 				}
 				c.Order = n
+			case "programs":
+				c.Programs = n
 			default:
-				t.Fatalf("%s: unknown setting %q (bm, bn, bk, warps, stages, group, tiles, order)", name, k)
+				t.Fatalf("%s: unknown setting %q (bm, bn, bk, warps, stages, group, tiles, order, programs)", name, k)
 			}
 		}
 		cs = append(cs, c)
