@@ -1883,3 +1883,49 @@ func TestTritonSelectOnScalar(t *testing.T) {
 	require.NoError(t, err)
 	assertClose(t, want[0], runTritonEval(t, block)[0])
 }
+
+// TestTritonWarpSpecialize: CompilerParams.WarpSpecialize marks each
+// scf.for whose own body holds a tt.dot (the DSD's row loop inside a
+// When, here) with tt.warp_specialize, and no other loop; mlir-opt reads
+// the mark; without it the text has none.
+func TestTritonWarpSpecialize(t *testing.T) {
+	c := tritonCase{
+		name: "ws_loops",
+		kernel: func(k *Kernel, r []*Ref) {
+			x, y, o := r[0], r[1], r[2]
+			k.ForLoop(0, 2, nil, func(i *Value, _ []*Value) []*Value { // no dot: not marked
+				o.Store(0.0, DS(i.Mul(8), 8), All)
+				return nil
+			})
+			k.When(k.ProgramID(0).Eq(0), func() {
+				acc := k.ForLoop(0, 2, []*Value{k.Zeros(xla.Float32, 16, 16)}, func(i *Value, c []*Value) []*Value {
+					return []*Value{c[0].Add(Dot(x.Load(All, DS(i.Mul(16), 16)), y.Load(DS(i.Mul(16), 16), All), xla.Float32))}
+				})
+				o.Store(acc[0])
+			})
+		},
+		spec: CallSpec{Name: "ws_loops", OutShapes: []xla.Shape{xla.MakeShape(xla.Float32, 16, 16)}, Grid: []int64{1}},
+		args: []*interpreter.Tensor{
+			fTensor([]int64{16, 32}, func(i int) float64 { return float64(i%5) - 2 }),
+			fTensor([]int64{32, 16}, func(i int) float64 { return float64(i%3) - 1 }),
+		},
+	}
+	p, err := Trace(c.kernel, c.spec, argTypes(c.args))
+	require.NoError(t, err)
+	plain, err := LowerTriton(p, CompilerParams{})
+	require.NoError(t, err)
+	require.NotContains(t, plain.IR, "tt.warp_specialize")
+	ws, err := LowerTriton(p, CompilerParams{WarpSpecialize: true})
+	require.NoError(t, err)
+	require.Equal(t, 1, strings.Count(ws.IR, "} {tt.warp_specialize}\n"), ws.IR)
+	// The mark follows the loop that carries the accumulator.
+	at := strings.Index(ws.IR, "} {tt.warp_specialize}")
+	require.Contains(t, ws.IR[:at], "iter_args")
+	require.Equal(t, plain.IR, strings.Replace(ws.IR, " {tt.warp_specialize}", "", 1))
+	if opt := mliropt.Path(); opt != "" {
+		out, err := mliropt.Run(opt, ws.IR)
+		require.NoError(t, err, "mlir-opt rejected:\n%s\n--- input ---\n%s", out, ws.IR)
+	} else {
+		t.Log("mlir-opt check skipped: " + mliropt.Missing)
+	}
+}

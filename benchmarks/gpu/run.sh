@@ -120,23 +120,33 @@ masked_configs=${HALO_MASKED_CONFIGS:-"bm=128,bn=256,bk=64,warps=8,stages=3,grou
 # Pallas test kernels, the other packages' plugin tests, then the timings
 # on both sides.
 # HALO_GPU_PROFILE=only: the profile alone (no tests, timings or JAX).
+# HALO_GPU_TESTS=quick: of the tests, only the examples' and the
+# hand-written Pallas kernels on the GPU (a timing call after a full one).
 if [ "${HALO_GPU_PROFILE:-}" != only ]; then
   for t in add matmul dsd masked; do
     gotest tests.log 60 "$bin/$t.test" OnPlugin
   done
   gotest tests.log 60 "$bin/pallas.test" 'TritonRealPlugin/triton/'
-  gotest tests.log 40 "$bin/pallas.test" 'TritonRealPlugin/interpret/'
-  # 200 random kernels (ops, types and casts the hand-written ones lack)
-  gotest tests.log 60 "$bin/pallas.test" 'TritonRandomKernelsRealPlugin'
-  # Alone in its process: interpret mode's checks without Register (the
-  # handler Client.Compile registers because pallas declares it).
-  gotest tests.log 30 "$bin/pallas.test" 'BoundsChecksDeclaredRealPlugin'
-  gotest tests.log 30 "$bin/pjrt.test" RealPlugin
-  gotest tests.log 30 "$bin/effects.test" RealPlugin
+  if [ "${HALO_GPU_TESTS:-}" != quick ]; then
+    gotest tests.log 40 "$bin/pallas.test" 'TritonRealPlugin/interpret/'
+    # 200 random kernels (ops, types and casts the hand-written ones lack)
+    gotest tests.log 60 "$bin/pallas.test" 'TritonRandomKernelsRealPlugin'
+    # Alone in its process: interpret mode's checks without Register (the
+    # handler Client.Compile registers because pallas declares it).
+    gotest tests.log 30 "$bin/pallas.test" 'BoundsChecksDeclaredRealPlugin'
+    gotest tests.log 30 "$bin/pjrt.test" RealPlugin
+    gotest tests.log 30 "$bin/effects.test" RealPlugin
+  fi
   # -test.v: configs a size cannot take are skipped saying why.
   step bench.log 30 "$bin/pjrt.test" -test.run XXX -test.bench AwaitOnPlugin -test.benchtime 200x -test.v
-  step bench.log 90 env HALO_BENCH_CONFIGS="$dsd_configs" "$bin/dsd.test" -test.run XXX -test.bench OnPlugin -test.benchtime 100x -test.v
-  step bench.log 90 env HALO_BENCH_CONFIGS="$masked_configs" "$bin/masked.test" -test.run XXX -test.bench OnPlugin -test.benchtime 100x -test.v
+  # One process a config: a config whose compilation kills the process
+  # (an abort in Triton's passes) costs only itself.
+  for cf in $dsd_configs; do
+    step bench.log 40 env HALO_BENCH_CONFIGS="$cf" "$bin/dsd.test" -test.run XXX -test.bench DSDOnPlugin -test.benchtime 100x -test.v
+  done
+  for cf in $masked_configs; do
+    step bench.log 40 env HALO_BENCH_CONFIGS="$cf" "$bin/masked.test" -test.run XXX -test.bench OnPlugin -test.benchtime 100x -test.v
+  done
   # HALO_DSD_BLOCK2: a second DSD sweep, on both sides, over sparse blocks
   # of that size (the seed's 512 of 16384 is 256 of 8192), with
   # HALO_DSD_CONFIGS2; its names start blk<size>_.

@@ -342,8 +342,8 @@ func BenchmarkMaskedMatmulOnPlugin(b *testing.B) {
 	b.Logf("%s: %d^3 %v, lower triangle, kernel %v", c.PlatformName(), size, dt, backend)
 	var variants []plugintest.Variant
 	for _, cf := range configs {
-		if cf.Tiles != 0 || cf.Order != 0 {
-			b.Fatalf("config %v: the masked matmul has no tiles or order", cf)
+		if cf.Tiles != 0 || cf.Order != 0 || cf.Programs != 0 {
+			b.Fatalf("config %v: the masked matmul has no tiles, order or programs", cf)
 		}
 		bm, bn, bk := cmp.Or(cf.BM, blk), cmp.Or(cf.BN, blk), cmp.Or(cf.BK, bk)
 		variants = append(variants, plugintest.Variant{Name: cf.String(), Build: func() (*stablehlo.Module, []interpreter.Value, error) {
@@ -352,7 +352,7 @@ func BenchmarkMaskedMatmulOnPlugin(b *testing.B) {
 			}
 			s := sparsifyMask(mask, size, size, bm, bn)
 			m, err := BuildMaskedMatmulBlocks(s, size, size, size, Tiling{BM: bm, BN: bn, BK: bk, Group: cf.Group}, dt, backend,
-				pallas.CompilerParams{NoBoundsChecks: true, NumWarps: cf.Warps, NumStages: cf.Stages})
+				pallas.CompilerParams{NoBoundsChecks: true, NumWarps: cf.Warps, NumStages: cf.Stages, WarpSpecialize: cf.WS == 1})
 			return m, MaskedBlocksArgs(s, x, y, size, size, size, bm, bn, dt), err
 		}})
 	}
