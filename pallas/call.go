@@ -123,13 +123,6 @@ type CompilerParams struct {
 	NoBoundsChecks bool
 	// NumWarps and NumStages are Triton's launch settings (0: defaults).
 	NumWarps, NumStages int
-	// WarpSpecialize asks Triton to warp-specialize each loop that holds
-	// a dot (tt.warp_specialize on its scf.for): warps that load and
-	// warps that multiply, passing blocks through shared memory. On
-	// Hopper, Triton does it for 4 warps and kernels without an scf.if
-	// that has an else branch, and ignores the mark otherwise; interpret
-	// mode ignores it.
-	WarpSpecialize bool
 }
 
 // CallSpec describes a pallas call (pallas_call's arguments).

@@ -137,9 +137,6 @@ func LowerTriton(p *Program, params CompilerParams) (k *TritonKernel, err error)
 	if err != nil {
 		return nil, err
 	}
-	if params.WarpSpecialize {
-		markDotLoops(f.body, ttAttr{name: "tt.warp_specialize"})
-	}
 	return &TritonKernel{Name: f.name, IR: f.String(), Grid: grid, NumWarps: warps, NumStages: stages}, nil
 }
 

@@ -3,7 +3,6 @@ package pallas
 import (
 	"fmt"
 	"math"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -341,43 +340,7 @@ func (p *ttPrinter) forOp(op *ttOp, depth int) {
 	}
 	fmt.Fprintf(&p.b, " : %s {\n", r.args[0].t)
 	p.ops(r, depth+1)
-	fmt.Fprintf(&p.b, "%s}", ind)
-	if len(op.attrs) > 0 { // discardable attributes: unit ones by name
-		parts := make([]string, len(op.attrs))
-		for i, a := range op.attrs {
-			parts[i] = a.name
-			if a.text != "" {
-				parts[i] += " = " + a.text
-			}
-		}
-		fmt.Fprintf(&p.b, " {%s}", strings.Join(parts, ", "))
-	}
-	p.b.WriteString("\n")
-}
-
-// markDotLoops adds attribute a to each scf.for of r whose own body (not
-// a loop nested in it) holds a tt.dot.
-func markDotLoops(r *ttRegion, a ttAttr) {
-	var holdsDot func(r *ttRegion) bool
-	holdsDot = func(r *ttRegion) bool {
-		for _, op := range r.ops {
-			if op.name == "tt.dot" {
-				return true
-			}
-			if op.name != "scf.for" && op.name != "scf.while" && slices.ContainsFunc(op.regions, holdsDot) {
-				return true
-			}
-		}
-		return false
-	}
-	for _, op := range r.ops {
-		for _, sub := range op.regions {
-			markDotLoops(sub, a)
-		}
-		if op.name == "scf.for" && holdsDot(op.regions[0]) {
-			op.attrs = append(op.attrs, a)
-		}
-	}
+	fmt.Fprintf(&p.b, "%s}\n", ind)
 }
 
 func (p *ttPrinter) whileOp(op *ttOp, depth int) {

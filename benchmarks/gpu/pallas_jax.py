@@ -49,15 +49,13 @@ def params(warps, stages):
 def parse_configs(text):
     """Configs as halo's plugintest.Configs reads them: space-separated,
     each comma-separated key=value of bm, bn, bk, warps, stages, group,
-    tiles, order (1: heavy rows first), programs (a persistent kernel), ws
-    (1: halo's Triton warp specialization, which JAX's Triton compiler
-    parameters do not offer: such configs are skipped here)."""
+    tiles, order (1: heavy rows first), programs (a persistent kernel)."""
     out = []
     for field in text.split():
         c = {}
         for kv in field.split(","):
             k, v = kv.split("=")
-            if k not in ("bm", "bn", "bk", "warps", "stages", "group", "tiles", "order", "programs", "ws") or int(v) <= 0 or k in ("order", "ws") and int(v) != 1:
+            if k not in ("bm", "bn", "bk", "warps", "stages", "group", "tiles", "order", "programs") or int(v) <= 0 or k == "order" and int(v) != 1:
                 raise ValueError(f"config {field!r}: bad setting {kv!r}")
             c[k] = int(v)
         out.append(c)
@@ -66,7 +64,7 @@ def parse_configs(text):
 
 def config_name(c):
     """halo's Config.String: bm128_bn128_bk64_w4_s3, parts not set left out."""
-    keys = [("bm", "bm"), ("bn", "bn"), ("bk", "bk"), ("warps", "w"), ("stages", "s"), ("group", "g"), ("tiles", "t"), ("order", "o"), ("programs", "p"), ("ws", "ws")]
+    keys = [("bm", "bm"), ("bn", "bn"), ("bk", "bk"), ("warps", "w"), ("stages", "s"), ("group", "g"), ("tiles", "t"), ("order", "o"), ("programs", "p")]
     parts = [f"{short}{c[k]}" for k, short in keys if k in c]
     return "_".join(parts) or "default"
 
@@ -509,8 +507,6 @@ def main():
             bn = c.get("bn", blk)
 
             def one(c=c, bn=bn):
-                if c.get("ws"):
-                    raise DoesNotFit("JAX Pallas's Triton compiler parameters have no warp specialization")
                 tiles, bm = c.get("tiles", 1), c.get("bm", blk)
                 if s % bn or (s // bn) % tiles or blk % bm:
                     raise DoesNotFit(f"{tiles} output blocks of {bm}x{bn} per program at {s}^3, sparse blocks of {blk}")
@@ -549,8 +545,6 @@ def main():
         configs = parse_configs(a.masked_configs or f"bm={blk},bn={2 * blk},bk={a.bk},warps=8,stages=3,group={group}")
         for c in configs:
             def one(c=c):
-                if c.get("ws"):
-                    raise DoesNotFit("JAX Pallas's Triton compiler parameters have no warp specialization")
                 bm, bn, bk = c.get("bm", blk), c.get("bn", blk), c.get("bk", a.bk)
                 block_mask, mask_idx, mask_data = lower_triangle_blocks(s, bm, bn)
                 kern = jax.jit(make_masked(s, s, s, bm, bn, bk, bf16, params(c.get("warps", 4), c.get("stages", 3)), c.get("group", 0)))

@@ -312,7 +312,7 @@ func BenchmarkDSDOnPlugin(b *testing.B) {
 			}
 			t := DSDTiling{BM: cf.BM, BN: bn, BK: cf.BK, Tiles: cf.Tiles, HeavyRowsFirst: cf.Order == 1, Programs: cf.Programs}
 			m, err := BuildDSDTiled(s, size, t, dt, backend,
-				pallas.CompilerParams{NoBoundsChecks: true, NumWarps: cf.Warps, NumStages: cf.Stages, WarpSpecialize: cf.WS == 1})
+				pallas.CompilerParams{NoBoundsChecks: true, NumWarps: cf.Warps, NumStages: cf.Stages})
 			return m, DSDTiledArgs(s, y, size, t, dt), err
 		}})
 	}

@@ -352,7 +352,7 @@ func BenchmarkMaskedMatmulOnPlugin(b *testing.B) {
 			}
 			s := sparsifyMask(mask, size, size, bm, bn)
 			m, err := BuildMaskedMatmulBlocks(s, size, size, size, Tiling{BM: bm, BN: bn, BK: bk, Group: cf.Group}, dt, backend,
-				pallas.CompilerParams{NoBoundsChecks: true, NumWarps: cf.Warps, NumStages: cf.Stages, WarpSpecialize: cf.WS == 1})
+				pallas.CompilerParams{NoBoundsChecks: true, NumWarps: cf.Warps, NumStages: cf.Stages})
 			return m, MaskedBlocksArgs(s, x, y, size, size, size, bm, bn, dt), err
 		}})
 	}

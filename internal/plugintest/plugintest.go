@@ -379,9 +379,6 @@ type Config struct {
 	// Programs is the number of programs of a persistent kernel, each
 	// working through a list of output blocks (0: one program a block).
 	Programs int64
-	// WS is 1 for Triton's warp specialization of the dot loops
-	// (pallas.CompilerParams.WarpSpecialize).
-	WS int64
 }
 
 // String names the config as a sub-benchmark: bm128_bn128_bk64_w4_s3,
@@ -391,7 +388,7 @@ func (c Config) String() string {
 	for _, f := range []struct {
 		name string
 		v    int64
-	}{{"bm", c.BM}, {"bn", c.BN}, {"bk", c.BK}, {"w", int64(c.Warps)}, {"s", int64(c.Stages)}, {"g", c.Group}, {"t", c.Tiles}, {"o", c.Order}, {"p", c.Programs}, {"ws", c.WS}} {
+	}{{"bm", c.BM}, {"bn", c.BN}, {"bk", c.BK}, {"w", int64(c.Warps)}, {"s", int64(c.Stages)}, {"g", c.Group}, {"t", c.Tiles}, {"o", c.Order}, {"p", c.Programs}} {
 		if f.v != 0 {
 			parts = append(parts, fmt.Sprintf("%s%d", f.name, f.v))
 		}
@@ -404,8 +401,8 @@ func (c Config) String() string {
 
 // Configs reads a sweep from environment variable name, else def: configs
 // separated by spaces, each comma-separated key=value settings of bm, bn,
-// bk, warps, stages, group, tiles, order, programs and ws
-// ("bn=256,warps=8,stages=3 bn=128 bn=128,programs=264 bn=128,ws=1").
+// bk, warps, stages, group, tiles, order and programs
+// ("bn=256,warps=8,stages=3 bn=128 bn=128,programs=264").
 // A malformed one fails t.
 func Configs(t testing.TB, name, def string) []Config {
 	t.Helper()
@@ -444,13 +441,8 @@ func Configs(t testing.TB, name, def string) []Config {
 				c.Order = n
 			case "programs":
 				c.Programs = n
-			case "ws":
-				if n != 1 {
-					t.Fatalf("%s: %q: ws=1 or nothing", name, kv)
-				}
-				c.WS = n
 			default:
-				t.Fatalf("%s: unknown setting %q (bm, bn, bk, warps, stages, group, tiles, order, programs, ws)", name, k)
+				t.Fatalf("%s: unknown setting %q (bm, bn, bk, warps, stages, group, tiles, order, programs)", name, k)
 			}
 		}
 		cs = append(cs, c)

@@ -176,18 +176,17 @@ func TestUploadDownloadEveryType(t *testing.T) {
 }
 
 func TestConfigs(t *testing.T) {
-	t.Setenv("HALO_TEST_CONFIGS", "bn=256,warps=8,stages=2 bm=128,bn=128,bk=64,group=8 bn=128,tiles=4,order=1 bn=128,programs=264 bn=64,ws=1")
+	t.Setenv("HALO_TEST_CONFIGS", "bn=256,warps=8,stages=2 bm=128,bn=128,bk=64,group=8 bn=128,tiles=4,order=1 bn=128,programs=264")
 	cs := Configs(t, "HALO_TEST_CONFIGS", "bn=64")
-	require.Equal(t, []Config{{BN: 256, Warps: 8, Stages: 2}, {BM: 128, BN: 128, BK: 64, Group: 8}, {BN: 128, Tiles: 4, Order: 1}, {BN: 128, Programs: 264}, {BN: 64, WS: 1}}, cs)
+	require.Equal(t, []Config{{BN: 256, Warps: 8, Stages: 2}, {BM: 128, BN: 128, BK: 64, Group: 8}, {BN: 128, Tiles: 4, Order: 1}, {BN: 128, Programs: 264}}, cs)
 	assert.Equal(t, "bn256_w8_s2", cs[0].String())
 	assert.Equal(t, "bm128_bn128_bk64_g8", cs[1].String())
 	assert.Equal(t, "bn128_t4_o1", cs[2].String())
 	assert.Equal(t, "bn128_p264", cs[3].String())
-	assert.Equal(t, "bn64_ws1", cs[4].String())
 	assert.Equal(t, "default", Config{}.String())
 	t.Setenv("HALO_TEST_CONFIGS", "")
 	assert.Equal(t, []Config{{BN: 64}}, Configs(t, "HALO_TEST_CONFIGS", "bn=64"))
-	for _, bad := range []string{"bn=0", "bn", "rows=4", "bn=x", "order=2", "programs=-1", "ws=2"} {
+	for _, bad := range []string{"bn=0", "bn", "rows=4", "bn=x", "order=2", "programs=-1"} {
 		t.Setenv("HALO_TEST_CONFIGS", bad)
 		failed := false
 		t.Run(bad, func(t *testing.T) {
