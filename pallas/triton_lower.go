@@ -848,10 +848,13 @@ func (l *ttLower) op(op *Op) {
 		set(b.cmp(name, pred, in(0), in(1)))
 	case "select":
 		// A condition splat from a scalar selects whole tensors on the
-		// scalar: the form Triton's accumulator-init pass recognizes, so
-		// an accumulator reset to zeros in a loop (Where(last, zeros,
-		// acc)) becomes the dot's use-accumulator flag instead of a
-		// select over the whole accumulator each step.
+		// scalar, the form Triton's passes recognize: a select on the
+		// condition of an scf.if beside it (Where(last, zeros, acc) after
+		// When(last, store)) becomes a result of that if
+		// (CombineTensorSelectAndIf, in XLA's Hopper pipeline), and a reset
+		// of a dot's accumulator the dot's use-accumulator flag
+		// (OptimizeAccumulatorInit, in its Blackwell pipeline), instead of
+		// a select over the whole block each step.
 		c := in(0)
 		if d := c.def; !rt.scalar() && d != nil && d.name == "tt.splat" && d.operands[0].t.scalar() {
 			c = d.operands[0]

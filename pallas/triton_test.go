@@ -1829,10 +1829,10 @@ func TestTritonKernels(t *testing.T) {
 
 // TestTritonSelectOnScalar: a Where on a scalar condition over blocks
 // selects the blocks on the scalar itself (arith.select %c : tensor<..>),
-// the form of an accumulator reset Triton turns into its dot's
-// use-accumulator flag (a splat condition hides it: the DSD's many-block
-// loops then select the whole accumulator every step); a block condition
-// stays elementwise. Both agree with interpret mode on the evaluator.
+// the form in which Triton folds an accumulator reset into the scf.if of
+// the same condition or into its dot's use-accumulator flag (a splat
+// condition hides it: the DSD's many-block loops then select the whole
+// accumulator every step); a block condition stays elementwise. Both agree with interpret mode on the evaluator.
 func TestTritonSelectOnScalar(t *testing.T) {
 	selects := func(r *ttRegion) (scalar, tensor int) {
 		var walk func(r *ttRegion)

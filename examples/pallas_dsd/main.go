@@ -212,7 +212,8 @@ type DSDTiling struct {
 	// planned from the sparsity pattern, passed as six more
 	// scalar-prefetch arrays (BuildDSDTiled's arguments then come from
 	// DSDTiledArgs with the same t and n). Not with Tiles or
-	// HeavyRowsFirst.
+	// HeavyRowsFirst. Slower than one program an output block on an
+	// H100 (docs/gpu-validation.md).
 	Programs int64
 }
 

@@ -265,7 +265,8 @@ func TestDSDRowsOnPlugin(t *testing.T) {
 // HALO_BENCH_CONFIGS (plugintest.Configs: the output block's rows bm (a
 // divisor of the sparse blocks' height) and width bn, K steps of bk
 // within the sparse blocks, Triton's warps and stages, output blocks per
-// program, order=1 for DSDTiling.HeavyRowsFirst, BuildDSDTiled) is a
+// program, order=1 for DSDTiling.HeavyRowsFirst, programs=N for a
+// persistent kernel of N programs (DSDTiling.Programs), BuildDSDTiled) is a
 // sub-benchmark; by default one, bn the block size, K steps of a quarter
 // block, 4 warps, 6 stages (the fastest on an H100, queued, in two
 // sessions). Each kernel's result is first checked

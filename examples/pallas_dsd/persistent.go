@@ -103,12 +103,14 @@ func (sc *Schedule) arrays() [][]int32 {
 // dsdPersistentKernel is the DSD as a persistent kernel: t.Programs
 // programs, each running its part of a Schedule in one loop over K steps
 // (whatever output block they belong to), storing an output block after
-// its last step and starting the next from zeros. On a GPU the loop's
-// load pipeline then stays full from one output block to the next, where
-// a program per output block fills and drains it for the dozen or so
-// steps of each (a block row holds 6.4 non-zero blocks at 10% of 64), and
-// Triton turns the reset into its dot's use-accumulator flag. Refs: the
-// six schedule arrays (prefetch), the blocks and y, the whole output.
+// its last step and starting the next from zeros. Meant to keep a GPU's
+// load pipeline full from one output block to the next, where a program
+// per output block fills and drains it for the dozen or so steps of each
+// (a block row holds 6.4 non-zero blocks at 10% of 64). On an H100
+// (8192^3 bf16 at 10%) it was slower than one program an output block:
+// 0.316 ms queued at best (264 programs) against 0.257; JAX Pallas's
+// twin 0.322 (docs/gpu-validation.md). Refs: the six schedule arrays
+// (prefetch), the blocks and y, the whole output.
 func dsdPersistentKernel(sbm, bk int64, t DSDTiling, rows int64) pallas.KernelFunc {
 	bm, bn, step := t.BM, t.BN, t.BK
 	parts := bk / step
