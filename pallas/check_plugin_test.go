@@ -3,6 +3,9 @@ package pallas
 import (
 	"context"
 	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"testing"
 	"unsafe"
 
@@ -51,6 +54,25 @@ func TestBoundsChecksDeclaredRealPlugin(t *testing.T) {
 // that it names the kernel, the grid point, the ref and the index.
 func checkBoundsOn(t *testing.T, c *pjrt.Client) error {
 	t.Helper()
+	bc := newBoundsCase(t)
+	out, err := plugintest.Run(context.Background(), c, bc.good, bc.args, bc.shapes)
+	require.NoError(t, err)
+	bc.checkGood(t, out)
+	_, err = plugintest.Run(context.Background(), c, bc.bad, bc.args, bc.shapes)
+	bc.checkBad(t, err)
+	return err
+}
+
+// boundsCase is a pair of interpret-mode kernels with the bounds checks
+// on: good stays in bounds, bad reads a 3-element slice from 2 in its
+// block of 4 at grid point 1.
+type boundsCase struct {
+	good, bad *stablehlo.Module
+	args      []interpreter.Value
+	shapes    []xla.Shape
+}
+
+func newBoundsCase(t *testing.T) *boundsCase {
 	blk := []*BlockSpec{{BlockShape: []int64{4}, IndexMap: func(g []*Value, _ []*Ref) []any { return []any{g[0]} }}}
 	spec := CallSpec{Name: "oob", OutShapes: []xla.Shape{xla.MakeShape(xla.Float32, 8)}, Grid: []int64{2}, InSpecs: blk, OutSpecs: blk}
 	build := func(kernel KernelFunc) *stablehlo.Module {
@@ -61,26 +83,80 @@ func checkBoundsOn(t *testing.T, c *pjrt.Client) error {
 		require.NoError(t, err)
 		return m
 	}
-	x := tensor(t, xla.Float32, f32s(8, func(i int) float32 { return float32(i) }), 8)
-	shapes := []xla.Shape{xla.MakeShape(xla.Float32, 8)}
+	return &boundsCase{
+		good: build(func(k *Kernel, r []*Ref) { r[1].Store(r[0].Load().Mul(2.0)) }),
+		bad: build(func(k *Kernel, r []*Ref) {
+			r[1].Store(r[0].Load(DS(k.ProgramID(0).Mul(2), 3)).Sum(), Slice(0, 1))
+			r[1].Store(0.0, Slice(1, 4))
+		}),
+		args:   []interpreter.Value{tensor(t, xla.Float32, f32s(8, func(i int) float32 { return float32(i) }), 8)},
+		shapes: []xla.Shape{xla.MakeShape(xla.Float32, 8)},
+	}
+}
 
-	// In bounds: the program runs and its result is right.
-	good := build(func(k *Kernel, r []*Ref) { r[1].Store(r[0].Load().Mul(2.0)) })
-	out, err := plugintest.Run(context.Background(), c, good, []interpreter.Value{x}, shapes)
-	require.NoError(t, err)
+// checkGood checks the in-bounds kernel's result.
+func (bc *boundsCase) checkGood(t *testing.T, out []*interpreter.Tensor) {
+	t.Helper()
 	assert.Equal(t, f32s(8, func(i int) float32 { return float32(2 * i) }), out[0].Data)
+}
 
-	// Out of bounds at grid point 1: a 3-element slice from 2 in a block of 4.
-	bad := build(func(k *Kernel, r []*Ref) {
-		r[1].Store(r[0].Load(DS(k.ProgramID(0).Mul(2), 3)).Sum(), Slice(0, 1))
-		r[1].Store(0.0, Slice(1, 4))
-	})
-	_, err = plugintest.Run(context.Background(), c, bad, []interpreter.Value{x}, shapes)
+// checkBad checks the out-of-bounds kernel's error.
+func (bc *boundsCase) checkBad(t *testing.T, err error) {
+	t.Helper()
 	require.Error(t, err)
 	for _, want := range []string{`kernel "oob"`, "grid point (1)", "load from input 0", "check_plugin_test.go:", "starting at (2) does not fit in (4)"} {
 		assert.Contains(t, err.Error(), want)
 	}
-	return err
+}
+
+// Interpret-mode kernels loaded from Executable.Serialize's bytes in a
+// fresh process (as from an executable cache) run their bounds checks
+// without Register: DeserializeAndLoad registers the declared handler the
+// executable names. This process compiles and serializes the two kernels;
+// a child process (this test binary, running
+// TestBoundsChecksDeserializedChild) loads and runs them.
+func TestBoundsChecksDeserializedRealPlugin(t *testing.T) {
+	c := plugintest.Open(t, "load interpret-mode kernels with bounds checks from serialized executables")
+	bc := newBoundsCase(t)
+	dir := t.TempDir()
+	for name, m := range map[string]*stablehlo.Module{"good": bc.good, "bad": bc.bad} {
+		exe, err := plugintest.Compile(c, m)
+		require.NoError(t, err)
+		data, err := exe.Serialize()
+		require.NoError(t, err)
+		require.NoError(t, exe.Close())
+		require.NoError(t, os.WriteFile(filepath.Join(dir, name), data, 0o600))
+	}
+	cmd := exec.Command(os.Args[0], "-test.run", "^TestBoundsChecksDeserializedChild$", "-test.v")
+	cmd.Env = append(os.Environ(), "HALO_PALLAS_SERIALIZED="+dir)
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "child process:\n%s", out)
+	require.Contains(t, string(out), "--- PASS: TestBoundsChecksDeserializedChild", "child process:\n%s", out)
+}
+
+// TestBoundsChecksDeserializedChild is the child process of
+// TestBoundsChecksDeserializedRealPlugin: it loads the serialized kernels
+// from HALO_PALLAS_SERIALIZED in a process that compiled nothing.
+func TestBoundsChecksDeserializedChild(t *testing.T) {
+	dir := os.Getenv("HALO_PALLAS_SERIALIZED")
+	if dir == "" {
+		t.Skip("run by TestBoundsChecksDeserializedRealPlugin in a fresh process (HALO_PALLAS_SERIALIZED unset)")
+	}
+	c := plugintest.Open(t, "load serialized interpret-mode kernels")
+	bc := newBoundsCase(t)
+	run := func(name string) ([]*interpreter.Tensor, error) {
+		data, err := os.ReadFile(filepath.Join(dir, name))
+		require.NoError(t, err)
+		exe, err := c.DeserializeAndLoad(data, nil)
+		require.NoError(t, err)
+		defer exe.Close()
+		return plugintest.RunExecutable(context.Background(), c, exe, bc.args, bc.shapes)
+	}
+	out, err := run("good")
+	require.NoError(t, err)
+	bc.checkGood(t, out)
+	_, err = run("bad")
+	bc.checkBad(t, err)
 }
 
 // handleCheck reads the check state from the call frame (host memory

@@ -120,23 +120,30 @@ masked_configs=${HALO_MASKED_CONFIGS:-"bm=128,bn=256,bk=64,warps=8,stages=3,grou
 # Pallas test kernels, the other packages' plugin tests, then the timings
 # on both sides.
 # HALO_GPU_PROFILE=only: the profile alone (no tests, timings or JAX).
-# HALO_GPU_TESTS=quick: of the tests, only the examples' and the
-# hand-written Pallas kernels on the GPU (a timing call after a full one).
+# HALO_GPU_TESTS=quick: of the tests, only the examples', the
+# hand-written Pallas kernels and the bounds checks on the GPU (a timing
+# call after a full one).
 if [ "${HALO_GPU_PROFILE:-}" != only ]; then
   for t in add matmul dsd masked; do
     gotest tests.log 60 "$bin/$t.test" OnPlugin
   done
   gotest tests.log 60 "$bin/pallas.test" 'TritonRealPlugin/triton/'
+  # Alone in its process: interpret mode's checks without Register (the
+  # handler Client.Compile registers because pallas declares it), then
+  # the same kernels serialized and loaded in a fresh child process
+  # (DeserializeAndLoad registers it).
+  gotest tests.log 30 "$bin/pallas.test" 'BoundsChecksDeclaredRealPlugin'
+  gotest tests.log 40 "$bin/pallas.test" 'BoundsChecksDeserializedRealPlugin'
   if [ "${HALO_GPU_TESTS:-}" != quick ]; then
     gotest tests.log 40 "$bin/pallas.test" 'TritonRealPlugin/interpret/'
     # 200 random kernels (ops, types and casts the hand-written ones lack)
     gotest tests.log 60 "$bin/pallas.test" 'TritonRandomKernelsRealPlugin'
-    # Alone in its process: interpret mode's checks without Register (the
-    # handler Client.Compile registers because pallas declares it).
-    gotest tests.log 30 "$bin/pallas.test" 'BoundsChecksDeclaredRealPlugin'
     gotest tests.log 30 "$bin/pjrt.test" RealPlugin
     gotest tests.log 30 "$bin/effects.test" RealPlugin
   fi
+fi
+# HALO_GPU_BENCH=0: the tests alone (a check of a final build).
+if [ "${HALO_GPU_PROFILE:-}" != only ] && [ "${HALO_GPU_BENCH:-}" != 0 ]; then
   # -test.v: configs a size cannot take are skipped saying why.
   step bench.log 30 "$bin/pjrt.test" -test.run XXX -test.bench AwaitOnPlugin -test.benchtime 200x -test.v
   # One process a config: a config whose compilation kills the process

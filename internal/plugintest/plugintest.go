@@ -111,6 +111,12 @@ func Run(ctx context.Context, c *pjrt.Client, mod *stablehlo.Module, args []inte
 		return nil, err
 	}
 	defer exe.Close()
+	return RunExecutable(ctx, c, exe, args, outs)
+}
+
+// RunExecutable is Run with a compiled (or loaded) program; exe stays
+// open.
+func RunExecutable(ctx context.Context, c *pjrt.Client, exe *pjrt.Executable, args []interpreter.Value, outs []xla.Shape) ([]*interpreter.Tensor, error) {
 	bufs, err := UploadAll(c, args)
 	if err != nil {
 		return nil, err
