@@ -86,9 +86,10 @@ func compileInput(op string, p Program, opts *xla.CompileOptions) ([]byte, error
 
 // DeserializeAndLoad loads an executable from Executable.Serialize's bytes
 // (of the same plugin and version), e.g. from an executable cache. opts,
-// when not nil, overrides the compile options stored with it. As Compile,
-// it first registers the declared Go FFI handlers the executable calls
-// (its serialized form names their targets).
+// when not nil, overrides the compile options stored with it. It first
+// registers every declared Go FFI handler with the plugin (the serialized
+// form is the plugin's own: it cannot tell which ones the executable
+// calls), so an executable that calls one loads as its compiled form ran.
 func (c *Client) DeserializeAndLoad(data []byte, opts *xla.CompileOptions) (*Executable, error) {
 	const op = "PJRT_Executable_DeserializeAndLoad"
 	if err := c.enter(); err != nil {
@@ -102,7 +103,7 @@ func (c *Client) DeserializeAndLoad(data []byte, opts *xla.CompileOptions) (*Exe
 			return nil, errorf(InvalidArgument, op, "%v", err)
 		}
 	}
-	if err := c.registerDeclared(data); err != nil {
+	if err := c.registerDeclared(nil); err != nil {
 		return nil, err
 	}
 	b, err := c.b.DeserializeAndLoad(data, raw)

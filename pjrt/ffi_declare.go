@@ -94,23 +94,25 @@ func containsName(code []byte, name string) bool {
 }
 
 // registerDeclared registers with c's plugin the declared handlers that
-// code (a program about to be compiled, or a serialized executable about
-// to be loaded) calls: those whose target it names, when it carries
-// FFICallbackAttr at all.
+// code (a program about to be compiled) calls: those whose target it
+// names, when it carries FFICallbackAttr at all. A nil code (a serialized
+// executable about to be loaded, whose bytes are the plugin's own and
+// need not hold the names as written: XLA's CUDA plugin's do not) stands
+// for every declared handler.
 func (c *Client) registerDeclared(code []byte) error {
 	return registerDeclared(c.plugin, FFIPlatform(c.PlatformName()), code)
 }
 
 // registerDeclared registers with plugin p, for platform, the declared
-// handlers code calls.
+// handlers code calls (all of them for a nil code).
 func registerDeclared(p *Plugin, platform string, code []byte) error {
-	if !bytes.Contains(code, []byte(FFICallbackAttr)) {
+	if code != nil && !bytes.Contains(code, []byte(FFICallbackAttr)) {
 		return nil
 	}
 	declaredMu.Lock()
 	called := map[string]declaredHandler{}
 	for t, d := range declared {
-		if containsName(code, t) {
+		if code == nil || containsName(code, t) {
 			called[t] = d
 		}
 	}

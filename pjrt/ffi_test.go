@@ -531,6 +531,7 @@ func TestDeclaredFFIHandlerAfterDeserializeAndLoad(t *testing.T) {
 		}
 		return nil
 	}, 0)
+	DeclareFFIHandler("halo_declared_unused", func(*FFICallFrame) error { return nil }, 0)
 	prog := MLIRText(ffiProgram(target, "f32[2] -> f32[2]"))
 	run := func(cl *Client, exe *Executable) []float32 {
 		t.Helper()
@@ -563,6 +564,13 @@ func TestDeclaredFFIHandlerAfterDeserializeAndLoad(t *testing.T) {
 	exe, err = b.DeserializeAndLoad(data, nil)
 	require.NoError(t, err)
 	assert.Equal(t, []float32{3, 6}, run(b, exe), "DeserializeAndLoad")
+	// Loading registers every declared handler, called or not: a plugin's
+	// serialized form need not hold the targets' names as written (XLA's
+	// CUDA plugin's did not, 2026-11-27), so it cannot tell which.
+	for _, target := range []string{target, "halo_declared_unused"} {
+		_, ok := b.plugin.ffi.Load(target + "\x00" + FFIPlatform(b.PlatformName()))
+		assert.True(t, ok, "%s registered by DeserializeAndLoad", target)
+	}
 
 	c := fresh()
 	topo, err := c.Plugin().NewTopology("")
