@@ -60,6 +60,16 @@ func evalWithoutBarriers(t *testing.T, c tritonCase) error {
 	return tevRun(f, grid, bufs)
 }
 
+// lowerCaseFunc traces test case c and lowers it to its TTIR function.
+func lowerCaseFunc(t *testing.T, c tritonCase) *ttFunc {
+	t.Helper()
+	p, err := Trace(c.kernel, c.spec, argTypes(c.args))
+	require.NoError(t, err)
+	f, _, err := lowerTritonFunc(p)
+	require.NoError(t, err)
+	return f
+}
+
 func caseNamed(t *testing.T, name string) tritonCase {
 	for _, c := range tritonCases() {
 		if c.name == name {
@@ -98,13 +108,7 @@ func storeLoop(start func(i *Value) *Value, size int64) tritonCase {
 // wrote each element, agrees: dropping the barriers that remain makes it
 // report the race.
 func TestTritonBarrierPlacement(t *testing.T) {
-	lower := func(c tritonCase) *ttFunc {
-		p, err := Trace(c.kernel, c.spec, argTypes(c.args))
-		require.NoError(t, err)
-		f, _, err := lowerTritonFunc(p)
-		require.NoError(t, err)
-		return f
-	}
+	lower := func(c tritonCase) *ttFunc { return lowerCaseFunc(t, c) }
 	check := func(t *testing.T, c tritonCase) {
 		t.Helper()
 		want, err := runCall(c.kernel, c.spec, c.args...)

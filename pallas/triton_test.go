@@ -1853,13 +1853,7 @@ func TestTritonSelectOnScalar(t *testing.T) {
 		walk(r)
 		return scalar, tensor
 	}
-	lower := func(c tritonCase) *ttFunc {
-		p, err := Trace(c.kernel, c.spec, argTypes(c.args))
-		require.NoError(t, err)
-		f, _, err := lowerTritonFunc(p)
-		require.NoError(t, err)
-		return f
-	}
+	lower := func(c tritonCase) *ttFunc { return lowerCaseFunc(t, c) }
 	c := caseNamed(t, "tiles_loop")
 	s, v := selects(lower(c).body)
 	require.Equal(t, [2]int{1, 0}, [2]int{s, v}, "selects on a scalar and on a block")

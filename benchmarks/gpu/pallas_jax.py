@@ -203,6 +203,18 @@ def make_dsd(m, k, n, sbm, bk, bn, dtype, cparams=PARAMS, step=0, bm=0):
     return f
 
 
+def dsd_tiling(sbm, bk, step, bm):
+    """The K step and output rows of a DSD form (0: the sparse blocks'
+    width and height), checked as halo's BuildDSDTiled checks them."""
+    step = step or bk
+    bm = bm or sbm
+    if bk % step:
+        raise ValueError(f"K step {step} must divide the blocks' width {bk}")
+    if sbm % bm:
+        raise ValueError(f"{bm} output rows per program must divide the blocks' height {sbm}")
+    return step, bm
+
+
 def make_dsd_tiles(m, k, n, sbm, bk, bn, dtype, cparams, step, tiles, bm=0, order=False):
     """As halo's dsdTilesKernel: program (i, g) computes output blocks
     (i, g*tiles) .. (i, g*tiles+tiles-1) in one loop over (block, non-zero
@@ -210,12 +222,7 @@ def make_dsd_tiles(m, k, n, sbm, bk, bn, dtype, cparams, step, tiles, bm=0, orde
     (halo's DSDTiling.HeavyRowsFirst) grid axis 0 is a position p in the
     row blocks' order (an extra whole-array operand after col_idx, the
     rows with the most non-zero blocks first) and row block i is order[p]."""
-    step = step or bk
-    bm = bm or sbm
-    if bk % step:
-        raise ValueError(f"K step {step} must divide the blocks' width {bk}")
-    if sbm % bm:
-        raise ValueError(f"{bm} output rows per program must divide the blocks' height {sbm}")
+    step, bm = dsd_tiling(sbm, bk, step, bm)
     if (n // bn) % tiles:
         raise ValueError(f"{tiles} output blocks per program must divide the {n // bn} block columns")
     parts = bk // step
@@ -272,15 +279,10 @@ def make_dsd_persistent(m, k, n, sbm, bk, bn, dtype, cparams, step, programs, bm
     its part of pattern.schedule's work lists (six whole-array operands
     before the blocks) in one loop over K steps, storing an output block
     after its last step and starting the next from zeros. The reset is a
-    lax.cond on the scalar (an scf.if yielding zeros or the sum, which
-    Triton turns into its dot's use-accumulator flag; a jnp.where
-    broadcasts the condition first, which it does not)."""
-    step = step or bk
-    bm = bm or sbm
-    if bk % step:
-        raise ValueError(f"K step {step} must divide the blocks' width {bk}")
-    if sbm % bm:
-        raise ValueError(f"{bm} output rows per program must divide the blocks' height {sbm}")
+    lax.cond on the scalar (an scf.if yielding zeros or the sum, as halo's
+    select on a scalar becomes once Triton folds it into the store's
+    scf.if; a jnp.where broadcasts the condition first)."""
+    step, bm = dsd_tiling(sbm, bk, step, bm)
     parts, rows = bk // step, m // bm
 
     def kernel(prog_steps, step_a, step_y, step_out, prog_empty, empty, blocks_ref, y_ref, o_ref):
