@@ -175,12 +175,46 @@ func (x accesses) same(a *Op, read bool, stores int) bool {
 
 // accessAxes finds the dependences of body's loads and stores (accesses);
 // written are the refs the programs write (loads of them are
-// readsWritten). The dependence of region arguments is over-approximated
-// (all of the op's operands and the region's yields), which can only call
-// more accesses partitioned.
+// readsWritten).
 func accessAxes(body *Region, written map[*Value]bool) accesses {
-	deps := map[*Value]uint64{}
 	x := accesses{pos: map[*Op]uint64{}, val: map[*Op]uint64{}, looped: map[*Op]bool{}}
+	propagate(body, map[*Value]uint64{}, func(op *Op, deps map[*Value]uint64, ctl uint64, looped bool) uint64 {
+		switch op.Name {
+		case "program_id":
+			return axisBit(op.Attrs.Axis)
+		case "load", "store":
+			ix := op.Attrs.Indexer
+			pos := ctl
+			for _, v := range op.Operands[1 : 1+ix.NumOperands] {
+				pos |= deps[v]
+			}
+			at := 1 + ix.NumOperands // load: the mask follows the indices
+			if op.Name == "store" {
+				x.val[op] = deps[op.Operands[at]] | ctl
+				at++ // store: the mask follows the value
+			}
+			if ix.HasMask {
+				pos |= deps[op.Operands[at]]
+			}
+			x.pos[op] = pos &^ readsWritten
+			x.looped[op] = looped
+			if op.Name == "load" && written[op.Operands[0]] {
+				return readsWritten
+			}
+		}
+		return 0
+	})
+	return x
+}
+
+// propagate computes, to a fixed point, the dependence bits of r's values
+// into deps (which holds the seeds): an op's results depend on its
+// operands, the yields of its regions and what visit adds (visit sees each
+// op with its operands' bits in deps, the bits of the ops that control
+// it, and whether a loop encloses it). A region's arguments are
+// over-approximated (all of the op's operands and the region's yields),
+// which can only call more accesses partitioned.
+func propagate(r *Region, deps map[*Value]uint64, visit func(op *Op, deps map[*Value]uint64, ctl uint64, looped bool) uint64) {
 	var walk func(r *Region, ctl uint64, looped bool) bool
 	walk = func(r *Region, ctl uint64, looped bool) bool {
 		changed := false
@@ -195,28 +229,8 @@ func accessAxes(body *Region, written map[*Value]bool) accesses {
 			for _, v := range op.Operands {
 				d |= deps[v]
 			}
-			switch op.Name {
-			case "program_id":
-				d |= axisBit(op.Attrs.Axis)
-			case "load", "store":
-				ix := op.Attrs.Indexer
-				pos := ctl
-				for _, v := range op.Operands[1 : 1+ix.NumOperands] {
-					pos |= deps[v]
-				}
-				at := 1 + ix.NumOperands // load: the mask follows the indices
-				if op.Name == "store" {
-					x.val[op] = deps[op.Operands[at]] | ctl
-					at++ // store: the mask follows the value
-				}
-				if ix.HasMask {
-					pos |= deps[op.Operands[at]]
-				}
-				x.pos[op] = pos &^ readsWritten
-				x.looped[op] = looped
-				if op.Name == "load" && written[op.Operands[0]] {
-					d |= readsWritten
-				}
+			if visit != nil {
+				d |= visit(op, deps, ctl, looped)
 			}
 			for _, sub := range op.Regions {
 				var y uint64
@@ -239,9 +253,8 @@ func accessAxes(body *Region, written map[*Value]bool) accesses {
 		}
 		return changed
 	}
-	for walk(body, 0, false) {
+	for walk(r, 0, false) {
 	}
-	return x
 }
 
 // wholeButSqueezed reports whether r's blocks span the array in every dim
@@ -265,36 +278,15 @@ func gridDeps(m *Region, axes int) []bool {
 	}
 	deps := map[*Value]uint64{}
 	for g := 0; g < axes && g < len(m.Args); g++ {
-		deps[m.Args[g]] = 1 << min(g, 63)
+		deps[m.Args[g]] = axisBit(g)
 	}
-	var walk func(r *Region) uint64
-	walk = func(r *Region) uint64 {
-		var all uint64 // what anything in r depends on, for enclosing ops
-		for _, op := range r.Ops {
-			var d uint64
-			for _, v := range op.Operands {
-				d |= deps[v]
-			}
-			for _, sub := range op.Regions {
-				d |= walk(sub)
-				for _, y := range sub.Yield {
-					d |= deps[y]
-				}
-			}
-			for _, res := range op.Results {
-				deps[res] = d
-			}
-			all |= d
-		}
-		return all
-	}
-	walk(m)
+	propagate(m, deps, nil)
 	var d uint64
 	for _, y := range m.Yield {
 		d |= deps[y]
 	}
 	for g := range out {
-		out[g] = d&(1<<min(g, 63)) != 0
+		out[g] = d&axisBit(g) != 0
 	}
 	return out
 }
