@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"testing"
+	"time"
 	"unsafe"
 
 	"github.com/stretchr/testify/assert"
@@ -111,10 +112,11 @@ func (bc *boundsCase) checkBad(t *testing.T, err error) {
 
 // Interpret-mode kernels loaded from Executable.Serialize's bytes in a
 // fresh process (as from an executable cache) run their bounds checks
-// without Register: DeserializeAndLoad registers the declared handler the
-// executable names. This process compiles and serializes the two kernels;
-// a child process (this test binary, running
-// TestBoundsChecksDeserializedChild) loads and runs them.
+// without Register: DeserializeAndLoad registers the declared handlers
+// first. This process compiles and serializes the two kernels and closes
+// its client; a child process (this test binary, running
+// TestBoundsChecksDeserializedChild, ended with the test's deadline)
+// loads and runs them.
 func TestBoundsChecksDeserializedRealPlugin(t *testing.T) {
 	c := plugintest.Open(t, "load interpret-mode kernels with bounds checks from serialized executables")
 	bc := newBoundsCase(t)
@@ -127,7 +129,14 @@ func TestBoundsChecksDeserializedRealPlugin(t *testing.T) {
 		require.NoError(t, exe.Close())
 		require.NoError(t, os.WriteFile(filepath.Join(dir, name), data, 0o600))
 	}
-	cmd := exec.Command(os.Args[0], "-test.run", "^TestBoundsChecksDeserializedChild$", "-test.v")
+	require.NoError(t, c.Close()) // the child gets the whole device
+	ctx := context.Background()
+	if end, ok := t.Deadline(); ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithDeadline(ctx, end.Add(-time.Second))
+		defer cancel()
+	}
+	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run", "^TestBoundsChecksDeserializedChild$", "-test.v")
 	cmd.Env = append(os.Environ(), "HALO_PALLAS_SERIALIZED="+dir)
 	out, err := cmd.CombinedOutput()
 	require.NoError(t, err, "child process:\n%s", out)

@@ -28,7 +28,8 @@ var (
 // DeclareFFIHandler declares h as the Go handler of custom-call target
 // for every client of this process: Client.Compile registers it with the
 // client's plugin, for the client's platform (FFIPlatform), before it
-// compiles a program that calls target through FFICallbackAttr (once per
+// compiles a program that calls target through FFICallbackAttr, and
+// Client.DeserializeAndLoad before it loads any executable (once per
 // plugin; see EnsureFFIHandler). Declaring a target again replaces its
 // handler for the plugins that have not registered it yet: a plugin
 // registers a target once.
@@ -98,13 +99,16 @@ func containsName(code []byte, name string) bool {
 // names, when it carries FFICallbackAttr at all. A nil code (a serialized
 // executable about to be loaded, whose bytes are the plugin's own and
 // need not hold the names as written: XLA's CUDA plugin's do not) stands
-// for every declared handler.
+// for every declared handler, registered as far as the plugin takes them:
+// one it refuses (a plugin without FFI support refuses all) fails only an
+// executable that calls it, when that is loaded or run, naming the target.
 func (c *Client) registerDeclared(code []byte) error {
 	return registerDeclared(c.plugin, FFIPlatform(c.PlatformName()), code)
 }
 
 // registerDeclared registers with plugin p, for platform, the declared
-// handlers code calls (all of them for a nil code).
+// handlers code calls (all of them, as far as p takes them, for a nil
+// code).
 func registerDeclared(p *Plugin, platform string, code []byte) error {
 	if code != nil && !bytes.Contains(code, []byte(FFICallbackAttr)) {
 		return nil
@@ -119,7 +123,7 @@ func registerDeclared(p *Plugin, platform string, code []byte) error {
 	declaredMu.Unlock()
 	for _, t := range slices.Sorted(maps.Keys(called)) { // registrations in a fixed order
 		d := called[t]
-		if err := p.EnsureFFIHandler(t, platform, d.h, d.traits); err != nil {
+		if err := p.EnsureFFIHandler(t, platform, d.h, d.traits); err != nil && code != nil {
 			return fmt.Errorf("pjrt: the program calls the Go handler of %s, which plugin %s did not take: %w", t, p.Name(), err)
 		}
 	}

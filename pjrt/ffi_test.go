@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"runtime"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -16,6 +17,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/halo-ml/halo/internal/testplugin"
+	"github.com/halo-ml/halo/interpreter"
+	"github.com/halo-ml/halo/pjrt/backend"
 	"github.com/halo-ml/halo/xla"
 )
 
@@ -595,3 +598,50 @@ func TestContainsName(t *testing.T) {
 	assert.True(t, containsName([]byte("t"), "t"))
 	assert.False(t, containsName([]byte("tt"), "t"))
 }
+
+// A plugin without FFI support still loads serialized executables that
+// call no Go handler while handlers are declared: DeserializeAndLoad's
+// registration of every declared handler is best effort (before, the
+// load failed saying the program called a handler it did not; found in
+// review).
+func TestDeserializeAndLoadWithoutFFISupport(t *testing.T) {
+	registerNoFFI.Do(func() {
+		Register("halo-test-no-ffi", func() (backend.Plugin, error) {
+			p, err := interpreter.OpenBackend()
+			return noFFIPlugin{p}, err
+		})
+	})
+	DeclareFFIHandler("halo_declared_not_called", func(*FFICallFrame) error { return nil }, 0)
+	c, err := Open("halo-test-no-ffi")
+	require.NoError(t, err)
+	defer c.Close()
+	_, ok := c.Plugin().b.(backend.FFIRegistrar)
+	require.False(t, ok, "the test plugin must lack FFI support")
+	exe, err := c.Compile(MLIRText(`func.func @main(%x: tensor<2xf32>) -> tensor<2xf32> {
+  %0 = stablehlo.add %x, %x : tensor<2xf32>
+  return %0 : tensor<2xf32>
+}`), nil)
+	require.NoError(t, err)
+	data, err := exe.Serialize()
+	require.NoError(t, err)
+	require.NoError(t, exe.Close())
+	for range 2 { // the refusal is remembered, and still not an error
+		exe, err = c.DeserializeAndLoad(data, nil)
+		require.NoError(t, err)
+		x, err := BufferFrom(c, []float32{1, 2}, []int64{2})
+		require.NoError(t, err)
+		outs, err := exe.Run(x)
+		require.NoError(t, err)
+		got, err := ToSlice[float32](ctxT(t), outs[0])
+		require.NoError(t, err)
+		assert.Equal(t, []float32{2, 4}, got)
+		x.Close()
+		outs[0].Close()
+		exe.Close()
+	}
+}
+
+var registerNoFFI sync.Once
+
+// noFFIPlugin is the interpreter's backend without its FFI registrar.
+type noFFIPlugin struct{ backend.Plugin }
