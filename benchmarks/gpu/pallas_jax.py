@@ -522,7 +522,8 @@ def main():
                         raise ValueError("a persistent kernel takes neither tiles nor order")
                     sched = pattern.schedule(ptr, col_idx, s, s, blk, blk, bm, bn, c.get("bk", blk), c["programs"])
                     kargs = tuple(jnp.asarray(pow2_pad(np.asarray(v, np.int32))) for v in sched) + args[2:]
-                    kern = jax.jit(make_dsd_persistent(s, s, s, blk, blk, bn, bf16, cp, c.get("bk", 0), c["programs"],
+                    programs = len(sched[0]) - 1  # at most one an output block
+                    kern = jax.jit(make_dsd_persistent(s, s, s, blk, blk, bn, bf16, cp, c.get("bk", 0), programs,
                                                        c.get("bm", 0)))
                 elif tiles > 1 or c.get("order"):
                     kern = jax.jit(make_dsd_tiles(s, s, s, blk, blk, bn, bf16, cp, c.get("bk", 0), tiles, c.get("bm", 0),

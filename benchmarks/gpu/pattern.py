@@ -70,9 +70,11 @@ def schedule(ptr, col_idx, m, n, sbm, bk, bm, bn, step, programs):
     ints. Output block id i + j*rows in that order (i fastest) goes to the
     program that would be free first (its block row's non-zero blocks
     times the K parts, plus STORE_STEPS; ties to the lowest program);
-    step_out marks a block's last step as -1-id; empty lists get one 0."""
+    step_out marks a block's last step as -1-id; empty lists get one 0.
+    More programs than output blocks become that many (as in halo)."""
     parts = bk // step
     rows, cols, sub = m // bm, n // bn, sbm // bm
+    programs = min(programs, rows * cols)
     free = [0] * programs
     mine = [[] for _ in range(programs)]
     for j in range(cols):

@@ -143,6 +143,9 @@ func dsdKernel(numBlocks int64) pallas.KernelFunc {
 // passed in by the caller would first be copied (the caller keeps them).
 func BuildDSD(s *BlockCOO, n, bn int64, checks bool) (*stablehlo.Module, error) {
 	nb := s.NumBlocks()
+	if nb == 0 {
+		return nil, fmt.Errorf("dsd: the sparse matrix stores no blocks, and this kernel's grid runs over them (the product is zeros; BuildDSDTiled's forms take such a matrix)")
+	}
 	b := stablehlo.NewBuilder("dsd")
 	fb := b.NewFunction("main", stablehlo.Tensor(xla.Int32, nb), stablehlo.Tensor(xla.Int32, nb),
 		stablehlo.Tensor(xla.Float32, nb, s.BM, s.BK), stablehlo.Tensor(xla.Float32, s.K, n))
@@ -349,27 +352,14 @@ func BuildDSDRows(s *BlockCOO, n, bn, step int64, dt xla.DType, backend pallas.B
 // (several per block row of the sparse matrix) and t.Tiles output blocks
 // per program (dsdTilesKernel).
 func BuildDSDTiled(s *BlockCOO, n int64, t DSDTiling, dt xla.DType, backend pallas.Backend, params pallas.CompilerParams) (*stablehlo.Module, error) {
-	t.BM = cmp.Or(t.BM, s.BM)
-	t.BK = cmp.Or(t.BK, s.BK)
-	t.Tiles = cmp.Or(t.Tiles, 1)
-	switch {
-	case t.BM < 0 || s.BM%t.BM != 0:
-		return nil, fmt.Errorf("dsd: %d output rows per program must divide the blocks' height %d", t.BM, s.BM)
-	case t.BK < 0 || s.BK%t.BK != 0:
-		return nil, fmt.Errorf("dsd: K step %d must divide the blocks' width %d", t.BK, s.BK)
-	case t.BN <= 0 || n%t.BN != 0:
-		return nil, fmt.Errorf("dsd: output blocks of width %d must divide the %d columns", t.BN, n)
-	case t.Tiles < 1 || (n/t.BN)%t.Tiles != 0:
-		return nil, fmt.Errorf("dsd: %d output blocks per program must divide the %d block columns", t.Tiles, n/t.BN)
-	case t.Programs < 0 || t.Programs > math.MaxInt32:
-		return nil, fmt.Errorf("dsd: %d programs: want 0 (one an output block) to %d", t.Programs, math.MaxInt32)
-	case t.Programs > 0 && (t.Tiles > 1 || t.HeavyRowsFirst):
-		return nil, fmt.Errorf("dsd: a persistent kernel (%d programs) takes neither tiles nor the heavy-rows-first order", t.Programs)
+	t, err := s.tiling(n, t)
+	if err != nil {
+		return nil, err
 	}
 	if t.Programs > 0 {
 		return buildDSDPersistent(s, n, t, dt, backend, params)
 	}
-	nb := s.NumBlocks()
+	nb := s.storedBlocks()
 	b := stablehlo.NewBuilder("dsd_rows")
 	args := []stablehlo.Type{stablehlo.Tensor(xla.Int32, s.M/s.BM+1), stablehlo.Tensor(xla.Int32, nb)}
 	if t.HeavyRowsFirst {
@@ -399,27 +389,88 @@ func BuildDSDTiled(s *BlockCOO, n int64, t DSDTiling, dt xla.DType, backend pall
 	return b.Build()
 }
 
+// tiling is t completed with its defaults (the sparse blocks' height and
+// width, one tile) and checked for an n-column dense operand; Programs
+// above the number of output blocks (the rest would have no work) become
+// that number.
+func (s *BlockCOO) tiling(n int64, t DSDTiling) (DSDTiling, error) {
+	t.BM = cmp.Or(t.BM, s.BM)
+	t.BK = cmp.Or(t.BK, s.BK)
+	t.Tiles = cmp.Or(t.Tiles, 1)
+	switch {
+	case t.BM < 0 || s.BM%t.BM != 0:
+		return t, fmt.Errorf("dsd: %d output rows per program must divide the blocks' height %d", t.BM, s.BM)
+	case t.BK < 0 || s.BK%t.BK != 0:
+		return t, fmt.Errorf("dsd: K step %d must divide the blocks' width %d", t.BK, s.BK)
+	case t.BN <= 0 || n%t.BN != 0:
+		return t, fmt.Errorf("dsd: output blocks of width %d must divide the %d columns", t.BN, n)
+	case t.Tiles < 1 || (n/t.BN)%t.Tiles != 0:
+		return t, fmt.Errorf("dsd: %d output blocks per program must divide the %d block columns", t.Tiles, n/t.BN)
+	case t.Programs < 0:
+		return t, fmt.Errorf("dsd: %d programs: want 0 (one an output block) or more", t.Programs)
+	case t.Programs > 0 && (t.Tiles > 1 || t.HeavyRowsFirst):
+		return t, fmt.Errorf("dsd: a persistent kernel (%d programs) takes neither tiles nor the heavy-rows-first order", t.Programs)
+	}
+	if t.Programs > 0 {
+		// The schedule's arrays are int32: output block ids, and steps
+		// (each stored block is in BM-row parts of its height, times the
+		// column blocks, times its K parts).
+		blocks := float64(s.M/t.BM) * float64(n/t.BN)
+		steps := float64(s.NumBlocks()) * float64(s.BM/t.BM) * float64(n/t.BN) * float64(s.BK/t.BK)
+		if blocks > math.MaxInt32 || steps > math.MaxInt32 || s.K > math.MaxInt32 {
+			return t, fmt.Errorf("dsd: a persistent kernel's schedule (%.0f output blocks, %.0f K steps, K = %d) does not fit int32 arrays", blocks, steps, s.K)
+		}
+		t.Programs = min(t.Programs, int64(blocks))
+	}
+	return t, nil
+}
+
+// storedBlocks is the length of the kernels' block arrays: the stored
+// blocks, or one unused zero block when there are none (arrays cannot
+// be empty; no row pointer reaches it).
+func (s *BlockCOO) storedBlocks() int64 { return max(s.NumBlocks(), 1) }
+
+// blockArgs are the stored blocks rounded to dt and their block columns,
+// padded as storedBlocks says.
+func (s *BlockCOO) blockArgs(dt xla.DType) (blocks, colIdx *interpreter.Tensor) {
+	data, cols := s.Blocks, s.ColIdx
+	if s.NumBlocks() == 0 {
+		data, cols = make([]float32, s.BM*s.BK), []int32{0}
+	}
+	return floatTensor(dt, data, s.storedBlocks(), s.BM, s.BK), i32Tensor(cols)
+}
+
 // DSDRowsArgs are the arguments of BuildDSDRows's module, the blocks and
 // y rounded to dt.
 func DSDRowsArgs(s *BlockCOO, y []float32, n int64, dt xla.DType) []interpreter.Value {
-	return DSDTiledArgs(s, y, n, DSDTiling{}, dt)
+	blocks, colIdx := s.blockArgs(dt)
+	return []interpreter.Value{i32Tensor(s.RowPtr()), colIdx, blocks, floatTensor(dt, y, s.K, n)}
 }
 
-// DSDTiledArgs are the arguments of BuildDSDTiled's module for tiling t.
-func DSDTiledArgs(s *BlockCOO, y []float32, n int64, t DSDTiling, dt xla.DType) []interpreter.Value {
+// DSDTiledArgs are the arguments of BuildDSDTiled's module for tiling t
+// (an error where BuildDSDTiled's is).
+func DSDTiledArgs(s *BlockCOO, y []float32, n int64, t DSDTiling, dt xla.DType) ([]interpreter.Value, error) {
+	t, err := s.tiling(n, t)
+	if err != nil {
+		return nil, err
+	}
+	blocks, colIdx := s.blockArgs(dt)
 	var args []interpreter.Value
 	if t.Programs > 0 {
-		t.BM, t.BK = cmp.Or(t.BM, s.BM), cmp.Or(t.BK, s.BK)
-		for _, a := range s.Schedule(n, t).arrays() {
+		sc, err := s.Schedule(n, t)
+		if err != nil {
+			return nil, err
+		}
+		for _, a := range sc.arrays() {
 			args = append(args, i32Tensor(a))
 		}
-		return append(args, floatTensor(dt, s.Blocks, s.NumBlocks(), s.BM, s.BK), floatTensor(dt, y, s.K, n))
+		return append(args, blocks, floatTensor(dt, y, s.K, n)), nil
 	}
-	args = append(args, i32Tensor(s.RowPtr()), i32Tensor(s.ColIdx))
+	args = append(args, i32Tensor(s.RowPtr()), colIdx)
 	if t.HeavyRowsFirst {
-		args = append(args, i32Tensor(s.HeavyRowsFirst(cmp.Or(t.BM, s.BM))))
+		args = append(args, i32Tensor(s.HeavyRowsFirst(t.BM)))
 	}
-	return append(args, floatTensor(dt, s.Blocks, s.NumBlocks(), s.BM, s.BK), floatTensor(dt, y, s.K, n))
+	return append(args, blocks, floatTensor(dt, y, s.K, n)), nil
 }
 
 // BuildDense emits main(x dt[m,k], y dt[k,n]) = x @ y, the dense product

@@ -241,7 +241,8 @@ func TestDSDRowsOnPlugin(t *testing.T) {
 			}
 			mod, err := BuildDSDTiled(s, n, tl, c2.dt, pallas.BackendFor(c.PlatformName()), pallas.CompilerParams{NoBoundsChecks: true})
 			require.NoError(t, err)
-			args := DSDTiledArgs(s, y, n, tl, c2.dt)
+			args, err := DSDTiledArgs(s, y, n, tl, c2.dt)
+			require.NoError(t, err)
 			x, yv := args[len(args)-2], args[len(args)-1]
 			out, err := plugintest.Run(context.Background(), c, mod, args, []xla.Shape{xla.MakeShape(c2.dt, m, n)})
 			require.NoError(t, err)
@@ -314,7 +315,11 @@ func BenchmarkDSDOnPlugin(b *testing.B) {
 			t := DSDTiling{BM: cf.BM, BN: bn, BK: cf.BK, Tiles: cf.Tiles, HeavyRowsFirst: cf.Order == 1, Programs: cf.Programs}
 			m, err := BuildDSDTiled(s, size, t, dt, backend,
 				pallas.CompilerParams{NoBoundsChecks: true, NumWarps: cf.Warps, NumStages: cf.Stages})
-			return m, DSDTiledArgs(s, y, size, t, dt), err
+			if err != nil {
+				return nil, nil, err
+			}
+			args, err := DSDTiledArgs(s, y, size, t, dt)
+			return m, args, err
 		}})
 	}
 	plugintest.Sweep(b, c, dense, []interpreter.Value{floatTensor(dt, s.Dense(), size, size), floatTensor(dt, y, size, size)},
@@ -400,11 +405,13 @@ func TestDSDTiles(t *testing.T) {
 	for _, c := range []DSDTiling{{BK: 0, Tiles: 2}, {BK: 8, Tiles: 2}, {BK: 0, Tiles: 4}, {BK: 4, Tiles: 4},
 		{BM: 8, Tiles: 1}, {BM: 4, BK: 8, Tiles: 1}, {BM: 8, BK: 8, Tiles: 2}, {BM: 2, Tiles: 4},
 		{Tiles: 2, HeavyRowsFirst: true}, {BM: 8, BK: 8, HeavyRowsFirst: true}, {BM: 4, Tiles: 4, HeavyRowsFirst: true},
-		{Programs: 1}, {Programs: 3}, {BK: 8, Programs: 5}, {BM: 8, BK: 4, Programs: 7}, {BM: 4, Programs: 64}} {
+		{Programs: 1}, {Programs: 3}, {BK: 8, Programs: 5}, {BM: 8, BK: 4, Programs: 7}, {BM: 4, Programs: 64}, {Programs: 1000}} {
 		c.BN = 16
 		mod, err := BuildDSDTiled(s, n, c, xla.Float32, pallas.Interpret, pallas.CompilerParams{})
 		require.NoError(t, err)
-		got, err := runF32(mod, DSDTiledArgs(s, y, n, c, xla.Float32))
+		args, err := DSDTiledArgs(s, y, n, c, xla.Float32)
+		require.NoError(t, err, "%+v", c)
+		got, err := runF32(mod, args)
 		require.NoError(t, err, "%+v", c)
 		require.InDeltaSlice(t, want, got, 1e-4, "%+v", c)
 		tm, err := BuildDSDTiled(s, n, c, xla.BFloat16, pallas.Triton, pallas.CompilerParams{NoBoundsChecks: true})
@@ -433,13 +440,17 @@ func TestSchedule(t *testing.T) {
 	s := &BlockCOO{M: 32, K: 32, BM: 8, BK: 8, RowIdx: []int32{0, 1, 1, 1, 3, 3, 3}, ColIdx: []int32{2, 0, 1, 3, 0, 1, 3}}
 	const n = 16
 	for _, tl := range []DSDTiling{{BM: 8, BN: 8, BK: 8, Programs: 2}, {BM: 4, BN: 16, BK: 4, Programs: 3}, {BM: 8, BN: 8, BK: 2, Programs: 40}} {
-		sc := s.Schedule(n, tl)
+		sc, err := s.Schedule(n, tl)
+		require.NoError(t, err)
 		rows, cols, parts := s.M/tl.BM, n/tl.BN, s.BK/tl.BK
-		require.Len(t, sc.ProgSteps, int(tl.Programs)+1, "%+v", tl)
-		require.Len(t, sc.ProgEmpty, int(tl.Programs)+1, "%+v", tl)
+		// Programs beyond the output blocks would get nothing: there are
+		// at most as many as blocks.
+		progs := int(min(tl.Programs, rows*cols))
+		require.Len(t, sc.ProgSteps, progs+1, "%+v", tl)
+		require.Len(t, sc.ProgEmpty, progs+1, "%+v", tl)
 		seen := map[int32]int{}
 		var work []int64
-		for p := 0; p < int(tl.Programs); p++ {
+		for p := range progs {
 			var w int64
 			for e := sc.ProgEmpty[p]; e < sc.ProgEmpty[p+1]; e++ {
 				seen[sc.Empty[e]]++
@@ -526,11 +537,54 @@ func TestTritonFormMLIROpt(t *testing.T) {
 // matrix and tiling.
 func TestScheduleMatchesPython(t *testing.T) {
 	s := &BlockCOO{M: 32, K: 32, BM: 8, BK: 8, RowIdx: []int32{0, 1, 1, 1, 3, 3, 3}, ColIdx: []int32{2, 0, 1, 3, 0, 1, 3}}
-	sc := s.Schedule(16, DSDTiling{BM: 4, BN: 8, BK: 4, Programs: 3})
+	sc, err := s.Schedule(16, DSDTiling{BM: 4, BN: 8, BK: 4, Programs: 3})
+	require.NoError(t, err)
 	require.Equal(t, []int32{0, 18, 38, 56}, sc.ProgSteps)
 	require.Equal(t, []int32{0, 1, 2, 3, 4, 5, 6, 7, 0, 1, 0, 1, 8, 9, 10, 11, 12, 13, 0, 1, 8, 9, 10, 11, 12, 13, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 2, 3, 4, 5, 6, 7}, sc.StepA)
 	require.Equal(t, []int32{16, 20, 0, 4, 8, 12, 24, 28, 16, 20, 16, 20, 0, 4, 8, 12, 24, 28, 16, 20, 0, 4, 8, 12, 24, 28, 0, 4, 8, 12, 24, 28, 0, 4, 8, 12, 24, 28, 0, 4, 8, 12, 24, 28, 0, 4, 8, 12, 24, 28, 0, 4, 8, 12, 24, 28}, sc.StepY)
 	require.Equal(t, []int32{0, -1, 3, 3, 3, 3, 3, -4, 8, -9, 9, -10, 14, 14, 14, 14, 14, -15, 1, -2, 6, 6, 6, 6, 6, -7, 10, 10, 10, 10, 10, -11, 15, 15, 15, 15, 15, -16, 2, 2, 2, 2, 2, -3, 7, 7, 7, 7, 7, -8, 11, 11, 11, 11, 11, -12}, sc.StepOut)
 	require.Equal(t, []int32{0, 2, 4, 4}, sc.ProgEmpty)
 	require.Equal(t, []int32{12, 13, 4, 5}, sc.Empty)
+}
+
+// A sparse matrix without stored blocks multiplies to zeros in every GPU
+// form (the block arrays get one unused block, as arrays cannot be
+// empty), in interpret mode and lowered to Triton; the grid-over-blocks
+// form says why it cannot take one.
+func TestDSDWithoutBlocks(t *testing.T) {
+	s := &BlockCOO{M: 32, K: 32, BM: 16, BK: 16}
+	const n = 32
+	y := make([]float32, s.K*n)
+	for i := range y {
+		y[i] = float32(i%7) - 3
+	}
+	for _, c := range []DSDTiling{{}, {BK: 8, Tiles: 2}, {HeavyRowsFirst: true}, {Programs: 3}, {BM: 8, BK: 4, Programs: 2}} {
+		c.BN = 16
+		mod, err := BuildDSDTiled(s, n, c, xla.Float32, pallas.Interpret, pallas.CompilerParams{})
+		require.NoError(t, err, "%+v", c)
+		args, err := DSDTiledArgs(s, y, n, c, xla.Float32)
+		require.NoError(t, err, "%+v", c)
+		got, err := runF32(mod, args)
+		require.NoError(t, err, "%+v", c)
+		require.Equal(t, make([]float32, s.M*n), got, "%+v", c)
+		_, err = BuildDSDTiled(s, n, c, xla.BFloat16, pallas.Triton, pallas.CompilerParams{NoBoundsChecks: true})
+		require.NoError(t, err, "%+v", c)
+	}
+	_, err := RunDSD(s, y, n, 16)
+	require.ErrorContains(t, err, "stores no blocks")
+}
+
+// Bad tilings are errors from DSDTiledArgs and Schedule too, not panics;
+// a persistent schedule whose int32 arrays would overflow is refused
+// before anything is allocated.
+func TestDSDTilingErrors(t *testing.T) {
+	s := &BlockCOO{M: 32, K: 32, BM: 16, BK: 16, RowIdx: []int32{0}, ColIdx: []int32{1}, Blocks: make([]float32, 256)}
+	y := make([]float32, 32*16)
+	_, err := DSDTiledArgs(s, y, 16, DSDTiling{Programs: 4}, xla.Float32)
+	require.ErrorContains(t, err, "output blocks of width 0 must divide the 16 columns")
+	_, err = s.Schedule(16, DSDTiling{BN: 16})
+	require.ErrorContains(t, err, "a schedule needs at least one program, not 0")
+	huge := &BlockCOO{M: 1 << 40, K: 1 << 20, BM: 128, BK: 128}
+	_, err = BuildDSDTiled(huge, 1<<20, DSDTiling{BN: 128, Programs: 132}, xla.BFloat16, pallas.Triton, pallas.CompilerParams{})
+	require.ErrorContains(t, err, "does not fit int32 arrays")
 }

@@ -1,6 +1,9 @@
 package main
 
 import (
+	"container/heap"
+	"fmt"
+
 	"github.com/halo-ml/halo/pallas"
 	"github.com/halo-ml/halo/stablehlo"
 	"github.com/halo-ml/halo/xla"
@@ -42,29 +45,33 @@ type Schedule struct {
 const storeSteps = 2
 
 // Schedule plans t.Programs programs over the product with an n-column
-// dense operand, for tiling t (BM, BN and BK set, as BuildDSDTiled sets
-// them). Arrays that would be empty hold one unused 0, as the kernel's
-// arguments cannot be empty.
-func (s *BlockCOO) Schedule(n int64, t DSDTiling) *Schedule {
+// dense operand, for tiling t (completed and checked as BuildDSDTiled
+// does; 0 programs is an error here). Arrays that would be empty hold one
+// unused 0, as the kernel's arguments cannot be empty.
+func (s *BlockCOO) Schedule(n int64, t DSDTiling) (*Schedule, error) {
+	t, err := s.tiling(n, t)
+	if err != nil {
+		return nil, err
+	}
+	if t.Programs < 1 {
+		return nil, fmt.Errorf("dsd: a schedule needs at least one program, not %d", t.Programs)
+	}
 	ptr := s.RowPtr()
 	parts := s.BK / t.BK
 	rows, cols := s.M/t.BM, n/t.BN
 	sub := s.BM / t.BM // output row blocks per block row
-	progs := int(t.Programs)
-	free := make([]int64, progs) // when each program would be free
-	mine := make([][]int32, progs)
+	progs := make(freeAt, t.Programs)
+	for p := range progs {
+		progs[p].p = p
+	}
+	mine := make([][]int32, len(progs))
 	for j := int64(0); j < cols; j++ {
 		for i := int64(0); i < rows; i++ {
 			r := i / sub
-			cost := int64(ptr[r+1]-ptr[r])*parts + storeSteps
-			p := 0
-			for q := 1; q < progs; q++ {
-				if free[q] < free[p] {
-					p = q
-				}
-			}
-			free[p] += cost
-			mine[p] = append(mine[p], int32(i+j*rows))
+			next := &progs[0] // the first free, lowest on ties
+			mine[next.p] = append(mine[next.p], int32(i+j*rows))
+			next.free += int64(ptr[r+1]-ptr[r])*parts + storeSteps
+			heap.Fix(&progs, 0)
 		}
 	}
 	sc := &Schedule{ProgSteps: []int32{0}, ProgEmpty: []int32{0}}
@@ -92,8 +99,23 @@ func (s *BlockCOO) Schedule(n int64, t DSDTiling) *Schedule {
 			*a = []int32{0}
 		}
 	}
-	return sc
+	return sc, nil
 }
+
+// freeAt is a heap of programs by when they would be free, then by
+// number.
+type freeAt []struct {
+	free int64
+	p    int
+}
+
+func (h freeAt) Len() int { return len(h) }
+func (h freeAt) Less(a, b int) bool {
+	return h[a].free < h[b].free || h[a].free == h[b].free && h[a].p < h[b].p
+}
+func (h freeAt) Swap(a, b int) { h[a], h[b] = h[b], h[a] }
+func (h *freeAt) Push(any)     { panic("dsd: the programs are fixed") }
+func (h *freeAt) Pop() any     { panic("dsd: the programs are fixed") }
 
 // arrays are the schedule's arrays in the kernel's prefetch order.
 func (sc *Schedule) arrays() [][]int32 {
@@ -146,12 +168,16 @@ func dsdPersistentKernel(sbm, bk int64, t DSDTiling, rows int64) pallas.KernelFu
 // buildDSDPersistent is BuildDSDTiled for t.Programs > 0 (t checked and
 // completed there): main(the six Schedule arrays, blocks, y).
 func buildDSDPersistent(s *BlockCOO, n int64, t DSDTiling, dt xla.DType, backend pallas.Backend, params pallas.CompilerParams) (*stablehlo.Module, error) {
+	sc, err := s.Schedule(n, t)
+	if err != nil {
+		return nil, err
+	}
 	var args []stablehlo.Type
-	for _, a := range s.Schedule(n, t).arrays() {
+	for _, a := range sc.arrays() {
 		args = append(args, stablehlo.Tensor(xla.Int32, int64(len(a))))
 	}
 	b := stablehlo.NewBuilder("dsd_persistent")
-	fb := b.NewFunction("main", append(args, stablehlo.Tensor(dt, s.NumBlocks(), s.BM, s.BK), stablehlo.Tensor(dt, s.K, n))...)
+	fb := b.NewFunction("main", append(args, stablehlo.Tensor(dt, s.storedBlocks(), s.BM, s.BK), stablehlo.Tensor(dt, s.K, n))...)
 	spec := pallas.CallSpec{
 		Name:              "dsd_persistent",
 		OutShapes:         []xla.Shape{xla.MakeShape(dt, s.M, n)},
