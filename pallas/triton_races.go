@@ -2,6 +2,7 @@ package pallas
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -16,14 +17,19 @@ import (
 //     matmul with K as a grid axis, accumulating into its output block);
 //   - an output that the programs along a grid axis its index map ignores
 //     all store, or read and store, at the same elements: an access
-//     (load or store) whose position (dynamic indices, mask, and the
-//     conditions and bounds of the When, ForLoop and While around it)
-//     does not depend on that axis's program id. This covers whole-array
-//     outputs (and Vmap's view of them), whose blocks every program
-//     shares, and blocks stored by every step of an ignored axis
-//     (interpret mode keeps the last step's, a GPU any program's). A
-//     store under a When on the program id (one program writes it) is
-//     fine;
+//     (load or store) whose position (dynamic indices and mask) does not
+//     depend on that axis's program id, unless a When(ProgramID(g) == v)
+//     around it (v the same in every program along g) leaves it to one
+//     program, the same one for every such access of the output (accesses
+//     at elements that depend on the program id are taken to be the
+//     programs' own). This covers whole-array outputs (and
+//     Vmap's view of them), whose blocks every program shares, and blocks
+//     stored by every step of an ignored axis (interpret mode keeps the
+//     last step's, a GPU any program's). A value counts as depending on
+//     an axis when it is loaded from a block that the axis picks;
+//   - an output block that two programs store (its index map sends both
+//     to it: g/2, or g0+g1) where some store's position depends on no
+//     axis on which the two differ;
 //   - an input aliased to an output (InputOutputAliases) that the kernel
 //     loads through another block spec than the output's: a program would
 //     read blocks other programs write.
@@ -35,8 +41,8 @@ import (
 // computed at build time, on the whole grid up to 65,536 programs and on
 // a corner of a larger one, and two programs sent to the same block that
 // both load and store it are an error (g0+g1 uses every axis, yet sends
-// (0, 1) and (1, 0) to block 1). Scalar-prefetch arrays aliased to
-// outputs (whole arrays too) are not checked.
+// (0, 1) and (1, 0) to block 1); stores alone, as above. Scalar-prefetch
+// arrays aliased to outputs (whole arrays too) are not checked.
 
 // checkParallelPrograms reports the first of those races in p.
 func checkParallelPrograms(p *Program) error {
@@ -76,7 +82,16 @@ func checkParallelPrograms(p *Program) error {
 			written[p.Body.Args[r.AliasOf]] = true
 		}
 	}
-	acc := accessAxes(p.Body, written)
+	// What a load reads depends on the axes its block's index map uses.
+	blockAxes := map[*Value]uint64{}
+	for k, m := range p.IndexMaps {
+		for g, d := range gridDeps(m, len(p.Grid)) {
+			if d {
+				blockAxes[p.Body.Args[p.NumPrefetch+k]] |= axisBit(g)
+			}
+		}
+	}
+	acc := accessAxes(p.Body, written, blockAxes)
 	for o := 0; o < p.NumOutputs; o++ {
 		ri := p.NumPrefetch + nin + o
 		r := p.Refs[ri]
@@ -100,29 +115,56 @@ func checkParallelPrograms(p *Program) error {
 					"%s: its index map ignores grid axis %d (%d steps), so that many programs load and store each block; "+
 						"on a GPU they run in parallel and race. Loop inside the kernel (ForLoop) instead of along that axis", r, g, n)}
 			}
+			var pinned *Op // an access left to one program along g
 			for _, a := range accesses {
 				if acc.same(a, read, len(stores[ri])) {
 					continue // every program stores the same values once: no matter which is last
 				}
-				if acc.pos[a]&axisBit(g) == 0 {
+				if acc.idx[a]&axisBit(g) != 0 {
+					continue // at elements that depend on the program
+				}
+				if _, ok := acc.pinned(a, g); !ok {
 					what := "store"
 					if read {
 						what = "load and store"
 					}
 					return &Error{Kernel: p.Name, Op: "triton", Msg: fmt.Sprintf(
-						"%s: the %d programs along grid axis %d, which its index map ignores, all %s the same elements (a %s whose indices, "+
-							"mask and enclosing conditions do not depend on ProgramID(%d)); on a GPU they run in parallel and race. "+
-							"Index by ProgramID(%d), store under When on it, or give the output a block per program", r, n, g, what, a.Name, g, g)}
+						"%s: the %d programs along grid axis %d, which its index map ignores, all %s the same elements (a %s at %s whose indices "+
+							"and mask do not depend on ProgramID(%d), under no When(ProgramID(%d) == …)); on a GPU they run in parallel and race. "+
+							"Index by ProgramID(%d), store under When(ProgramID(%d) == …), or give the output a block per program", r, n, g, what, a.Name, a.Loc, g, g, g, g)}
 				}
+				if pinned != nil && !samePin(acc, pinned, a, g) {
+					return &Error{Kernel: p.Name, Op: "triton", Msg: fmt.Sprintf(
+						"%s: a %s at %s and a %s at %s run in different programs along grid axis %d (When(ProgramID(%d) == …) on other values) "+
+							"at the same elements; on a GPU they run in parallel and race", r, pinned.Name, pinned.Loc, a.Name, a.Loc, g, g)}
+				}
+				pinned = a
 			}
 		}
-		if !read || wholeButSqueezed(r) {
+		if wholeButSqueezed(r) {
 			continue
 		}
 		if a, b, block, found := sharedBlock(m, p.Grid); found {
-			return &Error{Kernel: p.Name, Op: "triton", Msg: fmt.Sprintf(
-				"%s: its index map sends grid points %s and %s to the same block %s, which both programs load and store; "+
-					"on a GPU they run in parallel and race. Give each program its own block, or loop inside the kernel (ForLoop)", r, tuple(a), tuple(b), tuple(block))}
+			if read {
+				return &Error{Kernel: p.Name, Op: "triton", Msg: fmt.Sprintf(
+					"%s: its index map sends grid points %s and %s to the same block %s, which both programs load and store; "+
+						"on a GPU they run in parallel and race. Give each program its own block, or loop inside the kernel (ForLoop)", r, tuple(a), tuple(b), tuple(block))}
+			}
+			var differ uint64 // the axes on which the two programs differ
+			for i := range a {
+				if a[i] != b[i] {
+					differ |= axisBit(i)
+				}
+			}
+			for _, st := range stores[ri] {
+				if acc.same(st, false, len(stores[ri])) || acc.idx[st]&differ != 0 || acc.pinnedAny(st, differ) {
+					continue
+				}
+				return &Error{Kernel: p.Name, Op: "triton", Msg: fmt.Sprintf(
+					"%s: its index map sends grid points %s and %s to the same block %s, and the store at %s writes the same elements "+
+						"of it in both (its indices and mask do not depend on the axes on which they differ); on a GPU they run in parallel and race. "+
+						"Give each program its own block", r, tuple(a), tuple(b), tuple(block), st.Loc)}
+			}
 		}
 	}
 	for o := 0; o < p.NumOutputs; o++ {
@@ -146,16 +188,25 @@ func checkParallelPrograms(p *Program) error {
 
 // accesses is what accessAxes finds about a body's loads and stores.
 type accesses struct {
-	// pos: the grid axes (axisBit) an access's position depends on
-	// through program_id: its dynamic indices, its mask, and the operands
-	// of the ops around it (a When's condition, a loop's bounds and
-	// initial values).
-	pos map[*Op]uint64
+	// idx: the grid axes (axisBit) an access's position depends on: its
+	// dynamic indices and its mask (through program_id, loop indices
+	// whose bounds depend on it, loaded data).
+	idx map[*Op]uint64
+	// pins: the Whens around an access whose condition is ProgramID(g)
+	// == v, v not depending on axis g: one program along g runs it.
+	pins map[*Op][]pin
 	// val: what a store's value depends on: grid axes, and readsWritten
-	// when it depends on a load of memory the programs write.
+	// when it depends on a load of memory the programs write; with the
+	// conditions and bounds of the ops around it.
 	val map[*Op]uint64
 	// looped: the access is inside a loop (it may run many times).
 	looped map[*Op]bool
+}
+
+// pin is a When(ProgramID(axis) == at) around an access.
+type pin struct {
+	axis int
+	at   *Value
 }
 
 // readsWritten is the dependence bit of values computed from memory the
@@ -173,20 +224,56 @@ func (x accesses) same(a *Op, read bool, stores int) bool {
 	return a.Name == "store" && !read && stores == 1 && !x.looped[a] && x.val[a] == 0
 }
 
+// pinned returns the When around access a that leaves it to one program
+// along axis g.
+func (x accesses) pinned(a *Op, g int) (pin, bool) {
+	for _, p := range x.pins[a] {
+		if p.axis == g {
+			return p, true
+		}
+	}
+	return pin{}, false
+}
+
+// pinnedAny reports whether a When leaves access a to one program along
+// one of the axes of bits.
+func (x accesses) pinnedAny(a *Op, bits uint64) bool {
+	for _, p := range x.pins[a] {
+		if bits&axisBit(p.axis) != 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// samePin reports whether accesses a and b are left to the same program
+// along axis g: their Whens compare ProgramID(g) with the same value, or
+// with equal constants.
+func samePin(x accesses, a, b *Op, g int) bool {
+	pa, _ := x.pinned(a, g)
+	pb, _ := x.pinned(b, g)
+	if pa.at == pb.at {
+		return true
+	}
+	da, db := pa.at.Def, pb.at.Def
+	return da != nil && db != nil && da.Name == "const" && db.Name == "const" && da.Attrs.Value == db.Attrs.Value
+}
+
 // accessAxes finds the dependences of body's loads and stores (accesses);
 // written are the refs the programs write (loads of them are
-// readsWritten).
-func accessAxes(body *Region, written map[*Value]bool) accesses {
-	x := accesses{pos: map[*Op]uint64{}, val: map[*Op]uint64{}, looped: map[*Op]bool{}}
-	propagate(body, map[*Value]uint64{}, func(op *Op, deps map[*Value]uint64, ctl uint64, looped bool) uint64 {
+// readsWritten), blockAxes the axes that pick each blocked ref's block
+// (what a load of it reads depends on them).
+func accessAxes(body *Region, written map[*Value]bool, blockAxes map[*Value]uint64) accesses {
+	x := accesses{idx: map[*Op]uint64{}, pins: map[*Op][]pin{}, val: map[*Op]uint64{}, looped: map[*Op]bool{}}
+	propagate(body, map[*Value]uint64{}, func(op *Op, deps map[*Value]uint64, ctl uint64, outer []*Op) uint64 {
 		switch op.Name {
 		case "program_id":
 			return axisBit(op.Attrs.Axis)
 		case "load", "store":
 			ix := op.Attrs.Indexer
-			pos := ctl
+			var idx uint64
 			for _, v := range op.Operands[1 : 1+ix.NumOperands] {
-				pos |= deps[v]
+				idx |= deps[v]
 			}
 			at := 1 + ix.NumOperands // load: the mask follows the indices
 			if op.Name == "store" {
@@ -194,12 +281,17 @@ func accessAxes(body *Region, written map[*Value]bool) accesses {
 				at++ // store: the mask follows the value
 			}
 			if ix.HasMask {
-				pos |= deps[op.Operands[at]]
+				idx |= deps[op.Operands[at]]
 			}
-			x.pos[op] = pos &^ readsWritten
-			x.looped[op] = looped
-			if op.Name == "load" && written[op.Operands[0]] {
-				return readsWritten
+			x.idx[op] = idx &^ readsWritten
+			x.pins[op] = pinsOf(outer, deps)
+			x.looped[op] = slices.ContainsFunc(outer, func(o *Op) bool { return o.Name == "for" || o.Name == "while" })
+			if op.Name == "load" {
+				d := blockAxes[op.Operands[0]]
+				if written[op.Operands[0]] {
+					d |= readsWritten
+				}
+				return d
 			}
 		}
 		return 0
@@ -207,16 +299,39 @@ func accessAxes(body *Region, written map[*Value]bool) accesses {
 	return x
 }
 
+// pinsOf finds the Whens among outer whose condition is ProgramID(g) ==
+// v (either way round) with v not depending on axis g.
+func pinsOf(outer []*Op, deps map[*Value]uint64) []pin {
+	var pins []pin
+	for _, o := range outer {
+		if o.Name != "when" {
+			continue
+		}
+		c := o.Operands[0].Def
+		if c == nil || c.Name != "cmp" || c.Attrs.Dir != "EQ" {
+			continue
+		}
+		for i, v := range c.Operands {
+			other := c.Operands[1-i]
+			if d := v.Def; d != nil && d.Name == "program_id" && deps[other]&(axisBit(d.Attrs.Axis)|readsWritten) == 0 {
+				pins = append(pins, pin{axis: d.Attrs.Axis, at: other})
+				break
+			}
+		}
+	}
+	return pins
+}
+
 // propagate computes, to a fixed point, the dependence bits of r's values
 // into deps (which holds the seeds): an op's results depend on its
 // operands, the yields of its regions and what visit adds (visit sees each
 // op with its operands' bits in deps, the bits of the ops that control
-// it, and whether a loop encloses it). A region's arguments are
+// it, and those ops, outermost first). A region's arguments are
 // over-approximated (all of the op's operands and the region's yields),
 // which can only call more accesses partitioned.
-func propagate(r *Region, deps map[*Value]uint64, visit func(op *Op, deps map[*Value]uint64, ctl uint64, looped bool) uint64) {
-	var walk func(r *Region, ctl uint64, looped bool) bool
-	walk = func(r *Region, ctl uint64, looped bool) bool {
+func propagate(r *Region, deps map[*Value]uint64, visit func(op *Op, deps map[*Value]uint64, ctl uint64, outer []*Op) uint64) {
+	var walk func(r *Region, ctl uint64, outer []*Op) bool
+	walk = func(r *Region, ctl uint64, outer []*Op) bool {
 		changed := false
 		add := func(v *Value, d uint64) {
 			if deps[v]|d != deps[v] {
@@ -230,7 +345,7 @@ func propagate(r *Region, deps map[*Value]uint64, visit func(op *Op, deps map[*V
 				d |= deps[v]
 			}
 			if visit != nil {
-				d |= visit(op, deps, ctl, looped)
+				d |= visit(op, deps, ctl, outer)
 			}
 			for _, sub := range op.Regions {
 				var y uint64
@@ -240,7 +355,7 @@ func propagate(r *Region, deps map[*Value]uint64, visit func(op *Op, deps map[*V
 				for _, a := range sub.Args {
 					add(a, d|y)
 				}
-				if walk(sub, ctl|d, looped || op.Name == "for" || op.Name == "while") {
+				if walk(sub, ctl|d, append(outer[:len(outer):len(outer)], op)) {
 					changed = true
 				}
 				for _, v := range sub.Yield {
@@ -253,7 +368,7 @@ func propagate(r *Region, deps map[*Value]uint64, visit func(op *Op, deps map[*V
 		}
 		return changed
 	}
-	for walk(r, 0, false) {
+	for walk(r, 0, nil) {
 	}
 }
 

@@ -1489,6 +1489,68 @@ func TestTritonRefusesRaces(t *testing.T) {
 			},
 			want: "the 3 programs along grid axis 1, which its index map ignores, all store the same elements",
 		},
+		{
+			// A value loaded from a block the axis picks differs between
+			// the programs, though no program id is in sight (OutSpecs
+			// forgotten; found in review).
+			name: "each program's input block stored at the same elements",
+			c: tritonCase{
+				kernel: func(k *Kernel, r []*Ref) { r[1].Store(r[0].Load(), Slice(0, 2)) },
+				spec: CallSpec{Name: "forgot_outspecs", OutShapes: []xla.Shape{xla.MakeShape(xla.Float32, 4)}, Grid: []int64{2},
+					InSpecs: []*BlockSpec{{BlockShape: []int64{2}, IndexMap: ident}}},
+				args: []*interpreter.Tensor{fill(4)},
+			},
+			want: "the 2 programs along grid axis 0, which its index map ignores, all store the same elements",
+		},
+		{
+			name: "input block picked by an axis the output's map ignores",
+			c: tritonCase{
+				kernel: func(k *Kernel, r []*Ref) { r[1].Store(r[0].Load().BroadcastTo(2)) },
+				spec: CallSpec{Name: "ignored_input_axis", OutShapes: []xla.Shape{xla.MakeShape(xla.Float32, 4)}, Grid: []int64{2, 2},
+					InSpecs:  []*BlockSpec{{BlockShape: []int64{1}, IndexMap: blockMap(func(g []*Value) []any { return []any{g[0].Mul(2).Add(g[1])} })}},
+					OutSpecs: []*BlockSpec{{BlockShape: []int64{2}, IndexMap: ident}}},
+				args: []*interpreter.Tensor{fill(4)},
+			},
+			want: "the 2 programs along grid axis 1, which its index map ignores, all store the same elements",
+		},
+		{
+			// Each When leaves its store to one program, but not the same
+			// one (found in review).
+			name: "stores under Whens on different programs",
+			c: tritonCase{
+				kernel: func(k *Kernel, r []*Ref) {
+					k.When(k.ProgramID(0).Eq(0), func() { r[1].Store(k.Full(xla.Float32, 1.0, 4)) })
+					k.When(k.ProgramID(0).Eq(1), func() { r[1].Store(k.Full(xla.Float32, 2.0, 4)) })
+				},
+				spec: CallSpec{Name: "two_whens", OutShapes: []xla.Shape{xla.MakeShape(xla.Float32, 4)}, Grid: []int64{2}},
+				args: []*interpreter.Tensor{fill(4)},
+			},
+			want: "run in different programs along grid axis 0",
+		},
+		{
+			name: "a load under a When on another program than the store's",
+			c: tritonCase{
+				kernel: func(k *Kernel, r []*Ref) {
+					k.When(k.ProgramID(0).Eq(0), func() { r[1].Store(r[0].Load()) })
+					k.When(k.ProgramID(0).Eq(1), func() { r[1].Store(r[1].Load(Slice(0, 2)).Mul(3), Slice(0, 2)) })
+				},
+				spec: CallSpec{Name: "when_load", OutShapes: []xla.Shape{xla.MakeShape(xla.Float32, 4)}, Grid: []int64{2}},
+				args: []*interpreter.Tensor{fill(4)},
+			},
+			want: "run in different programs along grid axis 0",
+		},
+		{
+			// Stored only: g/2 sends programs 0 and 1 to block 0 (found
+			// in review).
+			name: "output block of a map that is not one to one, stored only",
+			c: tritonCase{
+				kernel: func(k *Kernel, r []*Ref) { r[1].Store(k.ProgramID(0).Astype(xla.Float32).BroadcastTo(2)) },
+				spec: CallSpec{Name: "halved", OutShapes: []xla.Shape{xla.MakeShape(xla.Float32, 4)}, Grid: []int64{4},
+					OutSpecs: []*BlockSpec{{BlockShape: []int64{2}, IndexMap: blockMap(func(g []*Value) []any { return []any{g[0].Div(2)} })}}},
+				args: []*interpreter.Tensor{fill(4)},
+			},
+			want: "its index map sends grid points (0) and (1) to the same block (0), and the store at",
+		},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -1570,6 +1632,25 @@ func TestTritonAcceptsWholeOutputSplitByPrograms(t *testing.T) {
 			InSpecs:   []*BlockSpec{{BlockShape: []int64{2}, IndexMap: row}},
 			OutSpecs:  []*BlockSpec{{BlockShape: []int64{2}, IndexMap: row}, nil}},
 		args: []*interpreter.Tensor{fTensor([]int64{4}, func(i int) float64 { return float64(i) })},
+	}
+	want, err = runCall(c.kernel, c.spec, c.args...)
+	require.NoError(t, err)
+	got = runTritonEval(t, c)
+	assertClose(t, want[0], got[0])
+	assertClose(t, want[1], got[1])
+	// Two programs sent to one block (g/2) that store their own halves
+	// of it, and accesses left to the same program by two Whens.
+	c = tritonCase{
+		kernel: func(k *Kernel, r []*Ref) {
+			p := k.ProgramID(0)
+			r[1].Store(p.Astype(xla.Float32).BroadcastTo(1), DS(p.Rem(2), 1))
+			k.When(p.Eq(3), func() { r[2].Store(r[0].Load()) })
+			k.When(p.Eq(3), func() { r[2].Store(r[2].Load(Slice(0, 2)).Mul(2), Slice(0, 2)) })
+		},
+		spec: CallSpec{Name: "halves", Grid: []int64{4},
+			OutShapes: []xla.Shape{xla.MakeShape(xla.Float32, 4), xla.MakeShape(xla.Float32, 4)},
+			OutSpecs:  []*BlockSpec{{BlockShape: []int64{2}, IndexMap: blockMap(func(g []*Value) []any { return []any{g[0].Div(2)} })}, nil}},
+		args: []*interpreter.Tensor{fTensor([]int64{4}, func(i int) float64 { return float64(i) + 1 })},
 	}
 	want, err = runCall(c.kernel, c.spec, c.args...)
 	require.NoError(t, err)
