@@ -1174,10 +1174,15 @@ func (l *interp) op(fb *stablehlo.FuncBuilder, op *Op, e *env) error {
 		exact := func(i int) bool {
 			return t.DType.IsInt() || op.Operands[i].Def != nil && op.Operands[i].Def.Name == "dot"
 		}
+		// 0 + x is x (as XLA simplifies it: -0 stays -0) where the
+		// kernel's own code shows the zero (as the Triton lowering sees
+		// it), or where x is never -0; a zero known only here (stored,
+		// then loaded; a select on a known condition) adds as IEEE does,
+		// +0 + -0 = +0, as on a GPU (found in review).
 		switch {
-		case l.zero[in(0)] && sameType(in(1), t):
-			set(in(1)) // 0 + x (as XLA simplifies it: -0 stays -0)
-		case l.zero[in(1)] && sameType(in(0), t):
+		case l.zero[in(0)] && sameType(in(1), t) && (zeroValue(op.Operands[0]) || exact(1)):
+			set(in(1))
+		case l.zero[in(1)] && sameType(in(0), t) && (zeroValue(op.Operands[1]) || exact(0)):
 			set(in(0))
 		case ok0 && big && sameType(in(1), t) && exact(1):
 			set(addZeroIf(fb, z0, in(1)))

@@ -110,6 +110,13 @@ import (
 //     overflow); float products are summed in f32 or wider (f64 for an f64
 //     result) and rounded once to r, in any order, so float results may
 //     differ in their last bits between lowerings; integer sums wrap.
+//   - Float sums (dot, reduce sum) start from +0: -0 values sum to +0.
+//     Float add follows IEEE (+0 + -0 is +0) but for one rule every
+//     lowering keeps: an add whose operand is a zero constant in the IR
+//     (a const of 0, or a broadcast, reshape or convert of one) gives the
+//     other operand, so 0 + x keeps a -0 x (as XLA simplifies it); x - 0
+//     likewise. A zero that only a lowering can tell (stored, then
+//     loaded) adds as IEEE does.
 //
 // ir_reference_test.go holds an evaluator of Programs written from this
 // comment alone; TestIRReferenceEvaluator requires it to agree with

@@ -371,7 +371,14 @@ func (e *zeval) runOp(op *Op) {
 	case "neg", "exp", "log", "tanh", "erf", "sqrt", "rsqrt", "abs", "floor", "ceil", "sin", "cos", "logistic", "not":
 		res = e.unary(op.Name, e.val(op.Operands[0]))
 	case "add", "sub", "mul", "div", "rem", "max", "min", "pow", "and", "or", "xor":
-		res = e.binary(op.Name, e.val(op.Operands[0]), e.val(op.Operands[1]))
+		switch {
+		case op.Name == "add" && refZeroConst(op.Operands[0]):
+			res = e.val(op.Operands[1]).clone() // 0 + x is x, -0 kept
+		case (op.Name == "add" || op.Name == "sub") && refZeroConst(op.Operands[1]):
+			res = e.val(op.Operands[0]).clone()
+		default:
+			res = e.binary(op.Name, e.val(op.Operands[0]), e.val(op.Operands[1]))
+		}
 	case "cmp":
 		res = e.cmp(op.Attrs.Dir, e.val(op.Operands[0]), e.val(op.Operands[1]))
 	case "select":
@@ -1158,4 +1165,27 @@ func zzUninit(dt xla.DType, shape []int64) *zt {
 		padValue(t, i)
 	}
 	return t
+}
+
+// refZeroConst reports whether v is a zero constant in the IR: a const of
+// 0, or a broadcast, reshape or convert of one (the comment's rule for
+// add and sub).
+func refZeroConst(v *Value) bool {
+	for v.Def != nil {
+		switch v.Def.Name {
+		case "const":
+			switch c := v.Def.Attrs.Value.(type) {
+			case float64:
+				return c == 0
+			case int64:
+				return c == 0
+			}
+			return false
+		case "broadcast_in_dim", "reshape", "convert":
+			v = v.Def.Operands[0]
+		default:
+			return false
+		}
+	}
+	return false
 }

@@ -118,6 +118,17 @@ func (b *ttb) numConst(x float64, t ttType) *ttVal {
 
 func (b *ttb) i32(v int64) *ttVal { return b.intConst(v, ttType{elem: "i32"}) }
 
+// plusZero is float sum x + (+0): a sum that starts from +0, as XLA's
+// reduce and dot do (tt.reduce has no start, and a row of -0 would sum to
+// -0); x itself for integers. Neither arith nor LLVM drops an add of +0
+// (only of -0) without a no-signed-zeros flag.
+func (b *ttb) plusZero(x *ttVal) *ttVal {
+	if !x.t.isFloat() {
+		return x
+	}
+	return b.emit1("arith.addf", []*ttVal{x, b.floatConst(0, x.t)}, x.t)
+}
+
 // splat makes a scalar a tensor of shape (constants stay constants).
 func (b *ttb) splat(x *ttVal, shape []int64) *ttVal {
 	if len(shape) == 0 {
@@ -893,6 +904,9 @@ func (l *ttLower) op(op *Op) {
 		for _, a := range axes {
 			x = l.reduceAxis(x, int(a), op.Attrs.Kind, dt)
 		}
+		if op.Attrs.Kind == "sum" && len(axes) > 0 {
+			x = b.plusZero(x)
+		}
 		set(x)
 	case "dot":
 		set(l.dot(op, rt))
@@ -1309,7 +1323,7 @@ func (l *ttLower) productSum(op *Op, x, y *ttVal, at ttType, why string) *ttVal 
 			dt = xla.Float64
 		}
 	}
-	return l.reduceAxis(b.emit1(mul, []*ttVal{x3, y3}, at.with(cube)), 1, "sum", dt)
+	return b.plusZero(l.reduceAxis(b.emit1(mul, []*ttVal{x3, y3}, at.with(cube)), 1, "sum", dt))
 }
 
 // intToBF16 converts integer x, wider than the 24 bits f32 holds exactly,

@@ -1706,6 +1706,31 @@ func TestTritonSignedZeros(t *testing.T) {
 				InputOutputAliases: map[int]int{2: 0}},
 			args: []*interpreter.Tensor{fTensor([]int64{64, 32}, func(int) float64 { return -1 }), fTensor([]int64{32, 32}, func(int) float64 { return 0 }),
 				fTensor([]int64{64, 32}, func(int) float64 { return 1 })}}, []bool{false}},
+		// Zeros that only interpret mode knows (stored, then loaded) add
+		// as IEEE does: +0 + -0 is +0 on both (interpret mode gave -0;
+		// found in review).
+		{tritonCase{name: "stored_zeros",
+			kernel: func(k *Kernel, r []*Ref) {
+				o := r[1]
+				o.Store(k.Zeros(xla.Float32, 4))
+				o.Store(o.Load().Add(r[0].Load()))
+			},
+			spec: CallSpec{Name: "stored_zeros", OutShapes: []xla.Shape{xla.MakeShape(xla.Float32, 4)}},
+			args: []*interpreter.Tensor{negZero(4)}}, []bool{false}},
+		// Sums start from +0 on both: a row of -0 sums to +0, over an axis
+		// of one and of four, and so do the products of a dot too small
+		// for the tensor cores (Triton gave -0; found in review).
+		{tritonCase{name: "sums_of_negative_zeros",
+			kernel: func(k *Kernel, r []*Ref) {
+				x := r[0].Load()
+				r[1].Store(x.Reshape(4, 1).Sum(1))
+				r[2].Store(x.Reshape(1, 4).Sum(1).BroadcastTo(4))
+				f := x.Astype(xla.Float16).Reshape(4, 1)
+				r[3].Store(Dot(f, k.Full(xla.Float16, 1.0, 1, 1), xla.Float32).Reshape(4))
+			},
+			spec: CallSpec{Name: "sums_of_negative_zeros", OutShapes: []xla.Shape{xla.MakeShape(xla.Float32, 4), xla.MakeShape(xla.Float32, 4),
+				xla.MakeShape(xla.Float32, 4)}},
+			args: []*interpreter.Tensor{negZero(4)}}, []bool{false, false, false}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.c.name, func(t *testing.T) {
