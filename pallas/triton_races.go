@@ -26,7 +26,9 @@ import (
 //     Vmap's view of them), whose blocks every program shares, and blocks
 //     stored by every step of an ignored axis (interpret mode keeps the
 //     last step's, a GPU any program's). A value counts as depending on
-//     an axis when it is loaded from a block that the axis picks;
+//     an axis when it is loaded from a block that the axis picks. Such a
+//     shared output is loaded only at the indices (the same values) of
+//     one of its stores, so that each program reads what it wrote;
 //   - an output block that two programs store (its index map sends both
 //     to it: g/2, or g0+g1) where some store's position depends on no
 //     axis on which the two differ;
@@ -139,6 +141,18 @@ func checkParallelPrograms(p *Program) error {
 							"at the same elements; on a GPU they run in parallel and race", r, pinned.Name, pinned.Loc, a.Name, a.Loc, g, g)}
 				}
 				pinned = a
+			}
+			// Programs that share the output read it only where they
+			// store it themselves: a load at other indices may read what
+			// another program writes (found in review).
+			for _, a := range accesses {
+				if a.Name != "load" || slices.ContainsFunc(stores[ri], func(st *Op) bool { return samePosition(a, st) }) {
+					continue
+				}
+				return &Error{Kernel: p.Name, Op: "triton", Msg: fmt.Sprintf(
+					"%s: the load at %s reads it (or the input aliased to it) at other indices than any store of it; the %d programs along grid axis %d, "+
+						"which its index map ignores, share it, so the load may read what another program writes: on a GPU they run in parallel and race. "+
+						"Load it only at indices where the same program stores it", r, a.Loc, n, g)}
 			}
 		}
 		if wholeButSqueezed(r) {
@@ -297,6 +311,16 @@ func accessAxes(body *Region, written map[*Value]bool, blockAxes map[*Value]uint
 		return 0
 	})
 	return x
+}
+
+// samePosition reports whether accesses a and b index their refs alike:
+// the same indexing of each dim, by the same dynamic index values.
+func samePosition(a, b *Op) bool {
+	ia, ib := a.Attrs.Indexer, b.Attrs.Indexer
+	if ia.NumOperands != ib.NumOperands || ia.ArrayPos != ib.ArrayPos || !slices.Equal(ia.ArrayShape, ib.ArrayShape) || !slices.Equal(ia.Dims, ib.Dims) {
+		return false
+	}
+	return slices.Equal(a.Operands[1:1+ia.NumOperands], b.Operands[1:1+ib.NumOperands])
 }
 
 // pinsOf finds the Whens among outer whose condition is ProgramID(g) ==

@@ -1551,6 +1551,33 @@ func TestTritonRefusesRaces(t *testing.T) {
 			},
 			want: "its index map sends grid points (0) and (1) to the same block (0), and the store at",
 		},
+		{
+			// Each program stores its half of a shared output and reads
+			// the other's (found in review).
+			name: "shared output read at another program's elements",
+			c: tritonCase{
+				kernel: func(k *Kernel, r []*Ref) {
+					p := k.ProgramID(0)
+					r[1].Store(r[1].Load(DS(p.Neg().Add(1).Mul(2), 2)).Add(100), DS(p.Mul(2), 2))
+				},
+				spec: CallSpec{Name: "read_other_half", OutShapes: []xla.Shape{xla.MakeShape(xla.Float32, 4)}, Grid: []int64{2}},
+				args: []*interpreter.Tensor{fill(4)},
+			},
+			want: "reads it (or the input aliased to it) at other indices than any store of it",
+		},
+		{
+			name: "aliased input read at another program's elements",
+			c: tritonCase{
+				kernel: func(k *Kernel, r []*Ref) {
+					p := k.ProgramID(0)
+					r[1].Store(r[0].Load(DS(p.Neg().Add(1).Mul(2), 2)).Add(100), DS(p.Mul(2), 2))
+				},
+				spec: CallSpec{Name: "read_other_half_alias", OutShapes: []xla.Shape{xla.MakeShape(xla.Float32, 4)}, Grid: []int64{2},
+					InputOutputAliases: map[int]int{0: 0}},
+				args: []*interpreter.Tensor{fill(4)},
+			},
+			want: "reads it (or the input aliased to it) at other indices than any store of it",
+		},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
