@@ -231,6 +231,20 @@ func CallErr(fb *stablehlo.FuncBuilder, kernel KernelFunc, spec CallSpec, operan
 		// it in the builder error's place.
 		return nil, &Error{Kernel: p.Name, Op: "pallas_call", Msg: fmt.Sprintf("%s lowering: %v", backend, err), Err: err}
 	}
+	// A registered backend's outputs are what the spec promises: one a
+	// shape of OutShapes, of its type (found in review: a lowering that
+	// returned none left the caller indexing an empty slice).
+	if len(outs) != len(spec.OutShapes) {
+		return nil, &Error{Kernel: p.Name, Op: "pallas_call", Msg: fmt.Sprintf("%s lowering returned %d outputs for %d OutShapes", backend, len(outs), len(spec.OutShapes))}
+	}
+	for i, o := range outs {
+		if o == nil {
+			return nil, &Error{Kernel: p.Name, Op: "pallas_call", Msg: fmt.Sprintf("%s lowering returned a nil output %d", backend, i)}
+		}
+		if t, ok := o.TensorType(); !ok || !t.Shape().Equal(spec.OutShapes[i]) {
+			return nil, &Error{Kernel: p.Name, Op: "pallas_call", Msg: fmt.Sprintf("%s lowering returned output %d of type %v, not %v", backend, i, o.Type, spec.OutShapes[i])}
+		}
+	}
 	return outs, nil
 }
 

@@ -2,6 +2,7 @@ package pallas
 
 import (
 	"fmt"
+	"math"
 	"strings"
 
 	"github.com/halo-ml/halo/xla"
@@ -224,10 +225,13 @@ type Type struct {
 // String writes the type as f32[2,3].
 func (t Type) String() string { return shapeString(t.DType, t.Shape) }
 
-// Size is the number of elements.
+// Size is the number of elements (math.MaxInt64 for more).
 func (t Type) Size() int64 {
 	n := int64(1)
 	for _, d := range t.Shape {
+		if d > 0 && n > math.MaxInt64/d {
+			return math.MaxInt64
+		}
 		n *= d
 	}
 	return n

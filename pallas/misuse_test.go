@@ -652,14 +652,31 @@ func TestMisuseLoweringErrors(t *testing.T) {
 		m["x"] = 1 // a lowering's bug
 		return nil, nil
 	})
+	const none, wrong Backend = "test-no-outputs", "test-wrong-output"
+	RegisterBackend(none, func(fb *stablehlo.FuncBuilder, p *Program, c *CallSpec, operands []*stablehlo.Value) ([]*stablehlo.Value, error) {
+		return nil, nil
+	})
+	RegisterBackend(wrong, func(fb *stablehlo.FuncBuilder, p *Program, c *CallSpec, operands []*stablehlo.Value) ([]*stablehlo.Value, error) {
+		return []*stablehlo.Value{fb.Convert(operands[0], xla.Int32)}, nil
+	})
 	defer RegisterBackend(raw, nil)
 	defer RegisterBackend(badOp, nil)
 	defer RegisterBackend(panics, nil)
+	defer RegisterBackend(none, nil)
+	defer RegisterBackend(wrong, nil)
+
+	// A lowering's outputs are checked against OutShapes (one that
+	// returned none left callers indexing an empty slice; found in
+	// review).
+	err := callMisuse(t, misuseCase{name: "no outputs", kernel: copyKernel, spec: CallSpec{Name: "lw", OutShapes: one, Backend: none}, args: []stablehlo.TensorType{f32t(4)}})
+	requireMisuse(t, err, "lw", "pallas_call", "test-no-outputs lowering returned 0 outputs for 1 OutShapes")
+	err = callMisuse(t, misuseCase{name: "wrong output", kernel: copyKernel, spec: CallSpec{Name: "lw", OutShapes: one, Backend: wrong}, args: []stablehlo.TensorType{f32t(4)}})
+	requireMisuse(t, err, "lw", "pallas_call", "test-wrong-output lowering returned output 0 of type tensor<4xi32>, not tensor<4xf32>")
 
 	// A lowering that panics fails the call instead (nothing panics out of
 	// Call; interpret mode's padding of a zero-size block divided by
 	// zero, found in review).
-	err := callMisuse(t, misuseCase{name: "panic", kernel: copyKernel, spec: CallSpec{Name: "lw", OutShapes: one, Backend: panics}, args: []stablehlo.TensorType{f32t(4)}})
+	err = callMisuse(t, misuseCase{name: "panic", kernel: copyKernel, spec: CallSpec{Name: "lw", OutShapes: one, Backend: panics}, args: []stablehlo.TensorType{f32t(4)}})
 	requireMisuse(t, err, "lw", "pallas_call", "test-panic lowering: panic: assignment to entry in nil map")
 
 	err = callMisuse(t, misuseCase{name: "raw", kernel: copyKernel, spec: CallSpec{Name: "lw", OutShapes: one, Backend: raw}, args: []stablehlo.TensorType{f32t(4)}})
@@ -921,4 +938,24 @@ func lineOf(t *testing.T, text string) int {
 	}
 	require.NotZero(t, found, "%q is not in misuse_test.go", text)
 	return found
+}
+
+// Shapes past 2^63 elements are trace errors wherever an op makes one (a
+// masked slice's indexed shape, a broadcast, a dot), not sizes that wrap
+// to 0 and pass the lowerings' limits (found in review).
+func TestShapesPastInt64AreErrors(t *testing.T) {
+	spec := CallSpec{Name: "huge", OutShapes: []xla.Shape{xla.MakeShape(xla.Float32, 2, 2)}}
+	for name, kernel := range map[string]KernelFunc{
+		"masked slices": func(k *Kernel, r []*Ref) {
+			Store(r[0], []any{Slice(0, 1<<32), Slice(0, 1<<32)}, 1.0, k.Const(xla.Bool, false))
+		},
+		"dot": func(k *Kernel, r []*Ref) {
+			z := k.Zeros(xla.Float32, 1<<32, 1)
+			r[0].Store(Dot(z, z.T(), xla.Float32).Reshape(0).Sum().BroadcastTo(2, 2))
+		},
+	} {
+		_, err := Trace(kernel, spec, nil)
+		require.ErrorContains(t, err, "has more than 2^63 elements", name)
+	}
+	assert.Equal(t, int64(math.MaxInt64), Type{DType: xla.Float32, Shape: []int64{1 << 32, 1 << 32}}.Size())
 }

@@ -186,6 +186,10 @@ func (k *Kernel) emit(name string, operands []*Value, results []Type, attrs Attr
 	k.live(name)
 	op := &Op{Name: name, Operands: operands, Attrs: attrs, Regions: regions, Loc: callerLoc()}
 	for _, t := range results {
+		// Every result shape (indexed, broadcast, dot) fits int64: the
+		// lowerings count elements (found in review: a masked slice of
+		// 2^32 by 2^32 counted 0).
+		k.checkDims(name, t.Shape)
 		op.Results = append(op.Results, k.newValue(t, op))
 	}
 	r := k.region()
