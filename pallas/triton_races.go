@@ -2,6 +2,7 @@ package pallas
 
 import (
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 )
@@ -320,7 +321,26 @@ func samePosition(a, b *Op) bool {
 	if ia.NumOperands != ib.NumOperands || ia.ArrayPos != ib.ArrayPos || !slices.Equal(ia.ArrayShape, ib.ArrayShape) || !slices.Equal(ia.Dims, ib.Dims) {
 		return false
 	}
-	return slices.Equal(a.Operands[1:1+ia.NumOperands], b.Operands[1:1+ib.NumOperands])
+	return slices.EqualFunc(a.Operands[1:1+ia.NumOperands], b.Operands[1:1+ib.NumOperands], sameValue)
+}
+
+// sameValue reports whether x and y are the same value, or computed alike
+// from the same values (DS(p*2, 2) written out twice): ops of one name and
+// attributes, without regions, on operands that are the same values in
+// turn; of loads, only those of scalar-prefetch arrays (which the kernel
+// does not write).
+func sameValue(x, y *Value) bool {
+	if x == y {
+		return true
+	}
+	a, b := x.Def, y.Def
+	if a == nil || b == nil || a.Name != b.Name || len(a.Regions) > 0 || len(b.Regions) > 0 ||
+		a.Name == "load" && (a.Operands[0] != b.Operands[0] || a.Operands[0].Ref == nil || a.Operands[0].Ref.Kind != PrefetchRef) ||
+		len(a.Operands) != len(b.Operands) || slices.Index(a.Results, x) != slices.Index(b.Results, y) ||
+		!reflect.DeepEqual(a.Attrs, b.Attrs) || x.Type.DType != y.Type.DType || !slices.Equal(x.Type.Shape, y.Type.Shape) {
+		return false
+	}
+	return slices.EqualFunc(a.Operands, b.Operands, sameValue)
 }
 
 // pinsOf finds the Whens among outer whose condition is ProgramID(g) ==
