@@ -5,6 +5,8 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+
+	"github.com/halo-ml/halo/xla"
 )
 
 // On a GPU the programs of the grid run in parallel, in no order, and
@@ -20,16 +22,21 @@ import (
 //     all store, or read and store, at the same elements: an access
 //     (load or store) whose position (dynamic indices and mask) does not
 //     depend on that axis's program id, unless a When(ProgramID(g) == v)
-//     around it (v the same in every program along g) leaves it to one
-//     program, the same one for every such access of the output (accesses
-//     at elements that depend on the program id are taken to be the
-//     programs' own). This covers whole-array outputs (and
+//     around it (v the same in every program along g and every iteration
+//     of the loops around; the comparison may be one term of an And, the
+//     id converted) leaves it to one program, the same one for every such
+//     access of the output (accesses at elements that depend on the
+//     program id are taken to be the programs' own, so such a program may
+//     not reach all of the output while the others reach theirs). This
+//     covers whole-array outputs (and
 //     Vmap's view of them), whose blocks every program shares, and blocks
 //     stored by every step of an ignored axis (interpret mode keeps the
 //     last step's, a GPU any program's). A value counts as depending on
 //     an axis when it is loaded from a block that the axis picks. Such a
-//     shared output is loaded only at the indices (the same values) of
-//     one of its stores, so that each program reads what it wrote;
+//     shared output is loaded only within one of its stores (each dim at
+//     the same start, computed alike, and no longer; or static and
+//     inside), so that each program reads what it wrote, or by the one
+//     program all its accesses are left to;
 //   - an output block that two programs store (its index map sends both
 //     to it: g/2, or g0+g1) where some store's position depends on no
 //     axis on which the two differ;
@@ -39,7 +46,9 @@ import (
 //
 // They are judged from the code of the index maps and of the body
 // (dependence through a load of prefetched data counts; dependence is not
-// proof that the programs' elements differ: p % 2 depends on p). An
+// proof that the programs' elements differ: p % 2 depends on p, and
+// scatter-adds at prefetched indices with repeats, or windows wider than
+// their stride, race unseen). An
 // output's index map that is arithmetic on the grid indices alone is also
 // computed at build time, on the whole grid up to 65,536 programs and on
 // a corner of a larger one, and two programs sent to the same block that
@@ -118,13 +127,14 @@ func checkParallelPrograms(p *Program) error {
 					"%s: its index map ignores grid axis %d (%d steps), so that many programs load and store each block; "+
 						"on a GPU they run in parallel and race. Loop inside the kernel (ForLoop) instead of along that axis", r, g, n)}
 			}
-			var pinned *Op // an access left to one program along g
+			var pinned, spread, wholePinned *Op // accesses left to one program along g, at each program's elements, of the whole output
 			for _, a := range accesses {
 				if acc.same(a, read, len(stores[ri])) {
 					continue // every program stores the same values once: no matter which is last
 				}
 				if acc.idx[a]&axisBit(g) != 0 {
-					continue // at elements that depend on the program
+					spread = a // at elements that depend on the program
+					continue
 				}
 				if _, ok := acc.pinned(a, g); !ok {
 					what := "store"
@@ -142,12 +152,26 @@ func checkParallelPrograms(p *Program) error {
 							"at the same elements; on a GPU they run in parallel and race", r, pinned.Name, pinned.Loc, a.Name, a.Loc, g, g)}
 				}
 				pinned = a
+				if wholeRef(a) {
+					wholePinned = a
+				}
+			}
+			if wholePinned != nil && spread != nil {
+				return &Error{Kernel: p.Name, Op: "triton", Msg: fmt.Sprintf(
+					"%s: the %s at %s reaches all of it in one program along grid axis %d while the %s at %s reaches each program's own elements: "+
+						"on a GPU they run in parallel and race (a GPU kernel cannot first fill a shared output in one program: "+
+						"let each program fill its own elements)", r, wholePinned.Name, wholePinned.Loc, g, spread.Name, spread.Loc)}
 			}
 			// Programs that share the output read it only where they
 			// store it themselves: a load at other indices may read what
-			// another program writes (found in review).
+			// another program writes (found in review). A load left to
+			// one program is that program's alone when no access of the
+			// output runs in every program.
 			for _, a := range accesses {
-				if a.Name != "load" || slices.ContainsFunc(stores[ri], func(st *Op) bool { return samePosition(a, st) }) {
+				if a.Name != "load" || slices.ContainsFunc(stores[ri], func(st *Op) bool { return covers(st, a) }) {
+					continue
+				}
+				if _, ok := acc.pinned(a, g); ok && spread == nil {
 					continue
 				}
 				return &Error{Kernel: p.Name, Op: "triton", Msg: fmt.Sprintf(
@@ -225,11 +249,16 @@ type pin struct {
 }
 
 // readsWritten is the dependence bit of values computed from memory the
-// programs write (the grid axes use the bits below it).
-const readsWritten = 1 << 63
+// programs write; loopVarying that of values that change from one
+// iteration of a loop to the next (a loop's index and carries). The grid
+// axes use the bits below them.
+const (
+	readsWritten = 1 << 63
+	loopVarying  = 1 << 62
+)
 
 // axisBit is grid axis g's dependence bit.
-func axisBit(g int) uint64 { return 1 << min(g, 62) }
+func axisBit(g int) uint64 { return 1 << min(g, 61) }
 
 // same reports whether store a writes the same values in every program,
 // once: the only store of an output no program reads, outside loops, of
@@ -262,16 +291,12 @@ func (x accesses) pinnedAny(a *Op, bits uint64) bool {
 }
 
 // samePin reports whether accesses a and b are left to the same program
-// along axis g: their Whens compare ProgramID(g) with the same value, or
-// with equal constants.
+// along axis g: their Whens compare ProgramID(g) with the same value
+// (sameValue: equal constants, the same arithmetic on the same values).
 func samePin(x accesses, a, b *Op, g int) bool {
 	pa, _ := x.pinned(a, g)
 	pb, _ := x.pinned(b, g)
-	if pa.at == pb.at {
-		return true
-	}
-	da, db := pa.at.Def, pb.at.Def
-	return da != nil && db != nil && da.Name == "const" && db.Name == "const" && da.Attrs.Value == db.Attrs.Value
+	return sameValue(pa.at, pb.at)
 }
 
 // accessAxes finds the dependences of body's loads and stores (accesses);
@@ -298,7 +323,7 @@ func accessAxes(body *Region, written map[*Value]bool, blockAxes map[*Value]uint
 			if ix.HasMask {
 				idx |= deps[op.Operands[at]]
 			}
-			x.idx[op] = idx &^ readsWritten
+			x.idx[op] = idx &^ (readsWritten | loopVarying)
 			x.pins[op] = pinsOf(outer, deps)
 			x.looped[op] = slices.ContainsFunc(outer, func(o *Op) bool { return o.Name == "for" || o.Name == "while" })
 			if op.Name == "load" {
@@ -314,14 +339,51 @@ func accessAxes(body *Region, written map[*Value]bool, blockAxes map[*Value]uint
 	return x
 }
 
-// samePosition reports whether accesses a and b index their refs alike:
-// the same indexing of each dim, by the same dynamic index values.
-func samePosition(a, b *Op) bool {
-	ia, ib := a.Attrs.Indexer, b.Attrs.Indexer
-	if ia.NumOperands != ib.NumOperands || ia.ArrayPos != ib.ArrayPos || !slices.Equal(ia.ArrayShape, ib.ArrayShape) || !slices.Equal(ia.Dims, ib.Dims) {
+// covers reports whether store st reaches every element load ld reads, by
+// their indices alone: in each dim both static with the load's range
+// inside the store's, or both starting at the same dynamic value (the
+// same, or computed alike) with the load's size at most the store's, or
+// the same index array.
+func covers(st, ld *Op) bool {
+	is, il := st.Attrs.Indexer, ld.Attrs.Indexer
+	if len(is.Dims) != len(il.Dims) {
 		return false
 	}
-	return slices.EqualFunc(a.Operands[1:1+ia.NumOperands], b.Operands[1:1+ib.NumOperands], sameValue)
+	dyn := func(op *Op, d DimIndex) *Value { return op.Operands[1+d.Operand] }
+	for i, ds := range is.Dims {
+		dl := il.Dims[i]
+		switch {
+		case ds.Kind == DimArray || dl.Kind == DimArray:
+			if ds.Kind != dl.Kind || !slices.Equal(is.ArrayShape, il.ArrayShape) || !sameValue(dyn(st, ds), dyn(ld, dl)) {
+				return false
+			}
+		case ds.Operand < 0 && dl.Operand < 0:
+			if dl.Start < ds.Start || dl.Start+dl.Size > ds.Start+ds.Size {
+				return false
+			}
+		case ds.Operand >= 0 && dl.Operand >= 0:
+			if dl.Size > ds.Size || !sameValue(dyn(st, ds), dyn(ld, dl)) {
+				return false
+			}
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// wholeRef reports whether access a reaches every element of its ref.
+func wholeRef(a *Op) bool {
+	shape := a.Operands[0].Type.Shape // the ref's block, as the kernel sees it
+	if len(shape) != len(a.Attrs.Indexer.Dims) {
+		return false
+	}
+	for i, d := range a.Attrs.Indexer.Dims {
+		if d.Kind != DimSlice || d.Operand >= 0 || d.Start != 0 || d.Size != shape[i] {
+			return false
+		}
+	}
+	return true
 }
 
 // sameValue reports whether x and y are the same value, or computed alike
@@ -344,23 +406,35 @@ func sameValue(x, y *Value) bool {
 }
 
 // pinsOf finds the Whens among outer whose condition is ProgramID(g) ==
-// v (either way round) with v not depending on axis g.
+// v (either way round, the id possibly converted, possibly one term of
+// an And) with v the same in every program along g and every iteration
+// of the loops around.
 func pinsOf(outer []*Op, deps map[*Value]uint64) []pin {
 	var pins []pin
-	for _, o := range outer {
-		if o.Name != "when" {
-			continue
-		}
-		c := o.Operands[0].Def
-		if c == nil || c.Name != "cmp" || c.Attrs.Dir != "EQ" {
-			continue
-		}
-		for i, v := range c.Operands {
-			other := c.Operands[1-i]
-			if d := v.Def; d != nil && d.Name == "program_id" && deps[other]&(axisBit(d.Attrs.Axis)|readsWritten) == 0 {
-				pins = append(pins, pin{axis: d.Attrs.Axis, at: other})
-				break
+	var terms func(c *Value)
+	terms = func(c *Value) {
+		d := c.Def
+		switch {
+		case d == nil:
+		case d.Name == "and" && c.Type.DType == xla.Bool:
+			terms(d.Operands[0])
+			terms(d.Operands[1])
+		case d.Name == "cmp" && d.Attrs.Dir == "EQ":
+			for i, v := range d.Operands {
+				for v.Def != nil && v.Def.Name == "convert" && v.Def.Operands[0].Type.DType.IsInt() {
+					v = v.Def.Operands[0]
+				}
+				other := d.Operands[1-i]
+				if pd := v.Def; pd != nil && pd.Name == "program_id" && deps[other]&(axisBit(pd.Attrs.Axis)|readsWritten|loopVarying) == 0 {
+					pins = append(pins, pin{axis: pd.Attrs.Axis, at: other})
+					return
+				}
 			}
+		}
+	}
+	for _, o := range outer {
+		if o.Name == "when" {
+			terms(o.Operands[0])
 		}
 	}
 	return pins
@@ -397,7 +471,11 @@ func propagate(r *Region, deps map[*Value]uint64, visit func(op *Op, deps map[*V
 					y |= deps[v]
 				}
 				for _, a := range sub.Args {
-					add(a, d|y)
+					if op.Name == "for" || op.Name == "while" {
+						add(a, d|y|loopVarying)
+					} else {
+						add(a, d|y)
+					}
 				}
 				if walk(sub, ctl|d, append(outer[:len(outer):len(outer)], op)) {
 					changed = true

@@ -1578,6 +1578,39 @@ func TestTritonRefusesRaces(t *testing.T) {
 			},
 			want: "reads it (or the input aliased to it) at other indices than any store of it",
 		},
+		{
+			// Program 0 zeroes the shared output, each program writes its
+			// own element: the zeros may land after another's element
+			// (found in review).
+			name: "one program fills the shared output, every program its elements",
+			c: tritonCase{
+				kernel: func(k *Kernel, r []*Ref) {
+					p := k.ProgramID(0)
+					k.When(p.Eq(0), func() { r[1].Store(k.Zeros(xla.Float32, 4)) })
+					r[1].Store(r[0].Load(DS(p, 1)), DS(p, 1))
+				},
+				spec: CallSpec{Name: "fill_then_own", OutShapes: []xla.Shape{xla.MakeShape(xla.Float32, 4)}, Grid: []int64{2}},
+				args: []*interpreter.Tensor{fill(4)},
+			},
+			want: "reaches all of it in one program along grid axis 0 while the store at",
+		},
+		{
+			// A When on a loop's index is no pin: every program runs it
+			// at some iteration (found in review).
+			name: "a When on a loop index taken in turns",
+			c: tritonCase{
+				kernel: func(k *Kernel, r []*Ref) {
+					p := k.ProgramID(0)
+					k.ForLoop(0, k.NumPrograms(0), nil, func(i *Value, _ []*Value) []*Value {
+						k.When(p.Eq(i), func() { r[1].Store(r[1].Load().Mul(2).Add(r[0].Load().Add(p.Astype(xla.Float32)))) })
+						return nil
+					})
+				},
+				spec: CallSpec{Name: "turns", OutShapes: []xla.Shape{xla.MakeShape(xla.Float32, 4)}, Grid: []int64{2}},
+				args: []*interpreter.Tensor{fill(4)},
+			},
+			want: "under no When(ProgramID(0) == …)",
+		},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -2044,4 +2077,45 @@ func TestTritonRaceCheckSeesRecomputedIndices(t *testing.T) {
 	require.NoError(t, err)
 	_, err = LowerTriton(p, CompilerParams{})
 	require.ErrorContains(t, err, "at other indices than any store of it")
+}
+
+// Race-free kernels the check takes: pins written as one term of an And,
+// on a converted program id, or on a value computed twice alike; loads of
+// part of what the same program stored; a load left to one program when
+// every access of the output is that program's.
+func TestTritonRaceCheckAcceptsPinsAndOwnParts(t *testing.T) {
+	x := fTensor([]int64{8}, func(i int) float64 { return float64(i) + 1 })
+	for _, c := range []tritonCase{
+		{name: "and_pin", kernel: func(k *Kernel, r []*Ref) {
+			k.When(k.ProgramID(0).Eq(0).And(k.ProgramID(1).Eq(1)), func() { r[1].Store(r[0].Load()) })
+		}, spec: CallSpec{Name: "and_pin", OutShapes: []xla.Shape{xla.MakeShape(xla.Float32, 8)}, Grid: []int64{2, 3}}},
+		{name: "converted_pin", kernel: func(k *Kernel, r []*Ref) {
+			k.When(k.ProgramID(0).Astype(xla.Int64).Eq(1), func() { r[1].Store(r[0].Load().Mul(2)) })
+		}, spec: CallSpec{Name: "converted_pin", OutShapes: []xla.Shape{xla.MakeShape(xla.Float32, 8)}, Grid: []int64{3}}},
+		{name: "last_program_twice", kernel: func(k *Kernel, r []*Ref) {
+			k.When(k.ProgramID(0).Eq(k.NumPrograms(0).Sub(1)), func() { r[1].Store(r[0].Load()) })
+			k.When(k.ProgramID(0).Eq(k.NumPrograms(0).Sub(1)), func() { r[1].Store(r[1].Load(Slice(0, 4)).Add(1), Slice(0, 4)) })
+		}, spec: CallSpec{Name: "last_program_twice", OutShapes: []xla.Shape{xla.MakeShape(xla.Float32, 8)}, Grid: []int64{3}}},
+		{name: "own_part_reread", kernel: func(k *Kernel, r []*Ref) {
+			p := k.ProgramID(0)
+			r[1].Store(r[0].Load(DS(p.Mul(4), 4)), DS(p.Mul(4), 4))
+			r[1].Store(r[1].Load(DS(p.Mul(4), 2)).Sum().BroadcastTo(4), DS(p.Mul(4), 4))
+		}, spec: CallSpec{Name: "own_part_reread", OutShapes: []xla.Shape{xla.MakeShape(xla.Float32, 8)}, Grid: []int64{2}}},
+		{name: "one_program_alone", kernel: func(k *Kernel, r []*Ref) {
+			k.When(k.ProgramID(0).Eq(0), func() {
+				r[1].Store(r[0].Load())
+				r[2].Store(r[1].Load(Slice(1, 3)))
+			})
+		}, spec: CallSpec{Name: "one_program_alone", OutShapes: []xla.Shape{xla.MakeShape(xla.Float32, 8), xla.MakeShape(xla.Float32, 2)}, Grid: []int64{2}}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			c.args = []*interpreter.Tensor{x}
+			want, err := runCall(c.kernel, c.spec, c.args...)
+			require.NoError(t, err)
+			got := runTritonEval(t, c)
+			for i := range want {
+				assertClose(t, want[i], got[i])
+			}
+		})
+	}
 }
