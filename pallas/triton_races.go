@@ -117,93 +117,19 @@ func checkParallelPrograms(p *Program) error {
 		}
 		read := len(accesses) > len(stores[ri])
 		m := p.IndexMaps[nin+o]
-		deps := gridDeps(m, len(p.Grid))
 		for g, n := range p.Grid {
-			if n <= 1 || deps[g] {
+			if n <= 1 || blockAxes[p.Body.Args[ri]]&axisBit(g) != 0 {
 				continue
 			}
-			if read && !wholeButSqueezed(r) {
-				return &Error{Kernel: p.Name, Op: "triton", Msg: fmt.Sprintf(
-					"%s: its index map ignores grid axis %d (%d steps), so that many programs load and store each block; "+
-						"on a GPU they run in parallel and race. Loop inside the kernel (ForLoop) instead of along that axis", r, g, n)}
-			}
-			var pinned, spread, wholePinned *Op // accesses left to one program along g, at each program's elements, of the whole output
-			for _, a := range accesses {
-				if acc.same(a, read, len(stores[ri])) {
-					continue // every program stores the same values once: no matter which is last
-				}
-				if acc.idx[a]&axisBit(g) != 0 {
-					spread = a // at elements that depend on the program
-					continue
-				}
-				if _, ok := acc.pinned(a, g); !ok {
-					what := "store"
-					if read {
-						what = "load and store"
-					}
-					return &Error{Kernel: p.Name, Op: "triton", Msg: fmt.Sprintf(
-						"%s: the %d programs along grid axis %d, which its index map ignores, all %s the same elements (a %s at %s whose indices "+
-							"and mask do not depend on ProgramID(%d), under no When(ProgramID(%d) == …)); on a GPU they run in parallel and race. "+
-							"Index by ProgramID(%d), store under When(ProgramID(%d) == …), or give the output a block per program", r, n, g, what, a.Name, a.Loc, g, g, g, g)}
-				}
-				if pinned != nil && !samePin(acc, pinned, a, g) {
-					return &Error{Kernel: p.Name, Op: "triton", Msg: fmt.Sprintf(
-						"%s: a %s at %s and a %s at %s run in different programs along grid axis %d (When(ProgramID(%d) == …) on other values) "+
-							"at the same elements; on a GPU they run in parallel and race", r, pinned.Name, pinned.Loc, a.Name, a.Loc, g, g)}
-				}
-				pinned = a
-				if wholeRef(a) {
-					wholePinned = a
-				}
-			}
-			if wholePinned != nil && spread != nil {
-				return &Error{Kernel: p.Name, Op: "triton", Msg: fmt.Sprintf(
-					"%s: the %s at %s reaches all of it in one program along grid axis %d while the %s at %s reaches each program's own elements: "+
-						"on a GPU they run in parallel and race (a GPU kernel cannot first fill a shared output in one program: "+
-						"let each program fill its own elements)", r, wholePinned.Name, wholePinned.Loc, g, spread.Name, spread.Loc)}
-			}
-			// Programs that share the output read it only where they
-			// store it themselves: a load at other indices may read what
-			// another program writes (found in review). A load left to
-			// one program is that program's alone when no access of the
-			// output runs in every program.
-			for _, a := range accesses {
-				if a.Name != "load" || slices.ContainsFunc(stores[ri], func(st *Op) bool { return covers(st, a) }) {
-					continue
-				}
-				if _, ok := acc.pinned(a, g); ok && spread == nil {
-					continue
-				}
-				return &Error{Kernel: p.Name, Op: "triton", Msg: fmt.Sprintf(
-					"%s: the load at %s reads it (or the input aliased to it) at other indices than any store of it; the %d programs along grid axis %d, "+
-						"which its index map ignores, share it, so the load may read what another program writes: on a GPU they run in parallel and race. "+
-						"Load it only at indices where the same program stores it", r, a.Loc, n, g)}
+			if err := acc.sharedAxisRace(p, r, accesses, stores[ri], read, g, n); err != nil {
+				return err
 			}
 		}
 		if wholeButSqueezed(r) {
 			continue
 		}
-		if a, b, block, found := sharedBlock(m, p.Grid); found {
-			if read {
-				return &Error{Kernel: p.Name, Op: "triton", Msg: fmt.Sprintf(
-					"%s: its index map sends grid points %s and %s to the same block %s, which both programs load and store; "+
-						"on a GPU they run in parallel and race. Give each program its own block, or loop inside the kernel (ForLoop)", r, tuple(a), tuple(b), tuple(block))}
-			}
-			var differ uint64 // the axes on which the two programs differ
-			for i := range a {
-				if a[i] != b[i] {
-					differ |= axisBit(i)
-				}
-			}
-			for _, st := range stores[ri] {
-				if acc.same(st, false, len(stores[ri])) || acc.idx[st]&differ != 0 || acc.pinnedAny(st, differ) {
-					continue
-				}
-				return &Error{Kernel: p.Name, Op: "triton", Msg: fmt.Sprintf(
-					"%s: its index map sends grid points %s and %s to the same block %s, and the store at %s writes the same elements "+
-						"of it in both (its indices and mask do not depend on the axes on which they differ); on a GPU they run in parallel and race. "+
-						"Give each program its own block", r, tuple(a), tuple(b), tuple(block), st.Loc)}
-			}
+		if err := acc.sharedBlockRace(p, r, m, stores[ri], read); err != nil {
+			return err
 		}
 	}
 	for o := 0; o < p.NumOutputs; o++ {
@@ -221,6 +147,102 @@ func checkParallelPrograms(p *Program) error {
 				"%s is aliased to %s (InputOutputAliases) and loaded through another block spec: "+
 					"on a GPU a program would read blocks other programs write; give both the same block shape and index map", p.Refs[in], out)}
 		}
+	}
+	return nil
+}
+
+// sharedBlockRace checks output r (index map m) for two programs that
+// its map sends to one block: a race when they load it (read), or when
+// a store's indices do not depend on the axes on which they differ.
+func (x accesses) sharedBlockRace(p *Program, r RefInfo, m *Region, stores []*Op, read bool) error {
+	a, b, block, found := sharedBlock(m, p.Grid)
+	if !found {
+		return nil
+	}
+	if read {
+		return &Error{Kernel: p.Name, Op: "triton", Msg: fmt.Sprintf(
+			"%s: its index map sends grid points %s and %s to the same block %s, which both programs load and store; "+
+				"on a GPU they run in parallel and race. Give each program its own block, or loop inside the kernel (ForLoop)", r, tuple(a), tuple(b), tuple(block))}
+	}
+	var differ uint64 // the axes on which the two programs differ
+	for i := range a {
+		if a[i] != b[i] {
+			differ |= axisBit(i)
+		}
+	}
+	for _, st := range stores {
+		if x.same(st, false, len(stores)) || x.idx[st]&differ != 0 || x.pinnedAny(st, differ) {
+			continue
+		}
+		return &Error{Kernel: p.Name, Op: "triton", Msg: fmt.Sprintf(
+			"%s: its index map sends grid points %s and %s to the same block %s, and the store at %s writes the same elements "+
+				"of it in both (its indices and mask do not depend on the axes on which they differ); on a GPU they run in parallel and race. "+
+				"Give each program its own block", r, tuple(a), tuple(b), tuple(block), st.Loc)}
+	}
+	return nil
+}
+
+// sharedAxisRace checks output r's accesses (its stores, and its loads
+// and those of the input aliased to it; read when there are loads) for
+// the programs along grid axis g (n steps), which its index map ignores:
+// they share r's block.
+func (x accesses) sharedAxisRace(p *Program, r RefInfo, accesses, stores []*Op, read bool, g int, n int64) error {
+	if read && !wholeButSqueezed(r) {
+		return &Error{Kernel: p.Name, Op: "triton", Msg: fmt.Sprintf(
+			"%s: its index map ignores grid axis %d (%d steps), so that many programs load and store each block; "+
+				"on a GPU they run in parallel and race. Loop inside the kernel (ForLoop) instead of along that axis", r, g, n)}
+	}
+	var pinned, spread, wholePinned *Op // accesses left to one program along g, at each program's elements, of the whole output
+	for _, a := range accesses {
+		if x.same(a, read, len(stores)) {
+			continue // every program stores the same values once: no matter which is last
+		}
+		if x.idx[a]&axisBit(g) != 0 {
+			spread = a // at elements that depend on the program
+			continue
+		}
+		if _, ok := x.pinned(a, g); !ok {
+			what := "store"
+			if read {
+				what = "load and store"
+			}
+			return &Error{Kernel: p.Name, Op: "triton", Msg: fmt.Sprintf(
+				"%s: the %d programs along grid axis %d, which its index map ignores, all %s the same elements (a %s at %s whose indices "+
+					"and mask do not depend on ProgramID(%d), under no When(ProgramID(%d) == …)); on a GPU they run in parallel and race. "+
+					"Index by ProgramID(%d), store under When(ProgramID(%d) == …), or give the output a block per program", r, n, g, what, a.Name, a.Loc, g, g, g, g)}
+		}
+		if pinned != nil && !samePin(x, pinned, a, g) {
+			return &Error{Kernel: p.Name, Op: "triton", Msg: fmt.Sprintf(
+				"%s: a %s at %s and a %s at %s run in different programs along grid axis %d (When(ProgramID(%d) == …) on other values) "+
+					"at the same elements; on a GPU they run in parallel and race", r, pinned.Name, pinned.Loc, a.Name, a.Loc, g, g)}
+		}
+		pinned = a
+		if wholeRef(a) {
+			wholePinned = a
+		}
+	}
+	if wholePinned != nil && spread != nil {
+		return &Error{Kernel: p.Name, Op: "triton", Msg: fmt.Sprintf(
+			"%s: the %s at %s reaches all of it in one program along grid axis %d while the %s at %s reaches each program's own elements: "+
+				"on a GPU they run in parallel and race (a GPU kernel cannot first fill a shared output in one program: "+
+				"let each program fill its own elements)", r, wholePinned.Name, wholePinned.Loc, g, spread.Name, spread.Loc)}
+	}
+	// Programs that share the output read it only where they
+	// store it themselves: a load at other indices may read what
+	// another program writes (found in review). A load left to
+	// one program is that program's alone when no access of the
+	// output runs in every program.
+	for _, a := range accesses {
+		if a.Name != "load" || slices.ContainsFunc(stores, func(st *Op) bool { return covers(st, a) }) {
+			continue
+		}
+		if _, ok := x.pinned(a, g); ok && spread == nil {
+			continue
+		}
+		return &Error{Kernel: p.Name, Op: "triton", Msg: fmt.Sprintf(
+			"%s: the load at %s reads it (or the input aliased to it) at other indices than any store of it; the %d programs along grid axis %d, "+
+				"which its index map ignores, share it, so the load may read what another program writes: on a GPU they run in parallel and race. "+
+				"Load it only at indices where the same program stores it", r, a.Loc, n, g)}
 	}
 	return nil
 }
