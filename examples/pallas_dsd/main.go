@@ -443,8 +443,19 @@ func (s *BlockCOO) blockArgs(dt xla.DType) (blocks, colIdx *interpreter.Tensor) 
 // DSDRowsArgs are the arguments of BuildDSDRows's module, the blocks and
 // y rounded to dt.
 func DSDRowsArgs(s *BlockCOO, y []float32, n int64, dt xla.DType) []interpreter.Value {
+	return s.rowFormArgs(y, n, dt)
+}
+
+// rowFormArgs are the arguments of the row-pointer kernels: the row
+// pointers, the block columns, the further prefetch arrays, the blocks
+// and y rounded to dt.
+func (s *BlockCOO) rowFormArgs(y []float32, n int64, dt xla.DType, prefetch ...[]int32) []interpreter.Value {
 	blocks, colIdx := s.blockArgs(dt)
-	return []interpreter.Value{i32Tensor(s.RowPtr()), colIdx, blocks, floatTensor(dt, y, s.K, n)}
+	args := []interpreter.Value{i32Tensor(s.RowPtr()), colIdx}
+	for _, a := range prefetch {
+		args = append(args, i32Tensor(a))
+	}
+	return append(args, blocks, floatTensor(dt, y, s.K, n))
 }
 
 // DSDTiledArgs are the arguments of BuildDSDTiled's module for tiling t
@@ -454,23 +465,22 @@ func DSDTiledArgs(s *BlockCOO, y []float32, n int64, t DSDTiling, dt xla.DType) 
 	if err != nil {
 		return nil, err
 	}
-	blocks, colIdx := s.blockArgs(dt)
-	var args []interpreter.Value
-	if t.Programs > 0 {
+	switch {
+	case t.Programs > 0:
 		sc, err := s.Schedule(n, t)
 		if err != nil {
 			return nil, err
 		}
+		var args []interpreter.Value
 		for _, a := range sc.arrays() {
 			args = append(args, i32Tensor(a))
 		}
+		blocks, _ := s.blockArgs(dt)
 		return append(args, blocks, floatTensor(dt, y, s.K, n)), nil
+	case t.HeavyRowsFirst:
+		return s.rowFormArgs(y, n, dt, s.HeavyRowsFirst(t.BM)), nil
 	}
-	args = append(args, i32Tensor(s.RowPtr()), colIdx)
-	if t.HeavyRowsFirst {
-		args = append(args, i32Tensor(s.HeavyRowsFirst(t.BM)))
-	}
-	return append(args, blocks, floatTensor(dt, y, s.K, n)), nil
+	return s.rowFormArgs(y, n, dt), nil
 }
 
 // BuildDense emits main(x dt[m,k], y dt[k,n]) = x @ y, the dense product
