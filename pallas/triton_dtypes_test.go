@@ -430,21 +430,30 @@ func tritonDTypeCases() []tritonCase {
 			name: "dot_to_f64",
 			kernel: func(k *Kernel, refs []*Ref) {
 				a, b, c, d := refs[0].Load(), refs[1].Load(), refs[2].Load(), refs[3].Load()
-				refs[4].Store(Dot(a, b, xla.Float64))
-				refs[5].Store(DotTransposed(c, c, true, false, xla.Float64))
+				refs[5].Store(Dot(a, b, xla.Float64))
+				refs[6].Store(DotTransposed(c, c, true, false, xla.Float64))
 				// Widened by the kernel, then transposed, with an f64
 				// operand as loaded.
-				refs[6].Store(DotTransposed(a.Astype(xla.Float64), d, true, false, xla.Float64))
+				refs[7].Store(DotTransposed(a.Astype(xla.Float64), d, true, false, xla.Float64))
+				// Widened, then reshaped, broadcast or picked by a select
+				// before the dot: products and sums all the same.
+				flat := refs[4].Load().Astype(xla.Float64).Reshape(16, 16)
+				refs[8].Store(Dot(flat, d, xla.Float64))
+				row := refs[4].Load(Slice(0, 16)).Astype(xla.Float64).Reshape(1, 16).BroadcastTo(16, 16)
+				refs[9].Store(Dot(d, row, xla.Float64))
+				picked := Where(d.Gt(0), a.Astype(xla.Float64), d)
+				refs[10].Store(Dot(picked, d, xla.Float64))
 			},
 			spec: CallSpec{
 				Name:      "dot_to_f64",
-				OutShapes: shapes(xla.Float64, []int64{16, 16}, []int64{16, 16}, []int64{16, 16}),
+				OutShapes: shapes(xla.Float64, []int64{16, 16}, []int64{16, 16}, []int64{16, 16}, []int64{16, 16}, []int64{16, 16}, []int64{16, 16}),
 			},
 			args: []*interpreter.Tensor{
 				floatTensor(xla.Float32, []int64{16, 16}, func(i int) float64 { return math.Sin(float64(i)) }),
 				floatTensor(xla.Float32, []int64{16, 16}, func(i int) float64 { return math.Cos(float64(i)) }),
 				floatTensor(xla.BFloat16, []int64{16, 16}, func(i int) float64 { return math.Sin(float64(3 * i)) }),
 				floatTensor(xla.Float64, []int64{16, 16}, func(i int) float64 { return math.Cos(float64(5*i) + 0.25) }),
+				floatTensor(xla.Float32, []int64{256}, func(i int) float64 { return math.Sin(float64(7*i) + 0.5) }),
 			},
 		},
 		{

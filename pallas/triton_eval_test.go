@@ -426,7 +426,7 @@ func (m *tevMachine) op(op *ttOp) []*tevVal {
 		if minK := map[string]int64{"f16": 16, "bf16": 16, "i8": 32, "f64": 16}[a.t.elem]; K < minK || (a.t.elem == "f64" && (M < 16 || N < 8)) {
 			tevFail("tt.dot of %dx%d by %dx%d %s is below the tensor-core minimum", M, K, K, N, a.t.elem)
 		}
-		if a.t.elem == "f64" && (widenedOperand(op.operands[0]) || widenedOperand(op.operands[1])) {
+		if a.t.elem == "f64" && (fromExtf(op.operands[0]) || fromExtf(op.operands[1])) {
 			// Seen on an H100 (XLA's Triton, jax 0.11.2): sums far off.
 			tevFail("f64 tt.dot of operands widened in the kernel (arith.extf): Triton sums them wrongly")
 		}
@@ -827,11 +827,26 @@ func flat(shape, idx []int64) int {
 	return k
 }
 
-// widenedOperand reports whether a tt.dot operand was widened in the
-// kernel (arith.extf), seen through transposes.
-func widenedOperand(v *ttVal) bool {
-	for v.def != nil && v.def.name == "tt.trans" {
-		v = v.def.operands[0]
+// fromExtf reports whether any element of v came from an arith.extf
+// through ops that only move or pick elements: the evaluator's model of
+// the f64 tt.dot operands Triton summed wrongly on an H100, kept apart
+// from the lowering's own test (widenedInKernel) so that each checks the
+// other.
+func fromExtf(v *ttVal) bool {
+	moves := map[string][]int{"tt.trans": {0}, "tt.reshape": {0}, "tt.broadcast": {0},
+		"tt.expand_dims": {0}, "tt.splat": {0}, "arith.select": {1, 2}}
+	stack := []*ttVal{v}
+	for len(stack) > 0 {
+		v, stack = stack[len(stack)-1], stack[:len(stack)-1]
+		if v.def == nil {
+			continue
+		}
+		if v.def.name == "arith.extf" {
+			return true
+		}
+		for _, i := range moves[v.def.name] {
+			stack = append(stack, v.def.operands[i])
+		}
 	}
-	return isExtf(v)
+	return false
 }

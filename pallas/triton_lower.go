@@ -1188,8 +1188,7 @@ func (l *ttLower) dot(op *Op, rt ttType) *ttVal {
 	b := l.b
 	x, y := l.v(op, op.Operands[0]), l.v(op, op.Operands[1])
 	in := op.Operands[0].Type.DType
-	// Before any transpose hides it: was an operand widened in the kernel?
-	widened := isExtf(x) || isExtf(y)
+	widened := widenedInKernel(x) || widenedInKernel(y)
 	if op.Attrs.TransA {
 		x = b.emit1("tt.trans", []*ttVal{x}, x.t.with([]int64{x.t.shape[1], x.t.shape[0]}), i32ArrayAttr("order", []int64{1, 0}))
 	}
@@ -1264,8 +1263,30 @@ func (l *ttLower) dot(op *Op, rt ttType) *ttVal {
 	return l.convert(op, d, from, out)
 }
 
-// isExtf reports whether v was widened in the kernel (arith.extf).
-func isExtf(v *ttVal) bool { return v.def != nil && v.def.name == "arith.extf" }
+// widenedInKernel reports whether v's elements were widened in the
+// kernel (arith.extf), directly or before ops that only move or pick
+// elements (transposes, reshapes, broadcasts, splats, selects): Triton's
+// f64 tt.dot summed such operands wrongly on an H100.
+func widenedInKernel(v *ttVal) bool {
+	seen := map[*ttVal]bool{}
+	var walk func(v *ttVal) bool
+	walk = func(v *ttVal) bool {
+		if v.def == nil || seen[v] {
+			return false
+		}
+		seen[v] = true
+		switch v.def.name {
+		case "arith.extf":
+			return true
+		case "tt.trans", "tt.reshape", "tt.broadcast", "tt.expand_dims", "tt.splat":
+			return walk(v.def.operands[0])
+		case "arith.select":
+			return walk(v.def.operands[1]) || walk(v.def.operands[2])
+		}
+		return false
+	}
+	return walk(v)
+}
 
 // dotTooSmall reports whether an m×k by k×n tt.dot of in operands is
 // below what Triton's NVIDIA tensor-core lowering takes: k of at least 16
