@@ -262,7 +262,7 @@ func shpMap(x *Exec, op *stablehlo.Op, args []Value) ([]Value, error) {
 	}
 	out := NewTensor(sh)
 	if n := int64(out.Len()); n >= 2 {
-		if v := shpVectorize(op.Regions[0], n); v != nil {
+		if v := shpVectorize(x, op.Regions[0], n); v != nil {
 			// One run on vectors of all elements.
 			flat := make([]*Tensor, len(ins))
 			for k, t := range ins {

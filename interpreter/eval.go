@@ -161,6 +161,9 @@ type Program struct {
 	// windows, shared constants, reshapes sharing their operand): tests
 	// compare programs compiled with and without it (compileProgram).
 	unshared bool
+	// vecRegions holds the regions compiled for vectors of lanes
+	// (shpVectorizeFor), by shpVecKey: built at a run's first need.
+	vecRegions sync.Map
 }
 
 // funcPlan gives every value of a function (including values inside its

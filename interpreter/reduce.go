@@ -168,7 +168,7 @@ func shpAllSupported(bops []shpBinop, dts []xla.DType) bool {
 // reduced position on vectors of all outputs when the region vectorises.
 func shpReduceGeneral(x *Exec, body *stablehlo.Region, ins, inits, outs []*Tensor, g *shpRedGeom) error {
 	if nOut := int64(outs[0].Len()); nOut >= 2 && g.redCount > 0 {
-		if v := shpVectorize(body, nOut); v != nil {
+		if v := shpVectorize(x, body, nOut); v != nil {
 			return shpReduceVector(x, v, ins, inits, outs, g)
 		}
 	}

@@ -117,7 +117,7 @@ func shpSelectPositions(x *Exec, selR *stablehlo.Region, operand *Tensor, geo *s
 		}
 	}
 	if nWin >= 2 && operand.Len() > 0 {
-		if v := shpVectorize(selR, int64(nWin)); v != nil {
+		if v := shpVectorize(x, selR, int64(nWin)); v != nil {
 			return shpSelectVector(x, v, operand, geo, inStr, nWin)
 		}
 	}

@@ -1,8 +1,6 @@
 package interpreter
 
 import (
-	"sync"
-
 	"github.com/halo-ml/halo/stablehlo"
 	"github.com/halo-ml/halo/xla"
 )
@@ -63,21 +61,27 @@ type shpVecKey struct {
 	ret *stablehlo.Value // the one value returned instead of the region's results (nil: those)
 }
 
-var shpVecCache sync.Map // shpVecKey -> *shpVecRegion (nil when not vectorisable)
-
 // shpVectorize returns the region compiled for n lanes, or nil when it holds
 // anything but elementwise ops on rank-0 tensors.
-func shpVectorize(r *stablehlo.Region, n int64) *shpVecRegion { return shpVectorizeFor(r, n, nil) }
+func shpVectorize(x *Exec, r *stablehlo.Region, n int64) *shpVecRegion {
+	return shpVectorizeFor(x, r, n, nil)
+}
 
 // shpVectorizeFor is shpVectorize returning ret, a value of the region's
-// block, instead of the region's results (nil: those).
-func shpVectorizeFor(r *stablehlo.Region, n int64, ret *stablehlo.Value) *shpVecRegion {
+// block, instead of the region's results (nil: those). The compiled
+// regions are kept with x's program (Program.vecRegions), so they go
+// when it does.
+func shpVectorizeFor(x *Exec, r *stablehlo.Region, n int64, ret *stablehlo.Value) *shpVecRegion {
+	if x == nil || x.Program == nil {
+		return shpBuildVec(r, n, ret)
+	}
 	key := shpVecKey{r, n, ret}
-	if v, ok := shpVecCache.Load(key); ok {
+	cache := &x.Program.vecRegions
+	if v, ok := cache.Load(key); ok {
 		return v.(*shpVecRegion)
 	}
 	v := shpBuildVec(r, n, ret)
-	shpVecCache.Store(key, v)
+	cache.Store(key, v)
 	return v
 }
 

@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"math"
 	"math/rand"
+	"runtime"
 	"sync"
 	"testing"
+	"weak"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -215,4 +217,53 @@ func TestConcurrentRuns(t *testing.T) {
 	for err := range errs {
 		t.Error(err)
 	}
+}
+
+// TestVectorizedRegionsGoWithTheirProgram: the regions compiled for
+// vectors of lanes are kept with their program, so a process that
+// compiles and drops programs (a server, the PJRT backend) keeps none of
+// them; a cache for the whole process kept every module whose sort,
+// reduce or map region it had seen.
+func TestVectorizedRegionsGoWithTheirProgram(t *testing.T) {
+	const src = `func.func @main(%a: tensor<100xf32>) -> tensor<100xf32> {
+  %r = "stablehlo.sort"(%a) ({
+  ^bb0(%x: tensor<f32>, %y: tensor<f32>):
+    %c = stablehlo.compare LT, %x, %y : (tensor<f32>, tensor<f32>) -> tensor<i1>
+    %f = stablehlo.constant dense<false> : tensor<i1>
+    %o = stablehlo.or %c, %f : tensor<i1>
+    stablehlo.return %o : tensor<i1>
+  }) {dimension = 0 : i64} : (tensor<100xf32>) -> tensor<100xf32>
+  return %r : tensor<100xf32>
+}`
+	run := func() (weak.Pointer[stablehlo.Region], int) {
+		m, err := stablehlo.Parse([]byte(src))
+		require.NoError(t, err)
+		var region *stablehlo.Region
+		m.Walk(func(op *stablehlo.Op) bool {
+			if op.Name == "stablehlo.sort" {
+				region = op.Regions[0]
+			}
+			return true
+		})
+		p, err := Compile(m, "")
+		require.NoError(t, err)
+		x := NewTensor(xla.MakeShape(xla.Float32, 100))
+		for i := range 100 {
+			x.Data.([]float32)[i] = float32((i * 37) % 100)
+		}
+		out, err := p.Run(context.Background(), Device{}, []Value{x})
+		require.NoError(t, err)
+		for i, v := range out[0].(*Tensor).Data.([]float32) {
+			require.Equal(t, float32(i), v)
+		}
+		cached := 0
+		p.vecRegions.Range(func(_, _ any) bool { cached++; return true })
+		return weak.Make(region), cached
+	}
+	region, cached := run()
+	require.Positive(t, cached, "the sort's comparator should have gone the vectorised way")
+	for range 5 {
+		runtime.GC()
+	}
+	require.Nil(t, region.Value(), "a dropped program's region is still reachable")
 }

@@ -327,7 +327,7 @@ func shpReduceWindowVector(x *Exec, v *shpVecRegion, ins, inits, outs []*Tensor,
 
 func shpReduceWindowGeneral(x *Exec, body *stablehlo.Region, ins, inits, outs []*Tensor, geo *shpWindow, inStr []int64) error {
 	if nOut := int64(outs[0].Len()); nOut >= 2 {
-		if v := shpVectorize(body, nOut); v != nil {
+		if v := shpVectorize(x, body, nOut); v != nil {
 			return shpReduceWindowVector(x, v, ins, inits, outs, geo, inStr)
 		}
 	}

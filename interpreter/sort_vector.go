@@ -35,7 +35,7 @@ func shpSortNetwork(x *Exec, r *stablehlo.Region, ins []*Tensor, dts []xla.DType
 	m := 1 << bits.Len(uint(n-1)) // next power of two
 	half := slices * m / 2        // pairs per stage
 	lanes := 2 * half             // each pair compared both ways
-	v := shpVectorize(r, int64(lanes))
+	v := shpVectorize(x, r, int64(lanes))
 	if v == nil {
 		return nil, nil
 	}
@@ -175,7 +175,7 @@ func shpKeyedSortLess(x *Exec, r *stablehlo.Region, ins []*Tensor, dts []xla.DTy
 	if c == nil || !shpMirrored(b, lhs, rhs, map[[2]*stablehlo.Value]bool{}) {
 		return nil, nil
 	}
-	v := shpVectorizeFor(r, int64(total), lhs)
+	v := shpVectorizeFor(x, r, int64(total), lhs)
 	if v == nil {
 		return nil, nil
 	}
