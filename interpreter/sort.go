@@ -21,7 +21,12 @@ func init() {
 // A comparator that is a single compare of one input's pair of arguments is
 // run as a typed comparison; any other comparator is run per comparison with
 // x.RunRegion. Both paths use the same merge sort, so they give the same
-// order even for comparators that are not strict weak orders.
+// order even for comparators that are not strict weak orders. A general
+// comparator that vectorises sorts large inputs by a network instead
+// (shpSortNetwork), with the merge sort's order for strict weak orders and
+// the merge sort itself for comparators that put two elements each before
+// the other; a comparator whose incomparability is not transitive (a
+// FLOAT compare with NaNs among the keys) may still order those by path.
 func shpSort(x *Exec, op *stablehlo.Op, args []Value) ([]Value, error) {
 	if len(args) == 0 {
 		return nil, shpErrf("sort needs at least one input")

@@ -325,3 +325,39 @@ func TestSortByKeysMatchesRegion(t *testing.T) {
 		assert.Equal(t, mirrored, less != nil, "mirrored %v", mirrored)
 	}
 }
+
+// TestSortNetworkLeavesNonStrictComparators: a comparator that puts two
+// elements each before the other (LE on tied keys) sorts in the merge
+// sort's order on every path: the vectorised network (from 64 elements)
+// hands it back to the merge sort instead of ordering ties its own way.
+func TestSortNetworkLeavesNonStrictComparators(t *testing.T) {
+	shpNeedElementwise(t)
+	src := func(body string, n int) string {
+		ty := fmt.Sprintf("tensor<%dxi32>", n)
+		return fmt.Sprintf(`func.func @main(%%k: %s, %%v: %s) -> (%s, %s) {
+  %%r:2 = "stablehlo.sort"(%%k, %%v) ({
+  ^bb0(%%a: tensor<i32>, %%b: tensor<i32>, %%c: tensor<i32>, %%d: tensor<i32>):
+%s
+    "stablehlo.return"(%%p) : (tensor<i1>) -> ()
+  }) {dimension = 0 : i64, is_stable = true} : (%s, %s) -> (%s, %s)
+  return %%r#0, %%r#1 : %s, %s
+}`, ty, ty, ty, ty, body, ty, ty, ty, ty, ty, ty)
+	}
+	// a <= b, vectorising (compare LE, or false) and not (the test ops).
+	const vectorised = `    %le = stablehlo.compare LE, %a, %b : (tensor<i32>, tensor<i32>) -> tensor<i1>
+    %f = stablehlo.constant dense<false> : tensor<i1>
+    %p = stablehlo.or %le, %f : tensor<i1>`
+	const perComparison = `    %lt = "shptest.cmp"(%a, %b) {dir = "LT"} : (tensor<i32>, tensor<i32>) -> tensor<i1>
+    %eq = "shptest.cmp"(%a, %b) {dir = "EQ"} : (tensor<i32>, tensor<i32>) -> tensor<i1>
+    %p = "shptest.or"(%lt, %eq) : (tensor<i1>, tensor<i1>) -> tensor<i1>`
+	for _, n := range []int{8, 64, 100} {
+		keys := make([]float64, n)
+		for i := range keys {
+			keys[i] = float64(i % 2)
+		}
+		args := []Value{shpT(xla.Int32, shpDims(int64(n)), keys...), shpIota(xla.Int32, shpDims(int64(n)), 0)}
+		vec := shpRun(t, src(vectorised, n), args...)
+		merge := shpRun(t, src(perComparison, n), args...)
+		assert.Equal(t, shpVals(merge[1]), shpVals(vec[1]), "n=%d", n)
+	}
+}

@@ -17,7 +17,9 @@ import (
 // compares every pair of one stage in both directions in a single vectorised
 // region run. Ties are broken by the original position, so for a comparator
 // that is a strict weak order (what the spec's sort needs) the result is
-// exactly the stable order the merge sort gives.
+// exactly the stable order the merge sort gives. A comparator found to put
+// two elements each before the other (LE, GE) leaves the sort to the merge
+// sort, so that the order does not depend on the path either.
 
 // shpSortNetworkMin is the number of elements (all slices together) from
 // which the network is used.
@@ -108,6 +110,12 @@ func shpSortNetwork(x *Exec, r *stablehlo.Region, ins []*Tensor, dts []xla.DType
 					switch {
 					case a >= n || b >= n:
 						abFirst = a < b // sentinels last, in position order
+					case less[q] && less[half+q]:
+						// Each before the other (LE, GE): no strict weak
+						// order, whose result would depend on the
+						// comparisons made. The merge sort decides, as for
+						// every comparator that does not vectorise.
+						return nil, nil
 					case less[q]:
 						abFirst = true
 					case less[half+q]:
