@@ -17,9 +17,9 @@ import (
 // -NaN < -Inf < ... < -0 < +0 < ... < +Inf < +NaN (for every direction,
 // EQ and NE included, as XLA does), or WEAKORDER, where -0 == +0 and every
 // NaN equals every other NaN and is above +Inf. Complex numbers compare
-// their (real, imag) pairs lexicographically. SIGNED/UNSIGNED on integers
-// and FLOAT on floats are the defaults; a compare_type that does not fit
-// the element type is an error.
+// their (real, imag) pairs lexicographically. SIGNED on signed integers,
+// UNSIGNED on unsigned ones and booleans and FLOAT on floats are the
+// defaults; a compare_type that does not fit the element type is an error.
 
 type ewCmpDir uint8
 
@@ -81,9 +81,10 @@ func ewCompareAttrs(op *stablehlo.Op, dt xla.DType) (dir ewCmpDir, order int, er
 			order = ewOrderWeak
 		}
 	case "SIGNED", "UNSIGNED":
-		// Integers always compare by their own signedness; booleans are
-		// UNSIGNED.
-		if !dt.IsInt() && dt != xla.Bool {
+		// The spec's pairing: SIGNED for signed integers, UNSIGNED for
+		// unsigned ones and booleans (a compare_type that contradicts
+		// the element type would otherwise be silently ignored).
+		if !stablehlo.CompareType(ct).AppliesTo(dt) {
 			return 0, 0, fmt.Errorf("compare_type %s does not apply to %v", ct, dt)
 		}
 	default:

@@ -139,6 +139,11 @@ func TestCompareErrors(t *testing.T) {
 		{"total order on ints", []stablehlo.NamedAttr{dir("LT"), typ("TOTALORDER")}, []Value{i32, i32}, res, "TOTALORDER does not apply to i32"},
 		{"signed on floats", []stablehlo.NamedAttr{dir("LT"), typ("SIGNED")}, []Value{f32, f32}, res, "SIGNED does not apply to f32"},
 		{"float on ints", []stablehlo.NamedAttr{dir("LT"), typ("FLOAT")}, []Value{i32, i32}, res, "FLOAT does not apply to i32"},
+		// compare_type must match the integer's signedness (the spec's C3):
+		// UNSIGNED on i32 compared -1 < 1 as true before.
+		{"unsigned on signed ints", []stablehlo.NamedAttr{dir("LT"), typ("UNSIGNED")}, []Value{i32, i32}, res, "UNSIGNED does not apply to i32"},
+		{"signed on unsigned ints", []stablehlo.NamedAttr{dir("LT"), typ("SIGNED")}, []Value{ewtTensor(xla.Uint32, 1), ewtTensor(xla.Uint32, 1)}, res, "SIGNED does not apply to ui32"},
+		{"signed on bools", []stablehlo.NamedAttr{dir("LT"), typ("SIGNED")}, []Value{ewtTensor(xla.Bool, true), ewtTensor(xla.Bool, true)}, res, "SIGNED does not apply to i1"},
 		{"unknown type", []stablehlo.NamedAttr{dir("LT"), typ("FUZZY")}, []Value{f32, f32}, res, `unknown compare_type "FUZZY"`},
 		{"type kind", []stablehlo.NamedAttr{dir("LT"), {Name: "compare_type", Value: stablehlo.IntAttr{Value: 1}}}, []Value{f32, f32}, res, "compare_type must be"},
 		{"mixed operands", []stablehlo.NamedAttr{dir("LT")}, []Value{f32, i32}, res, "different types"},

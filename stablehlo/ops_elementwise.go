@@ -456,18 +456,21 @@ func (fb *FuncBuilder) Compare(x, y *Value, dir ComparisonDirection, ct CompareT
 	return fb.emitBinary(name, TensorType{DType: xla.Bool, Dims: xt.Dims}, x, y, attrs...)
 }
 
-// AppliesTo reports whether compare_type ct applies to element type dt:
-// FLOAT to floats and complex numbers, TOTALORDER and WEAKORDER to
-// floats, SIGNED and UNSIGNED to integers and booleans (which compare by
-// their own signedness), NOTYPE (and the builder's CompareAuto) to any.
+// AppliesTo reports whether compare_type ct applies to element type dt,
+// as the StableHLO spec has it: FLOAT to floats and complex numbers,
+// TOTALORDER (and XLA's WEAKORDER) to floats, SIGNED to signed integers,
+// UNSIGNED to unsigned integers and booleans, NOTYPE (and the builder's
+// CompareAuto) to any.
 func (ct CompareType) AppliesTo(dt xla.DType) bool {
 	switch ct {
 	case CompareFloat:
 		return dt.IsFloat() || dt.IsComplex()
 	case CompareTotalOrder, "WEAKORDER":
 		return dt.IsFloat()
-	case CompareSigned, CompareUnsigned:
-		return dt.IsInt() || dt.IsBool()
+	case CompareSigned:
+		return dt.IsInt() && !dt.IsUnsigned()
+	case CompareUnsigned:
+		return dt.IsUnsigned() || dt.IsBool()
 	}
 	return true
 }

@@ -500,8 +500,14 @@ func TestVerifyCompareType(t *testing.T) {
 		{"ui8", "TOTALORDER", "compare type TOTALORDER does not apply"},
 		{"f32", "FLOAT", ""},
 		{"f32", "TOTALORDER", ""},
-		{"ui32", "SIGNED", ""},
 		{"i32", "SIGNED", ""},
+		{"ui32", "UNSIGNED", ""},
+		{"i1", "UNSIGNED", ""},
+		// The spec's pairing (compare's C3): SIGNED only for signed
+		// integers, UNSIGNED for unsigned integers and booleans.
+		{"ui32", "SIGNED", "compare type SIGNED does not apply to element type ui32"},
+		{"i32", "UNSIGNED", "compare type UNSIGNED does not apply to element type i32"},
+		{"i1", "SIGNED", "compare type SIGNED does not apply to element type i1"},
 	} {
 		m, err := Parse([]byte(fmt.Sprintf(`func.func @main(%%a: tensor<3x%[1]s>) -> tensor<3xi1> {
   %%0 = stablehlo.compare LT, %%a, %%a, %[2]s : (tensor<3x%[1]s>, tensor<3x%[1]s>) -> tensor<3xi1>
