@@ -218,16 +218,62 @@ func compareInts(dir string, a, b int64, u bool) bool {
 	return false
 }
 
+// evalScalar computes kernel value v at build time when it is integer
+// arithmetic (mapEval's ops) on constants, NumPrograms and, when axis >= 0,
+// ProgramID(axis) taken as id; ok is false for anything else (another
+// program id, loaded data, a loop index).
+func evalScalar(v *Value, grid []int64, axis int, id int64) (int64, bool) {
+	e := &mapEval{grid: grid, vals: map[*Value]int64{}}
+	g := make([]int64, len(grid))
+	if axis >= 0 && axis < len(g) {
+		g[axis] = id
+	}
+	var value func(v *Value) bool
+	value = func(v *Value) bool {
+		if _, ok := e.vals[v]; ok {
+			return true
+		}
+		op := v.Def
+		if op == nil || len(op.Regions) != 0 || len(op.Results) != 1 || !evaluable[op.Name] ||
+			!scalarLike(v.Type) || !(v.Type.DType.IsInt() || v.Type.DType.IsBool()) ||
+			op.Name == "program_id" && op.Attrs.Axis != axis {
+			return false
+		}
+		if op.Name == "const" {
+			switch op.Attrs.Value.(type) {
+			case int64, bool:
+			default:
+				return false
+			}
+		}
+		for _, o := range op.Operands {
+			if !value(o) {
+				return false
+			}
+		}
+		r, ok := e.op(op, g)
+		if ok {
+			e.vals[v] = r
+		}
+		return ok
+	}
+	if !value(v) {
+		return 0, false
+	}
+	return e.vals[v], true
+}
+
 // maxMapPoints bounds the grid points sharedBlock visits.
 const maxMapPoints = 1 << 16
 
 // sharedBlock looks for two grid points that index map m sends to the
-// same block. It visits the whole grid when it has at most maxMapPoints
+// same block and that have the same index on each axis of keep (bits as
+// axisBit makes them). It visits the whole grid when it has at most maxMapPoints
 // points, else the corner of it where each axis's index is below a bound
 // that keeps the count under that (a pair found there is a pair of the
 // grid). found is false when no pair was found, or m is not computable at
 // build time (newMapEval).
-func sharedBlock(m *Region, grid []int64) (a, b, block []int64, found bool) {
+func sharedBlock(m *Region, grid []int64, keep uint64) (a, b, block []int64, found bool) {
 	e, ok := newMapEval(m, grid)
 	if !ok {
 		return nil, nil, nil, false
@@ -246,7 +292,13 @@ func sharedBlock(m *Region, grid []int64) (a, b, block []int64, found bool) {
 	seen := make(map[string]int64, total)
 	g := make([]int64, len(grid))
 	idx := make([]int64, len(m.Yield))
-	key := make([]byte, 8*len(idx))
+	var kept []int // the axes of keep, whose indices join the key
+	for i := range grid {
+		if keep&axisBit(i) != 0 {
+			kept = append(kept, i)
+		}
+	}
+	key := make([]byte, 8*(len(idx)+len(kept)))
 	for n := int64(0); n < total; n++ {
 		rest := n // row-major, last axis fastest
 		for i := len(sub) - 1; i >= 0; i-- {
@@ -257,6 +309,9 @@ func sharedBlock(m *Region, grid []int64) (a, b, block []int64, found bool) {
 		}
 		for i, v := range idx {
 			binary.LittleEndian.PutUint64(key[8*i:], uint64(v))
+		}
+		for j, i := range kept {
+			binary.LittleEndian.PutUint64(key[8*(len(idx)+j):], uint64(g[i]))
 		}
 		if first, dup := seen[string(key)]; dup {
 			a = make([]int64, len(sub))

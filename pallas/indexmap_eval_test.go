@@ -109,7 +109,7 @@ func TestIndexMapSharedBlock(t *testing.T) {
 			} else {
 				m = traceMap(t, c.grid, n, c.f)
 			}
-			a, b, k, found := sharedBlock(m, c.grid)
+			a, b, k, found := sharedBlock(m, c.grid, 0)
 			require.Equal(t, c.want.found, found, "%v %v %v", a, b, k)
 			if found {
 				assert.Equal(t, c.want.a, a)
@@ -122,6 +122,6 @@ func TestIndexMapSharedBlock(t *testing.T) {
 	m := traceMap(t, []int64{4}, 8, func(g []*Value, pf []*Ref) []any { return []any{pf[0].Load(g[0])} }, stablehlo.Tensor(xla.Int32, 4))
 	_, ok := newMapEval(m, []int64{4})
 	assert.False(t, ok)
-	_, _, _, found := sharedBlock(m, []int64{4})
+	_, _, _, found := sharedBlock(m, []int64{4}, 0)
 	assert.False(t, found)
 }

@@ -22,24 +22,30 @@ import (
 //     all store, or read and store, at the same elements: an access
 //     (load or store) whose position (dynamic indices and mask) does not
 //     depend on that axis's program id, unless a When(ProgramID(g) == v)
-//     around it (v the same in every program along g and every iteration
-//     of the loops around; the comparison may be one term of an And, the
-//     id converted) leaves it to one program, the same one for every such
-//     access of the output (accesses at elements that depend on the
-//     program id are taken to be the programs' own, so such a program may
-//     not reach all of the output while the others reach theirs). This
-//     covers whole-array outputs (and
-//     Vmap's view of them), whose blocks every program shares, and blocks
-//     stored by every step of an ignored axis (interpret mode keeps the
-//     last step's, a GPU any program's). A value counts as depending on
-//     an axis when it is loaded from a block that the axis picks. Such a
-//     shared output is loaded only within one of its stores (each dim at
-//     the same start, computed alike, and no longer; or static and
-//     inside), so that each program reads what it wrote, or by the one
-//     program all its accesses are left to;
+//     around it leaves it to one program: v the same in every program
+//     along g and every iteration of the loops around, and depending on
+//     other grid axes only where the access's position does (or where
+//     another such When pins them: apart); the comparison may be one term
+//     of an And, the id converted to a type that keeps the grid's ids
+//     apart. Such accesses at overlapping elements must be left to the
+//     same program. An access at elements that depend on the program id
+//     is taken to be the program's own, so one left to one program must
+//     lie inside that program's own elements (a store of them whose start
+//     is computable for its id) when such accesses exist. This covers
+//     whole-array outputs (and Vmap's view of them), whose blocks every
+//     program shares, and blocks stored by every step of an ignored axis
+//     (interpret mode keeps the last step's, a GPU any program's). A value
+//     counts as depending on an axis when it is loaded from a block that
+//     the axis picks. Such a shared output is loaded only within one of
+//     its stores (each dim at the same start, computed alike, and no
+//     longer; or static and inside; or inside a dim the store spans), so
+//     that each program reads what it wrote, or by the one program all its
+//     accesses are left to;
 //   - an output block that two programs store (its index map sends both
-//     to it: g/2, or g0+g1) where some store's position depends on no
-//     axis on which the two differ;
+//     to it: g/2, or g0+g1, or min(g, 7)) where some store writes the same
+//     elements in both: the two agree on every axis the store's position
+//     depends on (each such pair of the grid is looked at, squeezed
+//     blocks included);
 //   - an input aliased to an output (InputOutputAliases) that the kernel
 //     loads through another block spec than the output's: a program would
 //     read blocks other programs write.
@@ -103,7 +109,7 @@ func checkParallelPrograms(p *Program) error {
 			}
 		}
 	}
-	acc := accessAxes(p.Body, written, blockAxes)
+	acc := accessAxes(p.Body, written, blockAxes, p.Grid)
 	for o := 0; o < p.NumOutputs; o++ {
 		ri := p.NumPrefetch + nin + o
 		r := p.Refs[ri]
@@ -121,14 +127,11 @@ func checkParallelPrograms(p *Program) error {
 			if n <= 1 || blockAxes[p.Body.Args[ri]]&axisBit(g) != 0 {
 				continue
 			}
-			if err := acc.sharedAxisRace(p, r, accesses, stores[ri], read, g, n); err != nil {
+			if err := acc.sharedAxisRace(p, r, accesses, stores[ri], read, g, n, blockAxes[p.Body.Args[ri]]); err != nil {
 				return err
 			}
 		}
-		if wholeButSqueezed(r) {
-			continue
-		}
-		if err := acc.sharedBlockRace(p, r, m, stores[ri], read); err != nil {
+		if err := acc.sharedBlockRace(p, r, m, stores[ri], read, blockAxes[p.Body.Args[ri]]); err != nil {
 			return err
 		}
 	}
@@ -151,33 +154,37 @@ func checkParallelPrograms(p *Program) error {
 	return nil
 }
 
-// sharedBlockRace checks output r (index map m) for two programs that
-// its map sends to one block: a race when they load it (read), or when
-// a store's indices do not depend on the axes on which they differ.
-func (x accesses) sharedBlockRace(p *Program, r RefInfo, m *Region, stores []*Op, read bool) error {
-	a, b, block, found := sharedBlock(m, p.Grid)
-	if !found {
-		return nil
+// sharedBlockRace checks output r (index map m, depending on the grid
+// axes of used) for two programs that its map sends to one block: a race
+// when they load it (read), or when some store of theirs writes the same
+// elements in both: when they agree on every axis its position depends on
+// (apart). Programs that differ only on axes the map ignores are
+// sharedAxisRace's.
+func (x accesses) sharedBlockRace(p *Program, r RefInfo, m *Region, stores []*Op, read bool, used uint64) error {
+	grid := slices.Clone(p.Grid)
+	for g := range grid {
+		if used&axisBit(g) == 0 {
+			grid[g] = 1
+		}
 	}
 	if read {
-		return &Error{Kernel: p.Name, Op: "triton", Msg: fmt.Sprintf(
-			"%s: its index map sends grid points %s and %s to the same block %s, which both programs load and store; "+
-				"on a GPU they run in parallel and race. Give each program its own block, or loop inside the kernel (ForLoop)", r, tuple(a), tuple(b), tuple(block))}
-	}
-	var differ uint64 // the axes on which the two programs differ
-	for i := range a {
-		if a[i] != b[i] {
-			differ |= axisBit(i)
+		if a, b, block, found := sharedBlock(m, grid, 0); found {
+			return &Error{Kernel: p.Name, Op: "triton", Msg: fmt.Sprintf(
+				"%s: its index map sends grid points %s and %s to the same block %s, which both programs load and store; "+
+					"on a GPU they run in parallel and race. Give each program its own block, or loop inside the kernel (ForLoop)", r, tuple(a), tuple(b), tuple(block))}
 		}
+		return nil
 	}
 	for _, st := range stores {
-		if x.same(st, false, len(stores)) || x.idx[st]&differ != 0 || x.pinnedAny(st, differ) {
+		if x.same(st, false, len(stores)) {
 			continue
 		}
-		return &Error{Kernel: p.Name, Op: "triton", Msg: fmt.Sprintf(
-			"%s: its index map sends grid points %s and %s to the same block %s, and the store at %s writes the same elements "+
-				"of it in both (its indices and mask do not depend on the axes on which they differ); on a GPU they run in parallel and race. "+
-				"Give each program its own block", r, tuple(a), tuple(b), tuple(block), st.Loc)}
+		if a, b, block, found := sharedBlock(m, grid, x.apart(st, 0, len(grid))); found {
+			return &Error{Kernel: p.Name, Op: "triton", Msg: fmt.Sprintf(
+				"%s: its index map sends grid points %s and %s to the same block %s, and the store at %s writes the same elements "+
+					"of it in both (its indices and mask do not depend on the axes on which they differ); on a GPU they run in parallel and race. "+
+					"Give each program its own block", r, tuple(a), tuple(b), tuple(block), st.Loc)}
+		}
 	}
 	return nil
 }
@@ -185,47 +192,62 @@ func (x accesses) sharedBlockRace(p *Program, r RefInfo, m *Region, stores []*Op
 // sharedAxisRace checks output r's accesses (its stores, and its loads
 // and those of the input aliased to it; read when there are loads) for
 // the programs along grid axis g (n steps), which its index map ignores:
-// they share r's block.
-func (x accesses) sharedAxisRace(p *Program, r RefInfo, accesses, stores []*Op, read bool, g int, n int64) error {
+// they share r's block (the map depends on the axes of used).
+func (x accesses) sharedAxisRace(p *Program, r RefInfo, accesses, stores []*Op, read bool, g int, n int64, used uint64) error {
 	if read && !wholeButSqueezed(r) {
 		return &Error{Kernel: p.Name, Op: "triton", Msg: fmt.Sprintf(
 			"%s: its index map ignores grid axis %d (%d steps), so that many programs load and store each block; "+
 				"on a GPU they run in parallel and race. Loop inside the kernel (ForLoop) instead of along that axis", r, g, n)}
 	}
-	var pinned, spread, wholePinned *Op // accesses left to one program along g, at each program's elements, of the whole output
+	axes := len(p.Grid)
+	var pinned []*Op // accesses left to one program along g
+	var spread *Op   // an access at elements that depend on the program
 	for _, a := range accesses {
 		if x.same(a, read, len(stores)) {
 			continue // every program stores the same values once: no matter which is last
 		}
 		if x.idx[a]&axisBit(g) != 0 {
-			spread = a // at elements that depend on the program
+			spread = a
 			continue
 		}
-		if _, ok := x.pinned(a, g); !ok {
+		if x.apart(a, used, axes)&axisBit(g) == 0 {
 			what := "store"
 			if read {
 				what = "load and store"
 			}
 			return &Error{Kernel: p.Name, Op: "triton", Msg: fmt.Sprintf(
 				"%s: the %d programs along grid axis %d, which its index map ignores, all %s the same elements (a %s at %s whose indices "+
-					"and mask do not depend on ProgramID(%d), under no When(ProgramID(%d) == …)); on a GPU they run in parallel and race. "+
+					"and mask do not depend on ProgramID(%d), under no When(ProgramID(%d) == …) on a value the same in those programs); "+
+					"on a GPU they run in parallel and race. "+
 					"Index by ProgramID(%d), store under When(ProgramID(%d) == …), or give the output a block per program", r, n, g, what, a.Name, a.Loc, g, g, g, g)}
 		}
-		if pinned != nil && !samePin(x, pinned, a, g) {
-			return &Error{Kernel: p.Name, Op: "triton", Msg: fmt.Sprintf(
-				"%s: a %s at %s and a %s at %s run in different programs along grid axis %d (When(ProgramID(%d) == …) on other values) "+
-					"at the same elements; on a GPU they run in parallel and race", r, pinned.Name, pinned.Loc, a.Name, a.Loc, g, g)}
+		for _, q := range pinned {
+			if !samePin(x, q, a, g) && !disjoint(q, a) {
+				return &Error{Kernel: p.Name, Op: "triton", Msg: fmt.Sprintf(
+					"%s: a %s at %s and a %s at %s run in different programs along grid axis %d (When(ProgramID(%d) == …) on other values) "+
+						"and may reach the same elements; on a GPU they run in parallel and race", r, q.Name, q.Loc, a.Name, a.Loc, g, g)}
+			}
 		}
-		pinned = a
-		if wholeRef(a) {
-			wholePinned = a
-		}
+		pinned = append(pinned, a)
 	}
-	if wholePinned != nil && spread != nil {
-		return &Error{Kernel: p.Name, Op: "triton", Msg: fmt.Sprintf(
-			"%s: the %s at %s reaches all of it in one program along grid axis %d while the %s at %s reaches each program's own elements: "+
-				"on a GPU they run in parallel and race (a GPU kernel cannot first fill a shared output in one program: "+
-				"let each program fill its own elements)", r, wholePinned.Name, wholePinned.Loc, g, spread.Name, spread.Loc)}
+	if len(pinned) > 0 && spread != nil {
+		// Each one-program access must lie within that program's own
+		// elements: inside one of its stores at elements that depend
+		// on the program (their starts computed for its id).
+		for _, a := range pinned {
+			pn, _ := x.pinned(a, g)
+			id, ok := evalScalar(pn.at, p.Grid, -1, 0)
+			if ok && slices.ContainsFunc(stores, func(st *Op) bool {
+				return x.idx[st]&axisBit(g) != 0 && coversAt(st, a, func(v *Value) (int64, bool) { return evalScalar(v, p.Grid, g, id) })
+			}) {
+				continue
+			}
+			return &Error{Kernel: p.Name, Op: "triton", Msg: fmt.Sprintf(
+				"%s: the %s at %s runs in one program along grid axis %d while the %s at %s runs in each at elements that depend on the program, "+
+					"and it is not inside that program's own (a store of it whose start is computable for that program): "+
+					"on a GPU they run in parallel, and the one program's access may land on another's elements. "+
+					"Let each program reach only its own elements, or put the one program's part in another output", r, a.Name, a.Loc, g, spread.Name, spread.Loc)}
+		}
 	}
 	// Programs that share the output read it only where they
 	// store it themselves: a load at other indices may read what
@@ -236,7 +258,7 @@ func (x accesses) sharedAxisRace(p *Program, r RefInfo, accesses, stores []*Op, 
 		if a.Name != "load" || slices.ContainsFunc(stores, func(st *Op) bool { return covers(st, a) }) {
 			continue
 		}
-		if _, ok := x.pinned(a, g); ok && spread == nil {
+		if x.apart(a, used, axes)&axisBit(g) != 0 && spread == nil {
 			continue
 		}
 		return &Error{Kernel: p.Name, Op: "triton", Msg: fmt.Sprintf(
@@ -264,10 +286,12 @@ type accesses struct {
 	looped map[*Op]bool
 }
 
-// pin is a When(ProgramID(axis) == at) around an access.
+// pin is a When(ProgramID(axis) == at) around an access; deps are at's
+// dependence bits.
 type pin struct {
 	axis int
 	at   *Value
+	deps uint64
 }
 
 // readsWritten is the dependence bit of values computed from memory the
@@ -301,11 +325,39 @@ func (x accesses) pinned(a *Op, g int) (pin, bool) {
 	return pin{}, false
 }
 
-// pinnedAny reports whether a When leaves access a to one program along
-// one of the axes of bits.
-func (x accesses) pinnedAny(a *Op, bits uint64) bool {
-	for _, p := range x.pins[a] {
-		if bits&axisBit(p.axis) != 0 {
+// apart returns the grid axes on which two programs that both run access
+// a at the same elements agree, given that they agree on the axes of
+// fixed: those its position depends on (taken to put different programs
+// at different elements), and those of its Whens on ProgramID(h) == v
+// where v is the same in both (v depends only on axes already in the
+// set: the two programs then both have id v along h), to a fixed point.
+func (x accesses) apart(a *Op, fixed uint64, axes int) uint64 {
+	grid := uint64(1)<<min(axes, 62) - 1 // the bits of the grid's axes (axisBit)
+	k := fixed | x.idx[a]
+	for changed := true; changed; {
+		changed = false
+		for _, p := range x.pins[a] {
+			if bit := axisBit(p.axis); k&bit == 0 && p.deps&grid&^k == 0 {
+				k |= bit
+				changed = true
+			}
+		}
+	}
+	return k
+}
+
+// disjoint reports whether accesses a and b reach no common element, by
+// their static indices: in some dim both are static (a slice or a point)
+// and their ranges do not meet.
+func disjoint(a, b *Op) bool {
+	da, db := a.Attrs.Indexer.Dims, b.Attrs.Indexer.Dims
+	if len(da) != len(db) {
+		return false
+	}
+	for i, x := range da {
+		y := db[i]
+		if x.Kind != DimArray && y.Kind != DimArray && x.Operand < 0 && y.Operand < 0 &&
+			(x.Start+x.Size <= y.Start || y.Start+y.Size <= x.Start) {
 			return true
 		}
 	}
@@ -324,8 +376,8 @@ func samePin(x accesses, a, b *Op, g int) bool {
 // accessAxes finds the dependences of body's loads and stores (accesses);
 // written are the refs the programs write (loads of them are
 // readsWritten), blockAxes the axes that pick each blocked ref's block
-// (what a load of it reads depends on them).
-func accessAxes(body *Region, written map[*Value]bool, blockAxes map[*Value]uint64) accesses {
+// (what a load of it reads depends on them), grid the grid's steps.
+func accessAxes(body *Region, written map[*Value]bool, blockAxes map[*Value]uint64, grid []int64) accesses {
 	x := accesses{idx: map[*Op]uint64{}, pins: map[*Op][]pin{}, val: map[*Op]uint64{}, looped: map[*Op]bool{}}
 	propagate(body, map[*Value]uint64{}, func(op *Op, deps map[*Value]uint64, ctl uint64, outer []*Op) uint64 {
 		switch op.Name {
@@ -346,7 +398,7 @@ func accessAxes(body *Region, written map[*Value]bool, blockAxes map[*Value]uint
 				idx |= deps[op.Operands[at]]
 			}
 			x.idx[op] = idx &^ (readsWritten | loopVarying)
-			x.pins[op] = pinsOf(outer, deps)
+			x.pins[op] = pinsOf(outer, deps, grid)
 			x.looped[op] = slices.ContainsFunc(outer, func(o *Op) bool { return o.Name == "for" || o.Name == "while" })
 			if op.Name == "load" {
 				d := blockAxes[op.Operands[0]]
@@ -362,25 +414,50 @@ func accessAxes(body *Region, written map[*Value]bool, blockAxes map[*Value]uint
 }
 
 // covers reports whether store st reaches every element load ld reads, by
-// their indices alone: in each dim both static with the load's range
-// inside the store's, or both starting at the same dynamic value (the
-// same, or computed alike) with the load's size at most the store's, or
-// the same index array.
-func covers(st, ld *Op) bool {
+// their indices alone: in each dim the store spanning the whole dim, or
+// both static with the load's range inside the store's, or both starting
+// at the same dynamic value (the same, or computed alike) with the load's
+// size at most the store's, or the same index array.
+func covers(st, ld *Op) bool { return coversAt(st, ld, nil) }
+
+// coversAt is covers where the dynamic starts that start computes (ok) are
+// taken as static: those of one program, whose id start knows.
+func coversAt(st, ld *Op, start func(v *Value) (int64, bool)) bool {
 	is, il := st.Attrs.Indexer, ld.Attrs.Indexer
 	if len(is.Dims) != len(il.Dims) {
 		return false
 	}
 	dyn := func(op *Op, d DimIndex) *Value { return op.Operands[1+d.Operand] }
+	// static resolves d's start where it can.
+	static := func(op *Op, d DimIndex) (DimIndex, bool) {
+		if d.Kind == DimArray {
+			return d, false
+		}
+		if d.Operand < 0 {
+			return d, true
+		}
+		if start != nil {
+			if at, ok := start(dyn(op, d)); ok {
+				d.Start, d.Operand = at, -1
+				return d, true
+			}
+		}
+		return d, false
+	}
+	shape := st.Operands[0].Type.Shape // the ref's block, as the kernel sees it
 	for i, ds := range is.Dims {
 		dl := il.Dims[i]
+		ss, sok := static(st, ds)
+		sl, lok := static(ld, dl)
 		switch {
+		case ds.Kind == DimSlice && ds.Operand < 0 && ds.Start == 0 && i < len(shape) && ds.Size == shape[i]:
+			// The store spans the dim: any in-bounds index is inside.
 		case ds.Kind == DimArray || dl.Kind == DimArray:
 			if ds.Kind != dl.Kind || !slices.Equal(is.ArrayShape, il.ArrayShape) || !sameValue(dyn(st, ds), dyn(ld, dl)) {
 				return false
 			}
-		case ds.Operand < 0 && dl.Operand < 0:
-			if dl.Start < ds.Start || dl.Start+dl.Size > ds.Start+ds.Size {
+		case sok && lok:
+			if sl.Start < ss.Start || sl.Start+sl.Size > ss.Start+ss.Size {
 				return false
 			}
 		case ds.Operand >= 0 && dl.Operand >= 0:
@@ -388,20 +465,6 @@ func covers(st, ld *Op) bool {
 				return false
 			}
 		default:
-			return false
-		}
-	}
-	return true
-}
-
-// wholeRef reports whether access a reaches every element of its ref.
-func wholeRef(a *Op) bool {
-	shape := a.Operands[0].Type.Shape // the ref's block, as the kernel sees it
-	if len(shape) != len(a.Attrs.Indexer.Dims) {
-		return false
-	}
-	for i, d := range a.Attrs.Indexer.Dims {
-		if d.Kind != DimSlice || d.Operand >= 0 || d.Start != 0 || d.Size != shape[i] {
 			return false
 		}
 	}
@@ -428,10 +491,10 @@ func sameValue(x, y *Value) bool {
 }
 
 // pinsOf finds the Whens among outer whose condition is ProgramID(g) ==
-// v (either way round, the id possibly converted, possibly one term of
-// an And) with v the same in every program along g and every iteration
-// of the loops around.
-func pinsOf(outer []*Op, deps map[*Value]uint64) []pin {
+// v (either way round, the id possibly converted to a type that keeps
+// the grid's ids apart, possibly one term of an And) with v the same in
+// every program along g and every iteration of the loops around.
+func pinsOf(outer []*Op, deps map[*Value]uint64, grid []int64) []pin {
 	var pins []pin
 	var terms func(c *Value)
 	terms = func(c *Value) {
@@ -443,13 +506,18 @@ func pinsOf(outer []*Op, deps map[*Value]uint64) []pin {
 			terms(d.Operands[1])
 		case d.Name == "cmp" && d.Attrs.Dir == "EQ":
 			for i, v := range d.Operands {
+				// Through converts that keep every program id of the
+				// axis distinct (to bool, i8 or f16 several ids meet).
 				for v.Def != nil && v.Def.Name == "convert" && v.Def.Operands[0].Type.DType.IsInt() {
 					v = v.Def.Operands[0]
 				}
+				pd := v.Def
+				if pd == nil || pd.Name != "program_id" || !idsKept(d.Operands[i], grid[pd.Attrs.Axis]) {
+					continue
+				}
 				other := d.Operands[1-i]
-				if pd := v.Def; pd != nil && pd.Name == "program_id" && deps[other]&(axisBit(pd.Attrs.Axis)|readsWritten|loopVarying) == 0 {
-					pins = append(pins, pin{axis: pd.Attrs.Axis, at: other})
-					return
+				if deps[other]&(axisBit(pd.Attrs.Axis)|readsWritten|loopVarying) == 0 {
+					pins = append(pins, pin{axis: pd.Attrs.Axis, at: other, deps: deps[other]})
 				}
 			}
 		}
@@ -460,6 +528,38 @@ func pinsOf(outer []*Op, deps map[*Value]uint64) []pin {
 		}
 	}
 	return pins
+}
+
+// idsKept reports whether v, a program id of an axis of n steps seen
+// through converts, still holds each of the ids 0 .. n-1 as a different
+// value: every convert on the way is to an integer type or a float type
+// that represents them all exactly (a bool only 0 and 1).
+func idsKept(v *Value, n int64) bool {
+	for ; v.Def != nil && v.Def.Name == "convert"; v = v.Def.Operands[0] {
+		dt := v.Type.DType
+		var exact int64 // the largest id the type keeps
+		switch {
+		case dt == xla.Bool:
+			exact = 1
+		case dt.IsInt():
+			exact = int64(1)<<(dt.Bits()-1) - 1
+			if dt.IsUnsigned() && dt.Bits() < 64 {
+				exact = int64(1)<<dt.Bits() - 1
+			}
+		case dt == xla.Float64:
+			exact = 1 << 53
+		case dt == xla.Float32:
+			exact = 1 << 24
+		case dt == xla.Float16:
+			exact = 1 << 11
+		case dt == xla.BFloat16:
+			exact = 1 << 8
+		}
+		if n-1 > exact {
+			return false
+		}
+	}
+	return true
 }
 
 // propagate computes, to a fixed point, the dependence bits of r's values

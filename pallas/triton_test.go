@@ -1592,7 +1592,7 @@ func TestTritonRefusesRaces(t *testing.T) {
 				spec: CallSpec{Name: "fill_then_own", OutShapes: []xla.Shape{xla.MakeShape(xla.Float32, 4)}, Grid: []int64{2}},
 				args: []*interpreter.Tensor{fill(4)},
 			},
-			want: "reaches all of it in one program along grid axis 0 while the store at",
+			want: "runs in one program along grid axis 0 while the store at",
 		},
 		{
 			// A When on a loop's index is no pin: every program runs it
@@ -1610,6 +1610,83 @@ func TestTritonRefusesRaces(t *testing.T) {
 				args: []*interpreter.Tensor{fill(4)},
 			},
 			want: "under no When(ProgramID(0) == …)",
+		},
+		{
+			// A row a program with Squeezed blocks, the grid past the rows
+			// and the map clamped: programs 1 and 2 store row 1 (found in
+			// review; squeezed blocks skipped the shared-block check).
+			name: "squeezed output block stored by two programs",
+			c: tritonCase{
+				kernel: func(k *Kernel, r []*Ref) {
+					r[1].Store(r[0].Load().Add(k.ProgramID(0).Astype(xla.Float32).Mul(100)))
+				},
+				spec: CallSpec{Name: "clamped_rows", OutShapes: []xla.Shape{xla.MakeShape(xla.Float32, 2, 2)}, Grid: []int64{3},
+					InSpecs:  []*BlockSpec{{BlockShape: []int64{Squeezed, 2}, IndexMap: blockMap(func(g []*Value) []any { return []any{g[0].Min(1), 0} })}},
+					OutSpecs: []*BlockSpec{{BlockShape: []int64{Squeezed, 2}, IndexMap: blockMap(func(g []*Value) []any { return []any{g[0].Min(1), 0} })}}},
+				args: []*interpreter.Tensor{fTensor([]int64{2, 2}, func(i int) float64 { return float64(i) })},
+			},
+			want: "its index map sends grid points (1) and (2) to the same block (1, 0)",
+		},
+		{
+			// A pin through a convert to bool: programs 1, 2 and 3 all
+			// pass it (found in review).
+			name: "a pin on a program id converted to bool",
+			c: tritonCase{
+				kernel: func(k *Kernel, r []*Ref) {
+					p := k.ProgramID(0)
+					k.When(p.Astype(xla.Bool).Eq(true), func() { r[1].Store(r[0].Load().Add(p.Astype(xla.Float32))) })
+				},
+				spec: CallSpec{Name: "bool_pin", OutShapes: []xla.Shape{xla.MakeShape(xla.Float32, 4)}, Grid: []int64{4}},
+				args: []*interpreter.Tensor{fill(4)},
+			},
+			want: "under no When(ProgramID(0) == …)",
+		},
+		{
+			// Each axis pinned to the other's id: (0, 0) and (1, 1) both
+			// store (found in review).
+			name: "pins on each other's program id",
+			c: tritonCase{
+				kernel: func(k *Kernel, r []*Ref) {
+					p0, p1 := k.ProgramID(0), k.ProgramID(1)
+					k.When(p0.Eq(p1).And(p1.Eq(p0)), func() { r[1].Store(r[0].Load().Add(p0.Astype(xla.Float32))) })
+				},
+				spec: CallSpec{Name: "cycle_pin", OutShapes: []xla.Shape{xla.MakeShape(xla.Float32, 4)}, Grid: []int64{2, 2}},
+				args: []*interpreter.Tensor{fill(4)},
+			},
+			want: "under no When(ProgramID(0) == …)",
+		},
+		{
+			// Program 0 alone stores element 3, which program 1 stores
+			// as its own (found in review).
+			name: "one program's store in another program's elements",
+			c: tritonCase{
+				kernel: func(k *Kernel, r []*Ref) {
+					p := k.ProgramID(0)
+					r[1].Store(r[0].Load(DS(p.Mul(2), 2)), DS(p.Mul(2), 2))
+					k.When(p.Eq(0), func() { r[1].Store(k.Full(xla.Float32, -5.0, 1), Slice(3, 4)) })
+				},
+				spec: CallSpec{Name: "pinned_part", OutShapes: []xla.Shape{xla.MakeShape(xla.Float32, 4)}, Grid: []int64{2}},
+				args: []*interpreter.Tensor{fill(4)},
+			},
+			want: "runs in one program along grid axis 0 while the store at",
+		},
+		{
+			// max(g0, g1): (0, 1) and (1, 0) share block 1 and differ on
+			// both axes, but (0, 1) and (1, 1) differ on axis 0 only,
+			// which the store's position ignores (found in review: only
+			// the first pair was looked at).
+			name: "a later pair of programs sharing a block",
+			c: tritonCase{
+				kernel: func(k *Kernel, r []*Ref) {
+					p0, p1 := k.ProgramID(0), k.ProgramID(1)
+					r[1].Store(r[0].Load(DS(p1, 1)).Add(p0.Astype(xla.Float32).Mul(10)), DS(p1, 1))
+				},
+				spec: CallSpec{Name: "max_map", OutShapes: []xla.Shape{xla.MakeShape(xla.Float32, 4)}, Grid: []int64{2, 2},
+					InSpecs:  []*BlockSpec{{BlockShape: []int64{2}, IndexMap: blockMap(func(g []*Value) []any { return []any{0} })}},
+					OutSpecs: []*BlockSpec{{BlockShape: []int64{2}, IndexMap: blockMap(func(g []*Value) []any { return []any{g[0].Max(g[1])} })}}},
+				args: []*interpreter.Tensor{fill(4)},
+			},
+			want: "and the store at",
 		},
 	}
 	for _, tc := range cases {
@@ -1642,6 +1719,76 @@ func TestTritonRefusesRaces(t *testing.T) {
 			require.NoError(t, err)
 		})
 	}
+}
+
+// TestTritonAcceptsRaceFreeForms: kernels the race check refused though
+// no two programs reach the same elements (found in review), run on the
+// TTIR evaluator against interpret mode.
+func TestTritonAcceptsRaceFreeForms(t *testing.T) {
+	cases := []tritonCase{
+		{
+			// Each program stores its row whole, then reads parts of it
+			// back (a dynamic slice, a point) inside the row it stored.
+			name: "row_then_parts",
+			kernel: func(k *Kernel, r []*Ref) {
+				x, o, s := r[0], r[1], r[2]
+				p := k.ProgramID(0)
+				o.Store(x.Load(p, All).Mul(2), p, All)
+				tot := k.ForLoop(0, 4, []*Value{k.Zeros(xla.Float32)}, func(j *Value, c []*Value) []*Value {
+					return []*Value{c[0].Add(o.Load(p, DS(j.Mul(2), 2)).Sum())}
+				})
+				s.Store(tot[0].Add(o.Load(p, p)), p)
+			},
+			spec: CallSpec{Name: "row_then_parts", Grid: []int64{4},
+				OutShapes: []xla.Shape{xla.MakeShape(xla.Float32, 4, 8), xla.MakeShape(xla.Float32, 4)}},
+			args: []*interpreter.Tensor{fTensor([]int64{4, 8}, func(i int) float64 { return float64(i) })},
+		},
+		{
+			// ProgramID(0) == ProgramID(1) pins axis 1 (the map's block
+			// is g0): only program (i, i) stores block i, whichever way
+			// round the comparison is written.
+			name: "diagonal_pin",
+			kernel: func(k *Kernel, r []*Ref) {
+				p0, p1 := k.ProgramID(0), k.ProgramID(1)
+				k.When(p0.Eq(p1), func() { r[1].Store(r[0].Load().Add(p1.Astype(xla.Float32))) })
+			},
+			spec: CallSpec{Name: "diagonal_pin", Grid: []int64{4, 4}, OutShapes: []xla.Shape{xla.MakeShape(xla.Float32, 8)},
+				InSpecs:  []*BlockSpec{{BlockShape: []int64{2}, IndexMap: blockMap(func(g []*Value) []any { return []any{g[0]} })}},
+				OutSpecs: []*BlockSpec{{BlockShape: []int64{2}, IndexMap: blockMap(func(g []*Value) []any { return []any{g[0]} })}}},
+			args: []*interpreter.Tensor{fTensor([]int64{8}, func(i int) float64 { return float64(i) })},
+		},
+		{
+			// The first program stores element 0, the last element 1.
+			name: "disjoint_pins",
+			kernel: func(k *Kernel, r []*Ref) {
+				x, o := r[0], r[1]
+				p := k.ProgramID(0)
+				k.When(p.Eq(0), func() { o.Store(x.Load(Slice(0, 1)), Slice(0, 1)) })
+				k.When(p.Eq(k.NumPrograms(0).Sub(1)), func() { o.Store(x.Load(Slice(7, 8)), Slice(1, 2)) })
+			},
+			spec: CallSpec{Name: "disjoint_pins", Grid: []int64{4}, OutShapes: []xla.Shape{xla.MakeShape(xla.Float32, 2)}},
+			args: []*interpreter.Tensor{fTensor([]int64{8}, func(i int) float64 { return float64(i) })},
+		},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			want, err := runCall(c.kernel, c.spec, c.args...)
+			require.NoError(t, err)
+			got := runTritonEval(t, c)
+			for i := range want {
+				assertClose(t, want[i], got[i])
+			}
+		})
+	}
+	// The same diagonal with the comparison written the other way round.
+	c := cases[1]
+	c.kernel = func(k *Kernel, r []*Ref) {
+		p0, p1 := k.ProgramID(0), k.ProgramID(1)
+		k.When(p1.Eq(p0), func() { r[1].Store(r[0].Load().Add(p1.Astype(xla.Float32))) })
+	}
+	want, err := runCall(c.kernel, c.spec, c.args...)
+	require.NoError(t, err)
+	assertClose(t, want[0], runTritonEval(t, c)[0])
 }
 
 // A -0 comes out of a kernel with the same sign on both backends: 0 + x
