@@ -818,6 +818,12 @@ func traceIndexMap(st *traceState, p *Program, f, user IndexMapFunc, ref RefInfo
 		return nil, &Error{Kernel: st.name, Op: what, Loc: loc, Msg: fmt.Sprintf("returns %d block indices for an array of rank %d%s", len(idx), len(ref.ArrayShape), vmapped)}
 	}
 	for d, e := range idx {
+		if c, ok, err := staticInt(e); ok {
+			// A Go constant is checked at once, whatever its size.
+			if nb := numBlocks(ref.ArrayShape[d], ref.Block[d]); err != nil || c < 0 || c >= nb {
+				return nil, &Error{Kernel: st.name, Op: what, Loc: loc, Msg: fmt.Sprintf("block index %v of dim %d is outside [0, %d)", e, d, nb)}
+			}
+		}
 		v, ok := k.intScalar(what, e)
 		if !ok {
 			if st.err != nil && st.err.Op == what {

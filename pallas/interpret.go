@@ -675,10 +675,13 @@ func isZeroConst(c any) bool {
 }
 
 // zeroValue reports whether IR value v is zeros: a zero constant (+0 for
-// floats), or a broadcast, reshape or convert of one. Lowerings fold
-// 0 + x and x - 0 to x on it.
+// floats), or a broadcast, reshape or convert of one, each of a type that
+// has a zero (hasZero). Lowerings fold 0 + x and x - 0 to x on it.
 func zeroValue(v *Value) bool {
 	for v.Def != nil {
+		if !hasZero(v.Type.DType) {
+			return false
+		}
 		switch v.Def.Name {
 		case "const":
 			return isZeroConst(v.Def.Attrs.Value)
@@ -690,6 +693,10 @@ func zeroValue(v *Value) bool {
 	}
 	return false
 }
+
+// hasZero reports whether type dt holds a zero: all but f8E8M0FNU, a
+// scale type of exponents alone, whose 0 converts to NaN.
+func hasZero(dt xla.DType) bool { return dt != xla.Float8E8M0FNU }
 
 // storesZeros reports whether the kernel body stores zeros (a zero
 // constant, or a broadcast, reshape or convert of one) to ref.
@@ -1423,12 +1430,25 @@ func (l *interp) checkSlice(fb *stablehlo.FuncBuilder, op *Op, e *env, a access,
 			bad = fb.Or(bad, fb.Not(ok))
 		}
 	}
-	kind := fmt.Sprintf("slice of size %v starting at", a.sizes)
-	if !slices.ContainsFunc(a.sizes, func(n int64) bool { return n != 1 }) {
+	nb := reportedFrom(op)
+	sizes, starts := a.sizes[nb:], a.starts[nb:]
+	kind := fmt.Sprintf("slice of size %v starting at", sizes)
+	if !slices.ContainsFunc(sizes, func(n int64) bool { return n != 1 }) {
 		kind = "element index" // dynamic integer indices only
 	}
-	site := l.addSite(checkSite{what: l.siteName(op, verb), kind: kind, dims: dims})
-	e.state[l.errSlot] = l.record(fb, e, bad, site, a.starts)
+	site := l.addSite(checkSite{what: l.siteName(op, verb), kind: kind, dims: dims[nb:]})
+	e.state[l.errSlot] = l.record(fb, e, bad, site, starts)
+}
+
+// reportedFrom is the first dim of op's ref that its bounds errors show:
+// those after the batch dims of a prefetch array Vmap batched (indexed by
+// the batch's program ids, never out of bounds), which the ref's name
+// leaves out too ("i32[4] element of i32[3,4]").
+func reportedFrom(op *Op) int {
+	if r := op.Operands[0].Ref; r != nil {
+		return len(r.batchAxes)
+	}
+	return 0
 }
 
 // checkElements records an error when an (unmasked) element index leaves
@@ -1458,8 +1478,9 @@ func (l *interp) checkElements(fb *stablehlo.FuncBuilder, op *Op, e *env, idx []
 	for d, x := range idx {
 		vals[d] = fb.Reshape(fb.DynamicSlice(fb.Reshape(x, n), []*stablehlo.Value{at}, []int64{1}))
 	}
-	site := l.addSite(checkSite{what: l.siteName(op, verb), kind: "element index", dims: dims})
-	e.state[l.errSlot] = l.record(fb, e, anyBad, site, vals)
+	nb := reportedFrom(op)
+	site := l.addSite(checkSite{what: l.siteName(op, verb), kind: "element index", dims: dims[nb:]})
+	e.state[l.errSlot] = l.record(fb, e, anyBad, site, vals[nb:])
 }
 
 func (l *interp) load(fb *stablehlo.FuncBuilder, op *Op, e *env) (*stablehlo.Value, error) {

@@ -114,8 +114,9 @@ import (
 //   - Float sums (dot, reduce sum) start from +0: -0 values sum to +0.
 //     Float add follows IEEE (+0 + -0 is +0) but for one rule every
 //     lowering keeps: an add whose operand is a zero constant in the IR
-//     (a const of 0, or a broadcast, reshape or convert of one) gives the
-//     other operand, so 0 + x keeps a -0 x (as XLA simplifies it); x - 0
+//     (a const of 0, or a broadcast, reshape or convert of one, each of a
+//     type that has a zero: f8E8M0FNU's 0 is NaN) gives the other
+//     operand, so 0 + x keeps a -0 x (as XLA simplifies it); x - 0
 //     likewise. A zero that only a lowering can tell (stored, then
 //     loaded) adds as IEEE does.
 //

@@ -1168,10 +1168,13 @@ func zzUninit(dt xla.DType, shape []int64) *zt {
 }
 
 // refZeroConst reports whether v is a zero constant in the IR: a const of
-// 0, or a broadcast, reshape or convert of one (the comment's rule for
-// add and sub).
+// 0, or a broadcast, reshape or convert of one, each of a type with a
+// zero (the comment's rule for add and sub).
 func refZeroConst(v *Value) bool {
 	for v.Def != nil {
+		if v.Type.DType == xla.Float8E8M0FNU {
+			return false // its 0 is NaN
+		}
 		switch v.Def.Name {
 		case "const":
 			switch c := v.Def.Attrs.Value.(type) {

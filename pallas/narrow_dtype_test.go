@@ -1,6 +1,7 @@
 package pallas
 
 import (
+	"math"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -47,5 +48,25 @@ func TestNarrowDTypesInInterpretMode(t *testing.T) {
 			}
 			assert.Equal(t, want.Data, got[0].Data)
 		})
+	}
+}
+
+// TestE8M0HasNoZero: f8E8M0FNU (exponents alone) has no zero, so its
+// "zeros" are NaN, and adding them gives NaN: the 0 + x shortcut does not
+// apply (it returned x, found in review).
+func TestE8M0HasNoZero(t *testing.T) {
+	x := tensor(t, xla.Float32, []float32{0.5, 4}, 2)
+	spec := CallSpec{Name: "e8m0", OutShapes: []xla.Shape{xla.MakeShape(xla.Float32, 2), xla.MakeShape(xla.Float32, 2)}}
+	kernel := func(k *Kernel, r []*Ref) {
+		e := r[0].Load().Astype(xla.Float8E8M0FNU)
+		r[1].Store(e.Add(k.Zeros(xla.Float8E8M0FNU, 2)).Astype(xla.Float32))
+		r[2].Store(k.Zeros(xla.Int32, 2).Astype(xla.Float8E8M0FNU).Add(e).Astype(xla.Float32))
+	}
+	out, err := runCall(kernel, spec, x)
+	require.NoError(t, err)
+	for _, o := range out {
+		for i, v := range o.Data.([]float32) {
+			assert.True(t, math.IsNaN(float64(v)), "element %d: %v", i, v)
+		}
 	}
 }

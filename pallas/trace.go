@@ -947,6 +947,11 @@ func (k *Kernel) intScalar(op string, x any) (*Value, bool) {
 		k.failf(op, "want an integer, got the Go bool %v", x)
 		return nil, false
 	}
+	if n, ok, err := staticInt(x); ok && (err != nil || n < math.MinInt32 || n > math.MaxInt32) {
+		// A Go constant is known now: no need to saturate at run time.
+		k.failf(op, "the constant %v is outside i32, the type of indices, block indices and loop bounds", x)
+		return nil, false
+	}
 	v, ok := k.asValue(op, x, xla.Int32)
 	if !ok {
 		return nil, false
@@ -1057,8 +1062,8 @@ func (k *Kernel) checkYield(op string, want []Type, got []*Value) bool {
 }
 
 // ForLoop runs body for i = lo, lo+1, ..., hi-1 (lo, hi: Go ints or
-// integer scalars of any width, used as i32: a value outside i32's range
-// saturates), threading the carried values: body gets i and the carry and
+// integer scalars of any width, used as i32: a scalar outside i32's range
+// saturates, a Go constant outside it is an error), threading the carried values: body gets i and the carry and
 // returns the next carry; ForLoop returns the final carry.
 func (k *Kernel) ForLoop(lo, hi any, init []*Value, body func(i *Value, carry []*Value) []*Value) []*Value {
 	if body == nil {
@@ -1109,9 +1114,11 @@ func (k *Kernel) While(init []*Value, cond func(carry []*Value) *Value, body fun
 	ts := typesOf(init)
 	var c *Value
 	rc := k.runRegion(ts, func(args []*Value) []*Value {
-		k.inCond++
-		c = cond(args)
-		k.inCond--
+		c = func() *Value {
+			k.inCond++
+			defer func() { k.inCond-- }() // also when cond panics
+			return cond(args)
+		}()
 		if c == nil {
 			k.failf("while", "condition returned nil")
 			return nil

@@ -196,6 +196,16 @@ func TestVmapBatchedScalarPrefetch(t *testing.T) {
 	require.NoError(t, err)
 	_, err = runCall(vk, vspec, perm, x)
 	require.ErrorContains(t, err, "3 indices for prefetch 0 (i32[4,2] element of i32[3,4,2] batched by Vmap) of rank 2")
+	// So do the run-time bounds errors: a dynamic index past the element's
+	// dim 1 is reported in the element's dims, without the batch's.
+	bad = func(k *Kernel, r []*Ref) {
+		r[2].Store(r[1].Load().Add(r[0].Load(0, k.ProgramID(0).Add(1)).Astype(xla.Float32)))
+	}
+	vk, vspec, err = Vmap(bad, spec, 3, []bool{true, false})
+	require.NoError(t, err)
+	_, err = runCall(vk, vspec, perm, x)
+	require.ErrorContains(t, err, "(i32[4,2] element of i32[3,4,2] batched by Vmap)")
+	require.ErrorContains(t, err, "element index (0, 2) outside [0, 4) x [0, 2)")
 }
 
 // Nested Vmaps batch a prefetch array by both, one of them, or neither:
