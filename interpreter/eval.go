@@ -162,8 +162,10 @@ type Program struct {
 	// compare programs compiled with and without it (compileProgram).
 	unshared bool
 	// vecRegions holds the regions compiled for vectors of lanes
-	// (shpVectorizeFor), by shpVecKey: built at a run's first need.
-	vecRegions sync.Map
+	// (shpVectorizeFor), by shpVecKey: built at a run's first need, and
+	// shared by copies of the program (a pointer, so that a copy with
+	// another Main is no copy of a lock).
+	vecRegions *sync.Map
 }
 
 // funcPlan gives every value of a function (including values inside its
@@ -407,7 +409,7 @@ func compileProgram(m *stablehlo.Module, main string, share bool) (*Program, err
 	if err := checkTypesFlow(m); err != nil {
 		return nil, err
 	}
-	p := &Program{Module: m, funcs: map[string]*funcPlan{}, NumReplicas: 1, NumPartitions: 1, unshared: !share}
+	p := &Program{Module: m, funcs: map[string]*funcPlan{}, NumReplicas: 1, NumPartitions: 1, unshared: !share, vecRegions: new(sync.Map)}
 	for _, c := range []struct {
 		name string
 		to   *int

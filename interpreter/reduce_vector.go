@@ -72,11 +72,11 @@ func shpVectorize(x *Exec, r *stablehlo.Region, n int64) *shpVecRegion {
 // regions are kept with x's program (Program.vecRegions), so they go
 // when it does.
 func shpVectorizeFor(x *Exec, r *stablehlo.Region, n int64, ret *stablehlo.Value) *shpVecRegion {
-	if x == nil || x.Program == nil {
+	if x == nil || x.Program == nil || x.Program.vecRegions == nil {
 		return shpBuildVec(r, n, ret)
 	}
 	key := shpVecKey{r, n, ret}
-	cache := &x.Program.vecRegions
+	cache := x.Program.vecRegions
 	if v, ok := cache.Load(key); ok {
 		return v.(*shpVecRegion)
 	}
