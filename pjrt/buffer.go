@@ -234,6 +234,9 @@ func (b *Buffer) Await(ctx context.Context) error {
 	if b == nil {
 		return b.enter() // the nil buffer's error
 	}
+	if ctx == nil {
+		ctx = context.Background() // as a wait that cannot be cut short
+	}
 	if w, ok := b.b.(backend.ReadyWaiter); ok && ctx.Done() == nil && !forceReadyCallback {
 		done, err := b.blockInPlugin(func() (func() error, error) {
 			b.mu.Lock()

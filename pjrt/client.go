@@ -160,7 +160,12 @@ func (c *Client) enter() error {
 func (c *Client) exit() { c.calls.Done() }
 
 // Plugin returns the plugin the client belongs to.
-func (c *Client) Plugin() *Plugin { return c.plugin }
+func (c *Client) Plugin() *Plugin {
+	if c == nil {
+		return nil
+	}
+	return c.plugin
+}
 
 // PlatformName is the platform, e.g. "cpu", "cuda", "interpreter".
 func (c *Client) PlatformName() string {
@@ -171,10 +176,20 @@ func (c *Client) PlatformName() string {
 }
 
 // PlatformVersion is the platform's version string.
-func (c *Client) PlatformVersion() string { return c.b.PlatformVersion() }
+func (c *Client) PlatformVersion() string {
+	if c == nil {
+		return ""
+	}
+	return c.b.PlatformVersion()
+}
 
 // ProcessIndex is this process's index in a multi-process job (0 alone).
-func (c *Client) ProcessIndex() int { return c.b.ProcessIndex() }
+func (c *Client) ProcessIndex() int {
+	if c == nil {
+		return 0
+	}
+	return c.b.ProcessIndex()
+}
 
 // Devices returns every device of the job, addressable or not.
 func (c *Client) Devices() []*Device {
@@ -366,6 +381,9 @@ func (c *Client) LiveBuffers() int {
 // It returns ErrClosed (and does not run f) when the client is closed
 // already.
 func (c *Client) OnClose(f func()) error {
+	if c == nil {
+		return errorf(InvalidArgument, "OnClose", "client is nil")
+	}
 	if f == nil {
 		return errorf(InvalidArgument, "OnClose", "nil function")
 	}
@@ -404,23 +422,51 @@ type Device struct {
 }
 
 // ID is the device's global id.
-func (d *Device) ID() int { return d.b.ID() }
+func (d *Device) ID() int {
+	if d == nil {
+		return -1
+	}
+	return d.b.ID()
+}
 
 // ProcessIndex is the process that owns the device.
-func (d *Device) ProcessIndex() int { return d.b.ProcessIndex() }
+func (d *Device) ProcessIndex() int {
+	if d == nil {
+		return 0
+	}
+	return d.b.ProcessIndex()
+}
 
 // Kind is the device kind, e.g. "NVIDIA H100 80GB HBM3" or "cpu".
-func (d *Device) Kind() string { return d.b.Kind() }
+func (d *Device) Kind() string {
+	if d == nil {
+		return ""
+	}
+	return d.b.Kind()
+}
 
 // DebugString is the plugin's verbose description.
-func (d *Device) DebugString() string { return d.b.DebugString() }
+func (d *Device) DebugString() string {
+	if d == nil {
+		return "Device(nil)"
+	}
+	return d.b.DebugString()
+}
 
 // String is the plugin's short description.
-func (d *Device) String() string { return d.b.String() }
+func (d *Device) String() string {
+	if d == nil {
+		return "Device(nil)"
+	}
+	return d.b.String()
+}
 
 // Attributes are the device description attributes (e.g. "core_count").
 func (d *Device) Attributes() map[string]any {
 	out := map[string]any{}
+	if d == nil {
+		return out
+	}
 	for _, a := range d.b.Attributes() {
 		out[a.Name] = a.Value
 	}
@@ -428,13 +474,21 @@ func (d *Device) Attributes() map[string]any {
 }
 
 // IsAddressable reports whether this process can use the device.
-func (d *Device) IsAddressable() bool { return d.b.IsAddressable() }
+func (d *Device) IsAddressable() bool { return d != nil && d.b.IsAddressable() }
 
 // LocalHardwareID is the device's hardware id on its host (-1 if unknown).
-func (d *Device) LocalHardwareID() int { return d.b.LocalHardwareID() }
+func (d *Device) LocalHardwareID() int {
+	if d == nil {
+		return -1
+	}
+	return d.b.LocalHardwareID()
+}
 
 // Memories returns the memories the device can address.
 func (d *Device) Memories() []*Memory {
+	if d == nil {
+		return nil
+	}
 	var out []*Memory
 	for _, m := range d.b.Memories() {
 		out = append(out, d.c.memByB[m])
@@ -444,7 +498,7 @@ func (d *Device) Memories() []*Memory {
 
 // DefaultMemory is where buffers for the device go by default.
 func (d *Device) DefaultMemory() (*Memory, error) {
-	if err := d.c.enter(); err != nil {
+	if err := d.enter(); err != nil {
 		return nil, err
 	}
 	defer d.c.exit()
@@ -456,7 +510,20 @@ func (d *Device) DefaultMemory() (*Memory, error) {
 }
 
 // Client returns the device's client.
-func (d *Device) Client() *Client { return d.c }
+func (d *Device) Client() *Client {
+	if d == nil {
+		return nil
+	}
+	return d.c
+}
+
+// enter is d's client's enter, with an error for a nil device.
+func (d *Device) enter() error {
+	if d == nil {
+		return errorf(InvalidArgument, "Device", "device is nil")
+	}
+	return d.c.enter()
+}
 
 // Memory is a memory space (device memory, pinned host memory ...).
 type Memory struct {
@@ -497,12 +564,28 @@ type Event struct {
 }
 
 // Done is closed when the work has finished.
-func (e *Event) Done() <-chan struct{} { return e.b.Done() }
+// A nil event's channel is closed: there is no work to wait for (Err and
+// Await report the nil event).
+func (e *Event) Done() <-chan struct{} {
+	if e == nil {
+		return closedChan
+	}
+	return e.b.Done()
+}
+
+// closedChan is a closed channel.
+var closedChan = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
 
 // Await waits for the work and returns its error, or ctx's error if ctx
 // ends first (the work goes on). Work cut short by closing its client
 // ends Cancelled, and errors.Is(err, ErrClosed) holds too.
 func (e *Event) Await(ctx context.Context) error {
+	if e == nil {
+		return errorf(InvalidArgument, "Event", "event is nil")
+	}
+	if ctx == nil {
+		ctx = context.Background() // as a wait that cannot be cut short
+	}
 	select {
 	case <-e.b.Done():
 		return e.result()
@@ -519,6 +602,9 @@ func (e *Event) Await(ctx context.Context) error {
 // Err returns the work's error if it has finished (as Await), nil
 // otherwise.
 func (e *Event) Err() error {
+	if e == nil {
+		return errorf(InvalidArgument, "Event", "event is nil")
+	}
 	select {
 	case <-e.b.Done():
 		return e.result()

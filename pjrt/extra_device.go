@@ -18,7 +18,7 @@ type MemoryDescription = backend.MemoryDescription
 
 // MemoryStats returns the device's allocator statistics.
 func (d *Device) MemoryStats() (MemoryStats, error) {
-	if err := d.c.enter(); err != nil {
+	if err := d.enter(); err != nil {
 		return MemoryStats{}, err
 	}
 	defer d.c.exit()
@@ -31,7 +31,7 @@ func (d *Device) MemoryStats() (MemoryStats, error) {
 
 // ClearMemoryStats resets the device's peak statistics.
 func (d *Device) ClearMemoryStats() error {
-	if err := d.c.enter(); err != nil {
+	if err := d.enter(); err != nil {
 		return err
 	}
 	defer d.c.exit()
@@ -45,7 +45,7 @@ func (d *Device) ClearMemoryStats() error {
 // CurrentAttributes reads the device's attributes again
 // (PJRT_Device_GetAttributes); Attributes returns those read at startup.
 func (d *Device) CurrentAttributes() (map[string]any, error) {
-	if err := d.c.enter(); err != nil {
+	if err := d.enter(); err != nil {
 		return nil, err
 	}
 	defer d.c.exit()
@@ -64,7 +64,7 @@ func (d *Device) CurrentAttributes() (map[string]any, error) {
 // given launch id that has not started yet, with err as its error. It
 // reports whether an execution was poisoned.
 func (d *Device) PoisonExecution(launchID int, err error) (bool, error) {
-	if cerr := d.c.enter(); cerr != nil {
+	if cerr := d.enter(); cerr != nil {
 		return false, cerr
 	}
 	defer d.c.exit()
@@ -90,7 +90,7 @@ type AsyncTrackingEvent struct {
 
 // CreateAsyncTrackingEvent starts a tracking event with a description.
 func (d *Device) CreateAsyncTrackingEvent(description string) (*AsyncTrackingEvent, error) {
-	if err := d.c.enter(); err != nil {
+	if err := d.enter(); err != nil {
 		return nil, err
 	}
 	defer d.c.exit()
@@ -123,7 +123,7 @@ func (e *AsyncTrackingEvent) Close() error {
 // MemoryDescriptions lists the device's memory spaces as its description
 // reports them (MemoryDescriptions extension).
 func (d *Device) MemoryDescriptions() ([]MemoryDescription, error) {
-	if err := d.c.enter(); err != nil {
+	if err := d.enter(); err != nil {
 		return nil, err
 	}
 	defer d.c.exit()

@@ -674,6 +674,14 @@ func TestUserEventsAndErrorPayloads(t *testing.T) {
 	assert.Contains(t, err.Error(), "out of tickets")
 	require.NoError(t, u2.Close())
 
+	// A nil context waits as context.Background does (it panicked on an
+	// event not yet done, found in review).
+	u4, err := p.NewUserEvent()
+	require.NoError(t, err)
+	go func() { time.Sleep(10 * time.Millisecond); u4.Set(nil) }()
+	require.NoError(t, u4.Event().Await(nil))
+	require.NoError(t, u4.Close())
+
 	u3, err := p.NewUserEvent()
 	require.NoError(t, err)
 	require.NoError(t, u3.Close())

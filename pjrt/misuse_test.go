@@ -47,6 +47,28 @@ func TestMisuseGivesErrors(t *testing.T) {
 		assert.Equal(t, xla.Shape{}, b.Shape())
 		assert.Equal(t, "Buffer(nil)", b.String())
 		assert.ErrorIs(t, x.AddFFIUserData(1, 0), InvalidArgument)
+		// The rest of a nil client's, device's and event's methods
+		// (found in review: they panicked).
+		assert.Empty(t, c.PlatformVersion())
+		assert.Zero(t, c.ProcessIndex())
+		assert.Nil(t, c.Plugin())
+		assert.ErrorIs(t, c.OnClose(func() {}), InvalidArgument)
+		var d *Device
+		assert.Equal(t, -1, d.ID())
+		assert.Equal(t, "Device(nil)", d.String())
+		assert.Empty(t, d.Kind())
+		assert.Empty(t, d.Attributes())
+		assert.False(t, d.IsAddressable())
+		assert.Nil(t, d.Memories())
+		assert.Nil(t, d.Client())
+		_, err = d.DefaultMemory()
+		assert.ErrorIs(t, err, InvalidArgument)
+		_, err = d.MemoryStats()
+		assert.ErrorIs(t, err, InvalidArgument)
+		var ev *Event
+		assert.ErrorIs(t, ev.Err(), InvalidArgument)
+		assert.ErrorIs(t, ev.Await(context.Background()), InvalidArgument)
+		<-ev.Done()
 	})
 	c := openInterpreter(t, DeviceCount(2))
 	t.Run("zero strides over a huge shape", func(t *testing.T) {
