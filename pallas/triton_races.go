@@ -17,7 +17,9 @@ import (
 //   - an output block that several programs read and write: the kernel
 //     loads (itself or the input aliased to it) and stores the output and
 //     its index map ignores a grid axis of more than one step (seed 000's
-//     matmul with K as a grid axis, accumulating into its output block);
+//     matmul with K as a grid axis, accumulating into its output block),
+//     unless a When on that axis's program id leaves every access of it
+//     to one program;
 //   - an output that the programs along a grid axis its index map ignores
 //     all store, or read and store, at the same elements: an access
 //     (load or store) whose position (dynamic indices and mask) does not
@@ -38,14 +40,16 @@ import (
 //     counts as depending on an axis when it is loaded from a block that
 //     the axis picks. Such a shared output is loaded only within one of
 //     its stores (each dim at the same start, computed alike, and no
-//     longer; or static and inside; or inside a dim the store spans), so
+//     longer; or static and inside; or inside a dim the store spans; a
+//     masked store only where the load has the same mask and indices), so
 //     that each program reads what it wrote, or by the one program all its
 //     accesses are left to;
 //   - an output block that two programs store (its index map sends both
 //     to it: g/2, or g0+g1, or min(g, 7)) where some store writes the same
 //     elements in both: the two agree on every axis the store's position
 //     depends on (each such pair of the grid is looked at, squeezed
-//     blocks included);
+//     blocks included); with several stores, by their positions alone
+//     (Whens on the program id do not keep two stores apart);
 //   - an input aliased to an output (InputOutputAliases) that the kernel
 //     loads through another block spec than the output's: a program would
 //     read blocks other programs write.
@@ -64,6 +68,10 @@ import (
 
 // checkParallelPrograms reports the first of those races in p.
 func checkParallelPrograms(p *Program) error {
+	if len(p.Grid) > maxCheckedAxes {
+		return &Error{Kernel: p.Name, Op: "triton", Msg: fmt.Sprintf(
+			"a grid of %d axes: the race check follows at most %d (fold axes together)", len(p.Grid), maxCheckedAxes)}
+	}
 	// By Refs index: the body's arguments are the refs, in order.
 	arg := map[*Value]int{}
 	for i, a := range p.Body.Args {
@@ -123,15 +131,30 @@ func checkParallelPrograms(p *Program) error {
 		}
 		read := len(accesses) > len(stores[ri])
 		m := p.IndexMaps[nin+o]
+		// The grid with the axes the map ignores collapsed: its pairs
+		// of programs sent to one block differ on axes the map uses.
+		used := blockAxes[p.Body.Args[ri]]
+		grid := slices.Clone(p.Grid)
+		for g := range grid {
+			if used&axisBit(g) == 0 {
+				grid[g] = 1
+			}
+		}
+		// The programs that share a block agree on the axes the map
+		// uses, unless it sends two of them to one block (g/2).
+		fixed := used
+		if _, _, _, found := sharedBlock(m, grid, 0); found {
+			fixed = 0
+		}
 		for g, n := range p.Grid {
-			if n <= 1 || blockAxes[p.Body.Args[ri]]&axisBit(g) != 0 {
+			if n <= 1 || used&axisBit(g) != 0 {
 				continue
 			}
-			if err := acc.sharedAxisRace(p, r, accesses, stores[ri], read, g, n, blockAxes[p.Body.Args[ri]]); err != nil {
+			if err := acc.sharedAxisRace(p, r, accesses, stores[ri], read, g, n, fixed); err != nil {
 				return err
 			}
 		}
-		if err := acc.sharedBlockRace(p, r, m, stores[ri], read, blockAxes[p.Body.Args[ri]]); err != nil {
+		if err := acc.sharedBlockRace(p, r, m, stores[ri], read, grid); err != nil {
 			return err
 		}
 	}
@@ -154,19 +177,14 @@ func checkParallelPrograms(p *Program) error {
 	return nil
 }
 
-// sharedBlockRace checks output r (index map m, depending on the grid
-// axes of used) for two programs that its map sends to one block: a race
-// when they load it (read), or when some store of theirs writes the same
-// elements in both: when they agree on every axis its position depends on
-// (apart). Programs that differ only on axes the map ignores are
-// sharedAxisRace's.
-func (x accesses) sharedBlockRace(p *Program, r RefInfo, m *Region, stores []*Op, read bool, used uint64) error {
-	grid := slices.Clone(p.Grid)
-	for g := range grid {
-		if used&axisBit(g) == 0 {
-			grid[g] = 1
-		}
-	}
+// sharedBlockRace checks output r (index map m) for two programs of grid
+// (the grid with the axes m ignores collapsed, see sharedAxisRace for
+// those) that m sends to one block: a race when they load it (read), or
+// when some store writes the same elements in both: when they agree on
+// every axis its position depends on. With several stores, each must
+// depend on the axes the two differ on by its position alone: a When on a
+// program id keeps one store to one program, not two stores apart.
+func (x accesses) sharedBlockRace(p *Program, r RefInfo, m *Region, stores []*Op, read bool, grid []int64) error {
 	if read {
 		if a, b, block, found := sharedBlock(m, grid, 0); found {
 			return &Error{Kernel: p.Name, Op: "triton", Msg: fmt.Sprintf(
@@ -175,11 +193,18 @@ func (x accesses) sharedBlockRace(p *Program, r RefInfo, m *Region, stores []*Op
 		}
 		return nil
 	}
+	var kept []*Op // the stores that may differ from program to program
 	for _, st := range stores {
-		if x.same(st, false, len(stores)) {
-			continue
+		if !x.same(st, false, len(stores)) {
+			kept = append(kept, st)
 		}
-		if a, b, block, found := sharedBlock(m, grid, x.apart(st, 0, len(grid))); found {
+	}
+	for _, st := range kept {
+		keep := x.idx[st]
+		if len(kept) == 1 {
+			keep = x.apart(st, 0, len(grid))
+		}
+		if a, b, block, found := sharedBlock(m, grid, keep); found {
 			return &Error{Kernel: p.Name, Op: "triton", Msg: fmt.Sprintf(
 				"%s: its index map sends grid points %s and %s to the same block %s, and the store at %s writes the same elements "+
 					"of it in both (its indices and mask do not depend on the axes on which they differ); on a GPU they run in parallel and race. "+
@@ -192,53 +217,63 @@ func (x accesses) sharedBlockRace(p *Program, r RefInfo, m *Region, stores []*Op
 // sharedAxisRace checks output r's accesses (its stores, and its loads
 // and those of the input aliased to it; read when there are loads) for
 // the programs along grid axis g (n steps), which its index map ignores:
-// they share r's block (the map depends on the axes of used).
-func (x accesses) sharedAxisRace(p *Program, r RefInfo, accesses, stores []*Op, read bool, g int, n int64, used uint64) error {
-	if read && !wholeButSqueezed(r) {
-		return &Error{Kernel: p.Name, Op: "triton", Msg: fmt.Sprintf(
-			"%s: its index map ignores grid axis %d (%d steps), so that many programs load and store each block; "+
-				"on a GPU they run in parallel and race. Loop inside the kernel (ForLoop) instead of along that axis", r, g, n)}
-	}
+// they share r's block, and agree on the axes of fixed.
+func (x accesses) sharedAxisRace(p *Program, r RefInfo, accesses, stores []*Op, read bool, g int, n int64, fixed uint64) error {
 	axes := len(p.Grid)
+	if read && !wholeButSqueezed(r) {
+		// Fine only when one program along g makes every access.
+		for _, a := range accesses {
+			if _, ok := x.pinOn(a, g, fixed, axes); !ok || !x.samePin(accesses[0], a, g, fixed, axes) {
+				return &Error{Kernel: p.Name, Op: "triton", Msg: fmt.Sprintf(
+					"%s: its index map ignores grid axis %d (%d steps), so that many programs load and store each block; "+
+						"on a GPU they run in parallel and race. Loop inside the kernel (ForLoop) instead of along that axis, "+
+						"or leave every access of it to one program (When(ProgramID(%d) == …))", r, g, n, g)}
+			}
+		}
+		return nil
+	}
 	var pinned []*Op // accesses left to one program along g
 	var spread *Op   // an access at elements that depend on the program
 	for _, a := range accesses {
 		if x.same(a, read, len(stores)) {
 			continue // every program stores the same values once: no matter which is last
 		}
+		if _, ok := x.pinOn(a, g, fixed, axes); ok {
+			for _, q := range pinned {
+				if !x.samePin(q, a, g, fixed, axes) && !disjoint(q, a) {
+					return &Error{Kernel: p.Name, Op: "triton", Msg: fmt.Sprintf(
+						"%s: a %s at %s and a %s at %s run in different programs along grid axis %d (When(ProgramID(%d) == …) on other values, "+
+							"or on values that differ between programs) and may reach the same elements; on a GPU they run in parallel and race",
+						r, q.Name, q.Loc, a.Name, a.Loc, g, g)}
+				}
+			}
+			pinned = append(pinned, a)
+			continue
+		}
 		if x.idx[a]&axisBit(g) != 0 {
 			spread = a
 			continue
 		}
-		if x.apart(a, used, axes)&axisBit(g) == 0 {
-			what := "store"
-			if read {
-				what = "load and store"
-			}
-			return &Error{Kernel: p.Name, Op: "triton", Msg: fmt.Sprintf(
-				"%s: the %d programs along grid axis %d, which its index map ignores, all %s the same elements (a %s at %s whose indices "+
-					"and mask do not depend on ProgramID(%d), under no When(ProgramID(%d) == …) on a value the same in those programs); "+
-					"on a GPU they run in parallel and race. "+
-					"Index by ProgramID(%d), store under When(ProgramID(%d) == …), or give the output a block per program", r, n, g, what, a.Name, a.Loc, g, g, g, g)}
+		what := "store"
+		if read {
+			what = "load and store"
 		}
-		for _, q := range pinned {
-			if !samePin(x, q, a, g) && !disjoint(q, a) {
-				return &Error{Kernel: p.Name, Op: "triton", Msg: fmt.Sprintf(
-					"%s: a %s at %s and a %s at %s run in different programs along grid axis %d (When(ProgramID(%d) == …) on other values) "+
-						"and may reach the same elements; on a GPU they run in parallel and race", r, q.Name, q.Loc, a.Name, a.Loc, g, g)}
-			}
-		}
-		pinned = append(pinned, a)
+		return &Error{Kernel: p.Name, Op: "triton", Msg: fmt.Sprintf(
+			"%s: the %d programs along grid axis %d, which its index map ignores, all %s the same elements (a %s at %s whose indices "+
+				"and mask do not depend on ProgramID(%d), under no When(ProgramID(%d) == …) on a value the same in those programs); "+
+				"on a GPU they run in parallel and race. "+
+				"Index by ProgramID(%d), store under When(ProgramID(%d) == …), or give the output a block per program", r, n, g, what, a.Name, a.Loc, g, g, g, g)}
 	}
-	if len(pinned) > 0 && spread != nil {
+	if spread != nil {
 		// Each one-program access must lie within that program's own
 		// elements: inside one of its stores at elements that depend
-		// on the program (their starts computed for its id).
+		// on the program (their starts, and the access's, computed for
+		// its id).
 		for _, a := range pinned {
-			pn, _ := x.pinned(a, g)
+			pn, _ := x.pinOn(a, g, fixed, axes)
 			id, ok := evalScalar(pn.at, p.Grid, -1, 0)
 			if ok && slices.ContainsFunc(stores, func(st *Op) bool {
-				return x.idx[st]&axisBit(g) != 0 && coversAt(st, a, func(v *Value) (int64, bool) { return evalScalar(v, p.Grid, g, id) })
+				return st != a && x.idx[st]&axisBit(g) != 0 && coversAt(st, a, func(v *Value) (int64, bool) { return evalScalar(v, p.Grid, g, id) })
 			}) {
 				continue
 			}
@@ -252,13 +287,12 @@ func (x accesses) sharedAxisRace(p *Program, r RefInfo, accesses, stores []*Op, 
 	// Programs that share the output read it only where they
 	// store it themselves: a load at other indices may read what
 	// another program writes (found in review). A load left to
-	// one program is that program's alone when no access of the
-	// output runs in every program.
+	// one program was checked above.
 	for _, a := range accesses {
 		if a.Name != "load" || slices.ContainsFunc(stores, func(st *Op) bool { return covers(st, a) }) {
 			continue
 		}
-		if x.apart(a, used, axes)&axisBit(g) != 0 && spread == nil {
+		if _, ok := x.pinOn(a, g, fixed, axes); ok {
 			continue
 		}
 		return &Error{Kernel: p.Name, Op: "triton", Msg: fmt.Sprintf(
@@ -314,17 +348,6 @@ func (x accesses) same(a *Op, read bool, stores int) bool {
 	return a.Name == "store" && !read && stores == 1 && !x.looped[a] && x.val[a] == 0
 }
 
-// pinned returns the When around access a that leaves it to one program
-// along axis g.
-func (x accesses) pinned(a *Op, g int) (pin, bool) {
-	for _, p := range x.pins[a] {
-		if p.axis == g {
-			return p, true
-		}
-	}
-	return pin{}, false
-}
-
 // apart returns the grid axes on which two programs that both run access
 // a at the same elements agree, given that they agree on the axes of
 // fixed: those its position depends on (taken to put different programs
@@ -332,12 +355,11 @@ func (x accesses) pinned(a *Op, g int) (pin, bool) {
 // where v is the same in both (v depends only on axes already in the
 // set: the two programs then both have id v along h), to a fixed point.
 func (x accesses) apart(a *Op, fixed uint64, axes int) uint64 {
-	grid := uint64(1)<<min(axes, 62) - 1 // the bits of the grid's axes (axisBit)
 	k := fixed | x.idx[a]
 	for changed := true; changed; {
 		changed = false
 		for _, p := range x.pins[a] {
-			if bit := axisBit(p.axis); k&bit == 0 && p.deps&grid&^k == 0 {
+			if bit := axisBit(p.axis); k&bit == 0 && p.deps&gridBits(axes)&^k == 0 {
 				k |= bit
 				changed = true
 			}
@@ -364,14 +386,36 @@ func disjoint(a, b *Op) bool {
 	return false
 }
 
-// samePin reports whether accesses a and b are left to the same program
-// along axis g: their Whens compare ProgramID(g) with the same value
-// (sameValue: equal constants, the same arithmetic on the same values).
-func samePin(x accesses, a, b *Op, g int) bool {
-	pa, _ := x.pinned(a, g)
-	pb, _ := x.pinned(b, g)
-	return sameValue(pa.at, pb.at)
+// pinOn returns the When(ProgramID(g) == v) around access a that leaves
+// it to one program along g among programs that agree on the axes of
+// fixed: v depends only on axes on which they agree (apart).
+func (x accesses) pinOn(a *Op, g int, fixed uint64, axes int) (pin, bool) {
+	k := x.apart(a, fixed, axes)
+	for _, p := range x.pins[a] {
+		if p.axis == g && p.deps&gridBits(axes)&^k == 0 {
+			return p, true
+		}
+	}
+	return pin{}, false
 }
+
+// samePin reports whether accesses a and b are left to the same program
+// along axis g among programs that agree on the axes of fixed: their
+// Whens compare ProgramID(g) with the same value (sameValue: equal
+// constants, the same arithmetic on the same values), one that depends
+// only on axes of fixed.
+func (x accesses) samePin(a, b *Op, g int, fixed uint64, axes int) bool {
+	pa, oka := x.pinOn(a, g, fixed, axes)
+	pb, okb := x.pinOn(b, g, fixed, axes)
+	return oka && okb && pa.deps&gridBits(axes)&^fixed == 0 && pb.deps&gridBits(axes)&^fixed == 0 && sameValue(pa.at, pb.at)
+}
+
+// gridBits are the dependence bits of a grid of that many axes.
+func gridBits(axes int) uint64 { return uint64(1)<<min(axes, 62) - 1 }
+
+// maxCheckedAxes is the most grid axes the race check tells apart (one
+// dependence bit each, below readsWritten and loopVarying).
+const maxCheckedAxes = 61
 
 // accessAxes finds the dependences of body's loads and stores (accesses);
 // written are the refs the programs write (loads of them are
@@ -414,7 +458,8 @@ func accessAxes(body *Region, written map[*Value]bool, blockAxes map[*Value]uint
 }
 
 // covers reports whether store st reaches every element load ld reads, by
-// their indices alone: in each dim the store spanning the whole dim, or
+// their indices (a masked store only a load with the same mask and
+// indices): in each dim the store spanning the whole dim, or
 // both static with the load's range inside the store's, or both starting
 // at the same dynamic value (the same, or computed alike) with the load's
 // size at most the store's, or the same index array.
@@ -426,6 +471,17 @@ func coversAt(st, ld *Op, start func(v *Value) (int64, bool)) bool {
 	is, il := st.Attrs.Indexer, ld.Attrs.Indexer
 	if len(is.Dims) != len(il.Dims) {
 		return false
+	}
+	if is.HasMask {
+		// A masked store writes what its mask leaves: it covers only a
+		// load with the same mask at the same indices.
+		sm, lm := st.Operands[2+is.NumOperands], ld.Operands[1+il.NumOperands]
+		return il.HasMask && sameValue(sm, lm) && slices.Equal(is.ArrayShape, il.ArrayShape) &&
+			slices.EqualFunc(is.Dims, il.Dims, func(a, b DimIndex) bool {
+				return a.Kind == b.Kind && a.Size == b.Size &&
+					(a.Operand < 0 && b.Operand < 0 && a.Start == b.Start ||
+						a.Operand >= 0 && b.Operand >= 0 && sameValue(st.Operands[1+a.Operand], ld.Operands[1+b.Operand]))
+			})
 	}
 	dyn := func(op *Op, d DimIndex) *Value { return op.Operands[1+d.Operand] }
 	// static resolves d's start where it can.

@@ -785,9 +785,23 @@ func setInts[T anyInt](d []T, src []int64) {
 // give the same outputs to the bit (a GPU runs them in any order).
 func runTritonEval(t *testing.T, c tritonCase) []*interpreter.Tensor {
 	t.Helper()
+	checkErr, outs, back := tevOrders(t, c)
+	require.NoError(t, checkErr)
+	for i := range outs {
+		require.True(t, sameBits(outs[i], back[i]), "output %d depends on the order the programs run in:\nrow-major %v\nreversed  %v",
+			i, outs[i].Data, back[i].Data)
+	}
+	return outs
+}
+
+// tevOrders traces c, runs the race check (its error: checkErr) and runs
+// the TTIR on the evaluator with the programs in row-major order (outs)
+// and reversed (back; outs again for a single program).
+func tevOrders(t *testing.T, c tritonCase) (checkErr error, outs, back []*interpreter.Tensor) {
+	t.Helper()
 	p, err := Trace(c.kernel, c.spec, argTypes(c.args))
 	require.NoError(t, err)
-	require.NoError(t, checkParallelPrograms(p))
+	checkErr = checkParallelPrograms(p)
 	f, grid, err := lowerTritonFunc(p)
 	require.NoError(t, err)
 	np, nin := p.NumPrefetch, p.NumInputs
@@ -821,15 +835,12 @@ func runTritonEval(t *testing.T, c tritonCase) []*interpreter.Tensor {
 		}
 		return outs
 	}
-	outs := run(false)
+	outs = run(false)
+	back = outs
 	if grid[0]*grid[1]*grid[2] > 1 {
-		back := run(true)
-		for i := range outs {
-			require.True(t, sameBits(outs[i], back[i]), "output %d depends on the order the programs run in:\nrow-major %v\nreversed  %v",
-				i, outs[i].Data, back[i].Data)
-		}
+		back = run(true)
 	}
-	return outs
+	return checkErr, outs, back
 }
 
 // sameBits reports whether two tensors hold the same shape and bits
@@ -1721,6 +1732,145 @@ func TestTritonRefusesRaces(t *testing.T) {
 	}
 }
 
+// TestTritonRefusesOrderDependentKernels: more kernels whose result on a
+// GPU depends on the order of the programs (found in a second review),
+// each refused with its message; the evaluator shows the two orders'
+// results differ.
+func TestTritonRefusesOrderDependentKernels(t *testing.T) {
+	fill := func(n int64) *interpreter.Tensor {
+		return fTensor([]int64{n}, func(i int) float64 { return float64(i) })
+	}
+	f4 := []xla.Shape{xla.MakeShape(xla.Float32, 4)}
+	half := blockMap(func(g []*Value) []any { return []any{g[0].Div(2)} })
+	cases := []struct {
+		c    tritonCase
+		want string
+	}{
+		{
+			// Each program stores element p through a mask, then reads
+			// 0..p: the masked store counted as covering the whole row.
+			c: tritonCase{name: "masked_store_then_prefix",
+				kernel: func(k *Kernel, r []*Ref) {
+					x, o, s := r[0], r[1], r[2]
+					p := k.ProgramID(0)
+					io := k.Iota(xla.Int32, 0, 4)
+					Store(o, []any{All}, x.Load().Add(1.0), io.Eq(p.BroadcastTo(4)))
+					v := Load(o, []any{All}, io.Le(p.BroadcastTo(4)), 0.0)
+					s.Store(v.Sum().Reshape(1), DS(p, 1))
+				},
+				spec: CallSpec{Name: "masked_prefix", Grid: []int64{4}, OutShapes: append(f4, f4...)},
+				args: []*interpreter.Tensor{fill(4)}},
+			want: "reads it (or the input aliased to it) at other indices than any store of it",
+		},
+		{
+			// The same masked store, and program 0 alone writes element
+			// 3, program 3's.
+			c: tritonCase{name: "masked_store_fixup",
+				kernel: func(k *Kernel, r []*Ref) {
+					x, o := r[0], r[1]
+					p := k.ProgramID(0)
+					io := k.Iota(xla.Int32, 0, 4)
+					Store(o, []any{All}, x.Load().Mul(11.0), io.Eq(p.BroadcastTo(4)))
+					k.When(p.Eq(0), func() { o.Store(k.Full(xla.Float32, -5.0, 1), Slice(3, 4)) })
+				},
+				spec: CallSpec{Name: "masked_fixup", Grid: []int64{4}, OutShapes: f4},
+				args: []*interpreter.Tensor{fill(4)}},
+			want: "runs in one program along grid axis 0 while",
+		},
+		{
+			// g/2 sends programs 0 and 1 to one block; each stores its
+			// half, and program 0 alone an element of program 1's.
+			c: tritonCase{name: "half_map_fixup",
+				kernel: func(k *Kernel, r []*Ref) {
+					x, o := r[0], r[1]
+					p := k.ProgramID(0)
+					h := p.Rem(2).Mul(2)
+					o.Store(x.Load(DS(h, 2)).Add(p.Astype(xla.Float32).Mul(10)), DS(h, 2))
+					k.When(p.Eq(0), func() { o.Store(k.Full(xla.Float32, -5.0, 1), Slice(2, 3)) })
+				},
+				spec: CallSpec{Name: "half_fixup", Grid: []int64{2}, OutShapes: f4,
+					InSpecs:  []*BlockSpec{{BlockShape: []int64{4}, IndexMap: half}},
+					OutSpecs: []*BlockSpec{{BlockShape: []int64{4}, IndexMap: half}}},
+				args: []*interpreter.Tensor{fill(4)}},
+			want: "to the same block (0), and the store at",
+		},
+		{
+			// g/2 again: programs 0 and 1 each store element 0, under
+			// Whens on different ids.
+			c: tritonCase{name: "half_map_two_pins",
+				kernel: func(k *Kernel, r []*Ref) {
+					o := r[1]
+					p := k.ProgramID(0)
+					k.When(p.Eq(0), func() { o.Store(k.Full(xla.Float32, 1.0, 1), Slice(0, 1)) })
+					k.When(p.Eq(1), func() { o.Store(k.Full(xla.Float32, 2.0, 1), Slice(0, 1)) })
+				},
+				spec: CallSpec{Name: "half_pins", Grid: []int64{2}, OutShapes: f4,
+					InSpecs:  []*BlockSpec{{BlockShape: []int64{4}, IndexMap: half}},
+					OutSpecs: []*BlockSpec{{BlockShape: []int64{4}, IndexMap: half}}},
+				args: []*interpreter.Tensor{fill(4)}},
+			want: "to the same block (0), and the store at",
+		},
+		{
+			// Both Whens pin axis 0 to p1, written alike, but (0, 0) and
+			// (1, 1) both pass one of them: element 0 twice.
+			c: tritonCase{name: "pins_on_another_axis",
+				kernel: func(k *Kernel, r []*Ref) {
+					o := r[1]
+					p0, p1 := k.ProgramID(0), k.ProgramID(1)
+					k.When(p0.Eq(p1).And(p1.Eq(0)), func() { o.Store(k.Full(xla.Float32, 1.0, 1), Slice(0, 1)) })
+					k.When(p0.Eq(p1).And(p1.Eq(1)), func() { o.Store(k.Full(xla.Float32, 2.0, 1), Slice(0, 1)) })
+				},
+				spec: CallSpec{Name: "other_axis_pins", Grid: []int64{2, 2}, OutShapes: f4},
+				args: []*interpreter.Tensor{fill(4)}},
+			want: "run in different programs along grid axis",
+		},
+		{
+			// Program 0's store under When(p == 0) at p + 3: program 3's
+			// element, though its index mentions p.
+			c: tritonCase{name: "pinned_index_on_p",
+				kernel: func(k *Kernel, r []*Ref) {
+					x, o := r[0], r[1]
+					p := k.ProgramID(0)
+					o.Store(x.Load(DS(p.Mul(2), 2)), DS(p.Mul(2), 2))
+					k.When(p.Eq(0), func() { o.Store(k.Full(xla.Float32, -5.0, 1), DS(p.Add(3), 1)) })
+				},
+				spec: CallSpec{Name: "pinned_p_index", Grid: []int64{4}, OutShapes: []xla.Shape{xla.MakeShape(xla.Float32, 8)}},
+				args: []*interpreter.Tensor{fill(8)}},
+			want: "runs in one program along grid axis 0 while",
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.c.name, func(t *testing.T) {
+			spec := tc.c.spec
+			spec.Backend = Triton
+			p, err := Trace(tc.c.kernel, spec, argTypes(tc.c.args))
+			require.NoError(t, err)
+			_, err = LowerTriton(p, CompilerParams{})
+			require.ErrorContains(t, err, tc.want)
+			checkErr, outs, back := tevOrders(t, tc.c)
+			require.Error(t, checkErr)
+			differ := false
+			for i := range outs {
+				differ = differ || !sameBits(outs[i], back[i])
+			}
+			assert.True(t, differ, "the evaluator should show the race: %v", outs[0].Data)
+		})
+	}
+	// Grids of more axes than the check tells apart are refused.
+	grid := make([]int64, 64)
+	for i := range grid {
+		grid[i] = 1
+	}
+	grid[62], grid[63] = 2, 2
+	p, err := Trace(func(k *Kernel, r []*Ref) {
+		q := k.ProgramID(63)
+		r[1].Store(r[0].Load(DS(q, 1)), DS(q, 1))
+	}, CallSpec{Name: "many_axes", Grid: grid, OutShapes: f4}, argTypes([]*interpreter.Tensor{fill(4)}))
+	require.NoError(t, err)
+	_, err = LowerTriton(p, CompilerParams{})
+	require.ErrorContains(t, err, "a grid of 64 axes: the race check follows at most 61")
+}
+
 // TestTritonAcceptsRaceFreeForms: kernels the race check refused though
 // no two programs reach the same elements (found in review), run on the
 // TTIR evaluator against interpret mode.
@@ -1770,6 +1920,22 @@ func TestTritonAcceptsRaceFreeForms(t *testing.T) {
 			args: []*interpreter.Tensor{fTensor([]int64{8}, func(i int) float64 { return float64(i) })},
 		},
 	}
+	cases = append(cases, tritonCase{
+		// The last step along axis 1 (which the map ignores) alone
+		// stores the block and reads it back.
+		name: "last_step_reads_back",
+		kernel: func(k *Kernel, r []*Ref) {
+			x, o := r[0], r[1]
+			k.When(k.ProgramID(1).Eq(k.NumPrograms(1).Sub(1)), func() {
+				o.Store(x.Load())
+				o.Store(o.Load().Mul(2))
+			})
+		},
+		spec: CallSpec{Name: "last_step_reads_back", Grid: []int64{2, 3}, OutShapes: []xla.Shape{xla.MakeShape(xla.Float32, 8)},
+			InSpecs:  []*BlockSpec{{BlockShape: []int64{4}, IndexMap: blockMap(func(g []*Value) []any { return []any{g[0]} })}},
+			OutSpecs: []*BlockSpec{{BlockShape: []int64{4}, IndexMap: blockMap(func(g []*Value) []any { return []any{g[0]} })}}},
+		args: []*interpreter.Tensor{fTensor([]int64{8}, func(i int) float64 { return float64(i) })},
+	})
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			want, err := runCall(c.kernel, c.spec, c.args...)
