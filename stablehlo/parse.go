@@ -3,6 +3,7 @@ package stablehlo
 import (
 	"bytes"
 	"fmt"
+	"math"
 	"strconv"
 )
 
@@ -221,15 +222,15 @@ func (p *mlirParser) moduleFromOp(op *Op, pos int) (*Module, error) {
 		m.Attrs = append(m.Attrs, a)
 	}
 	if len(op.Regions) != 1 || len(op.Operands) != 0 || len(op.Results) != 0 {
-		return nil, &SyntaxError{Line: 1, Col: 1, Msg: "builtin.module must have one region and no operands or results"}
+		return nil, &SyntaxError{Line: max(op.Line, 1), Col: 1, Msg: "builtin.module must have one region and no operands or results"}
 	}
 	r := op.Regions[0]
 	if len(r.Blocks) > 1 {
-		return nil, &SyntaxError{Line: 1, Col: 1, Msg: "builtin.module body must be a single block"}
+		return nil, &SyntaxError{Line: max(op.Line, 1), Col: 1, Msg: "builtin.module body must be a single block"}
 	}
 	if len(r.Blocks) == 1 {
 		if len(r.Blocks[0].Args) != 0 {
-			return nil, &SyntaxError{Line: 1, Col: 1, Msg: "builtin.module body has no arguments"}
+			return nil, &SyntaxError{Line: max(op.Line, 1), Col: 1, Msg: "builtin.module body has no arguments"}
 		}
 		for _, o := range r.Blocks[0].Ops {
 			if err := p.addToModule(m, o); err != nil {
@@ -243,7 +244,7 @@ func (p *mlirParser) moduleFromOp(op *Op, pos int) (*Module, error) {
 // mlirFuncFromOp converts a func.func op into a Func. detach makes the
 // body the Func's own (the op is being discarded).
 func mlirFuncFromOp(op *Op, detach bool) (*Func, error) {
-	bad := func(msg string) error { return &SyntaxError{Line: 1, Col: 1, Msg: "func.func: " + msg} }
+	bad := func(msg string) error { return &SyntaxError{Line: max(op.Line, 1), Col: 1, Msg: "func.func: " + msg} }
 	f := &Func{Loc: op.Loc, Line: op.Line}
 	var ft *FunctionType
 	var argAttrs, resAttrs ArrayAttr
@@ -293,6 +294,9 @@ func mlirFuncFromOp(op *Op, detach bool) (*Func, error) {
 	}
 	if ft == nil {
 		return nil, bad("missing function_type")
+	}
+	if f.Name == "" {
+		return nil, bad("missing sym_name (a function needs a name)")
 	}
 	if len(op.Regions) != 1 || len(op.Operands) != 0 || len(op.Results) != 0 {
 		return nil, bad("must have one region and no operands or results")
@@ -644,12 +648,20 @@ func (p *mlirParser) parseOperation(block *Block) {
 			p.fail("expected operation name%s", p.found())
 		}
 		op = p.parsePrettyOp(p.intern(id), namePos, groups)
+		// An attribute the op's syntax gives may not come again in its
+		// dictionary: it would override what the syntax says.
+		if name := duplicateAttr(op.Attrs); name != "" {
+			p.errAt(namePos, "%s: attribute %q is given twice (by the op's syntax and in its attribute dictionary)", op.Name, name)
+		}
 	}
 	op.Line = p.lineAt(start)
 	p.parseTrailingLoc(&op.Loc)
 	upgradeArrayAttrs(op)
 	total := 0
 	for _, g := range groups {
+		if g.count > math.MaxInt-total { // the sum would wrap around
+			p.errAt(start, "operation %s defines %d results but more were named", op.Name, len(op.Results))
+		}
 		total += g.count
 	}
 	if total != len(op.Results) {
@@ -663,6 +675,28 @@ func (p *mlirParser) parseOperation(block *Block) {
 		i += g.count
 	}
 	block.Append(op)
+}
+
+// duplicateAttr returns a name that attrs hold twice, or "".
+func duplicateAttr(attrs []NamedAttr) string {
+	if len(attrs) < 16 {
+		for i, a := range attrs {
+			for _, b := range attrs[:i] {
+				if a.Name == b.Name {
+					return a.Name
+				}
+			}
+		}
+		return ""
+	}
+	seen := make(map[string]bool, len(attrs))
+	for _, a := range attrs {
+		if seen[a.Name] {
+			return a.Name
+		}
+		seen[a.Name] = true
+	}
+	return ""
 }
 
 // parseGenericTail parses the generic form after the quoted op name.

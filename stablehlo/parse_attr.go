@@ -1058,6 +1058,9 @@ func (p *mlirParser) decodeDenseHex(out *DenseElementsAttr, n int64) {
 			out.Splat = len(out.Type.Dims) > 0
 			return
 		}
+		if l := int64(len(raw)); l != (n+7)/8 && l != n { // before allocating n bytes
+			p.errAt(pos, "hex data of %d bytes does not fit %s", len(raw), mlirAppendType(nil, out.Type))
+		}
 		out.Data = make([]byte, n)
 		switch int64(len(raw)) {
 		case (n + 7) / 8: // packed bits (MLIR before 2026-02)

@@ -231,6 +231,16 @@ func TestParseErrors(t *testing.T) {
 		{"func.func @f(%a: tensor<f32>) {\n  %a = stablehlo.abs %a : tensor<f32>\n}", 2, 3, "redefinition"},
 		{`"foo.op"() : () -> () loc(#nope)`, 1, 26, "undefined location alias"},
 		{"%0:2 = \"foo.op\"() : () -> i32", 1, 1, "defines 1 results but 2 were named"},
+		// Found in review: counts whose sum wraps around, hex data checked
+		// after allocating, attributes the pretty syntax gives twice,
+		// errors of func.func ops reported at line 1, a nameless function.
+		{"%a:9223372036854775807, %b:9223372036854775807, %c:3 = \"x.y\"() : () -> tensor<f32>", 1, 1, "defines 1 results but more were named"},
+		{`"x.y"() {v = dense<"0x0102"> : tensor<1000000000000000xi1>} : () -> ()`, 1, 20, "hex data of 2 bytes does not fit"},
+		{"func.func @f() -> tensor<f32> {\n  %0 = stablehlo.constant {value = dense<1.0> : tensor<f32>} dense<2.0> : tensor<f32>\n  return %0 : tensor<f32>\n}", 2, 8, `attribute "value" is given twice`},
+		{"func.func @f(%x: tensor<4xf32>) -> tensor<2xf32> {\n  %0 = stablehlo.slice %x [0:2] {start_indices = array<i64: 1>} : (tensor<4xf32>) -> tensor<2xf32>\n  return %0 : tensor<2xf32>\n}", 2, 8, `attribute "start_indices" is given twice`},
+		{"module @m attributes {sym_name = \"n\"} {\n}", 1, 1, `attribute "sym_name" is given twice`},
+		{"module {\n\n\n  \"func.func\"() <{function_type = (tensor<f32>) -> tensor<f32>, sym_name = \"f\"}> ({\n  ^bb0(%a: tensor<i32>):\n    \"func.return\"(%a) : (tensor<i32>) -> ()\n  }) : () -> ()\n}", 4, 1, "entry block arguments of @f do not match"},
+		{"\"func.func\"() <{function_type = (tensor<f32>) -> tensor<f32>}> ({\n  ^bb0(%a: tensor<f32>):\n    \"func.return\"(%a) : (tensor<f32>) -> ()\n  }) : () -> ()", 1, 1, "missing sym_name"},
 		{`"foo.op"() {a = #undefined} : () -> ()`, 1, 18, "undefined attribute alias"},
 		{`"foo.op"() : () -> tensor<2x3>`, 1, 30, "expected 'x'"},
 		// Nothing may follow a block's terminator.
