@@ -149,10 +149,28 @@ func (p *mlirParser) parseTensorType(start int) Type {
 
 func (p *mlirParser) parseTensorSlow(start int) Type {
 	p.expect('<')
+	// An element type given by an alias is written out in an opaque
+	// type's text (which the printer writes without the alias).
+	type subst struct {
+		at, end int
+		with    string
+	}
+	var substs []subst // in order
+	text := func() string {
+		var b strings.Builder
+		from := start
+		for _, s := range substs {
+			b.Write(p.src[from:s.at])
+			b.WriteString(s.with)
+			from = s.end
+		}
+		b.Write(p.src[from:p.pos])
+		return b.String()
+	}
 	opaque := func() Type {
 		p.pos = start + len("tensor")
 		p.balanced()
-		return OpaqueType{Text: string(p.src[start:p.pos])}
+		return OpaqueType{Text: text()}
 	}
 	if p.peek() == '*' {
 		return opaque()
@@ -186,7 +204,18 @@ func (p *mlirParser) parseTensorSlow(start int) Type {
 	var dt xla.DType
 	known := false
 	if p.peek() == '!' {
-		p.parseBangType()
+		at := p.pos
+		switch t := p.parseBangType().(type) {
+		case OpaqueType:
+			if d, ok := mlirDTypeByName[t.Text]; ok {
+				dt, known = d, true // an alias of a builtin type
+			} else if t.Text != string(p.src[at:p.pos]) {
+				substs = append(substs, subst{at, p.pos, t.Text})
+			}
+		case TokenType:
+		default:
+			p.errAt(at, "%s is not an element type", t)
+		}
 	} else {
 		id := p.bareID()
 		if len(id) == 0 {
@@ -202,11 +231,20 @@ func (p *mlirParser) parseTensorSlow(start int) Type {
 		dt, known = mlirDTypeByName[string(id)]
 	}
 	if p.peek() == ',' {
-		return opaque()
+		// An encoding: kept as text, with its aliases written out.
+		p.pos++
+		p.skipSpace()
+		at := p.pos
+		a, _ := p.parseAttr()
+		if printed := string(mlirAppendAttr(nil, a, false)); printed != string(p.src[at:p.pos]) {
+			substs = append(substs, subst{at, p.pos, printed})
+		}
+		p.expect('>')
+		return OpaqueType{Text: text()}
 	}
 	p.expect('>')
 	if !known {
-		return OpaqueType{Text: string(p.src[start:p.pos])}
+		return OpaqueType{Text: text()}
 	}
 	return TensorType{DType: dt, Dims: dims}
 }

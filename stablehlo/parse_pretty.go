@@ -1,6 +1,7 @@
 package stablehlo
 
 import (
+	"math"
 	"strconv"
 	"strings"
 
@@ -521,7 +522,11 @@ func mlirParseTuple(p *mlirParser, name string, pos int) *Op {
 func mlirParseGetTupleElement(p *mlirParser, name string, pos int) *Op {
 	x := p.parseValueRef()
 	p.expect('[')
+	ipos := p.pos
 	i := p.integer()
+	if i < 0 || i > math.MaxInt32 {
+		p.errAt(ipos, "tuple index %d is outside i32's range", i)
+	}
 	p.expect(']')
 	attrs := p.optAttrDict([]NamedAttr{{Name: "index", Value: mlirI32(i)}})
 	return p.functionalOp(name, []mlirValueRef{x}, attrs)

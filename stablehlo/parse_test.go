@@ -239,6 +239,7 @@ func TestParseErrors(t *testing.T) {
 		{"func.func @f() -> tensor<f32> {\n  %0 = stablehlo.constant {value = dense<1.0> : tensor<f32>} dense<2.0> : tensor<f32>\n  return %0 : tensor<f32>\n}", 2, 8, `attribute "value" is given twice`},
 		{"func.func @f(%x: tensor<4xf32>) -> tensor<2xf32> {\n  %0 = stablehlo.slice %x [0:2] {start_indices = array<i64: 1>} : (tensor<4xf32>) -> tensor<2xf32>\n  return %0 : tensor<2xf32>\n}", 2, 8, `attribute "start_indices" is given twice`},
 		{"module @m attributes {sym_name = \"n\"} {\n}", 1, 1, `attribute "sym_name" is given twice`},
+		{"func.func @f(%t: tuple<tensor<f32>>) -> tensor<f32> {\n  %0 = stablehlo.get_tuple_element %t[4294967296] : (tuple<tensor<f32>>) -> tensor<f32>\n  return %0 : tensor<f32>\n}", 2, 39, "tuple index 4294967296 is outside i32's range"},
 		{"module {\n\n\n  \"func.func\"() <{function_type = (tensor<f32>) -> tensor<f32>, sym_name = \"f\"}> ({\n  ^bb0(%a: tensor<i32>):\n    \"func.return\"(%a) : (tensor<i32>) -> ()\n  }) : () -> ()\n}", 4, 1, "entry block arguments of @f do not match"},
 		{"\"func.func\"() <{function_type = (tensor<f32>) -> tensor<f32>}> ({\n  ^bb0(%a: tensor<f32>):\n    \"func.return\"(%a) : (tensor<f32>) -> ()\n  }) : () -> ()", 1, 1, "missing sym_name"},
 		{`"foo.op"() {a = #undefined} : () -> ()`, 1, 18, "undefined attribute alias"},
