@@ -13,9 +13,10 @@ import (
 // clamp, shape manipulation, gather, scatter, dot_general, convolution,
 // fft, cholesky, triangular_solve, reduce, reduce_window,
 // select_and_scatter, sort, map, while, tuples, collectives with explicit
-// groups), and checks their operands and attributes as the builder does.
-// known is false for ops it does not infer (custom_call, dynamic ops,
-// ops of other dialects ...). Verify uses it to check ops built by hand.
+// groups, constants), and checks their operands and attributes as the
+// builder does. known is false for ops it does not infer (custom_call,
+// dynamic ops, ops of other dialects ...). Verify uses it to check ops
+// built by hand.
 func InferResultTypes(op *Op) (types []Type, known bool, err error) {
 	ts := make([]TensorType, len(op.Operands))
 	allTensors := true
@@ -150,6 +151,8 @@ func InferResultTypes(op *Op) (types []Type, known bool, err error) {
 		return valueTypes(op.Operands), true, checkBatchedSquare("a", ts[0])
 	case "optimization_barrier":
 		return valueTypes(op.Operands), true, nil
+	case "constant":
+		return inferConstant(op)
 	case "bitcast_convert":
 		rt, ok := resultTensor(op, 0) // the result element type is the op's choice
 		if !allTensors || len(ts) != 1 || len(op.Results) != 1 || !ok {
@@ -344,6 +347,29 @@ func InferResultTypes(op *Op) (types []Type, known bool, err error) {
 		return []Type{Scalar(xla.Int32)}, true, inferDimensionSize(op.Operands[0].Type, intAttr("dimension", -1))
 	}
 	return nil, false, nil
+}
+
+// inferConstant gives a constant's result type: its value's (the dense
+// attribute keeps its full type, a splat's included), which the result
+// must equal exactly (spec C1: a dynamic dimension does not match). A
+// value this package keeps as text (dense_resource, quantized storage)
+// or a result type it does not model (quantized: OpaqueType) leaves the
+// op unchecked.
+func inferConstant(op *Op) ([]Type, bool, error) {
+	d, ok := op.Attr("value").(DenseElementsAttr)
+	if !ok {
+		return nil, false, nil
+	}
+	if len(op.Results) == 1 && op.Results[0] != nil {
+		rt, ok := op.Results[0].Type.(TensorType)
+		if !ok {
+			return nil, false, nil
+		}
+		if !TypesEqual(rt, d.Type) {
+			return nil, true, fmt.Errorf("value is %s, the result is %s: they must be the same type", d.Type, rt)
+		}
+	}
+	return []Type{d.Type}, true, nil
 }
 
 // paddingOf reads op's padding attribute (an Nx2 matrix of integers; nil

@@ -149,6 +149,13 @@ type opSpec struct {
 	deprecated bool // on its way out of StableHLO; kept so old programs round-trip
 }
 
+// dialect is the dialect of the op ("stablehlo", "chlo"): the one its
+// enum attributes (and precision_config's elements) belong to.
+func (s *opSpec) dialect() string {
+	d, _, _ := strings.Cut(s.name, ".")
+	return d
+}
+
 // attr returns the spec of the attribute named name, or nil.
 func (s *opSpec) attr(name string) *attrSpec {
 	for i := range s.attrs {
@@ -512,17 +519,28 @@ func upgradeArrayAttrs(op *Op) {
 	}
 }
 
-// checkAttr reports whether a has the kind spec wants.
-func checkAttr(spec *attrSpec, a Attribute) error {
+// checkAttr reports whether a has the kind spec wants: for an integer,
+// the width the spec gives it (spec.dtype: "5 : i64" is not an i32
+// attribute); for an enum (and precision_config's elements), an enum of
+// dialect, the op's ("#mhlo<comparison_direction GT>" is not a
+// stablehlo.compare's).
+func checkAttr(dialect string, spec *attrSpec, a Attribute) error {
 	bad := func() error {
 		return fmt.Errorf("attribute %s must be %s, got %T", spec.name, spec.kind, a)
+	}
+	badDialect := func(e EnumAttr) error {
+		return fmt.Errorf("attribute %s must be a #%s<%s ...> enum, got #%s<%s %s>", spec.name, dialect, e.Enum, e.Dialect, e.Enum, e.Value)
 	}
 	switch spec.kind {
 	case attrAny:
 		return nil
 	case attrInt:
-		if _, ok := a.(IntAttr); !ok {
+		i, ok := a.(IntAttr)
+		if !ok {
 			return bad()
+		}
+		if spec.dtype != xla.Invalid && i.Type != spec.dtype {
+			return fmt.Errorf("attribute %s must be an %s integer, got %d : %s", spec.name, mlirDTypeName(spec.dtype), i.Value, mlirDTypeName(i.Type))
 		}
 	case attrFloat:
 		if _, ok := a.(FloatAttr); !ok {
@@ -611,6 +629,9 @@ func checkAttr(spec *attrSpec, a Attribute) error {
 		if e.Enum != spec.enum {
 			return fmt.Errorf("attribute %s must be a %s enum, got %s", spec.name, spec.enum, e.Enum)
 		}
+		if e.Dialect != dialect {
+			return badDialect(e)
+		}
 		return checkEnumValue(spec.name, e)
 	case attrPrecision:
 		arr, ok := a.(ArrayAttr)
@@ -620,6 +641,8 @@ func checkAttr(spec *attrSpec, a Attribute) error {
 		for _, e := range arr {
 			if en, ok := e.(EnumAttr); !ok || en.Enum != "precision" {
 				return bad()
+			} else if en.Dialect != dialect {
+				return badDialect(en)
 			} else if err := checkEnumValue(spec.name, en); err != nil {
 				return err
 			}

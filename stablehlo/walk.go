@@ -314,8 +314,10 @@ func CloneFunc(f *Func, newName string) *Func {
 // Verify checks m: every function's body is well formed (operands defined
 // before use and visible, terminators present and of the right types,
 // func.call targets present with matching types), every op in the op
-// table has its operand count, regions and required attributes, and ops
-// whose result types can be inferred (InferResultTypes) have those types.
+// table has its operand count, regions (of exactly one block each, for
+// StableHLO ops) and required attributes (of the kinds, integer widths
+// and enum dialects the table gives), and ops whose result types can be
+// inferred (InferResultTypes) have those types.
 func (m *Module) Verify() error {
 	names := map[string]*Func{}
 	for i, f := range m.Funcs {
@@ -420,13 +422,19 @@ func (v *verifier) block(b *Block, terminator string) error {
 				return err
 			}
 		}
+		isHLO := strings.HasPrefix(op.Name, "stablehlo.")
 		for ri, r := range op.Regions {
 			if r == nil {
 				return fmt.Errorf("%s: region %d is nil", op.Name, ri)
 			}
+			if isHLO && len(r.Blocks) != 1 {
+				// Every StableHLO region is a SizedRegion<1>; other
+				// dialects' ops may branch between blocks.
+				return fmt.Errorf("%s: region %s has %d blocks, want exactly 1", opAt(op), regionName(op, ri), len(r.Blocks))
+			}
 			for _, rb := range r.Blocks {
 				term := "stablehlo.return"
-				if !strings.HasPrefix(op.Name, "stablehlo.") && rb != nil {
+				if !isHLO && rb != nil {
 					term = "" // other dialects: any terminator
 					if t := rb.Terminator(); t != nil {
 						term = t.Name
@@ -451,7 +459,9 @@ func (v *verifier) block(b *Block, terminator string) error {
 // CheckRegionTypes checks what the regions of if, case and while return
 // (and take) against the op's types, a dynamic dimension matching any
 // size: a branch returning another type than the op's result would hand
-// its value on under the wrong type. Other ops pass.
+// its value on under the wrong type. The operand that picks an if's or a
+// case's branch must be the scalar the builder asks for (see
+// checkBranchSelector). Other ops pass.
 func CheckRegionTypes(op *Op) error {
 	// What the region's entry block returns (what a runtime that runs
 	// that block hands on).
@@ -467,6 +477,9 @@ func CheckRegionTypes(op *Op) error {
 	results := valueTypes(op.Results)
 	switch op.Name {
 	case "stablehlo.if", "stablehlo.case":
+		if err := checkBranchSelector(op); err != nil {
+			return err
+		}
 		for i, r := range op.Regions {
 			if got := returns(r); got != nil && !slices.EqualFunc(got, results, TypesCompatible) {
 				return fmt.Errorf("branch %d returns %s, the op's results are %s", i, typeList(got), typeList(results))
@@ -786,11 +799,45 @@ func checkOpSpec(op *Op) error {
 			}
 			continue
 		}
-		if err := checkAttr(as, a); err != nil {
+		if err := checkAttr(spec.dialect(), as, a); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// checkBranchSelector checks the operand that picks an if's branch (pred,
+// a tensor<i1>) or a case's (index, a tensor<i32>): rank 0 and of that
+// element type, as the builder (If, Case) and the spec's input types
+// require.
+func checkBranchSelector(op *Op) error {
+	name, want := "pred", Scalar(xla.Bool)
+	if op.Name == "stablehlo.case" {
+		name, want = "index", Scalar(xla.Int32)
+	}
+	if len(op.Operands) != 1 || op.Operands[0] == nil {
+		return nil // checkOpSpec and CheckOp name it
+	}
+	if t := op.Operands[0].Type; !TypesEqual(t, want) {
+		return fmt.Errorf("%s must be %s, got %s", name, want, t)
+	}
+	return nil
+}
+
+// regionName names op's region i as the op table does ("body",
+// "true_branch"; "branches[1]" for the second of case's variadic
+// branches), or "#i" for an op the table does not list.
+func regionName(op *Op, i int) string {
+	if spec := opSpecs[op.Name]; spec != nil {
+		names := spec.regions
+		if i < len(names) && !strings.HasSuffix(names[i], "...") {
+			return names[i]
+		}
+		if n := len(names); n > 0 && i >= n-1 && strings.HasSuffix(names[n-1], "...") {
+			return fmt.Sprintf("%s[%d]", strings.TrimSuffix(names[n-1], "..."), i-(n-1))
+		}
+	}
+	return fmt.Sprintf("#%d", i)
 }
 
 // checkCount checks n against a list of names where "x..." is variadic.
