@@ -80,8 +80,11 @@ func (s Shape) Validate() error {
 // strides (one per dimension, as PJRT's byte_strides) must hold: the
 // offset of the last element plus its size; 0 for a shape without
 // elements. Negative strides on dimensions longer than one, and offsets
-// past 2^63, are errors. s must be valid (Validate).
+// past 2^63, are errors, as is an invalid s (Validate's error).
 func (s Shape) StridedBytes(strides []int64) (int64, error) {
+	if err := s.Validate(); err != nil {
+		return 0, err
+	}
 	if len(strides) != s.Rank() {
 		return 0, fmt.Errorf("xla: %d byte strides for rank-%d shape %v", len(strides), s.Rank(), s)
 	}

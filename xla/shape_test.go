@@ -42,4 +42,7 @@ func TestShapeStridedBytes(t *testing.T) {
 	assert.ErrorContains(t, err, "xla: negative byte stride -12 for dimension 0")
 	_, err = MakeShape(Float32, 3, 2).StridedBytes([]int64{1 << 62, 4})
 	assert.ErrorContains(t, err, "past byte 2^63")
+	// An invalid shape is named as such (it read "past byte 2^63").
+	_, err = Shape{DType: Float32, Dims: []int64{-2, 3}}.StridedBytes([]int64{12, 4})
+	assert.ErrorContains(t, err, "negative dimension -2 at axis 0")
 }
