@@ -30,7 +30,9 @@ import (
 //     another such When pins them: apart); the comparison may be one term
 //     of an And, the id converted to a type that keeps the grid's ids
 //     apart. Such accesses at overlapping elements must be left to the
-//     same program. An access at elements that depend on the program id
+//     same program (their pins equal on axes the programs agree on, which
+//     include the axes their position depends on when it is computed
+//     alike). An access at elements that depend on the program id
 //     is taken to be the program's own, so one left to one program must
 //     lie inside that program's own elements (a store of them whose start
 //     is computable for its id) when such accesses exist. This covers
@@ -48,8 +50,10 @@ import (
 //     to it: g/2, or g0+g1, or min(g, 7)) where some store writes the same
 //     elements in both: the two agree on every axis the store's position
 //     depends on (each such pair of the grid is looked at, squeezed
-//     blocks included); with several stores, by their positions alone
-//     (Whens on the program id do not keep two stores apart);
+//     blocks included); with several stores, by their positions alone,
+//     but for a store a When leaves to one program, which must lie inside
+//     that program's own elements (a store of the others computed for its
+//     id);
 //   - an input aliased to an output (InputOutputAliases) that the kernel
 //     loads through another block spec than the output's: a program would
 //     read blocks other programs write.
@@ -185,13 +189,14 @@ func checkParallelPrograms(p *Program) error {
 // depend on the axes the two differ on by its position alone: a When on a
 // program id keeps one store to one program, not two stores apart.
 func (x accesses) sharedBlockRace(p *Program, r RefInfo, m *Region, stores []*Op, read bool, grid []int64) error {
+	a, b, block, found := sharedBlock(m, grid, 0)
+	if !found {
+		return nil // a block a program (or a map judged from its code)
+	}
 	if read {
-		if a, b, block, found := sharedBlock(m, grid, 0); found {
-			return &Error{Kernel: p.Name, Op: "triton", Msg: fmt.Sprintf(
-				"%s: its index map sends grid points %s and %s to the same block %s, which both programs load and store; "+
-					"on a GPU they run in parallel and race. Give each program its own block, or loop inside the kernel (ForLoop)", r, tuple(a), tuple(b), tuple(block))}
-		}
-		return nil
+		return &Error{Kernel: p.Name, Op: "triton", Msg: fmt.Sprintf(
+			"%s: its index map sends grid points %s and %s to the same block %s, which both programs load and store; "+
+				"on a GPU they run in parallel and race. Give each program its own block, or loop inside the kernel (ForLoop)", r, tuple(a), tuple(b), tuple(block))}
 	}
 	var kept []*Op // the stores that may differ from program to program
 	for _, st := range stores {
@@ -203,6 +208,16 @@ func (x accesses) sharedBlockRace(p *Program, r RefInfo, m *Region, stores []*Op
 		keep := x.idx[st]
 		if len(kept) == 1 {
 			keep = x.apart(st, 0, len(grid))
+		} else if pins := x.pins[st]; len(pins) > 0 {
+			// Beside other stores, a store a When leaves to one
+			// program must lie inside that program's own elements.
+			if !slices.ContainsFunc(pins, func(pn pin) bool { return x.insideOwn(st, pn.axis, kept, p.Grid, 0) }) {
+				return &Error{Kernel: p.Name, Op: "triton", Msg: fmt.Sprintf(
+					"%s: its index map sends several programs to one block, and the store at %s, left to one program by a When on its id, "+
+						"is not inside that program's own elements (a store of the others whose start is computable for that program): "+
+						"on a GPU the programs run in parallel and it may land on another's elements", r, st.Loc)}
+			}
+			continue
 		}
 		if a, b, block, found := sharedBlock(m, grid, keep); found {
 			return &Error{Kernel: p.Name, Op: "triton", Msg: fmt.Sprintf(
@@ -270,11 +285,7 @@ func (x accesses) sharedAxisRace(p *Program, r RefInfo, accesses, stores []*Op, 
 		// on the program (their starts, and the access's, computed for
 		// its id).
 		for _, a := range pinned {
-			pn, _ := x.pinOn(a, g, fixed, axes)
-			id, ok := evalScalar(pn.at, p.Grid, -1, 0)
-			if ok && slices.ContainsFunc(stores, func(st *Op) bool {
-				return st != a && x.idx[st]&axisBit(g) != 0 && coversAt(st, a, func(v *Value) (int64, bool) { return evalScalar(v, p.Grid, g, id) })
-			}) {
+			if x.insideOwn(a, g, stores, p.Grid, fixed) {
 				continue
 			}
 			return &Error{Kernel: p.Name, Op: "triton", Msg: fmt.Sprintf(
@@ -386,6 +397,29 @@ func disjoint(a, b *Op) bool {
 	return false
 }
 
+// insideOwn reports whether access a, which a When(ProgramID(h) == c)
+// with c a constant leaves to one program along h, lies inside that
+// program's own elements: inside one of stores that is left to no one
+// program along h and whose position depends on h, both positions
+// computed for id c (programs agree on the axes of fixed).
+func (x accesses) insideOwn(a *Op, h int, stores []*Op, grid []int64, fixed uint64) bool {
+	axes := len(grid)
+	pn, ok := x.pinOn(a, h, fixed, axes)
+	if !ok {
+		return false
+	}
+	id, ok := evalScalar(pn.at, grid, -1, 0)
+	if !ok {
+		return false
+	}
+	return slices.ContainsFunc(stores, func(st *Op) bool {
+		if _, pinned := x.pinOn(st, h, fixed, axes); st == a || pinned || x.idx[st]&axisBit(h) == 0 {
+			return false
+		}
+		return coversAt(st, a, func(v *Value) (int64, bool) { return evalScalar(v, grid, h, id) })
+	})
+}
+
 // pinOn returns the When(ProgramID(g) == v) around access a that leaves
 // it to one program along g among programs that agree on the axes of
 // fixed: v depends only on axes on which they agree (apart).
@@ -400,14 +434,32 @@ func (x accesses) pinOn(a *Op, g int, fixed uint64, axes int) (pin, bool) {
 }
 
 // samePin reports whether accesses a and b are left to the same program
-// along axis g among programs that agree on the axes of fixed: their
-// Whens compare ProgramID(g) with the same value (sameValue: equal
-// constants, the same arithmetic on the same values), one that depends
-// only on axes of fixed.
+// along axis g among programs that agree on the axes of fixed: two
+// programs running them at the same elements agree on g. They agree on
+// fixed; on the axes a's position depends on when b's is computed alike
+// (sameAt); and on each axis both pin to the same value (sameValue) that
+// depends only on axes they agree on, to a fixed point.
 func (x accesses) samePin(a, b *Op, g int, fixed uint64, axes int) bool {
-	pa, oka := x.pinOn(a, g, fixed, axes)
-	pb, okb := x.pinOn(b, g, fixed, axes)
-	return oka && okb && pa.deps&gridBits(axes)&^fixed == 0 && pb.deps&gridBits(axes)&^fixed == 0 && sameValue(pa.at, pb.at)
+	agreed := fixed
+	if sameAt(a, b) {
+		agreed |= x.idx[a]
+	}
+	for changed := true; changed && agreed&axisBit(g) == 0; {
+		changed = false
+		for _, pa := range x.pins[a] {
+			bit := axisBit(pa.axis)
+			if agreed&bit != 0 || pa.deps&gridBits(axes)&^agreed != 0 {
+				continue
+			}
+			if slices.ContainsFunc(x.pins[b], func(pb pin) bool {
+				return pb.axis == pa.axis && pb.deps&gridBits(axes)&^agreed == 0 && sameValue(pa.at, pb.at)
+			}) {
+				agreed |= bit
+				changed = true
+			}
+		}
+	}
+	return agreed&axisBit(g) != 0
 }
 
 // gridBits are the dependence bits of a grid of that many axes.
@@ -457,9 +509,9 @@ func accessAxes(body *Region, written map[*Value]bool, blockAxes map[*Value]uint
 	return x
 }
 
-// covers reports whether store st reaches every element load ld reads, by
-// their indices (a masked store only a load with the same mask and
-// indices): in each dim the store spanning the whole dim, or
+// covers reports whether store st reaches every element load ld reads (or
+// store ld writes), by their indices (a masked store only an access with
+// the same mask and indices, sameAt): in each dim the store spanning the whole dim, or
 // both static with the load's range inside the store's, or both starting
 // at the same dynamic value (the same, or computed alike) with the load's
 // size at most the store's, or the same index array.
@@ -473,15 +525,9 @@ func coversAt(st, ld *Op, start func(v *Value) (int64, bool)) bool {
 		return false
 	}
 	if is.HasMask {
-		// A masked store writes what its mask leaves: it covers only a
-		// load with the same mask at the same indices.
-		sm, lm := st.Operands[2+is.NumOperands], ld.Operands[1+il.NumOperands]
-		return il.HasMask && sameValue(sm, lm) && slices.Equal(is.ArrayShape, il.ArrayShape) &&
-			slices.EqualFunc(is.Dims, il.Dims, func(a, b DimIndex) bool {
-				return a.Kind == b.Kind && a.Size == b.Size &&
-					(a.Operand < 0 && b.Operand < 0 && a.Start == b.Start ||
-						a.Operand >= 0 && b.Operand >= 0 && sameValue(st.Operands[1+a.Operand], ld.Operands[1+b.Operand]))
-			})
+		// A masked store writes what its mask leaves: it covers only an
+		// access with the same mask at the same indices.
+		return sameAt(st, ld)
 	}
 	dyn := func(op *Op, d DimIndex) *Value { return op.Operands[1+d.Operand] }
 	// static resolves d's start where it can.
@@ -525,6 +571,35 @@ func coversAt(st, ld *Op, start func(v *Value) (int64, bool)) bool {
 		}
 	}
 	return true
+}
+
+// maskOf is access a's mask, or nil.
+func maskOf(a *Op) *Value {
+	ix := a.Attrs.Indexer
+	if !ix.HasMask {
+		return nil
+	}
+	at := 1 + ix.NumOperands // a load's mask follows its indices
+	if a.Name == "store" {
+		at++ // a store's, its value
+	}
+	return a.Operands[at]
+}
+
+// sameAt reports whether accesses a and b reach the same elements, by
+// their code: the same indexing, dynamic indices and masks computed alike
+// (sameValue), or both without a mask.
+func sameAt(a, b *Op) bool {
+	ia, ib := a.Attrs.Indexer, b.Attrs.Indexer
+	ma, mb := maskOf(a), maskOf(b)
+	if (ma == nil) != (mb == nil) || ma != nil && !sameValue(ma, mb) || !slices.Equal(ia.ArrayShape, ib.ArrayShape) {
+		return false
+	}
+	return slices.EqualFunc(ia.Dims, ib.Dims, func(x, y DimIndex) bool {
+		return x.Kind == y.Kind && x.Size == y.Size &&
+			(x.Operand < 0 && y.Operand < 0 && x.Start == y.Start ||
+				x.Operand >= 0 && y.Operand >= 0 && sameValue(a.Operands[1+x.Operand], b.Operands[1+y.Operand]))
+	})
 }
 
 // sameValue reports whether x and y are the same value, or computed alike

@@ -1792,7 +1792,7 @@ func TestTritonRefusesOrderDependentKernels(t *testing.T) {
 					InSpecs:  []*BlockSpec{{BlockShape: []int64{4}, IndexMap: half}},
 					OutSpecs: []*BlockSpec{{BlockShape: []int64{4}, IndexMap: half}}},
 				args: []*interpreter.Tensor{fill(4)}},
-			want: "to the same block (0), and the store at",
+			want: "its index map sends several programs to one block, and the store at",
 		},
 		{
 			// g/2 again: programs 0 and 1 each store element 0, under
@@ -1808,7 +1808,7 @@ func TestTritonRefusesOrderDependentKernels(t *testing.T) {
 					InSpecs:  []*BlockSpec{{BlockShape: []int64{4}, IndexMap: half}},
 					OutSpecs: []*BlockSpec{{BlockShape: []int64{4}, IndexMap: half}}},
 				args: []*interpreter.Tensor{fill(4)}},
-			want: "to the same block (0), and the store at",
+			want: "its index map sends several programs to one block, and the store at",
 		},
 		{
 			// Both Whens pin axis 0 to p1, written alike, but (0, 0) and
@@ -1839,6 +1839,45 @@ func TestTritonRefusesOrderDependentKernels(t *testing.T) {
 			want: "runs in one program along grid axis 0 while",
 		},
 	}
+	cases = append(cases, []struct {
+		c    tritonCase
+		want string
+	}{
+		{
+			// Program 0's fix-up outside its elements, stored twice: each
+			// pinned store counted as the other's own elements (third
+			// review).
+			c: tritonCase{name: "pinned_twice",
+				kernel: func(k *Kernel, r []*Ref) {
+					x, o := r[0], r[1]
+					p := k.ProgramID(0)
+					o.Store(x.Load(DS(p.Mul(2), 2)), DS(p.Mul(2), 2))
+					k.When(p.Eq(0), func() {
+						o.Store(k.Full(xla.Float32, -5.0, 1), DS(p.Add(3), 1))
+						o.Store(k.Full(xla.Float32, -6.0, 1), DS(p.Add(3), 1))
+					})
+				},
+				spec: CallSpec{Name: "pinned_twice", Grid: []int64{4}, OutShapes: []xla.Shape{xla.MakeShape(xla.Float32, 8)}},
+				args: []*interpreter.Tensor{fill(8)}},
+			want: "runs in one program along grid axis 0 while",
+		},
+		{
+			// g/2: program 0's fix-up at p + 2, program 1's half.
+			c: tritonCase{name: "half_map_fixup_on_p",
+				kernel: func(k *Kernel, r []*Ref) {
+					x, o := r[0], r[1]
+					p := k.ProgramID(0)
+					h := p.Rem(2).Mul(2)
+					o.Store(x.Load(DS(h, 2)).Add(p.Astype(xla.Float32).Mul(10)), DS(h, 2))
+					k.When(p.Eq(0), func() { o.Store(k.Full(xla.Float32, -5.0, 1), DS(p.Add(2), 1)) })
+				},
+				spec: CallSpec{Name: "half_fixup_p", Grid: []int64{2}, OutShapes: f4,
+					InSpecs:  []*BlockSpec{{BlockShape: []int64{4}, IndexMap: half}},
+					OutSpecs: []*BlockSpec{{BlockShape: []int64{4}, IndexMap: half}}},
+				args: []*interpreter.Tensor{fill(4)}},
+			want: "its index map sends several programs to one block, and the store at",
+		},
+	}...)
 	for _, tc := range cases {
 		t.Run(tc.c.name, func(t *testing.T) {
 			spec := tc.c.spec
@@ -1869,6 +1908,37 @@ func TestTritonRefusesOrderDependentKernels(t *testing.T) {
 	require.NoError(t, err)
 	_, err = LowerTriton(p, CompilerParams{})
 	require.ErrorContains(t, err, "a grid of 64 axes: the race check follows at most 61")
+}
+
+// TestTritonMaskedStoreThenUnmaskedLoad: a masked store covers only an
+// access with the same mask (the check cannot tell which elements a mask
+// leaves), so an unmasked read of a program's own element after it is
+// refused with the check's error; the check panicked on the load's
+// missing mask (third review).
+func TestTritonMaskedStoreThenUnmaskedLoad(t *testing.T) {
+	x8 := []*interpreter.Tensor{fTensor([]int64{8}, func(i int) float64 { return float64(i) })}
+	f8 := xla.MakeShape(xla.Float32, 8)
+	for name, read := range map[string]func(k *Kernel, o, s *Ref, p *Value){
+		"spread": func(k *Kernel, o, s *Ref, p *Value) { s.Store(o.Load(DS(p, 1)), DS(p, 1)) },
+		"pinned": func(k *Kernel, o, s *Ref, p *Value) {
+			k.When(p.Eq(0), func() { s.Store(o.Load(Slice(0, 1)), Slice(0, 1)) })
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			kernel := func(k *Kernel, r []*Ref) {
+				x, o, s := r[0], r[1], r[2]
+				p := k.ProgramID(0)
+				Store(o, []any{All}, x.Load().Add(1.0), k.Iota(xla.Int32, 0, 8).Eq(p.BroadcastTo(8)))
+				read(k, o, s, p)
+			}
+			spec := CallSpec{Name: "masked_then_read", Grid: []int64{8}, OutShapes: []xla.Shape{f8, f8}, Backend: Triton}
+			p, err := Trace(kernel, spec, argTypes(x8))
+			require.NoError(t, err)
+			_, err = LowerTriton(p, CompilerParams{})
+			require.ErrorContains(t, err, "output 0")
+			assert.NotContains(t, err.Error(), "panic")
+		})
+	}
 }
 
 // TestTritonAcceptsRaceFreeForms: kernels the race check refused though
@@ -1920,6 +1990,68 @@ func TestTritonAcceptsRaceFreeForms(t *testing.T) {
 			args: []*interpreter.Tensor{fTensor([]int64{8}, func(i int) float64 { return float64(i) })},
 		},
 	}
+	io := func(k *Kernel) *Value { return k.Iota(xla.Int32, 0, 8) }
+	x8 := []*interpreter.Tensor{fTensor([]int64{8}, func(i int) float64 { return float64(i) })}
+	f8 := xla.MakeShape(xla.Float32, 8)
+	cases = append(cases,
+		tritonCase{
+			// Program 0 rewrites its own element through the same mask.
+			name: "pinned_masked_fixup",
+			kernel: func(k *Kernel, r []*Ref) {
+				x, o := r[0], r[1]
+				p := k.ProgramID(0)
+				m := io(k).Eq(p.BroadcastTo(8))
+				Store(o, []any{All}, x.Load().Add(1.0), m)
+				k.When(p.Eq(0), func() { Store(o, []any{All}, k.Full(xla.Float32, -5.0, 8), m) })
+			},
+			spec: CallSpec{Name: "pinned_masked_fixup", Grid: []int64{8}, OutShapes: []xla.Shape{f8}},
+			args: x8,
+		},
+		tritonCase{
+			// Only program (i, i) stores and reads back part i.
+			name: "diagonal_read_back",
+			kernel: func(k *Kernel, r []*Ref) {
+				x, o := r[0], r[1]
+				p0, p1 := k.ProgramID(0), k.ProgramID(1)
+				k.When(p0.Eq(p1), func() {
+					part := DS(p0.Mul(2), 2)
+					o.Store(x.Load(part), part)
+					o.Store(o.Load(part).Mul(2), part)
+				})
+			},
+			spec: CallSpec{Name: "diagonal_read_back", Grid: []int64{4, 4}, OutShapes: []xla.Shape{f8}},
+			args: x8,
+		},
+		tritonCase{
+			// Only program (0, 0) runs it: p1 == 0, then p0 == p1.
+			name: "chained_pins_read_back",
+			kernel: func(k *Kernel, r []*Ref) {
+				x, o := r[0], r[1]
+				p0, p1 := k.ProgramID(0), k.ProgramID(1)
+				k.When(p1.Eq(0).And(p0.Eq(p1)), func() {
+					o.Store(x.Load())
+					o.Store(o.Load().Mul(2))
+				})
+			},
+			spec: CallSpec{Name: "chained_pins_read_back", Grid: []int64{4, 4}, OutShapes: []xla.Shape{f8}},
+			args: x8,
+		},
+		tritonCase{
+			// g/2: program 0 writes a header inside its own half.
+			name: "half_map_header",
+			kernel: func(k *Kernel, r []*Ref) {
+				x, o := r[0], r[1]
+				p := k.ProgramID(0)
+				h := p.Rem(2).Mul(2)
+				o.Store(x.Load(DS(h, 2)).Add(p.Astype(xla.Float32).Mul(10)), DS(h, 2))
+				k.When(p.Eq(0), func() { o.Store(k.Full(xla.Float32, -5.0, 1), Slice(0, 1)) })
+			},
+			spec: CallSpec{Name: "half_map_header", Grid: []int64{2}, OutShapes: []xla.Shape{xla.MakeShape(xla.Float32, 4)},
+				InSpecs:  []*BlockSpec{{BlockShape: []int64{4}, IndexMap: blockMap(func(g []*Value) []any { return []any{g[0].Div(2)} })}},
+				OutSpecs: []*BlockSpec{{BlockShape: []int64{4}, IndexMap: blockMap(func(g []*Value) []any { return []any{g[0].Div(2)} })}}},
+			args: []*interpreter.Tensor{fTensor([]int64{4}, func(i int) float64 { return float64(i) })},
+		},
+	)
 	cases = append(cases, tritonCase{
 		// The last step along axis 1 (which the map ignores) alone
 		// stores the block and reads it back.
