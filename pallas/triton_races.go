@@ -61,8 +61,9 @@ import (
 // They are judged from the code of the index maps and of the body
 // (dependence through a load of prefetched data counts; dependence is not
 // proof that the programs' elements differ: p % 2 depends on p, and
-// scatter-adds at prefetched indices with repeats, or windows wider than
-// their stride, race unseen). An
+// scatter-adds at prefetched indices with repeats, windows wider than
+// their stride, or two stores whose positions each depend on the program
+// but meet across programs (o[p] and o[n-1-p]) race unseen). An
 // output's index map that is arithmetic on the grid indices alone is also
 // computed at build time, on the whole grid up to 65,536 programs and on
 // a corner of a larger one, and two programs sent to the same block that
