@@ -754,7 +754,7 @@ func TestExpandConstantLikeAttrForms(t *testing.T) {
   return %0 : tensor<2xf32>
 }`))
 	require.NoError(t, err)
-	require.ErrorContains(t, Expand(m, ExpandOptions{}), "holds 2 elements, want one (or a splat)")
+	require.ErrorContains(t, Expand(m, ExpandOptions{}), "value tensor<2xf32> must be one element or a splat")
 }
 
 // Polygamma at huge orders, where the Euler–Maclaurin tail's factor

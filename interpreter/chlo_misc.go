@@ -45,6 +45,9 @@ func chloTopKArgs(op *stablehlo.Op) (k int64, err error) {
 		return 0, fmt.Errorf("operand %v must have rank >= 1", t)
 	}
 	last := t.Dims[len(t.Dims)-1]
+	if last == stablehlo.DynamicDim {
+		return 0, fmt.Errorf("operand %v has a dynamic last dimension: top_k needs its size", t)
+	}
 	if k < 0 || k > last {
 		return 0, fmt.Errorf("k = %d is not in [0, %d] (the last dimension)", k, last)
 	}

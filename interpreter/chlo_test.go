@@ -380,6 +380,12 @@ func TestChloTopK(t *testing.T) {
 	out, err = ewtRun("chlo.top_k", "k = 0 : i64", []xla.Shape{xla.MakeShape(xla.Float64, 0), xla.MakeShape(xla.Int32, 0)}, ewtTensor(xla.Float64, 1.0))
 	require.NoError(t, err)
 	assert.Zero(t, out[0].Len())
+	// A dynamic last dimension is named as such (it read "not in [0, -1]").
+	_, err = runText(context.Background(), `func.func @main(%a: tensor<?xf32>) -> (tensor<2xf32>, tensor<2xi32>) {
+  %v, %i = chlo.top_k(%a, k = 2) : tensor<?xf32> -> (tensor<2xf32>, tensor<2xi32>)
+  return %v, %i : tensor<2xf32>, tensor<2xi32>
+}`, ewtTensor(xla.Float32, 1, 2, 3))
+	require.ErrorContains(t, err, "dynamic last dimension")
 }
 
 func TestChloConstantLike(t *testing.T) {

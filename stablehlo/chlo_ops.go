@@ -353,6 +353,9 @@ func inferChlo(op *Op) ([]Type, bool, error) {
 		case BoolAttr:
 			dt = xla.Bool
 		case DenseElementsAttr: // a splat, or one element
+			if n := v.Type.Size(); !(n == 1 || v.Splat && n > 0) {
+				return nil, true, fmt.Errorf("value %s must be one element or a splat", v.Type)
+			}
 			dt = v.Type.DType
 		case nil:
 			return nil, true, fmt.Errorf("missing value attribute")

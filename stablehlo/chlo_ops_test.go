@@ -138,6 +138,10 @@ func TestChloInferResultTypes(t *testing.T) {
 		{"top_k", "chlo.top_k", []*Value{f32}, []NamedAttr{{Name: "k", Value: IntAttr{Value: 2, Type: xla.Int64}}}, []Type{Tensor(xla.Float32, 2, 2), Tensor(xla.Int32, 2, 2)}, ""},
 		{"top_k too large", "chlo.top_k", []*Value{f32}, []NamedAttr{{Name: "k", Value: IntAttr{Value: 4, Type: xla.Int64}}}, nil, "k = 4 is not in [0, 3]"},
 		{"constant_like", "chlo.constant_like", []*Value{f32}, []NamedAttr{{Name: "value", Value: IntAttr{Value: 1, Type: xla.Int8}}}, []Type{Tensor(xla.Int8, 2, 3)}, ""},
+		// A dense value must be one element or a splat, as the interpreter
+		// and Expand require (Verify passed two distinct elements).
+		{"constant_like of a list", "chlo.constant_like", []*Value{f32}, []NamedAttr{{Name: "value", Value: DenseElementsAttr{Type: Tensor(xla.Float32, 2), Data: make([]byte, 8)}}}, nil, "must be one element or a splat"},
+		{"constant_like of a splat", "chlo.constant_like", []*Value{f32}, []NamedAttr{{Name: "value", Value: DenseElementsAttr{Type: Tensor(xla.Float32, 2), Data: make([]byte, 4), Splat: true}}}, []Type{Tensor(xla.Float32, 2, 3)}, ""},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

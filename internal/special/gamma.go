@@ -667,6 +667,13 @@ func BesselI1e(x float64) float64 {
 			}
 		}
 		r = ax / 2 * sum * math.Exp(-ax)
+		if r == ax/2 && ax < 0x1p-60 {
+			// The true value, (x/2)(1 - |x| + ...), lies below x/2 by less
+			// than float64 resolves: x/2 exactly, which rounded once more
+			// to a narrower type (f32's subnormals) may be a tie that
+			// rounds the wrong way. One float64 ulp down keeps it below.
+			r = math.Nextafter(r, 0)
+		}
 	} else {
 		// Hankel's expansion: I1(x) e^-x ~ 1/sqrt(2πx) Σ_k (-1)^k
 		// Π_{j<=k} (4 - (2j-1)²) / (k! (8x)^k); its terms are below
