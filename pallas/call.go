@@ -818,11 +818,16 @@ func traceIndexMap(st *traceState, p *Program, f, user IndexMapFunc, ref RefInfo
 		return nil, &Error{Kernel: st.name, Op: what, Loc: loc, Msg: fmt.Sprintf("returns %d block indices for an array of rank %d%s", len(idx), len(ref.ArrayShape), vmapped)}
 	}
 	for d, e := range idx {
-		if c, ok, err := staticInt(e); ok {
-			// A Go constant is checked at once, whatever its size.
-			if nb := numBlocks(ref.ArrayShape[d], ref.Block[d]); err != nil || c < 0 || c >= nb {
-				return nil, &Error{Kernel: st.name, Op: what, Loc: loc, Msg: fmt.Sprintf("block index %v of dim %d is outside [0, %d)", e, d, nb)}
-			}
+		// A constant block index (a Go number of any kind, checked before
+		// it becomes an i32, or a constant value) is checked here, on
+		// every backend; interpret mode checks the others at run time
+		// (blockStarts).
+		nb := numBlocks(ref.ArrayShape[d], ref.Block[d])
+		outside := func(c any) error {
+			return &Error{Kernel: st.name, Op: what, Loc: loc, Msg: fmt.Sprintf("block index %v of dim %d is outside [0, %d)", c, d, nb)}
+		}
+		if c, ok, err := staticInt(e); ok && (err != nil || c < 0 || c >= nb) {
+			return nil, outside(e)
 		}
 		v, ok := k.intScalar(what, e)
 		if !ok {
@@ -831,14 +836,8 @@ func traceIndexMap(st *traceState, p *Program, f, user IndexMapFunc, ref RefInfo
 			}
 			return nil, k.Err()
 		}
-		// A constant block index (a Go number of any kind) is checked
-		// here, on every backend; interpret mode checks the others at run
-		// time (blockStarts).
-		if c, ok := constInt(v); ok {
-			nb := numBlocks(ref.ArrayShape[d], ref.Block[d])
-			if c < 0 || c >= nb {
-				return nil, &Error{Kernel: st.name, Op: what, Loc: loc, Msg: fmt.Sprintf("block index %d of dim %d is outside [0, %d)", c, d, nb)}
-			}
+		if c, ok := constInt(v); ok && (c < 0 || c >= nb) {
+			return nil, outside(c)
 		}
 		r.Yield = append(r.Yield, v)
 	}

@@ -25,21 +25,31 @@ func newMapEval(m *Region, grid []int64) (*mapEval, bool) {
 		return nil, false
 	}
 	for _, op := range m.Ops {
-		if len(op.Regions) != 0 || len(op.Results) != 1 || !evaluable[op.Name] {
+		if !evaluableOp(op) {
 			return nil, false
-		}
-		if t := op.Results[0].Type; !scalarLike(t) || !(t.DType.IsInt() || t.DType.IsBool()) {
-			return nil, false
-		}
-		if op.Name == "const" {
-			switch op.Attrs.Value.(type) {
-			case int64, bool:
-			default:
-				return nil, false
-			}
 		}
 	}
 	return &mapEval{m: m, grid: grid, vals: map[*Value]int64{}}, true
+}
+
+// evaluableOp reports whether mapEval computes op: one of its ops, with
+// one integer or boolean scalar result and no regions (a const of an
+// integer or a bool).
+func evaluableOp(op *Op) bool {
+	if len(op.Regions) != 0 || len(op.Results) != 1 || !evaluable[op.Name] {
+		return false
+	}
+	if t := op.Results[0].Type; !scalarLike(t) || !(t.DType.IsInt() || t.DType.IsBool()) {
+		return false
+	}
+	if op.Name == "const" {
+		switch op.Attrs.Value.(type) {
+		case int64, bool:
+		default:
+			return false
+		}
+	}
+	return true
 }
 
 // evaluable lists the ops mapEval computes.
@@ -234,17 +244,8 @@ func evalScalar(v *Value, grid []int64, axis int, id int64) (int64, bool) {
 			return true
 		}
 		op := v.Def
-		if op == nil || len(op.Regions) != 0 || len(op.Results) != 1 || !evaluable[op.Name] ||
-			!scalarLike(v.Type) || !(v.Type.DType.IsInt() || v.Type.DType.IsBool()) ||
-			op.Name == "program_id" && op.Attrs.Axis != axis {
+		if op == nil || !evaluableOp(op) || op.Name == "program_id" && op.Attrs.Axis != axis {
 			return false
-		}
-		if op.Name == "const" {
-			switch op.Attrs.Value.(type) {
-			case int64, bool:
-			default:
-				return false
-			}
 		}
 		for _, o := range op.Operands {
 			if !value(o) {

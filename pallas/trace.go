@@ -1063,8 +1063,9 @@ func (k *Kernel) checkYield(op string, want []Type, got []*Value) bool {
 
 // ForLoop runs body for i = lo, lo+1, ..., hi-1 (lo, hi: Go ints or
 // integer scalars of any width, used as i32: a scalar outside i32's range
-// saturates, a Go constant outside it is an error), threading the carried values: body gets i and the carry and
-// returns the next carry; ForLoop returns the final carry.
+// saturates, a Go constant outside it is an error), threading the carried
+// values: body gets i and the carry and returns the next carry; ForLoop
+// returns the final carry.
 func (k *Kernel) ForLoop(lo, hi any, init []*Value, body func(i *Value, carry []*Value) []*Value) []*Value {
 	if body == nil {
 		k.failf("for", "body is nil")

@@ -147,8 +147,9 @@ func checkParallelPrograms(p *Program) error {
 		}
 		// The programs that share a block agree on the axes the map
 		// uses, unless it sends two of them to one block (g/2).
+		a, b, block, shares := sharedBlock(m, grid, 0)
 		fixed := used
-		if _, _, _, found := sharedBlock(m, grid, 0); found {
+		if shares {
 			fixed = 0
 		}
 		for g, n := range p.Grid {
@@ -159,7 +160,10 @@ func checkParallelPrograms(p *Program) error {
 				return err
 			}
 		}
-		if err := acc.sharedBlockRace(p, r, m, stores[ri], read, grid); err != nil {
+		if !shares {
+			continue // a block a program (or a map judged from its code)
+		}
+		if err := acc.sharedBlockRace(p, r, m, stores[ri], read, grid, [3][]int64{a, b, block}); err != nil {
 			return err
 		}
 	}
@@ -184,17 +188,15 @@ func checkParallelPrograms(p *Program) error {
 
 // sharedBlockRace checks output r (index map m) for two programs of grid
 // (the grid with the axes m ignores collapsed, see sharedAxisRace for
-// those) that m sends to one block: a race when they load it (read), or
+// those) that m sends to one block (pair is one such: the two grid
+// points and their block): a race when they load it (read), or
 // when some store writes the same elements in both: when they agree on
 // every axis its position depends on. With several stores, each must
 // depend on the axes the two differ on by its position alone: a When on a
 // program id keeps one store to one program, not two stores apart.
-func (x accesses) sharedBlockRace(p *Program, r RefInfo, m *Region, stores []*Op, read bool, grid []int64) error {
-	a, b, block, found := sharedBlock(m, grid, 0)
-	if !found {
-		return nil // a block a program (or a map judged from its code)
-	}
+func (x accesses) sharedBlockRace(p *Program, r RefInfo, m *Region, stores []*Op, read bool, grid []int64, pair [3][]int64) error {
 	if read {
+		a, b, block := pair[0], pair[1], pair[2]
 		return &Error{Kernel: p.Name, Op: "triton", Msg: fmt.Sprintf(
 			"%s: its index map sends grid points %s and %s to the same block %s, which both programs load and store; "+
 				"on a GPU they run in parallel and race. Give each program its own block, or loop inside the kernel (ForLoop)", r, tuple(a), tuple(b), tuple(block))}
