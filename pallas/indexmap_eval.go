@@ -2,6 +2,7 @@ package pallas
 
 import (
 	"encoding/binary"
+	"slices"
 
 	"github.com/halo-ml/halo/xla"
 )
@@ -233,35 +234,63 @@ func compareInts(dir string, a, b int64, u bool) bool {
 // ProgramID(axis) taken as id; ok is false for anything else (another
 // program id, loaded data, a loop index).
 func evalScalar(v *Value, grid []int64, axis int, id int64) (int64, bool) {
-	e := &mapEval{grid: grid, vals: map[*Value]int64{}}
-	g := make([]int64, len(grid))
-	if axis >= 0 && axis < len(g) {
-		g[axis] = id
+	k := newKernelEval(grid)
+	if axis >= 0 && axis < len(grid) {
+		k.g[axis], k.known[axis] = id, true
 	}
-	var value func(v *Value) bool
-	value = func(v *Value) bool {
-		if _, ok := e.vals[v]; ok {
-			return true
-		}
-		op := v.Def
-		if op == nil || !evaluableOp(op) || op.Name == "program_id" && op.Attrs.Axis != axis {
-			return false
-		}
-		for _, o := range op.Operands {
-			if !value(o) {
-				return false
-			}
-		}
-		r, ok := e.op(op, g)
-		if ok {
-			e.vals[v] = r
-		}
-		return ok
+	return k.value(v)
+}
+
+// kernelEval computes kernel values at build time at one grid point:
+// integer arithmetic (mapEval's ops) on constants, NumPrograms and the
+// program ids of the axes it knows. Values are remembered until reset.
+type kernelEval struct {
+	e     mapEval
+	g     []int64
+	known []bool // the axes whose ProgramID is g's
+	bad   map[*Value]bool
+}
+
+// newKernelEval prepares an evaluator for grid that knows no program id.
+func newKernelEval(grid []int64) *kernelEval {
+	return &kernelEval{e: mapEval{grid: grid, vals: map[*Value]int64{}},
+		g: make([]int64, len(grid)), known: make([]bool, len(grid)), bad: map[*Value]bool{}}
+}
+
+// at makes k compute at grid point g, every program id known.
+func (k *kernelEval) at(g []int64) {
+	copy(k.g, g)
+	for i := range k.known {
+		k.known[i] = true
 	}
-	if !value(v) {
+	clear(k.e.vals)
+	clear(k.bad)
+}
+
+// value computes v; ok is false when v is not computable at build time.
+func (k *kernelEval) value(v *Value) (int64, bool) {
+	if r, ok := k.e.vals[v]; ok {
+		return r, true
+	}
+	op := v.Def
+	if k.bad[v] || op == nil || !evaluableOp(op) ||
+		op.Name == "program_id" && (op.Attrs.Axis >= len(k.known) || !k.known[op.Attrs.Axis]) {
+		k.bad[v] = true
 		return 0, false
 	}
-	return e.vals[v], true
+	for _, o := range op.Operands {
+		if _, ok := k.value(o); !ok {
+			k.bad[v] = true
+			return 0, false
+		}
+	}
+	r, ok := k.e.op(op, k.g)
+	if !ok {
+		k.bad[v] = true
+		return 0, false
+	}
+	k.e.vals[v] = r
+	return r, true
 }
 
 // maxMapPoints bounds the grid points sharedBlock visits.
@@ -279,16 +308,7 @@ func sharedBlock(m *Region, grid []int64, keep uint64) (a, b, block []int64, fou
 	if !ok {
 		return nil, nil, nil, false
 	}
-	sub := append([]int64(nil), grid...)
-	for gridSteps(sub) > maxMapPoints {
-		big := 0 // halve the longest axis until the corner is small enough
-		for i, n := range sub {
-			if n > sub[big] {
-				big = i
-			}
-		}
-		sub[big] = (sub[big] + 1) / 2
-	}
+	sub := gridCorner(grid)
 	total := gridSteps(sub)
 	seen := make(map[string]int64, total)
 	g := make([]int64, len(grid))
@@ -324,6 +344,23 @@ func sharedBlock(m *Region, grid []int64, keep uint64) (a, b, block []int64, fou
 		seen[string(key)] = n
 	}
 	return nil, nil, nil, false
+}
+
+// gridCorner is the grid itself when it has at most maxMapPoints points,
+// else the corner of it where each axis's index is below a bound that
+// keeps the count under that: the longest axis halved until it does.
+func gridCorner(grid []int64) []int64 {
+	sub := slices.Clone(grid)
+	for gridSteps(sub) > maxMapPoints {
+		big := 0
+		for i, n := range sub {
+			if n > sub[big] {
+				big = i
+			}
+		}
+		sub[big] = (sub[big] + 1) / 2
+	}
+	return sub
 }
 
 // b2i is 1 for true, 0 for false.

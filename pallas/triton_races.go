@@ -59,11 +59,13 @@ import (
 //     read blocks other programs write.
 //
 // They are judged from the code of the index maps and of the body
-// (dependence through a load of prefetched data counts; dependence is not
-// proof that the programs' elements differ: p % 2 depends on p, and
-// scatter-adds at prefetched indices with repeats, windows wider than
-// their stride, or two stores whose positions each depend on the program
-// but meet across programs (o[p] and o[n-1-p]) race unseen). An
+// (dependence through a load of prefetched data counts). Dependence is
+// not proof that the programs' elements differ (p % 2 depends on p), so
+// accesses whose elements are computable at build time are also computed
+// for each program (overlapRace, triton_overlap.go: o[p] beside o[n-1-p],
+// p % 2, windows wider than their stride); those at loaded or loop-varying
+// positions, or under masks (scatter-adds at prefetched indices with
+// repeats, say), race unseen when dependence alone keeps them apart. An
 // output's index map that is arithmetic on the grid indices alone is also
 // computed at build time, on the whole grid up to 65,536 programs and on
 // a corner of a larger one, and two programs sent to the same block that
@@ -123,17 +125,22 @@ func checkParallelPrograms(p *Program) error {
 		}
 	}
 	acc := accessAxes(p.Body, written, blockAxes, p.Grid)
+	// An output's accesses: its stores, then its loads and those of the
+	// input aliased to it (an aliased input is the output's memory).
+	accessesOf := func(ri int) []*Op {
+		a := append(append([]*Op(nil), stores[ri]...), loads[ri]...)
+		if in := p.Refs[ri].AliasOf; in >= p.NumPrefetch {
+			a = append(a, loads[in]...)
+		}
+		return a
+	}
 	for o := 0; o < p.NumOutputs; o++ {
 		ri := p.NumPrefetch + nin + o
 		r := p.Refs[ri]
 		if len(stores[ri]) == 0 {
 			continue
 		}
-		// An aliased input is the output's memory: loading it loads the output.
-		accesses := append(append([]*Op(nil), stores[ri]...), loads[ri]...)
-		if r.AliasOf >= p.NumPrefetch {
-			accesses = append(accesses, loads[r.AliasOf]...)
-		}
+		accesses := accessesOf(ri)
 		read := len(accesses) > len(stores[ri])
 		m := p.IndexMaps[nin+o]
 		// The grid with the axes the map ignores collapsed: its pairs
@@ -160,11 +167,10 @@ func checkParallelPrograms(p *Program) error {
 				return err
 			}
 		}
-		if !shares {
-			continue // a block a program (or a map judged from its code)
-		}
-		if err := acc.sharedBlockRace(p, r, m, stores[ri], read, grid, [3][]int64{a, b, block}); err != nil {
-			return err
+		if shares {
+			if err := acc.sharedBlockRace(p, r, m, stores[ri], read, grid, [3][]int64{a, b, block}); err != nil {
+				return err
+			}
 		}
 	}
 	for o := 0; o < p.NumOutputs; o++ {
@@ -181,6 +187,17 @@ func checkParallelPrograms(p *Program) error {
 			return &Error{Kernel: p.Name, Op: "triton", Msg: fmt.Sprintf(
 				"%s is aliased to %s (InputOutputAliases) and loaded through another block spec: "+
 					"on a GPU a program would read blocks other programs write; give both the same block shape and index map", p.Refs[in], out)}
+		}
+	}
+	// What the checks by dependence take as apart, computed where it can be.
+	for o := 0; o < p.NumOutputs; o++ {
+		ri := p.NumPrefetch + nin + o
+		if len(stores[ri]) == 0 {
+			continue
+		}
+		accesses := accessesOf(ri)
+		if err := acc.overlapRace(p, ri, accesses, len(accesses) > len(stores[ri]), len(stores[ri])); err != nil {
+			return err
 		}
 	}
 	return nil
@@ -332,6 +349,8 @@ type accesses struct {
 	val map[*Op]uint64
 	// looped: the access is inside a loop (it may run many times).
 	looped map[*Op]bool
+	// outer: the ops around an access, outermost first.
+	outer map[*Op][]*Op
 }
 
 // pin is a When(ProgramID(axis) == at) around an access; deps are at's
@@ -477,7 +496,7 @@ const maxCheckedAxes = 61
 // readsWritten), blockAxes the axes that pick each blocked ref's block
 // (what a load of it reads depends on them), grid the grid's steps.
 func accessAxes(body *Region, written map[*Value]bool, blockAxes map[*Value]uint64, grid []int64) accesses {
-	x := accesses{idx: map[*Op]uint64{}, pins: map[*Op][]pin{}, val: map[*Op]uint64{}, looped: map[*Op]bool{}}
+	x := accesses{idx: map[*Op]uint64{}, pins: map[*Op][]pin{}, val: map[*Op]uint64{}, looped: map[*Op]bool{}, outer: map[*Op][]*Op{}}
 	propagate(body, map[*Value]uint64{}, func(op *Op, deps map[*Value]uint64, ctl uint64, outer []*Op) uint64 {
 		switch op.Name {
 		case "program_id":
@@ -499,6 +518,7 @@ func accessAxes(body *Region, written map[*Value]bool, blockAxes map[*Value]uint
 			x.idx[op] = idx &^ (readsWritten | loopVarying)
 			x.pins[op] = pinsOf(outer, deps, grid)
 			x.looped[op] = slices.ContainsFunc(outer, func(o *Op) bool { return o.Name == "for" || o.Name == "while" })
+			x.outer[op] = slices.Clone(outer)
 			if op.Name == "load" {
 				d := blockAxes[op.Operands[0]]
 				if written[op.Operands[0]] {

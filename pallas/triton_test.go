@@ -1878,6 +1878,69 @@ func TestTritonRefusesOrderDependentKernels(t *testing.T) {
 			want: "its index map sends several programs to one block, and the store at",
 		},
 	}...)
+	// Positions that depend on the program id yet meet across programs,
+	// which only computing them shows.
+	f8 := []xla.Shape{xla.MakeShape(xla.Float32, 8)}
+	cases = append(cases, []struct {
+		c    tritonCase
+		want string
+	}{
+		{
+			// Program p stores elements p and 3-p: programs 0 and 3 both
+			// store 0 and 3.
+			c: tritonCase{name: "mirrored_stores",
+				kernel: func(k *Kernel, r []*Ref) {
+					x, o := r[0], r[1]
+					p := k.ProgramID(0)
+					o.Store(x.Load(DS(p, 1)), DS(p, 1))
+					o.Store(x.Load(DS(p, 1)).Mul(10.0), DS(k.Const(xla.Int32, 3).Sub(p), 1))
+				},
+				spec: CallSpec{Name: "mirrored", Grid: []int64{4}, OutShapes: f4},
+				args: []*interpreter.Tensor{fill(4)}},
+			want: "grid points (1) and (2) both reach its element (2), the store at",
+		},
+		{
+			// p % 2: programs 0 and 2 store element 0.
+			c: tritonCase{name: "parity_store",
+				kernel: func(k *Kernel, r []*Ref) {
+					x, o := r[0], r[1]
+					p := k.ProgramID(0)
+					o.Store(x.Load(DS(p, 1)), DS(p.Rem(2), 1))
+				},
+				spec: CallSpec{Name: "parity", Grid: []int64{4}, OutShapes: f4},
+				args: []*interpreter.Tensor{fill(4)}},
+			want: "grid points (0) and (2) both reach its element (0)",
+		},
+		{
+			// Windows of 4 at a stride of 2: neighbours share 2 elements.
+			c: tritonCase{name: "wide_windows",
+				kernel: func(k *Kernel, r []*Ref) {
+					x, o := r[0], r[1]
+					p := k.ProgramID(0)
+					o.Store(x.Load(DS(p.Mul(2), 4)).Add(p.Astype(xla.Float32)), DS(p.Mul(2), 4))
+				},
+				spec: CallSpec{Name: "windows", Grid: []int64{3}, OutShapes: f8},
+				args: []*interpreter.Tensor{fill(8)}},
+			want: "grid points (0) and (1) both reach its element (2)",
+		},
+		{
+			// Each program stores its row of a 4x2 block, but the rows
+			// are p/2: programs 0 and 1 store row 0 (a 2-D grid, the
+			// block picked by its second axis).
+			c: tritonCase{name: "rows_by_half_id",
+				kernel: func(k *Kernel, r []*Ref) {
+					x, o := r[0], r[1]
+					p := k.ProgramID(0)
+					o.Store(x.Load(DS(p, 1), All).Add(p.Astype(xla.Float32)), DS(p.Div(2), 1), All)
+				},
+				spec: CallSpec{Name: "half_rows", Grid: []int64{4, 2},
+					OutShapes: []xla.Shape{xla.MakeShape(xla.Float32, 4, 4)},
+					InSpecs:   []*BlockSpec{{BlockShape: []int64{4, 2}, IndexMap: blockMap(func(g []*Value) []any { return []any{0, g[1]} })}},
+					OutSpecs:  []*BlockSpec{{BlockShape: []int64{4, 2}, IndexMap: blockMap(func(g []*Value) []any { return []any{0, g[1]} })}}},
+				args: []*interpreter.Tensor{fTensor([]int64{4, 4}, func(i int) float64 { return float64(i) })}},
+			want: "grid points (0, 0) and (1, 0) both reach its element (0, 0)",
+		},
+	}...)
 	for _, tc := range cases {
 		t.Run(tc.c.name, func(t *testing.T) {
 			spec := tc.c.spec
@@ -2068,6 +2131,44 @@ func TestTritonAcceptsRaceFreeForms(t *testing.T) {
 			OutSpecs: []*BlockSpec{{BlockShape: []int64{4}, IndexMap: blockMap(func(g []*Value) []any { return []any{g[0]} })}}},
 		args: []*interpreter.Tensor{fTensor([]int64{8}, func(i int) float64 { return float64(i) })},
 	})
+	// Positions that would meet across programs but for a When the check
+	// computes, or that meet only in loads.
+	cases = append(cases,
+		tritonCase{
+			// p % 4 over 8 programs, but only programs 0-3 store.
+			name: "parity_under_when",
+			kernel: func(k *Kernel, r []*Ref) {
+				x, o := r[0], r[1]
+				p := k.ProgramID(0)
+				k.When(p.Lt(4), func() { o.Store(x.Load(DS(p, 1)).Mul(3.0), DS(p.Rem(4), 1)) })
+			},
+			spec: CallSpec{Name: "parity_under_when", Grid: []int64{8}, OutShapes: []xla.Shape{xla.MakeShape(xla.Float32, 4)}},
+			args: x8,
+		},
+		tritonCase{
+			// A scalar output that the last program alone stores.
+			name: "scalar_by_last",
+			kernel: func(k *Kernel, r []*Ref) {
+				x, o := r[0], r[1]
+				p := k.ProgramID(0)
+				k.When(p.Eq(k.NumPrograms(0).Sub(1)), func() { o.Store(x.Load().Sum()) })
+			},
+			spec: CallSpec{Name: "scalar_by_last", Grid: []int64{8}, OutShapes: []xla.Shape{xla.MakeShape(xla.Float32)}},
+			args: x8,
+		},
+		tritonCase{
+			// A 2-D grid whose second axis picks a row of a whole-array
+			// output: each program (i, j) stores element (j, i).
+			name: "transposed_points",
+			kernel: func(k *Kernel, r []*Ref) {
+				o := r[1]
+				i, j := k.ProgramID(0), k.ProgramID(1)
+				o.Store(i.Mul(10).Add(j).Astype(xla.Float32).Reshape(1, 1), DS(j, 1), DS(i, 1))
+			},
+			spec: CallSpec{Name: "transposed_points", Grid: []int64{4, 2}, OutShapes: []xla.Shape{xla.MakeShape(xla.Float32, 2, 4)}},
+			args: x8,
+		},
+	)
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			want, err := runCall(c.kernel, c.spec, c.args...)

@@ -1,0 +1,255 @@
+package pallas
+
+import (
+	"fmt"
+	"slices"
+)
+
+// The checks of triton_races.go judge accesses by what their positions
+// depend on; dependence on the program id is not proof that two programs
+// reach different elements (o[p] beside o[n-1-p], o[p % 2], a window of 4
+// at a stride of 2). overlapRace closes that gap where it can: it
+// computes, at build time, the elements each program reaches.
+
+// placed is where one program's access of an output lands: the box
+// [lo, hi) of array elements, clipped to the array.
+type placed struct {
+	prog   int64 // the program's row-major index in the grid
+	op     *Op
+	lo, hi []int64
+}
+
+// maxOverlapPairs bounds the pairs of boxes overlapRace compares; past it
+// the check gives up (it only adds to the checks by dependence).
+const maxOverlapPairs = 1 << 24
+
+// overlapRace looks for two programs whose accesses of output ri (its
+// stores; its loads and those of the input aliased to it) meet, where one
+// of them is a store: on a GPU the programs run in parallel, so the
+// result depends on their order. It looks at the accesses whose elements
+// are computable at build time for each program: the index map of the
+// access's ref is integer arithmetic on the grid indices (mapEval), every
+// dynamic start is such arithmetic on the program ids (no loaded data, no
+// loop index), no index is an array and no mask is given. A When around an
+// access whose condition is computable leaves it to the programs where it
+// holds; any other is taken to run. A store every program makes with the
+// same values (same) is left out. It visits the whole grid, or the corner
+// of a large one that sharedBlock visits.
+func (x accesses) overlapRace(p *Program, ri int, accs []*Op, read bool, stores int) error {
+	refOf := map[*Value]int{}
+	for i, a := range p.Body.Args {
+		refOf[a] = i
+	}
+	type site struct {
+		op   *Op
+		info *RefInfo
+		m    *mapEval // nil: block 0 everywhere
+	}
+	var sites []site
+	for _, a := range accs {
+		if a.Name == "store" && x.same(a, read, stores) {
+			continue
+		}
+		ix := a.Attrs.Indexer
+		if ix.HasMask || ix.HasArrays() {
+			continue
+		}
+		k := refOf[a.Operands[0]]
+		info := &p.Refs[k]
+		s := site{op: a, info: info}
+		if m := p.IndexMaps[k-p.NumPrefetch]; m != nil {
+			e, ok := newMapEval(m, p.Grid)
+			if !ok || len(m.Yield) != len(info.ArrayShape) {
+				continue
+			}
+			s.m = e
+		}
+		if kept := len(info.Block) - countSqueezed(info.Block); len(ix.Dims) != kept {
+			continue // the lowering reports it
+		}
+		sites = append(sites, s)
+	}
+	if len(sites) == 0 || !slices.ContainsFunc(sites, func(s site) bool { return s.op.Name == "store" }) {
+		return nil
+	}
+	sub := gridCorner(p.Grid)
+	total := gridSteps(sub)
+	k := newKernelEval(p.Grid)
+	var boxes []placed
+	computable := map[*Op]bool{}
+	for _, s := range sites {
+		computable[s.op] = true
+	}
+	for n := int64(0); n < total; n++ {
+		g := pointOf(n, sub)
+		k.at(g)
+		for _, s := range sites {
+			if !computable[s.op] || !runsAt(k, x.outer[s.op]) {
+				continue
+			}
+			blk := make([]int64, len(s.info.ArrayShape))
+			if s.m != nil && !s.m.at(g, blk) {
+				computable[s.op] = false // divides by zero somewhere
+				continue
+			}
+			lo, hi, ok := boxAt(k, s.op, s.info, blk)
+			if !ok {
+				computable[s.op] = false
+				continue
+			}
+			if lo != nil {
+				boxes = append(boxes, placed{prog: n, op: s.op, lo: lo, hi: hi})
+			}
+		}
+	}
+	boxes = slices.DeleteFunc(boxes, func(b placed) bool { return !computable[b.op] })
+	a, b, found := meetingBoxes(boxes)
+	if !found {
+		return nil
+	}
+	ga, gb := pointOf(a.prog, sub), pointOf(b.prog, sub)
+	at := make([]int64, len(p.Refs[ri].ArrayShape))
+	for d := range at {
+		at[d] = max(a.lo[d], b.lo[d])
+	}
+	return &Error{Kernel: p.Name, Op: "triton", Msg: fmt.Sprintf(
+		"%s: grid points %s and %s both reach its element %s, the %s at %s in one and the %s at %s in the other (positions computed at build time); "+
+			"on a GPU the programs run in parallel and race. Let each program reach only elements no other program stores",
+		p.Refs[ri], tuple(ga), tuple(gb), tuple(at), a.op.Name, a.op.Loc, b.op.Name, b.op.Loc)}
+}
+
+// runsAt reports whether an access with the ops outer around it may run
+// at k's grid point: false only when a When's condition is computable
+// there and false.
+func runsAt(k *kernelEval, outer []*Op) bool {
+	for _, o := range outer {
+		if o.Name != "when" {
+			continue
+		}
+		if c, ok := k.value(o.Operands[0]); ok && c == 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// boxAt computes the array elements access a of a ref (info) reaches at
+// k's grid point, its block at block indices blk: lo nil when the box
+// lies outside the array (the lowering's padding masks it); ok false when
+// a dynamic start is not computable.
+func boxAt(k *kernelEval, a *Op, info *RefInfo, blk []int64) (lo, hi []int64, ok bool) {
+	dims := a.Attrs.Indexer.Dims
+	if len(info.ArrayShape) == 0 {
+		return []int64{0}, []int64{1}, true // a scalar: one element, as a box of one dim
+	}
+	lo, hi = make([]int64, len(info.ArrayShape)), make([]int64, len(info.ArrayShape))
+	j := 0
+	for d, bs := range info.Block {
+		if bs == Squeezed {
+			lo[d], hi[d] = blk[d], blk[d]+1
+		} else {
+			di := dims[j]
+			j++
+			start := di.Start
+			if di.Operand >= 0 {
+				if start, ok = k.value(a.Operands[1+di.Operand]); !ok {
+					return nil, nil, false
+				}
+			}
+			lo[d] = blk[d]*bs + start
+			hi[d] = lo[d] + di.Size
+		}
+		lo[d], hi[d] = max(lo[d], 0), min(hi[d], info.ArrayShape[d])
+		if lo[d] >= hi[d] {
+			return nil, nil, true
+		}
+	}
+	return lo, hi, true
+}
+
+// meetingBoxes finds two boxes of different programs that share an
+// element, one of them a store's. Boxes are sorted into cells as large as
+// the largest box in each dim, so that only boxes of a common cell are
+// compared (a box reaches at most two cells a dim). found is false when
+// there are none, or past maxOverlapPairs comparisons.
+func meetingBoxes(boxes []placed) (a, b placed, found bool) {
+	if len(boxes) < 2 {
+		return a, b, false
+	}
+	rank := len(boxes[0].lo)
+	cell := make([]int64, rank)
+	for _, x := range boxes {
+		for d := range cell {
+			cell[d] = max(cell[d], x.hi[d]-x.lo[d])
+		}
+	}
+	cells := map[uint64][]int{} // by a hash of the cell's coordinates
+	pairs := 0
+	lo, hi := make([]int64, rank), make([]int64, rank)
+	c := make([]int64, rank)
+	for i, x := range boxes {
+		for d := range cell {
+			lo[d], hi[d] = x.lo[d]/cell[d], (x.hi[d]-1)/cell[d]
+		}
+		copy(c, lo)
+		for {
+			h := uint64(14695981039346656037)
+			for _, v := range c {
+				h = (h ^ uint64(v)) * 1099511628211
+			}
+			for _, j := range cells[h] {
+				y := boxes[j]
+				if pairs++; pairs > maxOverlapPairs {
+					return a, b, false
+				}
+				if y.prog != x.prog && (x.op.Name == "store" || y.op.Name == "store") && meet(x, y) {
+					if y.prog > x.prog {
+						x, y = y, x
+					}
+					return y, x, true
+				}
+			}
+			cells[h] = append(cells[h], i)
+			// The next cell of the box, the last dim fastest.
+			d := rank - 1
+			for ; d >= 0 && c[d] == hi[d]; d-- {
+				c[d] = lo[d]
+			}
+			if d < 0 {
+				break
+			}
+			c[d]++
+		}
+	}
+	return a, b, false
+}
+
+// meet reports whether boxes x and y share an element.
+func meet(x, y placed) bool {
+	for d := range x.lo {
+		if x.lo[d] >= y.hi[d] || y.lo[d] >= x.hi[d] {
+			return false
+		}
+	}
+	return true
+}
+
+// pointOf is the grid point of row-major index n in grid.
+func pointOf(n int64, grid []int64) []int64 {
+	g := make([]int64, len(grid))
+	for i := len(grid) - 1; i >= 0; i-- {
+		g[i], n = n%grid[i], n/grid[i]
+	}
+	return g
+}
+
+// countSqueezed counts the squeezed dims of a block.
+func countSqueezed(block []int64) int {
+	n := 0
+	for _, b := range block {
+		if b == Squeezed {
+			n++
+		}
+	}
+	return n
+}
