@@ -249,12 +249,13 @@ type kernelEval struct {
 	g     []int64
 	known []bool // the axes whose ProgramID is g's
 	bad   map[*Value]bool
+	bound map[*Value]int64 // values given (a loop's index)
 }
 
 // newKernelEval prepares an evaluator for grid that knows no program id.
 func newKernelEval(grid []int64) *kernelEval {
 	return &kernelEval{e: mapEval{grid: grid, vals: map[*Value]int64{}},
-		g: make([]int64, len(grid)), known: make([]bool, len(grid)), bad: map[*Value]bool{}}
+		g: make([]int64, len(grid)), known: make([]bool, len(grid)), bad: map[*Value]bool{}, bound: map[*Value]int64{}}
 }
 
 // at makes k compute at grid point g, every program id known.
@@ -265,11 +266,24 @@ func (k *kernelEval) at(g []int64) {
 	}
 	clear(k.e.vals)
 	clear(k.bad)
+	clear(k.bound)
+}
+
+// bind gives v (a loop's index) the value x, forgetting what was computed
+// before.
+func (k *kernelEval) bind(v *Value, x int64) {
+	k.bound[v] = x
+	clear(k.e.vals)
+	clear(k.bad)
 }
 
 // value computes v; ok is false when v is not computable at build time.
 func (k *kernelEval) value(v *Value) (int64, bool) {
 	if r, ok := k.e.vals[v]; ok {
+		return r, true
+	}
+	if r, ok := k.bound[v]; ok {
+		k.e.vals[v] = r // where op finds its operands
 		return r, true
 	}
 	op := v.Def

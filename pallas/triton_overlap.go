@@ -29,13 +29,18 @@ const maxOverlapPairs = 1 << 24
 // result depends on their order. It looks at the accesses whose elements
 // are computable at build time for each program: the index map of the
 // access's ref is integer arithmetic on the grid indices (mapEval), every
-// dynamic start is such arithmetic on the program ids (no loaded data, no
-// loop index), no index is an array and no mask is given. A When around an
+// dynamic start is such arithmetic on the program ids and the indices of
+// the ForLoops around it (whose bounds are such arithmetic too; no loaded
+// data, no carried value), no index is an array and no mask is given. A When around an
 // access whose condition is computable leaves it to the programs where it
 // holds; any other is taken to run. A store every program makes with the
 // same values (same) is left out. It visits the whole grid, or the corner
 // of a large one that sharedBlock visits.
-func (x accesses) overlapRace(p *Program, ri int, accs []*Op, read bool, stores int) error {
+//
+// complete reports that the elements of every access were computed for
+// every program, and every pair of boxes compared: then a nil error is
+// proof that no two programs race on the output.
+func (x accesses) overlapRace(p *Program, ri int, accs []*Op, read bool, stores int) (complete bool, err error) {
 	refOf := map[*Value]int{}
 	for i, a := range p.Body.Args {
 		refOf[a] = i
@@ -46,12 +51,14 @@ func (x accesses) overlapRace(p *Program, ri int, accs []*Op, read bool, stores 
 		m    *mapEval // nil: block 0 everywhere
 	}
 	var sites []site
+	complete = true
 	for _, a := range accs {
 		if a.Name == "store" && x.same(a, read, stores) {
 			continue
 		}
 		ix := a.Attrs.Indexer
 		if ix.HasMask || ix.HasArrays() {
+			complete = false
 			continue
 		}
 		k := refOf[a.Operands[0]]
@@ -60,22 +67,26 @@ func (x accesses) overlapRace(p *Program, ri int, accs []*Op, read bool, stores 
 		if m := p.IndexMaps[k-p.NumPrefetch]; m != nil {
 			e, ok := newMapEval(m, p.Grid)
 			if !ok || len(m.Yield) != len(info.ArrayShape) {
+				complete = false
 				continue
 			}
 			s.m = e
 		}
 		if kept := len(info.Block) - countSqueezed(info.Block); len(ix.Dims) != kept {
+			complete = false
 			continue // the lowering reports it
 		}
 		sites = append(sites, s)
 	}
-	if len(sites) == 0 || !slices.ContainsFunc(sites, func(s site) bool { return s.op.Name == "store" }) {
-		return nil
+	if !slices.ContainsFunc(sites, func(s site) bool { return s.op.Name == "store" }) {
+		return complete, nil // loads alone race with nothing
 	}
 	sub := gridCorner(p.Grid)
+	complete = complete && slices.Equal(sub, p.Grid)
 	total := gridSteps(sub)
 	k := newKernelEval(p.Grid)
 	var boxes []placed
+	iterations := maxLoopIterations
 	computable := map[*Op]bool{}
 	for _, s := range sites {
 		computable[s.op] = true
@@ -84,7 +95,7 @@ func (x accesses) overlapRace(p *Program, ri int, accs []*Op, read bool, stores 
 		g := pointOf(n, sub)
 		k.at(g)
 		for _, s := range sites {
-			if !computable[s.op] || !runsAt(k, x.outer[s.op]) {
+			if !computable[s.op] {
 				continue
 			}
 			blk := make([]int64, len(s.info.ArrayShape))
@@ -92,30 +103,92 @@ func (x accesses) overlapRace(p *Program, ri int, accs []*Op, read bool, stores 
 				computable[s.op] = false // divides by zero somewhere
 				continue
 			}
-			lo, hi, ok := boxAt(k, s.op, s.info, blk)
-			if !ok {
-				computable[s.op] = false
-				continue
+			place := func() bool {
+				if !runsAt(k, x.outer[s.op]) {
+					return true
+				}
+				lo, hi, ok := boxAt(k, s.op, s.info, blk)
+				if ok && lo != nil {
+					boxes = append(boxes, placed{prog: n, op: s.op, lo: lo, hi: hi})
+				}
+				return ok
 			}
-			if lo != nil {
-				boxes = append(boxes, placed{prog: n, op: s.op, lo: lo, hi: hi})
+			// Once, or once an iteration of the loops around it when
+			// its position needs their indices.
+			if !place() && !k.eachIteration(x.outer[s.op], place, &iterations) {
+				computable[s.op] = false
 			}
 		}
 	}
+	for _, c := range computable {
+		complete = complete && c
+	}
 	boxes = slices.DeleteFunc(boxes, func(b placed) bool { return !computable[b.op] })
-	a, b, found := meetingBoxes(boxes)
+	a, b, found, compared := meetingBoxes(boxes)
 	if !found {
-		return nil
+		return complete && compared, nil
 	}
 	ga, gb := pointOf(a.prog, sub), pointOf(b.prog, sub)
 	at := make([]int64, len(p.Refs[ri].ArrayShape))
 	for d := range at {
 		at[d] = max(a.lo[d], b.lo[d])
 	}
-	return &Error{Kernel: p.Name, Op: "triton", Msg: fmt.Sprintf(
+	return complete, &Error{Kernel: p.Name, Op: "triton", Msg: fmt.Sprintf(
 		"%s: grid points %s and %s both reach its element %s, the %s at %s in one and the %s at %s in the other (positions computed at build time); "+
 			"on a GPU the programs run in parallel and race. Let each program reach only elements no other program stores",
 		p.Refs[ri], tuple(ga), tuple(gb), tuple(at), a.op.Name, a.op.Loc, b.op.Name, b.op.Loc)}
+}
+
+// maxLoopIterations bounds the loop iterations overlapRace walks through
+// for all programs together; past it, accesses that need more are left to
+// the checks by dependence.
+const maxLoopIterations = 1 << 20
+
+// eachIteration runs place once for each iteration of the ForLoops among
+// outer (the ops around an access, outermost first), each loop's index
+// bound to its value, while it returns true. It returns false when place
+// does, when a loop's bounds are not computable, or when more iterations
+// than budget holds are needed (what is left is taken from budget).
+func (k *kernelEval) eachIteration(outer []*Op, place func() bool, budget *int) bool {
+	var loops []*Op
+	for _, o := range outer {
+		if o.Name == "for" {
+			loops = append(loops, o)
+		}
+	}
+	if len(loops) == 0 {
+		return false
+	}
+	defer func() { // the indices mean nothing outside their loops
+		for _, f := range loops {
+			delete(k.bound, f.Regions[0].Args[0])
+		}
+		clear(k.e.vals)
+		clear(k.bad)
+	}()
+	var walk func(d int) bool
+	walk = func(d int) bool {
+		if d == len(loops) {
+			return place()
+		}
+		f := loops[d]
+		lo, ok1 := k.value(f.Operands[0])
+		hi, ok2 := k.value(f.Operands[1])
+		if !ok1 || !ok2 {
+			return false
+		}
+		for i := lo; i < hi; i++ {
+			if *budget--; *budget < 0 {
+				return false
+			}
+			k.bind(f.Regions[0].Args[0], i)
+			if !walk(d + 1) {
+				return false
+			}
+		}
+		return true
+	}
+	return walk(0)
 }
 
 // runsAt reports whether an access with the ops outer around it may run
@@ -171,10 +244,11 @@ func boxAt(k *kernelEval, a *Op, info *RefInfo, blk []int64) (lo, hi []int64, ok
 // element, one of them a store's. Boxes are sorted into cells as large as
 // the largest box in each dim, so that only boxes of a common cell are
 // compared (a box reaches at most two cells a dim). found is false when
-// there are none, or past maxOverlapPairs comparisons.
-func meetingBoxes(boxes []placed) (a, b placed, found bool) {
+// there are none; compared is false when it gave up past maxOverlapPairs
+// comparisons.
+func meetingBoxes(boxes []placed) (a, b placed, found, compared bool) {
 	if len(boxes) < 2 {
-		return a, b, false
+		return a, b, false, true
 	}
 	rank := len(boxes[0].lo)
 	cell := make([]int64, rank)
@@ -200,13 +274,13 @@ func meetingBoxes(boxes []placed) (a, b placed, found bool) {
 			for _, j := range cells[h] {
 				y := boxes[j]
 				if pairs++; pairs > maxOverlapPairs {
-					return a, b, false
+					return a, b, false, false
 				}
 				if y.prog != x.prog && (x.op.Name == "store" || y.op.Name == "store") && meet(x, y) {
 					if y.prog > x.prog {
 						x, y = y, x
 					}
-					return y, x, true
+					return y, x, true, true
 				}
 			}
 			cells[h] = append(cells[h], i)
@@ -221,7 +295,7 @@ func meetingBoxes(boxes []placed) (a, b placed, found bool) {
 			c[d]++
 		}
 	}
-	return a, b, false
+	return a, b, false, true
 }
 
 // meet reports whether boxes x and y share an element.

@@ -63,10 +63,12 @@ import (
 // not proof that the programs' elements differ (p % 2 depends on p), so
 // accesses whose elements are computable at build time are also computed
 // for each program (overlapRace, triton_overlap.go: o[p] beside o[n-1-p],
-// p % 2, windows wider than their stride); those at loaded or loop-varying
-// positions, or under masks (scatter-adds at prefetched indices with
-// repeats, say), race unseen when dependence alone keeps them apart. An
-// output's index map that is arithmetic on the grid indices alone is also
+// p % 2, windows wider than their stride, o[(p+i) % n] in a loop over i);
+// where that covers every access of an output on the whole grid its
+// verdict is final and the rules above are not applied to the output.
+// Accesses at loaded or carried positions, or under masks (scatter-adds at
+// prefetched indices with repeats, say), race unseen when dependence alone
+// keeps them apart. An output's index map that is arithmetic on the grid indices alone is also
 // computed at build time, on the whole grid up to 65,536 programs and on
 // a corner of a larger one, and two programs sent to the same block that
 // both load and store it are an error (g0+g1 uses every axis, yet sends
@@ -125,23 +127,24 @@ func checkParallelPrograms(p *Program) error {
 		}
 	}
 	acc := accessAxes(p.Body, written, blockAxes, p.Grid)
-	// An output's accesses: its stores, then its loads and those of the
-	// input aliased to it (an aliased input is the output's memory).
-	accessesOf := func(ri int) []*Op {
-		a := append(append([]*Op(nil), stores[ri]...), loads[ri]...)
-		if in := p.Refs[ri].AliasOf; in >= p.NumPrefetch {
-			a = append(a, loads[in]...)
-		}
-		return a
-	}
+	var computed []error // what overlapRace found, reported after the checks by dependence
 	for o := 0; o < p.NumOutputs; o++ {
 		ri := p.NumPrefetch + nin + o
 		r := p.Refs[ri]
 		if len(stores[ri]) == 0 {
 			continue
 		}
-		accesses := accessesOf(ri)
+		// An aliased input is the output's memory: loading it loads the output.
+		accesses := append(append([]*Op(nil), stores[ri]...), loads[ri]...)
+		if r.AliasOf >= p.NumPrefetch {
+			accesses = append(accesses, loads[r.AliasOf]...)
+		}
 		read := len(accesses) > len(stores[ri])
+		complete, err := acc.overlapRace(p, ri, accesses, read, len(stores[ri]))
+		if complete && err == nil {
+			continue // every program's elements computed, and no two meet
+		}
+		computed = append(computed, err)
 		m := p.IndexMaps[nin+o]
 		// The grid with the axes the map ignores collapsed: its pairs
 		// of programs sent to one block differ on axes the map uses.
@@ -190,13 +193,8 @@ func checkParallelPrograms(p *Program) error {
 		}
 	}
 	// What the checks by dependence take as apart, computed where it can be.
-	for o := 0; o < p.NumOutputs; o++ {
-		ri := p.NumPrefetch + nin + o
-		if len(stores[ri]) == 0 {
-			continue
-		}
-		accesses := accessesOf(ri)
-		if err := acc.overlapRace(p, ri, accesses, len(accesses) > len(stores[ri]), len(stores[ri])); err != nil {
+	for _, err := range computed {
+		if err != nil {
 			return err
 		}
 	}

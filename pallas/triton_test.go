@@ -1940,6 +1940,40 @@ func TestTritonRefusesOrderDependentKernels(t *testing.T) {
 				args: []*interpreter.Tensor{fTensor([]int64{4, 4}, func(i int) float64 { return float64(i) })}},
 			want: "grid points (0, 0) and (1, 0) both reach its element (0, 0)",
 		},
+		{
+			// Program p stores element (p + i) % 4 at step i of a loop:
+			// every program reaches every element.
+			c: tritonCase{name: "rotating_stores",
+				kernel: func(k *Kernel, r []*Ref) {
+					x, o := r[0], r[1]
+					p := k.ProgramID(0)
+					v := x.Load(DS(p, 1))
+					k.ForLoop(0, 4, nil, func(i *Value, _ []*Value) []*Value {
+						o.Store(v.Mul(i.Add(1).Astype(xla.Float32)), DS(p.Add(i).Rem(4), 1))
+						return nil
+					})
+				},
+				spec: CallSpec{Name: "rotating", Grid: []int64{4}, OutShapes: f4},
+				args: []*interpreter.Tensor{fill(4)}},
+			want: "grid points (0) and (1) both reach its element (1)",
+		},
+		{
+			// Strides of 4 over 5 programs: program 4's element i*4 + 4
+			// is program 0's at the next step.
+			c: tritonCase{name: "strided_loop_overlap",
+				kernel: func(k *Kernel, r []*Ref) {
+					x, o := r[0], r[1]
+					p := k.ProgramID(0)
+					k.ForLoop(0, 2, nil, func(i *Value, _ []*Value) []*Value {
+						at := DS(i.Mul(4).Add(p), 1)
+						o.Store(x.Load(at).Add(p.Astype(xla.Float32)), at)
+						return nil
+					})
+				},
+				spec: CallSpec{Name: "strided_overlap", Grid: []int64{5}, OutShapes: []xla.Shape{xla.MakeShape(xla.Float32, 9)}},
+				args: []*interpreter.Tensor{fill(9)}},
+			want: "grid points (0) and (4) both reach its element (4)",
+		},
 	}...)
 	for _, tc := range cases {
 		t.Run(tc.c.name, func(t *testing.T) {
@@ -2143,6 +2177,36 @@ func TestTritonAcceptsRaceFreeForms(t *testing.T) {
 				k.When(p.Lt(4), func() { o.Store(x.Load(DS(p, 1)).Mul(3.0), DS(p.Rem(4), 1)) })
 			},
 			spec: CallSpec{Name: "parity_under_when", Grid: []int64{8}, OutShapes: []xla.Shape{xla.MakeShape(xla.Float32, 4)}},
+			args: x8,
+		},
+		tritonCase{
+			// Program p stores elements p and p + 4 at the steps of a loop.
+			name: "interleaved_loop",
+			kernel: func(k *Kernel, r []*Ref) {
+				x, o := r[0], r[1]
+				p := k.ProgramID(0)
+				k.ForLoop(0, 2, nil, func(i *Value, _ []*Value) []*Value {
+					at := DS(i.Mul(4).Add(p), 1)
+					o.Store(x.Load(at).Add(p.Astype(xla.Float32)), at)
+					return nil
+				})
+			},
+			spec: CallSpec{Name: "interleaved_loop", Grid: []int64{4}, OutShapes: []xla.Shape{f8}},
+			args: x8,
+		},
+		tritonCase{
+			// A loop over every element, each program storing at the step
+			// that a When leaves to it.
+			name: "loop_step_per_program",
+			kernel: func(k *Kernel, r []*Ref) {
+				x, o := r[0], r[1]
+				p := k.ProgramID(0)
+				k.ForLoop(0, 8, nil, func(i *Value, _ []*Value) []*Value {
+					k.When(i.Eq(p), func() { o.Store(x.Load(DS(i, 1)).Mul(5.0), DS(i, 1)) })
+					return nil
+				})
+			},
+			spec: CallSpec{Name: "loop_step_per_program", Grid: []int64{8}, OutShapes: []xla.Shape{f8}},
 			args: x8,
 		},
 		tritonCase{
