@@ -31,11 +31,12 @@ const maxOverlapPairs = 1 << 24
 // access's ref is integer arithmetic on the grid indices (mapEval), every
 // dynamic start is such arithmetic on the program ids and the indices of
 // the ForLoops around it (whose bounds are such arithmetic too; no loaded
-// data, no carried value), no index is an array and no mask is given. A When around an
-// access whose condition is computable leaves it to the programs where it
-// holds; any other is taken to run. A store every program makes with the
-// same values (same) is left out. It visits the whole grid, or the corner
-// of a large one that sharedBlock visits.
+// data, no carried value), no index is an array and the mask, if any,
+// leaves a box (maskBox). A When around an access whose condition is
+// computable leaves it to the programs where it holds; any other is taken
+// to run. A store every program makes with the same values (same) is left
+// out. It visits the whole grid, or the corner of a large one that
+// sharedBlock visits.
 //
 // complete reports that the elements of every access were computed for
 // every program, and every pair of boxes compared: then a nil error is
@@ -57,7 +58,7 @@ func (x accesses) overlapRace(p *Program, ri int, accs []*Op, read bool, stores 
 			continue
 		}
 		ix := a.Attrs.Indexer
-		if ix.HasMask || ix.HasArrays() {
+		if ix.HasArrays() {
 			complete = false
 			continue
 		}
@@ -207,21 +208,34 @@ func runsAt(k *kernelEval, outer []*Op) bool {
 }
 
 // boxAt computes the array elements access a of a ref (info) reaches at
-// k's grid point, its block at block indices blk: lo nil when the box
-// lies outside the array (the lowering's padding masks it); ok false when
-// a dynamic start is not computable.
+// k's grid point, its block at block indices blk: lo nil when it reaches
+// none (the box lies outside the array, which the lowering's padding
+// masks, or its mask leaves nothing); ok false when a dynamic start or
+// the mask is not computable (maskBox).
 func boxAt(k *kernelEval, a *Op, info *RefInfo, blk []int64) (lo, hi []int64, ok bool) {
-	dims := a.Attrs.Indexer.Dims
+	ix := a.Attrs.Indexer
+	var mlo, mhi []int64 // the mask's box, over the indexed shape's dims
+	if m := maskOf(a); m != nil {
+		if mlo, mhi, ok = k.maskBox(m); !ok {
+			return nil, nil, false
+		}
+	}
 	if len(info.ArrayShape) == 0 {
+		if mlo != nil && len(mlo) == 0 && mhi == nil {
+			return nil, nil, true // a false mask
+		}
 		return []int64{0}, []int64{1}, true // a scalar: one element, as a box of one dim
 	}
+	if mlo != nil && mhi == nil {
+		return nil, nil, true // a false mask
+	}
 	lo, hi = make([]int64, len(info.ArrayShape)), make([]int64, len(info.ArrayShape))
-	j := 0
+	j, slice := 0, 0
 	for d, bs := range info.Block {
 		if bs == Squeezed {
 			lo[d], hi[d] = blk[d], blk[d]+1
 		} else {
-			di := dims[j]
+			di := ix.Dims[j]
 			j++
 			start := di.Start
 			if di.Operand >= 0 {
@@ -231,6 +245,12 @@ func boxAt(k *kernelEval, a *Op, info *RefInfo, blk []int64) (lo, hi []int64, ok
 			}
 			lo[d] = blk[d]*bs + start
 			hi[d] = lo[d] + di.Size
+			if di.Kind == DimSlice {
+				if mlo != nil { // the mask's dims are the slices', in order
+					lo[d], hi[d] = max(lo[d], lo[d]+mlo[slice]), min(hi[d], lo[d]+mhi[slice])
+				}
+				slice++
+			}
 		}
 		lo[d], hi[d] = max(lo[d], 0), min(hi[d], info.ArrayShape[d])
 		if lo[d] >= hi[d] {
@@ -238,6 +258,177 @@ func boxAt(k *kernelEval, a *Op, info *RefInfo, blk []int64) (lo, hi []int64, ok
 		}
 	}
 	return lo, hi, true
+}
+
+// maskBox computes, at k's grid point, the elements a mask of shape
+// m.Type.Shape leaves, when they form a box: the mask is a conjunction
+// (and) of comparisons of an index (iota, plus or minus a value the same
+// everywhere) with a value the same everywhere, of such values, and of
+// broadcasts of such masks. lo and hi are per dim, [lo, hi) possibly
+// wider than the dim (the caller clips); hi nil (lo not nil) when the
+// mask is false everywhere. ok is false for any other mask.
+func (k *kernelEval) maskBox(m *Value) (lo, hi []int64, ok bool) {
+	rank := len(m.Type.Shape)
+	full := func() ([]int64, []int64) {
+		lo, hi := make([]int64, rank), make([]int64, rank)
+		for d := range hi {
+			hi[d] = m.Type.Shape[d]
+		}
+		return lo, hi
+	}
+	if c, ok := k.uniform(m); ok {
+		if c == 0 {
+			return []int64{}, nil, true
+		}
+		lo, hi := full()
+		return lo, hi, true
+	}
+	op := m.Def
+	if op == nil {
+		return nil, nil, false
+	}
+	switch op.Name {
+	case "and":
+		alo, ahi, ok1 := k.maskBox(op.Operands[0])
+		blo, bhi, ok2 := k.maskBox(op.Operands[1])
+		if !ok1 || !ok2 {
+			return nil, nil, false
+		}
+		if ahi == nil || bhi == nil {
+			return []int64{}, nil, true
+		}
+		for d := range alo {
+			alo[d], ahi[d] = max(alo[d], blo[d]), min(ahi[d], bhi[d])
+			if alo[d] >= ahi[d] {
+				return []int64{}, nil, true
+			}
+		}
+		return alo, ahi, true
+	case "broadcast_in_dim":
+		x := op.Operands[0]
+		xlo, xhi, ok := k.maskBox(x)
+		if !ok {
+			return nil, nil, false
+		}
+		if xhi == nil {
+			return []int64{}, nil, true
+		}
+		lo, hi := full()
+		for i, d := range op.Attrs.Dims {
+			if x.Type.Shape[i] == 1 && m.Type.Shape[d] != 1 {
+				continue // one element spread along d: the whole dim (it is in the box)
+			}
+			lo[d], hi[d] = xlo[i], xhi[i]
+		}
+		return lo, hi, true
+	case "cmp":
+		for side := 0; side < 2; side++ {
+			dim, off, ok1 := k.indexAlong(op.Operands[side])
+			c, ok2 := k.uniform(op.Operands[1-side])
+			if !ok1 || !ok2 {
+				continue
+			}
+			dir := op.Attrs.Dir
+			if side == 1 { // c dir index: index flipped-dir c
+				dir = map[string]string{"LT": "GT", "LE": "GE", "GT": "LT", "GE": "LE", "EQ": "EQ"}[dir]
+			}
+			// index + off dir c, for index in [0, n)
+			lo, hi := full()
+			at := c - off
+			switch dir {
+			case "LT":
+				hi[dim] = at
+			case "LE":
+				hi[dim] = at + 1
+			case "GT":
+				lo[dim] = at + 1
+			case "GE":
+				lo[dim] = at
+			case "EQ":
+				lo[dim], hi[dim] = at, at+1
+			default:
+				return nil, nil, false // NE is not a box
+			}
+			lo[dim], hi[dim] = max(lo[dim], 0), min(hi[dim], m.Type.Shape[dim])
+			if lo[dim] >= hi[dim] {
+				return []int64{}, nil, true
+			}
+			return lo, hi, true
+		}
+	}
+	return nil, nil, false
+}
+
+// maxBoxIndex bounds the indices and offsets indexAlong and uniform take,
+// far from where 32-bit arithmetic wraps.
+const maxBoxIndex = 1 << 30
+
+// indexAlong recognises v as an index along one dim of its shape plus a
+// value the same everywhere (iota, broadcasts of it, adding or
+// subtracting such a value), of a signed integer type: v at an element is
+// its index along dim plus off.
+func (k *kernelEval) indexAlong(v *Value) (dim int, off int64, ok bool) {
+	op := v.Def
+	if op == nil || !v.Type.DType.IsInt() || v.Type.DType.IsUnsigned() || v.Type.DType.Bits() < 16 {
+		return 0, 0, false
+	}
+	switch op.Name {
+	case "iota":
+		if v.Type.Shape[op.Attrs.Dim] > maxBoxIndex {
+			return 0, 0, false
+		}
+		return op.Attrs.Dim, 0, true
+	case "broadcast_in_dim":
+		x := op.Operands[0]
+		d, off, ok := k.indexAlong(x)
+		if !ok || x.Type.Shape[d] == 1 && v.Type.Shape[op.Attrs.Dims[d]] != 1 {
+			return 0, 0, false
+		}
+		return int(op.Attrs.Dims[d]), off, true
+	case "add", "sub":
+		for side := 0; side < 2; side++ {
+			if side == 1 && op.Name == "sub" {
+				break // c - index is not an index
+			}
+			d, off, ok1 := k.indexAlong(op.Operands[side])
+			c, ok2 := k.uniform(op.Operands[1-side])
+			if !ok1 || !ok2 {
+				continue
+			}
+			if op.Name == "sub" {
+				c = -c
+			}
+			if off += c; off < -maxBoxIndex || off > maxBoxIndex {
+				return 0, 0, false
+			}
+			return d, off, true
+		}
+	}
+	return 0, 0, false
+}
+
+// uniform computes v when it holds one value everywhere, at k's grid
+// point: a scalar kernelEval computes, a broadcast of one, or an integer
+// or bool constant.
+func (k *kernelEval) uniform(v *Value) (int64, bool) {
+	if scalarLike(v.Type) {
+		c, ok := k.value(v)
+		return c, ok && c >= -maxBoxIndex && c <= maxBoxIndex
+	}
+	op := v.Def
+	switch {
+	case op == nil:
+	case op.Name == "broadcast_in_dim":
+		return k.uniform(op.Operands[0])
+	case op.Name == "const":
+		switch c := op.Attrs.Value.(type) {
+		case int64:
+			return c, c >= -maxBoxIndex && c <= maxBoxIndex
+		case bool:
+			return b2i(c), true
+		}
+	}
+	return 0, false
 }
 
 // meetingBoxes finds two boxes of different programs that share an

@@ -60,11 +60,15 @@ func randomStoreKernel(seed uint64) (tritonCase, string) {
 		when             int   // 0 none, 1 p0 < k, 2 p0 % 2 == 0, 3 i == p0
 		whenAt           int64
 		wrapBeforeDivide bool
+		masks            []maskTerm // and-ed together
 	}
 	var stores []store
 	var desc []string
 	for s, ns := 0, 1+r.IntN(3); s < ns; s++ {
-		st := store{size: 1 + r.Int64N(2), add: r.Int64N(4), div: 1 + r.Int64N(2)}
+		st := store{size: []int64{1, 2, 4}[r.IntN(3)], add: r.Int64N(4), div: 1 + r.Int64N(2)}
+		for m := r.IntN(4) - 1; m > 0; m-- {
+			st.masks = append(st.masks, maskTerm{dir: r.IntN(6), coef: r.Int64N(3), add: r.Int64N(3)})
+		}
 		for j := range st.coef {
 			st.coef[j] = r.Int64N(4)
 		}
@@ -100,6 +104,18 @@ func randomStoreKernel(seed uint64) (tritonCase, string) {
 				}
 				v := prog.Mul(64).Add(s * 16).Add(i).Astype(xla.Float32).BroadcastTo(st.size)
 				body := func() { o.Store(v, DS(pos, st.size)) }
+				if len(st.masks) > 0 {
+					var mask *Value
+					for _, m := range st.masks {
+						term := m.build(k, p0, st.size)
+						if mask == nil {
+							mask = term
+						} else {
+							mask = mask.And(term)
+						}
+					}
+					body = func() { Store(o, []any{DS(pos, st.size)}, v, mask) }
+				}
 				switch st.when {
 				case 1:
 					k.When(p0.Lt(int(st.whenAt)), body)
@@ -124,4 +140,30 @@ func randomStoreKernel(seed uint64) (tritonCase, string) {
 	c := tritonCase{name: fmt.Sprintf("stores_%d", seed), kernel: kernel,
 		spec: CallSpec{Name: fmt.Sprintf("stores_%d", seed), Grid: grid, OutShapes: []xla.Shape{xla.MakeShape(xla.Float32, n)}}}
 	return c, fmt.Sprintf("grid %v, f32[%d], stores %s", grid, n, strings.Join(desc, "; "))
+}
+
+// maskTerm is iota(size) dir (p0*coef + add) % (size + 1), or for dir 5
+// the scalar p0 < add spread over the block.
+type maskTerm struct {
+	dir       int
+	coef, add int64
+}
+
+func (m maskTerm) build(k *Kernel, p0 *Value, size int64) *Value {
+	if m.dir == 5 {
+		return p0.Lt(int(m.add)).BroadcastTo(size)
+	}
+	c := p0.Mul(int(m.coef)).Add(int(m.add)).Rem(int(size + 1)).BroadcastTo(size)
+	io := k.Iota(xla.Int32, 0, size)
+	switch m.dir {
+	case 0:
+		return io.Lt(c)
+	case 1:
+		return io.Ge(c)
+	case 2:
+		return io.Eq(c)
+	case 3:
+		return c.Gt(io)
+	}
+	return c.Le(io)
 }

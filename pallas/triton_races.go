@@ -66,7 +66,8 @@ import (
 // p % 2, windows wider than their stride, o[(p+i) % n] in a loop over i);
 // where that covers every access of an output on the whole grid its
 // verdict is final and the rules above are not applied to the output.
-// Accesses at loaded or carried positions, or under masks (scatter-adds at
+// Accesses at loaded or carried positions, or under masks that are not
+// boxes (maskBox; scatter-adds at
 // prefetched indices with repeats, say), race unseen when dependence alone
 // keeps them apart. An output's index map that is arithmetic on the grid indices alone is also
 // computed at build time, on the whole grid up to 65,536 programs and on

@@ -1941,6 +1941,19 @@ func TestTritonRefusesOrderDependentKernels(t *testing.T) {
 			want: "grid points (0, 0) and (1, 0) both reach its element (0, 0)",
 		},
 		{
+			// A one-hot mask at p % 2: programs 0 and 2 store element 0.
+			c: tritonCase{name: "one_hot_mask_parity",
+				kernel: func(k *Kernel, r []*Ref) {
+					x, o := r[0], r[1]
+					p := k.ProgramID(0)
+					io := k.Iota(xla.Int32, 0, 4)
+					Store(o, []any{All}, x.Load().Add(p.Astype(xla.Float32)), io.Eq(p.Rem(2).BroadcastTo(4)))
+				},
+				spec: CallSpec{Name: "one_hot_parity", Grid: []int64{4}, OutShapes: f4},
+				args: []*interpreter.Tensor{fill(4)}},
+			want: "grid points (0) and (2) both reach its element (0)",
+		},
+		{
 			// Program p stores element (p + i) % 4 at step i of a loop:
 			// every program reaches every element.
 			c: tritonCase{name: "rotating_stores",
@@ -2007,11 +2020,13 @@ func TestTritonRefusesOrderDependentKernels(t *testing.T) {
 	require.ErrorContains(t, err, "a grid of 64 axes: the race check follows at most 61")
 }
 
-// TestTritonMaskedStoreThenUnmaskedLoad: a masked store covers only an
-// access with the same mask (the check cannot tell which elements a mask
-// leaves), so an unmasked read of a program's own element after it is
-// refused with the check's error; the check panicked on the load's
-// missing mask (third review).
+// TestTritonMaskedStoreThenUnmaskedLoad: each program stores its own
+// element through a mask (iota == p), then reads it back unmasked. The
+// check by dependence cannot tell which elements a mask leaves (a masked
+// store covers only an access with the same mask) and refused this, having
+// once panicked on the load's missing mask (third review); the check that
+// computes positions reads such masks as boxes and accepts it, and the
+// results match interpret mode in both program orders.
 func TestTritonMaskedStoreThenUnmaskedLoad(t *testing.T) {
 	x8 := []*interpreter.Tensor{fTensor([]int64{8}, func(i int) float64 { return float64(i) })}
 	f8 := xla.MakeShape(xla.Float32, 8)
@@ -2022,18 +2037,21 @@ func TestTritonMaskedStoreThenUnmaskedLoad(t *testing.T) {
 		},
 	} {
 		t.Run(name, func(t *testing.T) {
-			kernel := func(k *Kernel, r []*Ref) {
-				x, o, s := r[0], r[1], r[2]
-				p := k.ProgramID(0)
-				Store(o, []any{All}, x.Load().Add(1.0), k.Iota(xla.Int32, 0, 8).Eq(p.BroadcastTo(8)))
-				read(k, o, s, p)
-			}
-			spec := CallSpec{Name: "masked_then_read", Grid: []int64{8}, OutShapes: []xla.Shape{f8, f8}, Backend: Triton}
-			p, err := Trace(kernel, spec, argTypes(x8))
+			c := tritonCase{name: "masked_then_read",
+				kernel: func(k *Kernel, r []*Ref) {
+					x, o, s := r[0], r[1], r[2]
+					p := k.ProgramID(0)
+					Store(o, []any{All}, x.Load().Add(1.0), k.Iota(xla.Int32, 0, 8).Eq(p.BroadcastTo(8)))
+					read(k, o, s, p)
+				},
+				spec: CallSpec{Name: "masked_then_read", Grid: []int64{8}, OutShapes: []xla.Shape{f8, f8}},
+				args: x8}
+			want, err := runCall(c.kernel, c.spec, c.args...)
 			require.NoError(t, err)
-			_, err = LowerTriton(p, CompilerParams{})
-			require.ErrorContains(t, err, "output 0")
-			assert.NotContains(t, err.Error(), "panic")
+			got := runTritonEval(t, c)
+			for i := range want {
+				assertClose(t, want[i], got[i])
+			}
 		})
 	}
 }
