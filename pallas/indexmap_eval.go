@@ -14,9 +14,10 @@ import (
 // converts, and reshapes and broadcasts of scalars. A map that reads
 // prefetched data or does anything else is not computable (ok false).
 type mapEval struct {
-	m    *Region
-	grid []int64
-	vals map[*Value]int64
+	t      *tape
+	in     []int // the registers of the grid indices
+	yields []int
+	regs   []int64
 }
 
 // newMapEval prepares m for evaluation over grid; ok is false when m is
@@ -25,12 +26,20 @@ func newMapEval(m *Region, grid []int64) (*mapEval, bool) {
 	if m == nil || len(m.Args) < len(grid) {
 		return nil, false
 	}
-	for _, op := range m.Ops {
-		if !evaluableOp(op) {
+	t := newTape(grid, nil)
+	e := &mapEval{t: t}
+	for _, a := range m.Args[:len(grid)] {
+		e.in = append(e.in, t.input(a, 0))
+	}
+	for _, y := range m.Yield {
+		r := t.compile(y)
+		if r < 0 {
 			return nil, false
 		}
+		e.yields = append(e.yields, r)
 	}
-	return &mapEval{m: m, grid: grid, vals: map[*Value]int64{}}, true
+	e.regs = make([]int64, t.regs)
+	return e, true
 }
 
 // evaluableOp reports whether mapEval computes op: one of its ops, with
@@ -71,39 +80,134 @@ func scalarLike(t Type) bool {
 	return true
 }
 
-// at computes the block indices at grid point g into out (one per yield);
-// ok is false where the map divides by zero.
-func (e *mapEval) at(g []int64, out []int64) bool {
-	clear(e.vals)
-	for i, a := range e.m.Args[:len(g)] {
-		e.vals[a] = g[i]
+// at computes the block indices at grid point g into out (one per yield).
+func (e *mapEval) at(g []int64, out []int64) {
+	for i, r := range e.in {
+		e.regs[r] = g[i]
 	}
-	for _, op := range e.m.Ops {
-		r, ok := e.op(op, g)
-		if !ok {
-			return false
-		}
-		e.vals[op.Results[0]] = r
+	e.t.run(e.regs, g)
+	for i, r := range e.yields {
+		out[i] = e.regs[r]
 	}
-	for i, y := range e.m.Yield {
-		v, ok := e.vals[y]
-		if !ok {
-			return false // a value from outside the map
-		}
-		out[i] = v
-	}
-	return true
 }
 
-// op computes one op's result, wrapped to its type.
-func (e *mapEval) op(op *Op, g []int64) (int64, bool) {
-	dt := op.Results[0].Type.DType
-	arg := func(i int) int64 { return e.vals[op.Operands[i]] }
-	for _, v := range op.Operands {
-		if _, ok := e.vals[v]; !ok {
-			return 0, false // defined outside the map (a kernel value)
+// tape computes integer and boolean scalar kernel values at build time:
+// the evaluable ops (evaluableOp) a value is computed by, in definition
+// order, each writing one register of a slice the caller holds. Inputs
+// (an index map's grid indices, a loop's index) are registers the caller
+// sets; deps tells, per register, which inputs (bits given to input) it
+// depends on.
+type tape struct {
+	grid  []int64
+	known []bool // the axes whose ProgramID is computable (nil: all)
+	ops   []tapeOp
+	regs  int
+	deps  []uint64
+	reg   map[*Value]int // -1: not computable
+}
+
+// tapeOp is one step of a tape: op computed from registers args (kind
+// tapeEval), a constant (tapeConst), or the sum or difference of two
+// registers without wrapping (tapeAdd, tapeSub).
+type tapeOp struct {
+	kind uint8
+	op   *Op
+	imm  int64
+	args [3]int
+	out  int
+}
+
+const (
+	tapeEval = iota
+	tapeConst
+	tapeAdd
+	tapeSub
+)
+
+// newTape starts a tape over grid; known are the axes whose program id
+// it computes (nil: every axis).
+func newTape(grid []int64, known []bool) *tape {
+	return &tape{grid: grid, known: known, reg: map[*Value]int{}}
+}
+
+// input makes v an input register depending on the inputs of bits.
+func (t *tape) input(v *Value, bits uint64) int {
+	r := t.newReg(bits)
+	t.reg[v] = r
+	return r
+}
+
+func (t *tape) newReg(bits uint64) int {
+	t.deps = append(t.deps, bits)
+	t.regs++
+	return t.regs - 1
+}
+
+// constant is a register holding c.
+func (t *tape) constant(c int64) int {
+	r := t.newReg(0)
+	t.ops = append(t.ops, tapeOp{kind: tapeConst, imm: c, out: r})
+	return r
+}
+
+// arith is a register holding x + y or x - y (kind tapeAdd, tapeSub).
+func (t *tape) arith(kind uint8, x, y int) int {
+	r := t.newReg(t.deps[x] | t.deps[y])
+	t.ops = append(t.ops, tapeOp{kind: kind, args: [3]int{x, y}, out: r})
+	return r
+}
+
+// compile adds the ops computing v and returns its register, or -1 when v
+// is not computable (an op tape does not compute, loaded data, a value
+// of a region other than an input, another axis's program id).
+func (t *tape) compile(v *Value) int {
+	if r, ok := t.reg[v]; ok {
+		return r
+	}
+	op := v.Def
+	t.reg[v] = -1 // also while its operands are compiled
+	if op == nil || !evaluableOp(op) || len(op.Operands) > 3 ||
+		op.Name == "program_id" && t.known != nil && (op.Attrs.Axis >= len(t.known) || !t.known[op.Attrs.Axis]) {
+		return -1
+	}
+	to := tapeOp{op: op}
+	var deps uint64
+	for i, o := range op.Operands {
+		r := t.compile(o)
+		if r < 0 {
+			return -1
+		}
+		to.args[i] = r
+		deps |= t.deps[r]
+	}
+	to.out = t.newReg(deps)
+	t.ops = append(t.ops, to)
+	t.reg[v] = to.out
+	return to.out
+}
+
+// run computes every register from the inputs in regs at grid point g.
+func (t *tape) run(regs []int64, g []int64) {
+	for i := range t.ops {
+		o := &t.ops[i]
+		switch o.kind {
+		case tapeConst:
+			regs[o.out] = o.imm
+		case tapeAdd:
+			regs[o.out] = regs[o.args[0]] + regs[o.args[1]]
+		case tapeSub:
+			regs[o.out] = regs[o.args[0]] - regs[o.args[1]]
+		default:
+			regs[o.out] = evalOp(o.op, regs[o.args[0]], regs[o.args[1]], regs[o.args[2]], t.grid, g)
 		}
 	}
+}
+
+// evalOp computes one evaluable op from its operands' values x, y, z (as
+// many as it has) at grid point g, wrapped to its type. Division by zero
+// gives what the lowerings give: x / 0 = -1, x % 0 = x.
+func evalOp(op *Op, x, y, z int64, grid, g []int64) int64 {
+	dt := op.Results[0].Type.DType
 	var r int64
 	switch op.Name {
 	case "const":
@@ -116,32 +220,32 @@ func (e *mapEval) op(op *Op, g []int64) (int64, bool) {
 	case "program_id":
 		r = g[op.Attrs.Axis]
 	case "num_programs":
-		r = e.grid[op.Attrs.Axis]
+		r = grid[op.Attrs.Axis]
 	case "broadcast_in_dim", "reshape":
-		r = arg(0)
+		r = x
 	case "convert":
-		r = arg(0)
+		r = x
 		if dt.IsBool() {
 			r = b2i(r != 0)
 		}
 	case "neg":
-		r = -arg(0)
+		r = -x
 	case "abs":
-		if r = arg(0); r < 0 && !dt.IsUnsigned() {
+		if r = x; r < 0 && !dt.IsUnsigned() {
 			r = -r
 		}
 	case "not":
-		if r = ^arg(0); dt.IsBool() {
+		if r = ^x; dt.IsBool() {
 			r &= 1
 		}
 	case "select":
-		if r = arg(2); arg(0) != 0 {
-			r = arg(1)
+		if r = z; x != 0 {
+			r = y
 		}
 	case "cmp":
-		r = b2i(compareInts(op.Attrs.Dir, arg(0), arg(1), op.Operands[0].Type.DType.IsUnsigned()))
+		r = b2i(compareInts(op.Attrs.Dir, x, y, op.Operands[0].Type.DType.IsUnsigned()))
 	default:
-		a, b := arg(0), arg(1)
+		a, b := x, y
 		u := dt.IsUnsigned()
 		switch op.Name {
 		case "add":
@@ -165,10 +269,11 @@ func (e *mapEval) op(op *Op, g []int64) (int64, bool) {
 				r = b
 			}
 		case "div", "rem":
-			if b == 0 {
-				return 0, false
-			}
 			switch {
+			case b == 0 && op.Name == "div":
+				r = -1
+			case b == 0:
+				r = a
 			case u && op.Name == "div":
 				r = int64(uint64(a) / uint64(b))
 			case u:
@@ -184,7 +289,7 @@ func (e *mapEval) op(op *Op, g []int64) (int64, bool) {
 			}
 		}
 	}
-	return wrapInt(r, dt), true
+	return wrapInt(r, dt)
 }
 
 // wrapInt is v wrapped to integer type dt (0 or 1 for bool; an unsigned
@@ -234,77 +339,19 @@ func compareInts(dir string, a, b int64, u bool) bool {
 // ProgramID(axis) taken as id; ok is false for anything else (another
 // program id, loaded data, a loop index).
 func evalScalar(v *Value, grid []int64, axis int, id int64) (int64, bool) {
-	k := newKernelEval(grid)
+	known := make([]bool, len(grid))
+	g := make([]int64, len(grid))
 	if axis >= 0 && axis < len(grid) {
-		k.g[axis], k.known[axis] = id, true
+		known[axis], g[axis] = true, id
 	}
-	return k.value(v)
-}
-
-// kernelEval computes kernel values at build time at one grid point:
-// integer arithmetic (mapEval's ops) on constants, NumPrograms and the
-// program ids of the axes it knows. Values are remembered until reset.
-type kernelEval struct {
-	e     mapEval
-	g     []int64
-	known []bool // the axes whose ProgramID is g's
-	bad   map[*Value]bool
-	bound map[*Value]int64 // values given (a loop's index)
-}
-
-// newKernelEval prepares an evaluator for grid that knows no program id.
-func newKernelEval(grid []int64) *kernelEval {
-	return &kernelEval{e: mapEval{grid: grid, vals: map[*Value]int64{}},
-		g: make([]int64, len(grid)), known: make([]bool, len(grid)), bad: map[*Value]bool{}, bound: map[*Value]int64{}}
-}
-
-// at makes k compute at grid point g, every program id known.
-func (k *kernelEval) at(g []int64) {
-	copy(k.g, g)
-	for i := range k.known {
-		k.known[i] = true
-	}
-	clear(k.e.vals)
-	clear(k.bad)
-	clear(k.bound)
-}
-
-// bind gives v (a loop's index) the value x, forgetting what was computed
-// before.
-func (k *kernelEval) bind(v *Value, x int64) {
-	k.bound[v] = x
-	clear(k.e.vals)
-	clear(k.bad)
-}
-
-// value computes v; ok is false when v is not computable at build time.
-func (k *kernelEval) value(v *Value) (int64, bool) {
-	if r, ok := k.e.vals[v]; ok {
-		return r, true
-	}
-	if r, ok := k.bound[v]; ok {
-		k.e.vals[v] = r // where op finds its operands
-		return r, true
-	}
-	op := v.Def
-	if k.bad[v] || op == nil || !evaluableOp(op) ||
-		op.Name == "program_id" && (op.Attrs.Axis >= len(k.known) || !k.known[op.Attrs.Axis]) {
-		k.bad[v] = true
+	t := newTape(grid, known)
+	r := t.compile(v)
+	if r < 0 {
 		return 0, false
 	}
-	for _, o := range op.Operands {
-		if _, ok := k.value(o); !ok {
-			k.bad[v] = true
-			return 0, false
-		}
-	}
-	r, ok := k.e.op(op, k.g)
-	if !ok {
-		k.bad[v] = true
-		return 0, false
-	}
-	k.e.vals[v] = r
-	return r, true
+	regs := make([]int64, t.regs)
+	t.run(regs, g)
+	return regs[r], true
 }
 
 // maxMapPoints bounds the grid points sharedBlock visits.
@@ -339,9 +386,7 @@ func sharedBlock(m *Region, grid []int64, keep uint64) (a, b, block []int64, fou
 		for i := len(sub) - 1; i >= 0; i-- {
 			g[i], rest = rest%sub[i], rest/sub[i]
 		}
-		if !e.at(g, idx) {
-			return nil, nil, nil, false
-		}
+		e.at(g, idx)
 		for i, v := range idx {
 			binary.LittleEndian.PutUint64(key[8*i:], uint64(v))
 		}

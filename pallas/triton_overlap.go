@@ -1,6 +1,7 @@
 package pallas
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 )
@@ -11,17 +12,64 @@ import (
 // at a stride of 2). overlapRace closes that gap where it can: it
 // computes, at build time, the elements each program reaches.
 
-// placed is where one program's access of an output lands: the box
-// [lo, hi) of array elements, clipped to the array.
-type placed struct {
-	prog   int64 // the program's row-major index in the grid
-	op     *Op
-	lo, hi []int64
+// overlapWork bounds the work overlapRace does for one kernel: the
+// placements of accesses (one a program, or one a loop iteration) and the
+// comparisons of boxes. Past either the check stops looking: what it
+// found stands, and the outputs it did not finish are left to the checks
+// by dependence.
+type overlapWork struct{ left, pairs int }
+
+// newOverlapWork is a kernel's overlapWork.
+func newOverlapWork() *overlapWork {
+	return &overlapWork{left: maxOverlapWork, pairs: 8 * maxOverlapWork}
 }
 
-// maxOverlapPairs bounds the pairs of boxes overlapRace compares; past it
-// the check gives up (it only adds to the checks by dependence).
-const maxOverlapPairs = 1 << 24
+// maxOverlapWork is the placements of a kernel's overlapWork (it may
+// compare eight times as many pairs of boxes).
+const maxOverlapWork = 1 << 19
+
+// spend takes n placements from w; false once they are spent.
+func (w *overlapWork) spend(n int) bool {
+	w.left -= n
+	return w.left >= 0
+}
+
+// site is an access overlapRace computes: the tape that gives its
+// position at a grid point (and loop iteration), and the registers of
+// what it reads there.
+type site struct {
+	op    *Op
+	info  *RefInfo
+	t     *tape
+	in    []int // the index map's grid indices (nil: no map, block 0)
+	blk   []int // the map's block indices
+	start []int // per indexer dim: its dynamic start, -1 static
+	mask  []boxTerm
+	whens []int // the conditions of the Whens around it, -1 not computable
+	loops []siteLoop
+	regs  []int64
+	// Scratch: a box and the mask's box.
+	lo, hi, mlo, mhi []int64
+}
+
+// siteLoop is a ForLoop around a site: its bounds (-1 not computable),
+// its index's register and dependence bit.
+type siteLoop struct {
+	lo, hi, idx int
+	bit         uint64
+}
+
+// boxTerm is one term of a mask that leaves a box (and-ed with the
+// others): a condition the same everywhere (dim < 0: the register c), or
+// index + off dir c along mask dim dim. spread: the index runs over one
+// element (a size-1 dim broadcast along dim), so the term holds along the
+// whole dim or nowhere.
+type boxTerm struct {
+	dim    int
+	off, c int // registers (off -1: 0)
+	dir    string
+	spread bool
+}
 
 // overlapRace looks for two programs whose accesses of output ri (its
 // stores; its loads and those of the input aliased to it) meet, where one
@@ -32,357 +80,419 @@ const maxOverlapPairs = 1 << 24
 // dynamic start is such arithmetic on the program ids and the indices of
 // the ForLoops around it (whose bounds are such arithmetic too; no loaded
 // data, no carried value), no index is an array and the mask, if any,
-// leaves a box (maskBox). A When around an access whose condition is
-// computable leaves it to the programs where it holds; any other is taken
-// to run. A store every program makes with the same values (same) is left
-// out. It visits the whole grid, or the corner of a large one that
-// sharedBlock visits.
+// leaves a box (boxTerm). A When or ForLoop around an access whose
+// condition or bounds are computable leaves it to the programs (and
+// iterations) where it runs; any other is taken to run. A store every
+// program makes with the same values (same) is left out. It visits the
+// whole grid, or the corner of a large one that sharedBlock visits, and
+// the iterations of the loops around an access where its position, mask
+// or Whens need their indices.
 //
 // complete reports that the elements of every access were computed for
 // every program, and every pair of boxes compared: then a nil error is
 // proof that no two programs race on the output.
-func (x accesses) overlapRace(p *Program, ri int, accs []*Op, read bool, stores int) (complete bool, err error) {
+func (x accesses) overlapRace(p *Program, ri int, accs []*Op, read bool, stores int, w *overlapWork) (complete bool, err error) {
 	refOf := map[*Value]int{}
 	for i, a := range p.Body.Args {
 		refOf[a] = i
 	}
-	type site struct {
-		op   *Op
-		info *RefInfo
-		m    *mapEval // nil: block 0 everywhere
-	}
-	var sites []site
+	var sites []*site
 	complete = true
 	for _, a := range accs {
 		if a.Name == "store" && x.same(a, read, stores) {
 			continue
 		}
-		ix := a.Attrs.Indexer
-		if ix.HasArrays() {
+		k := refOf[a.Operands[0]]
+		s, ok := newSite(p, a, &p.Refs[k], p.IndexMaps[k-p.NumPrefetch], x.outer[a])
+		if !ok {
 			complete = false
 			continue
 		}
-		k := refOf[a.Operands[0]]
-		info := &p.Refs[k]
-		s := site{op: a, info: info}
-		if m := p.IndexMaps[k-p.NumPrefetch]; m != nil {
-			e, ok := newMapEval(m, p.Grid)
-			if !ok || len(m.Yield) != len(info.ArrayShape) {
-				complete = false
-				continue
-			}
-			s.m = e
-		}
-		if kept := len(info.Block) - countSqueezed(info.Block); len(ix.Dims) != kept {
-			complete = false
-			continue // the lowering reports it
-		}
 		sites = append(sites, s)
 	}
-	if !slices.ContainsFunc(sites, func(s site) bool { return s.op.Name == "store" }) {
+	if !slices.ContainsFunc(sites, func(s *site) bool { return s.op.Name == "store" }) {
 		return complete, nil // loads alone race with nothing
 	}
 	sub := gridCorner(p.Grid)
 	complete = complete && slices.Equal(sub, p.Grid)
+	rank := max(len(p.Refs[ri].ArrayShape), 1)
+	b := &boxes{rank: rank}
 	total := gridSteps(sub)
-	k := newKernelEval(p.Grid)
-	var boxes []placed
-	iterations := maxLoopIterations
-	computable := map[*Op]bool{}
-	for _, s := range sites {
-		computable[s.op] = true
-	}
+	g := make([]int64, len(sub))
+	lost := make([]bool, len(sites)) // some program's elements not computed
 	for n := int64(0); n < total; n++ {
-		g := pointOf(n, sub)
-		k.at(g)
-		for _, s := range sites {
-			if !computable[s.op] {
-				continue
+		rest := n // row-major, last axis fastest
+		for i := len(sub) - 1; i >= 0; i-- {
+			g[i], rest = rest%sub[i], rest/sub[i]
+		}
+		for j, s := range sites {
+			if !s.placeAll(b, int32(j), n, g, w) {
+				lost[j] = true
 			}
-			blk := make([]int64, len(s.info.ArrayShape))
-			if s.m != nil && !s.m.at(g, blk) {
-				computable[s.op] = false // divides by zero somewhere
-				continue
-			}
-			place := func() bool {
-				if !runsAt(k, x.outer[s.op]) {
-					return true
-				}
-				lo, hi, ok := boxAt(k, s.op, s.info, blk)
-				if ok && lo != nil {
-					boxes = append(boxes, placed{prog: n, op: s.op, lo: lo, hi: hi})
-				}
-				return ok
-			}
-			// Once, or once an iteration of the loops around it when
-			// its position needs their indices.
-			if !place() && !k.eachIteration(x.outer[s.op], place, &iterations) {
-				computable[s.op] = false
+			if w.left < 0 {
+				complete = false
+				n = total // stop: what was placed is still looked at
+				break
 			}
 		}
 	}
-	for _, c := range computable {
-		complete = complete && c
+	for _, l := range lost {
+		complete = complete && !l
 	}
-	boxes = slices.DeleteFunc(boxes, func(b placed) bool { return !computable[b.op] })
-	a, b, found, compared := meetingBoxes(boxes)
+	if o := b.outside; o != nil {
+		a := sites[o.site].op
+		return false, &Error{Kernel: p.Name, Op: "triton", Msg: fmt.Sprintf(
+			"%s: the %s at %s reaches its elements %d to %d of dim %d at grid point %s, outside the array (interpret mode reports it out of bounds); "+
+				"a GPU addresses the array's memory flat, so it would reach other elements or other memory. Keep each index inside its dim, or mask it",
+			p.Refs[ri], a.Name, a.Loc, o.lo, o.hi-1, o.dim, tuple(pointOf(o.prog, sub)))}
+	}
+	a, c, found, compared := b.meeting(sites, w)
 	if !found {
 		return complete && compared, nil
 	}
-	ga, gb := pointOf(a.prog, sub), pointOf(b.prog, sub)
+	ga, gc := pointOf(b.prog[a], sub), pointOf(b.prog[c], sub)
 	at := make([]int64, len(p.Refs[ri].ArrayShape))
 	for d := range at {
-		at[d] = max(a.lo[d], b.lo[d])
+		at[d] = max(b.lo(a)[d], b.lo(c)[d])
 	}
+	sa, sc := sites[b.site[a]].op, sites[b.site[c]].op
 	return complete, &Error{Kernel: p.Name, Op: "triton", Msg: fmt.Sprintf(
 		"%s: grid points %s and %s both reach its element %s, the %s at %s in one and the %s at %s in the other (positions computed at build time); "+
 			"on a GPU the programs run in parallel and race. Let each program reach only elements no other program stores",
-		p.Refs[ri], tuple(ga), tuple(gb), tuple(at), a.op.Name, a.op.Loc, b.op.Name, b.op.Loc)}
+		p.Refs[ri], tuple(ga), tuple(gc), tuple(at), sa.Name, sa.Loc, sc.Name, sc.Loc)}
 }
 
-// maxLoopIterations bounds the loop iterations overlapRace walks through
-// for all programs together; past it, accesses that need more are left to
-// the checks by dependence.
-const maxLoopIterations = 1 << 20
-
-// eachIteration runs place once for each iteration of the ForLoops among
-// outer (the ops around an access, outermost first), each loop's index
-// bound to its value, while it returns true. It returns false when place
-// does, when a loop's bounds are not computable, or when more iterations
-// than budget holds are needed (what is left is taken from budget).
-func (k *kernelEval) eachIteration(outer []*Op, place func() bool, budget *int) bool {
-	var loops []*Op
+// newSite compiles access a of a ref (info, index map m) with the ops
+// outer around it; ok is false when its position is not computable at
+// build time at all (an index array, a map or start that reads data, a
+// mask that is not a box).
+func newSite(p *Program, a *Op, info *RefInfo, m *Region, outer []*Op) (*site, bool) {
+	ix := a.Attrs.Indexer
+	if ix.HasArrays() || len(ix.Dims) != len(info.Block)-countSqueezed(info.Block) {
+		return nil, false // an index array, or an indexer the lowering refuses
+	}
+	t := newTape(p.Grid, nil)
+	s := &site{op: a, info: info, t: t}
+	if m != nil {
+		if len(m.Args) < len(p.Grid) || len(m.Yield) != len(info.ArrayShape) {
+			return nil, false
+		}
+		for _, arg := range m.Args[:len(p.Grid)] {
+			s.in = append(s.in, t.input(arg, 0))
+		}
+		for _, y := range m.Yield {
+			r := t.compile(y)
+			if r < 0 {
+				return nil, false
+			}
+			s.blk = append(s.blk, r)
+		}
+	}
+	// The loops' indices are inputs, outermost first.
 	for _, o := range outer {
 		if o.Name == "for" {
-			loops = append(loops, o)
-		}
-	}
-	if len(loops) == 0 {
-		return false
-	}
-	defer func() { // the indices mean nothing outside their loops
-		for _, f := range loops {
-			delete(k.bound, f.Regions[0].Args[0])
-		}
-		clear(k.e.vals)
-		clear(k.bad)
-	}()
-	var walk func(d int) bool
-	walk = func(d int) bool {
-		if d == len(loops) {
-			return place()
-		}
-		f := loops[d]
-		lo, ok1 := k.value(f.Operands[0])
-		hi, ok2 := k.value(f.Operands[1])
-		if !ok1 || !ok2 {
-			return false
-		}
-		for i := lo; i < hi; i++ {
-			if *budget--; *budget < 0 {
-				return false
+			if len(s.loops) == 61 {
+				return nil, false // more than the dependence bits tell apart
 			}
-			k.bind(f.Regions[0].Args[0], i)
-			if !walk(d + 1) {
-				return false
+			bit := uint64(1) << len(s.loops)
+			l := siteLoop{lo: t.compile(o.Operands[0]), hi: t.compile(o.Operands[1]), bit: bit}
+			l.idx = t.input(o.Regions[0].Args[0], bit)
+			s.loops = append(s.loops, l)
+		}
+	}
+	for _, o := range outer {
+		if o.Name == "when" {
+			s.whens = append(s.whens, t.compile(o.Operands[0]))
+		}
+	}
+	for _, d := range ix.Dims {
+		r := -1
+		if d.Operand >= 0 {
+			if r = t.compile(a.Operands[1+d.Operand]); r < 0 {
+				return nil, false
 			}
 		}
-		return true
+		s.start = append(s.start, r)
 	}
-	return walk(0)
+	if mv := maskOf(a); mv != nil {
+		terms, ok := t.boxTerms(mv)
+		if !ok {
+			return nil, false
+		}
+		s.mask = terms
+	}
+	s.regs = make([]int64, t.regs)
+	s.lo, s.hi = make([]int64, len(info.ArrayShape)), make([]int64, len(info.ArrayShape))
+	s.mlo, s.mhi = make([]int64, len(ix.Shape)), make([]int64, len(ix.Shape))
+	return s, true
 }
 
-// runsAt reports whether an access with the ops outer around it may run
-// at k's grid point: false only when a When's condition is computable
-// there and false.
-func runsAt(k *kernelEval, outer []*Op) bool {
-	for _, o := range outer {
-		if o.Name != "when" {
-			continue
+// placeAll places s's boxes for program n at grid point g into b: once,
+// or once an iteration of the loops around it when that settles what a
+// single placement leaves open. false when some of its elements were not
+// computed (left to the checks by dependence).
+func (s *site) placeAll(b *boxes, j int32, n int64, g []int64, w *overlapWork) bool {
+	for i, r := range s.in {
+		s.regs[r] = g[i]
+	}
+	s.t.run(s.regs, g)
+	if !w.spend(1) {
+		return false
+	}
+	mark := b.len()
+	res, open := s.place(b, j, n, 0)
+	if !open || len(s.loops) == 0 {
+		return res != placeUnknown
+	}
+	// Something depends on a loop index: walk the iterations.
+	b.truncate(mark)
+	if s.iterate(b, j, n, g, 0, 0, w) {
+		return true
+	}
+	b.truncate(mark) // no loop walk: one placement, what it could not tell taken to run
+	s.t.run(s.regs, g)
+	res, _ = s.place(b, j, n, 0)
+	return res != placeUnknown
+}
+
+// iterate walks loops d and inside (bound: the loops whose index is set),
+// placing s at each iteration of the innermost; false when a loop's
+// bounds are not computable, a position is not, or w is spent.
+func (s *site) iterate(b *boxes, j int32, n int64, g []int64, d int, bound uint64, w *overlapWork) bool {
+	if d == len(s.loops) {
+		res, _ := s.place(b, j, n, bound)
+		return res != placeUnknown
+	}
+	l := s.loops[d]
+	if !s.known(l.lo, bound) || !s.known(l.hi, bound) {
+		return false
+	}
+	lo, hi := s.regs[l.lo], s.regs[l.hi]
+	for i := lo; i < hi; i++ {
+		if !w.spend(1) {
+			return false
 		}
-		if c, ok := k.value(o.Operands[0]); ok && c == 0 {
+		s.regs[l.idx] = i
+		s.t.run(s.regs, g)
+		if !s.iterate(b, j, n, g, d+1, bound|l.bit, w) {
 			return false
 		}
 	}
 	return true
 }
 
-// boxAt computes the array elements access a of a ref (info) reaches at
-// k's grid point, its block at block indices blk: lo nil when it reaches
-// none (the box lies outside the array, which the lowering's padding
-// masks, or its mask leaves nothing); ok false when a dynamic start or
-// the mask is not computable (maskBox).
-func boxAt(k *kernelEval, a *Op, info *RefInfo, blk []int64) (lo, hi []int64, ok bool) {
-	ix := a.Attrs.Indexer
-	var mlo, mhi []int64 // the mask's box, over the indexed shape's dims
-	if m := maskOf(a); m != nil {
-		if mlo, mhi, ok = k.maskBox(m); !ok {
-			return nil, nil, false
-		}
-	}
-	if len(info.ArrayShape) == 0 {
-		if mlo != nil && len(mlo) == 0 && mhi == nil {
-			return nil, nil, true // a false mask
-		}
-		return []int64{0}, []int64{1}, true // a scalar: one element, as a box of one dim
-	}
-	if mlo != nil && mhi == nil {
-		return nil, nil, true // a false mask
-	}
-	lo, hi = make([]int64, len(info.ArrayShape)), make([]int64, len(info.ArrayShape))
-	j, slice := 0, 0
-	for d, bs := range info.Block {
-		if bs == Squeezed {
-			lo[d], hi[d] = blk[d], blk[d]+1
-		} else {
-			di := ix.Dims[j]
-			j++
-			start := di.Start
-			if di.Operand >= 0 {
-				if start, ok = k.value(a.Operands[1+di.Operand]); !ok {
-					return nil, nil, false
-				}
-			}
-			lo[d] = blk[d]*bs + start
-			hi[d] = lo[d] + di.Size
-			if di.Kind == DimSlice {
-				if mlo != nil { // the mask's dims are the slices', in order
-					lo[d], hi[d] = max(lo[d], lo[d]+mlo[slice]), min(hi[d], lo[d]+mhi[slice])
-				}
-				slice++
-			}
-		}
-		lo[d], hi[d] = max(lo[d], 0), min(hi[d], info.ArrayShape[d])
-		if lo[d] >= hi[d] {
-			return nil, nil, true
-		}
-	}
-	return lo, hi, true
+// known reports whether register r holds a computed value once the loop
+// indices of bound are set.
+func (s *site) known(r int, bound uint64) bool {
+	return r >= 0 && s.t.deps[r]&^bound == 0
 }
 
-// maskBox computes, at k's grid point, the elements a mask of shape
-// m.Type.Shape leaves, when they form a box: the mask is a conjunction
+// The outcomes of a placement.
+const (
+	placeNone    = iota // it does not run, or reaches no element
+	placeBox            // a box placed
+	placeUnknown        // its position is not computable
+	placeOutside        // it reaches outside the array (boxes.outside)
+)
+
+// place adds to b the box s reaches with the registers as they stand
+// (the loop indices of bound set). open reports that something left
+// undecided (a When or loop bounds, taken to run, or the position)
+// depends on a loop index, so that walking the iterations may decide it.
+func (s *site) place(b *boxes, j int32, n int64, bound uint64) (res int, open bool) {
+	undecided := func(r int) bool {
+		if r >= 0 && s.t.deps[r]&^bound != 0 {
+			open = true
+		}
+		return !s.known(r, bound)
+	}
+	for _, c := range s.whens {
+		if !undecided(c) && s.regs[c] == 0 {
+			return placeNone, false
+		}
+	}
+	for _, l := range s.loops {
+		if bound&l.bit != 0 {
+			continue
+		}
+		ulo, uhi := undecided(l.lo), undecided(l.hi)
+		if !ulo && !uhi && s.regs[l.lo] >= s.regs[l.hi] {
+			return placeNone, false // the loop runs no iteration
+		}
+	}
+	for _, r := range s.start {
+		if r >= 0 && undecided(r) {
+			return placeUnknown, open
+		}
+	}
+	// The mask's box, over the indexed shape's dims.
+	ix := s.op.Attrs.Indexer
+	mlo, mhi := s.mlo, s.mhi
+	clear(mlo)
+	copy(mhi, ix.Shape)
+	for _, t := range s.mask {
+		if undecided(t.c) || t.off >= 0 && undecided(t.off) {
+			return placeUnknown, open
+		}
+		c := s.regs[t.c]
+		if t.dim < 0 {
+			if c == 0 {
+				return placeNone, false
+			}
+			continue
+		}
+		off := int64(0)
+		if t.off >= 0 {
+			off = s.regs[t.off]
+		}
+		if c < -maxBoxIndex || c > maxBoxIndex || off < -maxBoxIndex || off > maxBoxIndex {
+			return placeUnknown, false // far enough out to wrap
+		}
+		lo, hi := termRange(t.dir, c-off)
+		if t.spread {
+			if lo > 0 || hi <= 0 {
+				return placeNone, false // false at the one element
+			}
+			continue
+		}
+		mlo[t.dim], mhi[t.dim] = max(mlo[t.dim], lo), min(mhi[t.dim], hi)
+		if mlo[t.dim] >= mhi[t.dim] {
+			return placeNone, false
+		}
+	}
+	info := s.info
+	if len(info.ArrayShape) == 0 {
+		b.add(j, n, []int64{0}, []int64{1})
+		return placeBox, open // a scalar: one element, as a box of one dim
+	}
+	lo, hi := s.lo, s.hi
+	k, slice := 0, 0
+	for d, bs := range info.Block {
+		blk := int64(0)
+		if s.blk != nil {
+			blk = s.regs[s.blk[d]]
+		}
+		padded := false // the lowering masks elements past the array's end
+		if bs == Squeezed {
+			lo[d], hi[d] = blk, blk+1
+		} else {
+			di := ix.Dims[k]
+			start := di.Start
+			if s.start[k] >= 0 {
+				start = s.regs[s.start[k]]
+			}
+			k++
+			lo[d] = blk*bs + start
+			hi[d] = lo[d] + di.Size
+			if di.Kind == DimSlice {
+				lo[d], hi[d] = lo[d]+mlo[slice], lo[d]+mhi[slice]
+				slice++
+			}
+			padded = info.ArrayShape[d]%bs != 0
+		}
+		// Memory is addressed flat: an element outside the array's dim
+		// (unless past its end in the last block, where the lowering
+		// masks it) is another dim's element, or outside the array.
+		if lo[d] < 0 || !padded && hi[d] > info.ArrayShape[d] || padded && lo[d] >= info.ArrayShape[d]+bs-info.ArrayShape[d]%bs {
+			if b.outside == nil {
+				b.outside = &outsideAccess{site: j, prog: n, dim: d, lo: lo[d], hi: hi[d]}
+			}
+			return placeOutside, false
+		}
+		if hi[d] = min(hi[d], info.ArrayShape[d]); lo[d] >= hi[d] {
+			return placeNone, false
+		}
+	}
+	b.add(j, n, lo, hi)
+	return placeBox, open
+}
+
+// termRange is where index dir at holds, as [lo, hi) over the integers.
+func termRange(dir string, at int64) (lo, hi int64) {
+	const inf = 1 << 62
+	switch dir {
+	case "LT":
+		return -inf, at
+	case "LE":
+		return -inf, at + 1
+	case "GT":
+		return at + 1, inf
+	case "GE":
+		return at, inf
+	}
+	return at, at + 1 // EQ
+}
+
+// boxTerms compiles mask m into terms that leave a box: a conjunction
 // (and) of comparisons of an index (iota, plus or minus a value the same
 // everywhere) with a value the same everywhere, of such values, and of
-// broadcasts of such masks. lo and hi are per dim, [lo, hi) possibly
-// wider than the dim (the caller clips); hi nil (lo not nil) when the
-// mask is false everywhere. ok is false for any other mask.
-func (k *kernelEval) maskBox(m *Value) (lo, hi []int64, ok bool) {
-	rank := len(m.Type.Shape)
-	full := func() ([]int64, []int64) {
-		lo, hi := make([]int64, rank), make([]int64, rank)
-		for d := range hi {
-			hi[d] = m.Type.Shape[d]
-		}
-		return lo, hi
-	}
-	if c, ok := k.uniform(m); ok {
-		if c == 0 {
-			return []int64{}, nil, true
-		}
-		lo, hi := full()
-		return lo, hi, true
+// broadcasts of such masks. ok is false for any other mask.
+func (t *tape) boxTerms(m *Value) ([]boxTerm, bool) {
+	if c := t.uniform(m); c >= 0 {
+		return []boxTerm{{dim: -1, c: c}}, true
 	}
 	op := m.Def
 	if op == nil {
-		return nil, nil, false
+		return nil, false
 	}
 	switch op.Name {
 	case "and":
-		alo, ahi, ok1 := k.maskBox(op.Operands[0])
-		blo, bhi, ok2 := k.maskBox(op.Operands[1])
-		if !ok1 || !ok2 {
-			return nil, nil, false
-		}
-		if ahi == nil || bhi == nil {
-			return []int64{}, nil, true
-		}
-		for d := range alo {
-			alo[d], ahi[d] = max(alo[d], blo[d]), min(ahi[d], bhi[d])
-			if alo[d] >= ahi[d] {
-				return []int64{}, nil, true
-			}
-		}
-		return alo, ahi, true
+		a, ok1 := t.boxTerms(op.Operands[0])
+		b, ok2 := t.boxTerms(op.Operands[1])
+		return append(a, b...), ok1 && ok2
 	case "broadcast_in_dim":
 		x := op.Operands[0]
-		xlo, xhi, ok := k.maskBox(x)
-		if !ok {
-			return nil, nil, false
-		}
-		if xhi == nil {
-			return []int64{}, nil, true
-		}
-		lo, hi := full()
-		for i, d := range op.Attrs.Dims {
-			if x.Type.Shape[i] == 1 && m.Type.Shape[d] != 1 {
-				continue // one element spread along d: the whole dim (it is in the box)
+		terms, ok := t.boxTerms(x)
+		for i := range terms {
+			if d := terms[i].dim; d >= 0 {
+				terms[i].spread = terms[i].spread || x.Type.Shape[d] == 1 && m.Type.Shape[op.Attrs.Dims[d]] != 1
+				terms[i].dim = int(op.Attrs.Dims[d])
 			}
-			lo[d], hi[d] = xlo[i], xhi[i]
 		}
-		return lo, hi, true
+		return terms, ok
 	case "cmp":
+		flip := map[string]string{"LT": "GT", "LE": "GE", "GT": "LT", "GE": "LE", "EQ": "EQ"}
+		if _, ok := flip[op.Attrs.Dir]; !ok {
+			return nil, false // NE leaves no box
+		}
 		for side := 0; side < 2; side++ {
-			dim, off, ok1 := k.indexAlong(op.Operands[side])
-			c, ok2 := k.uniform(op.Operands[1-side])
-			if !ok1 || !ok2 {
+			dim, off, ok := t.indexAlong(op.Operands[side])
+			c := t.uniform(op.Operands[1-side])
+			if !ok || c < 0 {
 				continue
 			}
 			dir := op.Attrs.Dir
 			if side == 1 { // c dir index: index flipped-dir c
-				dir = map[string]string{"LT": "GT", "LE": "GE", "GT": "LT", "GE": "LE", "EQ": "EQ"}[dir]
+				dir = flip[dir]
 			}
-			// index + off dir c, for index in [0, n)
-			lo, hi := full()
-			at := c - off
-			switch dir {
-			case "LT":
-				hi[dim] = at
-			case "LE":
-				hi[dim] = at + 1
-			case "GT":
-				lo[dim] = at + 1
-			case "GE":
-				lo[dim] = at
-			case "EQ":
-				lo[dim], hi[dim] = at, at+1
-			default:
-				return nil, nil, false // NE is not a box
-			}
-			lo[dim], hi[dim] = max(lo[dim], 0), min(hi[dim], m.Type.Shape[dim])
-			if lo[dim] >= hi[dim] {
-				return []int64{}, nil, true
-			}
-			return lo, hi, true
+			return []boxTerm{{dim: dim, off: off, c: c, dir: dir}}, true
 		}
 	}
-	return nil, nil, false
+	return nil, false
 }
 
-// maxBoxIndex bounds the indices and offsets indexAlong and uniform take,
-// far from where 32-bit arithmetic wraps.
+// maxBoxIndex bounds the offsets and compared values a mask's terms take
+// (and the iotas), far from where 32-bit arithmetic wraps.
 const maxBoxIndex = 1 << 30
 
 // indexAlong recognises v as an index along one dim of its shape plus a
 // value the same everywhere (iota, broadcasts of it, adding or
-// subtracting such a value), of a signed integer type: v at an element is
-// its index along dim plus off.
-func (k *kernelEval) indexAlong(v *Value) (dim int, off int64, ok bool) {
+// subtracting such a value), of a signed integer type of 32 bits or more:
+// v at an element is its index along dim plus register off (-1: 0).
+func (t *tape) indexAlong(v *Value) (dim, off int, ok bool) {
 	op := v.Def
-	if op == nil || !v.Type.DType.IsInt() || v.Type.DType.IsUnsigned() || v.Type.DType.Bits() < 16 {
+	dt := v.Type.DType
+	if op == nil || !dt.IsInt() || dt.IsUnsigned() || dt.Bits() < 32 {
 		return 0, 0, false
 	}
 	switch op.Name {
 	case "iota":
-		if v.Type.Shape[op.Attrs.Dim] > maxBoxIndex {
-			return 0, 0, false
-		}
-		return op.Attrs.Dim, 0, true
+		return op.Attrs.Dim, -1, v.Type.Shape[op.Attrs.Dim] <= maxBoxIndex
 	case "broadcast_in_dim":
 		x := op.Operands[0]
-		d, off, ok := k.indexAlong(x)
+		d, off, ok := t.indexAlong(x)
 		if !ok || x.Type.Shape[d] == 1 && v.Type.Shape[op.Attrs.Dims[d]] != 1 {
-			return 0, 0, false
+			return 0, 0, false // one element spread: not an index along the new dim
 		}
 		return int(op.Attrs.Dims[d]), off, true
 	case "add", "sub":
@@ -390,109 +500,189 @@ func (k *kernelEval) indexAlong(v *Value) (dim int, off int64, ok bool) {
 			if side == 1 && op.Name == "sub" {
 				break // c - index is not an index
 			}
-			d, off, ok1 := k.indexAlong(op.Operands[side])
-			c, ok2 := k.uniform(op.Operands[1-side])
-			if !ok1 || !ok2 {
+			d, off, ok := t.indexAlong(op.Operands[side])
+			c := t.uniform(op.Operands[1-side])
+			if !ok || c < 0 {
 				continue
 			}
+			kind := uint8(tapeAdd)
 			if op.Name == "sub" {
-				c = -c
+				kind = tapeSub
 			}
-			if off += c; off < -maxBoxIndex || off > maxBoxIndex {
-				return 0, 0, false
+			if off < 0 {
+				off = t.constant(0)
 			}
-			return d, off, true
+			return d, t.arith(kind, off, c), true
 		}
 	}
 	return 0, 0, false
 }
 
-// uniform computes v when it holds one value everywhere, at k's grid
-// point: a scalar kernelEval computes, a broadcast of one, or an integer
-// or bool constant.
-func (k *kernelEval) uniform(v *Value) (int64, bool) {
+// uniform is the register of v when v holds one value everywhere that the
+// tape computes (a scalar, a broadcast of one, an integer or bool
+// constant), else -1.
+func (t *tape) uniform(v *Value) int {
 	if scalarLike(v.Type) {
-		c, ok := k.value(v)
-		return c, ok && c >= -maxBoxIndex && c <= maxBoxIndex
+		return t.compile(v)
 	}
 	op := v.Def
 	switch {
 	case op == nil:
 	case op.Name == "broadcast_in_dim":
-		return k.uniform(op.Operands[0])
+		return t.uniform(op.Operands[0])
 	case op.Name == "const":
 		switch c := op.Attrs.Value.(type) {
 		case int64:
-			return c, c >= -maxBoxIndex && c <= maxBoxIndex
+			return t.constant(c)
 		case bool:
-			return b2i(c), true
+			return t.constant(b2i(c))
 		}
 	}
-	return 0, false
+	return -1
 }
 
-// meetingBoxes finds two boxes of different programs that share an
-// element, one of them a store's. Boxes are sorted into cells as large as
-// the largest box in each dim, so that only boxes of a common cell are
-// compared (a box reaches at most two cells a dim). found is false when
-// there are none; compared is false when it gave up past maxOverlapPairs
-// comparisons.
-func meetingBoxes(boxes []placed) (a, b placed, found, compared bool) {
-	if len(boxes) < 2 {
-		return a, b, false, true
+// boxes holds the boxes placed for one output: per box, its program's
+// row-major index, its site and its corners (rank lo's then rank hi's in
+// coords).
+type boxes struct {
+	rank    int
+	prog    []int64
+	site    []int32
+	coords  []int64
+	outside *outsideAccess // the first access found reaching outside the array
+}
+
+// outsideAccess is an access that reaches elements [lo, hi) of dim dim,
+// outside the array.
+type outsideAccess struct {
+	site   int32
+	prog   int64
+	dim    int
+	lo, hi int64
+}
+
+func (b *boxes) len() int { return len(b.prog) }
+
+func (b *boxes) add(site int32, prog int64, lo, hi []int64) {
+	b.prog = append(b.prog, prog)
+	b.site = append(b.site, site)
+	b.coords = append(append(b.coords, lo...), hi...)
+}
+
+func (b *boxes) truncate(n int) {
+	b.prog, b.site, b.coords = b.prog[:n], b.site[:n], b.coords[:2*b.rank*n]
+}
+
+func (b *boxes) lo(i int) []int64 { return b.coords[2*b.rank*i : 2*b.rank*i+b.rank] }
+func (b *boxes) hi(i int) []int64 { return b.coords[2*b.rank*i+b.rank : 2*b.rank*(i+1)] }
+
+// maxCellDims bounds the dims boxes are sorted into cells by.
+const maxCellDims = 4
+
+// meeting finds two boxes of different programs that share an element,
+// one of them a store's (sites tells). Boxes are sorted into cells as
+// large as the largest box in each dim (of up to maxCellDims dims), so
+// that only boxes of a common cell are compared; a box reaches at most two
+// cells a dim. found is false when there are none; compared is false when
+// it stopped as w ran out (a pair found by then is still reported).
+func (b *boxes) meeting(sites []*site, w *overlapWork) (a, c int, found, compared bool) {
+	n := b.len()
+	if n < 2 {
+		return 0, 0, false, true
 	}
-	rank := len(boxes[0].lo)
-	cell := make([]int64, rank)
-	for _, x := range boxes {
+	cell := make([]int64, b.rank)
+	for i := 0; i < n; i++ {
+		lo, hi := b.lo(i), b.hi(i)
 		for d := range cell {
-			cell[d] = max(cell[d], x.hi[d]-x.lo[d])
+			cell[d] = max(cell[d], hi[d]-lo[d])
 		}
 	}
-	cells := map[uint64][]int{} // by a hash of the cell's coordinates
-	pairs := 0
-	lo, hi := make([]int64, rank), make([]int64, rank)
-	c := make([]int64, rank)
-	for i, x := range boxes {
-		for d := range cell {
-			lo[d], hi[d] = x.lo[d]/cell[d], (x.hi[d]-1)/cell[d]
+	dims := make([]int, b.rank) // the dims with the most cells
+	for d := range dims {
+		dims[d] = d
+	}
+	if len(dims) > maxCellDims {
+		slices.SortFunc(dims, func(x, y int) int { return cmp.Compare(cell[y], cell[x]) })
+		dims = dims[:maxCellDims]
+	}
+	// An entry is a cell's hash (its high bits) and a box (the low
+	// boxBits): sorted, a cell's boxes are neighbours (cells whose hashes
+	// agree in those bits share a run, which costs comparisons only).
+	const boxBits = 22
+	if n >= 1<<boxBits {
+		return 0, 0, false, false
+	}
+	entries := make([]uint64, 0, n)
+	lo, hi, at := make([]int64, len(dims)), make([]int64, len(dims)), make([]int64, len(dims))
+	for i := 0; i < n; i++ {
+		bl, bh := b.lo(i), b.hi(i)
+		for k, d := range dims {
+			lo[k], hi[k] = bl[d]/cell[d], (bh[d]-1)/cell[d]
 		}
-		copy(c, lo)
+		copy(at, lo)
 		for {
-			h := uint64(14695981039346656037)
-			for _, v := range c {
+			h := uint64(14695981039346656037) // FNV-1a over the cell's coordinates
+			for _, v := range at {
 				h = (h ^ uint64(v)) * 1099511628211
 			}
-			for _, j := range cells[h] {
-				y := boxes[j]
-				if pairs++; pairs > maxOverlapPairs {
-					return a, b, false, false
-				}
-				if y.prog != x.prog && (x.op.Name == "store" || y.op.Name == "store") && meet(x, y) {
-					if y.prog > x.prog {
-						x, y = y, x
-					}
-					return y, x, true, true
-				}
+			entries = append(entries, h<<boxBits|uint64(i))
+			k := len(at) - 1 // the next cell of the box, the last dim fastest
+			for ; k >= 0 && at[k] == hi[k]; k-- {
+				at[k] = lo[k]
 			}
-			cells[h] = append(cells[h], i)
-			// The next cell of the box, the last dim fastest.
-			d := rank - 1
-			for ; d >= 0 && c[d] == hi[d]; d-- {
-				c[d] = lo[d]
-			}
-			if d < 0 {
+			if k < 0 {
 				break
 			}
-			c[d]++
+			at[k]++
 		}
 	}
-	return a, b, false, true
+	slices.Sort(entries)
+	cellOf := func(e uint64) uint64 { return e >> boxBits }
+	boxOf := func(e uint64) int { return int(e & (1<<boxBits - 1)) }
+	// The pair reported is the first in program order (then in the order
+	// the boxes were placed), whichever cell it is found in.
+	before := func(x, y, a, c int) bool {
+		if b.prog[x] != b.prog[a] {
+			return b.prog[x] < b.prog[a]
+		}
+		if b.prog[y] != b.prog[c] {
+			return b.prog[y] < b.prog[c]
+		}
+		return x < a || x == a && y < c
+	}
+	for g := 0; g < len(entries); {
+		e := g + 1
+		for e < len(entries) && cellOf(entries[e]) == cellOf(entries[g]) {
+			e++
+		}
+		for i := g; i < e; i++ {
+			x := boxOf(entries[i])
+			for k := i + 1; k < e; k++ {
+				if w.pairs--; w.pairs < 0 {
+					return a, c, found, false
+				}
+				y := boxOf(entries[k])
+				if b.prog[x] != b.prog[y] && (sites[b.site[x]].op.Name == "store" || sites[b.site[y]].op.Name == "store") && b.meet(x, y) {
+					p, q := x, y
+					if b.prog[p] > b.prog[q] {
+						p, q = q, p
+					}
+					if !found || before(p, q, a, c) {
+						a, c, found = p, q, true
+					}
+				}
+			}
+		}
+		g = e
+	}
+	return a, c, found, true
 }
 
 // meet reports whether boxes x and y share an element.
-func meet(x, y placed) bool {
-	for d := range x.lo {
-		if x.lo[d] >= y.hi[d] || y.lo[d] >= x.hi[d] {
+func (b *boxes) meet(x, y int) bool {
+	xl, xh, yl, yh := b.lo(x), b.hi(x), b.lo(y), b.hi(y)
+	for d := range xl {
+		if xl[d] >= yh[d] || yl[d] >= xh[d] {
 			return false
 		}
 	}

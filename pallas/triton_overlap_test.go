@@ -193,3 +193,155 @@ func (m maskTerm) build(k *Kernel, p0 *Value, size int64) *Value {
 	}
 	return c.Le(io)
 }
+
+// Kernels a review of the computed check found it judged wrongly (fixed
+// since): each refused kernel's TTIR gives different results in the two
+// program orders on the evaluator, or reaches outside its array.
+func TestTritonRaceCheckReviewCases(t *testing.T) {
+	f32 := func(d ...int64) []xla.Shape { return []xla.Shape{xla.MakeShape(xla.Float32, d...)} }
+	idv := func(k *Kernel, n int64) *Value { return k.ProgramID(0).Astype(xla.Float32).BroadcastTo(n) }
+	c := func(k *Kernel, v int) *Value { return k.Const(xla.Int32, v) } // a dynamic start
+	refused := []struct {
+		c    tritonCase
+		want string
+	}{
+		{
+			// x / 0 is -1 in both lowerings: starts 0, 2, 1, 2.
+			c: tritonCase{name: "start_divides_by_zero", kernel: func(k *Kernel, r []*Ref) {
+				p := k.ProgramID(0)
+				r[0].Store(idv(k, 1), DS(p.Rem(2).Add(1).Add(p.Mul(0).Div(p)), 1))
+			}, spec: CallSpec{Name: "start_div0", Grid: []int64{4}, OutShapes: f32(4)}},
+			want: "grid points (1) and (3) both reach its element (2)",
+		},
+		{
+			// The same in an index map: blocks 0, 2, 1, 2.
+			c: tritonCase{name: "map_divides_by_zero", kernel: func(k *Kernel, r []*Ref) {
+				r[0].Store(idv(k, 2))
+			}, spec: CallSpec{Name: "map_div0", Grid: []int64{4}, OutShapes: f32(6),
+				OutSpecs: []*BlockSpec{{BlockShape: []int64{2}, IndexMap: blockMap(func(g []*Value) []any {
+					return []any{g[0].Rem(2).Add(1).Add(g[0].Mul(0).Div(g[0]))}
+				})}}}},
+			want: "to the same block (2)",
+		},
+		{
+			// A 16-bit mask whose iota + 32765 wraps: not read as a box, so
+			// the checks by dependence judge it (it was read as [0, 2)).
+			c: tritonCase{name: "mask_i16_wraps", kernel: func(k *Kernel, r []*Ref) {
+				p := k.ProgramID(0)
+				io := k.Iota(xla.Int16, 0, 8)
+				k.When(p.Eq(0), func() {
+					m := io.Add(k.Const(xla.Int16, 32765).BroadcastTo(8)).Lt(k.Const(xla.Int16, 32767).BroadcastTo(8))
+					Store(r[0], []any{All}, k.Full(xla.Float32, 10.0, 8), m)
+				})
+				k.When(p.Eq(1), func() {
+					Store(r[0], []any{All}, k.Full(xla.Float32, 20.0, 8), io.Ge(k.Const(xla.Int16, 4).BroadcastTo(8)))
+				})
+			}, spec: CallSpec{Name: "mask_i16", Grid: []int64{2}, OutShapes: f32(8)}},
+			want: "run in different programs along grid axis 0",
+		},
+	}
+	for _, tc := range refused {
+		t.Run(tc.c.name, func(t *testing.T) {
+			checkErr, outs, back := tevOrders(t, tc.c)
+			require.ErrorContains(t, checkErr, tc.want)
+			require.False(t, sameBits(outs[0], back[0]), "the evaluator should show the race")
+		})
+	}
+	// A loop whose first store uses up the check's work: what it computed
+	// of the second, racy store still counts.
+	t.Run("work_spent", func(t *testing.T) {
+		n := int64(maxOverlapWork/16 + 1)
+		p, err := Trace(func(k *Kernel, r []*Ref) {
+			p := k.ProgramID(0)
+			k.ForLoop(0, int(n), nil, func(i *Value, _ []*Value) []*Value {
+				r[0].Store(idv(k, 1), DS(p.Mul(int(n)).Add(i), 1))
+				return nil
+			})
+			k.ForLoop(0, 2, nil, func(i *Value, _ []*Value) []*Value {
+				r[0].Store(idv(k, 1), DS(p.Div(2).Mul(2).Add(i).Add(int(16*n)), 1))
+				return nil
+			})
+		}, CallSpec{Name: "work_spent", Grid: []int64{16}, OutShapes: f32(16*n + 16)}, nil)
+		require.NoError(t, err)
+		require.ErrorContains(t, checkParallelPrograms(p), "grid points (0) and (1) both reach its element")
+	})
+	// Accesses outside the array: interpret mode reports them; on a GPU,
+	// addressed flat, they reach other rows or other memory.
+	outside := []struct {
+		name   string
+		kernel KernelFunc
+		spec   CallSpec
+		want   string
+	}{
+		{"past_the_row", func(k *Kernel, r []*Ref) {
+			p := k.ProgramID(0)
+			r[0].Store(idv(k, 4).Reshape(1, 4), DS(p, 1), DS(c(k, 4).Sub(p.Mul(4)), 4))
+		}, CallSpec{Name: "past_row", Grid: []int64{2}, OutShapes: f32(2, 4)},
+			"reaches its elements 4 to 7 of dim 1 at grid point (0), outside the array"},
+		{"before_the_row", func(k *Kernel, r []*Ref) {
+			p := k.ProgramID(0)
+			r[0].Store(idv(k, 4).Reshape(1, 4), DS(p, 1), DS(p.Mul(-4), 4))
+		}, CallSpec{Name: "before_row", Grid: []int64{2}, OutShapes: f32(2, 4)},
+			"reaches its elements -4 to -1 of dim 1 at grid point (1)"},
+		{"block_index_far_out", func(k *Kernel, r []*Ref) { r[0].Store(idv(k, 4)) },
+			CallSpec{Name: "far_block", Grid: []int64{2}, OutShapes: f32(8),
+				OutSpecs: []*BlockSpec{{BlockShape: []int64{4}, IndexMap: blockMap(func(g []*Value) []any { return []any{g[0].Mul(1 << 30)} })}}},
+			"at grid point (1), outside the array"},
+		{"squeezed_past_the_row", func(k *Kernel, r []*Ref) { r[0].Store(k.ProgramID(0).Astype(xla.Float32)) },
+			CallSpec{Name: "squeezed_past", Grid: []int64{2}, OutShapes: f32(2, 4),
+				OutSpecs: []*BlockSpec{{BlockShape: []int64{Squeezed, Squeezed}, IndexMap: blockMap(func(g []*Value) []any {
+					return []any{g[0], g[0].Mul(-4).Add(4)}
+				})}}},
+			"reaches its elements 4 to 4 of dim 1 at grid point (0)"},
+		{"pinned_past_the_row", func(k *Kernel, r []*Ref) {
+			p := k.ProgramID(0)
+			k.When(p.Eq(0), func() { r[0].Store(k.Full(xla.Float32, 10.0, 1, 4), DS(c(k, 0), 1), DS(c(k, 4), 4)) })
+			k.When(p.Eq(1), func() { r[0].Store(k.Full(xla.Float32, 20.0, 1, 4), DS(c(k, 1), 1), All) })
+		}, CallSpec{Name: "pinned_past", Grid: []int64{2}, OutShapes: f32(2, 4)},
+			"output 0"},
+	}
+	for _, tc := range outside {
+		t.Run(tc.name, func(t *testing.T) {
+			spec := tc.spec
+			spec.Backend = Triton
+			p, err := Trace(tc.kernel, spec, nil)
+			require.NoError(t, err)
+			_, err = LowerTriton(p, CompilerParams{})
+			require.ErrorContains(t, err, tc.want)
+		})
+	}
+	// Race-free kernels it refused: a loop no odd program runs, a When
+	// that divides by zero, a When on a loop index around a fixed store.
+	x8 := []*interpreter.Tensor{fTensor([]int64{8}, func(i int) float64 { return float64(i) })}
+	accepted := []tritonCase{
+		{name: "loop_odd_programs_skip", kernel: func(k *Kernel, r []*Ref) {
+			p := k.ProgramID(0)
+			k.ForLoop(0, c(k, 1).Sub(p.Rem(2)), nil, func(i *Value, _ []*Value) []*Value {
+				r[1].Store(r[0].Load(DS(p, 1)), DS(p.Div(2), 1))
+				return nil
+			})
+		}, spec: CallSpec{Name: "loop_odd_skip", Grid: []int64{8}, OutShapes: f32(4)}, args: x8},
+		{name: "when_divides_by_zero", kernel: func(k *Kernel, r []*Ref) {
+			p := k.ProgramID(0)
+			k.When(c(k, 1).Div(p.Rem(2)).Eq(1), func() { r[1].Store(r[0].Load(DS(p, 1)), DS(p.Div(2), 1)) })
+		}, spec: CallSpec{Name: "when_div0", Grid: []int64{8}, OutShapes: f32(4)}, args: x8},
+		{name: "when_on_loop_index_fixed_store", kernel: func(k *Kernel, r []*Ref) {
+			p := k.ProgramID(0)
+			k.ForLoop(0, 1, nil, func(i *Value, _ []*Value) []*Value {
+				k.When(i.Eq(p), func() { r[1].Store(r[0].Load(DS(p, 1)), Slice(0, 1)) })
+				return nil
+			})
+			r[1].Store(r[0].Load(DS(p, 1)), DS(p.Add(1), 1))
+		}, spec: CallSpec{Name: "when_loop_fixed", Grid: []int64{4}, OutShapes: f32(8)}, args: x8},
+	}
+	for _, tc := range accepted {
+		t.Run(tc.name, func(t *testing.T) {
+			want, err := runCall(tc.kernel, tc.spec, tc.args...)
+			require.NoError(t, err)
+			got := runTritonEval(t, tc)
+			for i := range want {
+				assertClose(t, want[i], got[i])
+			}
+		})
+	}
+}

@@ -129,6 +129,7 @@ func checkParallelPrograms(p *Program) error {
 	}
 	acc := accessAxes(p.Body, written, blockAxes, p.Grid)
 	var computed []error // what overlapRace found, reported after the checks by dependence
+	work := newOverlapWork()
 	for o := 0; o < p.NumOutputs; o++ {
 		ri := p.NumPrefetch + nin + o
 		r := p.Refs[ri]
@@ -141,7 +142,7 @@ func checkParallelPrograms(p *Program) error {
 			accesses = append(accesses, loads[r.AliasOf]...)
 		}
 		read := len(accesses) > len(stores[ri])
-		complete, err := acc.overlapRace(p, ri, accesses, read, len(stores[ri]))
+		complete, err := acc.overlapRace(p, ri, accesses, read, len(stores[ri]), work)
 		if complete && err == nil {
 			continue // every program's elements computed, and no two meet
 		}

@@ -1897,7 +1897,7 @@ func TestTritonRefusesOrderDependentKernels(t *testing.T) {
 				},
 				spec: CallSpec{Name: "mirrored", Grid: []int64{4}, OutShapes: f4},
 				args: []*interpreter.Tensor{fill(4)}},
-			want: "grid points (1) and (2) both reach its element (2), the store at",
+			want: "grid points (0) and (3) both reach its element (0), the store at",
 		},
 		{
 			// p % 2: programs 0 and 2 store element 0.
@@ -1968,7 +1968,7 @@ func TestTritonRefusesOrderDependentKernels(t *testing.T) {
 				},
 				spec: CallSpec{Name: "rotating", Grid: []int64{4}, OutShapes: f4},
 				args: []*interpreter.Tensor{fill(4)}},
-			want: "grid points (0) and (1) both reach its element (1)",
+			want: "grid points (0) and (1) both reach its element (0)",
 		},
 		{
 			// Strides of 4 over 5 programs: program 4's element i*4 + 4
