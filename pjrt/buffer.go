@@ -2,12 +2,14 @@ package pjrt
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"runtime"
 	"sync"
 	"unsafe"
 
+	"github.com/halo-ml/halo/interpreter"
 	"github.com/halo-ml/halo/pjrt/backend"
 	"github.com/halo-ml/halo/xla"
 )
@@ -379,7 +381,10 @@ func (b *Buffer) ToHost(ctx context.Context, dst []byte) error {
 	return e.Await(ctx)
 }
 
-// Bytes returns a copy of the buffer's data.
+// Bytes returns a copy of the buffer's data. A copy that needs more
+// memory than is available is a ResourceExhausted error, not a process
+// killed for running out of memory; BytesPrefix reads only the start of a
+// buffer.
 func (b *Buffer) Bytes(ctx context.Context) ([]byte, error) {
 	n, err := b.HostSize()
 	if err != nil {
@@ -388,14 +393,113 @@ func (b *Buffer) Bytes(ctx context.Context) ([]byte, error) {
 	if n < 0 || n > math.MaxInt {
 		return nil, errorf(Internal, "Bytes", "the plugin reports %d host bytes for %v", n, b.shape)
 	}
-	if err := b.awaitBeforeAlloc(ctx, n); err != nil {
+	dst, err := b.allocHost(ctx, "Bytes", n)
+	if err != nil {
 		return nil, err
 	}
-	dst := make([]byte, n)
 	if err := b.ToHost(ctx, dst); err != nil {
 		return nil, err
 	}
 	return dst, nil
+}
+
+// BytesPrefix returns the first n bytes of what Bytes returns (all of it
+// when there are fewer), reading back only those where the backend allows:
+// where it copies raw bytes (CopyRawToHost) and the buffer's on-device
+// form is its host form (a dense row-major layout without tiles, as many
+// bytes on the device as on the host). Elsewhere (the built-in
+// interpreter, packed sub-byte types) it copies the whole buffer, as Bytes
+// does. It reads the first elements of a buffer too large to copy whole.
+func (b *Buffer) BytesPrefix(ctx context.Context, n int64) ([]byte, error) {
+	if n < 0 {
+		return nil, errorf(InvalidArgument, "BytesPrefix", "negative length %d", n)
+	}
+	size, err := b.HostSize()
+	switch {
+	case err != nil:
+		return nil, err
+	case n >= size:
+		return b.Bytes(ctx)
+	case n == 0:
+		return []byte{}, b.Await(ctx)
+	}
+	if b.rawIsHost() {
+		dst := make([]byte, n)
+		ev, err := b.CopyRawToHost(dst, 0)
+		if err == nil {
+			err = ev.Await(ctx)
+		}
+		if !errors.Is(err, Unimplemented) { // a plugin may refuse raw copies when asked
+			if err != nil {
+				return nil, err
+			}
+			return dst, nil
+		}
+	}
+	all, err := b.Bytes(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return append([]byte(nil), all[:n]...), nil
+}
+
+// rawIsHost reports whether the buffer's on-device bytes are its host
+// data: a dense row-major layout without tiles or strides, and as many
+// bytes on the device as on the host (no padding, no packed sub-byte
+// elements).
+func (b *Buffer) rawIsHost() bool {
+	l, err := b.Layout()
+	rank := b.shape.Rank()
+	if err != nil || len(l.Tiles) > 0 || len(l.ByteStrides) > 0 || len(l.MinorToMajor) != rank {
+		return false
+	}
+	for i, d := range l.MinorToMajor {
+		if d != int64(rank-1-i) {
+			return false
+		}
+	}
+	dev, err := b.OnDeviceSize()
+	if err != nil {
+		return false
+	}
+	host, err := b.HostSize()
+	return err == nil && dev == host
+}
+
+// allocHost waits for a buffer whose copy needs n bytes of host memory
+// (awaitBeforeAlloc), then allocates them, 8-byte aligned (for ToSlice's
+// elements), through the check the interpreter makes for its tensors
+// (interpreter.NewTensor): a copy that needs more memory than is available
+// is a ResourceExhausted error, not a process the system kills for
+// running out of memory.
+func (b *Buffer) allocHost(ctx context.Context, op string, n int64) (dst []byte, err error) {
+	if err := b.awaitBeforeAlloc(ctx, n); err != nil {
+		return nil, err
+	}
+	if n == 0 {
+		return []byte{}, nil
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			ae, ok := r.(*interpreter.AllocError)
+			if !ok {
+				panic(r)
+			}
+			// The error names the buffer's shape rather than the words
+			// allocated for it.
+			ae = &interpreter.AllocError{Shape: b.shape.Clone(), Bytes: ae.Bytes, Available: ae.Available}
+			dst, err = nil, &Error{Code: ResourceExhausted, Op: op, Msg: "copying to the host: " + ae.Error(), cause: ae}
+		}
+	}()
+	words := allocHostWords((n + 7) / 8)
+	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(words))), n), nil
+}
+
+// allocHostWords makes n zero words, panicking with an
+// *interpreter.AllocError when they do not fit in the memory available
+// (tests replace it to set a smaller limit).
+var allocHostWords = func(n int64) []uint64 {
+	return interpreter.NewTensor(xla.MakeShape(xla.Uint64, n)).Data.([]uint64)
 }
 
 // awaitBeforeAlloc waits for a buffer whose copy needs n bytes of host
@@ -515,7 +619,8 @@ func ScalarBuffer[T Element](c *Client, v T, opts ...BufferOption) (*Buffer, err
 }
 
 // ToSlice copies a buffer to a new Go slice, waiting for the transfer.
-// T must match the buffer's element type.
+// T must match the buffer's element type. A copy that needs more memory
+// than is available is a ResourceExhausted error, as with Bytes.
 func ToSlice[T Element](ctx context.Context, b *Buffer) ([]T, error) {
 	if b == nil {
 		return nil, errorf(InvalidArgument, "ToSlice", "buffer is nil")
@@ -529,10 +634,15 @@ func ToSlice[T Element](ctx context.Context, b *Buffer) ([]T, error) {
 		return nil, errorf(InvalidArgument, "ToSlice", "%v", err)
 	}
 	var z T
-	if err := b.awaitBeforeAlloc(ctx, b.shape.Size()*int64(unsafe.Sizeof(z))); err != nil {
+	n := b.shape.Size()
+	dst, err := b.allocHost(ctx, "ToSlice", n*int64(unsafe.Sizeof(z)))
+	if err != nil {
 		return nil, err
 	}
-	out := make([]T, b.shape.Size())
+	out := make([]T, 0)
+	if n > 0 {
+		out = unsafe.Slice((*T)(unsafe.Pointer(unsafe.SliceData(dst))), n) // dst is 8-byte aligned
+	}
 	if err := b.ToHost(ctx, asBytes(out)); err != nil {
 		return nil, err
 	}

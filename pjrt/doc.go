@@ -13,6 +13,9 @@
 //	outs, err := exe.Run(x, x)             // returns at once
 //	sum, err := pjrt.ToSlice[float32](ctx, outs[0])
 //
+// A module built with package stablehlo compiles as it is:
+// c.Compile(pjrt.StableHLO(mod), nil).
+//
 // # Discovery
 //
 // Open and LoadPlugin take an explicit .so path or a short name (cpu, cuda,

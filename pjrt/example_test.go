@@ -114,3 +114,41 @@ func Example() {
 	fmt.Println(sum, err)
 	// Output: [2 4 6 8] <nil>
 }
+
+// A module built with package stablehlo compiles as it is: StableHLO
+// prints it for the plugin.
+func ExampleStableHLO() {
+	b := stablehlo.NewBuilder("square")
+	f := b.NewFunction("main", stablehlo.Tensor(xla.Float32, 3))
+	f.Return(f.Multiply(f.Arg(0), f.Arg(0)))
+	mod, err := b.Build()
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	c, err := pjrt.Open("interpreter")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer c.Close()
+	exe, err := c.Compile(pjrt.StableHLO(mod), nil)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer exe.Close()
+	x, err := pjrt.BufferFrom(c, []float32{1, 2, 3}, []int64{3})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	outs, err := exe.Run(x)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	squares, err := pjrt.ToSlice[float32](context.Background(), outs[0])
+	fmt.Println(squares, err)
+	// Output: [1 4 9] <nil>
+}

@@ -1,11 +1,13 @@
 package pjrt
 
 import (
+	"bytes"
 	"fmt"
 	"runtime"
 	"sync"
 
 	"github.com/halo-ml/halo/pjrt/backend"
+	"github.com/halo-ml/halo/stablehlo"
 	"github.com/halo-ml/halo/xla"
 )
 
@@ -14,6 +16,21 @@ import (
 type Program struct {
 	Code   []byte
 	Format string // "mlir" or "hlo"
+
+	err error // why StableHLO could not print its module (Compile returns it)
+}
+
+// StableHLO returns a program of a built or parsed StableHLO module,
+// printed as MLIR text. A module that cannot be printed (nil, or with an
+// operand used outside its scope) makes Compile fail with
+// INVALID_ARGUMENT saying why. Programs with host callbacks or other
+// effects compile with effects.Compile, which lowers them first.
+func StableHLO(m *stablehlo.Module) Program {
+	var text bytes.Buffer
+	if err := stablehlo.Print(&text, m, stablehlo.PrintOptions{}); err != nil {
+		return Program{Format: "mlir", err: fmt.Errorf("printing the module: %w", err)}
+	}
+	return Program{Code: text.Bytes(), Format: "mlir"}
 }
 
 // MLIR returns a program of StableHLO MLIR text or bytecode.
@@ -67,6 +84,9 @@ func (c *Client) Compile(p Program, opts *xla.CompileOptions) (*Executable, erro
 // compileInput checks program p for op and returns opts (the defaults when
 // nil) serialized.
 func compileInput(op string, p Program, opts *xla.CompileOptions) ([]byte, error) {
+	if p.err != nil {
+		return nil, &Error{Code: InvalidArgument, Op: op, Msg: p.err.Error(), cause: p.err}
+	}
 	if p.Format != "mlir" && p.Format != "hlo" {
 		return nil, errorf(InvalidArgument, op, "program format %q: use \"mlir\" or \"hlo\"", p.Format)
 	}
@@ -331,8 +351,17 @@ func (e *Executable) Execute(args [][]*Buffer, opts ExecuteOptions) (*Execution,
 }
 
 // Run executes on a single device with the given arguments and returns
-// its outputs (ready asynchronously).
+// its outputs (ready asynchronously). An executable for several devices
+// (replicas or partitions) runs with Execute, one argument list per device.
 func (e *Executable) Run(args ...*Buffer) ([]*Buffer, error) {
+	if err := e.enter(); err != nil {
+		return nil, err
+	}
+	n := len(e.b.AddressableDevices())
+	e.exit()
+	if n != 1 {
+		return nil, errorf(InvalidArgument, "Run", "Run runs an executable on one device; this one runs on %d (its replicas x partitions): use Executable.Execute with one argument list per device", n)
+	}
 	x, err := e.Execute([][]*Buffer{args}, ExecuteOptions{})
 	if err != nil {
 		return nil, err

@@ -7,7 +7,6 @@ import (
 	"io"
 	"io/fs"
 	"math"
-	"os"
 	"slices"
 	"strings"
 	"time"
@@ -38,8 +37,9 @@ func benchFile(w, errw io.Writer, plugin, path string, budget time.Duration, n i
 	timedOut := ctx.Err() != nil && (errors.Is(err, context.DeadlineExceeded) || strings.Contains(err.Error(), context.DeadlineExceeded.Error()))
 	inner, hasPath := strings.CutPrefix(err.Error(), path+": ")
 	var pe *fs.PathError
-	if errors.As(err, &pe) && pe.Path == path {
-		hasPath = true // "open FILE: no such file or directory"
+	var fe *fileError
+	if errors.As(err, &pe) && pe.Path == path || errors.As(err, &fe) {
+		hasPath = true // "open FILE: no such file or directory", "FILE:3:54: ..."
 	}
 	switch {
 	case timedOut:
@@ -52,19 +52,22 @@ func benchFile(w, errw io.Writer, plugin, path string, budget time.Duration, n i
 
 // benchSteps is benchFile's work, the waits bounded by ctx.
 func benchSteps(ctx context.Context, w, errw io.Writer, plugin, path string, budget time.Duration, n int) error {
-	text, err := os.ReadFile(path)
+	mf, err := readModule("bench", path)
 	if err != nil {
 		return err
 	}
-	m, err := stablehlo.Parse(text)
+	m := mf.m
+	switch {
+	case mf.parseErr != nil:
+		return mf.parseErr
+	case m == nil:
+		return fmt.Errorf("%s: halo bench reads StableHLO text (to make the inputs), not MLIR bytecode", path)
+	}
+	f, err := entryFunc(path, m)
 	if err != nil {
-		return fmt.Errorf("%s: %w", path, err)
+		return err
 	}
-	name := m.EntryName()
-	f := m.Func(name)
-	if f == nil {
-		return fmt.Errorf("%s: no @%s function to run", path, name)
-	}
+	name := f.Name
 	var total int64
 	for i, t := range f.ArgTypes() {
 		tt, ok := t.(stablehlo.TensorType)
@@ -97,7 +100,7 @@ func benchSteps(ctx context.Context, w, errw io.Writer, plugin, path string, bud
 	fmt.Fprintf(w, "backend: %s\n", p)
 
 	t0 := time.Now()
-	exe, err := compileFile(c, text, path, replicas, partitions)
+	exe, err := compileFile(c, mf, replicas, partitions)
 	if err != nil {
 		return err
 	}

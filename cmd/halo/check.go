@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"flag"
@@ -29,8 +28,10 @@ import (
 //
 //	PASS add.mlir:3 @add_op_test_si4
 //	FAIL add.mlir:12 @add_op_test_ui4: check.expect_eq_const: index [1]: expected 7, got 6 (1 of 5 elements differ)
-//	FAIL bad.mlir:1 (module 2): parse error: 4:7: ...
+//	FAIL bad.mlir:4:7: unexpected '<' in dense literal
 //	2 passed, 2 failed
+//
+// A parse error is at its FILE:LINE:COL, as halo run and bench say it.
 
 type checkOptions struct {
 	run     *regexp.Regexp
@@ -170,26 +171,6 @@ func describeOneFailure(err error) string {
 	return strings.ReplaceAll(err.Error(), "\n", " ")
 }
 
-// splitLines returns the [start, end) byte ranges of the lines that
-// separate modules in a check file ("// -----", maybe indented, to the end
-// of the line), found by one pass over the bytes.
-func splitLines(text []byte) [][]int {
-	var out [][]int
-	for start := 0; start < len(text); {
-		end := bytes.IndexByte(text[start:], '\n')
-		if end < 0 {
-			end = len(text)
-		} else {
-			end += start
-		}
-		if l := bytes.TrimLeft(text[start:end], " \t"); bytes.HasPrefix(l, []byte("// -----")) {
-			out = append(out, []int{start, end})
-		}
-		start = end + 1
-	}
-	return out
-}
-
 // checkFile reads a file's modules and checks each.
 func checkFile(path string, opts checkOptions) []checkResult {
 	text, err := os.ReadFile(path)
@@ -197,43 +178,24 @@ func checkFile(path string, opts checkOptions) []checkResult {
 		return []checkResult{{where: path, err: err}}
 	}
 	var out []checkResult
-	start, line := 0, 0
-	bounds := splitLines(text)
-	bounds = append(bounds, []int{len(text), len(text)})
-	for k, b := range bounds {
-		chunk := text[start:b[0]]
-		firstLine := line
-		line += bytes.Count(text[start:b[1]], []byte("\n"))
-		if b[1] < len(text) && text[b[1]] == '\n' {
-			line++
-			b[1]++
-		}
-		start = b[1]
-		if len(bytes.TrimSpace(stripComments(chunk))) == 0 {
+	chunks, total := splitModules(text)
+	for _, c := range chunks {
+		m, err := stablehlo.Parse(c.src)
+		var se *stablehlo.SyntaxError
+		switch {
+		case errors.As(err, &se):
+			// At its position in the file, as halo run and bench say it.
+			out = append(out, checkResult{where: fmt.Sprintf("%s:%d:%d", path, se.Line, se.Col), err: errors.New(se.Msg)})
 			continue
-		}
-		where := path
-		if len(bounds) > 1 {
-			where = fmt.Sprintf("%s (module %d)", path, k+1)
-		}
-		// Padding keeps the parser's line numbers those of the file.
-		src := append(bytes.Repeat([]byte("\n"), firstLine), chunk...)
-		m, err := stablehlo.Parse(src)
-		if err != nil {
+		case err != nil:
+			where := path
+			if total > 1 {
+				where = fmt.Sprintf("%s (module %d)", path, c.index)
+			}
 			out = append(out, checkResult{where: where, err: fmt.Errorf("parse error: %w", err)})
 			continue
 		}
-		out = append(out, checkModule(path, src, m, opts)...)
-	}
-	return out
-}
-
-func stripComments(b []byte) []byte {
-	var out []byte
-	for _, l := range bytes.Split(b, []byte("\n")) {
-		if t := bytes.TrimSpace(l); !bytes.HasPrefix(t, []byte("//")) {
-			out = append(out, l...)
-		}
+		out = append(out, checkModule(path, c.src, m, opts)...)
 	}
 	return out
 }

@@ -29,10 +29,10 @@ commands:
   devices   list PJRT plugins found, their versions, attributes, devices and memories
   demo      build a small StableHLO program and run it on the best backend found
             (passing over, with a note, a backend that fails to load or run it)
-  run FILE  compile a StableHLO MLIR file and run its main function (@main, or
-            the only public function when there is no @main, as in a JAX export),
-            which must take no arguments, on every device the program asks for
-            (flags: -timeout D)
+  run FILE  compile a StableHLO MLIR file of one module and run its main function
+            (@main, or the only public function when there is no @main, as in a
+            JAX export), which must take no arguments, on every device the program
+            asks for, printing the first 16 elements of each output (flags: -timeout D)
   bench FILE
             compile a StableHLO MLIR file and time runs of its main function on
             pseudo-random inputs: compile, first run, then the median, min and max
@@ -84,7 +84,8 @@ func (c *checkedWriter) Write(p []byte) (int, error) {
 var commands = map[string]command{
 	"devices": {"devices", "[-plugin NAME|PATH]", "Lists the PJRT plugins found (and where missing ones were looked for) and, for each that loads, its version, attributes, devices and memories."},
 	"demo":    {"demo", "[-plugin NAME|PATH]", "Builds a small StableHLO program (an MLP), runs it on the best backend found and checks the results against plain Go."},
-	"run":     {"run", "[-plugin NAME|PATH] [-timeout D] FILE.mlir", "Compiles a StableHLO MLIR file and runs its main function (@main, or the only public function when there is none), which must take no arguments, printing every output."},
+	"run": {"run", "[-plugin NAME|PATH] [-timeout D] FILE.mlir", "Compiles a StableHLO MLIR file of one module and runs its main function (@main, or the only public function when there is none),\n" +
+		"which must take no arguments, printing the first 16 elements of every output (reading back only those where the backend can)."},
 	"bench": {"bench", "[-plugin NAME|PATH] [-time D] [-n N] [-timeout D] FILE.mlir", "Compiles a StableHLO MLIR file and times runs of its main function (@main, or the only public function when there is none) on pseudo-random inputs\n" +
 		"(floats in [-1, 1), integers in [-4, 4) or [0, 8), booleans alternating), each run from Execute until every output is ready;\n" +
 		"-timeout stops it after that long from the start, the first run included (a compile in progress ends first)."},

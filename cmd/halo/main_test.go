@@ -163,7 +163,7 @@ func TestCheckCommand(t *testing.T) {
 		"PASS " + path + ":23 @main",
 		"PASS " + path + ":42 @replicas",
 		"FAIL " + path + ":56 @unknown_op: ",
-		"FAIL " + path + " (module 6): parse error: ",
+		"FAIL " + path + `:63:20: expected type, found "{"`,
 		"3 passed, 3 failed",
 	}
 	if assert.Len(t, lines, len(want), out) {

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"strings"
 	"time"
 
@@ -20,16 +19,16 @@ import (
 // mhlo.num_partitions, which the interpreter simulates), printing every
 // output. timeout > 0 stops the run after that long.
 func runFile(w, errw io.Writer, plugin, path string, timeout time.Duration) error {
-	text, err := os.ReadFile(path)
+	mf, err := readModule("run", path)
 	if err != nil {
 		return err
 	}
 	replicas, partitions := 1, 1
-	if m, err := stablehlo.Parse(text); err == nil {
+	if m := mf.m; m != nil {
 		// Checked here to say what halo run can do; text it cannot parse
 		// (MLIR bytecode, other dialects) goes to the plugin as it is.
-		if err := runnable(m); err != nil {
-			return fmt.Errorf("%s: %w", path, err)
+		if err := runnable(path, m); err != nil {
+			return err
 		}
 		replicas, partitions = moduleInt(m, "mhlo.num_replicas"), moduleInt(m, "mhlo.num_partitions")
 	}
@@ -38,14 +37,14 @@ func runFile(w, errw io.Writer, plugin, path string, timeout time.Duration) erro
 		return fmt.Errorf("%s: %w", path, err)
 	}
 	defer c.Close()
-	exe, err := compileFile(c, text, path, replicas, partitions)
+	exe, err := compileFile(c, mf, replicas, partitions)
 	if err != nil {
 		return err
 	}
 	defer exe.Close()
 	x, err := exe.Execute(make([][]*pjrt.Buffer, len(exe.AddressableDevices())), pjrt.ExecuteOptions{CompletionEvents: true})
 	if err != nil {
-		return err
+		return fmt.Errorf("%s: %w", path, err)
 	}
 	ctx, cancel := context.Background(), context.CancelFunc(func() {})
 	if timeout > 0 {
@@ -109,27 +108,35 @@ func runFile(w, errw io.Writer, plugin, path string, timeout time.Duration) erro
 	return nil
 }
 
-// compileFile compiles the text of path for replicas x partitions
-// devices, naming path in its error.
-func compileFile(c *pjrt.Client, text []byte, path string, replicas, partitions int) (*pjrt.Executable, error) {
+// compileFile compiles the file's text for replicas x partitions
+// devices, naming the file in its error. When halo's parser could not read
+// the text either, the error is the parser's, at its position in the file
+// (the backend's follows when it says something else).
+func compileFile(c *pjrt.Client, mf *moduleFile, replicas, partitions int) (*pjrt.Executable, error) {
 	co := xla.DefaultCompileOptions()
 	co.NumReplicas, co.NumPartitions = replicas, partitions
-	exe, err := c.Compile(pjrt.MLIR(text), &co)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+	exe, err := c.Compile(pjrt.MLIR(mf.text), &co)
+	switch {
+	case err == nil:
+		return exe, nil
+	case mf.parseErr == nil:
+		return nil, fmt.Errorf("%s: %w", mf.path, err)
 	}
-	return exe, nil
+	var se *stablehlo.SyntaxError
+	if errors.As(mf.parseErr, &se) && strings.Contains(err.Error(), se.Msg) {
+		return nil, mf.parseErr // a backend that parses with halo's parser (the interpreter) says the same
+	}
+	return nil, fmt.Errorf("%w (%s: %v)", mf.parseErr, c.Plugin().Name(), err)
 }
 
 // runnable checks that the module's entry function takes no arguments.
-func runnable(m *stablehlo.Module) error {
-	name := m.EntryName()
-	f := m.Func(name)
-	if f == nil {
-		return fmt.Errorf("no @%s function to run", name)
+func runnable(path string, m *stablehlo.Module) error {
+	f, err := entryFunc(path, m)
+	if err != nil {
+		return err
 	}
 	if n := len(f.ArgTypes()); n > 0 {
-		return fmt.Errorf("@%s takes %d arguments (%s); halo run runs functions without arguments (pass inputs through the Go API, pjrt.Executable.Run)", name, n, typeList(f.ArgTypes()))
+		return fmt.Errorf("%s: @%s takes %d arguments (%s); halo run runs functions without arguments (pass inputs through the Go API, pjrt.Executable.Run)", path, f.Name, n, typeList(f.ArgTypes()))
 	}
 	return nil
 }
@@ -152,10 +159,11 @@ func moduleInt(m *stablehlo.Module, name string) int {
 	return 1
 }
 
-// printOutputs waits for each buffer and prints its values.
+// printOutputs waits for each buffer and prints its values, reading back
+// only the elements printed where the backend can (Buffer.BytesPrefix).
 func printOutputs(ctx context.Context, w io.Writer, prefix string, outs []*pjrt.Buffer) error {
 	for i, b := range outs {
-		data, err := b.Bytes(ctx)
+		data, err := b.BytesPrefix(ctx, (shownElements+1)*int64(b.DType().HostBytes())) // one more says there are more
 		b.Close()
 		if err != nil {
 			return fmt.Errorf("%soutput %d: %w", prefix, i, err)
@@ -169,17 +177,20 @@ func printOutputs(ctx context.Context, w io.Writer, prefix string, outs []*pjrt.
 	return nil
 }
 
+// shownElements is how many elements of an output halo run prints.
+const shownElements = 16
+
 // formatValues renders host bytes (little-endian, sub-byte types one
-// element per byte) as numbers, the first 16 elements then "...".
+// element per byte) as numbers, the first shownElements elements then
+// "..." when there are more.
 func formatValues(dt xla.DType, data []byte) string {
 	n := dt.HostBytes()
 	if n == 0 {
 		return "[]"
 	}
-	const max = 16
 	var parts []string
 	for off := 0; off+n <= len(data); off += n {
-		if len(parts) == max {
+		if len(parts) == shownElements {
 			parts = append(parts, "...")
 			break
 		}

@@ -1,0 +1,154 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/halo-ml/halo/stablehlo"
+)
+
+// fileError is an error about a file's text that names the file itself,
+// so callers do not prefix it again: a parse error at a position, written
+// as compilers write them (FILE:LINE:COL: message), or what the file
+// holds ("FILE is empty").
+type fileError struct {
+	msg string
+	err error // the parser's error behind it, if any
+}
+
+func (e *fileError) Error() string { return e.msg }
+func (e *fileError) Unwrap() error { return e.err }
+
+// parseError names path in err, the error of parsing its text: at the
+// position, when the parser gave one.
+func parseError(path string, err error) error {
+	var se *stablehlo.SyntaxError
+	if errors.As(err, &se) {
+		return &fileError{msg: fmt.Sprintf("%s:%d:%d: %s", path, se.Line, se.Col, se.Msg), err: err}
+	}
+	return &fileError{msg: fmt.Sprintf("%s: %v", path, err), err: err}
+}
+
+// moduleFile is the one module of a file that halo run or bench runs.
+type moduleFile struct {
+	path string
+	text []byte
+	// m is nil when halo's parser cannot read text (MLIR bytecode, or a
+	// dialect halo does not know), which still goes to the backend as it
+	// is; parseErr is then the parser's error, nil for bytecode.
+	m        *stablehlo.Module
+	parseErr error
+}
+
+// mlirBytecode starts a file of MLIR bytecode.
+var mlirBytecode = []byte("ML\xefR")
+
+// readModule reads path for the command cmd ("run", "bench"), which takes
+// one module: an empty file, or one of several modules (separated by lines
+// "// -----", as halo check reads), is an error naming the file.
+func readModule(cmd, path string) (*moduleFile, error) {
+	text, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	mf := &moduleFile{path: path, text: text}
+	if bytes.HasPrefix(text, mlirBytecode) {
+		return mf, nil
+	}
+	switch chunks, _ := splitModules(text); {
+	case len(bytes.TrimSpace(text)) == 0:
+		return nil, &fileError{msg: path + " is empty"}
+	case len(chunks) == 0:
+		return nil, &fileError{msg: path + " holds only comments"}
+	case len(chunks) > 1:
+		return nil, &fileError{msg: fmt.Sprintf("%s takes one module; %s holds %d (separated by \"// -----\" lines, as halo check reads them)", cmd, path, len(chunks))}
+	}
+	if mf.m, err = stablehlo.Parse(text); err != nil {
+		mf.parseErr = parseError(path, err)
+	}
+	return mf, nil
+}
+
+// entryFunc is the function halo run and bench run: @main, or the only
+// public function when there is no @main (as in a JAX export).
+func entryFunc(path string, m *stablehlo.Module) (*stablehlo.Func, error) {
+	if f := m.Func(m.EntryName()); f != nil {
+		return f, nil
+	}
+	var public []string
+	for _, f := range m.Funcs {
+		if !f.Private && f.Body != nil {
+			public = append(public, "@"+f.Name)
+		}
+	}
+	if len(public) == 0 {
+		return nil, fmt.Errorf("%s: no @main function, and no public function to run in its place", path)
+	}
+	return nil, fmt.Errorf("%s: no @main function, and %d public functions (%s) to run in its place: name the one to run @main, or make the others private", path, len(public), strings.Join(public, ", "))
+}
+
+// moduleChunk is one module of a file of modules separated by lines
+// "// -----".
+type moduleChunk struct {
+	// src is the module's text after as many newlines as there are lines
+	// before it, so that the parser's line numbers are the file's.
+	src   []byte
+	index int // 1-based, among every part of the file (empty ones too)
+}
+
+// splitModules splits text at lines "// -----" and returns the parts
+// with more than comments and space; total counts every part.
+func splitModules(text []byte) (chunks []moduleChunk, total int) {
+	start, line := 0, 0
+	bounds := splitLines(text)
+	bounds = append(bounds, []int{len(text), len(text)})
+	for k, b := range bounds {
+		chunk := text[start:b[0]]
+		firstLine := line
+		line += bytes.Count(text[start:b[1]], []byte("\n"))
+		if b[1] < len(text) && text[b[1]] == '\n' {
+			line++
+			b[1]++
+		}
+		start = b[1]
+		if len(bytes.TrimSpace(stripComments(chunk))) == 0 {
+			continue
+		}
+		src := append(bytes.Repeat([]byte("\n"), firstLine), chunk...)
+		chunks = append(chunks, moduleChunk{src: src, index: k + 1})
+	}
+	return chunks, len(bounds)
+}
+
+// splitLines returns the [start, end) byte ranges of the lines that
+// separate modules in a check file ("// -----", maybe indented, to the end
+// of the line), found by one pass over the bytes.
+func splitLines(text []byte) [][]int {
+	var out [][]int
+	for start := 0; start < len(text); {
+		end := bytes.IndexByte(text[start:], '\n')
+		if end < 0 {
+			end = len(text)
+		} else {
+			end += start
+		}
+		if l := bytes.TrimLeft(text[start:end], " \t"); bytes.HasPrefix(l, []byte("// -----")) {
+			out = append(out, []int{start, end})
+		}
+		start = end + 1
+	}
+	return out
+}
+
+func stripComments(b []byte) []byte {
+	var out []byte
+	for _, l := range bytes.Split(b, []byte("\n")) {
+		if t := bytes.TrimSpace(l); !bytes.HasPrefix(t, []byte("//")) {
+			out = append(out, l...)
+		}
+	}
+	return out
+}
