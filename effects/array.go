@@ -3,7 +3,9 @@ package effects
 import (
 	"encoding/binary"
 	"fmt"
+	"io"
 	"math"
+	"reflect"
 	"strconv"
 	"strings"
 	"unsafe"
@@ -115,21 +117,72 @@ func Values[T pjrt.Element](a Array) ([]T, error) {
 // String formats the array as Go prints slices: a scalar as its value,
 // "[1 2 3]" for a vector, nested brackets for higher ranks.
 func (a Array) String() string {
+	var b strings.Builder
+	if !a.writeElems(&b, func(p []byte) { b.WriteString(formatElem(a.DType, p)) }) {
+		return fmt.Sprintf("<%v array with %d data bytes>", a.Shape(), len(a.Data))
+	}
+	return b.String()
+}
+
+// Format implements fmt.Formatter, so that a format verb applies to the
+// elements, nested as String nests them. %v and %s print String's form
+// (%s as a string, with its width and precision); %#v prints the Array
+// struct in Go syntax. Any other verb, and %v with flags, width or
+// precision, formats each element as fmt formats a Go value of its type
+// (bf16 and f16 as float32), padded one by one as fmt pads the elements of
+// a slice: %d on an i32 array prints "[1 2 3]", %.3f on an f32 array
+// "[1.000 2.000]", %5d "[    1     2     3]". The verbs an element type
+// takes are fmt's for its Go type: %t for bool; %b %c %d %o %O %q %x %X
+// %U for the integers; %b %e %E %f %F %g %G %x %X for the floating-point
+// and complex types; only %v and %s for the element types without a Go
+// type (float8 and the other narrow floats, the sub-byte integers). Another
+// verb prints %!verb(effects.Array=...), as fmt does for a bad verb.
+func (a Array) Format(f fmt.State, verb rune) {
+	switch {
+	case verb == 'v' && f.Flag('#'):
+		// Data through reflect, as fmt prints a field: []uint8, not []byte.
+		fmt.Fprintf(f, "effects.Array{DType:%#v, Dims:%#v, Data:%#v}", a.DType, a.Dims, reflect.ValueOf(a.Data))
+	case verb == 's':
+		fmt.Fprintf(f, fmt.FormatString(f, 's'), a.String())
+	case !verbFormats(a.DType, verb):
+		fmt.Fprintf(f, "%%!%c(effects.Array=%s)", verb, a.String())
+	case verb == 'v' && fmt.FormatString(f, 'v') == "%v":
+		io.WriteString(f, a.String())
+	default:
+		spec := fmt.FormatString(f, verb)
+		var b strings.Builder
+		if !a.writeElems(&b, func(p []byte) {
+			if v := elemValue(a.DType, p); v != nil {
+				fmt.Fprintf(&b, spec, v)
+			} else {
+				fmt.Fprintf(&b, spec, formatElem(a.DType, p))
+			}
+		}) {
+			io.WriteString(f, a.String())
+			return
+		}
+		io.WriteString(f, b.String())
+	}
+}
+
+// writeElems writes a's elements to b, each with elem, nested in brackets
+// as Go prints slices. It reports false, writing nothing, when a's shape is
+// not valid or its data does not hold its elements.
+func (a Array) writeElems(b *strings.Builder, elem func(p []byte)) bool {
 	shape := a.Shape()
 	if shape.Validate() != nil {
-		return fmt.Sprintf("<%v array with %d data bytes>", shape, len(a.Data))
+		return false
 	}
 	n := shape.Size()
 	eb := int64(a.DType.HostBytes())
 	if n < 0 || int64(len(a.Data)) < n*eb {
-		return fmt.Sprintf("<%v array with %d data bytes>", shape, len(a.Data))
+		return false
 	}
-	var b strings.Builder
 	idx := int64(0)
 	var rec func(dim int)
 	rec = func(dim int) {
 		if dim == len(a.Dims) {
-			b.WriteString(formatElem(a.DType, a.Data[idx*eb:(idx+1)*eb]))
+			elem(a.Data[idx*eb : (idx+1)*eb])
 			idx++
 			return
 		}
@@ -143,7 +196,67 @@ func (a Array) String() string {
 		b.WriteByte(']')
 	}
 	rec(0)
-	return b.String()
+	return true
+}
+
+// elemValue returns the element at p (its host encoding) as the Go value
+// that Format formats: bf16 and f16 as float32; nil for the element types
+// without a Go type (the narrow floats, the sub-byte integers).
+func elemValue(dt xla.DType, p []byte) any {
+	le := binary.LittleEndian
+	switch dt {
+	case xla.Bool:
+		return p[0] != 0
+	case xla.Int8:
+		return int8(p[0])
+	case xla.Int16:
+		return int16(le.Uint16(p))
+	case xla.Int32:
+		return int32(le.Uint32(p))
+	case xla.Int64:
+		return int64(le.Uint64(p))
+	case xla.Uint8:
+		return p[0]
+	case xla.Uint16:
+		return le.Uint16(p)
+	case xla.Uint32:
+		return le.Uint32(p)
+	case xla.Uint64:
+		return le.Uint64(p)
+	case xla.Float32:
+		return math.Float32frombits(le.Uint32(p))
+	case xla.Float64:
+		return math.Float64frombits(le.Uint64(p))
+	case xla.BFloat16:
+		return xla.BF16(le.Uint16(p)).Float32()
+	case xla.Float16:
+		return xla.F16(le.Uint16(p)).Float32()
+	case xla.Complex64:
+		return complex(math.Float32frombits(le.Uint32(p)), math.Float32frombits(le.Uint32(p[4:])))
+	case xla.Complex128:
+		return complex(math.Float64frombits(le.Uint64(p)), math.Float64frombits(le.Uint64(p[8:])))
+	}
+	return nil
+}
+
+// elementVerbs returns the verbs, besides %v and %s, that Format applies
+// to the elements of an array of dt: fmt's verbs for their Go type.
+func elementVerbs(dt xla.DType) string {
+	var zero [16]byte // the widest element, complex128
+	switch elemValue(dt, zero[:]).(type) {
+	case bool:
+		return "t"
+	case int8, int16, int32, int64, uint8, uint16, uint32, uint64:
+		return "bcdoOqxXU"
+	case float32, float64, complex64, complex128:
+		return "beEfFgGxX"
+	}
+	return ""
+}
+
+// verbFormats reports whether Format formats an array of dt with verb.
+func verbFormats(dt xla.DType, verb rune) bool {
+	return verb == 'v' || verb == 's' || strings.ContainsRune(elementVerbs(dt), verb)
 }
 
 // formatElem formats one element from its host encoding.

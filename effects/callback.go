@@ -195,30 +195,32 @@ func callbackIDs(m *stablehlo.Module) []int64 {
 // callback table. It returns f's results as values of fb. An ordered
 // callback gets its token operand and result from Lower. Bad input (no Fn,
 // an ordered effect without a name, a result shape that is not valid, an
-// operand that is not a tensor) is an error naming the problem, and
-// nothing is added.
+// operand that is not a tensor) is an error naming the problem, which is
+// also recorded as the builder's error (Build returns it, like the errors
+// of the builder's own ops), and nothing is added.
 func Callback(fb *stablehlo.FuncBuilder, f HostFunc, kind Effect, operands ...*stablehlo.Value) ([]*stablehlo.Value, error) {
-	if fb == nil {
+	if fb.Builder() == nil {
 		return nil, errors.New("effects: Callback: nil FuncBuilder")
 	}
+	const op = "effects.callback"
 	if f.Fn == nil {
-		return nil, fmt.Errorf("effects: callback %q has no Fn", f.Name)
+		return nil, fail(fb, op, fmt.Errorf("effects: callback %q has no Fn", f.Name))
 	}
 	if kind.ordered && kind.name == "" {
-		return nil, fmt.Errorf("effects: callback %q: an ordered effect needs a name", f.Name)
+		return nil, fail(fb, op, fmt.Errorf("effects: callback %q: an ordered effect needs a name", f.Name))
 	}
 	for i, v := range operands {
 		if v == nil {
-			return nil, fmt.Errorf("effects: callback %q: operand %d is nil", f.Name, i)
+			return nil, fail(fb, op, fmt.Errorf("effects: callback %q: operand %d is nil", f.Name, i))
 		}
 		if _, ok := v.Type.(stablehlo.TensorType); !ok {
-			return nil, fmt.Errorf("effects: callback %q: operand %d is %v; callbacks take tensors", f.Name, i, v.Type)
+			return nil, fail(fb, op, fmt.Errorf("effects: callback %q: operand %d is %v; callbacks take tensors", f.Name, i, v.Type))
 		}
 	}
 	types := make([]stablehlo.Type, len(f.Results))
 	for i, s := range f.Results {
 		if err := s.Validate(); err != nil {
-			return nil, fmt.Errorf("effects: callback %q: result %d: %w", f.Name, i, err)
+			return nil, fail(fb, op, fmt.Errorf("effects: callback %q: result %d: %w", f.Name, i, err))
 		}
 		types[i] = stablehlo.TensorOf(s)
 	}
@@ -242,13 +244,32 @@ func Callback(fb *stablehlo.FuncBuilder, f HostFunc, kind Effect, operands ...*s
 	return out, nil
 }
 
+// fail records err, bad input to op, as fb's builder error
+// (stablehlo.FuncBuilder.Fail), so that Build reports it even where the
+// caller drops it, and returns the error recorded (err with the caller's
+// file:line), or err itself when the builder had an earlier error.
+func fail(fb *stablehlo.FuncBuilder, op string, err error) error {
+	fb.Fail(op, err)
+	if be := fb.Err(); be != nil && errors.Is(be, err) {
+		return be
+	}
+	return err
+}
+
 // PrintEffect is the ordered effect of Print.
 var PrintEffect = Ordered("print")
 
 // Print adds an ordered print (effect PrintEffect) to the program: when
-// the program runs, format is applied to the values as fmt.Printf does
-// (each value is an Array, so %v prints it like a Go slice) and the line
-// is written to os.Stdout, with a newline added unless format ends in one.
+// the program runs, format is applied to the values as fmt.Printf does and
+// the line is written to os.Stdout, with a newline added unless format
+// ends in one. Each value is an Array, whose Format applies the verb to
+// its elements: %v prints it like a Go slice, %d the elements of an
+// integer array, %.3f those of a float array, and so on. A format that
+// does not fit the values (a verb without a value, a value no verb
+// formats, a verb the value's element type does not take, a width or
+// precision read from a value with *) is an error naming the problems,
+// also recorded as the builder's error (Build returns it), and nothing is
+// added.
 func Print(fb *stablehlo.FuncBuilder, format string, values ...*stablehlo.Value) error {
 	return Fprint(fb, nil, PrintEffect, format, values...)
 }
@@ -256,6 +277,9 @@ func Print(fb *stablehlo.FuncBuilder, format string, values ...*stablehlo.Value)
 // Fprint is Print writing to w (os.Stdout when nil, looked up at each
 // call) under the effect kind.
 func Fprint(fb *stablehlo.FuncBuilder, w io.Writer, kind Effect, format string, values ...*stablehlo.Value) error {
+	if err := checkFormat(format, values); err != nil && fb.Builder() != nil {
+		return fail(fb, "effects.print", err)
+	}
 	name := "print " + strings.TrimSpace(format)
 	fn := func(args []Array) ([]Array, error) {
 		vals := make([]any, len(args))

@@ -299,10 +299,22 @@ func TestCallbackBadInput(t *testing.T) {
 			_, err := Callback(fb, tc.f, tc.kind, ops...)
 			require.Error(t, err)
 			assert.Contains(t, err.Error(), tc.want)
+			// The builder records it: Build fails even where the caller
+			// drops Callback's error.
+			fb.Return()
+			_, berr := b.Build()
+			require.Error(t, berr)
+			assert.Equal(t, err, berr)
+			var be *stablehlo.BuildError
+			require.ErrorAs(t, berr, &be)
+			assert.Equal(t, "effects.callback", be.Op)
 		})
 	}
-	_, err := Callback(nil, HostFunc{Fn: ok}, Unordered)
-	assert.Error(t, err)
+	for _, fb := range []*stablehlo.FuncBuilder{nil, {}} {
+		_, err := Callback(fb, HostFunc{Fn: ok}, Unordered)
+		assert.EqualError(t, err, "effects: Callback: nil FuncBuilder")
+		assert.EqualError(t, Print(fb, "%v"), "effects: Callback: nil FuncBuilder")
+	}
 }
 
 // TestCallbackFailureReportedOnce: a callback failure is reported by one

@@ -1,6 +1,7 @@
 package stablehlo
 
 import (
+	"errors"
 	"fmt"
 	"path/filepath"
 	"reflect"
@@ -17,6 +18,10 @@ import (
 // placeholder value, and every later op is skipped; Build returns the first
 // error. The builder never panics on bad input. A Builder and its
 // FuncBuilders are not safe for concurrent use.
+//
+// The zero Builder builds an unnamed module, as NewBuilder("") does. A nil
+// *Builder builds nothing: Build and Err report it, NewFunction returns a
+// FuncBuilder whose Err reports it, and its other methods do nothing.
 //
 //	b := stablehlo.NewBuilder("jit_f")
 //	f := b.NewFunction("main", stablehlo.Tensor(xla.Float32, 4))
@@ -94,22 +99,48 @@ func Extend(m *Module) *Builder {
 	return &Builder{mod: m}
 }
 
+// errNilBuilder and errNilBuild are what a nil *Builder's Err and Build
+// return.
+var (
+	errNilBuilder = errors.New("stablehlo: nil *Builder (make one with NewBuilder or Extend)")
+	errNilBuild   = errors.New("stablehlo: Build: nil *Builder (make one with NewBuilder or Extend)")
+)
+
 // Err returns the first error recorded, or nil.
 func (b *Builder) Err() error {
+	if b == nil {
+		return errNilBuilder
+	}
 	if b.err == nil {
 		return nil
 	}
 	return b.err
 }
 
+// module returns the module under construction, made on first use by the
+// zero Builder (nil for a nil b).
+func (b *Builder) module() *Module {
+	if b == nil {
+		return nil
+	}
+	if b.mod == nil {
+		b.mod = &Module{}
+	}
+	return b.mod
+}
+
 // Module returns the module under construction. It is complete only once
 // Build has returned without error (and then no longer changes).
-func (b *Builder) Module() *Module { return b.mod }
+func (b *Builder) Module() *Module { return b.module() }
 
 // AutoLocations makes every op built from now on carry the file:line of
 // the user code that built it as its location (off by default: finding the
 // caller costs about a microsecond per op).
-func (b *Builder) AutoLocations(on bool) { b.autoLoc = on }
+func (b *Builder) AutoLocations(on bool) {
+	if b != nil {
+		b.autoLoc = on
+	}
+}
 
 // SetAttr sets a module attribute. The name must not be empty, nor
 // sym_name (the module's name is NewBuilder's argument).
@@ -170,6 +201,9 @@ func (b *Builder) AddGlobal(op *Op) {
 
 // Function returns the function builder named name, or nil.
 func (b *Builder) Function(name string) *FuncBuilder {
+	if b == nil {
+		return nil
+	}
 	for _, f := range b.funcs {
 		if f.s.fn.Name == name {
 			return f
@@ -180,8 +214,14 @@ func (b *Builder) Function(name string) *FuncBuilder {
 
 // NewFunction starts a public function with arguments of the given types.
 // Its result types are those of the values given to Return (or declared
-// earlier with DeclareResults).
+// earlier with DeclareResults). On a nil *Builder it returns a FuncBuilder
+// of a module of its own, whose Err reports the nil Builder and which
+// builds nothing.
 func (b *Builder) NewFunction(name string, argTypes ...Type) *FuncBuilder {
+	if b == nil {
+		b = &Builder{mod: &Module{}}
+		b.fail(nil, "func.func", nil, "NewFunction(%q) called on a nil *Builder (make one with NewBuilder or Extend)", name)
+	}
 	fn := &Func{Name: name, Body: NewRegion(NewBlock())}
 	s := &scope{b: b, fn: fn, block: fn.Body.Blocks[0]}
 	s.top = s
@@ -219,8 +259,12 @@ func (b *Builder) NewFunction(name string, argTypes ...Type) *FuncBuilder {
 // attribute) changes nothing and records an error, which Err and a later
 // Build return; a later Build with no such use returns the same module.
 // To build another module, start a new Builder; to add to this one, use
-// Extend(module).
+// Extend(module). On a nil *Builder, Build returns an error.
 func (b *Builder) Build() (*Module, error) {
+	if b == nil {
+		return nil, errNilBuild
+	}
+	b.module()
 	if b.err != nil {
 		return nil, b.err
 	}
@@ -278,7 +322,12 @@ func (b *Builder) checkRecursion() *BuildError {
 
 // frozen reports whether Build has returned the module, recording an
 // error for op when it has: the builder no longer changes a built module.
+// Every method that changes the module asks it first: a nil b is frozen
+// (it has no module to change), and the zero Builder gets its module.
 func (b *Builder) frozen(op string) bool {
+	if b.module() == nil {
+		return true
+	}
 	if !b.built {
 		return false
 	}
@@ -370,6 +419,11 @@ func (e *BuildError) Error() string {
 // (the closures given to Reduce, While, If ... receive a FuncBuilder for
 // the region's block). Values may be used in the block they were built in
 // and in the regions nested in it.
+//
+// A nil *FuncBuilder (or the zero FuncBuilder) has no builder to record an
+// error in: it builds nothing, its methods that return values return
+// placeholders (as a failed op does), the others do nothing, and Err
+// reports the nil FuncBuilder.
 type FuncBuilder struct {
 	s      *scope
 	loc    Location
@@ -400,23 +454,55 @@ type scope struct {
 	limitAt int
 }
 
-// Builder returns the module builder.
-func (fb *FuncBuilder) Builder() *Builder { return fb.s.b }
+// errNilFuncBuilder is what Err returns for a nil (or zero) FuncBuilder.
+var errNilFuncBuilder = errors.New("stablehlo: nil *FuncBuilder: it builds nothing (get one from Builder.NewFunction, BuilderAt or BuilderAtEnd)")
 
-// Func returns the function being built.
-func (fb *FuncBuilder) Func() *Func { return fb.s.fn }
+// live reports whether fb has a function to build: it is not nil nor
+// the zero FuncBuilder. The checks every method makes before it changes
+// anything (frozen, ok, checkOperands, fail) ask it first.
+func (fb *FuncBuilder) live() bool { return fb != nil && fb.s != nil }
 
-// Block returns the block ops are added to.
-func (fb *FuncBuilder) Block() *Block { return fb.s.block }
+// Builder returns the module builder (nil for a nil FuncBuilder).
+func (fb *FuncBuilder) Builder() *Builder {
+	if !fb.live() {
+		return nil
+	}
+	return fb.s.b
+}
 
-// Err returns the first error recorded by the module builder, or nil.
-func (fb *FuncBuilder) Err() error { return fb.s.b.Err() }
+// Func returns the function being built (nil for a nil FuncBuilder).
+func (fb *FuncBuilder) Func() *Func {
+	if !fb.live() {
+		return nil
+	}
+	return fb.s.fn
+}
+
+// Block returns the block ops are added to (nil for a nil FuncBuilder).
+func (fb *FuncBuilder) Block() *Block {
+	if !fb.live() {
+		return nil
+	}
+	return fb.s.block
+}
+
+// Err returns the first error recorded by the module builder, or nil; for
+// a nil FuncBuilder, an error saying so.
+func (fb *FuncBuilder) Err() error {
+	if !fb.live() {
+		return errNilFuncBuilder
+	}
+	return fb.s.b.Err()
+}
 
 // WithLoc returns a view of fb whose ops carry loc as their location.
 // Name and File may hold any text (they print as escaped strings); Text,
 // which prints as it is, must be a location body the parser reads back:
 // otherwise WithLoc records an error and the view's ops carry no location.
 func (fb *FuncBuilder) WithLoc(loc Location) *FuncBuilder {
+	if !fb.live() {
+		return fb
+	}
 	if err := validLocText(loc.Text); err != nil {
 		fb.fail("WithLoc", nil, "%v", err)
 		return &FuncBuilder{s: fb.s}
@@ -456,7 +542,7 @@ func validLocText(text string) (err error) {
 
 // Arg returns argument i of the function (or region) being built.
 func (fb *FuncBuilder) Arg(i int) *Value {
-	args := fb.s.block.Args
+	args := fb.Args()
 	if i < 0 || i >= len(args) {
 		fb.fail("arg", nil, "argument %d out of range [0, %d)", i, len(args))
 		return deadValue(TensorType{})
@@ -465,11 +551,16 @@ func (fb *FuncBuilder) Arg(i int) *Value {
 }
 
 // Args returns the arguments of the function (or region) being built.
-func (fb *FuncBuilder) Args() []*Value { return fb.s.block.Args }
+func (fb *FuncBuilder) Args() []*Value {
+	if !fb.live() {
+		return nil
+	}
+	return fb.s.block.Args
+}
 
 // Private marks the function private (sym_visibility = "private").
 func (fb *FuncBuilder) Private() *FuncBuilder {
-	if fb.s.b.frozen("func.func") {
+	if fb.frozen("func.func") {
 		return fb
 	}
 	fb.s.fn.Private = true
@@ -490,7 +581,7 @@ var funcSyntaxAttrs = map[string]string{
 // be empty, nor one of those the function's syntax gives (sym_name,
 // sym_visibility, function_type, arg_attrs, res_attrs).
 func (fb *FuncBuilder) SetAttr(name string, value Attribute) {
-	if fb.s.b.frozen("func.func") {
+	if fb.frozen("func.func") {
 		return
 	}
 	if value == nil {
@@ -511,7 +602,7 @@ func (fb *FuncBuilder) SetAttr(name string, value Attribute) {
 // SetArgAttr sets attribute name of argument i (e.g. mhlo.sharding,
 // mhlo.layout_mode, jax.buffer_donor).
 func (fb *FuncBuilder) SetArgAttr(i int, name string, value Attribute) {
-	if fb.s.b.frozen("func.func") {
+	if fb.frozen("func.func") {
 		return
 	}
 	fn := fb.s.fn
@@ -532,7 +623,7 @@ func (fb *FuncBuilder) SetArgAttr(i int, name string, value Attribute) {
 // SetResultAttr sets attribute name of result i (e.g. jax.result_info,
 // mhlo.sharding). It may be called before Return.
 func (fb *FuncBuilder) SetResultAttr(i int, name string, value Attribute) {
-	if fb.s.b.frozen("func.func") {
+	if fb.frozen("func.func") {
 		return
 	}
 	fn := fb.s.fn
@@ -575,7 +666,7 @@ func (fb *FuncBuilder) SetResultSharding(i int, sharding string) {
 // does not replace the op's own attributes (those its builder set, such
 // as dimensions), except dialect-prefixed ones like mhlo.sharding.
 func (fb *FuncBuilder) SetOpAttr(v *Value, name string, value Attribute) {
-	if fb.s.b.err != nil || fb.s.b.frozen("SetOpAttr") {
+	if fb.frozen("SetOpAttr") || fb.s.b.err != nil {
 		return
 	}
 	if v == nil || v.op == nil {
@@ -606,7 +697,7 @@ func (fb *FuncBuilder) SetFrontendAttributes(v *Value, attrs DictAttr) {
 // DeclareResults fixes the function's result types before Return, so that
 // other functions can Call it first.
 func (fb *FuncBuilder) DeclareResults(types ...Type) {
-	if fb.s.b.frozen("func.func") {
+	if fb.frozen("func.func") {
 		return
 	}
 	top := fb.s.top
@@ -621,6 +712,10 @@ func (fb *FuncBuilder) DeclareResults(types ...Type) {
 			fb.fail("func.func", nil, "@%s: result %d has a nil type", top.fn.Name, i)
 			return
 		}
+		if err := validType(t); err != nil {
+			fb.fail("func.func", nil, "@%s: result %d: %v", top.fn.Name, i, err)
+			return
+		}
 	}
 	top.fn.ResultTypes = append([]Type(nil), types...)
 	top.declared = true
@@ -631,10 +726,10 @@ func (fb *FuncBuilder) DeclareResults(types ...Type) {
 // region builder, use the closure's return values instead.
 func (fb *FuncBuilder) Return(values ...*Value) {
 	const name = "func.return"
-	s := fb.s
-	if s.b.frozen(name) {
+	if fb.frozen(name) {
 		return
 	}
+	s := fb.s
 	if s.parent != nil {
 		fb.fail(name, values, "Return called on a region builder: return the values from the closure")
 		return
@@ -680,7 +775,7 @@ func (fb *FuncBuilder) Call(callee *FuncBuilder, args ...*Value) []*Value {
 	// result types are known, and one otherwise (so that r[0] does not
 	// panic before Build reports the error).
 	dead := func() []*Value {
-		if callee != nil && callee.s.top.declared {
+		if callee.live() && callee.s.top.declared {
 			return deadValues(callee.s.fn.ResultTypes)
 		}
 		return deadN(1)
@@ -688,7 +783,7 @@ func (fb *FuncBuilder) Call(callee *FuncBuilder, args ...*Value) []*Value {
 	if !fb.checkOperands(name, args) {
 		return dead()
 	}
-	if callee == nil {
+	if !callee.live() {
 		fb.fail(name, args, "callee is nil")
 		return dead()
 	}
@@ -839,13 +934,22 @@ func (fb *FuncBuilder) emit(op *Op) {
 	s.block.Ops = append(s.block.Ops, op)
 }
 
-// fail records the first error.
+// fail records the first error (a nil FuncBuilder has no builder to
+// record it in: its Err reports the nil FuncBuilder).
 func (fb *FuncBuilder) fail(op string, operands []*Value, format string, args ...any) {
-	fb.s.b.fail(fb.s, op, operands, format, args...)
+	if fb.live() {
+		fb.s.b.fail(fb.s, op, operands, format, args...)
+	}
+}
+
+// frozen reports whether fb may change nothing: it is nil, or Build
+// returned its module (Builder.frozen records the error).
+func (fb *FuncBuilder) frozen(op string) bool {
+	return !fb.live() || fb.s.b.frozen(op)
 }
 
 func (b *Builder) fail(_ *scope, op string, operands []*Value, format string, args ...any) {
-	if b.err != nil {
+	if b == nil || b.err != nil {
 		return
 	}
 	e := &BuildError{Op: op, Msg: fmt.Sprintf(format, args...)}
@@ -882,8 +986,11 @@ func callerLocation() (string, int) {
 }
 
 // ok reports whether building may go on (no error recorded and the scope
-// is open).
+// is open; a nil FuncBuilder builds nothing).
 func (fb *FuncBuilder) ok(op string, operands []*Value) bool {
+	if !fb.live() {
+		return false
+	}
 	s := fb.s
 	if s.b.err != nil || s.b.frozen(op) {
 		return false
@@ -963,13 +1070,16 @@ func (fb *FuncBuilder) checkOperands(op string, operands []*Value) bool {
 
 // check1, check2 and check3 are allocation-free forms of checkOperands.
 func (fb *FuncBuilder) check1(op string, a *Value) bool {
-	if fb.s.b.err == nil && !fb.s.closed && a != nil && fb.s.visible(a) && (fb.s.parent != nil || !fb.s.returned || fb.s.before != nil) {
+	if fb.live() && fb.s.b.err == nil && !fb.s.closed && a != nil && fb.s.visible(a) && (fb.s.parent != nil || !fb.s.returned || fb.s.before != nil) {
 		return true
 	}
 	return fb.checkOperands(op, []*Value{a})
 }
 
 func (fb *FuncBuilder) check2(op string, a, b *Value) bool {
+	if !fb.live() {
+		return false
+	}
 	s := fb.s
 	if s.b.err == nil && !s.closed && a != nil && b != nil && s.visible(a) && s.visible(b) && (s.parent != nil || !s.returned || s.before != nil) {
 		return true
@@ -978,6 +1088,9 @@ func (fb *FuncBuilder) check2(op string, a, b *Value) bool {
 }
 
 func (fb *FuncBuilder) check3(op string, a, b, c *Value) bool {
+	if !fb.live() {
+		return false
+	}
 	s := fb.s
 	if s.b.err == nil && !s.closed && a != nil && b != nil && c != nil && s.visible(a) && s.visible(b) && s.visible(c) && (s.parent != nil || !s.returned || s.before != nil) {
 		return true
@@ -1052,14 +1165,7 @@ func validType(t Type) error {
 		if !t.DType.Valid() {
 			return fmt.Errorf("invalid element type in %s", t)
 		}
-		for _, d := range t.Dims {
-			if d < 0 && d != DynamicDim {
-				return fmt.Errorf("negative dimension in %s", t)
-			}
-		}
-		if t.Size() < 0 && !slices.Contains(t.Dims, DynamicDim) {
-			return fmt.Errorf("%s has more than 2^63 elements", t)
-		}
+		return checkDims(t)
 	case TupleType:
 		for _, e := range t.Elems {
 			if e == nil {
@@ -1071,6 +1177,24 @@ func validType(t Type) error {
 		}
 	case OpaqueType:
 		return validOpaqueType(t)
+	}
+	return nil
+}
+
+// checkDims checks the dimensions of t: none negative (but DynamicDim),
+// and at most 2^63-1 elements. validType checks types with it, and the
+// builders that make a result type from dimensions the caller gives
+// (Constant, Reshape, BroadcastInDim, Broadcast, Rng ...) check it first,
+// so the error names the bad dimensions rather than what follows from
+// them.
+func checkDims(t TensorType) error {
+	for _, d := range t.Dims {
+		if d < 0 && d != DynamicDim {
+			return fmt.Errorf("negative dimension in %s", t)
+		}
+	}
+	if t.Size() < 0 && !slices.Contains(t.Dims, DynamicDim) {
+		return fmt.Errorf("%s has more than 2^63 elements", t)
 	}
 	return nil
 }

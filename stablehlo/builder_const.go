@@ -42,7 +42,14 @@ func Constant[T Element](fb *FuncBuilder, data []T, dims ...int64) *Value {
 		dims = []int64{int64(len(data))}
 	}
 	t := Tensor(DTypeOf[T](), dims...)
-	if n := t.Size(); n < 0 || n != int64(len(data)) {
+	if err := checkDims(t); err != nil {
+		fb.fail("stablehlo.constant", nil, "%v", err)
+		return deadValue(t)
+	}
+	if n := t.Size(); n < 0 {
+		fb.fail("stablehlo.constant", nil, "constant of dynamic type %s", t)
+		return deadValue(t)
+	} else if n != int64(len(data)) {
 		fb.fail("stablehlo.constant", nil, "%d elements do not fill %s", len(data), t)
 		return deadValue(t)
 	}

@@ -8,9 +8,10 @@ import "errors"
 // what failed ("pallas.call"); the location is the caller's. A nil err is
 // ignored. errors.As and errors.Is see err through the *BuildError. An err
 // that wraps the recorded error (errors.Is) takes its place: it explains
-// in the caller's terms an op of theirs that failed.
+// in the caller's terms an op of theirs that failed. A nil FuncBuilder has
+// no builder to record err in (its Err reports the nil FuncBuilder).
 func (fb *FuncBuilder) Fail(op string, err error) {
-	if fb == nil || err == nil {
+	if !fb.live() || err == nil {
 		return
 	}
 	if cur := fb.s.b.err; cur != nil {

@@ -89,10 +89,8 @@ func inferBroadcastInDim(operand TensorType, shape, bdims []int64) error {
 	if err := checkAxes("broadcast_dimensions", bdims, len(shape), true); err != nil {
 		return err
 	}
-	for _, d := range shape {
-		if d < 0 && d != DynamicDim {
-			return fmt.Errorf("negative result dimension %d", d)
-		}
+	if err := checkDims(TensorType{DType: operand.DType, Dims: shape}); err != nil {
+		return err
 	}
 	for i, d := range bdims {
 		if od := operand.Dims[i]; od != 1 && !dimEq(od, shape[d]) {
@@ -114,14 +112,16 @@ func inferIota(t TensorType, dim int64) error {
 }
 
 func inferReshape(operand TensorType, dims []int64) error {
-	n := int64(1)
-	for _, d := range dims {
-		if d < 0 {
-			return fmt.Errorf("result dimension %d must be static and >= 0", d)
+	for i, d := range dims {
+		if d == DynamicDim {
+			return fmt.Errorf("result dimension %d is dynamic (?): reshape's result dimensions are static (dynamic_reshape takes dynamic ones)", i)
 		}
-		n *= d
 	}
-	if s := operand.Size(); s >= 0 && s != n {
+	rt := TensorType{DType: operand.DType, Dims: dims}
+	if err := checkDims(rt); err != nil {
+		return err
+	}
+	if s, n := operand.Size(), rt.Size(); s >= 0 && s != n {
 		return fmt.Errorf("cannot reshape %d elements into %v", s, dims)
 	}
 	return nil

@@ -429,16 +429,25 @@ type Module struct {
 	Loc     Location
 }
 
-// AddFunc appends f to m.
+// AddFunc appends f to m (a nil f too, which Verify reports; on a nil m
+// it does nothing: there is no module to add to).
 func (m *Module) AddFunc(f *Func) {
-	f.module = m
+	if m == nil {
+		return
+	}
+	if f != nil {
+		f.module = m
+	}
 	m.Funcs = append(m.Funcs, f)
 }
 
-// Func returns the function named name, or nil.
+// Func returns the function named name, or nil (also for a nil m).
 func (m *Module) Func(name string) *Func {
+	if m == nil {
+		return nil
+	}
 	for _, f := range m.Funcs {
-		if f.Name == name {
+		if f != nil && f.Name == name {
 			return f
 		}
 	}
@@ -449,12 +458,12 @@ func (m *Module) Func(name string) *Func {
 // named: "main", or the only public function with a body when there is no
 // @main (otherwise "main", which then names nothing).
 func (m *Module) EntryName() string {
-	if m.Func("main") != nil {
+	if m == nil || m.Func("main") != nil {
 		return "main"
 	}
 	name, n := "main", 0
 	for _, f := range m.Funcs {
-		if !f.Private && f.Body != nil {
+		if f != nil && !f.Private && f.Body != nil {
 			name, n = f.Name, n+1
 		}
 	}
@@ -464,8 +473,11 @@ func (m *Module) EntryName() string {
 	return name
 }
 
-// Attr returns the module attribute named name, or nil.
+// Attr returns the module attribute named name, or nil (also for a nil m).
 func (m *Module) Attr(name string) Attribute {
+	if m == nil {
+		return nil
+	}
 	for _, a := range m.Attrs {
 		if a.Name == name {
 			return a.Value
@@ -474,8 +486,12 @@ func (m *Module) Attr(name string) Attribute {
 	return nil
 }
 
-// SetAttr sets (or replaces) the module attribute named name.
+// SetAttr sets (or replaces) the module attribute named name (on a nil m
+// it does nothing: there is no module to set it on).
 func (m *Module) SetAttr(name string, value Attribute) {
+	if m == nil {
+		return
+	}
 	for i, a := range m.Attrs {
 		if a.Name == name {
 			m.Attrs[i].Value = value

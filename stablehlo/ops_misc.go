@@ -74,8 +74,13 @@ func (fb *FuncBuilder) Rng(a, b *Value, distribution RngDistribution, dims ...in
 		fb.fail(name, ops, "NORMAL needs float operands")
 		return deadValue(nil)
 	}
+	rt := Tensor(at.DType, dims...)
+	if err := checkDims(rt); err != nil {
+		fb.fail(name, ops, "%v", err)
+		return deadValue(nil)
+	}
 	shape := Constant(fb, slices.Clone(dims), int64(len(dims)))
-	return fb.emit1(name, []*Value{a, b, shape}, Tensor(at.DType, dims...),
+	return fb.emit1(name, []*Value{a, b, shape}, rt,
 		NamedAttr{Name: "rng_distribution", Value: enumAttr("rng_distribution", string(distribution))})
 }
 

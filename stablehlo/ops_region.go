@@ -562,14 +562,18 @@ func placeholderTypes(vs []*Value) []Type {
 // deadBranchResults returns the placeholders of a failed if or case, after
 // its error was recorded: one per value its first non-nil branch closure
 // returns, run on a detached block where every op is skipped (the sticky
-// error), or one when there is no closure to run.
+// error), or one when there is no closure to run. A nil fb runs the
+// closure with a nil FuncBuilder, which builds nothing either.
 func (fb *FuncBuilder) deadBranchResults(fns []func(rb *FuncBuilder) []*Value) []*Value {
-	if fb.s.b.err == nil {
+	if fb.live() && fb.s.b.err == nil {
 		return deadN(1)
 	}
 	for _, fn := range fns {
 		if fn == nil {
 			continue
+		}
+		if !fb.live() {
+			return deadValues(placeholderTypes(fn(nil)))
 		}
 		s := &scope{b: fb.s.b, fn: fb.s.fn, top: fb.s.top, block: NewBlock(), parent: fb.s}
 		rets := fn(&FuncBuilder{s: s, loc: fb.loc, hasLoc: fb.hasLoc})
@@ -597,7 +601,7 @@ func (fb *FuncBuilder) Composite(name string, decomposition *FuncBuilder, inputs
 	// A failed composite returns one placeholder per result of the
 	// decomposition when they are known, one otherwise.
 	dead := func() []*Value {
-		if decomposition != nil && decomposition.s.top.declared {
+		if decomposition.live() && decomposition.s.top.declared {
 			return deadValues(decomposition.s.fn.ResultTypes)
 		}
 		return deadN(1)
@@ -605,7 +609,7 @@ func (fb *FuncBuilder) Composite(name string, decomposition *FuncBuilder, inputs
 	if !fb.checkOperands(op, inputs) {
 		return dead()
 	}
-	if decomposition == nil || decomposition.s.b != fb.s.b {
+	if !decomposition.live() || decomposition.s.b != fb.s.b {
 		fb.fail(op, inputs, "decomposition must be a function of this module builder")
 		return dead()
 	}

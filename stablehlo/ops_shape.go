@@ -72,14 +72,12 @@ func (fb *FuncBuilder) Broadcast(x *Value, sizes ...int64) *Value {
 		fb.fail(name, []*Value{x}, "operand must be a tensor")
 		return deadValue(nil)
 	}
-	for _, s := range sizes {
-		if s < 0 {
-			fb.fail(name, []*Value{x}, "negative broadcast size %d", s)
-			return deadValue(nil)
-		}
+	rt := Tensor(t.DType, append(slices.Clone(sizes), t.Dims...)...)
+	if err := checkDims(rt); err != nil {
+		fb.fail(name, []*Value{x}, "%v", err)
+		return deadValue(nil)
 	}
-	dims := append(slices.Clone(sizes), t.Dims...)
-	return fb.emit1(name, []*Value{x}, Tensor(t.DType, dims...), NamedAttr{Name: "broadcast_sizes", Value: I64Array(sizes...)})
+	return fb.emit1(name, []*Value{x}, rt, NamedAttr{Name: "broadcast_sizes", Value: I64Array(sizes...)})
 }
 
 // Reshape adds stablehlo.reshape to dims (same number of elements).

@@ -1,6 +1,7 @@
 package stablehlo
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -14,8 +15,11 @@ import (
 // Walk calls fn for every op of m's functions and of the regions nested in
 // them, in program order (an op before the ops of its regions). When fn
 // returns false, the op's regions are skipped. Module globals are not
-// visited.
+// visited; a nil m has no ops.
 func (m *Module) Walk(fn func(op *Op) bool) {
+	if m == nil {
+		return
+	}
 	for _, f := range m.Funcs {
 		f.Walk(fn)
 	}
@@ -64,8 +68,11 @@ func (op *Op) Walk(fn func(op *Op) bool) {
 // from a function of the cycle back to it, as [a b a]; nil when there is
 // none. Calls are the ops with a Callee (func.call, a composite's
 // decomposition), in any region. StableHLO programs cannot recurse: XLA
-// rejects call cycles.
+// rejects call cycles. A nil m has none.
 func (m *Module) CallCycle(root string) []string {
+	if m == nil {
+		return nil
+	}
 	funcs := make(map[string]*Func, len(m.Funcs))
 	for _, f := range m.Funcs {
 		if f != nil {
@@ -311,14 +318,20 @@ func CloneFunc(f *Func, newName string) *Func {
 
 // ---- verification ----
 
+// errNilModuleVerify is Verify's error for a nil module (as Print's).
+var errNilModuleVerify = errors.New("stablehlo: Verify: nil module")
+
 // Verify checks m: every function's body is well formed (operands defined
 // before use and visible, terminators present and of the right types,
 // func.call targets present with matching types), every op in the op
 // table has its operand count, regions (of exactly one block each, for
 // StableHLO ops) and required attributes (of the kinds, integer widths
 // and enum dialects the table gives), and ops whose result types can be
-// inferred (InferResultTypes) have those types.
+// inferred (InferResultTypes) have those types. A nil m is an error.
 func (m *Module) Verify() error {
+	if m == nil {
+		return errNilModuleVerify
+	}
 	names := map[string]*Func{}
 	for i, f := range m.Funcs {
 		if f == nil {

@@ -1,0 +1,193 @@
+package effects
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/halo-ml/halo/stablehlo"
+)
+
+// checkFormat checks a print format against the values it formats, reading
+// the format as fmt.Sprintf does (flags, width, precision, argument
+// indexes, %% for a percent sign): every verb has a value, every value is
+// formatted, no width or precision is read from a value (* takes an int,
+// and a print's values are arrays), and each verb formats its value's
+// elements (Array.Format; a value that is nil or not a tensor, which
+// Callback rejects, takes any verb). It returns an error naming every
+// problem, or nil.
+func checkFormat(format string, values []*stablehlo.Value) error {
+	n := len(values)
+	var probs []string
+	used := make([]bool, n)
+	argNum, missing, reordered := 0, 0, false
+	end := len(format)
+	for i := 0; i < end; {
+		for i < end && format[i] != '%' {
+			i++
+		}
+		if i >= end {
+			break
+		}
+		start := i
+		i++
+		for i < end && strings.IndexByte("#0+- ", format[i]) >= 0 {
+			i++
+		}
+		good, star, afterIndex := true, false, false
+		// argIndex reads an argument index [k] at i, as fmt's argNumber.
+		argIndex := func() {
+			afterIndex = false
+			if i >= end || format[i] != '[' {
+				return
+			}
+			reordered = true
+			k, width, ok := parseArgIndex(format[i:])
+			i += width
+			if ok && 0 <= k && k < n {
+				argNum, afterIndex = k, true
+				return
+			}
+			good, afterIndex = false, ok
+		}
+		// starArg consumes the value that a * would read as an int.
+		starArg := func() {
+			i++
+			star = true
+			if argNum < n {
+				used[argNum] = true
+				argNum++
+			}
+			afterIndex = false
+		}
+		argIndex()
+		if i < end && format[i] == '*' {
+			starArg()
+		} else {
+			var present bool
+			_, present, i = parseNum(format, i)
+			if afterIndex && present { // "%[3]2d"
+				good = false
+			}
+		}
+		if i+1 < end && format[i] == '.' {
+			i++
+			if afterIndex { // "%[3].2d"
+				good = false
+			}
+			argIndex()
+			if i < end && format[i] == '*' {
+				starArg()
+			} else {
+				_, _, i = parseNum(format, i)
+			}
+		}
+		if !afterIndex {
+			argIndex()
+		}
+		if i >= end {
+			probs = append(probs, fmt.Sprintf("%q at the end has no verb (%%%% prints a percent sign)", format[start:]))
+			break
+		}
+		verb, size := utf8.DecodeRuneInString(format[i:])
+		i += size
+		spec := format[start:i]
+		if star {
+			probs = append(probs, fmt.Sprintf("%s reads a width or precision from an int value (*), and a print's values are arrays: write the number in the format", spec))
+		}
+		switch {
+		case verb == '%': // a percent sign: no value
+		case !good:
+			probs = append(probs, fmt.Sprintf("%s has a bad argument index (%s)", spec, numbered(n)))
+		case argNum >= n:
+			missing++
+			if reordered {
+				probs = append(probs, fmt.Sprintf("%s has no value (%s)", spec, numbered(n)))
+			}
+		default:
+			used[argNum] = true
+			if p := verbProblem(spec, verb, argNum, values[argNum]); p != "" {
+				probs = append(probs, p)
+			}
+			argNum++
+		}
+	}
+	if !reordered && missing+argNum != n {
+		probs = append(probs, fmt.Sprintf("the format's verbs take %s, %d given", plural(missing+argNum, "value"), n))
+	} else if reordered {
+		for k, u := range used {
+			if !u {
+				probs = append(probs, fmt.Sprintf("value %d (%%[%d]) is not formatted", k, k+1))
+			}
+		}
+	}
+	if len(probs) == 0 {
+		return nil
+	}
+	return fmt.Errorf("effects: print format %q: %s", format, strings.Join(probs, "; "))
+}
+
+// verbProblem says why verb (in spec) does not format value k, or "".
+// %T, which fmt handles itself, formats every value.
+func verbProblem(spec string, verb rune, k int, v *stablehlo.Value) string {
+	if verb == 'T' || v == nil {
+		return ""
+	}
+	t, ok := v.Type.(stablehlo.TensorType)
+	if !ok || verbFormats(t.DType, verb) {
+		return ""
+	}
+	takes := "%v %s"
+	for _, c := range elementVerbs(t.DType) {
+		takes += " %" + string(c)
+	}
+	return fmt.Sprintf("%s does not format value %d (%s): %s elements take %s", spec, k, t, t.DType, takes)
+}
+
+// parseArgIndex reads an argument index "[k]" at the start of s as fmt
+// does: the 0-based index, the bytes read, and whether it is well formed.
+func parseArgIndex(s string) (index, width int, ok bool) {
+	if len(s) < 3 {
+		return 0, 1, false
+	}
+	for i := 1; i < len(s); i++ {
+		if s[i] == ']' {
+			k, isNum, next := parseNum(s[:i], 1)
+			if !isNum || next != i {
+				return 0, i + 1, false
+			}
+			return k - 1, i + 1, true
+		}
+	}
+	return 0, 1, false
+}
+
+// parseNum reads the decimal number at s[i:] as fmt does: one past 10^6
+// is taken as a mistake that ends the format (next is len(s), no verb).
+func parseNum(s string, i int) (num int, isNum bool, next int) {
+	for next = i; next < len(s) && '0' <= s[next] && s[next] <= '9'; next++ {
+		if num > 1e6 {
+			return 0, false, len(s)
+		}
+		num = num*10 + int(s[next]-'0')
+		isNum = true
+	}
+	return num, isNum, next
+}
+
+// numbered says how the n values are numbered in argument indexes.
+func numbered(n int) string {
+	if n == 0 {
+		return "there are no values"
+	}
+	return fmt.Sprintf("the values are numbered from 1 to %d", n)
+}
+
+// plural is "1 value" or "n values".
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return strconv.Itoa(n) + " " + what + "s"
+}
