@@ -321,8 +321,12 @@ func unravel(i int, dims []int64) []int64 {
 
 // FormatElement prints element i of t: integers in decimal, floats in the
 // shortest form that reads back as the same value of the element type,
-// complex numbers as (re, im).
+// complex numbers as (re, im). It is "?" when t has no element i: t is
+// nil or malformed (Validate's error), or i is out of range.
 func FormatElement(t *Tensor, i int) string {
+	if t.Validate() != nil || i < 0 || i >= t.Len() {
+		return "?"
+	}
 	switch d := t.Data.(type) {
 	case []bool:
 		return strconv.FormatBool(d[i])

@@ -1159,6 +1159,9 @@ type SPMDOptions struct {
 // that fails cancels the others; the error is the first device's
 // *DeviceError (the others are joined to it).
 func (p *Program) RunSPMD(ctx context.Context, args [][]Value, opts SPMDOptions) ([][]Value, error) {
+	if err := p.runnable(); err != nil {
+		return nil, err
+	}
 	if ctx == nil {
 		ctx = context.Background()
 	}

@@ -56,8 +56,17 @@ func cvConvertKernel(x *Exec, op *stablehlo.Op, args []Value) ([]Value, error) {
 }
 
 // Convert converts the elements of src into dst (same number of elements,
-// any element types) with stablehlo.convert's semantics.
+// any element types) with stablehlo.convert's semantics. A nil or
+// malformed tensor is an error.
 func Convert(dst, src *Tensor) error {
+	switch {
+	case src == nil && dst == nil:
+		return fmt.Errorf("convert: source and destination tensors are nil")
+	case src == nil:
+		return fmt.Errorf("convert: source tensor is nil")
+	case dst == nil:
+		return fmt.Errorf("convert: destination tensor is nil")
+	}
 	if err := ewCheckStorage(src); err != nil {
 		return err
 	}

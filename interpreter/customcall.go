@@ -41,8 +41,8 @@ type CustomCall struct {
 }
 
 // CustomCallFunc implements a custom_call target: it returns one tensor
-// per entry of c.Results, of that type. An error fails the call, and the
-// run, with the error.
+// per entry of c.Results, of that type and valid (Tensor.Validate). An
+// error fails the call, and the run, with the error.
 type CustomCallFunc func(c *CustomCall) ([]*Tensor, error)
 
 var (
@@ -287,17 +287,22 @@ func kernelCustomCall(x *Exec, op *stablehlo.Op, args []Value) ([]Value, error) 
 			return tup, nil
 		}
 		r := res[k]
+		where := func() string {
+			if _, ok := op.Results[i].Type.(stablehlo.TupleType); ok {
+				return fmt.Sprintf("tensor %d (in tuple result %d)", k, i)
+			}
+			return fmt.Sprintf("result %d", i)
+		}
 		// A ? dim of the declared type takes any size.
 		if r == nil || !stablehlo.TypesCompatible(stablehlo.TensorOf(r.Shape), c.Results[k]) {
 			got := "nil"
 			if r != nil {
 				got = stablehlo.TensorOf(r.Shape).String()
 			}
-			where := fmt.Sprintf("result %d", i)
-			if _, ok := op.Results[i].Type.(stablehlo.TupleType); ok {
-				where = fmt.Sprintf("tensor %d (in tuple result %d)", k, i)
-			}
-			return nil, fmt.Errorf("custom call %q returned %s for %s of type %v", target, got, where, c.Results[k])
+			return nil, fmt.Errorf("custom call %q returned %s for %s of type %v", target, got, where(), c.Results[k])
+		}
+		if err := r.Validate(); err != nil {
+			return nil, fmt.Errorf("custom call %q returned a malformed tensor for %s: %w", target, where(), err)
 		}
 		k++
 		return r, nil

@@ -243,10 +243,13 @@ func ewCheckStorage(t *Tensor) error {
 		ok, got = StorageOf(t.Shape.DType) == StorageC128, len(d)
 	}
 	if !ok {
+		if st := StorageOf(t.Shape.DType); st != StorageInvalid {
+			return fmt.Errorf("%v tensor holds %T, want %s", t.Shape.DType, t.Data, storageSlices[st])
+		}
 		return fmt.Errorf("%v tensor holds %T", t.Shape.DType, t.Data)
 	}
 	if got != n {
-		return fmt.Errorf("%v tensor of %d elements holds %d", t.Shape.DType, n, got)
+		return fmt.Errorf("%v tensor of %d elements holds %d elements", t.Shape.DType, n, got)
 	}
 	return nil
 }

@@ -6,8 +6,9 @@
 // Use: Compile a *stablehlo.Module (built with stablehlo's Builder or
 // parsed from MLIR text) into a Program, checked, every op bound to its
 // kernel and every value given a slot; then Program.Run it on Tensors
-// (NewTensor, whose Data is a typed slice such as []float32), as often
-// and as concurrently as needed, or RunSPMD for a program of several
+// (TensorFrom a Go slice, or NewTensor, whose Data is a typed slice such
+// as []float32; ToSlice reads a result back), as often and as
+// concurrently as needed, or RunSPMD for a program of several
 // replicas and partitions with its collectives. RegisterCustomCall adds
 // Go implementations of custom-call targets. Through pjrt, the same
 // engine is the "interpreter" backend: pjrt.Open("interpreter").
@@ -62,24 +63,48 @@ var (
 )
 
 // RegisterKernel binds an op name ("stablehlo.add", or an op of a
-// dialect of your own) to its kernel, for every program compiled after.
-// The kernel may keep its operands: the run never reuses storage that
-// such an op has seen.
-func RegisterKernel(name string, k Kernel) {
+// dialect of your own) to its kernel, for every program compiled after;
+// registering a name again replaces its kernel. The kernel may keep its
+// operands: the run never reuses storage that such an op has seen. An
+// empty name or a nil kernel is an error and changes nothing: unlike a
+// custom-call target (RegisterCustomCall), an op's kernel is never
+// removed, as a built-in one would be gone for the whole process.
+func RegisterKernel(name string, k Kernel) error {
+	if err := checkRegistration("RegisterKernel", "kernel", name, k == nil); err != nil {
+		return err
+	}
 	registerKernel(name, k)
 	kernelsMu.Lock()
 	externalKernels[name] = true
 	kernelsMu.Unlock()
+	return nil
+}
+
+// checkRegistration is the error of registering, with function fn, a nil
+// what (isNil: "kernel", "check") or one under an empty name.
+func checkRegistration(fn, what, name string, isNil bool) error {
+	switch {
+	case name == "":
+		return fmt.Errorf("interpreter: %s: empty op name", fn)
+	case isNil:
+		return fmt.Errorf("interpreter: %s(%q): nil %s (an op's %s cannot be removed)", fn, name, what, what)
+	}
+	return nil
 }
 
 // RegisterInPlaceKernel registers a kernel that only reads its operands
 // and allocates a new result of the same shape: it may instead write the
 // result into a dying operand from Exec.TakeDead, which the compiler plans.
-func RegisterInPlaceKernel(name string, k Kernel) {
+// Its errors are RegisterKernel's.
+func RegisterInPlaceKernel(name string, k Kernel) error {
+	if err := checkRegistration("RegisterInPlaceKernel", "kernel", name, k == nil); err != nil {
+		return err
+	}
 	RegisterKernel(name, k)
 	kernelsMu.Lock()
 	inPlaceOps[name] = true
 	kernelsMu.Unlock()
+	return nil
 }
 
 // externalKernels are the ops whose kernels were registered from outside
@@ -113,12 +138,18 @@ type OpCheck func(op *stablehlo.Op) error
 
 var opChecks = map[string]OpCheck{}
 
-// RegisterOpCheck binds a compile-time check to an op name. Kernel files
-// call it from init.
-func RegisterOpCheck(name string, c OpCheck) {
+// RegisterOpCheck binds a compile-time check to an op name, replacing
+// any check it had. Kernel files call it from init. As with
+// RegisterKernel, an empty name or a nil check is an error and changes
+// nothing.
+func RegisterOpCheck(name string, c OpCheck) error {
+	if err := checkRegistration("RegisterOpCheck", "check", name, c == nil); err != nil {
+		return err
+	}
 	kernelsMu.Lock()
 	defer kernelsMu.Unlock()
 	opChecks[name] = c
+	return nil
 }
 
 func opCheckFor(name string) OpCheck {
@@ -936,8 +967,12 @@ type frame struct {
 // transforms, reductions, windows, gathers and scatters, random numbers,
 // factorizations) stop as they go; what still finishes first is an op
 // that moves each element once (elementwise, copies, reshapes). A nil ctx
-// is context.Background.
+// is context.Background. Each argument must be valid (Tensor.Validate) and
+// of its parameter's type: an argument that is not is an error naming it.
 func (p *Program) Run(ctx context.Context, dev Device, args []Value) ([]Value, error) {
+	if err := p.runnable(); err != nil {
+		return nil, err
+	}
 	if ctx == nil {
 		ctx = context.Background() // as a run that cannot be stopped
 	}
@@ -948,22 +983,43 @@ func (p *Program) Run(ctx context.Context, dev Device, args []Value) ([]Value, e
 	return x.Call(p.Main, args)
 }
 
-// Call runs function f with args.
+// runnable is the error of running p: nil, or not made by Compile.
+func (p *Program) runnable() error {
+	if p == nil {
+		return errors.New("interpreter: run of a nil *Program")
+	}
+	if p.Main == nil || p.funcs == nil {
+		return errors.New("interpreter: run of a Program not made by Compile")
+	}
+	return nil
+}
+
+// Call runs function f with args. The arguments of the outermost call (a
+// run's) are checked to be valid tensors (Tensor.Validate); inner calls
+// take values the kernels made.
 func (x *Exec) Call(f *stablehlo.Func, args []Value) ([]Value, error) {
+	if x.Program == nil || f == nil {
+		return nil, errors.New("interpreter: Call needs a program and a function")
+	}
 	fp := x.Program.funcs[f.Name]
-	if fp == nil || f.Body == nil {
+	if fp == nil || f.Body == nil || len(f.Body.Blocks) == 0 {
 		return nil, fmt.Errorf("interpreter: function @%s has no body", f.Name)
 	}
 	entry := f.Body.Blocks[0]
 	if len(args) != len(entry.Args) {
 		return nil, fmt.Errorf("interpreter: @%s takes %d arguments, got %d", f.Name, len(entry.Args), len(args))
 	}
+	outermost := len(x.frames) == 0
 	for i, a := range entry.Args {
+		if outermost {
+			if err := validateValue(args[i]); err != nil {
+				return nil, fmt.Errorf("interpreter: @%s argument %d: %w", f.Name, i, err)
+			}
+		}
 		if err := checkValue(a.Type, args[i]); err != nil {
 			return nil, fmt.Errorf("interpreter: @%s argument %d: %w", f.Name, i, err)
 		}
 	}
-	outermost := len(x.frames) == 0
 	if outermost {
 		if x.Ctx == nil { // as Program.Run: the kernels and loops ask it
 			x.Ctx = context.Background()
@@ -1331,12 +1387,31 @@ func (x *Exec) isKept(t *Tensor) bool {
 	return x.kept[p]
 }
 
+// validateValue is Tensor.Validate's error for the tensors of v (in
+// tuples too).
+func validateValue(v Value) error {
+	switch v := v.(type) {
+	case *Tensor:
+		return v.Validate()
+	case Tuple:
+		for i, e := range v {
+			if err := validateValue(e); err != nil {
+				return fmt.Errorf("tuple element %d: %w", i, err)
+			}
+		}
+	}
+	return nil
+}
+
 // checkValue reports whether v fits type t.
 func checkValue(t stablehlo.Type, v Value) error {
 	switch t := t.(type) {
 	case stablehlo.TensorType:
 		tv, ok := v.(*Tensor)
-		if !ok || tv == nil {
+		if ok && tv == nil {
+			return fmt.Errorf("want %v, got a nil *Tensor", t)
+		}
+		if !ok {
 			return fmt.Errorf("want %v, got %T", t, v)
 		}
 		if !stablehlo.TypesCompatible(t, stablehlo.TensorOf(tv.Shape)) {

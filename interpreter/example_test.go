@@ -36,6 +36,43 @@ func Example() {
 	// Output: [2 4 6]
 }
 
+// TensorFrom makes an argument from a Go slice, ToSlice reads a result
+// back as one, and a tensor prints its type and first elements.
+func ExampleTensorFrom() {
+	m, err := stablehlo.Parse([]byte(`func.func @main(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  %0 = stablehlo.multiply %x, %x : tensor<2x3xf32>
+  return %0 : tensor<2x3xf32>
+}`))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	p, err := interpreter.Compile(m, "")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	x, err := interpreter.TensorFrom([]float32{1, 2, 3, 4, 5, 6}, 2, 3)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	out, err := p.Run(context.Background(), interpreter.Device{}, []interpreter.Value{x})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(out[0])
+	squares, err := interpreter.ToSlice[float32](out[0])
+	fmt.Println(squares, err)
+	_, err = interpreter.ToSlice[int32](out[0])
+	fmt.Println(err)
+	// Output:
+	// tensor<2x3xf32> [1 4 9 16 25 36]
+	// [1 4 9 16 25 36] <nil>
+	// interpreter: ToSlice: tensor holds f32, not int32 (i32)
+}
+
 // A program for four replicas runs as four goroutines that meet at the
 // all_reduce.
 func ExampleProgram_RunSPMD() {

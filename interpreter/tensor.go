@@ -2,6 +2,7 @@ package interpreter
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"math"
 	"reflect"
@@ -23,6 +24,9 @@ import (
 //	                              in the narrow type (arithmetic is done in
 //	                              float32 and rounded back, see RoundNarrow)
 //	Complex64, Complex128         []complex64, []complex128
+//
+// with one entry per element: a tensor whose Data disagrees with its
+// Shape is malformed (Validate), and Program.Run rejects it.
 type Tensor struct {
 	Shape xla.Shape
 	Data  any
@@ -102,7 +106,10 @@ func NewFloatTensor(dt xla.DType, data []float32, dims ...int64) (*Tensor, error
 	if n := shape.Size(); n != int64(len(data)) {
 		return nil, fmt.Errorf("interpreter: NewFloatTensor: %v has %d elements, data %d", shape, n, len(data))
 	}
-	t := NewTensor(shape)
+	t, err := AllocTensor(shape)
+	if err != nil {
+		return nil, err
+	}
 	switch d := t.Data.(type) {
 	case []float64:
 		for i, v := range data {
@@ -129,8 +136,9 @@ func newOne[T any](shape xla.Shape) *Tensor {
 }
 
 // NewTensor returns a zero tensor of the given shape. It panics with an
-// *AllocError when the shape overflows or needs more memory than is
-// available (the interpreter's kernels report that as the op's error).
+// *AllocError when the shape has a negative dimension, overflows or needs
+// more memory than is available (the interpreter's kernels report that as
+// the op's error); AllocTensor returns it instead.
 func NewTensor(shape xla.Shape) *Tensor {
 	checkAlloc(shape)
 	n := int(shape.Size())
@@ -176,11 +184,72 @@ func NewTensor(shape xla.Shape) *Tensor {
 	return t
 }
 
-// Len is the number of elements.
-func (t *Tensor) Len() int { return int(t.Shape.Size()) }
+// AllocTensor is NewTensor with its failure as an error: an *AllocError
+// when the shape has a negative dimension, overflows or needs more memory
+// than is available, and an error naming an element type the interpreter
+// does not store (see Tensor).
+func AllocTensor(shape xla.Shape) (t *Tensor, err error) {
+	if StorageOf(shape.DType) == StorageInvalid {
+		return nil, fmt.Errorf("interpreter: element type %v is not supported", shape.DType)
+	}
+	defer catchAlloc(&err)
+	return NewTensor(shape), nil
+}
 
-// Clone returns a deep copy of t.
+// Len is the number of elements of t's shape (0 for a nil t).
+func (t *Tensor) Len() int {
+	if t == nil {
+		return 0
+	}
+	return int(t.Shape.Size())
+}
+
+// Validate reports what is wrong with t, or nil when it is well formed:
+// not nil, of an element type the interpreter stores, without a negative
+// dimension or more elements than an int counts, and with Data the slice
+// its element type is stored in (see Tensor), one entry per element.
+// Program.Run checks its arguments with it; the kernels take their
+// operands to be valid.
+func (t *Tensor) Validate() error {
+	if t == nil {
+		return errors.New("nil *Tensor")
+	}
+	s := t.Shape
+	if StorageOf(s.DType) == StorageInvalid {
+		return fmt.Errorf("element type %v is not supported", s.DType)
+	}
+	for i, d := range s.Dims {
+		if d < 0 {
+			return fmt.Errorf("%v has negative dimension %d at axis %d", s, d, i)
+		}
+	}
+	if !slices.Contains(s.Dims, 0) {
+		n := int64(1)
+		for _, d := range s.Dims {
+			if n > math.MaxInt/d {
+				return fmt.Errorf("%v has more elements than an int counts", s)
+			}
+			n *= d
+		}
+	}
+	return ewCheckStorage(t)
+}
+
+// storageSlices names the Go slice type each storage class is held in.
+var storageSlices = [...]string{
+	StorageBool: "[]bool",
+	StorageI8:   "[]int8", StorageI16: "[]int16", StorageI32: "[]int32", StorageI64: "[]int64",
+	StorageU8: "[]uint8", StorageU16: "[]uint16", StorageU32: "[]uint32", StorageU64: "[]uint64",
+	StorageF32: "[]float32", StorageF64: "[]float64",
+	StorageC64: "[]complex64", StorageC128: "[]complex128",
+}
+
+// Clone returns a deep copy of t (nil for a nil t). Like NewTensor, it
+// panics with an *AllocError when t's shape cannot be allocated.
 func (t *Tensor) Clone() *Tensor {
+	if t == nil {
+		return nil
+	}
 	checkAlloc(t.Shape)
 	if t.Len() == 0 {
 		return NewTensor(t.Shape)
@@ -242,7 +311,10 @@ func TensorFromHost(shape xla.Shape, data []byte) (*Tensor, error) {
 	if len(data) != n*eb {
 		return nil, fmt.Errorf("interpreter: host data has %d bytes, %v needs %d", len(data), shape, n*eb)
 	}
-	t := NewTensor(shape)
+	t, err := AllocTensor(shape)
+	if err != nil {
+		return nil, err
+	}
 	dt := shape.DType
 	switch d := t.Data.(type) {
 	case []bool:
@@ -317,8 +389,13 @@ func TensorFromHost(shape xla.Shape, data []byte) (*Tensor, error) {
 	return t, nil
 }
 
-// Host encodes t as host bytes (the inverse of TensorFromHost).
+// Host encodes t as host bytes (the inverse of TensorFromHost). It is nil
+// when t is nil or malformed (Validate's error): a tensor without elements
+// gives an empty slice, not nil.
 func (t *Tensor) Host() []byte {
+	if t.Validate() != nil {
+		return nil
+	}
 	dt := t.Shape.DType
 	eb := dt.HostBytes()
 	out := make([]byte, t.Len()*eb)
