@@ -469,37 +469,39 @@ func (b *Buffer) rawIsHost() bool {
 // allocHost waits for a buffer whose copy needs n bytes of host memory
 // (awaitBeforeAlloc), then allocates them, 8-byte aligned (for ToSlice's
 // elements), through the check the interpreter makes for its tensors
-// (interpreter.NewTensor): a copy that needs more memory than is available
-// is a ResourceExhausted error, not a process the system kills for
-// running out of memory.
-func (b *Buffer) allocHost(ctx context.Context, op string, n int64) (dst []byte, err error) {
+// (interpreter.AllocTensor): a copy that needs more memory than is
+// available is a ResourceExhausted error, not a process the system kills
+// for running out of memory.
+func (b *Buffer) allocHost(ctx context.Context, op string, n int64) ([]byte, error) {
 	if err := b.awaitBeforeAlloc(ctx, n); err != nil {
 		return nil, err
 	}
 	if n == 0 {
 		return []byte{}, nil
 	}
-	defer func() {
-		if r := recover(); r != nil {
-			ae, ok := r.(*interpreter.AllocError)
-			if !ok {
-				panic(r)
-			}
+	words, err := allocHostWords((n + 7) / 8)
+	if err != nil {
+		var ae *interpreter.AllocError
+		if errors.As(err, &ae) {
 			// The error names the buffer's shape rather than the words
 			// allocated for it.
 			ae = &interpreter.AllocError{Shape: b.shape.Clone(), Bytes: ae.Bytes, Available: ae.Available}
-			dst, err = nil, &Error{Code: ResourceExhausted, Op: op, Msg: "copying to the host: " + ae.Error(), cause: ae}
+			return nil, &Error{Code: ResourceExhausted, Op: op, Msg: "copying to the host: " + ae.Error(), cause: ae}
 		}
-	}()
-	words := allocHostWords((n + 7) / 8)
+		return nil, errorf(Internal, op, "copying to the host: %v", err)
+	}
 	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(words))), n), nil
 }
 
-// allocHostWords makes n zero words, panicking with an
-// *interpreter.AllocError when they do not fit in the memory available
-// (tests replace it to set a smaller limit).
-var allocHostWords = func(n int64) []uint64 {
-	return interpreter.NewTensor(xla.MakeShape(xla.Uint64, n)).Data.([]uint64)
+// allocHostWords makes n zero words, or returns the *interpreter.AllocError
+// that says they do not fit in the memory available (tests replace it to
+// set a smaller limit).
+var allocHostWords = func(n int64) ([]uint64, error) {
+	t, err := interpreter.AllocTensor(xla.MakeShape(xla.Uint64, n))
+	if err != nil {
+		return nil, err
+	}
+	return t.Data.([]uint64), nil
 }
 
 // awaitBeforeAlloc waits for a buffer whose copy needs n bytes of host
