@@ -336,12 +336,7 @@ func TestTritonRaceCheckReviewCases(t *testing.T) {
 	}
 	for _, tc := range accepted {
 		t.Run(tc.name, func(t *testing.T) {
-			want, err := runCall(tc.kernel, tc.spec, tc.args...)
-			require.NoError(t, err)
-			got := runTritonEval(t, tc)
-			for i := range want {
-				assertClose(t, want[i], got[i])
-			}
+			assertTritonMatchesInterpret(t, tc)
 		})
 	}
 }

@@ -796,6 +796,20 @@ func runTritonEval(t *testing.T, c tritonCase) []*interpreter.Tensor {
 
 // tevOrders traces c, runs the race check (its error: checkErr) and runs
 // the TTIR on the evaluator with the programs in row-major order (outs)
+// assertTritonMatchesInterpret runs case c in interpret mode and as TTIR
+// on the evaluator (in both program orders, runTritonEval) and compares
+// every output.
+func assertTritonMatchesInterpret(t *testing.T, c tritonCase) {
+	t.Helper()
+	want, err := runCall(c.kernel, c.spec, c.args...)
+	require.NoError(t, err)
+	got := runTritonEval(t, c)
+	require.Len(t, got, len(want))
+	for i := range want {
+		assertClose(t, want[i], got[i])
+	}
+}
+
 // and reversed (back; outs again for a single program).
 func tevOrders(t *testing.T, c tritonCase) (checkErr error, outs, back []*interpreter.Tensor) {
 	t.Helper()
@@ -911,13 +925,7 @@ func assertCloseTol(t *testing.T, want, got *interpreter.Tensor, rel float64) {
 func TestTritonMatchesInterpret(t *testing.T) {
 	for _, c := range append(tritonCases(), vmappedCases()...) {
 		t.Run(c.name, func(t *testing.T) {
-			want, err := runCall(c.kernel, c.spec, c.args...)
-			require.NoError(t, err)
-			got := runTritonEval(t, c)
-			require.Len(t, got, len(want))
-			for i := range want {
-				assertClose(t, want[i], got[i])
-			}
+			assertTritonMatchesInterpret(t, c)
 		})
 	}
 }
@@ -2046,12 +2054,7 @@ func TestTritonMaskedStoreThenUnmaskedLoad(t *testing.T) {
 				},
 				spec: CallSpec{Name: "masked_then_read", Grid: []int64{8}, OutShapes: []xla.Shape{f8, f8}},
 				args: x8}
-			want, err := runCall(c.kernel, c.spec, c.args...)
-			require.NoError(t, err)
-			got := runTritonEval(t, c)
-			for i := range want {
-				assertClose(t, want[i], got[i])
-			}
+			assertTritonMatchesInterpret(t, c)
 		})
 	}
 }
@@ -2253,12 +2256,7 @@ func TestTritonAcceptsRaceFreeForms(t *testing.T) {
 	)
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			want, err := runCall(c.kernel, c.spec, c.args...)
-			require.NoError(t, err)
-			got := runTritonEval(t, c)
-			for i := range want {
-				assertClose(t, want[i], got[i])
-			}
+			assertTritonMatchesInterpret(t, c)
 		})
 	}
 	// The same diagonal with the comparison written the other way round.
@@ -2267,9 +2265,7 @@ func TestTritonAcceptsRaceFreeForms(t *testing.T) {
 		p0, p1 := k.ProgramID(0), k.ProgramID(1)
 		k.When(p1.Eq(p0), func() { r[1].Store(r[0].Load().Add(p1.Astype(xla.Float32))) })
 	}
-	want, err := runCall(c.kernel, c.spec, c.args...)
-	require.NoError(t, err)
-	assertClose(t, want[0], runTritonEval(t, c)[0])
+	assertTritonMatchesInterpret(t, c)
 }
 
 // A -0 comes out of a kernel with the same sign on both backends: 0 + x
@@ -2289,10 +2285,7 @@ func TestTritonAcceptsWholeOutputSplitByPrograms(t *testing.T) {
 		spec: CallSpec{Name: "split_whole", OutShapes: []xla.Shape{xla.MakeShape(xla.Float32, 4)}, Grid: []int64{2}},
 		args: []*interpreter.Tensor{fTensor([]int64{4}, func(i int) float64 { return float64(i) })},
 	}
-	want, err := runCall(c.kernel, c.spec, c.args...)
-	require.NoError(t, err)
-	got := runTritonEval(t, c)
-	assertClose(t, want[0], got[0])
+	assertTritonMatchesInterpret(t, c)
 	// A static access that a When on the program id leaves to one
 	// program is not every program's (it was refused as a race).
 	c.kernel = func(k *Kernel, r []*Ref) {
@@ -2302,10 +2295,7 @@ func TestTritonAcceptsWholeOutputSplitByPrograms(t *testing.T) {
 		k.When(k.ProgramID(0).Eq(0), func() { o.Store(o.Load(0).Add(x.Load(3)), 0) })
 	}
 	c.spec.Name = "split_whole_fixup"
-	want, err = runCall(c.kernel, c.spec, c.args...)
-	require.NoError(t, err)
-	got = runTritonEval(t, c)
-	assertClose(t, want[0], got[0])
+	assertTritonMatchesInterpret(t, c)
 	// An output block left to one step of an axis its map ignores (a When
 	// on that axis's program id), and one that every program stores the
 	// same zeros to once, are not races either.
@@ -2321,11 +2311,7 @@ func TestTritonAcceptsWholeOutputSplitByPrograms(t *testing.T) {
 			OutSpecs:  []*BlockSpec{{BlockShape: []int64{2}, IndexMap: row}, nil}},
 		args: []*interpreter.Tensor{fTensor([]int64{4}, func(i int) float64 { return float64(i) })},
 	}
-	want, err = runCall(c.kernel, c.spec, c.args...)
-	require.NoError(t, err)
-	got = runTritonEval(t, c)
-	assertClose(t, want[0], got[0])
-	assertClose(t, want[1], got[1])
+	assertTritonMatchesInterpret(t, c)
 	// Two programs sent to one block (g/2) that store their own halves
 	// of it, and accesses left to the same program by two Whens.
 	c = tritonCase{
@@ -2340,11 +2326,7 @@ func TestTritonAcceptsWholeOutputSplitByPrograms(t *testing.T) {
 			OutSpecs:  []*BlockSpec{{BlockShape: []int64{2}, IndexMap: blockMap(func(g []*Value) []any { return []any{g[0].Div(2)} })}, nil}},
 		args: []*interpreter.Tensor{fTensor([]int64{4}, func(i int) float64 { return float64(i) + 1 })},
 	}
-	want, err = runCall(c.kernel, c.spec, c.args...)
-	require.NoError(t, err)
-	got = runTritonEval(t, c)
-	assertClose(t, want[0], got[0])
-	assertClose(t, want[1], got[1])
+	assertTritonMatchesInterpret(t, c)
 }
 
 func TestTritonSignedZeros(t *testing.T) {
@@ -2541,10 +2523,7 @@ func TestTritonRaceCheckAcceptsSplitOutputs(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			want, err := runCall(c.kernel, c.spec, c.args...)
-			require.NoError(t, err)
-			got := runTritonEval(t, c)
-			assertClose(t, want[0], got[0])
+			assertTritonMatchesInterpret(t, c)
 		})
 	}
 }
@@ -2651,10 +2630,7 @@ func TestTritonSelectOnScalar(t *testing.T) {
 	c := caseNamed(t, "tiles_loop")
 	s, v := selects(lower(c).body)
 	require.Equal(t, [2]int{1, 0}, [2]int{s, v}, "selects on a scalar and on a block")
-	want, err := runCall(c.kernel, c.spec, c.args...)
-	require.NoError(t, err)
-	got := runTritonEval(t, c)
-	assertClose(t, want[0], got[0])
+	assertTritonMatchesInterpret(t, c)
 
 	block := tritonCase{
 		name: "select_block",
@@ -2667,9 +2643,7 @@ func TestTritonSelectOnScalar(t *testing.T) {
 	}
 	s, v = selects(lower(block).body)
 	require.Equal(t, [2]int{0, 1}, [2]int{s, v}, "selects on a scalar and on a block")
-	want, err = runCall(block.kernel, block.spec, block.args...)
-	require.NoError(t, err)
-	assertClose(t, want[0], runTritonEval(t, block)[0])
+	assertTritonMatchesInterpret(t, block)
 }
 
 // A shared output loaded at indices written out again (the same
@@ -2689,10 +2663,7 @@ func TestTritonRaceCheckSeesRecomputedIndices(t *testing.T) {
 		spec: CallSpec{Name: "recomputed", OutShapes: []xla.Shape{xla.MakeShape(xla.Float32, 8)}, Grid: []int64{2}, NumScalarPrefetch: 1},
 		args: []*interpreter.Tensor{iTensor([]int64{2}, 1, 0), fTensor([]int64{8}, func(i int) float64 { return float64(i) })},
 	}
-	want, err := runCall(c.kernel, c.spec, c.args...)
-	require.NoError(t, err)
-	got := runTritonEval(t, c)
-	assertClose(t, want[0], got[0])
+	assertTritonMatchesInterpret(t, c)
 	// A load of the output at another index, computed alike from a
 	// different value, is still refused.
 	c.kernel = func(k *Kernel, r []*Ref) {
@@ -2738,12 +2709,7 @@ func TestTritonRaceCheckAcceptsPinsAndOwnParts(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			c.args = []*interpreter.Tensor{x}
-			want, err := runCall(c.kernel, c.spec, c.args...)
-			require.NoError(t, err)
-			got := runTritonEval(t, c)
-			for i := range want {
-				assertClose(t, want[i], got[i])
-			}
+			assertTritonMatchesInterpret(t, c)
 		})
 	}
 }
