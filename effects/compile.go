@@ -1,7 +1,6 @@
 package effects
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"runtime"
@@ -216,11 +215,7 @@ func CompileLowered(c *pjrt.Client, l *Lowered, opts *xla.CompileOptions) (*Exec
 	if err := Register(c); err != nil {
 		return nil, err
 	}
-	var text bytes.Buffer
-	if err := stablehlo.Print(&text, l.Module, stablehlo.PrintOptions{}); err != nil {
-		return nil, fmt.Errorf("effects: printing the lowered module: %w", err)
-	}
-	exe, err := c.Compile(pjrt.MLIR(text.Bytes()), opts)
+	exe, err := c.Compile(pjrt.StableHLO(l.Module), opts)
 	if err != nil {
 		return nil, err
 	}

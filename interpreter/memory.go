@@ -74,15 +74,38 @@ func checkAlloc(s xla.Shape) {
 }
 
 // checkBytes panics with an *AllocError when n elements of w bytes (the
-// storage of shape s) overflow or exceed the memory available; the
-// runtime's garbage is collected first when that decides it.
+// storage of shape s) overflow or exceed the memory available
+// (bytesError).
 func checkBytes(s xla.Shape, n, w int64) {
+	if e := bytesError(s, n, w); e != nil {
+		panic(e)
+	}
+}
+
+// CheckAlloc reports whether bytes of memory, to hold a value of the given
+// shape (which the error names), can be allocated: nil, or the
+// *AllocError the interpreter fails an op with, when they exceed the
+// memory available (bytes < 0 stands for a size that overflows). Go
+// cannot recover from a failed allocation: callers that make a large
+// slice, a host copy of a device buffer, say, check it first. Allocations
+// under 1 GiB are left to the runtime and always pass.
+func CheckAlloc(shape xla.Shape, bytes int64) error {
+	if e := bytesError(shape, bytes, 1); e != nil {
+		return e
+	}
+	return nil
+}
+
+// bytesError is the *AllocError of n elements of w bytes (the storage of
+// shape s) when they overflow or exceed the memory available, else nil;
+// the runtime's garbage is collected first when that decides it.
+func bytesError(s xla.Shape, n, w int64) *AllocError {
 	if n < 0 || (w > 0 && n > math.MaxInt64/w) {
-		panic(&AllocError{Shape: s.Clone(), Bytes: -1})
+		return &AllocError{Shape: s.Clone(), Bytes: -1}
 	}
 	bytes := n * w
 	if bytes < checkAllocMin {
-		return
+		return nil
 	}
 	avail, ok := availableMemory()
 	for i := 0; i < 2 && ok && bytes > avail; i++ {
@@ -90,8 +113,9 @@ func checkBytes(s xla.Shape, n, w int64) {
 		avail, ok = availableMemory()
 	}
 	if ok && bytes > avail {
-		panic(&AllocError{Shape: s.Clone(), Bytes: bytes, Available: avail})
+		return &AllocError{Shape: s.Clone(), Bytes: bytes, Available: avail}
 	}
+	return nil
 }
 
 // makeChecked is make([]T, n) for a kernel's working storage of n

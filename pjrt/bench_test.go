@@ -126,3 +126,41 @@ func BenchmarkExecuteDispatch(b *testing.B) {
 		outs[0].Close()
 	}
 }
+
+// BenchmarkToSliceSmall reads back 4 floats into a new slice (the memory
+// check, the allocation and the copy); BenchmarkToHostSmall, the copy into
+// a reused slice, is its floor.
+func BenchmarkToSliceSmall(b *testing.B) {
+	_, cl := benchClient(b)
+	buf, err := BufferFrom(cl, []float32{1, 2, 3, 4}, []int64{4}, WaitForTransfer())
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, err := ToSlice[float32](ctx, buf); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkToHostSmall is BenchmarkToSliceSmall's copy into a reused
+// slice.
+func BenchmarkToHostSmall(b *testing.B) {
+	_, cl := benchClient(b)
+	buf, err := BufferFrom(cl, []float32{1, 2, 3, 4}, []int64{4}, WaitForTransfer())
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	dst := make([]byte, 16)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if err := buf.ToHost(ctx, dst); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

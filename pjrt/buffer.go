@@ -393,10 +393,10 @@ func (b *Buffer) Bytes(ctx context.Context) ([]byte, error) {
 	if n < 0 || n > math.MaxInt {
 		return nil, errorf(Internal, "Bytes", "the plugin reports %d host bytes for %v", n, b.shape)
 	}
-	dst, err := b.allocHost(ctx, "Bytes", n)
-	if err != nil {
+	if err := b.checkHostCopy(ctx, "Bytes", b.shape, n); err != nil {
 		return nil, err
 	}
+	dst := make([]byte, n)
 	if err := b.ToHost(ctx, dst); err != nil {
 		return nil, err
 	}
@@ -421,9 +421,17 @@ func (b *Buffer) BytesPrefix(ctx context.Context, n int64) ([]byte, error) {
 	case n >= size:
 		return b.Bytes(ctx)
 	case n == 0:
-		return []byte{}, b.Await(ctx)
+		if err := b.Await(ctx); err != nil {
+			return nil, err
+		}
+		return []byte{}, nil
 	}
 	if b.rawIsHost() {
+		// The prefix, as many bytes as Bytes would allocate for a buffer
+		// of n bytes, is checked as that copy is.
+		if err := b.checkHostCopy(ctx, "BytesPrefix", xla.MakeShape(xla.Uint8, n), n); err != nil {
+			return nil, err
+		}
 		dst := make([]byte, n)
 		ev, err := b.CopyRawToHost(dst, 0)
 		if err == nil {
@@ -466,43 +474,30 @@ func (b *Buffer) rawIsHost() bool {
 	return err == nil && dev == host
 }
 
-// allocHost waits for a buffer whose copy needs n bytes of host memory
-// (awaitBeforeAlloc), then allocates them, 8-byte aligned (for ToSlice's
-// elements), through the check the interpreter makes for its tensors
-// (interpreter.AllocTensor): a copy that needs more memory than is
-// available is a ResourceExhausted error, not a process the system kills
-// for running out of memory.
-func (b *Buffer) allocHost(ctx context.Context, op string, n int64) ([]byte, error) {
+// checkHostCopy waits for a buffer whose copy needs n bytes of host memory
+// (awaitBeforeAlloc), then checks that they can be allocated, as the
+// interpreter checks its tensors (interpreter.CheckAlloc): a copy that
+// needs more memory than is available is a ResourceExhausted error naming
+// shape (the buffer's, or the part of it copied), not a process the system
+// kills for running out of memory. The caller then makes the slice.
+func (b *Buffer) checkHostCopy(ctx context.Context, op string, shape xla.Shape, n int64) error {
 	if err := b.awaitBeforeAlloc(ctx, n); err != nil {
-		return nil, err
+		return err
 	}
-	if n == 0 {
-		return []byte{}, nil
+	err := checkHostAlloc(shape, n)
+	if err == nil {
+		return nil
 	}
-	words, err := allocHostWords((n + 7) / 8)
-	if err != nil {
-		var ae *interpreter.AllocError
-		if errors.As(err, &ae) {
-			// The error names the buffer's shape rather than the words
-			// allocated for it.
-			ae = &interpreter.AllocError{Shape: b.shape.Clone(), Bytes: ae.Bytes, Available: ae.Available}
-			return nil, &Error{Code: ResourceExhausted, Op: op, Msg: "copying to the host: " + ae.Error(), cause: ae}
-		}
-		return nil, errorf(Internal, op, "copying to the host: %v", err)
+	if errors.As(err, new(*interpreter.AllocError)) {
+		return &Error{Code: ResourceExhausted, Op: op, Msg: "copying to the host: " + err.Error(), cause: err}
 	}
-	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(words))), n), nil
+	return errorf(Internal, op, "copying to the host: %v", err)
 }
 
-// allocHostWords makes n zero words, or returns the *interpreter.AllocError
-// that says they do not fit in the memory available (tests replace it to
-// set a smaller limit).
-var allocHostWords = func(n int64) ([]uint64, error) {
-	t, err := interpreter.AllocTensor(xla.MakeShape(xla.Uint64, n))
-	if err != nil {
-		return nil, err
-	}
-	return t.Data.([]uint64), nil
-}
+// checkHostAlloc is interpreter.CheckAlloc: nil, or the
+// *interpreter.AllocError that says n bytes for shape do not fit in the
+// memory available (tests replace it to set a smaller limit).
+var checkHostAlloc = interpreter.CheckAlloc
 
 // awaitBeforeAlloc waits for a buffer whose copy needs n bytes of host
 // memory (from 1 MiB) before they are allocated: a computation that failed
@@ -637,14 +632,13 @@ func ToSlice[T Element](ctx context.Context, b *Buffer) ([]T, error) {
 	}
 	var z T
 	n := b.shape.Size()
-	dst, err := b.allocHost(ctx, "ToSlice", n*int64(unsafe.Sizeof(z)))
-	if err != nil {
+	if n > math.MaxInt/int64(unsafe.Sizeof(z)) {
+		return nil, errorf(ResourceExhausted, "ToSlice", "%v has more elements than a Go slice of %T holds", b.shape, z)
+	}
+	if err := b.checkHostCopy(ctx, "ToSlice", b.shape, n*int64(unsafe.Sizeof(z))); err != nil {
 		return nil, err
 	}
-	out := make([]T, 0)
-	if n > 0 {
-		out = unsafe.Slice((*T)(unsafe.Pointer(unsafe.SliceData(dst))), n) // dst is 8-byte aligned
-	}
+	out := make([]T, n)
 	if err := b.ToHost(ctx, asBytes(out)); err != nil {
 		return nil, err
 	}

@@ -217,9 +217,10 @@ type Execution struct {
 }
 
 // Execute runs the executable. args[d] are the arguments of the d-th
-// addressable device (or of opts.Device). It returns at once; wait on the
-// outputs (Buffer.Await) or the completion events. It is safe to call from
-// many goroutines at once.
+// addressable device, or the one list of opts.Device's (which an
+// executable without addressable devices, a portable one, needs). It
+// returns at once; wait on the outputs (Buffer.Await) or the completion
+// events. It is safe to call from many goroutines at once.
 func (e *Executable) Execute(args [][]*Buffer, opts ExecuteOptions) (*Execution, error) {
 	if err := e.enter(); err != nil {
 		return nil, err
@@ -232,8 +233,8 @@ func (e *Executable) Execute(args [][]*Buffer, opts ExecuteOptions) (*Execution,
 		}
 		nDev = 1
 	}
-	if len(args) != nDev {
-		return nil, errorf(InvalidArgument, "PJRT_LoadedExecutable_Execute", "%d argument lists for %d devices", len(args), nDev)
+	if len(args) != nDev || nDev == 0 {
+		return nil, errorf(InvalidArgument, "PJRT_LoadedExecutable_Execute", "%s", argListsError(len(args), nDev))
 	}
 	for d, list := range args {
 		if len(list) != len(args[0]) {
@@ -352,21 +353,31 @@ func (e *Executable) Execute(args [][]*Buffer, opts ExecuteOptions) (*Execution,
 
 // Run executes on a single device with the given arguments and returns
 // its outputs (ready asynchronously). An executable for several devices
-// (replicas or partitions) runs with Execute, one argument list per device.
+// (replicas or partitions) runs with Execute, one argument list per device;
+// one without addressable devices of its own (portable) runs with Execute
+// and ExecuteOptions.Device.
 func (e *Executable) Run(args ...*Buffer) ([]*Buffer, error) {
-	if err := e.enter(); err != nil {
-		return nil, err
-	}
-	n := len(e.b.AddressableDevices())
-	e.exit()
-	if n != 1 {
-		return nil, errorf(InvalidArgument, "Run", "Run runs an executable on one device; this one runs on %d (its replicas x partitions): use Executable.Execute with one argument list per device", n)
-	}
 	x, err := e.Execute([][]*Buffer{args}, ExecuteOptions{})
 	if err != nil {
 		return nil, err
 	}
 	return x.Outputs[0], nil
+}
+
+// argListsError says why Execute cannot run lists argument lists on an
+// executable of devices addressable devices (none: it needs
+// ExecuteOptions.Device), and what to pass instead. One argument list,
+// Run's, is a call meant for one device.
+func argListsError(lists, devices int) string {
+	switch {
+	case devices == 0:
+		return "the executable has no addressable devices (a portable executable, or one for devices of other processes): " +
+			"name the device to run it on in ExecuteOptions.Device and pass Executable.Execute one argument list"
+	case lists == 1:
+		return fmt.Sprintf("Run, and Execute with one argument list, run an executable on one device; this one runs on %d (its replicas x partitions): "+
+			"use Executable.Execute with one argument list per device", devices)
+	}
+	return fmt.Sprintf("%d argument lists for %d devices: pass one per device, in AddressableDevices order", lists, devices)
 }
 
 // Close releases the executable. It is idempotent.

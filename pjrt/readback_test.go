@@ -1,6 +1,7 @@
 package pjrt
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"runtime"
@@ -78,17 +79,17 @@ func TestBytesPrefixWithoutRawCopies(t *testing.T) {
 }
 
 // withHostLimit makes host copies of more than limit bytes fail as they
-// do when they need more memory than is available (allocHostWords's
+// do when they need more memory than is available (checkHostAlloc's
 // check), for the rest of the test.
 func withHostLimit(t *testing.T, limit int64) {
-	old := allocHostWords
-	allocHostWords = func(n int64) ([]uint64, error) {
-		if n*8 > limit {
-			return nil, &interpreter.AllocError{Shape: xla.MakeShape(xla.Uint64, n), Bytes: n * 8, Available: limit}
+	old := checkHostAlloc
+	checkHostAlloc = func(shape xla.Shape, n int64) error {
+		if n > limit {
+			return &interpreter.AllocError{Shape: shape.Clone(), Bytes: n, Available: limit}
 		}
-		return old(n)
+		return old(shape, n)
 	}
-	t.Cleanup(func() { allocHostWords = old })
+	t.Cleanup(func() { checkHostAlloc = old })
 }
 
 // A host copy that needs more memory than is available is a
@@ -178,7 +179,8 @@ func TestToSliceAfterTheCheckedAllocation(t *testing.T) {
 
 // Run on an executable for several devices says Run is for one device and
 // how to run it (Execute, one argument list per device) rather than
-// "1 argument lists for 4 devices".
+// "1 argument lists for 4 devices"; Execute says it for one argument
+// list, so Run asks the devices only once.
 func TestRunOnSeveralDevicesPointsToExecute(t *testing.T) {
 	c := openInterpreter(t, DeviceCount(4))
 	exe, err := c.Compile(MLIRText(`module attributes {mhlo.num_replicas = 4 : i32} {
@@ -191,8 +193,12 @@ func TestRunOnSeveralDevicesPointsToExecute(t *testing.T) {
 	defer exe.Close()
 	_, err = exe.Run()
 	assert.ErrorIs(t, err, InvalidArgument)
-	assert.ErrorContains(t, err, "Run runs an executable on one device; this one runs on 4")
+	assert.ErrorContains(t, err, "Run, and Execute with one argument list, run an executable on one device; this one runs on 4 (its replicas x partitions)")
 	assert.ErrorContains(t, err, "use Executable.Execute with one argument list per device")
+	_, err = exe.Execute(make([][]*Buffer, 1), ExecuteOptions{})
+	assert.ErrorContains(t, err, "this one runs on 4")
+	_, err = exe.Execute(make([][]*Buffer, 3), ExecuteOptions{})
+	assert.ErrorContains(t, err, "3 argument lists for 4 devices: pass one per device")
 
 	x, err := exe.Execute(make([][]*Buffer, 4), ExecuteOptions{})
 	require.NoError(t, err)
@@ -204,6 +210,46 @@ func TestRunOnSeveralDevicesPointsToExecute(t *testing.T) {
 	var nilExe *Executable
 	_, err = nilExe.Run()
 	assert.ErrorContains(t, err, "executable is nil")
+}
+
+// portableExecutable is a backend executable without addressable devices
+// of its own, as a portable executable reports: it runs on the device
+// ExecuteOptions.Device names.
+type portableExecutable struct{ backend.Executable }
+
+func (portableExecutable) AddressableDevices() []backend.Device { return nil }
+
+// Run, or Execute without a device, on an executable without addressable
+// devices says to choose the device (ExecuteOptions.Device), not that it
+// "runs on 0" devices and takes one argument list per device.
+func TestRunWithoutAddressableDevicesPointsToTheDeviceOption(t *testing.T) {
+	c := openInterpreter(t)
+	inner, err := c.Compile(MLIRText(`func.func @main(%x: tensor<2xi32>) -> tensor<2xi32> {
+  %0 = stablehlo.add %x, %x : tensor<2xi32>
+  return %0 : tensor<2xi32>
+}`), nil)
+	require.NoError(t, err)
+	exe, err := c.newExecutable(portableExecutable{inner.b})
+	require.NoError(t, err)
+	require.Empty(t, exe.AddressableDevices())
+	x, err := BufferFrom(c, []int32{3, -4}, []int64{2})
+	require.NoError(t, err)
+
+	const want = "PJRT_LoadedExecutable_Execute: INVALID_ARGUMENT: the executable has no addressable devices (a portable executable, or one for devices of other processes): " +
+		"name the device to run it on in ExecuteOptions.Device and pass Executable.Execute one argument list"
+	_, err = exe.Run(x)
+	assert.EqualError(t, err, "pjrt: "+want)
+	assert.NotContains(t, err.Error(), "runs on 0")
+	for _, lists := range [][][]*Buffer{nil, {{x}}, {{x}, {x}}} {
+		_, err = exe.Execute(lists, ExecuteOptions{})
+		assert.EqualError(t, err, "pjrt: "+want, "%d argument lists", len(lists))
+	}
+
+	run, err := exe.Execute([][]*Buffer{{x}}, ExecuteOptions{Device: c.AddressableDevices()[0]})
+	require.NoError(t, err)
+	got, err := ToSlice[int32](ctxT(t), run.Outputs[0][0])
+	require.NoError(t, err)
+	assert.Equal(t, []int32{6, -8}, got)
 }
 
 // StableHLO compiles a built module without printing it by hand; a module
@@ -232,4 +278,138 @@ func TestStableHLOProgram(t *testing.T) {
 	_, err = c.Compile(StableHLO(nil), nil)
 	assert.ErrorIs(t, err, InvalidArgument)
 	assert.ErrorContains(t, err, "PJRT_Client_Compile: INVALID_ARGUMENT: printing the module: stablehlo: Print: nil module")
+}
+
+// layoutBuffer is a backend buffer that copies raw bytes (what the
+// interpreter's do not) and reports the given layout and device size:
+// its raw bytes are the host data only in the host's form (hostForm);
+// otherwise they are the device's own, here 0xee bytes, as a tiled or
+// padded layout's would differ from the host data.
+type layoutBuffer struct {
+	backend.Buffer
+	layout   backend.Layout
+	extra    int64 // device bytes beyond the host size (padding)
+	hostForm bool
+	raw      *int // raw copies asked for
+}
+
+func (b layoutBuffer) OnDeviceSize() (int64, error) {
+	n, err := b.Buffer.HostSize()
+	return n + b.extra, err
+}
+func (b layoutBuffer) Layout() (backend.Layout, error) { return b.layout, nil }
+func (layoutBuffer) UnpaddedDims() ([]int64, error) {
+	return nil, backend.Errorf(int(Unimplemented), "PJRT_Buffer_UnpaddedDimensions", "not in this test")
+}
+func (layoutBuffer) DynamicDims() ([]int, error) {
+	return nil, backend.Errorf(int(Unimplemented), "PJRT_Buffer_DynamicDimensionIndices", "not in this test")
+}
+func (layoutBuffer) IsOnCPU() (bool, error) { return false, nil }
+func (layoutBuffer) SerializedLayout() ([]byte, error) {
+	return nil, backend.Errorf(int(Unimplemented), "PJRT_Layouts_PJRT_Buffer_MemoryLayout", "not in this test")
+}
+
+func (b layoutBuffer) CopyRawToHost(dst []byte, offset int64) (backend.Event, error) {
+	*b.raw++
+	n, err := b.Buffer.HostSize()
+	if err != nil {
+		return nil, err
+	}
+	host := make([]byte, n)
+	ev, err := b.Buffer.ToHost(host)
+	if err != nil {
+		return nil, err
+	}
+	<-ev.Done()
+	if err := ev.Err(); err != nil {
+		return nil, err
+	}
+	if !b.hostForm {
+		host = bytes.Repeat([]byte{0xee}, int(n))
+	}
+	copy(dst, host[offset:])
+	return firedEvent{}, nil
+}
+
+func (layoutBuffer) CopyRawToHostFuture(offset, size int64) (backend.Event, func([]byte, int, string) error, error) {
+	return nil, nil, backend.Errorf(int(Unimplemented), "PJRT_Buffer_CopyRawToHostFuture", "not in this test")
+}
+
+// firedEvent is an event that has fired without error.
+type firedEvent struct{}
+
+func (firedEvent) Done() <-chan struct{} {
+	c := make(chan struct{})
+	close(c)
+	return c
+}
+func (firedEvent) Err() error { return nil }
+
+// BytesPrefix copies raw bytes only where the device's bytes are the host
+// data (a dense row-major layout without tiles or byte strides, as many
+// bytes on the device as on the host); for any other layout it copies the
+// whole buffer and returns the right bytes, not the device's.
+func TestBytesPrefixRawOnlyInHostForm(t *testing.T) {
+	c := openInterpreter(t)
+	ctx := ctxT(t)
+	vals := []float32{1, 2, 3, 4, 5, 6}
+	want := asBytes(vals[:2])
+	rowMajor := []int64{1, 0}
+	for _, tc := range []struct {
+		name     string
+		layout   backend.Layout
+		extra    int64
+		hostForm bool
+	}{
+		{name: "host form", layout: backend.Layout{MinorToMajor: rowMajor}, hostForm: true},
+		{name: "tiled", layout: backend.Layout{MinorToMajor: rowMajor, Tiles: [][]int64{{8, 128}}}},
+		{name: "byte strides", layout: backend.Layout{ByteStrides: []int64{16, 4}}},
+		{name: "column-major", layout: backend.Layout{MinorToMajor: []int64{0, 1}}},
+		{name: "minor_to_major of another rank", layout: backend.Layout{MinorToMajor: []int64{0}}},
+		{name: "padded", layout: backend.Layout{MinorToMajor: rowMajor}, extra: 8},
+	} {
+		src, err := BufferFrom(c, vals, []int64{2, 3}, WaitForTransfer())
+		require.NoError(t, err)
+		raw := 0
+		b, err := c.newBuffer(&layoutBuffer{Buffer: src.b, layout: tc.layout, extra: tc.extra, hostForm: tc.hostForm, raw: &raw})
+		require.NoError(t, err)
+		got, err := b.BytesPrefix(ctx, 8)
+		require.NoError(t, err, tc.name)
+		assert.Equal(t, want, got, tc.name)
+		if tc.hostForm {
+			assert.Equal(t, 1, raw, "%s: the prefix is copied raw", tc.name)
+		} else {
+			assert.Zero(t, raw, "%s: no raw copy of bytes not in host form", tc.name)
+		}
+	}
+}
+
+// failedBuffer is a backend buffer whose computation failed.
+type failedBuffer struct{ backend.Buffer }
+
+func (failedBuffer) ReadyEvent() (backend.Event, error) { return failedEvent{}, nil }
+
+// failedEvent is an event that has fired with an error.
+type failedEvent struct{ firedEvent }
+
+func (failedEvent) Err() error {
+	return backend.Errorf(int(Internal), "PJRT_LoadedExecutable_Execute", "the computation failed")
+}
+
+// BytesPrefix of no bytes still waits for the buffer, and returns its
+// error without a slice (nil, as with an error for any other length).
+func TestBytesPrefixOfNothingReturnsTheBuffersError(t *testing.T) {
+	c := openInterpreter(t)
+	src, err := BufferFrom(c, []float32{1, 2}, []int64{2}, WaitForTransfer())
+	require.NoError(t, err)
+	b, err := c.newBuffer(failedBuffer{src.b})
+	require.NoError(t, err)
+	got, err := b.BytesPrefix(ctxT(t), 0)
+	assert.ErrorContains(t, err, "the computation failed")
+	assert.Nil(t, got)
+
+	got, err = src.BytesPrefix(ctxT(t), 0)
+	require.NoError(t, err)
+	assert.NotNil(t, got)
+	assert.Empty(t, got)
 }

@@ -43,12 +43,18 @@ type moduleFile struct {
 	parseErr error
 }
 
+// splitMarker is the line that separates the modules of a file.
+var splitMarker = []byte("// -----")
+
 // mlirBytecode starts a file of MLIR bytecode.
 var mlirBytecode = []byte("ML\xefR")
 
 // readModule reads path for the command cmd ("run", "bench"), which takes
 // one module: an empty file, or one of several modules (separated by lines
-// "// -----", as halo check reads), is an error naming the file.
+// "// -----", as halo check reads them), is an error naming the file. The
+// whole text is parsed first: when it is one module (no function defined
+// twice, no module op beside another), it is run whatever comment lines it
+// holds; the separators decide only for text that is not.
 func readModule(cmd, path string) (*moduleFile, error) {
 	text, err := os.ReadFile(path)
 	if err != nil {
@@ -58,18 +64,45 @@ func readModule(cmd, path string) (*moduleFile, error) {
 	if bytes.HasPrefix(text, mlirBytecode) {
 		return mf, nil
 	}
-	switch chunks, _ := splitModules(text); {
+	switch {
 	case len(bytes.TrimSpace(text)) == 0:
 		return nil, &fileError{msg: path + " is empty"}
-	case len(chunks) == 0:
+	case len(bytes.TrimSpace(stripComments(text))) == 0:
 		return nil, &fileError{msg: path + " holds only comments"}
-	case len(chunks) > 1:
+	}
+	m, perr := stablehlo.Parse(text)
+	if perr == nil && isOneModule(m) {
+		mf.m = m
+		return mf, nil
+	}
+	if chunks, _ := splitModules(text); len(chunks) > 1 {
 		return nil, &fileError{msg: fmt.Sprintf("%s takes one module; %s holds %d (separated by \"// -----\" lines, as halo check reads them)", cmd, path, len(chunks))}
 	}
-	if mf.m, err = stablehlo.Parse(text); err != nil {
-		mf.parseErr = parseError(path, err)
+	if perr != nil {
+		mf.parseErr = parseError(path, perr)
 	}
+	mf.m = m
 	return mf, nil
+}
+
+// isOneModule reports whether m, parsed from a whole file, is one module
+// rather than several read as one: no function is defined twice, and no
+// module op stands among its top-level ops (two "module { ... }" in a
+// file).
+func isOneModule(m *stablehlo.Module) bool {
+	for _, g := range m.Globals {
+		if g.Name == "builtin.module" {
+			return false
+		}
+	}
+	seen := make(map[string]bool, len(m.Funcs))
+	for _, f := range m.Funcs {
+		if seen[f.Name] {
+			return false
+		}
+		seen[f.Name] = true
+	}
+	return true
 }
 
 // entryFunc is the function halo run and bench run: @main, or the only
@@ -124,8 +157,10 @@ func splitModules(text []byte) (chunks []moduleChunk, total int) {
 }
 
 // splitLines returns the [start, end) byte ranges of the lines that
-// separate modules in a check file ("// -----", maybe indented, to the end
-// of the line), found by one pass over the bytes.
+// separate modules in a check file, found by one pass over the bytes: a
+// line of exactly "// -----", maybe indented or with trailing space, as
+// MLIR's split-input-file reads it ("// ------------" and
+// "// ----- text" are comments).
 func splitLines(text []byte) [][]int {
 	var out [][]int
 	for start := 0; start < len(text); {
@@ -135,7 +170,7 @@ func splitLines(text []byte) [][]int {
 		} else {
 			end += start
 		}
-		if l := bytes.TrimLeft(text[start:end], " \t"); bytes.HasPrefix(l, []byte("// -----")) {
+		if bytes.Equal(bytes.TrimSpace(text[start:end]), splitMarker) {
 			out = append(out, []int{start, end})
 		}
 		start = end + 1

@@ -55,6 +55,7 @@ func TestRunAndBenchTakeOneModule(t *testing.T) {
 		return path
 	}
 	two := write("two.mlir", one+"\n// -----\n\n"+one)
+	mods := write("modules.mlir", "module @a {\n"+one+"}\n// -----\nmodule @b {\n"+one+"}\n")
 	empty := write("empty.mlir", "")
 	blank := write("blank.mlir", " \n\n")
 	comments := write("comments.mlir", "// nothing here\n// -----\n// nor here\n")
@@ -63,6 +64,7 @@ func TestRunAndBenchTakeOneModule(t *testing.T) {
 	private := write("private.mlir", strings.ReplaceAll(one, "@main", "private @helper"))
 	for _, c := range []struct{ file, want string }{
 		{two, "CMD takes one module; " + two + " holds 2 (separated by \"// -----\" lines"},
+		{mods, "CMD takes one module; " + mods + " holds 2 (separated by \"// -----\" lines"},
 		{empty, empty + " is empty"},
 		{blank, blank + " is empty"},
 		{"/dev/null", "/dev/null is empty"},
@@ -80,13 +82,44 @@ func TestRunAndBenchTakeOneModule(t *testing.T) {
 	}
 
 	// One module among separators and comments runs, as does the only
-	// public function of a module without @main.
+	// public function of a module without @main. A banner comment
+	// ("// ------------") is not a separator (MLIR's split-input-file
+	// takes a line of exactly "// -----"), and a module that parses whole
+	// is one module, whatever comment lines it holds.
+	helper := strings.ReplaceAll(one, "@main", "private @helper")
 	for _, file := range []string{
 		write("trailing.mlir", "// a module\n// -----\n"+one+"// -----\n// the end\n"),
-		write("only.mlir", strings.ReplaceAll(one, "@main", "public @only")+strings.ReplaceAll(one, "@main", "private @helper")),
+		write("only.mlir", strings.ReplaceAll(one, "@main", "public @only")+helper),
+		write("banners.mlir", "// ------------\n// helpers\n// ------------\n"+helper+"\n// ----------------------------------------\n"+one),
+		write("banner.mlir", helper+"// ----- main -----\n"+one),
+		write("spaces.mlir", "// -----   \r\n"+one+"\t// -----\n"),
+		write("whole.mlir", helper+"// -----\n"+one),
 	} {
 		code, out, errOut := runCLI("run", "-plugin", "interpreter", file)
-		assert.Equal(t, 0, code, errOut)
-		assert.Equal(t, "output 0: tensor<i32> = [1]\n", out)
+		assert.Equal(t, 0, code, "%s: %s", file, errOut)
+		assert.Equal(t, "output 0: tensor<i32> = [1]\n", out, file)
+		code, out, errOut = runCLI("bench", "-plugin", "interpreter", "-n", "1", file)
+		assert.Equal(t, 0, code, "%s: %s", file, errOut)
+		assert.Contains(t, out, "compile", file)
+	}
+}
+
+// TestSplitModulesAtExactSeparators: a separator is a line of exactly
+// "// -----" (indented or with trailing space at most), as MLIR's
+// split-input-file reads it; longer dashes and text after it are
+// comments.
+func TestSplitModulesAtExactSeparators(t *testing.T) {
+	for text, want := range map[string]int{
+		"a\n// -----\nb\n":            2,
+		"a\n  // -----  \r\nb\n":      2,
+		"a\n// ------------\nb\n":     1,
+		"a\n// ----- x\nb\n":          1,
+		"a\n//-----\nb\n":             1,
+		"a\nx // -----\nb\n":          1,
+		"a\n// -----\nb\n// -----\nc": 3,
+	} {
+		chunks, total := splitModules([]byte(text))
+		assert.Len(t, chunks, want, "%q", text)
+		assert.Equal(t, want, total, "%q", text)
 	}
 }

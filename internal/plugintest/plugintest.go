@@ -8,7 +8,6 @@
 package plugintest
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -90,11 +89,7 @@ var exact = func() *xla.CompileOptions {
 }()
 
 func compile(c *pjrt.Client, mod *stablehlo.Module, opts *xla.CompileOptions) (*pjrt.Executable, error) {
-	var text bytes.Buffer
-	if err := stablehlo.Print(&text, mod, stablehlo.PrintOptions{}); err != nil {
-		return nil, err
-	}
-	exe, err := c.Compile(pjrt.MLIRText(text.String()), opts)
+	exe, err := c.Compile(pjrt.StableHLO(mod), opts)
 	if err != nil {
 		return nil, fmt.Errorf("compile: %w", err)
 	}
