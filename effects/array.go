@@ -1,15 +1,14 @@
 package effects
 
 import (
-	"encoding/binary"
 	"fmt"
 	"io"
-	"math"
 	"reflect"
 	"strconv"
 	"strings"
 	"unsafe"
 
+	"github.com/halo-ml/halo/interpreter"
 	"github.com/halo-ml/halo/pjrt"
 	"github.com/halo-ml/halo/xla"
 )
@@ -115,12 +114,18 @@ func Values[T pjrt.Element](a Array) ([]T, error) {
 }
 
 // String formats the array as Go prints slices: a scalar as its value,
-// "[1 2 3]" for a vector, nested brackets for higher ranks.
+// "[1 2 3]" for a vector, nested brackets for higher ranks. Each element
+// is written as interpreter.FormatElement writes it, as Tensor.String and
+// halo run print results: the element's value (-1 for an i4 whose host
+// byte is 0xff, 0.1015625 for that f8E4M3FN value), complex numbers as
+// (1-2i).
 func (a Array) String() string {
-	var b strings.Builder
-	if !a.writeElems(&b, func(p []byte) { b.WriteString(formatElem(a.DType, p)) }) {
+	t := a.decoded()
+	if t == nil {
 		return fmt.Sprintf("<%v array with %d data bytes>", a.Shape(), len(a.Data))
 	}
+	var b strings.Builder
+	a.writeElems(&b, func(i int) { b.WriteString(interpreter.FormatElement(t, i)) })
 	return b.String()
 }
 
@@ -128,15 +133,16 @@ func (a Array) String() string {
 // elements, nested as String nests them. %v and %s print String's form
 // (%s as a string, with its width and precision); %#v prints the Array
 // struct in Go syntax. Any other verb, and %v with flags, width or
-// precision, formats each element as fmt formats a Go value of its type
-// (bf16 and f16 as float32), padded one by one as fmt pads the elements of
-// a slice: %d on an i32 array prints "[1 2 3]", %.3f on an f32 array
-// "[1.000 2.000]", %5d "[    1     2     3]". The verbs an element type
-// takes are fmt's for its Go type: %t for bool; %b %c %d %o %O %q %x %X
-// %U for the integers; %b %e %E %f %F %g %G %x %X for the floating-point
-// and complex types; only %v and %s for the element types without a Go
-// type (float8 and the other narrow floats, the sub-byte integers). Another
-// verb prints %!verb(effects.Array=...), as fmt does for a bad verb.
+// precision, formats each element's value as fmt formats a Go value of
+// the type the interpreter holds it in (see interpreter.Tensor: int8 for
+// the signed sub-byte integers, uint8 for the unsigned ones, float32 for
+// bf16, f16, the f8, f6 and f4 kinds), padded one by one as fmt pads the
+// elements of a slice: %d on an i32 array prints "[1 2 3]", %.3f on an f32
+// array "[1.000 2.000]", %5d "[    1     2     3]", %d on an i4 array
+// "[-1 7]". The verbs an element type takes are fmt's for that Go type:
+// %t for bool; %b %c %d %o %O %q %x %X %U for the integers; %b %e %E %f
+// %F %g %G %x %X for the floating-point and complex types. Another verb
+// prints %!verb(effects.Array=...), as fmt does for a bad verb.
 func (a Array) Format(f fmt.State, verb rune) {
 	switch {
 	case verb == 'v' && f.Flag('#'):
@@ -149,40 +155,50 @@ func (a Array) Format(f fmt.State, verb rune) {
 	case verb == 'v' && fmt.FormatString(f, 'v') == "%v":
 		io.WriteString(f, a.String())
 	default:
-		spec := fmt.FormatString(f, verb)
-		var b strings.Builder
-		if !a.writeElems(&b, func(p []byte) {
-			if v := elemValue(a.DType, p); v != nil {
-				fmt.Fprintf(&b, spec, v)
-			} else {
-				fmt.Fprintf(&b, spec, formatElem(a.DType, p))
-			}
-		}) {
+		t := a.decoded()
+		if t == nil {
 			io.WriteString(f, a.String())
 			return
 		}
+		spec := fmt.FormatString(f, verb)
+		elems := reflect.ValueOf(t.Data)
+		var b strings.Builder
+		a.writeElems(&b, func(i int) { fmt.Fprintf(&b, spec, elems.Index(i).Interface()) })
 		io.WriteString(f, b.String())
 	}
 }
 
-// writeElems writes a's elements to b, each with elem, nested in brackets
-// as Go prints slices. It reports false, writing nothing, when a's shape is
-// not valid or its data does not hold its elements.
-func (a Array) writeElems(b *strings.Builder, elem func(p []byte)) bool {
+// decoded returns a's elements as the interpreter holds them
+// (interpreter.TensorFromHost decodes the host bytes: the sub-byte
+// integers to int8 or uint8 values, the narrow floats to float32 values
+// ...), or nil when a's shape is not valid, the interpreter does not hold
+// its element type, or its data does not hold its elements (bytes past
+// them are not looked at).
+func (a Array) decoded() *interpreter.Tensor {
 	shape := a.Shape()
 	if shape.Validate() != nil {
-		return false
+		return nil
 	}
-	n := shape.Size()
-	eb := int64(a.DType.HostBytes())
-	if n < 0 || int64(len(a.Data)) < n*eb {
-		return false
+	n := shape.HostBytes() // no overflow: Validate counts the bytes
+	if int64(len(a.Data)) < n {
+		return nil
 	}
-	idx := int64(0)
+	t, err := interpreter.TensorFromHost(shape, a.Data[:n])
+	if err != nil {
+		return nil
+	}
+	return t
+}
+
+// writeElems writes the elements of a (whose shape is valid) to b, each
+// with elem given its row-major index, nested in brackets as Go prints
+// slices.
+func (a Array) writeElems(b *strings.Builder, elem func(i int)) {
+	idx := 0
 	var rec func(dim int)
 	rec = func(dim int) {
 		if dim == len(a.Dims) {
-			elem(a.Data[idx*eb : (idx+1)*eb])
+			elem(idx)
 			idx++
 			return
 		}
@@ -196,105 +212,24 @@ func (a Array) writeElems(b *strings.Builder, elem func(p []byte)) bool {
 		b.WriteByte(']')
 	}
 	rec(0)
-	return true
-}
-
-// elemValue returns the element at p (its host encoding) as the Go value
-// that Format formats: bf16 and f16 as float32; nil for the element types
-// without a Go type (the narrow floats, the sub-byte integers).
-func elemValue(dt xla.DType, p []byte) any {
-	le := binary.LittleEndian
-	switch dt {
-	case xla.Bool:
-		return p[0] != 0
-	case xla.Int8:
-		return int8(p[0])
-	case xla.Int16:
-		return int16(le.Uint16(p))
-	case xla.Int32:
-		return int32(le.Uint32(p))
-	case xla.Int64:
-		return int64(le.Uint64(p))
-	case xla.Uint8:
-		return p[0]
-	case xla.Uint16:
-		return le.Uint16(p)
-	case xla.Uint32:
-		return le.Uint32(p)
-	case xla.Uint64:
-		return le.Uint64(p)
-	case xla.Float32:
-		return math.Float32frombits(le.Uint32(p))
-	case xla.Float64:
-		return math.Float64frombits(le.Uint64(p))
-	case xla.BFloat16:
-		return xla.BF16(le.Uint16(p)).Float32()
-	case xla.Float16:
-		return xla.F16(le.Uint16(p)).Float32()
-	case xla.Complex64:
-		return complex(math.Float32frombits(le.Uint32(p)), math.Float32frombits(le.Uint32(p[4:])))
-	case xla.Complex128:
-		return complex(math.Float64frombits(le.Uint64(p)), math.Float64frombits(le.Uint64(p[8:])))
-	}
-	return nil
 }
 
 // elementVerbs returns the verbs, besides %v and %s, that Format applies
-// to the elements of an array of dt: fmt's verbs for their Go type.
+// to the elements of an array of dt: fmt's verbs for the Go type the
+// interpreter holds them in (interpreter.StorageOf).
 func elementVerbs(dt xla.DType) string {
-	var zero [16]byte // the widest element, complex128
-	switch elemValue(dt, zero[:]).(type) {
-	case bool:
+	switch interpreter.StorageOf(dt) {
+	case interpreter.StorageInvalid:
+		return ""
+	case interpreter.StorageBool:
 		return "t"
-	case int8, int16, int32, int64, uint8, uint16, uint32, uint64:
-		return "bcdoOqxXU"
-	case float32, float64, complex64, complex128:
+	case interpreter.StorageF32, interpreter.StorageF64, interpreter.StorageC64, interpreter.StorageC128:
 		return "beEfFgGxX"
 	}
-	return ""
+	return "bcdoOqxXU" // the integers
 }
 
 // verbFormats reports whether Format formats an array of dt with verb.
 func verbFormats(dt xla.DType, verb rune) bool {
 	return verb == 'v' || verb == 's' || strings.ContainsRune(elementVerbs(dt), verb)
-}
-
-// formatElem formats one element from its host encoding.
-func formatElem(dt xla.DType, p []byte) string {
-	le := binary.LittleEndian
-	switch dt {
-	case xla.Bool:
-		return strconv.FormatBool(p[0] != 0)
-	case xla.Int8:
-		return strconv.FormatInt(int64(int8(p[0])), 10)
-	case xla.Int16:
-		return strconv.FormatInt(int64(int16(le.Uint16(p))), 10)
-	case xla.Int32:
-		return strconv.FormatInt(int64(int32(le.Uint32(p))), 10)
-	case xla.Int64:
-		return strconv.FormatInt(int64(le.Uint64(p)), 10)
-	case xla.Uint8:
-		return strconv.FormatUint(uint64(p[0]), 10)
-	case xla.Uint16:
-		return strconv.FormatUint(uint64(le.Uint16(p)), 10)
-	case xla.Uint32:
-		return strconv.FormatUint(uint64(le.Uint32(p)), 10)
-	case xla.Uint64:
-		return strconv.FormatUint(le.Uint64(p), 10)
-	case xla.Float32:
-		return strconv.FormatFloat(float64(math.Float32frombits(le.Uint32(p))), 'g', -1, 32)
-	case xla.Float64:
-		return strconv.FormatFloat(math.Float64frombits(le.Uint64(p)), 'g', -1, 64)
-	case xla.BFloat16:
-		return strconv.FormatFloat(float64(xla.BF16(le.Uint16(p)).Float32()), 'g', -1, 32)
-	case xla.Float16:
-		return strconv.FormatFloat(float64(xla.F16(le.Uint16(p)).Float32()), 'g', -1, 32)
-	case xla.Complex64:
-		c := complex(math.Float32frombits(le.Uint32(p)), math.Float32frombits(le.Uint32(p[4:])))
-		return strconv.FormatComplex(complex128(c), 'g', -1, 64)
-	case xla.Complex128:
-		c := complex(math.Float64frombits(le.Uint64(p)), math.Float64frombits(le.Uint64(p[8:])))
-		return strconv.FormatComplex(c, 'g', -1, 128)
-	}
-	return fmt.Sprintf("0x%x", p)
 }

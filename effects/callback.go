@@ -204,23 +204,23 @@ func Callback(fb *stablehlo.FuncBuilder, f HostFunc, kind Effect, operands ...*s
 	}
 	const op = "effects.callback"
 	if f.Fn == nil {
-		return nil, fail(fb, op, fmt.Errorf("effects: callback %q has no Fn", f.Name))
+		return nil, fail(fb, op, fmt.Errorf("callback %q has no Fn", f.Name), operands)
 	}
 	if kind.ordered && kind.name == "" {
-		return nil, fail(fb, op, fmt.Errorf("effects: callback %q: an ordered effect needs a name", f.Name))
+		return nil, fail(fb, op, fmt.Errorf("callback %q: an ordered effect needs a name", f.Name), operands)
 	}
 	for i, v := range operands {
 		if v == nil {
-			return nil, fail(fb, op, fmt.Errorf("effects: callback %q: operand %d is nil", f.Name, i))
+			return nil, fail(fb, op, fmt.Errorf("callback %q: operand %d is nil", f.Name, i), operands)
 		}
 		if _, ok := v.Type.(stablehlo.TensorType); !ok {
-			return nil, fail(fb, op, fmt.Errorf("effects: callback %q: operand %d is %v; callbacks take tensors", f.Name, i, v.Type))
+			return nil, fail(fb, op, fmt.Errorf("callback %q: operand %d is %v; callbacks take tensors", f.Name, i, v.Type), operands)
 		}
 	}
 	types := make([]stablehlo.Type, len(f.Results))
 	for i, s := range f.Results {
 		if err := s.Validate(); err != nil {
-			return nil, fail(fb, op, fmt.Errorf("effects: callback %q: result %d: %w", f.Name, i, err))
+			return nil, fail(fb, op, fmt.Errorf("callback %q: result %d: %w", f.Name, i, err), operands)
 		}
 		types[i] = stablehlo.TensorOf(s)
 	}
@@ -244,16 +244,21 @@ func Callback(fb *stablehlo.FuncBuilder, f HostFunc, kind Effect, operands ...*s
 	return out, nil
 }
 
-// fail records err, bad input to op, as fb's builder error
-// (stablehlo.FuncBuilder.Fail), so that Build reports it even where the
-// caller drops it, and returns the error recorded (err with the caller's
-// file:line), or err itself when the builder had an earlier error.
-func fail(fb *stablehlo.FuncBuilder, op string, err error) error {
-	fb.Fail(op, err)
+// fail records err, bad input to op (given operands), as fb's builder
+// error (stablehlo.FuncBuilder.Fail), so that Build reports it even where
+// the caller drops it, and returns the error recorded: a
+// *stablehlo.BuildError, which names op, the operands' types and the
+// caller's file:line before err's text, "stablehlo:
+// effects.print(tensor<3xf32>) at f.go:12: print format ...". err's text
+// is the message only: no package prefix, no op. When the builder had an
+// earlier error, fail returns err with this package's prefix, "effects:
+// print format ...".
+func fail(fb *stablehlo.FuncBuilder, op string, err error, operands []*stablehlo.Value) error {
+	fb.Fail(op, err, operands...)
 	if be := fb.Err(); be != nil && errors.Is(be, err) {
 		return be
 	}
-	return err
+	return fmt.Errorf("effects: %w", err)
 }
 
 // PrintEffect is the ordered effect of Print.
@@ -278,7 +283,7 @@ func Print(fb *stablehlo.FuncBuilder, format string, values ...*stablehlo.Value)
 // call) under the effect kind.
 func Fprint(fb *stablehlo.FuncBuilder, w io.Writer, kind Effect, format string, values ...*stablehlo.Value) error {
 	if err := checkFormat(format, values); err != nil && fb.Builder() != nil {
-		return fail(fb, "effects.print", err)
+		return fail(fb, "effects.print", err, values)
 	}
 	name := "print " + strings.TrimSpace(format)
 	fn := func(args []Array) ([]Array, error) {

@@ -16,12 +16,19 @@ import (
 // and a print's values are arrays), and each verb formats its value's
 // elements (Array.Format; a value that is nil or not a tensor, which
 // Callback rejects, takes any verb). It returns an error naming every
-// problem, or nil.
+// problem (each verb without a value, also one before an argument index
+// where fmt would print %!v(MISSING)), or nil. The error's text is the
+// message only ("print format ...: ..."): Fprint records it with the op
+// and the values' types (FuncBuilder.Fail).
 func checkFormat(format string, values []*stablehlo.Value) error {
 	n := len(values)
 	var probs []string
 	used := make([]bool, n)
 	argNum, missing, reordered := 0, 0, false
+	// missingAt are the entries of probs that name a verb without a value:
+	// what they add in parentheses depends on the whole format (whether
+	// it has argument indexes), so they are written at the end.
+	var missingAt []int
 	end := len(format)
 	for i := 0; i < end; {
 		for i < end && format[i] != '%' {
@@ -100,11 +107,10 @@ func checkFormat(format string, values []*stablehlo.Value) error {
 		case verb == '%': // a percent sign: no value
 		case !good:
 			probs = append(probs, fmt.Sprintf("%s has a bad argument index (%s)", spec, numbered(n)))
-		case argNum >= n:
+		case argNum >= n: // fmt prints %!verb(MISSING)
 			missing++
-			if reordered {
-				probs = append(probs, fmt.Sprintf("%s has no value (%s)", spec, numbered(n)))
-			}
+			missingAt = append(missingAt, len(probs))
+			probs = append(probs, spec)
 		default:
 			used[argNum] = true
 			if p := verbProblem(spec, verb, argNum, values[argNum]); p != "" {
@@ -113,8 +119,31 @@ func checkFormat(format string, values []*stablehlo.Value) error {
 			argNum++
 		}
 	}
-	if !reordered && missing+argNum != n {
-		probs = append(probs, fmt.Sprintf("the format's verbs take %s, %d given", plural(missing+argNum, "value"), n))
+	// Every verb without a value is named, also where an argument index
+	// comes later ("x=%v y=%v again=%[1]d" with one value: the second %v).
+	// Without indexes the verbs take the values in order, and the count
+	// says it; with them, how the values are numbered.
+	why := numbered(n)
+	if !reordered {
+		why = fmt.Sprintf("the format's verbs take %s, %d given", plural(missing+argNum, "value"), n)
+	}
+	if len(missingAt) > 0 { // one entry, where the first is
+		specs := make([]string, len(missingAt))
+		for j, k := range missingAt {
+			specs[j] = probs[k]
+		}
+		for j := len(missingAt) - 1; j > 0; j-- {
+			k := missingAt[j]
+			probs = append(probs[:k], probs[k+1:]...)
+		}
+		verb := "has"
+		if len(specs) > 1 {
+			verb = "have"
+		}
+		probs[missingAt[0]] = fmt.Sprintf("%s %s no value (%s)", list(specs), verb, why)
+	}
+	if !reordered && missing == 0 && argNum != n { // fmt prints %!(EXTRA ...)
+		probs = append(probs, why)
 	} else if reordered {
 		for k, u := range used {
 			if !u {
@@ -125,7 +154,7 @@ func checkFormat(format string, values []*stablehlo.Value) error {
 	if len(probs) == 0 {
 		return nil
 	}
-	return fmt.Errorf("effects: print format %q: %s", format, strings.Join(probs, "; "))
+	return fmt.Errorf("print format %q: %s", format, strings.Join(probs, "; "))
 }
 
 // verbProblem says why verb (in spec) does not format value k, or "".
@@ -182,6 +211,14 @@ func numbered(n int) string {
 		return "there are no values"
 	}
 	return fmt.Sprintf("the values are numbered from 1 to %d", n)
+}
+
+// list joins items as prose: "a", "a and b", "a, b and c".
+func list(items []string) string {
+	if len(items) < 2 {
+		return strings.Join(items, "")
+	}
+	return strings.Join(items[:len(items)-1], ", ") + " and " + items[len(items)-1]
 }
 
 // plural is "1 value" or "n values".

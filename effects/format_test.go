@@ -2,6 +2,8 @@ package effects
 
 import (
 	"fmt"
+	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
@@ -26,6 +28,9 @@ func TestArrayFormat(t *testing.T) {
 	matrix := must(ArrayOf([]int32{1, 2, 3, 4}, 2, 2))
 	short := Array{DType: xla.Float32, Dims: []int64{3}, Data: []byte{1, 2}}
 	f8 := Array{DType: xla.Float8E4M3FN, Dims: []int64{2}, Data: []byte{0x38, 0x40}}
+	f8small := Array{DType: xla.Float8E4M3FN, Data: []byte{0x1d}}
+	i4 := Array{DType: xla.Int4, Dims: []int64{3}, Data: []byte{0xff, 0x07, 0xf8}}
+	u4 := Array{DType: xla.Uint4, Dims: []int64{3}, Data: []byte{0x0f, 0x00, 0x0a}}
 	for _, c := range []struct {
 		format string
 		a      Array
@@ -56,10 +61,23 @@ func TestArrayFormat(t *testing.T) {
 		{"%.1f", must(ArrayOf([]complex64{1 + 2i}, 1)), "[(1.0+2.0i)]"},
 		{"%t", must(ArrayOf([]bool{true, false}, 2)), "[true false]"},
 		{"%d%%", ints, "[1 2 3]%"},
-		// Element types without a Go type take %v and %s only.
-		{"%v", f8, f8.String()},
-		{"%5v", f8, "[ 0x38  0x40]"},
-		{"%d", f8, "%!d(effects.Array=[0x38 0x40])"},
+		// Element types without a Go type print their values, which
+		// take the verbs of the Go type the interpreter holds them in
+		// (they printed the host bytes, 0x38, and took %v and %s only;
+		// found in review).
+		{"%v", f8, "[1 2]"},
+		{"%5v", f8, "[    1     2]"},
+		{"%.2f", f8, "[1.00 2.00]"},
+		{"%d", f8, "%!d(effects.Array=[1 2])"},
+		{"%v", i4, "[-1 7 -8]"},
+		{"%d", i4, "[-1 7 -8]"},
+		{"%+03d", i4, "[-01 +07 -08]"},
+		{"%x", u4, "[f 0 a]"},
+		{"%v", u4, "[15 0 10]"},
+		{"%f", i4, "%!f(effects.Array=[-1 7 -8])"},
+		{"%v", f8small, "0.1015625"},
+		{"%.3e", f8small, "1.016e-01"},
+		{"%v", must(ArrayOf([]complex64{1 - 2i}, 1)), "[(1-2i)]"},
 		// A verb the element type does not take, as fmt says it.
 		{"%d", floats, "%!d(effects.Array=[1 2])"},
 		{"%t", ints, "%!t(effects.Array=[1 2 3])"},
@@ -86,15 +104,21 @@ func TestPrintFormatErrors(t *testing.T) {
 	i32x3 := stablehlo.Tensor(xla.Int32, 3)
 	boolT := stablehlo.Scalar(xla.Bool)
 	f8 := stablehlo.Tensor(xla.Float8E4M3FN, 2)
+	i4 := stablehlo.Tensor(xla.Int4, 2)
 	for _, c := range []struct {
 		format string
 		args   []stablehlo.Type
 		want   []string // nil: no error
 	}{
 		{"x=%d %v %v", []stablehlo.Type{f32x3}, []string{
-			`effects: print format "x=%d %v %v": `,
+			`stablehlo: effects.print(tensor<3xf32>) at format_test.go:`,
+			`: print format "x=%d %v %v": `,
 			"%d does not format value 0 (tensor<3xf32>): f32 elements take %v %s %b %e %E %f %F %g %G %x %X",
-			"the format's verbs take 3 values, 1 given"}},
+			"%v and %v have no value (the format's verbs take 3 values, 1 given)"}},
+		// A verb without a value before the first argument index
+		// (printed "y=%!v(MISSING)" at run time; found in review).
+		{"x=%v y=%v again=%[1]d", []stablehlo.Type{i32x3}, []string{"%v has no value (the values are numbered from 1 to 1)"}},
+		{"%v %v %[1]v %v %x", []stablehlo.Type{i32x3}, []string{"%v, %v and %x have no value (the values are numbered from 1 to 1)"}},
 		{"%v", []stablehlo.Type{i32x3, i32x3}, []string{"the format's verbs take 1 value, 2 given"}},
 		{"%v %v", nil, []string{"the format's verbs take 2 values, 0 given"}},
 		{"%d", []stablehlo.Type{boolT}, []string{"%d does not format value 0 (tensor<i1>): i1 elements take %v %s %t"}},
@@ -102,7 +126,8 @@ func TestPrintFormatErrors(t *testing.T) {
 		{"%t", []stablehlo.Type{i32x3}, []string{"%t does not format value 0"}},
 		{"%p", []stablehlo.Type{i32x3}, []string{"%p does not format value 0"}},
 		{"%w", []stablehlo.Type{i32x3}, []string{"%w does not format value 0"}},
-		{"%.2f", []stablehlo.Type{f8}, []string{"%.2f does not format value 0 (tensor<2xf8E4M3FN>): f8E4M3FN elements take %v %s"}},
+		{"%d", []stablehlo.Type{f8}, []string{"%d does not format value 0 (tensor<2xf8E4M3FN>): f8E4M3FN elements take %v %s %b %e %E %f %F %g %G %x %X"}},
+		{"%f", []stablehlo.Type{i4}, []string{"%f does not format value 0 (tensor<2xi4>): i4 elements take %v %s %b %c %d %o %O %q %x %X %U"}},
 		{"%*d", []stablehlo.Type{i32x3, i32x3}, []string{"%*d reads a width or precision from an int value (*)"}},
 		{"%.*f", []stablehlo.Type{f32x3}, []string{"%.*f reads a width or precision", "the format's verbs take 2 values, 1 given"}},
 		{"%[3]v", []stablehlo.Type{i32x3}, []string{"%[3]v has a bad argument index (the values are numbered from 1 to 1)"}},
@@ -122,6 +147,7 @@ func TestPrintFormatErrors(t *testing.T) {
 		{"%[2]v %[1]d", []stablehlo.Type{i32x3, f32x3}, nil},
 		{"%[1]d %[1]x", []stablehlo.Type{i32x3}, nil},
 		{"%T %#v %s", []stablehlo.Type{f8, f8, f8}, nil},
+		{"%.2f %d %x", []stablehlo.Type{f8, i4, i4}, nil},
 		{"%t %q %c %U", []stablehlo.Type{boolT, i32x3, i32x3, i32x3}, nil},
 	} {
 		t.Run(c.format, func(t *testing.T) {
@@ -139,6 +165,13 @@ func TestPrintFormatErrors(t *testing.T) {
 			for _, w := range c.want {
 				assert.Contains(t, err.Error(), w)
 			}
+			// One package prefix, and the operands' types, as the
+			// builder's own errors (it read "stablehlo: effects.print()
+			// at f.go:13: effects: print format ..."; found in review).
+			msg := err.Error()
+			assert.Equal(t, 1, strings.Count(msg, "stablehlo: "), msg)
+			assert.NotContains(t, msg, "effects: ")
+			assert.Contains(t, msg, "effects.print("+typeList(c.args)+") at format_test.go:")
 			// The builder holds it: Build fails even when the caller drops
 			// Print's error, and the error names the caller's line.
 			require.Error(t, berr)
@@ -168,4 +201,104 @@ func TestPrintFormatsElements(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, s.Barrier(ctxT(t)))
 	assert.Equal(t, []string{"x=[1 2 3] [001 002 003] y=[0.50 2.00] [0.5 2] 100%"}, out.all())
+}
+
+// typeList joins types as a BuildError prints its operands.
+func typeList(ts []stablehlo.Type) string {
+	s := make([]string, len(ts))
+	for i, t := range ts {
+		s[i] = t.String()
+	}
+	return strings.Join(s, ", ")
+}
+
+// usedArray is a print value that records whether fmt formatted it (its
+// Format called) and formats as the Array it holds.
+type usedArray struct {
+	a    Array
+	used *bool
+}
+
+func (u usedArray) Format(f fmt.State, verb rune) {
+	*u.used = true
+	u.a.Format(f, verb)
+}
+
+// The format check agrees with fmt.Sprintf on random formats: the check
+// finds a problem exactly when fmt would print one (%!v(MISSING),
+// %!(EXTRA ...), %!(BADINDEX), %!(NOVERB), %!(BADWIDTH), a bad verb's
+// %!f(...)) or leaves a value unformatted (with argument indexes fmt does
+// not say so). A verb without a value before the first argument index
+// passed the check (found in review).
+func TestPrintFormatCheckMatchesFmt(t *testing.T) {
+	pieces := []string{"%", "%", "%", "%", "v", "d", "x", "s", "q", "f", "t", "y", "%%",
+		"[1]", "[2]", "[3]", "[0]", "[x]", "[", "]", "*", ".", ".2", "2", "13", "9999999",
+		"-", "+", "#", " ", "0", "a", "=", "\n"}
+	i32, f32, pred := stablehlo.Tensor(xla.Int32, 2), stablehlo.Tensor(xla.Float32, 2), stablehlo.Tensor(xla.Bool, 2)
+	arrays := map[xla.DType]Array{
+		xla.Int32:   {DType: xla.Int32, Dims: []int64{2}, Data: make([]byte, 8)},
+		xla.Float32: {DType: xla.Float32, Dims: []int64{2}, Data: make([]byte, 8)},
+		xla.Bool:    {DType: xla.Bool, Dims: []int64{2}, Data: make([]byte, 2)},
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	failures := 0
+	for iter := 0; iter < 30000 && failures < 10; iter++ {
+		var sb strings.Builder
+		for k := rng.IntN(9) + 1; k > 0; k-- {
+			sb.WriteString(pieces[rng.IntN(len(pieces))])
+		}
+		format := sb.String()
+		types := make([]stablehlo.Type, rng.IntN(4))
+		for i := range types {
+			types[i] = []stablehlo.Type{i32, i32, f32, pred}[rng.IntN(4)]
+		}
+		b := stablehlo.NewBuilder("m")
+		fb := b.NewFunction("main", types...)
+		checkErr := checkFormat(format, fb.Args())
+
+		used := make([]bool, len(types))
+		args := make([]any, len(types))
+		for i, ty := range types {
+			args[i] = usedArray{a: arrays[ty.(stablehlo.TensorType).DType], used: &used[i]}
+		}
+		out := fmt.Sprintf(format, args...)
+		fmtBad := strings.Contains(out, "%!") || slices.Contains(used, false)
+		if fmtBad != (checkErr != nil) {
+			failures++
+			t.Errorf("format %q with %d values: fmt prints %q (values formatted: %v), the check says %v", format, len(types), out, used, checkErr)
+		}
+	}
+}
+
+// A bad format where the builder holds an earlier error is returned with
+// this package's prefix (once), and the builder keeps its first error.
+func TestPrintFormatErrorAfterEarlierError(t *testing.T) {
+	b := stablehlo.NewBuilder("m")
+	fb := b.NewFunction("main")
+	fb.Arg(5) // out of range: the builder's first error
+	err := Print(fb, "%v")
+	assert.EqualError(t, err, `effects: print format "%v": %v has no value (the format's verbs take 1 value, 0 given)`)
+	_, berr := b.Build()
+	assert.ErrorContains(t, berr, "argument 5 out of range")
+}
+
+// A print shows the values of sub-byte integers and float8 elements, as
+// Tensor.String and halo run do (it printed their host bytes, 0xff for an
+// i4 -1, and took %v and %s only; found in review).
+func TestPrintSubByteValues(t *testing.T) {
+	c := openInterpreter(t, 1)
+	var out lines
+	m := build(t, func(fb *stablehlo.FuncBuilder) {
+		i4 := fb.ConstantBytes(stablehlo.Tensor(xla.Int4, 2), []byte{0xff, 0x07})
+		u2 := fb.ConstantBytes(stablehlo.Tensor(xla.Uint2, 2), []byte{0x03, 0x01})
+		f8 := fb.ConstantBytes(stablehlo.Tensor(xla.Float8E4M3FN, 1), []byte{0x1d})
+		require.NoError(t, Fprint(fb, &out, Ordered("log"), "i4=%v %+d u2=%v %b f8=%v %.3f", i4, i4, u2, u2, f8, f8))
+		fb.Return()
+	})
+	exe := compile(t, c, m)
+	s := NewStream()
+	_, err := s.Execute(exe)
+	require.NoError(t, err)
+	require.NoError(t, s.Barrier(ctxT(t)))
+	assert.Equal(t, []string{"i4=[-1 7] [-1 +7] u2=[3 1] [11 1] f8=[0.1015625] [0.102]"}, out.all())
 }

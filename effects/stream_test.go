@@ -299,6 +299,13 @@ func TestCallbackBadInput(t *testing.T) {
 			_, err := Callback(fb, tc.f, tc.kind, ops...)
 			require.Error(t, err)
 			assert.Contains(t, err.Error(), tc.want)
+			// One package prefix, and the operands' types.
+			assert.NotContains(t, err.Error(), "effects: ")
+			if tc.tok {
+				assert.Contains(t, err.Error(), "stablehlo: effects.callback(!stablehlo.token) at stream_test.go:")
+			} else {
+				assert.Contains(t, err.Error(), "stablehlo: effects.callback() at stream_test.go:")
+			}
 			// The builder records it: Build fails even where the caller
 			// drops Callback's error.
 			fb.Return()

@@ -319,10 +319,14 @@ func unravel(i int, dims []int64) []int64 {
 	return idx
 }
 
-// FormatElement prints element i of t: integers in decimal, floats in the
-// shortest form that reads back as the same value of the element type,
-// complex numbers as (re, im). It is "?" when t has no element i: t is
-// nil or malformed (Validate's error), or i is out of range.
+// FormatElement prints element i of t as the halo CLI prints the
+// elements of a result: booleans as true and false, integers in decimal
+// (the sub-byte ones too: -1 for an i4 of bits 1111), floats (the narrow
+// kinds included) in the shortest form that reads back as the same value
+// of the element type, complex numbers as Go prints them, (1-2i). It is
+// "?" when t has no element i: t is nil or malformed (Validate's error), or
+// i is out of range. FormatHostElement prints an element from its host
+// bytes the same way.
 func FormatElement(t *Tensor, i int) string {
 	if t.Validate() != nil || i < 0 || i >= t.Len() {
 		return "?"
@@ -351,11 +355,23 @@ func FormatElement(t *Tensor, i int) string {
 	case []float64:
 		return strconv.FormatFloat(d[i], 'g', -1, 64)
 	case []complex64:
-		return "(" + strconv.FormatFloat(float64(real(d[i])), 'g', -1, 32) + ", " + strconv.FormatFloat(float64(imag(d[i])), 'g', -1, 32) + ")"
+		return strconv.FormatComplex(complex128(d[i]), 'g', -1, 64)
 	case []complex128:
-		return "(" + strconv.FormatFloat(real(d[i]), 'g', -1, 64) + ", " + strconv.FormatFloat(imag(d[i]), 'g', -1, 64) + ")"
+		return strconv.FormatComplex(d[i], 'g', -1, 128)
 	}
 	return "?"
+}
+
+// FormatHostElement prints one element of element type dt from its host
+// bytes e (little-endian, one byte for a boolean or sub-byte element: see
+// TensorFromHost) as FormatElement prints it: what halo run shows for an
+// element of a result. It is "?" when e is not one element of dt.
+func FormatHostElement(dt xla.DType, e []byte) string {
+	t, err := TensorFromHost(xla.MakeShape(dt), e)
+	if err != nil {
+		return "?"
+	}
+	return FormatElement(t, 0)
 }
 
 // TensorFromAttr decodes a dense elements attribute (a splat is expanded).

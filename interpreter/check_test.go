@@ -105,7 +105,7 @@ func TestCheckDialect(t *testing.T) {
 		{"almost_eq_const", `check.expect_almost_eq_const %a, dense<[0.333333, 2.0]> : tensor<2xf32>`,
 			tensorOf(t, xla.Float32, []float32{1.0 / 3, 2}, 2), nil, "", nil},
 		{"almost_eq complex", `check.expect_almost_eq %a, %b : tensor<1xcomplex<f32>>`,
-			tensorOf(t, xla.Complex64, []complex64{1 + 2i}, 1), tensorOf(t, xla.Complex64, []complex64{1 + 2.1i}, 1), "expected (1, 2.1), got (1, 2)", []int64{0}},
+			tensorOf(t, xla.Complex64, []complex64{1 + 2i}, 1), tensorOf(t, xla.Complex64, []complex64{1 + 2.1i}, 1), "expected (1+2.1i), got (1+2i)", []int64{0}},
 		{"close within 3 ULP", `check.expect_close %a, %b : tensor<1xf32>`,
 			tensorOf(t, xla.Float32, []float32{math.Nextafter32(math.Nextafter32(1, 2), 2)}, 1), tensorOf(t, xla.Float32, []float32{1}, 1), "", nil},
 		{"close max_ulp_difference", `check.expect_close %a, %b, max_ulp_difference = 1 : tensor<1xf32>`,

@@ -74,11 +74,11 @@ func init() {
 		} else {
 			registerInPlaceKernel(name, chloUnaryKernel(u))
 		}
-		RegisterOpCheck(name, func(op *stablehlo.Op) error { return chloCheckUnary(op, u) })
+		mustRegister(RegisterOpCheck(name, func(op *stablehlo.Op) error { return chloCheckUnary(op, u) }))
 	}
 	for name, f := range chloBinaryOps {
 		registerInPlaceKernel(name, chloBinaryKernel(name, f))
-		RegisterOpCheck(name, chloCheckBinaryFloat)
+		mustRegister(RegisterOpCheck(name, chloCheckBinaryFloat))
 	}
 }
 

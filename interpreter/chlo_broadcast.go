@@ -42,7 +42,7 @@ var chloBroadcastOps = map[string]string{
 func init() {
 	for name, target := range chloBroadcastOps {
 		registerKernel(name, chloBroadcastKernel(target))
-		RegisterOpCheck(name, chloCheckBroadcast)
+		mustRegister(RegisterOpCheck(name, chloCheckBroadcast))
 	}
 }
 

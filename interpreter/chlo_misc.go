@@ -15,17 +15,17 @@ import (
 
 func init() {
 	registerKernel("chlo.top_k", chloTopKKernel)
-	RegisterOpCheck("chlo.top_k", chloCheckTopK)
+	mustRegister(RegisterOpCheck("chlo.top_k", chloCheckTopK))
 	registerKernel("chlo.constant_like", chloConstantLikeKernel)
-	RegisterOpCheck("chlo.constant_like", func(op *stablehlo.Op) error {
+	mustRegister(RegisterOpCheck("chlo.constant_like", func(op *stablehlo.Op) error {
 		_, err := chloConstantLikeValue(op)
 		return err
-	})
+	}))
 	registerKernel("chlo.ragged_dot", chloRaggedDotKernel)
-	RegisterOpCheck("chlo.ragged_dot", func(op *stablehlo.Op) error {
+	mustRegister(RegisterOpCheck("chlo.ragged_dot", func(op *stablehlo.Op) error {
 		_, err := chloRaggedPlanOf(op)
 		return err
-	})
+	}))
 }
 
 // chloTopKArgs reads k and checks the operand and result types.

@@ -123,7 +123,7 @@ func TestMeshAxesReplicaGroupsBySymbol(t *testing.T) {
 		})
 	}
 	// A mesh symbol the module does not define.
-	rtTestKernels()
+	rtTestKernels(t)
 	m, err := stablehlo.Parse([]byte(moduleHeader(1, 2) + `
   func.func @main(%x: tensor<1xf32>) -> tensor<1xf32> {
     %0 = "stablehlo.all_reduce"(%x) ` + addRegion + ` {channel_handle = #stablehlo.channel_handle<handle = 1, type = 1>, replica_groups = #stablehlo.replica_group_mesh_axes<mesh = @nowhere, axes = [#stablehlo.axis_ref<name = "y">]>, use_global_device_ids} : (tensor<1xf32>) -> tensor<1xf32>
@@ -158,7 +158,7 @@ func TestCollectiveDeclaredResultTypes(t *testing.T) {
 		{"all_gather", `"stablehlo.all_gather"(%x) {all_gather_dim = 0 : i64, replica_groups = dense<[[0, 1]]> : tensor<1x2xi64>}`, "tensor<6xf32>", "declared tensor<6xf32>, its operands give tensor<4xf32>"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			rtTestKernels()
+			rtTestKernels(t)
 			m, err := stablehlo.Parse([]byte(moduleHeader(2, 1) + `
   func.func @main(%x: tensor<2xf32>) -> ` + c.result + ` {
     %0 = ` + c.op + ` : (tensor<2xf32>) -> ` + c.result + `

@@ -19,11 +19,13 @@ import (
 var rtTestKernelsOnce sync.Once
 
 // rtTestKernels registers minimal kernels for ops the runtime tests use in
-// regions, unless the real kernels are linked in (they win).
-func rtTestKernels() {
+// regions, unless the real kernels are linked in (they win). A
+// registration that fails fails the test that made it.
+func rtTestKernels(t testing.TB) {
+	t.Helper()
 	rtTestKernelsOnce.Do(func() {
 		if kernelFor("stablehlo.add") == nil {
-			RegisterKernel("stablehlo.add", func(x *Exec, op *stablehlo.Op, args []Value) ([]Value, error) {
+			require.NoError(t, RegisterKernel("stablehlo.add", func(x *Exec, op *stablehlo.Op, args []Value) ([]Value, error) {
 				a, b := args[0].(*Tensor), args[1].(*Tensor)
 				out := a.Clone()
 				switch d := out.Data.(type) {
@@ -39,14 +41,14 @@ func rtTestKernels() {
 					return nil, fmt.Errorf("test add: %v", a.Shape)
 				}
 				return []Value{out}, nil
-			})
+			}))
 		}
 		for _, name := range []string{"stablehlo.maximum", "stablehlo.minimum", "stablehlo.multiply", "stablehlo.and", "stablehlo.or", "stablehlo.xor"} {
 			if kernelFor(name) == nil {
 				n := name
-				RegisterKernel(n, func(*Exec, *stablehlo.Op, []Value) ([]Value, error) {
+				require.NoError(t, RegisterKernel(n, func(*Exec, *stablehlo.Op, []Value) ([]Value, error) {
 					return nil, fmt.Errorf("test kernel %s does not run", n)
-				})
+				}))
 			}
 		}
 	})
@@ -60,7 +62,7 @@ func f32Tensor(vals []float32, dims ...int64) *Tensor {
 
 func compileText(t *testing.T, text string) *Program {
 	t.Helper()
-	rtTestKernels()
+	rtTestKernels(t)
 	m, err := stablehlo.Parse([]byte(text))
 	require.NoError(t, err)
 	p, err := Compile(m, "")

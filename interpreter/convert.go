@@ -67,14 +67,17 @@ func Convert(dst, src *Tensor) error {
 	case dst == nil:
 		return fmt.Errorf("convert: destination tensor is nil")
 	}
-	if err := ewCheckStorage(src); err != nil {
-		return err
+	if err := src.Validate(); err != nil {
+		return fmt.Errorf("convert: source: %w", err)
 	}
-	if err := ewCheckStorage(dst); err != nil {
-		return err
+	if err := dst.Validate(); err != nil {
+		return fmt.Errorf("convert: destination: %w", err)
 	}
 	if src.Len() != dst.Len() {
 		return fmt.Errorf("convert: %s and %s have different sizes", ewType(src.Shape), ewType(dst.Shape))
+	}
+	if src.Len() == 0 { // nothing to convert (and Data may be nil)
+		return nil
 	}
 	sdt := src.Shape.DType
 	var ok bool

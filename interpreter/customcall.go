@@ -305,7 +305,7 @@ func kernelCustomCall(x *Exec, op *stablehlo.Op, args []Value) ([]Value, error) 
 			return nil, fmt.Errorf("custom call %q returned a malformed tensor for %s: %w", target, where(), err)
 		}
 		k++
-		return r, nil
+		return withStorage(r), nil // an empty result may have a nil Data
 	}
 	out := make([]Value, len(op.Results))
 	for i, r := range op.Results {

@@ -249,7 +249,7 @@ func ewCheckStorage(t *Tensor) error {
 		return fmt.Errorf("%v tensor holds %T", t.Shape.DType, t.Data)
 	}
 	if got != n {
-		return fmt.Errorf("%v tensor of %d elements holds %d elements", t.Shape.DType, n, got)
+		return fmt.Errorf("%v tensor of %s holds %s", t.Shape.DType, plural(n, "element"), plural(got, "element"))
 	}
 	return nil
 }

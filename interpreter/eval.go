@@ -100,7 +100,9 @@ func RegisterInPlaceKernel(name string, k Kernel) error {
 	if err := checkRegistration("RegisterInPlaceKernel", "kernel", name, k == nil); err != nil {
 		return err
 	}
-	RegisterKernel(name, k)
+	if err := RegisterKernel(name, k); err != nil {
+		return err
+	}
 	kernelsMu.Lock()
 	inPlaceOps[name] = true
 	kernelsMu.Unlock()
@@ -111,11 +113,24 @@ func RegisterInPlaceKernel(name string, k Kernel) error {
 // this package.
 var externalKernels = map[string]bool{}
 
-// registerKernel is RegisterKernel for this package's kernel files. Their
-// kernels must not keep the operand slice they are given past their
+// mustRegister panics with err, the error of a registration (of a
+// kernel, an op check) made by init code of this package or its tests:
+// such a failure, a nil kernel say, is a bug of this package, and init has
+// no caller to return an error to. Anywhere else a registration's error is
+// returned or handled.
+func mustRegister(err error) {
+	if err != nil {
+		panic(err)
+	}
+}
+
+// registerKernel is RegisterKernel for this package's kernel files, which
+// call it from init (a nil kernel or an empty name panics: mustRegister).
+// Their kernels must not keep the operand slice they are given past their
 // return (runBlock reuses its memory), unless the op is in
 // mayKeepOperands.
 func registerKernel(name string, k Kernel) {
+	mustRegister(checkRegistration("registerKernel", "kernel", name, k == nil))
 	kernelsMu.Lock()
 	defer kernelsMu.Unlock()
 	kernels[name] = k
@@ -1010,10 +1025,20 @@ func (x *Exec) Call(f *stablehlo.Func, args []Value) ([]Value, error) {
 		return nil, fmt.Errorf("interpreter: @%s takes %d arguments, got %d", f.Name, len(entry.Args), len(args))
 	}
 	outermost := len(x.frames) == 0
+	copied := false
 	for i, a := range entry.Args {
 		if outermost {
 			if err := validateValue(args[i]); err != nil {
 				return nil, fmt.Errorf("interpreter: @%s argument %d: %w", f.Name, i, err)
+			}
+			// An empty tensor may have a nil Data: the kernels get its
+			// typed empty slice (in a copy: the caller's tensor and args
+			// are not changed).
+			if v, changed := valueWithStorage(args[i]); changed {
+				if !copied {
+					args, copied = slices.Clone(args), true
+				}
+				args[i] = v
 			}
 		}
 		if err := checkValue(a.Type, args[i]); err != nil {
@@ -1401,6 +1426,31 @@ func validateValue(v Value) error {
 		}
 	}
 	return nil
+}
+
+// valueWithStorage is v with withStorage applied to its tensors (in
+// tuples too), and whether that changed any.
+func valueWithStorage(v Value) (Value, bool) {
+	switch v := v.(type) {
+	case *Tensor:
+		w := withStorage(v)
+		return w, w != v
+	case Tuple:
+		var out Tuple
+		for i, e := range v {
+			w, changed := valueWithStorage(e)
+			if changed && out == nil {
+				out = slices.Clone(v)
+			}
+			if out != nil {
+				out[i] = w
+			}
+		}
+		if out != nil {
+			return out, true
+		}
+	}
+	return v, false
 }
 
 // checkValue reports whether v fits type t.

@@ -22,20 +22,20 @@ import (
 // is registered when the elementwise kernels are not linked in).
 
 func init() {
-	RegisterKernel("shptest.add", shpTestArith(func(a, b float64) float64 { return a + b }))
-	RegisterKernel("shptest.mul", shpTestArith(func(a, b float64) float64 { return a * b }))
-	RegisterKernel("shptest.max", shpTestArith(func(a, b float64) float64 { return max(a, b) }))
-	RegisterKernel("shptest.cmp", shpTestCompare)
-	RegisterKernel("shptest.select", shpTestSelect)
-	RegisterKernel("shptest.or", shpTestLogic(func(a, b bool) bool { return a || b }))
-	RegisterKernel("shptest.and", shpTestLogic(func(a, b bool) bool { return a && b }))
+	mustRegister(RegisterKernel("shptest.add", shpTestArith(func(a, b float64) float64 { return a + b })))
+	mustRegister(RegisterKernel("shptest.mul", shpTestArith(func(a, b float64) float64 { return a * b })))
+	mustRegister(RegisterKernel("shptest.max", shpTestArith(func(a, b float64) float64 { return max(a, b) })))
+	mustRegister(RegisterKernel("shptest.cmp", shpTestCompare))
+	mustRegister(RegisterKernel("shptest.select", shpTestSelect))
+	mustRegister(RegisterKernel("shptest.or", shpTestLogic(func(a, b bool) bool { return a || b })))
+	mustRegister(RegisterKernel("shptest.and", shpTestLogic(func(a, b bool) bool { return a && b })))
 	for _, name := range []string{"add", "multiply", "maximum", "minimum", "and", "or", "xor", "compare"} {
 		if kernelFor("stablehlo."+name) == nil {
 			shpStubbed["stablehlo."+name] = true
 			n := name
-			RegisterKernel("stablehlo."+name, func(*Exec, *stablehlo.Op, []Value) ([]Value, error) {
+			mustRegister(RegisterKernel("stablehlo."+name, func(*Exec, *stablehlo.Op, []Value) ([]Value, error) {
 				return nil, fmt.Errorf("stablehlo.%s is not linked into this test binary", n)
-			})
+			}))
 		}
 	}
 }

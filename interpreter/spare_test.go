@@ -203,10 +203,10 @@ func.func private @f(%p: tensor<N xf32>) -> tensor<N xf32> {
 	})
 	t.Run("kept by a kernel registered from outside", func(t *testing.T) {
 		var kept *Tensor
-		RegisterKernel("halo_test.keep", func(_ *Exec, _ *stablehlo.Op, args []Value) ([]Value, error) {
+		require.NoError(t, RegisterKernel("halo_test.keep", func(_ *Exec, _ *stablehlo.Op, args []Value) ([]Value, error) {
 			kept = args[0].(*Tensor)
 			return []Value{args[0]}, nil
-		})
+		}))
 		out := runSpareProgram(t, keepProgram(`%k = "halo_test.keep"(%a) : (tensor<N xf32>) -> tensor<N xf32>`, "%k"), ramp(1))
 		require.NotNil(t, kept)
 		assert.Equal(t, ramp(2).Data, kept.Data, "the kernel's operand is never reused")

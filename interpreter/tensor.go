@@ -26,7 +26,8 @@ import (
 //	Complex64, Complex128         []complex64, []complex128
 //
 // with one entry per element: a tensor whose Data disagrees with its
-// Shape is malformed (Validate), and Program.Run rejects it.
+// Shape is malformed (Validate), and Program.Run rejects it. A tensor
+// without elements may leave Data nil.
 type Tensor struct {
 	Shape xla.Shape
 	Data  any
@@ -103,8 +104,10 @@ func NewFloatTensor(dt xla.DType, data []float32, dims ...int64) (*Tensor, error
 	if !dt.IsFloat() {
 		return nil, fmt.Errorf("interpreter: NewFloatTensor: %v is not a float type", dt)
 	}
-	if n := shape.Size(); n != int64(len(data)) {
-		return nil, fmt.Errorf("interpreter: NewFloatTensor: %v has %d elements, data %d", shape, n, len(data))
+	if n, err := elemCount(shape); err != nil {
+		return nil, fmt.Errorf("interpreter: NewFloatTensor: %w", err)
+	} else if n != len(data) {
+		return nil, fmt.Errorf("interpreter: NewFloatTensor: %v has %s, data %d", shape, plural(n, "element"), len(data))
 	}
 	t, err := AllocTensor(shape)
 	if err != nil {
@@ -210,6 +213,10 @@ func (t *Tensor) Len() int {
 // its element type is stored in (see Tensor), one entry per element.
 // Program.Run checks its arguments with it; the kernels take their
 // operands to be valid.
+//
+// A tensor without elements may leave Data nil (the zero value of the
+// field): it is valid, and Program.Run, Host, ToSlice, FormatElement and
+// Convert take it as the empty slice of its element type.
 func (t *Tensor) Validate() error {
 	if t == nil {
 		return errors.New("nil *Tensor")
@@ -218,21 +225,55 @@ func (t *Tensor) Validate() error {
 	if StorageOf(s.DType) == StorageInvalid {
 		return fmt.Errorf("element type %v is not supported", s.DType)
 	}
-	for i, d := range s.Dims {
-		if d < 0 {
-			return fmt.Errorf("%v has negative dimension %d at axis %d", s, d, i)
-		}
+	n, err := elemCount(s)
+	if err != nil {
+		return err
 	}
-	if !slices.Contains(s.Dims, 0) {
-		n := int64(1)
-		for _, d := range s.Dims {
-			if n > math.MaxInt/d {
-				return fmt.Errorf("%v has more elements than an int counts", s)
-			}
-			n *= d
-		}
+	if n == 0 && t.Data == nil {
+		return nil
 	}
 	return ewCheckStorage(t)
+}
+
+// elemCount is the number of elements of shape s, or an error naming its
+// first negative dimension, or saying that an int does not count its
+// elements. Validate and TensorFrom check shapes with it, before anything
+// is allocated.
+func elemCount(s xla.Shape) (int, error) {
+	for i, d := range s.Dims {
+		if d < 0 {
+			return 0, fmt.Errorf("%v has negative dimension %d at axis %d", s, d, i)
+		}
+	}
+	if slices.Contains(s.Dims, 0) {
+		return 0, nil // no elements, however large the other dimensions
+	}
+	n := int64(1)
+	for _, d := range s.Dims {
+		if n > math.MaxInt/d {
+			return 0, fmt.Errorf("%v has more elements than an int counts", s)
+		}
+		n *= d
+	}
+	return int(n), nil
+}
+
+// withStorage returns t, or, when t has no elements and a nil Data (which
+// Validate accepts), a tensor of t's shape whose Data is the empty slice
+// of its element type, as the kernels expect.
+func withStorage(t *Tensor) *Tensor {
+	if t == nil || t.Data != nil || t.Len() != 0 || StorageOf(t.Shape.DType) == StorageInvalid {
+		return t
+	}
+	return NewTensor(t.Shape)
+}
+
+// plural is "1 element" or "n elements" (what: "element").
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
 }
 
 // storageSlices names the Go slice type each storage class is held in.

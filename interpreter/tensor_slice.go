@@ -12,12 +12,13 @@ import (
 // Go slices in and out of tensors, and tensors as text.
 
 // TensorFrom returns a tensor with the given dimensions (none for a
-// scalar) holding a copy of data, whose element type is Go type T's
-// (xla.DTypeOf, as pjrt.BufferFrom: float32 is f32, int is i64 on 64-bit
-// platforms, xla.BF16 and xla.F16 are bf16 and f16, and a named type is
-// the type it is built on). It is an error when T has no element type,
-// a dimension is negative, or data does not hold one value per element;
-// a tensor that cannot be allocated is an *AllocError.
+// scalar, as effects.ArrayOf takes them) holding a copy of data, whose
+// element type is Go type T's (xla.DTypeOf, as pjrt.BufferFrom: float32
+// is f32, int is i64 on 64-bit platforms, xla.BF16 and xla.F16 are bf16
+// and f16, and a named type is the type it is built on). It is an error
+// when T has no element type, a dimension is negative, or data does not
+// hold one value per element (checked before anything is allocated); a
+// tensor that cannot be allocated is an *AllocError.
 func TensorFrom[T xla.Element](data []T, dims ...int64) (*Tensor, error) {
 	dt := xla.DTypeOf[T]()
 	if dt == xla.Invalid {
@@ -25,17 +26,19 @@ func TensorFrom[T xla.Element](data []T, dims ...int64) (*Tensor, error) {
 		return nil, fmt.Errorf("interpreter: TensorFrom: Go type %T has no element type", z)
 	}
 	shape := xla.MakeShape(dt, dims...)
-	for i, d := range dims {
-		if d < 0 {
-			return nil, fmt.Errorf("interpreter: TensorFrom: %v has negative dimension %d at axis %d", shape, d, i)
+	n, err := elemCount(shape)
+	if err != nil {
+		return nil, fmt.Errorf("interpreter: TensorFrom: %w", err)
+	}
+	if n != len(data) {
+		if len(dims) == 0 {
+			return nil, fmt.Errorf("interpreter: TensorFrom: no dims: a scalar; pass the dims (data %s)", plural(len(data), "element"))
 		}
+		return nil, fmt.Errorf("interpreter: TensorFrom: %v has %s, data %d", shape, plural(n, "element"), len(data))
 	}
 	t, err := AllocTensor(shape)
 	if err != nil {
 		return nil, err
-	}
-	if n := t.Len(); n != len(data) {
-		return nil, fmt.Errorf("interpreter: TensorFrom: %v has %d elements, data %d", shape, n, len(data))
 	}
 	if IsNarrowFloat(dt) { // bf16 and f16 bits, decoded to float32
 		d := t.Data.([]float32)
@@ -67,6 +70,9 @@ func ToSlice[T xla.Element](v Value) ([]T, error) {
 		return nil, fmt.Errorf("interpreter: ToSlice: tensor holds %v, not %T (%v)", dt, z, want)
 	}
 	out := make([]T, t.Len())
+	if len(out) == 0 { // Data may be nil (Validate)
+		return out, nil
+	}
 	if IsNarrowFloat(dt) {
 		bits := sameLayout[T, uint16](out)
 		for i, f := range t.Data.([]float32) {
@@ -89,8 +95,12 @@ func sameLayout[T, E any](s []T) []E {
 	return unsafe.Slice((*E)(unsafe.Pointer(unsafe.SliceData(s))), len(s)*int(unsafe.Sizeof(t))/int(unsafe.Sizeof(e)))
 }
 
-// storageBytes views the storage of a valid tensor as bytes.
+// storageBytes views the storage of a valid tensor as bytes (nil when it
+// has none: no elements, and Data nil or empty).
 func storageBytes(t *Tensor) []byte {
+	if t.Data == nil {
+		return nil
+	}
 	v := reflect.ValueOf(t.Data)
 	n := v.Len() * int(v.Type().Elem().Size())
 	if n == 0 {
@@ -104,8 +114,9 @@ const tensorStringMax = 16
 
 // String prints t's type and its elements, the first 16 then "...", as
 // the halo CLI prints a result: "tensor<2x2xf32> [1 2 3 4]", each element
-// as FormatElement writes it. A nil tensor is "<nil>", and a malformed one
-// (see Validate) its type and what is wrong.
+// as FormatElement writes it (-1 for an i4 of bits 1111, (1-2i) for a
+// complex number). A nil tensor is "<nil>", and a malformed one (see
+// Validate) its type and what is wrong.
 func (t *Tensor) String() string {
 	if t == nil {
 		return "<nil>"

@@ -2,7 +2,9 @@ package interpreter
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"math"
 	"strings"
 	"testing"
 
@@ -278,12 +280,15 @@ func TestTensorFromToSlice(t *testing.T) {
 // TestTensorFromToSliceErrors: the helpers name what does not fit.
 func TestTensorFromToSliceErrors(t *testing.T) {
 	_, err := TensorFrom([]float32{1, 2, 3}, 2, 2)
-	assert.ErrorContains(t, err, "tensor<2x2xf32> has 4 elements, data 3")
+	assert.EqualError(t, err, "interpreter: TensorFrom: tensor<2x2xf32> has 4 elements, data 3")
+	_, err = TensorFrom([]float32{1, 2, 3}, 1, 1)
+	assert.EqualError(t, err, "interpreter: TensorFrom: tensor<1x1xf32> has 1 element, data 3", "one element, not 1 elements")
 	_, err = TensorFrom([]float32{}, -1)
-	assert.ErrorContains(t, err, "negative dimension -1 at axis 0")
+	assert.EqualError(t, err, "interpreter: TensorFrom: tensor<-1xf32> has negative dimension -1 at axis 0")
 	_, err = TensorFrom([]float32{}, 1<<40, 1<<40)
+	assert.EqualError(t, err, "interpreter: TensorFrom: tensor<1099511627776x1099511627776xf32> has more elements than an int counts")
 	var ae *AllocError
-	assert.ErrorAs(t, err, &ae)
+	assert.False(t, errors.As(err, &ae), "a shape no data can fill is not an allocation failure")
 
 	f := f32Tensor([]float32{1, 2}, 2)
 	_, err = ToSlice[int32](f)
@@ -308,9 +313,179 @@ func TestTensorString(t *testing.T) {
 	assert.Equal(t, want, long.String())
 	z, err := TensorFrom([]complex64{1 - 2i})
 	require.NoError(t, err)
-	assert.Equal(t, "tensor<complex<f32>> [(1, -2)]", z.String())
+	assert.Equal(t, "tensor<complex<f32>> [(1-2i)]", z.String())
 	assert.Equal(t, "tensor<0xf32> []", NewTensor(xla.MakeShape(xla.Float32, 0)).String())
 	assert.Equal(t, "<nil>", (*Tensor)(nil).String())
 	assert.Equal(t, "tensor<4xf32> (invalid: f32 tensor of 4 elements holds 2 elements)",
 		(&Tensor{Shape: xla.MakeShape(xla.Float32, 4), Data: []float32{1, 2}}).String())
+}
+
+// TestTensorFromChecksLengthFirst: TensorFrom compares the shape's element
+// count with len(data) before it allocates anything: a 256 MiB tensor for
+// one value was allocated first, and where memory was short the caller
+// got an *AllocError rather than the length mismatch (found in review).
+func TestTensorFromChecksLengthFirst(t *testing.T) {
+	// Every allocation past 1 KiB fails, so any made shows as an error.
+	defer func(min int64, f func() (int64, bool)) { checkAllocMin, availableMemory = min, f }(checkAllocMin, availableMemory)
+	checkAllocMin = 0
+	availableMemory = func() (int64, bool) { return 1 << 10, true }
+
+	_, err := TensorFrom([]float32{1}, 1<<26)
+	assert.EqualError(t, err, "interpreter: TensorFrom: tensor<67108864xf32> has 67108864 elements, data 1")
+	_, err = TensorFrom([]float64{1, 2}, 1<<20, 1<<20, 1<<20)
+	assert.EqualError(t, err, "interpreter: TensorFrom: tensor<1048576x1048576x1048576xf64> has 1152921504606846976 elements, data 2")
+	_, err = NewFloatTensor(xla.Float32, []float32{1}, 1<<26)
+	assert.EqualError(t, err, "interpreter: NewFloatTensor: tensor<67108864xf32> has 67108864 elements, data 1")
+
+	// Where the lengths agree the allocation is what fails.
+	_, err = TensorFrom(make([]float32, 1024), 1024)
+	var ae *AllocError
+	assert.ErrorAs(t, err, &ae)
+}
+
+// TestTensorFromScalar: no dims is a scalar (as effects.ArrayOf), and
+// data of another length says so rather than "tensor<f32> has 1
+// elements, data 3" (found in review).
+func TestTensorFromScalar(t *testing.T) {
+	s, err := TensorFrom([]int32{7})
+	require.NoError(t, err)
+	assert.Equal(t, xla.MakeShape(xla.Int32), s.Shape)
+	_, err = TensorFrom([]float32{1, 2, 3})
+	assert.EqualError(t, err, "interpreter: TensorFrom: no dims: a scalar; pass the dims (data 3 elements)")
+	_, err = TensorFrom([]float32{})
+	assert.EqualError(t, err, "interpreter: TensorFrom: no dims: a scalar; pass the dims (data 0 elements)")
+	v, err := TensorFrom([]float32{1, 2, 3}, 3)
+	require.NoError(t, err)
+	assert.Equal(t, []float32{1, 2, 3}, v.Data)
+}
+
+// TestElementWording: counts of one are singular.
+func TestElementWording(t *testing.T) {
+	one := &Tensor{Shape: xla.MakeShape(xla.Float32, 1), Data: []float32{1, 2}}
+	assert.EqualError(t, one.Validate(), "f32 tensor of 1 element holds 2 elements")
+	two := &Tensor{Shape: xla.MakeShape(xla.Float32, 2), Data: []float32{1}}
+	assert.EqualError(t, two.Validate(), "f32 tensor of 2 elements holds 1 element")
+}
+
+// TestFormatElementAsCLI: FormatElement, Tensor.String and
+// FormatHostElement print elements as halo run prints a result's
+// (cmd/halo: complex numbers as (1-2i), where String printed (1, -2);
+// found in review), sub-byte integers and narrow floats as values.
+func TestFormatElementAsCLI(t *testing.T) {
+	le32 := func(f float32) []byte {
+		b := math.Float32bits(f)
+		return []byte{byte(b), byte(b >> 8), byte(b >> 16), byte(b >> 24)}
+	}
+	for _, c := range []struct {
+		dt   xla.DType
+		host []byte
+		want string
+	}{
+		{xla.Complex64, append(le32(1), le32(-2)...), "(1-2i)"},
+		{xla.Complex64, append(le32(0.5), le32(3)...), "(0.5+3i)"},
+		{xla.Complex64, append(le32(float32(math.Inf(1))), le32(float32(math.NaN()))...), "(+Inf+NaNi)"},
+		{xla.Float32, le32(2.5), "2.5"},
+		{xla.Int4, []byte{0xff}, "-1"},
+		{xla.Uint4, []byte{0x0f}, "15"},
+		{xla.Int2, []byte{0xfe}, "-2"},
+		{xla.Float8E4M3FN, []byte{0x1d}, "0.1015625"},
+		{xla.BFloat16, []byte{0xc0, 0x3f}, "1.5"},
+		{xla.Bool, []byte{1}, "true"},
+		{xla.Int32, []byte{0xfe, 0xff, 0xff, 0xff}, "-2"},
+	} {
+		tt, err := TensorFromHost(xla.MakeShape(c.dt, 1), c.host)
+		require.NoError(t, err)
+		assert.Equal(t, c.want, FormatElement(tt, 0), "%v", c.dt)
+		assert.Equal(t, c.want, FormatHostElement(c.dt, c.host), "%v", c.dt)
+		assert.Equal(t, fmt.Sprintf("tensor<1x%s> [%s]", stablehlo.TensorOf(tt.Shape).DType, c.want), tt.String())
+	}
+	c128, err := TensorFrom([]complex128{-1.5 + 0.25i}, 1)
+	require.NoError(t, err)
+	assert.Equal(t, "(-1.5+0.25i)", FormatElement(c128, 0))
+	assert.Equal(t, fmt.Sprint(complex64(1-2i)), FormatElement(must(TensorFrom([]complex64{1 - 2i})), 0), "as Go prints it")
+	assert.Equal(t, "?", FormatHostElement(xla.Float32, []byte{1, 2}), "not one element")
+	assert.Equal(t, "?", FormatHostElement(xla.Invalid, nil))
+}
+
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
+}
+
+// TestEmptyTensorNilData: a tensor without elements may leave Data nil
+// (Validate rejected it: "f32 tensor holds <nil>"; found in review), and
+// every consumer takes it as the empty slice of its element type: Host,
+// ToSlice, FormatElement, String, Clone, Convert, and Run, whose kernels
+// get a typed empty slice, in arguments, tuples and custom-call results.
+func TestEmptyTensorNilData(t *testing.T) {
+	empty := &Tensor{Shape: xla.MakeShape(xla.Float32, 0, 3)}
+	require.NoError(t, empty.Validate())
+	assert.Equal(t, []byte{}, empty.Host())
+	vals, err := ToSlice[float32](empty)
+	require.NoError(t, err)
+	assert.Empty(t, vals)
+	bf, err := ToSlice[xla.BF16](&Tensor{Shape: xla.MakeShape(xla.BFloat16, 0)})
+	require.NoError(t, err)
+	assert.Empty(t, bf)
+	assert.Equal(t, "?", FormatElement(empty, 0))
+	assert.Equal(t, "tensor<0x3xf32> []", empty.String())
+	assert.Equal(t, []float32{}, empty.Clone().Data)
+	require.NoError(t, Convert(&Tensor{Shape: xla.MakeShape(xla.Int32, 0)}, empty))
+	require.NoError(t, Convert(NewTensor(xla.MakeShape(xla.Float64, 0)), empty))
+
+	// A scalar has one element: a nil Data is still malformed.
+	assert.ErrorContains(t, (&Tensor{Shape: xla.MakeShape(xla.Float32)}).Validate(), "f32 tensor holds <nil>, want []float32")
+
+	out, err := runText(context.Background(), `func.func @main(%x: tensor<0x3xf32>, %t: tuple<tensor<0xi32>>) -> (tensor<0x3xf32>, tensor<3x0xf32>, tensor<0xi32>) {
+  %0 = stablehlo.add %x, %x : tensor<0x3xf32>
+  %1 = stablehlo.transpose %0, dims = [1, 0] : (tensor<0x3xf32>) -> tensor<3x0xf32>
+  %2 = stablehlo.get_tuple_element %t[0] : (tuple<tensor<0xi32>>) -> tensor<0xi32>
+  %3 = stablehlo.negate %2 : tensor<0xi32>
+  return %0, %1, %3 : tensor<0x3xf32>, tensor<3x0xf32>, tensor<0xi32>
+}`, empty, Tuple{&Tensor{Shape: xla.MakeShape(xla.Int32, 0)}})
+	require.NoError(t, err)
+	require.Len(t, out, 3)
+	assert.Equal(t, []float32{}, out[0].(*Tensor).Data)
+	assert.Equal(t, []float32{}, out[1].(*Tensor).Data)
+	assert.Equal(t, []int32{}, out[2].(*Tensor).Data)
+	assert.Nil(t, empty.Data, "the caller's tensor is not changed")
+
+	// Returned as is, the argument comes back with a typed empty slice.
+	out, err = runText(context.Background(), `func.func @main(%x: tensor<0xf32>) -> tensor<0xf32> {
+  return %x : tensor<0xf32>
+}`, &Tensor{Shape: xla.MakeShape(xla.Float32, 0)})
+	require.NoError(t, err)
+	assert.Equal(t, []float32{}, out[0].(*Tensor).Data)
+
+	const target = "halo_test.empty_nil_data"
+	RegisterCustomCall(target, func(c *CustomCall) ([]*Tensor, error) {
+		return []*Tensor{{Shape: xla.MakeShape(xla.Float32, 0)}}, nil
+	})
+	defer RegisterCustomCall(target, nil)
+	out, err = runText(context.Background(), `func.func @main() -> tensor<0xf32> {
+  %0 = stablehlo.custom_call @halo_test.empty_nil_data() : () -> tensor<0xf32>
+  %1 = stablehlo.exponential %0 : tensor<0xf32>
+  return %1 : tensor<0xf32>
+}`)
+	require.NoError(t, err)
+	assert.Equal(t, []float32{}, out[0].(*Tensor).Data)
+}
+
+// TestRegistrationErrorsHandled: RegisterInPlaceKernel returns what
+// RegisterKernel returns, and this package's init registrations panic on
+// a failure (a nil kernel or check was dropped in silence; found in
+// review) rather than leave the op without it.
+func TestRegistrationErrorsHandled(t *testing.T) {
+	assert.PanicsWithError(t, `interpreter: registerKernel("halo_test.nil"): nil kernel (an op's kernel cannot be removed)`, func() {
+		registerKernel("halo_test.nil", nil)
+	})
+	assert.Nil(t, kernelFor("halo_test.nil"))
+	assert.PanicsWithError(t, `interpreter: RegisterOpCheck("halo_test.nil"): nil check (an op's check cannot be removed)`, func() {
+		mustRegister(RegisterOpCheck("halo_test.nil", nil))
+	})
+	assert.NotPanics(t, func() { mustRegister(nil) })
+	require.NoError(t, RegisterInPlaceKernel("halo_test.in_place", func(*Exec, *stablehlo.Op, []Value) ([]Value, error) { return nil, nil }))
+	assert.NotNil(t, kernelFor("halo_test.in_place"))
 }

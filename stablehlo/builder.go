@@ -1181,12 +1181,12 @@ func validType(t Type) error {
 	return nil
 }
 
-// checkDims checks the dimensions of t: none negative (but DynamicDim),
-// and at most 2^63-1 elements. validType checks types with it, and the
-// builders that make a result type from dimensions the caller gives
-// (Constant, Reshape, BroadcastInDim, Broadcast, Rng ...) check it first,
-// so the error names the bad dimensions rather than what follows from
-// them.
+// checkDims checks the dimensions of a type t: none negative (but
+// DynamicDim, "?"), and at most 2^63-1 elements. validType checks types
+// with it. The builders that make a result type from sizes the caller
+// gives check those with checkSizes first, then the result type with
+// checkDims (for its element count), so the error names the bad size
+// rather than what follows from it.
 func checkDims(t TensorType) error {
 	for _, d := range t.Dims {
 		if d < 0 && d != DynamicDim {
@@ -1195,6 +1195,40 @@ func checkDims(t TensorType) error {
 	}
 	if t.Size() < 0 && !slices.Contains(t.Dims, DynamicDim) {
 		return fmt.Errorf("%s has more than 2^63 elements", t)
+	}
+	return nil
+}
+
+// checkSizes checks sizes the caller gives for the dimensions of a
+// builder's result (Constant's and Splat's dims, Broadcast's sizes,
+// BroadcastInDim's and Reshape's result dimensions, Rng's dims, Fft's
+// lengths; Verify checks broadcast_sizes and fft_length with it too):
+// every one must be >= 0. Unlike a type's dimension (checkDims), a size is never
+// DynamicDim: -1 is a negative size like any other, as these ops' results
+// are static (the dynamic ops, DynamicBroadcastInDim, DynamicIota,
+// DynamicReshape ..., take their result type and the sizes as an
+// operand). what names a size in the error ("broadcast size").
+func checkSizes(what string, sizes []int64) error {
+	for _, d := range sizes {
+		switch {
+		case d == DynamicDim:
+			return fmt.Errorf("negative %s %d in %v (DynamicDim marks a type's dynamic dimension; a size is static)", what, d, sizes)
+		case d < 0:
+			return fmt.Errorf("negative %s %d in %v", what, d, sizes)
+		}
+	}
+	return nil
+}
+
+// checkStatic is the error of a result type t that has a dynamic
+// dimension, for an op whose result type the caller gives but whose result
+// is static (op: iota); its dynamic form (dynamic) takes the sizes as an
+// operand.
+func checkStatic(t TensorType, op, dynamic string) error {
+	for i, d := range t.Dims {
+		if d == DynamicDim {
+			return fmt.Errorf("%s has a dynamic dimension (axis %d): %s's result is static (%s takes the sizes as an operand)", t, i, op, dynamic)
+		}
 	}
 	return nil
 }

@@ -37,23 +37,32 @@ func elementBytes[T Element](data []T) []byte {
 
 // Constant adds stablehlo.constant holding data (row-major) with the given
 // dimensions; with no dimensions the constant is the 1-D tensor of data.
+// A negative dimension (DynamicDim too: a constant is static) is an error
+// naming it.
 func Constant[T Element](fb *FuncBuilder, data []T, dims ...int64) *Value {
 	if dims == nil {
 		dims = []int64{int64(len(data))}
 	}
 	t := Tensor(DTypeOf[T](), dims...)
-	if err := checkDims(t); err != nil {
+	if err := checkConstantDims(t, dims); err != nil {
 		fb.fail("stablehlo.constant", nil, "%v", err)
 		return deadValue(t)
 	}
-	if n := t.Size(); n < 0 {
-		fb.fail("stablehlo.constant", nil, "constant of dynamic type %s", t)
-		return deadValue(t)
-	} else if n != int64(len(data)) {
+	if n := t.Size(); n != int64(len(data)) {
 		fb.fail("stablehlo.constant", nil, "%d elements do not fill %s", len(data), t)
 		return deadValue(t)
 	}
 	return fb.ConstantAttr(DenseElementsAttr{Type: t, Data: elementBytes(data)})
+}
+
+// checkConstantDims checks the dims a caller gives a constant of type t
+// (checkSizes: a constant's dimensions are static), then t's element
+// count (checkDims).
+func checkConstantDims(t TensorType, dims []int64) error {
+	if err := checkSizes("dimension", dims); err != nil {
+		return err
+	}
+	return checkDims(t)
 }
 
 // ConstantScalar adds a rank-0 constant.
@@ -61,9 +70,14 @@ func ConstantScalar[T Element](fb *FuncBuilder, v T) *Value {
 	return fb.ConstantAttr(DenseElementsAttr{Type: TensorType{DType: DTypeOf[T]()}, Data: elementBytes([]T{v})})
 }
 
-// Splat adds a constant of the given dimensions with every element v.
+// Splat adds a constant of the given dimensions with every element v (a
+// negative dimension is an error, as for Constant).
 func Splat[T Element](fb *FuncBuilder, v T, dims ...int64) *Value {
 	t := Tensor(DTypeOf[T](), dims...)
+	if err := checkConstantDims(t, dims); err != nil {
+		fb.fail("stablehlo.constant", nil, "%v", err)
+		return deadValue(t)
+	}
 	return fb.ConstantAttr(DenseElementsAttr{Type: t, Data: elementBytes([]T{v}), Splat: true})
 }
 
@@ -120,6 +134,9 @@ func (fb *FuncBuilder) ScalarOf(dtype xla.DType, v float64) *Value {
 func (fb *FuncBuilder) SplatOf(dtype xla.DType, v float64, dims ...int64) *Value {
 	data, err := encodeFloat(dtype, v)
 	t := Tensor(dtype, dims...)
+	if err == nil {
+		err = checkConstantDims(t, dims)
+	}
 	if err != nil {
 		fb.fail("stablehlo.constant", nil, "%v", err)
 		return deadValue(t)

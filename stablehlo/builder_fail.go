@@ -10,7 +10,13 @@ import "errors"
 // that wraps the recorded error (errors.Is) takes its place: it explains
 // in the caller's terms an op of theirs that failed. A nil FuncBuilder has
 // no builder to record err in (its Err reports the nil FuncBuilder).
-func (fb *FuncBuilder) Fail(op string, err error) {
+//
+// operands, when given, are the values op was given: the error names
+// their types as it does for the builder's own ops,
+// "stablehlo: effects.print(tensor<3xf32>) at f.go:12: msg". err's text is
+// the message after that prefix, so it should not repeat the op or a
+// package prefix of its own.
+func (fb *FuncBuilder) Fail(op string, err error, operands ...*Value) {
 	if !fb.live() || err == nil {
 		return
 	}
@@ -20,7 +26,7 @@ func (fb *FuncBuilder) Fail(op string, err error) {
 		}
 		fb.s.b.err = nil
 	}
-	fb.s.b.fail(fb.s, op, nil, "%s", err.Error())
+	fb.s.b.fail(fb.s, op, operands, "%s", err.Error())
 	if fb.s.b.err != nil {
 		fb.s.b.err.Err = err
 	}

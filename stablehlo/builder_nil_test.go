@@ -7,6 +7,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/halo-ml/halo/xla"
 )
 
 // callAll calls every exported method of recv with zero arguments (no
@@ -157,14 +159,16 @@ func TestNilModule(t *testing.T) {
 	assert.Equal(t, "main", m.EntryName())
 }
 
-// Dimensions given to a builder are checked first, by one check: a
-// negative dimension or a size past 2^63 elements is named as such, not as
-// a consequence (Constant once said "2 elements do not fill
-// tensor<-2xf32>"; found in review).
+// Dimensions given to a builder are checked first: a negative size (-1,
+// DynamicDim, too: a size the caller gives is never dynamic) or a size
+// past 2^63 elements is named as such, not as a consequence (Constant once
+// said "2 elements do not fill tensor<-2xf32>"; Broadcast(x, -1) and
+// Rng(a, b, UNIFORM, -1, 3) once built tensor<?x...> results that Verify
+// passed and only a run refused; found in review).
 func TestBuilderDimensionErrors(t *testing.T) {
 	const (
-		neg  = "negative dimension in "
 		huge = " has more than 2^63 elements"
+		dyn  = " (DynamicDim marks a type's dynamic dimension; a size is static)"
 	)
 	scalar := func(fb *FuncBuilder) *Value { return ConstantScalar(fb, float32(0)) }
 	for _, c := range []struct {
@@ -173,29 +177,84 @@ func TestBuilderDimensionErrors(t *testing.T) {
 		fn   func(fb *FuncBuilder)
 		want string
 	}{
-		{"constant negative", "stablehlo.constant", func(fb *FuncBuilder) { Constant(fb, []float32{1, 2}, -2) }, neg + "tensor<-2xf32>"},
+		{"constant negative", "stablehlo.constant", func(fb *FuncBuilder) { Constant(fb, []float32{1, 2}, -2) }, "negative dimension -2 in [-2]"},
 		{"constant huge", "stablehlo.constant", func(fb *FuncBuilder) { Constant(fb, []float32{1}, 1<<62, 4) }, "tensor<4611686018427387904x4xf32>" + huge},
-		{"constant dynamic", "stablehlo.constant", func(fb *FuncBuilder) { Constant(fb, []float32{1}, DynamicDim) }, "constant of dynamic type tensor<?xf32>"},
-		{"splat negative", "stablehlo.constant", func(fb *FuncBuilder) { Splat(fb, float32(1), 2, -3) }, neg + "tensor<2x-3xf32>"},
+		{"constant dynamic", "stablehlo.constant", func(fb *FuncBuilder) { Constant(fb, []float32{1}, DynamicDim) }, "negative dimension -1 in [-1]" + dyn},
+		{"splat negative", "stablehlo.constant", func(fb *FuncBuilder) { Splat(fb, float32(1), 2, -3) }, "negative dimension -3 in [2 -3]"},
+		{"splat dynamic", "stablehlo.constant", func(fb *FuncBuilder) { Splat(fb, float32(1), 2, -1) }, "negative dimension -1 in [2 -1]" + dyn},
+		{"splat_of dynamic", "stablehlo.constant", func(fb *FuncBuilder) { fb.SplatOf(xla.Float32, 1, -1, 3) }, "negative dimension -1 in [-1 3]" + dyn},
 		{"iota huge", "stablehlo.iota", func(fb *FuncBuilder) { fb.Iota(f32(1<<62, 4), 0) }, "tensor<4611686018427387904x4xf32>" + huge},
-		{"broadcast_in_dim negative", "stablehlo.broadcast_in_dim", func(fb *FuncBuilder) { fb.BroadcastInDim(fb.Arg(0), []int64{-3}, []int64{0}) }, neg + "tensor<-3xf32>"},
+		{"iota dynamic", "stablehlo.iota", func(fb *FuncBuilder) { fb.Iota(f32(DynamicDim, 4), 1) }, "tensor<?x4xf32> has a dynamic dimension (axis 0): iota's result is static (dynamic_iota takes the sizes as an operand)"},
+		{"broadcast_in_dim negative", "stablehlo.broadcast_in_dim", func(fb *FuncBuilder) { fb.BroadcastInDim(fb.Arg(0), []int64{-3}, []int64{0}) }, "negative result dimension -3 in [-3]"},
+		{"broadcast_in_dim dynamic", "stablehlo.broadcast_in_dim", func(fb *FuncBuilder) { fb.BroadcastInDim(fb.Arg(0), []int64{-1, 1}, []int64{1}) }, "negative result dimension -1 in [-1 1]" + dyn},
 		{"broadcast_in_dim huge", "stablehlo.broadcast_in_dim", func(fb *FuncBuilder) { fb.BroadcastInDim(fb.Arg(0), []int64{1 << 62, 4}, []int64{0}) }, "tensor<4611686018427387904x4xf32>" + huge},
-		{"broadcast_to negative", "stablehlo.broadcast_in_dim", func(fb *FuncBuilder) { fb.BroadcastTo(fb.Arg(0), -2, 1) }, neg + "tensor<-2x1xf32>"},
-		{"broadcast negative", "stablehlo.broadcast", func(fb *FuncBuilder) { fb.Broadcast(fb.Arg(0), -2) }, neg + "tensor<-2x1xf32>"},
+		{"broadcast_to negative", "stablehlo.broadcast_in_dim", func(fb *FuncBuilder) { fb.BroadcastTo(fb.Arg(0), -2, 1) }, "negative result dimension -2 in [-2 1]"},
+		{"broadcast_to dynamic", "stablehlo.broadcast_in_dim", func(fb *FuncBuilder) { fb.BroadcastTo(fb.Arg(0), -1, 1) }, "negative result dimension -1 in [-1 1]" + dyn},
+		{"broadcast negative", "stablehlo.broadcast", func(fb *FuncBuilder) { fb.Broadcast(fb.Arg(0), -2) }, "negative broadcast size -2 in [-2]"},
+		{"broadcast dynamic", "stablehlo.broadcast", func(fb *FuncBuilder) { fb.Broadcast(fb.Arg(0), -1) }, "negative broadcast size -1 in [-1]" + dyn},
+		{"broadcast dynamic second", "stablehlo.broadcast", func(fb *FuncBuilder) { fb.Broadcast(fb.Arg(0), 2, -1) }, "negative broadcast size -1 in [2 -1]"},
 		{"broadcast huge", "stablehlo.broadcast", func(fb *FuncBuilder) { fb.Broadcast(fb.Arg(0), 1<<62, 4) }, "tensor<4611686018427387904x4x1xf32>" + huge},
-		{"reshape negative", "stablehlo.reshape", func(fb *FuncBuilder) { fb.Reshape(fb.Arg(0), -2, -1) }, "result dimension 1 is dynamic"},
-		{"reshape negative static", "stablehlo.reshape", func(fb *FuncBuilder) { fb.Reshape(fb.Arg(0), -2, 1) }, neg + "tensor<-2x1xf32>"},
+		{"reshape negative", "stablehlo.reshape", func(fb *FuncBuilder) { fb.Reshape(fb.Arg(0), -2, -1) }, "negative result dimension -2 in [-2 -1]"},
+		{"reshape dynamic", "stablehlo.reshape", func(fb *FuncBuilder) { fb.Reshape(fb.Arg(0), 1, -1) }, "negative result dimension -1 in [1 -1]" + dyn},
+		{"reshape negative static", "stablehlo.reshape", func(fb *FuncBuilder) { fb.Reshape(fb.Arg(0), -2, 1) }, "negative result dimension -2 in [-2 1]"},
 		// 2^62 * 8 * 4 wraps to 0: the element count once compared equal
 		// to an empty operand's.
 		{"reshape huge", "stablehlo.reshape", func(fb *FuncBuilder) { fb.Reshape(fb.Arg(1), 1<<62, 8, 4) }, "tensor<4611686018427387904x8x4xf32>" + huge},
-		{"rng negative", "stablehlo.rng", func(fb *FuncBuilder) { s := scalar(fb); fb.Rng(s, s, RngUniform, -2) }, neg + "tensor<-2xf32>"},
+		{"rng negative", "stablehlo.rng", func(fb *FuncBuilder) { s := scalar(fb); fb.Rng(s, s, RngUniform, -2) }, "negative dimension -2 in [-2]"},
+		{"rng dynamic", "stablehlo.rng", func(fb *FuncBuilder) { s := scalar(fb); fb.Rng(s, s, RngUniform, -1, 3) }, "negative dimension -1 in [-1 3]" + dyn},
+		{"fft dynamic length", "stablehlo.fft", func(fb *FuncBuilder) { fb.Fft(fb.Arg(2), FftForward, -1) }, "negative fft_length -1 in [-1]" + dyn},
 		{"declared result huge", "func.func", func(fb *FuncBuilder) { fb.DeclareResults(f32(1<<62, 4)) }, "@main: result 0: tensor<4611686018427387904x4xf32>" + huge},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			b, fb := newFunc(f32(1), f32(0))
+			b, fb := newFunc(f32(1), f32(0), Tensor(xla.Complex64, DynamicDim))
 			c.fn(fb)
 			be := requireErr(t, b, c.op, c.want)
 			assert.NotContains(t, be.Msg, "result type", "the dimensions are checked before the result is emitted")
 		})
 	}
+}
+
+// Verify checks a stablehlo.broadcast it did not build: its result type
+// is sizes ++ the operand's dimensions, and a negative size (-1 too) is an
+// error naming it (a parsed broadcast with sizes = [-1] passed Verify and
+// failed only at run time; found in review).
+func TestVerifyBroadcastSizes(t *testing.T) {
+	for _, c := range []struct {
+		text, want string
+	}{
+		{`func.func @main(%x: tensor<3xf32>) -> tensor<2x3xf32> {
+  %0 = stablehlo.broadcast %x, sizes = [2] : (tensor<3xf32>) -> tensor<2x3xf32>
+  return %0 : tensor<2x3xf32>
+}`, ""},
+		{`func.func @main(%x: tensor<3xf32>) -> tensor<?x3xf32> {
+  %0 = stablehlo.broadcast %x, sizes = [-1] : (tensor<3xf32>) -> tensor<?x3xf32>
+  return %0 : tensor<?x3xf32>
+}`, "negative broadcast size -1 in [-1]"},
+		{`func.func @main(%x: tensor<3xf32>) -> tensor<4x3xf32> {
+  %0 = stablehlo.broadcast %x, sizes = [2] : (tensor<3xf32>) -> tensor<4x3xf32>
+  return %0 : tensor<4x3xf32>
+}`, "result 0 is tensor<4x3xf32>, want tensor<2x3xf32>"},
+		{`func.func @main(%x: tensor<4xcomplex<f32>>) -> tensor<4xcomplex<f32>> {
+  %0 = stablehlo.fft %x, type = FFT, length = [-4] : (tensor<4xcomplex<f32>>) -> tensor<4xcomplex<f32>>
+  return %0 : tensor<4xcomplex<f32>>
+}`, "negative fft_length -4 in [-4]"},
+	} {
+		m, err := Parse([]byte(c.text))
+		if err == nil {
+			err = m.Verify()
+		}
+		if c.want == "" {
+			assert.NoError(t, err)
+			continue
+		}
+		assert.ErrorContains(t, err, c.want)
+	}
+
+	// The builder's Broadcast and Verify agree: one rule.
+	b, fb := newFunc(f32(3))
+	fb.Return(fb.Broadcast(fb.Arg(0), 2, 0))
+	m, err := b.Build()
+	require.NoError(t, err)
+	require.NoError(t, m.Verify())
+	assert.Equal(t, f32(2, 0, 3), m.Func("main").ResultTypes[0])
 }

@@ -82,6 +82,20 @@ func inferBitcastConvert(t TensorType, dt xla.DType) (TensorType, error) {
 	}
 }
 
+// inferBroadcast is the result type of the deprecated stablehlo.broadcast
+// of an operand of type t: sizes (each >= 0: broadcast_sizes are sizes,
+// never dynamic) prepended to t's dimensions.
+func inferBroadcast(t TensorType, sizes []int64) (TensorType, error) {
+	if err := checkSizes("broadcast size", sizes); err != nil {
+		return TensorType{}, err
+	}
+	rt := Tensor(t.DType, append(slices.Clone(sizes), t.Dims...)...)
+	if err := checkDims(rt); err != nil {
+		return TensorType{}, err
+	}
+	return rt, nil
+}
+
 func inferBroadcastInDim(operand TensorType, shape, bdims []int64) error {
 	if len(bdims) != operand.Rank() {
 		return fmt.Errorf("broadcast_dimensions has %d entries, operand rank is %d", len(bdims), operand.Rank())
@@ -856,6 +870,9 @@ func inferFft(t TensorType, ft FftType, length []int64) (TensorType, error) {
 	l := len(length)
 	if l < 1 || l > 3 {
 		return zero, fmt.Errorf("fft_length must have 1 to 3 entries")
+	}
+	if err := checkSizes("fft_length", length); err != nil {
+		return zero, err
 	}
 	if t.Rank() < l {
 		return zero, fmt.Errorf("operand rank %d < fft_length size %d", t.Rank(), l)

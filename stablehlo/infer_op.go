@@ -10,7 +10,7 @@ import (
 // InferResultTypes recomputes the result types of op from its operand
 // types and attributes, as the builder infers them, for the ops whose
 // results are determined by those (elementwise ops, compare, select,
-// clamp, shape manipulation, gather, scatter, dot_general, convolution,
+// clamp, shape manipulation (broadcast among them), gather, scatter, dot_general, convolution,
 // fft, cholesky, triangular_solve, reduce, reduce_window,
 // select_and_scatter, sort, map, while, tuples, collectives with explicit
 // groups, constants), and checks their operands and attributes as the
@@ -186,6 +186,11 @@ func InferResultTypes(op *Op) (types []Type, known bool, err error) {
 			return nil, false, nil
 		}
 		return one(inferTranspose(ts[0], i64s("permutation")))
+	case "broadcast":
+		if !allTensors || len(ts) != 1 {
+			return nil, false, nil
+		}
+		return one(inferBroadcast(ts[0], i64s("broadcast_sizes")))
 	case "slice":
 		if !allTensors || len(ts) != 1 {
 			return nil, false, nil

@@ -564,13 +564,19 @@ func (fb *FuncBuilder) ReducePrecision(x *Value, exponentBits, mantissaBits int3
 		NamedAttr{Name: "mantissa_bits", Value: I32Attr(mantissaBits)})
 }
 
-// Iota adds stablehlo.iota of type t counting along dimension dim.
+// Iota adds stablehlo.iota of type t counting along dimension dim. t is
+// static: a dynamic dimension is an error (DynamicIota takes the
+// dimensions as an operand).
 func (fb *FuncBuilder) Iota(t TensorType, dim int64) *Value {
 	const name = "stablehlo.iota"
 	if !fb.ok(name, nil) {
 		return deadValue(t)
 	}
 	if err := validType(t); err != nil {
+		fb.fail(name, nil, "%v", err)
+		return deadValue(t)
+	}
+	if err := checkStatic(t, "iota", "dynamic_iota"); err != nil {
 		fb.fail(name, nil, "%v", err)
 		return deadValue(t)
 	}

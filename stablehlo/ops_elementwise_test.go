@@ -363,7 +363,7 @@ func TestConstants(t *testing.T) {
 	requireErr(t, b, "stablehlo.constant", "no scalar encoding")
 	b, f = newFunc()
 	Splat(f, float32(1), -1)
-	requireErr(t, b, "stablehlo.constant", "dynamic")
+	requireErr(t, b, "stablehlo.constant", "negative dimension -1 in [-1] (DynamicDim marks a type's dynamic dimension; a size is static)")
 }
 
 func TestHalfFloats(t *testing.T) {

@@ -53,7 +53,8 @@ func (fb *FuncBuilder) RngBitGenerator(algorithm RngAlgorithm, state *Value, out
 
 // Rng adds stablehlo.rng: random numbers of the given dims between a and
 // b (UNIFORM) or with mean a and deviation b (NORMAL). The shape operand
-// holding dims is added as a constant.
+// holding dims is added as a constant. A negative dimension (DynamicDim
+// too: dims are sizes) is an error naming it.
 func (fb *FuncBuilder) Rng(a, b *Value, distribution RngDistribution, dims ...int64) *Value {
 	const name = "stablehlo.rng"
 	if !fb.check2(name, a, b) {
@@ -75,6 +76,10 @@ func (fb *FuncBuilder) Rng(a, b *Value, distribution RngDistribution, dims ...in
 		return deadValue(nil)
 	}
 	rt := Tensor(at.DType, dims...)
+	if err := checkSizes("dimension", dims); err != nil {
+		fb.fail(name, ops, "%v", err)
+		return deadValue(nil)
+	}
 	if err := checkDims(rt); err != nil {
 		fb.fail(name, ops, "%v", err)
 		return deadValue(nil)

@@ -23,7 +23,9 @@ func (fb *FuncBuilder) tensorOperands(name string, operands []*Value, which ...*
 
 // BroadcastInDim adds stablehlo.broadcast_in_dim: the result has
 // dimensions dims and x's dimension i becomes result dimension
-// broadcastDims[i] (of size 1, or equal to it).
+// broadcastDims[i] (of size 1, or equal to it). A negative dimension
+// (DynamicDim too: the result is static; DynamicBroadcastInDim takes the
+// dimensions as an operand) is an error naming it.
 func (fb *FuncBuilder) BroadcastInDim(x *Value, dims []int64, broadcastDims []int64) *Value {
 	const name = "stablehlo.broadcast_in_dim"
 	if !fb.check1(name, x) {
@@ -33,6 +35,10 @@ func (fb *FuncBuilder) BroadcastInDim(x *Value, dims []int64, broadcastDims []in
 	t, ok := x.TensorType()
 	if !ok {
 		fb.fail(name, ops, "operand must be a tensor")
+		return deadValue(nil)
+	}
+	if err := checkSizes("result dimension", dims); err != nil {
+		fb.fail(name, ops, "%v", err)
 		return deadValue(nil)
 	}
 	if err := inferBroadcastInDim(t, dims, broadcastDims); err != nil {
@@ -61,7 +67,8 @@ func (fb *FuncBuilder) BroadcastTo(x *Value, dims ...int64) *Value {
 }
 
 // Broadcast adds the deprecated stablehlo.broadcast: sizes are prepended
-// to x's dimensions.
+// to x's dimensions. A negative size (DynamicDim too: the result is
+// static) is an error naming it.
 func (fb *FuncBuilder) Broadcast(x *Value, sizes ...int64) *Value {
 	const name = "stablehlo.broadcast"
 	if !fb.check1(name, x) {
@@ -72,15 +79,18 @@ func (fb *FuncBuilder) Broadcast(x *Value, sizes ...int64) *Value {
 		fb.fail(name, []*Value{x}, "operand must be a tensor")
 		return deadValue(nil)
 	}
-	rt := Tensor(t.DType, append(slices.Clone(sizes), t.Dims...)...)
-	if err := checkDims(rt); err != nil {
+	rt, err := inferBroadcast(t, sizes)
+	if err != nil {
 		fb.fail(name, []*Value{x}, "%v", err)
 		return deadValue(nil)
 	}
 	return fb.emit1(name, []*Value{x}, rt, NamedAttr{Name: "broadcast_sizes", Value: I64Array(sizes...)})
 }
 
-// Reshape adds stablehlo.reshape to dims (same number of elements).
+// Reshape adds stablehlo.reshape to dims (same number of elements). A
+// negative dimension (DynamicDim too: the result is static;
+// DynamicReshape takes the dimensions as an operand) is an error naming
+// it.
 func (fb *FuncBuilder) Reshape(x *Value, dims ...int64) *Value {
 	const name = "stablehlo.reshape"
 	if !fb.check1(name, x) {
@@ -89,6 +99,10 @@ func (fb *FuncBuilder) Reshape(x *Value, dims ...int64) *Value {
 	t, ok := x.TensorType()
 	if !ok {
 		fb.fail(name, []*Value{x}, "operand must be a tensor")
+		return deadValue(nil)
+	}
+	if err := checkSizes("result dimension", dims); err != nil {
+		fb.fail(name, []*Value{x}, "%v", err)
 		return deadValue(nil)
 	}
 	if err := inferReshape(t, dims); err != nil {
