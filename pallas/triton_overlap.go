@@ -3,6 +3,7 @@ package pallas
 import (
 	"cmp"
 	"fmt"
+	"math"
 	"slices"
 )
 
@@ -19,14 +20,17 @@ import (
 // by dependence.
 type overlapWork struct{ left, pairs int }
 
-// newOverlapWork is a kernel's overlapWork.
-func newOverlapWork() *overlapWork {
-	return &overlapWork{left: maxOverlapWork, pairs: 8 * maxOverlapWork}
+// newOverlapWork is an overlapWork for one of outputs outputs, its share
+// of a kernel's.
+func newOverlapWork(outputs int) *overlapWork {
+	n := maxOverlapWork / max(outputs, 1)
+	return &overlapWork{left: n, pairs: n}
 }
 
-// maxOverlapWork is the placements of a kernel's overlapWork (it may
-// compare eight times as many pairs of boxes).
-const maxOverlapWork = 1 << 19
+// maxOverlapWork is a kernel's overlapWork: the steps of the tapes run
+// for the placements (each placement costs its tape's length and a few
+// more), and as many comparisons of boxes.
+const maxOverlapWork = 1 << 23
 
 // spend takes n placements from w; false once they are spent.
 func (w *overlapWork) spend(n int) bool {
@@ -48,6 +52,8 @@ type site struct {
 	whens []int // the conditions of the Whens around it, -1 not computable
 	loops []siteLoop
 	regs  []int64
+	uses  uint64 // the loops (bits) whose index the position, mask, Whens or inner bounds read
+	same  bool   // a store of the same values in every program
 	// Scratch: a box and the mask's box.
 	lo, hi, mlo, mhi []int64
 }
@@ -99,15 +105,16 @@ func (x accesses) overlapRace(p *Program, ri int, accs []*Op, read bool, stores 
 	var sites []*site
 	complete = true
 	for _, a := range accs {
-		if a.Name == "store" && x.same(a, read, stores) {
-			continue
-		}
 		k := refOf[a.Operands[0]]
 		s, ok := newSite(p, a, &p.Refs[k], p.IndexMaps[k-p.NumPrefetch], x.outer[a])
 		if !ok {
 			complete = false
 			continue
 		}
+		// A store every program makes with the same values meets
+		// another such store harmlessly (it is still placed: it may
+		// meet other accesses, or reach outside the array).
+		s.same = a.Name == "store" && x.same(a, read, stores)
 		sites = append(sites, s)
 	}
 	if !slices.ContainsFunc(sites, func(s *site) bool { return s.op.Name == "store" }) {
@@ -120,19 +127,27 @@ func (x accesses) overlapRace(p *Program, ri int, accs []*Op, read bool, stores 
 	total := gridSteps(sub)
 	g := make([]int64, len(sub))
 	lost := make([]bool, len(sites)) // some program's elements not computed
-	for n := int64(0); n < total; n++ {
+	// Each access gets its share of the work, so that one that is dear to
+	// compute leaves the others theirs.
+	shares := make([]*overlapWork, len(sites))
+	for j := range shares {
+		shares[j] = &overlapWork{left: w.left / len(sites)}
+	}
+	for n, spent := int64(0), 0; n < total && spent < len(sites); n++ {
 		rest := n // row-major, last axis fastest
 		for i := len(sub) - 1; i >= 0; i-- {
 			g[i], rest = rest%sub[i], rest/sub[i]
 		}
 		for j, s := range sites {
-			if !s.placeAll(b, int32(j), n, g, w) {
+			if shares[j].left < 0 {
+				continue // spent: what it placed is still looked at
+			}
+			if !s.placeAll(b, int32(j), n, g, shares[j]) {
 				lost[j] = true
 			}
-			if w.left < 0 {
-				complete = false
-				n = total // stop: what was placed is still looked at
-				break
+			if shares[j].left < 0 {
+				lost[j] = true
+				spent++
 			}
 		}
 	}
@@ -221,6 +236,24 @@ func newSite(p *Program, a *Op, info *RefInfo, m *Region, outer []*Op) (*site, b
 		}
 		s.mask = terms
 	}
+	deps := func(r int) uint64 {
+		if r < 0 {
+			return 0
+		}
+		return t.deps[r]
+	}
+	for _, r := range s.start {
+		s.uses |= deps(r)
+	}
+	for _, r := range s.whens {
+		s.uses |= deps(r)
+	}
+	for _, tm := range s.mask {
+		s.uses |= deps(tm.c) | deps(tm.off)
+	}
+	for _, l := range s.loops {
+		s.uses |= deps(l.lo) | deps(l.hi)
+	}
 	s.regs = make([]int64, t.regs)
 	s.lo, s.hi = make([]int64, len(info.ArrayShape)), make([]int64, len(info.ArrayShape))
 	s.mlo, s.mhi = make([]int64, len(ix.Shape)), make([]int64, len(ix.Shape))
@@ -236,7 +269,7 @@ func (s *site) placeAll(b *boxes, j int32, n int64, g []int64, w *overlapWork) b
 		s.regs[r] = g[i]
 	}
 	s.t.run(s.regs, g)
-	if !w.spend(1) {
+	if !w.spend(len(s.t.ops) + 4) {
 		return false
 	}
 	mark := b.len()
@@ -264,12 +297,21 @@ func (s *site) iterate(b *boxes, j int32, n int64, g []int64, d int, bound uint6
 		return res != placeUnknown
 	}
 	l := s.loops[d]
-	if !s.known(l.lo, bound) || !s.known(l.hi, bound) {
+	known := s.known(l.lo, bound) && s.known(l.hi, bound)
+	if l.bit&s.uses == 0 {
+		// Nothing depends on its index: once, unless it surely runs no
+		// iteration.
+		if known && s.regs[l.lo] >= s.regs[l.hi] {
+			return true
+		}
+		return s.iterate(b, j, n, g, d+1, bound, w)
+	}
+	if !known {
 		return false
 	}
 	lo, hi := s.regs[l.lo], s.regs[l.hi]
 	for i := lo; i < hi; i++ {
-		if !w.spend(1) {
+		if !w.spend(len(s.t.ops) + 4) {
 			return false
 		}
 		s.regs[l.idx] = i
@@ -388,12 +430,18 @@ func (s *site) place(b *boxes, j int32, n int64, bound uint64) (res int, open bo
 				lo[d], hi[d] = lo[d]+mlo[slice], lo[d]+mhi[slice]
 				slice++
 			}
-			padded = info.ArrayShape[d]%bs != 0
+			padded = bs > 0 && info.ArrayShape[d]%bs != 0
+		}
+		if info.ArrayShape[d] == 0 {
+			return placeNone, false // an array without elements
 		}
 		// Memory is addressed flat: an element outside the array's dim
 		// (unless past its end in the last block, where the lowering
 		// masks it) is another dim's element, or outside the array.
 		if lo[d] < 0 || !padded && hi[d] > info.ArrayShape[d] || padded && lo[d] >= info.ArrayShape[d]+bs-info.ArrayShape[d]%bs {
+			if open {
+				return placeUnknown, true // it may not run: walk the loops first
+			}
 			if b.outside == nil {
 				b.outside = &outsideAccess{site: j, prog: n, dim: d, lo: lo[d], hi: hi[d]}
 			}
@@ -602,7 +650,15 @@ func (b *boxes) meeting(sites []*site, w *overlapWork) (a, c int, found, compare
 		dims[d] = d
 	}
 	if len(dims) > maxCellDims {
-		slices.SortFunc(dims, func(x, y int) int { return cmp.Compare(cell[y], cell[x]) })
+		cells := make([]int64, b.rank) // per dim: the span of the boxes, in cells
+		for d := range cells {
+			lo, hi := int64(math.MaxInt64), int64(math.MinInt64)
+			for i := 0; i < n; i++ {
+				lo, hi = min(lo, b.lo(i)[d]), max(hi, b.hi(i)[d])
+			}
+			cells[d] = (hi - lo) / cell[d]
+		}
+		slices.SortStableFunc(dims, func(x, y int) int { return cmp.Compare(cells[y], cells[x]) })
 		dims = dims[:maxCellDims]
 	}
 	// An entry is a cell's hash (its high bits) and a box (the low
@@ -662,7 +718,8 @@ func (b *boxes) meeting(sites []*site, w *overlapWork) (a, c int, found, compare
 					return a, c, found, false
 				}
 				y := boxOf(entries[k])
-				if b.prog[x] != b.prog[y] && (sites[b.site[x]].op.Name == "store" || sites[b.site[y]].op.Name == "store") && b.meet(x, y) {
+				sx, sy := sites[b.site[x]], sites[b.site[y]]
+				if b.prog[x] != b.prog[y] && (sx.op.Name == "store" || sy.op.Name == "store") && !(sx.same && sy.same) && b.meet(x, y) {
 					p, q := x, y
 					if b.prog[p] > b.prog[q] {
 						p, q = q, p

@@ -129,7 +129,12 @@ func checkParallelPrograms(p *Program) error {
 	}
 	acc := accessAxes(p.Body, written, blockAxes, p.Grid)
 	var computed []error // what overlapRace found, reported after the checks by dependence
-	work := newOverlapWork()
+	outputs := 0         // those stored: each gets its share of the computed check's work
+	for o := 0; o < p.NumOutputs; o++ {
+		if len(stores[p.NumPrefetch+nin+o]) > 0 {
+			outputs++
+		}
+	}
 	for o := 0; o < p.NumOutputs; o++ {
 		ri := p.NumPrefetch + nin + o
 		r := p.Refs[ri]
@@ -142,7 +147,7 @@ func checkParallelPrograms(p *Program) error {
 			accesses = append(accesses, loads[r.AliasOf]...)
 		}
 		read := len(accesses) > len(stores[ri])
-		complete, err := acc.overlapRace(p, ri, accesses, read, len(stores[ri]), work)
+		complete, err := acc.overlapRace(p, ri, accesses, read, len(stores[ri]), newOverlapWork(outputs))
 		if complete && err == nil {
 			continue // every program's elements computed, and no two meet
 		}
