@@ -25,13 +25,15 @@ func Parse(text []byte) (*Module, error) {
 	return p.parseFile()
 }
 
-// ParseAll reads a file of modules separated by lines "// -----" (the
-// split-input-file convention of MLIR tests).
+// ParseAll reads a file of modules in MLIR's split-input-file form (the
+// form of MLIR tests), separated by lines "// -----" as SplitModules
+// splits it: one module for each part, empty parts included. Errors are
+// as Parse's, with the line in the whole file; the modules read before
+// the error are returned with it.
 func ParseAll(text []byte) ([]*Module, error) {
 	var mods []*Module
-	line := 0
-	for _, chunk := range mlirSplitChunks(text) {
-		p := newMLIRParser(chunk.text, line+chunk.firstLine)
+	for _, part := range SplitModules(text) {
+		p := newMLIRParser(part.Text, part.Line-1)
 		m, err := p.parseFile()
 		if err != nil {
 			return mods, err
@@ -41,39 +43,53 @@ func ParseAll(text []byte) ([]*Module, error) {
 	return mods, nil
 }
 
-type mlirChunk struct {
-	text      []byte
-	firstLine int // 0-based line of the chunk's first byte
+// SplitMarker is the line that separates the modules of a file in MLIR's
+// split-input-file form.
+const SplitMarker = "// -----"
+
+// ModuleText is one part of a file that SplitModules splits.
+type ModuleText struct {
+	// Text is the part's bytes: from the start of the file, or of the line
+	// after a separator, to the start of the next separator line, or the
+	// end of the file. It aliases the text split, with no room to append
+	// into it.
+	Text []byte
+	// Line is the 1-based line of the file on which Text starts.
+	Line int
 }
 
-// mlirSplitChunks splits text at lines that start with "// -----".
-func mlirSplitChunks(text []byte) []mlirChunk {
-	var out []mlirChunk
-	start, startLine, line := 0, 0, 0
-	for i := 0; i <= len(text); {
-		end := bytes.IndexByte(text[i:], '\n')
-		if end < 0 {
-			end = len(text)
-		} else {
-			end += i
+// SplitModules splits text, a file of modules in MLIR's split-input-file
+// form, at its separator lines: lines that are exactly SplitMarker,
+// "// -----", once the spaces, tabs and carriage returns around it are
+// trimmed (it may be indented, have trailing space, end a CRLF line).
+// Any other line is not a separator, however it starts: a banner comment
+// "// ------------", a line "// ----- main -----" with text after the
+// marker, or "//-----". The separator lines belong to no part; n
+// separators make n+1 parts, empty ones included (text that is empty or
+// holds no separator is one part). Parse reads the whole text as one
+// module, separators as the comments they are.
+func SplitModules(text []byte) []ModuleText {
+	var parts []ModuleText
+	start, startLine, line := 0, 1, 1
+	for i := 0; i < len(text); line++ {
+		end, next := len(text), len(text)
+		if k := bytes.IndexByte(text[i:], '\n'); k >= 0 {
+			end, next = i+k, i+k+1
 		}
-		l := bytes.TrimSpace(text[i:end])
-		if bytes.HasPrefix(l, []byte("// -----")) {
-			out = append(out, mlirChunk{text[start:i], startLine})
-			start = end + 1
-			if start > len(text) {
-				start = len(text)
-			}
-			startLine = line + 1
+		if isSplitMarker(text[i:end]) {
+			parts = append(parts, ModuleText{Text: text[start:i:i], Line: startLine})
+			start, startLine = next, line+1
 		}
-		line++
-		if end >= len(text) {
-			break
-		}
-		i = end + 1
+		i = next
 	}
-	out = append(out, mlirChunk{text[start:], startLine})
-	return out
+	return append(parts, ModuleText{Text: text[start:len(text):len(text)], Line: startLine})
+}
+
+// isSplitMarker reports whether line (without its newline) separates
+// modules: SplitMarker with only spaces, tabs and carriage returns (the
+// whitespace of MLIR's lexer other than newlines) around it.
+func isSplitMarker(line []byte) bool {
+	return len(line) >= len(SplitMarker) && string(bytes.Trim(line, " \t\r")) == SplitMarker
 }
 
 // mlirParser holds the state of one parse.

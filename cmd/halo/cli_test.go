@@ -329,7 +329,42 @@ func TestBenchLimitsAndInputs(t *testing.T) {
 		require.NoError(t, err)
 		assert.True(t, x >= 1.0/16 && x <= 16, "f8E8M0FNU input %v", v)
 	}
-	assert.Equal(t, "(1+Infi)", formatElement(xla.Complex128, complexBytes(1, math.Inf(1))))
+	assert.Equal(t, "[(1+Infi)]", formatValues(xla.Complex128, complexBytes(1, math.Inf(1))))
+}
+
+// TestFormatValuesHostBytes pins what halo run prints for an output's host
+// bytes (now interpreter.FormatHostElement's work, which replaced the
+// CLI's own copy): complex numbers as (1-2i), bf16 and f8 as their values,
+// sub-byte integers from the low bits of their byte (sign-extended for
+// i4), booleans from any non-zero byte.
+func TestFormatValuesHostBytes(t *testing.T) {
+	le32 := func(fs ...float32) []byte {
+		var b []byte
+		for _, f := range fs {
+			b = binary.LittleEndian.AppendUint32(b, math.Float32bits(f))
+		}
+		return b
+	}
+	for _, c := range []struct {
+		dt   xla.DType
+		data []byte
+		want string
+	}{
+		{xla.Complex64, le32(1, -2, 0.5, 3), "[(1-2i) (0.5+3i)]"},
+		{xla.Complex64, le32(float32(math.Inf(-1)), float32(math.NaN())), "[(-Inf+NaNi)]"},
+		{xla.Complex128, complexBytes(-1.5, math.Copysign(0, -1)), "[(-1.5-0i)]"},
+		{xla.BFloat16, []byte{0xc0, 0x3f, 0x80, 0xbe, 0x80, 0x7f, 0xcd, 0x3d}, "[1.5 -0.25 +Inf 0.100097656]"},
+		{xla.Float8E4M3FN, []byte{0x1d, 0x7f}, "[0.1015625 NaN]"},
+		{xla.Int4, []byte{0x08, 0x07, 0x0f, 0xff, 0xf1}, "[-8 7 -1 -1 1]"},
+		{xla.Uint4, []byte{0x0f, 0xf3}, "[15 3]"},
+		{xla.Int2, []byte{0x02, 0xfe}, "[-2 -2]"},
+		{xla.Bool, []byte{0, 1, 2, 0xff}, "[false true true true]"},
+		{xla.Float32, le32(1e7, 1e-5, 123456), "[1e+07 1e-05 123456]"},
+		{xla.Int8, []byte{0x80}, "[-128]"},
+		{xla.Invalid, nil, "[]"},
+	} {
+		assert.Equal(t, c.want, formatValues(c.dt, c.data), "%v", c.dt)
+	}
 }
 
 func complexBytes(re, im float64) []byte {

@@ -43,9 +43,6 @@ type moduleFile struct {
 	parseErr error
 }
 
-// splitMarker is the line that separates the modules of a file.
-var splitMarker = []byte("// -----")
-
 // mlirBytecode starts a file of MLIR bytecode.
 var mlirBytecode = []byte("ML\xefR")
 
@@ -132,50 +129,20 @@ type moduleChunk struct {
 	index int // 1-based, among every part of the file (empty ones too)
 }
 
-// splitModules splits text at lines "// -----" and returns the parts
-// with more than comments and space; total counts every part.
+// splitModules splits text at lines "// -----" as stablehlo.SplitModules
+// does (and ParseAll, so halo check, run and bench read a file as the
+// library does) and returns the parts with more than comments and space;
+// total counts every part.
 func splitModules(text []byte) (chunks []moduleChunk, total int) {
-	start, line := 0, 0
-	bounds := splitLines(text)
-	bounds = append(bounds, []int{len(text), len(text)})
-	for k, b := range bounds {
-		chunk := text[start:b[0]]
-		firstLine := line
-		line += bytes.Count(text[start:b[1]], []byte("\n"))
-		if b[1] < len(text) && text[b[1]] == '\n' {
-			line++
-			b[1]++
-		}
-		start = b[1]
-		if len(bytes.TrimSpace(stripComments(chunk))) == 0 {
+	parts := stablehlo.SplitModules(text)
+	for k, p := range parts {
+		if len(bytes.TrimSpace(stripComments(p.Text))) == 0 {
 			continue
 		}
-		src := append(bytes.Repeat([]byte("\n"), firstLine), chunk...)
+		src := append(bytes.Repeat([]byte("\n"), p.Line-1), p.Text...)
 		chunks = append(chunks, moduleChunk{src: src, index: k + 1})
 	}
-	return chunks, len(bounds)
-}
-
-// splitLines returns the [start, end) byte ranges of the lines that
-// separate modules in a check file, found by one pass over the bytes: a
-// line of exactly "// -----", maybe indented or with trailing space, as
-// MLIR's split-input-file reads it ("// ------------" and
-// "// ----- text" are comments).
-func splitLines(text []byte) [][]int {
-	var out [][]int
-	for start := 0; start < len(text); {
-		end := bytes.IndexByte(text[start:], '\n')
-		if end < 0 {
-			end = len(text)
-		} else {
-			end += start
-		}
-		if bytes.Equal(bytes.TrimSpace(text[start:end]), splitMarker) {
-			out = append(out, []int{start, end})
-		}
-		start = end + 1
-	}
-	return out
+	return chunks, len(parts)
 }
 
 func stripComments(b []byte) []byte {

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/halo-ml/halo/internal/testplugin"
+	"github.com/halo-ml/halo/stablehlo"
 )
 
 // TestParseErrorsAtTheirPosition: run, bench and check say a parse error
@@ -110,16 +111,26 @@ func TestRunAndBenchTakeOneModule(t *testing.T) {
 // comments.
 func TestSplitModulesAtExactSeparators(t *testing.T) {
 	for text, want := range map[string]int{
-		"a\n// -----\nb\n":            2,
-		"a\n  // -----  \r\nb\n":      2,
-		"a\n// ------------\nb\n":     1,
-		"a\n// ----- x\nb\n":          1,
-		"a\n//-----\nb\n":             1,
-		"a\nx // -----\nb\n":          1,
-		"a\n// -----\nb\n// -----\nc": 3,
+		"a\n// -----\nb\n":                      2,
+		"a\n  // -----  \r\nb\n":                2,
+		"a\n// ------------\nb\n":               1,
+		"a\n// ----- x\nb\n":                    1,
+		"a\n//-----\nb\n":                       1,
+		"a\nx // -----\nb\n":                    1,
+		"a\n// -----\nb\n// -----\nc":           3,
+		"a\r\n// -----\r\nb\r\n":                2,
+		"a\n\t// -----\t\nb\n":                  2,
+		"a\n// -----// IR Dump //----- //\nb\n": 1,
 	} {
 		chunks, total := splitModules([]byte(text))
 		assert.Len(t, chunks, want, "%q", text)
 		assert.Equal(t, want, total, "%q", text)
+		assert.Len(t, stablehlo.SplitModules([]byte(text)), total, "%q: ParseAll splits as halo check does", text)
 	}
+	// A module keeps its lines of the file, so that errors name them.
+	chunks, total := splitModules([]byte("// -----\r\n// only a comment\r\n  // -----  \r\nb\r\n"))
+	require.Len(t, chunks, 1)
+	assert.Equal(t, 3, total)
+	assert.Equal(t, "\n\n\nb\r\n", string(chunks[0].src))
+	assert.Equal(t, 3, chunks[0].index)
 }

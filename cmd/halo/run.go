@@ -5,10 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"strings"
 	"time"
 
+	"github.com/halo-ml/halo/interpreter"
 	"github.com/halo-ml/halo/pjrt"
 	"github.com/halo-ml/halo/stablehlo"
 	"github.com/halo-ml/halo/xla"
@@ -181,8 +181,9 @@ func printOutputs(ctx context.Context, w io.Writer, prefix string, outs []*pjrt.
 const shownElements = 16
 
 // formatValues renders host bytes (little-endian, sub-byte types one
-// element per byte) as numbers, the first shownElements elements then
-// "..." when there are more.
+// element per byte) as numbers, each as interpreter.FormatHostElement
+// prints it, the first shownElements elements then "..." when there are
+// more.
 func formatValues(dt xla.DType, data []byte) string {
 	n := dt.HostBytes()
 	if n == 0 {
@@ -194,38 +195,7 @@ func formatValues(dt xla.DType, data []byte) string {
 			parts = append(parts, "...")
 			break
 		}
-		parts = append(parts, formatElement(dt, data[off:off+n]))
+		parts = append(parts, interpreter.FormatHostElement(dt, data[off:off+n]))
 	}
 	return "[" + strings.Join(parts, " ") + "]"
-}
-
-// formatElement renders one element's host bytes e.
-func formatElement(dt xla.DType, e []byte) string {
-	var u uint64
-	for i := len(e) - 1; i >= 0; i-- {
-		u = u<<8 | uint64(e[i])
-	}
-	bits := uint(dt.Bits())
-	switch {
-	case dt.IsBool():
-		return fmt.Sprint(e[0] != 0)
-	case dt.IsUnsigned():
-		return fmt.Sprint(u & (1<<bits - 1))
-	case dt.IsInt():
-		return fmt.Sprint(int64(u<<(64-bits)) >> (64 - bits)) // sign-extended from bits
-	case dt == xla.Float32:
-		return fmt.Sprint(math.Float32frombits(uint32(u)))
-	case dt == xla.Float64:
-		return fmt.Sprint(math.Float64frombits(u))
-	case dt.IsComplex():
-		half := len(e) / 2
-		re, im := formatElement(dt.ComplexElem(), e[:half]), formatElement(dt.ComplexElem(), e[half:])
-		if !strings.HasPrefix(im, "-") && !strings.HasPrefix(im, "+") {
-			im = "+" + im
-		}
-		return "(" + re + im + "i)"
-	case xla.NarrowFloatOf(dt) != nil:
-		return fmt.Sprint(xla.NarrowFloatOf(dt).Decode(uint32(u)))
-	}
-	return fmt.Sprintf("0x%x", e)
 }
