@@ -30,7 +30,7 @@ func newOverlapWork(outputs int) *overlapWork {
 // maxOverlapWork is a kernel's overlapWork: the steps of the tapes run
 // for the placements (each placement costs its tape's length and a few
 // more), and as many comparisons of boxes.
-const maxOverlapWork = 1 << 23
+const maxOverlapWork = 1 << 22
 
 // spend takes n placements from w; false once they are spent.
 func (w *overlapWork) spend(n int) bool {

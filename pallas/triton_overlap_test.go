@@ -405,3 +405,59 @@ func TestTritonRaceCheckSecondReviewCases(t *testing.T) {
 		})
 	}, spec: CallSpec{Name: "never_runs", Grid: []int64{4}, OutShapes: f32(2, 4)}, args: x8})
 }
+
+// BenchmarkTritonRaceCheck times the build-time race check
+// (checkParallelPrograms) against the whole Triton lowering of the same
+// kernel (LowerTriton, which runs it): kernels whose accesses it computes
+// for every program, on the largest grid it visits whole, and one whose
+// loop walk runs into its work bound.
+func BenchmarkTritonRaceCheck(b *testing.B) {
+	const n = 1 << 16
+	f32 := func(d ...int64) []xla.Shape { return []xla.Shape{xla.MakeShape(xla.Float32, d...)} }
+	row := blockMap(func(g []*Value) []any { return []any{g[0], 0} })
+	cases := []struct {
+		name   string
+		kernel KernelFunc
+		spec   CallSpec
+	}{
+		{"own_rows_65536", func(k *Kernel, r []*Ref) {
+			r[1].Store(r[0].Load().Mul(2.0))
+		}, CallSpec{Name: "own_rows", Grid: []int64{n}, OutShapes: f32(n, 16),
+			InSpecs:  []*BlockSpec{{BlockShape: []int64{1, 16}, IndexMap: row}},
+			OutSpecs: []*BlockSpec{{BlockShape: []int64{1, 16}, IndexMap: row}}}},
+		{"8_stores_65536", func(k *Kernel, r []*Ref) {
+			p := k.ProgramID(0)
+			for j := 0; j < 8; j++ {
+				r[1].Store(r[0].Load(DS(p, 1), Slice(int64(2*j), int64(2*j+2))), DS(p, 1), Slice(int64(2*j), int64(2*j+2)))
+			}
+		}, CallSpec{Name: "eight_stores", Grid: []int64{n}, OutShapes: f32(n, 16)}},
+		{"loop_past_the_bound", func(k *Kernel, r []*Ref) {
+			p := k.ProgramID(0)
+			k.ForLoop(0, 4096, nil, func(i *Value, _ []*Value) []*Value {
+				r[1].Store(r[0].Load(DS(p, 1), DS(i.Rem(16), 1)), DS(p, 1), DS(i.Rem(16), 1))
+				return nil
+			})
+		}, CallSpec{Name: "long_loop", Grid: []int64{4096}, OutShapes: f32(4096, 16)}},
+	}
+	for _, c := range cases {
+		spec := c.spec
+		spec.Backend = Triton
+		in := interpreter.NewTensor(spec.OutShapes[0])
+		p, err := Trace(c.kernel, spec, argTypes([]*interpreter.Tensor{in}))
+		require.NoError(b, err)
+		b.Run(c.name+"/check", func(b *testing.B) {
+			for range b.N {
+				if err := checkParallelPrograms(p); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run(c.name+"/lower", func(b *testing.B) {
+			for range b.N {
+				if _, err := LowerTriton(p, CompilerParams{}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
