@@ -382,10 +382,7 @@ func sharedBlock(m *Region, grid []int64, keep uint64) (a, b, block []int64, fou
 	}
 	key := make([]byte, 8*(len(idx)+len(kept)))
 	for n := int64(0); n < total; n++ {
-		rest := n // row-major, last axis fastest
-		for i := len(sub) - 1; i >= 0; i-- {
-			g[i], rest = rest%sub[i], rest/sub[i]
-		}
+		pointAt(n, sub, g)
 		e.at(g, idx)
 		for i, v := range idx {
 			binary.LittleEndian.PutUint64(key[8*i:], uint64(v))
@@ -394,11 +391,7 @@ func sharedBlock(m *Region, grid []int64, keep uint64) (a, b, block []int64, fou
 			binary.LittleEndian.PutUint64(key[8*(len(idx)+j):], uint64(g[i]))
 		}
 		if first, dup := seen[string(key)]; dup {
-			a = make([]int64, len(sub))
-			for i := len(sub) - 1; i >= 0; i-- {
-				a[i], first = first%sub[i], first/sub[i]
-			}
-			return a, append([]int64(nil), g...), append([]int64(nil), idx...), true
+			return pointOf(first, sub), append([]int64(nil), g...), append([]int64(nil), idx...), true
 		}
 		seen[string(key)] = n
 	}

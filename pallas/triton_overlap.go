@@ -32,7 +32,7 @@ func newOverlapWork(outputs int) *overlapWork {
 // more), and as many comparisons of boxes.
 const maxOverlapWork = 1 << 22
 
-// spend takes n placements from w; false once they are spent.
+// spend takes n steps from w; false once they are spent.
 func (w *overlapWork) spend(n int) bool {
 	w.left -= n
 	return w.left >= 0
@@ -89,7 +89,8 @@ type boxTerm struct {
 // leaves a box (boxTerm). A When or ForLoop around an access whose
 // condition or bounds are computable leaves it to the programs (and
 // iterations) where it runs; any other is taken to run. A store every
-// program makes with the same values (same) is left out. It visits the
+// program makes with the same values (same) meets another such store
+// harmlessly, but is placed like the others. It visits the
 // whole grid, or the corner of a large one that sharedBlock visits, and
 // the iterations of the loops around an access where its position, mask
 // or Whens need their indices.
@@ -134,10 +135,7 @@ func (x accesses) overlapRace(p *Program, ri int, accs []*Op, read bool, stores 
 		shares[j] = &overlapWork{left: w.left / len(sites)}
 	}
 	for n, spent := int64(0), 0; n < total && spent < len(sites); n++ {
-		rest := n // row-major, last axis fastest
-		for i := len(sub) - 1; i >= 0; i-- {
-			g[i], rest = rest%sub[i], rest/sub[i]
-		}
+		pointAt(n, sub, g)
 		for j, s := range sites {
 			if shares[j].left < 0 {
 				continue // spent: what it placed is still looked at
@@ -183,7 +181,7 @@ func (x accesses) overlapRace(p *Program, ri int, accs []*Op, read bool, stores 
 // mask that is not a box).
 func newSite(p *Program, a *Op, info *RefInfo, m *Region, outer []*Op) (*site, bool) {
 	ix := a.Attrs.Indexer
-	if ix.HasArrays() || len(ix.Dims) != len(info.Block)-countSqueezed(info.Block) {
+	if ix.HasArrays() || len(ix.Dims) != len(info.BlockShape) {
 		return nil, false // an index array, or an indexer the lowering refuses
 	}
 	t := newTape(p.Grid, nil)
@@ -749,19 +747,14 @@ func (b *boxes) meet(x, y int) bool {
 // pointOf is the grid point of row-major index n in grid.
 func pointOf(n int64, grid []int64) []int64 {
 	g := make([]int64, len(grid))
-	for i := len(grid) - 1; i >= 0; i-- {
-		g[i], n = n%grid[i], n/grid[i]
-	}
+	pointAt(n, grid, g)
 	return g
 }
 
-// countSqueezed counts the squeezed dims of a block.
-func countSqueezed(block []int64) int {
-	n := 0
-	for _, b := range block {
-		if b == Squeezed {
-			n++
-		}
+// pointAt sets g to the grid point of row-major index n in grid (the
+// last axis fastest).
+func pointAt(n int64, grid, g []int64) {
+	for i := len(grid) - 1; i >= 0; i-- {
+		g[i], n = n%grid[i], n/grid[i]
 	}
-	return n
 }
