@@ -73,11 +73,25 @@ func RegisterKernel(name string, k Kernel) error {
 	if err := checkRegistration("RegisterKernel", "kernel", name, k == nil); err != nil {
 		return err
 	}
-	registerKernel(name, k)
-	kernelsMu.Lock()
-	externalKernels[name] = true
-	kernelsMu.Unlock()
+	setKernel(name, k, true, false)
 	return nil
+}
+
+// setKernel binds name to kernel k (checked already): external when
+// registered from outside this package, inPlace as RegisterInPlaceKernel
+// says.
+func setKernel(name string, k Kernel, external, inPlace bool) {
+	kernelsMu.Lock()
+	defer kernelsMu.Unlock()
+	kernels[name] = k
+	if external {
+		externalKernels[name] = true
+	} else {
+		delete(externalKernels, name)
+	}
+	if inPlace {
+		inPlaceOps[name] = true
+	}
 }
 
 // checkRegistration is the error of registering, with function fn, a nil
@@ -100,12 +114,7 @@ func RegisterInPlaceKernel(name string, k Kernel) error {
 	if err := checkRegistration("RegisterInPlaceKernel", "kernel", name, k == nil); err != nil {
 		return err
 	}
-	if err := RegisterKernel(name, k); err != nil {
-		return err
-	}
-	kernelsMu.Lock()
-	inPlaceOps[name] = true
-	kernelsMu.Unlock()
+	setKernel(name, k, true, true)
 	return nil
 }
 
@@ -131,19 +140,14 @@ func mustRegister(err error) {
 // mayKeepOperands.
 func registerKernel(name string, k Kernel) {
 	mustRegister(checkRegistration("registerKernel", "kernel", name, k == nil))
-	kernelsMu.Lock()
-	defer kernelsMu.Unlock()
-	kernels[name] = k
-	delete(externalKernels, name)
+	setKernel(name, k, false, false)
 }
 
 // registerInPlaceKernel is RegisterInPlaceKernel for this package's
 // kernel files.
 func registerInPlaceKernel(name string, k Kernel) {
-	registerKernel(name, k)
-	kernelsMu.Lock()
-	inPlaceOps[name] = true
-	kernelsMu.Unlock()
+	mustRegister(checkRegistration("registerInPlaceKernel", "kernel", name, k == nil))
+	setKernel(name, k, false, true)
 }
 
 // OpCheck validates an op's types and attributes when a program is

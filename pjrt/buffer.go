@@ -426,7 +426,7 @@ func (b *Buffer) BytesPrefix(ctx context.Context, n int64) ([]byte, error) {
 		}
 		return []byte{}, nil
 	}
-	if b.rawIsHost() {
+	if b.rawIsHost(size) {
 		// The prefix, as many bytes as Bytes would allocate for a buffer
 		// of n bytes, is checked as that copy is.
 		if err := b.checkHostCopy(ctx, "BytesPrefix", xla.MakeShape(xla.Uint8, n), n); err != nil {
@@ -452,10 +452,10 @@ func (b *Buffer) BytesPrefix(ctx context.Context, n int64) ([]byte, error) {
 }
 
 // rawIsHost reports whether the buffer's on-device bytes are its host
-// data: a dense row-major layout without tiles or strides, and as many
-// bytes on the device as on the host (no padding, no packed sub-byte
-// elements).
-func (b *Buffer) rawIsHost() bool {
+// data (host bytes, HostSize): a dense row-major layout without tiles or
+// strides, and as many bytes on the device as on the host (no padding, no
+// packed sub-byte elements).
+func (b *Buffer) rawIsHost(host int64) bool {
 	l, err := b.Layout()
 	rank := b.shape.Rank()
 	if err != nil || len(l.Tiles) > 0 || len(l.ByteStrides) > 0 || len(l.MinorToMajor) != rank {
@@ -470,8 +470,7 @@ func (b *Buffer) rawIsHost() bool {
 	if err != nil {
 		return false
 	}
-	host, err := b.HostSize()
-	return err == nil && dev == host
+	return dev == host
 }
 
 // checkHostCopy waits for a buffer whose copy needs n bytes of host memory

@@ -1077,22 +1077,14 @@ func (fb *FuncBuilder) check1(op string, a *Value) bool {
 }
 
 func (fb *FuncBuilder) check2(op string, a, b *Value) bool {
-	if !fb.live() {
-		return false
-	}
-	s := fb.s
-	if s.b.err == nil && !s.closed && a != nil && b != nil && s.visible(a) && s.visible(b) && (s.parent != nil || !s.returned || s.before != nil) {
+	if fb.live() && fb.s.b.err == nil && !fb.s.closed && a != nil && b != nil && fb.s.visible(a) && fb.s.visible(b) && (fb.s.parent != nil || !fb.s.returned || fb.s.before != nil) {
 		return true
 	}
 	return fb.checkOperands(op, []*Value{a, b})
 }
 
 func (fb *FuncBuilder) check3(op string, a, b, c *Value) bool {
-	if !fb.live() {
-		return false
-	}
-	s := fb.s
-	if s.b.err == nil && !s.closed && a != nil && b != nil && c != nil && s.visible(a) && s.visible(b) && s.visible(c) && (s.parent != nil || !s.returned || s.before != nil) {
+	if fb.live() && fb.s.b.err == nil && !fb.s.closed && a != nil && b != nil && c != nil && fb.s.visible(a) && fb.s.visible(b) && fb.s.visible(c) && (fb.s.parent != nil || !fb.s.returned || fb.s.before != nil) {
 		return true
 	}
 	return fb.checkOperands(op, []*Value{a, b, c})

@@ -44,7 +44,7 @@ func Constant[T Element](fb *FuncBuilder, data []T, dims ...int64) *Value {
 		dims = []int64{int64(len(data))}
 	}
 	t := Tensor(DTypeOf[T](), dims...)
-	if err := checkConstantDims(t, dims); err != nil {
+	if err := checkSizedType("dimension", dims, t); err != nil {
 		fb.fail("stablehlo.constant", nil, "%v", err)
 		return deadValue(t)
 	}
@@ -55,11 +55,11 @@ func Constant[T Element](fb *FuncBuilder, data []T, dims ...int64) *Value {
 	return fb.ConstantAttr(DenseElementsAttr{Type: t, Data: elementBytes(data)})
 }
 
-// checkConstantDims checks the dims a caller gives a constant of type t
-// (checkSizes: a constant's dimensions are static), then t's element
-// count (checkDims).
-func checkConstantDims(t TensorType, dims []int64) error {
-	if err := checkSizes("dimension", dims); err != nil {
+// checkSizedType checks the sizes a caller gives (checkSizes: what they
+// are, "dimension" say; sizes are static), then the element count of the
+// type t made of them (checkDims).
+func checkSizedType(what string, sizes []int64, t TensorType) error {
+	if err := checkSizes(what, sizes); err != nil {
 		return err
 	}
 	return checkDims(t)
@@ -74,7 +74,7 @@ func ConstantScalar[T Element](fb *FuncBuilder, v T) *Value {
 // negative dimension is an error, as for Constant).
 func Splat[T Element](fb *FuncBuilder, v T, dims ...int64) *Value {
 	t := Tensor(DTypeOf[T](), dims...)
-	if err := checkConstantDims(t, dims); err != nil {
+	if err := checkSizedType("dimension", dims, t); err != nil {
 		fb.fail("stablehlo.constant", nil, "%v", err)
 		return deadValue(t)
 	}
@@ -135,7 +135,7 @@ func (fb *FuncBuilder) SplatOf(dtype xla.DType, v float64, dims ...int64) *Value
 	data, err := encodeFloat(dtype, v)
 	t := Tensor(dtype, dims...)
 	if err == nil {
-		err = checkConstantDims(t, dims)
+		err = checkSizedType("dimension", dims, t)
 	}
 	if err != nil {
 		fb.fail("stablehlo.constant", nil, "%v", err)

@@ -86,11 +86,8 @@ func inferBitcastConvert(t TensorType, dt xla.DType) (TensorType, error) {
 // of an operand of type t: sizes (each >= 0: broadcast_sizes are sizes,
 // never dynamic) prepended to t's dimensions.
 func inferBroadcast(t TensorType, sizes []int64) (TensorType, error) {
-	if err := checkSizes("broadcast size", sizes); err != nil {
-		return TensorType{}, err
-	}
 	rt := Tensor(t.DType, append(slices.Clone(sizes), t.Dims...)...)
-	if err := checkDims(rt); err != nil {
+	if err := checkSizedType("broadcast size", sizes, rt); err != nil {
 		return TensorType{}, err
 	}
 	return rt, nil

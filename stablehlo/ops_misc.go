@@ -76,11 +76,7 @@ func (fb *FuncBuilder) Rng(a, b *Value, distribution RngDistribution, dims ...in
 		return deadValue(nil)
 	}
 	rt := Tensor(at.DType, dims...)
-	if err := checkSizes("dimension", dims); err != nil {
-		fb.fail(name, ops, "%v", err)
-		return deadValue(nil)
-	}
-	if err := checkDims(rt); err != nil {
+	if err := checkSizedType("dimension", dims, rt); err != nil {
 		fb.fail(name, ops, "%v", err)
 		return deadValue(nil)
 	}
