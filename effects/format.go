@@ -24,11 +24,12 @@ func checkFormat(format string, values []*stablehlo.Value) error {
 	n := len(values)
 	var probs []string
 	used := make([]bool, n)
-	argNum, missing, reordered := 0, 0, false
-	// missingAt are the entries of probs that name a verb without a value:
-	// what they add in parentheses depends on the whole format (whether
-	// it has argument indexes), so they are written at the end.
-	var missingAt []int
+	argNum, reordered := 0, false
+	// The verbs without a value are named in one entry of probs, at the
+	// first one's place: what it adds in parentheses depends on the whole
+	// format (whether it has argument indexes), so it is written at the end.
+	var missingSpecs []string
+	firstMissing := -1
 	end := len(format)
 	for i := 0; i < end; {
 		for i < end && format[i] != '%' {
@@ -108,9 +109,11 @@ func checkFormat(format string, values []*stablehlo.Value) error {
 		case !good:
 			probs = append(probs, fmt.Sprintf("%s has a bad argument index (%s)", spec, numbered(n)))
 		case argNum >= n: // fmt prints %!verb(MISSING)
-			missing++
-			missingAt = append(missingAt, len(probs))
-			probs = append(probs, spec)
+			if firstMissing < 0 {
+				firstMissing = len(probs)
+				probs = append(probs, "")
+			}
+			missingSpecs = append(missingSpecs, spec)
 		default:
 			used[argNum] = true
 			if p := verbProblem(spec, verb, argNum, values[argNum]); p != "" {
@@ -125,24 +128,16 @@ func checkFormat(format string, values []*stablehlo.Value) error {
 	// says it; with them, how the values are numbered.
 	why := numbered(n)
 	if !reordered {
-		why = fmt.Sprintf("the format's verbs take %s, %d given", plural(missing+argNum, "value"), n)
+		why = fmt.Sprintf("the format's verbs take %s, %d given", plural(len(missingSpecs)+argNum, "value"), n)
 	}
-	if len(missingAt) > 0 { // one entry, where the first is
-		specs := make([]string, len(missingAt))
-		for j, k := range missingAt {
-			specs[j] = probs[k]
-		}
-		for j := len(missingAt) - 1; j > 0; j-- {
-			k := missingAt[j]
-			probs = append(probs[:k], probs[k+1:]...)
-		}
+	if firstMissing >= 0 {
 		verb := "has"
-		if len(specs) > 1 {
+		if len(missingSpecs) > 1 {
 			verb = "have"
 		}
-		probs[missingAt[0]] = fmt.Sprintf("%s %s no value (%s)", list(specs), verb, why)
+		probs[firstMissing] = fmt.Sprintf("%s %s no value (%s)", list(missingSpecs), verb, why)
 	}
-	if !reordered && missing == 0 && argNum != n { // fmt prints %!(EXTRA ...)
+	if !reordered && len(missingSpecs) == 0 && argNum != n { // fmt prints %!(EXTRA ...)
 		probs = append(probs, why)
 	} else if reordered {
 		for k, u := range used {
