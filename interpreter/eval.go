@@ -1032,13 +1032,14 @@ func (x *Exec) Call(f *stablehlo.Func, args []Value) ([]Value, error) {
 	copied := false
 	for i, a := range entry.Args {
 		if outermost {
-			if err := validateValue(args[i]); err != nil {
-				return nil, fmt.Errorf("interpreter: @%s argument %d: %w", f.Name, i, err)
-			}
 			// An empty tensor may have a nil Data: the kernels get its
 			// typed empty slice (in a copy: the caller's tensor and args
 			// are not changed).
-			if v, changed := valueWithStorage(args[i]); changed {
+			v, changed, err := prepareValue(args[i])
+			if err != nil {
+				return nil, fmt.Errorf("interpreter: @%s argument %d: %w", f.Name, i, err)
+			}
+			if changed {
 				if !copied {
 					args, copied = slices.Clone(args), true
 				}
@@ -1416,33 +1417,24 @@ func (x *Exec) isKept(t *Tensor) bool {
 	return x.kept[p]
 }
 
-// validateValue is Tensor.Validate's error for the tensors of v (in
-// tuples too).
-func validateValue(v Value) error {
+// prepareValue checks the tensors of v (in tuples too) with
+// Tensor.Validate and returns v with withStorage applied to them, and
+// whether that changed any.
+func prepareValue(v Value) (Value, bool, error) {
 	switch v := v.(type) {
 	case *Tensor:
-		return v.Validate()
-	case Tuple:
-		for i, e := range v {
-			if err := validateValue(e); err != nil {
-				return fmt.Errorf("tuple element %d: %w", i, err)
-			}
+		if err := v.Validate(); err != nil {
+			return nil, false, err
 		}
-	}
-	return nil
-}
-
-// valueWithStorage is v with withStorage applied to its tensors (in
-// tuples too), and whether that changed any.
-func valueWithStorage(v Value) (Value, bool) {
-	switch v := v.(type) {
-	case *Tensor:
 		w := withStorage(v)
-		return w, w != v
+		return w, w != v, nil
 	case Tuple:
 		var out Tuple
 		for i, e := range v {
-			w, changed := valueWithStorage(e)
+			w, changed, err := prepareValue(e)
+			if err != nil {
+				return nil, false, fmt.Errorf("tuple element %d: %w", i, err)
+			}
 			if changed && out == nil {
 				out = slices.Clone(v)
 			}
@@ -1451,10 +1443,10 @@ func valueWithStorage(v Value) (Value, bool) {
 			}
 		}
 		if out != nil {
-			return out, true
+			return out, true, nil
 		}
 	}
-	return v, false
+	return v, false, nil
 }
 
 // checkValue reports whether v fits type t.
