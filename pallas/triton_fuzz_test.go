@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand"
 	"os"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"sync"
@@ -107,7 +108,7 @@ func fzRun(t *testing.T, seed int64, stats *fzStats) {
 	output := -1
 	defer func() {
 		if r := recover(); r != nil {
-			t.Errorf("panic: %v", r)
+			t.Errorf("panic: %v\n%s", r, debug.Stack())
 		}
 		if t.Failed() {
 			if output >= 0 {

@@ -45,15 +45,17 @@ type site struct {
 	op    *Op
 	info  *RefInfo
 	t     *tape
-	in    []int // the index map's grid indices (nil: no map, block 0)
-	blk   []int // the map's block indices
-	start []int // per indexer dim: its dynamic start, -1 static
-	mask  []boxTerm
-	whens []int // the conditions of the Whens around it, -1 not computable
+	in    []int     // the index map's grid indices (nil: no map, block 0)
+	blk   []int     // the map's block indices
+	start []int     // per indexer dim: its dynamic start, -1 static
+	mask  []boxTerm // a mask that leaves a box
+	vmask *maskTape // another mask, computed element by element
+	whens []int     // the conditions of the Whens around it, -1 not computable
 	loops []siteLoop
 	regs  []int64
 	uses  uint64 // the loops (bits) whose index the position, mask, Whens or inner bounds read
 	same  bool   // a store of the same values in every program
+	cost  int    // the work of one placement
 	// Scratch: a box and the mask's box.
 	lo, hi, mlo, mhi []int64
 }
@@ -86,14 +88,14 @@ type boxTerm struct {
 // dynamic start is such arithmetic on the program ids and the indices of
 // the ForLoops around it (whose bounds are such arithmetic too; no loaded
 // data, no carried value), no index is an array and the mask, if any,
-// leaves a box (boxTerm). A When or ForLoop around an access whose
-// condition or bounds are computable leaves it to the programs (and
-// iterations) where it runs; any other is taken to run. A store every
-// program makes with the same values (same) meets another such store
-// harmlessly, but is placed like the others. It visits the
-// whole grid, or the corner of a large one that sharedBlock visits, and
-// the iterations of the loops around an access where its position, mask
-// or Whens need their indices.
+// leaves a box (boxTerm) or is computable element by element (maskTape).
+// A When or ForLoop around an access whose condition or bounds are
+// computable leaves it to the programs (and iterations) where it runs;
+// any other is taken to run. A store every program makes with the same
+// values (same) meets another such store harmlessly, but is placed like
+// the others. It visits the whole grid, or the corner of a large one that
+// sharedBlock visits, and the iterations of the loops around an access
+// where its position, mask or Whens need their indices.
 //
 // complete reports that the elements of every access were computed for
 // every program, and every pair of boxes compared: then a nil error is
@@ -178,7 +180,7 @@ func (x accesses) overlapRace(p *Program, ri int, accs []*Op, read bool, stores 
 // newSite compiles access a of a ref (info, index map m) with the ops
 // outer around it; ok is false when its position is not computable at
 // build time at all (an index array, a map or start that reads data, a
-// mask that is not a box).
+// mask that reads data or floats).
 func newSite(p *Program, a *Op, info *RefInfo, m *Region, outer []*Op) (*site, bool) {
 	ix := a.Attrs.Indexer
 	if ix.HasArrays() || len(ix.Dims) != len(info.BlockShape) {
@@ -228,11 +230,11 @@ func newSite(p *Program, a *Op, info *RefInfo, m *Region, outer []*Op) (*site, b
 		s.start = append(s.start, r)
 	}
 	if mv := maskOf(a); mv != nil {
-		terms, ok := t.boxTerms(mv)
-		if !ok {
+		if terms, ok := t.boxTerms(mv); ok {
+			s.mask = terms
+		} else if s.vmask, ok = newMaskTape(t, mv); !ok {
 			return nil, false
 		}
-		s.mask = terms
 	}
 	deps := func(r int) uint64 {
 		if r < 0 {
@@ -249,9 +251,16 @@ func newSite(p *Program, a *Op, info *RefInfo, m *Region, outer []*Op) (*site, b
 	for _, tm := range s.mask {
 		s.uses |= deps(tm.c) | deps(tm.off)
 	}
+	if s.vmask != nil {
+		for _, r := range s.vmask.uses {
+			s.uses |= deps(r)
+		}
+		s.cost = s.vmask.cost
+	}
 	for _, l := range s.loops {
 		s.uses |= deps(l.lo) | deps(l.hi)
 	}
+	s.cost += len(t.ops) + 4
 	s.regs = make([]int64, t.regs)
 	s.lo, s.hi = make([]int64, len(info.ArrayShape)), make([]int64, len(info.ArrayShape))
 	s.mlo, s.mhi = make([]int64, len(ix.Shape)), make([]int64, len(ix.Shape))
@@ -267,7 +276,7 @@ func (s *site) placeAll(b *boxes, j int32, n int64, g []int64, w *overlapWork) b
 		s.regs[r] = g[i]
 	}
 	s.t.run(s.regs, g)
-	if !w.spend(len(s.t.ops) + 4) {
+	if !w.spend(s.cost) {
 		return false
 	}
 	mark := b.len()
@@ -309,7 +318,7 @@ func (s *site) iterate(b *boxes, j int32, n int64, g []int64, d int, bound uint6
 	}
 	lo, hi := s.regs[l.lo], s.regs[l.hi]
 	for i := lo; i < hi; i++ {
-		if !w.spend(len(s.t.ops) + 4) {
+		if !w.spend(s.cost) {
 			return false
 		}
 		s.regs[l.idx] = i
@@ -365,8 +374,34 @@ func (s *site) place(b *boxes, j int32, n int64, bound uint64) (res int, open bo
 			return placeUnknown, open
 		}
 	}
-	// The mask's box, over the indexed shape's dims.
 	ix := s.op.Attrs.Indexer
+	if s.vmask != nil {
+		// The runs where the mask holds along its last dim, each a box.
+		for _, r := range s.vmask.uses {
+			if undecided(r) {
+				return placeUnknown, open
+			}
+		}
+		res = placeNone
+		maskRuns(s.vmask.run(s.regs), ix.Shape, s.mlo, s.mhi, func(lo, hi []int64) bool {
+			switch r := s.placeBox(b, j, n, lo, hi, open); r {
+			case placeBox:
+				res = r
+			case placeOutside, placeUnknown:
+				res = r
+				return false
+			}
+			return true
+		})
+		switch res {
+		case placeBox:
+			return res, open
+		case placeUnknown:
+			return res, true
+		}
+		return res, false
+	}
+	// The mask's box, over the indexed shape's dims.
 	mlo, mhi := s.mlo, s.mhi
 	clear(mlo)
 	copy(mhi, ix.Shape)
@@ -400,10 +435,27 @@ func (s *site) place(b *boxes, j int32, n int64, bound uint64) (res int, open bo
 			return placeNone, false
 		}
 	}
+	switch res := s.placeBox(b, j, n, mlo, mhi, open); res {
+	case placeBox:
+		return res, open
+	case placeUnknown:
+		return res, true
+	default:
+		return res, false
+	}
+}
+
+// placeBox adds to b the box s reaches where its mask holds on the box
+// [mlo, mhi) of the indexed shape's dims (open as place found it):
+// placeBox, placeNone when it reaches no element, placeOutside when it
+// reaches outside the array, placeUnknown when it does but may not run
+// (open: walk the loops first).
+func (s *site) placeBox(b *boxes, j int32, n int64, mlo, mhi []int64, open bool) int {
+	ix := s.op.Attrs.Indexer
 	info := s.info
 	if len(info.ArrayShape) == 0 {
 		b.add(j, n, []int64{0}, []int64{1})
-		return placeBox, open // a scalar: one element, as a box of one dim
+		return placeBox // a scalar: one element, as a box of one dim
 	}
 	lo, hi := s.lo, s.hi
 	k, slice := 0, 0
@@ -431,26 +483,26 @@ func (s *site) place(b *boxes, j int32, n int64, bound uint64) (res int, open bo
 			padded = bs > 0 && info.ArrayShape[d]%bs != 0
 		}
 		if info.ArrayShape[d] == 0 {
-			return placeNone, false // an array without elements
+			return placeNone // an array without elements
 		}
 		// Memory is addressed flat: an element outside the array's dim
 		// (unless past its end in the last block, where the lowering
 		// masks it) is another dim's element, or outside the array.
 		if lo[d] < 0 || !padded && hi[d] > info.ArrayShape[d] || padded && lo[d] >= info.ArrayShape[d]+bs-info.ArrayShape[d]%bs {
 			if open {
-				return placeUnknown, true // it may not run: walk the loops first
+				return placeUnknown // it may not run: walk the loops first
 			}
 			if b.outside == nil {
 				b.outside = &outsideAccess{site: j, prog: n, dim: d, lo: lo[d], hi: hi[d]}
 			}
-			return placeOutside, false
+			return placeOutside
 		}
 		if hi[d] = min(hi[d], info.ArrayShape[d]); lo[d] >= hi[d] {
-			return placeNone, false
+			return placeNone
 		}
 	}
 	b.add(j, n, lo, hi)
-	return placeBox, open
+	return placeBox
 }
 
 // termRange is where index dir at holds, as [lo, hi) over the integers.

@@ -72,7 +72,7 @@ func randomStoreKernel(seed uint64) (tritonCase, string) {
 	for s, ns := 0, 1+r.IntN(4); s < ns; s++ {
 		st := store{size: []int64{1, 2, 4}[r.IntN(3)], add: r.Int64N(4), div: 1 + r.Int64N(2)}
 		for m := r.IntN(4) - 1; m > 0; m-- {
-			st.masks = append(st.masks, maskTerm{dir: r.IntN(6), coef: r.Int64N(3), add: r.Int64N(3)})
+			st.masks = append(st.masks, maskTerm{dir: r.IntN(9), coef: r.Int64N(3), add: r.Int64N(3)})
 		}
 		for j := range st.coef {
 			st.coef[j] = r.Int64N(4)
@@ -168,19 +168,31 @@ func randomStoreKernel(seed uint64) (tritonCase, string) {
 	return c, fmt.Sprintf("grid %v, f32[%d], accesses %s", grid, n, strings.Join(desc, "; "))
 }
 
-// maskTerm is iota(size) dir (p0*coef + add) % (size + 1), or for dir 5
-// the scalar p0 < add spread over the block.
+// maskTerm is iota(size) dir (p0*coef + add) % (size + 1) (dir 0 to 4,
+// a box), the scalar p0 < add spread over the block (dir 5), or one that
+// leaves no box: (iota + p0*coef + add) % 3 == 0 (dir 6), iota & (p0*coef +
+// add) == 0 (dir 7), or a 16-bit iota plus (p0*coef + add) * 10923 (which
+// wraps past 32767) below 2 (dir 8).
 type maskTerm struct {
 	dir       int
 	coef, add int64
 }
 
 func (m maskTerm) build(k *Kernel, p0 *Value, size int64) *Value {
-	if m.dir == 5 {
-		return p0.Lt(int(m.add)).BroadcastTo(size)
-	}
-	c := p0.Mul(int(m.coef)).Add(int(m.add)).Rem(int(size + 1)).BroadcastTo(size)
 	io := k.Iota(xla.Int32, 0, size)
+	pc := p0.Mul(int(m.coef)).Add(int(m.add))
+	switch m.dir {
+	case 5:
+		return p0.Lt(int(m.add)).BroadcastTo(size)
+	case 6:
+		return io.Add(pc.BroadcastTo(size)).Rem(k.Full(xla.Int32, 3, size)).Eq(k.Full(xla.Int32, 0, size))
+	case 7:
+		return io.And(pc.BroadcastTo(size)).Eq(k.Full(xla.Int32, 0, size))
+	case 8:
+		c := pc.Mul(10923).Astype(xla.Int16).BroadcastTo(size)
+		return k.Iota(xla.Int16, 0, size).Add(c).Lt(k.Full(xla.Int16, 2, size))
+	}
+	c := pc.Rem(int(size + 1)).BroadcastTo(size)
 	switch m.dir {
 	case 0:
 		return io.Lt(c)
@@ -224,8 +236,8 @@ func TestTritonRaceCheckReviewCases(t *testing.T) {
 			want: "to the same block (2)",
 		},
 		{
-			// A 16-bit mask whose iota + 32765 wraps: not read as a box, so
-			// the checks by dependence judge it (it was read as [0, 2)).
+			// A 16-bit mask whose iota + 32765 wraps: not read as a box
+			// (it was read as [0, 2)) but computed element by element.
 			c: tritonCase{name: "mask_i16_wraps", kernel: func(k *Kernel, r []*Ref) {
 				p := k.ProgramID(0)
 				io := k.Iota(xla.Int16, 0, 8)
@@ -341,6 +353,96 @@ func TestTritonRaceCheckReviewCases(t *testing.T) {
 	}
 }
 
+// TestTritonRaceCheckElementwiseMasks: masks that leave no box (a
+// remainder, a 2-D triangle or parity, a 16-bit iota that wraps) are
+// computed element by element for each program. A mask that depends on
+// the program id is no proof that programs store different elements (it
+// was taken as one), and Whens that pin stores to different programs do
+// not race when their masks keep them apart.
+func TestTritonRaceCheckElementwiseMasks(t *testing.T) {
+	f32 := func(d ...int64) []xla.Shape { return []xla.Shape{xla.MakeShape(xla.Float32, d...)} }
+	idv := func(k *Kernel, n ...int64) *Value { return k.ProgramID(0).Astype(xla.Float32).BroadcastTo(n...) }
+	full := func(k *Kernel, v int, n ...int64) *Value { return k.Full(xla.Int32, v, n...) }
+	refused := []struct {
+		c    tritonCase
+		want string
+	}{
+		{
+			// Programs p and p+4 store the elements where (i + p) % 4 == 0.
+			c: tritonCase{name: "remainder", kernel: func(k *Kernel, r []*Ref) {
+				p := k.ProgramID(0)
+				m := k.Iota(xla.Int32, 0, 8).Add(p.BroadcastTo(8)).Rem(full(k, 4, 8)).Eq(full(k, 0, 8))
+				Store(r[0], []any{All}, idv(k, 8), m)
+			}, spec: CallSpec{Name: "rem_mask", Grid: []int64{8}, OutShapes: f32(8)}},
+			want: "grid points (0) and (4) both reach its element (0)",
+		},
+		{
+			// The parity of row - col, against p's: programs 0 and 2 meet.
+			c: tritonCase{name: "parity_2d", kernel: func(k *Kernel, r []*Ref) {
+				p := k.ProgramID(0)
+				row, col := k.Iota(xla.Int32, 0, 4, 4), k.Iota(xla.Int32, 1, 4, 4)
+				m := row.Sub(col).Add(full(k, 8, 4, 4)).Rem(full(k, 2, 4, 4)).Eq(p.Rem(2).BroadcastTo(4, 4))
+				Store(r[0], []any{All, All}, idv(k, 4, 4), m)
+			}, spec: CallSpec{Name: "parity_2d", Grid: []int64{4}, OutShapes: f32(4, 4)}},
+			want: "grid points (0) and (2) both reach its element (0, 0)",
+		},
+		{
+			// A 16-bit iota plus 32765 + p wraps below 2 past 32767: program
+			// 0 stores 0, 1 and 3 to 7, program 1 stores 0 and 2 to 7.
+			c: tritonCase{name: "i16_wraps", kernel: func(k *Kernel, r []*Ref) {
+				p := k.ProgramID(0)
+				c := p.Add(32765).Astype(xla.Int16).BroadcastTo(8)
+				m := k.Iota(xla.Int16, 0, 8).Add(c).Lt(k.Full(xla.Int16, 32767, 8))
+				Store(r[0], []any{All}, idv(k, 8), m)
+			}, spec: CallSpec{Name: "i16_wraps", Grid: []int64{2}, OutShapes: f32(8)}},
+			want: "grid points (0) and (1) both reach its element (0)",
+		},
+	}
+	for _, tc := range refused {
+		t.Run(tc.c.name, func(t *testing.T) {
+			checkErr, outs, back := tevOrders(t, tc.c)
+			require.ErrorContains(t, checkErr, tc.want)
+			require.False(t, sameBits(outs[0], back[0]), "the evaluator should show the race")
+		})
+	}
+	x16 := []*interpreter.Tensor{fTensor([]int64{4, 4}, func(i int) float64 { return float64(i) })}
+	accepted := []tritonCase{
+		{
+			// Each program stores the elements of its parity of row + col.
+			name: "checkerboard", kernel: func(k *Kernel, r []*Ref) {
+				p := k.ProgramID(0)
+				row, col := k.Iota(xla.Int32, 0, 4, 4), k.Iota(xla.Int32, 1, 4, 4)
+				m := row.Add(col).Rem(full(k, 2, 4, 4)).Eq(p.BroadcastTo(4, 4))
+				Store(r[1], []any{All, All}, r[0].Load().Add(idv(k, 4, 4)), m)
+			}, spec: CallSpec{Name: "checkerboard", Grid: []int64{2}, OutShapes: f32(4, 4)}, args: x16,
+		},
+		{
+			// Whens pin the two triangles to programs 0 and 1 (the
+			// checks by dependence refuse pinned stores to one array).
+			name: "pinned_triangles", kernel: func(k *Kernel, r []*Ref) {
+				p := k.ProgramID(0)
+				row, col := k.Iota(xla.Int32, 0, 4, 4), k.Iota(xla.Int32, 1, 4, 4)
+				k.When(p.Eq(0), func() { Store(r[1], []any{All, All}, r[0].Load(), row.Ge(col)) })
+				k.When(p.Eq(1), func() { Store(r[1], []any{All, All}, r[0].Load().Neg(), row.Lt(col)) })
+			}, spec: CallSpec{Name: "pinned_triangles", Grid: []int64{2}, OutShapes: f32(4, 4)}, args: x16,
+		},
+		{
+			// Rows of 2x4 blocks, each program its block's lower triangle.
+			name: "block_triangles", kernel: func(k *Kernel, r []*Ref) {
+				row, col := k.Iota(xla.Int32, 0, 2, 4), k.Iota(xla.Int32, 1, 2, 4)
+				Store(r[1], []any{All, All}, r[0].Load().Mul(2.0), row.Add(full(k, 2, 2, 4)).Ge(col))
+			}, spec: CallSpec{Name: "block_triangles", Grid: []int64{2}, OutShapes: f32(4, 4),
+				InSpecs:  []*BlockSpec{{BlockShape: []int64{2, 4}, IndexMap: blockMap(func(g []*Value) []any { return []any{g[0], 0} })}},
+				OutSpecs: []*BlockSpec{{BlockShape: []int64{2, 4}, IndexMap: blockMap(func(g []*Value) []any { return []any{g[0], 0} })}}}, args: x16,
+		},
+	}
+	for _, tc := range accepted {
+		t.Run(tc.name, func(t *testing.T) {
+			assertTritonMatchesInterpret(t, tc)
+		})
+	}
+}
+
 // Kernels a second review found it judged wrongly (fixed since).
 func TestTritonRaceCheckSecondReviewCases(t *testing.T) {
 	f32 := func(d ...int64) []xla.Shape { return []xla.Shape{xla.MakeShape(xla.Float32, d...)} }
@@ -438,6 +540,12 @@ func BenchmarkTritonRaceCheck(b *testing.B) {
 				return nil
 			})
 		}, CallSpec{Name: "long_loop", Grid: []int64{4096}, OutShapes: f32(4096, 16)}},
+		{"triangle_mask_4096", func(k *Kernel, r []*Ref) {
+			row, col := k.Iota(xla.Int32, 0, 16, 16), k.Iota(xla.Int32, 1, 16, 16)
+			Store(r[1], []any{All, All}, r[0].Load(), row.Ge(col))
+		}, CallSpec{Name: "triangles", Grid: []int64{4096}, OutShapes: f32(4096*16, 16),
+			InSpecs:  []*BlockSpec{{BlockShape: []int64{16, 16}, IndexMap: row}},
+			OutSpecs: []*BlockSpec{{BlockShape: []int64{16, 16}, IndexMap: row}}}},
 	}
 	for _, c := range cases {
 		spec := c.spec

@@ -1,0 +1,250 @@
+package pallas
+
+import "slices"
+
+// maskTape computes, element by element at build time, a mask that does
+// not leave a box (boxTerms: a 2-D triangle, (iota + p) % 4 == 0, a 16-bit
+// iota that may wrap), so that overlapRace knows the elements an access
+// under it reaches. The mask must be integer and boolean arithmetic
+// (evalOp's ops) on iotas, integer and boolean constants, reshapes and
+// broadcasts of such values, and values the same everywhere that the
+// site's tape computes (uniform): the program ids, loop indices, bounds.
+type maskTape struct {
+	nodes []maskNode
+	node  map[*Value]int // -1: not computable
+	out   int            // the mask's node
+	uses  []int          // the tape registers the mask reads
+	cost  int            // the elements a run computes
+}
+
+// maskNode is one value of a mask's computation with its elements, row
+// major (one element when it is the same everywhere).
+type maskNode struct {
+	kind uint8
+	op   *Op     // maskElem: the elementwise op
+	reg  int     // maskUniform: the tape register
+	args [3]int  // maskElem: its operands' nodes (-1 none); maskBroadcast: args[0]
+	from []int32 // maskBroadcast: per element, the operand's element
+	val  []int64
+}
+
+const (
+	maskFixed     = iota // values computed once (an iota, a constant)
+	maskUniform          // one value, a tape register
+	maskBroadcast        // an operand's elements, spread
+	maskElem             // an elementwise op
+)
+
+// maxMaskElements bounds the elements of a mask maskTape computes.
+const maxMaskElements = 1 << 20
+
+// newMaskTape compiles mask m against tape t; ok is false when m is not
+// computable at build time (or too large to compute).
+func newMaskTape(t *tape, m *Value) (*maskTape, bool) {
+	if maskElements(m.Type.Shape) < 0 {
+		return nil, false
+	}
+	mt := &maskTape{node: map[*Value]int{}}
+	mt.out = mt.compile(t, m)
+	if mt.out < 0 {
+		return nil, false
+	}
+	for _, n := range mt.nodes {
+		switch n.kind {
+		case maskUniform:
+			mt.uses = append(mt.uses, n.reg)
+		case maskBroadcast, maskElem:
+			mt.cost += len(n.val)
+		}
+	}
+	return mt, true
+}
+
+// compile adds the nodes computing v and returns its node, or -1.
+func (mt *maskTape) compile(t *tape, v *Value) int {
+	if n, ok := mt.node[v]; ok {
+		return n
+	}
+	mt.node[v] = -1 // also while its operands are compiled
+	n := mt.build(t, v)
+	mt.node[v] = n
+	return n
+}
+
+func (mt *maskTape) build(t *tape, v *Value) int {
+	if r := t.uniform(v); r >= 0 {
+		return mt.add(maskNode{kind: maskUniform, reg: r, val: make([]int64, 1)})
+	}
+	op := v.Def
+	dt := v.Type.DType
+	if op == nil || len(op.Regions) != 0 || len(op.Results) != 1 || !(dt.IsInt() || dt.IsBool()) {
+		return -1
+	}
+	shape := v.Type.Shape
+	switch op.Name {
+	case "iota":
+		val := make([]int64, int(maskElements(shape)))
+		stride := maskElements(shape[op.Attrs.Dim+1:])
+		for i := range val {
+			val[i] = wrapInt(int64(i)/stride%shape[op.Attrs.Dim], dt)
+		}
+		return mt.add(maskNode{kind: maskFixed, val: val})
+	case "reshape":
+		return mt.compile(t, op.Operands[0]) // row-major order is kept
+	case "broadcast_in_dim":
+		x := op.Operands[0]
+		a := mt.compile(t, x)
+		if a < 0 {
+			return -1
+		}
+		// Per element, the operand's: its coordinate along each operand
+		// dim is the result's along the dim it goes to (0 when spread).
+		from := make([]int32, int(maskElements(shape)))
+		xs := x.Type.Shape
+		coord := make([]int64, len(shape))
+		for i := range from {
+			at, rest := int64(0), int64(i)
+			for d := len(shape) - 1; d >= 0; d-- {
+				coord[d], rest = rest%shape[d], rest/shape[d]
+			}
+			for d, to := range op.Attrs.Dims {
+				c := coord[to]
+				if xs[d] == 1 {
+					c = 0
+				}
+				at = at*xs[d] + c
+			}
+			from[i] = int32(at)
+		}
+		return mt.add(maskNode{kind: maskBroadcast, args: [3]int{a, -1, -1}, from: from, val: make([]int64, len(from))})
+	}
+	if !evaluable[op.Name] || op.Name == "const" || len(op.Operands) > 3 {
+		return -1 // a const here is a float: integer ones are uniform
+	}
+	n := maskNode{kind: maskElem, op: op, args: [3]int{-1, -1, -1}, val: make([]int64, int(maskElements(shape)))}
+	for i, o := range op.Operands {
+		if n.args[i] = mt.compile(t, o); n.args[i] < 0 {
+			return -1
+		}
+	}
+	return mt.add(n)
+}
+
+// maskElements is the number of elements of shape, or -1 past
+// maxMaskElements.
+func maskElements(shape []int64) int64 {
+	if slices.Contains(shape, 0) {
+		return 0
+	}
+	n := int64(1)
+	for _, d := range shape {
+		if d > maxMaskElements/n {
+			return -1
+		}
+		n *= d
+	}
+	return n
+}
+
+// add appends n; one that reads fixed values only is computed now and
+// becomes fixed itself (a triangle's row >= col costs nothing a run).
+func (mt *maskTape) add(n maskNode) int {
+	fixed := n.kind == maskBroadcast || n.kind == maskElem
+	for _, a := range n.args {
+		fixed = fixed && (a < 0 || mt.nodes[a].kind == maskFixed)
+	}
+	mt.nodes = append(mt.nodes, n)
+	if fixed {
+		mt.step(len(mt.nodes) - 1)
+		mt.nodes[len(mt.nodes)-1].kind = maskFixed
+	}
+	return len(mt.nodes) - 1
+}
+
+// run computes the mask from the tape's registers regs: its elements,
+// row major (nonzero where it holds).
+func (mt *maskTape) run(regs []int64) []int64 {
+	for i := range mt.nodes {
+		if n := &mt.nodes[i]; n.kind == maskUniform {
+			n.val[0] = regs[n.reg]
+		} else {
+			mt.step(i)
+		}
+	}
+	return mt.nodes[mt.out].val
+}
+
+// step computes node i from its operands (nothing for a fixed or
+// uniform node).
+func (mt *maskTape) step(i int) {
+	switch n := &mt.nodes[i]; n.kind {
+	case maskBroadcast:
+		x := mt.nodes[n.args[0]].val
+		if len(x) == 1 {
+			for k := range n.val {
+				n.val[k] = x[0]
+			}
+			return
+		}
+		for k, f := range n.from {
+			n.val[k] = x[f]
+		}
+	case maskElem:
+		var xs [3][]int64
+		for a, arg := range n.args {
+			if arg >= 0 {
+				xs[a] = mt.nodes[arg].val
+			}
+		}
+		elem := func(x []int64, k int) int64 {
+			switch len(x) {
+			case 0:
+				return 0
+			case 1:
+				return x[0]
+			}
+			return x[k]
+		}
+		for k := range n.val {
+			n.val[k] = evalOp(n.op, elem(xs[0], k), elem(xs[1], k), elem(xs[2], k), nil, nil)
+		}
+	}
+}
+
+// maskRuns calls f with each run of elements where mask (row major over
+// shape) holds along its last dim, as the box [lo, hi)
+// of the mask's coordinates; it stops when f returns false.
+func maskRuns(mask []int64, shape []int64, lo, hi []int64, f func(lo, hi []int64) bool) {
+	if len(mask) == 0 {
+		return
+	}
+	if len(shape) == 0 {
+		if mask[0] != 0 {
+			f(lo, hi) // one element: the box of no dims
+		}
+		return
+	}
+	last := len(shape) - 1
+	row := shape[last]
+	for start := int64(0); start < int64(len(mask)); start += row {
+		rest := start / row
+		for d := last - 1; d >= 0; d-- {
+			lo[d], rest = rest%shape[d], rest/shape[d]
+			hi[d] = lo[d] + 1
+		}
+		for k := int64(0); k < row; {
+			if mask[start+k] == 0 {
+				k++
+				continue
+			}
+			lo[last] = k
+			for k < row && mask[start+k] != 0 {
+				k++
+			}
+			hi[last] = k
+			if !f(lo, hi) {
+				return
+			}
+		}
+	}
+}
