@@ -101,32 +101,79 @@ type boxTerm struct {
 // every program, and every pair of boxes compared: then a nil error is
 // proof that no two programs race on the output.
 func (x accesses) overlapRace(p *Program, ri int, accs []*Op, read bool, stores int, w *overlapWork) (complete bool, err error) {
-	refOf := map[*Value]int{}
-	for i, a := range p.Body.Args {
-		refOf[a] = i
-	}
-	var sites []*site
-	complete = true
-	for _, a := range accs {
-		k := refOf[a.Operands[0]]
-		s, ok := newSite(p, a, &p.Refs[k], p.IndexMaps[k-p.NumPrefetch], x.outer[a])
-		if !ok {
-			complete = false
-			continue
-		}
+	sites, complete := x.sites(p, accs)
+	for _, s := range sites {
 		// A store every program makes with the same values meets
 		// another such store harmlessly (it is still placed: it may
 		// meet other accesses, or reach outside the array).
-		s.same = a.Name == "store" && x.same(a, read, stores)
-		sites = append(sites, s)
+		s.same = s.op.Name == "store" && x.same(s.op, read, stores)
 	}
 	if !slices.ContainsFunc(sites, func(s *site) bool { return s.op.Name == "store" }) {
 		return complete, nil // loads alone race with nothing
 	}
-	sub := gridCorner(p.Grid)
-	complete = complete && slices.Equal(sub, p.Grid)
-	rank := max(len(p.Refs[ri].ArrayShape), 1)
-	b := &boxes{rank: rank}
+	b, sub, placed := placeSites(p, ri, sites, true, w)
+	complete = complete && placed
+	if err := b.outsideError(p, ri, sites, sub); err != nil {
+		return false, err
+	}
+	a, c, found, compared := b.meeting(sites, w)
+	if !found {
+		return complete && compared, nil
+	}
+	ga, gc := pointOf(b.prog[a], sub), pointOf(b.prog[c], sub)
+	at := make([]int64, len(p.Refs[ri].ArrayShape))
+	for d := range at {
+		at[d] = max(b.lo(a)[d], b.lo(c)[d])
+	}
+	sa, sc := sites[b.site[a]].op, sites[b.site[c]].op
+	return complete, &Error{Kernel: p.Name, Op: "triton", Msg: fmt.Sprintf(
+		"%s: grid points %s and %s both reach its element %s, the %s at %s in one and the %s at %s in the other (positions computed at build time); "+
+			"on a GPU the programs run in parallel and race. Let each program reach only elements no other program stores",
+		p.Refs[ri], tuple(ga), tuple(gc), tuple(at), sa.Name, sa.Loc, sc.Name, sc.Loc)}
+}
+
+// outsideLoads reports a load of input (or scalar-prefetch array) ri that
+// reaches outside the array, where its elements are computable at build
+// time (as overlapRace computes them): interpret mode reports such a
+// load out of bounds, while on a GPU it would read other memory.
+func (x accesses) outsideLoads(p *Program, ri int, loads []*Op, w *overlapWork) error {
+	sites, _ := x.sites(p, loads)
+	if len(sites) == 0 {
+		return nil
+	}
+	b, sub, _ := placeSites(p, ri, sites, false, w)
+	return b.outsideError(p, ri, sites, sub)
+}
+
+// sites compiles the accesses accs whose elements are computable (newSite);
+// complete is false when some are not.
+func (x accesses) sites(p *Program, accs []*Op) (sites []*site, complete bool) {
+	complete = true
+	for _, a := range accs {
+		k := slices.Index(p.Body.Args, a.Operands[0])
+		var m *Region // a scalar-prefetch array has no index map
+		if k >= p.NumPrefetch {
+			m = p.IndexMaps[k-p.NumPrefetch]
+		}
+		s, ok := newSite(p, a, &p.Refs[k], m, x.outer[a])
+		if !ok {
+			complete = false
+			continue
+		}
+		sites = append(sites, s)
+	}
+	return sites, complete
+}
+
+// placeSites places the boxes of sites, accesses of ref ri, for every
+// program of the grid or of its corner sub (gridCorner), each site within
+// its share of w, keeping them when keep (else it only looks for one
+// outside the array); complete reports that every program's were placed
+// on the whole grid.
+func placeSites(p *Program, ri int, sites []*site, keep bool, w *overlapWork) (b *boxes, sub []int64, complete bool) {
+	sub = gridCorner(p.Grid)
+	complete = slices.Equal(sub, p.Grid)
+	b = &boxes{rank: max(len(p.Refs[ri].ArrayShape), 1), drop: !keep}
 	total := gridSteps(sub)
 	g := make([]int64, len(sub))
 	lost := make([]bool, len(sites)) // some program's elements not computed
@@ -151,30 +198,21 @@ func (x accesses) overlapRace(p *Program, ri int, accs []*Op, read bool, stores 
 			}
 		}
 	}
-	for _, l := range lost {
-		complete = complete && !l
+	return b, sub, complete && !slices.Contains(lost, true)
+}
+
+// outsideError is the error for the first access placed that reaches
+// outside ref ri's array, nil when none did.
+func (b *boxes) outsideError(p *Program, ri int, sites []*site, sub []int64) error {
+	o := b.outside
+	if o == nil {
+		return nil
 	}
-	if o := b.outside; o != nil {
-		a := sites[o.site].op
-		return false, &Error{Kernel: p.Name, Op: "triton", Msg: fmt.Sprintf(
-			"%s: the %s at %s reaches its elements %d to %d of dim %d at grid point %s, outside the array (interpret mode reports it out of bounds); "+
-				"a GPU addresses the array's memory flat, so it would reach other elements or other memory. Keep each index inside its dim, or mask it",
-			p.Refs[ri], a.Name, a.Loc, o.lo, o.hi-1, o.dim, tuple(pointOf(o.prog, sub)))}
-	}
-	a, c, found, compared := b.meeting(sites, w)
-	if !found {
-		return complete && compared, nil
-	}
-	ga, gc := pointOf(b.prog[a], sub), pointOf(b.prog[c], sub)
-	at := make([]int64, len(p.Refs[ri].ArrayShape))
-	for d := range at {
-		at[d] = max(b.lo(a)[d], b.lo(c)[d])
-	}
-	sa, sc := sites[b.site[a]].op, sites[b.site[c]].op
-	return complete, &Error{Kernel: p.Name, Op: "triton", Msg: fmt.Sprintf(
-		"%s: grid points %s and %s both reach its element %s, the %s at %s in one and the %s at %s in the other (positions computed at build time); "+
-			"on a GPU the programs run in parallel and race. Let each program reach only elements no other program stores",
-		p.Refs[ri], tuple(ga), tuple(gc), tuple(at), sa.Name, sa.Loc, sc.Name, sc.Loc)}
+	a := sites[o.site].op
+	return &Error{Kernel: p.Name, Op: "triton", Msg: fmt.Sprintf(
+		"%s: the %s at %s reaches its elements %d to %d of dim %d at grid point %s, outside the array (interpret mode reports it out of bounds); "+
+			"a GPU addresses the array's memory flat, so it would reach other elements or other memory. Keep each index inside its dim, or mask it",
+		p.Refs[ri], a.Name, a.Loc, o.lo, o.hi-1, o.dim, tuple(pointOf(o.prog, sub)))}
 }
 
 // newSite compiles access a of a ref (info, index map m) with the ops
@@ -648,6 +686,7 @@ type boxes struct {
 	site    []int32
 	coords  []int64
 	outside *outsideAccess // the first access found reaching outside the array
+	drop    bool           // keep no box: only outside is looked for
 }
 
 // outsideAccess is an access that reaches elements [lo, hi) of dim dim,
@@ -662,6 +701,9 @@ type outsideAccess struct {
 func (b *boxes) len() int { return len(b.prog) }
 
 func (b *boxes) add(site int32, prog int64, lo, hi []int64) {
+	if b.drop {
+		return
+	}
 	b.prog = append(b.prog, prog)
 	b.site = append(b.site, site)
 	b.coords = append(append(b.coords, lo...), hi...)

@@ -569,3 +569,65 @@ func BenchmarkTritonRaceCheck(b *testing.B) {
 		})
 	}
 }
+
+// TestTritonRefusesLoadsOutsideInputs: a load of an input or of a
+// scalar-prefetch array whose elements are computable at build time and
+// reach outside the array is an error of the Triton lowering (a GPU would
+// read other memory), as interpret mode reports it out of bounds when the
+// kernel runs; loads that stay inside, masked ones included, lower.
+func TestTritonRefusesLoadsOutsideInputs(t *testing.T) {
+	f32 := func(d ...int64) []xla.Shape { return []xla.Shape{xla.MakeShape(xla.Float32, d...)} }
+	x8 := fTensor([]int64{8}, func(i int) float64 { return float64(i) })
+	refused := []struct {
+		name string
+		c    tritonCase
+		want string
+	}{
+		{"start_past_the_end", tritonCase{kernel: func(k *Kernel, r []*Ref) {
+			p := k.ProgramID(0)
+			r[1].Store(r[0].Load(DS(p.Mul(4).Add(4), 4)), DS(p.Mul(4), 4))
+		}, spec: CallSpec{Name: "past_end", Grid: []int64{2}, OutShapes: f32(8)}, args: []*interpreter.Tensor{x8}},
+			"input 0 (f32[8] block of f32[8]): the load at triton_overlap_test.go:"},
+		{"block_past_the_array", tritonCase{kernel: func(k *Kernel, r []*Ref) {
+			r[1].Store(r[0].Load())
+		}, spec: CallSpec{Name: "block_past", Grid: []int64{2}, OutShapes: f32(8),
+			InSpecs:  []*BlockSpec{{BlockShape: []int64{4}, IndexMap: blockMap(func(g []*Value) []any { return []any{g[0].Mul(2)} })}},
+			OutSpecs: []*BlockSpec{{BlockShape: []int64{4}, IndexMap: blockMap(func(g []*Value) []any { return []any{g[0]} })}}},
+			args: []*interpreter.Tensor{x8}},
+			"reaches its elements 8 to 11 of dim 0 at grid point (1), outside the array"},
+		{"prefetch_past_the_end", tritonCase{kernel: func(k *Kernel, r []*Ref) {
+			p := k.ProgramID(0)
+			r[2].Store(r[1].Load(DS(p, 1)).Add(r[0].Load(DS(p.Add(2), 1)).Astype(xla.Float32)), DS(p, 1))
+		}, spec: CallSpec{Name: "prefetch_past", Grid: []int64{4}, OutShapes: f32(4), NumScalarPrefetch: 1},
+			args: []*interpreter.Tensor{iTensor([]int64{4}, 1, 2, 3, 4), x8}},
+			"reaches its elements 4 to 4 of dim 0 at grid point (2), outside the array"},
+	}
+	for _, tc := range refused {
+		t.Run(tc.name, func(t *testing.T) {
+			spec := tc.c.spec
+			spec.Backend = Triton
+			p, err := Trace(tc.c.kernel, spec, argTypes(tc.c.args))
+			require.NoError(t, err)
+			_, err = LowerTriton(p, CompilerParams{})
+			require.ErrorContains(t, err, tc.want)
+			// Interpret mode reports the same load when it runs.
+			_, err = runCall(tc.c.kernel, tc.c.spec, tc.c.args...)
+			var be *BoundsError
+			require.ErrorAs(t, err, &be)
+		})
+	}
+	// Inside: a window masked to the array's end, and a loop over blocks.
+	assertTritonMatchesInterpret(t, tritonCase{name: "masked_window", kernel: func(k *Kernel, r []*Ref) {
+		p := k.ProgramID(0)
+		io := k.Iota(xla.Int32, 0, 8)
+		v := Load(r[0], []any{DS(p.Mul(4), 8)}, io.Lt(k.Full(xla.Int32, 8, 8).Sub(p.Mul(4).BroadcastTo(8))), 0.0)
+		r[1].Store(v.Sum().Reshape(1), DS(p, 1))
+	}, spec: CallSpec{Name: "masked_window", Grid: []int64{2}, OutShapes: f32(2)}, args: []*interpreter.Tensor{x8}})
+	assertTritonMatchesInterpret(t, tritonCase{name: "loop_blocks", kernel: func(k *Kernel, r []*Ref) {
+		p := k.ProgramID(0)
+		acc := k.ForLoop(0, 4, []*Value{k.Full(xla.Float32, 0.0, 2)}, func(i *Value, c []*Value) []*Value {
+			return []*Value{c[0].Add(r[0].Load(DS(i.Mul(2), 2)))}
+		})
+		r[1].Store(acc[0].Add(p.Astype(xla.Float32).BroadcastTo(2)), DS(p.Mul(2), 2))
+	}, spec: CallSpec{Name: "loop_blocks", Grid: []int64{2}, OutShapes: f32(4)}, args: []*interpreter.Tensor{x8}})
+}

@@ -66,10 +66,11 @@ import (
 // p % 2, windows wider than their stride, o[(p+i) % n] in a loop over i);
 // where that covers every access of an output on the whole grid its
 // verdict is final and the rules above are not applied to the output.
-// Accesses at loaded or carried positions, or under masks that are not
-// boxes (maskBox; scatter-adds at
-// prefetched indices with repeats, say), race unseen when dependence alone
-// keeps them apart. An output's index map that is arithmetic on the grid indices alone is also
+// Accesses at loaded or carried positions, or under masks that read
+// loaded data (scatter-adds at prefetched indices with repeats, say), race
+// unseen when dependence alone keeps them apart. The loads of inputs and
+// prefetch arrays are computed too, for reaching outside their arrays
+// (outsideLoads). An output's index map that is arithmetic on the grid indices alone is also
 // computed at build time, on the whole grid up to 65,536 programs and on
 // a corner of a larger one, and two programs sent to the same block that
 // both load and store it are an error (g0+g1 uses every axis, yet sends
@@ -202,6 +203,26 @@ func checkParallelPrograms(p *Program) error {
 	// What the checks by dependence take as apart, computed where it can be.
 	for _, err := range computed {
 		if err != nil {
+			return err
+		}
+	}
+	// Loads of the inputs and prefetch arrays reaching outside them (those
+	// of an input aliased to a stored output were placed with the output).
+	placed := map[int]bool{}
+	for o := 0; o < p.NumOutputs; o++ {
+		if ri := p.NumPrefetch + nin + o; len(stores[ri]) > 0 {
+			placed[p.Refs[ri].AliasOf] = true
+		}
+	}
+	var read []int
+	for i := 0; i < p.NumPrefetch+nin; i++ {
+		if len(loads[i]) > 0 && !placed[i] {
+			read = append(read, i)
+		}
+	}
+	for _, i := range read {
+		w := &overlapWork{left: maxOverlapWork / 4 / len(read)}
+		if err := acc.outsideLoads(p, i, loads[i], w); err != nil {
 			return err
 		}
 	}
