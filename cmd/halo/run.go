@@ -110,8 +110,9 @@ func runFile(w, errw io.Writer, plugin, path string, timeout time.Duration) erro
 
 // compileFile compiles the file's text for replicas x partitions
 // devices, naming the file in its error. When halo's parser could not read
-// the text either, the error is the parser's, at its position in the file
-// (the backend's follows when it says something else).
+// the text either, the error is the parser's, at its position in the file,
+// followed by a loaded plugin's (the built-in interpreter parses with
+// halo's parser: it has nothing to add).
 func compileFile(c *pjrt.Client, mf *moduleFile, replicas, partitions int) (*pjrt.Executable, error) {
 	co := xla.DefaultCompileOptions()
 	co.NumReplicas, co.NumPartitions = replicas, partitions
@@ -122,9 +123,8 @@ func compileFile(c *pjrt.Client, mf *moduleFile, replicas, partitions int) (*pjr
 	case mf.parseErr == nil:
 		return nil, fmt.Errorf("%s: %w", mf.path, err)
 	}
-	var se *stablehlo.SyntaxError
-	if errors.As(mf.parseErr, &se) && strings.Contains(err.Error(), se.Msg) {
-		return nil, mf.parseErr // a backend that parses with halo's parser (the interpreter) says the same
+	if c.Plugin().Path() == "" {
+		return nil, mf.parseErr // a built-in backend (the interpreter) parses with halo's parser: it says the same
 	}
 	return nil, fmt.Errorf("%w (%s: %v)", mf.parseErr, c.Plugin().Name(), err)
 }
