@@ -206,6 +206,28 @@ func (m maskTerm) build(k *Kernel, p0 *Value, size int64) *Value {
 	return c.Le(io)
 }
 
+// assertRefusedRace: the race check refuses c with an error that says
+// want, and running c's programs on the TTIR evaluator in row-major and in
+// reverse order shows the race (output 0 differs).
+func assertRefusedRace(t *testing.T, c tritonCase, want string) {
+	t.Helper()
+	checkErr, outs, back := tevOrders(t, c)
+	require.ErrorContains(t, checkErr, want)
+	require.False(t, sameBits(outs[0], back[0]), "the evaluator should show the race")
+}
+
+// lowerTritonErr traces c for the Triton backend (tracing must succeed:
+// it is backend-neutral) and returns LowerTriton's error.
+func lowerTritonErr(t *testing.T, c tritonCase) error {
+	t.Helper()
+	spec := c.spec
+	spec.Backend = Triton
+	p, err := Trace(c.kernel, spec, argTypes(c.args))
+	require.NoError(t, err, "tracing is backend-neutral")
+	_, err = LowerTriton(p, CompilerParams{})
+	return err
+}
+
 // Kernels a review of the computed check found it judged wrongly (fixed
 // since): each refused kernel's TTIR gives different results in the two
 // program orders on the evaluator, or reaches outside its array.
@@ -253,11 +275,7 @@ func TestTritonRaceCheckReviewCases(t *testing.T) {
 		},
 	}
 	for _, tc := range refused {
-		t.Run(tc.c.name, func(t *testing.T) {
-			checkErr, outs, back := tevOrders(t, tc.c)
-			require.ErrorContains(t, checkErr, tc.want)
-			require.False(t, sameBits(outs[0], back[0]), "the evaluator should show the race")
-		})
+		t.Run(tc.c.name, func(t *testing.T) { assertRefusedRace(t, tc.c, tc.want) })
 	}
 	// A loop whose first store uses up the check's work: what it computed
 	// of the second, racy store still counts.
@@ -314,12 +332,7 @@ func TestTritonRaceCheckReviewCases(t *testing.T) {
 	}
 	for _, tc := range outside {
 		t.Run(tc.name, func(t *testing.T) {
-			spec := tc.spec
-			spec.Backend = Triton
-			p, err := Trace(tc.kernel, spec, nil)
-			require.NoError(t, err)
-			_, err = LowerTriton(p, CompilerParams{})
-			require.ErrorContains(t, err, tc.want)
+			require.ErrorContains(t, lowerTritonErr(t, tritonCase{kernel: tc.kernel, spec: tc.spec}), tc.want)
 		})
 	}
 	// Race-free kernels it refused: a loop no odd program runs, a When
@@ -399,11 +412,7 @@ func TestTritonRaceCheckElementwiseMasks(t *testing.T) {
 		},
 	}
 	for _, tc := range refused {
-		t.Run(tc.c.name, func(t *testing.T) {
-			checkErr, outs, back := tevOrders(t, tc.c)
-			require.ErrorContains(t, checkErr, tc.want)
-			require.False(t, sameBits(outs[0], back[0]), "the evaluator should show the race")
-		})
+		t.Run(tc.c.name, func(t *testing.T) { assertRefusedRace(t, tc.c, tc.want) })
 	}
 	x16 := []*interpreter.Tensor{fTensor([]int64{4, 4}, func(i int) float64 { return float64(i) })}
 	accepted := []tritonCase{
@@ -604,14 +613,9 @@ func TestTritonRefusesLoadsOutsideInputs(t *testing.T) {
 	}
 	for _, tc := range refused {
 		t.Run(tc.name, func(t *testing.T) {
-			spec := tc.c.spec
-			spec.Backend = Triton
-			p, err := Trace(tc.c.kernel, spec, argTypes(tc.c.args))
-			require.NoError(t, err)
-			_, err = LowerTriton(p, CompilerParams{})
-			require.ErrorContains(t, err, tc.want)
+			require.ErrorContains(t, lowerTritonErr(t, tc.c), tc.want)
 			// Interpret mode reports the same load when it runs.
-			_, err = runCall(tc.c.kernel, tc.c.spec, tc.c.args...)
+			_, err := runCall(tc.c.kernel, tc.c.spec, tc.c.args...)
 			var be *BoundsError
 			require.ErrorAs(t, err, &be)
 		})

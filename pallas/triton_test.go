@@ -1998,12 +1998,7 @@ func TestTritonRefusesOrderDependentKernels(t *testing.T) {
 	}...)
 	for _, tc := range cases {
 		t.Run(tc.c.name, func(t *testing.T) {
-			spec := tc.c.spec
-			spec.Backend = Triton
-			p, err := Trace(tc.c.kernel, spec, argTypes(tc.c.args))
-			require.NoError(t, err)
-			_, err = LowerTriton(p, CompilerParams{})
-			require.ErrorContains(t, err, tc.want)
+			require.ErrorContains(t, lowerTritonErr(t, tc.c), tc.want)
 			checkErr, outs, back := tevOrders(t, tc.c)
 			require.Error(t, checkErr)
 			differ := false
