@@ -582,7 +582,9 @@ func TestMisuseTriton(t *testing.T) {
 		require.NoError(t, err)
 		err = noPanic(t, t.Name(), func() error { _, err := LowerTriton(p, CompilerParams{}); return err })
 		requireMisuse(t, err, "k43", "input 0 (f32[4,3] block of f32[4,6])", "power-of-two block dims")
-		assert.Contains(t, err.Error(), "at misuse_test.go:", "the index map's line")
+		// Not the index map's line (maps are often shared between
+		// specs): the ref names the spec, and Call adds its own line.
+		assert.NotContains(t, err.Error(), "at misuse_test.go:")
 	})
 
 	loopKernel := func(k *Kernel, r []*Ref) {
@@ -728,7 +730,7 @@ func TestMisuseVmap(t *testing.T) {
 	})
 	t.Run("batched flags and InSpecs disagree", func(t *testing.T) {
 		err := vmapCall(t, copyKernel, CallSpec{Name: "v", OutShapes: one, InSpecs: []*BlockSpec{nil, nil}}, 3, []bool{true})
-		requireMisuse(t, err, "v", "vmap", "1 batched flags (one per operand) for a call of 2 operands (0 scalar-prefetch, 2 InSpecs)")
+		requireMisuse(t, err, "v", "vmap", "1 batched flags (one per operand) for a call of 2 (0 scalar-prefetch, 2 InSpecs)")
 	})
 	t.Run("OutSpecs and outputs disagree", func(t *testing.T) {
 		err := vmapCall(t, copyKernel, CallSpec{Name: "v", OutShapes: one, OutSpecs: []*BlockSpec{nil, nil}}, 3, []bool{true})

@@ -31,6 +31,7 @@ type semanticsCase struct {
 // (TestKernelSemanticsOnTriton).
 func semanticsCases(t *testing.T) []semanticsCase {
 	x44 := f32s(16, func(i int) float32 { return float32(i) })
+	nan, negZero := float32(math.NaN()), float32(math.Copysign(0, -1))
 	return []semanticsCase{
 		{
 			name: "masked load with other, masked store",
@@ -259,6 +260,35 @@ func semanticsCases(t *testing.T) []semanticsCase {
 			spec: CallSpec{OutShapes: []xla.Shape{xla.MakeShape(xla.Float32, 4, 4)}, Grid: []int64{1}},
 			args: []*interpreter.Tensor{tensor(t, xla.Float32, x44, 4, 4)},
 			want: []float32{9, 0, 0, 0, 7, 7, 0, 0, 10, 0, 0, 0, 0, 0, 0, 0},
+		},
+		{
+			// Argmax and Argmin take the first of equal elements (-0 and 0
+			// too) and, in floats, the first NaN; Reshape infers a -1 dim
+			// and ExpandDims keeps a reduced axis, as keepdims does.
+			name: "argmax, argmin, reshape -1, expand dims",
+			kernel: func(k *Kernel, r []*Ref) {
+				x := r[0].Load()
+				ints := k.Iota(xla.Int32, 1, 4, 4).Mul(3).Rem(4) // rows 0 3 2 1
+				r[1].Store(x.Argmax(1))
+				r[2].Store(x.Argmin(-1))
+				r[3].Store(ints.Argmax(1).Add(ints.Argmin(0).Mul(10)))
+				r[4].Store(x.Sub(x.ReduceMin(1).Reshape(-1, 1)))
+				r[5].Store(x.Sum(0).ExpandDims(0).BroadcastTo(4, 4))
+			},
+			spec: CallSpec{OutShapes: []xla.Shape{xla.MakeShape(xla.Int32, 4), xla.MakeShape(xla.Int32, 4), xla.MakeShape(xla.Int32, 4),
+				xla.MakeShape(xla.Float32, 4, 4), xla.MakeShape(xla.Float32, 4, 4)}},
+			args: []*interpreter.Tensor{tensor(t, xla.Float32, []float32{
+				1, 3, 3, 2,
+				5, nan, 7, nan,
+				negZero, 0, -1, -1,
+				4, 4, 4, 4}, 4, 4)},
+			want: [][]any{
+				{[]int32{1, 1, 0, 0}},
+				{[]int32{0, 1, 2, 0}},
+				{[]int32{1, 1, 1, 1}},
+				{[]float32{0, 2, 2, 1, nan, nan, nan, nan, 1, 1, 0, 0, 0, 0, 0, 0}},
+				{[]float32{10, nan, 13, nan, 10, nan, 13, nan, 10, nan, 13, nan, 10, nan, 13, nan}},
+			},
 		},
 		{
 			// (No unwritten output: on a GPU it holds whatever was there.)
@@ -511,6 +541,18 @@ func TestTraceErrors(t *testing.T) {
 		{"index map panics", func(k *Kernel, r []*Ref) {},
 			CallSpec{OutShapes: one, InSpecs: []*BlockSpec{{BlockShape: []int64{2}, IndexMap: func(g []*Value, _ []*Ref) []any { return []any{g[3]} }}}},
 			[]string{"index map of input 0 (f32[2] block of f32[4]) at semantics_test.go:", "panicked while tracing"}},
+		{"two -1 dims", func(k *Kernel, r []*Ref) { k.Zeros(xla.Float32, 4).Reshape(-1, -1) },
+			CallSpec{OutShapes: one}, []string{"reshape at semantics_test.go:", "more than one -1 dim in shape [-1 -1]"}},
+		{"no size for a -1 dim", func(k *Kernel, r []*Ref) { k.Zeros(xla.Float32, 4).Reshape(3, -1) },
+			CallSpec{OutShapes: one}, []string{"cannot reshape f32[4] to [3 -1]: no size for the -1 dim"}},
+		{"expand dims axis", func(k *Kernel, r []*Ref) { r[0].Load().ExpandDims(3) },
+			CallSpec{OutShapes: one}, []string{"reshape at semantics_test.go:", "bad axes [3] to insert into f32[4]"}},
+		{"argmax axis", func(k *Kernel, r []*Ref) { r[0].Load().Argmax(1) },
+			CallSpec{OutShapes: one}, []string{"argmax at semantics_test.go:", "axis 1 for rank 1"}},
+		{"argmin of bools", func(k *Kernel, r []*Ref) { r[0].Load().Gt(0.0).Argmin(0) },
+			CallSpec{OutShapes: one}, []string{"argmin at semantics_test.go:", "not defined on i1"}},
+		{"a reduced axis lines up from the last", func(k *Kernel, r []*Ref) { k.Zeros(xla.Float32, 4, 2).Add(r[0].Load()) },
+			CallSpec{OutShapes: one}, []string{"shapes [4 2] and [4] do not broadcast (dims line up from the last, as in NumPy: ExpandDims(1) on the [4] operand"}},
 		{"index map returns a float", func(k *Kernel, r []*Ref) {},
 			CallSpec{OutShapes: one, InSpecs: []*BlockSpec{{BlockShape: []int64{2}, IndexMap: func(g []*Value, _ []*Ref) []any { return []any{1.5} }}}},
 			[]string{"index map of input 0 (f32[2] block of f32[4]) at semantics_test.go:", "1.5"}},

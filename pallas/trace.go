@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"runtime"
+	"slices"
 	"strings"
 
 	"github.com/halo-ml/halo/xla"
@@ -531,12 +532,31 @@ func (k *Kernel) broadcastTo(op string, v *Value, shape []int64) *Value {
 	for i := 0; i < r; i++ {
 		j := len(shape) - r + i
 		if d := v.Type.Shape[i]; d != shape[j] && d != 1 {
-			k.failf(op, "cannot broadcast %s to shape %v", v.Type, shape)
+			k.failf(op, "cannot broadcast %s to shape %v%s", v.Type, shape, expandHint(v.Type.Shape, shape))
 			return k.placeholder(Type{DType: v.Type.DType, Shape: shape})
 		}
 		dims[i] = int64(j)
 	}
 	return k.emit("broadcast_in_dim", []*Value{v}, []Type{{DType: v.Type.DType, Shape: shape}}, Attrs{Dims: dims}).Results[0]
+}
+
+// expandHint is a hint for a shape that does not broadcast to shape (its
+// dims line up with shape's last ones) but would with size-1 dims after
+// it, as a reduction that dropped its axis leaves: "" otherwise.
+func expandHint(from, shape []int64) string {
+	if len(from) == 0 || len(from) >= len(shape) {
+		return ""
+	}
+	for i, d := range from {
+		if d != shape[i] && d != 1 {
+			return ""
+		}
+	}
+	axes := make([]string, 0, len(shape)-len(from))
+	for a := len(from); a < len(shape); a++ {
+		axes = append(axes, fmt.Sprint(a))
+	}
+	return fmt.Sprintf(" (dims line up from the last, as in NumPy: ExpandDims(%s) on the %v operand lines them up from the first, as keepdims would after a reduction)", strings.Join(axes, ", "), from)
 }
 
 // binaryOperands converts and broadcasts x and y to one type.
@@ -563,7 +583,8 @@ func (k *Kernel) binaryOperands(op string, x, y any, xName, yName string) (*Valu
 	}
 	shape, ok := broadcastShapes(a.Type.Shape, b.Type.Shape)
 	if !ok {
-		k.failf(op, "shapes %v and %v do not broadcast", a.Type.Shape, b.Type.Shape)
+		hint := expandHint(b.Type.Shape, a.Type.Shape) + expandHint(a.Type.Shape, b.Type.Shape)
+		k.failf(op, "shapes %v and %v do not broadcast%s", a.Type.Shape, b.Type.Shape, hint)
 		return nil, nil, false
 	}
 	return k.broadcastTo(op, a, shape), k.broadcastTo(op, b, shape), k.st.err == nil
@@ -748,11 +769,33 @@ func (v *Value) BroadcastTo(shape ...int64) *Value {
 	return k.broadcastTo("broadcast_in_dim", v, shape)
 }
 
-// Reshape gives v a new shape with the same number of elements.
+// Reshape gives v a new shape with the same number of elements; one dim
+// may be -1, the size that leaves the count unchanged (Reshape(-1, 1)).
 func (v *Value) Reshape(shape ...int64) *Value {
 	k := kernelOf("reshape", "operand 0", v)
+	if !k.check("reshape", v) {
+		return k.placeholder(Type{DType: v.Type.DType, Shape: shape})
+	}
+	if i := slices.Index(shape, -1); i >= 0 {
+		rest := slices.Clone(shape)
+		rest[i] = 1
+		if slices.Contains(rest, -1) {
+			k.failf("reshape", "more than one -1 dim in shape %v", shape)
+			return k.placeholder(Type{DType: v.Type.DType, Shape: rest})
+		}
+		if !k.checkDims("reshape", rest) {
+			return k.placeholder(Type{DType: v.Type.DType, Shape: rest})
+		}
+		n := (Type{Shape: rest}).Size()
+		if n == 0 || v.Type.Size()%n != 0 {
+			k.failf("reshape", "cannot reshape %s to %v: no size for the -1 dim", v.Type, shape)
+			return k.placeholder(Type{DType: v.Type.DType, Shape: rest})
+		}
+		rest[i] = v.Type.Size() / n
+		shape = rest
+	}
 	t := Type{DType: v.Type.DType, Shape: shape}
-	if !k.check("reshape", v) || !k.checkDims("reshape", shape) {
+	if !k.checkDims("reshape", shape) {
 		return k.placeholder(t)
 	}
 	if t.Size() != v.Type.Size() {
@@ -763,6 +806,38 @@ func (v *Value) Reshape(shape ...int64) *Value {
 		return v
 	}
 	return k.emit("reshape", []*Value{v}, []Type{t}, Attrs{}).Results[0]
+}
+
+// ExpandDims inserts dims of size 1 at axes, positions in the result
+// (negative ones count from its end): x.ReduceMax(1).ExpandDims(1) is the
+// rows' maxima as a column, which broadcasts against x.
+func (v *Value) ExpandDims(axes ...int) *Value {
+	k := kernelOf("reshape", "operand 0", v)
+	if !k.check("reshape", v) {
+		return v
+	}
+	r := len(v.Type.Shape) + len(axes)
+	unit := make([]bool, r)
+	for _, a := range axes {
+		if a < 0 {
+			a += r
+		}
+		if a < 0 || a >= r || unit[a] {
+			k.failf("reshape", "bad axes %v to insert into %s", axes, v.Type)
+			return k.placeholder(v.Type)
+		}
+		unit[a] = true
+	}
+	shape := make([]int64, 0, r)
+	rest := v.Type.Shape
+	for _, u := range unit {
+		if u {
+			shape = append(shape, 1)
+		} else {
+			shape, rest = append(shape, rest[0]), rest[1:]
+		}
+	}
+	return v.Reshape(shape...)
 }
 
 // Transpose permutes v's dims: result dim i is v's dim perm[i].
@@ -848,6 +923,54 @@ func (v *Value) ReduceMax(axes ...int) *Value { return v.reduce("max", axes) }
 // count from the end).
 func (v *Value) ReduceMin(axes ...int) *Value { return v.reduce("min", axes) }
 
+// Argmax is the index (i32) along axis (negative counts from the end) of
+// v's largest element, the first of equal ones; for floats, of the first
+// NaN where there is one (as jnp.argmax). The axis is dropped.
+func (v *Value) Argmax(axis int) *Value { return v.argReduce("argmax", axis) }
+
+// Argmin is the index (i32) along axis of v's smallest element, as Argmax.
+func (v *Value) Argmin(axis int) *Value { return v.argReduce("argmin", axis) }
+
+// argReduce builds Argmax and Argmin from a reduction and the first index
+// where an element meets it (or is NaN), so that every backend runs it.
+func (v *Value) argReduce(kind string, axis int) *Value {
+	k := kernelOf(kind, "operand 0", v)
+	if !k.check(kind, v) {
+		return v
+	}
+	r := len(v.Type.Shape)
+	if axis < 0 {
+		axis += r
+	}
+	if axis < 0 || axis >= r {
+		k.failf(kind, "axis %d for rank %d", axis, r)
+		return k.placeholder(Type{DType: xla.Int32})
+	}
+	if notNumber(v.Type.DType) {
+		k.failf(kind, "not defined on %v", v.Type.DType)
+		return k.placeholder(Type{DType: xla.Int32})
+	}
+	n := v.Type.Shape[axis]
+	if n > math.MaxInt32 {
+		k.failf(kind, "axis %d of %s has more elements than an i32 indexes", axis, v.Type)
+		return k.placeholder(Type{DType: xla.Int32})
+	}
+	shape := v.Type.Shape
+	idx := k.Iota(xla.Int32, axis, shape...)
+	// The first index where c holds along axis, n where it holds nowhere.
+	first := func(c *Value) *Value { return Where(c, idx, int(n)).ReduceMin(axis) }
+	best := v.ReduceMax(axis)
+	if kind == "argmin" {
+		best = v.ReduceMin(axis)
+	}
+	at := first(v.Eq(best.ExpandDims(axis).BroadcastTo(shape...)))
+	if !v.Type.DType.IsFloat() {
+		return at
+	}
+	nan := first(v.Ne(v))
+	return Where(nan.Lt(int(n)), nan, at)
+}
+
 // Where is cond ? x : y elementwise (x, y Values or Go scalars; all three
 // broadcast together). A Go scalar takes the other operand's dtype; two
 // Go scalars are f32 if either is a float, else i32 (or bool).
@@ -898,7 +1021,7 @@ func DotTransposed(a, b *Value, transA, transB bool, preferred xla.DType) *Value
 		return k.placeholder(Type{DType: preferred})
 	}
 	if a.Type.DType != b.Type.DType {
-		k.failf("dot", "operand dtypes differ: %s and %s", a.Type, b.Type)
+		k.failf("dot", "operand dtypes differ: %s and %s (convert one with Astype; the preferred dtype sets the result's)", a.Type, b.Type)
 		return k.placeholder(Type{DType: preferred})
 	}
 	if notNumber(a.Type.DType) {

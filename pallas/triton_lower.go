@@ -591,7 +591,7 @@ func lowerTritonFunc(p *Program) (f *ttFunc, grid [3]int64, err error) {
 		if blocked {
 			for _, bd := range info.BlockShape {
 				if !isPow2(bd) {
-					l.failAt(l.p.indexMapOf(info), "%s: block shape %v: Triton needs power-of-two block dims", info, info.Block)
+					l.failAt(nil, "%s: block shape %v: Triton needs power-of-two block dims", info, info.Block)
 				}
 			}
 		}

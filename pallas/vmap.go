@@ -50,7 +50,7 @@ func Vmap(kernel KernelFunc, spec CallSpec, batch int64, batched []bool) (Kernel
 	}
 	nin := len(batched) - np
 	if len(spec.InSpecs) != 0 && len(spec.InSpecs) != nin {
-		return fail("%d batched flags (one per operand) for a call of %d operands (%d scalar-prefetch, %d InSpecs)", len(batched), np+len(spec.InSpecs), np, len(spec.InSpecs))
+		return fail("%d batched flags (one per operand) for a call of %d (%d scalar-prefetch, %d InSpecs)", len(batched), np+len(spec.InSpecs), np, len(spec.InSpecs))
 	}
 	if len(spec.OutSpecs) != 0 && len(spec.OutSpecs) != len(spec.OutShapes) {
 		return fail("%d OutSpecs for %d outputs", len(spec.OutSpecs), len(spec.OutShapes))
