@@ -113,7 +113,7 @@ func (x accesses) overlapRace(p *Program, ri int, accs []*Op, read bool, stores 
 	}
 	b, sub, placed := placeSites(p, ri, sites, true, w)
 	complete = complete && placed
-	if err := b.outsideError(p, ri, sites, sub); err != nil {
+	if err := b.outsideError(p, sites, sub); err != nil {
 		return false, err
 	}
 	a, c, found, compared := b.meeting(sites, w)
@@ -142,7 +142,7 @@ func (x accesses) outsideLoads(p *Program, ri int, loads []*Op, w *overlapWork) 
 		return nil
 	}
 	b, sub, _ := placeSites(p, ri, sites, false, w)
-	return b.outsideError(p, ri, sites, sub)
+	return b.outsideError(p, sites, sub)
 }
 
 // sites compiles the accesses accs whose elements are computable (newSite);
@@ -183,7 +183,7 @@ func placeSites(p *Program, ri int, sites []*site, keep bool, w *overlapWork) (b
 	for j := range shares {
 		shares[j] = &overlapWork{left: w.left / len(sites)}
 	}
-	for n, spent := int64(0), 0; n < total && spent < len(sites); n++ {
+	for n, spent := int64(0), 0; n < total && spent < len(sites) && b.outside == nil; n++ {
 		pointAt(n, sub, g)
 		for j, s := range sites {
 			if shares[j].left < 0 {
@@ -202,17 +202,29 @@ func placeSites(p *Program, ri int, sites []*site, keep bool, w *overlapWork) (b
 }
 
 // outsideError is the error for the first access placed that reaches
-// outside ref ri's array, nil when none did.
-func (b *boxes) outsideError(p *Program, ri int, sites []*site, sub []int64) error {
+// outside its block or array, nil when none did. It names the access's
+// ref (an input aliased to output ri, say) and its dims as the kernel
+// sees them (without the dims Vmap added).
+func (b *boxes) outsideError(p *Program, sites []*site, sub []int64) error {
 	o := b.outside
 	if o == nil {
 		return nil
 	}
-	a := sites[o.site].op
+	s := sites[o.site]
+	a, dim := s.op, o.dim-s.info.batchDims
+	if dim < 0 {
+		dim = o.dim
+	}
+	if o.block > 0 {
+		return &Error{Kernel: p.Name, Op: "triton", Msg: fmt.Sprintf(
+			"%s: the %s at %s reaches elements %d to %d of dim %d of its block (of %d) at grid point %s, outside the block (interpret mode reports it out of bounds); "+
+				"a GPU would reach another block's elements or other memory. Keep each index inside the block, or mask it",
+			s.info, a.Name, a.Loc, o.lo, o.hi-1, dim, o.block, tuple(pointOf(o.prog, sub)))}
+	}
 	return &Error{Kernel: p.Name, Op: "triton", Msg: fmt.Sprintf(
 		"%s: the %s at %s reaches its elements %d to %d of dim %d at grid point %s, outside the array (interpret mode reports it out of bounds); "+
 			"a GPU addresses the array's memory flat, so it would reach other elements or other memory. Keep each index inside its dim, or mask it",
-		p.Refs[ri], a.Name, a.Loc, o.lo, o.hi-1, o.dim, tuple(pointOf(o.prog, sub)))}
+		s.info, a.Name, a.Loc, o.lo, o.hi-1, dim, tuple(pointOf(o.prog, sub)))}
 }
 
 // newSite compiles access a of a ref (info, index map m) with the ops
@@ -318,6 +330,8 @@ func (s *site) placeAll(b *boxes, j int32, n int64, g []int64, w *overlapWork) b
 		return false
 	}
 	mark := b.len()
+	// Each box kept costs its storing and comparing (meeting).
+	defer func() { w.spend(boxWork * (b.len() - mark)) }()
 	res, open := s.place(b, j, n, 0)
 	if !open || len(s.loops) == 0 {
 		return res != placeUnknown
@@ -332,6 +346,11 @@ func (s *site) placeAll(b *boxes, j int32, n int64, g []int64, w *overlapWork) b
 	res, _ = s.place(b, j, n, 0)
 	return res != placeUnknown
 }
+
+// boxWork is the work a box kept costs, in steps of the tapes' arithmetic:
+// storing it and its part in meeting's sort (measured: a 128x128 triangle
+// mask's 128 boxes a program cost about 8 times its placement's steps).
+const boxWork = 8
 
 // iterate walks loops d and inside (bound: the loops whose index is set),
 // placing s at each iteration of the innermost; false when a loop's
@@ -393,8 +412,14 @@ func (s *site) place(b *boxes, j int32, n int64, bound uint64) (res int, open bo
 		}
 		return !s.known(r, bound)
 	}
+	// assumed: a When or loop bound left undecided is taken to run, which
+	// is cautious for races but tells nothing of an access outside the
+	// array: it may never run there.
+	assumed := false
 	for _, c := range s.whens {
-		if !undecided(c) && s.regs[c] == 0 {
+		if undecided(c) {
+			assumed = true
+		} else if s.regs[c] == 0 {
 			return placeNone, false
 		}
 	}
@@ -406,6 +431,7 @@ func (s *site) place(b *boxes, j int32, n int64, bound uint64) (res int, open bo
 		if !ulo && !uhi && s.regs[l.lo] >= s.regs[l.hi] {
 			return placeNone, false // the loop runs no iteration
 		}
+		assumed = assumed || ulo || uhi
 	}
 	for _, r := range s.start {
 		if r >= 0 && undecided(r) {
@@ -421,8 +447,8 @@ func (s *site) place(b *boxes, j int32, n int64, bound uint64) (res int, open bo
 			}
 		}
 		res = placeNone
-		maskRuns(s.vmask.run(s.regs), ix.Shape, s.mlo, s.mhi, func(lo, hi []int64) bool {
-			switch r := s.placeBox(b, j, n, lo, hi, open); r {
+		s.vmask.runs(s.regs, s.mlo, s.mhi, func(lo, hi []int64) bool {
+			switch r := s.placeBox(b, j, n, lo, hi, open || assumed); r {
 			case placeBox:
 				res = r
 			case placeOutside, placeUnknown:
@@ -431,11 +457,8 @@ func (s *site) place(b *boxes, j int32, n int64, bound uint64) (res int, open bo
 			}
 			return true
 		})
-		switch res {
-		case placeBox:
+		if res == placeBox || res == placeUnknown {
 			return res, open
-		case placeUnknown:
-			return res, true
 		}
 		return res, false
 	}
@@ -473,22 +496,19 @@ func (s *site) place(b *boxes, j int32, n int64, bound uint64) (res int, open bo
 			return placeNone, false
 		}
 	}
-	switch res := s.placeBox(b, j, n, mlo, mhi, open); res {
-	case placeBox:
+	if res := s.placeBox(b, j, n, mlo, mhi, open || assumed); res == placeBox || res == placeUnknown {
 		return res, open
-	case placeUnknown:
-		return res, true
-	default:
+	} else {
 		return res, false
 	}
 }
 
 // placeBox adds to b the box s reaches where its mask holds on the box
-// [mlo, mhi) of the indexed shape's dims (open as place found it):
-// placeBox, placeNone when it reaches no element, placeOutside when it
-// reaches outside the array, placeUnknown when it does but may not run
-// (open: walk the loops first).
-func (s *site) placeBox(b *boxes, j int32, n int64, mlo, mhi []int64, open bool) int {
+// [mlo, mhi) of the indexed shape's dims: placeBox, placeNone when it
+// reaches no element, placeOutside when it reaches outside its block or
+// the array, placeUnknown when it does but may not run (mayNot: a When or
+// loop around it is undecided).
+func (s *site) placeBox(b *boxes, j int32, n int64, mlo, mhi []int64, mayNot bool) int {
 	ix := s.op.Attrs.Indexer
 	info := s.info
 	if len(info.ArrayShape) == 0 {
@@ -512,12 +532,21 @@ func (s *site) placeBox(b *boxes, j int32, n int64, mlo, mhi []int64, open bool)
 				start = s.regs[s.start[k]]
 			}
 			k++
-			lo[d] = blk*bs + start
-			hi[d] = lo[d] + di.Size
+			in, end := start, start+di.Size // within the block
 			if di.Kind == DimSlice {
-				lo[d], hi[d] = lo[d]+mlo[slice], lo[d]+mhi[slice]
+				in, end = start+mlo[slice], start+mhi[slice]
 				slice++
 			}
+			if in >= end {
+				return placeNone
+			}
+			// Interpret mode slices the block: an element outside it is
+			// out of bounds there, and another block's (or outside the
+			// array) on a GPU. (A block of the whole dim is the array's.)
+			if (in < 0 || end > bs) && bs != info.ArrayShape[d] {
+				return s.outside(b, j, n, mayNot, &outsideAccess{dim: d, lo: in, hi: end, block: bs})
+			}
+			lo[d], hi[d] = blk*bs+in, blk*bs+end
 			padded = bs > 0 && info.ArrayShape[d]%bs != 0
 		}
 		if info.ArrayShape[d] == 0 {
@@ -527,13 +556,7 @@ func (s *site) placeBox(b *boxes, j int32, n int64, mlo, mhi []int64, open bool)
 		// (unless past its end in the last block, where the lowering
 		// masks it) is another dim's element, or outside the array.
 		if lo[d] < 0 || !padded && hi[d] > info.ArrayShape[d] || padded && lo[d] >= info.ArrayShape[d]+bs-info.ArrayShape[d]%bs {
-			if open {
-				return placeUnknown // it may not run: walk the loops first
-			}
-			if b.outside == nil {
-				b.outside = &outsideAccess{site: j, prog: n, dim: d, lo: lo[d], hi: hi[d]}
-			}
-			return placeOutside
+			return s.outside(b, j, n, mayNot, &outsideAccess{dim: d, lo: lo[d], hi: hi[d]})
 		}
 		if hi[d] = min(hi[d], info.ArrayShape[d]); lo[d] >= hi[d] {
 			return placeNone
@@ -541,6 +564,19 @@ func (s *site) placeBox(b *boxes, j int32, n int64, mlo, mhi []int64, open bool)
 	}
 	b.add(j, n, lo, hi)
 	return placeBox
+}
+
+// outside notes o, an access of site j by program n reaching outside its
+// block or array, unless mayNot (it may not run there: placeUnknown).
+func (s *site) outside(b *boxes, j int32, n int64, mayNot bool, o *outsideAccess) int {
+	if mayNot {
+		return placeUnknown
+	}
+	if b.outside == nil {
+		o.site, o.prog = j, n
+		b.outside = o
+	}
+	return placeOutside
 }
 
 // termRange is where index dir at holds, as [lo, hi) over the integers.
@@ -664,7 +700,7 @@ func (t *tape) uniform(v *Value) int {
 	op := v.Def
 	switch {
 	case op == nil:
-	case op.Name == "broadcast_in_dim":
+	case op.Name == "broadcast_in_dim" || op.Name == "reshape":
 		return t.uniform(op.Operands[0])
 	case op.Name == "const":
 		switch c := op.Attrs.Value.(type) {
@@ -689,13 +725,15 @@ type boxes struct {
 	drop    bool           // keep no box: only outside is looked for
 }
 
-// outsideAccess is an access that reaches elements [lo, hi) of dim dim,
-// outside the array.
+// outsideAccess is an access that reaches elements [lo, hi) of dim dim:
+// of its block (of block elements) when block > 0, outside it; else of
+// the array, outside it.
 type outsideAccess struct {
 	site   int32
 	prog   int64
 	dim    int
 	lo, hi int64
+	block  int64
 }
 
 func (b *boxes) len() int { return len(b.prog) }

@@ -13,8 +13,15 @@ type maskTape struct {
 	nodes []maskNode
 	node  map[*Value]int // -1: not computable
 	out   int            // the mask's node
+	shape []int64        // the mask's
 	uses  []int          // the tape registers the mask reads
-	cost  int            // the elements a run computes
+	// cost is the work of one placement: the elements a run computes and
+	// scans, or the runs of a fixed mask.
+	cost int
+	// constant: the mask reads no register (a triangle); its runs are
+	// computed once, in fixed: per run, its lo then its hi.
+	constant bool
+	fixed    [][]int64
 }
 
 // maskNode is one value of a mask's computation with its elements, row
@@ -41,13 +48,25 @@ const maxMaskElements = 1 << 20
 // newMaskTape compiles mask m against tape t; ok is false when m is not
 // computable at build time (or too large to compute).
 func newMaskTape(t *tape, m *Value) (*maskTape, bool) {
-	if maskElements(m.Type.Shape) < 0 {
+	shape := m.Type.Shape
+	size := maskElements(shape)
+	if size < 0 {
 		return nil, false
 	}
-	mt := &maskTape{node: map[*Value]int{}}
+	mt := &maskTape{node: map[*Value]int{}, shape: shape}
 	mt.out = mt.compile(t, m)
-	if mt.out < 0 {
+	if mt.out < 0 || int64(len(mt.nodes[mt.out].val)) != size && len(mt.nodes[mt.out].val) != 1 {
 		return nil, false
+	}
+	if mt.nodes[mt.out].kind == maskFixed {
+		mt.constant = true
+		lo, hi := make([]int64, len(shape)), make([]int64, len(shape))
+		mt.scan(mt.nodes[mt.out].val, lo, hi, func(lo, hi []int64) bool {
+			mt.fixed = append(mt.fixed, append(slices.Clone(lo), hi...))
+			return true
+		})
+		mt.cost = len(mt.fixed)
+		return mt, true
 	}
 	for _, n := range mt.nodes {
 		switch n.kind {
@@ -57,7 +76,39 @@ func newMaskTape(t *tape, m *Value) (*maskTape, bool) {
 			mt.cost += len(n.val)
 		}
 	}
+	mt.cost += int(size) // the scan for runs
 	return mt, true
+}
+
+// runs calls f with each run of elements where the mask holds along its
+// last dim at the registers regs (maskRuns), lo and hi its scratch.
+func (mt *maskTape) runs(regs []int64, lo, hi []int64, f func(lo, hi []int64) bool) {
+	if mt.constant {
+		r := len(mt.shape)
+		for _, run := range mt.fixed {
+			if !f(run[:r], run[r:]) {
+				return
+			}
+		}
+		return
+	}
+	mt.scan(mt.run(regs), lo, hi, f)
+}
+
+// scan calls f with the runs of the mask's values val (maskRuns; one value
+// stands for every element).
+func (mt *maskTape) scan(val []int64, lo, hi []int64, f func(lo, hi []int64) bool) {
+	if len(val) == 1 && maskElements(mt.shape) != 1 {
+		// One value everywhere (a reshaped uniform): all or nothing.
+		if val[0] == 0 {
+			return
+		}
+		clear(lo)
+		copy(hi, mt.shape)
+		f(lo, hi)
+		return
+	}
+	maskRuns(val, mt.shape, lo, hi, f)
 }
 
 // compile adds the nodes computing v and returns its node, or -1.
@@ -72,11 +123,17 @@ func (mt *maskTape) compile(t *tape, v *Value) int {
 }
 
 func (mt *maskTape) build(t *tape, v *Value) int {
+	if c, ok := spreadConst(v); ok {
+		return mt.add(maskNode{kind: maskFixed, val: []int64{c}})
+	}
 	if r := t.uniform(v); r >= 0 {
 		return mt.add(maskNode{kind: maskUniform, reg: r, val: make([]int64, 1)})
 	}
 	op := v.Def
 	dt := v.Type.DType
+	if maskElements(v.Type.Shape) < 0 {
+		return -1 // a value larger than the mask, broadcast to no elements
+	}
 	if op == nil || len(op.Regions) != 0 || len(op.Results) != 1 || !(dt.IsInt() || dt.IsBool()) {
 		return -1
 	}
@@ -90,7 +147,12 @@ func (mt *maskTape) build(t *tape, v *Value) int {
 		}
 		return mt.add(maskNode{kind: maskFixed, val: val})
 	case "reshape":
-		return mt.compile(t, op.Operands[0]) // row-major order is kept
+		a := mt.compile(t, op.Operands[0]) // row-major order is kept
+		if a < 0 || len(mt.nodes[a].val) == int(maskElements(shape)) {
+			return a
+		}
+		// A value the same everywhere, spread (broadcast of one element).
+		return mt.add(maskNode{kind: maskBroadcast, args: [3]int{a, -1, -1}, val: make([]int64, maskElements(shape))})
 	case "broadcast_in_dim":
 		x := op.Operands[0]
 		a := mt.compile(t, x)
@@ -128,6 +190,26 @@ func (mt *maskTape) build(t *tape, v *Value) int {
 		}
 	}
 	return mt.add(n)
+}
+
+// spreadConst is the value of v when it is an integer or boolean constant
+// (broadcast or reshaped).
+func spreadConst(v *Value) (int64, bool) {
+	for op := v.Def; op != nil; op = op.Operands[0].Def {
+		switch op.Name {
+		case "broadcast_in_dim", "reshape":
+			continue
+		case "const":
+			switch c := op.Attrs.Value.(type) {
+			case int64:
+				return c, true
+			case bool:
+				return b2i(c), true
+			}
+		}
+		break
+	}
+	return 0, false
 }
 
 // maskElements is the number of elements of shape, or -1 past

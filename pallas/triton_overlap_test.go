@@ -555,6 +555,12 @@ func BenchmarkTritonRaceCheck(b *testing.B) {
 		}, CallSpec{Name: "triangles", Grid: []int64{4096}, OutShapes: f32(4096*16, 16),
 			InSpecs:  []*BlockSpec{{BlockShape: []int64{16, 16}, IndexMap: row}},
 			OutSpecs: []*BlockSpec{{BlockShape: []int64{16, 16}, IndexMap: row}}}},
+		{"triangle_mask_128x128_65536", func(k *Kernel, r []*Ref) {
+			row, col := k.Iota(xla.Int32, 0, 128, 128), k.Iota(xla.Int32, 1, 128, 128)
+			Store(r[1], []any{All, All}, Load(r[0], []any{All, All}, row.Ge(col), 0.0), row.Ge(col))
+		}, CallSpec{Name: "big_triangles", Grid: []int64{256, 256}, OutShapes: f32(256*128, 256*128),
+			InSpecs:  []*BlockSpec{{BlockShape: []int64{128, 128}, IndexMap: blockMap(func(g []*Value) []any { return []any{g[0], g[1]} })}},
+			OutSpecs: []*BlockSpec{{BlockShape: []int64{128, 128}, IndexMap: blockMap(func(g []*Value) []any { return []any{g[0], g[1]} })}}}},
 	}
 	for _, c := range cases {
 		spec := c.spec
@@ -634,4 +640,95 @@ func TestTritonRefusesLoadsOutsideInputs(t *testing.T) {
 		})
 		r[1].Store(acc[0].Add(p.Astype(xla.Float32).BroadcastTo(2)), DS(p.Mul(2), 2))
 	}, spec: CallSpec{Name: "loop_blocks", Grid: []int64{2}, OutShapes: f32(4)}, args: []*interpreter.Tensor{x8}})
+}
+
+// Kernels a review of the element-by-element masks and of the input
+// loads' bounds found judged wrongly (fixed since).
+func TestTritonRaceCheckMaskReviewCases(t *testing.T) {
+	f32 := func(d ...int64) []xla.Shape { return []xla.Shape{xla.MakeShape(xla.Float32, d...)} }
+	x8 := fTensor([]int64{8}, func(i int) float64 { return float64(i) })
+	// A mask that reshapes a value the same everywhere: it panicked (one
+	// value read as many), and with a last dim of 1 it hid a race.
+	assertTritonMatchesInterpret(t, tritonCase{name: "reshaped_uniform_mask", kernel: func(k *Kernel, r []*Ref) {
+		p := k.ProgramID(0)
+		Store(r[1], []any{All}, r[0].Load().Add(p.Astype(xla.Float32).BroadcastTo(8)), p.Lt(1).BroadcastTo(1, 8).Reshape(8))
+	}, spec: CallSpec{Name: "reshaped_uniform", Grid: []int64{2}, OutShapes: f32(8)}, args: []*interpreter.Tensor{x8}})
+	assertRefusedRace(t, tritonCase{name: "reshaped_uniform_race", kernel: func(k *Kernel, r []*Ref) {
+		p := k.ProgramID(0)
+		m := p.Lt(100).BroadcastTo(2, 4).Reshape(8, 1)
+		Store(r[0], []any{DS(p, 8), All}, p.Astype(xla.Float32).BroadcastTo(8, 1), m)
+	}, spec: CallSpec{Name: "reshaped_uniform_race", Grid: []int64{4}, OutShapes: f32(16, 1)}},
+		"both reach its element")
+	// A mask of no elements computed from a larger value: no panic.
+	p, err := Trace(func(k *Kernel, r []*Ref) {
+		p := k.ProgramID(0)
+		m := k.Iota(xla.Int32, 1, 1, 1<<21).BroadcastTo(0, 1<<21).Add(p.BroadcastTo(0, 1<<21)).
+			Rem(k.Full(xla.Int32, 3, 0, 1<<21)).Eq(k.Full(xla.Int32, 0, 0, 1<<21))
+		Store(r[0], []any{DS(p, 0), All}, k.Full(xla.Float32, 1.0, 0, 1<<21), m)
+	}, CallSpec{Name: "empty_mask", Grid: []int64{4}, OutShapes: f32(4, 1<<21)}, nil)
+	require.NoError(t, err)
+	require.NotPanics(t, func() { _ = checkParallelPrograms(p) })
+
+	// A load outside the array under a When or loop that reads data runs
+	// only where the data says: a ragged grid, not an error.
+	counts := iTensor([]int64{4}, 1, 1, 0, 0)
+	assertTritonMatchesInterpret(t, tritonCase{name: "ragged_when", kernel: func(k *Kernel, r []*Ref) {
+		p := k.ProgramID(0)
+		r[2].Store(k.Full(xla.Float32, 0.0, 2), DS(p.Mul(2), 2))
+		k.When(r[0].Load(p).Ne(0), func() { r[2].Store(r[1].Load(DS(p.Mul(4), 2)), DS(p.Mul(2), 2)) })
+	}, spec: CallSpec{Name: "ragged_when", Grid: []int64{4}, OutShapes: f32(8), NumScalarPrefetch: 1},
+		args: []*interpreter.Tensor{counts, x8}})
+	assertTritonMatchesInterpret(t, tritonCase{name: "ragged_loop", kernel: func(k *Kernel, r []*Ref) {
+		p := k.ProgramID(0)
+		r[2].Store(k.Full(xla.Float32, 0.0, 2), DS(p.Mul(2), 2))
+		k.ForLoop(0, r[0].Load(p), nil, func(i *Value, _ []*Value) []*Value {
+			r[2].Store(r[1].Load(DS(p.Mul(4).Add(i), 2)), DS(p.Mul(2), 2))
+			return nil
+		})
+	}, spec: CallSpec{Name: "ragged_loop", Grid: []int64{4}, OutShapes: f32(8), NumScalarPrefetch: 1},
+		args: []*interpreter.Tensor{iTensor([]int64{4}, 2, 2, 0, 0), x8}})
+
+	refused := []struct {
+		name string
+		c    tritonCase
+		want string
+	}{
+		// Loads of an input aliased to an output whose store is not
+		// computable (its mask reads data) were not placed.
+		{"aliased_input", tritonCase{kernel: func(k *Kernel, r []*Ref) {
+			v := r[0].Load(DS(k.Const(xla.Int32, 4), 8))
+			Store(r[1], []any{All}, v, r[0].Load().Gt(0.0))
+		}, spec: CallSpec{Name: "aliased_input", Grid: []int64{1}, OutShapes: f32(8), InputOutputAliases: map[int]int{0: 0}},
+			args: []*interpreter.Tensor{x8}},
+			"input 0 (f32[8] block of f32[8]): the load at triton_overlap_test.go:"},
+		// A scalar-prefetch array aliased to an output was taken as placed.
+		{"aliased_prefetch", tritonCase{kernel: func(k *Kernel, r []*Ref) {
+			p := k.ProgramID(0)
+			r[3].Store(r[0].Load(DS(p.Add(1), 1)).Astype(xla.Float32).Add(r[1].Load(DS(p, 1))), DS(p, 1))
+		}, spec: CallSpec{Name: "aliased_prefetch", Grid: []int64{4}, NumScalarPrefetch: 1,
+			OutShapes:          []xla.Shape{xla.MakeShape(xla.Int32, 4), xla.MakeShape(xla.Float32, 4)},
+			InputOutputAliases: map[int]int{0: 0}},
+			args: []*interpreter.Tensor{iTensor([]int64{4}, 1, 2, 3, 4), x8}},
+			"reaches its elements 4 to 4 of dim 0 at grid point (3), outside the array"},
+		// A start inside the array but past the block: interpret mode
+		// slices the block; a GPU would read the next block.
+		{"past_the_block", tritonCase{kernel: func(k *Kernel, r []*Ref) {
+			r[1].Store(r[0].Load(DS(k.Const(xla.Int32, 2), 4)))
+		}, spec: CallSpec{Name: "past_block", Grid: []int64{3}, OutShapes: f32(12),
+			InSpecs:  []*BlockSpec{{BlockShape: []int64{4}, IndexMap: blockMap(func(g []*Value) []any { return []any{g[0]} })}},
+			OutSpecs: []*BlockSpec{{BlockShape: []int64{4}, IndexMap: blockMap(func(g []*Value) []any { return []any{g[0]} })}}},
+			args: []*interpreter.Tensor{fTensor([]int64{12}, func(i int) float64 { return float64(i) })}},
+			"input 0 (f32[4] block of f32[12]): the load at triton_overlap_test.go:"},
+	}
+	for _, tc := range refused {
+		t.Run(tc.name, func(t *testing.T) {
+			err := lowerTritonErr(t, tc.c)
+			require.ErrorContains(t, err, tc.want)
+			require.ErrorContains(t, err, "interpret mode reports it out of bounds")
+			_, err = runCall(tc.c.kernel, tc.c.spec, tc.c.args...)
+			var be *BoundsError
+			require.ErrorAs(t, err, &be, "interpret mode reports it")
+		})
+	}
+	require.ErrorContains(t, lowerTritonErr(t, refused[2].c), "reaches elements 2 to 5 of dim 0 of its block (of 4) at grid point (0), outside the block")
 }

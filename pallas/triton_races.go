@@ -206,17 +206,10 @@ func checkParallelPrograms(p *Program) error {
 			return err
 		}
 	}
-	// Loads of the inputs and prefetch arrays reaching outside them (those
-	// of an input aliased to a stored output were placed with the output).
-	placed := map[int]bool{}
-	for o := 0; o < p.NumOutputs; o++ {
-		if ri := p.NumPrefetch + nin + o; len(stores[ri]) > 0 {
-			placed[p.Refs[ri].AliasOf] = true
-		}
-	}
+	// Loads of the inputs and prefetch arrays reaching outside them.
 	var read []int
 	for i := 0; i < p.NumPrefetch+nin; i++ {
-		if len(loads[i]) > 0 && !placed[i] {
+		if len(loads[i]) > 0 {
 			read = append(read, i)
 		}
 	}
