@@ -844,6 +844,18 @@ func traceIndexMap(st *traceState, p *Program, f, user IndexMapFunc, ref RefInfo
 	return r, k.Err()
 }
 
+// CDiv is a divided by b rounded up (JAX's pl.cdiv) for a >= 0 and b > 0:
+// the blocks of b elements that cover a dim of a, as a grid's size is
+// usually written (Grid: []int64{pallas.CDiv(n, bn)}), without the
+// overflow of (a+b-1)/b. Other signs give Go's a / b (which panics for b
+// 0).
+func CDiv(a, b int64) int64 {
+	if a > 0 && b > 0 {
+		return (a-1)/b + 1
+	}
+	return a / b
+}
+
 // numBlocks is the number of blocks along a dim (block Squeezed = 1).
 func numBlocks(dim, block int64) int64 {
 	if block == Squeezed {

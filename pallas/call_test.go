@@ -1,6 +1,7 @@
 package pallas
 
 import (
+	"math"
 	"testing"
 
 	"github.com/halo-ml/halo/xla"
@@ -28,6 +29,13 @@ func TestVectorAddBlocks(t *testing.T) {
 	out, err := runCall(addKernel, spec, x, y)
 	require.NoError(t, err)
 	require.Equal(t, []int32{8, 10, 12, 14, 16, 18, 20, 22}, out[0].Data)
+}
+
+// TestCDiv: rounded up for positive operands, without overflowing.
+func TestCDiv(t *testing.T) {
+	for _, c := range [][3]int64{{0, 4, 0}, {1, 4, 1}, {4, 4, 1}, {5, 4, 2}, {1000, 128, 8}, {math.MaxInt64, 2, 1 << 62}, {math.MaxInt64, math.MaxInt64, 1}, {-5, 4, -1}} {
+		assert.Equal(t, c[2], CDiv(c[0], c[1]), "CDiv(%d, %d)", c[0], c[1])
+	}
 }
 
 func TestBackendFor(t *testing.T) {
