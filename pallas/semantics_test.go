@@ -271,7 +271,7 @@ func semanticsCases(t *testing.T) []semanticsCase {
 				ints := k.Iota(xla.Int32, 1, 4, 4).Mul(3).Rem(4) // rows 0 3 2 1
 				r[1].Store(x.Argmax(1))
 				r[2].Store(x.Argmin(-1))
-				r[3].Store(ints.Argmax(1).Add(ints.Argmin(0).Mul(10)))
+				r[3].Store(ints.Argmax(1).Add(ints.Argmin(0).Mul(10)).Add(x.Gt(3.0).Argmin(1).Mul(100)))
 				r[4].Store(x.Sub(x.ReduceMin(1).Reshape(-1, 1)))
 				r[5].Store(x.Sum(0).ExpandDims(0).BroadcastTo(4, 4))
 			},
@@ -285,7 +285,7 @@ func semanticsCases(t *testing.T) []semanticsCase {
 			want: [][]any{
 				{[]int32{1, 1, 0, 0}},
 				{[]int32{0, 1, 2, 0}},
-				{[]int32{1, 1, 1, 1}},
+				{[]int32{1, 101, 1, 1}}, // + 100 * the first x not above 3 (none: 0)
 				{[]float32{0, 2, 2, 1, nan, nan, nan, nan, 1, 1, 0, 0, 0, 0, 0, 0}},
 				{[]float32{10, nan, 13, nan, 10, nan, 13, nan, 10, nan, 13, nan, 10, nan, 13, nan}},
 			},
@@ -549,8 +549,10 @@ func TestTraceErrors(t *testing.T) {
 			CallSpec{OutShapes: one}, []string{"reshape at semantics_test.go:", "bad axes [3] to insert into f32[4]"}},
 		{"argmax axis", func(k *Kernel, r []*Ref) { r[0].Load().Argmax(1) },
 			CallSpec{OutShapes: one}, []string{"argmax at semantics_test.go:", "axis 1 for rank 1"}},
-		{"argmin of bools", func(k *Kernel, r []*Ref) { r[0].Load().Gt(0.0).Argmin(0) },
-			CallSpec{OutShapes: one}, []string{"argmin at semantics_test.go:", "not defined on i1"}},
+		{"argmax of no elements", func(k *Kernel, r []*Ref) { k.Zeros(xla.Float32, 2, 0).Argmax(-1) },
+			CallSpec{OutShapes: one}, []string{"argmax at semantics_test.go:", "axis -1 of f32[2,0] has no elements"}},
+		{"argmax axis as given", func(k *Kernel, r []*Ref) { r[0].Load().Argmax(-3) },
+			CallSpec{OutShapes: one}, []string{"axis -3 for rank 1"}},
 		{"a reduced axis lines up from the last", func(k *Kernel, r []*Ref) { k.Zeros(xla.Float32, 4, 2).Add(r[0].Load()) },
 			CallSpec{OutShapes: one}, []string{"shapes [4 2] and [4] do not broadcast (dims line up from the last, as in NumPy: ExpandDims(1) on the [4] operand"}},
 		{"index map returns a float", func(k *Kernel, r []*Ref) {},

@@ -925,7 +925,8 @@ func (v *Value) ReduceMin(axes ...int) *Value { return v.reduce("min", axes) }
 
 // Argmax is the index (i32) along axis (negative counts from the end) of
 // v's largest element, the first of equal ones; for floats, of the first
-// NaN where there is one (as jnp.argmax). The axis is dropped.
+// NaN where there is one; for bools, of the first true (as jnp.argmax).
+// The axis is dropped; it must have elements.
 func (v *Value) Argmax(axis int) *Value { return v.argReduce("argmax", axis) }
 
 // Argmin is the index (i32) along axis of v's smallest element, as Argmax.
@@ -938,21 +939,28 @@ func (v *Value) argReduce(kind string, axis int) *Value {
 	if !k.check(kind, v) {
 		return v
 	}
-	r := len(v.Type.Shape)
+	r, asked := len(v.Type.Shape), axis
 	if axis < 0 {
 		axis += r
 	}
 	if axis < 0 || axis >= r {
-		k.failf(kind, "axis %d for rank %d", axis, r)
+		k.failf(kind, "axis %d for rank %d", asked, r)
 		return k.placeholder(Type{DType: xla.Int32})
+	}
+	if v.Type.DType.IsBool() {
+		v = v.Astype(xla.Int8) // the first true (Argmax) or false (Argmin)
 	}
 	if notNumber(v.Type.DType) {
 		k.failf(kind, "not defined on %v", v.Type.DType)
 		return k.placeholder(Type{DType: xla.Int32})
 	}
 	n := v.Type.Shape[axis]
-	if n > math.MaxInt32 {
-		k.failf(kind, "axis %d of %s has more elements than an i32 indexes", axis, v.Type)
+	switch {
+	case n == 0:
+		k.failf(kind, "axis %d of %s has no elements: no index to give", asked, v.Type)
+		return k.placeholder(Type{DType: xla.Int32})
+	case n > math.MaxInt32:
+		k.failf(kind, "axis %d of %s has more elements than an i32 indexes", asked, v.Type)
 		return k.placeholder(Type{DType: xla.Int32})
 	}
 	shape := v.Type.Shape

@@ -45,7 +45,8 @@ type site struct {
 	op    *Op
 	info  *RefInfo
 	t     *tape
-	in    []int     // the index map's grid indices (nil: no map, block 0)
+	in    []int // the index map's grid indices (nil: no map, block 0)
+	gin   []int // the grid indices of the index map the access is in (nil: the body)
 	blk   []int     // the map's block indices
 	start []int     // per indexer dim: its dynamic start, -1 static
 	mask  []boxTerm // a mask that leaves a box
@@ -113,7 +114,7 @@ func (x accesses) overlapRace(p *Program, ri int, accs []*Op, read bool, stores 
 	}
 	b, sub, placed := placeSites(p, ri, sites, true, w)
 	complete = complete && placed
-	if err := b.outsideError(p, sites, sub); err != nil {
+	if err := b.outsideError(p, sites); err != nil {
 		return false, err
 	}
 	a, c, found, compared := b.meeting(sites, w)
@@ -132,17 +133,47 @@ func (x accesses) overlapRace(p *Program, ri int, accs []*Op, read bool, stores 
 		p.Refs[ri], tuple(ga), tuple(gc), tuple(at), sa.Name, sa.Loc, sc.Name, sc.Loc)}
 }
 
-// outsideLoads reports a load of input (or scalar-prefetch array) ri that
-// reaches outside the array, where its elements are computable at build
-// time (as overlapRace computes them): interpret mode reports such a
-// load out of bounds, while on a GPU it would read other memory.
-func (x accesses) outsideLoads(p *Program, ri int, loads []*Op, w *overlapWork) error {
-	sites, _ := x.sites(p, loads)
+// outsideAccesses reports an access of ref ri (accs) that reaches outside
+// its block or array, where its elements are computable at build time (as
+// overlapRace computes them), on the grid's first and last corners:
+// interpret mode reports such an access out of bounds, while on a GPU it
+// would reach other memory.
+func (x accesses) outsideAccesses(p *Program, ri int, accs []*Op, w *overlapWork) error {
+	sites, _ := x.sites(p, accs)
 	if len(sites) == 0 {
 		return nil
 	}
-	b, sub, _ := placeSites(p, ri, sites, false, w)
-	return b.outsideError(p, sites, sub)
+	b, _, _ := placeSites(p, ri, sites, false, w)
+	return b.outsideError(p, sites)
+}
+
+// outsideMapLoads reports a load of a scalar-prefetch array by an index
+// map (outside any When or loop of the map) that reaches outside the
+// array, where its position is computable from the grid indices.
+func outsideMapLoads(p *Program, w *overlapWork) error {
+	var sites []*site
+	for _, m := range p.IndexMaps {
+		if m == nil || len(m.Args) < len(p.Grid) {
+			continue
+		}
+		for _, a := range m.Ops {
+			if a.Name != "load" {
+				continue
+			}
+			k := slices.Index(m.Args[len(p.Grid):], a.Operands[0])
+			if k < 0 || k >= p.NumPrefetch {
+				continue
+			}
+			if s, ok := newSite(p, a, &p.Refs[k], nil, nil, m); ok {
+				sites = append(sites, s)
+			}
+		}
+	}
+	if len(sites) == 0 {
+		return nil
+	}
+	b, _, _ := placeSites(p, 0, sites, false, w)
+	return b.outsideError(p, sites)
 }
 
 // sites compiles the accesses accs whose elements are computable (newSite);
@@ -155,7 +186,7 @@ func (x accesses) sites(p *Program, accs []*Op) (sites []*site, complete bool) {
 		if k >= p.NumPrefetch {
 			m = p.IndexMaps[k-p.NumPrefetch]
 		}
-		s, ok := newSite(p, a, &p.Refs[k], m, x.outer[a])
+		s, ok := newSite(p, a, &p.Refs[k], m, x.outer[a], nil)
 		if !ok {
 			complete = false
 			continue
@@ -167,14 +198,19 @@ func (x accesses) sites(p *Program, accs []*Op) (sites []*site, complete bool) {
 
 // placeSites places the boxes of sites, accesses of ref ri, for every
 // program of the grid or of its corner sub (gridCorner), each site within
-// its share of w, keeping them when keep (else it only looks for one
-// outside the array); complete reports that every program's were placed
-// on the whole grid.
+// its share of w, keeping them when keep; else it only looks for an access
+// outside its block or array, at the opposite corner of a large grid too
+// (where the last programs are). complete reports that every program's
+// were placed on the whole grid.
 func placeSites(p *Program, ri int, sites []*site, keep bool, w *overlapWork) (b *boxes, sub []int64, complete bool) {
 	sub = gridCorner(p.Grid)
 	complete = slices.Equal(sub, p.Grid)
 	b = &boxes{rank: max(len(p.Refs[ri].ArrayShape), 1), drop: !keep}
 	total := gridSteps(sub)
+	corners := int64(1)
+	if !keep && !complete {
+		corners = 2
+	}
 	g := make([]int64, len(sub))
 	lost := make([]bool, len(sites)) // some program's elements not computed
 	// Each access gets its share of the work, so that one that is dear to
@@ -183,14 +219,24 @@ func placeSites(p *Program, ri int, sites []*site, keep bool, w *overlapWork) (b
 	for j := range shares {
 		shares[j] = &overlapWork{left: w.left / len(sites)}
 	}
-	for n, spent := int64(0), 0; n < total && spent < len(sites) && b.outside == nil; n++ {
-		pointAt(n, sub, g)
+	for n, spent := int64(0), 0; n < corners*total && spent < len(sites) && b.outside == nil; n++ {
+		// With two corners, a point of each in turn (the work may run
+		// out before either is done).
+		pointAt(n/corners, sub, g)
+		if n%corners == 1 {
+			for i := range g {
+				g[i] = p.Grid[i] - 1 - g[i] // the opposite corner
+			}
+		}
 		for j, s := range sites {
 			if shares[j].left < 0 {
 				continue // spent: what it placed is still looked at
 			}
 			if !s.placeAll(b, int32(j), n, g, shares[j]) {
 				lost[j] = true
+			}
+			if o := b.outside; o != nil && o.at == nil {
+				o.at = slices.Clone(g)
 			}
 			if shares[j].left < 0 {
 				lost[j] = true
@@ -205,7 +251,7 @@ func placeSites(p *Program, ri int, sites []*site, keep bool, w *overlapWork) (b
 // outside its block or array, nil when none did. It names the access's
 // ref (an input aliased to output ri, say) and its dims as the kernel
 // sees them (without the dims Vmap added).
-func (b *boxes) outsideError(p *Program, sites []*site, sub []int64) error {
+func (b *boxes) outsideError(p *Program, sites []*site) error {
 	o := b.outside
 	if o == nil {
 		return nil
@@ -219,25 +265,30 @@ func (b *boxes) outsideError(p *Program, sites []*site, sub []int64) error {
 		return &Error{Kernel: p.Name, Op: "triton", Msg: fmt.Sprintf(
 			"%s: the %s at %s reaches elements %d to %d of dim %d of its block (of %d) at grid point %s, outside the block (interpret mode reports it out of bounds); "+
 				"a GPU would reach another block's elements or other memory. Keep each index inside the block, or mask it",
-			s.info, a.Name, a.Loc, o.lo, o.hi-1, dim, o.block, tuple(pointOf(o.prog, sub)))}
+			s.info, a.Name, a.Loc, o.lo, o.hi-1, dim, o.block, tuple(o.at))}
 	}
 	return &Error{Kernel: p.Name, Op: "triton", Msg: fmt.Sprintf(
 		"%s: the %s at %s reaches its elements %d to %d of dim %d at grid point %s, outside the array (interpret mode reports it out of bounds); "+
 			"a GPU addresses the array's memory flat, so it would reach other elements or other memory. Keep each index inside its dim, or mask it",
-		s.info, a.Name, a.Loc, o.lo, o.hi-1, dim, tuple(pointOf(o.prog, sub)))}
+		s.info, a.Name, a.Loc, o.lo, o.hi-1, dim, tuple(o.at))}
 }
 
 // newSite compiles access a of a ref (info, index map m) with the ops
 // outer around it; ok is false when its position is not computable at
 // build time at all (an index array, a map or start that reads data, a
 // mask that reads data or floats).
-func newSite(p *Program, a *Op, info *RefInfo, m *Region, outer []*Op) (*site, bool) {
+func newSite(p *Program, a *Op, info *RefInfo, m *Region, outer []*Op, in *Region) (*site, bool) {
 	ix := a.Attrs.Indexer
 	if ix.HasArrays() || len(ix.Dims) != len(info.BlockShape) {
 		return nil, false // an index array, or an indexer the lowering refuses
 	}
 	t := newTape(p.Grid, nil)
 	s := &site{op: a, info: info, t: t}
+	if in != nil { // an index map's load: its grid indices are inputs
+		for _, arg := range in.Args[:len(p.Grid)] {
+			s.gin = append(s.gin, t.input(arg, 0))
+		}
+	}
 	if m != nil {
 		if len(m.Args) < len(p.Grid) || len(m.Yield) != len(info.ArrayShape) {
 			return nil, false
@@ -266,8 +317,11 @@ func newSite(p *Program, a *Op, info *RefInfo, m *Region, outer []*Op) (*site, b
 		}
 	}
 	for _, o := range outer {
-		if o.Name == "when" {
+		switch o.Name {
+		case "when":
 			s.whens = append(s.whens, t.compile(o.Operands[0]))
+		case "while":
+			s.whens = append(s.whens, -1) // it may run no iteration: never computable
 		}
 	}
 	for _, d := range ix.Dims {
@@ -323,6 +377,9 @@ func newSite(p *Program, a *Op, info *RefInfo, m *Region, outer []*Op) (*site, b
 // computed (left to the checks by dependence).
 func (s *site) placeAll(b *boxes, j int32, n int64, g []int64, w *overlapWork) bool {
 	for i, r := range s.in {
+		s.regs[r] = g[i]
+	}
+	for i, r := range s.gin {
 		s.regs[r] = g[i]
 	}
 	s.t.run(s.regs, g)
@@ -544,7 +601,7 @@ func (s *site) placeBox(b *boxes, j int32, n int64, mlo, mhi []int64, mayNot boo
 			// out of bounds there, and another block's (or outside the
 			// array) on a GPU. (A block of the whole dim is the array's.)
 			if (in < 0 || end > bs) && bs != info.ArrayShape[d] {
-				return s.outside(b, j, n, mayNot, &outsideAccess{dim: d, lo: in, hi: end, block: bs})
+				return s.outside(b, j, mayNot, &outsideAccess{dim: d, lo: in, hi: end, block: bs})
 			}
 			lo[d], hi[d] = blk*bs+in, blk*bs+end
 			padded = bs > 0 && info.ArrayShape[d]%bs != 0
@@ -556,7 +613,7 @@ func (s *site) placeBox(b *boxes, j int32, n int64, mlo, mhi []int64, mayNot boo
 		// (unless past its end in the last block, where the lowering
 		// masks it) is another dim's element, or outside the array.
 		if lo[d] < 0 || !padded && hi[d] > info.ArrayShape[d] || padded && lo[d] >= info.ArrayShape[d]+bs-info.ArrayShape[d]%bs {
-			return s.outside(b, j, n, mayNot, &outsideAccess{dim: d, lo: lo[d], hi: hi[d]})
+			return s.outside(b, j, mayNot, &outsideAccess{dim: d, lo: lo[d], hi: hi[d]})
 		}
 		if hi[d] = min(hi[d], info.ArrayShape[d]); lo[d] >= hi[d] {
 			return placeNone
@@ -566,14 +623,14 @@ func (s *site) placeBox(b *boxes, j int32, n int64, mlo, mhi []int64, mayNot boo
 	return placeBox
 }
 
-// outside notes o, an access of site j by program n reaching outside its
+// outside notes o, an access of site j reaching outside its
 // block or array, unless mayNot (it may not run there: placeUnknown).
-func (s *site) outside(b *boxes, j int32, n int64, mayNot bool, o *outsideAccess) int {
+func (s *site) outside(b *boxes, j int32, mayNot bool, o *outsideAccess) int {
 	if mayNot {
 		return placeUnknown
 	}
 	if b.outside == nil {
-		o.site, o.prog = j, n
+		o.site = j
 		b.outside = o
 	}
 	return placeOutside
@@ -727,10 +784,10 @@ type boxes struct {
 
 // outsideAccess is an access that reaches elements [lo, hi) of dim dim:
 // of its block (of block elements) when block > 0, outside it; else of
-// the array, outside it.
+// the array, outside it. at is the grid point.
 type outsideAccess struct {
 	site   int32
-	prog   int64
+	at     []int64
 	dim    int
 	lo, hi int64
 	block  int64

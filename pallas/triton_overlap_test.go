@@ -732,3 +732,61 @@ func TestTritonRaceCheckMaskReviewCases(t *testing.T) {
 	}
 	require.ErrorContains(t, lowerTritonErr(t, refused[2].c), "reaches elements 2 to 5 of dim 0 of its block (of 4) at grid point (0), outside the block")
 }
+
+// Kernels a second review of the bounds found judged wrongly (fixed since).
+func TestTritonOutsideSecondReviewCases(t *testing.T) {
+	f32 := func(d ...int64) []xla.Shape { return []xla.Shape{xla.MakeShape(xla.Float32, d...)} }
+	x8 := fTensor([]int64{8}, func(i int) float64 { return float64(i) })
+	// A load in a While's body runs only where the data lets it.
+	assertTritonMatchesInterpret(t, tritonCase{name: "ragged_while", kernel: func(k *Kernel, r []*Ref) {
+		p := k.ProgramID(0)
+		r[2].Store(k.Full(xla.Float32, 0.0, 2), DS(p.Mul(2), 2))
+		k.While([]*Value{k.Const(xla.Int32, 0)}, func(c []*Value) *Value { return c[0].Lt(r[0].Load(p)) },
+			func(c []*Value) []*Value {
+				r[2].Store(r[1].Load(DS(p.Mul(4), 2)), DS(p.Mul(2), 2))
+				return []*Value{c[0].Add(1)}
+			})
+	}, spec: CallSpec{Name: "ragged_while", Grid: []int64{4}, OutShapes: f32(8), NumScalarPrefetch: 1},
+		args: []*interpreter.Tensor{iTensor([]int64{4}, 1, 1, 0, 0), x8}})
+
+	const n = 1 << 17
+	refused := []struct {
+		name string
+		c    tritonCase
+		want string
+	}{
+		// A load of an output whose store is not computable (its mask
+		// reads data).
+		{"output_load", tritonCase{kernel: func(k *Kernel, r []*Ref) {
+			v := r[1].Load(DS(k.Const(xla.Int32, 4), 8))
+			Store(r[1], []any{All}, v, r[0].Load().Gt(100.0))
+		}, spec: CallSpec{Name: "output_load", Grid: []int64{1}, OutShapes: f32(8), InputOutputAliases: map[int]int{0: 0}},
+			args: []*interpreter.Tensor{x8}},
+			"output 0 (f32[8] block of f32[8]): the load at triton_overlap_test.go:"},
+		// An index map's load of a prefetch array.
+		{"index_map_load", tritonCase{kernel: func(k *Kernel, r []*Ref) { r[2].Store(r[1].Load()) },
+			spec: CallSpec{Name: "map_load", Grid: []int64{4}, OutShapes: f32(8), NumScalarPrefetch: 1,
+				InSpecs: []*BlockSpec{{BlockShape: []int64{2}, IndexMap: func(g []*Value, pf []*Ref) []any {
+					return []any{pf[0].Load(DS(g[0].Add(1), 1)).Reshape().Rem(4)}
+				}}},
+				OutSpecs: []*BlockSpec{{BlockShape: []int64{2}, IndexMap: blockMap(func(g []*Value) []any { return []any{g[0]} })}}},
+			args: []*interpreter.Tensor{iTensor([]int64{4}, 0, 1, 2, 3), x8}},
+			"prefetch 0 (i32[4]): the load at triton_overlap_test.go:"},
+		// One past the end at the last program of a grid larger than the
+		// corner the race check visits.
+		{"far_corner", tritonCase{kernel: func(k *Kernel, r []*Ref) {
+			p := k.ProgramID(0)
+			r[1].Store(r[0].Load(DS(p.Add(1), 1)), DS(p, 1))
+		}, spec: CallSpec{Name: "far_corner", Grid: []int64{n}, OutShapes: f32(n)},
+			args: []*interpreter.Tensor{fTensor([]int64{n}, func(i int) float64 { return float64(i) })}},
+			fmt.Sprintf("reaches its elements %d to %d of dim 0 at grid point (%d), outside the array", n, n, n-1)},
+	}
+	for _, tc := range refused {
+		t.Run(tc.name, func(t *testing.T) {
+			require.ErrorContains(t, lowerTritonErr(t, tc.c), tc.want)
+			_, err := runCall(tc.c.kernel, tc.c.spec, tc.c.args...)
+			var be *BoundsError
+			require.ErrorAs(t, err, &be, "interpret mode reports it")
+		})
+	}
+}

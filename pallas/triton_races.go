@@ -206,20 +206,22 @@ func checkParallelPrograms(p *Program) error {
 			return err
 		}
 	}
-	// Loads of the inputs and prefetch arrays reaching outside them.
-	var read []int
-	for i := 0; i < p.NumPrefetch+nin; i++ {
-		if len(loads[i]) > 0 {
-			read = append(read, i)
+	// Accesses reaching outside their blocks or arrays, of every ref (on
+	// the grid's first and last corners), and the index maps' loads.
+	var refs []int
+	for i := 0; i < p.NumPrefetch+nin+p.NumOutputs; i++ {
+		if len(loads[i])+len(stores[i]) > 0 {
+			refs = append(refs, i)
 		}
 	}
-	for _, i := range read {
-		w := &overlapWork{left: maxOverlapWork / 4 / len(read)}
-		if err := acc.outsideLoads(p, i, loads[i], w); err != nil {
+	share := maxOverlapWork / 4 / (len(refs) + 1)
+	for _, i := range refs {
+		accs := append(slices.Clone(loads[i]), stores[i]...)
+		if err := acc.outsideAccesses(p, i, accs, &overlapWork{left: share}); err != nil {
 			return err
 		}
 	}
-	return nil
+	return outsideMapLoads(p, &overlapWork{left: share})
 }
 
 // sharedBlockRace checks output r (index map m) for two programs of grid
