@@ -45,8 +45,8 @@ type site struct {
 	op    *Op
 	info  *RefInfo
 	t     *tape
-	in    []int // the index map's grid indices (nil: no map, block 0)
-	gin   []int // the grid indices of the index map the access is in (nil: the body)
+	in    []int     // the index map's grid indices (nil: no map, block 0)
+	gin   []int     // the grid indices of the index map the access is in (nil: the body)
 	blk   []int     // the map's block indices
 	start []int     // per indexer dim: its dynamic start, -1 static
 	mask  []boxTerm // a mask that leaves a box
