@@ -51,14 +51,20 @@ type site struct {
 	start []int     // per indexer dim: its dynamic start, -1 static
 	mask  []boxTerm // a mask that leaves a box
 	vmask *maskTape // another mask, computed element by element
-	whens []int     // the conditions of the Whens around it, -1 not computable
+	// array: per indexer dim, its index array computed element by
+	// element (nil for other dims; nil slice without index arrays).
+	array []*maskTape
+	whens []int // the conditions of the Whens around it, -1 not computable
 	loops []siteLoop
 	regs  []int64
 	uses  uint64 // the loops (bits) whose index the position, mask, Whens or inner bounds read
 	same  bool   // a store of the same values in every program
 	cost  int    // the work of one placement
-	// Scratch: a box and the mask's box.
+	// Scratch: a box and the mask's box; an element's indices and index
+	// array values.
 	lo, hi, mlo, mhi []int64
+	coord, av        []int64
+	vals             [][]int64
 }
 
 // siteLoop is a ForLoop around a site: its bounds (-1 not computable),
@@ -88,8 +94,10 @@ type boxTerm struct {
 // access's ref is integer arithmetic on the grid indices (mapEval), every
 // dynamic start is such arithmetic on the program ids and the indices of
 // the ForLoops around it (whose bounds are such arithmetic too; no loaded
-// data, no carried value), no index is an array and the mask, if any,
-// leaves a box (boxTerm) or is computable element by element (maskTape).
+// data, no carried value), an index array is such arithmetic on iotas
+// and constants too (maskTape; the access is walked element by element,
+// elementBoxes) and the mask, if any, leaves a box (boxTerm) or is
+// computable element by element (maskTape).
 // A When or ForLoop around an access whose condition or bounds are
 // computable leaves it to the programs (and iterations) where it runs;
 // any other is taken to run. A store every program makes with the same
@@ -274,13 +282,14 @@ func (b *boxes) outsideError(p *Program, sites []*site) error {
 }
 
 // newSite compiles access a of a ref (info, index map m) with the ops
-// outer around it; ok is false when its position is not computable at
-// build time at all (an index array, a map or start that reads data, a
+// outer around it, in the body or (in non-nil) in index map in, whose
+// grid indices it reads; ok is false when its position is not computable at
+// build time at all (a map, start or index array that reads data, a
 // mask that reads data or floats).
 func newSite(p *Program, a *Op, info *RefInfo, m *Region, outer []*Op, in *Region) (*site, bool) {
 	ix := a.Attrs.Indexer
-	if ix.HasArrays() || len(ix.Dims) != len(info.BlockShape) {
-		return nil, false // an index array, or an indexer the lowering refuses
+	if len(ix.Dims) != len(info.BlockShape) || ix.HasArrays() && maskElements(ix.Shape) < 0 {
+		return nil, false // an indexer the lowering refuses, or too large to walk
 	}
 	t := newTape(p.Grid, nil)
 	s := &site{op: a, info: info, t: t}
@@ -324,9 +333,18 @@ func newSite(p *Program, a *Op, info *RefInfo, m *Region, outer []*Op, in *Regio
 			s.whens = append(s.whens, -1) // it may run no iteration: never computable
 		}
 	}
-	for _, d := range ix.Dims {
+	if ix.HasArrays() {
+		s.array = make([]*maskTape, len(ix.Dims))
+	}
+	for k, d := range ix.Dims {
 		r := -1
-		if d.Operand >= 0 {
+		if d.Kind == DimArray {
+			at, ok := newMaskTape(t, a.Operands[1+d.Operand])
+			if !ok {
+				return nil, false
+			}
+			s.array[k] = at
+		} else if d.Operand >= 0 {
 			if r = t.compile(a.Operands[1+d.Operand]); r < 0 {
 				return nil, false
 			}
@@ -334,7 +352,9 @@ func newSite(p *Program, a *Op, info *RefInfo, m *Region, outer []*Op, in *Regio
 		s.start = append(s.start, r)
 	}
 	if mv := maskOf(a); mv != nil {
-		if terms, ok := t.boxTerms(mv); ok {
+		// With index arrays every element is walked: the mask is
+		// computed element by element.
+		if terms, ok := t.boxTerms(mv); ok && s.array == nil {
 			s.mask = terms
 		} else if s.vmask, ok = newMaskTape(t, mv); !ok {
 			return nil, false
@@ -360,6 +380,19 @@ func newSite(p *Program, a *Op, info *RefInfo, m *Region, outer []*Op, in *Regio
 			s.uses |= deps(r)
 		}
 		s.cost = s.vmask.cost
+	}
+	for _, at := range s.array {
+		if at != nil {
+			for _, r := range at.uses {
+				s.uses |= deps(r)
+			}
+			s.cost += at.cost
+		}
+	}
+	if s.array != nil {
+		s.cost += int(maskElements(ix.Shape)) // the walk over the elements
+		s.coord, s.av = make([]int64, len(ix.Shape)), make([]int64, len(ix.Dims))
+		s.vals = make([][]int64, len(ix.Dims))
 	}
 	for _, l := range s.loops {
 		s.uses |= deps(l.lo) | deps(l.hi)
@@ -496,6 +529,26 @@ func (s *site) place(b *boxes, j int32, n int64, bound uint64) (res int, open bo
 		}
 	}
 	ix := s.op.Attrs.Indexer
+	if s.array != nil {
+		// Index arrays: every element walked (elementsBoxes).
+		for _, r := range s.vmask.usesOf() {
+			if undecided(r) {
+				return placeUnknown, open
+			}
+		}
+		for _, at := range s.array {
+			for _, r := range at.usesOf() {
+				if undecided(r) {
+					return placeUnknown, open
+				}
+			}
+		}
+		if res := s.elementBoxes(b, j, n, open || assumed); res == placeBox || res == placeUnknown {
+			return res, open
+		} else {
+			return res, false
+		}
+	}
 	if s.vmask != nil {
 		// The runs where the mask holds along its last dim, each a box.
 		for _, r := range s.vmask.uses {
@@ -505,7 +558,7 @@ func (s *site) place(b *boxes, j int32, n int64, bound uint64) (res int, open bo
 		}
 		res = placeNone
 		s.vmask.runs(s.regs, s.mlo, s.mhi, func(lo, hi []int64) bool {
-			switch r := s.placeBox(b, j, n, lo, hi, open || assumed); r {
+			switch r := s.placeBox(b, j, n, lo, hi, nil, open || assumed); r {
 			case placeBox:
 				res = r
 			case placeOutside, placeUnknown:
@@ -553,7 +606,7 @@ func (s *site) place(b *boxes, j int32, n int64, bound uint64) (res int, open bo
 			return placeNone, false
 		}
 	}
-	if res := s.placeBox(b, j, n, mlo, mhi, open || assumed); res == placeBox || res == placeUnknown {
+	if res := s.placeBox(b, j, n, mlo, mhi, nil, open || assumed); res == placeBox || res == placeUnknown {
 		return res, open
 	} else {
 		return res, false
@@ -561,11 +614,12 @@ func (s *site) place(b *boxes, j int32, n int64, bound uint64) (res int, open bo
 }
 
 // placeBox adds to b the box s reaches where its mask holds on the box
-// [mlo, mhi) of the indexed shape's dims: placeBox, placeNone when it
-// reaches no element, placeOutside when it reaches outside its block or
-// the array, placeUnknown when it does but may not run (mayNot: a When or
-// loop around it is undecided).
-func (s *site) placeBox(b *boxes, j int32, n int64, mlo, mhi []int64, mayNot bool) int {
+// [mlo, mhi) of its slice dims (the indexed shape's dims but those of
+// index arrays, whose values are av's, per indexer dim): placeBox,
+// placeNone when it reaches no element, placeOutside when it reaches
+// outside its block or the array, placeUnknown when it does but may not
+// run (mayNot: a When or loop around it is undecided).
+func (s *site) placeBox(b *boxes, j int32, n int64, mlo, mhi, av []int64, mayNot bool) int {
 	ix := s.op.Attrs.Indexer
 	info := s.info
 	if len(info.ArrayShape) == 0 {
@@ -588,12 +642,15 @@ func (s *site) placeBox(b *boxes, j int32, n int64, mlo, mhi []int64, mayNot boo
 			if s.start[k] >= 0 {
 				start = s.regs[s.start[k]]
 			}
-			k++
 			in, end := start, start+di.Size // within the block
-			if di.Kind == DimSlice {
+			switch di.Kind {
+			case DimSlice:
 				in, end = start+mlo[slice], start+mhi[slice]
 				slice++
+			case DimArray:
+				in, end = av[k], av[k]+1
 			}
+			k++
 			if in >= end {
 				return placeNone
 			}
@@ -621,6 +678,88 @@ func (s *site) placeBox(b *boxes, j int32, n int64, mlo, mhi []int64, mayNot boo
 	}
 	b.add(j, n, lo, hi)
 	return placeBox
+}
+
+// elementBoxes adds to b the elements an access through index arrays
+// reaches (with the registers as they stand): it walks the indexed shape,
+// element by element where the mask holds, in runs along its last dim
+// when that is a slice's; the result as placeBox's.
+func (s *site) elementBoxes(b *boxes, j int32, n int64, mayNot bool) int {
+	ix := s.op.Attrs.Indexer
+	shape, na := ix.Shape, len(ix.ArrayShape)
+	var mask []int64
+	if s.vmask != nil {
+		mask = s.vmask.run(s.regs)
+	}
+	vals := s.vals
+	for k, at := range s.array {
+		if at != nil {
+			vals[k] = at.run(s.regs)
+		}
+	}
+	holds := func(i int64) bool {
+		switch len(mask) {
+		case 0:
+			return mask == nil
+		case 1:
+			return mask[0] != 0
+		}
+		return mask[i] != 0
+	}
+	r := len(shape)
+	total := maskElements(shape)
+	row := int64(1)
+	lastSlice := r > ix.ArrayPos+na // the last dim is a slice's
+	if lastSlice {
+		row = shape[r-1]
+	}
+	res := placeNone
+	for q := int64(0); q < total; q += row {
+		rest := q
+		for d := r - 1; d >= 0; d-- {
+			s.coord[d], rest = rest%shape[d], rest/shape[d]
+		}
+		e := int64(0) // the element of the index arrays
+		for i := range na {
+			e = e*ix.ArrayShape[i] + s.coord[ix.ArrayPos+i]
+		}
+		for k, v := range vals {
+			switch {
+			case len(v) == 1:
+				s.av[k] = v[0]
+			case v != nil:
+				s.av[k] = v[e]
+			}
+		}
+		si := 0 // the slice dims' indices
+		for d := range r {
+			if d < ix.ArrayPos || d >= ix.ArrayPos+na {
+				s.mlo[si], s.mhi[si] = s.coord[d], s.coord[d]+1
+				si++
+			}
+		}
+		for x := int64(0); x < row; {
+			if !holds(q + x) {
+				x++
+				continue
+			}
+			y := x + 1
+			for y < row && holds(q+y) {
+				y++
+			}
+			if lastSlice {
+				s.mlo[si-1], s.mhi[si-1] = x, y
+			}
+			switch got := s.placeBox(b, j, n, s.mlo, s.mhi, s.av, mayNot); got {
+			case placeBox:
+				res = got
+			case placeOutside, placeUnknown:
+				return got
+			}
+			x = y
+		}
+	}
+	return res
 }
 
 // outside notes o, an access of site j reaching outside its

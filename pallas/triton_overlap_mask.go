@@ -111,6 +111,14 @@ func (mt *maskTape) scan(val []int64, lo, hi []int64, f func(lo, hi []int64) boo
 	maskRuns(val, mt.shape, lo, hi, f)
 }
 
+// usesOf is the registers mt reads (none for a nil mt).
+func (mt *maskTape) usesOf() []int {
+	if mt == nil {
+		return nil
+	}
+	return mt.uses
+}
+
 // compile adds the nodes computing v and returns its node, or -1.
 func (mt *maskTape) compile(t *tape, v *Value) int {
 	if n, ok := mt.node[v]; ok {

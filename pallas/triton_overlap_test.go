@@ -66,6 +66,7 @@ func randomStoreKernel(seed uint64) (tritonCase, string) {
 		wrapBeforeDivide bool
 		masks            []maskTerm // and-ed together
 		load             bool       // a load, copied into the program's row of the second output
+		stride           int64      // > 0: through the index array (iota*stride + pos) % n, not DS(pos, size)
 	}
 	var stores []store
 	var desc []string
@@ -88,6 +89,13 @@ func randomStoreKernel(seed uint64) (tritonCase, string) {
 		st.wrapBeforeDivide = r.IntN(2) == 0
 		if st.load = r.IntN(3) == 0; st.load {
 			st.when = 0 // the sum leaves no When
+		}
+		if r.IntN(3) == 0 {
+			// A stride prime to n keeps one store's indices distinct
+			// (repeats in one store are the kernel's to avoid).
+			if st.stride = []int64{1, 3, 5, 7}[r.IntN(4)]; gcd(st.stride, n) != 1 {
+				st.stride = 1
+			}
 		}
 		stores = append(stores, st)
 		desc = append(desc, fmt.Sprintf("%+v", st))
@@ -113,6 +121,10 @@ func randomStoreKernel(seed uint64) (tritonCase, string) {
 				} else {
 					pos = pos.Div(int(st.div)).Rem(room)
 				}
+				var at any = DS(pos, st.size)
+				if st.stride > 0 {
+					at = k.Arange(st.size).Mul(int(st.stride)).Add(pos.BroadcastTo(st.size)).Rem(int(n))
+				}
 				var mask *Value
 				for _, m := range st.masks {
 					term := m.build(k, p0, st.size)
@@ -126,17 +138,17 @@ func randomStoreKernel(seed uint64) (tritonCase, string) {
 					// Each load's values, at each step, in a slot of their own.
 					var v *Value
 					if mask == nil {
-						v = o.Load(DS(pos, st.size))
+						v = o.Load(at)
 					} else {
-						v = Load(o, []any{DS(pos, st.size)}, mask, 0.0)
+						v = Load(o, []any{at}, mask, 0.0)
 					}
 					seen.Store(v.Reshape(1, st.size), DS(prog, 1), DS(i.Add(s*3).Mul(4), st.size))
 					return
 				}
 				v := prog.Mul(64).Add(s * 16).Add(i).Astype(xla.Float32).BroadcastTo(st.size)
-				body := func() { o.Store(v, DS(pos, st.size)) }
+				body := func() { o.Store(v, at) }
 				if mask != nil {
-					body = func() { Store(o, []any{DS(pos, st.size)}, v, mask) }
+					body = func() { Store(o, []any{at}, v, mask) }
 				}
 				switch st.when {
 				case 1:
@@ -166,6 +178,13 @@ func randomStoreKernel(seed uint64) (tritonCase, string) {
 		// o starts as these values, so that a load shows which store it saw.
 		args: []*interpreter.Tensor{fTensor([]int64{n}, func(i int) float64 { return 1000 + float64(i) })}}
 	return c, fmt.Sprintf("grid %v, f32[%d], accesses %s", grid, n, strings.Join(desc, "; "))
+}
+
+func gcd(a, b int64) int64 {
+	for b != 0 {
+		a, b = b, a%b
+	}
+	return a
 }
 
 // maskTerm is iota(size) dir (p0*coef + add) % (size + 1) (dir 0 to 4,
@@ -555,6 +574,10 @@ func BenchmarkTritonRaceCheck(b *testing.B) {
 		}, CallSpec{Name: "triangles", Grid: []int64{4096}, OutShapes: f32(4096*16, 16),
 			InSpecs:  []*BlockSpec{{BlockShape: []int64{16, 16}, IndexMap: row}},
 			OutSpecs: []*BlockSpec{{BlockShape: []int64{16, 16}, IndexMap: row}}}},
+		{"index_array_16_65536", func(k *Kernel, r []*Ref) {
+			ids := k.Arange(16).Add(k.ProgramID(0).Mul(16).BroadcastTo(16))
+			r[1].Store(r[0].Load(ids), ids)
+		}, CallSpec{Name: "index_arrays", Grid: []int64{n}, OutShapes: f32(n * 16)}},
 		{"triangle_mask_128x128_65536", func(k *Kernel, r []*Ref) {
 			row, col := k.Iota(xla.Int32, 0, 128, 128), k.Iota(xla.Int32, 1, 128, 128)
 			Store(r[1], []any{All, All}, Load(r[0], []any{All, All}, row.Ge(col), 0.0), row.Ge(col))
@@ -789,4 +812,45 @@ func TestTritonOutsideSecondReviewCases(t *testing.T) {
 			require.ErrorAs(t, err, &be, "interpret mode reports it")
 		})
 	}
+}
+
+// TestTritonRaceCheckIndexArrays: index arrays computed from iotas and
+// the program ids are computed element by element like dynamic starts
+// (they were judged by dependence, which took p-dependent indices as
+// apart), for races and for reaching outside the array.
+func TestTritonRaceCheckIndexArrays(t *testing.T) {
+	f32 := func(d ...int64) []xla.Shape { return []xla.Shape{xla.MakeShape(xla.Float32, d...)} }
+	x8 := fTensor([]int64{8}, func(i int) float64 { return float64(i) })
+	// Programs 0 and 2 (1 and 3) store the same elements.
+	assertRefusedRace(t, tritonCase{name: "elements", kernel: func(k *Kernel, r []*Ref) {
+		ar := k.Arange(2).Add(k.ProgramID(0).Mul(2))
+		r[1].Store(r[0].Load(ar), ar.Rem(4))
+	}, spec: CallSpec{Name: "arr_elems", Grid: []int64{4}, OutShapes: f32(8)}, args: []*interpreter.Tensor{x8}},
+		"grid points (0) and (2) both reach its element (0)")
+	// Rows picked by an array, each row a run.
+	assertRefusedRace(t, tritonCase{name: "rows", kernel: func(k *Kernel, r []*Ref) {
+		p := k.ProgramID(0)
+		rows := k.Arange(2).Add(p.BroadcastTo(2)).Rem(2)
+		r[0].Store(p.Astype(xla.Float32).BroadcastTo(2, 4), rows, All)
+	}, spec: CallSpec{Name: "arr_rows", Grid: []int64{2}, OutShapes: f32(2, 4)}},
+		"grid points (0) and (1) both reach its element")
+	// Each program its own rows, in a permuted order, under a mask: fine.
+	assertTritonMatchesInterpret(t, tritonCase{name: "own_rows", kernel: func(k *Kernel, r []*Ref) {
+		p := k.ProgramID(0)
+		rows := k.Arange(2).Mul(-1).Add(p.Mul(2).Add(1).BroadcastTo(2)) // 2p+1, 2p
+		m := k.Iota(xla.Int32, 1, 2, 4).Lt(k.Full(xla.Int32, 3, 2, 4))
+		Store(r[1], []any{rows, All}, r[0].Load(rows, All).Mul(2.0), m)
+	}, spec: CallSpec{Name: "arr_own_rows", Grid: []int64{2}, OutShapes: f32(4, 4)},
+		args: []*interpreter.Tensor{fTensor([]int64{4, 4}, func(i int) float64 { return float64(i) })}})
+	// A gather past the array's end.
+	c := tritonCase{name: "gather_outside", kernel: func(k *Kernel, r []*Ref) {
+		ids := k.Arange(4).Mul(k.ProgramID(0).Add(10))
+		r[1].Store(r[0].Load(ids), DS(k.ProgramID(0).Mul(4), 4))
+	}, spec: CallSpec{Name: "gather_outside", Grid: []int64{2}, OutShapes: f32(8)},
+		args: []*interpreter.Tensor{fTensor([]int64{32}, func(i int) float64 { return float64(i) })}}
+	require.ErrorContains(t, lowerTritonErr(t, c), "input 0 (f32[32] block of f32[32]): the load at triton_overlap_test.go:")
+	require.ErrorContains(t, lowerTritonErr(t, c), "reaches its elements 33 to 33 of dim 0 at grid point (1), outside the array")
+	_, err := runCall(c.kernel, c.spec, c.args...)
+	var be *BoundsError
+	require.ErrorAs(t, err, &be, "interpret mode reports it")
 }
