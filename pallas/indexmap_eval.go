@@ -66,7 +66,7 @@ func evaluableOp(op *Op) bool {
 var evaluable = map[string]bool{
 	"const": true, "program_id": true, "num_programs": true,
 	"add": true, "sub": true, "mul": true, "div": true, "rem": true, "max": true, "min": true,
-	"neg": true, "abs": true, "and": true, "or": true, "xor": true, "not": true,
+	"neg": true, "abs": true, "and": true, "or": true, "xor": true, "not": true, "shl": true, "shr": true,
 	"cmp": true, "select": true, "convert": true, "broadcast_in_dim": true, "reshape": true,
 }
 
@@ -260,6 +260,27 @@ func evalOp(op *Op, x, y, z int64, grid, g []int64) int64 {
 			r = a | b
 		case "xor":
 			r = a ^ b
+		case "shl", "shr":
+			// XLA's shifts: the amount read as unsigned; the width or
+			// more gives 0, or the sign fill shifting a signed value
+			// right. (a is sign-extended, or an unsigned value's bits.)
+			bits := uint64(dt.Bits())
+			amt := uint64(b)
+			if bits < 64 {
+				amt &= 1<<bits - 1
+			}
+			switch {
+			case amt >= bits && (op.Name == "shl" || u):
+				r = 0
+			case amt >= bits:
+				r = a >> 63
+			case op.Name == "shl":
+				r = a << amt
+			case u:
+				r = int64(uint64(a) >> amt)
+			default:
+				r = a >> amt
+			}
 		case "max", "min":
 			less := a < b
 			if u {

@@ -50,6 +50,16 @@ func TestIndexMapEvaluation(t *testing.T) {
 		{"division by zero as the lowerings", func(g []*Value) *Value {
 			return g[0].Div(g[1].Sub(g[1])).Mul(10).Add(g[0].Rem(g[1].Mul(0)))
 		}, func(a, b int64) int64 { return -10 + a }},
+		{"shifts, an amount past the width included", func(g []*Value) *Value {
+			return g[0].Shl(g[1]).Add(g[0].Sub(3).Shr(1)).Add(g[0].Shl(g[1].Add(30)).Astype(xla.Int32)).
+				Add(g[0].Sub(3).Astype(xla.Uint8).Shr(g[1].Astype(xla.Uint8)).Astype(xla.Int32))
+		}, func(a, b int64) int64 {
+			shl := func(x, n int64) int64 { return int64(int32(x << n)) }
+			if b+30 >= 32 {
+				return shl(a, b) + (a-3)>>1 + 0 + int64(uint8(a-3)>>b)
+			}
+			return shl(a, b) + (a-3)>>1 + shl(a, b+30) + int64(uint8(a-3)>>b)
+		}},
 		{"unsigned division", func(g []*Value) *Value {
 			return g[0].Sub(1).Astype(xla.Uint32).Div(1 << 30).Astype(xla.Int32)
 		}, func(a, b int64) int64 { return int64(uint32(a-1) / (1 << 30)) }},

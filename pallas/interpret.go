@@ -1234,6 +1234,14 @@ func (l *interp) op(fb *stablehlo.FuncBuilder, op *Op, e *env) error {
 		}
 	case "xor":
 		set(fb.Xor(in(0), in(1)))
+	case "shl":
+		set(fb.ShiftLeft(in(0), in(1)))
+	case "shr":
+		if t.DType.IsUnsigned() {
+			set(fb.ShiftRightLogical(in(0), in(1)))
+		} else {
+			set(fb.ShiftRightArithmetic(in(0), in(1)))
+		}
 	case "cmp":
 		set(fb.Compare(in(0), in(1), stablehlo.ComparisonDirection(op.Attrs.Dir), stablehlo.CompareAuto))
 	case "select":

@@ -370,7 +370,7 @@ func (e *zeval) runOp(op *Op) {
 		}
 	case "neg", "exp", "log", "tanh", "erf", "sqrt", "rsqrt", "abs", "floor", "ceil", "sin", "cos", "logistic", "not":
 		res = e.unary(op.Name, e.val(op.Operands[0]))
-	case "add", "sub", "mul", "div", "rem", "max", "min", "pow", "and", "or", "xor":
+	case "add", "sub", "mul", "div", "rem", "max", "min", "pow", "and", "or", "xor", "shl", "shr":
 		switch {
 		case op.Name == "add" && refZeroConst(op.Operands[0]):
 			res = e.val(op.Operands[1]).clone() // 0 + x is x, -0 kept
@@ -638,6 +638,28 @@ func (e *zeval) binary(name string, x, y *zt) *zt {
 				v = a | b
 			case "xor":
 				v = a ^ b
+			case "shl", "shr":
+				// contract: the amount read as unsigned; the width or
+				// more gives 0, or the sign fill shifting a signed value
+				// right (XLA's shifts).
+				bits := uint64(x.dt.Bits())
+				amt := uint64(b) & (1<<bits - 1)
+				if bits == 64 {
+					amt = uint64(b)
+				}
+				av := a // signed: sign-extended; unsigned: its bits
+				switch {
+				case name == "shl" && amt >= bits, name == "shr" && u && amt >= bits:
+					v = 0
+				case name == "shr" && amt >= bits:
+					v = a >> 63
+				case name == "shl":
+					v = av << amt
+				case u:
+					v = int64(uint64(av) >> amt)
+				default:
+					v = av >> amt
+				}
 			default:
 				zfail("%s on %v", name, x.dt)
 			}

@@ -614,6 +614,17 @@ func (v *Value) binary(name string, y any, bad func(xla.DType) bool) *Value {
 func notNumber(d xla.DType) bool   { return !(d.IsInt() || d.IsFloat()) }
 func notFloat(d xla.DType) bool    { return !d.IsFloat() }
 func notIntegral(d xla.DType) bool { return !(d.IsInt() || d.IsBool()) }
+func notInt(d xla.DType) bool      { return !d.IsInt() }
+
+// Shl is v shifted left by y bits (integers; an amount y outside [0,
+// bits), read as unsigned, gives 0, as XLA's shift_left).
+func (v *Value) Shl(y any) *Value { return v.binary("shl", y, notInt) }
+
+// Shr is v shifted right by y bits: arithmetic (filling with the sign)
+// for signed integers, logical for unsigned ones, as Go's >> and
+// jnp.right_shift. An amount outside [0, bits), read as unsigned, gives
+// the sign fill (signed: 0 or -1) or 0 (unsigned), as XLA's shifts.
+func (v *Value) Shr(y any) *Value { return v.binary("shr", y, notInt) }
 
 // Add is v + y (y a Value or Go scalar; NumPy broadcasting).
 func (v *Value) Add(y any) *Value { return v.binary("add", y, notNumber) }

@@ -48,7 +48,8 @@ import (
 //     div and rem give interpret mode's results where arith's are
 //     undefined (x / 0 = -1, x % 0 = x, MIN / -1 = MIN, MIN % -1 = 0):
 //     a divisor that is not a constant is replaced by 1 there and the
-//     result selected. exp, log, tanh, erf, sqrt, rsqrt, sin, cos and pow
+//     result selected; shifts (arith.shli/shrsi/shrui) likewise by an
+//     amount of the width or more (0, or the sign fill). exp, log, tanh, erf, sqrt, rsqrt, sin, cos and pow
 //     call libdevice through tt.extern_elementwise as JAX does (f16/bf16
 //     go through f32). Bool refs are i8 in memory.
 //   - Division of floats is IEEE: f32 through tt.precise_divf (arith.divf

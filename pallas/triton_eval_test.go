@@ -780,6 +780,18 @@ func (m *tevMachine) arith(op *ttOp, res *tevVal) {
 			r = a | b
 		case "arith.xori":
 			r = a ^ b
+		case "arith.shli", "arith.shrsi", "arith.shrui":
+			if ub >= uint64(bits) {
+				tevFail("%s by %d of an i%d: poison in LLVM", op.name, ub, bits)
+			}
+			switch op.name {
+			case "arith.shli":
+				r = a << ub
+			case "arith.shrsi":
+				r = a >> ub // a is sign-extended
+			default:
+				r = int64(ua >> ub)
+			}
 		case "arith.maxsi":
 			r = max(a, b)
 		case "arith.minsi":

@@ -660,7 +660,7 @@ func (e *fzEnv) node(n *fzNode) {
 		f := map[string]func(*Value, any) *Value{
 			"add": (*Value).Add, "sub": (*Value).Sub, "mul": (*Value).Mul, "div": (*Value).Div,
 			"rem": (*Value).Rem, "max": (*Value).Max, "min": (*Value).Min, "pow": (*Value).Pow,
-			"and": (*Value).And, "or": (*Value).Or, "xor": (*Value).Xor,
+			"and": (*Value).And, "or": (*Value).Or, "xor": (*Value).Xor, "shl": (*Value).Shl, "shr": (*Value).Shr,
 		}[n.op]
 		r = f(x(0), e.rhs(n, 1))
 	case "cmp":
@@ -1134,6 +1134,9 @@ func fzBinary(op string, dt xla.DType, a, b fzInfo) fzInfo {
 			out.er = math.Expm1(d) * 1.01
 		}
 		return fzLib(dt, out)
+	case "shl", "shr":
+		r.lo, r.hi = fzRange(dt) // integers: exact on both backends
+		return r
 	case "and", "or", "xor":
 		switch {
 		case dt.IsBool():
@@ -2811,7 +2814,7 @@ func (g *fzGen) binary() int {
 	case dt.IsBool():
 		op = []string{"and", "or", "xor"}[g.intn(3)]
 	case dt.IsInt():
-		op = []string{"add", "sub", "mul", "div", "rem", "max", "min", "and", "or", "xor", "div", "rem"}[g.intn(12)]
+		op = []string{"add", "sub", "mul", "div", "rem", "max", "min", "and", "or", "xor", "div", "rem", "shl", "shr"}[g.intn(14)]
 	default:
 		op = []string{"add", "sub", "mul", "div", "rem", "max", "min", "pow", "add", "mul"}[g.intn(10)]
 	}

@@ -839,6 +839,8 @@ func (l *ttLower) op(op *Op) {
 		} else {
 			set(l.intDivRem(op.Name, dt, in(0), in(1), rt))
 		}
+	case "shl", "shr":
+		set(l.shift(op.Name, dt, in(0), in(1), rt))
 	case "add", "sub", "mul", "max", "min", "and", "or", "xor":
 		switch {
 		// 0 + x is x (and x - 0), as in interpret mode, which folds them
@@ -1003,6 +1005,31 @@ func (l *ttLower) intDivRem(name string, dt xla.DType, x, y *ttVal, rt ttType) *
 
 // cmpPred is the arith compare op and predicate of a StableHLO direction
 // (floats: ordered, except NE which holds for NaN as in StableHLO).
+// shift is x shifted by amount (shl, or shr: arithmetic for signed dt,
+// logical for unsigned) as XLA's shifts are: an amount that is, read as
+// unsigned, the width or more gives 0 (the sign fill for an arithmetic
+// shift right), where LLVM's shifts give poison.
+func (l *ttLower) shift(name string, dt xla.DType, x, amount *ttVal, rt ttType) *ttVal {
+	b := l.b
+	bits := int64(dt.Bits())
+	op := "arith.shli"
+	if name == "shr" {
+		op = "arith.shrsi"
+		if dt.IsUnsigned() {
+			op = "arith.shrui"
+		}
+	}
+	width := b.intConst(bits, rt)
+	past := b.cmp("arith.cmpi", "uge", amount, width)
+	fill := b.intConst(0, rt)
+	if op == "arith.shrsi" {
+		fill = b.emit1(op, []*ttVal{x, b.intConst(bits-1, rt)}, rt)
+	}
+	// The shift itself by an amount in range (poison is not to be made).
+	safe := b.emit1("arith.select", []*ttVal{past, b.intConst(0, rt), amount}, rt)
+	return b.emit1("arith.select", []*ttVal{past, fill, b.emit1(op, []*ttVal{x, safe}, rt)}, rt)
+}
+
 func cmpPred(dir string, dt xla.DType) (string, string) {
 	if dt.IsFloat() {
 		p := map[string]string{"EQ": "oeq", "NE": "une", "LT": "olt", "LE": "ole", "GT": "ogt", "GE": "oge"}[dir]
