@@ -1258,7 +1258,7 @@ func (l *ttLower) dot(op *Op, rt ttType) *ttVal {
 		}
 	default:
 		if !in.IsInt() || !out.IsInt() {
-			l.fail(op, "tt.dot takes f16, bf16, f32, f64 or i8 operands (other integers into integer results), not %v into %v", in, out)
+			l.fail(op, "tt.dot takes f16, bf16, f32, f64 or i8 operands (other integers into integer results), not %v into %v: convert the operands with Astype first, or dot into an integer type and convert the result", in, out)
 		}
 		// Products and sums, wrapping as interpret mode's do in the
 		// result type: the same low bits in a wider accumulator.
