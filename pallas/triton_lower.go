@@ -1003,8 +1003,6 @@ func (l *ttLower) intDivRem(name string, dt xla.DType, x, y *ttVal, rt ttType) *
 	return b.emit1("arith.select", []*ttVal{byZero, x, r}, rt)
 }
 
-// cmpPred is the arith compare op and predicate of a StableHLO direction
-// (floats: ordered, except NE which holds for NaN as in StableHLO).
 // shift is x shifted by amount (shl, or shr: arithmetic for signed dt,
 // logical for unsigned) as XLA's shifts are: an amount that is, read as
 // unsigned, the width or more gives 0 (the sign fill for an arithmetic
@@ -1030,6 +1028,8 @@ func (l *ttLower) shift(name string, dt xla.DType, x, amount *ttVal, rt ttType) 
 	return b.emit1("arith.select", []*ttVal{past, fill, b.emit1(op, []*ttVal{x, safe}, rt)}, rt)
 }
 
+// cmpPred is the arith compare op and predicate of a StableHLO direction
+// (floats: ordered, except NE which holds for NaN as in StableHLO).
 func cmpPred(dir string, dt xla.DType) (string, string) {
 	if dt.IsFloat() {
 		p := map[string]string{"EQ": "oeq", "NE": "une", "LT": "olt", "LE": "ole", "GT": "ogt", "GE": "oge"}[dir]

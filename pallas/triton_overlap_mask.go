@@ -5,10 +5,12 @@ import "slices"
 // maskTape computes, element by element at build time, a mask that does
 // not leave a box (boxTerms: a 2-D triangle, (iota + p) % 4 == 0, a 16-bit
 // iota that may wrap), so that overlapRace knows the elements an access
-// under it reaches. The mask must be integer and boolean arithmetic
-// (evalOp's ops) on iotas, integer and boolean constants, reshapes and
-// broadcasts of such values, and values the same everywhere that the
-// site's tape computes (uniform): the program ids, loop indices, bounds.
+// under it reaches; it computes index arrays the same way. The value
+// must be integer and boolean arithmetic (evalOp's ops) on iotas, integer
+// and boolean constants, reshapes, broadcasts, transposes and integer
+// reductions (sum, max, min) of such values, and values the same
+// everywhere that the site's tape computes (uniform): the program ids,
+// loop indices, bounds.
 type maskTape struct {
 	nodes []maskNode
 	node  map[*Value]int // -1: not computable
@@ -31,15 +33,16 @@ type maskNode struct {
 	op   *Op     // maskElem: the elementwise op
 	reg  int     // maskUniform: the tape register
 	args [3]int  // maskElem: its operands' nodes (-1 none); maskBroadcast: args[0]
-	from []int32 // maskBroadcast: per element, the operand's element
+	from []int32 // maskBroadcast: per element, the operand's; maskReduce: per operand element, the result's
 	val  []int64
 }
 
 const (
 	maskFixed     = iota // values computed once (an iota, a constant)
 	maskUniform          // one value, a tape register
-	maskBroadcast        // an operand's elements, spread
+	maskBroadcast        // an operand's elements, spread (or permuted)
 	maskElem             // an elementwise op
+	maskReduce           // a sum, maximum or minimum along axes
 )
 
 // maxMaskElements bounds the elements of a mask maskTape computes.
@@ -74,6 +77,8 @@ func newMaskTape(t *tape, m *Value) (*maskTape, bool) {
 			mt.uses = append(mt.uses, n.reg)
 		case maskBroadcast, maskElem:
 			mt.cost += len(n.val)
+		case maskReduce:
+			mt.cost += len(n.from)
 		}
 	}
 	mt.cost += int(size) // the scan for runs
@@ -161,21 +166,24 @@ func (mt *maskTape) build(t *tape, v *Value) int {
 		}
 		// A value the same everywhere, spread (broadcast of one element).
 		return mt.add(maskNode{kind: maskBroadcast, args: [3]int{a, -1, -1}, val: make([]int64, maskElements(shape))})
-	case "broadcast_in_dim":
+	case "broadcast_in_dim", "transpose":
 		x := op.Operands[0]
 		a := mt.compile(t, x)
 		if a < 0 {
 			return -1
 		}
-		// Per element, the operand's: its coordinate along each operand
-		// dim is the result's along the dim it goes to (0 when spread).
-		from := make([]int32, int(maskElements(shape)))
 		xs := x.Type.Shape
-		coord := make([]int64, len(shape))
-		for i := range from {
-			at, rest := int64(0), int64(i)
-			for d := len(shape) - 1; d >= 0; d-- {
-				coord[d], rest = rest%shape[d], rest/shape[d]
+		// Per element, the operand's: for a broadcast, its coordinate
+		// along each operand dim is the result's along the dim it goes
+		// to (0 when spread); for a transpose, result dim i is operand
+		// dim Perm[i].
+		from := elementMap(shape, func(coord []int64) int64 {
+			at := int64(0)
+			if op.Name == "transpose" {
+				for d := range xs {
+					at = at*xs[d] + coord[slices.Index(op.Attrs.Perm, int64(d))]
+				}
+				return at
 			}
 			for d, to := range op.Attrs.Dims {
 				c := coord[to]
@@ -184,9 +192,30 @@ func (mt *maskTape) build(t *tape, v *Value) int {
 				}
 				at = at*xs[d] + c
 			}
-			from[i] = int32(at)
-		}
+			return at
+		})
 		return mt.add(maskNode{kind: maskBroadcast, args: [3]int{a, -1, -1}, from: from, val: make([]int64, len(from))})
+	case "reduce":
+		x := op.Operands[0]
+		if maskElements(x.Type.Shape) < 0 || !slices.Contains([]string{"sum", "max", "min"}, op.Attrs.Kind) {
+			return -1
+		}
+		a := mt.compile(t, x)
+		if a < 0 {
+			return -1
+		}
+		// Per operand element, the result's it folds into (the reduced
+		// axes dropped).
+		to := elementMap(x.Type.Shape, func(coord []int64) int64 {
+			at := int64(0)
+			for d, c := range coord {
+				if !slices.Contains(op.Attrs.Axes, int64(d)) {
+					at = at*x.Type.Shape[d] + c
+				}
+			}
+			return at
+		})
+		return mt.add(maskNode{kind: maskReduce, op: op, args: [3]int{a, -1, -1}, from: to, val: make([]int64, maskElements(shape))})
 	}
 	if !evaluable[op.Name] || op.Name == "const" || len(op.Operands) > 3 {
 		return -1 // a const here is a float: integer ones are uniform
@@ -198,6 +227,20 @@ func (mt *maskTape) build(t *tape, v *Value) int {
 		}
 	}
 	return mt.add(n)
+}
+
+// elementMap is at(coord) for each element of shape, row major.
+func elementMap(shape []int64, at func(coord []int64) int64) []int32 {
+	out := make([]int32, maskElements(shape))
+	coord := make([]int64, len(shape))
+	for i := range out {
+		rest := int64(i)
+		for d := len(shape) - 1; d >= 0; d-- {
+			coord[d], rest = rest%shape[d], rest/shape[d]
+		}
+		out[i] = int32(at(coord))
+	}
+	return out
 }
 
 // spreadConst is the value of v when it is an integer or boolean constant
@@ -239,7 +282,7 @@ func maskElements(shape []int64) int64 {
 // add appends n; one that reads fixed values only is computed now and
 // becomes fixed itself (a triangle's row >= col costs nothing a run).
 func (mt *maskTape) add(n maskNode) int {
-	fixed := n.kind == maskBroadcast || n.kind == maskElem
+	fixed := n.kind == maskBroadcast || n.kind == maskElem || n.kind == maskReduce
 	for _, a := range n.args {
 		fixed = fixed && (a < 0 || mt.nodes[a].kind == maskFixed)
 	}
@@ -278,6 +321,21 @@ func (mt *maskTape) step(i int) {
 		}
 		for k, f := range n.from {
 			n.val[k] = x[f]
+		}
+	case maskReduce:
+		x := mt.nodes[n.args[0]].val
+		dt := n.op.Results[0].Type.DType
+		seen := make([]bool, len(n.val))
+		for i, o := range n.from {
+			v := x[min(i, len(x)-1)] // one value: the same everywhere
+			switch {
+			case !seen[o]:
+				n.val[o], seen[o] = v, true
+			case n.op.Attrs.Kind == "sum":
+				n.val[o] = wrapInt(n.val[o]+v, dt)
+			case compareInts("LT", v, n.val[o], dt.IsUnsigned()) == (n.op.Attrs.Kind == "min"):
+				n.val[o] = v
+			}
 		}
 	case maskElem:
 		var xs [3][]int64

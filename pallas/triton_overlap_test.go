@@ -854,3 +854,48 @@ func TestTritonRaceCheckIndexArrays(t *testing.T) {
 	var be *BoundsError
 	require.ErrorAs(t, err, &be, "interpret mode reports it")
 }
+
+// Kernels a review of the index arrays found judged wrongly (fixed since).
+func TestTritonRaceCheckThirdReviewCases(t *testing.T) {
+	f32 := func(d ...int64) []xla.Shape { return []xla.Shape{xla.MakeShape(xla.Float32, d...)} }
+	refused := []struct {
+		name   string
+		kernel KernelFunc
+		spec   CallSpec
+		want   string
+	}{
+		// The same values in every program, but each program puts them
+		// at other elements: o[(i + p) % 4] = i. (Taken as harmless.)
+		{"same_values_moved", func(k *Kernel, r []*Ref) {
+			p := k.ProgramID(0)
+			r[0].Store(k.Arange(4).Astype(xla.Float32), k.Arange(4).Add(p.BroadcastTo(4)).Rem(4))
+		}, CallSpec{Name: "same_moved", Grid: []int64{2}, OutShapes: f32(4)}, "both reach its element"},
+		{"same_values_shifted", func(k *Kernel, r []*Ref) {
+			p := k.ProgramID(0)
+			r[0].Store(k.Arange(4).Astype(xla.Float32), DS(p, 4))
+		}, CallSpec{Name: "same_shifted", Grid: []int64{2}, OutShapes: f32(8)}, "both reach its element"},
+		// Index arrays through a transpose and a reduction (not computed:
+		// judged by dependence, which took them as apart).
+		{"array_transposed", func(k *Kernel, r []*Ref) {
+			p := k.ProgramID(0)
+			a := k.Arange(2).Add(p.BroadcastTo(2)).Rem(2).Reshape(2, 1).Transpose(1, 0).Reshape(2)
+			r[0].Store(p.Astype(xla.Float32).BroadcastTo(2), a)
+		}, CallSpec{Name: "arr_transposed", Grid: []int64{2}, OutShapes: f32(4)}, "both reach its element"},
+		{"array_reduced", func(k *Kernel, r []*Ref) {
+			p := k.ProgramID(0)
+			s := k.Arange(2).Add(p.BroadcastTo(2)).Rem(2).ReduceMax(0)
+			r[0].Store(p.Astype(xla.Float32).BroadcastTo(2), k.Arange(2).Add(s.BroadcastTo(2)))
+		}, CallSpec{Name: "arr_reduced", Grid: []int64{2}, OutShapes: f32(4)}, "both reach its element"},
+	}
+	for _, tc := range refused {
+		t.Run(tc.name, func(t *testing.T) {
+			assertRefusedRace(t, tritonCase{name: tc.name, kernel: tc.kernel, spec: tc.spec}, tc.want)
+		})
+	}
+	// One number everywhere, at overlapping places: harmless.
+	x8 := fTensor([]int64{8}, func(i int) float64 { return float64(i) })
+	assertTritonMatchesInterpret(t, tritonCase{name: "zeros_overlapping", kernel: func(k *Kernel, r []*Ref) {
+		r[1].Store(k.Full(xla.Float32, 0.0, 4), DS(k.ProgramID(0), 4))
+	}, spec: CallSpec{Name: "zeros_overlapping", Grid: []int64{2}, OutShapes: f32(8), InputOutputAliases: map[int]int{0: 0}},
+		args: []*interpreter.Tensor{x8}})
+}

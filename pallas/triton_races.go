@@ -397,9 +397,31 @@ func axisBit(g int) uint64 { return 1 << min(g, 61) }
 // same reports whether store a writes the same values in every program,
 // once: the only store of an output no program reads, outside loops, of
 // a value that depends neither on the program id nor on what programs
-// write (zeros, say). Programs along an axis may then all write it.
+// write (zeros, say), and that lands alike in every program: one number
+// everywhere, or at a position in its block that depends on no program
+// id (else o[(i + p) % n] = i puts another value at each element in each
+// program). Programs along an axis may then all write it.
 func (x accesses) same(a *Op, read bool, stores int) bool {
-	return a.Name == "store" && !read && stores == 1 && !x.looped[a] && x.val[a] == 0
+	if a.Name != "store" || read || stores != 1 || x.looped[a] || x.val[a] != 0 {
+		return false
+	}
+	return x.idx[a]&gridBits(maxCheckedAxes) == 0 || oneNumber(a.Operands[1+a.Attrs.Indexer.NumOperands])
+}
+
+// oneNumber reports whether v holds one value everywhere: a scalar, a
+// constant (a splat), or a broadcast or reshape of one.
+func oneNumber(v *Value) bool {
+	for ; !scalarLike(v.Type); v = v.Def.Operands[0] {
+		switch {
+		case v.Def == nil:
+			return false
+		case v.Def.Name == "const":
+			return true
+		case v.Def.Name != "broadcast_in_dim" && v.Def.Name != "reshape":
+			return false
+		}
+	}
+	return true
 }
 
 // apart returns the grid axes on which two programs that both run access
