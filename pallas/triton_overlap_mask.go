@@ -35,6 +35,7 @@ type maskNode struct {
 	args [3]int  // maskElem: its operands' nodes (-1 none); maskBroadcast: args[0]
 	from []int32 // maskBroadcast: per element, the operand's; maskReduce: per operand element, the result's
 	val  []int64
+	seen []bool // maskReduce: scratch, the results begun
 }
 
 const (
@@ -325,7 +326,11 @@ func (mt *maskTape) step(i int) {
 	case maskReduce:
 		x := mt.nodes[n.args[0]].val
 		dt := n.op.Results[0].Type.DType
-		seen := make([]bool, len(n.val))
+		if n.seen == nil {
+			n.seen = make([]bool, len(n.val))
+		}
+		seen := n.seen
+		clear(seen)
 		for i, o := range n.from {
 			v := x[min(i, len(x)-1)] // one value: the same everywhere
 			switch {

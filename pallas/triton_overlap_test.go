@@ -892,10 +892,23 @@ func TestTritonRaceCheckThirdReviewCases(t *testing.T) {
 			assertRefusedRace(t, tritonCase{name: tc.name, kernel: tc.kernel, spec: tc.spec}, tc.want)
 		})
 	}
-	// One number everywhere, at overlapping places: harmless.
+	// One number everywhere, at overlapping places: harmless, also when
+	// computed from splats; and values at fixed positions under masks
+	// that depend on the program (they choose who writes, not what).
 	x8 := fTensor([]int64{8}, func(i int) float64 { return float64(i) })
-	assertTritonMatchesInterpret(t, tritonCase{name: "zeros_overlapping", kernel: func(k *Kernel, r []*Ref) {
-		r[1].Store(k.Full(xla.Float32, 0.0, 4), DS(k.ProgramID(0), 4))
-	}, spec: CallSpec{Name: "zeros_overlapping", Grid: []int64{2}, OutShapes: f32(8), InputOutputAliases: map[int]int{0: 0}},
+	for name, fill := range map[string]func(k *Kernel) *Value{
+		"zeros":           func(k *Kernel) *Value { return k.Full(xla.Float32, 0.0, 4) },
+		"converted_splat": func(k *Kernel) *Value { return k.Full(xla.Int32, 3, 4).Astype(xla.Float32) },
+		"splat_plus_one":  func(k *Kernel) *Value { return k.Full(xla.Float32, 0.0, 4).Add(1.0) },
+	} {
+		assertTritonMatchesInterpret(t, tritonCase{name: name, kernel: func(k *Kernel, r []*Ref) {
+			r[1].Store(fill(k), DS(k.ProgramID(0), 4))
+		}, spec: CallSpec{Name: name, Grid: []int64{2}, OutShapes: f32(8), InputOutputAliases: map[int]int{0: 0}},
+			args: []*interpreter.Tensor{x8}})
+	}
+	assertTritonMatchesInterpret(t, tritonCase{name: "masked_by_program", kernel: func(k *Kernel, r []*Ref) {
+		p, i := k.ProgramID(0), k.Arange(4)
+		Store(r[1], []any{Slice(0, 4)}, i.Astype(xla.Float32), i.Le(p.BroadcastTo(4)))
+	}, spec: CallSpec{Name: "masked_by_program", Grid: []int64{4}, OutShapes: f32(8), InputOutputAliases: map[int]int{0: 0}},
 		args: []*interpreter.Tensor{x8}})
 }

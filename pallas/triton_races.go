@@ -361,6 +361,9 @@ type accesses struct {
 	// dynamic indices and its mask (through program_id, loop indices
 	// whose bounds depend on it, loaded data).
 	idx map[*Op]uint64
+	// pos: the grid axes an access's indices alone depend on (idx
+	// without the mask).
+	pos map[*Op]uint64
 	// pins: the Whens around an access whose condition is ProgramID(g)
 	// == v, v not depending on axis g: one program along g runs it.
 	pins map[*Op][]pin
@@ -405,23 +408,38 @@ func (x accesses) same(a *Op, read bool, stores int) bool {
 	if a.Name != "store" || read || stores != 1 || x.looped[a] || x.val[a] != 0 {
 		return false
 	}
-	return x.idx[a]&gridBits(maxCheckedAxes) == 0 || oneNumber(a.Operands[1+a.Attrs.Indexer.NumOperands])
+	return x.pos[a]&gridBits(maxCheckedAxes) == 0 || oneNumber(a.Operands[1+a.Attrs.Indexer.NumOperands], map[*Value]bool{})
 }
 
 // oneNumber reports whether v holds one value everywhere: a scalar, a
-// constant (a splat), or a broadcast or reshape of one.
-func oneNumber(v *Value) bool {
-	for ; !scalarLike(v.Type); v = v.Def.Operands[0] {
-		switch {
-		case v.Def == nil:
-			return false
-		case v.Def.Name == "const":
-			return true
-		case v.Def.Name != "broadcast_in_dim" && v.Def.Name != "reshape":
-			return false
+// constant (a splat), or broadcasts, reshapes, transposes and elementwise
+// ops of such values (seen memoizes it).
+func oneNumber(v *Value, seen map[*Value]bool) bool {
+	if scalarLike(v.Type) {
+		return true
+	}
+	if one, ok := seen[v]; ok {
+		return one
+	}
+	op := v.Def
+	one := op != nil && len(op.Regions) == 0 && (op.Name == "const" || spreadOps[op.Name])
+	if one && op.Name != "const" {
+		for _, o := range op.Operands {
+			one = one && oneNumber(o, seen)
 		}
 	}
-	return true
+	seen[v] = one
+	return one
+}
+
+// spreadOps are the ops whose result holds one value everywhere when each
+// operand does.
+var spreadOps = map[string]bool{
+	"broadcast_in_dim": true, "reshape": true, "transpose": true, "convert": true, "select": true, "cmp": true,
+	"add": true, "sub": true, "mul": true, "div": true, "rem": true, "max": true, "min": true, "pow": true,
+	"and": true, "or": true, "xor": true, "shl": true, "shr": true, "neg": true, "abs": true, "not": true,
+	"exp": true, "log": true, "tanh": true, "erf": true, "sqrt": true, "rsqrt": true, "floor": true,
+	"ceil": true, "sin": true, "cos": true, "logistic": true,
 }
 
 // apart returns the grid axes on which two programs that both run access
@@ -539,7 +557,7 @@ const maxCheckedAxes = 61
 // readsWritten), blockAxes the axes that pick each blocked ref's block
 // (what a load of it reads depends on them), grid the grid's steps.
 func accessAxes(body *Region, written map[*Value]bool, blockAxes map[*Value]uint64, grid []int64) accesses {
-	x := accesses{idx: map[*Op]uint64{}, pins: map[*Op][]pin{}, val: map[*Op]uint64{}, looped: map[*Op]bool{}, outer: map[*Op][]*Op{}}
+	x := accesses{idx: map[*Op]uint64{}, pos: map[*Op]uint64{}, pins: map[*Op][]pin{}, val: map[*Op]uint64{}, looped: map[*Op]bool{}, outer: map[*Op][]*Op{}}
 	propagate(body, map[*Value]uint64{}, func(op *Op, deps map[*Value]uint64, ctl uint64, outer []*Op) uint64 {
 		switch op.Name {
 		case "program_id":
@@ -555,6 +573,7 @@ func accessAxes(body *Region, written map[*Value]bool, blockAxes map[*Value]uint
 				x.val[op] = deps[op.Operands[at]] | ctl
 				at++ // store: the mask follows the value
 			}
+			x.pos[op] = idx &^ (readsWritten | loopVarying)
 			if ix.HasMask {
 				idx |= deps[op.Operands[at]]
 			}
