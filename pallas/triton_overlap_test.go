@@ -881,6 +881,12 @@ func TestTritonRaceCheckThirdReviewCases(t *testing.T) {
 			a := k.Arange(2).Add(p.BroadcastTo(2)).Rem(2).Reshape(2, 1).Transpose(1, 0).Reshape(2)
 			r[0].Store(p.Astype(xla.Float32).BroadcastTo(2), a)
 		}, CallSpec{Name: "arr_transposed", Grid: []int64{2}, OutShapes: f32(4)}, "both reach its element"},
+		// An index array that repeats an element: the mask, which
+		// depends on the program, picks which lane's value lands there.
+		{"repeated_index_masked", func(k *Kernel, r []*Ref) {
+			p, i := k.ProgramID(0), k.Arange(2)
+			Store(r[0], []any{k.Full(xla.Int32, 0, 2)}, i.Astype(xla.Float32), i.Eq(p.BroadcastTo(2)))
+		}, CallSpec{Name: "repeated_index", Grid: []int64{2}, OutShapes: f32(4)}, "both reach its element (0)"},
 		{"array_reduced", func(k *Kernel, r []*Ref) {
 			p := k.ProgramID(0)
 			s := k.Arange(2).Add(p.BroadcastTo(2)).Rem(2).ReduceMax(0)

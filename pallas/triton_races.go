@@ -403,12 +403,19 @@ func axisBit(g int) uint64 { return 1 << min(g, 61) }
 // write (zeros, say), and that lands alike in every program: one number
 // everywhere, or at a position in its block that depends on no program
 // id (else o[(i + p) % n] = i puts another value at each element in each
-// program). Programs along an axis may then all write it.
+// program; with an index array, its mask neither). Programs along an axis may then all write it.
 func (x accesses) same(a *Op, read bool, stores int) bool {
 	if a.Name != "store" || read || stores != 1 || x.looped[a] || x.val[a] != 0 {
 		return false
 	}
-	return x.pos[a]&gridBits(maxCheckedAxes) == 0 || oneNumber(a.Operands[1+a.Attrs.Indexer.NumOperands], map[*Value]bool{})
+	// Slices, points and starts put each lane at its own element, so a
+	// mask that depends on the program picks who writes, not what; an
+	// index array may repeat elements, and then the mask picks what.
+	at := x.pos[a]
+	if a.Attrs.Indexer.HasArrays() {
+		at = x.idx[a]
+	}
+	return at&gridBits(maxCheckedAxes) == 0 || oneNumber(a.Operands[1+a.Attrs.Indexer.NumOperands], map[*Value]bool{})
 }
 
 // oneNumber reports whether v holds one value everywhere: a scalar, a
