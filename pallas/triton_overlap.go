@@ -269,6 +269,12 @@ func (b *boxes) outsideError(p *Program, sites []*site) error {
 	if dim < 0 {
 		dim = o.dim
 	}
+	if o.blockIndex {
+		return &Error{Kernel: p.Name, Op: "triton", Msg: fmt.Sprintf(
+			"%s: the %s at %s is at block index %d of dim %d at grid point %s, outside the array's %d blocks (interpret mode reports it out of bounds); "+
+				"a GPU would reach other elements or other memory. Keep the index map's block indices inside the array",
+			s.info, a.Name, a.Loc, o.lo, dim, tuple(o.at), o.hi)}
+	}
 	if o.block > 0 {
 		return &Error{Kernel: p.Name, Op: "triton", Msg: fmt.Sprintf(
 			"%s: the %s at %s reaches elements %d to %d of dim %d of its block (of %d) at grid point %s, outside the block (interpret mode reports it out of bounds); "+
@@ -628,6 +634,7 @@ func (s *site) placeBox(b *boxes, j int32, n int64, mlo, mhi, av []int64, mayNot
 	}
 	lo, hi := s.lo, s.hi
 	k, slice := 0, 0
+	padding := false // some element falls in an edge block's padding (every dim is still checked)
 	for d, bs := range info.Block {
 		blk := int64(0)
 		if s.blk != nil {
@@ -637,6 +644,11 @@ func (s *site) placeBox(b *boxes, j int32, n int64, mlo, mhi, av []int64, mayNot
 		if bs == Squeezed {
 			lo[d], hi[d] = blk, blk+1
 		} else {
+			// A block index past the array's blocks: interpret mode
+			// reports it, whatever the start.
+			if nb := numBlocks(info.ArrayShape[d], bs); bs > 0 && nb > 0 && (blk < 0 || blk >= nb) {
+				return s.outside(b, j, mayNot, &outsideAccess{dim: d, lo: blk, hi: nb, blockIndex: true})
+			}
 			di := ix.Dims[k]
 			start := di.Start
 			if s.start[k] >= 0 {
@@ -673,8 +685,11 @@ func (s *site) placeBox(b *boxes, j int32, n int64, mlo, mhi, av []int64, mayNot
 			return s.outside(b, j, mayNot, &outsideAccess{dim: d, lo: lo[d], hi: hi[d]})
 		}
 		if hi[d] = min(hi[d], info.ArrayShape[d]); lo[d] >= hi[d] {
-			return placeNone
+			padding = true
 		}
+	}
+	if padding {
+		return placeNone // masked by the lowering: nothing reached
 	}
 	b.add(j, n, lo, hi)
 	return placeBox
@@ -923,13 +938,15 @@ type boxes struct {
 
 // outsideAccess is an access that reaches elements [lo, hi) of dim dim:
 // of its block (of block elements) when block > 0, outside it; else of
-// the array, outside it. at is the grid point.
+// the array, outside it. With blockIndex, its block index lo along dim is
+// past the array's hi blocks. at is the grid point.
 type outsideAccess struct {
-	site   int32
-	at     []int64
-	dim    int
-	lo, hi int64
-	block  int64
+	site       int32
+	at         []int64
+	dim        int
+	lo, hi     int64
+	block      int64
+	blockIndex bool
 }
 
 func (b *boxes) len() int { return len(b.prog) }

@@ -632,7 +632,7 @@ func TestTritonRefusesLoadsOutsideInputs(t *testing.T) {
 			InSpecs:  []*BlockSpec{{BlockShape: []int64{4}, IndexMap: blockMap(func(g []*Value) []any { return []any{g[0].Mul(2)} })}},
 			OutSpecs: []*BlockSpec{{BlockShape: []int64{4}, IndexMap: blockMap(func(g []*Value) []any { return []any{g[0]} })}}},
 			args: []*interpreter.Tensor{x8}},
-			"reaches its elements 8 to 11 of dim 0 at grid point (1), outside the array"},
+			"is at block index 2 of dim 0 at grid point (1), outside the array's 2 blocks"},
 		{"prefetch_past_the_end", tritonCase{kernel: func(k *Kernel, r []*Ref) {
 			p := k.ProgramID(0)
 			r[2].Store(r[1].Load(DS(p, 1)).Add(r[0].Load(DS(p.Add(2), 1)).Astype(xla.Float32)), DS(p, 1))
@@ -917,4 +917,48 @@ func TestTritonRaceCheckThirdReviewCases(t *testing.T) {
 		Store(r[1], []any{Slice(0, 4)}, i.Astype(xla.Float32), i.Le(p.BroadcastTo(4)))
 	}, spec: CallSpec{Name: "masked_by_program", Grid: []int64{4}, OutShapes: f32(8), InputOutputAliases: map[int]int{0: 0}},
 		args: []*interpreter.Tensor{x8}})
+}
+
+// Outside accesses an adversarial review found unreported (fixed since):
+// an element in one dim's padding hid a later dim's index past its block
+// or array, and a whole-dim block's index past the array went unseen when
+// a start brought the elements back inside.
+func TestTritonOutsideFourthReviewCases(t *testing.T) {
+	f32 := func(d ...int64) []xla.Shape { return []xla.Shape{xla.MakeShape(xla.Float32, d...)} }
+	c := func(k *Kernel, v int) *Value { return k.Const(xla.Int32, v) }
+	one := func(k *Kernel, n ...int64) *Value { return k.Full(xla.Float32, 1.0, n...) }
+	cases := []struct {
+		name   string
+		kernel KernelFunc
+		spec   CallSpec
+		want   string
+	}{
+		{"padding_then_past_the_block", func(k *Kernel, r []*Ref) { r[0].Store(one(k, 1, 1), DS(c(k, 3), 1), DS(c(k, 1), 1)) },
+			CallSpec{Name: "pad_block", Grid: []int64{1}, OutShapes: f32(6, 2),
+				OutSpecs: []*BlockSpec{{BlockShape: []int64{4, 1}, IndexMap: blockMap(func(g []*Value) []any { return []any{1, 0} })}}},
+			"reaches elements 1 to 1 of dim 1 of its block (of 1)"},
+		{"padding_then_past_the_array", func(k *Kernel, r []*Ref) { r[0].Store(one(k, 1, 1), DS(c(k, 3), 1), DS(c(k, 2), 1)) },
+			CallSpec{Name: "pad_array", Grid: []int64{1}, OutShapes: f32(6, 2),
+				OutSpecs: []*BlockSpec{{BlockShape: []int64{4, 2}, IndexMap: blockMap(func(g []*Value) []any { return []any{1, 0} })}}},
+			"reaches its elements 2 to 2 of dim 1"},
+		{"padding_then_squeezed_past", func(k *Kernel, r []*Ref) { r[0].Store(one(k, 1), DS(c(k, 3), 1)) },
+			CallSpec{Name: "pad_squeezed", Grid: []int64{1}, OutShapes: f32(6, 3),
+				OutSpecs: []*BlockSpec{{BlockShape: []int64{4, Squeezed}, IndexMap: blockMap(func(g []*Value) []any { return []any{1, g[0].Add(3)} })}}},
+			"reaches its elements 3 to 3 of dim 1"},
+		{"whole_dim_block_index_past", func(k *Kernel, r []*Ref) {
+			p := k.ProgramID(0)
+			k.When(p.Eq(1), func() { r[0].Store(one(k, 4), DS(p.Mul(-4), 4)) })
+		}, CallSpec{Name: "whole_dim_past", Grid: []int64{2}, OutShapes: f32(4),
+			OutSpecs: []*BlockSpec{{BlockShape: []int64{4}, IndexMap: blockMap(func(g []*Value) []any { return []any{g[0]} })}}},
+			"is at block index 1 of dim 0 at grid point (1), outside the array's 1 blocks"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c := tritonCase{name: tc.name, kernel: tc.kernel, spec: tc.spec}
+			require.ErrorContains(t, lowerTritonErr(t, c), tc.want)
+			_, err := runCall(tc.kernel, tc.spec)
+			var be *BoundsError
+			require.ErrorAs(t, err, &be, "interpret mode reports it")
+		})
+	}
 }
