@@ -187,20 +187,29 @@ func TestPrintFormatErrors(t *testing.T) {
 // A print formats its values' elements with the format's verbs at run
 // time.
 func TestPrintFormatsElements(t *testing.T) {
-	c := openInterpreter(t, 1)
-	var out lines
-	m := build(t, func(fb *stablehlo.FuncBuilder) {
+	got := printOnce(t, func(fb *stablehlo.FuncBuilder, out *lines) {
 		x := stablehlo.Constant(fb, []int32{1, 2, 3})
 		y := stablehlo.Constant(fb, []float32{0.5, 2})
-		require.NoError(t, Fprint(fb, &out, Ordered("log"), "x=%d %03d y=%.2f %v 100%%", x, x, y, y))
-		fb.Return()
+		require.NoError(t, Fprint(fb, out, Ordered("log"), "x=%d %03d y=%.2f %v 100%%", x, x, y, y))
 	})
-	exe := compile(t, c, m)
+	assert.Equal(t, []string{"x=[1 2 3] [001 002 003] y=[0.50 2.00] [0.5 2] 100%"}, got)
+}
+
+// printOnce builds a program whose body prints to out, runs it once on
+// the interpreter in a new stream and returns the lines printed.
+func printOnce(t *testing.T, body func(fb *stablehlo.FuncBuilder, out *lines)) []string {
+	t.Helper()
+	c := openInterpreter(t, 1)
+	var out lines
+	exe := compile(t, c, build(t, func(fb *stablehlo.FuncBuilder) {
+		body(fb, &out)
+		fb.Return()
+	}))
 	s := NewStream()
 	_, err := s.Execute(exe)
 	require.NoError(t, err)
 	require.NoError(t, s.Barrier(ctxT(t)))
-	assert.Equal(t, []string{"x=[1 2 3] [001 002 003] y=[0.50 2.00] [0.5 2] 100%"}, out.all())
+	return out.all()
 }
 
 // typeList joins types as a BuildError prints its operands.
@@ -286,19 +295,11 @@ func TestPrintFormatErrorAfterEarlierError(t *testing.T) {
 // Tensor.String and halo run do (it printed their host bytes, 0xff for an
 // i4 -1, and took %v and %s only; found in review).
 func TestPrintSubByteValues(t *testing.T) {
-	c := openInterpreter(t, 1)
-	var out lines
-	m := build(t, func(fb *stablehlo.FuncBuilder) {
+	got := printOnce(t, func(fb *stablehlo.FuncBuilder, out *lines) {
 		i4 := fb.ConstantBytes(stablehlo.Tensor(xla.Int4, 2), []byte{0xff, 0x07})
 		u2 := fb.ConstantBytes(stablehlo.Tensor(xla.Uint2, 2), []byte{0x03, 0x01})
 		f8 := fb.ConstantBytes(stablehlo.Tensor(xla.Float8E4M3FN, 1), []byte{0x1d})
-		require.NoError(t, Fprint(fb, &out, Ordered("log"), "i4=%v %+d u2=%v %b f8=%v %.3f", i4, i4, u2, u2, f8, f8))
-		fb.Return()
+		require.NoError(t, Fprint(fb, out, Ordered("log"), "i4=%v %+d u2=%v %b f8=%v %.3f", i4, i4, u2, u2, f8, f8))
 	})
-	exe := compile(t, c, m)
-	s := NewStream()
-	_, err := s.Execute(exe)
-	require.NoError(t, err)
-	require.NoError(t, s.Barrier(ctxT(t)))
-	assert.Equal(t, []string{"i4=[-1 7] [-1 +7] u2=[3 1] [11 1] f8=[0.1015625] [0.102]"}, out.all())
+	assert.Equal(t, []string{"i4=[-1 7] [-1 +7] u2=[3 1] [11 1] f8=[0.1015625] [0.102]"}, got)
 }

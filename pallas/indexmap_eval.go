@@ -28,18 +28,29 @@ func newMapEval(m *Region, grid []int64) (*mapEval, bool) {
 	}
 	t := newTape(grid, nil)
 	e := &mapEval{t: t}
-	for _, a := range m.Args[:len(grid)] {
-		e.in = append(e.in, t.input(a, 0))
+	var ok bool
+	if e.in, e.yields, ok = t.compileMap(m); !ok {
+		return nil, false
+	}
+	e.regs = make([]int64, t.regs)
+	return e, true
+}
+
+// compileMap adds index map m to t: its grid indices become inputs (in)
+// and its block indices are computed (yields); ok is false when one is
+// not computable.
+func (t *tape) compileMap(m *Region) (in, yields []int, ok bool) {
+	for _, a := range m.Args[:len(t.grid)] {
+		in = append(in, t.input(a, 0))
 	}
 	for _, y := range m.Yield {
 		r := t.compile(y)
 		if r < 0 {
-			return nil, false
+			return nil, nil, false
 		}
-		e.yields = append(e.yields, r)
+		yields = append(yields, r)
 	}
-	e.regs = make([]int64, t.regs)
-	return e, true
+	return in, yields, true
 }
 
 // evaluableOp reports whether mapEval computes op: one of its ops, with

@@ -305,18 +305,12 @@ func newSite(p *Program, a *Op, info *RefInfo, m *Region, outer []*Op, in *Regio
 		}
 	}
 	if m != nil {
+		var ok bool
 		if len(m.Args) < len(p.Grid) || len(m.Yield) != len(info.ArrayShape) {
 			return nil, false
 		}
-		for _, arg := range m.Args[:len(p.Grid)] {
-			s.in = append(s.in, t.input(arg, 0))
-		}
-		for _, y := range m.Yield {
-			r := t.compile(y)
-			if r < 0 {
-				return nil, false
-			}
-			s.blk = append(s.blk, r)
+		if s.in, s.blk, ok = t.compileMap(m); !ok {
+			return nil, false
 		}
 	}
 	// The loops' indices are inputs, outermost first.
@@ -549,11 +543,7 @@ func (s *site) place(b *boxes, j int32, n int64, bound uint64) (res int, open bo
 				}
 			}
 		}
-		if res := s.elementBoxes(b, j, n, open || assumed); res == placeBox || res == placeUnknown {
-			return res, open
-		} else {
-			return res, false
-		}
+		return withOpen(s.elementBoxes(b, j, n, open || assumed), open)
 	}
 	if s.vmask != nil {
 		// The runs where the mask holds along its last dim, each a box.
@@ -573,10 +563,7 @@ func (s *site) place(b *boxes, j int32, n int64, bound uint64) (res int, open bo
 			}
 			return true
 		})
-		if res == placeBox || res == placeUnknown {
-			return res, open
-		}
-		return res, false
+		return withOpen(res, open)
 	}
 	// The mask's box, over the indexed shape's dims.
 	mlo, mhi := s.mlo, s.mhi
@@ -612,11 +599,14 @@ func (s *site) place(b *boxes, j int32, n int64, bound uint64) (res int, open bo
 			return placeNone, false
 		}
 	}
-	if res := s.placeBox(b, j, n, mlo, mhi, nil, open || assumed); res == placeBox || res == placeUnknown {
-		return res, open
-	} else {
-		return res, false
-	}
+	return withOpen(s.placeBox(b, j, n, mlo, mhi, nil, open || assumed), open)
+}
+
+// withOpen is place's result for placement outcome res: open matters for
+// a box placed or an outcome left unknown (walking the loops may decide
+// it), not for nothing reached or an access outside.
+func withOpen(res int, open bool) (int, bool) {
+	return res, open && (res == placeBox || res == placeUnknown)
 }
 
 // placeBox adds to b the box s reaches where its mask holds on the box
@@ -647,7 +637,7 @@ func (s *site) placeBox(b *boxes, j int32, n int64, mlo, mhi, av []int64, mayNot
 			// A block index past the array's blocks: interpret mode
 			// reports it, whatever the start.
 			if nb := numBlocks(info.ArrayShape[d], bs); bs > 0 && nb > 0 && (blk < 0 || blk >= nb) {
-				return s.outside(b, j, mayNot, &outsideAccess{dim: d, lo: blk, hi: nb, blockIndex: true})
+				return b.noteOutside(j, mayNot, &outsideAccess{dim: d, lo: blk, hi: nb, blockIndex: true})
 			}
 			di := ix.Dims[k]
 			start := di.Start
@@ -670,7 +660,7 @@ func (s *site) placeBox(b *boxes, j int32, n int64, mlo, mhi, av []int64, mayNot
 			// out of bounds there, and another block's (or outside the
 			// array) on a GPU. (A block of the whole dim is the array's.)
 			if (in < 0 || end > bs) && bs != info.ArrayShape[d] {
-				return s.outside(b, j, mayNot, &outsideAccess{dim: d, lo: in, hi: end, block: bs})
+				return b.noteOutside(j, mayNot, &outsideAccess{dim: d, lo: in, hi: end, block: bs})
 			}
 			lo[d], hi[d] = blk*bs+in, blk*bs+end
 			padded = bs > 0 && info.ArrayShape[d]%bs != 0
@@ -682,7 +672,7 @@ func (s *site) placeBox(b *boxes, j int32, n int64, mlo, mhi, av []int64, mayNot
 		// (unless past its end in the last block, where the lowering
 		// masks it) is another dim's element, or outside the array.
 		if lo[d] < 0 || !padded && hi[d] > info.ArrayShape[d] || padded && lo[d] >= info.ArrayShape[d]+bs-info.ArrayShape[d]%bs {
-			return s.outside(b, j, mayNot, &outsideAccess{dim: d, lo: lo[d], hi: hi[d]})
+			return b.noteOutside(j, mayNot, &outsideAccess{dim: d, lo: lo[d], hi: hi[d]})
 		}
 		if hi[d] = min(hi[d], info.ArrayShape[d]); lo[d] >= hi[d] {
 			padding = true
@@ -777,9 +767,9 @@ func (s *site) elementBoxes(b *boxes, j int32, n int64, mayNot bool) int {
 	return res
 }
 
-// outside notes o, an access of site j reaching outside its
-// block or array, unless mayNot (it may not run there: placeUnknown).
-func (s *site) outside(b *boxes, j int32, mayNot bool, o *outsideAccess) int {
+// noteOutside notes o, an access of site j reaching outside its block or
+// array, unless mayNot (it may not run there: placeUnknown).
+func (b *boxes) noteOutside(j int32, mayNot bool, o *outsideAccess) int {
 	if mayNot {
 		return placeUnknown
 	}
