@@ -651,7 +651,7 @@ func checkAliasedReads(p *Program) error {
 			if len(op.Operands) > 0 && op.Operands[0].Ref != nil {
 				ref := op.Operands[0].Ref
 				switch {
-				case op.Name == "store" && ref.Kind == OutputRef && ref.AliasOf >= 0:
+				case (op.Name == "store" || op.Name == "atomic") && ref.Kind == OutputRef && ref.AliasOf >= 0:
 					stored[ref.AliasOf] = true
 				case op.Name == "load" && (ref.Kind == InputRef || ref.Kind == PrefetchRef) && stored[ref.Operand]:
 					return &Error{Kernel: p.Name, Op: "load", Loc: op.Loc, Msg: fmt.Sprintf(

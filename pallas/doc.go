@@ -5,7 +5,9 @@
 // A kernel is a Go function over refs (KernelFunc): it reads blocks from
 // refs (Ref.Load, Load with masks), computes on block values (Value's
 // arithmetic, comparisons, math functions, reductions, Dot, Where) and
-// writes blocks back (Ref.Store, Store). ProgramID and NumPrograms say
+// writes blocks back (Ref.Store, Store), or updates elements atomically
+// (AtomicAdd and the other Atomic functions: programs of a GPU grid may
+// add into the same elements). ProgramID and NumPrograms say
 // where in the grid a step runs; When, ForLoop and While are control flow
 // on traced values, while Go's own control flow and closures template the
 // kernel at trace time (an activation passed in, block sizes as Go ints).

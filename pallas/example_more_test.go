@@ -185,3 +185,30 @@ func ExampleBoundsError() {
 	}
 	// Output: kernel shift grid point [1] slice of size [2] starting at [1] bounds [2]
 }
+
+// A histogram: four programs each count their block of x into the same
+// five bins with AtomicAdd (an index array with repeats: every repeat
+// adds), the bins starting as the zeros the output is aliased to. On a
+// GPU the programs' updates may land in any order; add commutes, so the
+// Triton race check takes this kernel.
+func ExampleAtomicAdd() {
+	count := func(k *pallas.Kernel, refs []*pallas.Ref) {
+		x, bins := refs[0], refs[2]
+		pallas.AtomicAdd(bins, []any{x.Load()}, 1, nil)
+	}
+	x := i32Tensor([]int32{0, 1, 1, 4, 2, 2, 2, 0, 4, 4, 1, 3, 0, 0, 0, 2}, 16)
+	data, err := runOne(func(fb *stablehlo.FuncBuilder) []*stablehlo.Value {
+		return pallas.Call(fb, count, pallas.CallSpec{
+			Name:      "histogram",
+			OutShapes: []xla.Shape{xla.MakeShape(xla.Int32, 5)},
+			Grid:      []int64{4},
+			InSpecs: []*pallas.BlockSpec{
+				{BlockShape: []int64{4}, IndexMap: func(g []*pallas.Value, _ []*pallas.Ref) []any { return []any{g[0]} }},
+				nil, // the zeros, whole
+			},
+			InputOutputAliases: map[int]int{1: 0},
+		}, fb.Arg(0), fb.Zero(stablehlo.Tensor(xla.Int32, 5)))
+	}, x)
+	fmt.Println(data, err)
+	// Output: [5 3 4 1 3] <nil>
+}

@@ -55,6 +55,57 @@ func Store(ref *Ref, idx []any, value any, mask *Value) {
 	kernelOfRef("store", ref).store(ref, idx, value, mask)
 }
 
+// AtomicAdd adds value to ref at idx (as Store: value broadcasts to the
+// indexed shape, mask picks the elements) as one read-modify-write per
+// element, and returns the elements' values before it (zero where the mask
+// is false). Programs of a GPU grid may update the same elements at once
+// without losing any update: the way to accumulate into shared output
+// elements (a split-K product, a histogram, a scatter-add at repeated
+// indices). i32, i64 and their unsigned kinds, f16, bf16, f32 and f64.
+// See docs/pallas.md ("Atomic updates") for the order of updates and
+// what the race check allows.
+func AtomicAdd(ref *Ref, idx []any, value any, mask *Value) *Value {
+	return kernelOfRef("atomic_add", ref).atomic("add", ref, idx, value, mask)
+}
+
+// AtomicMax replaces ref's elements at idx by their maximum with value, as
+// AtomicAdd (32- and 64-bit integers; unsigned refs compare unsigned).
+func AtomicMax(ref *Ref, idx []any, value any, mask *Value) *Value {
+	return kernelOfRef("atomic_max", ref).atomic("max", ref, idx, value, mask)
+}
+
+// AtomicMin replaces ref's elements at idx by their minimum with value, as
+// AtomicMax.
+func AtomicMin(ref *Ref, idx []any, value any, mask *Value) *Value {
+	return kernelOfRef("atomic_min", ref).atomic("min", ref, idx, value, mask)
+}
+
+// AtomicAnd is the bitwise and of ref's elements at idx with value, as
+// AtomicAdd (32- and 64-bit integers).
+func AtomicAnd(ref *Ref, idx []any, value any, mask *Value) *Value {
+	return kernelOfRef("atomic_and", ref).atomic("and", ref, idx, value, mask)
+}
+
+// AtomicOr is the bitwise or of ref's elements at idx with value, as
+// AtomicAnd.
+func AtomicOr(ref *Ref, idx []any, value any, mask *Value) *Value {
+	return kernelOfRef("atomic_or", ref).atomic("or", ref, idx, value, mask)
+}
+
+// AtomicXor is the bitwise exclusive or of ref's elements at idx with
+// value, as AtomicAnd.
+func AtomicXor(ref *Ref, idx []any, value any, mask *Value) *Value {
+	return kernelOfRef("atomic_xor", ref).atomic("xor", ref, idx, value, mask)
+}
+
+// AtomicXchg stores value into ref at idx and returns what was there, as
+// AtomicAdd (32- and 64-bit integers, f32 and f64). Unlike the others its
+// result in memory depends on the order of the updates, so on a GPU two
+// programs may not exchange the same element (the race check refuses it).
+func AtomicXchg(ref *Ref, idx []any, value any, mask *Value) *Value {
+	return kernelOfRef("atomic_xchg", ref).atomic("xchg", ref, idx, value, mask)
+}
+
 // kernelOfRef is the trace of ref (see kernelOf).
 func kernelOfRef(op string, ref *Ref) *Kernel {
 	if ref == nil {
@@ -375,6 +426,81 @@ func (k *Kernel) load(ref *Ref, idx []any, mask *Value, other any) *Value {
 		return k.placeholder(t)
 	}
 	return k.emit("load", ops, []Type{t}, Attrs{Indexer: ix}).Results[0]
+}
+
+// atomicKinds are the atomic updates, each with the dtypes it takes on
+// every backend (Triton's atomic_rmw: 32- and 64-bit words, and the
+// 16-bit floats for add).
+var atomicKinds = map[string]func(xla.DType) bool{
+	"add": func(dt xla.DType) bool {
+		return atomicWord(dt) || dt == xla.Float16 || dt == xla.BFloat16
+	},
+	"max":  atomicInt,
+	"min":  atomicInt,
+	"and":  atomicInt,
+	"or":   atomicInt,
+	"xor":  atomicInt,
+	"xchg": atomicWord,
+}
+
+// atomicInt reports whether dt is a 32- or 64-bit integer.
+func atomicInt(dt xla.DType) bool {
+	return dt.IsInt() && !dt.IsBool() && (dt.Bits() == 32 || dt.Bits() == 64)
+}
+
+// atomicWord reports whether dt is a 32- or 64-bit integer or float.
+func atomicWord(dt xla.DType) bool {
+	return atomicInt(dt) || dt == xla.Float32 || dt == xla.Float64
+}
+
+func (k *Kernel) atomic(kind string, ref *Ref, idx []any, value any, mask *Value) *Value {
+	op := "atomic_" + kind
+	t := Type{DType: ref.v.Type.DType}
+	if k.st.err != nil {
+		return k.placeholder(t)
+	}
+	ix, operands, ok := k.indexer(op, ref, idx, mask != nil)
+	if !ok {
+		return k.placeholder(t)
+	}
+	t.Shape = ix.Shape
+	if r := ref.v.Ref; r != nil && (r.Kind == InputRef || r.Kind == PrefetchRef) {
+		k.failf(op, "%s is an input ref (read-only)", r)
+		return k.placeholder(t)
+	}
+	if k.inCond > 0 {
+		k.failf(op, "updates %s inside the condition of a While (a condition may only load)", ref.v.Ref)
+		return k.placeholder(t)
+	}
+	if !atomicKinds[kind](t.DType) {
+		k.failf(op, "%s is a %v ref: atomic %s takes %s", ref.v.Ref, t.DType, kind, atomicDTypes(kind))
+		return k.placeholder(t)
+	}
+	v, ok := k.valueOperand(op, "value", value, t.DType, ix.Shape)
+	if !ok {
+		return k.placeholder(t)
+	}
+	ops := append(append([]*Value{ref.v}, operands...), v)
+	if mask != nil {
+		m, ok := k.maskOperand(op, mask, ix.Shape)
+		if !ok {
+			return k.placeholder(t)
+		}
+		ops = append(ops, m)
+		ix.HasMask = true
+	}
+	return k.emit("atomic", ops, []Type{t}, Attrs{Kind: kind, Indexer: ix}).Results[0]
+}
+
+// atomicDTypes lists the dtypes atomic kind takes, for errors.
+func atomicDTypes(kind string) string {
+	switch kind {
+	case "add":
+		return "32- and 64-bit integers, f16, bf16, f32 and f64"
+	case "xchg":
+		return "32- and 64-bit integers, f32 and f64"
+	}
+	return "32- and 64-bit integers (no float atomic " + kind + " on GPUs)"
 }
 
 func (k *Kernel) store(ref *Ref, idx []any, value any, mask *Value) {

@@ -184,7 +184,7 @@ func (e *env) child() *env {
 // Ops with effects or regions have none.
 func (l *interp) cseKey(op *Op, e *env) (string, bool) {
 	switch op.Name {
-	case "store", "when", "for", "while":
+	case "store", "atomic", "when", "for", "while":
 		return "", false
 	}
 	if len(op.Regions) > 0 || len(op.Results) == 0 {
@@ -1314,6 +1314,12 @@ func (l *interp) op(fb *stablehlo.FuncBuilder, op *Op, e *env) error {
 		set(v)
 	case "store":
 		return l.store(fb, op, e)
+	case "atomic":
+		v, err := l.atomic(fb, op, e)
+		if err != nil {
+			return err
+		}
+		set(v)
 	case "when":
 		return l.when(fb, op, e)
 	case "for":
@@ -1640,19 +1646,19 @@ func (l *interp) maskPadding(fb *stablehlo.FuncBuilder, op *Op, e *env, slot int
 }
 
 // loadedRefs is the set of ref arguments a region (or a region nested in
-// it) loads from.
-func loadedRefs(r *Region) map[*Value]bool { return refsOf(r, "load") }
+// it) loads from (atomic updates read too).
+func loadedRefs(r *Region) map[*Value]bool { return refsOf(r, "load", "atomic") }
 
 // storedRefs is the set of ref arguments a region (or a region nested in
-// it) stores to.
-func storedRefs(r *Region) map[*Value]bool { return refsOf(r, "store") }
+// it) stores to (atomic updates write too).
+func storedRefs(r *Region) map[*Value]bool { return refsOf(r, "store", "atomic") }
 
-// refsOf is the set of refs (first operands) of the ops named name in r
+// refsOf is the set of refs (first operands) of the ops named names in r
 // and the regions nested in it.
-func refsOf(r *Region, name string) map[*Value]bool {
+func refsOf(r *Region, names ...string) map[*Value]bool {
 	set := map[*Value]bool{}
 	eachOp(r, func(op *Op) {
-		if op.Name == name {
+		if slices.Contains(names, op.Name) {
 			set[op.Operands[0]] = true
 		}
 	})
@@ -1754,13 +1760,92 @@ func (l *interp) store(fb *stablehlo.FuncBuilder, op *Op, e *env) error {
 	return nil
 }
 
+// atomic lowers an atomic update: the old elements are gathered (as a
+// masked load's), and a scatter whose combiner is the update writes every
+// element the mask keeps, repeated indices each adding their update.
+func (l *interp) atomic(fb *stablehlo.FuncBuilder, op *Op, e *env) (*stablehlo.Value, error) {
+	slot, err := l.refSlot(op, e)
+	if err != nil {
+		return nil, err
+	}
+	ref := e.state[slot]
+	ix := op.Attrs.Indexer
+	dims := op.Operands[0].Type.Shape
+	t := op.Results[0].Type
+	val := e.vals[op.Operands[1+ix.NumOperands]]
+	var mask *stablehlo.Value
+	if ix.HasMask {
+		mask = e.vals[op.Operands[2+ix.NumOperands]]
+	}
+	if d, ok := l.dirtySlot[slot]; ok {
+		e.state[d] = fb.ScalarOf(xla.Bool, 1)
+	}
+	combine := func(rb *stablehlo.FuncBuilder, old, v *stablehlo.Value) *stablehlo.Value {
+		switch op.Attrs.Kind {
+		case "add":
+			return rb.Add(old, v)
+		case "max":
+			return rb.Maximum(old, v)
+		case "min":
+			return rb.Minimum(old, v)
+		case "and":
+			return rb.And(old, v)
+		case "or":
+			return rb.Or(old, v)
+		case "xor":
+			return rb.Xor(old, v)
+		}
+		return v // xchg
+	}
+	zero := fb.SplatOf(t.DType, 0, t.Shape...)
+	if len(dims) == 0 {
+		// A scalar ref: one element, updated unless masked off.
+		old := fb.Reshape(ref)
+		next := combine(fb, old, fb.Reshape(val))
+		if mask != nil {
+			next = fb.Select(fb.Reshape(mask), next, old)
+		}
+		e.state[slot] = next
+		old = fb.Reshape(old, t.Shape...)
+		if mask != nil {
+			old = fb.Select(mask, old, zero)
+		}
+		return old, nil
+	}
+	idx := l.elementIndices(fb, op, e)
+	ok := boundsOK(fb, idx, dims, t.Shape)
+	l.checkElements(fb, op, e, idx, ok, mask, dims, "atomic "+op.Attrs.Kind+" on")
+	if (Type{Shape: dims}).Size() == 0 || t.Size() == 0 {
+		return zero, nil // nothing to update
+	}
+	old := l.maskPadding(fb, op, e, slot, gatherElements(fb, ref, idx, t.Shape), idx)
+	keep := ok
+	if mask != nil {
+		keep = fb.And(ok, mask)
+		old = fb.Select(mask, old, zero)
+	}
+	// Elements masked off (or out of bounds) are sent outside the ref,
+	// where scatter drops them.
+	idx[0] = fb.Select(keep, idx[0], fb.SplatOf(xla.Int32, float64(dims[0]), t.Shape...))
+	all := make([]int64, len(dims))
+	for d := range all {
+		all[d] = int64(d)
+	}
+	dn := stablehlo.ScatterDimensionNumbers{InsertedWindowDims: all, ScatterDimsToOperandDims: all, IndexVectorDim: int64(len(t.Shape))}
+	e.state[slot] = fb.Scatter([]*stablehlo.Value{ref}, stackIndices(fb, idx, t.Shape), []*stablehlo.Value{val}, dn, false, false,
+		func(rb *stablehlo.FuncBuilder, args []*stablehlo.Value) []*stablehlo.Value {
+			return []*stablehlo.Value{combine(rb, args[0], args[1])}
+		})[0]
+	return old, nil
+}
+
 // modified lists the state slots a region may change: refs it stores to
 // and the check state when it checks something.
 func (l *interp) modified(r *Region, e *env) []int {
 	set := map[int]bool{}
 	eachOp(r, func(op *Op) {
 		switch op.Name {
-		case "store":
+		case "store", "atomic":
 			if s, ok := e.refOf[op.Operands[0]]; ok {
 				set[s] = true
 				if d, ok := l.dirtySlot[s]; ok {

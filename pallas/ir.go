@@ -69,6 +69,9 @@ import (
 //	                 x -> r            (unary elementwise; "not" on bool/int)
 //	add sub mul div rem max min pow and or xor
 //	                 x, y -> r         (binary elementwise, same types)
+//	shl shr          x, y -> r         (integers; shr is arithmetic for signed, logical for
+//	                                   unsigned dtypes; an amount y outside [0, bits), read as
+//	                                   unsigned, gives 0, or for shr of a signed x its sign fill)
 //	cmp              x, y -> bool r    Dir string: EQ NE LT LE GT GE
 //	select           pred, x, y -> r   pred bool of r's shape
 //	convert          x -> r            (dtype change, shape kept: rules below)
@@ -81,6 +84,13 @@ import (
 //	                                   TransA, TransB bool: a is [k,m] / b is [n,k]
 //	load             ref, idx... [, mask [, other]] -> r      Indexer Indexer
 //	store            ref, idx..., value [, mask] -> (none)    Indexer Indexer
+//	atomic           ref, idx..., value [, mask] -> r         Kind string (add|max|min|and|or|xor|xchg),
+//	                                   Indexer Indexer: each element the mask keeps becomes
+//	                                   old+value (max, min, and, or, xor of the two; value for
+//	                                   xchg); r is old (zero where the mask is false). Elements
+//	                                   an index array repeats get every update, in some order
+//	                                   (the old values r shows for them are unspecified: each
+//	                                   one of the values the element held)
 //	when             cond -> (none)    cond a bool scalar; Regions[0]: no args, no yields
 //	for              lo, hi, init... -> carry...   Regions[0]: args (i, carry...), yields carry
 //	                                   (i32 counter from lo while i < hi, step 1)
@@ -128,6 +138,9 @@ import (
 // Stability: this file is the contract with the Triton and Mosaic
 // lowerings. Changes are additive only and listed here:
 //
+//	2026-11-28: the atomic op (atomic updates; a read and a store of
+//	its ref for every rule above that speaks of them); shl and shr
+//	written down (the lowerings had them already).
 //	2026-11-27: the grid's step semantics, unwritten memory, masks and
 //	bounds, arithmetic and conversion rules written down (what the
 //	lowerings did already); a nil index map may come with a block smaller
@@ -298,11 +311,11 @@ type Attrs struct {
 	Dir     string  // cmp
 	Dims    []int64 // broadcast_in_dim
 	Perm    []int64 // transpose
-	Kind    string  // reduce
+	Kind    string  // reduce, atomic
 	Axes    []int64 // reduce
 	TransA  bool    // dot
 	TransB  bool    // dot
-	Indexer Indexer // load, store
+	Indexer Indexer // load, store, atomic
 }
 
 // Loc is the user's source position of an op.
@@ -508,7 +521,7 @@ func attrString(op *Op) string {
 		if a.TransA || a.TransB {
 			return fmt.Sprintf("trans_a=%v trans_b=%v", a.TransA, a.TransB)
 		}
-	case "load", "store":
+	case "load", "store", "atomic":
 		parts := make([]string, len(a.Indexer.Dims))
 		for i, d := range a.Indexer.Dims {
 			start := fmt.Sprint(d.Start)
@@ -527,6 +540,9 @@ func attrString(op *Op) string {
 		s := "[" + strings.Join(parts, ", ") + "]"
 		if a.Indexer.HasMask {
 			s += " masked"
+		}
+		if a.Kind != "" {
+			s = a.Kind + " " + s
 		}
 		return s
 	}

@@ -431,6 +431,8 @@ func (e *zeval) runOp(op *Op) {
 		res = e.load(op)
 	case "store":
 		e.store(op)
+	case "atomic":
+		res = e.atomic(op)
 	case "when":
 		if scalarBool(e.val(op.Operands[0])) {
 			e.runRegion(op.Regions[0], nil)
@@ -1012,6 +1014,39 @@ func (e *zeval) store(op *Op) {
 		}
 		ref.buf.copyElem(ravel(coord, ref.buf.shape), val, i)
 	})
+}
+
+// atomic updates the elements the mask keeps, one after another in the
+// order of the indices (contract: old op value, value for xchg; the old
+// values, zero where masked off).
+func (e *zeval) atomic(op *Op) *zt {
+	ix := op.Attrs.Indexer
+	ref := e.refOf(op.Operands[0])
+	k := 1 + ix.NumOperands
+	val := e.val(op.Operands[k])
+	var mask *zt
+	if ix.HasMask {
+		mask = e.val(op.Operands[k+1])
+	}
+	old := newZT(val.dt, ix.Shape)
+	e.indexed(op, func(i int64, coord []int64) {
+		if mask != nil && !mask.b[i] {
+			return
+		}
+		if !inBounds(coord, ref.buf.shape) {
+			zfail("atomic %v outside ref %v at %v", coord, ref.buf.shape, op.Loc)
+		}
+		at := ravel(coord, ref.buf.shape)
+		o, v := newZT(val.dt, nil), newZT(val.dt, nil)
+		o.copyElem(0, ref.buf, at)
+		v.copyElem(0, val, i)
+		old.copyElem(i, o, 0)
+		if op.Attrs.Kind != "xchg" {
+			v = e.binary(op.Attrs.Kind, o, v)
+		}
+		ref.buf.copyElem(at, v, 0)
+	})
+	return old
 }
 
 // zzEval runs p on args (the pallas.Call operands) and returns the outputs.

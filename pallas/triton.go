@@ -68,8 +68,13 @@ import (
 //     and sums instead.
 //   - ForLoop, When and While are scf.for (i32 counter), scf.if and
 //     scf.while.
-//   - A load from a ref the program stored to, or a store to a ref it
-//     accessed, first waits at gpu.barrier: threads hold a block in the
+//   - An atomic update is tt.atomic_rmw (acquire-release, GPU scope) at
+//     the pointers and mask of a store; its old values are selected to
+//     zero where the kernel's mask is false and to the pad value in an
+//     edge block's padding, as a load's.
+//   - A load from a ref the program stored to or updated atomically, a
+//     store to a ref it accessed, or an atomic update of a ref it loaded
+//     or stored, first waits at gpu.barrier: threads hold a block in the
 //     layout Triton picks per access (a scalar is stored by one thread and
 //     loaded by all). Not a store after stores of the same op only whose
 //     blocks are aligned to their size (a loop storing one output block

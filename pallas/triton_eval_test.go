@@ -305,7 +305,7 @@ func (m *tevMachine) op(op *ttOp) []*tevVal {
 		p := in(0)
 		b := m.bufs[p.buf]
 		m.checkElem(name, p, b, rt.elem)
-		if m.since[b]&1 != 0 {
+		if m.since[b]&(1|4) != 0 {
 			tevFail("program %v loads argument %d after storing to it with no gpu.barrier between", m.pid, p.buf)
 		}
 		m.since[b] |= 2
@@ -336,7 +336,7 @@ func (m *tevMachine) op(op *ttOp) []*tevVal {
 		p, x := in(0), in(1)
 		b := m.bufs[p.buf]
 		m.checkElem(name, p, b, x.t.elem)
-		if m.since[b]&2 != 0 {
+		if m.since[b]&(2|4) != 0 {
 			tevFail("program %v stores to argument %d after loading from it with no gpu.barrier between", m.pid, p.buf)
 		}
 		m.since[b] |= 1
@@ -368,6 +368,8 @@ func (m *tevMachine) op(op *ttOp) []*tevVal {
 				b.i[a] = x.i[k]
 			}
 		}
+	case name == "tt.atomic_rmw":
+		m.atomic(op, in(0), in(1), res)
 	case name == "tt.extern_elementwise":
 		sym := op.attr("symbol").(string)
 		base := strings.TrimSuffix(strings.TrimPrefix(sym, "__nv_"), "f")
@@ -646,6 +648,76 @@ func (m *tevMachine) op(op *ttOp) []*tevVal {
 		m.vals[op.results[0]] = res
 	}
 	return nil
+}
+
+// atomic evaluates tt.atomic_rmw: each element the mask keeps (in order)
+// becomes old op x; res is old there and 0 elsewhere (a GPU leaves those
+// undefined: the lowering must select them).
+func (m *tevMachine) atomic(op *ttOp, p, x, res *tevVal) {
+	b := m.bufs[p.buf]
+	m.checkElem(op.name, p, b, x.t.elem)
+	if m.since[b]&(1|2) != 0 {
+		tevFail("program %v updates argument %d atomically after loading or storing it with no gpu.barrier between", m.pid, p.buf)
+	}
+	m.since[b] |= 4
+	if op.attr("sem") != int64(4) || op.attr("scope") != int64(1) {
+		tevFail("tt.atomic_rmw with sem %v, scope %v", op.attr("sem"), op.attr("scope"))
+	}
+	var keep *tevVal
+	if len(op.operands) > 2 {
+		keep = m.get(op.operands[2])
+	}
+	rmw, _ := op.attr("atomic_rmw_op").(int64)
+	bits := x.t.bits()
+	for k := 0; k < x.n(); k++ {
+		if keep != nil && keep.i[k] == 0 {
+			continue
+		}
+		a := p.i[k]
+		if a < 0 || int(a) >= max(len(b.f), len(b.i)) {
+			tevFail("program %v updates element %d of argument %d (size %d)", m.pid, a, p.buf, max(len(b.f), len(b.i)))
+		}
+		if b.f != nil {
+			old := b.f[a]
+			switch rmw {
+			case 5:
+				b.f[a] = round(old+x.f[k], x.t.elem)
+			case 10:
+				b.f[a] = x.f[k]
+			default:
+				tevFail("tt.atomic_rmw %d of %s", rmw, x.t.elem)
+			}
+			res.f[k] = old
+			continue
+		}
+		old, v := b.i[a], x.i[k]
+		uo, uv := uint64(old)&mask(bits), uint64(v)&mask(bits)
+		var r int64
+		switch rmw {
+		case 1:
+			r = old & v
+		case 2:
+			r = old | v
+		case 3:
+			r = old ^ v
+		case 4:
+			r = old + v
+		case 6:
+			r = max(old, v)
+		case 7:
+			r = min(old, v)
+		case 8:
+			r = int64(max(uo, uv))
+		case 9:
+			r = int64(min(uo, uv))
+		case 10:
+			r = v
+		default:
+			tevFail("tt.atomic_rmw %d of %s", rmw, x.t.elem)
+		}
+		b.i[a] = intLit(r, bits)
+		res.i[k] = old
+	}
 }
 
 // intToFloat rounds the integer v (its low bits read as unsigned when

@@ -276,7 +276,19 @@ type hazard struct {
 const (
 	hzStored uint8 = 1 << iota
 	hzLoaded
+	hzAtomic // atomic updates: atomic with each other, not with the threads' loads and stores
 )
+
+// conflicts reports whether an access of kind next after accesses before
+// (of the same buffer, since the last barrier) needs a barrier between:
+// a load after a store or an atomic update, a store after anything, an
+// atomic update after a load or store.
+func conflicts(before, next uint8) bool {
+	c := next&hzLoaded != 0 && before&(hzStored|hzAtomic) != 0 ||
+		next&hzStored != 0 && before != 0 ||
+		next&hzAtomic != 0 && before&(hzStored|hzLoaded) != 0
+	return c
+}
 
 // add is h followed by an access of kind by op (a store op, or nil).
 func (h hazard) add(kind uint8, op *Op) hazard {
@@ -321,16 +333,15 @@ func bufferOf(r *RefInfo) int {
 func (l *ttLower) access(ref *ttRef, kind uint8, op *Op) {
 	buf := bufferOf(ref.info)
 	h := l.hazards[buf]
-	conflict := h.kind & hzStored
+	conflict := conflicts(h.kind, kind)
 	var key *Op
 	if kind == hzStored {
 		key = l.storeKey(op, ref)
-		conflict = h.kind
 		if h.kind == hzStored && h.by != nil && h.by == key {
-			conflict = 0 // the same aligned store again
+			conflict = false // the same aligned store again
 		}
 	}
-	if conflict != 0 {
+	if conflict {
 		l.b.emit("gpu.barrier", nil, nil)
 		clear(l.hazards)
 		h = hazard{}
@@ -405,12 +416,15 @@ func multipleOf(v *Value, n int64, depth int) bool {
 func (l *ttLower) regionAccesses(hz map[int]hazard, regions []*Region) {
 	for _, r := range regions {
 		for _, op := range r.Ops {
-			if ref := l.refs[firstOperand(op)]; ref != nil && (op.Name == "load" || op.Name == "store") {
+			if ref := l.refs[firstOperand(op)]; ref != nil {
 				buf := bufferOf(ref.info)
-				if op.Name == "store" {
+				switch op.Name {
+				case "store":
 					hz[buf] = hz[buf].add(hzStored, l.storeKey(op, ref))
-				} else {
+				case "load":
 					hz[buf] = hz[buf].add(hzLoaded, nil)
+				case "atomic":
+					hz[buf] = hz[buf].add(hzAtomic, nil)
 				}
 			}
 			l.regionAccesses(hz, op.Regions)
@@ -426,8 +440,7 @@ func (l *ttLower) barrierBeforeLoop(op *Op) {
 	body := map[int]hazard{}
 	l.regionAccesses(body, op.Regions)
 	for buf, h := range body {
-		before := l.hazards[buf].kind
-		if before&hzStored != 0 || before != 0 && h.kind&hzStored != 0 {
+		if conflicts(l.hazards[buf].kind, h.kind) {
 			l.b.emit("gpu.barrier", nil, nil)
 			clear(l.hazards)
 			return
@@ -916,6 +929,8 @@ func (l *ttLower) op(op *Op) {
 		set(l.load(op, rt))
 	case "store":
 		l.store(op)
+	case "atomic":
+		set(l.atomic(op, rt))
 	case "when":
 		r := &ttRegion{}
 		b.emit("scf.if", []*ttVal{in(0)}, nil).regions = []*ttRegion{r}
@@ -1600,6 +1615,65 @@ func (l *ttLower) store(op *Op) {
 	}
 	l.access(ref, hzStored, op)
 	b.emit("tt.store", ops, nil)
+}
+
+// atomicRMW is tt.atomic_rmw's code (its atomic_rmw_op property) of an
+// atomic update kind on elements of dtype dt.
+func atomicRMW(kind string, dt xla.DType) int64 {
+	u := dt.IsUnsigned()
+	switch kind {
+	case "add":
+		if dt.IsFloat() {
+			return 5 // fadd
+		}
+		return 4
+	case "max":
+		if u {
+			return 8 // umax
+		}
+		return 6
+	case "min":
+		if u {
+			return 9 // umin
+		}
+		return 7
+	case "and":
+		return 1
+	case "or":
+		return 2
+	case "xor":
+		return 3
+	}
+	return 10 // exch
+}
+
+// atomic lowers an atomic update to tt.atomic_rmw (acquire-release, at
+// GPU scope). Its result is the old elements; where the kernel's mask is
+// false, zero, and in an edge block's padding (never updated), interpret
+// mode's pad value, as a load's.
+func (l *ttLower) atomic(op *Op, rt ttType) *ttVal {
+	b := l.b
+	ptrs, mask, ref, rest, padded := l.address(op)
+	l.access(ref, hzAtomic, nil)
+	ops := []*ttVal{ptrs, l.v(op, rest[0])}
+	if mask != nil {
+		ops = append(ops, mask)
+	}
+	x := b.emit1("tt.atomic_rmw", ops, rt,
+		i32Attr("atomic_rmw_op", atomicRMW(op.Attrs.Kind, ref.info.DType)), i32Attr("scope", 1), i32Attr("sem", 4))
+	if mask == nil {
+		return x
+	}
+	zero := b.numConst(0, rt)
+	fill := zero
+	if padded {
+		fill = b.numConst(uninitValue(ref.info.DType), rt)
+	}
+	x = b.emit1("arith.select", []*ttVal{mask, x, fill}, rt)
+	if padded && op.Attrs.Indexer.HasMask {
+		x = b.emit1("arith.select", []*ttVal{l.v(op, rest[1]), x, zero}, rt)
+	}
+	return x
 }
 
 func (l *ttLower) forOp(op *Op) {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 )
 
 // The checks of triton_races.go judge accesses by what their positions
@@ -117,7 +118,7 @@ func (x accesses) overlapRace(p *Program, ri int, accs []*Op, read bool, stores 
 		// meet other accesses, or reach outside the array).
 		s.same = s.op.Name == "store" && x.same(s.op, read, stores)
 	}
-	if !slices.ContainsFunc(sites, func(s *site) bool { return s.op.Name == "store" }) {
+	if !slices.ContainsFunc(sites, func(s *site) bool { return writes(s.op) }) {
 		return complete, nil // loads alone race with nothing
 	}
 	b, sub, placed := placeSites(p, ri, sites, true, w)
@@ -138,7 +139,7 @@ func (x accesses) overlapRace(p *Program, ri int, accs []*Op, read bool, stores 
 	return complete, &Error{Kernel: p.Name, Op: "triton", Msg: fmt.Sprintf(
 		"%s: grid points %s and %s both reach its element %s, the %s at %s in one and the %s at %s in the other (positions computed at build time); "+
 			"on a GPU the programs run in parallel and race. Let each program reach only elements no other program stores",
-		p.Refs[ri], tuple(ga), tuple(gc), tuple(at), sa.Name, sa.Loc, sc.Name, sc.Loc)}
+		p.Refs[ri], tuple(ga), tuple(gc), tuple(at), accessName(sa), sa.Loc, accessName(sc), sc.Loc)}
 }
 
 // outsideAccesses reports an access of ref ri (accs) that reaches outside
@@ -273,18 +274,18 @@ func (b *boxes) outsideError(p *Program, sites []*site) error {
 		return &Error{Kernel: p.Name, Op: "triton", Msg: fmt.Sprintf(
 			"%s: the %s at %s is at block index %d of dim %d at grid point %s, outside the array's %d blocks (interpret mode reports it out of bounds); "+
 				"a GPU would reach other elements or other memory. Keep the index map's block indices inside the array",
-			s.info, a.Name, a.Loc, o.lo, dim, tuple(o.at), o.hi)}
+			s.info, accessName(a), a.Loc, o.lo, dim, tuple(o.at), o.hi)}
 	}
 	if o.block > 0 {
 		return &Error{Kernel: p.Name, Op: "triton", Msg: fmt.Sprintf(
 			"%s: the %s at %s reaches elements %d to %d of dim %d of its block (of %d) at grid point %s, outside the block (interpret mode reports it out of bounds); "+
 				"a GPU would reach another block's elements or other memory. Keep each index inside the block, or mask it",
-			s.info, a.Name, a.Loc, o.lo, o.hi-1, dim, o.block, tuple(o.at))}
+			s.info, accessName(a), a.Loc, o.lo, o.hi-1, dim, o.block, tuple(o.at))}
 	}
 	return &Error{Kernel: p.Name, Op: "triton", Msg: fmt.Sprintf(
 		"%s: the %s at %s reaches its elements %d to %d of dim %d at grid point %s, outside the array (interpret mode reports it out of bounds); "+
 			"a GPU addresses the array's memory flat, so it would reach other elements or other memory. Keep each index inside its dim, or mask it",
-		s.info, a.Name, a.Loc, o.lo, o.hi-1, dim, tuple(o.at))}
+		s.info, accessName(a), a.Loc, o.lo, o.hi-1, dim, tuple(o.at))}
 }
 
 // newSite compiles access a of a ref (info, index map m) with the ops
@@ -1052,7 +1053,7 @@ func (b *boxes) meeting(sites []*site, w *overlapWork) (a, c int, found, compare
 				}
 				y := boxOf(entries[k])
 				sx, sy := sites[b.site[x]], sites[b.site[y]]
-				if b.prog[x] != b.prog[y] && (sx.op.Name == "store" || sy.op.Name == "store") && !(sx.same && sy.same) && b.meet(x, y) {
+				if b.prog[x] != b.prog[y] && (writes(sx.op) || writes(sy.op)) && !(sx.same && sy.same) && b.meet(x, y) {
 					p, q := x, y
 					if b.prog[p] > b.prog[q] {
 						p, q = q, p
@@ -1092,4 +1093,24 @@ func pointAt(n int64, grid, g []int64) {
 	for i := len(grid) - 1; i >= 0; i-- {
 		g[i], n = n%grid[i], n/grid[i]
 	}
+}
+
+// writes reports whether access a writes its elements (a store or an
+// atomic update).
+func writes(a *Op) bool { return a.Name == "store" || a.Name == "atomic" }
+
+// accessName names access a in errors: "load", "store", "atomic add".
+func accessName(a *Op) string {
+	if a.Name == "atomic" {
+		return "atomic " + a.Attrs.Kind
+	}
+	return a.Name
+}
+
+// article is s after its indefinite article ("a load", "an atomic add").
+func article(s string) string {
+	if strings.IndexByte("aeiou", s[0]) >= 0 {
+		return "an " + s
+	}
+	return "a " + s
 }

@@ -1,6 +1,7 @@
 package pallas
 
 import (
+	"errors"
 	"fmt"
 	"reflect"
 	"slices"
@@ -88,7 +89,7 @@ func checkParallelPrograms(p *Program) error {
 	for i, a := range p.Body.Args {
 		arg[a] = i
 	}
-	stores, loads := map[int][]*Op{}, map[int][]*Op{}
+	stores, loads, atomics := map[int][]*Op{}, map[int][]*Op{}, map[int][]*Op{}
 	var collect func(r *Region)
 	collect = func(r *Region) {
 		for _, op := range r.Ops {
@@ -104,12 +105,26 @@ func checkParallelPrograms(p *Program) error {
 					stores[i] = append(stores[i], op)
 				case "load":
 					loads[i] = append(loads[i], op)
+				case "atomic":
+					atomics[i] = append(atomics[i], op)
 				}
 			}
 		}
 	}
 	collect(p.Body)
 	nin := p.NumInputs
+	// Atomic updates of one commuting kind (add, max, ...) whose old
+	// values the kernel ignores leave the same output in any order: an
+	// output only they reach races with nothing. Any other atomic update
+	// is checked as a load and a store (read) of its elements.
+	updated := map[int]bool{}
+	for i, as := range atomics {
+		if commutingUpdates(p, i, as, stores[i], loads) {
+			continue
+		}
+		stores[i] = append(stores[i], as...)
+		updated[i] = true
+	}
 	// What the programs write: the outputs, and the inputs aliased to them.
 	written := map[*Value]bool{}
 	for o := 0; o < p.NumOutputs; o++ {
@@ -147,12 +162,12 @@ func checkParallelPrograms(p *Program) error {
 		if r.AliasOf >= p.NumPrefetch {
 			accesses = append(accesses, loads[r.AliasOf]...)
 		}
-		read := len(accesses) > len(stores[ri])
+		read := len(accesses) > len(stores[ri]) || updated[ri]
 		complete, err := acc.overlapRace(p, ri, accesses, read, len(stores[ri]), newOverlapWork(outputs))
 		if complete && err == nil {
 			continue // every program's elements computed, and no two meet
 		}
-		computed = append(computed, err)
+		computed = append(computed, atomicHint(err, updated[ri]))
 		m := p.IndexMaps[nin+o]
 		// The grid with the axes the map ignores collapsed: its pairs
 		// of programs sent to one block differ on axes the map uses.
@@ -175,12 +190,12 @@ func checkParallelPrograms(p *Program) error {
 				continue
 			}
 			if err := acc.sharedAxisRace(p, r, accesses, stores[ri], read, g, n, fixed); err != nil {
-				return err
+				return atomicHint(err, updated[ri])
 			}
 		}
 		if shares {
 			if err := acc.sharedBlockRace(p, r, m, stores[ri], read, grid, [3][]int64{a, b, block}); err != nil {
-				return err
+				return atomicHint(err, updated[ri])
 			}
 		}
 	}
@@ -210,18 +225,78 @@ func checkParallelPrograms(p *Program) error {
 	// the grid's first and last corners), and the index maps' loads.
 	var refs []int
 	for i := 0; i < p.NumPrefetch+nin+p.NumOutputs; i++ {
-		if len(loads[i])+len(stores[i]) > 0 {
+		if len(loads[i])+len(stores[i])+len(atomics[i]) > 0 {
 			refs = append(refs, i)
 		}
 	}
 	share := maxOverlapWork / 4 / (len(refs) + 1)
 	for _, i := range refs {
 		accs := append(slices.Clone(loads[i]), stores[i]...)
+		if !updated[i] {
+			accs = append(accs, atomics[i]...)
+		}
 		if err := acc.outsideAccesses(p, i, accs, &overlapWork{left: share}); err != nil {
 			return err
 		}
 	}
 	return outsideMapLoads(p, &overlapWork{left: share})
+}
+
+// atomicHint adds to a race error of an output with atomic updates checked
+// as loads and stores (updated) what atomic updates the check takes.
+func atomicHint(err error, updated bool) error {
+	var e *Error
+	if !updated || !errors.As(err, &e) {
+		return err
+	}
+	c := *e
+	c.Msg += ". (The check takes atomic updates of an output that are all of one kind other than xchg, " +
+		"their old values unused, with no load or store of it beside them; others it checks as a load and a store.)"
+	return &c
+}
+
+// commutingUpdates reports whether the atomic updates as of ref i leave
+// it the same whatever order the programs run them in: all of one kind
+// other than xchg, their old values unused, and no load or store of the
+// ref (or load of the input aliased to it) beside them.
+func commutingUpdates(p *Program, i int, as, stores []*Op, loads map[int][]*Op) bool {
+	if len(stores) > 0 || len(loads[i]) > 0 {
+		return false
+	}
+	if i >= p.NumPrefetch+p.NumInputs {
+		if in := p.Refs[i].AliasOf; in >= 0 && len(loads[in]) > 0 {
+			return false
+		}
+	}
+	used := usedValues(p.Body)
+	for _, a := range as {
+		if a.Attrs.Kind == "xchg" || a.Attrs.Kind != as[0].Attrs.Kind || used[a.Results[0]] {
+			return false
+		}
+	}
+	return true
+}
+
+// usedValues is the set of values r's ops (and those of the regions in
+// them) take as operands or yield.
+func usedValues(r *Region) map[*Value]bool {
+	used := map[*Value]bool{}
+	var walk func(r *Region)
+	walk = func(r *Region) {
+		for _, v := range r.Yield {
+			used[v] = true
+		}
+		for _, op := range r.Ops {
+			for _, v := range op.Operands {
+				used[v] = true
+			}
+			for _, sub := range op.Regions {
+				walk(sub)
+			}
+		}
+	}
+	walk(r)
+	return used
 }
 
 // sharedBlockRace checks output r (index map m) for two programs of grid
@@ -298,9 +373,9 @@ func (x accesses) sharedAxisRace(p *Program, r RefInfo, accesses, stores []*Op, 
 			for _, q := range pinned {
 				if !x.samePin(q, a, g, fixed, axes) && !disjoint(q, a) {
 					return &Error{Kernel: p.Name, Op: "triton", Msg: fmt.Sprintf(
-						"%s: a %s at %s and a %s at %s run in different programs along grid axis %d (When(ProgramID(%d) == …) on other values, "+
+						"%s: %s at %s and %s at %s run in different programs along grid axis %d (When(ProgramID(%d) == …) on other values, "+
 							"or on values that differ between programs) and may reach the same elements; on a GPU they run in parallel and race",
-						r, q.Name, q.Loc, a.Name, a.Loc, g, g)}
+						r, article(accessName(q)), q.Loc, article(accessName(a)), a.Loc, g, g)}
 				}
 			}
 			pinned = append(pinned, a)
@@ -315,10 +390,10 @@ func (x accesses) sharedAxisRace(p *Program, r RefInfo, accesses, stores []*Op, 
 			what = "load and store"
 		}
 		return &Error{Kernel: p.Name, Op: "triton", Msg: fmt.Sprintf(
-			"%s: the %d programs along grid axis %d, which its index map ignores, all %s the same elements (a %s at %s whose indices "+
+			"%s: the %d programs along grid axis %d, which its index map ignores, all %s the same elements (%s at %s whose indices "+
 				"and mask do not depend on ProgramID(%d), under no When(ProgramID(%d) == …) on a value the same in those programs); "+
 				"on a GPU they run in parallel and race. "+
-				"Index by ProgramID(%d), store under When(ProgramID(%d) == …), or give the output a block per program", r, n, g, what, a.Name, a.Loc, g, g, g, g)}
+				"Index by ProgramID(%d), store under When(ProgramID(%d) == …), or give the output a block per program", r, n, g, what, article(accessName(a)), a.Loc, g, g, g, g)}
 	}
 	if spread != nil {
 		// Each one-program access must lie within that program's own
@@ -333,7 +408,7 @@ func (x accesses) sharedAxisRace(p *Program, r RefInfo, accesses, stores []*Op, 
 				"%s: the %s at %s runs in one program along grid axis %d while the %s at %s runs in each at elements that depend on the program, "+
 					"and it is not inside that program's own (a store of it whose start is computable for that program): "+
 					"on a GPU they run in parallel, and the one program's access may land on another's elements. "+
-					"Let each program reach only its own elements, or put the one program's part in another output", r, a.Name, a.Loc, g, spread.Name, spread.Loc)}
+					"Let each program reach only its own elements, or put the one program's part in another output", r, accessName(a), a.Loc, g, accessName(spread), spread.Loc)}
 		}
 	}
 	// Programs that share the output read it only where they
@@ -569,16 +644,16 @@ func accessAxes(body *Region, written map[*Value]bool, blockAxes map[*Value]uint
 		switch op.Name {
 		case "program_id":
 			return axisBit(op.Attrs.Axis)
-		case "load", "store":
+		case "load", "store", "atomic":
 			ix := op.Attrs.Indexer
 			var idx uint64
 			for _, v := range op.Operands[1 : 1+ix.NumOperands] {
 				idx |= deps[v]
 			}
 			at := 1 + ix.NumOperands // load: the mask follows the indices
-			if op.Name == "store" {
+			if op.Name != "load" {
 				x.val[op] = deps[op.Operands[at]] | ctl
-				at++ // store: the mask follows the value
+				at++ // store, atomic: the mask follows the value
 			}
 			x.pos[op] = idx &^ (readsWritten | loopVarying)
 			if ix.HasMask {
@@ -588,9 +663,9 @@ func accessAxes(body *Region, written map[*Value]bool, blockAxes map[*Value]uint
 			x.pins[op] = pinsOf(outer, deps, grid)
 			x.looped[op] = slices.ContainsFunc(outer, func(o *Op) bool { return o.Name == "for" || o.Name == "while" })
 			x.outer[op] = slices.Clone(outer)
-			if op.Name == "load" {
+			if op.Name != "store" { // a load, or an atomic update's old values
 				d := blockAxes[op.Operands[0]]
-				if written[op.Operands[0]] {
+				if written[op.Operands[0]] || op.Name == "atomic" {
 					d |= readsWritten
 				}
 				return d
@@ -672,8 +747,8 @@ func maskOf(a *Op) *Value {
 		return nil
 	}
 	at := 1 + ix.NumOperands // a load's mask follows its indices
-	if a.Name == "store" {
-		at++ // a store's, its value
+	if a.Name != "load" {
+		at++ // a store's or atomic update's, its value
 	}
 	return a.Operands[at]
 }
@@ -706,6 +781,7 @@ func sameValue(x, y *Value) bool {
 	a, b := x.Def, y.Def
 	if a == nil || b == nil || a.Name != b.Name || len(a.Regions) > 0 || len(b.Regions) > 0 ||
 		a.Name == "load" && (a.Operands[0] != b.Operands[0] || a.Operands[0].Ref == nil || a.Operands[0].Ref.Kind != PrefetchRef) ||
+		a.Name == "atomic" ||
 		len(a.Operands) != len(b.Operands) || slices.Index(a.Results, x) != slices.Index(b.Results, y) ||
 		!reflect.DeepEqual(a.Attrs, b.Attrs) || x.Type.DType != y.Type.DType || !slices.Equal(x.Type.Shape, y.Type.Shape) {
 		return false

@@ -1,0 +1,323 @@
+package pallas
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/halo-ml/halo/internal/mliropt"
+	"github.com/halo-ml/halo/interpreter"
+	"github.com/halo-ml/halo/xla"
+	"github.com/stretchr/testify/require"
+)
+
+// histogramCase counts the values of x (in [0, bins)) into an output
+// aliased to a zeros operand, n/blk programs each adding 1 at the bins of
+// its block's values (an index array with repeats).
+func histogramCase(x []int32, bins, blk int64) tritonCase {
+	n := int64(len(x))
+	xs := interpreter.NewTensor(xla.MakeShape(xla.Int32, n))
+	copy(xs.Data.([]int32), x)
+	zeros := interpreter.NewTensor(xla.MakeShape(xla.Int32, bins))
+	return tritonCase{name: "histogram", kernel: func(k *Kernel, r []*Ref) {
+		AtomicAdd(r[2], []any{r[0].Load()}, 1, nil)
+	}, spec: CallSpec{Name: "histogram", OutShapes: []xla.Shape{xla.MakeShape(xla.Int32, bins)}, Grid: []int64{n / blk},
+		InSpecs:            []*BlockSpec{{BlockShape: []int64{blk}, IndexMap: func(g []*Value, _ []*Ref) []any { return []any{g[0]} }}, nil},
+		InputOutputAliases: map[int]int{1: 0}},
+		args: []*interpreter.Tensor{xs, zeros}}
+}
+
+// TestAtomicHistogram: every update of programs that share output
+// elements lands, repeated indices within one update included, in
+// interpret mode and as Triton (programs in both orders), and the race
+// check takes it: add commutes and the old values are unused.
+func TestAtomicHistogram(t *testing.T) {
+	x := make([]int32, 64)
+	want := make([]int32, 5)
+	for i := range x {
+		x[i] = int32((i*i + 3*i) % 5)
+		want[x[i]]++
+	}
+	c := histogramCase(x, 5, 16)
+	got, err := runCall(c.kernel, c.spec, c.args...)
+	require.NoError(t, err)
+	require.Equal(t, want, got[0].Data)
+	tt := runTritonEval(t, c)
+	require.Equal(t, want, tt[0].Data)
+
+	p, err := Trace(c.kernel, c.spec, argTypes(c.args))
+	require.NoError(t, err)
+	k, err := LowerTriton(p, CompilerParams{})
+	require.NoError(t, err)
+	require.Contains(t, k.IR, `"tt.atomic_rmw"(`)
+	require.Contains(t, k.IR, `<{atomic_rmw_op = 4 : i32, scope = 1 : i32, sem = 4 : i32}>`)
+	if opt := mliropt.Path(); opt != "" {
+		_, err = mliropt.Run(opt, k.IR)
+		require.NoError(t, err, "--- input ---\n%s", k.IR)
+	}
+	// The reference evaluator of the IR contract agrees.
+	ref, err := zzEval(p, c.args)
+	require.NoError(t, err)
+	require.Equal(t, want, ref[0].Data)
+}
+
+// TestAtomicSplitK: a product split along K over a grid axis, each
+// program adding its partial product into the output block with
+// AtomicAdd (integer-valued floats: exact in any order).
+func TestAtomicSplitK(t *testing.T) {
+	const m, n, kk, bk = 16, 16, 64, 16
+	x := tensor(t, xla.Float32, f32s(m*kk, func(i int) float32 { return float32(i%7 - 3) }), m, kk)
+	y := tensor(t, xla.Float32, f32s(kk*n, func(i int) float32 { return float32(i%5 - 2) }), kk, n)
+	zeros := interpreter.NewTensor(xla.MakeShape(xla.Float32, m, n))
+	c := tritonCase{name: "splitk", kernel: func(k *Kernel, r []*Ref) {
+		AtomicAdd(r[3], nil, Dot(r[0].Load(), r[1].Load(), xla.Float32), nil)
+	}, spec: CallSpec{Name: "splitk", OutShapes: []xla.Shape{xla.MakeShape(xla.Float32, m, n)}, Grid: []int64{kk / bk},
+		InSpecs: []*BlockSpec{
+			{BlockShape: []int64{m, bk}, IndexMap: func(g []*Value, _ []*Ref) []any { return []any{0, g[0]} }},
+			{BlockShape: []int64{bk, n}, IndexMap: func(g []*Value, _ []*Ref) []any { return []any{g[0], 0} }},
+			nil},
+		InputOutputAliases: map[int]int{2: 0}},
+		args: []*interpreter.Tensor{x, y, zeros}}
+	want := make([]float32, m*n)
+	xv, yv := x.Data.([]float32), y.Data.([]float32)
+	for i := 0; i < m; i++ {
+		for j := 0; j < n; j++ {
+			for l := 0; l < kk; l++ {
+				want[i*n+j] += xv[i*kk+l] * yv[l*n+j]
+			}
+		}
+	}
+	got, err := runCall(c.kernel, c.spec, c.args...)
+	require.NoError(t, err)
+	require.Equal(t, want, got[0].Data)
+	require.Equal(t, want, runTritonEval(t, c)[0].Data)
+}
+
+// TestAtomicKinds: each kind's memory result and old values, masks (a
+// masked-off element is not updated and reads 0), unsigned max/min, on a
+// single program, in interpret mode, as Triton and in the IR contract's
+// evaluator.
+func TestAtomicKinds(t *testing.T) {
+	type kind struct {
+		name string
+		f    func(*Ref, []any, any, *Value) *Value
+		dt   xla.DType
+		op   func(a, b int64) int64
+	}
+	u32 := func(v int64) int64 { return int64(uint32(v)) }
+	kinds := []kind{
+		{"add", AtomicAdd, xla.Int64, func(a, b int64) int64 { return a + b }},
+		{"max", AtomicMax, xla.Int32, func(a, b int64) int64 { return max(a, b) }},
+		{"min", AtomicMin, xla.Int32, func(a, b int64) int64 { return min(a, b) }},
+		{"umax", AtomicMax, xla.Uint32, func(a, b int64) int64 { return max(u32(a), u32(b)) }},
+		{"umin", AtomicMin, xla.Uint32, func(a, b int64) int64 { return min(u32(a), u32(b)) }},
+		{"and", AtomicAnd, xla.Int32, func(a, b int64) int64 { return a & b }},
+		{"or", AtomicOr, xla.Uint64, func(a, b int64) int64 { return a | b }},
+		{"xor", AtomicXor, xla.Int64, func(a, b int64) int64 { return a ^ b }},
+		{"xchg", AtomicXchg, xla.Int32, func(a, b int64) int64 { return b }},
+	}
+	for _, kd := range kinds {
+		t.Run(kd.name, func(t *testing.T) {
+			mem := []int64{5, -3, 12, 0, 7, -9, 100, 1}
+			val := []int64{2, 4, -12, 9, 7, -1, 3, 6}
+			a := intTensor(kd.dt, []int64{8}, func(i int) int64 { return mem[i] })
+			v := intTensor(kd.dt, []int64{8}, func(i int) int64 { return val[i] })
+			c := tritonCase{name: "atomic_" + kd.name, kernel: func(k *Kernel, r []*Ref) {
+				keep := k.Iota(xla.Int32, 0, 8).Ne(5)
+				r[2].Store(kd.f(r[3], []any{All}, r[1].Load(), keep))
+			}, spec: CallSpec{Name: "atomic", OutShapes: []xla.Shape{xla.MakeShape(kd.dt, 8), xla.MakeShape(kd.dt, 8)},
+				InputOutputAliases: map[int]int{0: 1}},
+				args: []*interpreter.Tensor{a, v}}
+			var wantMem, wantOld []int64
+			for i := range mem {
+				m, o := kd.op(mem[i], val[i]), mem[i]
+				if i == 5 {
+					m, o = mem[i], 0
+				}
+				wantMem = append(wantMem, m)
+				wantOld = append(wantOld, o)
+			}
+			check := func(name string, outs []*interpreter.Tensor) {
+				require.Equal(t, intTensor(kd.dt, []int64{8}, func(i int) int64 { return wantOld[i] }).Data, outs[0].Data, "%s: old values", name)
+				require.Equal(t, intTensor(kd.dt, []int64{8}, func(i int) int64 { return wantMem[i] }).Data, outs[1].Data, "%s: memory", name)
+			}
+			got, err := runCall(c.kernel, c.spec, c.args...)
+			require.NoError(t, err)
+			check("interpret", got)
+			check("triton", runTritonEval(t, c))
+			p, err := Trace(c.kernel, c.spec, argTypes(c.args))
+			require.NoError(t, err)
+			ref, err := zzEval(p, c.args)
+			require.NoError(t, err)
+			check("reference", ref)
+		})
+	}
+}
+
+// TestAtomicEdgeBlock: an update of an edge block reaches only the
+// array's elements; the padding's old values read as interpret mode's
+// pad value on both backends, masked-off ones as 0.
+func TestAtomicEdgeBlock(t *testing.T) {
+	ones := tensor(t, xla.Float32, f32s(6, func(i int) float32 { return float32(i) }), 6)
+	block := &BlockSpec{BlockShape: []int64{4}, IndexMap: func(g []*Value, _ []*Ref) []any { return []any{g[0]} }}
+	c := tritonCase{name: "atomic_edge", kernel: func(k *Kernel, r []*Ref) {
+		odd := k.Iota(xla.Int32, 0, 4).Rem(2).Eq(1)
+		r[2].Store(AtomicAdd(r[1], nil, 10, nil).Add(AtomicAdd(r[1], nil, 100, odd)))
+	}, spec: CallSpec{Name: "atomic_edge", OutShapes: []xla.Shape{xla.MakeShape(xla.Float32, 6), xla.MakeShape(xla.Float32, 6)},
+		Grid: []int64{2}, InSpecs: []*BlockSpec{block}, OutSpecs: []*BlockSpec{block, block}, InputOutputAliases: map[int]int{0: 0}},
+		args: []*interpreter.Tensor{ones}}
+	got, err := runCall(c.kernel, c.spec, c.args...)
+	require.NoError(t, err)
+	require.Equal(t, []float32{10, 111, 12, 113, 14, 115}, got[0].Data)
+	// old values: x + (x+10 where odd, else 0)
+	require.Equal(t, []float32{0, 12, 2, 16, 4, 20}, got[1].Data)
+	require.Equal(t, got[0].Data, runTritonEval(t, c)[0].Data)
+	require.Equal(t, got[1].Data, runTritonEval(t, c)[1].Data)
+}
+
+// TestAtomicErrors: refs that cannot be updated, element types a kind
+// does not take (on every backend), and updates in a While condition are
+// trace errors naming the problem.
+func TestAtomicErrors(t *testing.T) {
+	f32 := xla.MakeShape(xla.Float32, 4)
+	cases := []struct {
+		name   string
+		kernel KernelFunc
+		in     []*interpreter.Tensor
+		out    xla.Shape
+		want   string
+	}{
+		{"input", func(k *Kernel, r []*Ref) { AtomicAdd(r[0], nil, float32(1), nil) }, []*interpreter.Tensor{interpreter.NewTensor(f32)}, f32, "input ref (read-only)"},
+		{"float max", func(k *Kernel, r []*Ref) { AtomicMax(r[0], nil, float32(1), nil) }, nil, f32, "no float atomic max"},
+		{"i8 add", func(k *Kernel, r []*Ref) { AtomicAdd(r[0], nil, int8(1), nil) }, nil, xla.MakeShape(xla.Int8, 4), "atomic add takes 32- and 64-bit integers, f16"},
+		{"bool or", func(k *Kernel, r []*Ref) { AtomicOr(r[0], nil, true, nil) }, nil, xla.MakeShape(xla.Bool, 4), "atomic or takes 32- and 64-bit integers"},
+		{"f16 xchg", func(k *Kernel, r []*Ref) { AtomicXchg(r[0], nil, k.Full(xla.Float16, 1, 4), nil) }, nil, xla.MakeShape(xla.Float16, 4), "atomic xchg takes"},
+		{"value dtype", func(k *Kernel, r []*Ref) { AtomicAdd(r[0], nil, k.Full(xla.Int32, 1, 4), nil) }, nil, f32, "convert with Astype"},
+		{"while condition", func(k *Kernel, r []*Ref) {
+			k.While([]*Value{k.Const(xla.Int32, 0)}, func(c []*Value) *Value {
+				return AtomicAdd(r[0], []any{0}, float32(1), nil).Lt(float32(3))
+			}, func(c []*Value) []*Value { return c })
+		}, nil, f32, "inside the condition of a While"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Trace(tc.kernel, CallSpec{Name: "bad", OutShapes: []xla.Shape{tc.out}}, argTypes(tc.in))
+			require.ErrorContains(t, err, tc.want)
+			require.ErrorContains(t, err, "atomic_test.go:")
+		})
+	}
+}
+
+// TestAtomicRaceCheck: on a GPU the check takes atomic updates that
+// commute with each other, and checks any other as a load and a store.
+func TestAtomicRaceCheck(t *testing.T) {
+	zeros := interpreter.NewTensor(xla.MakeShape(xla.Int32, 4))
+	run := func(grid int64, kernel KernelFunc) tritonCase {
+		return tritonCase{name: "atomic_race", kernel: kernel,
+			spec: CallSpec{Name: "atomic_race", OutShapes: []xla.Shape{xla.MakeShape(xla.Int32, 4)}, Grid: []int64{grid},
+				InputOutputAliases: map[int]int{0: 0}},
+			args: []*interpreter.Tensor{zeros}}
+	}
+	accepted := map[string]KernelFunc{
+		// Programs exchanging their own elements only.
+		"xchg of own elements": func(k *Kernel, r []*Ref) {
+			AtomicXchg(r[1], []any{k.ProgramID(0)}, k.ProgramID(0).Add(7), nil)
+		},
+		// Old values used where every program has its own element.
+		"old values of own elements": func(k *Kernel, r []*Ref) {
+			p := k.ProgramID(0)
+			old := AtomicAdd(r[1], []any{p}, 5, nil)
+			AtomicAdd(r[1], []any{p}, old, nil)
+		},
+	}
+	for name, kernel := range accepted {
+		t.Run(name, func(t *testing.T) {
+			c := run(4, kernel)
+			want, err := runCall(c.kernel, c.spec, c.args...)
+			require.NoError(t, err)
+			require.Equal(t, want[0].Data, runTritonEval(t, c)[0].Data)
+		})
+	}
+	refused := []struct {
+		name   string
+		kernel KernelFunc
+		want   string
+	}{
+		{"xchg of one element", func(k *Kernel, r []*Ref) {
+			AtomicXchg(r[1], []any{0}, k.ProgramID(0), nil)
+		}, "race"},
+		{"old values of a shared element", func(k *Kernel, r []*Ref) {
+			old := AtomicAdd(r[1], []any{0}, 1, nil)
+			r[1].Store(old, k.ProgramID(0))
+		}, "race"},
+		{"add and max", func(k *Kernel, r []*Ref) {
+			AtomicAdd(r[1], []any{0}, 1, nil)
+			AtomicMax(r[1], []any{0}, k.ProgramID(0), nil)
+		}, "race"},
+		{"add and a load", func(k *Kernel, r []*Ref) {
+			AtomicAdd(r[1], []any{0}, 1, nil)
+			r[1].Store(r[1].Load(0).Add(1), 1)
+		}, "race"},
+	}
+	for _, tc := range refused {
+		t.Run(tc.name, func(t *testing.T) {
+			c := run(4, tc.kernel)
+			err := lowerTritonErr(t, c)
+			require.Error(t, err)
+			require.True(t, strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "parallel"), "%v", err)
+			// On a single program nothing races.
+			require.NoError(t, lowerTritonErr(t, run(1, tc.kernel)))
+		})
+	}
+}
+
+// TestAtomicOutside: an unmasked update past the array is a bounds error
+// in interpret mode and refused by the Triton lowering (a GPU would
+// update other memory); masked, it is fine on both.
+func TestAtomicOutside(t *testing.T) {
+	zeros := interpreter.NewTensor(xla.MakeShape(xla.Int32, 4))
+	c := func(masked bool) tritonCase {
+		return tritonCase{name: "atomic_outside", kernel: func(k *Kernel, r []*Ref) {
+			var keep *Value
+			if masked {
+				keep = k.Iota(xla.Int32, 0, 2).Add(k.ProgramID(0)).Lt(4)
+			}
+			AtomicAdd(r[1], []any{DS(k.ProgramID(0), 2)}, 1, keep)
+		}, spec: CallSpec{Name: "atomic_outside", OutShapes: []xla.Shape{xla.MakeShape(xla.Int32, 4)}, Grid: []int64{4},
+			InputOutputAliases: map[int]int{0: 0}},
+			args: []*interpreter.Tensor{zeros}}
+	}
+	_, err := runCall(c(false).kernel, c(false).spec, c(false).args...)
+	var be *BoundsError
+	require.ErrorAs(t, err, &be)
+	require.Contains(t, be.Error(), "atomic add on output 0")
+	require.Equal(t, []int64{3}, be.GridPoint)
+	require.ErrorContains(t, lowerTritonErr(t, c(false)), "the atomic add at atomic_test.go")
+	require.ErrorContains(t, lowerTritonErr(t, c(false)), "outside the array")
+
+	got, err := runCall(c(true).kernel, c(true).spec, c(true).args...)
+	require.NoError(t, err)
+	require.Equal(t, []int32{1, 2, 2, 2}, got[0].Data)
+	require.Equal(t, got[0].Data, runTritonEval(t, c(true))[0].Data)
+}
+
+// TestAtomicVmap: a batch of histograms through Vmap, each counted into
+// its own output row, on both backends.
+func TestAtomicVmap(t *testing.T) {
+	x := make([]int32, 2*32)
+	want := make([]int32, 2*5)
+	for i := range x {
+		x[i] = int32((i*7 + i/32) % 5)
+		want[(i/32)*5+int(x[i])]++
+	}
+	c := histogramCase(x[:32], 5, 8)
+	vk, vspec, err := Vmap(c.kernel, c.spec, 2, []bool{true, true})
+	require.NoError(t, err)
+	xs := interpreter.NewTensor(xla.MakeShape(xla.Int32, 2, 32))
+	copy(xs.Data.([]int32), x)
+	vc := tritonCase{name: "histogram_vmap", kernel: vk, spec: vspec,
+		args: []*interpreter.Tensor{xs, interpreter.NewTensor(xla.MakeShape(xla.Int32, 2, 5))}}
+	got, err := runCall(vc.kernel, vc.spec, vc.args...)
+	require.NoError(t, err)
+	require.Equal(t, want, got[0].Data)
+	require.Equal(t, want, runTritonEval(t, vc)[0].Data)
+}
