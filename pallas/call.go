@@ -439,7 +439,7 @@ func Trace(kernel KernelFunc, spec CallSpec, operands []stablehlo.TensorType) (*
 		return fail("grid %v has more than %d steps", spec.Grid, int64(math.MaxInt64))
 	}
 	p := &Program{Name: name, Grid: append([]int64{}, spec.Grid...), NumPrefetch: np, NumInputs: nin,
-		NumOutputs: len(spec.OutShapes), NumScratch: len(spec.ScratchShapes)}
+		NumOutputs: len(spec.OutShapes), NumScratch: len(spec.ScratchShapes), batchAxes: spec.vmapLevels}
 	aliasOf := map[int]int{}
 	for in, out := range spec.InputOutputAliases {
 		if in < 0 || in >= len(operands) || out < 0 || out >= len(spec.OutShapes) {
@@ -483,8 +483,16 @@ func Trace(kernel KernelFunc, spec CallSpec, operands []stablehlo.TensorType) (*
 			r.Block, r.BlockShape = clone(shape), clone(shape)
 			return r, nil
 		}
+		// Errors show the block shape and dims the kernel was written
+		// for: without the leading batch dims Vmap added.
+		nbatch := spec.vmapLevels
+		if kind == InputRef {
+			nbatch = len(bs.batchAxes)
+		}
+		nbatch = min(nbatch, len(bs.BlockShape), len(shape))
+		userBlock, userShape := bs.BlockShape[nbatch:], shape[nbatch:]
 		if len(bs.BlockShape) != len(shape) {
-			return r, &Error{Kernel: name, Op: "pallas_call", Msg: fmt.Sprintf("%s %d: block shape %v has rank %d, the array %s rank %d", kind, idx, bs.BlockShape, len(bs.BlockShape), shapeString(dt, shape), len(shape))}
+			return r, &Error{Kernel: name, Op: "pallas_call", Msg: fmt.Sprintf("%s %d: block shape %v has rank %d, the array %s rank %d", kind, idx, userBlock, len(userBlock), shapeString(dt, userShape), len(userShape))}
 		}
 		r.Block = clone(bs.BlockShape)
 		r.BlockShape = []int64{}
@@ -495,10 +503,10 @@ func Trace(kernel KernelFunc, spec CallSpec, operands []stablehlo.TensorType) (*
 				// whole-array operand or output that has one).
 				r.BlockShape = append(r.BlockShape, 0)
 			case b != Squeezed && b <= 0:
-				return r, &Error{Kernel: name, Op: "pallas_call", Msg: fmt.Sprintf("%s %d: block shape %v: dim %d is not positive", kind, idx, bs.BlockShape, d)}
+				return r, &Error{Kernel: name, Op: "pallas_call", Msg: fmt.Sprintf("%s %d: block shape %v: dim %d is not positive", kind, idx, userBlock, d-nbatch)}
 			case shape[d] == 0:
 				// No block fits: there are no blocks to index.
-				return r, &Error{Kernel: name, Op: "pallas_call", Msg: fmt.Sprintf("%s %d: block shape %v: dim %d of the array %s is empty (only a whole-array spec covers it)", kind, idx, bs.BlockShape, d, shapeString(dt, shape))}
+				return r, &Error{Kernel: name, Op: "pallas_call", Msg: fmt.Sprintf("%s %d: block shape %v: dim %d of the array %s is empty (only a whole-array spec covers it)", kind, idx, userBlock, d-nbatch, shapeString(dt, userShape))}
 			case b != Squeezed:
 				r.BlockShape = append(r.BlockShape, b)
 			}
@@ -516,7 +524,7 @@ func Trace(kernel KernelFunc, spec CallSpec, operands []stablehlo.TensorType) (*
 			}
 			nb := numBlocks(shape[d], b)
 			if nb > math.MaxInt64/b || padded > math.MaxInt64/(nb*b) || block > math.MaxInt64/b {
-				return r, &Error{Kernel: name, Op: "pallas_call", Msg: fmt.Sprintf("%s %d: block shape %v: the array %s padded to whole blocks has more than 2^63 bytes", kind, idx, bs.BlockShape, shapeString(dt, shape))}
+				return r, &Error{Kernel: name, Op: "pallas_call", Msg: fmt.Sprintf("%s %d: block shape %v: the array %s padded to whole blocks has more than 2^63 bytes", kind, idx, userBlock, shapeString(dt, shape))}
 			}
 			padded *= nb * b
 			block *= b
@@ -810,12 +818,12 @@ func traceIndexMap(st *traceState, p *Program, f, user IndexMapFunc, ref RefInfo
 	if err := runTraced(k, what, func() { idx = f(grid, pf) }); err != nil {
 		return nil, err
 	}
+	// Errors count the indices and dims the map's author wrote: without
+	// the batch dims Vmap added (the batch indices come first).
+	nb := min(ref.batchDims, len(idx))
 	if len(idx) != len(ref.ArrayShape) {
-		vmapped := ""
-		if reflect.ValueOf(f).Pointer() != reflect.ValueOf(user).Pointer() {
-			vmapped = " (counting the batch indices Vmap adds)"
-		}
-		return nil, &Error{Kernel: st.name, Op: what, Loc: loc, Msg: fmt.Sprintf("returns %d block indices for an array of rank %d%s", len(idx), len(ref.ArrayShape), vmapped)}
+		return nil, &Error{Kernel: st.name, Op: what, Loc: loc, Msg: fmt.Sprintf("returns %d block indices for an array of rank %d",
+			len(idx)-nb, len(ref.ArrayShape)-nb)}
 	}
 	for d, e := range idx {
 		// A constant block index (a Go number of any kind, checked before
@@ -824,7 +832,7 @@ func traceIndexMap(st *traceState, p *Program, f, user IndexMapFunc, ref RefInfo
 		// (blockStarts).
 		nb := numBlocks(ref.ArrayShape[d], ref.Block[d])
 		outside := func(c any) error {
-			return &Error{Kernel: st.name, Op: what, Loc: loc, Msg: fmt.Sprintf("block index %v of dim %d is outside [0, %d)", c, d, nb)}
+			return &Error{Kernel: st.name, Op: what, Loc: loc, Msg: fmt.Sprintf("block index %v of dim %d is outside [0, %d)", c, d-ref.batchDims, nb)}
 		}
 		if c, ok, err := staticInt(e); ok && (err != nil || c < 0 || c >= nb) {
 			return nil, outside(e)

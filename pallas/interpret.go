@@ -830,8 +830,11 @@ func (l *interp) blockStarts(fb *stablehlo.FuncBuilder, e *env, i int, r RefInfo
 		if m.Loc != (Loc{}) {
 			what += " at " + m.Loc.String()
 		}
-		site := l.addSite(checkSite{what: what, kind: "block index", dims: nbs})
-		e.state[l.errSlot] = l.record(fb, e, bad, site, blocks)
+		// The batch dims Vmap added are left out (never outside: their
+		// block index is the batch's grid index).
+		nb := min(r.batchDims, len(nbs))
+		site := l.addSite(checkSite{what: what, kind: "block index", dims: nbs[nb:]})
+		e.state[l.errSlot] = l.record(fb, e, bad, site, blocks[nb:])
 	}
 	return st, nil
 }

@@ -158,6 +158,10 @@ type Program struct {
 	Body *Region
 	// IndexMaps has one entry per input then per output (nil: whole array).
 	IndexMaps []*Region
+
+	// batchAxes counts the leading grid axes Vmap added (the kernel's
+	// ProgramID numbers its own axes after them), for errors.
+	batchAxes int
 }
 
 // RefKind says which kind of kernel argument a ref is.

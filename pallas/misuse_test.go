@@ -740,11 +740,21 @@ func TestMisuseVmap(t *testing.T) {
 		blk := &BlockSpec{BlockShape: []int64{2}, IndexMap: func(g []*Value, _ []*Ref) []any { return []any{g[0], 0} }}
 		mapLine := lineOf(t, "IndexMap: func(g []*Value, _ []*Ref) []any { return []any{g[0], 0} }")
 		err := vmapCall(t, copyKernel, CallSpec{Name: "v", OutShapes: one, Grid: []int64{2}, InSpecs: []*BlockSpec{blk}}, 2, []bool{true}, f32t(2, 4))
-		requireMisuse(t, err, "v", fmt.Sprintf("at misuse_test.go:%d", mapLine), "returns 3 block indices for an array of rank 2 (counting the batch indices Vmap adds)")
+		requireMisuse(t, err, "v", fmt.Sprintf("at misuse_test.go:%d", mapLine), "returns 2 block indices for an array of rank 1")
 		far := &BlockSpec{BlockShape: []int64{2}, IndexMap: func(g []*Value, _ []*Ref) []any { return []any{5} }}
 		farLine := lineOf(t, "IndexMap: func(g []*Value, _ []*Ref) []any { return []any{5} }")
 		err = vmapCall(t, copyKernel, CallSpec{Name: "v", OutShapes: one, Grid: []int64{2}, InSpecs: []*BlockSpec{far}}, 2, []bool{true}, f32t(2, 4))
-		requireMisuse(t, err, "v", fmt.Sprintf("at misuse_test.go:%d", farLine), "block index 5 of dim 1 is outside [0, 2)")
+		requireMisuse(t, err, "v", fmt.Sprintf("at misuse_test.go:%d", farLine), "block index 5 of dim 0 is outside [0, 2)")
+		// An operand Vmap leaves unbatched: its map's own numbers.
+		err = vmapCall(t, copyKernel, CallSpec{Name: "v", OutShapes: one, Grid: []int64{2}, InSpecs: []*BlockSpec{blk}}, 2, []bool{false}, f32t(4))
+		requireMisuse(t, err, "v", fmt.Sprintf("at misuse_test.go:%d", mapLine), "returns 2 block indices for an array of rank 1")
+		// Block shapes as written, without Vmap's squeezed batch dims.
+		err = vmapCall(t, copyKernel, CallSpec{Name: "v", OutShapes: one, Grid: []int64{2},
+			OutSpecs: []*BlockSpec{{BlockShape: []int64{0}, IndexMap: func(g []*Value, _ []*Ref) []any { return []any{g[0]} }}}}, 2, []bool{true}, f32t(2, 4))
+		requireMisuse(t, err, "v", "pallas_call", "output 0: block shape [0]: dim 0 is not positive")
+		err = vmapCall(t, copyKernel, CallSpec{Name: "v", OutShapes: one, Grid: []int64{2},
+			InSpecs: []*BlockSpec{{BlockShape: []int64{2, 2}, IndexMap: func(g []*Value, _ []*Ref) []any { return []any{0, g[0]} }}}}, 2, []bool{true}, f32t(2, 4))
+		requireMisuse(t, err, "v", "pallas_call", "input 0: block shape [2 2] has rank 2, the array f32[4] rank 1")
 	})
 	t.Run("unbatched operand aliased to an output", func(t *testing.T) {
 		err := vmapCall(t, copyKernel, CallSpec{Name: "v", OutShapes: one, InputOutputAliases: map[int]int{0: 0}}, 3, []bool{false}, f32t(4))

@@ -351,6 +351,7 @@ func (x accesses) sharedBlockRace(p *Program, r RefInfo, m *Region, stores []*Op
 // they share r's block, and agree on the axes of fixed.
 func (x accesses) sharedAxisRace(p *Program, r RefInfo, accesses, stores []*Op, read bool, g int, n int64, fixed uint64) error {
 	axes := len(p.Grid)
+	ug := g - p.batchAxes // the axis as the kernel numbers it (without Vmap's)
 	if read && !wholeButSqueezed(r) {
 		// Fine only when one program along g makes every access.
 		for _, a := range accesses {
@@ -358,7 +359,7 @@ func (x accesses) sharedAxisRace(p *Program, r RefInfo, accesses, stores []*Op, 
 				return &Error{Kernel: p.Name, Op: "triton", Msg: fmt.Sprintf(
 					"%s: its index map ignores grid axis %d (%d steps), so that many programs load and store each block; "+
 						"on a GPU they run in parallel and race. Loop inside the kernel (ForLoop) instead of along that axis, "+
-						"or leave every access of it to one program (When(ProgramID(%d) == …))", r, g, n, g)}
+						"or leave every access of it to one program (When(ProgramID(%d) == …))", r, ug, n, ug)}
 			}
 		}
 		return nil
@@ -375,7 +376,7 @@ func (x accesses) sharedAxisRace(p *Program, r RefInfo, accesses, stores []*Op, 
 					return &Error{Kernel: p.Name, Op: "triton", Msg: fmt.Sprintf(
 						"%s: %s at %s and %s at %s run in different programs along grid axis %d (When(ProgramID(%d) == …) on other values, "+
 							"or on values that differ between programs) and may reach the same elements; on a GPU they run in parallel and race",
-						r, article(accessName(q)), q.Loc, article(accessName(a)), a.Loc, g, g)}
+						r, article(accessName(q)), q.Loc, article(accessName(a)), a.Loc, ug, ug)}
 				}
 			}
 			pinned = append(pinned, a)
@@ -393,7 +394,7 @@ func (x accesses) sharedAxisRace(p *Program, r RefInfo, accesses, stores []*Op, 
 			"%s: the %d programs along grid axis %d, which its index map ignores, all %s the same elements (%s at %s whose indices "+
 				"and mask do not depend on ProgramID(%d), under no When(ProgramID(%d) == …) on a value the same in those programs); "+
 				"on a GPU they run in parallel and race. "+
-				"Index by ProgramID(%d), store under When(ProgramID(%d) == …), or give the output a block per program", r, n, g, what, article(accessName(a)), a.Loc, g, g, g, g)}
+				"Index by ProgramID(%d), store under When(ProgramID(%d) == …), or give the output a block per program", r, n, ug, what, article(accessName(a)), a.Loc, ug, ug, ug, ug)}
 	}
 	if spread != nil {
 		// Each one-program access must lie within that program's own
@@ -408,7 +409,7 @@ func (x accesses) sharedAxisRace(p *Program, r RefInfo, accesses, stores []*Op, 
 				"%s: the %s at %s runs in one program along grid axis %d while the %s at %s runs in each at elements that depend on the program, "+
 					"and it is not inside that program's own (a store of it whose start is computable for that program): "+
 					"on a GPU they run in parallel, and the one program's access may land on another's elements. "+
-					"Let each program reach only its own elements, or put the one program's part in another output", r, accessName(a), a.Loc, g, accessName(spread), spread.Loc)}
+					"Let each program reach only its own elements, or put the one program's part in another output", r, accessName(a), a.Loc, ug, accessName(spread), spread.Loc)}
 		}
 	}
 	// Programs that share the output read it only where they
@@ -425,7 +426,7 @@ func (x accesses) sharedAxisRace(p *Program, r RefInfo, accesses, stores []*Op, 
 		return &Error{Kernel: p.Name, Op: "triton", Msg: fmt.Sprintf(
 			"%s: the load at %s reads it (or the input aliased to it) at other indices than any store of it; the %d programs along grid axis %d, "+
 				"which its index map ignores, share it, so the load may read what another program writes: on a GPU they run in parallel and race. "+
-				"Load it only at indices where the same program stores it", r, a.Loc, n, g)}
+				"Load it only at indices where the same program stores it", r, a.Loc, n, ug)}
 	}
 	return nil
 }

@@ -368,3 +368,37 @@ func TestVmapKeepsWholeArrayIndexMaps(t *testing.T) {
 		}
 	}
 }
+
+// TestVmapErrorsNameTheKernelsAxes: errors about a vmapped call speak of
+// the grid axes and dims its kernel and maps were written for: the Triton
+// race check's advice names ProgramID(1) of a 2-D kernel (not the
+// vmapped grid's axis 2), and interpret mode's run-time block-index check
+// leaves the batch's block index out.
+func TestVmapErrorsNameTheKernelsAxes(t *testing.T) {
+	kernel := func(k *Kernel, r []*Ref) {
+		k.When(k.ProgramID(1).Eq(0), func() { r[1].Store(k.Zeros(xla.Float32, 2)) })
+		r[1].Store(r[1].Load().Add(r[0].Load()))
+	}
+	row := func(g []*Value, _ []*Ref) []any { return []any{g[0]} }
+	spec := CallSpec{Name: "acc", OutShapes: []xla.Shape{xla.MakeShape(xla.Float32, 4)}, Grid: []int64{2, 3},
+		InSpecs: []*BlockSpec{{BlockShape: []int64{2}, IndexMap: row}}, OutSpecs: []*BlockSpec{{BlockShape: []int64{2}, IndexMap: row}}}
+	vk, vspec, err := Vmap(kernel, spec, 2, []bool{true})
+	require.NoError(t, err)
+	c := tritonCase{kernel: vk, spec: vspec, args: []*interpreter.Tensor{interpreter.NewTensor(xla.MakeShape(xla.Float32, 2, 4))}}
+	err = lowerTritonErr(t, c)
+	require.ErrorContains(t, err, "ignores grid axis 1 (3 steps)")
+	require.ErrorContains(t, err, "When(ProgramID(1) == …)")
+
+	past := &BlockSpec{BlockShape: []int64{2}, IndexMap: func(g []*Value, _ []*Ref) []any { return []any{g[0].Add(1)} }}
+	copyKernel := func(k *Kernel, r []*Ref) { r[1].Store(r[0].Load()) }
+	spec = CallSpec{Name: "past", OutShapes: []xla.Shape{xla.MakeShape(xla.Float32, 4)}, Grid: []int64{2},
+		InSpecs: []*BlockSpec{past}, OutSpecs: []*BlockSpec{{BlockShape: []int64{2}, IndexMap: row}}}
+	vk, vspec, err = Vmap(copyKernel, spec, 2, []bool{true})
+	require.NoError(t, err)
+	_, err = runCall(vk, vspec, interpreter.NewTensor(xla.MakeShape(xla.Float32, 2, 4)))
+	var be *BoundsError
+	require.ErrorAs(t, err, &be)
+	require.Equal(t, []int64{2}, be.Index)
+	require.Equal(t, []int64{2}, be.Bounds)
+	require.ErrorContains(t, err, "block index (2) outside [0, 2)")
+}
