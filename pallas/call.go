@@ -653,6 +653,14 @@ func checkAliasedReads(p *Program) error {
 		return nil
 	}
 	stored := map[int]bool{}
+	// storesTo marks the operands op stores to through aliased outputs.
+	storesTo := func(op *Op) {
+		if len(op.Operands) > 0 && op.Operands[0].Ref != nil {
+			if ref := op.Operands[0].Ref; (op.Name == "store" || op.Name == "atomic") && ref.Kind == OutputRef && ref.AliasOf >= 0 {
+				stored[ref.AliasOf] = true
+			}
+		}
+	}
 	var walk func(r *Region) error
 	walk = func(r *Region) error {
 		for _, op := range r.Ops {
@@ -667,15 +675,17 @@ func checkAliasedReads(p *Program) error {
 							"a GPU reads the stored values, interpret mode the input's; load it before the first store", ref)}
 				}
 			}
-			times := 1
 			if op.Name == "for" || op.Name == "while" {
-				times = 2
-			}
-			for range times {
+				// A later iteration loads after every store of the
+				// body (walking it twice would take 2^depth for nested
+				// loops).
 				for _, sub := range op.Regions {
-					if err := walk(sub); err != nil {
-						return err
-					}
+					eachOp(sub, storesTo)
+				}
+			}
+			for _, sub := range op.Regions {
+				if err := walk(sub); err != nil {
+					return err
 				}
 			}
 		}

@@ -1457,6 +1457,17 @@ func (l *interp) checkSlice(fb *stablehlo.FuncBuilder, op *Op, e *env, a access,
 	e.state[l.errSlot] = l.record(fb, e, bad, site, starts)
 }
 
+// fits reports whether a slice of sizes fits in a ref of dims at some
+// start.
+func fits(sizes, dims []int64) bool {
+	for d, n := range sizes {
+		if n > dims[d] {
+			return false
+		}
+	}
+	return true
+}
+
 // reportedFrom is the first dim of op's ref that its bounds errors show:
 // those after the batch dims of a prefetch array Vmap batched (indexed by
 // the batch's program ids, never out of bounds), which the ref's name
@@ -1517,6 +1528,11 @@ func (l *interp) load(fb *stablehlo.FuncBuilder, op *Op, e *env) (*stablehlo.Val
 	if !ix.HasArrays() && !ix.HasMask {
 		a := l.sliceAccess(fb, op, e)
 		l.checkSlice(fb, op, e, a, dims, "load from")
+		if !fits(a.sizes, dims) {
+			// Larger than the ref (an element of an empty dim): out of
+			// bounds wherever it runs, which the check reports.
+			return uninit(fb, t.DType, hloDims(t)), nil
+		}
 		if isLazy {
 			return lz.load(fb, a, hloDims(t)), nil
 		}
@@ -1712,6 +1728,9 @@ func (l *interp) store(fb *stablehlo.FuncBuilder, op *Op, e *env) error {
 	if !ix.HasArrays() && !ix.HasMask {
 		a := l.sliceAccess(fb, op, e)
 		l.checkSlice(fb, op, e, a, dims, "store to")
+		if !fits(a.sizes, dims) {
+			return nil // out of bounds wherever it runs (see load)
+		}
 		if a.isStatic && sameShape(a.sizes, dims) {
 			zero := l.zero[val]
 			if !sameShape(ix.Shape, dims) {

@@ -413,8 +413,64 @@ func (p *Program) indexMapOf(r *RefInfo) *Region {
 	return p.IndexMaps[i]
 }
 
+// check reports the first way p breaks the shape a lowering relies on (a
+// Program Trace made never does; one built or edited by hand may).
+func (p *Program) check() error {
+	fail := func(format string, args ...any) error {
+		return &Error{Kernel: p.Name, Op: "program", Msg: fmt.Sprintf(format, args...)}
+	}
+	if p.Body == nil {
+		return fail("no body")
+	}
+	counts := []int{p.NumPrefetch, p.NumInputs, p.NumOutputs, p.NumScratch}
+	n := 0
+	for _, c := range counts {
+		if c < 0 {
+			return fail("a negative ref count (NumPrefetch %d, NumInputs %d, NumOutputs %d, NumScratch %d)", counts[0], counts[1], counts[2], counts[3])
+		}
+		n += c
+	}
+	if len(p.Refs) != n {
+		return fail("%d Refs for %d prefetch, %d input, %d output and %d scratch refs", len(p.Refs), counts[0], counts[1], counts[2], counts[3])
+	}
+	if len(p.Body.Args) != n {
+		return fail("a body of %d arguments for %d refs", len(p.Body.Args), n)
+	}
+	if len(p.IndexMaps) != p.NumInputs+p.NumOutputs {
+		return fail("%d index maps for %d inputs and %d outputs", len(p.IndexMaps), p.NumInputs, p.NumOutputs)
+	}
+	for i, r := range p.Refs {
+		want := RefKind(0)
+		for k, c := 0, i; k < len(counts); k++ {
+			if c < counts[k] {
+				want = RefKind(k)
+				break
+			}
+			c -= counts[k]
+		}
+		if r.Kind != want || p.Body.Args[i] == nil || p.Body.Args[i].Ref == nil {
+			return fail("ref %d is not the body's argument %d of kind %v", i, i, want)
+		}
+		if len(r.Block) != len(r.ArrayShape) {
+			return fail("%s: a block of rank %d for an array of rank %d", r, len(r.Block), len(r.ArrayShape))
+		}
+	}
+	for g, n := range p.Grid {
+		if n <= 0 {
+			return fail("grid %v: axis %d is not positive", p.Grid, g)
+		}
+	}
+	if gridSteps(p.Grid) < 0 {
+		return fail("grid %v has more than 2^63 steps", p.Grid)
+	}
+	return nil
+}
+
 // String prints the program as text, for debugging and golden tests.
 func (p *Program) String() string {
+	if p == nil {
+		return "<nil program>"
+	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "kernel %s grid%v\n", p.Name, p.Grid)
 	for i, m := range p.IndexMaps {
@@ -435,6 +491,10 @@ func printRegion(b *strings.Builder, r *Region, depth int) {
 
 // printRegionWith prints r with the value numbers num gives.
 func printRegionWith(b *strings.Builder, r *Region, depth int, num func(*Value) int) {
+	if r == nil {
+		b.WriteString(" <nil>\n")
+		return
+	}
 	ind := strings.Repeat("  ", depth)
 	b.WriteString("(")
 	for i, a := range r.Args {

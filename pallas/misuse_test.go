@@ -999,3 +999,66 @@ func TestShapesPastInt64AreErrors(t *testing.T) {
 	}
 	assert.Equal(t, int64(math.MaxInt64), Type{DType: xla.Float32, Shape: []int64{1 << 32, 1 << 32}}.Size())
 }
+
+// TestLowerTritonChecksThePrograms: a Program built or edited by hand
+// that breaks the shape the lowering relies on is an error naming what
+// is wrong, not a crash.
+func TestLowerTritonChecksThePrograms(t *testing.T) {
+	spec := CallSpec{Name: "h", OutShapes: []xla.Shape{xla.MakeShape(xla.Float32, 4)}}
+	args := []stablehlo.TensorType{stablehlo.Tensor(xla.Float32, 4)}
+	copyK := func(k *Kernel, r []*Ref) { r[1].Store(r[0].Load()) }
+	for name, c := range map[string]struct {
+		edit func(p *Program)
+		want string
+	}{
+		"refs dropped": {func(p *Program) { p.Refs = nil }, "0 Refs for 0 prefetch, 1 input, 1 output and 0 scratch refs"},
+		"grid of zero": {func(p *Program) { p.Grid = []int64{0} }, "axis 0 is not positive"},
+		"bare program": {func(p *Program) { *p = Program{Name: "h", Body: &Region{}, NumOutputs: 1} }, "0 Refs for"},
+		"no maps":      {func(p *Program) { p.IndexMaps = nil }, "0 index maps for 1 inputs and 1 outputs"},
+		"kinds":        {func(p *Program) { p.Refs[0].Kind = OutputRef }, "ref 0 is not the body's argument 0 of kind input"},
+		"negative":     {func(p *Program) { p.NumScratch = -1 }, "a negative ref count"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			p, err := Trace(copyK, spec, args)
+			require.NoError(t, err)
+			c.edit(p)
+			_, err = LowerTriton(p, CompilerParams{})
+			require.ErrorContains(t, err, c.want)
+			require.NotPanics(t, func() { _ = p.String() })
+		})
+	}
+	require.Equal(t, "<nil program>", (*Program)(nil).String())
+	require.NotPanics(t, func() { _ = (&Program{}).String() })
+}
+
+// TestAliasedReadsCheckIsLinear: the check that a kernel loads an
+// aliased input only before storing its output walks nested loops once
+// each (it used to walk each loop's body twice, 2^depth walks: forty
+// nested loops would not finish).
+func TestAliasedReadsCheckIsLinear(t *testing.T) {
+	nested := func(depth int) KernelFunc {
+		return func(k *Kernel, r []*Ref) {
+			var rec func(d int)
+			rec = func(d int) {
+				if d == 0 {
+					r[1].Store(r[1].Load().Add(1))
+					return
+				}
+				k.ForLoop(0, 1, nil, func(i *Value, c []*Value) []*Value { rec(d - 1); return nil })
+			}
+			rec(depth)
+		}
+	}
+	spec := CallSpec{Name: "deep", OutShapes: []xla.Shape{xla.MakeShape(xla.Float32, 4)}, InputOutputAliases: map[int]int{0: 0}}
+	_, err := Trace(nested(40), spec, []stablehlo.TensorType{stablehlo.Tensor(xla.Float32, 4)})
+	require.NoError(t, err)
+	// A load of the aliased input after the store, a loop iteration later.
+	late := func(k *Kernel, r []*Ref) {
+		k.ForLoop(0, 2, nil, func(i *Value, c []*Value) []*Value {
+			r[1].Store(r[0].Load().Add(1))
+			return nil
+		})
+	}
+	_, err = Trace(late, spec, []stablehlo.TensorType{stablehlo.Tensor(xla.Float32, 4)})
+	require.ErrorContains(t, err, "stored to before this load")
+}

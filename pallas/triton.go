@@ -117,11 +117,25 @@ type TritonKernel struct {
 
 func init() { RegisterBackend(Triton, lowerTriton) }
 
+// checkRaces is checkParallelPrograms, whose failure to follow a
+// program (a bug) is an error, not a crash of the caller's build.
+func checkRaces(p *Program) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = &Error{Kernel: p.Name, Op: "triton", Msg: fmt.Sprintf("internal error in the race check: %v", r)}
+		}
+	}()
+	return checkParallelPrograms(p)
+}
+
 // LowerTriton lowers a traced kernel to Triton IR with the launch settings
 // of params (zero NumWarps/NumStages take the defaults).
 func LowerTriton(p *Program, params CompilerParams) (k *TritonKernel, err error) {
-	if p == nil || p.Body == nil {
+	if p == nil {
 		return nil, &Error{Kernel: "kernel", Op: "triton", Msg: "nil program"}
+	}
+	if err := p.check(); err != nil {
+		return nil, err
 	}
 	warps, stages := params.NumWarps, params.NumStages
 	if warps == 0 {
@@ -136,7 +150,7 @@ func LowerTriton(p *Program, params CompilerParams) (k *TritonKernel, err error)
 	if stages < 1 || stages > math.MaxInt32 { // the config's num_stages is an i32
 		return nil, &Error{Kernel: p.Name, Op: "triton", Msg: fmt.Sprintf("NumStages %d is not in [1, %d]", stages, math.MaxInt32)}
 	}
-	if err := checkParallelPrograms(p); err != nil {
+	if err := checkRaces(p); err != nil {
 		return nil, err
 	}
 	f, grid, err := lowerTritonFunc(p)

@@ -528,7 +528,7 @@ func isPow2(n int64) bool { return n > 0 && n&(n-1) == 0 }
 func (l *ttLower) typeOf(op *Op, t Type) ttType {
 	e, ok := ttElem(t.DType)
 	if !ok {
-		l.fail(op, "dtype %v has no Triton type", t.DType)
+		l.fail(op, "dtype %s has no Triton type", dtypeName(t.DType))
 	}
 	l.checkShape(op, t)
 	return ttType{elem: e, shape: clone(t.Shape)}
@@ -584,7 +584,7 @@ func lowerTritonFunc(p *Program) (f *ttFunc, grid [3]int64, err error) {
 		}
 		e, ok := ttMemElem(info.DType)
 		if !ok {
-			l.fail(nil, "%s: dtype %v has no Triton type", info, info.DType)
+			l.fail(nil, "%s: dtype %s has no Triton type", info, dtypeName(info.DType))
 		}
 		r.ptr = &ttVal{t: ttType{elem: ptrType(e)}}
 		body.args = append(body.args, r.ptr)
@@ -1088,7 +1088,7 @@ func (l *ttLower) convert(op *Op, x *ttVal, from, to xla.DType) *ttVal {
 	b := l.b
 	te, ok := ttElem(to)
 	if !ok {
-		l.fail(op, "dtype %v has no Triton type", to)
+		l.fail(op, "dtype %s has no Triton type", dtypeName(to))
 	}
 	if x.t.elem == te && (from.IsFloat() == to.IsFloat()) && !to.IsBool() {
 		return x
@@ -1615,6 +1615,18 @@ func (l *ttLower) store(op *Op) {
 	}
 	l.access(ref, hzStored, op)
 	b.emit("tt.store", ops, nil)
+}
+
+// dtypeName names dt in errors; the 1-bit integers, whose MLIR names (i1,
+// ui1) read like bool's, are named as the Go constant too.
+func dtypeName(dt xla.DType) string {
+	switch dt {
+	case xla.Int1:
+		return fmt.Sprintf("%v (xla.Int1, a signed 1-bit integer, not bool)", dt)
+	case xla.Uint1:
+		return fmt.Sprintf("%v (xla.Uint1, an unsigned 1-bit integer, not bool)", dt)
+	}
+	return dt.String()
 }
 
 // atomicRMW is tt.atomic_rmw's code (its atomic_rmw_op property) of an

@@ -666,9 +666,6 @@ func (s *site) placeBox(b *boxes, j int32, n int64, mlo, mhi, av []int64, mayNot
 			lo[d], hi[d] = blk*bs+in, blk*bs+end
 			padded = bs > 0 && info.ArrayShape[d]%bs != 0
 		}
-		if info.ArrayShape[d] == 0 {
-			return placeNone // an array without elements
-		}
 		// Memory is addressed flat: an element outside the array's dim
 		// (unless past its end in the last block, where the lowering
 		// masks it) is another dim's element, or outside the array.

@@ -52,3 +52,49 @@ func TestZeroSizeGathers(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "element index (0) outside [0, 0)")
 }
+
+// TestElementOfEmptyDim: an unmasked access of an element of an empty
+// dim reaches outside the array. The Triton lowering refuses it (a GPU
+// would read or write past the buffer); interpret mode builds the call
+// and reports the access when it runs, not when a When skips it (a point
+// load of an empty dim used to fail the build with the StableHLO
+// builder's dynamic_slice error). Masked, both take it.
+func TestElementOfEmptyDim(t *testing.T) {
+	empty := interpreter.NewTensor(xla.MakeShape(xla.Float32, 0))
+	out := []xla.Shape{xla.MakeShape(xla.Float32, 4)}
+	loads := map[string]KernelFunc{
+		"point":  func(k *Kernel, r []*Ref) { r[1].Store(r[0].Load(k.ProgramID(0)).BroadcastTo(4)) },
+		"gather": func(k *Kernel, r []*Ref) { r[1].Store(r[0].Load(k.Arange(4))) },
+	}
+	for name, kernel := range loads {
+		t.Run(name, func(t *testing.T) {
+			err := lowerTritonErr(t, tritonCase{kernel: kernel, spec: CallSpec{Name: "empty", OutShapes: out, Grid: []int64{1}}, args: []*interpreter.Tensor{empty}})
+			require.ErrorContains(t, err, "outside the array")
+		})
+	}
+	store := tritonCase{kernel: func(k *Kernel, r []*Ref) { r[0].Store(1.0, k.ProgramID(0)) },
+		spec: CallSpec{Name: "empty", OutShapes: []xla.Shape{xla.MakeShape(xla.Float32, 0)}, Grid: []int64{1}}}
+	require.ErrorContains(t, lowerTritonErr(t, store), "outside the array")
+
+	// Interpret mode: the load runs only where program < n.
+	n := tensor(t, xla.Int32, []int32{0}, 1)
+	guarded := func(k *Kernel, r []*Ref) {
+		r[2].Store(0.0)
+		k.When(k.ProgramID(0).Lt(r[1].Load(0)), func() { r[2].Store(r[0].Load(k.ProgramID(0)).BroadcastTo(4)) })
+	}
+	spec := CallSpec{Name: "rows", OutShapes: out, Grid: []int64{3}}
+	got, err := runCall(guarded, spec, empty, n)
+	require.NoError(t, err)
+	require.Equal(t, []float32{0, 0, 0, 0}, got[0].Data)
+	_, err = runCall(guarded, spec, empty, tensor(t, xla.Int32, []int32{1}, 1))
+	var be *BoundsError
+	require.ErrorAs(t, err, &be)
+	require.Equal(t, []int64{0}, be.Index)
+	require.Equal(t, []int64{0}, be.Bounds)
+
+	masked := func(k *Kernel, r []*Ref) {
+		r[1].Store(Load(r[0], []any{k.ProgramID(0)}, k.ProgramID(0).Lt(0), 2.0).BroadcastTo(4))
+	}
+	mc := tritonCase{kernel: masked, spec: CallSpec{Name: "masked", OutShapes: out, Grid: []int64{1}}, args: []*interpreter.Tensor{empty}}
+	assertTritonMatchesInterpret(t, mc)
+}
