@@ -308,6 +308,15 @@ func TestCustomCallRegistry(t *testing.T) {
 		require.Error(t, err)
 		assert.Contains(t, err.Error(), `"no.such.target" is not registered`)
 	})
+	t.Run("a GPU kernel", func(t *testing.T) {
+		p := compileText(t, `func.func @main(%a: tensor<2xf32>) -> tensor<2xf32> {
+  %0 = stablehlo.custom_call @__gpu$xla.gpu.triton(%a) : (tensor<2xf32>) -> tensor<2xf32>
+  return %0 : tensor<2xf32>
+}`)
+		err := CheckCustomCallTargets(p.Module)
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), "is a kernel for XLA's GPU backend: it runs on a CUDA or ROCm PJRT plugin")
+	})
 }
 
 func TestShardingCustomCallIsIdentity(t *testing.T) {

@@ -119,6 +119,11 @@ func CheckCustomCallTargets(m *stablehlo.Module) error {
 }
 
 func unknownTarget(target string) error {
+	if strings.HasPrefix(target, "__gpu$") {
+		// XLA's GPU backend's own targets (a Triton kernel: pallas's
+		// Triton backend emits one).
+		return fmt.Errorf("custom_call target %q is a kernel for XLA's GPU backend: it runs on a CUDA or ROCm PJRT plugin, not on the interpreter (a pallas kernel: build it with Backend: pallas.Interpret, or pallas.BackendFor(the platform))", target)
+	}
 	return fmt.Errorf("custom_call target %q is not registered with the interpreter (interpreter.RegisterCustomCall); registered: %s",
 		target, strings.Join(CustomCallTargets(), ", "))
 }

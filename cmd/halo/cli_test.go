@@ -486,3 +486,13 @@ const spinWhile = `  %1 = stablehlo.while(%i = %0) : tensor<i64>
       stablehlo.return %i : tensor<i64>
     }
 `
+
+// TestRunPallasModule: a saved module with a pallas kernel in interpret
+// mode runs (its bounds check is a custom call whose handler the pallas
+// package registers: the command links it; the module's text here is
+// what pallas.Call emitted, so this test itself does not import pallas).
+func TestRunPallasModule(t *testing.T) {
+	code, out, errOut := runCLI("run", "-plugin", "interpreter", filepath.Join("testdata", "pallas_double.mlir"))
+	require.Equal(t, 0, code, errOut)
+	assert.Equal(t, "output 0: tensor<8xf32> = [0 2 4 6 8 10 12 14]\n", out)
+}

@@ -20,6 +20,11 @@ import (
 	"os"
 	"strings"
 	"time"
+
+	// Programs with pallas kernels in interpret mode call its bounds
+	// check, a custom call whose Go handler the package's init declares
+	// (for PJRT plugins) and registers (for the built-in interpreter).
+	_ "github.com/halo-ml/halo/pallas"
 )
 
 func usage(w io.Writer) {
