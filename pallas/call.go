@@ -23,10 +23,11 @@ const Squeezed int64 = -1
 // BlockSpec says which block of an operand or output each grid step sees:
 // BlockShape (Squeezed entries are dropped from the kernel's view) and
 // IndexMap, from grid indices (then prefetch refs) to block indices. A nil
-// IndexMap means block index 0 in every dim.
+// IndexMap means block index 0 in every dim; a nil BlockShape (or a nil
+// spec) the whole array.
 type BlockSpec struct {
-	BlockShape []int64
-	IndexMap   IndexMapFunc
+	BlockShape []int64      // the block's size per array dim (Squeezed: one element, dropped)
+	IndexMap   IndexMapFunc // grid indices (then prefetch refs) to block indices
 
 	// batchAxes is set by Vmap on the spec of an input some Vmap batched:
 	// leading dim d of the input is a batch dim, indexed by grid axis

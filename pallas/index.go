@@ -155,7 +155,7 @@ func (k *Kernel) indexer(op string, ref *Ref, idx []any, masked bool) (Indexer, 
 		case allIndex:
 		case SliceIndex:
 			if x.Start > x.Stop || x.Stop-x.Start < 0 || (x.Start < 0 || x.Stop > dim) && !masked {
-				k.failf(op, "slice %d:%d of dim %d (size %d) of %s", x.Start, x.Stop, d-nb, dim, ref.v.Ref)
+				k.failf(op, "slice %d:%d of dim %d (size %d) of %s: %s", x.Start, x.Stop, d-nb, dim, ref.v.Ref, sliceProblem(x.Start, x.Stop))
 				return ix, nil, false
 			}
 			di.Start, di.Size = x.Start, x.Stop-x.Start
@@ -165,7 +165,7 @@ func (k *Kernel) indexer(op string, ref *Ref, idx []any, masked bool) (Indexer, 
 			}
 		case DSIndex:
 			if x.Size < 0 || x.Size > dim && !masked {
-				k.failf(op, "dynamic slice of size %d of dim %d (size %d) of %s", x.Size, d-nb, dim, ref.v.Ref)
+				k.failf(op, "dynamic slice of size %d of dim %d (size %d) of %s: %s", x.Size, d-nb, dim, ref.v.Ref, sizeProblem(x.Size))
 				return ix, nil, false
 			}
 			di.Size = x.Size
@@ -179,7 +179,7 @@ func (k *Kernel) indexer(op string, ref *Ref, idx []any, masked bool) (Indexer, 
 						return ix, nil, false
 					}
 					if !masked {
-						k.failf(op, "slice %d:%d of dim %d (size %d) of %s", s, s+x.Size, d-nb, dim, ref.v.Ref)
+						k.failf(op, "slice %d:%d of dim %d (size %d) of %s: %s", s, s+x.Size, d-nb, dim, ref.v.Ref, sliceProblem(s, s+x.Size))
 						return ix, nil, false
 					}
 					di.Operand = len(operands)
@@ -229,7 +229,7 @@ func (k *Kernel) indexer(op string, ref *Ref, idx []any, masked bool) (Indexer, 
 			di = DimIndex{Kind: DimPoint, Start: s, Size: 1, Operand: -1}
 			if s < 0 || s >= dim {
 				if !masked {
-					k.failf(op, "index %d is outside dim %d (size %d) of %s", s, d-nb, dim, ref.v.Ref)
+					k.failf(op, "index %d is outside dim %d (size %d) of %s%s", s, d-nb, dim, ref.v.Ref, negativeHint(s))
 					return ix, nil, false
 				}
 				di.Start, di.Operand = 0, len(operands)
@@ -372,6 +372,32 @@ func (k *Kernel) maskOperand(op string, mask *Value, shape []int64) (*Value, boo
 	}
 	m := k.broadcastTo(op, mask, shape)
 	return m, k.st.err == nil
+}
+
+// sliceProblem says what is wrong with the static slice [start, stop) of
+// an unmasked access that the dim refused.
+func sliceProblem(start, stop int64) string {
+	if start > stop {
+		return "its stop is before its start"
+	}
+	return "it reaches outside the dim (mask the access to reach past its ends)" + negativeHint(start)
+}
+
+// sizeProblem says what is wrong with an unmasked dynamic slice's size.
+func sizeProblem(size int64) string {
+	if size < 0 {
+		return "a negative size"
+	}
+	return "larger than the dim (mask the access to reach past its end)"
+}
+
+// negativeHint is the note for a negative static index or start: Python's
+// counting from the end is not the kernel language's.
+func negativeHint(s int64) string {
+	if s < 0 {
+		return "; a negative index does not count from the end, as in Python: write size-1"
+	}
+	return ""
 }
 
 // valueOperand converts v to dtype's value broadcast to shape.

@@ -424,7 +424,7 @@ func TestMisuseKernelOps(t *testing.T) {
 		}, spec: spec, want: []string{"for at misuse_test.go:", "operand 0 is nil"}},
 		{name: "loop with a float bound", kernel: func(k *Kernel, r []*Ref) {
 			k.ForLoop(0, 2.5, nil, func(i *Value, c []*Value) []*Value { return nil })
-		}, spec: spec, want: []string{"for at misuse_test.go:", "constant 2.5 is not an integer"}},
+		}, spec: spec, want: []string{"for at misuse_test.go:", "want an integer, got the Go float64 2.5"}},
 		{name: "loop with a nil body", kernel: func(k *Kernel, r []*Ref) { k.ForLoop(0, 2, []*Value{f(k)}, nil) }, spec: spec,
 			want: []string{"for at misuse_test.go:", "body is nil"}},
 		{name: "while condition is not bool", kernel: func(k *Kernel, r []*Ref) {
@@ -841,7 +841,7 @@ func TestMisuseGoIntegerKinds(t *testing.T) {
 		{name: "uintptr block index", kernel: copyKernel, spec: mapTo(uintptr(9)), args: x4, want: outside(9)},
 		{name: "int8 block index", kernel: copyKernel, spec: mapTo(int8(-1)), args: x4, want: outside(-1)},
 		{name: "int16 block index", kernel: copyKernel, spec: mapTo(int16(2)), args: x4, want: outside(2)},
-		{name: "integral float block index", kernel: copyKernel, spec: mapTo(2.0), args: x4, want: outside(2)},
+		{name: "float block index", kernel: copyKernel, spec: mapTo(2.0), args: x4, want: []string{"index map of input 0", "want an integer, got the Go float64 2"}},
 		{name: "uint64 block index beyond int64", kernel: copyKernel, spec: mapTo(uint64(1) << 63), args: x4,
 			want: []string{"index map of input 0", "block index 9223372036854775808 of dim 0 is outside [0, 2)"}},
 		{name: "uint64 ref index beyond int64", kernel: func(k *Kernel, r []*Ref) { r[1].Store(r[0].Load(uint64(math.MaxUint64)).BroadcastTo(4)) },
@@ -1061,4 +1061,25 @@ func TestAliasedReadsCheckIsLinear(t *testing.T) {
 	}
 	_, err = Trace(late, spec, []stablehlo.TensorType{stablehlo.Tensor(xla.Float32, 4)})
 	require.ErrorContains(t, err, "stored to before this load")
+}
+
+// TestIndexErrorsSayWhy: a static index or slice the ref refuses says
+// what is wrong with it, and that a negative one does not count from
+// the end as in Python.
+func TestIndexErrorsSayWhy(t *testing.T) {
+	in := []stablehlo.TensorType{stablehlo.Tensor(xla.Float32, 4, 8)}
+	spec := CallSpec{Name: "ix", OutShapes: []xla.Shape{xla.MakeShape(xla.Float32, 4)}}
+	for _, c := range []struct {
+		kernel KernelFunc
+		want   string
+	}{
+		{func(k *Kernel, r []*Ref) { r[1].Store(r[0].Load(All, Slice(0, -1)).Sum(1)) }, "slice 0:-1 of dim 1 (size 8) of input 0 (f32[4,8] block of f32[4,8]): its stop is before its start"},
+		{func(k *Kernel, r []*Ref) { r[1].Store(r[0].Load(All, Slice(-2, 4)).Sum(1)) }, "it reaches outside the dim (mask the access to reach past its ends); a negative index does not count from the end, as in Python: write size-1"},
+		{func(k *Kernel, r []*Ref) { r[1].Store(r[0].Load(All, DS(6, 4)).Sum(1)) }, "slice 6:10 of dim 1 (size 8)"},
+		{func(k *Kernel, r []*Ref) { r[1].Store(r[0].Load(All, DS(k.Const(xla.Int32, 0), 9)).Sum(1)) }, "dynamic slice of size 9 of dim 1 (size 8) of input 0 (f32[4,8] block of f32[4,8]): larger than the dim"},
+		{func(k *Kernel, r []*Ref) { r[1].Store(r[0].Load(-1)) }, "index -1 is outside dim 0 (size 4) of input 0 (f32[4,8] block of f32[4,8]); a negative index does not count from the end"},
+	} {
+		_, err := Trace(c.kernel, spec, in)
+		require.ErrorContains(t, err, c.want)
+	}
 }

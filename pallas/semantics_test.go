@@ -546,7 +546,7 @@ func TestTraceErrors(t *testing.T) {
 		{"no size for a -1 dim", func(k *Kernel, r []*Ref) { k.Zeros(xla.Float32, 4).Reshape(3, -1) },
 			CallSpec{OutShapes: one}, []string{"cannot reshape f32[4] to [3 -1]: no size for the -1 dim"}},
 		{"expand dims axis", func(k *Kernel, r []*Ref) { r[0].Load().ExpandDims(3) },
-			CallSpec{OutShapes: one}, []string{"reshape at semantics_test.go:", "bad axes [3] to insert into f32[4]"}},
+			CallSpec{OutShapes: one}, []string{"expand_dims at semantics_test.go:", "bad axes [3] to insert into f32[4] (each in [-2, 2), once)"}},
 		{"argmax axis", func(k *Kernel, r []*Ref) { r[0].Load().Argmax(1) },
 			CallSpec{OutShapes: one}, []string{"argmax at semantics_test.go:", "axis 1 for rank 1"}},
 		{"argmax of no elements", func(k *Kernel, r []*Ref) { k.Zeros(xla.Float32, 2, 0).Argmax(-1) },

@@ -27,10 +27,10 @@ type IndexMapFunc func(grid []*Value, prefetch []*Ref) []any
 // Error is a tracing or lowering error: the kernel, the op and the user's
 // source line.
 type Error struct {
-	Kernel string
-	Op     string
-	Loc    Loc
-	Msg    string
+	Kernel string // the kernel's name
+	Op     string // the op, spec or lowering step that failed ("load", "triton", "index map of input 0 ...")
+	Loc    Loc    // the user's file:line, when known
+	Msg    string // what is wrong
 	// Err is the error behind Msg when there is one (the stablehlo
 	// builder's, for an op the interpret lowering could not emit).
 	Err error
@@ -364,7 +364,7 @@ func constValue(v any, dtype xla.DType) (any, error) {
 		}
 	default:
 		if !isInt {
-			return nil, fmt.Errorf("constant of Go type %T (want a number or bool)", v)
+			return nil, fmt.Errorf("constant of Go type %T (want a Go number, or a bool where a bool is wanted)", v)
 		}
 	}
 	switch {
@@ -605,10 +605,22 @@ func (v *Value) binary(name string, y any, bad func(xla.DType) bool) *Value {
 		return k.placeholder(v.Type)
 	}
 	if bad != nil && bad(a.Type.DType) {
-		k.failf(name, "not defined on %v", a.Type.DType)
+		k.failf(name, "%s", notDefinedOn(a.Type.DType, bad))
 		return k.placeholder(a.Type)
 	}
 	return k.emit(name, []*Value{a, b}, []Type{a.Type}, Attrs{}).Results[0]
+}
+
+// notDefinedOn is the message of an op that bad refuses on dtype dt, with
+// the conversion that would make it work.
+func notDefinedOn(dt xla.DType, bad func(xla.DType) bool) string {
+	switch {
+	case dt.IsBool() && !bad(xla.Int32):
+		return "not defined on bool values (convert with Astype to an integer or float type first)"
+	case dt.IsInt() && bad(xla.Int32) && !bad(xla.Float32):
+		return fmt.Sprintf("not defined on %v (integer) values (convert with Astype to a float type first)", dt)
+	}
+	return fmt.Sprintf("not defined on %v", dt)
 }
 
 func notNumber(d xla.DType) bool   { return !(d.IsInt() || d.IsFloat()) }
@@ -696,7 +708,7 @@ func (v *Value) unary(name string, bad func(xla.DType) bool) *Value {
 		return v
 	}
 	if bad(v.Type.DType) {
-		k.failf(name, "not defined on %v", v.Type.DType)
+		k.failf(name, "%s", notDefinedOn(v.Type.DType, bad))
 		return k.placeholder(v.Type)
 	}
 	return k.emit(name, []*Value{v}, []Type{v.Type}, Attrs{}).Results[0]
@@ -823,8 +835,8 @@ func (v *Value) Reshape(shape ...int64) *Value {
 // (negative ones count from its end): x.ReduceMax(1).ExpandDims(1) is the
 // rows' maxima as a column, which broadcasts against x.
 func (v *Value) ExpandDims(axes ...int) *Value {
-	k := kernelOf("reshape", "operand 0", v)
-	if !k.check("reshape", v) {
+	k := kernelOf("expand_dims", "operand 0", v)
+	if !k.check("expand_dims", v) {
 		return v
 	}
 	r := len(v.Type.Shape) + len(axes)
@@ -834,7 +846,7 @@ func (v *Value) ExpandDims(axes ...int) *Value {
 			a += r
 		}
 		if a < 0 || a >= r || unit[a] {
-			k.failf("reshape", "bad axes %v to insert into %s", axes, v.Type)
+			k.failf("expand_dims", "bad axes %v to insert into %s (each in [%d, %d), once)", axes, v.Type, -r, r)
 			return k.placeholder(v.Type)
 		}
 		unit[a] = true
@@ -883,6 +895,14 @@ func (v *Value) reduce(kind string, axes []int) *Value {
 	if !k.check("reduce", v) {
 		return v
 	}
+	if v.Type.DType.IsBool() {
+		// Whether any (max) or all (min) are true, through i8; a sum
+		// counts the trues, in i32 (jnp.sum's int).
+		if kind == "sum" {
+			return v.Astype(xla.Int32).reduce(kind, axes)
+		}
+		return v.Astype(xla.Int8).reduce(kind, axes).Astype(xla.Bool)
+	}
 	if notNumber(v.Type.DType) {
 		k.failf("reduce", "%s not defined on %v", kind, v.Type.DType)
 		return k.placeholder(v.Type)
@@ -924,14 +944,15 @@ func (v *Value) reduce(kind string, axes []int) *Value {
 
 // Sum reduces v by addition along axes (all axes when none are given;
 // negative axes count from the end); f16 and bf16 sums accumulate in f32.
+// The sum of a bool value counts its trues, as an i32 (jnp.sum).
 func (v *Value) Sum(axes ...int) *Value { return v.reduce("sum", axes) }
 
 // ReduceMax reduces v by maximum along axes (all when none; negative
-// axes count from the end).
+// axes count from the end); of a bool value, whether any is true.
 func (v *Value) ReduceMax(axes ...int) *Value { return v.reduce("max", axes) }
 
 // ReduceMin reduces v by minimum along axes (all when none; negative axes
-// count from the end).
+// count from the end); of a bool value, whether all are true.
 func (v *Value) ReduceMin(axes ...int) *Value { return v.reduce("min", axes) }
 
 // Argmax is the index (i32) along axis (negative counts from the end) of
@@ -1085,8 +1106,9 @@ func (k *Kernel) boolScalar(op string, c any) (*Value, bool) {
 }
 
 func (k *Kernel) intScalar(op string, x any) (*Value, bool) {
-	if _, ok := x.(bool); ok {
-		k.failf(op, "want an integer, got the Go bool %v", x)
+	switch x.(type) {
+	case bool, float32, float64:
+		k.failf(op, "want an integer, got the Go %T %v", x, x)
 		return nil, false
 	}
 	if n, ok, err := staticInt(x); ok && (err != nil || n < math.MinInt32 || n > math.MaxInt32) {
