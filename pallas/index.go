@@ -8,13 +8,15 @@ import (
 )
 
 // SliceIndex is a static slice [Start, Stop) of one ref dim (see Slice).
-type SliceIndex struct{ Start, Stop int64 }
+type SliceIndex struct {
+	Start, Stop int64 // the elements [Start, Stop)
+}
 
 // DSIndex is a dynamic slice of Size elements from Start (a Go int or an
 // integer scalar Value) of one ref dim (see DS).
 type DSIndex struct {
-	Start any
-	Size  int64
+	Start any   // a Go integer or an integer scalar *Value
+	Size  int64 // how many elements
 }
 
 type allIndex struct{}

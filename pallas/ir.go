@@ -193,7 +193,7 @@ func (k RefKind) String() string {
 
 // RefInfo describes one kernel ref.
 type RefInfo struct {
-	Kind RefKind
+	Kind RefKind // prefetch, input, output or scratch
 	// Index is the position among refs of the same kind.
 	Index int
 	// DType is the element type.
@@ -237,8 +237,8 @@ func (r RefInfo) String() string {
 // Type is the type of a block value: an element type and a shape (rank 0
 // for scalars).
 type Type struct {
-	DType xla.DType
-	Shape []int64
+	DType xla.DType // the element type
+	Shape []int64   // the dims (none: a scalar)
 }
 
 // String writes the type as f32[2,3].
@@ -297,12 +297,12 @@ type Value struct {
 
 // Op is one operation of the kernel IR (see the table on Program).
 type Op struct {
-	Name     string
-	Operands []*Value
-	Results  []*Value
-	Attrs    Attrs
-	Regions  []*Region
-	Loc      Loc
+	Name     string    // the op table's name ("load", "add", ...)
+	Operands []*Value  // in the op table's order
+	Results  []*Value  // the values it defines
+	Attrs    Attrs     // the attributes its name uses
+	Regions  []*Region // the bodies of when, for and while
+	Loc      Loc       // the user's file:line
 
 	region *Region // the region holding the op
 }
@@ -324,7 +324,7 @@ type Attrs struct {
 
 // Loc is the user's source position of an op.
 type Loc struct {
-	File string
+	File string // the file's base name
 	Line int
 }
 
@@ -338,9 +338,9 @@ func (l Loc) String() string {
 
 // Region is a list of ops with arguments and yielded values.
 type Region struct {
-	Args  []*Value
-	Ops   []*Op
-	Yield []*Value
+	Args  []*Value // its arguments (refs, grid indices, loop counters and carries)
+	Ops   []*Op    // run in order
+	Yield []*Value // what it gives back (an index map's block indices, a loop's carries)
 	// Loc is where an index map's Go function is (zero for other regions,
 	// and for the maps Vmap wraps).
 	Loc Loc
@@ -365,7 +365,7 @@ const (
 
 // DimIndex is the index of one ref dim.
 type DimIndex struct {
-	Kind DimIndexKind
+	Kind DimIndexKind // slice, point or array
 	// Start is the static start (DimSlice, DimPoint) when Operand < 0.
 	Start int64
 	// Size is the slice size (DimSlice; 1 otherwise).
@@ -379,7 +379,7 @@ type DimIndex struct {
 
 // Indexer is the indexing of a load or store: one DimIndex per ref dim.
 type Indexer struct {
-	Dims []DimIndex
+	Dims []DimIndex // one per ref dim
 	// NumOperands is how many dynamic index operands follow the ref.
 	NumOperands int
 	// ArrayShape is the broadcast shape of the DimArray indices (nil when
