@@ -330,7 +330,9 @@ func placeholderOutputs(fb *stablehlo.FuncBuilder, spec CallSpec) []*stablehlo.V
 
 func kernelName(name string, kernel KernelFunc) string {
 	if name != "" {
-		return name
+		// Invalid UTF-8 would not survive the JSON of the bounds
+		// check's config: every error shows the name as it does.
+		return strings.ToValidUTF8(name, "\uFFFD")
 	}
 	if kernel == nil {
 		return "kernel"

@@ -1083,3 +1083,18 @@ func TestIndexErrorsSayWhy(t *testing.T) {
 		require.ErrorContains(t, err, c.want)
 	}
 }
+
+// TestKernelNameNotUTF8: a kernel name that is not UTF-8 is shown the
+// same way by trace errors and by the run-time bounds error (whose config
+// travels as JSON), with U+FFFD for the bad bytes.
+func TestKernelNameNotUTF8(t *testing.T) {
+	kernel := func(k *Kernel, r []*Ref) { r[1].Store(r[0].Load(DS(k.ProgramID(0).Add(3), 2)).Sum().BroadcastTo(4)) }
+	spec := CallSpec{Name: "bad\xffname", OutShapes: []xla.Shape{xla.MakeShape(xla.Float32, 4)}, Grid: []int64{1}}
+	_, err := runCall(kernel, spec, tensor(t, xla.Float32, []float32{1, 2, 3, 4}, 4))
+	var be *BoundsError
+	require.ErrorAs(t, err, &be)
+	require.Equal(t, "bad\uFFFDname", be.Kernel)
+	p, err := Trace(kernel, spec, []stablehlo.TensorType{f32t(4)})
+	require.NoError(t, err)
+	require.Equal(t, be.Kernel, p.Name)
+}
