@@ -321,3 +321,90 @@ func TestAtomicVmap(t *testing.T) {
 	require.Equal(t, want, got[0].Data)
 	require.Equal(t, want, runTritonEval(t, vc)[0].Data)
 }
+
+// TestAtomicBarriers: two updates of one buffer in a program may put an
+// element on different threads: updates that do not commute (another
+// kind, xchg, old values read) wait at a gpu.barrier between them;
+// updates of one kind whose old values go unread do not wait.
+func TestAtomicBarriers(t *testing.T) {
+	mk := func(second func(k *Kernel, r []*Ref, rev *Value) *Value) tritonCase {
+		return tritonCase{name: "two_updates", kernel: func(k *Kernel, r []*Ref) {
+			io := k.Iota(xla.Int32, 0, 256)
+			AtomicAdd(r[2], []any{io}, 1, nil) // lane i adds to element i
+			if v := second(k, r, k.Const(xla.Int32, 255).Sub(io)); v != nil {
+				r[3].Store(v)
+			}
+		}, spec: CallSpec{Name: "two_updates", OutShapes: []xla.Shape{xla.MakeShape(xla.Int32, 256), xla.MakeShape(xla.Int32, 256)},
+			InputOutputAliases: map[int]int{0: 0, 1: 1}},
+			args: []*interpreter.Tensor{interpreter.NewTensor(xla.MakeShape(xla.Int32, 256)), interpreter.NewTensor(xla.MakeShape(xla.Int32, 256))}}
+	}
+	for name, c := range map[string]struct {
+		second  func(k *Kernel, r []*Ref, rev *Value) *Value
+		barrier bool
+	}{
+		"old values read": {func(k *Kernel, r []*Ref, rev *Value) *Value { return AtomicAdd(r[2], []any{rev}, 0, nil) }, true},
+		"xchg":            {func(k *Kernel, r []*Ref, rev *Value) *Value { AtomicXchg(r[2], []any{rev}, 5, nil); return nil }, true},
+		"max after add":   {func(k *Kernel, r []*Ref, rev *Value) *Value { AtomicMax(r[2], []any{rev}, 3, nil); return nil }, true},
+		"load":            {func(k *Kernel, r []*Ref, rev *Value) *Value { return r[2].Load(rev) }, true},
+		"two adds":        {func(k *Kernel, r []*Ref, rev *Value) *Value { AtomicAdd(r[2], []any{rev}, 2, nil); return nil }, false},
+		// The old values feed only arithmetic that reaches nothing.
+		"dead old values": {func(k *Kernel, r []*Ref, rev *Value) *Value {
+			_ = AtomicAdd(r[2], []any{rev}, 2, nil).Add(1)
+			return nil
+		}, false},
+	} {
+		t.Run(name, func(t *testing.T) {
+			tc := mk(c.second)
+			p, err := Trace(tc.kernel, tc.spec, argTypes(tc.args))
+			require.NoError(t, err)
+			k, err := LowerTriton(p, CompilerParams{})
+			require.NoError(t, err)
+			require.Equal(t, c.barrier, strings.Contains(k.IR, "gpu.barrier"), "%s", k.IR)
+			assertTritonMatchesInterpret(t, tc)
+		})
+	}
+}
+
+// TestAtomicRaceCheckPositionsFromMemory: an update that does not commute
+// with the output's others, at a position computed from loaded data, may
+// meet another program's at any element: refused. Commuting updates at
+// such positions (a histogram) are taken, and a dead use of old values
+// does not make updates non-commuting.
+func TestAtomicRaceCheckPositionsFromMemory(t *testing.T) {
+	x := interpreter.NewTensor(xla.MakeShape(xla.Int32, 8))
+	copy(x.Data.([]int32), []int32{0, 1, 2, 3, 3, 2, 1, 0}) // both programs' blocks name bins 0..3
+	mk := func(f KernelFunc) tritonCase {
+		return tritonCase{name: "scatter", kernel: f, spec: CallSpec{Name: "scatter",
+			OutShapes: []xla.Shape{xla.MakeShape(xla.Int32, 4)}, Grid: []int64{2},
+			InSpecs:            []*BlockSpec{{BlockShape: []int64{4}, IndexMap: func(g []*Value, _ []*Ref) []any { return []any{g[0]} }}, nil},
+			InputOutputAliases: map[int]int{1: 0}},
+			args: []*interpreter.Tensor{x, interpreter.NewTensor(xla.MakeShape(xla.Int32, 4))}}
+	}
+	for name, f := range map[string]KernelFunc{
+		"xchg": func(k *Kernel, r []*Ref) { AtomicXchg(r[2], []any{r[0].Load()}, k.ProgramID(0).Add(1), nil) },
+		"old values read": func(k *Kernel, r []*Ref) {
+			old := AtomicAdd(r[2], []any{r[0].Load()}, k.ProgramID(0).Add(1), nil)
+			AtomicAdd(r[2], []any{r[0].Load()}, old, nil)
+		},
+		"max then add": func(k *Kernel, r []*Ref) {
+			AtomicMax(r[2], []any{r[0].Load()}, k.ProgramID(0).Add(5), nil)
+			AtomicAdd(r[2], []any{r[0].Load()}, k.ProgramID(0).Add(1), nil)
+		},
+		"loop counter bound by data": func(k *Kernel, r []*Ref) {
+			k.ForLoop(0, r[0].Load(0), nil, func(i *Value, _ []*Value) []*Value {
+				AtomicXchg(r[2], []any{i.Rem(4)}, k.ProgramID(0), nil)
+				return nil
+			})
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			checkErr, outs, back := tevOrders(t, mk(f))
+			require.ErrorContains(t, checkErr, "is at a position computed from memory")
+			if name != "loop counter bound by data" {
+				require.False(t, sameBits(outs[0], back[0]), "the evaluator should show the race")
+			}
+		})
+	}
+	dead := mk(func(k *Kernel, r []*Ref) { _ = AtomicAdd(r[2], []any{r[0].Load()}, 1, nil).Mul(3) })
+	assertTritonMatchesInterpret(t, dead)
+}

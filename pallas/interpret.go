@@ -1293,6 +1293,14 @@ func (l *interp) op(fb *stablehlo.FuncBuilder, op *Op, e *env) error {
 		if op.Attrs.TransB {
 			dn.RhsContractingDims = []int64{1}
 		}
+		if at, _ := a.TensorType(); at.DType.IsInt() && at.DType.Bits() <= 16 && t.DType.IsFloat() {
+			// Narrow integers into a float: summed exactly (in i64) and
+			// rounded once, as the Triton lowering's integer accumulator
+			// does (a float sum rounds at every add past 2^24).
+			a, b = fb.Convert(a, xla.Int64), fb.Convert(b, xla.Int64)
+			set(fb.Convert(fb.DotGeneralWith(a, b, dn, stablehlo.DotConfig{ResultDType: xla.Int64}), t.DType))
+			break
+		}
 		if at, _ := a.TensorType(); at.DType != t.DType && (!(at.DType.IsFloat() && t.DType.IsFloat()) || t.DType == xla.Float64) {
 			// Integer results take integer operands; an f64 result takes
 			// operands widened to f64 (exactly) so that it accumulates in

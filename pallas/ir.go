@@ -122,6 +122,8 @@ import (
 //     overflow); float products are summed in f32 or wider (f64 for an f64
 //     result) and rounded once to r, in any order, so float results may
 //     differ in their last bits between lowerings; integer sums wrap.
+//     Integer operands of 16 bits or fewer into a float r are summed
+//     exactly and rounded once to r.
 //   - Float sums (dot, reduce sum) start from +0: -0 values sum to +0.
 //     Float add follows IEEE (+0 + -0 is +0) but for one rule every
 //     lowering keeps: an add whose operand is a zero constant in the IR
@@ -140,7 +142,8 @@ import (
 //
 //	2026-11-28: the atomic op (atomic updates; a read and a store of
 //	its ref for every rule above that speaks of them); shl and shr
-//	written down (the lowerings had them already).
+//	written down (the lowerings had them already); narrow integer dots
+//	into floats summed exactly.
 //	2026-11-27: the grid's step semantics, unwritten memory, masks and
 //	bounds, arithmetic and conversion rules written down (what the
 //	lowerings did already); a nil index map may come with a block smaller

@@ -60,6 +60,9 @@ type tevMachine struct {
 	// the same thread).
 	since  map[*tevBuf]uint8
 	owners map[*tevBuf]map[int64]tevOwner
+	// atomOp is, per buffer with atomic updates since the barrier (since
+	// bit 4), their atomic_rmw_op.
+	atomOp map[*tevBuf]int64
 }
 
 // tevOwner is the thread that stored an element: a tt.store and the
@@ -103,7 +106,7 @@ func tevRunOrder(f *ttFunc, grid [3]int64, bufs []*tevBuf, reverse bool) (err er
 		for yi := int64(0); yi < grid[1]; yi++ {
 			for zi := int64(0); zi < grid[2]; zi++ {
 				x, y, z := at(xi, grid[0]), at(yi, grid[1]), at(zi, grid[2])
-				m := &tevMachine{bufs: bufs, pid: [3]int64{x, y, z}, vals: map[*ttVal]*tevVal{}, since: map[*tevBuf]uint8{}, owners: map[*tevBuf]map[int64]tevOwner{}}
+				m := &tevMachine{bufs: bufs, pid: [3]int64{x, y, z}, vals: map[*ttVal]*tevVal{}, since: map[*tevBuf]uint8{}, owners: map[*tevBuf]map[int64]tevOwner{}, atomOp: map[*tevBuf]int64{}}
 				for i, a := range f.body.args {
 					m.vals[a] = &tevVal{t: a.t, i: []int64{0}, buf: i}
 				}
@@ -659,15 +662,21 @@ func (m *tevMachine) atomic(op *ttOp, p, x, res *tevVal) {
 	if m.since[b]&(1|2) != 0 {
 		tevFail("program %v updates argument %d atomically after loading or storing it with no gpu.barrier between", m.pid, p.buf)
 	}
-	m.since[b] |= 4
 	if op.attr("sem") != int64(4) || op.attr("scope") != int64(1) {
 		tevFail("tt.atomic_rmw with sem %v, scope %v", op.attr("sem"), op.attr("scope"))
 	}
+	rmw, _ := op.attr("atomic_rmw_op").(int64)
+	// Updates of one element by two ops may fall to different threads,
+	// in either order: only updates of one kind (not exch) commute.
+	if m.since[b]&4 != 0 && (m.atomOp[b] != rmw || rmw == 10) {
+		tevFail("program %v updates argument %d with atomic_rmw %d after atomic_rmw %d with no gpu.barrier between", m.pid, p.buf, rmw, m.atomOp[b])
+	}
+	m.since[b] |= 4
+	m.atomOp[b] = rmw
 	var keep *tevVal
 	if len(op.operands) > 2 {
 		keep = m.get(op.operands[2])
 	}
-	rmw, _ := op.attr("atomic_rmw_op").(int64)
 	bits := x.t.bits()
 	for k := 0; k < x.n(); k++ {
 		if keep != nil && keep.i[k] == 0 {

@@ -263,14 +263,24 @@ type ttLower struct {
 	// and aligned blocks are equal or disjoint, so each element is stored
 	// by the same thread each time.
 	hazards map[int]hazard
+	// live holds the values whose use reaches memory or control flow
+	// (liveValues): an atomic update whose old values are not among them
+	// commutes with others of its kind.
+	live map[*Value]bool
 }
 
 // hazard is what a program did to a buffer since its last gpu.barrier.
 type hazard struct {
-	kind uint8 // hzStored, hzLoaded
+	kind uint8 // hzStored, hzLoaded, hzAtomic
 	// by is the store op of every store since the barrier when it is one
 	// aligned op (alignedStore); nil otherwise.
 	by *Op
+	// atom is, with hzAtomic, the kind of every atomic update since the
+	// barrier when they all commute (one kind other than xchg, their old
+	// values unused: atomKey), else "*": a later update that does not
+	// commute with them waits, as two updates of an element may fall to
+	// different threads.
+	atom string
 }
 
 const (
@@ -279,29 +289,45 @@ const (
 	hzAtomic // atomic updates: atomic with each other, not with the threads' loads and stores
 )
 
-// conflicts reports whether an access of kind next after accesses before
-// (of the same buffer, since the last barrier) needs a barrier between:
-// a load after a store or an atomic update, a store after anything, an
-// atomic update after a load or store.
-func conflicts(before, next uint8) bool {
-	c := next&hzLoaded != 0 && before&(hzStored|hzAtomic) != 0 ||
-		next&hzStored != 0 && before != 0 ||
-		next&hzAtomic != 0 && before&(hzStored|hzLoaded) != 0
-	return c
+// conflicts reports whether accesses next after accesses before (of the
+// same buffer, since the last barrier) need a barrier between: a load
+// after a store or an atomic update, a store after anything, an atomic
+// update after a load or store, or after updates it does not commute
+// with.
+func conflicts(before, next hazard) bool {
+	atoms := before.kind&hzAtomic != 0 && (before.atom == "*" || next.atom == "*" || before.atom != next.atom)
+	return next.kind&hzLoaded != 0 && before.kind&(hzStored|hzAtomic) != 0 ||
+		next.kind&hzStored != 0 && before.kind != 0 ||
+		next.kind&hzAtomic != 0 && (before.kind&(hzStored|hzLoaded) != 0 || atoms)
 }
 
-// add is h followed by an access of kind by op (a store op, or nil).
-func (h hazard) add(kind uint8, op *Op) hazard {
-	if kind == hzStored {
+// add is h followed by an access of kind by op (a store op, or nil; for
+// an atomic update, atom is its atomKey).
+func (h hazard) add(kind uint8, op *Op, atom string) hazard {
+	switch kind {
+	case hzStored:
 		switch {
 		case h.kind&hzStored == 0:
 			h.by = op
 		case h.by != op:
 			h.by = nil
 		}
+	case hzAtomic:
+		h.atom = joinAtoms(h.atom, atom)
 	}
 	h.kind |= kind
 	return h
+}
+
+// joinAtoms is the atom of a hazard with the updates of a and of b.
+func joinAtoms(a, b string) string {
+	switch {
+	case a == "":
+		return b
+	case b == "" || a == b:
+		return a
+	}
+	return "*"
 }
 
 // merge is the hazard of a program at a join of two paths.
@@ -312,8 +338,18 @@ func (h hazard) merge(o hazard) hazard {
 	case o.kind&hzStored != 0 && o.by != h.by:
 		h.by = nil
 	}
+	h.atom = joinAtoms(h.atom, o.atom)
 	h.kind |= o.kind
 	return h
+}
+
+// atomKey is atomic update op's kind when it commutes with other updates
+// of that kind (not xchg, its old values unused), else "*".
+func (l *ttLower) atomKey(op *Op) string {
+	if op.Attrs.Kind == "xchg" || l.live[op.Results[0]] {
+		return "*"
+	}
+	return op.Attrs.Kind
 }
 
 // bufferOf names the memory a ref reads and writes: its Call operand (an
@@ -328,12 +364,17 @@ func bufferOf(r *RefInfo) int {
 	return 1<<20 + r.Index
 }
 
-// access records a load (or a store: op) of ref's buffer, first emitting
-// a barrier when an earlier access of the program may conflict with it.
+// access records a load (or a store or atomic update: op) of ref's
+// buffer, first emitting a barrier when an earlier access of the program
+// may conflict with it.
 func (l *ttLower) access(ref *ttRef, kind uint8, op *Op) {
 	buf := bufferOf(ref.info)
 	h := l.hazards[buf]
-	conflict := conflicts(h.kind, kind)
+	atom := ""
+	if kind == hzAtomic {
+		atom = l.atomKey(op)
+	}
+	conflict := conflicts(h, hazard{kind: kind, atom: atom})
 	var key *Op
 	if kind == hzStored {
 		key = l.storeKey(op, ref)
@@ -346,7 +387,7 @@ func (l *ttLower) access(ref *ttRef, kind uint8, op *Op) {
 		clear(l.hazards)
 		h = hazard{}
 	}
-	l.hazards[buf] = h.add(kind, key)
+	l.hazards[buf] = h.add(kind, key, atom)
 }
 
 // storeKey is op when it is a store whose blocks are aligned (see
@@ -420,11 +461,11 @@ func (l *ttLower) regionAccesses(hz map[int]hazard, regions []*Region) {
 				buf := bufferOf(ref.info)
 				switch op.Name {
 				case "store":
-					hz[buf] = hz[buf].add(hzStored, l.storeKey(op, ref))
+					hz[buf] = hz[buf].add(hzStored, l.storeKey(op, ref), "")
 				case "load":
-					hz[buf] = hz[buf].add(hzLoaded, nil)
+					hz[buf] = hz[buf].add(hzLoaded, nil, "")
 				case "atomic":
-					hz[buf] = hz[buf].add(hzAtomic, nil)
+					hz[buf] = hz[buf].add(hzAtomic, nil, l.atomKey(op))
 				}
 			}
 			l.regionAccesses(hz, op.Regions)
@@ -440,7 +481,7 @@ func (l *ttLower) barrierBeforeLoop(op *Op) {
 	body := map[int]hazard{}
 	l.regionAccesses(body, op.Regions)
 	for buf, h := range body {
-		if conflicts(l.hazards[buf].kind, h.kind) {
+		if conflicts(l.hazards[buf], h) {
 			l.b.emit("gpu.barrier", nil, nil)
 			clear(l.hazards)
 			return
@@ -566,7 +607,7 @@ func lowerTritonFunc(p *Program) (f *ttFunc, grid [3]int64, err error) {
 			err = &Error{Kernel: p.Name, Op: "triton", Msg: fmt.Sprintf("internal error: %v", r)}
 		}
 	}()
-	l := &ttLower{p: p, b: &ttb{}, vals: map[*Value]*ttVal{}, refs: map[*Value]*ttRef{}, hazards: map[int]hazard{}}
+	l := &ttLower{p: p, b: &ttb{}, vals: map[*Value]*ttVal{}, refs: map[*Value]*ttRef{}, hazards: map[int]hazard{}, live: liveValues(p.Body)}
 	body := &ttRegion{}
 	l.b.region = body
 	l.b.consts = []map[string]*ttVal{{}}
@@ -1666,7 +1707,7 @@ func atomicRMW(kind string, dt xla.DType) int64 {
 func (l *ttLower) atomic(op *Op, rt ttType) *ttVal {
 	b := l.b
 	ptrs, mask, ref, rest, padded := l.address(op)
-	l.access(ref, hzAtomic, nil)
+	l.access(ref, hzAtomic, op)
 	ops := []*ttVal{ptrs, l.v(op, rest[0])}
 	if mask != nil {
 		ops = append(ops, mask)

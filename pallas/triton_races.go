@@ -118,9 +118,28 @@ func checkParallelPrograms(p *Program) error {
 	// output only they reach races with nothing. Any other atomic update
 	// is checked as a load and a store (read) of its elements.
 	updated := map[int]bool{}
+	var mem map[*Value]*Op
 	for i, as := range atomics {
 		if commutingUpdates(p, i, as, stores[i], loads) {
 			continue
+		}
+		// Positions computed from memory may meet in any two programs,
+		// which neither dependence nor the computed check can rule out
+		// (a store's may too: a known gap, docs/pallas.md; an update
+		// that does not commute is refused).
+		if gridSteps(p.Grid) > 1 {
+			if mem == nil {
+				mem = memoryValues(p.Body)
+			}
+			for _, a := range as {
+				if at := positionFromMemory(a, mem); at != nil {
+					return &Error{Kernel: p.Name, Op: "triton", Msg: fmt.Sprintf(
+						"%s: the %s at %s is at a position computed from memory (%s at %s), and does not commute with the output's other "+
+							"updates (another kind, xchg, its old values used, or loads or stores of the output beside it): two programs "+
+							"may reach the same elements, in any order on a GPU. Make the output's updates commute, or compute the position "+
+							"from program ids", p.Refs[i], accessName(a), a.Loc, at.Name, at.Loc)}
+				}
+			}
 		}
 		stores[i] = append(stores[i], as...)
 		updated[i] = true
@@ -268,35 +287,132 @@ func commutingUpdates(p *Program, i int, as, stores []*Op, loads map[int][]*Op) 
 			return false
 		}
 	}
-	used := usedValues(p.Body)
+	live := liveValues(p.Body)
 	for _, a := range as {
-		if a.Attrs.Kind == "xchg" || a.Attrs.Kind != as[0].Attrs.Kind || used[a.Results[0]] {
+		if a.Attrs.Kind == "xchg" || a.Attrs.Kind != as[0].Attrs.Kind || live[a.Results[0]] {
 			return false
 		}
 	}
 	return true
 }
 
-// usedValues is the set of values r's ops (and those of the regions in
-// them) take as operands or yield.
-func usedValues(r *Region) map[*Value]bool {
-	used := map[*Value]bool{}
+// positionFromMemory is the load or atomic update whose result access a's
+// indices or mask are computed from (mem: memoryValues), or nil.
+func positionFromMemory(a *Op, mem map[*Value]*Op) *Op {
+	ix := a.Attrs.Indexer
+	vals := slices.Clone(a.Operands[1 : 1+ix.NumOperands])
+	if m := maskOf(a); m != nil {
+		vals = append(vals, m)
+	}
+	for _, v := range vals {
+		if op := mem[v]; op != nil {
+			return op
+		}
+	}
+	return nil
+}
+
+// memoryValues maps each value of body computed from a load or an atomic
+// update's old values (through arithmetic, loop counters whose bounds
+// are, and loop carries whose start or yield are) to that op.
+func memoryValues(body *Region) map[*Value]*Op {
+	mem := map[*Value]*Op{}
+	changed := true
+	set := func(v *Value, from ...*Value) {
+		if mem[v] != nil {
+			return
+		}
+		for _, f := range from {
+			if op := mem[f]; op != nil {
+				mem[v], changed = op, true
+				return
+			}
+		}
+	}
 	var walk func(r *Region)
 	walk = func(r *Region) {
-		for _, v := range r.Yield {
-			used[v] = true
-		}
 		for _, op := range r.Ops {
-			for _, v := range op.Operands {
-				used[v] = true
+			switch op.Name {
+			case "load", "atomic":
+				if len(op.Results) > 0 && mem[op.Results[0]] == nil {
+					mem[op.Results[0]], changed = op, true
+				}
+			case "for":
+				body := op.Regions[0]
+				set(body.Args[0], op.Operands[:2]...)
+				for i, a := range body.Args[1:] {
+					set(a, op.Operands[2+i], body.Yield[i])
+				}
+			case "while":
+				for i := range op.Operands {
+					for _, reg := range op.Regions {
+						set(reg.Args[i], op.Operands[i], op.Regions[1].Yield[i])
+					}
+				}
 			}
 			for _, sub := range op.Regions {
 				walk(sub)
 			}
+			if op.Name == "for" || op.Name == "while" {
+				body := op.Regions[len(op.Regions)-1]
+				for i, res := range op.Results {
+					set(res, body.Yield[i])
+				}
+				continue
+			}
+			if op.Name != "load" && op.Name != "atomic" {
+				for _, res := range op.Results {
+					set(res, op.Operands...)
+				}
+			}
 		}
 	}
-	walk(r)
-	return used
+	for changed {
+		changed = false
+		walk(body)
+	}
+	return mem
+}
+
+// liveValues is the set of values of body (and the regions in it) whose
+// use reaches what a kernel does: the operands of stores, atomic updates
+// and control flow, the yields of loops, and what those are computed
+// from. A value only dead arithmetic reads is not in it.
+func liveValues(body *Region) map[*Value]bool {
+	live := map[*Value]bool{}
+	var mark func(v *Value)
+	mark = func(v *Value) {
+		if v == nil || live[v] {
+			return
+		}
+		live[v] = true
+		if v.Def != nil {
+			for _, o := range v.Def.Operands {
+				mark(o)
+			}
+		}
+	}
+	var walk func(r *Region, loop bool)
+	walk = func(r *Region, loop bool) {
+		if loop {
+			for _, v := range r.Yield {
+				mark(v)
+			}
+		}
+		for _, op := range r.Ops {
+			switch op.Name {
+			case "store", "atomic", "when", "for", "while":
+				for _, v := range op.Operands {
+					mark(v)
+				}
+			}
+			for _, sub := range op.Regions {
+				walk(sub, op.Name == "for" || op.Name == "while")
+			}
+		}
+	}
+	walk(body, false)
+	return live
 }
 
 // sharedBlockRace checks output r (index map m) for two programs of grid
