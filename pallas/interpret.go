@@ -1772,22 +1772,34 @@ func (l *interp) store(fb *stablehlo.FuncBuilder, op *Op, e *env) error {
 		e.state[slot] = fb.Select(mask, fb.Reshape(val), ref)
 		return nil
 	}
-	// Elements masked off (or out of bounds) are sent outside the ref,
-	// where scatter drops them.
 	keep := ok
 	if mask != nil {
 		keep = fb.And(ok, mask)
 	}
+	e.state[slot] = scatterElements(fb, ref, idx, keep, val, dims, shape, nil)
+	return nil
+}
+
+// scatterElements is ref (of dims) with val's elements (of the indexed
+// shape) written at element indices idx where keep holds, each combined
+// with the element there by combine (nil: replaced). Elements not kept
+// are sent outside the ref, where scatter drops them.
+func scatterElements(fb *stablehlo.FuncBuilder, ref *stablehlo.Value, idx []*stablehlo.Value, keep, val *stablehlo.Value, dims, shape []int64,
+	combine func(rb *stablehlo.FuncBuilder, old, v *stablehlo.Value) *stablehlo.Value) *stablehlo.Value {
+	idx = slices.Clone(idx)
 	idx[0] = fb.Select(keep, idx[0], fb.SplatOf(xla.Int32, float64(dims[0]), shape...))
-	rank := len(dims)
-	all := make([]int64, rank)
+	all := make([]int64, len(dims))
 	for d := range all {
 		all[d] = int64(d)
 	}
 	dn := stablehlo.ScatterDimensionNumbers{InsertedWindowDims: all, ScatterDimsToOperandDims: all, IndexVectorDim: int64(len(shape))}
-	e.state[slot] = fb.Scatter([]*stablehlo.Value{ref}, stackIndices(fb, idx, shape), []*stablehlo.Value{val}, dn, false, false,
-		func(rb *stablehlo.FuncBuilder, args []*stablehlo.Value) []*stablehlo.Value { return args[1:] })[0]
-	return nil
+	return fb.Scatter([]*stablehlo.Value{ref}, stackIndices(fb, idx, shape), []*stablehlo.Value{val}, dn, false, false,
+		func(rb *stablehlo.FuncBuilder, args []*stablehlo.Value) []*stablehlo.Value {
+			if combine == nil {
+				return args[1:]
+			}
+			return []*stablehlo.Value{combine(rb, args[0], args[1])}
+		})[0]
 }
 
 // atomic lowers an atomic update: the old elements are gathered (as a
@@ -1854,18 +1866,7 @@ func (l *interp) atomic(fb *stablehlo.FuncBuilder, op *Op, e *env) (*stablehlo.V
 		keep = fb.And(ok, mask)
 		old = fb.Select(mask, old, zero)
 	}
-	// Elements masked off (or out of bounds) are sent outside the ref,
-	// where scatter drops them.
-	idx[0] = fb.Select(keep, idx[0], fb.SplatOf(xla.Int32, float64(dims[0]), t.Shape...))
-	all := make([]int64, len(dims))
-	for d := range all {
-		all[d] = int64(d)
-	}
-	dn := stablehlo.ScatterDimensionNumbers{InsertedWindowDims: all, ScatterDimsToOperandDims: all, IndexVectorDim: int64(len(t.Shape))}
-	e.state[slot] = fb.Scatter([]*stablehlo.Value{ref}, stackIndices(fb, idx, t.Shape), []*stablehlo.Value{val}, dn, false, false,
-		func(rb *stablehlo.FuncBuilder, args []*stablehlo.Value) []*stablehlo.Value {
-			return []*stablehlo.Value{combine(rb, args[0], args[1])}
-		})[0]
+	e.state[slot] = scatterElements(fb, ref, idx, keep, val, dims, t.Shape, combine)
 	return old, nil
 }
 
