@@ -60,15 +60,14 @@ func TestAtomicHistogram(t *testing.T) {
 	require.Equal(t, want, ref[0].Data)
 }
 
-// TestAtomicSplitK: a product split along K over a grid axis, each
-// program adding its partial product into the output block with
-// AtomicAdd (integer-valued floats: exact in any order).
-func TestAtomicSplitK(t *testing.T) {
-	const m, n, kk, bk = 16, 16, 64, 16
-	x := tensor(t, xla.Float32, f32s(m*kk, func(i int) float32 { return float32(i%7 - 3) }), m, kk)
-	y := tensor(t, xla.Float32, f32s(kk*n, func(i int) float32 { return float32(i%5 - 2) }), kk, n)
+// splitKCase is a product split along K over a grid axis, each program
+// adding its partial product into the output block with AtomicAdd
+// (integer-valued floats: exact in any order).
+func splitKCase(m, n, kk, bk int64) tritonCase {
+	x := fTensor([]int64{m, kk}, func(i int) float64 { return float64(i%7 - 3) })
+	y := fTensor([]int64{kk, n}, func(i int) float64 { return float64(i%5 - 2) })
 	zeros := interpreter.NewTensor(xla.MakeShape(xla.Float32, m, n))
-	c := tritonCase{name: "splitk", kernel: func(k *Kernel, r []*Ref) {
+	return tritonCase{name: "atomic_splitk", kernel: func(k *Kernel, r []*Ref) {
 		AtomicAdd(r[3], nil, Dot(r[0].Load(), r[1].Load(), xla.Float32), nil)
 	}, spec: CallSpec{Name: "splitk", OutShapes: []xla.Shape{xla.MakeShape(xla.Float32, m, n)}, Grid: []int64{kk / bk},
 		InSpecs: []*BlockSpec{
@@ -77,6 +76,25 @@ func TestAtomicSplitK(t *testing.T) {
 			nil},
 		InputOutputAliases: map[int]int{2: 0}},
 		args: []*interpreter.Tensor{x, y, zeros}}
+}
+
+// atomicCases are the atomic kernels every Triton test runs (on the
+// evaluator, in the IR reference evaluator, on a GPU plugin).
+func atomicCases() []tritonCase {
+	x := make([]int32, 64)
+	for i := range x {
+		x[i] = int32((i*i + 3*i) % 5)
+	}
+	h := histogramCase(x, 5, 16)
+	h.name = "atomic_histogram"
+	return []tritonCase{h, splitKCase(16, 16, 64, 16)}
+}
+
+// TestAtomicSplitK: the split-K product against Go's.
+func TestAtomicSplitK(t *testing.T) {
+	const m, n, kk = 16, 16, 64
+	c := splitKCase(m, n, kk, 16)
+	x, y := c.args[0], c.args[1]
 	want := make([]float32, m*n)
 	xv, yv := x.Data.([]float32), y.Data.([]float32)
 	for i := 0; i < m; i++ {

@@ -562,6 +562,7 @@ func tritonCases() []tritonCase {
 		args: []*interpreter.Tensor{fTensor([]int64{4}, func(i int) float64 { return float64(i + 1) })},
 	})
 	cases = append(cases, dsdTilesCase(false), dsdTilesCase(true))
+	cases = append(cases, atomicCases()...)
 	return append(cases, tritonDTypeCases()...)
 }
 
