@@ -426,3 +426,85 @@ func TestAtomicRaceCheckPositionsFromMemory(t *testing.T) {
 	dead := mk(func(k *Kernel, r []*Ref) { _ = AtomicAdd(r[2], []any{r[0].Load()}, 1, nil).Mul(3) })
 	assertTritonMatchesInterpret(t, dead)
 }
+
+// TestAtomicRaceCheckSecondReview: kernels a second review found judged
+// wrongly. Refused (races on the evaluator): an xchg at a loop's trip
+// count set by loaded data, and one in a block an index map picks from
+// prefetched data. Taken (race-free): an xchg at data positions inside
+// the program's own block, one left to a single program by a When, and
+// adds whose old values feed only a dead loop carry. An update outside
+// the array gets the bounds error without the race check's hint.
+func TestAtomicRaceCheckSecondReview(t *testing.T) {
+	perProgram := func(x []int32, f KernelFunc) tritonCase {
+		xs := interpreter.NewTensor(xla.MakeShape(xla.Int32, 2))
+		copy(xs.Data.([]int32), x)
+		return tritonCase{name: "one_each", kernel: f, spec: CallSpec{Name: "one_each",
+			OutShapes: []xla.Shape{xla.MakeShape(xla.Int32, 4)}, Grid: []int64{2},
+			InSpecs:            []*BlockSpec{{BlockShape: []int64{1}, IndexMap: func(g []*Value, _ []*Ref) []any { return []any{g[0]} }}, nil},
+			InputOutputAliases: map[int]int{1: 0}},
+			args: []*interpreter.Tensor{xs, interpreter.NewTensor(xla.MakeShape(xla.Int32, 4))}}
+	}
+	pf := interpreter.NewTensor(xla.MakeShape(xla.Int32, 2))
+	copy(pf.Data.([]int32), []int32{1, 1})
+	refused := map[string]tritonCase{
+		"while trip count": perProgram([]int32{1, 1}, func(k *Kernel, r []*Ref) {
+			xv := r[0].Load(0)
+			n := k.While([]*Value{k.Const(xla.Int32, 0)}, func(c []*Value) *Value { return c[0].Lt(xv) },
+				func(c []*Value) []*Value { return []*Value{c[0].Add(1)} })[0]
+			AtomicXchg(r[2], []any{n}, k.ProgramID(0).Add(1), nil)
+		}),
+		"for trip count": perProgram([]int32{1, 1}, func(k *Kernel, r []*Ref) {
+			n := k.ForLoop(0, r[0].Load(0), []*Value{k.Const(xla.Int32, 0)}, func(i *Value, c []*Value) []*Value {
+				return []*Value{c[0].Add(1)}
+			})[0]
+			AtomicXchg(r[2], []any{n}, k.ProgramID(0).Add(1), nil)
+		}),
+		"prefetched block": {name: "prefetched", kernel: func(k *Kernel, r []*Ref) {
+			AtomicXchg(r[2], []any{0}, k.ProgramID(0).Add(1), nil)
+		}, spec: CallSpec{Name: "prefetched", OutShapes: []xla.Shape{xla.MakeShape(xla.Int32, 4)}, Grid: []int64{2}, NumScalarPrefetch: 1,
+			InSpecs:            []*BlockSpec{nil},
+			OutSpecs:           []*BlockSpec{{BlockShape: []int64{1}, IndexMap: func(g []*Value, pf []*Ref) []any { return []any{pf[0].Load(g[0])} }}},
+			InputOutputAliases: map[int]int{1: 0}},
+			args: []*interpreter.Tensor{pf, interpreter.NewTensor(xla.MakeShape(xla.Int32, 4))}},
+	}
+	for name, c := range refused {
+		t.Run(name, func(t *testing.T) {
+			checkErr, outs, back := tevOrders(t, c)
+			require.ErrorContains(t, checkErr, "is at a position computed from memory")
+			require.False(t, sameBits(outs[0], back[0]), "the evaluator should show the race")
+		})
+	}
+
+	x := interpreter.NewTensor(xla.MakeShape(xla.Int32, 8))
+	copy(x.Data.([]int32), []int32{3, 2, 1, 0, 1, 0, 3, 2})
+	blk := &BlockSpec{BlockShape: []int64{4}, IndexMap: func(g []*Value, _ []*Ref) []any { return []any{g[0]} }}
+	ownBlock := tritonCase{name: "own_block", kernel: func(k *Kernel, r []*Ref) {
+		idx := r[0].Load().Max(0).Min(3)
+		r[3].Store(AtomicXchg(r[2], []any{idx}, k.Iota(xla.Int32, 0, 4).Add(k.ProgramID(0).Mul(10)), nil))
+	}, spec: CallSpec{Name: "own_block", OutShapes: []xla.Shape{xla.MakeShape(xla.Int32, 8), xla.MakeShape(xla.Int32, 8)}, Grid: []int64{2},
+		InSpecs: []*BlockSpec{blk, blk}, OutSpecs: []*BlockSpec{blk, blk}, InputOutputAliases: map[int]int{1: 0}},
+		args: []*interpreter.Tensor{x, interpreter.NewTensor(xla.MakeShape(xla.Int32, 8))}}
+	taken := map[string]tritonCase{
+		"own block": ownBlock,
+		"one program": perProgram([]int32{1, 1}, func(k *Kernel, r []*Ref) {
+			xv := r[0].Load(0)
+			k.When(k.ProgramID(0).Eq(0), func() { AtomicXchg(r[2], []any{xv}, 7, nil) })
+		}),
+		"dead carry": perProgram([]int32{0, 0}, func(k *Kernel, r []*Ref) {
+			k.ForLoop(0, 2, []*Value{k.Const(xla.Int32, 0)}, func(i *Value, c []*Value) []*Value {
+				return []*Value{c[0].Add(AtomicAdd(r[2], []any{0}, 1, nil))}
+			})
+		}),
+	}
+	for name, c := range taken {
+		t.Run(name, func(t *testing.T) { assertTritonMatchesInterpret(t, c) })
+	}
+
+	outside := tritonCase{name: "outside", kernel: func(k *Kernel, r []*Ref) {
+		AtomicXchg(r[1], []any{k.Iota(xla.Int32, 0, 4).Add(k.ProgramID(0).Mul(4))}, 1, nil)
+	}, spec: CallSpec{Name: "outside", OutShapes: []xla.Shape{xla.MakeShape(xla.Int32, 6)}, Grid: []int64{2}, InputOutputAliases: map[int]int{0: 0}},
+		args: []*interpreter.Tensor{interpreter.NewTensor(xla.MakeShape(xla.Int32, 6))}}
+	err := lowerTritonErr(t, outside)
+	require.ErrorContains(t, err, "outside the array")
+	require.NotContains(t, err.Error(), "The check takes atomic updates")
+}

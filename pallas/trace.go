@@ -34,6 +34,8 @@ type Error struct {
 	// Err is the error behind Msg when there is one (the stablehlo
 	// builder's, for an op the interpret lowering could not emit).
 	Err error
+
+	outside bool // the Triton check's: an access outside its block or array (not a race)
 }
 
 // Unwrap returns Err.

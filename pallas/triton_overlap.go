@@ -271,18 +271,18 @@ func (b *boxes) outsideError(p *Program, sites []*site) error {
 		dim = o.dim
 	}
 	if o.blockIndex {
-		return &Error{Kernel: p.Name, Op: "triton", Msg: fmt.Sprintf(
+		return &Error{Kernel: p.Name, Op: "triton", outside: true, Msg: fmt.Sprintf(
 			"%s: the %s at %s is at block index %d of dim %d at grid point %s, outside the array's %d blocks (interpret mode reports it out of bounds); "+
 				"a GPU would reach other elements or other memory. Keep the index map's block indices inside the array",
 			s.info, accessName(a), a.Loc, o.lo, dim, tuple(o.at), o.hi)}
 	}
 	if o.block > 0 {
-		return &Error{Kernel: p.Name, Op: "triton", Msg: fmt.Sprintf(
+		return &Error{Kernel: p.Name, Op: "triton", outside: true, Msg: fmt.Sprintf(
 			"%s: the %s at %s reaches elements %d to %d of dim %d of its block (of %d) at grid point %s, outside the block (interpret mode reports it out of bounds); "+
 				"a GPU would reach another block's elements or other memory. Keep each index inside the block, or mask it",
 			s.info, accessName(a), a.Loc, o.lo, o.hi-1, dim, o.block, tuple(o.at))}
 	}
-	return &Error{Kernel: p.Name, Op: "triton", Msg: fmt.Sprintf(
+	return &Error{Kernel: p.Name, Op: "triton", outside: true, Msg: fmt.Sprintf(
 		"%s: the %s at %s reaches its elements %d to %d of dim %d at grid point %s, outside the array (interpret mode reports it out of bounds); "+
 			"a GPU addresses the array's memory flat, so it would reach other elements or other memory. Keep each index inside its dim, or mask it",
 		s.info, accessName(a), a.Loc, o.lo, o.hi-1, dim, tuple(o.at))}

@@ -113,37 +113,6 @@ func checkParallelPrograms(p *Program) error {
 	}
 	collect(p.Body)
 	nin := p.NumInputs
-	// Atomic updates of one commuting kind (add, max, ...) whose old
-	// values the kernel ignores leave the same output in any order: an
-	// output only they reach races with nothing. Any other atomic update
-	// is checked as a load and a store (read) of its elements.
-	updated := map[int]bool{}
-	var mem map[*Value]*Op
-	for i, as := range atomics {
-		if commutingUpdates(p, i, as, stores[i], loads) {
-			continue
-		}
-		// Positions computed from memory may meet in any two programs,
-		// which neither dependence nor the computed check can rule out
-		// (a store's may too: a known gap, docs/pallas.md; an update
-		// that does not commute is refused).
-		if gridSteps(p.Grid) > 1 {
-			if mem == nil {
-				mem = memoryValues(p.Body)
-			}
-			for _, a := range as {
-				if at := positionFromMemory(a, mem); at != nil {
-					return &Error{Kernel: p.Name, Op: "triton", Msg: fmt.Sprintf(
-						"%s: the %s at %s is at a position computed from memory (%s at %s), and does not commute with the output's other "+
-							"updates (another kind, xchg, its old values used, or loads or stores of the output beside it): two programs "+
-							"may reach the same elements, in any order on a GPU. Make the output's updates commute, or compute the position "+
-							"from program ids", p.Refs[i], accessName(a), a.Loc, at.Name, at.Loc)}
-				}
-			}
-		}
-		stores[i] = append(stores[i], as...)
-		updated[i] = true
-	}
 	// What the programs write: the outputs, and the inputs aliased to them.
 	written := map[*Value]bool{}
 	for o := 0; o < p.NumOutputs; o++ {
@@ -163,6 +132,25 @@ func checkParallelPrograms(p *Program) error {
 		}
 	}
 	acc := accessAxes(p.Body, written, blockAxes, p.Grid)
+	// Atomic updates of one commuting kind (add, max, ...) whose old
+	// values the kernel ignores leave the same output in any order: an
+	// output only they reach races with nothing. Any other atomic update
+	// is checked as a load and a store (read) of its elements.
+	updated := map[int]bool{}
+	var mem map[*Value]*Op
+	for i, as := range atomics {
+		if commutingUpdates(p, i, as, stores[i], loads) {
+			continue
+		}
+		if mem == nil {
+			mem = memoryValues(p.Body)
+		}
+		if err := acc.updatesFromMemory(p, i, as, mem); err != nil {
+			return err
+		}
+		stores[i] = append(stores[i], as...)
+		updated[i] = true
+	}
 	var computed []error // what overlapRace found, reported after the checks by dependence
 	outputs := 0         // those stored: each gets its share of the computed check's work
 	for o := 0; o < p.NumOutputs; o++ {
@@ -265,7 +253,7 @@ func checkParallelPrograms(p *Program) error {
 // as loads and stores (updated) what atomic updates the check takes.
 func atomicHint(err error, updated bool) error {
 	var e *Error
-	if !updated || !errors.As(err, &e) {
+	if !updated || !errors.As(err, &e) || e.outside {
 		return err
 	}
 	c := *e
@@ -296,6 +284,64 @@ func commutingUpdates(p *Program, i int, as, stores []*Op, loads map[int][]*Op) 
 	return true
 }
 
+// updatesFromMemory refuses an atomic update of ref i (as, which do not
+// commute) at a position computed from memory (mem: memoryValues) where
+// programs share its block: positions read from data may meet in any
+// two of them, which neither dependence nor the computed check can rule
+// out. (A store's may too: a known gap, docs/pallas.md.) Programs share
+// the block when its index map reads data, sends two programs to one
+// block, or ignores a grid axis of more than one step that no When
+// around the update pins.
+func (x accesses) updatesFromMemory(p *Program, i int, as []*Op, mem map[*Value]*Op) error {
+	if gridSteps(p.Grid) <= 1 {
+		return nil
+	}
+	m := p.indexMapOf(&p.Refs[i])
+	var mapLoad *Op // a load of data by the index map: the block is a position from memory too
+	if m != nil {
+		if k := slices.IndexFunc(m.Ops, func(op *Op) bool { return op.Name == "load" }); k >= 0 {
+			mapLoad = m.Ops[k]
+		}
+	}
+	reads := mapLoad != nil
+	used := uint64(0)
+	for g, d := range gridDeps(m, len(p.Grid)) {
+		if d {
+			used |= axisBit(g)
+		}
+	}
+	grid := slices.Clone(p.Grid)
+	for g := range grid {
+		if used&axisBit(g) == 0 {
+			grid[g] = 1
+		}
+	}
+	_, _, _, shares := sharedBlock(m, grid, 0)
+	for _, a := range as {
+		at := positionFromMemory(a, mem)
+		if at == nil {
+			at = mapLoad
+		}
+		if at == nil {
+			continue
+		}
+		shared := reads || shares
+		for g, n := range p.Grid {
+			if n > 1 && used&axisBit(g) == 0 && !slices.ContainsFunc(x.pins[a], func(pn pin) bool { return pn.axis == g }) {
+				shared = true
+			}
+		}
+		if shared {
+			return &Error{Kernel: p.Name, Op: "triton", Msg: fmt.Sprintf(
+				"%s: the %s at %s is at a position computed from memory (%s at %s) in a block several programs share, and does not "+
+					"commute with the output's other updates (another kind, xchg, its old values used, or loads or stores of the output "+
+					"beside it): two programs may reach the same elements, in any order on a GPU. Make the output's updates commute, "+
+					"give each program its own block, or compute the position from program ids", p.Refs[i], accessName(a), a.Loc, at.Name, at.Loc)}
+		}
+	}
+	return nil
+}
+
 // positionFromMemory is the load or atomic update whose result access a's
 // indices or mask are computed from (mem: memoryValues), or nil.
 func positionFromMemory(a *Op, mem map[*Value]*Op) *Op {
@@ -314,7 +360,8 @@ func positionFromMemory(a *Op, mem map[*Value]*Op) *Op {
 
 // memoryValues maps each value of body computed from a load or an atomic
 // update's old values (through arithmetic, loop counters whose bounds
-// are, and loop carries whose start or yield are) to that op.
+// are, and loop carries and results whose start, yield or trip count
+// are) to that op.
 func memoryValues(body *Region) map[*Value]*Op {
 	mem := map[*Value]*Op{}
 	changed := true
@@ -341,12 +388,12 @@ func memoryValues(body *Region) map[*Value]*Op {
 				body := op.Regions[0]
 				set(body.Args[0], op.Operands[:2]...)
 				for i, a := range body.Args[1:] {
-					set(a, op.Operands[2+i], body.Yield[i])
+					set(a, op.Operands[2+i], body.Yield[i], op.Operands[0], op.Operands[1])
 				}
 			case "while":
 				for i := range op.Operands {
 					for _, reg := range op.Regions {
-						set(reg.Args[i], op.Operands[i], op.Regions[1].Yield[i])
+						set(reg.Args[i], op.Operands[i], op.Regions[1].Yield[i], op.Regions[0].Yield[0])
 					}
 				}
 			}
@@ -354,9 +401,17 @@ func memoryValues(body *Region) map[*Value]*Op {
 				walk(sub)
 			}
 			if op.Name == "for" || op.Name == "while" {
+				// A result is the last carry: its value, and how many
+				// iterations ran.
 				body := op.Regions[len(op.Regions)-1]
+				var trips, inits []*Value
+				if op.Name == "for" {
+					trips, inits = op.Operands[:2], op.Operands[2:]
+				} else {
+					trips, inits = op.Regions[0].Yield, op.Operands
+				}
 				for i, res := range op.Results {
-					set(res, body.Yield[i])
+					set(res, append([]*Value{body.Yield[i], inits[i]}, trips...)...)
 				}
 				continue
 			}
@@ -376,42 +431,59 @@ func memoryValues(body *Region) map[*Value]*Op {
 
 // liveValues is the set of values of body (and the regions in it) whose
 // use reaches what a kernel does: the operands of stores, atomic updates
-// and control flow, the yields of loops, and what those are computed
-// from. A value only dead arithmetic reads is not in it.
+// and Whens, loop bounds and While conditions, and what those are
+// computed from (through loop carries and results where those are
+// live). A value only dead arithmetic or a dead loop carry reads is not
+// in it.
 func liveValues(body *Region) map[*Value]bool {
 	live := map[*Value]bool{}
-	var mark func(v *Value)
-	mark = func(v *Value) {
-		if v == nil || live[v] {
-			return
-		}
-		live[v] = true
-		if v.Def != nil {
-			for _, o := range v.Def.Operands {
-				mark(o)
+	var work []*Value
+	mark := func(vs ...*Value) {
+		for _, v := range vs {
+			if v != nil && !live[v] {
+				live[v] = true
+				work = append(work, v)
 			}
 		}
 	}
-	var walk func(r *Region, loop bool)
-	walk = func(r *Region, loop bool) {
-		if loop {
-			for _, v := range r.Yield {
-				mark(v)
-			}
+	eachOp(body, func(op *Op) {
+		switch op.Name {
+		case "store", "atomic", "when":
+			mark(op.Operands...)
+		case "for":
+			mark(op.Operands[:2]...)
+		case "while":
+			mark(op.Regions[0].Yield...)
 		}
-		for _, op := range r.Ops {
-			switch op.Name {
-			case "store", "atomic", "when", "for", "while":
-				for _, v := range op.Operands {
-					mark(v)
-				}
+	})
+	for len(work) > 0 {
+		v := work[len(work)-1]
+		work = work[:len(work)-1]
+		switch {
+		case v.Def != nil && (v.Def.Name == "for" || v.Def.Name == "while"):
+			// A loop's result: the carry its body yields and its start.
+			op, i := v.Def, slices.Index(v.Def.Results, v)
+			body := op.Regions[len(op.Regions)-1]
+			if op.Name == "for" {
+				mark(body.Yield[i], op.Operands[2+i])
+			} else {
+				mark(body.Yield[i], op.Operands[i])
 			}
-			for _, sub := range op.Regions {
-				walk(sub, op.Name == "for" || op.Name == "while")
+		case v.Def != nil:
+			mark(v.Def.Operands...)
+		case v.argOf != nil && v.argOf.parent != nil:
+			// A loop's counter (its bounds are live already) or carry:
+			// its start and what the body yields for it.
+			op, r := v.argOf.parent, v.argOf
+			i := slices.Index(r.Args, v)
+			switch {
+			case op.Name == "for" && i > 0:
+				mark(op.Operands[1+i], op.Regions[0].Yield[i-1])
+			case op.Name == "while" && i >= 0:
+				mark(op.Operands[i], op.Regions[1].Yield[i])
 			}
 		}
 	}
-	walk(body, false)
 	return live
 }
 
