@@ -59,8 +59,11 @@ type site struct {
 	loops []siteLoop
 	regs  []int64
 	uses  uint64 // the loops (bits) whose index the position, mask, Whens or inner bounds read
-	same  bool   // a store of the same values in every program
-	cost  int    // the work of one placement
+	same  bool   // a store of the same values in the programs that agree on sameDeps
+	// sameDeps are the grid axes a same store's values and position
+	// depend on (accesses.sameDeps).
+	sameDeps uint64
+	cost     int // the work of one placement
 	// Scratch: a box and the mask's box; an element's indices and index
 	// array values.
 	lo, hi, mlo, mhi []int64
@@ -116,7 +119,7 @@ func (x accesses) overlapRace(p *Program, ri int, accs []*Op, read bool, stores 
 		// A store every program makes with the same values meets
 		// another such store harmlessly (it is still placed: it may
 		// meet other accesses, or reach outside the array).
-		s.same = s.op.Name == "store" && x.same(s.op, read, stores)
+		s.sameDeps, s.same = x.sameDeps(s.op, read, stores)
 	}
 	if !slices.ContainsFunc(sites, func(s *site) bool { return writes(s.op) }) {
 		return complete, nil // loads alone race with nothing
@@ -126,7 +129,7 @@ func (x accesses) overlapRace(p *Program, ri int, accs []*Op, read bool, stores 
 	if err := b.outsideError(p, sites); err != nil {
 		return false, err
 	}
-	a, c, found, compared := b.meeting(sites, w)
+	a, c, found, compared := b.meeting(sites, sub, w)
 	if !found {
 		return complete && compared, nil
 	}
@@ -964,7 +967,24 @@ const maxCellDims = 4
 // that only boxes of a common cell are compared; a box reaches at most two
 // cells a dim. found is false when there are none; compared is false when
 // it stopped as w ran out (a pair found by then is still reported).
-func (b *boxes) meeting(sites []*site, w *overlapWork) (a, c int, found, compared bool) {
+func (b *boxes) meeting(sites []*site, sub []int64, w *overlapWork) (a, c int, found, compared bool) {
+	// harmless reports whether boxes x and y are a same-value store's
+	// in two programs that agree on the axes it depends on.
+	px, py := make([]int64, len(sub)), make([]int64, len(sub))
+	harmless := func(x, y int) bool {
+		sx := sites[b.site[x]]
+		if !sx.same || b.site[x] != b.site[y] {
+			return false
+		}
+		pointAt(b.prog[x], sub, px)
+		pointAt(b.prog[y], sub, py)
+		for g := range px {
+			if px[g] != py[g] && sx.sameDeps&axisBit(g) != 0 {
+				return false
+			}
+		}
+		return true
+	}
 	n := b.len()
 	if n < 2 {
 		return 0, 0, false, true
@@ -1050,7 +1070,7 @@ func (b *boxes) meeting(sites []*site, w *overlapWork) (a, c int, found, compare
 				}
 				y := boxOf(entries[k])
 				sx, sy := sites[b.site[x]], sites[b.site[y]]
-				if b.prog[x] != b.prog[y] && (writes(sx.op) || writes(sy.op)) && !(sx.same && sy.same) && b.meet(x, y) {
+				if b.prog[x] != b.prog[y] && (writes(sx.op) || writes(sy.op)) && b.meet(x, y) && !harmless(x, y) {
 					p, q := x, y
 					if b.prog[p] > b.prog[q] {
 						p, q = q, p

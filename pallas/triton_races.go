@@ -555,7 +555,7 @@ func (x accesses) sharedAxisRace(p *Program, r RefInfo, accesses, stores []*Op, 
 	var pinned []*Op // accesses left to one program along g
 	var spread *Op   // an access at elements that depend on the program
 	for _, a := range accesses {
-		if x.same(a, read, len(stores)) {
+		if x.sameAlong(a, read, len(stores), fixed) {
 			continue // every program stores the same values once: no matter which is last
 		}
 		if _, ok := x.pinOn(a, g, fixed, axes); ok {
@@ -668,10 +668,26 @@ func axisBit(g int) uint64 { return 1 << min(g, 61) }
 // everywhere, or at a position in its block that depends on no program
 // id (else o[(i + p) % n] = i puts another value at each element in each
 // program; with an index array, its mask neither). Programs along an axis may then all write it.
-func (x accesses) same(a *Op, read bool, stores int) bool {
-	if a.Name != "store" || read || stores != 1 || x.looped[a] || x.val[a] != 0 {
-		return false
+func (x accesses) same(a *Op, read bool, stores int) bool { return x.sameAlong(a, read, stores, 0) }
+
+// sameAlong is same for the programs that agree on the grid axes of
+// fixed (those an output's index map uses, whose programs share its
+// block along another axis): the value and position may depend on those
+// axes (a Vmap'ed kernel's block of the batch element).
+func (x accesses) sameAlong(a *Op, read bool, stores int, fixed uint64) bool {
+	deps, ok := x.sameDeps(a, read, stores)
+	return ok && deps&^fixed == 0
+}
+
+// sameDeps is, for a store that may be a same-value store (see same),
+// the grid axes its values and its position depend on: two programs that
+// agree on them store the same values at the same elements. ok is false
+// for any other access.
+func (x accesses) sameDeps(a *Op, read bool, stores int) (deps uint64, ok bool) {
+	if a.Name != "store" || read || stores != 1 || x.looped[a] || x.val[a]&(readsWritten|loopVarying) != 0 {
+		return 0, false
 	}
+	deps = x.val[a] & gridBits(maxCheckedAxes)
 	// Slices, points and starts put each lane at its own element, so a
 	// mask that depends on the program picks who writes, not what; an
 	// index array may repeat elements, and then the mask picks what.
@@ -679,7 +695,10 @@ func (x accesses) same(a *Op, read bool, stores int) bool {
 	if a.Attrs.Indexer.HasArrays() {
 		at = x.idx[a]
 	}
-	return at&gridBits(maxCheckedAxes) == 0 || oneNumber(a.Operands[1+a.Attrs.Indexer.NumOperands], map[*Value]bool{})
+	if !oneNumber(a.Operands[1+a.Attrs.Indexer.NumOperands], map[*Value]bool{}) {
+		deps |= at & gridBits(maxCheckedAxes)
+	}
+	return deps, true
 }
 
 // oneNumber reports whether v holds one value everywhere: a scalar, a

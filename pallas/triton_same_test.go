@@ -1,0 +1,116 @@
+package pallas
+
+import (
+	"fmt"
+	"math/rand"
+	"testing"
+
+	"github.com/halo-ml/halo/xla"
+	"github.com/stretchr/testify/require"
+)
+
+// TestTritonRaceCheckSameValueStores: one store per kernel on a 2-D grid
+// (whole output, or a row picked by one grid axis), its values and start
+// depending on some program ids, Vmap'ed or not: the race check refuses
+// it exactly when two programs write one element different values (an
+// oracle computes that from the kernel's description), and no kernel it
+// takes gives different results in the two program orders. Programs that
+// agree on the axes a store's values and position depend on store the
+// same (a Vmap'ed store of the batch's block, say).
+func TestTritonRaceCheckSameValueStores(t *testing.T) {
+	refused, accepted := 0, 0
+	for seed := int64(0); seed < 600; seed++ {
+		r := rand.New(rand.NewSource(seed))
+		g0, g1 := int64(1+r.Intn(3)), int64(1+r.Intn(3))
+		mapAxis := r.Intn(3) // 0: whole array, 1: block row by axis 0, 2: by axis 1
+		valKind := r.Intn(4) // 0 const, 1 pid0, 2 pid1, 3 pid0+pid1
+		posKind := r.Intn(4) // 0 static, 1 pid0, 2 pid1, 3 (pid0+pid1)%2
+		vmapped := r.Intn(2) == 1
+		rows := int64(3)
+		var out *BlockSpec
+		switch mapAxis {
+		case 1:
+			rows = g0
+			out = &BlockSpec{BlockShape: []int64{Squeezed, 4}, IndexMap: func(g []*Value, _ []*Ref) []any { return []any{g[0], 0} }}
+		case 2:
+			rows = g1
+			out = &BlockSpec{BlockShape: []int64{Squeezed, 4}, IndexMap: func(g []*Value, _ []*Ref) []any { return []any{g[1], 0} }}
+		}
+		kern := func(k *Kernel, refs []*Ref) {
+			p0, p1 := k.ProgramID(0), k.ProgramID(1)
+			var v *Value
+			switch valKind {
+			case 0:
+				v = k.Const(xla.Float32, 5)
+			case 1:
+				v = p0.Astype(xla.Float32)
+			case 2:
+				v = p1.Astype(xla.Float32)
+			default:
+				v = p0.Add(p1.Mul(7)).Astype(xla.Float32)
+			}
+			v = v.Add(k.Arange(2).Astype(xla.Float32).Mul(0.5))
+			var pos *Value
+			switch posKind {
+			case 0:
+				pos = k.Const(xla.Int32, 1)
+			case 1:
+				pos = p0.Rem(3)
+			case 2:
+				pos = p1.Rem(3)
+			default:
+				pos = p0.Add(p1).Rem(2)
+			}
+			o := refs[len(refs)-1]
+			if out == nil {
+				o.Store(v, 0, DS(pos, 2))
+			} else {
+				o.Store(v, DS(pos, 2))
+			}
+		}
+		spec := CallSpec{Name: "same", OutShapes: []xla.Shape{xla.MakeShape(xla.Float32, rows, 4)}, Grid: []int64{g0, g1}}
+		if out != nil {
+			spec.OutSpecs = []*BlockSpec{out}
+		}
+		c := tritonCase{name: "same", kernel: kern, spec: spec}
+		if vmapped {
+			vk, vs, err := Vmap(kern, spec, 2, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			c = tritonCase{name: "same", kernel: vk, spec: vs}
+		}
+		checkErr, outs, back := tevOrders(t, c)
+		differ := !sameBits(outs[0], back[0])
+		desc := fmt.Sprintf("g=%dx%d map=%d val=%d pos=%d vmap=%v", g0, g1, mapAxis, valKind, posKind, vmapped)
+		// The oracle: two programs writing one element different values.
+		race := false
+		written := map[[2]int64]float64{}
+		for p0 := int64(0); p0 < g0; p0++ {
+			for p1 := int64(0); p1 < g1; p1++ {
+				base := []float64{5, float64(p0), float64(p1), float64(p0 + 7*p1)}[valKind]
+				pos := []int64{1, p0 % 3, p1 % 3, (p0 + p1) % 2}[posKind]
+				row := []int64{0, p0, p1}[mapAxis]
+				for i := int64(0); i < 2; i++ {
+					key := [2]int64{row, pos + i}
+					v := base + 0.5*float64(i)
+					if w, ok := written[key]; ok && w != v {
+						race = true
+					}
+					written[key] = v
+				}
+			}
+		}
+		if (checkErr != nil) != race || checkErr == nil && differ {
+			t.Fatalf("seed %d (%s): check %v, differ %v, race %v\n%v\n%v", seed, desc, checkErr, differ, race, outs[0].Data, back[0].Data)
+		}
+		if checkErr != nil {
+			refused++
+		} else {
+			accepted++
+		}
+	}
+	require.Greater(t, refused, 100)
+	require.Greater(t, accepted, 100)
+	t.Logf("refused %d accepted %d", refused, accepted)
+}
