@@ -527,7 +527,11 @@ func Trace(kernel KernelFunc, spec CallSpec, operands []stablehlo.TensorType) (*
 			}
 			nb := numBlocks(shape[d], b)
 			if nb > math.MaxInt64/b || padded > math.MaxInt64/(nb*b) || block > math.MaxInt64/b {
-				return r, &Error{Kernel: name, Op: "pallas_call", Msg: fmt.Sprintf("%s %d: block shape %v: the array %s padded to whole blocks has more than 2^63 bytes", kind, idx, userBlock, shapeString(dt, shape))}
+				batched := ""
+				if nbatch > 0 {
+					batched = fmt.Sprintf(" (with the %d batch dims of Vmap)", nbatch)
+				}
+				return r, &Error{Kernel: name, Op: "pallas_call", Msg: fmt.Sprintf("%s %d: block shape %v: the array %s%s padded to whole blocks has more than 2^63 bytes", kind, idx, userBlock, shapeString(dt, shape), batched)}
 			}
 			padded *= nb * b
 			block *= b

@@ -755,6 +755,10 @@ func TestMisuseVmap(t *testing.T) {
 		err = vmapCall(t, copyKernel, CallSpec{Name: "v", OutShapes: one, Grid: []int64{2},
 			InSpecs: []*BlockSpec{{BlockShape: []int64{2, 2}, IndexMap: func(g []*Value, _ []*Ref) []any { return []any{0, g[0]} }}}}, 2, []bool{true}, f32t(2, 4))
 		requireMisuse(t, err, "v", "pallas_call", "input 0: block shape [2 2] has rank 2, the array f32[4] rank 1")
+		// Only the batched array may overflow: it is shown whole.
+		err = vmapCall(t, copyKernel, CallSpec{Name: "v", OutShapes: one, Grid: []int64{1},
+			InSpecs: []*BlockSpec{{BlockShape: []int64{3}, IndexMap: func(g []*Value, _ []*Ref) []any { return []any{g[0]} }}}}, 2, []bool{true}, f32t(2, 1<<61))
+		requireMisuse(t, err, "v", "pallas_call", "input 0: block shape [3]: the array f32[2,2305843009213693952] (with the 1 batch dims of Vmap) padded to whole blocks has more than 2^63 bytes")
 	})
 	t.Run("unbatched operand aliased to an output", func(t *testing.T) {
 		err := vmapCall(t, copyKernel, CallSpec{Name: "v", OutShapes: one, InputOutputAliases: map[int]int{0: 0}}, 3, []bool{false}, f32t(4))

@@ -64,8 +64,32 @@ func TestNotDefinedSaysWhatToConvert(t *testing.T) {
 		{func(k *Kernel, r []*Ref) { r[0].Store(k.Iota(xla.Int32, 0, 4).Exp().Astype(xla.Float32)) }, "not defined on i32 (integer) values (convert with Astype to a float type first)"},
 		{func(k *Kernel, r []*Ref) { r[0].Store(k.Iota(xla.Int32, 0, 4).Gt(1).Add(true).Astype(xla.Float32)) }, "add at reduce_bool_test.go:"},
 		{func(k *Kernel, r []*Ref) { r[0].Store(k.Iota(xla.Int32, 0, 4).Gt(1).Add(true).Astype(xla.Float32)) }, "not defined on bool values (convert with Astype to an integer or float type first)"},
+		{func(k *Kernel, r []*Ref) { r[0].Store(k.Iota(xla.Int32, 0, 4).Gt(1).Shl(true).Astype(xla.Float32)) }, "not defined on bool values (convert with Astype to an integer type first)"},
+		{func(k *Kernel, r []*Ref) { r[0].Store(k.Iota(xla.Int32, 0, 4).Gt(1).Exp().Astype(xla.Float32)) }, "not defined on bool values (convert with Astype to a float type first)"},
+		{func(k *Kernel, r []*Ref) { r[0].Store(k.Iota(xla.Float32, 0, 4).Shl(1.0)) }, "not defined on f32 (float) values (convert with Astype to an integer type first)"},
 	} {
 		_, err := Trace(c.kernel, CallSpec{Name: "bad", OutShapes: []xla.Shape{xla.MakeShape(xla.Float32, 4)}}, nil)
 		require.ErrorContains(t, err, c.want)
 	}
+}
+
+// TestBoolReductionsOfNothing: any of no elements is false, all of none
+// true, their count 0 (jnp.any, jnp.all, jnp.sum of an empty array).
+func TestBoolReductionsOfNothing(t *testing.T) {
+	x := interpreter.NewTensor(xla.MakeShape(xla.Float32, 3, 0))
+	kern := func(k *Kernel, r []*Ref) {
+		m := r[0].Load().Gt(0.0)
+		r[1].Store(m.ReduceMax(1))
+		r[2].Store(m.ReduceMin(1))
+		r[3].Store(m.Sum(1))
+		r[4].Store(m.ReduceMax())
+	}
+	spec := CallSpec{Name: "nothing", OutShapes: []xla.Shape{xla.MakeShape(xla.Bool, 3), xla.MakeShape(xla.Bool, 3),
+		xla.MakeShape(xla.Int32, 3), xla.MakeShape(xla.Bool)}}
+	got, err := runCall(kern, spec, x)
+	require.NoError(t, err)
+	require.Equal(t, []bool{false, false, false}, got[0].Data)
+	require.Equal(t, []bool{true, true, true}, got[1].Data)
+	require.Equal(t, []int32{0, 0, 0}, got[2].Data)
+	require.Equal(t, []bool{false}, got[3].Data)
 }

@@ -616,11 +616,23 @@ func (v *Value) binary(name string, y any, bad func(xla.DType) bool) *Value {
 // notDefinedOn is the message of an op that bad refuses on dtype dt, with
 // the conversion that would make it work.
 func notDefinedOn(dt xla.DType, bad func(xla.DType) bool) string {
+	ints, floats := !bad(xla.Int32), !bad(xla.Float32)
+	to := ""
 	switch {
-	case dt.IsBool() && !bad(xla.Int32):
-		return "not defined on bool values (convert with Astype to an integer or float type first)"
-	case dt.IsInt() && bad(xla.Int32) && !bad(xla.Float32):
+	case ints && floats:
+		to = "an integer or float type"
+	case ints:
+		to = "an integer type"
+	case floats:
+		to = "a float type"
+	}
+	switch {
+	case dt.IsBool() && to != "":
+		return fmt.Sprintf("not defined on bool values (convert with Astype to %s first)", to)
+	case dt.IsInt() && !ints && floats:
 		return fmt.Sprintf("not defined on %v (integer) values (convert with Astype to a float type first)", dt)
+	case dt.IsFloat() && ints && !floats:
+		return fmt.Sprintf("not defined on %v (float) values (convert with Astype to an integer type first)", dt)
 	}
 	return fmt.Sprintf("not defined on %v", dt)
 }
@@ -898,12 +910,13 @@ func (v *Value) reduce(kind string, axes []int) *Value {
 		return v
 	}
 	if v.Type.DType.IsBool() {
-		// Whether any (max) or all (min) are true, through i8; a sum
-		// counts the trues, in i32 (jnp.sum's int).
+		// Whether any (max) or all (min) are true, through u8 (whose max
+		// starts from 0: any of nothing is false; min from 255: all of
+		// nothing is true); a sum counts the trues, in i32 (jnp.sum's).
 		if kind == "sum" {
 			return v.Astype(xla.Int32).reduce(kind, axes)
 		}
-		return v.Astype(xla.Int8).reduce(kind, axes).Astype(xla.Bool)
+		return v.Astype(xla.Uint8).reduce(kind, axes).Astype(xla.Bool)
 	}
 	if notNumber(v.Type.DType) {
 		k.failf("reduce", "%s not defined on %v", kind, v.Type.DType)
