@@ -281,14 +281,23 @@ func (b *boxes) outsideError(p *Program, sites []*site) error {
 	}
 	if o.block > 0 {
 		return &Error{Kernel: p.Name, Op: "triton", outside: true, Msg: fmt.Sprintf(
-			"%s: the %s at %s reaches elements %d to %d of dim %d of its block (of %d) at grid point %s, outside the block (interpret mode reports it out of bounds); "+
+			"%s: the %s at %s reaches %s of dim %d of its block (of %d) at grid point %s, outside the block (interpret mode reports it out of bounds); "+
 				"a GPU would reach another block's elements or other memory. Keep each index inside the block, or mask it",
-			s.info, accessName(a), a.Loc, o.lo, o.hi-1, dim, o.block, tuple(o.at))}
+			s.info, accessName(a), a.Loc, elementRange(o.lo, o.hi), dim, o.block, tuple(o.at))}
 	}
 	return &Error{Kernel: p.Name, Op: "triton", outside: true, Msg: fmt.Sprintf(
-		"%s: the %s at %s reaches its elements %d to %d of dim %d at grid point %s, outside the array (interpret mode reports it out of bounds); "+
+		"%s: the %s at %s reaches its %s of dim %d at grid point %s, outside the array (interpret mode reports it out of bounds); "+
 			"a GPU addresses the array's memory flat, so it would reach other elements or other memory. Keep each index inside its dim, or mask it",
-		s.info, accessName(a), a.Loc, o.lo, o.hi-1, dim, tuple(o.at))}
+		s.info, accessName(a), a.Loc, elementRange(o.lo, o.hi), dim, tuple(o.at))}
+}
+
+// elementRange names the elements [lo, hi) of a dim: "element 6",
+// "elements 4 to 7".
+func elementRange(lo, hi int64) string {
+	if hi-lo == 1 {
+		return fmt.Sprintf("element %d", lo)
+	}
+	return fmt.Sprintf("elements %d to %d", lo, hi-1)
 }
 
 // newSite compiles access a of a ref (info, index map m) with the ops

@@ -341,7 +341,7 @@ func TestTritonRaceCheckReviewCases(t *testing.T) {
 				OutSpecs: []*BlockSpec{{BlockShape: []int64{Squeezed, Squeezed}, IndexMap: blockMap(func(g []*Value) []any {
 					return []any{g[0], g[0].Mul(-4).Add(4)}
 				})}}},
-			"reaches its elements 4 to 4 of dim 1 at grid point (0)"},
+			"reaches its element 4 of dim 1 at grid point (0)"},
 		{"pinned_past_the_row", func(k *Kernel, r []*Ref) {
 			p := k.ProgramID(0)
 			k.When(p.Eq(0), func() { r[0].Store(k.Full(xla.Float32, 10.0, 1, 4), DS(c(k, 0), 1), DS(c(k, 4), 4)) })
@@ -487,7 +487,7 @@ func TestTritonRaceCheckSecondReviewCases(t *testing.T) {
 	require.ErrorContains(t, check(t, func(k *Kernel, r []*Ref) {
 		r[0].Store(k.Full(xla.Float32, 7.0, 1, 4), DS(k.ProgramID(0), 1), All)
 	}, CallSpec{Name: "same_outside", Grid: []int64{4}, OutShapes: f32(2, 4)}),
-		"reaches its elements 2 to 2 of dim 0 at grid point (2), outside the array")
+		"reaches its element 2 of dim 0 at grid point (2), outside the array")
 	// An output dear to compute leaves a later one its share of the work.
 	require.ErrorContains(t, check(t, func(k *Kernel, r []*Ref) {
 		p := k.ProgramID(0)
@@ -638,7 +638,7 @@ func TestTritonRefusesLoadsOutsideInputs(t *testing.T) {
 			r[2].Store(r[1].Load(DS(p, 1)).Add(r[0].Load(DS(p.Add(2), 1)).Astype(xla.Float32)), DS(p, 1))
 		}, spec: CallSpec{Name: "prefetch_past", Grid: []int64{4}, OutShapes: f32(4), NumScalarPrefetch: 1},
 			args: []*interpreter.Tensor{iTensor([]int64{4}, 1, 2, 3, 4), x8}},
-			"reaches its elements 4 to 4 of dim 0 at grid point (2), outside the array"},
+			"reaches its element 4 of dim 0 at grid point (2), outside the array"},
 	}
 	for _, tc := range refused {
 		t.Run(tc.name, func(t *testing.T) {
@@ -732,7 +732,7 @@ func TestTritonRaceCheckMaskReviewCases(t *testing.T) {
 			OutShapes:          []xla.Shape{xla.MakeShape(xla.Int32, 4), xla.MakeShape(xla.Float32, 4)},
 			InputOutputAliases: map[int]int{0: 0}},
 			args: []*interpreter.Tensor{iTensor([]int64{4}, 1, 2, 3, 4), x8}},
-			"reaches its elements 4 to 4 of dim 0 at grid point (3), outside the array"},
+			"reaches its element 4 of dim 0 at grid point (3), outside the array"},
 		// A start inside the array but past the block: interpret mode
 		// slices the block; a GPU would read the next block.
 		{"past_the_block", tritonCase{kernel: func(k *Kernel, r []*Ref) {
@@ -802,7 +802,7 @@ func TestTritonOutsideSecondReviewCases(t *testing.T) {
 			r[1].Store(r[0].Load(DS(p.Add(1), 1)), DS(p, 1))
 		}, spec: CallSpec{Name: "far_corner", Grid: []int64{n}, OutShapes: f32(n)},
 			args: []*interpreter.Tensor{fTensor([]int64{n}, func(i int) float64 { return float64(i) })}},
-			fmt.Sprintf("reaches its elements %d to %d of dim 0 at grid point (%d), outside the array", n, n, n-1)},
+			fmt.Sprintf("reaches its element %d of dim 0 at grid point (%d), outside the array", n, n-1)},
 	}
 	for _, tc := range refused {
 		t.Run(tc.name, func(t *testing.T) {
@@ -849,7 +849,7 @@ func TestTritonRaceCheckIndexArrays(t *testing.T) {
 	}, spec: CallSpec{Name: "gather_outside", Grid: []int64{2}, OutShapes: f32(8)},
 		args: []*interpreter.Tensor{fTensor([]int64{32}, func(i int) float64 { return float64(i) })}}
 	require.ErrorContains(t, lowerTritonErr(t, c), "input 0 (f32[32] block of f32[32]): the load at triton_overlap_test.go:")
-	require.ErrorContains(t, lowerTritonErr(t, c), "reaches its elements 33 to 33 of dim 0 at grid point (1), outside the array")
+	require.ErrorContains(t, lowerTritonErr(t, c), "reaches its element 33 of dim 0 at grid point (1), outside the array")
 	_, err := runCall(c.kernel, c.spec, c.args...)
 	var be *BoundsError
 	require.ErrorAs(t, err, &be, "interpret mode reports it")
@@ -936,15 +936,15 @@ func TestTritonOutsideFourthReviewCases(t *testing.T) {
 		{"padding_then_past_the_block", func(k *Kernel, r []*Ref) { r[0].Store(one(k, 1, 1), DS(c(k, 3), 1), DS(c(k, 1), 1)) },
 			CallSpec{Name: "pad_block", Grid: []int64{1}, OutShapes: f32(6, 2),
 				OutSpecs: []*BlockSpec{{BlockShape: []int64{4, 1}, IndexMap: blockMap(func(g []*Value) []any { return []any{1, 0} })}}},
-			"reaches elements 1 to 1 of dim 1 of its block (of 1)"},
+			"reaches element 1 of dim 1 of its block (of 1)"},
 		{"padding_then_past_the_array", func(k *Kernel, r []*Ref) { r[0].Store(one(k, 1, 1), DS(c(k, 3), 1), DS(c(k, 2), 1)) },
 			CallSpec{Name: "pad_array", Grid: []int64{1}, OutShapes: f32(6, 2),
 				OutSpecs: []*BlockSpec{{BlockShape: []int64{4, 2}, IndexMap: blockMap(func(g []*Value) []any { return []any{1, 0} })}}},
-			"reaches its elements 2 to 2 of dim 1"},
+			"reaches its element 2 of dim 1"},
 		{"padding_then_squeezed_past", func(k *Kernel, r []*Ref) { r[0].Store(one(k, 1), DS(c(k, 3), 1)) },
 			CallSpec{Name: "pad_squeezed", Grid: []int64{1}, OutShapes: f32(6, 3),
 				OutSpecs: []*BlockSpec{{BlockShape: []int64{4, Squeezed}, IndexMap: blockMap(func(g []*Value) []any { return []any{1, g[0].Add(3)} })}}},
-			"reaches its elements 3 to 3 of dim 1"},
+			"reaches its element 3 of dim 1"},
 		{"whole_dim_block_index_past", func(k *Kernel, r []*Ref) {
 			p := k.ProgramID(0)
 			k.When(p.Eq(1), func() { r[0].Store(one(k, 4), DS(p.Mul(-4), 4)) })
