@@ -26,14 +26,20 @@ func benchClient(b *testing.B) (*conformance, *Client) {
 	return c, cl
 }
 
-// BenchmarkCallOnDeviceSize is one PJRT call through halo's call helper
-// (pinning, error check) plus the public wrapper's closed checks.
-func BenchmarkCallOnDeviceSize(b *testing.B) {
+// benchBuffer is an f32[4] buffer on a benchClient.
+func benchBuffer(b *testing.B) *Buffer {
 	_, cl := benchClient(b)
 	buf, err := BufferFrom(cl, []float32{1, 2, 3, 4}, []int64{4}, WaitForTransfer())
 	if err != nil {
 		b.Fatal(err)
 	}
+	return buf
+}
+
+// BenchmarkCallOnDeviceSize is one PJRT call through halo's call helper
+// (pinning, error check) plus the public wrapper's closed checks.
+func BenchmarkCallOnDeviceSize(b *testing.B) {
+	buf := benchBuffer(b)
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
@@ -46,11 +52,7 @@ func BenchmarkCallOnDeviceSize(b *testing.B) {
 // BenchmarkCallOnDeviceSizeRawPurego is the same C call with bare purego
 // and a reused args struct: the floor the binding is compared against.
 func BenchmarkCallOnDeviceSizeRawPurego(b *testing.B) {
-	_, cl := benchClient(b)
-	buf, err := BufferFrom(cl, []float32{1, 2, 3, 4}, []int64{4}, WaitForTransfer())
-	if err != nil {
-		b.Fatal(err)
-	}
+	buf := benchBuffer(b)
 	cb := buf.b.(*cBuffer)
 	fn := cb.c.p.slots[capi.SlotPJRT_Buffer_OnDeviceSizeInBytes]
 	args := &capi.PJRT_Buffer_OnDeviceSizeInBytes_Args{StructSize: capi.PJRT_Buffer_OnDeviceSizeInBytes_Args_STRUCT_SIZE, Buffer: cb.h}
@@ -131,11 +133,7 @@ func BenchmarkExecuteDispatch(b *testing.B) {
 // check, the allocation and the copy); BenchmarkToHostSmall, the copy into
 // a reused slice, is its floor.
 func BenchmarkToSliceSmall(b *testing.B) {
-	_, cl := benchClient(b)
-	buf, err := BufferFrom(cl, []float32{1, 2, 3, 4}, []int64{4}, WaitForTransfer())
-	if err != nil {
-		b.Fatal(err)
-	}
+	buf := benchBuffer(b)
 	ctx := context.Background()
 	b.ReportAllocs()
 	b.ResetTimer()
@@ -149,11 +147,7 @@ func BenchmarkToSliceSmall(b *testing.B) {
 // BenchmarkToHostSmall is BenchmarkToSliceSmall's copy into a reused
 // slice.
 func BenchmarkToHostSmall(b *testing.B) {
-	_, cl := benchClient(b)
-	buf, err := BufferFrom(cl, []float32{1, 2, 3, 4}, []int64{4}, WaitForTransfer())
-	if err != nil {
-		b.Fatal(err)
-	}
+	buf := benchBuffer(b)
 	ctx := context.Background()
 	dst := make([]byte, 16)
 	b.ReportAllocs()
