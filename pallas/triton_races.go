@@ -67,9 +67,12 @@ import (
 // p % 2, windows wider than their stride, o[(p+i) % n] in a loop over i);
 // where that covers every access of an output on the whole grid its
 // verdict is final and the rules above are not applied to the output.
-// Accesses at loaded or carried positions, or under masks that read
-// loaded data (scatter-adds at prefetched indices with repeats, say), race
-// unseen when dependence alone keeps them apart. The loads of inputs and
+// Accesses at loaded or carried positions (or computed through floats),
+// in blocks an index map picks from prefetched data, or under masks that
+// read loaded data (scatter-adds at prefetched indices with repeats,
+// say), race unseen when dependence alone keeps them apart; atomic
+// updates that do not commute are refused there (updatesFromMemory), and
+// output index maps computed through floats everywhere (floatMap). The loads of inputs and
 // prefetch arrays are computed too, for reaching outside their arrays
 // (outsideLoads). An output's index map that is arithmetic on the grid indices alone is also
 // computed at build time, on the whole grid up to 65,536 programs and on
@@ -192,11 +195,22 @@ func checkParallelPrograms(p *Program) error {
 		if shares {
 			fixed = 0
 		}
+		if err := floatMap(p, r, m); err != nil {
+			return err
+		}
+		// That they do is known (for a same-value store's values) only
+		// where the map was computed on the whole grid: one that reads
+		// data, or a grid past sharedBlock's corner, may send programs
+		// that differ on those axes to one block too.
+		agreed := fixed
+		if !mapApart(m, grid) {
+			agreed = 0
+		}
 		for g, n := range p.Grid {
 			if n <= 1 || used&axisBit(g) != 0 {
 				continue
 			}
-			if err := acc.sharedAxisRace(p, r, accesses, stores[ri], read, g, n, fixed); err != nil {
+			if err := acc.sharedAxisRace(p, r, accesses, stores[ri], read, g, n, fixed, agreed); err != nil {
 				return atomicHint(err, updated[ri])
 			}
 		}
@@ -284,6 +298,39 @@ func commutingUpdates(p *Program, i int, as, stores []*Op, loads map[int][]*Op) 
 	return true
 }
 
+// mapApart reports whether index map m is computed on the whole of grid
+// (the grid with the axes it ignores collapsed) and sends no two of its
+// programs to one block.
+func mapApart(m *Region, grid []int64) bool {
+	if _, ok := newMapEval(m, grid); !ok || !slices.Equal(gridCorner(grid), grid) {
+		return false
+	}
+	_, _, _, shares := sharedBlock(m, grid, 0)
+	return !shares
+}
+
+// floatMap refuses an index map of output r that computes its block
+// indices through floats: the check can neither compute it nor tell
+// which programs it sends to one block (floor(g/2) sends two), and
+// unlike data it is no known gap. Integer arithmetic says the same.
+func floatMap(p *Program, r RefInfo, m *Region) error {
+	if m == nil {
+		return nil
+	}
+	var float *Op
+	eachOp(m, func(op *Op) {
+		if float == nil && op.Name != "load" && len(op.Results) > 0 && op.Results[0].Type.DType.IsFloat() {
+			float = op
+		}
+	})
+	if float == nil {
+		return nil
+	}
+	return &Error{Kernel: p.Name, Op: "triton", Loc: m.Loc, Msg: fmt.Sprintf(
+		"%s: its index map computes block indices through floats (%s at %s), which the race check cannot follow "+
+			"(it could send several programs to one block); compute them with integer arithmetic (Div, Rem)", r, float.Name, float.Loc)}
+}
+
 // updatesFromMemory refuses an atomic update of ref i (as, which do not
 // commute) at a position computed from memory (mem: memoryValues) where
 // programs share its block: positions read from data may meet in any
@@ -316,7 +363,6 @@ func (x accesses) updatesFromMemory(p *Program, i int, as []*Op, mem map[*Value]
 			grid[g] = 1
 		}
 	}
-	_, _, _, shares := sharedBlock(m, grid, 0)
 	for _, a := range as {
 		at := positionFromMemory(a, mem)
 		if at == nil {
@@ -325,15 +371,30 @@ func (x accesses) updatesFromMemory(p *Program, i int, as []*Op, mem map[*Value]
 		if at == nil {
 			continue
 		}
-		shared := reads || shares
+		// The axes programs sharing the block agree on: those the map
+		// uses (when it is apart), then those a When pins to a value of
+		// agreed axes, to a fixed point.
+		agreed := uint64(0)
+		if !reads && mapApart(m, grid) {
+			agreed = used
+		}
+		for changed := true; changed; {
+			changed = false
+			for _, pn := range x.pins[a] {
+				if bit := axisBit(pn.axis); agreed&bit == 0 && pn.deps&gridBits(len(p.Grid))&^agreed == 0 {
+					agreed, changed = agreed|bit, true
+				}
+			}
+		}
+		shared := false
 		for g, n := range p.Grid {
-			if n > 1 && used&axisBit(g) == 0 && !slices.ContainsFunc(x.pins[a], func(pn pin) bool { return pn.axis == g }) {
+			if n > 1 && agreed&axisBit(g) == 0 {
 				shared = true
 			}
 		}
 		if shared {
 			return &Error{Kernel: p.Name, Op: "triton", Msg: fmt.Sprintf(
-				"%s: the %s at %s is at a position computed from memory (%s at %s) in a block several programs share, and does not "+
+				"%s: the %s at %s is at a position computed from memory or a loop's carried values (%s at %s) in a block several programs share, and does not "+
 					"commute with the output's other updates (another kind, xchg, its old values used, or loads or stores of the output "+
 					"beside it): two programs may reach the same elements, in any order on a GPU. Make the output's updates commute, "+
 					"give each program its own block, or compute the position from program ids", p.Refs[i], accessName(a), a.Loc, at.Name, at.Loc)}
@@ -359,12 +420,17 @@ func positionFromMemory(a *Op, mem map[*Value]*Op) *Op {
 }
 
 // memoryValues maps each value of body computed from a load or an atomic
-// update's old values (through arithmetic, loop counters whose bounds
-// are, and loop carries and results whose start, yield or trip count
-// are) to that op.
+// update's old values (through arithmetic and loop counters whose
+// bounds are) to that op, and each computed from a loop's carried values
+// or results (which the check does not compute either) to the loop.
 func memoryValues(body *Region) map[*Value]*Op {
 	mem := map[*Value]*Op{}
 	changed := true
+	carried := func(v *Value, loop *Op) {
+		if mem[v] == nil {
+			mem[v], changed = loop, true
+		}
+	}
 	set := func(v *Value, from ...*Value) {
 		if mem[v] != nil {
 			return
@@ -385,15 +451,17 @@ func memoryValues(body *Region) map[*Value]*Op {
 					mem[op.Results[0]], changed = op, true
 				}
 			case "for":
+				// Its counter follows its bounds; a carried value is
+				// one the check cannot compute either: as data.
 				body := op.Regions[0]
 				set(body.Args[0], op.Operands[:2]...)
-				for i, a := range body.Args[1:] {
-					set(a, op.Operands[2+i], body.Yield[i], op.Operands[0], op.Operands[1])
+				for _, a := range body.Args[1:] {
+					carried(a, op)
 				}
 			case "while":
-				for i := range op.Operands {
-					for _, reg := range op.Regions {
-						set(reg.Args[i], op.Operands[i], op.Regions[1].Yield[i], op.Regions[0].Yield[0])
+				for _, reg := range op.Regions {
+					for _, a := range reg.Args {
+						carried(a, op)
 					}
 				}
 			}
@@ -401,17 +469,8 @@ func memoryValues(body *Region) map[*Value]*Op {
 				walk(sub)
 			}
 			if op.Name == "for" || op.Name == "while" {
-				// A result is the last carry: its value, and how many
-				// iterations ran.
-				body := op.Regions[len(op.Regions)-1]
-				var trips, inits []*Value
-				if op.Name == "for" {
-					trips, inits = op.Operands[:2], op.Operands[2:]
-				} else {
-					trips, inits = op.Regions[0].Yield, op.Operands
-				}
-				for i, res := range op.Results {
-					set(res, append([]*Value{body.Yield[i], inits[i]}, trips...)...)
+				for _, res := range op.Results {
+					carried(res, op) // the last carry
 				}
 				continue
 			}
@@ -537,7 +596,7 @@ func (x accesses) sharedBlockRace(p *Program, r RefInfo, m *Region, stores []*Op
 // and those of the input aliased to it; read when there are loads) for
 // the programs along grid axis g (n steps), which its index map ignores:
 // they share r's block, and agree on the axes of fixed.
-func (x accesses) sharedAxisRace(p *Program, r RefInfo, accesses, stores []*Op, read bool, g int, n int64, fixed uint64) error {
+func (x accesses) sharedAxisRace(p *Program, r RefInfo, accesses, stores []*Op, read bool, g int, n int64, fixed, agreed uint64) error {
 	axes := len(p.Grid)
 	ug := g - p.batchAxes // the axis as the kernel numbers it (without Vmap's)
 	if read && !wholeButSqueezed(r) {
@@ -555,7 +614,7 @@ func (x accesses) sharedAxisRace(p *Program, r RefInfo, accesses, stores []*Op, 
 	var pinned []*Op // accesses left to one program along g
 	var spread *Op   // an access at elements that depend on the program
 	for _, a := range accesses {
-		if x.sameAlong(a, read, len(stores), fixed) {
+		if x.sameAlong(a, read, len(stores), agreed) {
 			continue // every program stores the same values once: no matter which is last
 		}
 		if _, ok := x.pinOn(a, g, fixed, axes); ok {

@@ -2,6 +2,7 @@ package pallas
 
 import (
 	"fmt"
+	"github.com/halo-ml/halo/interpreter"
 	"math/rand"
 	"testing"
 
@@ -113,4 +114,64 @@ func TestTritonRaceCheckSameValueStores(t *testing.T) {
 	require.Greater(t, refused, 100)
 	require.Greater(t, accepted, 100)
 	t.Logf("refused %d accepted %d", refused, accepted)
+}
+
+// TestTritonRaceCheckThirdReview: races a review found the check took,
+// each refused now and shown on the evaluator: a same-value store under
+// an index map that reads data (programs that differ on the axes the map
+// uses may still share a block), an index map computed through floats
+// (floor(g/2)), a non-commuting update under When(pid0 == pid1) (a pin
+// on a value of another unpinned axis leaves it to many programs), and
+// one at a position carried through a While.
+func TestTritonRaceCheckThirdReview(t *testing.T) {
+	half := func(g []*Value, _ []*Ref) []any {
+		return []any{g[0].Astype(xla.Float32).Mul(0.5).Floor().Astype(xla.Int32)}
+	}
+	cases := map[string]struct {
+		c    tritonCase
+		want string
+	}{
+		"data map": {tritonCase{name: "data_map", kernel: func(k *Kernel, r []*Ref) {
+			r[1].Store(k.ProgramID(0).Astype(xla.Float32).BroadcastTo(4))
+		}, spec: CallSpec{Name: "data_map", Grid: []int64{2, 2}, NumScalarPrefetch: 1,
+			OutShapes: []xla.Shape{xla.MakeShape(xla.Float32, 8)},
+			OutSpecs: []*BlockSpec{{BlockShape: []int64{4}, IndexMap: func(g []*Value, p []*Ref) []any {
+				return []any{p[0].Load(DS(g[0], 1)).Reshape()}
+			}}}}, args: []*interpreter.Tensor{iTensor([]int64{2}, 0, 0)}}, "race"},
+		"float map": {tritonCase{name: "float_map", kernel: func(k *Kernel, r []*Ref) {
+			r[1].Store(r[1].Load().Mul(2).Add(k.ProgramID(0).Astype(xla.Float32).Add(1).BroadcastTo(2)))
+		}, spec: CallSpec{Name: "float_map", Grid: []int64{4}, OutShapes: []xla.Shape{xla.MakeShape(xla.Float32, 4)},
+			InSpecs: []*BlockSpec{{BlockShape: []int64{2}, IndexMap: half}}, OutSpecs: []*BlockSpec{{BlockShape: []int64{2}, IndexMap: half}},
+			InputOutputAliases: map[int]int{0: 0}}, args: []*interpreter.Tensor{fTensor([]int64{4}, func(int) float64 { return 0 })}},
+			"computes block indices through floats"},
+		"mutual pin": {tritonCase{name: "mutual_pin", kernel: func(k *Kernel, r []*Ref) {
+			p0, p1 := k.ProgramID(0), k.ProgramID(1)
+			k.When(p0.Eq(p1), func() {
+				AtomicXchg(r[2], []any{r[0].Load(DS(p1, 1))}, p0.Add(1).BroadcastTo(1), nil)
+			})
+		}, spec: CallSpec{Name: "mutual_pin", Grid: []int64{2, 2}, OutShapes: []xla.Shape{xla.MakeShape(xla.Int32, 4)},
+			InputOutputAliases: map[int]int{1: 0}}, args: []*interpreter.Tensor{iTensor([]int64{2}, 0, 0), iTensor([]int64{4}, 0, 0, 0, 0)}},
+			"is at a position computed from memory"},
+		"carried position": {tritonCase{name: "carried", kernel: func(k *Kernel, r []*Ref) {
+			p := k.ProgramID(0)
+			at := k.While([]*Value{p}, func(c []*Value) *Value { return c[0].Ge(2) },
+				func(c []*Value) []*Value { return []*Value{c[0].Sub(2)} })[0]
+			old := AtomicAdd(r[1], []any{DS(at, 1)}, p.Add(1).BroadcastTo(1), nil)
+			r[2].Store(old, DS(p, 1))
+		}, spec: CallSpec{Name: "carried", Grid: []int64{4},
+			OutShapes:          []xla.Shape{xla.MakeShape(xla.Int32, 2), xla.MakeShape(xla.Int32, 4)},
+			InputOutputAliases: map[int]int{0: 0}}, args: []*interpreter.Tensor{iTensor([]int64{2}, 0, 0)}},
+			"a loop's carried values"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			checkErr, outs, back := tevOrders(t, tc.c)
+			require.ErrorContains(t, checkErr, tc.want)
+			differ := false
+			for i := range outs {
+				differ = differ || !sameBits(outs[i], back[i])
+			}
+			require.True(t, differ, "the evaluator should show the race")
+		})
+	}
 }
