@@ -205,7 +205,7 @@ func TestAtomicErrors(t *testing.T) {
 		want   string
 	}{
 		{"input", func(k *Kernel, r []*Ref) { AtomicAdd(r[0], nil, float32(1), nil) }, []*interpreter.Tensor{interpreter.NewTensor(f32)}, f32, "input ref (read-only)"},
-		{"float max", func(k *Kernel, r []*Ref) { AtomicMax(r[0], nil, float32(1), nil) }, nil, f32, "no float atomic max"},
+		{"float max", func(k *Kernel, r []*Ref) { AtomicMax(r[0], nil, float32(1), nil) }, nil, f32, "tt.atomic_rmw has no float max"},
 		{"i8 add", func(k *Kernel, r []*Ref) { AtomicAdd(r[0], nil, int8(1), nil) }, nil, xla.MakeShape(xla.Int8, 4), "atomic add takes 32- and 64-bit integers, f16"},
 		{"bool or", func(k *Kernel, r []*Ref) { AtomicOr(r[0], nil, true, nil) }, nil, xla.MakeShape(xla.Bool, 4), "atomic or takes 32- and 64-bit integers"},
 		{"f16 xchg", func(k *Kernel, r []*Ref) { AtomicXchg(r[0], nil, k.Full(xla.Float16, 1, 4), nil) }, nil, xla.MakeShape(xla.Float16, 4), "atomic xchg takes"},

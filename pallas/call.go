@@ -460,7 +460,7 @@ func Trace(kernel KernelFunc, spec CallSpec, operands []stablehlo.TensorType) (*
 	for i := 0; i < np; i++ {
 		t := operands[i]
 		if !t.DType.IsInt() && !t.DType.IsBool() && !t.DType.IsFloat() {
-			return fail("prefetch operand %d is %v", i, t)
+			return fail("prefetch operand %d is %v: scalar-prefetch arrays hold integers, bools or floats", i, t)
 		}
 		var axes []int
 		if i < len(spec.prefetchBatchAxes) {

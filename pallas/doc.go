@@ -30,8 +30,9 @@
 // Vmap batches a call: a leading grid axis over the batch and block specs
 // rewritten to pick each batch element.
 //
-// The package's examples show a first kernel (Example), masked loads and
-// stores, scalar prefetch driving index maps, Vmap, bounds-check errors and
+// The package's examples show a first kernel (Example), the traced IR
+// (ExampleTrace), masked loads and stores, scalar prefetch driving index
+// maps, Vmap, bounds-check errors, atomic updates (ExampleAtomicAdd) and
 // the Triton lowering.
 //
 // docs/pallas.md in the repository is the guide: the kernel language next

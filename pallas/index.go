@@ -528,7 +528,10 @@ func atomicDTypes(kind string) string {
 	case "xchg":
 		return "32- and 64-bit integers, f32 and f64"
 	}
-	return "32- and 64-bit integers (no float atomic " + kind + " on GPUs)"
+	if kind == "max" || kind == "min" {
+		return "32- and 64-bit integers (tt.atomic_rmw has no float " + kind + "; Triton's tl.atomic_" + kind + " emulates one, halo not yet)"
+	}
+	return "32- and 64-bit integers (a bitwise update)"
 }
 
 func (k *Kernel) store(ref *Ref, idx []any, value any, mask *Value) {

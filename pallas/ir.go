@@ -44,7 +44,7 @@ import (
 //     step; tracing refuses a load of an aliased input after a store to its
 //     output in the body.
 //   - Memory nobody wrote reads as NaN (floats, complex: NaN parts; -0 for
-//     the 4-bit floats, which have no NaN), the minimum (signed integers), 0
+//     the 4- and 6-bit floats, which have no NaN), the minimum (signed integers), 0
 //     (unsigned) or false (bool): outputs not
 //     aliased to an input and scratch start so, and the part of an edge
 //     block past the end of its array reads so at every step, stores there

@@ -59,13 +59,13 @@ import (
 //     fmod.
 //   - reduce is one tt.reduce per axis (f16 and bf16 sums in f32, rounded
 //     once, as the trace asks on every backend); dot is tt.dot with an f32
-//     (i32 for i8, f64 for f64 operands or an f64 preferred type, the
-//     operands widened) zero accumulator, IEEE precision for f32, then a
-//     convert to the preferred type. Dots below the tensor cores' sizes
-//     (K under 16 for f16, bf16 and f64, under 32 for i8; M under 16 or N
-//     under 8 for f64), and f64 dots of operands widened in the kernel
-//     (which Triton's f64 tt.dot summed wrongly on an H100), are products
-//     and sums instead.
+//     (i32 for i8, f64 for f64 operands) zero accumulator, IEEE precision
+//     for f32, then a convert to the preferred type. Dots below the tensor
+//     cores' sizes (K under 16 for f16, bf16 and f64, under 32 for i8; M
+//     under 16 or N under 8 for f64), dots of narrower operands into f64
+//     (which Triton's f64 tt.dot summed wrongly on an H100) and integer
+//     dots other than i8 are products and sums instead, of at most 2^20
+//     products.
 //   - ForLoop, When and While are scf.for (i32 counter), scf.if and
 //     scf.while.
 //   - An atomic update is tt.atomic_rmw (acquire-release, GPU scope) at
@@ -73,8 +73,9 @@ import (
 //     zero where the kernel's mask is false and to the pad value in an
 //     edge block's padding, as a load's.
 //   - A load from a ref the program stored to or updated atomically, a
-//     store to a ref it accessed, or an atomic update of a ref it loaded
-//     or stored, first waits at gpu.barrier: threads hold a block in the
+//     store to a ref it accessed, or an atomic update of a ref it loaded,
+//     stored or updated in a way the update does not commute with, first
+//     waits at gpu.barrier: threads hold a block in the
 //     layout Triton picks per access (a scalar is stored by one thread and
 //     loaded by all). Not a store after stores of the same op only whose
 //     blocks are aligned to their size (a loop storing one output block
@@ -85,14 +86,15 @@ import (
 // Build-time errors name the kernel and the op and its file:line (or the
 // block spec's ref): tensors whose dims are not powers of two (Triton's
 // rule) or larger than 2^20 elements, block shapes that are not powers of
-// two, dtypes without a Triton type (complex, 8-bit floats, sub-byte
-// ints), scratch refs the kernel uses (grid steps run in parallel on a
-// GPU), dots that tt.dot cannot do (operands other than f16,
-// bf16, f32, f64 and i8; float operands with an integer preferred type),
-// ops with no lowering, and kernels whose programs would race
-// (triton_races.go: an output block loaded and stored by several
-// programs, output elements that every program along a grid axis stores,
-// an aliased input loaded through another block spec than its output's).
+// two, dtypes without a Triton type (complex, 8-, 6- and 4-bit floats,
+// sub-byte ints), scratch refs the kernel uses (grid steps run in
+// parallel on a GPU), dots it cannot do (integer operands other than i8
+// into a float result; products and sums of more than 2^20 products),
+// ops with no lowering, and kernels whose programs would race (an output
+// block loaded and stored by several programs, output elements that
+// every program along a grid axis stores, an aliased input loaded
+// through another block spec than its output's, and the others
+// triton_races.go lists).
 
 // TritonTarget is the custom_call target of Triton kernels in XLA.
 const TritonTarget = "__gpu$xla.gpu.triton"

@@ -1328,9 +1328,9 @@ func (l *ttLower) dot(op *Op, rt ttType) *ttVal {
 	if intProducts {
 		d = l.productSum(op, x, y, at, why)
 	} else if m, k, n := x.t.shape[0], x.t.shape[1], y.t.shape[1]; dotTooSmall(in, m, k, n) {
-		d = l.productSum(op, x, y, at, "is below the tensor cores' sizes (see dotTooSmall)")
+		d = l.productSum(op, x, y, at, "is below the tensor cores' sizes (K under 16 for f16, bf16 and f64, under 32 for i8; M under 16 or N under 8 for f64)")
 	} else if widened && in == xla.Float64 {
-		d = l.productSum(op, x, y, at, "has operands widened to f64 in the kernel, which Triton's f64 tt.dot sums wrongly (pass f64 operands instead)")
+		d = l.productSum(op, x, y, at, "multiplies values widened to f64 from a narrower type (by the dot's f64 result, or by an Astype in the kernel), which Triton's f64 tt.dot sums wrongly (load f64 operands instead)")
 	} else {
 		d = b.emit1("tt.dot", []*ttVal{x, y, b.numConst(0, at)}, at, attrs...)
 	}

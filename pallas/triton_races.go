@@ -69,8 +69,9 @@ import (
 // verdict is final and the rules above are not applied to the output.
 // Accesses at loaded or carried positions (or computed through floats),
 // in blocks an index map picks from prefetched data, or under masks that
-// read loaded data (scatter-adds at prefetched indices with repeats,
-// say), race unseen when dependence alone keeps them apart; atomic
+// read loaded data (scatter-adds written as a load, an add and a store
+// at prefetched indices with repeats, say: AtomicAdd is the race-free
+// form), race unseen when dependence alone keeps them apart; atomic
 // updates that do not commute are refused there (updatesFromMemory), and
 // output index maps computed through floats everywhere (floatMap). The loads of inputs and
 // prefetch arrays are computed too, for reaching outside their arrays
@@ -606,7 +607,8 @@ func (x accesses) sharedAxisRace(p *Program, r RefInfo, accesses, stores []*Op, 
 				return &Error{Kernel: p.Name, Op: "triton", Msg: fmt.Sprintf(
 					"%s: its index map ignores grid axis %d (%d steps), so that many programs load and store each block; "+
 						"on a GPU they run in parallel and race. Loop inside the kernel (ForLoop) instead of along that axis, "+
-						"or leave every access of it to one program (When(ProgramID(%d) == …))", r, ug, n, ug)}
+						"leave every access of it to one program (When(ProgramID(%d) == …)), or add each program's part with AtomicAdd "+
+						"into an output aliased to zeros", r, ug, n, ug)}
 			}
 		}
 		return nil
