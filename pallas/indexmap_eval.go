@@ -393,16 +393,18 @@ const maxMapPoints = 1 << 16
 // same block and that have the same index on each axis of keep (bits as
 // axisBit makes them). It visits the whole grid when it has at most maxMapPoints
 // points, else the corner of it where each axis's index is below a bound
-// that keeps the count under that (a pair found there is a pair of the
-// grid). found is false when no pair was found, or m is not computable at
-// build time (newMapEval).
+// that keeps the count under that and the opposite corner, where the last
+// programs are (a pair found there is a pair of the grid). found is false
+// when no pair was found, or m is not computable at build time
+// (newMapEval).
 func sharedBlock(m *Region, grid []int64, keep uint64) (a, b, block []int64, found bool) {
 	e, ok := newMapEval(m, grid)
 	if !ok {
 		return nil, nil, nil, false
 	}
 	sub := gridCorner(grid)
-	total := gridSteps(sub)
+	corners := cornersOf(grid, sub)
+	total := corners * gridSteps(sub)
 	seen := make(map[string]int64, total)
 	g := make([]int64, len(grid))
 	idx := make([]int64, len(m.Yield))
@@ -414,7 +416,9 @@ func sharedBlock(m *Region, grid []int64, keep uint64) (a, b, block []int64, fou
 	}
 	key := make([]byte, 8*(len(idx)+len(kept)))
 	for n := int64(0); n < total; n++ {
-		pointAt(n, sub, g)
+		if !cornerPoint(n, sub, grid, corners, g) {
+			continue // visited in the first corner
+		}
 		e.at(g, idx)
 		for i, v := range idx {
 			binary.LittleEndian.PutUint64(key[8*i:], uint64(v))
@@ -423,11 +427,39 @@ func sharedBlock(m *Region, grid []int64, keep uint64) (a, b, block []int64, fou
 			binary.LittleEndian.PutUint64(key[8*(len(idx)+j):], uint64(g[i]))
 		}
 		if first, dup := seen[string(key)]; dup {
-			return pointOf(first, sub), append([]int64(nil), g...), append([]int64(nil), idx...), true
+			a := make([]int64, len(grid))
+			cornerPoint(first, sub, grid, corners, a)
+			return a, append([]int64(nil), g...), append([]int64(nil), idx...), true
 		}
 		seen[string(key)] = n
 	}
 	return nil, nil, nil, false
+}
+
+// cornersOf is 1 when sub (gridCorner) is grid, else 2: the checks visit
+// sub and the opposite corner of grid, a point of each in turn.
+func cornersOf(grid, sub []int64) int64 {
+	if slices.Equal(grid, sub) {
+		return 1
+	}
+	return 2
+}
+
+// cornerPoint sets g to the n-th grid point the checks visit on grid
+// (cornersOf: corner sub, or it and the opposite corner in turn); false
+// when that point of the opposite corner lies in sub too (visited as its
+// own there).
+func cornerPoint(n int64, sub, grid []int64, corners int64, g []int64) bool {
+	pointAt(n/corners, sub, g)
+	if n%corners == 0 {
+		return true
+	}
+	inSub := true
+	for i := range g {
+		g[i] = grid[i] - 1 - g[i]
+		inSub = inSub && g[i] < sub[i]
+	}
+	return !inSub
 }
 
 // gridCorner is the grid itself when it has at most maxMapPoints points,

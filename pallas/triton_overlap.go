@@ -129,11 +129,14 @@ func (x accesses) overlapRace(p *Program, ri int, accs []*Op, read bool, stores 
 	if err := b.outsideError(p, sites); err != nil {
 		return false, err
 	}
-	a, c, found, compared := b.meeting(sites, sub, w)
+	a, c, found, compared := b.meeting(sites, sub, p.Grid, w)
 	if !found {
 		return complete && compared, nil
 	}
-	ga, gc := pointOf(b.prog[a], sub), pointOf(b.prog[c], sub)
+	corners := cornersOf(p.Grid, sub)
+	ga, gc := make([]int64, len(sub)), make([]int64, len(sub))
+	cornerPoint(b.prog[a], sub, p.Grid, corners, ga)
+	cornerPoint(b.prog[c], sub, p.Grid, corners, gc)
 	at := make([]int64, len(p.Refs[ri].ArrayShape))
 	for d := range at {
 		at[d] = max(b.lo(a)[d], b.lo(c)[d])
@@ -209,20 +212,17 @@ func (x accesses) sites(p *Program, accs []*Op) (sites []*site, complete bool) {
 }
 
 // placeSites places the boxes of sites, accesses of ref ri, for every
-// program of the grid or of its corner sub (gridCorner), each site within
-// its share of w, keeping them when keep; else it only looks for an access
-// outside its block or array, at the opposite corner of a large grid too
-// (where the last programs are). complete reports that every program's
-// were placed on the whole grid.
+// program of the grid or of its corner sub (gridCorner) and the opposite
+// corner (where the last programs are; cornerPoint numbers the programs),
+// each site within its share of w, keeping them when keep; else it only
+// looks for an access outside its block or array. complete reports that
+// every program's were placed on the whole grid.
 func placeSites(p *Program, ri int, sites []*site, keep bool, w *overlapWork) (b *boxes, sub []int64, complete bool) {
 	sub = gridCorner(p.Grid)
 	complete = slices.Equal(sub, p.Grid)
 	b = &boxes{rank: max(len(p.Refs[ri].ArrayShape), 1), drop: !keep}
 	total := gridSteps(sub)
-	corners := int64(1)
-	if !keep && !complete {
-		corners = 2
-	}
+	corners := cornersOf(p.Grid, sub)
 	g := make([]int64, len(sub))
 	lost := make([]bool, len(sites)) // some program's elements not computed
 	// Each access gets its share of the work, so that one that is dear to
@@ -234,11 +234,8 @@ func placeSites(p *Program, ri int, sites []*site, keep bool, w *overlapWork) (b
 	for n, spent := int64(0), 0; n < corners*total && spent < len(sites) && b.outside == nil; n++ {
 		// With two corners, a point of each in turn (the work may run
 		// out before either is done).
-		pointAt(n/corners, sub, g)
-		if n%corners == 1 {
-			for i := range g {
-				g[i] = p.Grid[i] - 1 - g[i] // the opposite corner
-			}
+		if !cornerPoint(n, sub, p.Grid, corners, g) {
+			continue
 		}
 		for j, s := range sites {
 			if shares[j].left < 0 {
@@ -976,7 +973,8 @@ const maxCellDims = 4
 // that only boxes of a common cell are compared; a box reaches at most two
 // cells a dim. found is false when there are none; compared is false when
 // it stopped as w ran out (a pair found by then is still reported).
-func (b *boxes) meeting(sites []*site, sub []int64, w *overlapWork) (a, c int, found, compared bool) {
+func (b *boxes) meeting(sites []*site, sub, grid []int64, w *overlapWork) (a, c int, found, compared bool) {
+	corners := cornersOf(grid, sub)
 	// harmless reports whether boxes x and y are a same-value store's
 	// in two programs that agree on the axes it depends on.
 	px, py := make([]int64, len(sub)), make([]int64, len(sub))
@@ -985,8 +983,8 @@ func (b *boxes) meeting(sites []*site, sub []int64, w *overlapWork) (a, c int, f
 		if !sx.same || b.site[x] != b.site[y] {
 			return false
 		}
-		pointAt(b.prog[x], sub, px)
-		pointAt(b.prog[y], sub, py)
+		cornerPoint(b.prog[x], sub, grid, corners, px)
+		cornerPoint(b.prog[y], sub, grid, corners, py)
 		for g := range px {
 			if px[g] != py[g] && sx.sameDeps&axisBit(g) != 0 {
 				return false
@@ -1104,13 +1102,6 @@ func (b *boxes) meet(x, y int) bool {
 		}
 	}
 	return true
-}
-
-// pointOf is the grid point of row-major index n in grid.
-func pointOf(n int64, grid []int64) []int64 {
-	g := make([]int64, len(grid))
-	pointAt(n, grid, g)
-	return g
 }
 
 // pointAt sets g to the grid point of row-major index n in grid (the

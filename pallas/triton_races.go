@@ -77,7 +77,7 @@ import (
 // prefetch arrays are computed too, for reaching outside their arrays
 // (outsideLoads). An output's index map that is arithmetic on the grid indices alone is also
 // computed at build time, on the whole grid up to 65,536 programs and on
-// a corner of a larger one, and two programs sent to the same block that
+// the first and last corners of a larger one, and two programs sent to the same block that
 // both load and store it are an error (g0+g1 uses every axis, yet sends
 // (0, 1) and (1, 0) to block 1); stores alone, as above. Scalar-prefetch
 // arrays aliased to outputs (whole arrays too) are not checked.
@@ -365,9 +365,17 @@ func (x accesses) updatesFromMemory(p *Program, i int, as []*Op, mem map[*Value]
 		}
 	}
 	for _, a := range as {
+		// Where its position comes from, when the check cannot compute
+		// it: memory, a carried value, a data map, or else (floats, a
+		// reduction ...) the access itself.
 		at := positionFromMemory(a, mem)
 		if at == nil {
 			at = mapLoad
+		}
+		if at == nil && !reads {
+			if _, ok := newSite(p, a, &p.Refs[i], m, x.outer[a], nil); !ok {
+				at = a
+			}
 		}
 		if at == nil {
 			continue
@@ -394,11 +402,15 @@ func (x accesses) updatesFromMemory(p *Program, i int, as []*Op, mem map[*Value]
 			}
 		}
 		if shared {
+			from := fmt.Sprintf("from memory or a loop's carried values (%s at %s)", at.Name, at.Loc)
+			if at == a {
+				from = "in a way the check cannot follow (through floats, reductions or other ops it does not compute)"
+			}
 			return &Error{Kernel: p.Name, Op: "triton", Msg: fmt.Sprintf(
-				"%s: the %s at %s is at a position computed from memory or a loop's carried values (%s at %s) in a block several programs share, and does not "+
+				"%s: the %s at %s is at a position computed %s in a block several programs share, and does not "+
 					"commute with the output's other updates (another kind, xchg, its old values used, or loads or stores of the output "+
 					"beside it): two programs may reach the same elements, in any order on a GPU. Make the output's updates commute, "+
-					"give each program its own block, or compute the position from program ids", p.Refs[i], accessName(a), a.Loc, at.Name, at.Loc)}
+					"give each program its own block, or compute the position from program ids with integer arithmetic", p.Refs[i], accessName(a), a.Loc, from)}
 		}
 	}
 	return nil
@@ -1173,6 +1185,11 @@ func propagate(r *Region, deps map[*Value]uint64, visit func(op *Op, deps map[*V
 				for _, v := range sub.Yield {
 					d |= deps[v]
 				}
+			}
+			if (op.Name == "for" || op.Name == "while") && !slices.ContainsFunc(outer, func(o *Op) bool { return o.Name == "for" || o.Name == "while" }) {
+				// A loop's result outside any loop is one value a
+				// program computes once (its carries vary, it does not).
+				d &^= loopVarying
 			}
 			for _, res := range op.Results {
 				add(res, d)

@@ -175,3 +175,77 @@ func TestTritonRaceCheckThirdReview(t *testing.T) {
 		})
 	}
 }
+
+// TestTritonRaceCheckFourthReview: a fourth review's cases. Refused now:
+// non-commuting updates at positions or masks the check cannot compute
+// (through floats, through a reduction) in a shared block, and clashes
+// past the first corner of a grid over 65,536 programs (the opposite
+// corner is visited too). Taken: a same-value store of a value a loop
+// computed (a softmax's logsumexp stored by every column program).
+func TestTritonRaceCheckFourthReview(t *testing.T) {
+	zeros := func(n int64) *interpreter.Tensor { return iTensor([]int64{n}, make([]int32, n)...) }
+	update := func(name string, grid int64, f KernelFunc) tritonCase {
+		return tritonCase{name: name, kernel: f, spec: CallSpec{Name: name, Grid: []int64{grid},
+			OutShapes: []xla.Shape{xla.MakeShape(xla.Int32, 4)}, InputOutputAliases: map[int]int{0: 0}},
+			args: []*interpreter.Tensor{zeros(4)}}
+	}
+	refused := map[string]tritonCase{
+		"float position": update("float_pos", 4, func(k *Kernel, r []*Ref) {
+			p := k.ProgramID(0)
+			at := p.Astype(xla.Float32).Mul(0.5).Floor().Astype(xla.Int32)
+			AtomicXchg(r[1], []any{DS(at, 1)}, p.Add(1).BroadcastTo(1), nil)
+		}),
+		"float mask": update("float_mask", 3, func(k *Kernel, r []*Ref) {
+			p := k.ProgramID(0)
+			m := k.Arange(2).Astype(xla.Float32).Lt(p.Astype(xla.Float32).Mul(0.7).BroadcastTo(2))
+			AtomicXchg(r[1], []any{Slice(0, 2)}, p.Add(1).BroadcastTo(2), m)
+		}),
+		"reduced position": update("reduced_pos", 4, func(k *Kernel, r []*Ref) {
+			p := k.ProgramID(0)
+			at := k.Arange(4).Lt(p).Astype(xla.Int32).Sum().Div(2)
+			AtomicXchg(r[1], []any{DS(at, 1)}, p.Add(1).BroadcastTo(1), nil)
+		}),
+	}
+	for name, c := range refused {
+		t.Run(name, func(t *testing.T) {
+			checkErr, outs, back := tevOrders(t, c)
+			require.ErrorContains(t, checkErr, "in a way the check cannot follow")
+			require.False(t, sameBits(outs[0], back[0]), "the evaluator should show the race")
+		})
+	}
+
+	const n, k = 70000, 40000
+	bigMap := tritonCase{name: "big_map", kernel: func(kk *Kernel, r []*Ref) { r[0].Store(kk.ProgramID(0).BroadcastTo(1)) },
+		spec: CallSpec{Name: "big_map", Grid: []int64{n}, OutShapes: []xla.Shape{xla.MakeShape(xla.Int32, k+1)},
+			OutSpecs: []*BlockSpec{{BlockShape: []int64{1}, IndexMap: func(g []*Value, _ []*Ref) []any { return []any{g[0].Min(k)} }}}}}
+	require.ErrorContains(t, lowerTritonErr(t, bigMap), "to the same block (40000)")
+	bigPos := tritonCase{name: "big_pos", kernel: func(kk *Kernel, r []*Ref) {
+		p := kk.ProgramID(0)
+		r[0].Store(p.BroadcastTo(1), DS(p.Min(n-10), 1))
+	}, spec: CallSpec{Name: "big_pos", Grid: []int64{n}, OutShapes: []xla.Shape{xla.MakeShape(xla.Int32, n-9)}}}
+	require.ErrorContains(t, lowerTritonErr(t, bigPos), "both reach its element (69990)")
+
+	// softmax with its logsumexp: every program along the column axis
+	// stores the row's value, computed by a loop over the row.
+	const R, C, bc = 4, 16, 4
+	x := fTensor([]int64{R, C}, func(i int) float64 { return float64((i*7)%13) / 4 })
+	lse := tritonCase{name: "softmax_lse", kernel: func(k *Kernel, r []*Ref) {
+		xr, y, lse := r[0], r[1], r[2]
+		j := k.ProgramID(1)
+		out := k.ForLoop(0, C/bc, []*Value{k.Const(xla.Float32, -1e30), k.Const(xla.Float32, 0)}, func(i *Value, c []*Value) []*Value {
+			blk := xr.Load(DS(i.Mul(bc), bc))
+			mn := c[0].Max(blk.ReduceMax())
+			return []*Value{mn, c[1].Mul(c[0].Sub(mn).Exp()).Add(blk.Sub(mn.BroadcastTo(bc)).Exp().Sum())}
+		})
+		m, s := out[0], out[1]
+		y.Store(xr.Load(DS(j.Mul(bc), bc)).Sub(m.BroadcastTo(bc)).Exp().Div(s.BroadcastTo(bc)))
+		lse.Store(m.Add(s.Log()).BroadcastTo(1))
+	}, spec: CallSpec{Name: "softmax_lse", Grid: []int64{R, C / bc},
+		InSpecs:   []*BlockSpec{{BlockShape: []int64{Squeezed, C}, IndexMap: func(g []*Value, _ []*Ref) []any { return []any{g[0], 0} }}},
+		OutShapes: []xla.Shape{xla.MakeShape(xla.Float32, R, C), xla.MakeShape(xla.Float32, R, 1)},
+		OutSpecs: []*BlockSpec{
+			{BlockShape: []int64{Squeezed, bc}, IndexMap: func(g []*Value, _ []*Ref) []any { return []any{g[0], g[1]} }},
+			{BlockShape: []int64{Squeezed, 1}, IndexMap: func(g []*Value, _ []*Ref) []any { return []any{g[0], 0} }},
+		}}, args: []*interpreter.Tensor{x}}
+	assertTritonMatchesInterpret(t, lse)
+}
