@@ -1,6 +1,7 @@
 package pallas
 
 import (
+	"math"
 	"strings"
 	"testing"
 
@@ -205,7 +206,7 @@ func TestAtomicErrors(t *testing.T) {
 		want   string
 	}{
 		{"input", func(k *Kernel, r []*Ref) { AtomicAdd(r[0], nil, float32(1), nil) }, []*interpreter.Tensor{interpreter.NewTensor(f32)}, f32, "input ref (read-only)"},
-		{"float max", func(k *Kernel, r []*Ref) { AtomicMax(r[0], nil, float32(1), nil) }, nil, f32, "tt.atomic_rmw has no float max"},
+		{"f16 max", func(k *Kernel, r []*Ref) { AtomicMax(r[0], nil, k.Full(xla.Float16, 1, 4), nil) }, nil, xla.MakeShape(xla.Float16, 4), "atomic max takes 32- and 64-bit integers, f32 and f64"},
 		{"i8 add", func(k *Kernel, r []*Ref) { AtomicAdd(r[0], nil, int8(1), nil) }, nil, xla.MakeShape(xla.Int8, 4), "atomic add takes 32- and 64-bit integers, f16"},
 		{"bool or", func(k *Kernel, r []*Ref) { AtomicOr(r[0], nil, true, nil) }, nil, xla.MakeShape(xla.Bool, 4), "atomic or takes 32- and 64-bit integers"},
 		{"f16 xchg", func(k *Kernel, r []*Ref) { AtomicXchg(r[0], nil, k.Full(xla.Float16, 1, 4), nil) }, nil, xla.MakeShape(xla.Float16, 4), "atomic xchg takes"},
@@ -507,4 +508,91 @@ func TestAtomicRaceCheckSecondReview(t *testing.T) {
 	err := lowerTritonErr(t, outside)
 	require.ErrorContains(t, err, "outside the array")
 	require.NotContains(t, err.Error(), "The check takes atomic updates")
+}
+
+// TestAtomicFloatMaxMin: f32 and f64 atomic max and min on both backends
+// (the Triton kernel updates the floats' bits with integer updates, a
+// signed max or unsigned min by the value's sign) against Go, -0 below
+// +0, masks kept, the old values returned.
+func TestAtomicFloatMaxMin(t *testing.T) {
+	mem := []float64{1.5, -2, 0, math.Copysign(0, -1), -7, 3, 100, -0.25}
+	val := []float64{-1, -3, math.Copysign(0, -1), 0, -6.5, 3.5, -100, 2}
+	for _, dt := range []xla.DType{xla.Float32, xla.Float64} {
+		for _, kind := range []string{"max", "min"} {
+			t.Run(dt.String()+"_"+kind, func(t *testing.T) {
+				f := map[string]func(*Ref, []any, any, *Value) *Value{"max": AtomicMax, "min": AtomicMin}[kind]
+				a := fTensor([]int64{8}, func(i int) float64 { return mem[i] })
+				v := fTensor([]int64{8}, func(i int) float64 { return val[i] })
+				if dt == xla.Float64 {
+					a, v = f64Tensor(mem), f64Tensor(val)
+				}
+				c := tritonCase{name: "atomic_f" + kind, kernel: func(k *Kernel, r []*Ref) {
+					keep := k.Iota(xla.Int32, 0, 8).Ne(5)
+					r[2].Store(f(r[3], []any{All}, r[1].Load(), keep))
+				}, spec: CallSpec{Name: "atomic_f" + kind, OutShapes: []xla.Shape{xla.MakeShape(dt, 8), xla.MakeShape(dt, 8)},
+					InputOutputAliases: map[int]int{0: 1}},
+					args: []*interpreter.Tensor{a, v}}
+				var wantMem, wantOld []float64
+				for i := range mem {
+					m, o := mem[i], mem[i]
+					if i == 5 {
+						o = 0
+					} else if kind == "max" {
+						m = maxSigned(mem[i], val[i])
+					} else {
+						m = -maxSigned(-mem[i], -val[i])
+					}
+					wantMem, wantOld = append(wantMem, m), append(wantOld, o)
+				}
+				check := func(name string, outs []*interpreter.Tensor) {
+					got := [2][]float64{floats(outs[0]), floats(outs[1])}
+					for i := range wantMem {
+						require.Equal(t, math.Float64bits(wantOld[i]), math.Float64bits(got[0][i]), "%s old[%d]: %v want %v", name, i, got[0][i], wantOld[i])
+						require.Equal(t, math.Float64bits(wantMem[i]), math.Float64bits(got[1][i]), "%s mem[%d]: %v want %v", name, i, got[1][i], wantMem[i])
+					}
+				}
+				interp, err := runCall(c.kernel, c.spec, c.args...)
+				require.NoError(t, err)
+				check("interpret", interp)
+				check("triton", runTritonEval(t, c))
+				p, err := Trace(c.kernel, c.spec, argTypes(c.args))
+				require.NoError(t, err)
+				ref, err := zzEval(p, c.args)
+				require.NoError(t, err)
+				check("reference", ref)
+			})
+		}
+	}
+}
+
+// maxSigned is max ordering -0 below +0.
+func maxSigned(a, b float64) float64 {
+	if a == b {
+		if math.Signbit(a) {
+			return b
+		}
+		return a
+	}
+	return math.Max(a, b)
+}
+
+// floats is a float tensor's data as float64s.
+func floats(x *interpreter.Tensor) []float64 {
+	switch d := x.Data.(type) {
+	case []float32:
+		out := make([]float64, len(d))
+		for i, v := range d {
+			out[i] = float64(v)
+		}
+		return out
+	case []float64:
+		return d
+	}
+	return nil
+}
+
+func f64Tensor(v []float64) *interpreter.Tensor {
+	t := interpreter.NewTensor(xla.MakeShape(xla.Float64, int64(len(v))))
+	copy(t.Data.([]float64), v)
+	return t
 }

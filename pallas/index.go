@@ -71,7 +71,8 @@ func AtomicAdd(ref *Ref, idx []any, value any, mask *Value) *Value {
 }
 
 // AtomicMax replaces ref's elements at idx by their maximum with value, as
-// AtomicAdd (32- and 64-bit integers; unsigned refs compare unsigned).
+// AtomicAdd (32- and 64-bit integers, unsigned refs compared unsigned; f32
+// and f64, -0 below +0, with NaN unspecified on a GPU).
 func AtomicMax(ref *Ref, idx []any, value any, mask *Value) *Value {
 	return kernelOfRef("atomic_max", ref).atomic("max", ref, idx, value, mask)
 }
@@ -463,8 +464,8 @@ var atomicKinds = map[string]func(xla.DType) bool{
 	"add": func(dt xla.DType) bool {
 		return atomicWord(dt) || dt == xla.Float16 || dt == xla.BFloat16
 	},
-	"max":  atomicInt,
-	"min":  atomicInt,
+	"max":  atomicWord,
+	"min":  atomicWord,
 	"and":  atomicInt,
 	"or":   atomicInt,
 	"xor":  atomicInt,
@@ -525,11 +526,8 @@ func atomicDTypes(kind string) string {
 	switch kind {
 	case "add":
 		return "32- and 64-bit integers, f16, bf16, f32 and f64"
-	case "xchg":
+	case "xchg", "max", "min":
 		return "32- and 64-bit integers, f32 and f64"
-	}
-	if kind == "max" || kind == "min" {
-		return "32- and 64-bit integers (tt.atomic_rmw has no float " + kind + "; Triton's tl.atomic_" + kind + " emulates one, halo not yet)"
 	}
 	return "32- and 64-bit integers (a bitwise update)"
 }

@@ -90,7 +90,9 @@ import (
 //	                                   xchg); r is old (zero where the mask is false). Elements
 //	                                   an index array repeats get every update, in some order
 //	                                   (the old values r shows for them are unspecified: each
-//	                                   one of the values the element held)
+//	                                   one of the values the element held); max and min
+//	                                   of floats as the max and min ops (a GPU's order
+//	                                   NaNs by their bits instead of propagating them)
 //	when             cond -> (none)    cond a bool scalar; Regions[0]: no args, no yields
 //	for              lo, hi, init... -> carry...   Regions[0]: args (i, carry...), yields carry
 //	                                   (i32 counter from lo while i < hi, step 1)

@@ -577,6 +577,18 @@ func (m *tevMachine) op(op *ttOp) []*tevVal {
 				res.i[k] = src.i[k]
 			}
 		}
+	case name == "tt.bitcast" && strings.HasPrefix(rt.elem, "!tt.ptr"):
+		// Pointers to another element type of the same width (an atomic
+		// max of floats through integer pointers): the same addresses.
+		x := in(0)
+		pointee := func(e string) int {
+			return ttType{elem: strings.TrimSuffix(strings.TrimPrefix(e, "!tt.ptr<"), ">")}.bits()
+		}
+		if pointee(op.operands[0].t.elem) != pointee(rt.elem) {
+			tevFail("bitcast %s to %s", op.operands[0].t.elem, rt.elem)
+		}
+		res.buf = x.buf
+		copy(res.i, x.i)
 	case isCastOp(name) || name == "tt.bitcast":
 		x := in(0)
 		sb := op.operands[0].t.bits()
@@ -608,6 +620,10 @@ func (m *tevMachine) op(op *ttOp) []*tevVal {
 					res.i[k] = int64(int32(math.Float32bits(float32(x.f[k]))))
 				case op.operands[0].t.elem == "i32" && rt.elem == "f32":
 					res.f[k] = float64(math.Float32frombits(uint32(x.i[k])))
+				case op.operands[0].t.elem == "f64" && rt.elem == "i64":
+					res.i[k] = int64(math.Float64bits(x.f[k]))
+				case op.operands[0].t.elem == "i64" && rt.elem == "f64":
+					res.f[k] = math.Float64frombits(uint64(x.i[k]))
 				default:
 					tevFail("bitcast %s to %s", op.operands[0].t.elem, rt.elem)
 				}
@@ -658,7 +674,12 @@ func (m *tevMachine) op(op *ttOp) []*tevVal {
 // undefined: the lowering must select them).
 func (m *tevMachine) atomic(op *ttOp, p, x, res *tevVal) {
 	b := m.bufs[p.buf]
-	m.checkElem(op.name, p, b, x.t.elem)
+	// A float buffer updated through integer pointers of its width works
+	// on the floats' bits.
+	bitView := b.f != nil && x.t.elem == map[string]string{"f32": "i32", "f64": "i64"}[b.elem] && p.t.elem == ptrType(x.t.elem)
+	if !bitView {
+		m.checkElem(op.name, p, b, x.t.elem)
+	}
 	if m.since[b]&(1|2) != 0 {
 		tevFail("program %v updates argument %d atomically after loading or storing it with no gpu.barrier between", m.pid, p.buf)
 	}
@@ -667,12 +688,17 @@ func (m *tevMachine) atomic(op *ttOp, p, x, res *tevVal) {
 	}
 	rmw, _ := op.attr("atomic_rmw_op").(int64)
 	// Updates of one element by two ops may fall to different threads,
-	// in either order: only updates of one kind (not exch) commute.
-	if m.since[b]&4 != 0 && (m.atomOp[b] != rmw || rmw == 10) {
+	// in either order: only updates of one kind (not exch) commute. The
+	// two integer updates of a float max (min) on its bits are one kind.
+	family := rmw
+	if bitView {
+		family = map[int64]int64{6: 106, 9: 106, 7: 107, 8: 107}[rmw]
+	}
+	if m.since[b]&4 != 0 && (m.atomOp[b] != family || rmw == 10) {
 		tevFail("program %v updates argument %d with atomic_rmw %d after atomic_rmw %d with no gpu.barrier between", m.pid, p.buf, rmw, m.atomOp[b])
 	}
 	m.since[b] |= 4
-	m.atomOp[b] = rmw
+	m.atomOp[b] = family
 	var keep *tevVal
 	if len(op.operands) > 2 {
 		keep = m.get(op.operands[2])
@@ -685,6 +711,10 @@ func (m *tevMachine) atomic(op *ttOp, p, x, res *tevVal) {
 		a := p.i[k]
 		if a < 0 || int(a) >= max(len(b.f), len(b.i)) {
 			tevFail("program %v updates element %d of argument %d (size %d)", m.pid, a, p.buf, max(len(b.f), len(b.i)))
+		}
+		if bitView {
+			b.f[a] = m.bitsAtomic(rmw, b.elem, b.f[a], x.i[k], x.t.bits(), &res.i[k])
+			continue
 		}
 		if b.f != nil {
 			old := b.f[a]
@@ -727,6 +757,37 @@ func (m *tevMachine) atomic(op *ttOp, p, x, res *tevVal) {
 		b.i[a] = intLit(r, bits)
 		res.i[k] = old
 	}
+}
+
+// bitsAtomic applies integer atomic_rmw code rmw with value v (bits wide)
+// to float f of a buffer of elem, on its bits: the new float, and (in
+// *old) the old bits.
+func (m *tevMachine) bitsAtomic(rmw int64, elem string, f float64, v int64, bits int, old *int64) float64 {
+	var ob int64
+	if elem == "f32" {
+		ob = int64(int32(math.Float32bits(float32(f))))
+	} else {
+		ob = int64(math.Float64bits(f))
+	}
+	*old = ob
+	uo, uv := uint64(ob)&mask(bits), uint64(v)&mask(bits)
+	var r int64
+	switch rmw {
+	case 6:
+		r = max(ob, v)
+	case 7:
+		r = min(ob, v)
+	case 8:
+		r = int64(max(uo, uv))
+	case 9:
+		r = int64(min(uo, uv))
+	default:
+		tevFail("tt.atomic_rmw %d on the bits of %s", rmw, elem)
+	}
+	if elem == "f32" {
+		return float64(math.Float32frombits(uint32(r)))
+	}
+	return math.Float64frombits(uint64(r))
 }
 
 // intToFloat rounds the integer v (its low bits read as unsigned when

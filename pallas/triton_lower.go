@@ -1708,12 +1708,17 @@ func (l *ttLower) atomic(op *Op, rt ttType) *ttVal {
 	b := l.b
 	ptrs, mask, ref, rest, padded := l.address(op)
 	l.access(ref, hzAtomic, op)
-	ops := []*ttVal{ptrs, l.v(op, rest[0])}
-	if mask != nil {
-		ops = append(ops, mask)
+	var x *ttVal
+	if kind := op.Attrs.Kind; (kind == "max" || kind == "min") && ref.info.DType.IsFloat() {
+		x = l.floatMaxMin(kind, ptrs, l.v(op, rest[0]), mask, rt)
+	} else {
+		ops := []*ttVal{ptrs, l.v(op, rest[0])}
+		if mask != nil {
+			ops = append(ops, mask)
+		}
+		x = b.emit1("tt.atomic_rmw", ops, rt,
+			i32Attr("atomic_rmw_op", atomicRMW(op.Attrs.Kind, ref.info.DType)), i32Attr("scope", 1), i32Attr("sem", 4))
 	}
-	x := b.emit1("tt.atomic_rmw", ops, rt,
-		i32Attr("atomic_rmw_op", atomicRMW(op.Attrs.Kind, ref.info.DType)), i32Attr("scope", 1), i32Attr("sem", 4))
 	if mask == nil {
 		return x
 	}
@@ -1727,6 +1732,37 @@ func (l *ttLower) atomic(op *Op, rt ttType) *ttVal {
 		x = b.emit1("arith.select", []*ttVal{l.v(op, rest[1]), x, zero}, rt)
 	}
 	return x
+}
+
+// floatMaxMin is an atomic max or min of floats v at ptrs (where mask
+// holds, if any) with integer updates of their bits, as Triton's
+// tl.atomic_max does: a float of clear sign bit orders as its bits read
+// signed, so such a v takes a signed max (min); a negative one orders
+// backwards as its bits read unsigned, so it takes an unsigned min (max).
+// -0 is below +0 both ways; NaNs order by their bits. The old values come
+// back as floats.
+func (l *ttLower) floatMaxMin(kind string, ptrs, v, mask *ttVal, rt ttType) *ttVal {
+	b := l.b
+	ib := fmt.Sprintf("i%d", rt.bits())
+	ip := b.cast("tt.bitcast", ptrs, ptrType(ib))
+	bits := b.cast("tt.bitcast", v, ib)
+	zero := b.intConst(0, bits.t)
+	pos := b.cmp("arith.cmpi", "sge", bits, zero)
+	neg := b.cmp("arith.cmpi", "slt", bits, zero)
+	if mask != nil {
+		pos, neg = b.andI(pos, mask), b.andI(neg, mask)
+	}
+	signed, unsigned := int64(6), int64(9) // max, umin
+	if kind == "min" {
+		signed, unsigned = 7, 8 // min, umax
+	}
+	rmw := func(code int64, m *ttVal) *ttVal {
+		return b.emit1("tt.atomic_rmw", []*ttVal{ip, bits, m}, bits.t,
+			i32Attr("atomic_rmw_op", code), i32Attr("scope", 1), i32Attr("sem", 4))
+	}
+	oldPos, oldNeg := rmw(signed, pos), rmw(unsigned, neg)
+	old := b.emit1("arith.select", []*ttVal{pos, oldPos, oldNeg}, bits.t)
+	return b.cast("tt.bitcast", old, rt.elem)
 }
 
 func (l *ttLower) forOp(op *Op) {
