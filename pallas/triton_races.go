@@ -44,7 +44,9 @@ import (
 //     the axis picks. Such a shared output is loaded only within one of
 //     its stores (each dim at the same start, computed alike, and no
 //     longer; or static and inside; or inside a dim the store spans; a
-//     masked store only where the load has the same mask and indices), so
+//     masked store only where the load has the same mask and indices; or
+//     in the slice of a dim that a store indexes with the same value made
+//     from the program id, a row p stored block by block), so
 //     that each program reads what it wrote, or by the one program all its
 //     accesses are left to;
 //   - an output block that two programs store (its index map sends both
@@ -678,7 +680,7 @@ func (x accesses) sharedAxisRace(p *Program, r RefInfo, accesses, stores []*Op, 
 	// another program writes (found in review). A load left to
 	// one program was checked above.
 	for _, a := range accesses {
-		if a.Name != "load" || slices.ContainsFunc(stores, func(st *Op) bool { return covers(st, a) }) {
+		if a.Name != "load" || slices.ContainsFunc(stores, func(st *Op) bool { return covers(st, a) || ownDim(st, a, g) }) {
 			continue
 		}
 		if _, ok := x.pinOn(a, g, fixed, axes); ok {
@@ -690,6 +692,46 @@ func (x accesses) sharedAxisRace(p *Program, r RefInfo, accesses, stores []*Op, 
 				"Load it only at indices where the same program stores it", r, a.Loc, n, ug)}
 	}
 	return nil
+}
+
+// ownDim reports whether load ld and store st index some dim with the
+// same dynamic value (computed alike), made from ProgramID(g): the load
+// stays in the slice of the output that program's stores own along that
+// dim (the row p a loop stores block by block, then reads back), as the
+// rules take a position that depends on the program as its own.
+func ownDim(st, ld *Op, g int) bool {
+	is, il := st.Attrs.Indexer, ld.Attrs.Indexer
+	if len(is.Dims) != len(il.Dims) || is.HasArrays() || il.HasArrays() {
+		return false
+	}
+	for d, ds := range is.Dims {
+		dl := il.Dims[d]
+		if ds.Kind != DimPoint || dl.Kind != DimPoint || ds.Operand < 0 || dl.Operand < 0 {
+			continue
+		}
+		v, w := st.Operands[1+ds.Operand], ld.Operands[1+dl.Operand]
+		if sameValue(v, w) && usesProgramID(v, g, map[*Value]bool{}) {
+			return true
+		}
+	}
+	return false
+}
+
+// usesProgramID reports whether v is computed from ProgramID(g) by ops
+// without regions, loads or atomic updates (seen memoizes it).
+func usesProgramID(v *Value, g int, seen map[*Value]bool) bool {
+	if v == nil || v.Def == nil || seen[v] {
+		return false
+	}
+	seen[v] = true
+	op := v.Def
+	switch {
+	case op.Name == "program_id":
+		return op.Attrs.Axis == g
+	case op.Name == "load" || op.Name == "atomic" || len(op.Regions) > 0:
+		return false
+	}
+	return slices.ContainsFunc(op.Operands, func(o *Value) bool { return usesProgramID(o, g, seen) })
 }
 
 // accesses is what accessAxes finds about a body's loads and stores.

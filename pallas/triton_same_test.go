@@ -249,3 +249,34 @@ func TestTritonRaceCheckFourthReview(t *testing.T) {
 		}}, args: []*interpreter.Tensor{x}}
 	assertTritonMatchesInterpret(t, lse)
 }
+
+// TestTritonRaceCheckRowReadBack: a program that stores its row p of a
+// whole-array output block by block in a loop and then reads the row
+// back is taken at any grid size (past 13,617 programs the computed check
+// ran out of work and the rules by dependence refused the read); a read
+// of another program's row is still refused.
+func TestTritonRaceCheckRowReadBack(t *testing.T) {
+	const n, bn = 32, 8
+	mk := func(m int64, row func(p *Value) *Value) tritonCase {
+		return tritonCase{name: "reread", kernel: func(k *Kernel, r []*Ref) {
+			x, o, s := r[0], r[1], r[2]
+			p := k.ProgramID(0)
+			k.ForLoop(0, n/bn, nil, func(j *Value, _ []*Value) []*Value {
+				o.Store(x.Load(p, DS(j.Mul(bn), bn)), p, DS(j.Mul(bn), bn))
+				return nil
+			})
+			s.Store(o.Load(row(p), n-1), p)
+		}, spec: CallSpec{Name: "reread", Grid: []int64{m},
+			OutShapes: []xla.Shape{xla.MakeShape(xla.Float32, m, n), xla.MakeShape(xla.Float32, m)}},
+			args: []*interpreter.Tensor{fTensor([]int64{m, n}, func(i int) float64 { return float64(i % 97) })}}
+	}
+	own := func(p *Value) *Value { return p }
+	for _, m := range []int64{8, 13618, 70000} {
+		require.NoError(t, lowerTritonErr(t, mk(m, own)), "%d programs", m)
+	}
+	assertTritonMatchesInterpret(t, mk(8, own))
+	next := func(p *Value) *Value { return p.Add(1).Rem(8) }
+	checkErr, outs, back := tevOrders(t, mk(8, next))
+	require.ErrorContains(t, checkErr, "race")
+	require.False(t, sameBits(outs[1], back[1]), "the evaluator should show the race")
+}
