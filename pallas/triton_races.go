@@ -45,8 +45,8 @@ import (
 //     its stores (each dim at the same start, computed alike, and no
 //     longer; or static and inside; or inside a dim the store spans; a
 //     masked store only where the load has the same mask and indices; or
-//     in the slice of a dim that a store indexes with the same value made
-//     from the program id, a row p stored block by block), so
+//     in the slice of a dim that it and every store of the output index
+//     with the program id itself, a row p stored block by block), so
 //     that each program reads what it wrote, or by the one program all its
 //     accesses are left to;
 //   - an output block that two programs store (its index map sends both
@@ -680,7 +680,7 @@ func (x accesses) sharedAxisRace(p *Program, r RefInfo, accesses, stores []*Op, 
 	// another program writes (found in review). A load left to
 	// one program was checked above.
 	for _, a := range accesses {
-		if a.Name != "load" || slices.ContainsFunc(stores, func(st *Op) bool { return covers(st, a) || ownDim(st, a, g) }) {
+		if a.Name != "load" || slices.ContainsFunc(stores, func(st *Op) bool { return covers(st, a) }) || ownRow(stores, a, g) {
 			continue
 		}
 		if _, ok := x.pinOn(a, g, fixed, axes); ok {
@@ -694,44 +694,33 @@ func (x accesses) sharedAxisRace(p *Program, r RefInfo, accesses, stores []*Op, 
 	return nil
 }
 
-// ownDim reports whether load ld and store st index some dim with the
-// same dynamic value (computed alike), made from ProgramID(g): the load
-// stays in the slice of the output that program's stores own along that
-// dim (the row p a loop stores block by block, then reads back), as the
-// rules take a position that depends on the program as its own.
-func ownDim(st, ld *Op, g int) bool {
-	is, il := st.Attrs.Indexer, ld.Attrs.Indexer
-	if len(is.Dims) != len(il.Dims) || is.HasArrays() || il.HasArrays() {
+// ownRow reports whether load ld lies in the slice of the output that
+// only its own program stores: ld indexes some dim with ProgramID(g)
+// itself (one slice per program), and so does every store of the output
+// (a row p stored block by block in a loop, then read back), so no other
+// program reaches that slice.
+func ownRow(stores []*Op, ld *Op, g int) bool {
+	il := ld.Attrs.Indexer
+	if il.HasArrays() || len(stores) == 0 {
 		return false
 	}
-	for d, ds := range is.Dims {
-		dl := il.Dims[d]
-		if ds.Kind != DimPoint || dl.Kind != DimPoint || ds.Operand < 0 || dl.Operand < 0 {
+	at := func(op *Op, d int) *Value { // op's index of dim d when a dynamic point
+		ix := op.Attrs.Indexer
+		if ix.HasArrays() || d >= len(ix.Dims) || ix.Dims[d].Kind != DimPoint || ix.Dims[d].Operand < 0 {
+			return nil
+		}
+		return op.Operands[1+ix.Dims[d].Operand]
+	}
+	for d := range il.Dims {
+		v := at(ld, d)
+		if v == nil || v.Def == nil || v.Def.Name != "program_id" || v.Def.Attrs.Axis != g {
 			continue
 		}
-		v, w := st.Operands[1+ds.Operand], ld.Operands[1+dl.Operand]
-		if sameValue(v, w) && usesProgramID(v, g, map[*Value]bool{}) {
+		if !slices.ContainsFunc(stores, func(st *Op) bool { w := at(st, d); return w == nil || !sameValue(v, w) }) {
 			return true
 		}
 	}
 	return false
-}
-
-// usesProgramID reports whether v is computed from ProgramID(g) by ops
-// without regions, loads or atomic updates (seen memoizes it).
-func usesProgramID(v *Value, g int, seen map[*Value]bool) bool {
-	if v == nil || v.Def == nil || seen[v] {
-		return false
-	}
-	seen[v] = true
-	op := v.Def
-	switch {
-	case op.Name == "program_id":
-		return op.Attrs.Axis == g
-	case op.Name == "load" || op.Name == "atomic" || len(op.Regions) > 0:
-		return false
-	}
-	return slices.ContainsFunc(op.Operands, func(o *Value) bool { return usesProgramID(o, g, seen) })
 }
 
 // accesses is what accessAxes finds about a body's loads and stores.

@@ -280,3 +280,43 @@ func TestTritonRaceCheckRowReadBack(t *testing.T) {
 	require.ErrorContains(t, checkErr, "race")
 	require.False(t, sameBits(outs[1], back[1]), "the evaluator should show the race")
 }
+
+// TestTritonRaceCheckRowReadBackReview: the read-back rule holds only
+// where every store of the output indexes the row with the program id
+// itself: a second store at another program's row, or a row that two
+// programs share, leaves the read refused.
+func TestTritonRaceCheckRowReadBackReview(t *testing.T) {
+	mk := func(m int64, row func(p *Value) *Value, col func(p *Value) any) tritonCase {
+		return tritonCase{name: "own_row", kernel: func(k *Kernel, r []*Ref) {
+			x, o, s := r[0], r[1], r[2]
+			p := k.ProgramID(0)
+			o.Store(x.Load(p, DS(0, 8)), p, DS(0, 8))
+			o.Store(x.Load(p, DS(8, 8)), row(p), DS(col(p), 8))
+			s.Store(o.Load(p, DS(8, 8)), p, DS(0, 8))
+		}, spec: CallSpec{Name: "own_row", Grid: []int64{m},
+			OutShapes: []xla.Shape{xla.MakeShape(xla.Float32, m+1, 16), xla.MakeShape(xla.Float32, m, 8)}},
+			args: []*interpreter.Tensor{fTensor([]int64{m + 1, 16}, func(i int) float64 { return float64(i%97 + 1) })}}
+	}
+	next := func(p *Value) *Value { return p.Add(1) }
+	floatCol := func(p *Value) any { return p.Astype(xla.Float32).Mul(float32(0)).Add(float32(8)).Astype(xla.Int32) }
+	checkErr, outs, back := tevOrders(t, mk(8, next, floatCol))
+	require.ErrorContains(t, checkErr, "race")
+	require.False(t, sameBits(outs[1], back[1]), "the evaluator should show the race")
+	swap := func(p *Value) *Value {
+		return p.Add(p.Eq(int32(35000)).Astype(xla.Int32)).Sub(p.Eq(int32(35001)).Astype(xla.Int32))
+	}
+	require.ErrorContains(t, lowerTritonErr(t, mk(70000, swap, func(*Value) any { return int64(8) })), "race")
+
+	const m, a = 70000, 35000
+	shared := tritonCase{name: "shared_row", kernel: func(k *Kernel, r []*Ref) {
+		x, o, s := r[0], r[1], r[2]
+		p := k.ProgramID(0)
+		v := p.Sub(p.Eq(int32(a + 1)).Astype(xla.Int32))
+		o.Store(k.Full(xla.Float32, 1, 8), v, DS(0, 8))
+		o.Store(x.Load(p, DS(8, 8)), p, DS(8, 8))
+		s.Store(o.Load(v, DS(8, 8)), p, DS(0, 8))
+	}, spec: CallSpec{Name: "shared_row", Grid: []int64{m},
+		OutShapes: []xla.Shape{xla.MakeShape(xla.Float32, m, 16), xla.MakeShape(xla.Float32, m, 8)}},
+		args: []*interpreter.Tensor{fTensor([]int64{m, 16}, func(i int) float64 { return float64(i%97 + 1) })}}
+	require.ErrorContains(t, lowerTritonErr(t, shared), "race")
+}
