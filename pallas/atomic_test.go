@@ -159,15 +159,7 @@ func TestAtomicKinds(t *testing.T) {
 				require.Equal(t, intTensor(kd.dt, []int64{8}, func(i int) int64 { return wantOld[i] }).Data, outs[0].Data, "%s: old values", name)
 				require.Equal(t, intTensor(kd.dt, []int64{8}, func(i int) int64 { return wantMem[i] }).Data, outs[1].Data, "%s: memory", name)
 			}
-			got, err := runCall(c.kernel, c.spec, c.args...)
-			require.NoError(t, err)
-			check("interpret", got)
-			check("triton", runTritonEval(t, c))
-			p, err := Trace(c.kernel, c.spec, argTypes(c.args))
-			require.NoError(t, err)
-			ref, err := zzEval(p, c.args)
-			require.NoError(t, err)
-			check("reference", ref)
+			checkEveryBackend(t, c, check)
 		})
 	}
 }
@@ -551,15 +543,7 @@ func TestAtomicFloatMaxMin(t *testing.T) {
 						require.Equal(t, math.Float64bits(wantMem[i]), math.Float64bits(got[1][i]), "%s mem[%d]: %v want %v", name, i, got[1][i], wantMem[i])
 					}
 				}
-				interp, err := runCall(c.kernel, c.spec, c.args...)
-				require.NoError(t, err)
-				check("interpret", interp)
-				check("triton", runTritonEval(t, c))
-				p, err := Trace(c.kernel, c.spec, argTypes(c.args))
-				require.NoError(t, err)
-				ref, err := zzEval(p, c.args)
-				require.NoError(t, err)
-				check("reference", ref)
+				checkEveryBackend(t, c, check)
 			})
 		}
 	}
@@ -595,4 +579,20 @@ func f64Tensor(v []float64) *interpreter.Tensor {
 	t := interpreter.NewTensor(xla.MakeShape(xla.Float64, int64(len(v))))
 	copy(t.Data.([]float64), v)
 	return t
+}
+
+// checkEveryBackend passes check the outputs of c in interpret mode, as
+// TTIR on the evaluator (programs in both orders) and on the IR contract's
+// reference evaluator, each with its name.
+func checkEveryBackend(t *testing.T, c tritonCase, check func(name string, outs []*interpreter.Tensor)) {
+	t.Helper()
+	got, err := runCall(c.kernel, c.spec, c.args...)
+	require.NoError(t, err)
+	check("interpret", got)
+	check("triton", runTritonEval(t, c))
+	p, err := Trace(c.kernel, c.spec, argTypes(c.args))
+	require.NoError(t, err)
+	ref, err := zzEval(p, c.args)
+	require.NoError(t, err)
+	check("reference", ref)
 }

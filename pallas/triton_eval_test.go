@@ -729,65 +729,53 @@ func (m *tevMachine) atomic(op *ttOp, p, x, res *tevVal) {
 			res.f[k] = old
 			continue
 		}
-		old, v := b.i[a], x.i[k]
-		uo, uv := uint64(old)&mask(bits), uint64(v)&mask(bits)
-		var r int64
-		switch rmw {
-		case 1:
-			r = old & v
-		case 2:
-			r = old | v
-		case 3:
-			r = old ^ v
-		case 4:
-			r = old + v
-		case 6:
-			r = max(old, v)
-		case 7:
-			r = min(old, v)
-		case 8:
-			r = int64(max(uo, uv))
-		case 9:
-			r = int64(min(uo, uv))
-		case 10:
-			r = v
-		default:
-			tevFail("tt.atomic_rmw %d of %s", rmw, x.t.elem)
-		}
-		b.i[a] = intLit(r, bits)
+		old := b.i[a]
+		b.i[a] = intLit(intRMW(rmw, old, x.i[k], bits, x.t.elem), bits)
 		res.i[k] = old
 	}
 }
 
-// bitsAtomic applies integer atomic_rmw code rmw with value v (bits wide)
-// to float f of a buffer of elem, on its bits: the new float, and (in
-// *old) the old bits.
-func (m *tevMachine) bitsAtomic(rmw int64, elem string, f float64, v int64, bits int, old *int64) float64 {
-	var ob int64
-	if elem == "f32" {
-		ob = int64(int32(math.Float32bits(float32(f))))
-	} else {
-		ob = int64(math.Float64bits(f))
-	}
-	*old = ob
-	uo, uv := uint64(ob)&mask(bits), uint64(v)&mask(bits)
-	var r int64
+// intRMW is integer atomic_rmw code rmw of old with v (bits wide; elem
+// names the type for errors).
+func intRMW(rmw, old, v int64, bits int, elem string) int64 {
+	uo, uv := uint64(old)&mask(bits), uint64(v)&mask(bits)
 	switch rmw {
+	case 1:
+		return old & v
+	case 2:
+		return old | v
+	case 3:
+		return old ^ v
+	case 4:
+		return old + v
 	case 6:
-		r = max(ob, v)
+		return max(old, v)
 	case 7:
-		r = min(ob, v)
+		return min(old, v)
 	case 8:
-		r = int64(max(uo, uv))
+		return int64(max(uo, uv))
 	case 9:
-		r = int64(min(uo, uv))
-	default:
+		return int64(min(uo, uv))
+	case 10:
+		return v
+	}
+	tevFail("tt.atomic_rmw %d of %s", rmw, elem)
+	return 0
+}
+
+// bitsAtomic applies integer atomic_rmw code rmw (a max or min) with
+// value v (bits wide) to float f of a buffer of elem, on its bits: the new
+// float, and (in *old) the old bits.
+func (m *tevMachine) bitsAtomic(rmw int64, elem string, f float64, v int64, bits int, old *int64) float64 {
+	if rmw < 6 || rmw > 9 {
 		tevFail("tt.atomic_rmw %d on the bits of %s", rmw, elem)
 	}
 	if elem == "f32" {
-		return float64(math.Float32frombits(uint32(r)))
+		*old = int64(int32(math.Float32bits(float32(f))))
+		return float64(math.Float32frombits(uint32(intRMW(rmw, *old, v, bits, elem))))
 	}
-	return math.Float64frombits(uint64(r))
+	*old = int64(math.Float64bits(f))
+	return math.Float64frombits(uint64(intRMW(rmw, *old, v, bits, elem)))
 }
 
 // intToFloat rounds the integer v (its low bits read as unsigned when

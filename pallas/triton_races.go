@@ -144,8 +144,12 @@ func checkParallelPrograms(p *Program) error {
 	// is checked as a load and a store (read) of its elements.
 	updated := map[int]bool{}
 	var mem map[*Value]*Op
+	var live map[*Value]bool
 	for i, as := range atomics {
-		if commutingUpdates(p, i, as, stores[i], loads) {
+		if live == nil {
+			live = liveValues(p.Body)
+		}
+		if commutingUpdates(p, i, as, stores[i], loads, live) {
 			continue
 		}
 		if mem == nil {
@@ -185,12 +189,7 @@ func checkParallelPrograms(p *Program) error {
 		// The grid with the axes the map ignores collapsed: its pairs
 		// of programs sent to one block differ on axes the map uses.
 		used := blockAxes[p.Body.Args[ri]]
-		grid := slices.Clone(p.Grid)
-		for g := range grid {
-			if used&axisBit(g) == 0 {
-				grid[g] = 1
-			}
-		}
+		grid := collapsed(p.Grid, used)
 		// The programs that share a block agree on the axes the map
 		// uses, unless it sends two of them to one block (g/2).
 		a, b, block, shares := sharedBlock(m, grid, 0)
@@ -206,7 +205,7 @@ func checkParallelPrograms(p *Program) error {
 		// data, or a grid past sharedBlock's corner, may send programs
 		// that differ on those axes to one block too.
 		agreed := fixed
-		if !mapApart(m, grid) {
+		if shares || !mapComputed(m, grid) {
 			agreed = 0
 		}
 		for g, n := range p.Grid {
@@ -282,8 +281,8 @@ func atomicHint(err error, updated bool) error {
 // commutingUpdates reports whether the atomic updates as of ref i leave
 // it the same whatever order the programs run them in: all of one kind
 // other than xchg, their old values unused, and no load or store of the
-// ref (or load of the input aliased to it) beside them.
-func commutingUpdates(p *Program, i int, as, stores []*Op, loads map[int][]*Op) bool {
+// ref (or load of the input aliased to it) beside them (live: liveValues).
+func commutingUpdates(p *Program, i int, as, stores []*Op, loads map[int][]*Op, live map[*Value]bool) bool {
 	if len(stores) > 0 || len(loads[i]) > 0 {
 		return false
 	}
@@ -292,7 +291,6 @@ func commutingUpdates(p *Program, i int, as, stores []*Op, loads map[int][]*Op) 
 			return false
 		}
 	}
-	live := liveValues(p.Body)
 	for _, a := range as {
 		if a.Attrs.Kind == "xchg" || a.Attrs.Kind != as[0].Attrs.Kind || live[a.Results[0]] {
 			return false
@@ -301,11 +299,30 @@ func commutingUpdates(p *Program, i int, as, stores []*Op, loads map[int][]*Op) 
 	return true
 }
 
+// collapsed is grid with the axes not in used (axisBit bits) of one
+// step: the grid an index map that ignores them tells programs apart on.
+func collapsed(grid []int64, used uint64) []int64 {
+	out := slices.Clone(grid)
+	for g := range out {
+		if used&axisBit(g) == 0 {
+			out[g] = 1
+		}
+	}
+	return out
+}
+
+// mapComputed reports whether index map m is computed at build time on
+// the whole of grid (the grid with the axes it ignores collapsed), so that
+// sharedBlock's verdict covers every program.
+func mapComputed(m *Region, grid []int64) bool {
+	_, ok := newMapEval(m, grid)
+	return ok && slices.Equal(gridCorner(grid), grid)
+}
+
 // mapApart reports whether index map m is computed on the whole of grid
-// (the grid with the axes it ignores collapsed) and sends no two of its
-// programs to one block.
+// and sends no two of its programs to one block.
 func mapApart(m *Region, grid []int64) bool {
-	if _, ok := newMapEval(m, grid); !ok || !slices.Equal(gridCorner(grid), grid) {
+	if !mapComputed(m, grid) {
 		return false
 	}
 	_, _, _, shares := sharedBlock(m, grid, 0)
@@ -360,12 +377,10 @@ func (x accesses) updatesFromMemory(p *Program, i int, as []*Op, mem map[*Value]
 			used |= axisBit(g)
 		}
 	}
-	grid := slices.Clone(p.Grid)
-	for g := range grid {
-		if used&axisBit(g) == 0 {
-			grid[g] = 1
-		}
-	}
+	// byMap: the axes programs sharing the block agree on by the map,
+	// those it uses when it is apart (found for the first update that
+	// needs them).
+	byMap, known := uint64(0), false
 	for _, a := range as {
 		// Where its position comes from, when the check cannot compute
 		// it: memory, a carried value, a data map, or else (floats, a
@@ -382,13 +397,15 @@ func (x accesses) updatesFromMemory(p *Program, i int, as []*Op, mem map[*Value]
 		if at == nil {
 			continue
 		}
-		// The axes programs sharing the block agree on: those the map
-		// uses (when it is apart), then those a When pins to a value of
-		// agreed axes, to a fixed point.
-		agreed := uint64(0)
-		if !reads && mapApart(m, grid) {
-			agreed = used
+		// Those the map agrees on, then those a When pins to a value
+		// of agreed axes, to a fixed point.
+		if !known {
+			known = true
+			if !reads && mapApart(m, collapsed(p.Grid, used)) {
+				byMap = used
+			}
 		}
+		agreed := byMap
 		for changed := true; changed; {
 			changed = false
 			for _, pn := range x.pins[a] {
