@@ -1172,6 +1172,24 @@ func (l *interp) op(fb *stablehlo.FuncBuilder, op *Op, e *env) error {
 		set(fb.Cosine(in(0)))
 	case "logistic":
 		set(fb.Logistic(in(0)))
+	case "log1p":
+		set(fb.LogPlusOne(in(0)))
+	case "expm1":
+		set(fb.ExponentialMinusOne(in(0)))
+	case "tan":
+		set(fb.Tan(in(0)))
+	case "round":
+		set(fb.RoundNearestEven(in(0)))
+	case "sign":
+		if t.DType.IsUnsigned() { // stablehlo.sign takes signed types only
+			x := in(0)
+			ne := fb.Compare(x, fb.SplatOf(t.DType, 0, hloDims(t)...), stablehlo.CompareNE, stablehlo.CompareAuto)
+			set(fb.Convert(ne, t.DType))
+		} else {
+			set(fb.Sign(in(0)))
+		}
+	case "bitcast":
+		set(fb.BitcastConvert(in(0), t.DType))
 	case "not":
 		set(fb.Not(in(0)))
 	case "add":
@@ -1277,6 +1295,8 @@ func (l *interp) op(fb *stablehlo.FuncBuilder, op *Op, e *env) error {
 		switch op.Attrs.Kind {
 		case "sum":
 			set(fb.ReduceSum(x, op.Attrs.Axes...))
+		case "prod":
+			set(fb.ReduceProd(x, op.Attrs.Axes...))
 		case "max":
 			set(fb.ReduceMax(x, op.Attrs.Axes...))
 		case "min":

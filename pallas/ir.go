@@ -66,7 +66,10 @@ import (
 //	program_id       -> i32 scalar     Axis int
 //	num_programs     -> i32 scalar     Axis int
 //	neg exp log tanh erf sqrt rsqrt abs floor ceil sin cos logistic not
-//	                 x -> r            (unary elementwise; "not" on bool/int)
+//	log1p expm1 tan round sign
+//	                 x -> r            (unary elementwise; "not" on bool/int; round
+//	                                   halves to even; sign on ints and floats: -1, 0, 1,
+//	                                   a float's ±0 and NaN kept)
 //	add sub mul div rem max min pow and or xor
 //	                 x, y -> r         (binary elementwise, same types)
 //	shl shr          x, y -> r         (integers; shr is arithmetic for signed, logical for
@@ -75,11 +78,13 @@ import (
 //	cmp              x, y -> bool r    Dir string: EQ NE LT LE GT GE
 //	select           pred, x, y -> r   pred bool of r's shape
 //	convert          x -> r            (dtype change, shape kept: rules below)
+//	bitcast          x -> r            (the same bits as another integer or float
+//	                                   dtype of x's width, shape kept)
 //	broadcast_in_dim x -> r            Dims []int64: result dim of each operand dim, whose
 //	                                   size is the operand dim's or the operand dim is 1
 //	reshape          x -> r            (same element count, row-major order)
 //	transpose        x -> r            Perm []int64: result dim i is operand dim Perm[i]
-//	reduce           x -> r            Kind string (sum|max|min), Axes []int64 (sorted)
+//	reduce           x -> r            Kind string (sum|prod|max|min), Axes []int64 (sorted)
 //	dot              a[m,k], b[k,n] -> r[m,n]   r's dtype is the preferred (accumulator) dtype;
 //	                                   TransA, TransB bool: a is [k,m] / b is [n,k]
 //	load             ref, idx... [, mask [, other]] -> r      Indexer Indexer

@@ -368,7 +368,8 @@ func (e *zeval) runOp(op *Op) {
 		} else {
 			res.i[0] = e.p.Grid[op.Attrs.Axis]
 		}
-	case "neg", "exp", "log", "tanh", "erf", "sqrt", "rsqrt", "abs", "floor", "ceil", "sin", "cos", "logistic", "not":
+	case "neg", "exp", "log", "tanh", "erf", "sqrt", "rsqrt", "abs", "floor", "ceil", "sin", "cos", "logistic", "not",
+		"log1p", "expm1", "tan", "round", "sign":
 		res = e.unary(op.Name, e.val(op.Operands[0]))
 	case "add", "sub", "mul", "div", "rem", "max", "min", "pow", "and", "or", "xor", "shl", "shr":
 		switch {
@@ -391,6 +392,8 @@ func (e *zeval) runOp(op *Op) {
 		}
 	case "convert":
 		res = convertZT(e.val(op.Operands[0]), rt().DType)
+	case "bitcast":
+		res = bitcastZT(e.val(op.Operands[0]), rt().DType)
 	case "broadcast_in_dim":
 		x := e.val(op.Operands[0])
 		t := rt()
@@ -515,6 +518,21 @@ func (e *zeval) unary(name string, x *zt) *zt {
 				y = math.Cos(v)
 			case "logistic":
 				y = 1 / (1 + math.Exp(-v))
+			case "log1p":
+				y = math.Log1p(v)
+			case "expm1":
+				y = math.Expm1(v)
+			case "tan":
+				y = math.Tan(v)
+			case "round":
+				y = math.RoundToEven(v)
+			case "sign": // contract: ±0 and NaN are kept
+				y = v
+				if v > 0 {
+					y = 1
+				} else if v < 0 {
+					y = -1
+				}
 			default:
 				zfail("%s on %v", name, x.dt)
 			}
@@ -532,6 +550,13 @@ func (e *zeval) unary(name string, x *zt) *zt {
 				}
 			case "not": // contract: bitwise on integers
 				y = ^v
+			case "sign":
+				y = 0
+				if icmp(x.dt, v, 0) > 0 {
+					y = 1
+				} else if v < 0 && !x.dt.IsUnsigned() {
+					y = -1
+				}
 			default:
 				zfail("%s on %v", name, x.dt)
 			}
@@ -797,9 +822,9 @@ func (e *zeval) reduce(kind string, axes []int64, x *zt, t Type) *zt {
 	for i := int64(0); i < r.n(); i++ {
 		switch {
 		case r.f != nil:
-			r.f[i] = map[string]float64{"sum": 0, "max": math.Inf(-1), "min": math.Inf(1)}[kind]
+			r.f[i] = map[string]float64{"sum": 0, "prod": 1, "max": math.Inf(-1), "min": math.Inf(1)}[kind]
 		case r.i != nil:
-			r.i[i] = map[string]int64{"sum": 0, "max": intMin(t.DType), "min": intMax(t.DType)}[kind]
+			r.i[i] = map[string]int64{"sum": 0, "prod": 1, "max": intMin(t.DType), "min": intMax(t.DType)}[kind]
 		default:
 			zfail("reduce on bool")
 		}
@@ -818,6 +843,8 @@ func (e *zeval) reduce(kind string, axes []int64, x *zt, t Type) *zt {
 			switch kind {
 			case "sum":
 				r.f[j] += x.f[i] // rounded at the end
+			case "prod":
+				r.f[j] *= x.f[i]
 			case "max":
 				r.f[j] = fmax(r.f[j], x.f[i])
 			case "min":
@@ -829,6 +856,8 @@ func (e *zeval) reduce(kind string, axes []int64, x *zt, t Type) *zt {
 			switch kind {
 			case "sum":
 				r.i[j] = wrapI(t.DType, r.i[j]+x.i[i])
+			case "prod":
+				r.i[j] = wrapI(t.DType, r.i[j]*x.i[i])
 			case "max":
 				if icmp(t.DType, x.i[i], r.i[j]) > 0 {
 					r.i[j] = x.i[i]
@@ -1248,4 +1277,46 @@ func refZeroConst(v *Value) bool {
 		}
 	}
 	return false
+}
+
+// bitcastZT reads x's bits as dt (of the same width).
+func bitcastZT(x *zt, dt xla.DType) *zt {
+	if x.dt.Bits() != dt.Bits() {
+		zfail("bitcast %v to %v", x.dt, dt)
+	}
+	r := newZT(dt, x.shape)
+	for i := int64(0); i < x.n(); i++ {
+		var bits uint64
+		switch x.dt {
+		case xla.Float64:
+			bits = math.Float64bits(x.f[i])
+		case xla.Float32:
+			bits = uint64(math.Float32bits(float32(x.f[i])))
+		case xla.Float16:
+			bits = uint64(xla.F16FromFloat64(x.f[i]))
+		case xla.BFloat16:
+			bits = uint64(xla.BF16FromFloat64(x.f[i]))
+		default:
+			if x.i == nil {
+				zfail("bitcast from %v", x.dt)
+			}
+			bits = uint64(x.i[i])
+		}
+		switch dt {
+		case xla.Float64:
+			r.f[i] = math.Float64frombits(bits)
+		case xla.Float32:
+			r.f[i] = float64(math.Float32frombits(uint32(bits)))
+		case xla.Float16:
+			r.f[i] = float64(xla.F16(bits).Float32())
+		case xla.BFloat16:
+			r.f[i] = float64(xla.BF16(bits).Float32())
+		default:
+			if r.i == nil {
+				zfail("bitcast to %v", dt)
+			}
+			r.i[i] = wrapI(dt, int64(bits))
+		}
+	}
+	return r
 }

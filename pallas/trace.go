@@ -772,6 +772,55 @@ func (v *Value) Cos() *Value { return v.unary("cos", notFloat) }
 // Sigmoid is the logistic function 1/(1+e**-v).
 func (v *Value) Sigmoid() *Value { return v.unary("logistic", notFloat) }
 
+// Log1p is log(1+v), accurate where v is small.
+func (v *Value) Log1p() *Value { return v.unary("log1p", notFloat) }
+
+// Expm1 is e**v - 1, accurate where v is small.
+func (v *Value) Expm1() *Value { return v.unary("expm1", notFloat) }
+
+// Tan is the tangent.
+func (v *Value) Tan() *Value { return v.unary("tan", notFloat) }
+
+// Round rounds to the nearest integer, halves to even (jnp.round).
+func (v *Value) Round() *Value { return v.unary("round", notFloat) }
+
+// Sign is -1, 0 or 1 as v is negative, zero or positive; a float zero
+// keeps its sign and NaN stays NaN (jnp.sign).
+func (v *Value) Sign() *Value { return v.unary("sign", notNumber) }
+
+// Clip is v limited to [lo, hi]: Max(lo) then Min(hi), as jnp.clip (a nil
+// bound is no limit on that side).
+func (v *Value) Clip(lo, hi any) *Value {
+	if lo != nil {
+		v = v.Max(lo)
+	}
+	if hi != nil {
+		v = v.Min(hi)
+	}
+	return v
+}
+
+// Bitcast reads v's bits as dtype, of the same width (lax.bitcast_convert_type
+// between types of one size; bools are not bits).
+func (v *Value) Bitcast(dtype xla.DType) *Value {
+	k := kernelOf("bitcast", "operand 0", v)
+	if !k.check("bitcast", v) {
+		return v
+	}
+	from := v.Type.DType
+	switch {
+	case !dtype.Valid() || dtype.IsComplex() || dtype.IsBool() || from.IsComplex() || from.IsBool():
+		k.failf("bitcast", "bitcast from %s to %s: only integer and float types of one width", dtypeName(from), dtypeName(dtype))
+		return k.placeholder(v.Type)
+	case dtype.Bits() != from.Bits():
+		k.failf("bitcast", "bitcast from %s (%d bits) to %s (%d bits): the widths differ", dtypeName(from), from.Bits(), dtypeName(dtype), dtype.Bits())
+		return k.placeholder(Type{DType: dtype, Shape: v.Type.Shape})
+	case dtype == from:
+		return v
+	}
+	return k.emit("bitcast", []*Value{v}, []Type{{DType: dtype, Shape: v.Type.Shape}}, Attrs{}).Results[0]
+}
+
 // Not is logical (bool) or bitwise (integer) negation.
 func (v *Value) Not() *Value { return v.unary("not", notIntegral) }
 
@@ -913,7 +962,7 @@ func (v *Value) reduce(kind string, axes []int) *Value {
 		// Whether any (max) or all (min) are true, through u8 (whose max
 		// starts from 0: any of nothing is false; min from 255: all of
 		// nothing is true); a sum counts the trues, in i32 (jnp.sum's).
-		if kind == "sum" {
+		if kind == "sum" || kind == "prod" {
 			return v.Astype(xla.Int32).reduce(kind, axes)
 		}
 		return v.Astype(xla.Uint8).reduce(kind, axes).Astype(xla.Bool)
@@ -947,7 +996,7 @@ func (v *Value) reduce(kind string, axes []int) *Value {
 			shape = append(shape, v.Type.Shape[i])
 		}
 	}
-	if dt := v.Type.DType; kind == "sum" && (dt == xla.Float16 || dt == xla.BFloat16) {
+	if dt := v.Type.DType; (kind == "sum" || kind == "prod") && (dt == xla.Float16 || dt == xla.BFloat16) {
 		// Sums of 16-bit floats run in f32 (as jnp.sum does), rounded
 		// once: the same on every backend, whatever its reduction order.
 		w := k.emit("convert", []*Value{v}, []Type{{DType: xla.Float32, Shape: v.Type.Shape}}, Attrs{}).Results[0]
@@ -961,6 +1010,59 @@ func (v *Value) reduce(kind string, axes []int) *Value {
 // negative axes count from the end); f16 and bf16 sums accumulate in f32.
 // The sum of a bool value counts its trues, as an i32 (jnp.sum).
 func (v *Value) Sum(axes ...int) *Value { return v.reduce("sum", axes) }
+
+// Prod reduces v by multiplication along axes (all when none; negative
+// axes count from the end); f16 and bf16 products accumulate in f32, and a
+// bool value's product is an i32 (1 where all are true), as jnp.prod.
+func (v *Value) Prod(axes ...int) *Value { return v.reduce("prod", axes) }
+
+// Mean is the mean along axes (all when none; negative axes count from
+// the end): the sum divided by the count, in f32 for integers and bools,
+// and for f16 and bf16 in f32 rounded once (jnp.mean).
+func (v *Value) Mean(axes ...int) *Value {
+	k := kernelOf("mean", "operand 0", v)
+	if !k.check("mean", v) {
+		return v
+	}
+	dt := v.Type.DType
+	if notNumber(dt) && !dt.IsBool() {
+		k.failf("mean", "mean not defined on %v", dt)
+		return k.placeholder(v.Type)
+	}
+	w := v
+	if !dt.IsFloat() || dt.Bits() < 32 {
+		w = v.Astype(xla.Float32)
+	}
+	s := w.Sum(axes...)
+	if k.st.err != nil {
+		return s // bad axes, named by the sum
+	}
+	n := int64(1)
+	for i, d := range v.Type.Shape {
+		if droppedAxis(i, axes, len(v.Type.Shape)) {
+			n *= d
+		}
+	}
+	m := s.Div(float64(n))
+	if dt.IsFloat() && dt.Bits() < 32 {
+		m = m.Astype(dt)
+	}
+	return m
+}
+
+// droppedAxis says whether axis i of a rank-r value is among axes (all
+// when none; negative ones count from the end).
+func droppedAxis(i int, axes []int, r int) bool {
+	if len(axes) == 0 {
+		return true
+	}
+	for _, a := range axes {
+		if a == i || a+r == i {
+			return true
+		}
+	}
+	return false
+}
 
 // ReduceMax reduces v by maximum along axes (all when none; negative
 // axes count from the end); of a bool value, whether any is true.

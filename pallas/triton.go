@@ -49,15 +49,18 @@ import (
 //     undefined (x / 0 = -1, x % 0 = x, MIN / -1 = MIN, MIN % -1 = 0):
 //     a divisor that is not a constant is replaced by 1 there and the
 //     result selected; shifts (arith.shli/shrsi/shrui) likewise by an
-//     amount of the width or more (0, or the sign fill). exp, log, tanh, erf, sqrt, rsqrt, sin, cos and pow
+//     amount of the width or more (0, or the sign fill). exp, log, tanh, erf, sqrt, rsqrt, sin, cos,
+//     log1p, expm1, tan, pow and round (rint: halves to even)
 //     call libdevice through tt.extern_elementwise as JAX does (f16/bf16
-//     go through f32). Bool refs are i8 in memory.
+//     go through f32); sign is two selects; bitcast is tt.bitcast (none
+//     between i32 and u32: Triton's integers are signless). Bool refs are
+//     i8 in memory.
 //   - Division of floats is IEEE: f32 through tt.precise_divf (arith.divf
 //     on f32 lowers to an approximate division on NVIDIA GPUs), f16 and
 //     bf16 divided (and rem) in f32 and rounded once (Triton's NVIDIA
 //     lowering aborts on 16-bit divf); remainders call libdevice's exact
 //     fmod.
-//   - reduce is one tt.reduce per axis (f16 and bf16 sums in f32, rounded
+//   - reduce is one tt.reduce per axis (f16 and bf16 sums and products in f32, rounded
 //     once, as the trace asks on every backend); dot is tt.dot with an f32
 //     (i32 for i8, f64 for f64 operands) zero accumulator, IEEE precision
 //     for f32, then a convert to the preferred type. Dots below the tensor

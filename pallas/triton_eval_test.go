@@ -204,6 +204,7 @@ func parseLit(lit string, t ttType) (float64, int64) {
 var tevLib = map[string]func(float64) float64{
 	"exp": math.Exp, "log": math.Log, "tanh": math.Tanh, "erf": math.Erf, "sqrt": math.Sqrt,
 	"rsqrt": func(x float64) float64 { return 1 / math.Sqrt(x) }, "sin": math.Sin, "cos": math.Cos,
+	"log1p": math.Log1p, "expm1": math.Expm1, "tan": math.Tan, "rint": math.RoundToEven,
 }
 
 func (m *tevMachine) op(op *ttOp) []*tevVal {
@@ -615,17 +616,34 @@ func (m *tevMachine) op(op *ttOp) []*tevVal {
 				}
 				res.f[k] = round(intToFloat(x.i[k], name == "arith.uitofp", sb, via), rt.elem)
 			case "tt.bitcast": // arith.bitcast on tensors: XLA's Triton refuses it
-				switch {
-				case op.operands[0].t.elem == "f32" && rt.elem == "i32":
-					res.i[k] = int64(int32(math.Float32bits(float32(x.f[k]))))
-				case op.operands[0].t.elem == "i32" && rt.elem == "f32":
-					res.f[k] = float64(math.Float32frombits(uint32(x.i[k])))
-				case op.operands[0].t.elem == "f64" && rt.elem == "i64":
-					res.i[k] = int64(math.Float64bits(x.f[k]))
-				case op.operands[0].t.elem == "i64" && rt.elem == "f64":
-					res.f[k] = math.Float64frombits(uint64(x.i[k]))
+				from := op.operands[0].t.elem
+				if sb != rt.bits() || from == rt.elem {
+					tevFail("bitcast %s to %s", from, rt.elem)
+				}
+				var bits uint64
+				switch from {
+				case "f64":
+					bits = math.Float64bits(x.f[k])
+				case "f32":
+					bits = uint64(math.Float32bits(float32(x.f[k])))
+				case "f16":
+					bits = uint64(xla.F16FromFloat64(x.f[k]))
+				case "bf16":
+					bits = uint64(xla.BF16FromFloat64(x.f[k]))
 				default:
-					tevFail("bitcast %s to %s", op.operands[0].t.elem, rt.elem)
+					bits = uint64(x.i[k]) & mask(sb)
+				}
+				switch rt.elem {
+				case "f64":
+					res.f[k] = math.Float64frombits(bits)
+				case "f32":
+					res.f[k] = float64(math.Float32frombits(uint32(bits)))
+				case "f16":
+					res.f[k] = float64(xla.F16(bits).Float32())
+				case "bf16":
+					res.f[k] = float64(xla.BF16(bits).Float32())
+				default:
+					res.i[k] = wrap(int64(bits))
 				}
 			case "arith.fptosi", "arith.fptoui":
 				// Outside the target's range (NaN included) the result is

@@ -653,7 +653,8 @@ func (e *fzEnv) node(n *fzNode) {
 			"neg": (*Value).Neg, "abs": (*Value).Abs, "exp": (*Value).Exp, "log": (*Value).Log,
 			"tanh": (*Value).Tanh, "erf": (*Value).Erf, "sqrt": (*Value).Sqrt, "rsqrt": (*Value).Rsqrt,
 			"floor": (*Value).Floor, "ceil": (*Value).Ceil, "sin": (*Value).Sin, "cos": (*Value).Cos,
-			"logistic": (*Value).Sigmoid, "not": (*Value).Not,
+			"logistic": (*Value).Sigmoid, "not": (*Value).Not, "log1p": (*Value).Log1p,
+			"expm1": (*Value).Expm1, "tan": (*Value).Tan, "round": (*Value).Round, "sign": (*Value).Sign,
 		}[n.op]
 		r = f(x(0))
 	case "binary":
@@ -943,11 +944,14 @@ func fzUnary(op string, dt xla.DType, x fzInfo) fzInfo {
 		}
 		r.lo, r.hi = fzWrap(dt, r.lo, r.hi)
 		return r
-	case "floor", "ceil":
-		if op == "floor" {
+	case "floor", "ceil", "round":
+		switch op {
+		case "floor":
 			mono(math.Floor)
-		} else {
+		case "ceil":
 			mono(math.Ceil)
+		default:
+			mono(math.RoundToEven)
 		}
 		if !x.exact() {
 			r.ea = math.Inf(1) // never generated: a last-bit difference can move a whole unit
@@ -961,6 +965,30 @@ func fzUnary(op string, dt xla.DType, x fzInfo) fzInfo {
 			return fzInfo{lo: hi - x.hi, hi: hi - x.lo}
 		}
 		return fzInfo{lo: -x.hi - 1, hi: -x.lo - 1}
+	case "sign":
+		sign := func(v float64) float64 {
+			switch {
+			case v > 0:
+				return 1
+			case v < 0:
+				return -1
+			}
+			return 0
+		}
+		mono(sign) // non-decreasing
+		if !x.exact() {
+			r.ea = math.Inf(1) // never generated: a last-bit difference can flip it
+		}
+		return r
+	case "log1p":
+		mono(math.Log1p)
+		return lip(1) // of x >= 0
+	case "expm1":
+		mono(math.Expm1)
+		return lip(math.Exp(math.Max(x.hi, 0)))
+	case "tan":
+		mono(math.Tan)
+		return lip(1 / math.Pow(math.Cos(math.Max(-x.lo, x.hi)), 2)) // of |x| <= 1
 	case "exp":
 		mono(math.Exp)
 		out := fzInfo{lo: r.lo, hi: r.hi}
@@ -2750,22 +2778,27 @@ func (g *fzGen) unary() int {
 	case dt.IsBool():
 		return g.un("not", x)
 	case !dt.IsFloat():
-		return g.un([]string{"neg", "abs", "not"}[g.intn(3)], x)
+		return g.un([]string{"neg", "abs", "not", "sign"}[g.intn(4)], x)
 	}
-	ops := []string{"neg", "abs", "floor", "ceil", "exp", "log", "tanh", "erf", "sqrt", "rsqrt", "sin", "cos", "logistic"}
+	ops := []string{"neg", "abs", "floor", "ceil", "exp", "log", "tanh", "erf", "sqrt", "rsqrt", "sin", "cos", "logistic",
+		"log1p", "expm1", "tan", "round", "sign"}
 	op := ops[g.intn(len(ops))]
 	if !g.exact(x) {
 		x = g.bound(x, 64)
 	}
 	switch op {
-	case "floor", "ceil":
+	case "floor", "ceil", "round", "sign":
 		if !g.exact(x) {
 			op = "abs"
 		}
-	case "exp":
+	case "exp", "expm1":
 		if g.info[x].hi > 3 {
 			x = g.binS("min", x, 3.0)
 		}
+	case "log1p":
+		x = g.un("abs", x)
+	case "tan":
+		x = g.bound(x, 1)
 	case "log", "sqrt", "rsqrt":
 		off := 0.5
 		if op != "log" {

@@ -802,7 +802,8 @@ func (l *ttLower) region(r *Region) {
 // __nv_<name> (f64).
 var unaryLib = map[string]string{
 	"exp": "exp", "log": "log", "tanh": "tanh", "erf": "erf", "sqrt": "sqrt",
-	"rsqrt": "rsqrt", "sin": "sin", "cos": "cos",
+	"rsqrt": "rsqrt", "sin": "sin", "cos": "cos", "log1p": "log1p", "expm1": "expm1", "tan": "tan",
+	"round": "rint", // to nearest, halves to even
 }
 
 func (l *ttLower) op(op *Op) {
@@ -860,8 +861,26 @@ func (l *ttLower) op(op *Op) {
 		}
 	case "floor", "ceil":
 		set(b.emit1("math."+op.Name, []*ttVal{in(0)}, rt))
-	case "exp", "log", "tanh", "erf", "sqrt", "rsqrt", "sin", "cos":
+	case "exp", "log", "tanh", "erf", "sqrt", "rsqrt", "sin", "cos", "log1p", "expm1", "tan", "round":
 		set(l.libdevice(op, unaryLib[op.Name], in(0)))
+	case "sign":
+		// 1 above zero, -1 below, else x itself: ±0 and NaN (floats) kept.
+		x := in(0)
+		zero := b.numConst(0, rt)
+		name, gt := cmpPred("GT", dt)
+		_, lt := cmpPred("LT", dt)
+		y := x
+		if !dt.IsUnsigned() {
+			y = b.emit1("arith.select", []*ttVal{b.cmp(name, lt, x, zero), b.numConst(-1, rt), x}, rt)
+		}
+		set(b.emit1("arith.select", []*ttVal{b.cmp(name, gt, x, zero), b.numConst(1, rt), y}, rt))
+	case "bitcast":
+		x := in(0)
+		if x.t.elem == rt.elem { // Triton's integers are signless: i32 is u32
+			set(x)
+		} else {
+			set(b.emit1("tt.bitcast", []*ttVal{x}, rt))
+		}
 	case "pow":
 		set(l.libdevice(op, "pow", in(0), in(1)))
 	case "logistic":
@@ -1252,6 +1271,8 @@ func (l *ttLower) reduceAxis(x *ttVal, axis int, kind string, dt xla.DType) *ttV
 	switch kind {
 	case "sum":
 		comb = binaryOp("add", dt)
+	case "prod":
+		comb = binaryOp("mul", dt)
 	case "max", "min":
 		comb = binaryOp(kind, dt)
 	default:

@@ -850,7 +850,8 @@ var spreadOps = map[string]bool{
 	"add": true, "sub": true, "mul": true, "div": true, "rem": true, "max": true, "min": true, "pow": true,
 	"and": true, "or": true, "xor": true, "shl": true, "shr": true, "neg": true, "abs": true, "not": true,
 	"exp": true, "log": true, "tanh": true, "erf": true, "sqrt": true, "rsqrt": true, "floor": true,
-	"ceil": true, "sin": true, "cos": true, "logistic": true,
+	"ceil": true, "sin": true, "cos": true, "logistic": true, "log1p": true, "expm1": true, "tan": true,
+	"round": true, "sign": true, "bitcast": true,
 }
 
 // apart returns the grid axes on which two programs that both run access
