@@ -425,3 +425,19 @@ func TestErrorsNameCallSiteLocations(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "mydialect.frob at /home/u/model.py:10 (line 2):")
 }
+
+// TestCompileNamesNestedModules: a module whose functions sit in a module
+// inside it (or a file of modules one after another) is said as such, not
+// only as a missing @main.
+func TestCompileNamesNestedModules(t *testing.T) {
+	const fn = "func.func @main() -> tensor<i32> {\n  %0 = stablehlo.constant dense<1> : tensor<i32>\n  return %0 : tensor<i32>\n}\n"
+	m, err := stablehlo.Parse([]byte("module {\n  module @inner {\n" + fn + "  }\n}\n"))
+	require.NoError(t, err)
+	_, err = Compile(m, "")
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "module has no function @main to run at its top level (it holds a module inside it")
+	m, err = stablehlo.Parse([]byte(fn))
+	require.NoError(t, err)
+	_, err = Compile(m, "other")
+	require.EqualError(t, err, "interpreter: module has no function @other to run")
+}

@@ -497,6 +497,11 @@ func compileProgram(m *stablehlo.Module, main string, share bool) (*Program, err
 	}
 	p.Main = m.Func(main)
 	if p.Main == nil || p.Main.Body == nil {
+		for _, g := range m.Globals {
+			if g.Name == "builtin.module" {
+				return nil, fmt.Errorf("interpreter: module has no function @%s to run at its top level (it holds a module inside it, or modules written one after another, whose functions the interpreter does not look into)", main)
+			}
+		}
 		return nil, fmt.Errorf("interpreter: module has no function @%s to run", main)
 	}
 	if c := m.CallCycle(main); c != nil {

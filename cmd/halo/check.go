@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"flag"
@@ -177,6 +178,9 @@ func checkFile(path string, opts checkOptions) []checkResult {
 	if err != nil {
 		return []checkResult{{where: path, err: err}}
 	}
+	if bytes.HasPrefix(text, mlirBytecode) {
+		return []checkResult{{where: path, err: errors.New("MLIR bytecode: halo check reads StableHLO text (print the module, or deserialize it with stablehlo-translate --deserialize)")}}
+	}
 	var out []checkResult
 	chunks, total := splitModules(text)
 	for _, c := range chunks {
@@ -194,6 +198,14 @@ func checkFile(path string, opts checkOptions) []checkResult {
 			}
 			out = append(out, checkResult{where: where, err: fmt.Errorf("parse error: %w", err)})
 			continue
+		}
+		if inner := nestedModules(m); len(inner) > 0 {
+			// Their functions would go unchecked while the file passes.
+			where := path
+			if total > 1 {
+				where = fmt.Sprintf("%s (module %d)", path, c.index)
+			}
+			out = append(out, checkResult{where: where, err: fmt.Errorf("holds modules inside it or beside each other (%s), whose functions halo check does not reach: %s", strings.Join(inner, ", "), moduleAdvice)})
 		}
 		out = append(out, checkModule(path, c.src, m, opts)...)
 	}

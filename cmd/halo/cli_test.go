@@ -238,6 +238,22 @@ func TestCheckArguments(t *testing.T) {
 	code, _, errOut = runCLI("check", "-run", "x", file)
 	assert.Equal(t, 0, code)
 	assert.Contains(t, errOut, "matches -run x")
+
+	// A check in a nested module is not skipped in silence: the file
+	// fails, saying why (it used to pass, with "nothing to check").
+	nested := writeMLIR(t, "module {\n  module @tests {\n    func.func @must_fail() {\n"+
+		"      %a = stablehlo.constant dense<1> : tensor<i32>\n      check.expect_eq_const %a, dense<2> : tensor<i32>\n"+
+		"      func.return\n    }\n  }\n}")
+	code, out, _ = runCLI("check", nested)
+	assert.Equal(t, 1, code, out)
+	assert.Contains(t, out, "FAIL "+nested+": holds modules inside it or beside each other (@tests), whose functions halo check does not reach")
+	assert.Contains(t, out, "0 passed, 1 failed")
+	// MLIR bytecode is said as such, not as a parse error.
+	bc := filepath.Join(t.TempDir(), "m.mlirbc")
+	require.NoError(t, os.WriteFile(bc, []byte("ML\xefR\x00\x01junk"), 0o644))
+	code, out, _ = runCLI("check", bc)
+	assert.Equal(t, 1, code)
+	assert.Contains(t, out, "FAIL "+bc+": MLIR bytecode: halo check reads StableHLO text")
 }
 
 func TestBench(t *testing.T) {

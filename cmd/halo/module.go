@@ -75,6 +75,7 @@ func readModule(cmd, path string) (*moduleFile, error) {
 	if chunks, _ := splitModules(text); len(chunks) > 1 {
 		return nil, &fileError{msg: fmt.Sprintf("%s takes one module; %s holds %d (separated by \"// -----\" lines, as halo check reads them)", cmd, path, len(chunks))}
 	}
+
 	if perr != nil {
 		mf.parseErr = parseError(path, perr)
 	}
@@ -102,6 +103,27 @@ func isOneModule(m *stablehlo.Module) bool {
 	return true
 }
 
+// moduleAdvice says how to give halo a file of several modules.
+const moduleAdvice = "put one module in the file, or separate modules with \"// -----\" lines (halo check reads each)"
+
+// nestedModules names the module ops among m's top-level ops: a module
+// nested in the file's outer module, or several modules written one after
+// another (the parser reads them as one), which halo does not look into.
+func nestedModules(m *stablehlo.Module) []string {
+	var names []string
+	for _, g := range m.Globals {
+		if g.Name != "builtin.module" {
+			continue
+		}
+		if n, ok := g.Attr("sym_name").(stablehlo.StringAttr); ok {
+			names = append(names, "@"+string(n))
+		} else {
+			names = append(names, fmt.Sprintf("an unnamed one at line %d", g.Line))
+		}
+	}
+	return names
+}
+
 // entryFunc is the function halo run and bench run: @main, or the only
 // public function when there is no @main (as in a JAX export).
 func entryFunc(path string, m *stablehlo.Module) (*stablehlo.Func, error) {
@@ -113,6 +135,9 @@ func entryFunc(path string, m *stablehlo.Module) (*stablehlo.Func, error) {
 		if !f.Private && f.Body != nil {
 			public = append(public, "@"+f.Name)
 		}
+	}
+	if inner := nestedModules(m); len(inner) > 0 && len(public) != 1 {
+		return nil, fmt.Errorf("%s: no @main function at the top level: the file holds modules inside its module or beside each other (%s), which halo does not look into: %s", path, strings.Join(inner, ", "), moduleAdvice)
 	}
 	if len(public) == 0 {
 		return nil, fmt.Errorf("%s: no @main function, and no public function to run in its place", path)

@@ -63,6 +63,8 @@ func TestRunAndBenchTakeOneModule(t *testing.T) {
 	public := write("public.mlir", strings.ReplaceAll(one, "@main", "public @f")+strings.ReplaceAll(one, "@main", "@g")+
 		strings.ReplaceAll(one, "@main", "private @helper"))
 	private := write("private.mlir", strings.ReplaceAll(one, "@main", "private @helper"))
+	nested := write("nested.mlir", "module {\n  module @tests {\n"+one+"  }\n}\n")
+	adjacent := write("adjacent.mlir", "module @a {\n"+one+"}\nmodule @b {\n"+one+"}\n")
 	for _, c := range []struct{ file, want string }{
 		{two, "CMD takes one module; " + two + " holds 2 (separated by \"// -----\" lines"},
 		{mods, "CMD takes one module; " + mods + " holds 2 (separated by \"// -----\" lines"},
@@ -72,6 +74,9 @@ func TestRunAndBenchTakeOneModule(t *testing.T) {
 		{comments, comments + " holds only comments"},
 		{public, public + ": no @main function, and 2 public functions (@f, @g) to run in its place: name the one to run @main, or make the others private"},
 		{private, private + ": no @main function, and no public function to run in its place"},
+		// Modules the parser keeps as opaque ops: not "no @main".
+		{nested, nested + ": no @main function at the top level: the file holds modules inside its module or beside each other (@tests)"},
+		{adjacent, adjacent + ": no @main function at the top level: the file holds modules inside its module or beside each other (@a, @b)"},
 	} {
 		for _, cmd := range []string{"run", "bench"} {
 			code, _, errOut := runCLI(cmd, c.file)
