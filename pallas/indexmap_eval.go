@@ -79,6 +79,7 @@ var evaluable = map[string]bool{
 	"add": true, "sub": true, "mul": true, "div": true, "rem": true, "max": true, "min": true,
 	"neg": true, "abs": true, "and": true, "or": true, "xor": true, "not": true, "shl": true, "shr": true,
 	"cmp": true, "select": true, "convert": true, "broadcast_in_dim": true, "reshape": true,
+	"sign": true, "bitcast": true, // bitcast of integers only: a float operand is not computed
 }
 
 // scalarLike reports whether t holds one element.
@@ -249,6 +250,17 @@ func evalOp(op *Op, x, y, z int64, grid, g []int64) int64 {
 		if r = ^x; dt.IsBool() {
 			r &= 1
 		}
+	case "sign":
+		switch {
+		case dt.IsUnsigned():
+			r = b2i(x != 0)
+		case x > 0:
+			r = 1
+		case x < 0:
+			r = -1
+		}
+	case "bitcast":
+		r = x // the same bits, wrapped to dt below
 	case "select":
 		if r = z; x != 0 {
 			r = y

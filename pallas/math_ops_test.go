@@ -299,3 +299,40 @@ func mathCases() []tritonCase {
 		args: []*interpreter.Tensor{x, xb, n},
 	}}
 }
+
+// TestRaceCheckFollowsSignAndBitcast: the race check computes block
+// indices and positions through Sign and integer Bitcast (it judged them
+// by dependence alone, and took g.Sign(), which sends programs 1 to 3 to
+// block 1: found in review), and refuses an output index map that goes
+// through an op it does not compute while reading no data (a reduction),
+// as it refuses one through floats.
+func TestRaceCheckFollowsSignAndBitcast(t *testing.T) {
+	x := fTensor([]int64{16}, func(i int) float64 { return float64(i) })
+	blocks := func(grid int64, m func(g *Value) *Value) tritonCase {
+		return tritonCase{name: "map", kernel: func(k *Kernel, r []*Ref) {
+			r[1].Store(r[0].Load().Add(k.ProgramID(0).Astype(xla.Float32)))
+		}, spec: CallSpec{Grid: []int64{grid},
+			InSpecs:   []*BlockSpec{{BlockShape: []int64{4}, IndexMap: blockMap(func(g []*Value) []any { return []any{g[0]} })}},
+			OutSpecs:  []*BlockSpec{{BlockShape: []int64{4}, IndexMap: blockMap(func(g []*Value) []any { return []any{m(g[0])} })}},
+			OutShapes: []xla.Shape{xla.MakeShape(xla.Float32, 16)}}, args: []*interpreter.Tensor{x}}
+	}
+	u32 := func(g *Value) *Value { return g.Bitcast(xla.Uint32).Min(1).Bitcast(xla.Int32) }
+	for name, m := range map[string]func(*Value) *Value{"sign": (*Value).Sign, "bitcast": u32} {
+		err := lowerTritonErr(t, blocks(4, m))
+		require.Error(t, err, name)
+		assert.Contains(t, err.Error(), "its index map sends grid points (1) and (2) to the same block (1)", name)
+		require.NoError(t, lowerTritonErr(t, blocks(2, m)), "%s: programs 0 and 1 get blocks 0 and 1", name)
+	}
+	err := lowerTritonErr(t, blocks(4, func(g *Value) *Value { return g.Min(1).BroadcastTo(2).Sum() }))
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "its index map computes block indices through reduce at math_ops_test.go:")
+
+	// A store's position through Sign: programs 1 to 3 all store element 4.
+	c := tritonCase{name: "pos", kernel: func(k *Kernel, r []*Ref) {
+		p := k.ProgramID(0)
+		r[1].Store(r[0].Load(DS(p.Mul(4), 4)).Add(p.Astype(xla.Float32)), DS(p.Sign().Mul(4), 4))
+	}, spec: CallSpec{Grid: []int64{4}, OutShapes: []xla.Shape{xla.MakeShape(xla.Float32, 16)}}, args: []*interpreter.Tensor{x}}
+	err = lowerTritonErr(t, c)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "grid points (1) and (2) both reach its element (4)")
+}

@@ -75,7 +75,8 @@ import (
 // at prefetched indices with repeats, say: AtomicAdd is the race-free
 // form), race unseen when dependence alone keeps them apart; atomic
 // updates that do not commute are refused there (updatesFromMemory), and
-// output index maps computed through floats everywhere (floatMap). The loads of inputs and
+// output index maps computed through floats everywhere, or through other
+// ops it does not compute where they read no data (opaqueMap). The loads of inputs and
 // prefetch arrays are computed too, for reaching outside their arrays
 // (outsideLoads). An output's index map that is arithmetic on the grid indices alone is also
 // computed at build time, on the whole grid up to 65,536 programs and on
@@ -197,7 +198,7 @@ func checkParallelPrograms(p *Program) error {
 		if shares {
 			fixed = 0
 		}
-		if err := floatMap(p, r, m); err != nil {
+		if err := opaqueMap(p, r, m); err != nil {
 			return err
 		}
 		// That they do is known (for a same-value store's values) only
@@ -329,11 +330,13 @@ func mapApart(m *Region, grid []int64) bool {
 	return !shares
 }
 
-// floatMap refuses an index map of output r that computes its block
-// indices through floats: the check can neither compute it nor tell
-// which programs it sends to one block (floor(g/2) sends two), and
-// unlike data it is no known gap. Integer arithmetic says the same.
-func floatMap(p *Program, r RefInfo, m *Region) error {
+// opaqueMap refuses an index map of output r that computes its block
+// indices through floats, or, reading no data, through an op the
+// build-time evaluation does not compute (a reduction): the check can
+// neither compute it nor tell which programs it sends to one block
+// (floor(g/2) sends two), and unlike data it is no known gap. Scalar
+// integer arithmetic says the same.
+func opaqueMap(p *Program, r RefInfo, m *Region) error {
 	if m == nil {
 		return nil
 	}
@@ -343,12 +346,54 @@ func floatMap(p *Program, r RefInfo, m *Region) error {
 			float = op
 		}
 	})
-	if float == nil {
+	if float != nil {
+		return &Error{Kernel: p.Name, Op: "triton", Loc: m.Loc, Msg: fmt.Sprintf(
+			"%s: its index map computes block indices through floats (%s at %s), which the race check cannot follow "+
+				"(it could send several programs to one block); compute them with integer arithmetic (Div, Rem)", r, float.Name, float.Loc)}
+	}
+	// A map that reads no data and still cannot be computed goes through
+	// ops the check does not follow (a reduction, an iota): refused for
+	// the same reason (a map that reads data is judged from its code).
+	reads := false
+	eachOp(m, func(op *Op) { reads = reads || op.Name == "load" })
+	if _, ok := newMapEval(m, p.Grid); ok || reads {
+		return nil
+	}
+	op := opaqueOp(m)
+	if op == nil {
 		return nil
 	}
 	return &Error{Kernel: p.Name, Op: "triton", Loc: m.Loc, Msg: fmt.Sprintf(
-		"%s: its index map computes block indices through floats (%s at %s), which the race check cannot follow "+
-			"(it could send several programs to one block); compute them with integer arithmetic (Div, Rem)", r, float.Name, float.Loc)}
+		"%s: its index map computes block indices through %s at %s, which the race check cannot follow "+
+			"(it could send several programs to one block); compute them with scalar integer arithmetic", r, op.Name, op.Loc)}
+}
+
+// opaqueOp is the first op on the way to index map m's block indices that
+// the build-time evaluation does not compute (nil when there is none).
+func opaqueOp(m *Region) *Op {
+	seen := map[*Value]bool{}
+	var walk func(v *Value) *Op
+	walk = func(v *Value) *Op {
+		if seen[v] || v.Def == nil {
+			return nil
+		}
+		seen[v] = true
+		if !evaluableOp(v.Def) {
+			return v.Def
+		}
+		for _, o := range v.Def.Operands {
+			if op := walk(o); op != nil {
+				return op
+			}
+		}
+		return nil
+	}
+	for _, y := range m.Yield {
+		if op := walk(y); op != nil {
+			return op
+		}
+	}
+	return nil
 }
 
 // updatesFromMemory refuses an atomic update of ref i (as, which do not
