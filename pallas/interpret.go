@@ -1304,6 +1304,12 @@ func (l *interp) op(fb *stablehlo.FuncBuilder, op *Op, e *env) error {
 		default:
 			return l.opErr(op, "unknown reduction %q", op.Attrs.Kind)
 		}
+	case "scan":
+		v, err := l.scan(fb, op, in(0))
+		if err != nil {
+			return err
+		}
+		set(v)
 	case "dot":
 		dn := stablehlo.DotDimensionNumbers{LhsContractingDims: []int64{1}, RhsContractingDims: []int64{0}}
 		a, b := in(0), in(1)
@@ -2152,4 +2158,57 @@ func containsSlot(xs []int, x int) bool {
 		}
 	}
 	return false
+}
+
+// scan lowers a cumulative sum, product, maximum or minimum along
+// op.Attrs.Axis to a reduce_window whose window spans the axis with all
+// but one of its elements as low padding (output i folds inputs 0..i),
+// JAX's default lowering of cumsum; the interpreter runs it in one
+// pass along the axis, in order. The window starts from the reductions'
+// identities (+0, 1, -inf, +inf: a float sum starts from +0). f16 and
+// bf16 maxima and minima run in f32 (exactly), a type the interpreter's
+// one-pass form takes.
+func (l *interp) scan(fb *stablehlo.FuncBuilder, op *Op, x *stablehlo.Value) (*stablehlo.Value, error) {
+	t, kind := op.Operands[0].Type, op.Attrs.Kind
+	if t.Size() == 0 {
+		return x, nil // nothing to fold
+	}
+	if dt := t.DType; (dt == xla.Float16 || dt == xla.BFloat16) && (kind == "max" || kind == "min") {
+		return fb.Convert(scanWindow(fb, fb.Convert(x, xla.Float32), Type{DType: xla.Float32, Shape: t.Shape}, kind, op.Attrs.Axis), dt), nil
+	}
+	switch kind {
+	case "sum", "prod", "max", "min":
+		return scanWindow(fb, x, t, kind, op.Attrs.Axis), nil
+	}
+	return nil, l.opErr(op, "unknown scan %q", kind)
+}
+
+// scanWindow is the reduce_window of scan: x of type t folded by kind
+// along axis.
+func scanWindow(fb *stablehlo.FuncBuilder, x *stablehlo.Value, t Type, kind string, axis int) *stablehlo.Value {
+	dt := t.DType
+	var init *stablehlo.Value
+	var combine func(rb *stablehlo.FuncBuilder, a, b *stablehlo.Value) *stablehlo.Value
+	switch kind {
+	case "sum":
+		init, combine = fb.ScalarOf(dt, 0), (*stablehlo.FuncBuilder).Add
+	case "prod":
+		init, combine = fb.ScalarOf(dt, 1), (*stablehlo.FuncBuilder).Multiply
+	case "max":
+		// The reductions' identity for dt (-inf, the smallest integer).
+		init, combine = fb.ReduceMax(fb.Zero(stablehlo.Tensor(dt, 0))), (*stablehlo.FuncBuilder).Maximum
+	default:
+		init, combine = fb.ReduceMin(fb.Zero(stablehlo.Tensor(dt, 0))), (*stablehlo.FuncBuilder).Minimum
+	}
+	r := len(t.Shape)
+	w := stablehlo.Window{Dimensions: make([]int64, r), Padding: make([][2]int64, r)}
+	for d := range w.Dimensions {
+		w.Dimensions[d] = 1
+	}
+	n := t.Shape[axis]
+	w.Dimensions[axis] = n
+	w.Padding[axis] = [2]int64{n - 1, 0}
+	return fb.ReduceWindow([]*stablehlo.Value{x}, []*stablehlo.Value{init}, w, func(rb *stablehlo.FuncBuilder, args []*stablehlo.Value) []*stablehlo.Value {
+		return []*stablehlo.Value{combine(rb, args[0], args[1])}
+	})[0]
 }

@@ -85,6 +85,10 @@ import (
 //	reshape          x -> r            (same element count, row-major order)
 //	transpose        x -> r            Perm []int64: result dim i is operand dim Perm[i]
 //	reduce           x -> r            Kind string (sum|prod|max|min), Axes []int64 (sorted)
+//	scan             x -> r            Kind string (sum|prod|max|min), Axis int: r has x's
+//	                                   type; element i along Axis folds elements 0..i of
+//	                                   x in order (a cumulative sum, product, maximum or
+//	                                   minimum, forward; x has rank 1 or more)
 //	dot              a[m,k], b[k,n] -> r[m,n]   r's dtype is the preferred (accumulator) dtype;
 //	                                   TransA, TransB bool: a is [k,m] / b is [n,k]
 //	load             ref, idx... [, mask [, other]] -> r      Indexer Indexer
@@ -118,9 +122,9 @@ import (
 //
 //   - Integers wrap. div truncates toward zero; x/0 is -1 (all ones), x%0
 //     is x, MIN/-1 is MIN and MIN%-1 is 0. Unsigned dtypes make div, rem,
-//     max, min, cmp and reduce unsigned. not is bitwise (logical on bool).
-//   - Float rem is fmod (the sign of the dividend). max and min, as ops
-//     and reductions, propagate NaN and order -0 below +0. cmp with a NaN
+//     max, min, cmp, reduce and scan unsigned. not is bitwise (logical on bool).
+//   - Float rem is fmod (the sign of the dividend). max and min, as ops,
+//     reductions and scans, propagate NaN and order -0 below +0. cmp with a NaN
 //     operand is false but for NE.
 //   - convert: float to integer truncates toward zero and saturates, NaN
 //     giving 0; integer to float rounds once to nearest even; integer to
@@ -131,7 +135,10 @@ import (
 //     differ in their last bits between lowerings; integer sums wrap.
 //     Integer operands of 16 bits or fewer into a float r are summed
 //     exactly and rounded once to r.
-//   - Float sums (dot, reduce sum) start from +0: -0 values sum to +0.
+//   - Float sums (dot, reduce sum, scan sum) start from +0: -0 values
+//     sum to +0 (a scan's prefixes too). A float reduce or scan sum, and
+//     a scan product, may add (multiply) in any order, so float results
+//     may differ in their last bits between lowerings.
 //     Float add follows IEEE (+0 + -0 is +0) but for one rule every
 //     lowering keeps: an add whose operand is a zero constant in the IR
 //     (a const of 0, or a broadcast, reshape or convert of one, each of a
@@ -147,6 +154,8 @@ import (
 // Stability: this file is the contract with the Triton and Mosaic
 // lowerings. Changes are additive only and listed here:
 //
+//	2026-11-28: the scan op (cumulative sums, products, maxima and
+//	minima along one axis).
 //	2026-11-28: the atomic op (atomic updates; a read and a store of
 //	its ref for every rule above that speaks of them); shl and shr
 //	written down (the lowerings had them already); narrow integer dots
@@ -321,11 +330,11 @@ type Op struct {
 type Attrs struct {
 	Value   any     // const: float64, int64 or bool
 	Dim     int     // iota
-	Axis    int     // program_id, num_programs
+	Axis    int     // program_id, num_programs, scan
 	Dir     string  // cmp
 	Dims    []int64 // broadcast_in_dim
 	Perm    []int64 // transpose
-	Kind    string  // reduce, atomic
+	Kind    string  // reduce, scan, atomic
 	Axes    []int64 // reduce
 	TransA  bool    // dot
 	TransB  bool    // dot
@@ -591,6 +600,8 @@ func attrString(op *Op) string {
 		return fmt.Sprintf("perm=%v", a.Perm)
 	case "reduce":
 		return fmt.Sprintf("%s axes=%v", a.Kind, a.Axes)
+	case "scan":
+		return fmt.Sprintf("%s axis=%d", a.Kind, a.Axis)
 	case "dot":
 		if a.TransA || a.TransB {
 			return fmt.Sprintf("trans_a=%v trans_b=%v", a.TransA, a.TransB)

@@ -428,6 +428,8 @@ func (e *zeval) runOp(op *Op) {
 		}
 	case "reduce":
 		res = e.reduce(op.Attrs.Kind, op.Attrs.Axes, e.val(op.Operands[0]), rt())
+	case "scan":
+		res = e.scan(op.Attrs.Kind, op.Attrs.Axis, e.val(op.Operands[0]), rt())
 	case "dot":
 		res = e.dot(op, e.val(op.Operands[0]), e.val(op.Operands[1]), rt())
 	case "load":
@@ -874,6 +876,69 @@ func (e *zeval) reduce(kind string, axes []int64, x *zt, t Type) *zt {
 	if r.f != nil {
 		for i := range r.f {
 			r.f[i] = roundF(t.DType, r.f[i])
+		}
+	}
+	return r
+}
+
+// scan folds x along axis in order: element i is the fold of elements
+// 0..i (contract: a sum starts from +0, floats rounded once per element
+// from the exact-ish float64 fold, as the reduce above).
+func (e *zeval) scan(kind string, axis int, x *zt, t Type) *zt {
+	r := newZT(t.DType, t.Shape)
+	stride := zsize(x.shape[axis+1:])
+	var acc []float64 // per element: the float fold before rounding
+	if r.f != nil {
+		acc = make([]float64, len(r.f))
+	}
+	for i := int64(0); i < x.n(); i++ {
+		first := unravel(i, x.shape)[axis] == 0
+		switch {
+		case r.f != nil:
+			v := x.f[i]
+			if !first {
+				p := acc[i-stride]
+				switch kind {
+				case "sum":
+					v = p + v
+				case "prod":
+					v = p * v
+				case "max":
+					v = fmax(p, v)
+				case "min":
+					v = fmin(p, v)
+				default:
+					zfail("scan kind %q", kind)
+				}
+			} else if kind == "sum" {
+				v += 0 // from +0: -0 becomes +0
+			}
+			acc[i] = v
+			r.f[i] = roundF(t.DType, v)
+		case r.i != nil:
+			v := x.i[i]
+			if !first {
+				p := r.i[i-stride]
+				switch kind {
+				case "sum":
+					v = wrapI(t.DType, p+v)
+				case "prod":
+					v = wrapI(t.DType, p*v)
+				case "max":
+					if icmp(t.DType, p, v) > 0 {
+						v = p
+					}
+				case "min":
+					if icmp(t.DType, p, v) < 0 {
+						v = p
+					}
+				default:
+					zfail("scan kind %q", kind)
+				}
+			}
+			r.i[i] = v
+		default:
+			zfail("scan on bool")
 		}
 	}
 	return r

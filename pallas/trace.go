@@ -1072,6 +1072,63 @@ func (v *Value) ReduceMax(axes ...int) *Value { return v.reduce("max", axes) }
 // count from the end); of a bool value, whether all are true.
 func (v *Value) ReduceMin(axes ...int) *Value { return v.reduce("min", axes) }
 
+// Cumsum is the running sum of v along axis (negative counts from the
+// end), forward, as jnp.cumsum: element i along the axis is the sum of
+// elements 0..i. The result has v's shape and dtype; f16 and bf16 sums
+// accumulate in f32, each element rounded once, as Sum does. Of a bool
+// value, the running count of trues, as an i32 (jnp.cumsum).
+func (v *Value) Cumsum(axis int) *Value { return v.scan("sum", axis) }
+
+// Cumprod is the running product of v along axis, as Cumsum (f16 and bf16
+// products in f32, each element rounded once); of a bool value, whether
+// all so far are true, as an i32 of 0 or 1 (jnp.cumprod).
+func (v *Value) Cumprod(axis int) *Value { return v.scan("prod", axis) }
+
+// Cummax is the running maximum of v along axis, as lax.cummax (negative
+// axes count from the end); floats as Max: NaN propagates, -0 is below
+// +0. Of a bool value, whether any so far is true.
+func (v *Value) Cummax(axis int) *Value { return v.scan("max", axis) }
+
+// Cummin is the running minimum of v along axis, as Cummax; of a bool
+// value, whether all so far are true.
+func (v *Value) Cummin(axis int) *Value { return v.scan("min", axis) }
+
+// scan builds the cumulative ops: one "scan" op of kind along axis. Bools
+// go through i32 (sums and products) or u8 (maxima and minima), as the
+// reductions do; 16-bit float sums and products through f32.
+func (v *Value) scan(kind string, axis int) *Value {
+	name := "cum" + kind
+	k := kernelOf(name, "operand 0", v)
+	if !k.check(name, v) {
+		return v
+	}
+	r, asked := len(v.Type.Shape), axis
+	if axis < 0 {
+		axis += r
+	}
+	if axis < 0 || axis >= r {
+		k.failf(name, "bad axis %d for rank %d (a scan runs along an axis of v)", asked, r)
+		return k.placeholder(v.Type)
+	}
+	dt := v.Type.DType
+	if dt.IsBool() {
+		if kind == "sum" || kind == "prod" {
+			return v.Astype(xla.Int32).scan(kind, axis)
+		}
+		return v.Astype(xla.Uint8).scan(kind, axis).Astype(xla.Bool)
+	}
+	if notNumber(dt) {
+		k.failf(name, "not defined on %v", dt)
+		return k.placeholder(v.Type)
+	}
+	if (kind == "sum" || kind == "prod") && (dt == xla.Float16 || dt == xla.BFloat16) {
+		w := k.emit("convert", []*Value{v}, []Type{{DType: xla.Float32, Shape: v.Type.Shape}}, Attrs{}).Results[0]
+		s := k.emit("scan", []*Value{w}, []Type{w.Type}, Attrs{Kind: kind, Axis: axis}).Results[0]
+		return k.emit("convert", []*Value{s}, []Type{v.Type}, Attrs{}).Results[0]
+	}
+	return k.emit("scan", []*Value{v}, []Type{v.Type}, Attrs{Kind: kind, Axis: axis}).Results[0]
+}
+
 // Argmax is the index (i32) along axis (negative counts from the end) of
 // v's largest element, the first of equal ones; for floats, of the first
 // NaN where there is one; for bools, of the first true (as jnp.argmax).

@@ -61,7 +61,11 @@ import (
 //     lowering aborts on 16-bit divf); remainders call libdevice's exact
 //     fmod.
 //   - reduce is one tt.reduce per axis (f16 and bf16 sums and products in f32, rounded
-//     once, as the trace asks on every backend); dot is tt.dot with an f32
+//     once, as the trace asks on every backend); scan is one tt.scan
+//     (axis, reverse = false) whose combine region is the same arith op
+//     (addf/addi, mulf/muli, maximumf/minimumf, max/min si or ui), a
+//     float sum then plus +0 (sums start from +0, as reduce's); dot is
+//     tt.dot with an f32
 //     (i32 for i8, f64 for f64 operands) zero accumulator, IEEE precision
 //     for f32, then a convert to the preferred type. Dots below the tensor
 //     cores' sizes (K under 16 for f16, bf16 and f64, under 32 for i8; M

@@ -223,7 +223,7 @@ func (m *tevMachine) op(op *ttOp) []*tevVal {
 	switch {
 	case name == "tt.return":
 		return []*tevVal{}
-	case name == "scf.yield" || name == "tt.reduce.return":
+	case name == "scf.yield" || name == "tt.reduce.return" || name == "tt.scan.return":
 		out := make([]*tevVal, len(op.operands))
 		for i := range op.operands {
 			out[i] = in(i)
@@ -424,6 +424,41 @@ func (m *tevMachine) op(op *ttOp) []*tevVal {
 				res.f[j] = cur.f[0]
 			} else {
 				res.i[j] = cur.i[0]
+			}
+		})
+	case name == "tt.scan":
+		// Sequentially along the axis through the combine region: element
+		// i is region(element i-1's result, x[i]), the first x[0].
+		x := in(0)
+		axis := int(op.attr("axis").(int64))
+		if op.attr("reverse") != false {
+			tevFail("tt.scan without reverse = false")
+		}
+		r := op.regions[0]
+		stride := 1
+		for _, d := range x.t.shape[axis+1:] {
+			stride *= int(d)
+		}
+		elem := func(v *tevVal, at int) *tevVal {
+			e := &tevVal{t: r.args[0].t}
+			if v.f != nil {
+				e.f = []float64{v.f[at]}
+			} else {
+				e.i = []int64{v.i[at]}
+			}
+			return e
+		}
+		eachIndex(x.t.shape, func(k int, idx []int64) { // row major: k-stride comes first
+			cur := elem(x, k)
+			if idx[axis] > 0 {
+				m.vals[r.args[0]] = elem(res, k-stride)
+				m.vals[r.args[1]] = cur
+				cur = m.region(r)[0]
+			}
+			if res.f != nil {
+				res.f[k] = cur.f[0]
+			} else {
+				res.i[k] = cur.i[0]
 			}
 		})
 	case name == "tt.dot":

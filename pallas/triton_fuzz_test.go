@@ -26,7 +26,8 @@ import (
 //
 // A generated kernel is a small program (fzNode) over the kernel language:
 // loads and stores of every indexing form, elementwise ops, casts,
-// reductions, dots, When, ForLoop and While; the call has a 0- to 4-D grid,
+// reductions, scans (cumulative sums, maxima, minima), dots, When, ForLoop
+// and While; the call has a 0- to 4-D grid,
 // blocked and whole-array refs, index maps of grid indices and prefetched
 // values, edge blocks the block size does not divide, and outputs that are
 // aliased to an input or stored whole before anything else.
@@ -361,9 +362,9 @@ type fzNode struct {
 	out  []int
 	in   []int
 	t    fzType // type of out[0]
-	op   string // unary, binary and reduce ops, cmp direction
+	op   string // unary, binary, reduce and scan ops, cmp direction
 	sc   any    // const value; a binary op's, where's or store's Go scalar operand; a masked load's scalar other
-	dim  int    // iota dim, program_id/num_programs axis
+	dim  int    // iota dim, program_id/num_programs axis, scan axis
 	perm []int64
 	axes []int
 	// dot
@@ -688,6 +689,8 @@ func (e *fzEnv) node(n *fzNode) {
 		case "min":
 			r = x(0).ReduceMin(n.axes...)
 		}
+	case "scan":
+		r = scanOf(x(0), n.op, n.dim)
 	case "dot":
 		r = DotTransposed(x(0), x(1), n.transA, n.transB, n.pref)
 	case "load":
@@ -885,6 +888,17 @@ func fzInfer(c *fzCase, n *fzNode, get func(int) fzInfo) fzInfo {
 		x := arg(0)
 		cnt := float64(c.types[n.in[0]].size() / n.t.size())
 		return fzReduce(n.op, dt, cnt, x)
+	case "scan":
+		// Its last element along the axis is the reduction of the whole
+		// axis (the largest difference bound), its first the operand's.
+		x, shape := arg(0), c.types[n.in[0]].shape
+		axis := n.dim
+		if axis < 0 {
+			axis += len(shape)
+		}
+		r := fzReduce(n.op, dt, float64(shape[axis]), x)
+		r.lo, r.hi = fzWrap(dt, math.Min(r.lo, x.lo), math.Max(r.hi, x.hi))
+		return r
 	case "dot":
 		a, b := arg(0), arg(1)
 		ta := c.types[n.in[0]]
@@ -1472,6 +1486,8 @@ func (c *fzCase) print(b *strings.Builder, nodes []*fzNode, depth int) {
 			fmt.Fprintf(b, "where v%d, v%d, %s", n.in[0], n.in[1], c.operand(n, 2))
 		case "reduce":
 			fmt.Fprintf(b, "%s v%d axes %v", n.op, n.in[0], n.axes)
+		case "scan":
+			fmt.Fprintf(b, "cum%s v%d axis %d", n.op, n.in[0], n.dim)
 		case "dot":
 			fmt.Fprintf(b, "dot v%d, v%d transA=%v transB=%v preferred %v", n.in[0], n.in[1], n.transA, n.transB, n.pref)
 		case "load":
@@ -2737,7 +2753,7 @@ func (g *fzGen) stmt() {
 func (g *fzGen) value() int {
 	for try := 0; try < 8; try++ {
 		var id int
-		switch g.weighted(20, 22, 20, 7, 6, 6, 6, 8, 4, 4, 4) {
+		switch g.weighted(20, 22, 20, 7, 6, 6, 6, 8, 4, 4, 4, 4) {
 		case 0:
 			id = g.load()
 		case 1:
@@ -2758,8 +2774,10 @@ func (g *fzGen) value() int {
 			id = g.dot()
 		case 9:
 			id = g.leafAny()
-		default:
+		case 10:
 			id = g.divRem()
+		default:
+			id = g.scan()
 		}
 		if id >= 0 {
 			return id
@@ -3123,6 +3141,35 @@ func (g *fzGen) reduce() int {
 	n := g.node("reduce", fzType{dt: t.dt, shape: shape}, x)
 	n.op, n.axes = op, axes
 	return g.add(n)
+}
+
+// scan is a cumulative sum, maximum or minimum along one axis (products
+// are left out: their bounds grow past anything checkable).
+func (g *fzGen) scan() int {
+	x := g.operand(func(id int) bool {
+		t := g.t(id)
+		return fzIsNum(t.dt) && len(t.shape) > 0 && t.size() <= fzMaxElems
+	})
+	if x < 0 {
+		return -1
+	}
+	t := g.t(x)
+	op := []string{"sum", "max", "min"}[g.intn(3)]
+	axis := g.intn(len(t.shape))
+	n := t.shape[axis]
+	if g.chance(0.2) {
+		axis -= len(t.shape)
+	}
+	if op == "sum" && t.dt.IsFloat() {
+		l := 64.0
+		if t.dt == xla.Float16 {
+			l = math.Min(l, 30000/float64(n))
+		}
+		x = g.bound(x, l)
+	}
+	s := g.node("scan", fzType{dt: t.dt, shape: append([]int64(nil), t.shape...)}, x)
+	s.op, s.dim = op, axis
+	return g.add(s)
 }
 
 func (g *fzGen) dot() int {

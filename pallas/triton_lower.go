@@ -983,6 +983,12 @@ func (l *ttLower) op(op *Op) {
 			x = b.plusZero(x)
 		}
 		set(x)
+	case "scan":
+		x := l.scanAxis(in(0), op.Attrs.Axis, op.Attrs.Kind, dt)
+		if op.Attrs.Kind == "sum" {
+			x = b.plusZero(x) // from +0, as interpret mode's window
+		}
+		set(x)
 	case "dot":
 		set(l.dot(op, rt))
 	case "load":
@@ -1284,6 +1290,34 @@ func (l *ttLower) reduceAxis(x *ttVal, axis int, kind string, dt xla.DType) *ttV
 	b.push(r)
 	y := b.emit1(comb, []*ttVal{r.args[0], r.args[1]}, elem)
 	b.emit("tt.reduce.return", []*ttVal{y}, nil)
+	b.pop()
+	return op.results[0]
+}
+
+// scanAxis is one tt.scan of x along axis, forward: the cumulative fold
+// of kind (sum, prod, max, min) with the ops reduceAxis combines with
+// (float max and min as arith.maximumf and minimumf: NaN propagates, -0
+// is below +0, as in interpret mode).
+func (l *ttLower) scanAxis(x *ttVal, axis int, kind string, dt xla.DType) *ttVal {
+	b := l.b
+	elem := ttType{elem: x.t.elem}
+	var comb string
+	switch kind {
+	case "sum":
+		comb = binaryOp("add", dt)
+	case "prod":
+		comb = binaryOp("mul", dt)
+	case "max", "min":
+		comb = binaryOp(kind, dt)
+	default:
+		l.fail(nil, "unknown scan %q", kind)
+	}
+	r := &ttRegion{args: []*ttVal{{t: elem}, {t: elem}}}
+	op := b.emit("tt.scan", []*ttVal{x}, []ttType{x.t}, i32Attr("axis", int64(axis)), ttAttr{name: "reverse", text: "false", val: false})
+	op.regions = []*ttRegion{r}
+	b.push(r)
+	y := b.emit1(comb, []*ttVal{r.args[0], r.args[1]}, elem)
+	b.emit("tt.scan.return", []*ttVal{y}, nil)
 	b.pop()
 	return op.results[0]
 }

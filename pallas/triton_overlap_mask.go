@@ -7,8 +7,9 @@ import "slices"
 // iota that may wrap), so that overlapRace knows the elements an access
 // under it reaches; it computes index arrays the same way. The value
 // must be integer and boolean arithmetic (evalOp's ops) on iotas, integer
-// and boolean constants, reshapes, broadcasts, transposes and integer
-// reductions (sum, max, min) of such values, and values the same
+// and boolean constants, reshapes, broadcasts, transposes, integer
+// reductions (sum, max, min) and scans (cumulative sums, products, maxima,
+// minima) of such values, and values the same
 // everywhere that the site's tape computes (uniform): the program ids,
 // loop indices, bounds.
 type maskTape struct {
@@ -33,7 +34,7 @@ type maskNode struct {
 	op   *Op     // maskElem: the elementwise op
 	reg  int     // maskUniform: the tape register
 	args [3]int  // maskElem: its operands' nodes (-1 none); maskBroadcast: args[0]
-	from []int32 // maskBroadcast: per element, the operand's; maskReduce: per operand element, the result's
+	from []int32 // maskBroadcast: per element, the operand's; maskReduce: per operand element, the result's; maskScan: per element, the one before it along the axis (-1: the first)
 	val  []int64
 	seen []bool // maskReduce: scratch, the results begun
 }
@@ -44,6 +45,7 @@ const (
 	maskBroadcast        // an operand's elements, spread (or permuted)
 	maskElem             // an elementwise op
 	maskReduce           // a sum, maximum or minimum along axes
+	maskScan             // a cumulative sum, product, maximum or minimum along an axis
 )
 
 // maxMaskElements bounds the elements of a mask maskTape computes.
@@ -78,7 +80,7 @@ func newMaskTape(t *tape, m *Value) (*maskTape, bool) {
 			mt.uses = append(mt.uses, n.reg)
 		case maskBroadcast, maskElem:
 			mt.cost += len(n.val)
-		case maskReduce:
+		case maskReduce, maskScan:
 			mt.cost += len(n.from)
 		}
 	}
@@ -217,6 +219,29 @@ func (mt *maskTape) build(t *tape, v *Value) int {
 			return at
 		})
 		return mt.add(maskNode{kind: maskReduce, op: op, args: [3]int{a, -1, -1}, from: to, val: make([]int64, maskElements(shape))})
+	case "scan":
+		if !slices.Contains([]string{"sum", "prod", "max", "min"}, op.Attrs.Kind) {
+			return -1
+		}
+		a := mt.compile(t, op.Operands[0])
+		if a < 0 {
+			return -1
+		}
+		// Per element, the one before it along the axis, which comes
+		// first in row-major order.
+		axis := op.Attrs.Axis
+		stride := maskElements(shape[axis+1:])
+		prev := elementMap(shape, func(coord []int64) int64 {
+			if coord[axis] == 0 {
+				return -1
+			}
+			at := int64(0)
+			for d, c := range coord {
+				at = at*shape[d] + c
+			}
+			return at - stride
+		})
+		return mt.add(maskNode{kind: maskScan, op: op, args: [3]int{a, -1, -1}, from: prev, val: make([]int64, len(prev))})
 	}
 	if !evaluable[op.Name] || op.Name == "const" || len(op.Operands) > 3 {
 		return -1 // a const here is a float: integer ones are uniform
@@ -283,7 +308,7 @@ func maskElements(shape []int64) int64 {
 // add appends n; one that reads fixed values only is computed now and
 // becomes fixed itself (a triangle's row >= col costs nothing a run).
 func (mt *maskTape) add(n maskNode) int {
-	fixed := n.kind == maskBroadcast || n.kind == maskElem || n.kind == maskReduce
+	fixed := n.kind == maskBroadcast || n.kind == maskElem || n.kind == maskReduce || n.kind == maskScan
 	for _, a := range n.args {
 		fixed = fixed && (a < 0 || mt.nodes[a].kind == maskFixed)
 	}
@@ -341,6 +366,22 @@ func (mt *maskTape) step(i int) {
 			case compareInts("LT", v, n.val[o], dt.IsUnsigned()) == (n.op.Attrs.Kind == "min"):
 				n.val[o] = v
 			}
+		}
+	case maskScan:
+		x := mt.nodes[n.args[0]].val
+		dt := n.op.Results[0].Type.DType
+		for k, p := range n.from {
+			v := x[min(k, len(x)-1)] // one value: the same everywhere
+			switch {
+			case p < 0:
+			case n.op.Attrs.Kind == "sum":
+				v = wrapInt(n.val[p]+v, dt)
+			case n.op.Attrs.Kind == "prod":
+				v = wrapInt(n.val[p]*v, dt)
+			case compareInts("LT", n.val[p], v, dt.IsUnsigned()) == (n.op.Attrs.Kind == "min"):
+				v = n.val[p]
+			}
+			n.val[k] = v
 		}
 	case maskElem:
 		var xs [3][]int64

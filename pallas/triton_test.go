@@ -564,6 +564,7 @@ func tritonCases() []tritonCase {
 	cases = append(cases, dsdTilesCase(false), dsdTilesCase(true))
 	cases = append(cases, atomicCases()...)
 	cases = append(cases, mathCases()...)
+	cases = append(cases, scanCases()...)
 	return append(cases, tritonDTypeCases()...)
 }
 
