@@ -187,6 +187,62 @@ func TestClipMeanProd(t *testing.T) {
 	})
 }
 
+// TestVar: the variance (two passes: the mean, then the mean of the
+// squared differences) along each axis and over all, of f32 values far
+// from zero (where a one-pass E[x²]-E[x]² loses the digits), of i32 (an
+// f32 result) and of bf16 (computed in f32, rounded once), against Go.
+func TestVar(t *testing.T) {
+	x := fTensor([]int64{4, 8}, func(i int) float64 { return 1000 + float64(i*i%13)/4 })
+	n := intTensor(xla.Int32, []int64{4, 8}, func(i int) int64 { return int64(i*7%9 - 3) })
+	b := floatTensor(xla.BFloat16, []int64{4, 8}, func(i int) float64 { return float64(i%5) / 2 })
+	c := tritonCase{name: "var", kernel: func(k *Kernel, r []*Ref) {
+		v := r[0].Load()
+		r[3].Store(v.Var(1))
+		r[4].Store(v.Var(0))
+		r[5].Store(v.Var().BroadcastTo(1))
+		r[6].Store(r[1].Load().Var(-1))
+		r[7].Store(r[2].Load().Var(0))
+	}, spec: CallSpec{OutShapes: []xla.Shape{xla.MakeShape(xla.Float32, 4), xla.MakeShape(xla.Float32, 8),
+		xla.MakeShape(xla.Float32, 1), xla.MakeShape(xla.Float32, 4), xla.MakeShape(xla.BFloat16, 8)}},
+		args: []*interpreter.Tensor{x, n, b}}
+	// variance of the elements at[i] of vals, in float64.
+	variance := func(vals []float64, at []int) float64 {
+		m, s := 0.0, 0.0
+		for _, i := range at {
+			m += vals[i]
+		}
+		m /= float64(len(at))
+		for _, i := range at {
+			s += (vals[i] - m) * (vals[i] - m)
+		}
+		return s / float64(len(at))
+	}
+	span := func(start, stride, count int) []int {
+		out := make([]int, count)
+		for i := range out {
+			out[i] = start + i*stride
+		}
+		return out
+	}
+	xs, ns, bs := floats(x), ints(t, n), floats(b)
+	nf := make([]float64, len(ns))
+	for i, v := range ns {
+		nf[i] = float64(v)
+	}
+	checkEveryBackend(t, c, func(backend string, outs []*interpreter.Tensor) {
+		for i := 0; i < 4; i++ {
+			assert.InDelta(t, variance(xs, span(i*8, 1, 8)), floats(outs[0])[i], 1e-3, "%s: row %d", backend, i)
+			assert.InDelta(t, variance(nf, span(i*8, 1, 8)), floats(outs[3])[i], 1e-5, "%s: i32 row %d", backend, i)
+		}
+		for j := 0; j < 8; j++ {
+			assert.InDelta(t, variance(xs, span(j, 8, 4)), floats(outs[1])[j], 1e-3, "%s: column %d", backend, j)
+			want := float64(interpreter.RoundNarrow64(xla.BFloat16, variance(bs, span(j, 8, 4))))
+			assert.Equal(t, want, floats(outs[4])[j], "%s: bf16 column %d, rounded once", backend, j)
+		}
+		assert.InDelta(t, variance(xs, span(0, 1, 32)), floats(outs[2])[0], 1e-3, "%s: all", backend)
+	})
+}
+
 // TestBitcast: the same bits read as another type of the width, each
 // way, in every backend: floats' bit patterns (1.0 is 0x3f800000, -0 the
 // sign bit alone), signed and unsigned integers, f16 and bf16 to 16-bit
@@ -260,7 +316,11 @@ func TestMathOpErrors(t *testing.T) {
 		{"prod along a bad axis", func(k *Kernel, r []*Ref) { k.Iota(xla.Float32, 0, 4).Prod(1) }, one,
 			[]string{"reduce at math_ops_test.go:", "bad axes [1] for rank 1"}},
 		{"mean along a bad axis", func(k *Kernel, r []*Ref) { k.Iota(xla.Float32, 0, 4).Mean(-2) }, one,
-			[]string{"math_ops_test.go:", "bad axes [-2] for rank 1"}},
+			[]string{"mean at math_ops_test.go:", "bad axes [-2] for rank 1"}},
+		{"var along an axis twice", func(k *Kernel, r []*Ref) { k.Full(xla.Float32, 1, 4, 4).Var(0, -2) }, one,
+			[]string{"var at math_ops_test.go:", "bad axes [0 -2] for rank 2"}},
+		{"var of complex", func(k *Kernel, r []*Ref) { r[0].Load().Var() }, []xla.Shape{xla.MakeShape(xla.Complex64, 4)},
+			[]string{"var at math_ops_test.go:", "var not defined on"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -275,7 +335,7 @@ func TestMathOpErrors(t *testing.T) {
 
 // mathCases are the ops of this file in tritonCases (so that the TTIR goes
 // through mlir-opt, and through the real plugin on a GPU): each unary op
-// of f32 and of bf16, sign of an i32, clip, mean, prod, bitcasts.
+// of f32 and of bf16, sign of an i32, clip, mean, var, prod, bitcasts.
 func mathCases() []tritonCase {
 	x := fTensor([]int64{4, 16}, func(i int) float64 { return mathInputs[[]string{"log1p", "expm1", "tan", "round"}[i/16]][i%16] })
 	xb := floatTensor(xla.BFloat16, []int64{16}, func(i int) float64 { return mathInputs["expm1"][i] })
@@ -293,7 +353,7 @@ func mathCases() []tritonCase {
 			v := r[2].Load()
 			r[5].Store(v.Sign().Mul(v.Bitcast(xla.Float32).Bitcast(xla.Uint32).Bitcast(xla.Int32)))
 			all := r[0].Load()
-			r[6].Store(all.Clip(-3.0, 3.0).Mean(1).Add(all.Clip(0.5, 1.5).Prod(1)))
+			r[6].Store(all.Clip(-3.0, 3.0).Mean(1).Add(all.Clip(0.5, 1.5).Prod(1)).Add(all.Clip(-5.0, 5.0).Var(1)))
 		},
 		spec: CallSpec{Name: "math_ops", OutShapes: []xla.Shape{f32(4, 16), xla.MakeShape(xla.BFloat16, 16), xla.MakeShape(xla.Int32, 16), f32(4)}},
 		args: []*interpreter.Tensor{x, xb, n},

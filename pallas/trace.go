@@ -972,21 +972,10 @@ func (v *Value) reduce(kind string, axes []int) *Value {
 		return k.placeholder(v.Type)
 	}
 	r := len(v.Type.Shape)
-	drop := make([]bool, r)
-	if len(axes) == 0 {
-		for i := range drop {
-			drop[i] = true
-		}
-	}
-	for _, a := range axes {
-		if a < 0 {
-			a += r
-		}
-		if a < 0 || a >= r || drop[a] {
-			k.failf("reduce", "bad axes %v for rank %d", axes, r)
-			return k.placeholder(v.Type)
-		}
-		drop[a] = true
+	drop, ok := reducedAxes(axes, r)
+	if !ok {
+		k.failf("reduce", "bad axes %v for rank %d", axes, r)
+		return k.placeholder(v.Type)
 	}
 	var sorted, shape []int64
 	for i, d := range drop {
@@ -1019,49 +1008,78 @@ func (v *Value) Prod(axes ...int) *Value { return v.reduce("prod", axes) }
 // Mean is the mean along axes (all when none; negative axes count from
 // the end): the sum divided by the count, in f32 for integers and bools,
 // and for f16 and bf16 in f32 rounded once (jnp.mean).
-func (v *Value) Mean(axes ...int) *Value {
-	k := kernelOf("mean", "operand 0", v)
-	if !k.check("mean", v) {
+func (v *Value) Mean(axes ...int) *Value { return v.moment("mean", axes) }
+
+// Var is the variance along axes (all when none; negative axes count from
+// the end): the mean of the squared differences from the mean (jnp.var,
+// ddof 0), in the types Mean computes in.
+func (v *Value) Var(axes ...int) *Value { return v.moment("var", axes) }
+
+// moment is Mean ("mean") or Var ("var") of v along axes.
+func (v *Value) moment(name string, axes []int) *Value {
+	k := kernelOf(name, "operand 0", v)
+	if !k.check(name, v) {
 		return v
 	}
 	dt := v.Type.DType
 	if notNumber(dt) && !dt.IsBool() {
-		k.failf("mean", "mean not defined on %v", dt)
+		k.failf(name, "%s not defined on %v", name, dt)
+		return k.placeholder(v.Type)
+	}
+	drop, ok := reducedAxes(axes, len(v.Type.Shape))
+	if !ok {
+		k.failf(name, "bad axes %v for rank %d", axes, len(v.Type.Shape))
 		return k.placeholder(v.Type)
 	}
 	w := v
 	if !dt.IsFloat() || dt.Bits() < 32 {
 		w = v.Astype(xla.Float32)
 	}
-	s := w.Sum(axes...)
-	if k.st.err != nil {
-		return s // bad axes, named by the sum
-	}
 	n := int64(1)
 	for i, d := range v.Type.Shape {
-		if droppedAxis(i, axes, len(v.Type.Shape)) {
+		if drop[i] {
 			n *= d
 		}
 	}
-	m := s.Div(float64(n))
+	mean := func(x *Value) *Value { return x.Sum(axes...).Div(float64(n)) }
+	m := mean(w)
+	if name == "var" {
+		// The mean spread back over the reduced axes, then the mean of
+		// the squared differences from it (two passes, as jnp.var).
+		for i, d := range drop {
+			if d {
+				m = m.ExpandDims(i)
+			}
+		}
+		d := w.Sub(m.BroadcastTo(w.Type.Shape...))
+		m = mean(d.Mul(d))
+	}
 	if dt.IsFloat() && dt.Bits() < 32 {
 		m = m.Astype(dt)
 	}
 	return m
 }
 
-// droppedAxis says whether axis i of a rank-r value is among axes (all
-// when none; negative ones count from the end).
-func droppedAxis(i int, axes []int, r int) bool {
+// reducedAxes is which axes of a rank-r value axes names (all when none;
+// negative ones count from the end); ok is false for an axis outside the
+// rank or named twice.
+func reducedAxes(axes []int, r int) (drop []bool, ok bool) {
+	drop = make([]bool, r)
 	if len(axes) == 0 {
-		return true
-	}
-	for _, a := range axes {
-		if a == i || a+r == i {
-			return true
+		for i := range drop {
+			drop[i] = true
 		}
 	}
-	return false
+	for _, a := range axes {
+		if a < 0 {
+			a += r
+		}
+		if a < 0 || a >= r || drop[a] {
+			return nil, false
+		}
+		drop[a] = true
+	}
+	return drop, true
 }
 
 // ReduceMax reduces v by maximum along axes (all when none; negative
