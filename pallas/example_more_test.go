@@ -212,3 +212,34 @@ func ExampleAtomicAdd() {
 	fmt.Println(data, err)
 	// Output: [5 3 4 1 3] <nil>
 }
+
+// A row-wise layer norm, one program a row: Mean, Var and Rsqrt of the
+// loaded row (JAX's jnp.mean, jnp.var and lax.rsqrt), and a running total
+// with Cumsum.
+func ExampleValue_Var() {
+	norm := func(k *pallas.Kernel, refs []*pallas.Ref) {
+		x, y, run := refs[0], refs[1], refs[2]
+		row := x.Load()                            // f32[1, 4]
+		mean, v := row.Mean(1), row.Var(1)         // f32[1]
+		scale := v.Add(1e-5).Rsqrt().ExpandDims(1) // f32[1, 1]
+		y.Store(row.Sub(mean.ExpandDims(1)).Mul(scale).Round())
+		run.Store(row.Cumsum(1))
+	}
+	rowMap := func(g []*pallas.Value, _ []*pallas.Ref) []any { return []any{g[0], 0} }
+	x := f32Tensor([]float32{1, 2, 3, 4, 10, 10, 10, 50}, 2, 4)
+	for out := 0; out < 2; out++ {
+		data, err := runOne(func(fb *stablehlo.FuncBuilder) []*stablehlo.Value {
+			return pallas.Call(fb, norm, pallas.CallSpec{
+				Name:      "layer_norm",
+				OutShapes: []xla.Shape{xla.MakeShape(xla.Float32, 2, 4), xla.MakeShape(xla.Float32, 2, 4)},
+				Grid:      []int64{2},
+				InSpecs:   []*pallas.BlockSpec{{BlockShape: []int64{1, 4}, IndexMap: rowMap}},
+				OutSpecs:  []*pallas.BlockSpec{{BlockShape: []int64{1, 4}, IndexMap: rowMap}, {BlockShape: []int64{1, 4}, IndexMap: rowMap}},
+			}, fb.Arg(0))[out : out+1]
+		}, x)
+		fmt.Println(data, err)
+	}
+	// Output:
+	// [-1 -0 0 1 -1 -1 -1 2] <nil>
+	// [1 3 6 10 10 20 30 80] <nil>
+}
