@@ -651,6 +651,8 @@ func (m *tevMachine) op(op *ttOp) []*tevVal {
 				}
 				res.f[k] = round(intToFloat(x.i[k], name == "arith.uitofp", sb, via), rt.elem)
 			case "tt.bitcast": // arith.bitcast on tensors: XLA's Triton refuses it
+				// (Floats are float64 here: a signalling NaN comes back
+				// quiet, where a GPU keeps its bits.)
 				from := op.operands[0].t.elem
 				if sb != rt.bits() || from == rt.elem {
 					tevFail("bitcast %s to %s", from, rt.elem)
