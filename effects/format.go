@@ -21,7 +21,22 @@ import (
 // message only ("print format ...: ..."): Fprint records it with the op
 // and the values' types (FuncBuilder.Fail).
 func checkFormat(format string, values []*stablehlo.Value) error {
-	n := len(values)
+	types := make([]stablehlo.Type, len(values))
+	for i, v := range values {
+		if v != nil {
+			types[i] = v.Type
+		}
+	}
+	return CheckFormat(format, types...)
+}
+
+// CheckFormat checks a print format against the types of the values it
+// would format, as Print does before it adds the print (a nil type takes
+// any verb): nil, or an error naming every problem ("print format ...:
+// ..."). Packages that lower their own print ops to Fprint use it to
+// report a bad format at their own op.
+func CheckFormat(format string, types ...stablehlo.Type) error {
+	n := len(types)
 	var probs []string
 	used := make([]bool, n)
 	argNum, reordered := 0, false
@@ -116,7 +131,7 @@ func checkFormat(format string, values []*stablehlo.Value) error {
 			missingSpecs = append(missingSpecs, spec)
 		default:
 			used[argNum] = true
-			if p := verbProblem(spec, verb, argNum, values[argNum]); p != "" {
+			if p := verbProblem(spec, verb, argNum, types[argNum]); p != "" {
 				probs = append(probs, p)
 			}
 			argNum++
@@ -154,11 +169,11 @@ func checkFormat(format string, values []*stablehlo.Value) error {
 
 // verbProblem says why verb (in spec) does not format value k, or "".
 // %T, which fmt handles itself, formats every value.
-func verbProblem(spec string, verb rune, k int, v *stablehlo.Value) string {
-	if verb == 'T' || v == nil {
+func verbProblem(spec string, verb rune, k int, typ stablehlo.Type) string {
+	if verb == 'T' || typ == nil {
 		return ""
 	}
-	t, ok := v.Type.(stablehlo.TensorType)
+	t, ok := typ.(stablehlo.TensorType)
 	if !ok || verbFormats(t.DType, verb) {
 		return ""
 	}

@@ -317,6 +317,18 @@ func TestCustomCallRegistry(t *testing.T) {
 		require.Error(t, err)
 		assert.Contains(t, err.Error(), "is a kernel for XLA's GPU backend: it runs on a CUDA or ROCm PJRT plugin")
 	})
+	t.Run("a host callback", func(t *testing.T) {
+		// effects' callbacks (a print, pallas's DebugPrint) run through
+		// effects.Compile: the error says so (effects is not imported
+		// here, so nothing registered the target).
+		p := compileText(t, `func.func @main(%a: tensor<2xf32>) -> tensor<2xf32> {
+  stablehlo.custom_call @halo.effects.callback(%a) {has_side_effect = true} : (tensor<2xf32>) -> ()
+  return %a : tensor<2xf32>
+}`)
+		err := CheckCustomCallTargets(p.Module)
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), `"halo.effects.callback" is a host callback of package effects: compile the program with effects.Compile`)
+	})
 }
 
 func TestShardingCustomCallIsIdentity(t *testing.T) {

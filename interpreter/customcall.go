@@ -124,6 +124,11 @@ func unknownTarget(target string) error {
 		// Triton backend emits one).
 		return fmt.Errorf("custom_call target %q is a kernel for XLA's GPU backend: it runs on a CUDA or ROCm PJRT plugin, not on the interpreter (a pallas kernel: build it with Backend: pallas.Interpret, or pallas.BackendFor(the platform))", target)
 	}
+	if target == "halo.effects.callback" {
+		// effects' host callbacks (effects.Print, pallas's DebugPrint)
+		// run through a PJRT client, which routes them to Go.
+		return fmt.Errorf("custom_call target %q is a host callback of package effects: compile the program with effects.Compile (on the interpreter plugin, pjrt.Open(\"interpreter\"), or any other), which runs its callbacks", target)
+	}
 	return fmt.Errorf("custom_call target %q is not registered with the interpreter (interpreter.RegisterCustomCall); registered: %s",
 		target, strings.Join(CustomCallTargets(), ", "))
 }

@@ -3,6 +3,7 @@ package pallas
 import (
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"path/filepath"
 	"reflect"
@@ -124,6 +125,9 @@ type CompilerParams struct {
 	NoBoundsChecks bool
 	// NumWarps and NumStages are Triton's launch settings (0: defaults).
 	NumWarps, NumStages int
+	// DebugOutput is where Kernel.DebugPrint writes in interpret mode
+	// (os.Stdout when nil).
+	DebugOutput io.Writer
 }
 
 // CallSpec describes a pallas call (pallas_call's arguments).

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/halo-ml/halo/chlo"
+	"github.com/halo-ml/halo/effects"
 	"github.com/halo-ml/halo/stablehlo"
 	"github.com/halo-ml/halo/xla"
 )
@@ -1357,6 +1358,14 @@ func (l *interp) op(fb *stablehlo.FuncBuilder, op *Op, e *env) error {
 			return err
 		}
 		set(v)
+	case "debug_print":
+		vals := make([]*stablehlo.Value, len(op.Operands))
+		for i, v := range op.Operands {
+			vals[i] = e.vals[v]
+		}
+		if err := effects.Fprint(fb, l.spec.CompilerParams.DebugOutput, effects.Unordered, op.Attrs.Format, vals...); err != nil {
+			return l.opErr(op, "%v", err)
+		}
 	case "when":
 		return l.when(fb, op, e)
 	case "for":
@@ -1926,6 +1935,13 @@ func (l *interp) modified(r *Region, e *env) []int {
 	return out
 }
 
+// prints reports whether r holds a debug_print.
+func prints(r *Region) bool {
+	found := false
+	eachOp(r, func(op *Op) { found = found || op.Name == "debug_print" })
+	return found
+}
+
 func pick(state []*stablehlo.Value, slots []int) []*stablehlo.Value {
 	out := make([]*stablehlo.Value, len(slots))
 	for i, s := range slots {
@@ -1943,8 +1959,8 @@ func (l *interp) when(fb *stablehlo.FuncBuilder, op *Op, e *env) error {
 		return l.region(fb, r, e) // runs at every step: no stablehlo.if
 	}
 	mod := l.modified(r, e)
-	if len(mod) == 0 {
-		return nil // no stores, no checks: nothing observable
+	if len(mod) == 0 && !prints(r) {
+		return nil // no stores, no checks, no prints: nothing observable
 	}
 	var inner error
 	var stored []*stablehlo.Value

@@ -3,6 +3,7 @@ package pallas
 import (
 	"fmt"
 	"math"
+	"strconv"
 	"strings"
 
 	"github.com/halo-ml/halo/xla"
@@ -102,6 +103,8 @@ import (
 //	                                   one of the values the element held); max and min
 //	                                   of floats as the max and min ops (a GPU's order
 //	                                   NaNs by their bits instead of propagating them)
+//	debug_print      x... -> (none)    Format string: fmt's format, applied to the values
+//	                                   (as effects.Arrays) when the op runs (interpret mode)
 //	when             cond -> (none)    cond a bool scalar; Regions[0]: no args, no yields
 //	for              lo, hi, init... -> carry...   Regions[0]: args (i, carry...), yields carry
 //	                                   (i32 counter from lo while i < hi, step 1)
@@ -339,6 +342,7 @@ type Attrs struct {
 	TransA  bool    // dot
 	TransB  bool    // dot
 	Indexer Indexer // load, store, atomic
+	Format  string  // debug_print
 }
 
 // Loc is the user's source position of an op.
@@ -600,6 +604,8 @@ func attrString(op *Op) string {
 		return fmt.Sprintf("perm=%v", a.Perm)
 	case "reduce":
 		return fmt.Sprintf("%s axes=%v", a.Kind, a.Axes)
+	case "debug_print":
+		return strconv.Quote(a.Format)
 	case "scan":
 		return fmt.Sprintf("%s axis=%d", a.Kind, a.Axis)
 	case "dot":

@@ -438,6 +438,7 @@ func (e *zeval) runOp(op *Op) {
 		e.store(op)
 	case "atomic":
 		res = e.atomic(op)
+	case "debug_print": // no effect on values
 	case "when":
 		if scalarBool(e.val(op.Operands[0])) {
 			e.runRegion(op.Regions[0], nil)

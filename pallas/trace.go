@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/halo-ml/halo/effects"
+	"github.com/halo-ml/halo/stablehlo"
 	"github.com/halo-ml/halo/xla"
 )
 
@@ -1363,6 +1365,39 @@ func (k *Kernel) runRegion(argTypes []Type, body func(args []*Value) []*Value) *
 	k.stack = k.stack[:depth]
 	r.Yield = ys
 	return r
+}
+
+// DebugPrint prints values each time the kernel reaches it in interpret
+// mode, as pl.debug_print: format is applied to them as fmt.Printf does,
+// each value an effects.Array (%v prints a block like a Go slice, %d or
+// %.3f its elements), and the line, with a newline added, is written to
+// CompilerParams.DebugOutput (os.Stdout when nil). Grid steps run in
+// order, so the lines come in grid order. The print is a host callback:
+// run the program through effects.Compile (the interpreter's plain
+// Compile has no callbacks). The Triton lowering refuses it: debug in
+// interpret mode.
+func (k *Kernel) DebugPrint(format string, values ...*Value) {
+	k.live("debug_print")
+	if !k.check("debug_print", values...) {
+		return
+	}
+	switch {
+	case k.grid != nil:
+		k.failf("debug_print", "an index map cannot print: print the program ids in the kernel")
+		return
+	case k.inCond > 0:
+		k.failf("debug_print", "a While condition cannot print: print in its body")
+		return
+	}
+	types := make([]stablehlo.Type, len(values))
+	for i, v := range values {
+		types[i] = stablehlo.Tensor(v.Type.DType, v.Type.Shape...)
+	}
+	if err := effects.CheckFormat(format, types...); err != nil {
+		k.failf("debug_print", "%v", err)
+		return
+	}
+	k.emit("debug_print", values, nil, Attrs{Format: format})
 }
 
 // When runs body when cond (a bool scalar Value, or a Go bool decided at

@@ -146,6 +146,15 @@ func LowerTriton(p *Program, params CompilerParams) (k *TritonKernel, err error)
 	if err := p.check(); err != nil {
 		return nil, err
 	}
+	var print *Op
+	eachOp(p.Body, func(op *Op) {
+		if print == nil && op.Name == "debug_print" {
+			print = op
+		}
+	})
+	if print != nil {
+		return nil, &Error{Kernel: p.Name, Op: "debug_print", Loc: print.Loc, Msg: "prints in interpret mode only, not in a Triton kernel: debug the kernel in interpret mode, then remove the print"}
+	}
 	warps, stages := params.NumWarps, params.NumStages
 	if warps == 0 {
 		warps = DefaultNumWarps
