@@ -546,3 +546,22 @@ func TestSwappingBodies(t *testing.T) {
 	got = []int32{out[0].(*Tensor).Data.([]int32)[0], out[1].(*Tensor).Data.([]int32)[0]}
 	assert.ElementsMatch(t, []int32{1, 2}, got, "a swap only permutes the inits")
 }
+
+// TestCumulativeWindowBuildsNoTable: a cumulative window (a 1024-long
+// cumsum: n x n = 2^20 entries, within the table limit) runs in one pass
+// and builds no index table, which cost more than the pass at every run;
+// a window walk of the same size still gets its table.
+func TestCumulativeWindowBuildsNoTable(t *testing.T) {
+	one, zero := []int64{1}, []int64{0}
+	const n = 1024
+	w, err := shpNewWindow([]int64{n}, []int64{n}, one, one, one, []int64{n - 1}, zero, nil)
+	require.NoError(t, err)
+	require.GreaterOrEqual(t, w.cumulativeDim(), 0)
+	assert.Nil(t, w.tab[0], "no table for the one-pass form")
+	assert.Equal(t, int64(n-1), w.index(0, n-1, n-1), "index computes what the table held")
+	assert.Equal(t, int64(-1), w.index(0, 0, n-2), "padding")
+	w, err = shpNewWindow([]int64{n}, []int64{n}, one, one, one, []int64{n / 2}, []int64{n/2 - 1}, nil)
+	require.NoError(t, err)
+	require.Less(t, w.cumulativeDim(), 0)
+	assert.NotNil(t, w.tab[0], "a centred window of the same size keeps its table")
+}

@@ -98,6 +98,15 @@ func shpNewWindow(in, win, stride, baseDil, winDil, lo, hi []int64, stop *atomic
 		if win[d] > 0 && nout > math.MaxInt64/win[d] {
 			return nil, shpErrf("dimension %d: %d windows of %d elements are too many", d, nout, win[d])
 		}
+	}
+	if shpCumulative && w.cumulativeDim() >= 0 {
+		// A cumulative window (a cumsum) runs in one pass that reads no
+		// table: one of n x n entries would cost more than the pass (found
+		// in review: a 1024-long cumsum built an 8 MB table each run).
+		return w, nil
+	}
+	for d := 0; d < r; d++ {
+		nout := w.outDims[d]
 		if nout*win[d] > shpWinTabLimit {
 			continue // index computes it
 		}
