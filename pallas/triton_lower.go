@@ -1270,28 +1270,7 @@ func (l *ttLower) broadcastInDim(op *Op, x *ttVal, dims []int64, shape []int64) 
 
 // reduceAxis is one tt.reduce of x along axis.
 func (l *ttLower) reduceAxis(x *ttVal, axis int, kind string, dt xla.DType) *ttVal {
-	b := l.b
-	shape := append(clone(x.t.shape[:axis]), x.t.shape[axis+1:]...)
-	elem := ttType{elem: x.t.elem}
-	var comb string
-	switch kind {
-	case "sum":
-		comb = binaryOp("add", dt)
-	case "prod":
-		comb = binaryOp("mul", dt)
-	case "max", "min":
-		comb = binaryOp(kind, dt)
-	default:
-		l.fail(nil, "unknown reduction %q", kind)
-	}
-	r := &ttRegion{args: []*ttVal{{t: elem}, {t: elem}}}
-	op := b.emit("tt.reduce", []*ttVal{x}, []ttType{x.t.with(shape)}, i32Attr("axis", int64(axis)))
-	op.regions = []*ttRegion{r}
-	b.push(r)
-	y := b.emit1(comb, []*ttVal{r.args[0], r.args[1]}, elem)
-	b.emit("tt.reduce.return", []*ttVal{y}, nil)
-	b.pop()
-	return op.results[0]
+	return l.foldAxis("tt.reduce", x, axis, kind, dt)
 }
 
 // scanAxis is one tt.scan of x along axis, forward: the cumulative fold
@@ -1299,6 +1278,12 @@ func (l *ttLower) reduceAxis(x *ttVal, axis int, kind string, dt xla.DType) *ttV
 // (float max and min as arith.maximumf and minimumf: NaN propagates, -0
 // is below +0, as in interpret mode).
 func (l *ttLower) scanAxis(x *ttVal, axis int, kind string, dt xla.DType) *ttVal {
+	return l.foldAxis("tt.scan", x, axis, kind, dt)
+}
+
+// foldAxis is one tt.reduce or tt.scan (name) of x along axis whose
+// combine region is kind's arith op (sum, prod, max, min).
+func (l *ttLower) foldAxis(name string, x *ttVal, axis int, kind string, dt xla.DType) *ttVal {
 	b := l.b
 	elem := ttType{elem: x.t.elem}
 	var comb string
@@ -1310,14 +1295,21 @@ func (l *ttLower) scanAxis(x *ttVal, axis int, kind string, dt xla.DType) *ttVal
 	case "max", "min":
 		comb = binaryOp(kind, dt)
 	default:
-		l.fail(nil, "unknown scan %q", kind)
+		l.fail(nil, "unknown %s kind %q", name, kind)
+	}
+	attrs := []ttAttr{i32Attr("axis", int64(axis))}
+	rt := x.t // a scan keeps the shape
+	if name == "tt.reduce" {
+		rt = x.t.with(append(clone(x.t.shape[:axis]), x.t.shape[axis+1:]...))
+	} else {
+		attrs = append(attrs, ttAttr{name: "reverse", text: "false", val: false})
 	}
 	r := &ttRegion{args: []*ttVal{{t: elem}, {t: elem}}}
-	op := b.emit("tt.scan", []*ttVal{x}, []ttType{x.t}, i32Attr("axis", int64(axis)), ttAttr{name: "reverse", text: "false", val: false})
+	op := b.emit(name, []*ttVal{x}, []ttType{rt}, attrs...)
 	op.regions = []*ttRegion{r}
 	b.push(r)
 	y := b.emit1(comb, []*ttVal{r.args[0], r.args[1]}, elem)
-	b.emit("tt.scan.return", []*ttVal{y}, nil)
+	b.emit(name+".return", []*ttVal{y}, nil)
 	b.pop()
 	return op.results[0]
 }
