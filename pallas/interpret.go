@@ -2,10 +2,13 @@ package pallas
 
 import (
 	"fmt"
+	"io"
 	"math"
+	"os"
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/halo-ml/halo/chlo"
 	"github.com/halo-ml/halo/effects"
@@ -1363,7 +1366,11 @@ func (l *interp) op(fb *stablehlo.FuncBuilder, op *Op, e *env) error {
 		for i, v := range op.Operands {
 			vals[i] = e.vals[v]
 		}
-		if err := effects.Fprint(fb, l.spec.CompilerParams.DebugOutput, effects.Unordered, op.Attrs.Format, vals...); err != nil {
+		// Ordered, under effects.Print's effect: the lines of successive
+		// calls (and the program's own prints) come in program order
+		// (unordered, successive calls' callbacks ran at once: found
+		// in review).
+		if err := effects.Fprint(fb, debugWriter{l.spec.CompilerParams.DebugOutput}, effects.PrintEffect, op.Attrs.Format, vals...); err != nil {
 			return l.opErr(op, "%v", err)
 		}
 	case "when":
@@ -1933,6 +1940,23 @@ func (l *interp) modified(r *Region, e *env) []int {
 	}
 	sort.Ints(out)
 	return out
+}
+
+// debugWriter writes DebugPrint's lines to w (os.Stdout when nil), one
+// at a time in the process: executions on different effects Streams run
+// their callbacks at once, and a writer such as a bytes.Buffer is not
+// safe for concurrent use.
+type debugWriter struct{ w io.Writer }
+
+var debugWriteMu sync.Mutex
+
+func (d debugWriter) Write(p []byte) (int, error) {
+	debugWriteMu.Lock()
+	defer debugWriteMu.Unlock()
+	if d.w == nil {
+		return os.Stdout.Write(p)
+	}
+	return d.w.Write(p)
 }
 
 // prints reports whether r holds a debug_print.

@@ -1372,7 +1372,9 @@ func (k *Kernel) runRegion(argTypes []Type, body func(args []*Value) []*Value) *
 // each value an effects.Array (%v prints a block like a Go slice, %d or
 // %.3f its elements), and the line, with a newline added, is written to
 // CompilerParams.DebugOutput (os.Stdout when nil). Grid steps run in
-// order, so the lines come in grid order. The print is a host callback:
+// order, so the lines come in grid order; the print is ordered under
+// effects.PrintEffect, so successive calls' lines come in call order. It
+// is a host callback:
 // run the program through effects.Compile (the interpreter's plain
 // Compile has no callbacks). The Triton lowering refuses it: debug in
 // interpret mode.
