@@ -1374,10 +1374,9 @@ func (k *Kernel) runRegion(argTypes []Type, body func(args []*Value) []*Value) *
 // CompilerParams.DebugOutput (os.Stdout when nil). Grid steps run in
 // order, so the lines come in grid order; the print is ordered under
 // effects.PrintEffect, so successive calls' lines come in call order. It
-// is a host callback:
-// run the program through effects.Compile (the interpreter's plain
-// Compile has no callbacks). The Triton lowering refuses it: debug in
-// interpret mode.
+// is a host callback: run the program through effects.Compile (the
+// interpreter's plain Compile has no callbacks). The Triton lowering
+// refuses it: debug in interpret mode.
 func (k *Kernel) DebugPrint(format string, values ...*Value) {
 	k.live("debug_print")
 	if !k.check("debug_print", values...) {
