@@ -23,6 +23,7 @@ PAIRS = {
     "matmul_gelu": "BenchmarkMatmulGeluOnPlugin",
     "dsd": "BenchmarkDSDOnPlugin",
     "masked_matmul": "BenchmarkMaskedMatmulOnPlugin",
+    "attention": "BenchmarkAttentionOnPlugin",
 }
 
 

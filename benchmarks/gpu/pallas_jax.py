@@ -424,8 +424,10 @@ def main():
     ap.add_argument("--iters", type=int, default=100)
     ap.add_argument("--dsd-configs", default="", help="as HALO_BENCH_CONFIGS (bm: output rows, a divisor of the block; bn, bk: K step within a block, warps, stages, tiles, order=1: heavy rows first)")
     ap.add_argument("--masked-configs", default="", help="as HALO_BENCH_CONFIGS (bm, bn, bk, warps, stages, group)")
+    ap.add_argument("--attn-seq", type=int, default=2048, help="the attention's sequence length (16 heads of 64)")
+    ap.add_argument("--attn-block", type=int, default=64, help="the attention's query and key blocks")
     ap.add_argument("--out", default="")
-    ap.add_argument("--kernels", default="xla_add,add,matmul_gelu,dsd,masked_matmul", help="which to run, comma-separated")
+    ap.add_argument("--kernels", default="xla_add,add,matmul_gelu,dsd,masked_matmul,attention", help="which to run, comma-separated")
     a = ap.parse_args()
     bf16 = jnp.bfloat16
     print("jax", jax.__version__, "devices", jax.devices(), flush=True)
@@ -482,6 +484,33 @@ def main():
         check_close(kern(x, y), dense(x, y), 1 / 32, "matmul+gelu")
         d, k, r = paired(dense, (x, y), kern, (x, y), a.iters)
         return {"size": s, "xla_ms": d, "kernel_ms": k, "xla/kernel": r}
+
+    def attention():
+        # JAX's own Pallas flash attention (jax.experimental.pallas.ops.gpu
+        # .attention.mha: inputs (batch, seq, heads, dim); halo's heads are
+        # its batch), causal, against the dense program in XLA; halo's
+        # twin: examples/pallas_attention's BenchmarkAttentionOnPlugin.
+        # Not yet run: written in a session without a GPU.
+        from jax.experimental.pallas.ops.gpu import attention as jax_attention
+        heads, seq, dim, blk = 16, a.attn_seq, 64, a.attn_block
+        keys = jax.random.split(jax.random.key(12), 3)
+        q, k, v = (jax.random.uniform(key, (heads, seq, 1, dim), jnp.float32, -1, 1).astype(bf16) for key in keys)
+        scale = 1 / math.sqrt(dim)
+        sizes = jax_attention.BlockSizes(block_q=blk, block_k=blk)
+        kern = jax.jit(lambda q, k, v: jax_attention.mha(q, k, v, None, scale, True, sizes))
+
+        def dense_fn(q, k, v):
+            s = jnp.einsum("bqhd,bkhd->bhqk", q, k, preferred_element_type=jnp.float32) * scale
+            s = jnp.where(jnp.tril(jnp.ones((seq, seq), bool)), s, -jnp.inf)
+            p = jax.nn.softmax(s, axis=-1).astype(v.dtype)
+            return jnp.einsum("bhqk,bkhd->bqhd", p, v, preferred_element_type=jnp.float32).astype(v.dtype)
+        dense = jax.jit(dense_fn)
+        lowered.append("== attention\n" + kern.lower(q, k, v).as_text())
+        check_close(kern(q, k, v), dense(q, k, v), 1 / 32, "attention")
+        d, kt, r = paired(dense, (q, k, v), kern, (q, k, v), a.iters)
+        out = {"seq": seq, "block": blk, "xla_ms": d, "kernel_ms": kt, "xla/kernel": r}
+        out.update(queued(dense, (q, k, v), kern, (q, k, v)))
+        return out
 
     def dsd_configs():
         s, blk = a.size, a.dsd_block or a.block
@@ -588,6 +617,8 @@ def main():
             results.append({"name": name, "error": f"setup: {type(e).__name__}: {e}"})
             print("FAILED", name, e, flush=True)
             save()
+    if "attention" in wanted:
+        run("attention", attention)
     # Last: its kernel compiles for half a minute.
     if "matmul_gelu" in wanted:
         run("matmul_gelu", matmul)

@@ -18,6 +18,7 @@ build add ./examples/pallas_add
 build matmul ./examples/pallas_matmul
 build dsd ./examples/pallas_dsd
 build masked ./examples/pallas_masked_matmul
+build attention ./examples/pallas_attention
 # Which build this is, for run.sh's machine.log.
 git describe --always --dirty >.device/VERSION 2>/dev/null || echo unknown >.device/VERSION
 ls -l .device

@@ -124,7 +124,7 @@ masked_configs=${HALO_MASKED_CONFIGS:-"bm=128,bn=256,bk=64,warps=8,stages=3,grou
 # hand-written Pallas kernels and the bounds checks on the GPU (a timing
 # call after a full one).
 if [ "${HALO_GPU_PROFILE:-}" != only ]; then
-  for t in add matmul dsd masked; do
+  for t in add matmul dsd masked attention; do
     gotest tests.log 60 "$bin/$t.test" OnPlugin
   done
   gotest tests.log 60 "$bin/pallas.test" 'TritonRealPlugin/triton/'
@@ -163,11 +163,14 @@ if [ "${HALO_GPU_PROFILE:-}" != only ] && [ "${HALO_GPU_BENCH:-}" != 0 ]; then
     step bench.log 90 env HALO_DSD_BLOCK="$dsd_block2" HALO_BENCH_CONFIGS="$dsd_configs2" "$bin/dsd.test" -test.run XXX -test.bench DSDOnPlugin -test.benchtime 100x -test.v
   fi
   step bench.log 30 "$bin/add.test" -test.run XXX -test.bench OnPlugin -test.benchtime 1000x -test.v
-  jax_kernels=${HALO_JAX_KERNELS:-xla_add,add,dsd,masked_matmul,matmul_gelu}
+  # The flash-attention kernel against XLA's dense attention (JAX's own
+  # Pallas flash attention is its twin in pallas_jax.py).
+  step bench.log 40 "$bin/attention.test" -test.run XXX -test.bench OnPlugin -test.benchtime 50x -test.v
+  jax_kernels=${HALO_JAX_KERNELS:-xla_add,add,dsd,masked_matmul,attention,matmul_gelu}
   if [ -z "${HALO_SKIP_MATMUL:-}" ]; then
     step bench.log 40 "$bin/matmul.test" -test.run XXX -test.bench OnPlugin -test.benchtime 100x -test.v
   elif [ -z "${HALO_JAX_KERNELS:-}" ]; then
-    jax_kernels=xla_add,add,dsd,masked_matmul # its JAX twin compiles for half a minute
+    jax_kernels=xla_add,add,dsd,masked_matmul,attention # matmul's JAX twin compiles for half a minute
   fi
   if timeout -k 5 60 $py -c 'import jax' 2>/dev/null; then
     step jax.log 150 env PYTHONUNBUFFERED=1 "$py" benchmarks/gpu/pallas_jax.py --out "$out/jax" \
@@ -175,7 +178,8 @@ if [ "${HALO_GPU_PROFILE:-}" != only ] && [ "${HALO_GPU_BENCH:-}" != 0 ]; then
       --dsd-configs "$dsd_configs" --masked-configs "$masked_configs" \
       --size "${HALO_BENCH_SIZE:-8192}" --matmul-size "${HALO_BENCH_SIZE:-4096}" \
       --block "${HALO_BENCH_BLOCK:-128}" --bk "${HALO_BENCH_BK:-64}" \
-      --dsd-block "${HALO_DSD_BLOCK:-${HALO_BENCH_BLOCK:-128}}"
+      --dsd-block "${HALO_DSD_BLOCK:-${HALO_BENCH_BLOCK:-128}}" \
+      --attn-seq "${HALO_ATTN_SEQ:-2048}" --attn-block "${HALO_ATTN_BLOCK:-64}"
     if [ -n "$dsd_block2" ]; then
       step jax2.log 90 env PYTHONUNBUFFERED=1 "$py" benchmarks/gpu/pallas_jax.py --out "$out/jax2" \
         --kernels dsd --dsd-configs "$dsd_configs2" --size "${HALO_BENCH_SIZE:-8192}" \
