@@ -793,11 +793,23 @@ func (v *Value) Sign() *Value { return v.unary("sign", notNumber) }
 // Clip is v limited to [lo, hi]: Max(lo) then Min(hi), as jnp.clip (a nil
 // bound is no limit on that side).
 func (v *Value) Clip(lo, hi any) *Value {
-	if lo != nil {
-		v = v.Max(lo)
-	}
-	if hi != nil {
-		v = v.Min(hi)
+	k := kernelOf("clip", "operand 0", v)
+	for _, b := range []struct {
+		op, what string
+		bound    any
+	}{{"max", "lo", lo}, {"min", "hi", hi}} {
+		if b.bound == nil {
+			continue
+		}
+		x, y, ok := k.binaryOperands("clip", v, b.bound, "operand 0", b.what)
+		if !ok {
+			return k.placeholder(v.Type)
+		}
+		if notNumber(x.Type.DType) {
+			k.failf("clip", "%s", notDefinedOn(x.Type.DType, notNumber))
+			return k.placeholder(x.Type)
+		}
+		v = k.emit(b.op, []*Value{x, y}, []Type{x.Type}, Attrs{}).Results[0]
 	}
 	return v
 }
