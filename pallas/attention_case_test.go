@@ -50,7 +50,7 @@ func attentionCase(causal bool) tritonCase {
 		name = "attention_causal"
 	}
 	arg := func(seed int) *interpreter.Tensor {
-		return fTensor([]int64{heads, seq, dim}, func(i int) float64 { return math.Sin(float64(i*seed)) })
+		return fTensor([]int64{heads, seq, dim}, func(i int) float64 { return math.Sin(float64(i * seed)) })
 	}
 	return tritonCase{name: name, kernel: kernel, spec: CallSpec{Name: name,
 		OutShapes: []xla.Shape{xla.MakeShape(xla.Float32, heads, seq, dim)}, Grid: []int64{heads, seq / bq},
