@@ -2,12 +2,14 @@ package pallas
 
 import (
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/halo-ml/halo/internal/mliropt"
 	"github.com/halo-ml/halo/interpreter"
 	"github.com/halo-ml/halo/xla"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
@@ -595,4 +597,112 @@ func checkEveryBackend(t *testing.T, c tritonCase, check func(name string, outs 
 	ref, err := zzEval(p, c.args)
 	require.NoError(t, err)
 	check("reference", ref)
+}
+
+// TestAtomicRepeatsInOneUpdate: lanes of one update that reach the same
+// element see it as if they updated it one after another, in row-major
+// order (one order a GPU program's threads may take): AtomicAdd(count,
+// [e], 1) gives each lane of an e its ticket 0, 1, 2 ... (interpret mode
+// gave every lane the element's value before the update, 0, which no GPU
+// order gives: found porting a MoE kernel). Every kind, a mask that skips
+// lanes, on each backend, against Go applying the lanes in order.
+func TestAtomicRepeatsInOneUpdate(t *testing.T) {
+	e := []int64{0, 0, 1, 0, 2, 1, 3, 0, 2, 2, 1, 0, 3, 3, 0, 1}
+	v := []int64{5, -3, 12, 7, 1, 9, -8, 4, 6, 2, 11, -1, 3, 10, 13, 0}
+	skip := 6 // lane 6 masked off
+	type kind struct {
+		name string
+		f    func(*Ref, []any, any, *Value) *Value
+		op   func(a, b int64) int64
+	}
+	for _, kd := range []kind{
+		{"add", AtomicAdd, func(a, b int64) int64 { return a + b }},
+		{"max", AtomicMax, func(a, b int64) int64 { return max(a, b) }},
+		{"min", AtomicMin, func(a, b int64) int64 { return min(a, b) }},
+		{"and", AtomicAnd, func(a, b int64) int64 { return a & b }},
+		{"or", AtomicOr, func(a, b int64) int64 { return a | b }},
+		{"xor", AtomicXor, func(a, b int64) int64 { return a ^ b }},
+		{"xchg", AtomicXchg, func(a, b int64) int64 { return b }},
+	} {
+		t.Run(kd.name, func(t *testing.T) {
+			start := []int64{100, -50, 7, 0}
+			mem := slices.Clone(start)
+			wantOld := make([]int64, len(e))
+			for i := range e {
+				if i == skip {
+					continue // masked off: 0, and no update
+				}
+				wantOld[i] = mem[e[i]]
+				mem[e[i]] = kd.op(mem[e[i]], v[i])
+			}
+			c := tritonCase{name: "repeats_" + kd.name, kernel: func(k *Kernel, r []*Ref) {
+				keep := k.Iota(xla.Int32, 0, 16).Ne(skip)
+				r[4].Store(kd.f(r[3], []any{r[0].Load()}, r[1].Load(), keep))
+			}, spec: CallSpec{Name: "repeats_" + kd.name, OutShapes: []xla.Shape{xla.MakeShape(xla.Int32, 4), xla.MakeShape(xla.Int32, 16)},
+				InputOutputAliases: map[int]int{2: 0}},
+				args: []*interpreter.Tensor{
+					intTensor(xla.Int32, []int64{16}, func(i int) int64 { return e[i] }),
+					intTensor(xla.Int32, []int64{16}, func(i int) int64 { return v[i] }),
+					intTensor(xla.Int32, []int64{4}, func(i int) int64 { return start[i] }),
+				}}
+			checkEveryBackend(t, c, func(backend string, outs []*interpreter.Tensor) {
+				assert.Equal(t, mem, ints(t, outs[0]), "%s: memory", backend)
+				assert.Equal(t, wantOld, ints(t, outs[1]), "%s: old values, lane by lane", backend)
+			})
+		})
+	}
+	// Floats: sums of repeats (integer-valued, exact in any order) and the
+	// last exchanged value, -0 and NaN kept.
+	f := []float64{1, 2, math.Copysign(0, -1), 4, math.NaN(), 8, 16, 32}
+	ef := []int64{1, 1, 0, 1, 0, 2, 2, 1}
+	for _, kind := range []string{"add", "xchg"} {
+		c := tritonCase{name: "repeats_f32_" + kind, kernel: func(k *Kernel, r []*Ref) {
+			upd := map[string]func(*Ref, []any, any, *Value) *Value{"add": AtomicAdd, "xchg": AtomicXchg}[kind]
+			r[4].Store(upd(r[3], []any{r[0].Load()}, r[1].Load(), nil))
+		}, spec: CallSpec{Name: "repeats_f32_" + kind, OutShapes: []xla.Shape{xla.MakeShape(xla.Float32, 3), xla.MakeShape(xla.Float32, 8)},
+			InputOutputAliases: map[int]int{2: 0}},
+			args: []*interpreter.Tensor{
+				intTensor(xla.Int32, []int64{8}, func(i int) int64 { return ef[i] }),
+				floatTensor(xla.Float32, []int64{8}, func(i int) float64 { return f[i] }),
+				floatTensor(xla.Float32, []int64{3}, func(i int) float64 { return []float64{10, 20, 30}[i] }),
+			}}
+		mem := []float64{10, 20, 30}
+		wantOld := make([]float64, 8)
+		for i, x := range f {
+			wantOld[i] = mem[ef[i]]
+			if kind == "add" {
+				mem[ef[i]] += x
+			} else {
+				mem[ef[i]] = x
+			}
+		}
+		checkEveryBackend(t, c, func(backend string, outs []*interpreter.Tensor) {
+			got := floats(outs[1])
+			for i := range wantOld {
+				if math.IsNaN(wantOld[i]) {
+					assert.True(t, math.IsNaN(got[i]), "%s %s: lane %d", backend, kind, i)
+					continue
+				}
+				assert.Equal(t, math.Float64bits(wantOld[i]), math.Float64bits(got[i]), "%s %s: lane %d: %v, want %v", backend, kind, i, got[i], wantOld[i])
+			}
+		})
+	}
+}
+
+// TestAtomicRepeatsTooManyLanes: an update through an index array whose
+// old values are used has at most maxSequencedLanes lanes in interpret
+// mode (it compares every pair); a larger one is an error saying so, and
+// the same update with its old values unused runs.
+func TestAtomicRepeatsTooManyLanes(t *testing.T) {
+	const n = 2 * maxSequencedLanes
+	idx := intTensor(xla.Int32, []int64{n}, func(i int) int64 { return int64(i % 3) })
+	spec := CallSpec{OutShapes: []xla.Shape{xla.MakeShape(xla.Int32, 4), xla.MakeShape(xla.Int32, n)}, InputOutputAliases: map[int]int{1: 0}}
+	zeros := intTensor(xla.Int32, []int64{4}, func(int) int64 { return 0 })
+	_, err := runCall(func(k *Kernel, r []*Ref) { r[3].Store(AtomicAdd(r[2], []any{r[0].Load()}, 1, nil)) }, spec, idx, zeros)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "atomic at atomic_test.go:")
+	assert.Contains(t, err.Error(), "over at most 4096 lanes, and this one has 8192: split it into smaller updates")
+	out, err := runCall(func(k *Kernel, r []*Ref) { AtomicAdd(r[2], []any{r[0].Load()}, 1, nil) }, spec, idx, zeros)
+	require.NoError(t, err)
+	assert.Equal(t, []int32{2731, 2731, 2730, 0}, out[0].Data)
 }

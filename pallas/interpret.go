@@ -78,6 +78,8 @@ type checkSite struct {
 }
 
 type interp struct {
+	// used holds the kernel's values that something uses (usesOf).
+	used   map[*Value]bool
 	p      *Program
 	spec   *CallSpec
 	checks bool
@@ -1906,10 +1908,120 @@ func (l *interp) atomic(fb *stablehlo.FuncBuilder, op *Op, e *env) (*stablehlo.V
 	keep := ok
 	if mask != nil {
 		keep = fb.And(ok, mask)
+	}
+	if n := t.Size(); ix.HasArrays() && n > 1 && l.usesOf()[op.Results[0]] {
+		if n > maxSequencedLanes {
+			return nil, l.opErr(op, "interpret mode sequences the repeated indices of an update whose old values are used "+
+				"over at most %d lanes, and this one has %d: split it into smaller updates", maxSequencedLanes, n)
+		}
+		old = earlierRepeats(fb, op.Attrs.Kind, idx, keep, val, old, dims, t, combine)
+	}
+	if mask != nil {
 		old = fb.Select(mask, old, zero)
 	}
 	e.state[slot] = scatterElements(fb, ref, idx, keep, val, dims, t.Shape, combine)
 	return old, nil
+}
+
+// maxSequencedLanes bounds the lanes of an atomic update whose repeated
+// indices earlierRepeats sequences (it compares every pair of lanes).
+const maxSequencedLanes = 4096
+
+// earlierRepeats is old, the values an atomic update of kind returns, with
+// what the update's own earlier lanes (row-major) that reach the same
+// element did to it before: lanes with repeated indices then see the
+// element as if they updated it one after another, as the threads of a
+// GPU program do in some order (the tickets of AtomicAdd(count, [e], 1)
+// over repeated e: 0, 1, 2 ... for the lanes of one e, where every lane
+// saw the element before the update). keep marks the lanes that update;
+// idx are their element indices into a ref of dims.
+func earlierRepeats(fb *stablehlo.FuncBuilder, kind string, idx []*stablehlo.Value, keep, val, old *stablehlo.Value, dims []int64, t Type,
+	combine func(rb *stablehlo.FuncBuilder, old, v *stablehlo.Value) *stablehlo.Value) *stablehlo.Value {
+	n := t.Size()
+	flat := func(x *stablehlo.Value) *stablehlo.Value { return fb.Reshape(x, n) }
+	var lin *stablehlo.Value // each lane's element, row-major, in i64
+	for d, x := range idx {
+		x = fb.Convert(x, xla.Int64)
+		if lin == nil {
+			lin = x
+		} else {
+			lin = fb.Add(fb.Multiply(lin, fb.SplatOf(xla.Int64, float64(dims[d]), t.Shape...)), x)
+		}
+	}
+	sq := []int64{n, n} // [lane i, earlier lane j]
+	rows := func(x *stablehlo.Value) *stablehlo.Value { return fb.BroadcastInDim(flat(x), sq, []int64{0}) }
+	cols := func(x *stablehlo.Value) *stablehlo.Value { return fb.BroadcastInDim(flat(x), sq, []int64{1}) }
+	j := fb.Iota(stablehlo.Tensor(xla.Int32, sq...), 1)
+	earlier := fb.And(fb.And(fb.Compare(rows(lin), cols(lin), stablehlo.CompareEQ, stablehlo.CompareAuto),
+		fb.Compare(j, fb.Iota(stablehlo.Tensor(xla.Int32, sq...), 0), stablehlo.CompareLT, stablehlo.CompareAuto)), cols(keep))
+	// The last earlier lane of each lane's element (-1: none).
+	last := fb.ReduceMax(fb.Select(earlier, j, fb.SplatOf(xla.Int32, -1, sq...)), 1)
+	dt := t.DType
+	lowest := func(shape ...int64) *stablehlo.Value {
+		switch {
+		case dt.IsFloat():
+			return fb.SplatOf(dt, math.Inf(-1), shape...)
+		case dt.IsUnsigned():
+			return fb.SplatOf(dt, 0, shape...)
+		}
+		return fb.SplatOf(dt, -math.Ldexp(1, dt.Bits()-1), shape...)
+	}
+	highest := func(shape ...int64) *stablehlo.Value {
+		if dt.IsFloat() {
+			return fb.SplatOf(dt, math.Inf(1), shape...)
+		}
+		return fb.Not(lowest(shape...)) // all ones, or the largest signed
+	}
+	vals := cols(val)
+	var seen *stablehlo.Value // what the earlier lanes leave in the element
+	switch kind {
+	case "xchg": // the last earlier lane's value
+		isLast := fb.And(earlier, fb.Compare(j, fb.BroadcastInDim(last, sq, []int64{0}), stablehlo.CompareEQ, stablehlo.CompareAuto))
+		seen = fb.ReduceMax(fb.Select(isLast, vals, lowest(sq...)), 1)
+	default:
+		var ident *stablehlo.Value
+		switch kind {
+		case "max":
+			ident = lowest()
+		case "min":
+			ident = highest()
+		case "and":
+			ident = fb.Not(fb.SplatOf(dt, 0))
+		default: // add, or, xor
+			ident = fb.SplatOf(dt, 0)
+		}
+		folded := fb.Reduce([]*stablehlo.Value{fb.Select(earlier, vals, fb.BroadcastInDim(ident, sq, nil))}, []*stablehlo.Value{ident}, []int64{1},
+			func(rb *stablehlo.FuncBuilder, a []*stablehlo.Value) []*stablehlo.Value {
+				return []*stablehlo.Value{combine(rb, a[0], a[1])}
+			})[0]
+		seen = combine(fb, flat(old), folded)
+	}
+	some := fb.Compare(last, fb.SplatOf(xla.Int32, -1, n), stablehlo.CompareGT, stablehlo.CompareAuto)
+	return fb.Reshape(fb.Select(some, seen, flat(old)), t.Shape...)
+}
+
+// usesOf is the set of the kernel's values some op or region yield uses
+// (computed once).
+func (l *interp) usesOf() map[*Value]bool {
+	if l.used == nil {
+		l.used = map[*Value]bool{}
+		var walk func(r *Region)
+		walk = func(r *Region) {
+			for _, op := range r.Ops {
+				for _, o := range op.Operands {
+					l.used[o] = true
+				}
+				for _, sub := range op.Regions {
+					walk(sub)
+				}
+			}
+			for _, y := range r.Yield {
+				l.used[y] = true
+			}
+		}
+		walk(l.p.Body)
+	}
+	return l.used
 }
 
 // modified lists the state slots a region may change: refs it stores to

@@ -99,8 +99,8 @@ import (
 //	                                   old+value (max, min, and, or, xor of the two; value for
 //	                                   xchg); r is old (zero where the mask is false). Elements
 //	                                   an index array repeats get every update, in some order
-//	                                   (the old values r shows for them are unspecified: each
-//	                                   one of the values the element held); max and min
+//	                                   (interpret mode and the evaluators: row-major, each lane's
+//	                                   old value what the lanes before it left); max and min
 //	                                   of floats as the max and min ops (a GPU's order
 //	                                   NaNs by their bits instead of propagating them)
 //	debug_print      x... -> (none)    Format string: fmt's format, applied to the values
