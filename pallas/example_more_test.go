@@ -243,3 +243,36 @@ func ExampleValue_Var() {
 	// [-1 -0 0 1 -1 -1 -1 2] <nil>
 	// [1 3 6 10 10 20 30 80] <nil>
 }
+
+// A kernel's Triton form run on the CPU: EvalTriton lowers the call as
+// Backend: pallas.Triton does (race check included) and runs the TTIR on
+// a reference evaluator, every program in row-major order and reversed,
+// to check the GPU form where no GPU is at hand.
+func ExampleEvalTriton() {
+	scale := func(k *pallas.Kernel, refs []*pallas.Ref) {
+		refs[1].Store(refs[0].Load().Mul(k.ProgramID(0).Add(1).Astype(xla.Float32)))
+	}
+	blocks := func(g []*pallas.Value, _ []*pallas.Ref) []any { return []any{g[0]} }
+	spec := pallas.CallSpec{
+		Name:      "scale_by_program",
+		OutShapes: []xla.Shape{xla.MakeShape(xla.Float32, 8)},
+		Grid:      []int64{4},
+		InSpecs:   []*pallas.BlockSpec{{BlockShape: []int64{2}, IndexMap: blocks}},
+		OutSpecs:  []*pallas.BlockSpec{{BlockShape: []int64{2}, IndexMap: blocks}},
+	}
+	x := f32Tensor([]float32{1, 1, 1, 1, 1, 1, 1, 1}, 8)
+	outs, err := pallas.EvalTriton(scale, spec, x)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(outs[0].Data)
+
+	// Every program writing the whole output is a race: refused.
+	spec.OutSpecs = nil
+	_, err = pallas.EvalTriton(scale, spec, x)
+	fmt.Println(err != nil)
+	// Output:
+	// [1 1 2 2 3 3 4 4]
+	// true
+}

@@ -6,7 +6,6 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"reflect"
 	"regexp"
 	"strings"
 	"testing"
@@ -680,107 +679,18 @@ func argTypes(args []*interpreter.Tensor) []stablehlo.TensorType {
 	return ts
 }
 
-// toBuf copies a tensor into an evaluator buffer of memory type elem.
-// Integers are kept as the evaluator keeps them, sign-extended from their
-// width (a u8 200 is the i8 -56); f16 and bf16 are the interpreter's
-// float32 values of the type.
+// toBuf is newTevBuf, failing t on an error.
 func toBuf(t *testing.T, x *interpreter.Tensor, elem string) *tevBuf {
-	b := &tevBuf{elem: elem}
-	bits := ttType{elem: elem}.bits()
-	switch d := x.Data.(type) {
-	case []float32:
-		for _, v := range d {
-			b.f = append(b.f, float64(v))
-		}
-	case []float64:
-		b.f = append([]float64{}, d...)
-	case []int8:
-		b.i = intsOf(d, bits)
-	case []int16:
-		b.i = intsOf(d, bits)
-	case []int32:
-		b.i = intsOf(d, bits)
-	case []int64:
-		b.i = intsOf(d, bits)
-	case []uint8:
-		b.i = intsOf(d, bits)
-	case []uint16:
-		b.i = intsOf(d, bits)
-	case []uint32:
-		b.i = intsOf(d, bits)
-	case []uint64:
-		b.i = intsOf(d, bits)
-	case []bool:
-		b.i = make([]int64, len(d))
-		for i, v := range d {
-			if v {
-				b.i[i] = 1
-			}
-		}
-	default:
-		require.Failf(t, "unsupported tensor", "%T", x.Data)
-	}
-	if isF := (ttType{elem: elem}).isFloat(); len(b.f) > 0 && !isF || len(b.i) > 0 && isF {
-		require.Failf(t, "tensor of the wrong kind", "%v for a buffer of %s", x.Shape, elem)
-	}
+	b, err := newTevBuf(x, elem)
+	require.NoError(t, err)
 	return b
 }
 
-// fromBuf copies an evaluator buffer into a tensor of shape (integers
-// truncated to the dtype's width, which reads them as its signedness).
+// fromBuf is tevTensor, failing t on an error.
 func fromBuf(t *testing.T, b *tevBuf, shape xla.Shape) *interpreter.Tensor {
-	x := interpreter.NewTensor(shape)
-	switch d := x.Data.(type) {
-	case []float32:
-		for i := range d {
-			d[i] = float32(b.f[i])
-		}
-	case []float64:
-		copy(d, b.f)
-	case []int8:
-		setInts(d, b.i)
-	case []int16:
-		setInts(d, b.i)
-	case []int32:
-		setInts(d, b.i)
-	case []int64:
-		setInts(d, b.i)
-	case []uint8:
-		setInts(d, b.i)
-	case []uint16:
-		setInts(d, b.i)
-	case []uint32:
-		setInts(d, b.i)
-	case []uint64:
-		setInts(d, b.i)
-	case []bool:
-		for i := range d {
-			d[i] = b.i[i] != 0
-		}
-	default:
-		require.Failf(t, "unsupported tensor", "%T", x.Data)
-	}
+	x, err := tevTensor(b, shape)
+	require.NoError(t, err)
 	return x
-}
-
-type anyInt interface {
-	~int8 | ~int16 | ~int32 | ~int64 | ~uint8 | ~uint16 | ~uint32 | ~uint64
-}
-
-// intsOf is d as the evaluator keeps integers: sign-extended from bits.
-func intsOf[T anyInt](d []T, bits int) []int64 {
-	out := make([]int64, len(d))
-	for i, v := range d {
-		out[i] = intLit(int64(v), bits)
-	}
-	return out
-}
-
-// setInts stores the evaluator's integers in d, truncated to T.
-func setInts[T anyInt](d []T, src []int64) {
-	for i := range d {
-		d[i] = T(src[i])
-	}
 }
 
 // runTritonEval lowers c with the Triton backend and runs the TTIR on the
@@ -798,8 +708,6 @@ func runTritonEval(t *testing.T, c tritonCase) []*interpreter.Tensor {
 	return outs
 }
 
-// tevOrders traces c, runs the race check (its error: checkErr) and runs
-// the TTIR on the evaluator with the programs in row-major order (outs)
 // assertTritonMatchesInterpret runs case c in interpret mode and as TTIR
 // on the evaluator (in both program orders, runTritonEval) and compares
 // every output.
@@ -814,6 +722,8 @@ func assertTritonMatchesInterpret(t *testing.T, c tritonCase) {
 	}
 }
 
+// tevOrders traces c, runs the race check (its error: checkErr) and runs
+// the TTIR on the evaluator with the programs in row-major order (outs)
 // and reversed (back; outs again for a single program).
 func tevOrders(t *testing.T, c tritonCase) (checkErr error, outs, back []*interpreter.Tensor) {
 	t.Helper()
@@ -822,71 +732,18 @@ func tevOrders(t *testing.T, c tritonCase) (checkErr error, outs, back []*interp
 	checkErr = checkParallelPrograms(p)
 	f, grid, err := lowerTritonFunc(p)
 	require.NoError(t, err)
-	np, nin := p.NumPrefetch, p.NumInputs
-	run := func(reverse bool) []*interpreter.Tensor {
-		var bufs []*tevBuf
-		for i, a := range c.args {
-			e, _ := ttMemElem(p.Refs[i].DType)
-			bufs = append(bufs, toBuf(t, a, e))
-		}
-		for i, s := range c.spec.OutShapes {
-			r := p.Refs[np+nin+i]
-			e, _ := ttMemElem(s.DType)
-			var b *tevBuf
-			if r.AliasOf >= 0 {
-				b = bufs[r.AliasOf] // the same memory, as on a GPU
-			} else {
-				b = toBuf(t, interpreter.NewTensor(s), e)
-				for k := range b.f {
-					b.f[k] = math.NaN()
-				}
-				for k := range b.i {
-					b.i[k] = -1
-				}
-			}
-			bufs = append(bufs, b)
-		}
-		require.NoError(t, tevRunOrder(f, grid, bufs, reverse))
-		outs := make([]*interpreter.Tensor, len(c.spec.OutShapes))
-		for i, s := range c.spec.OutShapes {
-			outs[i] = fromBuf(t, bufs[np+nin+i], s)
-		}
-		return outs
-	}
-	outs = run(false)
+	outs, err = evalTritonRun(p, f, grid, c.args, false)
+	require.NoError(t, err)
 	back = outs
 	if grid[0]*grid[1]*grid[2] > 1 {
-		back = run(true)
+		back, err = evalTritonRun(p, f, grid, c.args, true)
+		require.NoError(t, err)
 	}
 	return checkErr, outs, back
 }
 
-// sameBits reports whether two tensors hold the same shape and bits
-// (NaN payloads included).
-func sameBits(a, b *interpreter.Tensor) bool {
-	if !a.Shape.Equal(b.Shape) {
-		return false
-	}
-	switch x := a.Data.(type) {
-	case []float32:
-		y := b.Data.([]float32)
-		for i := range x {
-			if math.Float32bits(x[i]) != math.Float32bits(y[i]) {
-				return false
-			}
-		}
-		return true
-	case []float64:
-		y := b.Data.([]float64)
-		for i := range x {
-			if math.Float64bits(x[i]) != math.Float64bits(y[i]) {
-				return false
-			}
-		}
-		return true
-	}
-	return reflect.DeepEqual(a.Data, b.Data)
-}
+// sameBits is sameTensorBits.
+func sameBits(a, b *interpreter.Tensor) bool { return sameTensorBits(a, b) }
 
 func assertClose(t *testing.T, want, got *interpreter.Tensor) {
 	t.Helper()

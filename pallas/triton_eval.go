@@ -4,19 +4,21 @@ import (
 	"fmt"
 	"math"
 	"math/big"
+	"reflect"
 	"strconv"
 	"strings"
 
 	"github.com/halo-ml/halo/interpreter"
+	"github.com/halo-ml/halo/stablehlo"
 	"github.com/halo-ml/halo/xla"
 )
 
 // A reference evaluator of the TTIR tree the Triton lowering builds, for
-// tests: it runs every program of the launch grid one after another on
-// host buffers, so the index arithmetic, masks and control flow of the
-// emitted kernel can be checked against interpret mode without a GPU. An
-// access outside a buffer is an error (an unmasked padded edge would show
-// up here).
+// EvalTriton and the tests: it runs every program of the launch grid one
+// after another on host buffers, so the index arithmetic, masks and
+// control flow of the emitted kernel can be checked against interpret mode
+// without a GPU. An access outside a buffer is an error (an unmasked
+// padded edge would show up here).
 
 // tevVal is a runtime value: floats in f, integers (and i1, pointers'
 // offsets) in i, with the shape of its type. TTIR integers are signless:
@@ -1046,4 +1048,262 @@ func fromExtf(v *ttVal) bool {
 		}
 	}
 	return false
+}
+
+// newTevBuf copies a tensor into an evaluator buffer of memory type elem.
+// Integers are kept as the evaluator keeps them, sign-extended from their
+// width (a u8 200 is the i8 -56); f16 and bf16 are the interpreter's
+// float32 values of the type.
+func newTevBuf(x *interpreter.Tensor, elem string) (*tevBuf, error) {
+	b := &tevBuf{elem: elem}
+	bits := ttType{elem: elem}.bits()
+	switch d := x.Data.(type) {
+	case []float32:
+		for _, v := range d {
+			b.f = append(b.f, float64(v))
+		}
+	case []float64:
+		b.f = append([]float64{}, d...)
+	case []int8:
+		b.i = intsOf(d, bits)
+	case []int16:
+		b.i = intsOf(d, bits)
+	case []int32:
+		b.i = intsOf(d, bits)
+	case []int64:
+		b.i = intsOf(d, bits)
+	case []uint8:
+		b.i = intsOf(d, bits)
+	case []uint16:
+		b.i = intsOf(d, bits)
+	case []uint32:
+		b.i = intsOf(d, bits)
+	case []uint64:
+		b.i = intsOf(d, bits)
+	case []bool:
+		b.i = make([]int64, len(d))
+		for i, v := range d {
+			if v {
+				b.i[i] = 1
+			}
+		}
+	default:
+		return nil, fmt.Errorf("a tensor of %v, which the Triton lowering does not take", x.Shape)
+	}
+	if isF := (ttType{elem: elem}).isFloat(); len(b.f) > 0 && !isF || len(b.i) > 0 && isF {
+		return nil, fmt.Errorf("a tensor of %v for a buffer of %s", x.Shape, elem)
+	}
+	return b, nil
+}
+
+// tevTensor copies an evaluator buffer into a tensor of shape (integers
+// truncated to the dtype's width, which reads them as its signedness).
+func tevTensor(b *tevBuf, shape xla.Shape) (*interpreter.Tensor, error) {
+	x := interpreter.NewTensor(shape)
+	switch d := x.Data.(type) {
+	case []float32:
+		for i := range d {
+			d[i] = float32(b.f[i])
+		}
+	case []float64:
+		copy(d, b.f)
+	case []int8:
+		setInts(d, b.i)
+	case []int16:
+		setInts(d, b.i)
+	case []int32:
+		setInts(d, b.i)
+	case []int64:
+		setInts(d, b.i)
+	case []uint8:
+		setInts(d, b.i)
+	case []uint16:
+		setInts(d, b.i)
+	case []uint32:
+		setInts(d, b.i)
+	case []uint64:
+		setInts(d, b.i)
+	case []bool:
+		for i := range d {
+			d[i] = b.i[i] != 0
+		}
+	default:
+		return nil, fmt.Errorf("an output of %v, which the Triton lowering does not take", shape)
+	}
+	return x, nil
+}
+
+type anyInt interface {
+	~int8 | ~int16 | ~int32 | ~int64 | ~uint8 | ~uint16 | ~uint32 | ~uint64
+}
+
+// intsOf is d as the evaluator keeps integers: sign-extended from bits.
+func intsOf[T anyInt](d []T, bits int) []int64 {
+	out := make([]int64, len(d))
+	for i, v := range d {
+		out[i] = intLit(int64(v), bits)
+	}
+	return out
+}
+
+// setInts stores the evaluator's integers in d, truncated to T.
+func setInts[T anyInt](d []T, src []int64) {
+	for i := range d {
+		d[i] = T(src[i])
+	}
+}
+
+// EvalTriton runs the Triton form of a call on the CPU, to check a kernel
+// where no GPU is at hand: kernel and spec are traced and lowered as Call
+// lowers them for Triton (the race check included: its error is
+// returned), and the TTIR is run by a reference evaluator of its ops on
+// args (the call's operands), every program of the grid one after another
+// in row-major order and then again in reverse. It returns the outputs of
+// the row-major run; an output no operand is aliased to starts as NaN (or
+// -1 for integers: a GPU leaves what memory held). It fails, naming the
+// problem, on what a GPU leaves undefined or racy: an access outside a
+// buffer, a load of what another thread of the program stored without a
+// gpu.barrier between, an out-of-range float-to-integer conversion, an
+// integer division by zero, and outputs that differ, to the bit, between
+// the two orders, except outputs that float atomic adds update (their sums
+// round in the order the programs run). f16 and bf16 round after each op,
+// as on a GPU; math functions are Go's, not libdevice's. The
+// evaluator is what halo's own tests check every Triton kernel with; a run
+// takes time in proportion to the grid times the block sizes (a model of
+// the ops, not a fast path).
+func EvalTriton(kernel KernelFunc, spec CallSpec, args ...*interpreter.Tensor) ([]*interpreter.Tensor, error) {
+	types := make([]stablehlo.TensorType, len(args))
+	for i, a := range args {
+		if a == nil {
+			return nil, fmt.Errorf("pallas: EvalTriton: argument %d is nil", i)
+		}
+		types[i] = stablehlo.TensorOf(a.Shape)
+	}
+	spec.Backend = Triton
+	p, err := Trace(kernel, spec, types)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := LowerTriton(p, spec.CompilerParams); err != nil {
+		return nil, err
+	}
+	f, grid, err := lowerTritonFunc(p)
+	if err != nil {
+		return nil, err
+	}
+	outs, err := evalTritonRun(p, f, grid, args, false)
+	if err != nil {
+		return nil, err
+	}
+	if grid[0]*grid[1]*grid[2] <= 1 {
+		return outs, nil
+	}
+	back, err := evalTritonRun(p, f, grid, args, true)
+	if err != nil {
+		return nil, err
+	}
+	floatAdds := floatAtomicAddOutputs(p)
+	for i := range outs {
+		if !floatAdds[i] && !sameTensorBits(outs[i], back[i]) {
+			return nil, &Error{Kernel: p.Name, Op: "triton", Msg: fmt.Sprintf(
+				"output %d differs between the programs run in row-major order and in reverse: they race", i)}
+		}
+	}
+	return outs, nil
+}
+
+// evalTritonRun runs f, p's Triton kernel, over grid on copies of args
+// with the programs in row-major order or reversed, and returns the
+// outputs (starting as their aliased operand, else NaN / -1).
+func evalTritonRun(p *Program, f *ttFunc, grid [3]int64, args []*interpreter.Tensor, reverse bool) ([]*interpreter.Tensor, error) {
+	np, nin := p.NumPrefetch, p.NumInputs
+	if len(args) != np+nin {
+		return nil, fmt.Errorf("pallas: kernel %q takes %d operands, got %d", p.Name, np+nin, len(args))
+	}
+	var bufs []*tevBuf
+	for i, a := range args {
+		e, _ := ttMemElem(p.Refs[i].DType)
+		b, err := newTevBuf(a, e)
+		if err != nil {
+			return nil, fmt.Errorf("pallas: kernel %q: operand %d: %w", p.Name, i, err)
+		}
+		bufs = append(bufs, b)
+	}
+	shapes := make([]xla.Shape, p.NumOutputs)
+	for i := range shapes {
+		r := p.Refs[np+nin+i]
+		shapes[i] = xla.MakeShape(r.DType, r.ArrayShape...)
+		e, _ := ttMemElem(r.DType)
+		var b *tevBuf
+		if r.AliasOf >= 0 {
+			b = bufs[r.AliasOf] // the same memory, as on a GPU
+		} else {
+			var err error
+			if b, err = newTevBuf(interpreter.NewTensor(shapes[i]), e); err != nil {
+				return nil, fmt.Errorf("pallas: kernel %q: output %d: %w", p.Name, i, err)
+			}
+			for k := range b.f {
+				b.f[k] = math.NaN()
+			}
+			for k := range b.i {
+				b.i[k] = -1
+			}
+		}
+		bufs = append(bufs, b)
+	}
+	if err := tevRunOrder(f, grid, bufs, reverse); err != nil {
+		return nil, &Error{Kernel: p.Name, Op: "triton", Msg: "the evaluator: " + err.Error()}
+	}
+	outs := make([]*interpreter.Tensor, len(shapes))
+	for i, s := range shapes {
+		var err error
+		if outs[i], err = tevTensor(bufs[np+nin+i], s); err != nil {
+			return nil, fmt.Errorf("pallas: kernel %q: output %d: %w", p.Name, i, err)
+		}
+	}
+	return outs, nil
+}
+
+// floatAtomicAddOutputs marks the outputs that float atomic adds update.
+func floatAtomicAddOutputs(p *Program) map[int]bool {
+	out := map[int]bool{}
+	first := p.NumPrefetch + p.NumInputs
+	eachOp(p.Body, func(op *Op) {
+		if op.Name != "atomic" || op.Attrs.Kind != "add" || !op.Results[0].Type.DType.IsFloat() {
+			return
+		}
+		for i := range p.NumOutputs {
+			if op.Operands[0] == p.Body.Args[first+i] {
+				out[i] = true
+			}
+		}
+	})
+	return out
+}
+
+// sameTensorBits reports whether two tensors hold the same shape and bits
+// (NaN payloads included).
+func sameTensorBits(a, b *interpreter.Tensor) bool {
+	if !a.Shape.Equal(b.Shape) {
+		return false
+	}
+	switch x := a.Data.(type) {
+	case []float32:
+		y := b.Data.([]float32)
+		for i := range x {
+			if math.Float32bits(x[i]) != math.Float32bits(y[i]) {
+				return false
+			}
+		}
+		return true
+	case []float64:
+		y := b.Data.([]float64)
+		for i := range x {
+			if math.Float64bits(x[i]) != math.Float64bits(y[i]) {
+				return false
+			}
+		}
+		return true
+	}
+	return reflect.DeepEqual(a.Data, b.Data)
 }
