@@ -1215,7 +1215,12 @@ func EvalTriton(kernel KernelFunc, spec CallSpec, args ...*interpreter.Tensor) (
 // evalTritonRun runs f, p's Triton kernel, over grid on copies of args
 // with the programs in row-major order or reversed, and returns the
 // outputs (starting as their aliased operand, else NaN / -1).
-func evalTritonRun(p *Program, f *ttFunc, grid [3]int64, args []*interpreter.Tensor, reverse bool) ([]*interpreter.Tensor, error) {
+func evalTritonRun(p *Program, f *ttFunc, grid [3]int64, args []*interpreter.Tensor, reverse bool) (outs []*interpreter.Tensor, err error) {
+	defer func() {
+		if r := recover(); r != nil { // a bug of the evaluator, said as an error rather than a crash
+			outs, err = nil, &Error{Kernel: p.Name, Op: "triton", Msg: fmt.Sprintf("the evaluator failed (a bug in halo): %v", r)}
+		}
+	}()
 	np, nin := p.NumPrefetch, p.NumInputs
 	if len(args) != np+nin {
 		return nil, fmt.Errorf("pallas: kernel %q takes %d operands, got %d", p.Name, np+nin, len(args))
@@ -1254,9 +1259,8 @@ func evalTritonRun(p *Program, f *ttFunc, grid [3]int64, args []*interpreter.Ten
 	if err := tevRunOrder(f, grid, bufs, reverse); err != nil {
 		return nil, &Error{Kernel: p.Name, Op: "triton", Msg: "the evaluator: " + err.Error()}
 	}
-	outs := make([]*interpreter.Tensor, len(shapes))
+	outs = make([]*interpreter.Tensor, len(shapes))
 	for i, s := range shapes {
-		var err error
 		if outs[i], err = tevTensor(bufs[np+nin+i], s); err != nil {
 			return nil, fmt.Errorf("pallas: kernel %q: output %d: %w", p.Name, i, err)
 		}
