@@ -150,11 +150,10 @@ func TestTritonFormMLIROpt(t *testing.T) {
 
 // BenchmarkAttentionPaired runs the dense attention program and the kernel
 // in interpret mode (bounds checks on, the default) on the built-in
-// interpreter, alternately,
-// and reports each one's median time and the median of dense/kernel over
-// the pairs: 8 heads of 1024 × 64 in f32, blocks of 64, causal (the kernel
-// skips the key blocks above the diagonal, the dense program computes and
-// masks every score) and not.
+// interpreter, alternately, and reports each one's median time and the
+// median of dense/kernel over the pairs: 8 heads of 1024 × 64 in f32,
+// blocks of 64, causal (the kernel skips the key blocks above the
+// diagonal, the dense program computes and masks every score) and not.
 func BenchmarkAttentionPaired(b *testing.B) {
 	for _, causal := range []bool{true, false} {
 		s := Shape{Heads: 8, Seq: 1024, Dim: 64, BQ: 64, BK: 64, Causal: causal}
