@@ -402,3 +402,69 @@ func TestRaceCheckFollowsSignAndBitcast(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "grid points (1) and (2) both reach its element (4)")
 }
+
+// TestFloorDivMod: FloorDiv and Mod are Python's // and % (floor, the
+// remainder of the divisor's sign) for signed integers and floats, and
+// Div and Rem for unsigned ones, on each backend, over every sign
+// combination and exact divisions; float results against math.Floor and
+// a remainder of the divisor's sign.
+func TestFloorDivMod(t *testing.T) {
+	var xs, ys []int64
+	for x := int64(-7); x <= 8; x++ {
+		for _, y := range []int64{3, -3, 2, -2, 7, -1, 1, 5} {
+			xs, ys = append(xs, x), append(ys, y)
+		}
+	}
+	n := int64(len(xs)) // 128
+	pyDiv := func(x, y int64) int64 {
+		q := x / y
+		if x%y != 0 && (x < 0) != (y < 0) {
+			q--
+		}
+		return q
+	}
+	for _, dt := range []xla.DType{xla.Int32, xla.Int8, xla.Int64, xla.Uint32, xla.Float32, xla.Float64, xla.BFloat16} {
+		t.Run(dt.String(), func(t *testing.T) {
+			ux, uy := xs, ys
+			if dt.IsUnsigned() {
+				ux, uy = make([]int64, n), make([]int64, n)
+				for i := range ux {
+					ux[i], uy[i] = xs[i]+7, max(ys[i], 1)
+				}
+			}
+			mk := func(v []int64) *interpreter.Tensor {
+				if dt.IsFloat() {
+					return floatTensor(dt, []int64{n}, func(i int) float64 { return float64(v[i]) / 2 })
+				}
+				return intTensor(dt, []int64{n}, func(i int) int64 { return v[i] })
+			}
+			c := tritonCase{name: "floordiv_mod", kernel: func(k *Kernel, r []*Ref) {
+				a, b := r[0].Load(), r[1].Load()
+				r[2].Store(a.FloorDiv(b))
+				r[3].Store(a.Mod(b))
+			}, spec: CallSpec{OutShapes: []xla.Shape{xla.MakeShape(dt, n), xla.MakeShape(dt, n)}}, args: []*interpreter.Tensor{mk(ux), mk(uy)}}
+			checkEveryBackend(t, c, func(backend string, outs []*interpreter.Tensor) {
+				if dt.IsFloat() {
+					a, b := floats(c.args[0]), floats(c.args[1])
+					q, m := floats(outs[0]), floats(outs[1])
+					for i := range a {
+						wantQ := math.Floor(a[i] / b[i])
+						wantM := a[i] - wantQ*b[i]
+						assert.Equal(t, wantQ, q[i], "%s: %v // %v", backend, a[i], b[i])
+						assert.Equal(t, wantM, m[i], "%s: %v %% %v", backend, a[i], b[i])
+					}
+					return
+				}
+				q, m := ints(t, outs[0]), ints(t, outs[1])
+				for i := range ux {
+					wantQ := pyDiv(ux[i], uy[i])
+					assert.Equal(t, wantQ, q[i], "%s: %d // %d", backend, ux[i], uy[i])
+					assert.Equal(t, ux[i]-wantQ*uy[i], m[i], "%s: %d %% %d", backend, ux[i], uy[i])
+				}
+			})
+		})
+	}
+	_, err := runCall(func(k *Kernel, r []*Ref) { k.Iota(xla.Int32, 0, 4).Gt(1).FloorDiv(true) }, CallSpec{OutShapes: []xla.Shape{xla.MakeShape(xla.Float32, 4)}})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "floordiv at math_ops_test.go:")
+}

@@ -669,6 +669,50 @@ func (v *Value) Div(y any) *Value { return v.binary("div", y, notNumber) }
 // Rem is the remainder of v / y (sign of v).
 func (v *Value) Rem(y any) *Value { return v.binary("rem", y, notNumber) }
 
+// FloorDiv is v / y rounded toward minus infinity, Python's v // y
+// (jnp.floor_divide): Div where the operands' signs agree or the division
+// is exact, one less where they differ.
+func (v *Value) FloorDiv(y any) *Value { return v.floorDivMod("floordiv", y) }
+
+// Mod is the remainder of FloorDiv, of y's sign, Python's v % y
+// (jnp.remainder): Rem plus y where the two signs differ.
+func (v *Value) Mod(y any) *Value { return v.floorDivMod("mod", y) }
+
+// floorDivMod builds FloorDiv ("floordiv") and Mod ("mod") from Div and
+// Rem, as jnp.floor_divide and jnp.remainder do from lax.div and lax.rem.
+func (v *Value) floorDivMod(name string, y any) *Value {
+	k := kernelOf(name, "operand 0", v)
+	x, d, ok := k.binaryOperands(name, v, y, "operand 0", "operand 1")
+	if !ok {
+		return k.placeholder(v.Type)
+	}
+	if notNumber(x.Type.DType) {
+		k.failf(name, "%s", notDefinedOn(x.Type.DType, notNumber))
+		return k.placeholder(x.Type)
+	}
+	rem := x.Rem(d)
+	if x.Type.DType.IsUnsigned() {
+		if name == "mod" {
+			return rem
+		}
+		return x.Div(d)
+	}
+	// The remainder is off by y where it is not zero and its sign is not
+	// y's (then the truncated quotient is one more than the floor).
+	fix := rem.Ne(0).And(rem.Sign().Ne(d.Sign()))
+	if name == "mod" {
+		return Where(fix, rem.Add(d), rem)
+	}
+	if x.Type.DType.IsFloat() {
+		// The quotient of the exact multiple x - rem, then one less where
+		// fixed, rounded to the integer it is (jnp's float floor_divide).
+		q := x.Sub(rem).Div(d)
+		return Where(fix, q.Sub(1), q).Round()
+	}
+	q := x.Div(d)
+	return Where(fix, q.Sub(1), q)
+}
+
 // Max is the elementwise maximum.
 func (v *Value) Max(y any) *Value { return v.binary("max", y, notNumber) }
 
