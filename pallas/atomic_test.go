@@ -706,3 +706,67 @@ func TestAtomicRepeatsTooManyLanes(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, []int32{2731, 2731, 2730, 0}, out[0].Data)
 }
+
+// TestAtomicRepeatsFloatMaxMinAndPadding: float max and min take the
+// lanes of values with the sign bit clear first, then the others (the
+// Triton kernel's two atomics), so every backend gives a repeat's lanes
+// the same old values (interpret mode took them row-major: found in
+// review); and lanes in an edge block's padding read the pad value, not
+// what earlier lanes there left.
+func TestAtomicRepeatsFloatMaxMinAndPadding(t *testing.T) {
+	v := []float64{-2, 1, -5, 3, math.Copysign(0, -1), -1, 4, 0.5}
+	e := []int64{0, 0, 1, 0, 1, 0, 1, 1}
+	for _, kind := range []string{"max", "min"} {
+		upd := map[string]func(*Ref, []any, any, *Value) *Value{"max": AtomicMax, "min": AtomicMin}[kind]
+		c := tritonCase{name: "repeats_f32_" + kind, kernel: func(k *Kernel, r []*Ref) {
+			r[4].Store(upd(r[3], []any{r[0].Load()}, r[1].Load(), nil))
+		}, spec: CallSpec{Name: "repeats_f32_" + kind, OutShapes: []xla.Shape{xla.MakeShape(xla.Float32, 2), xla.MakeShape(xla.Float32, 8)},
+			InputOutputAliases: map[int]int{2: 0}},
+			args: []*interpreter.Tensor{
+				intTensor(xla.Int32, []int64{8}, func(i int) int64 { return e[i] }),
+				floatTensor(xla.Float32, []int64{8}, func(i int) float64 { return v[i] }),
+				floatTensor(xla.Float32, []int64{2}, func(int) float64 { return 0.25 }),
+			}}
+		mem := []float64{0.25, 0.25}
+		old := make([]float64, 8)
+		for _, neg := range []bool{false, true} { // sign bit clear first
+			for i, x := range v {
+				if math.Signbit(x) != neg {
+					continue
+				}
+				old[i] = mem[e[i]]
+				if kind == "max" {
+					mem[e[i]] = maxSigned(mem[e[i]], x)
+				} else {
+					mem[e[i]] = -maxSigned(-mem[e[i]], -x)
+				}
+			}
+		}
+		checkEveryBackend(t, c, func(backend string, outs []*interpreter.Tensor) {
+			assert.Equal(t, mem, floats(outs[0]), "%s %s: memory", backend, kind)
+			assert.Equal(t, old, floats(outs[1]), "%s %s: old values", backend, kind)
+		})
+	}
+
+	// Program 1's block of a 6-element output covers elements 4, 5 and
+	// padding: its lanes at block index 2 and 3 are padding.
+	idx := []int64{2, 2, 3, 0, 3, 2, 1, 0}
+	c := tritonCase{name: "repeats_padding", kernel: func(k *Kernel, r []*Ref) {
+		r[3].Store(AtomicAdd(r[2], []any{r[0].Load()}, k.Iota(xla.Int32, 0, 8).Add(1), nil))
+	}, spec: CallSpec{Name: "repeats_padding", Grid: []int64{2}, OutShapes: []xla.Shape{xla.MakeShape(xla.Int32, 6), xla.MakeShape(xla.Int32, 2, 8)},
+		InSpecs:            []*BlockSpec{nil, {BlockShape: []int64{4}, IndexMap: blockMap(func(g []*Value) []any { return []any{g[0]} })}},
+		OutSpecs:           []*BlockSpec{{BlockShape: []int64{4}, IndexMap: blockMap(func(g []*Value) []any { return []any{g[0]} })}, {BlockShape: []int64{Squeezed, 8}, IndexMap: blockMap(func(g []*Value) []any { return []any{g[0], 0} })}},
+		InputOutputAliases: map[int]int{1: 0}},
+		args: []*interpreter.Tensor{intTensor(xla.Int32, []int64{8}, func(i int) int64 { return idx[i] }), intTensor(xla.Int32, []int64{6}, func(int) int64 { return 0 })}}
+	checkEveryBackend(t, c, func(backend string, outs []*interpreter.Tensor) {
+		got := ints(t, outs[1])[8:] // program 1's old values
+		for lane, at := range idx {
+			if at >= 2 { // padding
+				assert.Equal(t, int64(math.MinInt32), got[lane], "%s: lane %d in the padding", backend, lane)
+			}
+		}
+		// Program 0 adds lanes+1 at 0..3, program 1 at 4 and 5 (its others
+		// fall in the padding).
+		assert.Equal(t, []int64{4 + 8, 7, 1 + 2 + 6, 3 + 5, 4 + 8, 7}, ints(t, outs[0]), "%s: memory", backend)
+	})
+}

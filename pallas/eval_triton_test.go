@@ -51,6 +51,13 @@ func TestEvalTriton(t *testing.T) {
 	assert.Contains(t, err.Error(), `kernel "data_race": triton: output 0 differs between the programs run in row-major order and in reverse: they race`)
 	_, err = EvalTriton(func(k *Kernel, r []*Ref) { r[1].Store(r[0].Load()) }, CallSpec{OutShapes: one}, nil)
 	require.EqualError(t, err, "pallas: EvalTriton: argument 0 is nil")
+	// A tensor whose data does not fit its shape (it was read as a bad
+	// load of the kernel's: found in review).
+	short := fTensor([]int64{8}, func(i int) float64 { return 1 })
+	short.Data = short.Data.([]float32)[:2]
+	_, err = EvalTriton(func(k *Kernel, r []*Ref) { r[1].Store(r[0].Load()) }, CallSpec{OutShapes: one}, short)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "pallas: EvalTriton: argument 0:")
 
 	// A split-K product of fractions: its f32 sums differ between the two
 	// orders (shown on the tests' own runner), and EvalTriton takes it.

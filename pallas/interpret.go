@@ -1904,7 +1904,7 @@ func (l *interp) atomic(fb *stablehlo.FuncBuilder, op *Op, e *env) (*stablehlo.V
 	if (Type{Shape: dims}).Size() == 0 || t.Size() == 0 {
 		return zero, nil // nothing to update
 	}
-	old := l.maskPadding(fb, op, e, slot, gatherElements(fb, ref, idx, t.Shape), idx)
+	old := gatherElements(fb, ref, idx, t.Shape)
 	keep := ok
 	if mask != nil {
 		keep = fb.And(ok, mask)
@@ -1916,6 +1916,7 @@ func (l *interp) atomic(fb *stablehlo.FuncBuilder, op *Op, e *env) (*stablehlo.V
 		}
 		old = earlierRepeats(fb, op.Attrs.Kind, idx, keep, val, old, dims, t, combine)
 	}
+	old = l.maskPadding(fb, op, e, slot, old, idx) // lanes in an edge block's padding read the pad value
 	if mask != nil {
 		old = fb.Select(mask, old, zero)
 	}
@@ -1952,11 +1953,24 @@ func earlierRepeats(fb *stablehlo.FuncBuilder, kind string, idx []*stablehlo.Val
 	rows := func(x *stablehlo.Value) *stablehlo.Value { return fb.BroadcastInDim(flat(x), sq, []int64{0}) }
 	cols := func(x *stablehlo.Value) *stablehlo.Value { return fb.BroadcastInDim(flat(x), sq, []int64{1}) }
 	j := fb.Iota(stablehlo.Tensor(xla.Int32, sq...), 1)
-	earlier := fb.And(fb.And(fb.Compare(rows(lin), cols(lin), stablehlo.CompareEQ, stablehlo.CompareAuto),
-		fb.Compare(j, fb.Iota(stablehlo.Tensor(xla.Int32, sq...), 0), stablehlo.CompareLT, stablehlo.CompareAuto)), cols(keep))
+	before := fb.Compare(j, fb.Iota(stablehlo.Tensor(xla.Int32, sq...), 0), stablehlo.CompareLT, stablehlo.CompareAuto)
+	dt := t.DType
+	if dt.IsFloat() && (kind == "max" || kind == "min") {
+		// The Triton kernel updates floats' bits in two atomics: the lanes
+		// of values whose sign bit is clear first, then the others; lanes
+		// come in that order here too (each phase row-major).
+		ib := xla.Int32
+		if dt.Bits() == 64 {
+			ib = xla.Int64
+		}
+		neg := fb.Convert(fb.Compare(fb.BitcastConvert(flat(val), ib), fb.SplatOf(ib, 0, n), stablehlo.CompareLT, stablehlo.CompareAuto), xla.Int32)
+		pi, pj := fb.BroadcastInDim(neg, sq, []int64{0}), fb.BroadcastInDim(neg, sq, []int64{1})
+		before = fb.Or(fb.Compare(pj, pi, stablehlo.CompareLT, stablehlo.CompareAuto),
+			fb.And(fb.Compare(pj, pi, stablehlo.CompareEQ, stablehlo.CompareAuto), before))
+	}
+	earlier := fb.And(fb.And(fb.Compare(rows(lin), cols(lin), stablehlo.CompareEQ, stablehlo.CompareAuto), before), cols(keep))
 	// The last earlier lane of each lane's element (-1: none).
 	last := fb.ReduceMax(fb.Select(earlier, j, fb.SplatOf(xla.Int32, -1, sq...)), 1)
-	dt := t.DType
 	lowest := func(shape ...int64) *stablehlo.Value {
 		switch {
 		case dt.IsFloat():

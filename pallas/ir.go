@@ -99,8 +99,10 @@ import (
 //	                                   old+value (max, min, and, or, xor of the two; value for
 //	                                   xchg); r is old (zero where the mask is false). Elements
 //	                                   an index array repeats get every update, in some order
-//	                                   (interpret mode and the evaluators: row-major, each lane's
-//	                                   old value what the lanes before it left); max and min
+//	                                   (interpret mode and the evaluators: row-major, float max
+//	                                   and min the lanes of values whose sign bit is clear
+//	                                   first; each lane's old value what the lanes before it
+//	                                   left, float adds summed before they are added); max and min
 //	                                   of floats as the max and min ops (a GPU's order
 //	                                   NaNs by their bits instead of propagating them)
 //	debug_print      x... -> (none)    Format string: fmt's format, applied to the values

@@ -12,6 +12,7 @@ import (
 	"math"
 	"math/big"
 	"reflect"
+	"slices"
 
 	"github.com/halo-ml/halo/interpreter"
 	"github.com/halo-ml/halo/xla"
@@ -1124,9 +1125,22 @@ func (e *zeval) atomic(op *Op) *zt {
 		mask = e.val(op.Operands[k+1])
 	}
 	old := newZT(val.dt, ix.Shape)
-	e.indexed(op, func(i int64, coord []int64) {
+	type lane struct {
+		i     int64
+		coord []int64
+	}
+	var lanes []lane
+	e.indexed(op, func(i int64, coord []int64) { lanes = append(lanes, lane{i, slices.Clone(coord)}) })
+	if kind := op.Attrs.Kind; val.f != nil && (kind == "max" || kind == "min") {
+		// contract: float max and min take the lanes of values whose sign
+		// bit is clear first, then the others (the Triton kernel's two
+		// atomics), each group in row-major order.
+		slices.SortStableFunc(lanes, func(a, b lane) int { return b2iCmp(math.Signbit(val.f[a.i]), math.Signbit(val.f[b.i])) })
+	}
+	for _, ln := range lanes {
+		i, coord := ln.i, ln.coord
 		if mask != nil && !mask.b[i] {
-			return
+			continue
 		}
 		if !inBounds(coord, ref.buf.shape) {
 			zfail("atomic %v outside ref %v at %v", coord, ref.buf.shape, op.Loc)
@@ -1134,14 +1148,28 @@ func (e *zeval) atomic(op *Op) *zt {
 		at := ravel(coord, ref.buf.shape)
 		o, v := newZT(val.dt, nil), newZT(val.dt, nil)
 		o.copyElem(0, ref.buf, at)
+		if ref.inside != nil && !ref.inside[at] {
+			padValue(o, 0) // contract: an edge block's padding reads as a load does
+		}
 		v.copyElem(0, val, i)
 		old.copyElem(i, o, 0)
 		if op.Attrs.Kind != "xchg" {
 			v = e.binary(op.Attrs.Kind, o, v)
 		}
 		ref.buf.copyElem(at, v, 0)
-	})
+	}
 	return old
+}
+
+// b2iCmp orders false before true.
+func b2iCmp(a, b bool) int {
+	switch {
+	case a == b:
+		return 0
+	case !a:
+		return -1
+	}
+	return 1
 }
 
 // zzEval runs p on args (the pallas.Call operands) and returns the outputs.

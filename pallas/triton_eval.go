@@ -1177,6 +1177,9 @@ func EvalTriton(kernel KernelFunc, spec CallSpec, args ...*interpreter.Tensor) (
 		if a == nil {
 			return nil, fmt.Errorf("pallas: EvalTriton: argument %d is nil", i)
 		}
+		if err := a.Validate(); err != nil {
+			return nil, fmt.Errorf("pallas: EvalTriton: argument %d: %w", i, err)
+		}
 		types[i] = stablehlo.TensorOf(a.Shape)
 	}
 	spec.Backend = Triton
