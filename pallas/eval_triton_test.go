@@ -1,6 +1,7 @@
 package pallas
 
 import (
+	"context"
 	"math"
 	"testing"
 
@@ -68,4 +69,19 @@ func TestEvalTriton(t *testing.T) {
 	got, err := EvalTriton(c.kernel, c.spec, c.args...)
 	require.NoError(t, err)
 	assert.True(t, sameBits(outs[0], got[0]), "the row-major run's outputs")
+}
+
+// TestEvalTritonContext: an ended context stops the evaluator between
+// programs, with the context's error.
+func TestEvalTritonContext(t *testing.T) {
+	c := tritonCases()[0]
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err := EvalTritonContext(ctx, c.kernel, c.spec, c.args...)
+	require.Error(t, err)
+	assert.ErrorIs(t, err, context.Canceled)
+	assert.Contains(t, err.Error(), "pallas: EvalTriton: context canceled")
+	got, err := EvalTritonContext(context.Background(), c.kernel, c.spec, c.args...)
+	require.NoError(t, err)
+	assert.Len(t, got, 1)
 }

@@ -1,6 +1,8 @@
 package pallas
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"math"
 	"math/big"
@@ -80,12 +82,12 @@ func tevFail(format string, args ...any) { panic(tevError{fmt.Sprintf(format, ar
 
 // run executes f on every program of grid.
 func tevRun(f *ttFunc, grid [3]int64, bufs []*tevBuf) error {
-	return tevRunOrder(f, grid, bufs, false)
+	return tevRunOrder(context.Background(), f, grid, bufs, false)
 }
 
 // tevRunOrder is tevRun with the programs in reverse order when reverse
 // is set (a GPU runs them in any order).
-func tevRunOrder(f *ttFunc, grid [3]int64, bufs []*tevBuf, reverse bool) (err error) {
+func tevRunOrder(ctx context.Context, f *ttFunc, grid [3]int64, bufs []*tevBuf, reverse bool) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			if e, ok := r.(tevError); ok {
@@ -107,6 +109,9 @@ func tevRunOrder(f *ttFunc, grid [3]int64, bufs []*tevBuf, reverse bool) (err er
 	for xi := int64(0); xi < grid[0]; xi++ {
 		for yi := int64(0); yi < grid[1]; yi++ {
 			for zi := int64(0); zi < grid[2]; zi++ {
+				if err := ctx.Err(); err != nil {
+					return fmt.Errorf("pallas: EvalTriton: %w", err)
+				}
 				x, y, z := at(xi, grid[0]), at(yi, grid[1]), at(zi, grid[2])
 				m := &tevMachine{bufs: bufs, pid: [3]int64{x, y, z}, vals: map[*ttVal]*tevVal{}, since: map[*tevBuf]uint8{}, owners: map[*tevBuf]map[int64]tevOwner{}, atomOp: map[*tevBuf]int64{}}
 				for i, a := range f.body.args {
@@ -1170,8 +1175,14 @@ func setInts[T anyInt](d []T, src []int64) {
 // as on a GPU; math functions are Go's, not libdevice's. The
 // evaluator is what halo's own tests check every Triton kernel with; a run
 // takes time in proportion to the grid times the block sizes (a model of
-// the ops, not a fast path).
+// the ops, not a fast path): EvalTritonContext can be stopped.
 func EvalTriton(kernel KernelFunc, spec CallSpec, args ...*interpreter.Tensor) ([]*interpreter.Tensor, error) {
+	return EvalTritonContext(context.Background(), kernel, spec, args...)
+}
+
+// EvalTritonContext is EvalTriton stopping, with ctx's error, when ctx
+// ends (it looks between programs).
+func EvalTritonContext(ctx context.Context, kernel KernelFunc, spec CallSpec, args ...*interpreter.Tensor) ([]*interpreter.Tensor, error) {
 	types := make([]stablehlo.TensorType, len(args))
 	for i, a := range args {
 		if a == nil {
@@ -1194,14 +1205,14 @@ func EvalTriton(kernel KernelFunc, spec CallSpec, args ...*interpreter.Tensor) (
 	if err != nil {
 		return nil, err
 	}
-	outs, err := evalTritonRun(p, f, grid, args, false)
+	outs, err := evalTritonRun(ctx, p, f, grid, args, false)
 	if err != nil {
 		return nil, err
 	}
 	if grid[0]*grid[1]*grid[2] <= 1 {
 		return outs, nil
 	}
-	back, err := evalTritonRun(p, f, grid, args, true)
+	back, err := evalTritonRun(ctx, p, f, grid, args, true)
 	if err != nil {
 		return nil, err
 	}
@@ -1218,7 +1229,7 @@ func EvalTriton(kernel KernelFunc, spec CallSpec, args ...*interpreter.Tensor) (
 // evalTritonRun runs f, p's Triton kernel, over grid on copies of args
 // with the programs in row-major order or reversed, and returns the
 // outputs (starting as their aliased operand, else NaN / -1).
-func evalTritonRun(p *Program, f *ttFunc, grid [3]int64, args []*interpreter.Tensor, reverse bool) (outs []*interpreter.Tensor, err error) {
+func evalTritonRun(ctx context.Context, p *Program, f *ttFunc, grid [3]int64, args []*interpreter.Tensor, reverse bool) (outs []*interpreter.Tensor, err error) {
 	defer func() {
 		if r := recover(); r != nil { // a bug of the evaluator, said as an error rather than a crash
 			outs, err = nil, &Error{Kernel: p.Name, Op: "triton", Msg: fmt.Sprintf("the evaluator failed (a bug in halo): %v", r)}
@@ -1259,7 +1270,10 @@ func evalTritonRun(p *Program, f *ttFunc, grid [3]int64, args []*interpreter.Ten
 		}
 		bufs = append(bufs, b)
 	}
-	if err := tevRunOrder(f, grid, bufs, reverse); err != nil {
+	if err := tevRunOrder(ctx, f, grid, bufs, reverse); err != nil {
+		if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+			return nil, err
+		}
 		return nil, &Error{Kernel: p.Name, Op: "triton", Msg: "the evaluator: " + err.Error()}
 	}
 	outs = make([]*interpreter.Tensor, len(shapes))
