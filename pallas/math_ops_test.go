@@ -464,6 +464,45 @@ func TestFloorDivMod(t *testing.T) {
 			})
 		})
 	}
+	// Zero divisors, as jnp: a float's quotient is x / 0 (±Inf, NaN for
+	// 0/0) and its remainder NaN; an integer's quotient what XLA gives,
+	// -2 (-1 for 0), and its remainder 0 (halo's Rem gives x: found in
+	// review).
+	for _, dt := range []xla.DType{xla.Float32, xla.Int32, xla.Uint8} {
+		x := []float64{5, 3, 0, 7}
+		var a, b *interpreter.Tensor
+		if dt.IsFloat() {
+			x[1] = -5
+			a = floatTensor(dt, []int64{4}, func(i int) float64 { return x[i] })
+			b = floatTensor(dt, []int64{4}, func(i int) float64 { return []float64{0, 0, 0, math.Copysign(0, -1)}[i] })
+		} else {
+			a = intTensor(dt, []int64{4}, func(i int) int64 { return int64(x[i]) })
+			b = intTensor(dt, []int64{4}, func(int) int64 { return 0 })
+		}
+		c := tritonCase{name: "by_zero", kernel: func(k *Kernel, r []*Ref) {
+			p, q := r[0].Load(), r[1].Load()
+			r[2].Store(p.FloorDiv(q))
+			r[3].Store(p.Mod(q))
+		}, spec: CallSpec{OutShapes: []xla.Shape{xla.MakeShape(dt, 4), xla.MakeShape(dt, 4)}}, args: []*interpreter.Tensor{a, b}}
+		checkEveryBackend(t, c, func(backend string, outs []*interpreter.Tensor) {
+			switch {
+			case dt.IsFloat():
+				q := floats(outs[0])
+				assert.Equal(t, []float64{math.Inf(1), math.Inf(-1)}, q[:2], backend)
+				assert.True(t, math.IsNaN(q[2]), backend)
+				assert.Equal(t, math.Inf(-1), q[3], backend)
+				for _, m := range floats(outs[1]) {
+					assert.True(t, math.IsNaN(m), backend)
+				}
+			case dt.IsUnsigned():
+				assert.Equal(t, []int64{255, 255, 255, 255}, ints(t, outs[0]), "%s: Div's x / 0", backend)
+				assert.Equal(t, []int64{0, 0, 0, 0}, ints(t, outs[1]), backend)
+			default:
+				assert.Equal(t, []int64{-2, -2, -1, -2}, ints(t, outs[0]), backend)
+				assert.Equal(t, []int64{0, 0, 0, 0}, ints(t, outs[1]), backend)
+			}
+		})
+	}
 	_, err := runCall(func(k *Kernel, r []*Ref) { k.Iota(xla.Int32, 0, 4).Gt(1).FloorDiv(true) }, CallSpec{OutShapes: []xla.Shape{xla.MakeShape(xla.Float32, 4)}})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "floordiv at math_ops_test.go:")

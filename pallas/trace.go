@@ -671,11 +671,14 @@ func (v *Value) Rem(y any) *Value { return v.binary("rem", y, notNumber) }
 
 // FloorDiv is v / y rounded toward minus infinity, Python's v // y
 // (jnp.floor_divide): Div where the operands' signs agree or the division
-// is exact, one less where they differ.
+// is exact, one less where they differ. Divided by zero, a float gives
+// v / y (±Inf, NaN for 0/0) and an integer what jnp gives on XLA: -2, or
+// -1 for 0.
 func (v *Value) FloorDiv(y any) *Value { return v.floorDivMod("floordiv", y) }
 
 // Mod is the remainder of FloorDiv, of y's sign, Python's v % y
-// (jnp.remainder): Rem plus y where the two signs differ.
+// (jnp.remainder): Rem plus y where the two signs differ; an integer
+// modulo zero is 0, as jnp.remainder gives (a float's is NaN).
 func (v *Value) Mod(y any) *Value { return v.floorDivMod("mod", y) }
 
 // floorDivMod builds FloorDiv ("floordiv") and Mod ("mod") from Div and
@@ -691,9 +694,10 @@ func (v *Value) floorDivMod(name string, y any) *Value {
 		return k.placeholder(x.Type)
 	}
 	rem := x.Rem(d)
+	isInt := !x.Type.DType.IsFloat()
 	if x.Type.DType.IsUnsigned() {
 		if name == "mod" {
-			return rem
+			return Where(d.Eq(0), 0, rem) // x % 0 is 0 (jnp.remainder)
 		}
 		return x.Div(d)
 	}
@@ -701,13 +705,18 @@ func (v *Value) floorDivMod(name string, y any) *Value {
 	// y's (then the truncated quotient is one more than the floor).
 	fix := rem.Ne(0).And(rem.Sign().Ne(d.Sign()))
 	if name == "mod" {
-		return Where(fix, rem.Add(d), rem)
+		m := Where(fix, rem.Add(d), rem)
+		if isInt {
+			m = Where(d.Eq(0), 0, m) // x % 0 is 0 (jnp.remainder)
+		}
+		return m
 	}
-	if x.Type.DType.IsFloat() {
+	if !isInt {
 		// The quotient of the exact multiple x - rem, then one less where
-		// fixed, rounded to the integer it is (jnp's float floor_divide).
+		// fixed, rounded to the integer it is (jnp's float floor_divide);
+		// divided by zero, v / y (±Inf).
 		q := x.Sub(rem).Div(d)
-		return Where(fix, q.Sub(1), q).Round()
+		return Where(d.Eq(0), x.Div(d), Where(fix, q.Sub(1), q).Round())
 	}
 	q := x.Div(d)
 	return Where(fix, q.Sub(1), q)
