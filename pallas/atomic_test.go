@@ -770,3 +770,27 @@ func TestAtomicRepeatsFloatMaxMinAndPadding(t *testing.T) {
 		assert.Equal(t, []int64{4 + 8, 7, 1 + 2 + 6, 3 + 5, 4 + 8, 7}, ints(t, outs[0]), "%s: memory", backend)
 	})
 }
+
+// TestAtomicRepeatsFloatAddRounds: the lanes of a float add that reach
+// one element round after each lane, as a GPU's updates do: 2^27 + 3 is
+// 2^27 in f32, so every lane sees 2^27 (interpret mode added the earlier
+// lanes' sum at once and gave the last lane 2^27+16, a value the element
+// never held: found in review); in bf16, 256 + 1 is 256.
+func TestAtomicRepeatsFloatAddRounds(t *testing.T) {
+	for _, c := range []struct {
+		dt         xla.DType
+		start, add float64
+	}{{xla.Float32, 1 << 27, 3}, {xla.BFloat16, 256, 1}} {
+		k := tritonCase{name: "repeats_rounding", kernel: func(k *Kernel, r []*Ref) {
+			r[3].Store(AtomicAdd(r[2], []any{k.Zeros(xla.Int32, 4)}, r[0].Load(), nil))
+		}, spec: CallSpec{Name: "repeats_rounding", OutShapes: []xla.Shape{xla.MakeShape(c.dt, 1), xla.MakeShape(c.dt, 4)}, InputOutputAliases: map[int]int{1: 0}},
+			args: []*interpreter.Tensor{
+				floatTensor(c.dt, []int64{4}, func(int) float64 { return c.add }),
+				floatTensor(c.dt, []int64{1}, func(int) float64 { return c.start }),
+			}}
+		checkEveryBackend(t, k, func(backend string, outs []*interpreter.Tensor) {
+			assert.Equal(t, []float64{c.start, c.start, c.start, c.start}, floats(outs[1]), "%s %v: old values", backend, c.dt)
+			assert.Equal(t, []float64{c.start}, floats(outs[0]), "%s %v: memory", backend, c.dt)
+		})
+	}
+}

@@ -1992,6 +1992,19 @@ func earlierRepeats(fb *stablehlo.FuncBuilder, kind string, idx []*stablehlo.Val
 	case "xchg": // the last earlier lane's value
 		isLast := fb.And(earlier, fb.Compare(j, fb.BroadcastInDim(last, sq, []int64{0}), stablehlo.CompareEQ, stablehlo.CompareAuto))
 		seen = fb.ReduceMax(fb.Select(isLast, vals, lowest(sq...)), 1)
+	case "add":
+		if !dt.IsFloat() {
+			seen = fb.Add(flat(old), fb.ReduceSum(fb.Select(earlier, vals, fb.SplatOf(dt, 0, sq...)), 1))
+			break
+		}
+		// Float sums round after each lane, as a GPU's updates do: each
+		// row folds the element, then the earlier lanes' values in order
+		// (the interpreter reduces in index order), -0 standing for the
+		// lanes that are not earlier (x + -0 is x, to the bit).
+		negZero := fb.SplatOf(dt, math.Copysign(0, -1))
+		row := fb.Concatenate(1, fb.Reshape(flat(old), n, 1), fb.Select(earlier, vals, fb.BroadcastInDim(negZero, sq, nil)))
+		seen = fb.Reduce([]*stablehlo.Value{row}, []*stablehlo.Value{negZero}, []int64{1},
+			func(rb *stablehlo.FuncBuilder, a []*stablehlo.Value) []*stablehlo.Value { return []*stablehlo.Value{rb.Add(a[0], a[1])} })[0]
 	default:
 		var ident *stablehlo.Value
 		switch kind {
@@ -2001,7 +2014,7 @@ func earlierRepeats(fb *stablehlo.FuncBuilder, kind string, idx []*stablehlo.Val
 			ident = highest()
 		case "and":
 			ident = fb.Not(fb.SplatOf(dt, 0))
-		default: // add, or, xor
+		default: // or, xor
 			ident = fb.SplatOf(dt, 0)
 		}
 		folded := fb.Reduce([]*stablehlo.Value{fb.Select(earlier, vals, fb.BroadcastInDim(ident, sq, nil))}, []*stablehlo.Value{ident}, []int64{1},

@@ -102,7 +102,7 @@ import (
 //	                                   (interpret mode and the evaluators: row-major, float max
 //	                                   and min the lanes of values whose sign bit is clear
 //	                                   first; each lane's old value what the lanes before it
-//	                                   left, float adds summed before they are added); max and min
+//	                                   left); max and min
 //	                                   of floats as the max and min ops (a GPU's order
 //	                                   NaNs by their bits instead of propagating them)
 //	debug_print      x... -> (none)    Format string: fmt's format, applied to the values
