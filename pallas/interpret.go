@@ -2004,7 +2004,9 @@ func earlierRepeats(fb *stablehlo.FuncBuilder, kind string, idx []*stablehlo.Val
 		negZero := fb.SplatOf(dt, math.Copysign(0, -1))
 		row := fb.Concatenate(1, fb.Reshape(flat(old), n, 1), fb.Select(earlier, vals, fb.BroadcastInDim(negZero, sq, nil)))
 		seen = fb.Reduce([]*stablehlo.Value{row}, []*stablehlo.Value{negZero}, []int64{1},
-			func(rb *stablehlo.FuncBuilder, a []*stablehlo.Value) []*stablehlo.Value { return []*stablehlo.Value{rb.Add(a[0], a[1])} })[0]
+			func(rb *stablehlo.FuncBuilder, a []*stablehlo.Value) []*stablehlo.Value {
+				return []*stablehlo.Value{rb.Add(a[0], a[1])}
+			})[0]
 	default:
 		var ident *stablehlo.Value
 		switch kind {
