@@ -794,3 +794,48 @@ func TestAtomicRepeatsFloatAddRounds(t *testing.T) {
 		})
 	}
 }
+
+// TestOrderDependentAtomics: tickets handed out across programs (a MoE
+// kernel's slot per token: AtomicAdd(count, [expert], 1), the old values
+// stored) depend on the programs' order: the race check refuses them,
+// unless CompilerParams.OrderDependentAtomics says any order is right;
+// then the kernel builds for Triton, EvalTriton runs it, and in every
+// order each expert's tokens get the slots 0, 1, 2 ... once each
+// (interpret mode: in grid order, the TTIR evaluator: as it runs them).
+func TestOrderDependentAtomics(t *testing.T) {
+	experts := []int64{2, 0, 1, 2, 2, 0, 3, 1, 0, 2, 2, 1, 3, 0, 2, 1}
+	kernel := func(k *Kernel, r []*Ref) {
+		r[3].Store(AtomicAdd(r[2], []any{r[0].Load()}, 1, nil))
+	}
+	block := blockMap(func(g []*Value) []any { return []any{g[0]} })
+	spec := CallSpec{Name: "slots", Grid: []int64{4},
+		OutShapes: []xla.Shape{xla.MakeShape(xla.Int32, 4), xla.MakeShape(xla.Int32, 16)},
+		InSpecs:   []*BlockSpec{{BlockShape: []int64{4}, IndexMap: block}, nil},
+		OutSpecs:  []*BlockSpec{nil, {BlockShape: []int64{4}, IndexMap: block}}, InputOutputAliases: map[int]int{1: 0}}
+	args := []*interpreter.Tensor{intTensor(xla.Int32, []int64{16}, func(i int) int64 { return experts[i] }),
+		intTensor(xla.Int32, []int64{4}, func(int) int64 { return 0 })}
+	_, err := EvalTriton(kernel, spec, args...)
+	require.Error(t, err, "refused without the flag")
+	assert.Contains(t, err.Error(), "output 0")
+
+	spec.CompilerParams.OrderDependentAtomics = true
+	slotsOK := func(backend string, counts, slots []int64) {
+		seen := map[[2]int64]bool{}
+		for i, e := range experts {
+			assert.False(t, seen[[2]int64{e, slots[i]}], "%s: expert %d's slot %d given twice", backend, e, slots[i])
+			seen[[2]int64{e, slots[i]}] = true
+			assert.Less(t, slots[i], counts[e], "%s: token %d", backend, i)
+		}
+		assert.Equal(t, []int64{4, 4, 6, 2}, counts, backend)
+	}
+	got, err := EvalTriton(kernel, spec, args...)
+	require.NoError(t, err)
+	slotsOK("triton", ints(t, got[0]), ints(t, got[1]))
+	out, err := runCall(kernel, spec, args...)
+	require.NoError(t, err)
+	slotsOK("interpret", ints(t, out[0]), ints(t, out[1]))
+	// In grid order, token by token.
+	assert.Equal(t, []int64{0, 0, 0, 1, 2, 1, 0, 1, 2, 3, 4, 2, 1, 3, 5, 3}, ints(t, out[1]))
+	_, _, back := tevOrders(t, tritonCase{name: "slots", kernel: kernel, spec: spec, args: args})
+	slotsOK("triton reversed", ints(t, back[0]), ints(t, back[1]))
+}

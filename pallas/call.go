@@ -128,6 +128,15 @@ type CompilerParams struct {
 	// DebugOutput is where Kernel.DebugPrint writes in interpret mode
 	// (os.Stdout when nil).
 	DebugOutput io.Writer
+	// OrderDependentAtomics lets the Triton lowering take atomic updates
+	// whose outcome depends on the order the programs run in (an
+	// AtomicXchg; old values put to use, as tickets from
+	// AtomicAdd(count, idx, 1)) on an output that nothing else loads or
+	// stores, which the race check refuses otherwise. On a GPU such an
+	// output may then differ from run to run, and from interpret mode's
+	// grid order: set it where any order is right (slot assignment, a
+	// first-come index).
+	OrderDependentAtomics bool
 }
 
 // CallSpec describes a pallas call (pallas_call's arguments).

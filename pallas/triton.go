@@ -128,13 +128,13 @@ func init() { RegisterBackend(Triton, lowerTriton) }
 
 // checkRaces is checkParallelPrograms, whose failure to follow a
 // program (a bug) is an error, not a crash of the caller's build.
-func checkRaces(p *Program) (err error) {
+func checkRaces(p *Program, anyOrder bool) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = &Error{Kernel: p.Name, Op: "triton", Msg: fmt.Sprintf("internal error in the race check: %v", r)}
 		}
 	}()
-	return checkParallelPrograms(p)
+	return checkPrograms(p, anyOrder)
 }
 
 // LowerTriton lowers a traced kernel to Triton IR with the launch settings
@@ -168,7 +168,7 @@ func LowerTriton(p *Program, params CompilerParams) (k *TritonKernel, err error)
 	if stages < 1 || stages > math.MaxInt32 { // the config's num_stages is an i32
 		return nil, &Error{Kernel: p.Name, Op: "triton", Msg: fmt.Sprintf("NumStages %d is not in [1, %d]", stages, math.MaxInt32)}
 	}
-	if err := checkRaces(p); err != nil {
+	if err := checkRaces(p, params.OrderDependentAtomics); err != nil {
 		return nil, err
 	}
 	f, grid, err := lowerTritonFunc(p)

@@ -86,7 +86,13 @@ import (
 // arrays aliased to outputs (whole arrays too) are not checked.
 
 // checkParallelPrograms reports the first of those races in p.
-func checkParallelPrograms(p *Program) error {
+func checkParallelPrograms(p *Program) error { return checkPrograms(p, false) }
+
+// checkPrograms is checkParallelPrograms; with anyOrder
+// (CompilerParams.OrderDependentAtomics) the atomic updates of an output
+// that nothing else loads or stores pass whatever their kind and use of
+// old values, as commuting ones do.
+func checkPrograms(p *Program, anyOrder bool) error {
 	if len(p.Grid) > maxCheckedAxes {
 		return &Error{Kernel: p.Name, Op: "triton", Msg: fmt.Sprintf(
 			"a grid of %d axes: the race check follows at most %d (fold axes together)", len(p.Grid), maxCheckedAxes)}
@@ -150,7 +156,7 @@ func checkParallelPrograms(p *Program) error {
 		if live == nil {
 			live = liveValues(p.Body)
 		}
-		if commutingUpdates(p, i, as, stores[i], loads, live) {
+		if commutingUpdates(p, i, as, stores[i], loads, live, anyOrder) {
 			continue
 		}
 		if mem == nil {
@@ -283,7 +289,7 @@ func atomicHint(err error, updated bool) error {
 // it the same whatever order the programs run them in: all of one kind
 // other than xchg, their old values unused, and no load or store of the
 // ref (or load of the input aliased to it) beside them (live: liveValues).
-func commutingUpdates(p *Program, i int, as, stores []*Op, loads map[int][]*Op, live map[*Value]bool) bool {
+func commutingUpdates(p *Program, i int, as, stores []*Op, loads map[int][]*Op, live map[*Value]bool, anyOrder bool) bool {
 	if len(stores) > 0 || len(loads[i]) > 0 {
 		return false
 	}
@@ -291,6 +297,9 @@ func commutingUpdates(p *Program, i int, as, stores []*Op, loads map[int][]*Op, 
 		if in := p.Refs[i].AliasOf; in >= 0 && len(loads[in]) > 0 {
 			return false
 		}
+	}
+	if anyOrder {
+		return true // the caller takes what order the programs run in
 	}
 	for _, a := range as {
 		if a.Attrs.Kind == "xchg" || a.Attrs.Kind != as[0].Attrs.Kind || live[a.Results[0]] {
