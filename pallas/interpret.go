@@ -1971,27 +1971,18 @@ func earlierRepeats(fb *stablehlo.FuncBuilder, kind string, idx []*stablehlo.Val
 	earlier := fb.And(fb.And(fb.Compare(rows(lin), cols(lin), stablehlo.CompareEQ, stablehlo.CompareAuto), before), cols(keep))
 	// The last earlier lane of each lane's element (-1: none).
 	last := fb.ReduceMax(fb.Select(earlier, j, fb.SplatOf(xla.Int32, -1, sq...)), 1)
-	lowest := func(shape ...int64) *stablehlo.Value {
-		switch {
-		case dt.IsFloat():
-			return fb.SplatOf(dt, math.Inf(-1), shape...)
-		case dt.IsUnsigned():
-			return fb.SplatOf(dt, 0, shape...)
-		}
-		return fb.SplatOf(dt, -math.Ldexp(1, dt.Bits()-1), shape...)
-	}
-	highest := func(shape ...int64) *stablehlo.Value {
-		if dt.IsFloat() {
-			return fb.SplatOf(dt, math.Inf(1), shape...)
-		}
-		return fb.Not(lowest(shape...)) // all ones, or the largest signed
-	}
 	vals := cols(val)
 	var seen *stablehlo.Value // what the earlier lanes leave in the element
 	switch kind {
 	case "xchg": // the last earlier lane's value
-		isLast := fb.And(earlier, fb.Compare(j, fb.BroadcastInDim(last, sq, []int64{0}), stablehlo.CompareEQ, stablehlo.CompareAuto))
-		seen = fb.ReduceMax(fb.Select(isLast, vals, lowest(sq...)), 1)
+		seen = gatherElements(fb, flat(val), []*stablehlo.Value{fb.Maximum(last, fb.SplatOf(xla.Int32, 0, n))}, []int64{n})
+	case "max", "min": // over the element and the earlier lanes' values
+		fill := fb.Select(earlier, vals, rows(old))
+		if kind == "max" {
+			seen = fb.ReduceMax(fill, 1)
+		} else {
+			seen = fb.ReduceMin(fill, 1)
+		}
 	case "add":
 		if !dt.IsFloat() {
 			seen = fb.Add(flat(old), fb.ReduceSum(fb.Select(earlier, vals, fb.SplatOf(dt, 0, sq...)), 1))
@@ -2008,16 +1999,9 @@ func earlierRepeats(fb *stablehlo.FuncBuilder, kind string, idx []*stablehlo.Val
 				return []*stablehlo.Value{rb.Add(a[0], a[1])}
 			})[0]
 	default:
-		var ident *stablehlo.Value
-		switch kind {
-		case "max":
-			ident = lowest()
-		case "min":
-			ident = highest()
-		case "and":
-			ident = fb.Not(fb.SplatOf(dt, 0))
-		default: // or, xor
-			ident = fb.SplatOf(dt, 0)
+		ident := fb.SplatOf(dt, 0) // or, xor
+		if kind == "and" {
+			ident = fb.Not(ident)
 		}
 		folded := fb.Reduce([]*stablehlo.Value{fb.Select(earlier, vals, fb.BroadcastInDim(ident, sq, nil))}, []*stablehlo.Value{ident}, []int64{1},
 			func(rb *stablehlo.FuncBuilder, a []*stablehlo.Value) []*stablehlo.Value {

@@ -604,15 +604,26 @@ func isGoFloat(x any) bool {
 
 func (v *Value) binary(name string, y any, bad func(xla.DType) bool) *Value {
 	k := kernelOf(name, "operand 0", v)
-	a, b, ok := k.binaryOperands(name, v, y, "operand 0", "operand 1")
+	a, b, ok := k.typedOperands(name, v, y, bad)
 	if !ok {
-		return k.placeholder(v.Type)
-	}
-	if bad != nil && bad(a.Type.DType) {
-		k.failf(name, "%s", notDefinedOn(a.Type.DType, bad))
 		return k.placeholder(a.Type)
 	}
 	return k.emit(name, []*Value{a, b}, []Type{a.Type}, Attrs{}).Results[0]
+}
+
+// typedOperands is binaryOperands (the operands broadcast to one shape and
+// dtype) that also refuses a dtype bad says the op is not defined on,
+// naming op; a is v where it fails.
+func (k *Kernel) typedOperands(op string, v *Value, y any, bad func(xla.DType) bool) (a, b *Value, ok bool) {
+	a, b, ok = k.binaryOperands(op, v, y, "operand 0", "operand 1")
+	if !ok {
+		return v, nil, false
+	}
+	if bad != nil && bad(a.Type.DType) {
+		k.failf(op, "%s", notDefinedOn(a.Type.DType, bad))
+		return a, nil, false
+	}
+	return a, b, true
 }
 
 // notDefinedOn is the message of an op that bad refuses on dtype dt, with
@@ -685,12 +696,8 @@ func (v *Value) Mod(y any) *Value { return v.floorDivMod("mod", y) }
 // Rem, as jnp.floor_divide and jnp.remainder do from lax.div and lax.rem.
 func (v *Value) floorDivMod(name string, y any) *Value {
 	k := kernelOf(name, "operand 0", v)
-	x, d, ok := k.binaryOperands(name, v, y, "operand 0", "operand 1")
+	x, d, ok := k.typedOperands(name, v, y, notNumber)
 	if !ok {
-		return k.placeholder(v.Type)
-	}
-	if notNumber(x.Type.DType) {
-		k.failf(name, "%s", notDefinedOn(x.Type.DType, notNumber))
 		return k.placeholder(x.Type)
 	}
 	rem := x.Rem(d)
@@ -848,18 +855,14 @@ func (v *Value) Sign() *Value { return v.unary("sign", notNumber) }
 func (v *Value) Clip(lo, hi any) *Value {
 	k := kernelOf("clip", "operand 0", v)
 	for _, b := range []struct {
-		op, what string
-		bound    any
-	}{{"max", "lo", lo}, {"min", "hi", hi}} {
+		op    string
+		bound any
+	}{{"max", lo}, {"min", hi}} {
 		if b.bound == nil {
 			continue
 		}
-		x, y, ok := k.binaryOperands("clip", v, b.bound, "operand 0", b.what)
+		x, y, ok := k.typedOperands("clip", v, b.bound, notNumber)
 		if !ok {
-			return k.placeholder(v.Type)
-		}
-		if notNumber(x.Type.DType) {
-			k.failf("clip", "%s", notDefinedOn(x.Type.DType, notNumber))
 			return k.placeholder(x.Type)
 		}
 		v = k.emit(b.op, []*Value{x, y}, []Type{x.Type}, Attrs{}).Results[0]
@@ -972,10 +975,8 @@ func (v *Value) ExpandDims(axes ...int) *Value {
 	r := len(v.Type.Shape) + len(axes)
 	unit := make([]bool, r)
 	for _, a := range axes {
-		if a < 0 {
-			a += r
-		}
-		if a < 0 || a >= r || unit[a] {
+		a, ok := oneAxis(a, r)
+		if !ok || unit[a] {
 			k.failf("expand_dims", "bad axes %v to insert into %s (each in [%d, %d), once)", axes, v.Type, -r, r)
 			return k.placeholder(v.Type)
 		}
@@ -1127,6 +1128,15 @@ func (v *Value) moment(name string, axes []int) *Value {
 	return m
 }
 
+// oneAxis is axis of a rank-r value (negative ones count from the end);
+// ok is false outside the rank.
+func oneAxis(axis, r int) (int, bool) {
+	if axis < 0 {
+		axis += r
+	}
+	return axis, axis >= 0 && axis < r
+}
+
 // reducedAxes is which axes of a rank-r value axes names (all when none;
 // negative ones count from the end); ok is false for an axis outside the
 // rank or named twice.
@@ -1138,10 +1148,8 @@ func reducedAxes(axes []int, r int) (drop []bool, ok bool) {
 		}
 	}
 	for _, a := range axes {
-		if a < 0 {
-			a += r
-		}
-		if a < 0 || a >= r || drop[a] {
+		a, ok := oneAxis(a, r)
+		if !ok || drop[a] {
 			return nil, false
 		}
 		drop[a] = true
@@ -1188,10 +1196,8 @@ func (v *Value) scan(kind string, axis int) *Value {
 		return v
 	}
 	r, asked := len(v.Type.Shape), axis
-	if axis < 0 {
-		axis += r
-	}
-	if axis < 0 || axis >= r {
+	axis, ok := oneAxis(axis, r)
+	if !ok {
 		k.failf(name, "bad axis %d for rank %d (a scan runs along an axis of v)", asked, r)
 		return k.placeholder(v.Type)
 	}
@@ -1231,10 +1237,8 @@ func (v *Value) argReduce(kind string, axis int) *Value {
 		return v
 	}
 	r, asked := len(v.Type.Shape), axis
-	if axis < 0 {
-		axis += r
-	}
-	if axis < 0 || axis >= r {
+	axis, ok := oneAxis(axis, r)
+	if !ok {
 		k.failf(kind, "axis %d for rank %d", asked, r)
 		return k.placeholder(Type{DType: xla.Int32})
 	}

@@ -140,11 +140,22 @@ func checkRaces(p *Program, anyOrder bool) (err error) {
 // LowerTriton lowers a traced kernel to Triton IR with the launch settings
 // of params (zero NumWarps/NumStages take the defaults).
 func LowerTriton(p *Program, params CompilerParams) (k *TritonKernel, err error) {
+	f, grid, warps, stages, err := checkedTritonFunc(p, params)
+	if err != nil {
+		return nil, err
+	}
+	return &TritonKernel{Name: f.name, IR: f.String(), Grid: grid, NumWarps: warps, NumStages: stages}, nil
+}
+
+// checkedTritonFunc is p's Triton function, its launch grid and settings,
+// after every check LowerTriton makes (EvalTriton's too).
+func checkedTritonFunc(p *Program, params CompilerParams) (f *ttFunc, grid [3]int64, warps, stages int, err error) {
+	fail := func(e error) (*ttFunc, [3]int64, int, int, error) { return nil, [3]int64{}, 0, 0, e }
 	if p == nil {
-		return nil, &Error{Kernel: "kernel", Op: "triton", Msg: "nil program"}
+		return fail(&Error{Kernel: "kernel", Op: "triton", Msg: "nil program"})
 	}
 	if err := p.check(); err != nil {
-		return nil, err
+		return fail(err)
 	}
 	var print *Op
 	eachOp(p.Body, func(op *Op) {
@@ -153,9 +164,9 @@ func LowerTriton(p *Program, params CompilerParams) (k *TritonKernel, err error)
 		}
 	})
 	if print != nil {
-		return nil, &Error{Kernel: p.Name, Op: "debug_print", Loc: print.Loc, Msg: "prints in interpret mode only, not in a Triton kernel: debug the kernel in interpret mode, then remove the print"}
+		return fail(&Error{Kernel: p.Name, Op: "debug_print", Loc: print.Loc, Msg: "prints in interpret mode only, not in a Triton kernel: debug the kernel in interpret mode, then remove the print"})
 	}
-	warps, stages := params.NumWarps, params.NumStages
+	warps, stages = params.NumWarps, params.NumStages
 	if warps == 0 {
 		warps = DefaultNumWarps
 	}
@@ -163,19 +174,19 @@ func LowerTriton(p *Program, params CompilerParams) (k *TritonKernel, err error)
 		stages = DefaultNumStages
 	}
 	if warps < 1 || warps > 32 || warps&(warps-1) != 0 {
-		return nil, &Error{Kernel: p.Name, Op: "triton", Msg: fmt.Sprintf("NumWarps %d is not a power of two in [1, 32]", warps)}
+		return fail(&Error{Kernel: p.Name, Op: "triton", Msg: fmt.Sprintf("NumWarps %d is not a power of two in [1, 32]", warps)})
 	}
 	if stages < 1 || stages > math.MaxInt32 { // the config's num_stages is an i32
-		return nil, &Error{Kernel: p.Name, Op: "triton", Msg: fmt.Sprintf("NumStages %d is not in [1, %d]", stages, math.MaxInt32)}
+		return fail(&Error{Kernel: p.Name, Op: "triton", Msg: fmt.Sprintf("NumStages %d is not in [1, %d]", stages, math.MaxInt32)})
 	}
 	if err := checkRaces(p, params.OrderDependentAtomics); err != nil {
-		return nil, err
+		return fail(err)
 	}
-	f, grid, err := lowerTritonFunc(p)
+	f, grid, err = lowerTritonFunc(p)
 	if err != nil {
-		return nil, err
+		return fail(err)
 	}
-	return &TritonKernel{Name: f.name, IR: f.String(), Grid: grid, NumWarps: warps, NumStages: stages}, nil
+	return f, grid, warps, stages, nil
 }
 
 // BackendConfig is the custom call's mhlo.backend_config dictionary, keys

@@ -1,6 +1,7 @@
 package pallas
 
 import (
+	"context"
 	"slices"
 	"testing"
 
@@ -57,7 +58,7 @@ func evalWithoutBarriers(t *testing.T, c tritonCase) error {
 		e, _ := ttMemElem(s.DType)
 		bufs = append(bufs, toBuf(t, interpreter.NewTensor(s), e))
 	}
-	return tevRun(f, grid, bufs)
+	return tevRunOrder(context.Background(), f, grid, bufs, false)
 }
 
 // lowerCaseFunc traces test case c and lowers it to its TTIR function.

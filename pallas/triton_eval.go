@@ -80,13 +80,9 @@ type tevError struct{ msg string }
 
 func tevFail(format string, args ...any) { panic(tevError{fmt.Sprintf(format, args...)}) }
 
-// run executes f on every program of grid.
-func tevRun(f *ttFunc, grid [3]int64, bufs []*tevBuf) error {
-	return tevRunOrder(context.Background(), f, grid, bufs, false)
-}
 
-// tevRunOrder is tevRun with the programs in reverse order when reverse
-// is set (a GPU runs them in any order).
+// tevRunOrder executes f on every program of grid, in row-major order or
+// reversed (a GPU runs them in any order), stopping when ctx ends.
 func tevRunOrder(ctx context.Context, f *ttFunc, grid [3]int64, bufs []*tevBuf, reverse bool) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
@@ -1199,10 +1195,7 @@ func EvalTritonContext(ctx context.Context, kernel KernelFunc, spec CallSpec, ar
 	if err != nil {
 		return nil, err
 	}
-	if _, err := LowerTriton(p, spec.CompilerParams); err != nil {
-		return nil, err
-	}
-	f, grid, err := lowerTritonFunc(p)
+	f, grid, _, _, err := checkedTritonFunc(p, spec.CompilerParams)
 	if err != nil {
 		return nil, err
 	}
