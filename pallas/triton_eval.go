@@ -80,7 +80,6 @@ type tevError struct{ msg string }
 
 func tevFail(format string, args ...any) { panic(tevError{fmt.Sprintf(format, args...)}) }
 
-
 // tevRunOrder executes f on every program of grid, in row-major order or
 // reversed (a GPU runs them in any order), stopping when ctx ends.
 func tevRunOrder(ctx context.Context, f *ttFunc, grid [3]int64, bufs []*tevBuf, reverse bool) (err error) {
