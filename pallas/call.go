@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"path/filepath"
 	"reflect"
@@ -702,6 +703,21 @@ func checkAliasedReads(p *Program) error {
 				for _, sub := range op.Regions {
 					eachOp(sub, storesTo)
 				}
+			}
+			if op.Name == "when" && len(op.Regions) > 1 {
+				// A Cond runs one branch: each starts from the stores
+				// before it.
+				before := maps.Clone(stored)
+				if err := walk(op.Regions[0]); err != nil {
+					return err
+				}
+				afterThen := stored
+				stored = maps.Clone(before)
+				if err := walk(op.Regions[1]); err != nil {
+					return err
+				}
+				maps.Copy(stored, afterThen)
+				continue
 			}
 			for _, sub := range op.Regions {
 				if err := walk(sub); err != nil {

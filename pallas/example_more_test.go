@@ -244,6 +244,43 @@ func ExampleValue_Var() {
 	// [1 3 6 10 10 20 30 80] <nil>
 }
 
+// A data-dependent branch with results (lax.cond): each row is scaled
+// down when its largest magnitude passes 10, and the kernel records which
+// rows it scaled, a store in one branch only.
+func ExampleKernel_Cond() {
+	clip := func(k *pallas.Kernel, refs []*pallas.Ref) {
+		x, y, scaled := refs[0], refs[1], refs[2]
+		row := x.Load() // f32[1, 4]
+		peak := row.Abs().ReduceMax()
+		out := k.Cond(peak.Gt(10), func() []*pallas.Value {
+			scaled.Store(1)
+			return []*pallas.Value{row.Mul(10).Div(peak)}
+		}, func() []*pallas.Value {
+			scaled.Store(0)
+			return []*pallas.Value{row}
+		})
+		y.Store(out[0])
+	}
+	rowMap := func(g []*pallas.Value, _ []*pallas.Ref) []any { return []any{g[0], 0} }
+	one := func(g []*pallas.Value, _ []*pallas.Ref) []any { return []any{g[0]} }
+	x := f32Tensor([]float32{1, -2, 3, 4, 10, 20, -40, 5}, 2, 4)
+	for out := 0; out < 2; out++ {
+		data, err := runOne(func(fb *stablehlo.FuncBuilder) []*stablehlo.Value {
+			return pallas.Call(fb, clip, pallas.CallSpec{
+				Name:      "clip_rows",
+				OutShapes: []xla.Shape{xla.MakeShape(xla.Float32, 2, 4), xla.MakeShape(xla.Int32, 2)},
+				Grid:      []int64{2},
+				InSpecs:   []*pallas.BlockSpec{{BlockShape: []int64{1, 4}, IndexMap: rowMap}},
+				OutSpecs:  []*pallas.BlockSpec{{BlockShape: []int64{1, 4}, IndexMap: rowMap}, {BlockShape: []int64{pallas.Squeezed}, IndexMap: one}},
+			}, fb.Arg(0))[out : out+1]
+		}, x)
+		fmt.Println(data, err)
+	}
+	// Output:
+	// [1 -2 3 4 2.5 5 -10 1.25] <nil>
+	// [0 1] <nil>
+}
+
 // A kernel's Triton form run on the CPU: EvalTriton lowers the call as
 // Backend: pallas.Triton does (race check included) and runs the TTIR on
 // a reference evaluator, every program in row-major order and reversed,

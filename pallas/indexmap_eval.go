@@ -119,8 +119,9 @@ type tape struct {
 }
 
 // tapeOp is one step of a tape: op computed from registers args (kind
-// tapeEval), a constant (tapeConst), or the sum or difference of two
-// registers without wrapping (tapeAdd, tapeSub).
+// tapeEval), a constant (tapeConst), the sum or difference of two
+// registers without wrapping (tapeAdd, tapeSub), or whether a register
+// is 0 (tapeNot).
 type tapeOp struct {
 	kind uint8
 	op   *Op
@@ -134,6 +135,7 @@ const (
 	tapeConst
 	tapeAdd
 	tapeSub
+	tapeNot
 )
 
 // newTape starts a tape over grid; known are the axes whose program id
@@ -166,6 +168,16 @@ func (t *tape) constant(c int64) int {
 func (t *tape) arith(kind uint8, x, y int) int {
 	r := t.newReg(t.deps[x] | t.deps[y])
 	t.ops = append(t.ops, tapeOp{kind: kind, args: [3]int{x, y}, out: r})
+	return r
+}
+
+// not is a register holding 1 where x holds 0, else 0; -1 when x is.
+func (t *tape) not(x int) int {
+	if x < 0 {
+		return -1
+	}
+	r := t.newReg(t.deps[x])
+	t.ops = append(t.ops, tapeOp{kind: tapeNot, args: [3]int{x}, out: r})
 	return r
 }
 
@@ -209,6 +221,8 @@ func (t *tape) run(regs []int64, g []int64) {
 			regs[o.out] = regs[o.args[0]] + regs[o.args[1]]
 		case tapeSub:
 			regs[o.out] = regs[o.args[0]] - regs[o.args[1]]
+		case tapeNot:
+			regs[o.out] = b2i(regs[o.args[0]] == 0)
 		default:
 			regs[o.out] = evalOp(o.op, regs[o.args[0]], regs[o.args[1]], regs[o.args[2]], t.grid, g)
 		}

@@ -2099,37 +2099,79 @@ func pick(state []*stablehlo.Value, slots []int) []*stablehlo.Value {
 	return out
 }
 
+// when lowers a When (one region) or a Cond (then and else, with
+// results) to a stablehlo.if whose branches return the op's results and
+// the ref states either branch modifies.
 func (l *interp) when(fb *stablehlo.FuncBuilder, op *Op, e *env) error {
-	r := op.Regions[0]
 	if b, ok := l.knownBool(op.Operands[0]); ok {
-		if !b {
+		// Decided for every step: no stablehlo.if.
+		if !b && len(op.Regions) == 1 {
 			return nil
 		}
-		return l.region(fb, r, e) // runs at every step: no stablehlo.if
+		r := op.Regions[0]
+		if !b {
+			r = op.Regions[1]
+		}
+		if err := l.region(fb, r, e); err != nil {
+			return err
+		}
+		for i, res := range op.Results {
+			e.vals[res] = e.vals[r.Yield[i]]
+		}
+		return nil
 	}
-	mod := l.modified(r, e)
-	if len(mod) == 0 && !prints(r) {
+	var mod []int
+	printing := false
+	for _, r := range op.Regions {
+		mod = append(mod, l.modified(r, e)...)
+		printing = printing || prints(r)
+	}
+	slices.Sort(mod)
+	mod = slices.Compact(mod)
+	if len(mod) == 0 && !printing && len(op.Results) == 0 {
 		return nil // no stores, no checks, no prints: nothing observable
 	}
 	var inner error
 	var stored []*stablehlo.Value
-	cond := e.vals[op.Operands[0]]
-	res := fb.If(cond, func(rb *stablehlo.FuncBuilder) []*stablehlo.Value {
-		c := e.child()
-		if err := l.region(rb, r, c); err != nil {
-			inner = err
-			return pick(e.state, mod)
+	branch := func(r *Region) func(rb *stablehlo.FuncBuilder) []*stablehlo.Value {
+		return func(rb *stablehlo.FuncBuilder) []*stablehlo.Value {
+			c := e.child()
+			if err := l.region(rb, r, c); err != nil {
+				// Results of the right types keep the builder's error
+				// out of it: inner is the one reported.
+				inner = err
+				out := make([]*stablehlo.Value, 0, len(op.Results)+len(mod))
+				for _, res := range op.Results {
+					out = append(out, rb.SplatOf(res.Type.DType, 0, res.Type.Shape...))
+				}
+				return append(out, pick(e.state, mod)...)
+			}
+			st := pick(c.state, mod)
+			if r == op.Regions[0] {
+				stored = st
+			}
+			out := make([]*stablehlo.Value, 0, len(op.Results)+len(mod))
+			for _, y := range r.Yield {
+				out = append(out, c.vals[y])
+			}
+			return append(out, st...)
 		}
-		stored = pick(c.state, mod)
-		return stored
-	}, func(rb *stablehlo.FuncBuilder) []*stablehlo.Value {
-		return pick(e.state, mod)
-	})
+	}
+	els := func(rb *stablehlo.FuncBuilder) []*stablehlo.Value { return pick(e.state, mod) }
+	if len(op.Regions) > 1 {
+		els = branch(op.Regions[1])
+	}
+	cond := e.vals[op.Operands[0]]
+	res := fb.If(cond, branch(op.Regions[0]), els)
 	if inner != nil {
 		return inner
 	}
+	for i, r := range op.Results {
+		e.vals[r] = res[i]
+	}
+	res = res[len(op.Results):]
 	for i, s := range mod {
-		if l.zero[stored[i]] {
+		if len(op.Regions) == 1 && l.zero[stored[i]] {
 			l.zeroIf[res[i]] = zeroIf{cond: cond, other: e.state[s]}
 		}
 		e.state[s] = res[i]

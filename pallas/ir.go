@@ -107,7 +107,9 @@ import (
 //	                                   NaNs by their bits instead of propagating them)
 //	debug_print      x... -> (none)    Format string: fmt's format, applied to the values
 //	                                   (as effects.Arrays) when the op runs (interpret mode)
-//	when             cond -> (none)    cond a bool scalar; Regions[0]: no args, no yields
+//	when             cond -> r...      cond a bool scalar; Regions[0] (then) runs where it
+//	                                   holds, the optional Regions[1] (else) where it does
+//	                                   not; no args; each yields r (none without an else)
 //	for              lo, hi, init... -> carry...   Regions[0]: args (i, carry...), yields carry
 //	                                   (i32 counter from lo while i < hi, step 1)
 //	while            init... -> carry...   Regions[0] cond: args carry, yields a bool scalar;
@@ -640,4 +642,15 @@ func attrString(op *Op) string {
 		return s
 	}
 	return ""
+}
+
+// inElse reports whether op a lies in the else region of o, a When
+// with one (a Cond's false branch).
+func inElse(a, o *Op) bool {
+	for r := a.region; r != nil && r.parent != nil; r = r.parent.region {
+		if r.parent == o {
+			return len(o.Regions) > 1 && r == o.Regions[1]
+		}
+	}
+	return false
 }

@@ -441,9 +441,17 @@ func (e *zeval) runOp(op *Op) {
 		res = e.atomic(op)
 	case "debug_print": // no effect on values
 	case "when":
-		if scalarBool(e.val(op.Operands[0])) {
-			e.runRegion(op.Regions[0], nil)
+		var ys []*zt
+		switch {
+		case scalarBool(e.val(op.Operands[0])):
+			ys = e.runRegion(op.Regions[0], nil)
+		case len(op.Regions) > 1:
+			ys = e.runRegion(op.Regions[1], nil)
 		}
+		for i, r := range op.Results {
+			e.env[r] = ys[i]
+		}
+		return
 	case "for":
 		lo, hi := scalarInt(e.val(op.Operands[0])), scalarInt(e.val(op.Operands[1]))
 		carry := make([]*zt, len(op.Operands)-2)

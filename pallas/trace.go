@@ -1494,6 +1494,71 @@ func (k *Kernel) When(cond any, body func()) {
 	r.parent = op
 }
 
+// Cond runs then where cond holds and els where it does not, and returns
+// what the branch that ran returned, as lax.cond: both return as many
+// values, of the same shapes and dtypes (either may return none, as a
+// When with an else). Each branch may load, store and update refs. cond
+// is a bool scalar Value or a Go bool decided at trace time: then only
+// the branch it picks is traced, and its values are returned as they are.
+func (k *Kernel) Cond(cond any, then, els func() []*Value) []*Value {
+	if then == nil || els == nil {
+		k.failf("cond", "a branch is nil")
+		return nil
+	}
+	if b, ok := cond.(bool); ok {
+		f := els
+		if b {
+			f = then
+		}
+		if k.st.err != nil {
+			return nil
+		}
+		vs := f()
+		if !k.check("cond", vs...) {
+			return k.placeholders(vs)
+		}
+		return vs
+	}
+	c, ok := k.boolScalar("cond", cond)
+	loc := callerLoc()
+	var ty, ey []*Value
+	rt := k.runRegion(nil, func([]*Value) []*Value { ty = then(); return ty })
+	re := k.runRegion(nil, func([]*Value) []*Value { ey = els(); return ey })
+	if !ok || k.st.err != nil {
+		return k.placeholders(ty)
+	}
+	if len(ty) != len(ey) {
+		k.failf("cond", "the branches return %d and %d values", len(ty), len(ey))
+		return k.placeholders(ty)
+	}
+	for _, br := range []struct {
+		r  *Region
+		vs []*Value
+	}{{rt, ty}, {re, ey}} {
+		// A branch may return its own values: check them in its scope.
+		k.stack = append(k.stack, br.r)
+		ok = k.check("cond", br.vs...)
+		k.stack = k.stack[:len(k.stack)-1]
+		if !ok {
+			return k.placeholders(ty)
+		}
+	}
+	for i := range ty {
+		if ty[i].Type.DType != ey[i].Type.DType || !sameShape(ty[i].Type.Shape, ey[i].Type.Shape) {
+			k.failf("cond", "value %d is %s in the true branch and %s in the false one", i, ty[i].Type, ey[i].Type)
+			return k.placeholders(ty)
+		}
+	}
+	regions := []*Region{rt, re}
+	if len(ey) == 0 && len(re.Ops) == 0 {
+		regions = regions[:1] // an empty else: a When
+	}
+	op := k.emit("when", []*Value{c}, typesOf(ty), Attrs{}, regions...)
+	op.Loc = loc
+	rt.parent, re.parent = op, op
+	return op.Results
+}
+
 func typesOf(vs []*Value) []Type {
 	ts := make([]Type, len(vs))
 	for i, v := range vs {

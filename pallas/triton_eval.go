@@ -491,8 +491,15 @@ func (m *tevMachine) op(op *ttOp) []*tevVal {
 			}
 		}
 	case name == "scf.if":
-		if in(0).i[0] != 0 {
-			m.region(op.regions[0])
+		var ys []*tevVal
+		switch {
+		case in(0).i[0] != 0:
+			ys = m.region(op.regions[0])
+		case len(op.regions) > 1:
+			ys = m.region(op.regions[1])
+		}
+		for i, r := range op.results {
+			m.vals[r] = ys[i]
 		}
 		return nil
 	case name == "scf.for":

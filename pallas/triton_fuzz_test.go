@@ -718,6 +718,11 @@ func (e *fzEnv) node(n *fzNode) {
 		r = e.boundsMask(n)
 	case "when":
 		k.When(x(0), func() { e.exec(n.regions[0].nodes) })
+	case "cond":
+		branch := func(r *fzRegion) func() []*Value {
+			return func() []*Value { e.exec(r.nodes); return e.vals(r.yield) }
+		}
+		e.setAll(n.out, k.Cond(x(0), branch(n.regions[0]), branch(n.regions[1])))
 	case "for":
 		var lo, hi any = int(n.loC), int(n.hiC)
 		if n.loV >= 0 {
@@ -1329,6 +1334,13 @@ func (a *fzAnalysis) node(n *fzNode) {
 		a.out[n.ref] = math.Max(a.out[n.ref], e)
 	case "when":
 		a.region(n.regions[0].nodes)
+	case "cond":
+		then, els := n.regions[0], n.regions[1]
+		a.region(then.nodes)
+		a.region(els.nodes)
+		for i, id := range n.out {
+			a.info[id] = fzJoin(a.info[then.yield[i]], a.info[els.yield[i]])
+		}
 	case "for", "while":
 		carry := make([]fzInfo, len(n.in))
 		for i, id := range n.in {
@@ -1430,6 +1442,14 @@ func (c *fzCase) print(b *strings.Builder, nodes []*fzNode, depth int) {
 			fmt.Fprintf(b, "when v%d {\n", n.in[0])
 			c.print(b, n.regions[0].nodes, depth+1)
 			b.WriteString(ind + "}\n")
+			continue
+		case "cond":
+			then, els := n.regions[0], n.regions[1]
+			fmt.Fprintf(b, "%s = cond v%d {\n", fzVals(n.out), n.in[0])
+			c.print(b, then.nodes, depth+1)
+			fmt.Fprintf(b, "%s  yield %s\n%s} else {\n", ind, fzVals(then.yield), ind)
+			c.print(b, els.nodes, depth+1)
+			fmt.Fprintf(b, "%s  yield %s\n%s}\n", ind, fzVals(els.yield), ind)
 			continue
 		case "for":
 			lo, hi := fmt.Sprint(n.loC), fmt.Sprint(n.hiC)
@@ -2736,8 +2756,10 @@ func (g *fzGen) stmt() {
 	case 1:
 		g.store()
 	case 2:
-		if nested {
+		if nested && g.chance(0.5) {
 			g.when()
+		} else if nested {
+			g.cond()
 		}
 	case 3:
 		if nested {
@@ -3266,6 +3288,32 @@ func (g *fzGen) when() {
 			g.stmt()
 		}
 	})
+}
+
+// cond makes a Cond whose results take the types of up to 2 values in
+// scope; each branch runs a few statements and yields values of those
+// types.
+func (g *fzGen) cond() {
+	c := g.boolScalar()
+	n := g.node("cond", fzType{}, c)
+	cs := g.carries(g.intn(3))
+	n.regions = []*fzRegion{{}, {}}
+	for _, r := range n.regions {
+		g.region(r, func() {
+			for i, k := 0, g.intn(3); i < k; i++ {
+				g.stmt()
+			}
+			r.yield = g.yields(cs)
+		})
+	}
+	g.stmtNode(n)
+	then, els := n.regions[0], n.regions[1]
+	for i, cr := range cs {
+		n.out = append(n.out, g.newVal(g.t(cr.init), fzJoin(g.info[then.yield[i]], g.info[els.yield[i]])))
+	}
+	if len(n.out) > 0 && g.chance(0.7) {
+		g.observe(n.out[g.intn(len(n.out))])
+	}
 }
 
 // fzCarry is a loop-carried value as generated.

@@ -233,8 +233,19 @@ func (p *ttPrinter) op(op *ttOp, depth int) {
 		p.whileOp(op, depth)
 		return
 	case op.name == "scf.if":
-		fmt.Fprintf(&p.b, "%sscf.if %s {\n", ind, p.name(op.operands[0]))
-		p.ops(op.regions[0], depth+1)
+		c := p.name(op.operands[0])
+		res := p.defineResults(op)
+		if len(op.results) > 0 {
+			fmt.Fprintf(&p.b, "%s%sscf.if %s -> (%s) {\n", ind, res, c, typeList(op.results))
+		} else {
+			fmt.Fprintf(&p.b, "%sscf.if %s {\n", ind, c)
+		}
+		for i, r := range op.regions {
+			if i > 0 {
+				fmt.Fprintf(&p.b, "%s} else {\n", ind)
+			}
+			p.ops(r, depth+1)
+		}
 		fmt.Fprintf(&p.b, "%s}\n", ind)
 		return
 	case op.name == "scf.yield" || op.name == "scf.condition":

@@ -998,14 +998,7 @@ func (l *ttLower) op(op *Op) {
 	case "atomic":
 		set(l.atomic(op, rt))
 	case "when":
-		r := &ttRegion{}
-		b.emit("scf.if", []*ttVal{in(0)}, nil).regions = []*ttRegion{r}
-		b.push(r)
-		skipped := maps.Clone(l.hazards)
-		l.region(op.Regions[0])
-		l.mergeHazards(skipped, l.hazards)
-		b.emit("scf.yield", nil, nil)
-		b.pop()
+		l.whenOp(op)
 	case "for":
 		l.forOp(op)
 	case "while":
@@ -1839,14 +1832,49 @@ func (l *ttLower) forOp(op *Op) {
 	l.regionAccesses(l.hazards, op.Regions)
 	l.region(body)
 	l.mergeHazards(before, l.hazards)
-	ys := make([]*ttVal, len(body.Yield))
-	for i, y := range body.Yield {
-		ys[i] = l.v(op, y)
-	}
-	b.emit("scf.yield", ys, nil)
+	l.yield(op, body)
 	b.pop()
 	for i, res := range op.Results {
 		l.set(res, loop.results[i])
+	}
+}
+
+// yield ends the lowering of op's region r: scf.yield of what r yields.
+func (l *ttLower) yield(op *Op, r *Region) {
+	ys := make([]*ttVal, len(r.Yield))
+	for i, y := range r.Yield {
+		ys[i] = l.v(op, y)
+	}
+	l.b.emit("scf.yield", ys, nil)
+}
+
+// whenOp lowers a When, or a Cond with its else and results, to scf.if.
+func (l *ttLower) whenOp(op *Op) {
+	b := l.b
+	types := make([]ttType, len(op.Results))
+	for i, res := range op.Results {
+		types[i] = l.typeOf(op, res.Type)
+	}
+	ifOp := b.emit("scf.if", []*ttVal{l.v(op, op.Operands[0])}, types)
+	// After it: the hazards of either branch, or of skipping a When.
+	before := maps.Clone(l.hazards)
+	after := []map[int]hazard{before}
+	for i, reg := range op.Regions {
+		r := &ttRegion{}
+		ifOp.regions = append(ifOp.regions, r)
+		if i > 0 {
+			after = after[1:] // an else: the op is never skipped
+			l.hazards = maps.Clone(before)
+		}
+		b.push(r)
+		l.region(reg)
+		l.yield(op, reg)
+		b.pop()
+		after = append(after, l.hazards)
+	}
+	l.mergeHazards(after...)
+	for i, res := range op.Results {
+		l.set(res, ifOp.results[i])
 	}
 }
 
@@ -1886,11 +1914,7 @@ func (l *ttLower) whileOp(op *Op) {
 	exit := maps.Clone(l.hazards)
 	b.push(after)
 	l.region(body)
-	ys := make([]*ttVal, len(body.Yield))
-	for i, y := range body.Yield {
-		ys[i] = l.v(op, y)
-	}
-	b.emit("scf.yield", ys, nil)
+	l.yield(op, body)
 	b.pop()
 	l.hazards = exit
 	for i, res := range op.Results {

@@ -338,7 +338,11 @@ func newSite(p *Program, a *Op, info *RefInfo, m *Region, outer []*Op, in *Regio
 	for _, o := range outer {
 		switch o.Name {
 		case "when":
-			s.whens = append(s.whens, t.compile(o.Operands[0]))
+			c := t.compile(o.Operands[0])
+			if inElse(a, o) {
+				c = t.not(c)
+			}
+			s.whens = append(s.whens, c)
 		case "while":
 			s.whens = append(s.whens, -1) // it may run no iteration: never computable
 		}

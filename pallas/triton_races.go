@@ -561,8 +561,12 @@ func memoryValues(body *Region) map[*Value]*Op {
 				continue
 			}
 			if op.Name != "load" && op.Name != "atomic" {
-				for _, res := range op.Results {
-					set(res, op.Operands...)
+				for i, res := range op.Results {
+					from := op.Operands
+					if op.Name == "when" { // a Cond's: what the branches yield
+						from = append(slices.Clone(from), op.Regions[0].Yield[i], op.Regions[1].Yield[i])
+					}
+					set(res, from...)
 				}
 			}
 		}
@@ -577,8 +581,8 @@ func memoryValues(body *Region) map[*Value]*Op {
 // liveValues is the set of values of body (and the regions in it) whose
 // use reaches what a kernel does: the operands of stores, atomic updates
 // and Whens, loop bounds and While conditions, and what those are
-// computed from (through loop carries and results where those are
-// live). A value only dead arithmetic or a dead loop carry reads is not
+// computed from (through loop carries and results, and Cond results,
+// where those are live). A value only dead arithmetic or a dead loop carry reads is not
 // in it.
 func liveValues(body *Region) map[*Value]bool {
 	live := map[*Value]bool{}
@@ -614,6 +618,10 @@ func liveValues(body *Region) map[*Value]bool {
 			} else {
 				mark(body.Yield[i], op.Operands[i])
 			}
+		case v.Def != nil && v.Def.Name == "when":
+			// A Cond's result: its condition and what the branches yield.
+			i := slices.Index(v.Def.Results, v)
+			mark(v.Def.Operands[0], v.Def.Regions[0].Yield[i], v.Def.Regions[1].Yield[i])
 		case v.Def != nil:
 			mark(v.Def.Operands...)
 		case v.argOf != nil && v.argOf.parent != nil:
@@ -1044,7 +1052,7 @@ func accessAxes(body *Region, written map[*Value]bool, blockAxes map[*Value]uint
 				idx |= deps[op.Operands[at]]
 			}
 			x.idx[op] = idx &^ (readsWritten | loopVarying)
-			x.pins[op] = pinsOf(outer, deps, grid)
+			x.pins[op] = pinsOf(op, outer, deps, grid)
 			x.looped[op] = slices.ContainsFunc(outer, func(o *Op) bool { return o.Name == "for" || o.Name == "while" })
 			x.outer[op] = slices.Clone(outer)
 			if op.Name != "store" { // a load, or an atomic update's old values
@@ -1173,11 +1181,12 @@ func sameValue(x, y *Value) bool {
 	return slices.EqualFunc(a.Operands, b.Operands, sameValue)
 }
 
-// pinsOf finds the Whens among outer whose condition is ProgramID(g) ==
-// v (either way round, the id possibly converted to a type that keeps
-// the grid's ids apart, possibly one term of an And) with v the same in
+// pinsOf finds the Whens among outer (the ops around access a) whose
+// condition is ProgramID(g) == v (either way round, the id possibly
+// converted to a type that keeps the grid's ids apart, possibly one term
+// of an And), with a in the branch where it holds and v the same in
 // every program along g and every iteration of the loops around.
-func pinsOf(outer []*Op, deps map[*Value]uint64, grid []int64) []pin {
+func pinsOf(a *Op, outer []*Op, deps map[*Value]uint64, grid []int64) []pin {
 	var pins []pin
 	var terms func(c *Value)
 	terms = func(c *Value) {
@@ -1206,7 +1215,7 @@ func pinsOf(outer []*Op, deps map[*Value]uint64, grid []int64) []pin {
 		}
 	}
 	for _, o := range outer {
-		if o.Name == "when" {
+		if o.Name == "when" && !inElse(a, o) {
 			terms(o.Operands[0])
 		}
 	}

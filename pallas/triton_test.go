@@ -565,6 +565,7 @@ func tritonCases() []tritonCase {
 	cases = append(cases, atomicCases()...)
 	cases = append(cases, mathCases()...)
 	cases = append(cases, scanCases()...)
+	cases = append(cases, condCases()...)
 	cases = append(cases, attentionCase(false), attentionCase(true))
 	return append(cases, tritonDTypeCases()...)
 }
