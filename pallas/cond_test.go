@@ -344,3 +344,42 @@ func TestCondRaceCheck(t *testing.T) {
 		})
 	}
 }
+
+// The race check computes a Cond's integer results as the select of its
+// condition between the branches' values: index arrays and masks through
+// a Cond are walked element by element like any other arithmetic.
+func TestCondResultsComputed(t *testing.T) {
+	spec := func(name string) CallSpec {
+		return CallSpec{Name: name, Grid: []int64{2}, OutShapes: []xla.Shape{xla.MakeShape(xla.Float32, 8)}}
+	}
+	// Program 0 stores [0, 4), program 1 [2, 6) (offset 2) or [4, 8)
+	// (offset 4), the Cond picking the window.
+	windows := func(offset int, scalar bool) KernelFunc {
+		return func(k *Kernel, r []*Ref) {
+			p := k.ProgramID(0)
+			var idx *Value
+			if scalar {
+				start := k.Cond(p.Eq(0), func() []*Value { return []*Value{k.Const(xla.Int32, 0)} },
+					func() []*Value { return []*Value{p.Mul(offset)} })[0]
+				idx = k.Arange(4).Add(start)
+			} else {
+				idx = k.Cond(p.Eq(0), func() []*Value { return []*Value{k.Arange(4)} },
+					func() []*Value { return []*Value{k.Arange(4).Add(offset)} })[0]
+			}
+			Store(r[0], []any{idx}, p.Astype(xla.Float32).Add(1).BroadcastTo(4), nil)
+		}
+	}
+	for _, scalar := range []bool{false, true} {
+		name := map[bool]string{false: "array", true: "scalar"}[scalar]
+		t.Run(name+" overlapping", func(t *testing.T) {
+			assertRefusedRace(t, tritonCase{name: "cond_windows", kernel: windows(2, scalar), spec: spec("cond_windows")}, "both reach its element (2)")
+		})
+		t.Run(name+" apart", func(t *testing.T) {
+			c := tritonCase{name: "cond_windows", kernel: windows(4, scalar), spec: spec("cond_windows")}
+			assertTritonMatchesInterpret(t, c)
+			got, err := runCall(c.kernel, c.spec)
+			require.NoError(t, err)
+			assert.Equal(t, []float32{1, 1, 1, 1, 2, 2, 2, 2}, got[0].Data)
+		})
+	}
+}

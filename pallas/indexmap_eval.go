@@ -188,15 +188,19 @@ func (t *tape) compile(v *Value) int {
 	if r, ok := t.reg[v]; ok {
 		return r
 	}
-	op := v.Def
+	op, operands := v.Def, []*Value(nil)
 	t.reg[v] = -1 // also while its operands are compiled
-	if op == nil || !evaluableOp(op) || len(op.Operands) > 3 ||
+	if sel, ys, ok := condSelect(v); ok && scalarLike(v.Type) {
+		op, operands = sel, ys // a Cond's result: a select of what its branches yield
+	} else if op == nil || !evaluableOp(op) || len(op.Operands) > 3 ||
 		op.Name == "program_id" && t.known != nil && (op.Attrs.Axis >= len(t.known) || !t.known[op.Attrs.Axis]) {
 		return -1
+	} else {
+		operands = op.Operands
 	}
 	to := tapeOp{op: op}
 	var deps uint64
-	for i, o := range op.Operands {
+	for i, o := range operands {
 		r := t.compile(o)
 		if r < 0 {
 			return -1
@@ -208,6 +212,22 @@ func (t *tape) compile(v *Value) int {
 	t.ops = append(t.ops, to)
 	t.reg[v] = to.out
 	return to.out
+}
+
+// condSelect describes v, when it is a result of a Cond (a when with an
+// else) of an integer or bool type, as the select of the
+// Cond's condition between what its branches yield for it: sel is a
+// select op made for the purpose (not in the IR), operands its operands.
+// The branches' values are pure, so computing both and picking one is
+// what the Cond computes.
+func condSelect(v *Value) (sel *Op, operands []*Value, ok bool) {
+	op := v.Def
+	if op == nil || op.Name != "when" || len(op.Regions) != 2 || !(v.Type.DType.IsInt() || v.Type.DType.IsBool()) {
+		return nil, nil, false
+	}
+	i := slices.Index(op.Results, v)
+	operands = []*Value{op.Operands[0], op.Regions[0].Yield[i], op.Regions[1].Yield[i]}
+	return &Op{Name: "select", Operands: operands, Results: []*Value{v}}, operands, true
 }
 
 // run computes every register from the inputs in regs at grid point g.

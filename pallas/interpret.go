@@ -2380,6 +2380,18 @@ func (l *interp) scan(fb *stablehlo.FuncBuilder, op *Op, x *stablehlo.Value) (*s
 	if t.Size() == 0 {
 		return x, nil // nothing to fold
 	}
+	if op.Attrs.Reverse {
+		// The forward scan of the axis reversed, reversed back: element i
+		// folds n-1 down to i, in that order.
+		ax := int64(op.Attrs.Axis)
+		fwd := *op
+		fwd.Attrs.Reverse = false
+		y, err := l.scan(fb, &fwd, fb.Reverse(x, ax))
+		if err != nil {
+			return nil, err
+		}
+		return fb.Reverse(y, ax), nil
+	}
 	if dt := t.DType; (dt == xla.Float16 || dt == xla.BFloat16) && (kind == "max" || kind == "min") {
 		return fb.Convert(scanWindow(fb, fb.Convert(x, xla.Float32), Type{DType: xla.Float32, Shape: t.Shape}, kind, op.Attrs.Axis), dt), nil
 	}

@@ -86,10 +86,11 @@ import (
 //	reshape          x -> r            (same element count, row-major order)
 //	transpose        x -> r            Perm []int64: result dim i is operand dim Perm[i]
 //	reduce           x -> r            Kind string (sum|prod|max|min), Axes []int64 (sorted)
-//	scan             x -> r            Kind string (sum|prod|max|min), Axis int: r has x's
-//	                                   type; element i along Axis folds elements 0..i of
-//	                                   x in order (a cumulative sum, product, maximum or
-//	                                   minimum, forward; x has rank 1 or more)
+//	scan             x -> r            Kind string (sum|prod|max|min), Axis int, Reverse
+//	                                   bool: r has x's type; element i along Axis folds
+//	                                   elements 0..i of x in order (a cumulative sum,
+//	                                   product, maximum or minimum; x has rank 1 or more),
+//	                                   with Reverse elements i..n-1 from n-1 down
 //	dot              a[m,k], b[k,n] -> r[m,n]   r's dtype is the preferred (accumulator) dtype;
 //	                                   TransA, TransB bool: a is [k,m] / b is [n,k]
 //	load             ref, idx... [, mask [, other]] -> r      Indexer Indexer
@@ -162,7 +163,8 @@ import (
 // lowerings. Changes are additive only and listed here:
 //
 //	2026-11-28: the scan op (cumulative sums, products, maxima and
-//	minima along one axis).
+//	minima along one axis); its Reverse attribute; the when op's else
+//	region and results (Kernel.Cond).
 //	2026-11-28: the atomic op (atomic updates; a read and a store of
 //	its ref for every rule above that speaks of them); shl and shr
 //	written down (the lowerings had them already); narrow integer dots
@@ -342,6 +344,7 @@ type Attrs struct {
 	Dims    []int64 // broadcast_in_dim
 	Perm    []int64 // transpose
 	Kind    string  // reduce, scan, atomic
+	Reverse bool    // scan: from the end of the axis
 	Axes    []int64 // reduce
 	TransA  bool    // dot
 	TransB  bool    // dot
@@ -611,6 +614,9 @@ func attrString(op *Op) string {
 	case "debug_print":
 		return strconv.Quote(a.Format)
 	case "scan":
+		if a.Reverse {
+			return fmt.Sprintf("%s axis=%d reverse", a.Kind, a.Axis)
+		}
 		return fmt.Sprintf("%s axis=%d", a.Kind, a.Axis)
 	case "dot":
 		if a.TransA || a.TransB {

@@ -430,7 +430,7 @@ func (e *zeval) runOp(op *Op) {
 	case "reduce":
 		res = e.reduce(op.Attrs.Kind, op.Attrs.Axes, e.val(op.Operands[0]), rt())
 	case "scan":
-		res = e.scan(op.Attrs.Kind, op.Attrs.Axis, e.val(op.Operands[0]), rt())
+		res = e.scan(op.Attrs.Kind, op.Attrs.Axis, op.Attrs.Reverse, e.val(op.Operands[0]), rt())
 	case "dot":
 		res = e.dot(op, e.val(op.Operands[0]), e.val(op.Operands[1]), rt())
 	case "load":
@@ -894,7 +894,10 @@ func (e *zeval) reduce(kind string, axes []int64, x *zt, t Type) *zt {
 // scan folds x along axis in order: element i is the fold of elements
 // 0..i (contract: a sum starts from +0, floats rounded once per element
 // from the exact-ish float64 fold, as the reduce above).
-func (e *zeval) scan(kind string, axis int, x *zt, t Type) *zt {
+func (e *zeval) scan(kind string, axis int, reverse bool, x *zt, t Type) *zt {
+	if reverse { // the forward scan of x flipped along axis, flipped back
+		return zflip(e.scan(kind, axis, false, zflip(x, axis), t), axis)
+	}
 	r := newZT(t.DType, t.Shape)
 	stride := zsize(x.shape[axis+1:])
 	var acc []float64 // per element: the float fold before rounding
@@ -950,6 +953,17 @@ func (e *zeval) scan(kind string, axis int, x *zt, t Type) *zt {
 		default:
 			zfail("scan on bool")
 		}
+	}
+	return r
+}
+
+// zflip is x with the elements along axis in reverse order.
+func zflip(x *zt, axis int) *zt {
+	r := newZT(x.dt, x.shape)
+	for i := int64(0); i < x.n(); i++ {
+		xi := unravel(i, x.shape)
+		xi[axis] = x.shape[axis] - 1 - xi[axis]
+		r.copyElem(i, x, ravel(xi, x.shape))
 	}
 	return r
 }

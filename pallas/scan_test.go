@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -23,36 +24,43 @@ import (
 var scanKinds = []string{"sum", "prod", "max", "min"}
 
 // scanOf is v's scan of kind along axis.
-func scanOf(v *Value, kind string, axis int) *Value {
+func scanOf(v *Value, kind string, axis int, order ...ScanOrder) *Value {
 	switch kind {
 	case "sum":
-		return v.Cumsum(axis)
+		return v.Cumsum(axis, order...)
 	case "prod":
-		return v.Cumprod(axis)
+		return v.Cumprod(axis, order...)
 	case "max":
-		return v.Cummax(axis)
+		return v.Cummax(axis, order...)
 	}
-	return v.Cummin(axis)
+	return v.Cummin(axis, order...)
 }
 
 // scanOutput is one output of a scan case: the kind, the axis, and the
 // block shape it scans (the (4, 8) block reshaped; nil: as it is).
 type scanOutput struct {
-	kind  string
-	axis  int
-	shape []int64
+	kind    string
+	axis    int
+	shape   []int64
+	reverse bool // from the end of the axis (Reverse)
 }
 
 // scanOutputs are the outputs of a scan case: each kind along axis 0 and
-// -1 of the block; with reshaped, also a cumsum along the middle axis of
-// the block as (2, 2, 8) and a cummax of it as a vector.
+// -1 of the block, and in reverse along -1 (sums and maxima also along
+// 0); with reshaped, also a cumsum along the middle axis of the block as
+// (2, 2, 8), a cummax of it as a vector and a reverse cumprod of it as
+// (4, 2, 4) along the middle axis.
 func scanOutputs(reshaped bool) []scanOutput {
 	var outs []scanOutput
 	for _, kind := range scanKinds {
-		outs = append(outs, scanOutput{kind, 0, nil}, scanOutput{kind, -1, nil})
+		outs = append(outs, scanOutput{kind, 0, nil, false}, scanOutput{kind, -1, nil, false}, scanOutput{kind, -1, nil, true})
+		if kind == "sum" || kind == "max" {
+			outs = append(outs, scanOutput{kind, 0, nil, true})
+		}
 	}
 	if reshaped {
-		outs = append(outs, scanOutput{"sum", 1, []int64{2, 2, 8}}, scanOutput{"max", 0, []int64{32}})
+		outs = append(outs, scanOutput{"sum", 1, []int64{2, 2, 8}, false}, scanOutput{"max", 0, []int64{32}, false},
+			scanOutput{"prod", 1, []int64{4, 2, 4}, true})
 	}
 	return outs
 }
@@ -86,7 +94,11 @@ func scanCase(name string, x *interpreter.Tensor, outs []scanOutput) tritonCase 
 				if o.shape != nil {
 					w = v.Reshape(o.shape...)
 				}
-				refs[1+i].Store(scanOf(w, o.kind, o.axis).Reshape(4, 8))
+				order := Forward
+				if o.reverse {
+					order = Reverse
+				}
+				refs[1+i].Store(scanOf(w, o.kind, o.axis, order).Reshape(4, 8))
 			}
 		},
 		spec: spec,
@@ -287,7 +299,13 @@ func scanWant(c tritonCase, o scanOutput) ([]float64, []int64) {
 					}
 				}
 			}
+			if o.reverse { // the forward scan of the block flipped, flipped back
+				bf, bi = flipAxis(bf, shape, o.axis), flipAxis(bi, shape, o.axis)
+			}
 			sf, si := goScan(bf, bi, shape, o.axis, o.kind, dt)
+			if o.reverse {
+				sf, si = flipAxis(sf, shape, o.axis), flipAxis(si, shape, o.axis)
+			}
 			for k := 0; k < br*bc; k++ {
 				at := (r0+k/bc)*cols + c0 + k%bc
 				if fs != nil {
@@ -299,6 +317,28 @@ func scanWant(c tritonCase, o scanOutput) ([]float64, []int64) {
 		}
 	}
 	return wf, wi
+}
+
+// flipAxis is the row-major block x of shape with its elements along
+// axis (negative counts from the end) in reverse order.
+func flipAxis[T any](x []T, shape []int64, axis int) []T {
+	if x == nil {
+		return nil
+	}
+	if axis < 0 {
+		axis += len(shape)
+	}
+	stride := 1
+	for _, d := range shape[axis+1:] {
+		stride *= int(d)
+	}
+	n := int(shape[axis])
+	out := make([]T, len(x))
+	for k := range x {
+		i := k / stride % n
+		out[k+(n-1-2*i)*stride] = x[k]
+	}
+	return out
 }
 
 // sameFloat is a == b to the bit but for NaN payloads.
@@ -369,7 +409,7 @@ func TestScanSignedZeros(t *testing.T) {
 // reduce_window over the axis with low padding n-1 in interpret mode, and
 // tt.scan with its combine region on Triton.
 func TestScanLowering(t *testing.T) {
-	c := scanCase("scan_text", intTensor(xla.Int32, []int64{8, 16}, func(i int) int64 { return int64(i) }), []scanOutput{{"max", -1, nil}})
+	c := scanCase("scan_text", intTensor(xla.Int32, []int64{8, 16}, func(i int) int64 { return int64(i) }), []scanOutput{{"max", -1, nil, false}})
 	m := c.module(t, Interpret)
 	require.Contains(t, m.String(), "stablehlo.reduce_window")
 	require.Contains(t, m.String(), "padding = dense<[[0, 0], [7, 0]]>")
@@ -382,6 +422,19 @@ func TestScanLowering(t *testing.T) {
 \s+%\w+ = arith.maxsi %\w+, %\w+ : i32
 \s+"tt.scan.return"\(%\w+\) : \(i32\) -> \(\)
 \s+\}\) : \(tensor<4x8xi32>\) -> tensor<4x8xi32>`, k.IR)
+
+	// In reverse: the forward window between two stablehlo.reverse ops;
+	// tt.scan's reverse = true.
+	c = scanCase("scan_text_reverse", intTensor(xla.Int32, []int64{8, 16}, func(i int) int64 { return int64(i) }), []scanOutput{{"sum", 0, nil, true}})
+	text := c.module(t, Interpret).String()
+	require.Contains(t, text, "padding = dense<[[3, 0], [0, 0]]>")
+	require.Equal(t, 2, strings.Count(text, "stablehlo.reverse"), text)
+	p, err = Trace(c.kernel, c.spec, argTypes(c.args))
+	require.NoError(t, err)
+	k, err = LowerTriton(p, CompilerParams{})
+	require.NoError(t, err)
+	require.Contains(t, k.IR, `"tt.scan"(`)
+	require.Contains(t, k.IR, `<{axis = 0 : i32, reverse = true}>`)
 }
 
 // TestScanMisuse: a bad axis, a nil receiver and a complex operand are
@@ -402,6 +455,10 @@ func TestScanMisuse(t *testing.T) {
 			want: []string{"cummin at scan_test.go:", "bad axis 1 for rank 1"}},
 		{name: "nil receiver of a scan", kernel: func(k *Kernel, r []*Ref) { nilValue.Cummax(0) }, spec: spec,
 			want: []string{"cummax at scan_test.go:", "operand 0 is nil"}},
+		{name: "two orders", kernel: func(k *Kernel, r []*Ref) { r[0].Store(f(k).Cumsum(0, Reverse, Forward)) }, spec: spec,
+			want: []string{"cumsum at scan_test.go:", "want one order, pallas.Forward or pallas.Reverse, got [Reverse Forward]"}},
+		{name: "an order out of range", kernel: func(k *Kernel, r []*Ref) { r[0].Store(f(k).Cummin(0, ScanOrder(7))) }, spec: spec,
+			want: []string{"cummin at scan_test.go:", "want one order, pallas.Forward or pallas.Reverse, got [ScanOrder(7)]"}},
 		{name: "cumsum of complex values", kernel: func(k *Kernel, r []*Ref) { r[1].Store(r[0].Load().Cumsum(0).Astype(xla.Float32)) },
 			spec: spec, args: c64, want: []string{"cumsum at scan_test.go:", "not defined on complex<f32>"}},
 	})
@@ -430,6 +487,16 @@ func TestScanRaceCheck(t *testing.T) {
 		{"mask_cumsum_prefix", func(k *Kernel, r []*Ref) {
 			p := k.ProgramID(0)
 			Store(r[0], nil, pf(k, 8), k.Full(xla.Int32, 1, 8).Cumsum(0).Le(p.Add(4)))
+		}, "both reach its element"},
+		// Windows of 4 from a reverse cumsum: [4..1] + p.
+		{"index_reverse_cumsum_windows", func(k *Kernel, r []*Ref) {
+			p := k.ProgramID(0)
+			Store(r[0], []any{k.Full(xla.Int32, 1, 4).Cumsum(0, Reverse).Add(p)}, pf(k, 4), nil)
+		}, "both reach its element"},
+		// Program p stores where the count from the end is at most p+4.
+		{"mask_reverse_cumsum_suffix", func(k *Kernel, r []*Ref) {
+			p := k.ProgramID(0)
+			Store(r[0], nil, pf(k, 8), k.Full(xla.Int32, 1, 8).Cumsum(0, Reverse).Le(p.Add(4)))
 		}, "both reach its element"},
 		// A running maximum of iota + p, the same positions moved.
 		{"index_cummax_moved", func(k *Kernel, r []*Ref) {
@@ -461,6 +528,13 @@ func TestScanRaceCheck(t *testing.T) {
 		{"mask_cumsum_parity", func(k *Kernel, r []*Ref) {
 			p := k.ProgramID(0)
 			Store(r[0], []any{Slice(0, 8)}, pf(k, 8), k.Full(xla.Int32, 1, 8).Cumsum(0).Rem(2).Eq(p))
+		}},
+		{"index_reverse_cummin_apart", func(k *Kernel, r []*Ref) {
+			p := k.ProgramID(0)
+			// [0, 3, 1, 4] + 4p; its minimum from the end, [4p, 4p+1, 4p+1,
+			// 4p+4], stored at the even lanes.
+			x := k.Arange(4).Mul(3).Rem(5).Add(p.Mul(4)).Cummin(0, Reverse)
+			Store(r[0], []any{x}, pf(k, 4), k.Arange(4).Rem(2).Eq(0))
 		}},
 		{"index_cumprod_apart", func(k *Kernel, r []*Ref) {
 			p := k.ProgramID(0)

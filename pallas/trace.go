@@ -1165,31 +1165,56 @@ func (v *Value) ReduceMax(axes ...int) *Value { return v.reduce("max", axes) }
 // count from the end); of a bool value, whether all are true.
 func (v *Value) ReduceMin(axes ...int) *Value { return v.reduce("min", axes) }
 
+// ScanOrder is the direction of a scan (Cumsum, Cumprod, Cummax, Cummin).
+type ScanOrder int
+
+const (
+	// Forward scans from the start of the axis: element i folds elements
+	// 0..i (the default).
+	Forward ScanOrder = iota
+	// Reverse scans from the end: element i folds elements i..n-1, as
+	// lax.cumsum(x, axis, reverse=True).
+	Reverse
+)
+
+// String is "Forward", "Reverse" or, for other values, "ScanOrder(n)".
+func (o ScanOrder) String() string {
+	switch o {
+	case Forward:
+		return "Forward"
+	case Reverse:
+		return "Reverse"
+	}
+	return fmt.Sprintf("ScanOrder(%d)", int(o))
+}
+
 // Cumsum is the running sum of v along axis (negative counts from the
-// end), forward, as jnp.cumsum: element i along the axis is the sum of
-// elements 0..i. The result has v's shape and dtype; f16 and bf16 sums
-// accumulate in f32, each element rounded once, as Sum does. Of a bool
-// value, the running count of trues, as an i32 (jnp.cumsum).
-func (v *Value) Cumsum(axis int) *Value { return v.scan("sum", axis) }
+// end), forward unless order is Reverse, as jnp.cumsum: element i along
+// the axis is the sum of elements 0..i. The result has v's shape and
+// dtype; f16 and bf16 sums accumulate in f32, each element rounded once,
+// as Sum does. Of a bool value, the running count of trues, as an i32
+// (jnp.cumsum).
+func (v *Value) Cumsum(axis int, order ...ScanOrder) *Value { return v.scan("sum", axis, order) }
 
 // Cumprod is the running product of v along axis, as Cumsum (f16 and bf16
 // products in f32, each element rounded once); of a bool value, whether
 // all so far are true, as an i32 of 0 or 1 (jnp.cumprod).
-func (v *Value) Cumprod(axis int) *Value { return v.scan("prod", axis) }
+func (v *Value) Cumprod(axis int, order ...ScanOrder) *Value { return v.scan("prod", axis, order) }
 
 // Cummax is the running maximum of v along axis, as lax.cummax (negative
-// axes count from the end); floats as Max: NaN propagates, -0 is below
-// +0. Of a bool value, whether any so far is true.
-func (v *Value) Cummax(axis int) *Value { return v.scan("max", axis) }
+// axes count from the end; forward unless order is Reverse); floats as
+// Max: NaN propagates, -0 is below +0. Of a bool value, whether any so
+// far is true.
+func (v *Value) Cummax(axis int, order ...ScanOrder) *Value { return v.scan("max", axis, order) }
 
 // Cummin is the running minimum of v along axis, as Cummax; of a bool
 // value, whether all so far are true.
-func (v *Value) Cummin(axis int) *Value { return v.scan("min", axis) }
+func (v *Value) Cummin(axis int, order ...ScanOrder) *Value { return v.scan("min", axis, order) }
 
 // scan builds the cumulative ops: one "scan" op of kind along axis. Bools
 // go through i32 (sums and products) or u8 (maxima and minima), as the
 // reductions do; 16-bit float sums and products through f32.
-func (v *Value) scan(kind string, axis int) *Value {
+func (v *Value) scan(kind string, axis int, order []ScanOrder) *Value {
 	name := "cum" + kind
 	k := kernelOf(name, "operand 0", v)
 	if !k.check(name, v) {
@@ -1201,23 +1226,29 @@ func (v *Value) scan(kind string, axis int) *Value {
 		k.failf(name, "bad axis %d for rank %d (a scan runs along an axis of v)", asked, r)
 		return k.placeholder(v.Type)
 	}
+	if len(order) > 1 || len(order) == 1 && order[0] != Forward && order[0] != Reverse {
+		k.failf(name, "want one order, pallas.Forward or pallas.Reverse, got %v", order)
+		return k.placeholder(v.Type)
+	}
+	reverse := len(order) == 1 && order[0] == Reverse
 	dt := v.Type.DType
 	if dt.IsBool() {
 		if kind == "sum" || kind == "prod" {
-			return v.Astype(xla.Int32).scan(kind, axis)
+			return v.Astype(xla.Int32).scan(kind, axis, order)
 		}
-		return v.Astype(xla.Uint8).scan(kind, axis).Astype(xla.Bool)
+		return v.Astype(xla.Uint8).scan(kind, axis, order).Astype(xla.Bool)
 	}
 	if notNumber(dt) {
 		k.failf(name, "not defined on %v", dt)
 		return k.placeholder(v.Type)
 	}
+	attrs := Attrs{Kind: kind, Axis: axis, Reverse: reverse}
 	if (kind == "sum" || kind == "prod") && (dt == xla.Float16 || dt == xla.BFloat16) {
 		w := k.emit("convert", []*Value{v}, []Type{{DType: xla.Float32, Shape: v.Type.Shape}}, Attrs{}).Results[0]
-		s := k.emit("scan", []*Value{w}, []Type{w.Type}, Attrs{Kind: kind, Axis: axis}).Results[0]
+		s := k.emit("scan", []*Value{w}, []Type{w.Type}, attrs).Results[0]
 		return k.emit("convert", []*Value{s}, []Type{v.Type}, Attrs{}).Results[0]
 	}
-	return k.emit("scan", []*Value{v}, []Type{v.Type}, Attrs{Kind: kind, Axis: axis}).Results[0]
+	return k.emit("scan", []*Value{v}, []Type{v.Type}, attrs).Results[0]
 }
 
 // Argmax is the index (i32) along axis (negative counts from the end) of

@@ -430,14 +430,16 @@ func (m *tevMachine) op(op *ttOp) []*tevVal {
 		})
 	case name == "tt.scan":
 		// Sequentially along the axis through the combine region: element
-		// i is region(element i-1's result, x[i]), the first x[0].
+		// i is region(element i-1's result, x[i]), the first x[0]; with
+		// reverse = true from the end, element i+1 before i.
 		x := in(0)
 		axis := int(op.attr("axis").(int64))
-		if op.attr("reverse") != false {
-			tevFail("tt.scan without reverse = false")
+		reverse, ok := op.attr("reverse").(bool)
+		if !ok {
+			tevFail("tt.scan without a bool reverse")
 		}
 		r := op.regions[0]
-		stride := 1
+		stride, n := 1, int(x.t.shape[axis])
 		for _, d := range x.t.shape[axis+1:] {
 			stride *= int(d)
 		}
@@ -450,10 +452,18 @@ func (m *tevMachine) op(op *ttOp) []*tevVal {
 			}
 			return e
 		}
-		eachIndex(x.t.shape, func(k int, idx []int64) { // row major: k-stride comes first
+		total := len(x.f) + len(x.i)
+		for j := 0; j < total; j++ {
+			// Row major, or its reverse: the element before k along the
+			// axis is always done first.
+			k, prev, first := j, j-stride, j/stride%n == 0
+			if reverse {
+				k = total - 1 - j
+				prev, first = k+stride, k/stride%n == n-1
+			}
 			cur := elem(x, k)
-			if idx[axis] > 0 {
-				m.vals[r.args[0]] = elem(res, k-stride)
+			if !first {
+				m.vals[r.args[0]] = elem(res, prev)
 				m.vals[r.args[1]] = cur
 				cur = m.region(r)[0]
 			}
@@ -462,7 +472,7 @@ func (m *tevMachine) op(op *ttOp) []*tevVal {
 			} else {
 				res.i[k] = cur.i[0]
 			}
-		})
+		}
 	case name == "tt.dot":
 		a, b, c := in(0), in(1), in(2)
 		M, K, N := a.t.shape[0], a.t.shape[1], b.t.shape[1]

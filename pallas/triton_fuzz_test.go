@@ -369,6 +369,7 @@ type fzNode struct {
 	axes []int
 	// dot
 	transA, transB bool
+	rev            bool // scan: Reverse
 	pref           xla.DType
 	// load, store, bmask
 	ref    int
@@ -690,7 +691,11 @@ func (e *fzEnv) node(n *fzNode) {
 			r = x(0).ReduceMin(n.axes...)
 		}
 	case "scan":
-		r = scanOf(x(0), n.op, n.dim)
+		order := Forward
+		if n.rev {
+			order = Reverse
+		}
+		r = scanOf(x(0), n.op, n.dim, order)
 	case "dot":
 		r = DotTransposed(x(0), x(1), n.transA, n.transB, n.pref)
 	case "load":
@@ -1507,7 +1512,7 @@ func (c *fzCase) print(b *strings.Builder, nodes []*fzNode, depth int) {
 		case "reduce":
 			fmt.Fprintf(b, "%s v%d axes %v", n.op, n.in[0], n.axes)
 		case "scan":
-			fmt.Fprintf(b, "cum%s v%d axis %d", n.op, n.in[0], n.dim)
+			fmt.Fprintf(b, "cum%s v%d axis %d reverse=%v", n.op, n.in[0], n.dim, n.rev)
 		case "dot":
 			fmt.Fprintf(b, "dot v%d, v%d transA=%v transB=%v preferred %v", n.in[0], n.in[1], n.transA, n.transB, n.pref)
 		case "load":
@@ -3190,7 +3195,7 @@ func (g *fzGen) scan() int {
 		x = g.bound(x, l)
 	}
 	s := g.node("scan", fzType{dt: t.dt, shape: append([]int64(nil), t.shape...)}, x)
-	s.op, s.dim = op, axis
+	s.op, s.dim, s.rev = op, axis, g.chance(0.3)
 	return g.add(s)
 }
 

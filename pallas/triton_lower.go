@@ -984,7 +984,7 @@ func (l *ttLower) op(op *Op) {
 		}
 		set(x)
 	case "scan":
-		x := l.scanAxis(in(0), op.Attrs.Axis, op.Attrs.Kind, dt)
+		x := l.foldAxis("tt.scan", in(0), op.Attrs.Axis, op.Attrs.Kind, dt, op.Attrs.Reverse)
 		if op.Attrs.Kind == "sum" {
 			x = b.plusZero(x) // from +0, as interpret mode's window
 		}
@@ -1263,20 +1263,14 @@ func (l *ttLower) broadcastInDim(op *Op, x *ttVal, dims []int64, shape []int64) 
 
 // reduceAxis is one tt.reduce of x along axis.
 func (l *ttLower) reduceAxis(x *ttVal, axis int, kind string, dt xla.DType) *ttVal {
-	return l.foldAxis("tt.reduce", x, axis, kind, dt)
+	return l.foldAxis("tt.reduce", x, axis, kind, dt, false)
 }
 
-// scanAxis is one tt.scan of x along axis, forward: the cumulative fold
-// of kind (sum, prod, max, min) with the ops reduceAxis combines with
-// (float max and min as arith.maximumf and minimumf: NaN propagates, -0
-// is below +0, as in interpret mode).
-func (l *ttLower) scanAxis(x *ttVal, axis int, kind string, dt xla.DType) *ttVal {
-	return l.foldAxis("tt.scan", x, axis, kind, dt)
-}
-
-// foldAxis is one tt.reduce or tt.scan (name) of x along axis whose
-// combine region is kind's arith op (sum, prod, max, min).
-func (l *ttLower) foldAxis(name string, x *ttVal, axis int, kind string, dt xla.DType) *ttVal {
+// foldAxis is one tt.reduce or tt.scan (name; a scan from the end with
+// reverse) of x along axis whose combine region is kind's arith op (sum,
+// prod, max, min; float max and min as arith.maximumf and minimumf: NaN
+// propagates, -0 is below +0, as in interpret mode).
+func (l *ttLower) foldAxis(name string, x *ttVal, axis int, kind string, dt xla.DType, reverse bool) *ttVal {
 	b := l.b
 	elem := ttType{elem: x.t.elem}
 	var comb string
@@ -1295,7 +1289,7 @@ func (l *ttLower) foldAxis(name string, x *ttVal, axis int, kind string, dt xla.
 	if name == "tt.reduce" {
 		rt = x.t.with(append(clone(x.t.shape[:axis]), x.t.shape[axis+1:]...))
 	} else {
-		attrs = append(attrs, ttAttr{name: "reverse", text: "false", val: false})
+		attrs = append(attrs, ttAttr{name: "reverse", text: strconv.FormatBool(reverse), val: reverse})
 	}
 	r := &ttRegion{args: []*ttVal{{t: elem}, {t: elem}}}
 	op := b.emit(name, []*ttVal{x}, []ttType{rt}, attrs...)

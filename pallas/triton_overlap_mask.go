@@ -34,7 +34,7 @@ type maskNode struct {
 	op   *Op     // maskElem: the elementwise op
 	reg  int     // maskUniform: the tape register
 	args [3]int  // maskElem: its operands' nodes (-1 none); maskBroadcast: args[0]
-	from []int32 // maskBroadcast: per element, the operand's; maskReduce: per operand element, the result's; maskScan: per element, the one before it along the axis (-1: the first)
+	from []int32 // maskBroadcast: per element, the operand's; maskReduce: per operand element, the result's; maskScan: per element, the one before it along the axis (after it in a reverse scan; -1: the first)
 	val  []int64
 	seen []bool // maskReduce: scratch, the results begun
 }
@@ -150,6 +150,17 @@ func (mt *maskTape) build(t *tape, v *Value) int {
 	if maskElements(v.Type.Shape) < 0 {
 		return -1 // a value larger than the mask, broadcast to no elements
 	}
+	if sel, operands, ok := condSelect(v); ok {
+		// A Cond's result: elementwise, the select of its (uniform)
+		// condition between what the branches yield.
+		n := maskNode{kind: maskElem, op: sel, args: [3]int{-1, -1, -1}, val: make([]int64, int(maskElements(v.Type.Shape)))}
+		for i, o := range operands {
+			if n.args[i] = mt.compile(t, o); n.args[i] < 0 {
+				return -1
+			}
+		}
+		return mt.add(n)
+	}
 	if op == nil || len(op.Regions) != 0 || len(op.Results) != 1 || !(dt.IsInt() || dt.IsBool()) {
 		return -1
 	}
@@ -228,18 +239,22 @@ func (mt *maskTape) build(t *tape, v *Value) int {
 			return -1
 		}
 		// Per element, the one before it along the axis, which comes
-		// first in row-major order.
+		// first in row-major order (the one after it in a reverse scan,
+		// which comes first walking backward: run walks that way).
 		axis := op.Attrs.Axis
-		stride := maskElements(shape[axis+1:])
+		stride, n := maskElements(shape[axis+1:]), shape[axis]
 		prev := elementMap(shape, func(coord []int64) int64 {
-			if coord[axis] == 0 {
-				return -1
-			}
 			at := int64(0)
 			for d, c := range coord {
 				at = at*shape[d] + c
 			}
-			return at - stride
+			switch {
+			case !op.Attrs.Reverse && coord[axis] > 0:
+				return at - stride
+			case op.Attrs.Reverse && coord[axis] < n-1:
+				return at + stride
+			}
+			return -1
 		})
 		return mt.add(maskNode{kind: maskScan, op: op, args: [3]int{a, -1, -1}, from: prev, val: make([]int64, len(prev))})
 	}
@@ -370,7 +385,12 @@ func (mt *maskTape) step(i int) {
 	case maskScan:
 		x := mt.nodes[n.args[0]].val
 		dt := n.op.Results[0].Type.DType
-		for k, p := range n.from {
+		for j := range n.from {
+			k := j
+			if n.op.Attrs.Reverse {
+				k = len(n.from) - 1 - j
+			}
+			p := n.from[k]
 			v := x[min(k, len(x)-1)] // one value: the same everywhere
 			switch {
 			case p < 0:
