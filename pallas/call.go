@@ -779,7 +779,7 @@ func runTraced(k *Kernel, what string, f func()) (err error) {
 		// A region body panicked and the kernel recovered: what it traced
 		// after that went into a region that never closed.
 		return &Error{Kernel: k.st.name, Op: what, Loc: k.st.abandoned,
-			Msg: "a When, ForLoop or While body panicked and the kernel recovered: the trace cannot go on"}
+			Msg: "a When, Cond, ForLoop or While body panicked and the kernel recovered: the trace cannot go on"}
 	}
 	return k.Err()
 }

@@ -369,6 +369,31 @@ func TestCondResultsComputed(t *testing.T) {
 			Store(r[0], []any{idx}, p.Astype(xla.Float32).Add(1).BroadcastTo(4), nil)
 		}
 	}
+	// Program 0 picks 0, the others 1: programs 1 and 2 meet at element
+	// 1, whether the Cond's value is a mask's or a loop's bounds.
+	pick := func(k *Kernel) *Value {
+		return k.Cond(k.ProgramID(0).Eq(0),
+			func() []*Value { return []*Value{k.Const(xla.Int32, 0)} },
+			func() []*Value { return []*Value{k.Const(xla.Int32, 1)} })[0]
+	}
+	for name, kernel := range map[string]KernelFunc{
+		"mask": func(k *Kernel, r []*Ref) {
+			Store(r[0], nil, k.ProgramID(0).Astype(xla.Float32).BroadcastTo(8), k.Arange(8).Eq(pick(k)))
+		},
+		"loop bounds": func(k *Kernel, r []*Ref) {
+			at := pick(k)
+			k.ForLoop(at, at.Add(1), nil, func(i *Value, _ []*Value) []*Value {
+				r[0].Store(k.ProgramID(0).Astype(xla.Float32).Reshape(1), DS(i, 1))
+				return nil
+			})
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			s := spec("cond_pick")
+			s.Grid = []int64{4}
+			assertRefusedRace(t, tritonCase{name: "cond_pick", kernel: kernel, spec: s}, "grid points (1) and (2) both reach its element (1)")
+		})
+	}
 	for _, scalar := range []bool{false, true} {
 		name := map[bool]string{false: "array", true: "scalar"}[scalar]
 		t.Run(name+" overlapping", func(t *testing.T) {

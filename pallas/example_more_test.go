@@ -281,6 +281,35 @@ func ExampleKernel_Cond() {
 	// [0 1] <nil>
 }
 
+// Joining values in a kernel: each (1, 4) row block and ten times it,
+// end to end along the row (jnp.concatenate), and the two stacked along a
+// new last axis (jnp.stack), which interleaves them once reshaped.
+func ExampleConcatenate() {
+	join := func(k *pallas.Kernel, refs []*pallas.Ref) {
+		x, cat, stk := refs[0], refs[1], refs[2]
+		row := x.Load() // f32[1, 4]
+		cat.Store(pallas.Concatenate(1, row, row.Mul(10)))
+		stk.Store(pallas.Stack(-1, row, row.Mul(10)).Reshape(1, 8))
+	}
+	rowMap := func(g []*pallas.Value, _ []*pallas.Ref) []any { return []any{g[0], 0} }
+	x := f32Tensor([]float32{1, 2, 3, 4, 5, 6, 7, 8}, 2, 4)
+	for out := 0; out < 2; out++ {
+		data, err := runOne(func(fb *stablehlo.FuncBuilder) []*stablehlo.Value {
+			return pallas.Call(fb, join, pallas.CallSpec{
+				Name:      "join",
+				OutShapes: []xla.Shape{xla.MakeShape(xla.Float32, 2, 8), xla.MakeShape(xla.Float32, 2, 8)},
+				Grid:      []int64{2},
+				InSpecs:   []*pallas.BlockSpec{{BlockShape: []int64{1, 4}, IndexMap: rowMap}},
+				OutSpecs:  []*pallas.BlockSpec{{BlockShape: []int64{1, 8}, IndexMap: rowMap}, {BlockShape: []int64{1, 8}, IndexMap: rowMap}},
+			}, fb.Arg(0))[out : out+1]
+		}, x)
+		fmt.Println(data, err)
+	}
+	// Output:
+	// [1 2 3 4 10 20 30 40 5 6 7 8 50 60 70 80] <nil>
+	// [1 10 2 20 3 30 4 40 5 50 6 60 7 70 8 80] <nil>
+}
+
 // A kernel's Triton form run on the CPU: EvalTriton lowers the call as
 // Backend: pallas.Triton does (race check included) and runs the TTIR on
 // a reference evaluator, every program in row-major order and reversed,

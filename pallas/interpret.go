@@ -1310,6 +1310,12 @@ func (l *interp) op(fb *stablehlo.FuncBuilder, op *Op, e *env) error {
 		default:
 			return l.opErr(op, "unknown reduction %q", op.Attrs.Kind)
 		}
+	case "concatenate":
+		parts := make([]*stablehlo.Value, len(op.Operands))
+		for i := range parts {
+			parts[i] = in(i)
+		}
+		set(fb.Concatenate(int64(op.Attrs.Axis), parts...))
 	case "scan":
 		v, err := l.scan(fb, op, in(0))
 		if err != nil {

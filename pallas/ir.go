@@ -85,6 +85,8 @@ import (
 //	                                   size is the operand dim's or the operand dim is 1
 //	reshape          x -> r            (same element count, row-major order)
 //	transpose        x -> r            Perm []int64: result dim i is operand dim Perm[i]
+//	concatenate      x... -> r         Axis int: the operands (two or more, one dtype and
+//	                                   rank, the same dims but Axis) end to end along Axis
 //	reduce           x -> r            Kind string (sum|prod|max|min), Axes []int64 (sorted)
 //	scan             x -> r            Kind string (sum|prod|max|min), Axis int, Reverse
 //	                                   bool: r has x's type; element i along Axis folds
@@ -164,7 +166,7 @@ import (
 //
 //	2026-11-28: the scan op (cumulative sums, products, maxima and
 //	minima along one axis); its Reverse attribute; the when op's else
-//	region and results (Kernel.Cond).
+//	region and results (Kernel.Cond); the concatenate op.
 //	2026-11-28: the atomic op (atomic updates; a read and a store of
 //	its ref for every rule above that speaks of them); shl and shr
 //	written down (the lowerings had them already); narrow integer dots
@@ -613,6 +615,8 @@ func attrString(op *Op) string {
 		return fmt.Sprintf("%s axes=%v", a.Kind, a.Axes)
 	case "debug_print":
 		return strconv.Quote(a.Format)
+	case "concatenate":
+		return fmt.Sprintf("axis=%d", a.Axis)
 	case "scan":
 		if a.Reverse {
 			return fmt.Sprintf("%s axis=%d reverse", a.Kind, a.Axis)

@@ -414,6 +414,22 @@ func (e *zeval) runOp(op *Op) {
 	case "reshape":
 		res = e.val(op.Operands[0]).clone()
 		res.shape = append([]int64{}, rt().Shape...)
+	case "concatenate":
+		// contract: the operands end to end along Axis.
+		t := rt()
+		res = newZT(t.DType, t.Shape)
+		for i := int64(0); i < res.n(); i++ {
+			ri := unravel(i, t.Shape)
+			for _, o := range op.Operands {
+				x := e.val(o)
+				if n := x.shape[op.Attrs.Axis]; ri[op.Attrs.Axis] >= n {
+					ri[op.Attrs.Axis] -= n
+					continue
+				}
+				res.copyElem(i, x, ravel(ri, x.shape))
+				break
+			}
+		}
 	case "transpose":
 		// contract: result dim i is operand dim Perm[i] (StableHLO's rule).
 		x := e.val(op.Operands[0])

@@ -60,7 +60,7 @@ type traceState struct {
 	name   string
 	err    *Error
 	nextID int
-	// abandoned is where a When, ForLoop or While body panicked (a panic
+	// abandoned is where a When, Cond, ForLoop or While body panicked (a panic
 	// the kernel itself recovered leaves the trace unusable: its region
 	// never closed).
 	abandoned Loc
@@ -1332,6 +1332,74 @@ func Where(cond *Value, x, y any) *Value {
 	return k.emit("select", []*Value{c, a, b}, []Type{a.Type}, Attrs{}).Results[0]
 }
 
+// Concatenate joins vs end to end along axis (negative counts from the
+// end), as jnp.concatenate: they have one dtype and rank (at least 1)
+// and the same dims but along axis. The Triton lowering takes blocks of
+// one shape, a power-of-two count of them (it pairs them with tt.join).
+func Concatenate(axis int, vs ...*Value) *Value {
+	if len(vs) == 0 {
+		panic(misuse{"concatenate", "no values to concatenate"})
+	}
+	k := kernelOf("concatenate", "operand 0", vs[0])
+	if !k.check("concatenate", vs...) {
+		return k.placeholder(vs[0].Type)
+	}
+	t := vs[0].Type
+	r, asked := len(t.Shape), axis
+	axis, ok := oneAxis(axis, r)
+	if !ok {
+		k.failf("concatenate", "bad axis %d for rank %d (scalars have no axis to join along: ExpandDims them)", asked, r)
+		return k.placeholder(t)
+	}
+	shape := slices.Clone(t.Shape)
+	for i, v := range vs[1:] {
+		u := v.Type
+		same := u.DType == t.DType && len(u.Shape) == r
+		for d := 0; same && d < r; d++ {
+			same = d == axis || u.Shape[d] == t.Shape[d]
+		}
+		if !same {
+			k.failf("concatenate", "operand %d is %s, operand 0 %s: they must agree but along axis %d", i+1, u, t, axis)
+			return k.placeholder(t)
+		}
+		shape[axis] += u.Shape[axis]
+	}
+	if len(vs) == 1 {
+		return vs[0]
+	}
+	return k.emit("concatenate", slices.Clone(vs), []Type{{DType: t.DType, Shape: shape}}, Attrs{Axis: axis}).Results[0]
+}
+
+// Stack joins vs, of one type, along a new axis (negative counts from
+// the end of the result's dims), as jnp.stack: each becomes one slice of
+// the result along it.
+func Stack(axis int, vs ...*Value) *Value {
+	if len(vs) == 0 {
+		panic(misuse{"stack", "no values to stack"})
+	}
+	k := kernelOf("stack", "operand 0", vs[0])
+	if !k.check("stack", vs...) {
+		return k.placeholder(vs[0].Type)
+	}
+	r, asked := len(vs[0].Type.Shape)+1, axis
+	axis, ok := oneAxis(axis, r)
+	if !ok {
+		k.failf("stack", "bad axis %d for a result of rank %d", asked, r)
+		return k.placeholder(vs[0].Type)
+	}
+	for i, v := range vs[1:] {
+		if v.Type.DType != vs[0].Type.DType || !sameShape(v.Type.Shape, vs[0].Type.Shape) {
+			k.failf("stack", "operand %d is %s, operand 0 %s: they must have one type", i+1, v.Type, vs[0].Type)
+			return k.placeholder(vs[0].Type)
+		}
+	}
+	parts := make([]*Value, len(vs))
+	for i, v := range vs {
+		parts[i] = v.ExpandDims(axis)
+	}
+	return Concatenate(axis, parts...)
+}
+
 // Dot is the matrix product a[m,k] @ b[k,n] accumulated in preferred
 // (xla.Invalid: the operands' dtype), as jnp.dot with
 // preferred_element_type.
@@ -1541,10 +1609,7 @@ func (k *Kernel) Cond(cond any, then, els func() []*Value) []*Value {
 		if b {
 			f = then
 		}
-		if k.st.err != nil {
-			return nil
-		}
-		vs := f()
+		vs := f() // after an error too: its values' types make the placeholders
 		if !k.check("cond", vs...) {
 			return k.placeholders(vs)
 		}

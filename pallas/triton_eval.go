@@ -283,6 +283,16 @@ func (m *tevMachine) op(op *ttOp) []*tevVal {
 				res.i[k] = x.i[src]
 			}
 		})
+	case name == "tt.join":
+		// Stacked along a new last dim: element (..., 0) from x, (..., 1) from y.
+		x, y := in(0), in(1)
+		for k := range len(x.f) + len(x.i) {
+			if res.f != nil {
+				res.f[2*k], res.f[2*k+1] = x.f[k], y.f[k]
+			} else {
+				res.i[2*k], res.i[2*k+1] = x.i[k], y.i[k]
+			}
+		}
 	case name == "tt.trans":
 		x := in(0)
 		order := op.attr("order").([]int64)

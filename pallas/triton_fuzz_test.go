@@ -6,6 +6,7 @@ import (
 	"math/rand"
 	"os"
 	"runtime/debug"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -673,6 +674,12 @@ func (e *fzEnv) node(n *fzNode) {
 		r = f(x(0), e.rhs(n, 1))
 	case "where":
 		r = Where(x(0), x(1), e.rhs(n, 2))
+	case "concat":
+		if n.op == "stack" {
+			r = Stack(n.dim, e.vals(n.in)...)
+		} else {
+			r = Concatenate(n.dim, e.vals(n.in)...)
+		}
 	case "convert":
 		r = x(0).Astype(n.t.dt)
 	case "bcast":
@@ -886,6 +893,12 @@ func fzInfer(c *fzCase, n *fzNode, get func(int) fzInfo) fzInfo {
 		return fzInfo{lo: 0, hi: 1}
 	case "where":
 		return fzJoin(arg(1), arg(2))
+	case "concat":
+		f := arg(0)
+		for i := range n.in[1:] {
+			f = fzJoin(f, arg(1+i))
+		}
+		return f
 	case "bcast", "reshape", "transpose":
 		return arg(0)
 	case "unary":
@@ -1509,6 +1522,8 @@ func (c *fzCase) print(b *strings.Builder, nodes []*fzNode, depth int) {
 			fmt.Fprintf(b, "cmp %s v%d, %s", n.op, n.in[0], c.operand(n, 1))
 		case "where":
 			fmt.Fprintf(b, "where v%d, v%d, %s", n.in[0], n.in[1], c.operand(n, 2))
+		case "concat":
+			fmt.Fprintf(b, "%s %s axis %d", n.op, fzVals(n.in), n.dim)
 		case "reduce":
 			fmt.Fprintf(b, "%s v%d axes %v", n.op, n.in[0], n.axes)
 		case "scan":
@@ -3083,7 +3098,9 @@ func (g *fzGen) shapeOp() int {
 		return -1
 	}
 	t := g.t(x)
-	switch g.intn(3) {
+	switch g.intn(4) {
+	case 3:
+		return g.concat(x)
 	case 0:
 		shape := clone(t.shape)
 		grown := false
@@ -3116,6 +3133,40 @@ func (g *fzGen) shapeOp() int {
 	}
 	n := g.node("transpose", fzType{dt: t.dt, shape: shape}, x)
 	n.perm = perm
+	return g.add(n)
+}
+
+// concat joins x with 1 or 3 values of its type (Triton joins a
+// power-of-two count of equal blocks) along one of its axes, or stacks
+// them along a new one.
+func (g *fzGen) concat(x int) int {
+	t := g.t(x)
+	cnt := 2
+	if g.chance(0.3) {
+		cnt = 4
+	}
+	if len(t.shape) == 0 || len(t.shape) >= 3 || t.size()*int64(cnt) > fzMaxElems {
+		return -1
+	}
+	in := []int{x}
+	for len(in) < cnt {
+		in = append(in, g.coerce(fzType{dt: t.dt, shape: clone(t.shape)}, g.exact(x)))
+	}
+	n := g.node("concat", t, in...)
+	n.op = "concatenate"
+	shape := clone(t.shape)
+	if g.chance(0.3) {
+		n.op = "stack"
+		n.dim = g.intn(len(shape) + 1)
+		shape = slices.Insert(shape, n.dim, int64(cnt))
+	} else {
+		n.dim = g.intn(len(shape))
+		shape[n.dim] *= int64(cnt)
+	}
+	n.t.shape = shape
+	if g.chance(0.2) {
+		n.dim -= len(shape) // counted from the end
+	}
 	return g.add(n)
 }
 

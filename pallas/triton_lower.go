@@ -983,6 +983,8 @@ func (l *ttLower) op(op *Op) {
 			x = b.plusZero(x)
 		}
 		set(x)
+	case "concatenate":
+		set(l.concatenate(op))
 	case "scan":
 		x := l.foldAxis("tt.scan", in(0), op.Attrs.Axis, op.Attrs.Kind, dt, op.Attrs.Reverse)
 		if op.Attrs.Kind == "sum" {
@@ -1266,6 +1268,53 @@ func (l *ttLower) reduceAxis(x *ttVal, axis int, kind string, dt xla.DType) *ttV
 	return l.foldAxis("tt.reduce", x, axis, kind, dt, false)
 }
 
+// concatenate joins op's operands pairwise with tt.join, which stacks
+// two tensors of one shape along a new last dim: moved before the axis
+// (tt.trans) and merged into it (tt.reshape), that is the pair end to
+// end. Triton has no other way to join tensors in order, so the operands
+// must be of one shape, a power-of-two count of them.
+func (l *ttLower) concatenate(op *Op) *ttVal {
+	n := len(op.Operands)
+	if n&(n-1) != 0 {
+		l.fail(op, "Triton concatenates a power-of-two count of blocks (pairs joined by tt.join), not %d: concatenate pairs, or store the parts into one ref", n)
+	}
+	parts := make([]*ttVal, n)
+	for i, o := range op.Operands {
+		if !sameShape(o.Type.Shape, op.Operands[0].Type.Shape) {
+			l.fail(op, "Triton concatenates blocks of one shape (tt.join pairs them), not %s and %s: store the parts into one ref", op.Operands[0].Type, o.Type)
+		}
+		parts[i] = l.v(op, o)
+	}
+	axis := int64(op.Attrs.Axis)
+	for len(parts) > 1 {
+		next := parts[:0:0]
+		for i := 0; i < len(parts); i += 2 {
+			x, y := parts[i], parts[i+1]
+			r := int64(len(x.t.shape))
+			j := l.b.emit1("tt.join", []*ttVal{x, y}, x.t.with(append(clone(x.t.shape), 2)))
+			order := make([]int64, 0, r+1)
+			for d := int64(0); d <= r; d++ {
+				switch {
+				case d == axis:
+					order = append(order, r, d) // the pair's dim, then the axis
+				case d < r:
+					order = append(order, d)
+				}
+			}
+			tshape := make([]int64, r+1)
+			for i, o := range order {
+				tshape[i] = j.t.shape[o]
+			}
+			tr := l.b.emit1("tt.trans", []*ttVal{j}, j.t.with(tshape), i32ArrayAttr("order", order))
+			shape := clone(x.t.shape)
+			shape[axis] *= 2
+			next = append(next, l.b.emit1("tt.reshape", []*ttVal{tr}, x.t.with(shape)))
+		}
+		parts = next
+	}
+	return parts[0]
+}
+
 // foldAxis is one tt.reduce or tt.scan (name; a scan from the end with
 // reverse) of x along axis whose combine region is kind's arith op (sum,
 // prod, max, min; float max and min as arith.maximumf and minimumf: NaN
@@ -1397,6 +1446,8 @@ func widenedInKernel(v *ttVal) bool {
 			return true
 		case "tt.trans", "tt.reshape", "tt.broadcast", "tt.expand_dims", "tt.splat":
 			return walk(v.def.operands[0])
+		case "tt.join":
+			return walk(v.def.operands[0]) || walk(v.def.operands[1])
 		case "arith.select":
 			return walk(v.def.operands[1]) || walk(v.def.operands[2])
 		}

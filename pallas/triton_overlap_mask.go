@@ -37,6 +37,10 @@ type maskNode struct {
 	from []int32 // maskBroadcast: per element, the operand's; maskReduce: per operand element, the result's; maskScan: per element, the one before it along the axis (after it in a reverse scan; -1: the first)
 	val  []int64
 	seen []bool // maskReduce: scratch, the results begun
+	// maskConcat: the operands' nodes, and per operand element where it
+	// goes in the result.
+	parts []int
+	dests [][]int32
 }
 
 const (
@@ -46,6 +50,7 @@ const (
 	maskElem             // an elementwise op
 	maskReduce           // a sum, maximum or minimum along axes
 	maskScan             // a cumulative sum, product, maximum or minimum along an axis
+	maskConcat           // operands end to end along an axis
 )
 
 // maxMaskElements bounds the elements of a mask maskTape computes.
@@ -82,6 +87,8 @@ func newMaskTape(t *tape, m *Value) (*maskTape, bool) {
 			mt.cost += len(n.val)
 		case maskReduce, maskScan:
 			mt.cost += len(n.from)
+		case maskConcat:
+			mt.cost += len(n.val)
 		}
 	}
 	mt.cost += int(size) // the scan for runs
@@ -230,6 +237,34 @@ func (mt *maskTape) build(t *tape, v *Value) int {
 			return at
 		})
 		return mt.add(maskNode{kind: maskReduce, op: op, args: [3]int{a, -1, -1}, from: to, val: make([]int64, maskElements(shape))})
+	case "concatenate":
+		n := maskNode{kind: maskConcat, val: make([]int64, maskElements(shape))}
+		axis, at := op.Attrs.Axis, int64(0) // at: the operand's first position along axis
+		for _, o := range op.Operands {
+			a := mt.compile(t, o)
+			if a < 0 {
+				return -1
+			}
+			xs := o.Type.Shape
+			if size := maskElements(xs); int64(len(mt.nodes[a].val)) != size {
+				// One value standing for all: spread it.
+				a = mt.add(maskNode{kind: maskBroadcast, args: [3]int{a, -1, -1}, val: make([]int64, size)})
+			}
+			off := at
+			n.parts = append(n.parts, a)
+			n.dests = append(n.dests, elementMap(xs, func(coord []int64) int64 {
+				r := int64(0)
+				for d, c := range coord {
+					if d == axis {
+						c += off
+					}
+					r = r*shape[d] + c
+				}
+				return r
+			}))
+			at += xs[axis]
+		}
+		return mt.add(n)
 	case "scan":
 		if !slices.Contains([]string{"sum", "prod", "max", "min"}, op.Attrs.Kind) {
 			return -1
@@ -362,6 +397,13 @@ func (mt *maskTape) step(i int) {
 		}
 		for k, f := range n.from {
 			n.val[k] = x[f]
+		}
+	case maskConcat:
+		for p, part := range n.parts {
+			x := mt.nodes[part].val
+			for e, d := range n.dests[p] {
+				n.val[d] = x[e]
+			}
 		}
 	case maskReduce:
 		x := mt.nodes[n.args[0]].val

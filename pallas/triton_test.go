@@ -566,6 +566,7 @@ func tritonCases() []tritonCase {
 	cases = append(cases, mathCases()...)
 	cases = append(cases, scanCases()...)
 	cases = append(cases, condCases()...)
+	cases = append(cases, concatCases()...)
 	cases = append(cases, attentionCase(false), attentionCase(true))
 	return append(cases, tritonDTypeCases()...)
 }
