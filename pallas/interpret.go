@@ -1323,13 +1323,19 @@ func (l *interp) op(fb *stablehlo.FuncBuilder, op *Op, e *env) error {
 		}
 		set(v)
 	case "dot":
-		dn := stablehlo.DotDimensionNumbers{LhsContractingDims: []int64{1}, RhsContractingDims: []int64{0}}
+		// 2-D, or 3-D with a leading batch dim (b): the last two
+		// dims are the matrices.
+		b0 := int64(op.Operands[0].Type.Rank() - 2)
+		dn := stablehlo.DotDimensionNumbers{LhsContractingDims: []int64{b0 + 1}, RhsContractingDims: []int64{b0}}
+		if b0 > 0 {
+			dn.LhsBatchingDims, dn.RhsBatchingDims = []int64{0}, []int64{0}
+		}
 		a, b := in(0), in(1)
 		if op.Attrs.TransA {
-			dn.LhsContractingDims = []int64{0}
+			dn.LhsContractingDims = []int64{b0}
 		}
 		if op.Attrs.TransB {
-			dn.RhsContractingDims = []int64{1}
+			dn.RhsContractingDims = []int64{b0 + 1}
 		}
 		if at, _ := a.TensorType(); at.DType.IsInt() && at.DType.Bits() <= 16 && t.DType.IsFloat() {
 			// Narrow integers into a float: summed exactly (in i64) and

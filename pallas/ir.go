@@ -94,7 +94,9 @@ import (
 //	                                   product, maximum or minimum; x has rank 1 or more),
 //	                                   with Reverse elements i..n-1 from n-1 down
 //	dot              a[m,k], b[k,n] -> r[m,n]   r's dtype is the preferred (accumulator) dtype;
-//	                                   TransA, TransB bool: a is [k,m] / b is [n,k]
+//	                                   TransA, TransB bool: a is [k,m] / b is [n,k]; or
+//	                                   a[b,m,k], b[b,k,n] -> r[b,m,n] (a batch of them, the
+//	                                   transposes of the last two dims)
 //	load             ref, idx... [, mask [, other]] -> r      Indexer Indexer
 //	store            ref, idx..., value [, mask] -> (none)    Indexer Indexer
 //	atomic           ref, idx..., value [, mask] -> r         Kind string (add|max|min|and|or|xor|xchg),
@@ -166,7 +168,7 @@ import (
 //
 //	2026-11-28: the scan op (cumulative sums, products, maxima and
 //	minima along one axis); its Reverse attribute; the when op's else
-//	region and results (Kernel.Cond); the concatenate op.
+//	region and results (Kernel.Cond); the concatenate op; 3-D dots.
 //	2026-11-28: the atomic op (atomic updates; a read and a store of
 //	its ref for every rule above that speaks of them); shl and shr
 //	written down (the lowerings had them already); narrow integer dots

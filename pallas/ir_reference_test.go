@@ -985,6 +985,25 @@ func zflip(x *zt, axis int) *zt {
 }
 
 func (e *zeval) dot(op *Op, a, b *zt, t Type) *zt {
+	// contract: 3-D operands are batches of matrices (the last two dims).
+	if len(a.shape) == 3 {
+		nb := a.shape[0]
+		mat := func(x *zt, i int64) *zt { // x[i] as a matrix
+			y := newZT(x.dt, x.shape[1:])
+			for j := int64(0); j < y.n(); j++ {
+				y.copyElem(j, x, i*y.n()+j)
+			}
+			return y
+		}
+		r := newZT(t.DType, t.Shape)
+		for i := int64(0); i < nb; i++ {
+			ri := e.dot(op, mat(a, i), mat(b, i), Type{DType: t.DType, Shape: t.Shape[1:]})
+			for j := int64(0); j < ri.n(); j++ {
+				r.copyElem(i*ri.n()+j, ri, j)
+			}
+		}
+		return r
+	}
 	m, k := a.shape[0], a.shape[1]
 	if op.Attrs.TransA {
 		m, k = k, m

@@ -1402,13 +1402,14 @@ func Stack(axis int, vs ...*Value) *Value {
 
 // Dot is the matrix product a[m,k] @ b[k,n] accumulated in preferred
 // (xla.Invalid: the operands' dtype), as jnp.dot with
-// preferred_element_type.
+// preferred_element_type; of 3-D operands a[b,m,k] and b[b,k,n], the
+// batch of b products r[b,m,n] (jnp.matmul, einsum "bmk,bkn->bmn").
 func Dot(a, b *Value, preferred xla.DType) *Value {
 	return DotTransposed(a, b, false, false, preferred)
 }
 
 // DotTransposed is Dot with a given as [k,m] (transA) and/or b as [n,k]
-// (transB).
+// (transB); of 3-D operands the last two dims are those ([b,k,m], [b,n,k]).
 func DotTransposed(a, b *Value, transA, transB bool, preferred xla.DType) *Value {
 	k := kernelOf("dot", "operand 0", a)
 	if !k.check("dot", a, b) {
@@ -1418,10 +1419,20 @@ func DotTransposed(a, b *Value, transA, transB bool, preferred xla.DType) *Value
 		k.failf("dot", "preferred type %v is not a number type", preferred)
 		return k.placeholder(Type{DType: preferred})
 	}
-	if a.Type.Rank() != 2 || b.Type.Rank() != 2 {
-		k.failf("dot", "operands must be 2-D, got %s and %s", a.Type, b.Type)
+	r := a.Type.Rank()
+	if r != b.Type.Rank() || r != 2 && r != 3 {
+		k.failf("dot", "operands must be both 2-D (matrices) or both 3-D (batches of them), got %s and %s", a.Type, b.Type)
 		return k.placeholder(Type{DType: preferred})
 	}
+	var batch []int64
+	if r == 3 {
+		if a.Type.Shape[0] != b.Type.Shape[0] {
+			k.failf("dot", "batch dims differ: %s and %s", a.Type, b.Type)
+			return k.placeholder(Type{DType: preferred})
+		}
+		batch = a.Type.Shape[:1]
+	}
+	as, bs := a.Type.Shape[r-2:], b.Type.Shape[r-2:]
 	if a.Type.DType != b.Type.DType {
 		k.failf("dot", "operand dtypes differ: %s and %s (convert one with Astype; the preferred dtype sets the result's)", a.Type, b.Type)
 		return k.placeholder(Type{DType: preferred})
@@ -1435,18 +1446,18 @@ func DotTransposed(a, b *Value, transA, transB bool, preferred xla.DType) *Value
 		k.failf("dot", "float operands (%v) with integer preferred type %v: convert the operands first", a.Type.DType, preferred)
 		return k.placeholder(Type{DType: preferred})
 	}
-	m, ka := a.Type.Shape[0], a.Type.Shape[1]
+	m, ka := as[0], as[1]
 	if transA {
 		m, ka = ka, m
 	}
-	kb, n := b.Type.Shape[0], b.Type.Shape[1]
+	kb, n := bs[0], bs[1]
 	if transB {
 		kb, n = n, kb
 	}
 	if !preferred.Valid() {
 		preferred = a.Type.DType
 	}
-	t := Type{DType: preferred, Shape: []int64{m, n}}
+	t := Type{DType: preferred, Shape: append(slices.Clone(batch), m, n)}
 	if ka != kb {
 		k.failf("dot", "contracting dims differ: %s and %s", a.Type, b.Type)
 		return k.placeholder(t)

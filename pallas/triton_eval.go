@@ -484,8 +484,14 @@ func (m *tevMachine) op(op *ttOp) []*tevVal {
 			}
 		}
 	case name == "tt.dot":
+		// [M,K] by [K,N], or a batch of them: [B,M,K] by [B,K,N].
 		a, b, c := in(0), in(1), in(2)
-		M, K, N := a.t.shape[0], a.t.shape[1], b.t.shape[1]
+		r := len(a.t.shape)
+		M, K, N := a.t.shape[r-2], a.t.shape[r-1], b.t.shape[r-1]
+		B := int64(1)
+		if r == 3 {
+			B = a.t.shape[0]
+		}
 		if minK := map[string]int64{"f16": 16, "bf16": 16, "i8": 32, "f64": 16}[a.t.elem]; K < minK || (a.t.elem == "f64" && (M < 16 || N < 8)) {
 			tevFail("tt.dot of %dx%d by %dx%d %s is below the tensor-core minimum", M, K, K, N, a.t.elem)
 		}
@@ -493,20 +499,23 @@ func (m *tevMachine) op(op *ttOp) []*tevVal {
 			// Seen on an H100 (XLA's Triton, jax 0.11.2): sums far off.
 			tevFail("f64 tt.dot of operands widened in the kernel (arith.extf): Triton sums them wrongly")
 		}
-		for i := int64(0); i < M; i++ {
-			for j := int64(0); j < N; j++ {
-				if res.f != nil {
-					s := c.f[i*N+j]
-					for k := int64(0); k < K; k++ {
-						s += a.f[i*K+k] * b.f[k*N+j]
+		for bb := int64(0); bb < B; bb++ {
+			ao, bo, ro := bb*M*K, bb*K*N, bb*M*N
+			for i := int64(0); i < M; i++ {
+				for j := int64(0); j < N; j++ {
+					if res.f != nil {
+						s := c.f[ro+i*N+j]
+						for k := int64(0); k < K; k++ {
+							s += a.f[ao+i*K+k] * b.f[bo+k*N+j]
+						}
+						res.f[ro+i*N+j] = round(s, rt.elem)
+					} else {
+						s := c.i[ro+i*N+j]
+						for k := int64(0); k < K; k++ {
+							s += a.i[ao+i*K+k] * b.i[bo+k*N+j]
+						}
+						res.i[ro+i*N+j] = wrap(s)
 					}
-					res.f[i*N+j] = round(s, rt.elem)
-				} else {
-					s := c.i[i*N+j]
-					for k := int64(0); k < K; k++ {
-						s += a.i[i*K+k] * b.i[k*N+j]
-					}
-					res.i[i*N+j] = wrap(s)
 				}
 			}
 		}

@@ -925,9 +925,10 @@ func fzInfer(c *fzCase, n *fzNode, get func(int) fzInfo) fzInfo {
 	case "dot":
 		a, b := arg(0), arg(1)
 		ta := c.types[n.in[0]]
-		kdim := ta.shape[1]
+		r := len(ta.shape)
+		kdim := ta.shape[r-1]
 		if n.transA {
-			kdim = ta.shape[0]
+			kdim = ta.shape[r-2]
 		}
 		return fzDot(ta.dt, dt, float64(kdim), a, b)
 	}
@@ -3263,6 +3264,14 @@ func (g *fzGen) dot() int {
 	if n.transB {
 		bs = []int64{nn, k}
 	}
+	var batch []int64
+	if g.chance(0.25) { // a batch of 2 (3-D operands), of smaller matrices
+		if m*k*nn > 32*32*32 {
+			return -1
+		}
+		batch = []int64{2}
+		as, bs = append(batch, as...), append(batch, bs...)
+	}
 	a, b := g.coerce(fzType{dt: dt, shape: as}, false), g.coerce(fzType{dt: dt, shape: bs}, false)
 	if dt.IsFloat() {
 		a, b = g.bound(a, 4), g.bound(b, 4)
@@ -3271,7 +3280,7 @@ func (g *fzGen) dot() int {
 		n.pref = []xla.DType{xla.Int32, xla.Int32, xla.Int32, xla.Invalid}[g.intn(4)]
 	}
 	n.in = []int{a, b}
-	n.t = fzType{dt: n.pref, shape: []int64{m, nn}}
+	n.t = fzType{dt: n.pref, shape: append(clone(batch), m, nn)}
 	if n.pref == xla.Invalid {
 		n.t.dt = dt
 	}

@@ -6,6 +6,7 @@ import (
 	"math"
 	"sort"
 	"strconv"
+	"strings"
 
 	"github.com/halo-ml/halo/xla"
 )
@@ -117,6 +118,19 @@ func (b *ttb) numConst(x float64, t ttType) *ttVal {
 }
 
 func (b *ttb) i32(v int64) *ttVal { return b.intConst(v, ttType{elem: "i32"}) }
+
+// swapLast transposes x's last two dims (a matrix, or each of a batch).
+func (b *ttb) swapLast(x *ttVal) *ttVal {
+	r := len(x.t.shape)
+	order := make([]int64, r)
+	for d := range order {
+		order[d] = int64(d)
+	}
+	order[r-2], order[r-1] = order[r-1], order[r-2]
+	shape := clone(x.t.shape)
+	shape[r-2], shape[r-1] = shape[r-1], shape[r-2]
+	return b.emit1("tt.trans", []*ttVal{x}, x.t.with(shape), i32ArrayAttr("order", order))
+}
 
 // plusZero is float sum x + (+0): a sum that starts from +0, as XLA's
 // reduce and dot do (tt.reduce has no start, and a row of -0 would sum to
@@ -1355,12 +1369,16 @@ func (l *ttLower) dot(op *Op, rt ttType) *ttVal {
 	x, y := l.v(op, op.Operands[0]), l.v(op, op.Operands[1])
 	in := op.Operands[0].Type.DType
 	widened := widenedInKernel(x) || widenedInKernel(y)
+	// 2-D, or 3-D with a leading batch dim (tt.dot takes both): the
+	// last two dims are the matrices.
 	if op.Attrs.TransA {
-		x = b.emit1("tt.trans", []*ttVal{x}, x.t.with([]int64{x.t.shape[1], x.t.shape[0]}), i32ArrayAttr("order", []int64{1, 0}))
+		x = b.swapLast(x)
 	}
 	if op.Attrs.TransB {
-		y = b.emit1("tt.trans", []*ttVal{y}, y.t.with([]int64{y.t.shape[1], y.t.shape[0]}), i32ArrayAttr("order", []int64{1, 0}))
+		y = b.swapLast(y)
 	}
+	r := len(x.t.shape)
+	m, k, n := x.t.shape[r-2], x.t.shape[r-1], y.t.shape[r-1]
 	out := op.Results[0].Type.DType
 	if in.IsFloat() && !out.IsFloat() {
 		// Interpret mode would truncate the operands to integers first;
@@ -1388,7 +1406,7 @@ func (l *ttLower) dot(op *Op, rt ttType) *ttVal {
 		acc = "f64"
 	case xla.Int8:
 		acc = "i32"
-		if k := x.t.shape[1]; k >= 1<<17 && (out.IsFloat() || out.Bits() > 32) {
+		if k >= 1<<17 && (out.IsFloat() || out.Bits() > 32) {
 			// tt.dot sums i8 products (up to 2^14 each) in i32, which 2^17
 			// of them can overflow; interpret mode sums in the wider
 			// result type.
@@ -1410,7 +1428,7 @@ func (l *ttLower) dot(op *Op, rt ttType) *ttVal {
 	var d *ttVal
 	if intProducts {
 		d = l.productSum(op, x, y, at, why)
-	} else if m, k, n := x.t.shape[0], x.t.shape[1], y.t.shape[1]; dotTooSmall(in, m, k, n) {
+	} else if dotTooSmall(in, m, k, n) {
 		d = l.productSum(op, x, y, at, "is below the tensor cores' sizes (K under 16 for f16, bf16 and f64, under 32 for i8; M under 16 or N under 8 for f64)")
 	} else if widened && in == xla.Float64 {
 		d = l.productSum(op, x, y, at, "multiplies values widened to f64 from a narrower type (by the dot's f64 result, or by an Astype in the kernel), which Triton's f64 tt.dot sums wrongly (load f64 operands instead)")
@@ -1496,14 +1514,34 @@ func (l *ttLower) productSum(op *Op, x, y *ttVal, at ttType, why string) *ttVal 
 		}
 		return b.cast(ext, v, at.elem)
 	}
-	m, k, n := x.t.shape[0], x.t.shape[1], y.t.shape[1]
-	cube := []int64{m, k, n}
-	if m*k*n > tritonMaxNumel {
-		l.fail(op, "a %dx%d by %dx%d dot %s and is too large to compute as %d products (Triton's tensors hold at most %d elements): use smaller blocks",
-			m, k, k, n, why, m*k*n, tritonMaxNumel)
+	// The products [batch...,m,k,n], summed along k.
+	r := len(x.t.shape)
+	batch := x.t.shape[:r-2]
+	m, k, n := x.t.shape[r-2], x.t.shape[r-1], y.t.shape[r-1]
+	cube := append(clone(batch), m, k, n)
+	size := m * k * n
+	for _, d := range batch {
+		size *= d
 	}
-	x3 := l.broadcastInDim(op, widen(x), []int64{0, 1}, cube)
-	y3 := l.broadcastInDim(op, widen(y), []int64{1, 2}, cube)
+	if size > tritonMaxNumel {
+		dims := func(sh []int64) string {
+			parts := make([]string, len(sh))
+			for i, d := range sh {
+				parts[i] = strconv.FormatInt(d, 10)
+			}
+			return strings.Join(parts, "x")
+		}
+		l.fail(op, "a %s by %s dot %s and is too large to compute as %d products (Triton's tensors hold at most %d elements): use smaller blocks",
+			dims(x.t.shape), dims(y.t.shape), why, size, tritonMaxNumel)
+	}
+	xd, yd := make([]int64, r), make([]int64, r)
+	for d := range r - 2 {
+		xd[d], yd[d] = int64(d), int64(d)
+	}
+	xd[r-2], xd[r-1] = int64(r-2), int64(r-1) // m, k
+	yd[r-2], yd[r-1] = int64(r-1), int64(r)   // k, n
+	x3 := l.broadcastInDim(op, widen(x), xd, cube)
+	y3 := l.broadcastInDim(op, widen(y), yd, cube)
 	mul := "arith.muli"
 	dt := xla.Int32
 	if at.isFloat() {
@@ -1512,7 +1550,7 @@ func (l *ttLower) productSum(op *Op, x, y *ttVal, at ttType, why string) *ttVal 
 			dt = xla.Float64
 		}
 	}
-	return b.plusZero(l.reduceAxis(b.emit1(mul, []*ttVal{x3, y3}, at.with(cube)), 1, "sum", dt))
+	return b.plusZero(l.reduceAxis(b.emit1(mul, []*ttVal{x3, y3}, at.with(cube)), r-1, "sum", dt))
 }
 
 // intToBF16 converts integer x, wider than the 24 bits f32 holds exactly,
