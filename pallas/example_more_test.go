@@ -310,6 +310,32 @@ func ExampleConcatenate() {
 	// [1 10 2 20 3 30 4 40 5 50 6 60 7 70 8 80] <nil>
 }
 
+// The halves of each row rotated, as a rotary embedding does with the
+// cosine c and sine s of its angle: [x1·c - x2·s, x2·c + x1·s] for the
+// halves x1, x2 of the row (jnp.split and jnp.concatenate).
+func ExampleSplit() {
+	const c, s = 0.5, 0.75
+	rotate := func(k *pallas.Kernel, refs []*pallas.Ref) {
+		x, y := refs[0], refs[1]
+		h := pallas.Split(x.Load(), -1, 2) // two f32[1, 2]
+		y.Store(pallas.Concatenate(-1, h[0].Mul(c).Sub(h[1].Mul(s)), h[1].Mul(c).Add(h[0].Mul(s))))
+	}
+	rowMap := func(g []*pallas.Value, _ []*pallas.Ref) []any { return []any{g[0], 0} }
+	x := f32Tensor([]float32{1, 2, 3, 4, 0, 4, 8, 0}, 2, 4)
+	data, err := runOne(func(fb *stablehlo.FuncBuilder) []*stablehlo.Value {
+		return pallas.Call(fb, rotate, pallas.CallSpec{
+			Name:      "rotate_halves",
+			OutShapes: []xla.Shape{xla.MakeShape(xla.Float32, 2, 4)},
+			Grid:      []int64{2},
+			InSpecs:   []*pallas.BlockSpec{{BlockShape: []int64{1, 4}, IndexMap: rowMap}},
+			OutSpecs:  []*pallas.BlockSpec{{BlockShape: []int64{1, 4}, IndexMap: rowMap}},
+		}, fb.Arg(0))
+	}, x)
+	fmt.Println(data, err)
+	// Output:
+	// [-1.75 -2 2.25 3.5 -6 2 4 3] <nil>
+}
+
 // A kernel's Triton form run on the CPU: EvalTriton lowers the call as
 // Backend: pallas.Triton does (race check included) and runs the TTIR on
 // a reference evaluator, every program in row-major order and reversed,

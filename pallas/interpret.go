@@ -1310,6 +1310,15 @@ func (l *interp) op(fb *stablehlo.FuncBuilder, op *Op, e *env) error {
 		default:
 			return l.opErr(op, "unknown reduction %q", op.Attrs.Kind)
 		}
+	case "slice":
+		shape := op.Operands[0].Type.Shape
+		starts, limits, strides := make([]int64, len(shape)), slices.Clone(shape), make([]int64, len(shape))
+		for d := range strides {
+			strides[d] = 1
+		}
+		starts[op.Attrs.Axis] = op.Attrs.Start
+		limits[op.Attrs.Axis] = op.Attrs.Start + t.Shape[op.Attrs.Axis]
+		set(fb.Slice(in(0), starts, limits, strides))
 	case "concatenate":
 		parts := make([]*stablehlo.Value, len(op.Operands))
 		for i := range parts {

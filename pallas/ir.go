@@ -87,6 +87,8 @@ import (
 //	transpose        x -> r            Perm []int64: result dim i is operand dim Perm[i]
 //	concatenate      x... -> r         Axis int: the operands (two or more, one dtype and
 //	                                   rank, the same dims but Axis) end to end along Axis
+//	slice            x -> r            Axis int, Start int64: elements [Start, Start+n) of x
+//	                                   along Axis (n r's dim there), the other dims whole
 //	reduce           x -> r            Kind string (sum|prod|max|min), Axes []int64 (sorted)
 //	scan             x -> r            Kind string (sum|prod|max|min), Axis int, Reverse
 //	                                   bool: r has x's type; element i along Axis folds
@@ -168,7 +170,8 @@ import (
 //
 //	2026-11-28: the scan op (cumulative sums, products, maxima and
 //	minima along one axis); its Reverse attribute; the when op's else
-//	region and results (Kernel.Cond); the concatenate op; 3-D dots.
+//	region and results (Kernel.Cond); the concatenate and slice ops;
+//	3-D dots.
 //	2026-11-28: the atomic op (atomic updates; a read and a store of
 //	its ref for every rule above that speaks of them); shl and shr
 //	written down (the lowerings had them already); narrow integer dots
@@ -343,7 +346,8 @@ type Op struct {
 type Attrs struct {
 	Value   any     // const: float64, int64 or bool
 	Dim     int     // iota
-	Axis    int     // program_id, num_programs, scan
+	Axis    int     // program_id, num_programs, scan, concatenate, slice
+	Start   int64   // slice: its first element along Axis
 	Dir     string  // cmp
 	Dims    []int64 // broadcast_in_dim
 	Perm    []int64 // transpose
@@ -619,6 +623,8 @@ func attrString(op *Op) string {
 		return strconv.Quote(a.Format)
 	case "concatenate":
 		return fmt.Sprintf("axis=%d", a.Axis)
+	case "slice":
+		return fmt.Sprintf("axis=%d start=%d", a.Axis, a.Start)
 	case "scan":
 		if a.Reverse {
 			return fmt.Sprintf("%s axis=%d reverse", a.Kind, a.Axis)

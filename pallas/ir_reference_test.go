@@ -414,6 +414,15 @@ func (e *zeval) runOp(op *Op) {
 	case "reshape":
 		res = e.val(op.Operands[0]).clone()
 		res.shape = append([]int64{}, rt().Shape...)
+	case "slice":
+		// contract: elements [Start, Start+n) along Axis.
+		x, t := e.val(op.Operands[0]), rt()
+		res = newZT(t.DType, t.Shape)
+		for i := int64(0); i < res.n(); i++ {
+			ri := unravel(i, t.Shape)
+			ri[op.Attrs.Axis] += op.Attrs.Start
+			res.copyElem(i, x, ravel(ri, x.shape))
+		}
 	case "concatenate":
 		// contract: the operands end to end along Axis.
 		t := rt()

@@ -1370,6 +1370,49 @@ func Concatenate(axis int, vs ...*Value) *Value {
 	return k.emit("concatenate", slices.Clone(vs), []Type{{DType: t.DType, Shape: shape}}, Attrs{Axis: axis}).Results[0]
 }
 
+// Split cuts v into n equal parts along axis (negative counts from the
+// end), as jnp.split(v, n, axis): part i holds elements [i·d/n,
+// (i+1)·d/n) of the axis (d its size, which n must divide). Blocks have
+// power-of-two dims, so on Triton n is one too; the lowering halves the
+// value with tt.split.
+func Split(v *Value, axis int, n int) []*Value {
+	k := kernelOf("split", "operand 0", v)
+	placeholders := func() []*Value {
+		out := make([]*Value, max(n, 0))
+		for i := range out {
+			out[i] = k.placeholder(v.Type)
+		}
+		return out
+	}
+	fail := func(format string, args ...any) []*Value {
+		k.failf("split", format, args...)
+		return placeholders()
+	}
+	if !k.check("split", v) {
+		return placeholders()
+	}
+	r, asked := len(v.Type.Shape), axis
+	axis, ok := oneAxis(axis, r)
+	if !ok {
+		return fail("bad axis %d for rank %d (a split cuts along an axis of v)", asked, r)
+	}
+	d := v.Type.Shape[axis]
+	if n < 1 || d%int64(n) != 0 {
+		return fail("%d parts do not divide axis %d of %s (%d elements) evenly", n, asked, v.Type, d)
+	}
+	if n == 1 {
+		return []*Value{v}
+	}
+	size := d / int64(n)
+	shape := slices.Clone(v.Type.Shape)
+	shape[axis] = size
+	out := make([]*Value, n)
+	for i := range out {
+		out[i] = k.emit("slice", []*Value{v}, []Type{{DType: v.Type.DType, Shape: shape}}, Attrs{Axis: axis, Start: int64(i) * size}).Results[0]
+	}
+	return out
+}
+
 // Stack joins vs, of one type, along a new axis (negative counts from
 // the end of the result's dims), as jnp.stack: each becomes one slice of
 // the result along it.

@@ -293,6 +293,18 @@ func (m *tevMachine) op(op *ttOp) []*tevVal {
 				res.i[2*k], res.i[2*k+1] = x.i[k], y.i[k]
 			}
 		}
+	case name == "tt.split":
+		// The halves of the last dim (of size 2): x[..., 0] and x[..., 1].
+		x := in(0)
+		lo, hi := newTev(op.results[0].t), newTev(op.results[1].t)
+		for k := range lo.n() {
+			if x.f != nil {
+				lo.f[k], hi.f[k] = x.f[2*k], x.f[2*k+1]
+			} else {
+				lo.i[k], hi.i[k] = x.i[2*k], x.i[2*k+1]
+			}
+		}
+		m.vals[op.results[0]], m.vals[op.results[1]] = lo, hi
 	case name == "tt.trans":
 		x := in(0)
 		order := op.attr("order").([]int64)

@@ -371,6 +371,7 @@ type fzNode struct {
 	// dot
 	transA, transB bool
 	rev            bool // scan: Reverse
+	parts, part    int  // split: into parts, the part kept
 	pref           xla.DType
 	// load, store, bmask
 	ref    int
@@ -674,6 +675,8 @@ func (e *fzEnv) node(n *fzNode) {
 		r = f(x(0), e.rhs(n, 1))
 	case "where":
 		r = Where(x(0), x(1), e.rhs(n, 2))
+	case "split":
+		r = Split(x(0), n.dim, n.parts)[n.part]
 	case "concat":
 		if n.op == "stack" {
 			r = Stack(n.dim, e.vals(n.in)...)
@@ -893,6 +896,8 @@ func fzInfer(c *fzCase, n *fzNode, get func(int) fzInfo) fzInfo {
 		return fzInfo{lo: 0, hi: 1}
 	case "where":
 		return fzJoin(arg(1), arg(2))
+	case "split":
+		return arg(0)
 	case "concat":
 		f := arg(0)
 		for i := range n.in[1:] {
@@ -1525,6 +1530,8 @@ func (c *fzCase) print(b *strings.Builder, nodes []*fzNode, depth int) {
 			fmt.Fprintf(b, "where v%d, v%d, %s", n.in[0], n.in[1], c.operand(n, 2))
 		case "concat":
 			fmt.Fprintf(b, "%s %s axis %d", n.op, fzVals(n.in), n.dim)
+		case "split":
+			fmt.Fprintf(b, "split v%d axis %d into %d, part %d", n.in[0], n.dim, n.parts, n.part)
 		case "reduce":
 			fmt.Fprintf(b, "%s v%d axes %v", n.op, n.in[0], n.axes)
 		case "scan":
@@ -3099,9 +3106,11 @@ func (g *fzGen) shapeOp() int {
 		return -1
 	}
 	t := g.t(x)
-	switch g.intn(4) {
+	switch g.intn(5) {
 	case 3:
 		return g.concat(x)
+	case 4:
+		return g.split(x)
 	case 0:
 		shape := clone(t.shape)
 		grown := false
@@ -3167,6 +3176,33 @@ func (g *fzGen) concat(x int) int {
 	n.t.shape = shape
 	if g.chance(0.2) {
 		n.dim -= len(shape) // counted from the end
+	}
+	return g.add(n)
+}
+
+// split keeps one of 2 or 4 equal parts of x along an axis long enough.
+func (g *fzGen) split(x int) int {
+	t := g.t(x)
+	var axes []int
+	for d, n := range t.shape {
+		if n >= 2 {
+			axes = append(axes, d)
+		}
+	}
+	if len(axes) == 0 {
+		return -1
+	}
+	n := g.node("split", t, x)
+	n.dim = axes[g.intn(len(axes))]
+	n.parts = 2
+	if t.shape[n.dim] >= 4 && g.chance(0.3) {
+		n.parts = 4
+	}
+	n.part = g.intn(n.parts)
+	n.t.shape = clone(t.shape)
+	n.t.shape[n.dim] /= int64(n.parts)
+	if g.chance(0.2) {
+		n.dim -= len(t.shape) // counted from the end
 	}
 	return g.add(n)
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -999,6 +1000,8 @@ func (l *ttLower) op(op *Op) {
 		set(x)
 	case "concatenate":
 		set(l.concatenate(op))
+	case "slice":
+		set(l.slice(op))
 	case "scan":
 		x := l.foldAxis("tt.scan", in(0), op.Attrs.Axis, op.Attrs.Kind, dt, op.Attrs.Reverse)
 		if op.Attrs.Kind == "sum" {
@@ -1329,6 +1332,44 @@ func (l *ttLower) concatenate(op *Op) *ttVal {
 	return parts[0]
 }
 
+// slice takes elements [Start, Start+size) of op's operand along its
+// axis by halving the operand (tt.split) until it is that size: Triton
+// has no other way to take part of a tensor, so the part must be aligned
+// (a power-of-two size, Start a multiple of it), as Split's parts are.
+func (l *ttLower) slice(op *Op) *ttVal {
+	x := l.v(op, op.Operands[0])
+	axis, start := op.Attrs.Axis, op.Attrs.Start
+	size := op.Results[0].Type.Shape[axis]
+	if size&(size-1) != 0 || start%size != 0 {
+		l.fail(op, "Triton takes an aligned part of a block (a power-of-two size at a multiple of it, halving with tt.split), not elements [%d, %d) of axis %d", start, start+size, axis)
+	}
+	for x.t.shape[axis] > size {
+		h := x.t.shape[axis] / 2
+		part := start / h // which half holds the slice
+		start -= part * h
+		// [.., 2h, ..] -> [.., 2, h, ..] -> [.., h, .., 2], split.
+		r := len(x.t.shape)
+		shape := slices.Insert(clone(x.t.shape), axis, 2)
+		shape[axis+1] = h
+		x = l.b.emit1("tt.reshape", []*ttVal{x}, x.t.with(shape))
+		order := make([]int64, 0, r+1)
+		for d := range r + 1 {
+			if d != axis {
+				order = append(order, int64(d))
+			}
+		}
+		order = append(order, int64(axis))
+		tshape := make([]int64, r+1)
+		for i, o := range order {
+			tshape[i] = shape[o]
+		}
+		x = l.b.emit1("tt.trans", []*ttVal{x}, x.t.with(tshape), i32ArrayAttr("order", order))
+		half := x.t.with(tshape[:r])
+		x = l.b.emit("tt.split", []*ttVal{x}, []ttType{half, half}).results[part]
+	}
+	return x
+}
+
 // foldAxis is one tt.reduce or tt.scan (name; a scan from the end with
 // reverse) of x along axis whose combine region is kind's arith op (sum,
 // prod, max, min; float max and min as arith.maximumf and minimumf: NaN
@@ -1466,6 +1507,8 @@ func widenedInKernel(v *ttVal) bool {
 			return walk(v.def.operands[0])
 		case "tt.join":
 			return walk(v.def.operands[0]) || walk(v.def.operands[1])
+		case "tt.split":
+			return walk(v.def.operands[0])
 		case "arith.select":
 			return walk(v.def.operands[1]) || walk(v.def.operands[2])
 		}

@@ -237,6 +237,25 @@ func (mt *maskTape) build(t *tape, v *Value) int {
 			return at
 		})
 		return mt.add(maskNode{kind: maskReduce, op: op, args: [3]int{a, -1, -1}, from: to, val: make([]int64, maskElements(shape))})
+	case "slice":
+		x := op.Operands[0]
+		a := mt.compile(t, x)
+		if a < 0 || len(mt.nodes[a].val) == 1 {
+			return a // one value stands for every element of a part too
+		}
+		// Per element, the operand's: moved by Start along the axis.
+		xs := x.Type.Shape
+		from := elementMap(shape, func(coord []int64) int64 {
+			at := int64(0)
+			for d, c := range coord {
+				if d == op.Attrs.Axis {
+					c += op.Attrs.Start
+				}
+				at = at*xs[d] + c
+			}
+			return at
+		})
+		return mt.add(maskNode{kind: maskBroadcast, args: [3]int{a, -1, -1}, from: from, val: make([]int64, len(from))})
 	case "concatenate":
 		n := maskNode{kind: maskConcat, val: make([]int64, maskElements(shape))}
 		axis, at := op.Attrs.Axis, int64(0) // at: the operand's first position along axis

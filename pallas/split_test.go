@@ -1,0 +1,152 @@
+package pallas
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/halo-ml/halo/interpreter"
+	"github.com/halo-ml/halo/xla"
+)
+
+// Split (jnp.split into equal parts): halves of the last axis swapped and
+// combined (the shape of a rotary embedding), rows reversed through four
+// parts of the first axis, and eight pairs of a vector. splitCase is part
+// of tritonCases (interpret mode against the TTIR evaluator in both
+// program orders, mlir-opt, the IR reference evaluator, a real GPU with
+// HALO_PLUGIN); TestSplit checks it against Go.
+
+// splitKernel gets a (4, 16) block v of x and stores: out 0 [v2, v1]
+// (its halves along axis 1 swapped); out 1 [v1·c - v2·s, v2·c + v1·s]
+// for c = 0.5, s = 0.25 (a rotation of the halves); out 2 v's rows in
+// reverse order (Split(v, 0, 4) concatenated backward); out 3 the sums of
+// the 8 pairs of v's first row, broadcast to 4 rows and repeated.
+func splitKernel(k *Kernel, r []*Ref) {
+	v := r[0].Load()
+	h := Split(v, -1, 2)
+	r[1].Store(Concatenate(1, h[1], h[0]))
+	r[2].Store(Concatenate(1, h[0].Mul(0.5).Sub(h[1].Mul(0.25)), h[1].Mul(0.5).Add(h[0].Mul(0.25))))
+	rows := Split(v, 0, 4)
+	r[3].Store(Concatenate(0, rows[3], rows[2], rows[1], rows[0]))
+	pairs := Split(rows[0].Reshape(16), 0, 8)
+	sums := make([]*Value, len(pairs))
+	for i, p := range pairs {
+		sums[i] = p.Sum().Reshape(1)
+	}
+	s := Concatenate(0, sums...).ExpandDims(0) // (1, 8)
+	r[4].Store(Concatenate(1, s, s).BroadcastTo(4, 16))
+}
+
+func splitCase() tritonCase {
+	rows := &BlockSpec{BlockShape: []int64{4, 16}, IndexMap: blockMap(func(g []*Value) []any { return []any{g[0], 0} })}
+	f32 := xla.MakeShape(xla.Float32, 8, 16)
+	return tritonCase{
+		name:   "split",
+		kernel: splitKernel,
+		spec: CallSpec{
+			Name:      "split",
+			OutShapes: []xla.Shape{f32, f32, f32, f32},
+			Grid:      []int64{2},
+			InSpecs:   []*BlockSpec{rows},
+			OutSpecs:  []*BlockSpec{rows, rows, rows, rows},
+		},
+		args: []*interpreter.Tensor{fTensor([]int64{8, 16}, func(i int) float64 { return float64(i%13-6) / 8 })},
+	}
+}
+
+func TestSplit(t *testing.T) {
+	c := splitCase()
+	x := c.args[0].Data.([]float32)
+	want := make([][]float32, 4)
+	for o := range want {
+		want[o] = make([]float32, 8*16)
+	}
+	for g := 0; g < 2; g++ {
+		v := func(i, j int) float32 { return x[(4*g+i)*16+j] }
+		for i := 0; i < 4; i++ {
+			at := (4*g + i) * 16
+			for j := 0; j < 8; j++ {
+				a, b := v(i, j), v(i, j+8)
+				want[0][at+j], want[0][at+j+8] = b, a
+				want[1][at+j], want[1][at+j+8] = a*0.5-b*0.25, b*0.5+a*0.25
+				want[3][at+j] = v(0, 2*j) + v(0, 2*j+1)
+				want[3][at+j+8] = want[3][at+j]
+			}
+			for j := 0; j < 16; j++ {
+				want[2][at+j] = v(3-i, j)
+			}
+		}
+	}
+	checkEveryBackend(t, c, func(backend string, got []*interpreter.Tensor) {
+		for o := range want {
+			assert.Equal(t, want[o], got[o].Data, "%s: output %d", backend, o)
+		}
+	})
+}
+
+// The TTIR halves with tt.reshape, tt.trans and tt.split: a half of the
+// last axis takes one split, a quarter of the first two.
+func TestSplitTTIR(t *testing.T) {
+	c := splitCase()
+	p, err := Trace(c.kernel, c.spec, argTypes(c.args))
+	require.NoError(t, err)
+	k, err := LowerTriton(p, CompilerParams{})
+	require.NoError(t, err)
+	assert.Regexp(t, `%\w+:2 = "tt.split"\(%\w+\) : \(tensor<4x8x2xf32>\) -> \(tensor<4x8xf32>, tensor<4x8xf32>\)`, k.IR)
+	assert.Regexp(t, `"tt.trans"\(%\w+\) <\{order = array<i32: 0, 2, 1>\}> : \(tensor<4x2x8xf32>\) -> tensor<4x8x2xf32>`, k.IR)
+	assert.Regexp(t, `"tt.trans"\(%\w+\) <\{order = array<i32: 1, 2, 0>\}> : \(tensor<2x2x16xf32>\) -> tensor<2x16x2xf32>`, k.IR)
+	assert.Positive(t, strings.Count(k.IR, `"tt.split"`))
+}
+
+// The race check follows index arrays through Split parts.
+func TestSplitRaceCheck(t *testing.T) {
+	spec := CallSpec{Name: "split_race", Grid: []int64{2}, OutShapes: []xla.Shape{xla.MakeShape(xla.Float32, 16)}}
+	// Program p stores at the second half of [sp, sp+8): programs 0 and 1
+	// meet at 4..7 for s = 0, not for s = 8.
+	kernel := func(s int) KernelFunc {
+		return func(k *Kernel, r []*Ref) {
+			p := k.ProgramID(0)
+			idx := Split(k.Arange(8).Add(p.Mul(s)), 0, 2)[1]
+			Store(r[0], []any{idx}, p.Astype(xla.Float32).Add(1).BroadcastTo(4), nil)
+		}
+	}
+	assertRefusedRace(t, tritonCase{name: "split_race", kernel: kernel(0), spec: spec}, "both reach its element (4)")
+	c := tritonCase{name: "split_race", kernel: kernel(8), spec: spec}
+	assertTritonMatchesInterpret(t, c)
+	got, err := runCall(c.kernel, c.spec)
+	require.NoError(t, err)
+	d := got[0].Data.([]float32)
+	assert.Equal(t, []float32{1, 1, 1, 1}, d[4:8])
+	assert.Equal(t, []float32{2, 2, 2, 2}, d[12:16])
+}
+
+func TestSplitMisuse(t *testing.T) {
+	spec := CallSpec{OutShapes: []xla.Shape{xla.MakeShape(xla.Float32, 4, 4)}}
+	z := func(k *Kernel) *Value { return k.Zeros(xla.Float32, 4, 6) }
+	var nilValue *Value
+	runMisuseCases(t, []misuseCase{
+		{name: "parts that do not divide", kernel: func(k *Kernel, r []*Ref) { Split(z(k), 1, 4) }, spec: spec,
+			want: []string{"split at split_test.go:", "4 parts do not divide axis 1 of f32[4,6] (6 elements) evenly"}},
+		{name: "no parts", kernel: func(k *Kernel, r []*Ref) { Split(z(k), 0, 0) }, spec: spec,
+			want: []string{"split at split_test.go:", "0 parts do not divide"}},
+		{name: "bad axis", kernel: func(k *Kernel, r []*Ref) { Split(z(k), 2, 2) }, spec: spec,
+			want: []string{"split at split_test.go:", "bad axis 2 for rank 2"}},
+		{name: "a scalar", kernel: func(k *Kernel, r []*Ref) { Split(z(k).Sum(), 0, 1) }, spec: spec,
+			want: []string{"bad axis 0 for rank 0"}},
+		{name: "nil", kernel: func(k *Kernel, r []*Ref) { Split(nilValue, 0, 2) }, spec: spec,
+			want: []string{"split", "operand 0 is nil"}},
+		// Three parts of a 6-long axis are fine in interpret mode, not on
+		// Triton (no tensor of 6 elements there in the first place).
+		{name: "three parts on Triton", kernel: func(k *Kernel, r []*Ref) {
+			r[0].Store(Split(z(k), 1, 3)[0].Sum().BroadcastTo(4, 4))
+		}, spec: CallSpec{OutShapes: spec.OutShapes, Backend: Triton}, want: []string{"Triton tensors need power-of-two dims"}},
+	})
+	got, err := runCall(func(k *Kernel, r []*Ref) {
+		parts := Split(k.Iota(xla.Float32, 1, 4, 6), 1, 3)
+		r[0].Store(Concatenate(1, parts[2], parts[0]))
+	}, spec)
+	require.NoError(t, err)
+	assert.Equal(t, []float32{4, 5, 0, 1}, got[0].Data.([]float32)[:4])
+}
