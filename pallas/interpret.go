@@ -1310,6 +1310,17 @@ func (l *interp) op(fb *stablehlo.FuncBuilder, op *Op, e *env) error {
 		default:
 			return l.opErr(op, "unknown reduction %q", op.Attrs.Kind)
 		}
+	case "gather":
+		// Per result element, its coordinates, the axis's from idx.
+		idx := make([]*stablehlo.Value, len(t.Shape))
+		for d := range idx {
+			if d == op.Attrs.Axis {
+				idx[d] = in(1)
+			} else {
+				idx[d] = fb.Iota(stablehlo.Tensor(xla.Int32, t.Shape...), int64(d))
+			}
+		}
+		set(gatherElements(fb, in(0), idx, t.Shape))
 	case "slice":
 		shape := op.Operands[0].Type.Shape
 		starts, limits, strides := make([]int64, len(shape)), slices.Clone(shape), make([]int64, len(shape))

@@ -87,6 +87,9 @@ import (
 //	transpose        x -> r            Perm []int64: result dim i is operand dim Perm[i]
 //	concatenate      x... -> r         Axis int: the operands (two or more, one dtype and
 //	                                   rank, the same dims but Axis) end to end along Axis
+//	gather           x, idx -> r       Axis int: r[i] = x[i with its coordinate along Axis
+//	                                   replaced by idx[i]]; idx i32 of x's rank, its dims
+//	                                   x's but along Axis, every element in [0, x's dim)
 //	slice            x -> r            Axis int, Start int64: elements [Start, Start+n) of x
 //	                                   along Axis (n r's dim there), the other dims whole
 //	reduce           x -> r            Kind string (sum|prod|max|min), Axes []int64 (sorted)
@@ -170,8 +173,8 @@ import (
 //
 //	2026-11-28: the scan op (cumulative sums, products, maxima and
 //	minima along one axis); its Reverse attribute; the when op's else
-//	region and results (Kernel.Cond); the concatenate and slice ops;
-//	3-D dots.
+//	region and results (Kernel.Cond); the concatenate, slice and gather
+//	ops; 3-D dots.
 //	2026-11-28: the atomic op (atomic updates; a read and a store of
 //	its ref for every rule above that speaks of them); shl and shr
 //	written down (the lowerings had them already); narrow integer dots
@@ -625,6 +628,8 @@ func attrString(op *Op) string {
 		return fmt.Sprintf("axis=%d", a.Axis)
 	case "slice":
 		return fmt.Sprintf("axis=%d start=%d", a.Axis, a.Start)
+	case "gather":
+		return fmt.Sprintf("axis=%d", a.Axis)
 	case "scan":
 		if a.Reverse {
 			return fmt.Sprintf("%s axis=%d reverse", a.Kind, a.Axis)

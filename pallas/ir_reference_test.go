@@ -414,6 +414,20 @@ func (e *zeval) runOp(op *Op) {
 	case "reshape":
 		res = e.val(op.Operands[0]).clone()
 		res.shape = append([]int64{}, rt().Shape...)
+	case "gather":
+		// contract: r[i] = x[i with its coordinate along Axis idx[i]],
+		// idx in range.
+		x, idx, t := e.val(op.Operands[0]), e.val(op.Operands[1]), rt()
+		res = newZT(t.DType, t.Shape)
+		for i := int64(0); i < res.n(); i++ {
+			ri := unravel(i, t.Shape)
+			p := idx.i[i]
+			if p < 0 || p >= x.shape[op.Attrs.Axis] {
+				zfail("gather: position %d outside axis %d of %v", p, op.Attrs.Axis, x.shape)
+			}
+			ri[op.Attrs.Axis] = p
+			res.copyElem(i, x, ravel(ri, x.shape))
+		}
 	case "slice":
 		// contract: elements [Start, Start+n) along Axis.
 		x, t := e.val(op.Operands[0]), rt()

@@ -1413,6 +1413,55 @@ func Split(v *Value, axis int, n int) []*Value {
 	return out
 }
 
+// TakeAlongAxis gathers from x along axis (negative counts from the end)
+// at the positions idx holds, as jnp.take_along_axis(x, idx, axis) in
+// "clip" mode: the result has idx's shape and element i is x at i with
+// its coordinate along axis replaced by idx[i]. idx is an integer value
+// of x's rank whose dims other than axis are x's; positions outside the
+// axis are clamped into it (a negative one to 0: it does not count from
+// the end). On Triton it is one tt.gather.
+func TakeAlongAxis(x, idx *Value, axis int) *Value {
+	k := kernelOf("take_along_axis", "operand 0", x)
+	if !k.check("take_along_axis", x, idx) {
+		return k.placeholder(x.Type)
+	}
+	r, asked := len(x.Type.Shape), axis
+	axis, ok := oneAxis(axis, r)
+	if !ok {
+		k.failf("take_along_axis", "bad axis %d for rank %d (a gather runs along an axis of x)", asked, r)
+		return k.placeholder(x.Type)
+	}
+	out := Type{DType: x.Type.DType, Shape: slices.Clone(idx.Type.Shape)}
+	if !idx.Type.DType.IsInt() {
+		k.failf("take_along_axis", "positions are %s, not integers", idx.Type)
+		return k.placeholder(out)
+	}
+	same := len(idx.Type.Shape) == r
+	for d := 0; same && d < r; d++ {
+		same = d == axis || idx.Type.Shape[d] == x.Type.Shape[d]
+	}
+	if !same {
+		k.failf("take_along_axis", "positions %s for %s: they need its rank and its dims but along axis %d", idx.Type, x.Type, axis)
+		return k.placeholder(out)
+	}
+	n := x.Type.Shape[axis]
+	if n == 0 {
+		k.failf("take_along_axis", "axis %d of %s has no elements to take", axis, x.Type)
+		return k.placeholder(out)
+	}
+	// Clamped in idx's own type (so that no conversion wraps or
+	// saturates first), then i32.
+	dt := idx.Type.DType
+	if !dt.IsUnsigned() {
+		idx = idx.Max(0)
+	}
+	if dt.Bits() >= 64 || n-1 <= int64(1)<<(dt.Bits()-1)-1 || dt.IsUnsigned() && n-1 <= int64(1)<<dt.Bits()-1 {
+		idx = idx.Min(n - 1)
+	}
+	idx = idx.Astype(xla.Int32)
+	return k.emit("gather", []*Value{x, idx}, []Type{out}, Attrs{Axis: axis}).Results[0]
+}
+
 // Stack joins vs, of one type, along a new axis (negative counts from
 // the end of the result's dims), as jnp.stack: each becomes one slice of
 // the result along it.

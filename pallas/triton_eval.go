@@ -7,6 +7,7 @@ import (
 	"math"
 	"math/big"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -293,6 +294,25 @@ func (m *tevMachine) op(op *ttOp) []*tevVal {
 				res.i[2*k], res.i[2*k+1] = x.i[k], y.i[k]
 			}
 		}
+	case name == "tt.gather":
+		// res[i] = x[i with its coordinate along axis idx[i]].
+		x, idx := in(0), in(1)
+		axis := int(op.attr("axis").(int64))
+		n := x.t.shape[axis]
+		eachIndex(rt.shape, func(k int, at []int64) {
+			p := idx.i[k]
+			if p < 0 || p >= n {
+				tevFail("tt.gather position %d outside [0, %d) (undefined on a GPU)", p, n)
+			}
+			src := slices.Clone(at)
+			src[axis] = p
+			f := flat(x.t.shape, src)
+			if res.f != nil {
+				res.f[k] = x.f[f]
+			} else {
+				res.i[k] = x.i[f]
+			}
+		})
 	case name == "tt.split":
 		// The halves of the last dim (of size 2): x[..., 0] and x[..., 1].
 		x := in(0)

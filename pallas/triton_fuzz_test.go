@@ -677,6 +677,8 @@ func (e *fzEnv) node(n *fzNode) {
 		r = Where(x(0), x(1), e.rhs(n, 2))
 	case "split":
 		r = Split(x(0), n.dim, n.parts)[n.part]
+	case "gather":
+		r = TakeAlongAxis(x(0), x(1), n.dim)
 	case "concat":
 		if n.op == "stack" {
 			r = Stack(n.dim, e.vals(n.in)...)
@@ -896,7 +898,7 @@ func fzInfer(c *fzCase, n *fzNode, get func(int) fzInfo) fzInfo {
 		return fzInfo{lo: 0, hi: 1}
 	case "where":
 		return fzJoin(arg(1), arg(2))
-	case "split":
+	case "split", "gather":
 		return arg(0)
 	case "concat":
 		f := arg(0)
@@ -1532,6 +1534,8 @@ func (c *fzCase) print(b *strings.Builder, nodes []*fzNode, depth int) {
 			fmt.Fprintf(b, "%s %s axis %d", n.op, fzVals(n.in), n.dim)
 		case "split":
 			fmt.Fprintf(b, "split v%d axis %d into %d, part %d", n.in[0], n.dim, n.parts, n.part)
+		case "gather":
+			fmt.Fprintf(b, "take_along_axis v%d at v%d axis %d", n.in[0], n.in[1], n.dim)
 		case "reduce":
 			fmt.Fprintf(b, "%s v%d axes %v", n.op, n.in[0], n.axes)
 		case "scan":
@@ -3106,11 +3110,13 @@ func (g *fzGen) shapeOp() int {
 		return -1
 	}
 	t := g.t(x)
-	switch g.intn(5) {
+	switch g.intn(6) {
 	case 3:
 		return g.concat(x)
 	case 4:
 		return g.split(x)
+	case 5:
+		return g.gather(x)
 	case 0:
 		shape := clone(t.shape)
 		grown := false
@@ -3174,6 +3180,36 @@ func (g *fzGen) concat(x int) int {
 		shape[n.dim] *= int64(cnt)
 	}
 	n.t.shape = shape
+	if g.chance(0.2) {
+		n.dim -= len(shape) // counted from the end
+	}
+	return g.add(n)
+}
+
+// gather takes x along an axis at positions of an integer type (exact,
+// many outside the axis: clamped), as many along it as a power of two
+// up to twice the axis.
+func (g *fzGen) gather(x int) int {
+	t := g.t(x)
+	if len(t.shape) == 0 {
+		return -1
+	}
+	axis := g.intn(len(t.shape))
+	if t.shape[axis] == 0 {
+		return -1
+	}
+	shape := clone(t.shape)
+	shape[axis] = g.pow2(2 * t.shape[axis])
+	if t.size()/t.shape[axis]*shape[axis] > fzMaxElems {
+		return -1
+	}
+	dt := []xla.DType{xla.Int32, xla.Int32, xla.Int8, xla.Uint8, xla.Int64, xla.Uint32}[g.intn(6)]
+	idx := g.coerce(fzType{dt: dt, shape: shape}, true)
+	if g.chance(0.6) && t.shape[axis] <= 100 {
+		idx = g.binS("rem", idx, t.shape[axis]) // mostly inside (negatives clamp to 0)
+	}
+	n := g.node("gather", fzType{dt: t.dt, shape: shape}, x, idx)
+	n.dim = axis
 	if g.chance(0.2) {
 		n.dim -= len(shape) // counted from the end
 	}

@@ -433,7 +433,7 @@ func intLit(v int64, bits int) int64 {
 func pureOp(name string) bool {
 	switch name {
 	case "tt.splat", "tt.make_range", "tt.expand_dims", "tt.broadcast", "tt.addptr",
-		"tt.get_program_id", "tt.trans", "tt.join", "tt.split", "tt.reshape", "tt.extern_elementwise", "tt.precise_divf":
+		"tt.get_program_id", "tt.trans", "tt.join", "tt.split", "tt.gather", "tt.reshape", "tt.extern_elementwise", "tt.precise_divf":
 		return true
 	}
 	return strings.HasPrefix(name, "arith.") || strings.HasPrefix(name, "math.")

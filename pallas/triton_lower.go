@@ -1002,6 +1002,8 @@ func (l *ttLower) op(op *Op) {
 		set(l.concatenate(op))
 	case "slice":
 		set(l.slice(op))
+	case "gather":
+		set(b.emit1("tt.gather", []*ttVal{in(0), in(1)}, rt, i32Attr("axis", int64(op.Attrs.Axis))))
 	case "scan":
 		x := l.foldAxis("tt.scan", in(0), op.Attrs.Axis, op.Attrs.Kind, dt, op.Attrs.Reverse)
 		if op.Attrs.Kind == "sum" {

@@ -41,6 +41,11 @@ type maskNode struct {
 	// goes in the result.
 	parts []int
 	dests [][]int32
+	// maskGather: per result element, its position in x with the
+	// coordinate along axis 0 (added to stride times idx), and that
+	// stride.
+	base   []int32
+	stride int64
 }
 
 const (
@@ -51,6 +56,7 @@ const (
 	maskReduce           // a sum, maximum or minimum along axes
 	maskScan             // a cumulative sum, product, maximum or minimum along an axis
 	maskConcat           // operands end to end along an axis
+	maskGather           // x (args[0]) at positions along an axis from idx (args[1])
 )
 
 // maxMaskElements bounds the elements of a mask maskTape computes.
@@ -87,7 +93,7 @@ func newMaskTape(t *tape, m *Value) (*maskTape, bool) {
 			mt.cost += len(n.val)
 		case maskReduce, maskScan:
 			mt.cost += len(n.from)
-		case maskConcat:
+		case maskConcat, maskGather:
 			mt.cost += len(n.val)
 		}
 	}
@@ -237,6 +243,28 @@ func (mt *maskTape) build(t *tape, v *Value) int {
 			return at
 		})
 		return mt.add(maskNode{kind: maskReduce, op: op, args: [3]int{a, -1, -1}, from: to, val: make([]int64, maskElements(shape))})
+	case "gather":
+		x, idx := op.Operands[0], op.Operands[1]
+		a, p := mt.compile(t, x), mt.compile(t, idx)
+		if a < 0 || p < 0 {
+			return -1
+		}
+		xs := x.Type.Shape
+		if size := maskElements(xs); int64(len(mt.nodes[a].val)) != size {
+			a = mt.add(maskNode{kind: maskBroadcast, args: [3]int{a, -1, -1}, val: make([]int64, size)})
+		}
+		axis := op.Attrs.Axis
+		base := elementMap(shape, func(coord []int64) int64 {
+			at := int64(0)
+			for d, c := range coord {
+				if d == axis {
+					c = 0
+				}
+				at = at*xs[d] + c
+			}
+			return at
+		})
+		return mt.add(maskNode{kind: maskGather, args: [3]int{a, p, -1}, base: base, stride: maskElements(xs[axis+1:]), val: make([]int64, len(base))})
 	case "slice":
 		x := op.Operands[0]
 		a := mt.compile(t, x)
@@ -416,6 +444,13 @@ func (mt *maskTape) step(i int) {
 		}
 		for k, f := range n.from {
 			n.val[k] = x[f]
+		}
+	case maskGather:
+		x, idx := mt.nodes[n.args[0]].val, mt.nodes[n.args[1]].val
+		for k, b := range n.base {
+			// idx is in range (the trace clamps it); one value stands
+			// for all.
+			n.val[k] = x[int64(b)+n.stride*idx[min(k, len(idx)-1)]]
 		}
 	case maskConcat:
 		for p, part := range n.parts {
