@@ -176,6 +176,10 @@ func TestConcatenateMisuse(t *testing.T) {
 			want: []string{"stack at concat_test.go:", "operand 1 is f32[2,8], operand 0 f32[4,4]: they must have one type"}},
 		{name: "stack axis past the result's rank", kernel: func(k *Kernel, r []*Ref) { Stack(3, f(k), f(k)) }, spec: spec,
 			want: []string{"stack at concat_test.go:", "bad axis 3 for a result of rank 3"}},
+		{name: "a joined dim past int64", kernel: func(k *Kernel, r []*Ref) {
+			h := k.Zeros(xla.Int32, 1<<62)
+			Concatenate(0, h, h, h, h)
+		}, spec: spec, want: []string{"concatenate at concat_test.go:", "the joined axis 0 of 4 values of i32[4611686018427387904] overflows int64"}},
 		{name: "three blocks on Triton", kernel: func(k *Kernel, r []*Ref) {
 			r[0].Store(Concatenate(0, f(k), k.Zeros(xla.Float32, 2, 4), k.Zeros(xla.Float32, 2, 4)))
 		}, spec: tri, want: []string{"triton: concatenate at concat_test.go:", "power-of-two count of blocks", "not 3"}},

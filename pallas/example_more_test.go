@@ -336,6 +336,35 @@ func ExampleSplit() {
 	// [-1.75 -2 2.25 3.5 -6 2 4 3] <nil>
 }
 
+// A linear recurrence h_t = a_t·h_{t-1} + b_t along each row, the state
+// of a selective scan, as an associative scan of the pairs (a, b): two
+// steps compose as (a1·a2, a2·b1 + b2).
+func ExampleAssociativeScan() {
+	recurrence := func(k *pallas.Kernel, refs []*pallas.Ref) {
+		a, b, h := refs[0].Load(), refs[1].Load(), refs[2]
+		step := func(x, y []*pallas.Value) []*pallas.Value {
+			return []*pallas.Value{x[0].Mul(y[0]), y[0].Mul(x[1]).Add(y[1])}
+		}
+		h.Store(pallas.AssociativeScan(-1, pallas.Forward, step, a, b)[1])
+	}
+	rowMap := func(g []*pallas.Value, _ []*pallas.Ref) []any { return []any{g[0], 0} }
+	row := &pallas.BlockSpec{BlockShape: []int64{1, 4}, IndexMap: rowMap}
+	a := f32Tensor([]float32{0.5, 0.5, 0.5, 0.5, 1, 2, 0, 1}, 2, 4)
+	b := f32Tensor([]float32{1, 1, 1, 1, 1, 1, 5, 1}, 2, 4)
+	data, err := runOne(func(fb *stablehlo.FuncBuilder) []*stablehlo.Value {
+		return pallas.Call(fb, recurrence, pallas.CallSpec{
+			Name:      "linear_recurrence",
+			OutShapes: []xla.Shape{xla.MakeShape(xla.Float32, 2, 4)},
+			Grid:      []int64{2},
+			InSpecs:   []*pallas.BlockSpec{row, row},
+			OutSpecs:  []*pallas.BlockSpec{row},
+		}, fb.Arg(0), fb.Arg(1))
+	}, a, b)
+	fmt.Println(data, err)
+	// Output:
+	// [1 1.5 1.75 1.875 1 3 5 6] <nil>
+}
+
 // A kernel's Triton form run on the CPU: EvalTriton lowers the call as
 // Backend: pallas.Triton does (race check included) and runs the TTIR on
 // a reference evaluator, every program in row-major order and reversed,

@@ -1310,6 +1310,8 @@ func (l *interp) op(fb *stablehlo.FuncBuilder, op *Op, e *env) error {
 		default:
 			return l.opErr(op, "unknown reduction %q", op.Attrs.Kind)
 		}
+	case "assoc_scan":
+		return l.assocScan(fb, op, e)
 	case "gather":
 		// Per result element, its coordinates, the axis's from idx.
 		idx := make([]*stablehlo.Value, len(t.Shape))
@@ -2209,6 +2211,113 @@ func (l *interp) when(fb *stablehlo.FuncBuilder, op *Op, e *env) error {
 		e.state[s] = res[i]
 	}
 	return nil
+}
+
+// assocScan lowers an AssociativeScan to a while loop over the axis, in
+// order: the fold so far, one slice of each value (the axis's dim 1),
+// combined with the next slices by combine's ops on whole slices (its
+// scalars made slices: vectorized) and stored into the results.
+func (l *interp) assocScan(fb *stablehlo.FuncBuilder, op *Op, e *env) error {
+	n := len(op.Operands)
+	t := op.Operands[0].Type
+	axis, size := op.Attrs.Axis, t.Shape[op.Attrs.Axis]
+	xs := make([]*stablehlo.Value, n)
+	for i, x := range op.Operands {
+		xs[i] = e.vals[x]
+	}
+	if t.Size() == 0 {
+		for i, res := range op.Results {
+			e.vals[res] = xs[i]
+		}
+		return nil
+	}
+	slice := slices.Clone(t.Shape)
+	slice[axis] = 1
+	comb := vectorized(op.Regions[0], slice)
+	at := func(rb *stablehlo.FuncBuilder, i *stablehlo.Value) []*stablehlo.Value {
+		starts := make([]*stablehlo.Value, len(slice))
+		for d := range starts {
+			starts[d] = rb.ScalarOf(xla.Int32, 0)
+		}
+		if op.Attrs.Reverse {
+			i = rb.Subtract(rb.ScalarOf(xla.Int32, float64(size-1)), i)
+		}
+		starts[axis] = i
+		return starts
+	}
+	// Carries: the step, the fold so far, the results.
+	init := []*stablehlo.Value{fb.ScalarOf(xla.Int32, 1)}
+	for _, x := range xs {
+		init = append(init, fb.DynamicSlice(x, at(fb, fb.ScalarOf(xla.Int32, 0)), slice))
+	}
+	init = append(init, xs...) // element 0 (n-1) is its own fold
+	var inner error
+	res := fb.While(init, func(rb *stablehlo.FuncBuilder, a []*stablehlo.Value) *stablehlo.Value {
+		return rb.Compare(a[0], rb.ScalarOf(xla.Int32, float64(size)), stablehlo.CompareLT, stablehlo.CompareAuto)
+	}, func(rb *stablehlo.FuncBuilder, a []*stablehlo.Value) []*stablehlo.Value {
+		c := e.child()
+		starts := at(rb, a[0])
+		for i := range n {
+			c.vals[comb.Args[i]] = a[1+i]
+			c.vals[comb.Args[n+i]] = rb.DynamicSlice(xs[i], starts, slice)
+		}
+		if err := l.region(rb, comb, c); err != nil {
+			inner = err
+			return a
+		}
+		out := []*stablehlo.Value{rb.Add(a[0], rb.ScalarOf(xla.Int32, 1))}
+		for _, y := range comb.Yield {
+			out = append(out, c.vals[y])
+		}
+		for i, y := range comb.Yield {
+			out = append(out, rb.DynamicUpdateSlice(a[1+n+i], c.vals[y], starts))
+		}
+		return out
+	})
+	if inner != nil {
+		return inner
+	}
+	for i, r := range op.Results {
+		e.vals[r] = res[1+n+i]
+	}
+	return nil
+}
+
+// vectorized copies r, an AssociativeScan's combine region (whose values
+// are all scalars), with every value of the given shape instead: its
+// elementwise ops then combine whole slices at once. Broadcasts and
+// reshapes of its scalars are themselves.
+func vectorized(r *Region, shape []int64) *Region {
+	c := &Region{}
+	m := map[*Value]*Value{}
+	like := func(v *Value, def *Op) *Value {
+		w := &Value{Type: Type{DType: v.Type.DType, Shape: slices.Clone(shape)}, Def: def, ID: v.ID, k: v.k}
+		m[v] = w
+		return w
+	}
+	for _, a := range r.Args {
+		w := like(a, nil)
+		w.argOf = c
+		c.Args = append(c.Args, w)
+	}
+	for _, op := range r.Ops {
+		if op.Name == "broadcast_in_dim" || op.Name == "reshape" {
+			m[op.Results[0]] = m[op.Operands[0]]
+			continue
+		}
+		o := &Op{Name: op.Name, Attrs: op.Attrs, Loc: op.Loc, region: c}
+		for _, x := range op.Operands {
+			o.Operands = append(o.Operands, m[x])
+		}
+		for _, res := range op.Results {
+			o.Results = append(o.Results, like(res, o))
+		}
+		c.Ops = append(c.Ops, o)
+	}
+	for _, y := range r.Yield {
+		c.Yield = append(c.Yield, m[y])
+	}
+	return c
 }
 
 // zeroIf is a lowered value that is zeros when cond holds, else other:

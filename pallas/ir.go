@@ -98,6 +98,14 @@ import (
 //	                                   elements 0..i of x in order (a cumulative sum,
 //	                                   product, maximum or minimum; x has rank 1 or more),
 //	                                   with Reverse elements i..n-1 from n-1 down
+//	assoc_scan       x... -> r...      Axis int, Reverse bool; Regions[0] combine: args
+//	                                   (a..., b...), scalars of the xs' dtypes, yields
+//	                                   as many, computed by the elementwise ops, consts,
+//	                                   casts, cmp and select from its args alone. r_j's
+//	                                   element i along Axis is the j-th of the values
+//	                                   combine folds elements 0..i of the xs into (with
+//	                                   Reverse n-1 down to i); the xs have one shape.
+//	                                   combine is associative: any bracketing may be used
 //	dot              a[m,k], b[k,n] -> r[m,n]   r's dtype is the preferred (accumulator) dtype;
 //	                                   TransA, TransB bool: a is [k,m] / b is [n,k]; or
 //	                                   a[b,m,k], b[b,k,n] -> r[b,m,n] (a batch of them, the
@@ -173,8 +181,8 @@ import (
 //
 //	2026-11-28: the scan op (cumulative sums, products, maxima and
 //	minima along one axis); its Reverse attribute; the when op's else
-//	region and results (Kernel.Cond); the concatenate, slice and gather
-//	ops; 3-D dots.
+//	region and results (Kernel.Cond); the concatenate, slice, gather and
+//	assoc_scan ops; 3-D dots.
 //	2026-11-28: the atomic op (atomic updates; a read and a store of
 //	its ref for every rule above that speaks of them); shl and shr
 //	written down (the lowerings had them already); narrow integer dots
@@ -629,6 +637,11 @@ func attrString(op *Op) string {
 	case "slice":
 		return fmt.Sprintf("axis=%d start=%d", a.Axis, a.Start)
 	case "gather":
+		return fmt.Sprintf("axis=%d", a.Axis)
+	case "assoc_scan":
+		if a.Reverse {
+			return fmt.Sprintf("axis=%d reverse", a.Axis)
+		}
 		return fmt.Sprintf("axis=%d", a.Axis)
 	case "scan":
 		if a.Reverse {

@@ -414,6 +414,55 @@ func (e *zeval) runOp(op *Op) {
 	case "reshape":
 		res = e.val(op.Operands[0]).clone()
 		res.shape = append([]int64{}, rt().Shape...)
+	case "assoc_scan":
+		// contract: element i folds elements 0..i (Reverse: n-1 down to
+		// i) by the combine region; folded here in order.
+		xs := make([]*zt, len(op.Operands))
+		for q, o := range op.Operands {
+			xs[q] = e.val(o)
+		}
+		shape, axis := xs[0].shape, op.Attrs.Axis
+		n := shape[axis]
+		outs := make([]*zt, len(xs))
+		for q, x := range xs {
+			outs[q] = newZT(x.dt, shape)
+		}
+		scalar := func(x *zt, at int64) *zt {
+			s := newZT(x.dt, nil)
+			s.copyElem(0, x, at)
+			return s
+		}
+		for i := int64(0); i < xs[0].n(); i++ {
+			c := unravel(i, shape)
+			if c[axis] != 0 {
+				continue // i starts a line along the axis
+			}
+			var acc []*zt
+			for step := int64(0); step < n; step++ {
+				c[axis] = step
+				if op.Attrs.Reverse {
+					c[axis] = n - 1 - step
+				}
+				at := ravel(c, shape)
+				next := make([]*zt, len(xs))
+				for q, x := range xs {
+					next[q] = scalar(x, at)
+				}
+				if acc == nil {
+					acc = next
+				} else {
+					acc = e.runRegion(op.Regions[0], append(slices.Clone(acc), next...))
+				}
+				for q := range xs {
+					outs[q].copyElem(at, acc[q], 0)
+				}
+			}
+		}
+		for q, r := range op.Results {
+			checkType(op, outs[q], r.Type)
+			e.env[r] = outs[q]
+		}
+		return
 	case "gather":
 		// contract: r[i] = x[i with its coordinate along Axis idx[i]],
 		// idx in range.

@@ -1251,6 +1251,128 @@ func (v *Value) scan(kind string, axis int, order []ScanOrder) *Value {
 	return k.emit("scan", []*Value{v}, []Type{v.Type}, attrs).Results[0]
 }
 
+// combineOps are the ops an AssociativeScan's combine function may use:
+// elementwise arithmetic on its scalars and constants.
+var combineOps = map[string]bool{
+	"const": true, "convert": true, "bitcast": true, "select": true, "cmp": true,
+	"neg": true, "abs": true, "exp": true, "log": true, "tanh": true, "erf": true, "sqrt": true, "rsqrt": true,
+	"floor": true, "ceil": true, "sin": true, "cos": true, "logistic": true, "not": true, "log1p": true,
+	"expm1": true, "tan": true, "round": true, "sign": true,
+	"add": true, "sub": true, "mul": true, "div": true, "rem": true, "max": true, "min": true, "pow": true,
+	"and": true, "or": true, "xor": true, "shl": true, "shr": true,
+	"broadcast_in_dim": true, "reshape": true, // of scalars: themselves
+}
+
+// AssociativeScan is the running fold of xs (values of one shape) along
+// axis (negative counts from the end) by combine, as
+// lax.associative_scan(combine, xs, reverse, axis): element i of result j
+// is the j-th of the values combine folds elements 0..i of xs into (with
+// Reverse, elements i..n-1, from the end). combine gets the values so far
+// (a) and the next elements (b) as scalars of xs's dtypes and returns as
+// many scalars of those dtypes; it may only compute (arithmetic,
+// comparisons, Where, casts on its arguments and constants: no loads,
+// stores, control flow or prints, and no values from outside it). It
+// must be associative: interpret mode folds in order, a GPU (tt.scan) in
+// a tree, so float results may differ in their last bits. Several xs
+// make a scan of tuples: (a1·b1, a2·b1 + b2) is a linear recurrence.
+func AssociativeScan(axis int, order ScanOrder, combine func(a, b []*Value) []*Value, xs ...*Value) []*Value {
+	const name = "associative_scan"
+	if len(xs) == 0 {
+		panic(misuse{name, "no values to scan"})
+	}
+	k := kernelOf(name, "operand 0", xs[0])
+	placeholders := func() []*Value {
+		out := make([]*Value, len(xs))
+		for i, x := range xs {
+			if x == nil {
+				out[i] = k.placeholder(Type{})
+			} else {
+				out[i] = k.placeholder(x.Type)
+			}
+		}
+		return out
+	}
+	if !k.check(name, xs...) {
+		return placeholders()
+	}
+	fail := func(format string, args ...any) []*Value {
+		k.failf(name, format, args...)
+		return placeholders()
+	}
+	if combine == nil {
+		return fail("combine is nil")
+	}
+	t := xs[0].Type
+	r, asked := len(t.Shape), axis
+	axis, ok := oneAxis(axis, r)
+	if !ok {
+		return fail("bad axis %d for rank %d (a scan runs along an axis of its values)", asked, r)
+	}
+	if order != Forward && order != Reverse {
+		return fail("want the order pallas.Forward or pallas.Reverse, got %v", order)
+	}
+	args := make([]Type, 2*len(xs))
+	for i, x := range xs {
+		if !sameShape(x.Type.Shape, t.Shape) {
+			return fail("operand %d is %s, operand 0 %s: the values scanned together have one shape", i, x.Type, t)
+		}
+		if notNumber(x.Type.DType) && !x.Type.DType.IsBool() {
+			return fail("operand %d is %s: not defined on %v", i, x.Type, x.Type.DType)
+		}
+		args[i] = Type{DType: x.Type.DType}
+		args[len(xs)+i] = Type{DType: x.Type.DType}
+	}
+	var ys []*Value
+	reg := k.runRegion(args, func(a []*Value) []*Value {
+		ys = combine(a[:len(xs)], a[len(xs):])
+		return ys
+	})
+	if k.st.err != nil {
+		return placeholders()
+	}
+	if len(ys) != len(xs) {
+		return fail("combine returns %d values for %d scanned", len(ys), len(xs))
+	}
+	k.stack = append(k.stack, reg)
+	ok = k.check(name, ys...)
+	k.stack = k.stack[:len(k.stack)-1]
+	if !ok {
+		return placeholders()
+	}
+	for i, y := range ys {
+		if y.Type.DType != xs[i].Type.DType || y.Type.Rank() != 0 {
+			return fail("combine returns %s for value %d, a scalar of %v", y.Type, i, xs[i].Type.DType)
+		}
+	}
+	inside := map[*Value]bool{}
+	for _, a := range reg.Args {
+		inside[a] = true
+	}
+	for _, op := range reg.Ops {
+		if !combineOps[op.Name] {
+			return fail("combine may only compute on its scalars, not %s (at %s): no loads, stores, control flow or prints", op.Name, op.Loc)
+		}
+		for _, o := range op.Operands {
+			if !inside[o] {
+				return fail("combine uses a value from outside it (%s at %s): scan it along, or compute it in combine", o.Type, op.Loc)
+			}
+		}
+		for _, res := range op.Results {
+			if res.Type.Rank() != 0 {
+				return fail("combine makes %s at %s: it works on scalars", res.Type, op.Loc)
+			}
+			inside[res] = true
+		}
+	}
+	types := make([]Type, len(xs))
+	for i, x := range xs {
+		types[i] = x.Type
+	}
+	op := k.emit("assoc_scan", slices.Clone(xs), types, Attrs{Axis: axis, Reverse: order == Reverse}, reg)
+	reg.parent = op
+	return op.Results
+}
+
 // Argmax is the index (i32) along axis (negative counts from the end) of
 // v's largest element, the first of equal ones; for floats, of the first
 // NaN where there is one; for bools, of the first true (as jnp.argmax).
@@ -1360,6 +1482,10 @@ func Concatenate(axis int, vs ...*Value) *Value {
 		}
 		if !same {
 			k.failf("concatenate", "operand %d is %s, operand 0 %s: they must agree but along axis %d", i+1, u, t, axis)
+			return k.placeholder(t)
+		}
+		if u.Shape[axis] > math.MaxInt64-shape[axis] {
+			k.failf("concatenate", "the joined axis %d of %d values of %s overflows int64", axis, len(vs), t)
 			return k.placeholder(t)
 		}
 		shape[axis] += u.Shape[axis]

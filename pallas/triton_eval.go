@@ -472,9 +472,16 @@ func (m *tevMachine) op(op *ttOp) []*tevVal {
 		})
 	case name == "tt.scan":
 		// Sequentially along the axis through the combine region: element
-		// i is region(element i-1's result, x[i]), the first x[0]; with
-		// reverse = true from the end, element i+1 before i.
-		x := in(0)
+		// i is region(element i-1's results, the xs at i), the first the
+		// xs at 0; with reverse = true from the end, element i+1 before i.
+		nx := len(op.operands)
+		xs := make([]*tevVal, nx)
+		outs := make([]*tevVal, nx)
+		for q := range xs {
+			xs[q] = in(q)
+			outs[q] = newTev(op.results[q].t)
+		}
+		x := xs[0]
 		axis := int(op.attr("axis").(int64))
 		reverse, ok := op.attr("reverse").(bool)
 		if !ok {
@@ -485,8 +492,8 @@ func (m *tevMachine) op(op *ttOp) []*tevVal {
 		for _, d := range x.t.shape[axis+1:] {
 			stride *= int(d)
 		}
-		elem := func(v *tevVal, at int) *tevVal {
-			e := &tevVal{t: r.args[0].t}
+		elem := func(v *tevVal, t ttType, at int) *tevVal {
+			e := &tevVal{t: t}
 			if v.f != nil {
 				e.f = []float64{v.f[at]}
 			} else {
@@ -503,16 +510,30 @@ func (m *tevMachine) op(op *ttOp) []*tevVal {
 				k = total - 1 - j
 				prev, first = k+stride, k/stride%n == n-1
 			}
-			cur := elem(x, k)
-			if !first {
-				m.vals[r.args[0]] = elem(res, prev)
-				m.vals[r.args[1]] = cur
-				cur = m.region(r)[0]
+			cur := make([]*tevVal, nx)
+			for q := range xs {
+				cur[q] = elem(xs[q], r.args[nx+q].t, k)
 			}
-			if res.f != nil {
-				res.f[k] = cur.f[0]
-			} else {
-				res.i[k] = cur.i[0]
+			if !first {
+				for q := range xs {
+					m.vals[r.args[q]] = elem(outs[q], r.args[q].t, prev)
+					m.vals[r.args[nx+q]] = cur[q]
+				}
+				cur = m.region(r)
+			}
+			for q, o := range outs {
+				if o.f != nil {
+					o.f[k] = cur[q].f[0]
+				} else {
+					o.i[k] = cur[q].i[0]
+				}
+			}
+		}
+		if res != nil {
+			res = outs[0]
+		} else {
+			for q, o := range outs {
+				m.vals[op.results[q]] = o
 			}
 		}
 	case name == "tt.dot":
@@ -1101,7 +1122,8 @@ func flat(shape, idx []int64) int {
 // other.
 func fromExtf(v *ttVal) bool {
 	moves := map[string][]int{"tt.trans": {0}, "tt.reshape": {0}, "tt.broadcast": {0},
-		"tt.expand_dims": {0}, "tt.splat": {0}, "arith.select": {1, 2}}
+		"tt.expand_dims": {0}, "tt.splat": {0}, "arith.select": {1, 2},
+		"tt.join": {0, 1}, "tt.split": {0}, "tt.gather": {0}}
 	stack := []*ttVal{v}
 	for len(stack) > 0 {
 		v, stack = stack[len(stack)-1], stack[:len(stack)-1]

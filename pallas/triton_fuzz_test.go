@@ -371,6 +371,7 @@ type fzNode struct {
 	// dot
 	transA, transB bool
 	rev            bool // scan: Reverse
+	custom         bool // scan: through AssociativeScan with the op as combine
 	parts, part    int  // split: into parts, the part kept
 	pref           xla.DType
 	// load, store, bmask
@@ -707,7 +708,12 @@ func (e *fzEnv) node(n *fzNode) {
 		if n.rev {
 			order = Reverse
 		}
-		r = scanOf(x(0), n.op, n.dim, order)
+		if n.custom {
+			f := map[string]func(*Value, any) *Value{"sum": (*Value).Add, "max": (*Value).Max, "min": (*Value).Min}[n.op]
+			r = AssociativeScan(n.dim, order, func(a, b []*Value) []*Value { return []*Value{f(a[0], b[0])} }, x(0))[0]
+		} else {
+			r = scanOf(x(0), n.op, n.dim, order)
+		}
 	case "dot":
 		r = DotTransposed(x(0), x(1), n.transA, n.transB, n.pref)
 	case "load":
@@ -1539,7 +1545,7 @@ func (c *fzCase) print(b *strings.Builder, nodes []*fzNode, depth int) {
 		case "reduce":
 			fmt.Fprintf(b, "%s v%d axes %v", n.op, n.in[0], n.axes)
 		case "scan":
-			fmt.Fprintf(b, "cum%s v%d axis %d reverse=%v", n.op, n.in[0], n.dim, n.rev)
+			fmt.Fprintf(b, "cum%s v%d axis %d reverse=%v custom=%v", n.op, n.in[0], n.dim, n.rev, n.custom)
 		case "dot":
 			fmt.Fprintf(b, "dot v%d, v%d transA=%v transB=%v preferred %v", n.in[0], n.in[1], n.transA, n.transB, n.pref)
 		case "load":
@@ -3320,6 +3326,9 @@ func (g *fzGen) scan() int {
 	}
 	s := g.node("scan", fzType{dt: t.dt, shape: append([]int64(nil), t.shape...)}, x)
 	s.op, s.dim, s.rev = op, axis, g.chance(0.3)
+	// A custom combine of the same op (16-bit float sums excepted: the
+	// built-in one sums in f32, a combine in the values' own type).
+	s.custom = g.chance(0.3) && !(op == "sum" && (t.dt == xla.Float16 || t.dt == xla.BFloat16))
 	return g.add(s)
 }
 

@@ -1002,6 +1002,8 @@ func (l *ttLower) op(op *Op) {
 		set(l.concatenate(op))
 	case "slice":
 		set(l.slice(op))
+	case "assoc_scan":
+		l.assocScan(op)
 	case "gather":
 		set(b.emit1("tt.gather", []*ttVal{in(0), in(1)}, rt, i32Attr("axis", int64(op.Attrs.Axis))))
 	case "scan":
@@ -1372,6 +1374,39 @@ func (l *ttLower) slice(op *Op) *ttVal {
 	return x
 }
 
+// assocScan lowers an AssociativeScan to one tt.scan of its values whose
+// combine region is the scan's own, lowered on scalars.
+func (l *ttLower) assocScan(op *Op) {
+	b := l.b
+	xs := make([]*ttVal, len(op.Operands))
+	types := make([]ttType, len(xs))
+	for i, x := range op.Operands {
+		xs[i] = l.v(op, x)
+		types[i] = xs[i].t
+	}
+	body := op.Regions[0]
+	r := &ttRegion{}
+	for _, a := range body.Args {
+		v := &ttVal{t: l.typeOf(op, a.Type)}
+		r.args = append(r.args, v)
+		l.set(a, v)
+	}
+	sc := b.emit("tt.scan", xs, types, i32Attr("axis", int64(op.Attrs.Axis)),
+		ttAttr{name: "reverse", text: strconv.FormatBool(op.Attrs.Reverse), val: op.Attrs.Reverse})
+	sc.regions = []*ttRegion{r}
+	b.push(r)
+	l.region(body)
+	ys := make([]*ttVal, len(body.Yield))
+	for i, y := range body.Yield {
+		ys[i] = l.v(op, y)
+	}
+	b.emit("tt.scan.return", ys, nil)
+	b.pop()
+	for i, res := range op.Results {
+		l.set(res, sc.results[i])
+	}
+}
+
 // foldAxis is one tt.reduce or tt.scan (name; a scan from the end with
 // reverse) of x along axis whose combine region is kind's arith op (sum,
 // prod, max, min; float max and min as arith.maximumf and minimumf: NaN
@@ -1509,7 +1544,7 @@ func widenedInKernel(v *ttVal) bool {
 			return walk(v.def.operands[0])
 		case "tt.join":
 			return walk(v.def.operands[0]) || walk(v.def.operands[1])
-		case "tt.split":
+		case "tt.split", "tt.gather":
 			return walk(v.def.operands[0])
 		case "arith.select":
 			return walk(v.def.operands[1]) || walk(v.def.operands[2])

@@ -567,7 +567,7 @@ func tritonCases() []tritonCase {
 	cases = append(cases, scanCases()...)
 	cases = append(cases, condCases()...)
 	cases = append(cases, concatCases()...)
-	cases = append(cases, dotBatchedCase(), splitCase(), gatherCase())
+	cases = append(cases, dotBatchedCase(), splitCase(), gatherCase(), assocScanCase())
 	cases = append(cases, attentionCase(false), attentionCase(true))
 	return append(cases, tritonDTypeCases()...)
 }
