@@ -141,3 +141,28 @@ func TestTakeAlongAxisMisuse(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, []float32{0, 2, 4, 6}, got[0].Data.([]float32)[:4])
 }
+
+// Rows of a table (table[ids]) through TakeAlongAxis, the ids broadcast
+// along the row, as docs/pallas.md shows, on every backend.
+func TestTakeAlongAxisRows(t *testing.T) {
+	c := tritonCase{
+		name: "table_rows",
+		kernel: func(k *Kernel, r []*Ref) {
+			ids := r[1].Load() // (4,) i32
+			r[2].Store(TakeAlongAxis(r[0].Load(), ids.ExpandDims(1).BroadcastTo(4, 8), 0))
+		},
+		spec: CallSpec{Name: "table_rows", OutShapes: []xla.Shape{xla.MakeShape(xla.Float32, 4, 8)}},
+		args: []*interpreter.Tensor{
+			fTensor([]int64{16, 8}, func(i int) float64 { return float64(i) }),
+			tensor(t, xla.Int32, []int32{3, 0, 15, 3}, 4),
+		},
+	}
+	checkEveryBackend(t, c, func(backend string, got []*interpreter.Tensor) {
+		d := got[0].Data.([]float32)
+		for i, id := range []int{3, 0, 15, 3} {
+			for j := 0; j < 8; j++ {
+				require.Equal(t, float32(id*8+j), d[i*8+j], "%s: row %d", backend, i)
+			}
+		}
+	})
+}
