@@ -132,6 +132,13 @@ func TestAssociativeScanMisuse(t *testing.T) {
 			s := z(k).Sum()
 			AssociativeScan(0, Forward, func(a, b []*Value) []*Value { return []*Value{a[0].Add(b[0]).Mul(s)} }, z(k))
 		}, spec: spec, want: []string{"combine uses a value from outside it (f32[]"}},
+		{name: "a value from outside returned", kernel: func(k *Kernel, r []*Ref) {
+			s := z(k).Sum()
+			AssociativeScan(0, Forward, func(a, b []*Value) []*Value { return []*Value{s} }, z(k))
+		}, spec: spec, want: []string{"associative_scan at assoc_scan_test.go:", "combine returns a value from outside it (f32[]) for value 0"}},
+		{name: "nil returned", kernel: func(k *Kernel, r []*Ref) {
+			AssociativeScan(0, Forward, func(a, b []*Value) []*Value { return []*Value{nil} }, z(k))
+		}, spec: spec, want: []string{"combine returns nil for value 0"}},
 		{name: "a block in combine", kernel: func(k *Kernel, r []*Ref) {
 			AssociativeScan(0, Forward, func(a, b []*Value) []*Value { return []*Value{a[0].Add(k.Zeros(xla.Float32, 2).Sum())} }, z(k))
 		}, spec: spec, want: []string{"combine makes f32[2]"}},
@@ -155,5 +162,74 @@ func TestAssociativeScanMisuse(t *testing.T) {
 		{name: "a panicking combine", kernel: func(k *Kernel, r []*Ref) {
 			AssociativeScan(0, Forward, func(a, b []*Value) []*Value { return []*Value{a[0], b[0]}[:3] }, z(k))
 		}, spec: spec, want: []string{"panicked"}},
+	})
+}
+
+// The race check computes integer AssociativeScans (their combine run on
+// the tape's ops, line by line in order) in positions and masks, as it
+// does Cumsum: programs whose elements meet only through the scan are
+// refused, apart ones pass, and a position past the array is refused at
+// build time.
+func TestAssociativeScanRaceCheck(t *testing.T) {
+	spec := CallSpec{Name: "ascan_race", Grid: []int64{2}, OutShapes: []xla.Shape{xla.MakeShape(xla.Float32, 16)}}
+	add := func(a, b []*Value) []*Value { return []*Value{a[0].Add(b[0])} }
+	or := func(a, b []*Value) []*Value { return []*Value{a[0].Or(b[0])} }
+	val := func(k *Kernel, n int64) *Value { return k.ProgramID(0).Astype(xla.Float32).Add(1).BroadcastTo(n) }
+	// Running sums of [s·p+1, 1, 1, 1]: [s·p+1 .. s·p+4].
+	positions := func(s int) KernelFunc {
+		return func(k *Kernel, r []*Ref) {
+			p := k.ProgramID(0)
+			first := k.Arange(4).Eq(0).Astype(xla.Int32).Mul(p.Mul(s))
+			idx := AssociativeScan(0, Forward, add, k.Full(xla.Int32, 1, 4).Add(first))[0]
+			Store(r[0], []any{idx}, val(k, 4), nil)
+		}
+	}
+	assertRefusedRace(t, tritonCase{name: "ascan_race", kernel: positions(1), spec: spec}, "both reach its element (2)")
+	c := tritonCase{name: "ascan_race", kernel: positions(8), spec: spec}
+	assertTritonMatchesInterpret(t, c)
+	got, err := runCall(c.kernel, c.spec)
+	require.NoError(t, err)
+	d := got[0].Data.([]float32)
+	assert.Equal(t, []float32{1, 1, 1, 1, 2, 2, 2, 2}, []float32{d[1], d[2], d[3], d[4], d[9], d[10], d[11], d[12]})
+
+	// A mask: the running or of iota == p, from the end (p's element and
+	// those before it): program 1's covers program 0's.
+	mask := func(k *Kernel, r []*Ref) {
+		m := AssociativeScan(0, Reverse, or, k.Arange(16).Eq(k.ProgramID(0)))[0]
+		Store(r[0], nil, val(k, 16), m)
+	}
+	assertRefusedRace(t, tritonCase{name: "ascan_race", kernel: mask, spec: spec}, "both reach its element (0)")
+
+	// Running sums of 4s: 4, 8, 12, 16, the last past the 16 elements.
+	outside := func(k *Kernel, r []*Ref) {
+		idx := AssociativeScan(0, Forward, add, k.Full(xla.Int32, 4, 4))[0]
+		Store(r[0], []any{idx}, val(k, 4), k.ProgramID(0).Eq(0).BroadcastTo(4))
+	}
+	p, err := Trace(outside, spec, nil)
+	require.NoError(t, err)
+	requireMisuse(t, checkParallelPrograms(p), "ascan_race", "outside the array")
+}
+
+// A combine's constants are made inside its tt.scan region, not taken
+// from the kernel's (the region then uses its arguments and its own
+// values alone), also when the kernel made the same constant before.
+func TestAssociativeScanRegionOwnsItsConstants(t *testing.T) {
+	kernel := func(k *Kernel, r []*Ref) {
+		v := r[0].Load().Add(1) // the kernel's own 1 : i32
+		inc := func(a, b []*Value) []*Value { return []*Value{a[0].Add(b[0]).Add(1)} }
+		r[1].Store(AssociativeScan(0, Forward, inc, v)[0])
+	}
+	spec := CallSpec{Name: "ascan_const", OutShapes: []xla.Shape{xla.MakeShape(xla.Int32, 8)}}
+	x := tensor(t, xla.Int32, []int32{0, 1, 2, 3, 4, 5, 6, 7}, 8)
+	p, err := Trace(kernel, spec, argTypes([]*interpreter.Tensor{x}))
+	require.NoError(t, err)
+	k, err := LowerTriton(p, CompilerParams{})
+	require.NoError(t, err)
+	region := k.IR[strings.Index(k.IR, `"tt.scan"(`):strings.Index(k.IR, `"tt.scan.return"`)]
+	require.Contains(t, region, "arith.constant 1 : i32", k.IR)
+	checkEveryBackend(t, tritonCase{name: "ascan_const", kernel: kernel, spec: spec, args: []*interpreter.Tensor{x}}, func(backend string, got []*interpreter.Tensor) {
+		// v = x+1; fold_i = Σ v + i (one 1 per combine).
+		want := []int32{1, 4, 8, 13, 19, 26, 34, 43}
+		require.Equal(t, want, got[0].Data, backend)
 	})
 }

@@ -129,6 +129,9 @@ func TestSplitMisuse(t *testing.T) {
 	runMisuseCases(t, []misuseCase{
 		{name: "parts that do not divide", kernel: func(k *Kernel, r []*Ref) { Split(z(k), 1, 4) }, spec: spec,
 			want: []string{"split at split_test.go:", "4 parts do not divide axis 1 of f32[4,6] (6 elements) evenly"}},
+		// 2^30 placeholders would take tens of GB: the error comes with a few.
+		{name: "a huge count of parts", kernel: func(k *Kernel, r []*Ref) { Split(z(k), 1, 1<<30) }, spec: spec,
+			want: []string{"1073741824 parts do not divide axis 1"}},
 		{name: "no parts", kernel: func(k *Kernel, r []*Ref) { Split(z(k), 0, 0) }, spec: spec,
 			want: []string{"split at split_test.go:", "0 parts do not divide"}},
 		{name: "bad axis", kernel: func(k *Kernel, r []*Ref) { Split(z(k), 2, 2) }, spec: spec,

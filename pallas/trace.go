@@ -1333,6 +1333,11 @@ func AssociativeScan(axis int, order ScanOrder, combine func(a, b []*Value) []*V
 	if len(ys) != len(xs) {
 		return fail("combine returns %d values for %d scanned", len(ys), len(xs))
 	}
+	for i, y := range ys {
+		if y == nil {
+			return fail("combine returns nil for value %d", i)
+		}
+	}
 	k.stack = append(k.stack, reg)
 	ok = k.check(name, ys...)
 	k.stack = k.stack[:len(k.stack)-1]
@@ -1362,6 +1367,11 @@ func AssociativeScan(axis int, order ScanOrder, combine func(a, b []*Value) []*V
 				return fail("combine makes %s at %s: it works on scalars", res.Type, op.Loc)
 			}
 			inside[res] = true
+		}
+	}
+	for i, y := range ys {
+		if !inside[y] {
+			return fail("combine returns a value from outside it (%s) for value %d: scan it along, or compute it in combine", y.Type, i)
 		}
 	}
 	types := make([]Type, len(xs))
@@ -1504,7 +1514,9 @@ func Concatenate(axis int, vs ...*Value) *Value {
 func Split(v *Value, axis int, n int) []*Value {
 	k := kernelOf("split", "operand 0", v)
 	placeholders := func() []*Value {
-		out := make([]*Value, max(n, 0))
+		// After an error: no more than a few (a huge n of parts that do
+		// not divide would allocate them all).
+		out := make([]*Value, min(max(n, 0), 64))
 		for i := range out {
 			out[i] = k.placeholder(v.Type)
 		}

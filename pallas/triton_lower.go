@@ -26,6 +26,22 @@ type ttb struct {
 	region *ttRegion
 	stack  []*ttRegion
 	consts []map[string]*ttVal
+	hidden [][]map[string]*ttVal // the caches pushIsolated hid
+}
+
+// pushIsolated is push for a region that uses no value of the enclosing
+// ones (a tt.scan's combine region, its constants made inside it).
+func (b *ttb) pushIsolated(r *ttRegion) {
+	b.hidden = append(b.hidden, b.consts)
+	b.consts = nil
+	b.push(r)
+}
+
+// popIsolated closes a region pushIsolated opened.
+func (b *ttb) popIsolated() {
+	b.pop()
+	b.consts = b.hidden[len(b.hidden)-1]
+	b.hidden = b.hidden[:len(b.hidden)-1]
 }
 
 func (b *ttb) push(r *ttRegion) {
@@ -1394,14 +1410,14 @@ func (l *ttLower) assocScan(op *Op) {
 	sc := b.emit("tt.scan", xs, types, i32Attr("axis", int64(op.Attrs.Axis)),
 		ttAttr{name: "reverse", text: strconv.FormatBool(op.Attrs.Reverse), val: op.Attrs.Reverse})
 	sc.regions = []*ttRegion{r}
-	b.push(r)
+	b.pushIsolated(r)
 	l.region(body)
 	ys := make([]*ttVal, len(body.Yield))
 	for i, y := range body.Yield {
 		ys[i] = l.v(op, y)
 	}
 	b.emit("tt.scan.return", ys, nil)
-	b.pop()
+	b.popIsolated()
 	for i, res := range op.Results {
 		l.set(res, sc.results[i])
 	}

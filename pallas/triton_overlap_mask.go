@@ -41,6 +41,12 @@ type maskNode struct {
 	// goes in the result.
 	parts []int
 	dests [][]int32
+	// maskAssoc: the scan op, the result it is (parts holds the
+	// operands' nodes, from the elements before as maskScan's), and
+	// scratch for the combine region's values.
+	scan *Op
+	res  int
+	env  map[*Value]int64
 	// maskGather: per result element, its position in x with the
 	// coordinate along axis 0 (added to stride times idx), and that
 	// stride.
@@ -57,6 +63,7 @@ const (
 	maskScan             // a cumulative sum, product, maximum or minimum along an axis
 	maskConcat           // operands end to end along an axis
 	maskGather           // x (args[0]) at positions along an axis from idx (args[1])
+	maskAssoc            // one result of an AssociativeScan of integer values
 )
 
 // maxMaskElements bounds the elements of a mask maskTape computes.
@@ -95,6 +102,8 @@ func newMaskTape(t *tape, m *Value) (*maskTape, bool) {
 			mt.cost += len(n.from)
 		case maskConcat, maskGather:
 			mt.cost += len(n.val)
+		case maskAssoc:
+			mt.cost += len(n.val) * (1 + len(n.scan.Regions[0].Ops))
 		}
 	}
 	mt.cost += int(size) // the scan for runs
@@ -162,6 +171,9 @@ func (mt *maskTape) build(t *tape, v *Value) int {
 	dt := v.Type.DType
 	if maskElements(v.Type.Shape) < 0 {
 		return -1 // a value larger than the mask, broadcast to no elements
+	}
+	if op != nil && op.Name == "assoc_scan" {
+		return mt.assocScan(t, op, v)
 	}
 	if sel, operands, ok := condSelect(v); ok {
 		// A Cond's result: elementwise, the select of its (uniform)
@@ -352,6 +364,63 @@ func (mt *maskTape) build(t *tape, v *Value) int {
 	return mt.add(n)
 }
 
+// assocScan compiles result v of op, an AssociativeScan: integer (and
+// bool) scans whose combine the tape's ops compute, folded along each
+// line in order, as the evaluators fold them; -1 for others.
+func (mt *maskTape) assocScan(t *tape, op *Op, v *Value) int {
+	shape := v.Type.Shape
+	if maskElements(shape) < 0 {
+		return -1
+	}
+	for _, x := range op.Operands {
+		if dt := x.Type.DType; !dt.IsInt() && !dt.IsBool() {
+			return -1
+		}
+	}
+	for _, o := range op.Regions[0].Ops {
+		if !evaluable[o.Name] || o.Name == "program_id" || o.Name == "num_programs" {
+			return -1
+		}
+		for _, r := range append(slices.Clone(o.Operands), o.Results...) {
+			if dt := r.Type.DType; !dt.IsInt() && !dt.IsBool() {
+				return -1
+			}
+		}
+		if o.Name == "const" {
+			if _, ok := o.Attrs.Value.(float64); ok {
+				return -1
+			}
+		}
+	}
+	n := maskNode{kind: maskAssoc, scan: op, res: slices.Index(op.Results, v), env: map[*Value]int64{}, val: make([]int64, maskElements(shape))}
+	for _, o := range op.Operands {
+		a := mt.compile(t, o)
+		if a < 0 {
+			return -1
+		}
+		if size := maskElements(shape); int64(len(mt.nodes[a].val)) != size {
+			a = mt.add(maskNode{kind: maskBroadcast, args: [3]int{a, -1, -1}, val: make([]int64, size)})
+		}
+		n.parts = append(n.parts, a)
+	}
+	axis := op.Attrs.Axis
+	stride, d := maskElements(shape[axis+1:]), shape[axis]
+	n.from = elementMap(shape, func(coord []int64) int64 {
+		at := int64(0)
+		for i, c := range coord {
+			at = at*shape[i] + c
+		}
+		switch {
+		case !op.Attrs.Reverse && coord[axis] > 0:
+			return at - stride
+		case op.Attrs.Reverse && coord[axis] < d-1:
+			return at + stride
+		}
+		return -1
+	})
+	return mt.add(n)
+}
+
 // elementMap is at(coord) for each element of shape, row major.
 func elementMap(shape []int64, at func(coord []int64) int64) []int32 {
 	out := make([]int32, maskElements(shape))
@@ -445,6 +514,45 @@ func (mt *maskTape) step(i int) {
 		for k, f := range n.from {
 			n.val[k] = x[f]
 		}
+	case maskAssoc:
+		// Every result, element by element in fold order (the one
+		// before comes first); this node keeps result n.res.
+		r := n.scan.Regions[0]
+		m := len(n.parts)
+		folds := make([][]int64, m)
+		for q := range folds {
+			folds[q] = make([]int64, len(n.val))
+		}
+		cur := make([]int64, m)
+		for j := range n.from {
+			k := j
+			if n.scan.Attrs.Reverse {
+				k = len(n.from) - 1 - j
+			}
+			for q, part := range n.parts {
+				cur[q] = mt.nodes[part].val[k]
+			}
+			if p := n.from[k]; p >= 0 {
+				for q := range m {
+					n.env[r.Args[q]] = folds[q][p]
+					n.env[r.Args[m+q]] = cur[q]
+				}
+				for _, o := range r.Ops {
+					var xs [3]int64
+					for i, x := range o.Operands {
+						xs[i] = n.env[x]
+					}
+					n.env[o.Results[0]] = evalOp(o, xs[0], xs[1], xs[2], nil, nil)
+				}
+				for q, y := range r.Yield {
+					cur[q] = n.env[y]
+				}
+			}
+			for q := range m {
+				folds[q][k] = cur[q]
+			}
+		}
+		copy(n.val, folds[n.res])
 	case maskGather:
 		x, idx := mt.nodes[n.args[0]].val, mt.nodes[n.args[1]].val
 		for k, b := range n.base {
