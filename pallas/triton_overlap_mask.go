@@ -332,24 +332,7 @@ func (mt *maskTape) build(t *tape, v *Value) int {
 		if a < 0 {
 			return -1
 		}
-		// Per element, the one before it along the axis, which comes
-		// first in row-major order (the one after it in a reverse scan,
-		// which comes first walking backward: run walks that way).
-		axis := op.Attrs.Axis
-		stride, n := maskElements(shape[axis+1:]), shape[axis]
-		prev := elementMap(shape, func(coord []int64) int64 {
-			at := int64(0)
-			for d, c := range coord {
-				at = at*shape[d] + c
-			}
-			switch {
-			case !op.Attrs.Reverse && coord[axis] > 0:
-				return at - stride
-			case op.Attrs.Reverse && coord[axis] < n-1:
-				return at + stride
-			}
-			return -1
-		})
+		prev := scanPrev(shape, op.Attrs.Axis, op.Attrs.Reverse)
 		return mt.add(maskNode{kind: maskScan, op: op, args: [3]int{a, -1, -1}, from: prev, val: make([]int64, len(prev))})
 	}
 	if !evaluable[op.Name] || op.Name == "const" || len(op.Operands) > 3 {
@@ -403,22 +386,30 @@ func (mt *maskTape) assocScan(t *tape, op *Op, v *Value) int {
 		}
 		n.parts = append(n.parts, a)
 	}
-	axis := op.Attrs.Axis
-	stride, d := maskElements(shape[axis+1:]), shape[axis]
-	n.from = elementMap(shape, func(coord []int64) int64 {
+	n.from = scanPrev(shape, op.Attrs.Axis, op.Attrs.Reverse)
+	return mt.add(n)
+}
+
+// scanPrev is, per element of a scan of shape along axis, the element
+// folded just before it: the one before it along the axis, which comes
+// first in row-major order, or with reverse the one after it, which comes
+// first walking backward (the scans' run walks that way); -1 for the
+// first of a line.
+func scanPrev(shape []int64, axis int, reverse bool) []int32 {
+	stride, n := maskElements(shape[axis+1:]), shape[axis]
+	return elementMap(shape, func(coord []int64) int64 {
 		at := int64(0)
-		for i, c := range coord {
-			at = at*shape[i] + c
+		for d, c := range coord {
+			at = at*shape[d] + c
 		}
 		switch {
-		case !op.Attrs.Reverse && coord[axis] > 0:
+		case !reverse && coord[axis] > 0:
 			return at - stride
-		case op.Attrs.Reverse && coord[axis] < d-1:
+		case reverse && coord[axis] < n-1:
 			return at + stride
 		}
 		return -1
 	})
-	return mt.add(n)
 }
 
 // elementMap is at(coord) for each element of shape, row major.
