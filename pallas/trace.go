@@ -1383,6 +1383,67 @@ func AssociativeScan(axis int, order ScanOrder, combine func(a, b []*Value) []*V
 	return op.Results
 }
 
+// TopK returns the k largest elements of x along its last axis, largest
+// first, and their indices (i32), as lax.top_k: the result dims are x's
+// with the last one k. Equal elements come in index order (+0 and -0 are
+// equal), and NaNs rank above every number, the first NaN first (as
+// Argmax). It is k rounds of a maximum over the elements not yet taken,
+// built from the kernel's reductions and selects, so every backend runs
+// it alike; on Triton k is a power of two, as every block dim.
+func TopK(x *Value, k int) (values, indices *Value) {
+	kern := kernelOf("top_k", "operand 0", x)
+	placeholders := func() (*Value, *Value) {
+		shape := slices.Clone(x.Type.Shape)
+		if len(shape) > 0 {
+			shape[len(shape)-1] = int64(min(max(k, 0), 1<<20))
+		}
+		return kern.placeholder(Type{DType: x.Type.DType, Shape: shape}), kern.placeholder(Type{DType: xla.Int32, Shape: shape})
+	}
+	fail := func(format string, args ...any) (*Value, *Value) {
+		kern.failf("top_k", format, args...)
+		return placeholders()
+	}
+	if !kern.check("top_k", x) {
+		return placeholders()
+	}
+	r := len(x.Type.Shape)
+	dt := x.Type.DType
+	switch {
+	case r == 0:
+		return fail("a scalar has no axis to take the largest elements along")
+	case notNumber(dt) || dt.IsBool():
+		return fail("not defined on %v", dt)
+	case k < 1 || int64(k) > x.Type.Shape[r-1]:
+		return fail("k = %d of the %d elements along the last axis of %s (1 to all of them)", k, x.Type.Shape[r-1], x.Type)
+	}
+	n := x.Type.Shape[r-1]
+	var lowest any // at or below every element: what taken ones read as
+	switch {
+	case dt.IsFloat():
+		lowest = math.Inf(-1)
+	case dt.IsUnsigned():
+		lowest = 0
+	default:
+		lowest = int64(-1) << (dt.Bits() - 1)
+	}
+	pos := kern.Iota(xla.Int32, r-1, x.Type.Shape...)
+	taken := kern.Zeros(xla.Bool, x.Type.Shape...)
+	vals, idxs := make([]*Value, k), make([]*Value, k)
+	for i := range k {
+		open := taken.Not()
+		m := Where(taken, lowest, x).ReduceMax(r - 1).ExpandDims(r - 1)
+		hit := open.And(x.Eq(m))
+		if dt.IsFloat() {
+			hit = hit.Or(open.And(x.Ne(x)).And(m.Ne(m))) // the largest is a NaN
+		}
+		at := Where(hit, pos, int(n)).ReduceMin(r - 1).ExpandDims(r - 1) // the first of them
+		idxs[i] = at
+		vals[i] = TakeAlongAxis(x, at, r-1)
+		taken = taken.Or(pos.Eq(at))
+	}
+	return Concatenate(r-1, vals...), Concatenate(r-1, idxs...)
+}
+
 // Argmax is the index (i32) along axis (negative counts from the end) of
 // v's largest element, the first of equal ones; for floats, of the first
 // NaN where there is one; for bools, of the first true (as jnp.argmax).

@@ -568,6 +568,7 @@ func tritonCases() []tritonCase {
 	cases = append(cases, condCases()...)
 	cases = append(cases, concatCases()...)
 	cases = append(cases, dotBatchedCase(), splitCase(), gatherCase(), assocScanCase())
+	cases = append(cases, topKCases()...)
 	cases = append(cases, attentionCase(false), attentionCase(true))
 	return append(cases, tritonDTypeCases()...)
 }
