@@ -153,3 +153,67 @@ func TestSplitMisuse(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, []float32{4, 5, 0, 1}, got[0].Data.([]float32)[:4])
 }
+
+// SliceAxis: aligned parts on every backend (the Triton form halves the
+// value), any part in interpret mode, and Triton's refusal of a part it
+// cannot halve down to.
+func TestSliceAxis(t *testing.T) {
+	rows := func(n int64) *BlockSpec {
+		return &BlockSpec{BlockShape: []int64{4, n}, IndexMap: blockMap(func(g []*Value) []any { return []any{g[0], 0} })}
+	}
+	x := fTensor([]int64{8, 16}, func(i int) float64 { return float64(i) })
+	c := tritonCase{
+		name: "slice_axis",
+		kernel: func(k *Kernel, r []*Ref) {
+			v := r[0].Load()
+			r[1].Store(v.SliceAxis(1, 12, 16))
+			r[2].Store(v.SliceAxis(-1, 6, 8))
+			r[3].Store(v.SliceAxis(0, 2, 4).Sum(0).Reshape(1, 16).BroadcastTo(4, 16))
+		},
+		spec: CallSpec{
+			Name:      "slice_axis",
+			OutShapes: []xla.Shape{xla.MakeShape(xla.Float32, 8, 4), xla.MakeShape(xla.Float32, 8, 2), xla.MakeShape(xla.Float32, 8, 16)},
+			Grid:      []int64{2},
+			InSpecs:   []*BlockSpec{rows(16)},
+			OutSpecs:  []*BlockSpec{rows(4), rows(2), rows(16)},
+		},
+		args: []*interpreter.Tensor{x},
+	}
+	checkEveryBackend(t, c, func(backend string, got []*interpreter.Tensor) {
+		for row := 0; row < 8; row++ {
+			g := row / 4
+			for j := 0; j < 4; j++ {
+				require.Equal(t, float32(row*16+12+j), got[0].Data.([]float32)[row*4+j], backend)
+			}
+			for j := 0; j < 2; j++ {
+				require.Equal(t, float32(row*16+6+j), got[1].Data.([]float32)[row*2+j], backend)
+			}
+			for j := 0; j < 16; j++ {
+				require.Equal(t, float32((4*g+2)*16+j+(4*g+3)*16+j), got[2].Data.([]float32)[row*16+j], backend)
+			}
+		}
+	})
+
+	// An unaligned part in interpret mode: elements 1..3 of each row.
+	got, err := runCall(func(k *Kernel, r []*Ref) {
+		r[1].Store(r[0].Load().SliceAxis(1, 1, 4).Sum(1))
+	}, CallSpec{OutShapes: []xla.Shape{xla.MakeShape(xla.Float32, 8)}}, x)
+	require.NoError(t, err)
+	assert.Equal(t, float32(1+2+3), got[0].Data.([]float32)[0])
+
+	spec := CallSpec{OutShapes: []xla.Shape{xla.MakeShape(xla.Float32, 4, 4)}}
+	z := func(k *Kernel) *Value { return k.Zeros(xla.Float32, 4, 8) }
+	runMisuseCases(t, []misuseCase{
+		{name: "stop past the axis", kernel: func(k *Kernel, r []*Ref) { z(k).SliceAxis(1, 4, 9) }, spec: spec,
+			want: []string{"slice at split_test.go:", "elements [4, 9) of axis 1 of f32[4,8] (0 <= start <= stop <= 8; no counting from the end)"}},
+		{name: "a negative start", kernel: func(k *Kernel, r []*Ref) { z(k).SliceAxis(1, -2, 8) }, spec: spec,
+			want: []string{"elements [-2, 8) of axis 1"}},
+		{name: "stop before start", kernel: func(k *Kernel, r []*Ref) { z(k).SliceAxis(0, 3, 2) }, spec: spec,
+			want: []string{"elements [3, 2) of axis 0"}},
+		{name: "bad axis", kernel: func(k *Kernel, r []*Ref) { z(k).SliceAxis(2, 0, 1) }, spec: spec,
+			want: []string{"slice at split_test.go:", "bad axis 2 for rank 2"}},
+		{name: "an unaligned part on Triton", kernel: func(k *Kernel, r []*Ref) { r[0].Store(z(k).SliceAxis(1, 2, 6)) },
+			spec: CallSpec{OutShapes: spec.OutShapes, Backend: Triton},
+			want: []string{"triton: slice at split_test.go:", "aligned part of a block", "not elements [2, 6) of axis 1"}},
+	})
+}

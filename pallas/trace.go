@@ -1661,6 +1661,35 @@ func TakeAlongAxis(x, idx *Value, axis int) *Value {
 	return k.emit("gather", []*Value{x, idx}, []Type{out}, Attrs{Axis: axis}).Results[0]
 }
 
+// SliceAxis is elements [start, stop) of v along axis (negative counts
+// from the end; start and stop do not), the other dims whole, as
+// v[:, start:stop] (lax.slice_in_dim). On Triton the part must be aligned,
+// a power-of-two size at a multiple of it (Triton takes parts of a tensor
+// only by halving it): Split's parts are; others are an error at build
+// time there.
+func (v *Value) SliceAxis(axis int, start, stop int64) *Value {
+	k := kernelOf("slice", "operand 0", v)
+	if !k.check("slice", v) {
+		return v
+	}
+	r, asked := len(v.Type.Shape), axis
+	axis, ok := oneAxis(axis, r)
+	if !ok {
+		k.failf("slice", "bad axis %d for rank %d", asked, r)
+		return k.placeholder(v.Type)
+	}
+	if d := v.Type.Shape[axis]; start < 0 || stop < start || stop > d {
+		k.failf("slice", "elements [%d, %d) of axis %d of %s (0 <= start <= stop <= %d; no counting from the end)", start, stop, asked, v.Type, d)
+		return k.placeholder(v.Type)
+	}
+	if start == 0 && stop == v.Type.Shape[axis] {
+		return v
+	}
+	shape := slices.Clone(v.Type.Shape)
+	shape[axis] = stop - start
+	return k.emit("slice", []*Value{v}, []Type{{DType: v.Type.DType, Shape: shape}}, Attrs{Axis: axis, Start: start}).Results[0]
+}
+
 // Stack joins vs, of one type, along a new axis (negative counts from
 // the end of the result's dims), as jnp.stack: each becomes one slice of
 // the result along it.
