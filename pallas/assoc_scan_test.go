@@ -233,3 +233,23 @@ func TestAssociativeScanRegionOwnsItsConstants(t *testing.T) {
 		require.Equal(t, want, got[0].Data, backend)
 	})
 }
+
+// A combine that is not associative (a·2 + b) folds differently in a
+// tree, as a GPU folds, than in order: the TTIR evaluator folds integer
+// scans both ways and says so, where interpret mode (in order) cannot
+// tell.
+func TestAssociativeScanNotAssociative(t *testing.T) {
+	c := tritonCase{
+		name: "not_associative",
+		kernel: func(k *Kernel, r []*Ref) {
+			twice := func(a, b []*Value) []*Value { return []*Value{a[0].Mul(2).Add(b[0])} }
+			r[1].Store(AssociativeScan(0, Forward, twice, r[0].Load())[0])
+		},
+		spec: CallSpec{Name: "not_associative", OutShapes: []xla.Shape{xla.MakeShape(xla.Int32, 8)}},
+		args: []*interpreter.Tensor{tensor(t, xla.Int32, []int32{1, 1, 1, 1, 1, 1, 1, 1}, 8)},
+	}
+	_, err := runCall(c.kernel, c.spec, c.args...)
+	require.NoError(t, err)
+	_, err = EvalTriton(c.kernel, c.spec, c.args...)
+	require.ErrorContains(t, err, "not associative on these values, and a GPU folds in a tree")
+}

@@ -166,3 +166,13 @@ func TestTakeAlongAxisRows(t *testing.T) {
 		}
 	})
 }
+
+// A gather of nothing (a dim other than the axis is empty) is an empty
+// result in interpret mode too (the stablehlo.gather it built was refused).
+func TestTakeAlongAxisEmpty(t *testing.T) {
+	got, err := runCall(func(k *Kernel, r []*Ref) {
+		r[0].Store(TakeAlongAxis(k.Zeros(xla.Float32, 0, 8), k.Zeros(xla.Int32, 0, 1), 1))
+	}, CallSpec{OutShapes: []xla.Shape{xla.MakeShape(xla.Float32, 0, 1)}})
+	require.NoError(t, err)
+	assert.Empty(t, got[0].Data)
+}

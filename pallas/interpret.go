@@ -1313,6 +1313,10 @@ func (l *interp) op(fb *stablehlo.FuncBuilder, op *Op, e *env) error {
 	case "assoc_scan":
 		return l.assocScan(fb, op, e)
 	case "gather":
+		if t.Size() == 0 { // a gather of nothing (another dim is empty)
+			set(fb.Zero(stablehlo.Tensor(t.DType, t.Shape...)))
+			break
+		}
 		// Per result element, its coordinates, the axis's from idx.
 		idx := make([]*stablehlo.Value, len(t.Shape))
 		for d := range idx {

@@ -116,3 +116,20 @@ func TestTopKMisuse(t *testing.T) {
 			want: []string{"top_k at topk_test.go:", "not defined on i1"}},
 	})
 }
+
+// TopK of a float type without infinities (f8e4m3fn): taken elements read
+// as its least finite value, not as -inf (which rounds to NaN there and
+// made every round after the first find no maximum). Interpret mode only:
+// Triton has no f8 types.
+func TestTopKNarrowFloat(t *testing.T) {
+	x := floatTensor(xla.Float8E4M3FN, []int64{8}, func(i int) float64 { return []float64{1, 3, 2, 0.5, -448, 3, -1, 0}[i] })
+	got, err := runCall(func(k *Kernel, r []*Ref) {
+		v, i := TopK(r[0].Load(), 8)
+		r[1].Store(v)
+		r[2].Store(i)
+	}, CallSpec{OutShapes: []xla.Shape{xla.MakeShape(xla.Float8E4M3FN, 8), xla.MakeShape(xla.Int32, 8)}}, x)
+	require.NoError(t, err)
+	vf, _ := scanElems(got[0])
+	require.Equal(t, []float64{3, 3, 2, 1, 0.5, 0, -1, -448}, vf)
+	require.Equal(t, []int32{1, 5, 2, 0, 3, 7, 6, 4}, got[1].Data)
+}

@@ -1420,7 +1420,7 @@ func TopK(x *Value, k int) (values, indices *Value) {
 	var lowest any // at or below every element: what taken ones read as
 	switch {
 	case dt.IsFloat():
-		lowest = math.Inf(-1)
+		lowest = lowestFloat(dt)
 	case dt.IsUnsigned():
 		lowest = 0
 	default:
@@ -1442,6 +1442,24 @@ func TopK(x *Value, k int) (values, indices *Value) {
 		taken = taken.Or(pos.Eq(at))
 	}
 	return Concatenate(r-1, vals...), Concatenate(r-1, idxs...)
+}
+
+// lowestFloat is the least value of float type dt: -inf, or the least
+// finite value of the narrow formats that have no infinities (there -inf
+// would round to NaN).
+func lowestFloat(dt xla.DType) float64 {
+	f := xla.NarrowFloatOf(dt)
+	if f == nil || f.HasInf() {
+		return math.Inf(-1)
+	}
+	bits, _, _ := f.Layout()
+	low := math.Inf(1)
+	for c := uint32(0); c < 1<<bits; c++ {
+		if !f.IsNaN(c) {
+			low = math.Min(low, f.Decode64(c))
+		}
+	}
+	return low
 }
 
 // Argmax is the index (i32) along axis (negative counts from the end) of

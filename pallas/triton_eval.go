@@ -129,6 +129,66 @@ func (m *tevMachine) region(r *ttRegion) []*tevVal {
 	return nil
 }
 
+// scanInTree folds each line of a tt.scan of integers (or bools) again,
+// as a GPU may: in a tree (each element combined with the one d before
+// it, d = 1, 2, 4 ...), and fails where that differs from outs, the fold
+// in order: the combine region is not associative on these values.
+// (Float scans differ in their last bits either way and are not
+// compared.)
+func (m *tevMachine) scanInTree(op *ttOp, xs, outs []*tevVal, axis int, reverse bool) {
+	r := op.regions[0]
+	nx := len(xs)
+	shape := xs[0].t.shape
+	n := int(shape[axis])
+	stride := 1
+	for _, d := range shape[axis+1:] {
+		stride *= int(d)
+	}
+	total := xs[0].n()
+	for start := 0; start < total; start++ {
+		if start/stride%n != 0 {
+			continue // not the first of its line
+		}
+		at := make([]int, n) // the line's elements in fold order
+		for j := range at {
+			at[j] = start + j*stride
+			if reverse {
+				at[j] = start + (n-1-j)*stride
+			}
+		}
+		cur := make([][]int64, nx)
+		for q, x := range xs {
+			cur[q] = make([]int64, n)
+			for j, k := range at {
+				cur[q][j] = x.i[k]
+			}
+		}
+		for d := 1; d < n; d *= 2 {
+			next := make([][]int64, nx)
+			for q := range next {
+				next[q] = slices.Clone(cur[q])
+			}
+			for j := d; j < n; j++ {
+				for q := range nx {
+					m.vals[r.args[q]] = &tevVal{t: r.args[q].t, i: []int64{cur[q][j-d]}}
+					m.vals[r.args[nx+q]] = &tevVal{t: r.args[nx+q].t, i: []int64{cur[q][j]}}
+				}
+				for q, y := range m.region(r) {
+					next[q][j] = y.i[0]
+				}
+			}
+			cur = next
+		}
+		for q, o := range outs {
+			for j, k := range at {
+				if o.i[k] != cur[q][j] {
+					tevFail("tt.scan: its combine region folds element %d of a line to %d in order and to %d in a tree: it is not associative on these values, and a GPU folds in a tree", j, o.i[k], cur[q][j])
+				}
+			}
+		}
+	}
+}
+
 func (m *tevMachine) get(v *ttVal) *tevVal {
 	x, ok := m.vals[v]
 	if !ok {
@@ -528,6 +588,9 @@ func (m *tevMachine) op(op *ttOp) []*tevVal {
 					o.i[k] = cur[q].i[0]
 				}
 			}
+		}
+		if !slices.ContainsFunc(r.args, func(a *ttVal) bool { return a.t.isFloat() }) {
+			m.scanInTree(op, xs, outs, axis, reverse)
 		}
 		if res != nil {
 			res = outs[0]
@@ -1254,9 +1317,11 @@ func setInts[T anyInt](d []T, src []int64) {
 // problem, on what a GPU leaves undefined or racy: an access outside a
 // buffer, a load of what another thread of the program stored without a
 // gpu.barrier between, an out-of-range float-to-integer conversion, an
-// integer division by zero, and outputs that differ, to the bit, between
-// the two orders, except outputs that float atomic adds update (their sums
-// round in the order the programs run); with
+// integer division by zero, an integer scan whose combine folds its
+// values differently in a tree (as a GPU folds) than in order (it is not
+// associative), and outputs that differ, to the bit, between the two
+// orders, except outputs that float atomic adds update (their sums round
+// in the order the programs run); with
 // CompilerParams.OrderDependentAtomics the orders are not compared. f16 and bf16 round after each op,
 // as on a GPU; math functions are Go's, not libdevice's. The
 // evaluator is what halo's own tests check every Triton kernel with; a run
