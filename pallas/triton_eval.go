@@ -129,6 +129,26 @@ func (m *tevMachine) region(r *ttRegion) []*tevVal {
 	return nil
 }
 
+// combineOnly fails when an op of r, the combine region of a tt.reduce
+// or tt.scan (name), uses a value made outside it: the region computes
+// on its arguments alone (its constants made inside it).
+func combineOnly(name string, r *ttRegion) {
+	inside := map[*ttVal]bool{}
+	for _, a := range r.args {
+		inside[a] = true
+	}
+	for _, op := range r.ops {
+		for _, o := range op.operands {
+			if !inside[o] {
+				tevFail("%s: %s in its combine region uses a value made outside it", name, op.name)
+			}
+		}
+		for _, res := range op.results {
+			inside[res] = true
+		}
+	}
+}
+
 // scanInTree folds each line of a tt.scan of integers (or bools) again,
 // as a GPU may: in a tree (each element combined with the one d before
 // it, d = 1, 2, 4 ...), and fails where that differs from outs, the fold
@@ -504,6 +524,7 @@ func (m *tevMachine) op(op *ttOp) []*tevVal {
 		x := in(0)
 		axis := int(op.attr("axis").(int64))
 		r := op.regions[0]
+		combineOnly(name, r)
 		first := map[int]bool{}
 		eachIndex(x.t.shape, func(k int, idx []int64) {
 			dst := append(append([]int64{}, idx[:axis]...), idx[axis+1:]...)
@@ -548,6 +569,7 @@ func (m *tevMachine) op(op *ttOp) []*tevVal {
 			tevFail("tt.scan without a bool reverse")
 		}
 		r := op.regions[0]
+		combineOnly(name, r)
 		stride, n := 1, int(x.t.shape[axis])
 		for _, d := range x.t.shape[axis+1:] {
 			stride *= int(d)
