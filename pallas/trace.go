@@ -1281,17 +1281,7 @@ func AssociativeScan(axis int, order ScanOrder, combine func(a, b []*Value) []*V
 		panic(misuse{name, "no values to scan"})
 	}
 	k := kernelOf(name, "operand 0", xs[0])
-	placeholders := func() []*Value {
-		out := make([]*Value, len(xs))
-		for i, x := range xs {
-			if x == nil {
-				out[i] = k.placeholder(Type{})
-			} else {
-				out[i] = k.placeholder(x.Type)
-			}
-		}
-		return out
-	}
+	placeholders := func() []*Value { return k.placeholders(xs) }
 	if !k.check(name, xs...) {
 		return placeholders()
 	}

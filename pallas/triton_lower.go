@@ -144,8 +144,15 @@ func (b *ttb) swapLast(x *ttVal) *ttVal {
 		order[d] = int64(d)
 	}
 	order[r-2], order[r-1] = order[r-1], order[r-2]
-	shape := clone(x.t.shape)
-	shape[r-2], shape[r-1] = shape[r-1], shape[r-2]
+	return b.trans(x, order)
+}
+
+// trans is tt.trans of x: result dim i is x's dim order[i].
+func (b *ttb) trans(x *ttVal, order []int64) *ttVal {
+	shape := make([]int64, len(order))
+	for i, o := range order {
+		shape[i] = x.t.shape[o]
+	}
 	return b.emit1("tt.trans", []*ttVal{x}, x.t.with(shape), i32ArrayAttr("order", order))
 }
 
@@ -1282,11 +1289,7 @@ func (l *ttLower) broadcastInDim(op *Op, x *ttVal, dims []int64, shape []int64) 
 		perm = perm || o != int64(i)
 	}
 	if perm {
-		tshape := make([]int64, len(order))
-		for i, o := range order {
-			tshape[i] = x.t.shape[o]
-		}
-		x = b.emit1("tt.trans", []*ttVal{x}, x.t.with(tshape), i32ArrayAttr("order", order))
+		x = b.trans(x, order)
 	}
 	have := map[int64]bool{}
 	for _, d := range sorted {
@@ -1338,11 +1341,7 @@ func (l *ttLower) concatenate(op *Op) *ttVal {
 					order = append(order, d)
 				}
 			}
-			tshape := make([]int64, r+1)
-			for i, o := range order {
-				tshape[i] = j.t.shape[o]
-			}
-			tr := l.b.emit1("tt.trans", []*ttVal{j}, j.t.with(tshape), i32ArrayAttr("order", order))
+			tr := l.b.trans(j, order)
 			shape := clone(x.t.shape)
 			shape[axis] *= 2
 			next = append(next, l.b.emit1("tt.reshape", []*ttVal{tr}, x.t.with(shape)))
@@ -1379,12 +1378,8 @@ func (l *ttLower) slice(op *Op) *ttVal {
 			}
 		}
 		order = append(order, int64(axis))
-		tshape := make([]int64, r+1)
-		for i, o := range order {
-			tshape[i] = shape[o]
-		}
-		x = l.b.emit1("tt.trans", []*ttVal{x}, x.t.with(tshape), i32ArrayAttr("order", order))
-		half := x.t.with(tshape[:r])
+		x = l.b.trans(x, order)
+		half := x.t.with(x.t.shape[:r])
 		x = l.b.emit("tt.split", []*ttVal{x}, []ttType{half, half}).results[part]
 	}
 	return x

@@ -200,11 +200,10 @@ func (mt *maskTape) build(t *tape, v *Value) int {
 		return mt.add(maskNode{kind: maskFixed, val: val})
 	case "reshape":
 		a := mt.compile(t, op.Operands[0]) // row-major order is kept
-		if a < 0 || len(mt.nodes[a].val) == int(maskElements(shape)) {
+		if a < 0 {
 			return a
 		}
-		// A value the same everywhere, spread (broadcast of one element).
-		return mt.add(maskNode{kind: maskBroadcast, args: [3]int{a, -1, -1}, val: make([]int64, maskElements(shape))})
+		return mt.spread(a, maskElements(shape))
 	case "broadcast_in_dim", "transpose":
 		x := op.Operands[0]
 		a := mt.compile(t, x)
@@ -262,9 +261,7 @@ func (mt *maskTape) build(t *tape, v *Value) int {
 			return -1
 		}
 		xs := x.Type.Shape
-		if size := maskElements(xs); int64(len(mt.nodes[a].val)) != size {
-			a = mt.add(maskNode{kind: maskBroadcast, args: [3]int{a, -1, -1}, val: make([]int64, size)})
-		}
+		a = mt.spread(a, maskElements(xs))
 		axis := op.Attrs.Axis
 		base := elementMap(shape, func(coord []int64) int64 {
 			at := int64(0)
@@ -305,10 +302,7 @@ func (mt *maskTape) build(t *tape, v *Value) int {
 				return -1
 			}
 			xs := o.Type.Shape
-			if size := maskElements(xs); int64(len(mt.nodes[a].val)) != size {
-				// One value standing for all: spread it.
-				a = mt.add(maskNode{kind: maskBroadcast, args: [3]int{a, -1, -1}, val: make([]int64, size)})
-			}
+			a = mt.spread(a, maskElements(xs))
 			off := at
 			n.parts = append(n.parts, a)
 			n.dests = append(n.dests, elementMap(xs, func(coord []int64) int64 {
@@ -381,13 +375,19 @@ func (mt *maskTape) assocScan(t *tape, op *Op, v *Value) int {
 		if a < 0 {
 			return -1
 		}
-		if size := maskElements(shape); int64(len(mt.nodes[a].val)) != size {
-			a = mt.add(maskNode{kind: maskBroadcast, args: [3]int{a, -1, -1}, val: make([]int64, size)})
-		}
-		n.parts = append(n.parts, a)
+		n.parts = append(n.parts, mt.spread(a, maskElements(shape)))
 	}
 	n.from = scanPrev(shape, op.Attrs.Axis, op.Attrs.Reverse)
 	return mt.add(n)
+}
+
+// spread is node a with its elements all there: a itself, or, when it
+// holds one value standing for all size elements, that value spread.
+func (mt *maskTape) spread(a int, size int64) int {
+	if int64(len(mt.nodes[a].val)) == size {
+		return a
+	}
+	return mt.add(maskNode{kind: maskBroadcast, args: [3]int{a, -1, -1}, val: make([]int64, size)})
 }
 
 // scanPrev is, per element of a scan of shape along axis, the element
