@@ -1186,6 +1186,38 @@ func (l *interp) op(fb *stablehlo.FuncBuilder, op *Op, e *env) error {
 		set(fb.Tan(in(0)))
 	case "round":
 		set(fb.RoundNearestEven(in(0)))
+	case "exp2":
+		set(fb.Power(fb.SplatOf(t.DType, 2, hloDims(t)...), in(0)))
+	case "log2":
+		set(log2Exact(fb, in(0), t.DType, hloDims(t)))
+	case "asin":
+		set(chlo.Asin(fb, in(0)))
+	case "acos":
+		set(chlo.Acos(fb, in(0)))
+	case "atan":
+		set(chlo.Atan(fb, in(0)))
+	case "sinh":
+		set(chlo.Sinh(fb, in(0)))
+	case "cosh":
+		set(chlo.Cosh(fb, in(0)))
+	case "asinh":
+		set(chlo.Asinh(fb, in(0)))
+	case "acosh":
+		set(chlo.Acosh(fb, in(0)))
+	case "atanh":
+		set(chlo.Atanh(fb, in(0)))
+	case "erf_inv":
+		set(chlo.ErfInv(fb, in(0)))
+	case "cbrt":
+		set(fb.Cbrt(in(0)))
+	case "is_finite":
+		set(fb.IsFinite(in(0)))
+	case "popcnt":
+		set(fb.Popcnt(in(0)))
+	case "clz":
+		set(fb.CountLeadingZeros(in(0)))
+	case "atan2":
+		set(fb.Atan2(in(0), in(1)))
 	case "sign":
 		if t.DType.IsUnsigned() { // stablehlo.sign takes signed types only
 			x := in(0)
@@ -2575,4 +2607,45 @@ func scanWindow(fb *stablehlo.FuncBuilder, x *stablehlo.Value, t Type, kind stri
 	return fb.ReduceWindow([]*stablehlo.Value{x}, []*stablehlo.Value{init}, w, func(rb *stablehlo.FuncBuilder, args []*stablehlo.Value) []*stablehlo.Value {
 		return []*stablehlo.Value{combine(rb, args[0], args[1])}
 	})[0]
+}
+
+// log2Exact is log2(x) as e + log(m)/ln 2 for x = m·2^e, m in [√½, √2)
+// (m and e from x's bits, subnormals scaled up first): exactly e for a
+// power of two, where log(x)/ln 2 (JAX's log2) gives 12.999999 for 2^13
+// in f32, and within a few ulps elsewhere, near 1 too. Zero, negative,
+// infinite and NaN x take log(x), which is log2's value there. f16 and
+// bf16 compute in f32.
+func log2Exact(fb *stablehlo.FuncBuilder, x *stablehlo.Value, dt xla.DType, dims []int64) *stablehlo.Value {
+	wide, mant, bias, it := xla.Float32, 23, 127, xla.Int32
+	if dt == xla.Float64 {
+		wide, mant, bias, it = xla.Float64, 52, 1023, xla.Int64
+	}
+	if dt != wide {
+		x = fb.Convert(x, wide)
+	}
+	c := func(dt xla.DType, v float64) *stablehlo.Value { return fb.SplatOf(dt, v, dims...) }
+	cmp := func(a, b *stablehlo.Value, dir stablehlo.ComparisonDirection) *stablehlo.Value {
+		return fb.Compare(a, b, dir, stablehlo.CompareAuto)
+	}
+	smallest := math.Ldexp(1, 1-bias) // the smallest normal
+	sub := cmp(x, c(wide, smallest), stablehlo.CompareLT)
+	scaled := fb.Select(sub, fb.Multiply(x, c(wide, math.Ldexp(1, mant))), x)
+	bits := fb.BitcastConvert(scaled, it)
+	e := fb.Subtract(fb.ShiftRightLogical(bits, c(it, float64(mant))), c(it, float64(bias)))
+	e = fb.Select(sub, fb.Subtract(e, c(it, float64(mant))), e)
+	one := math.Float64bits(1)
+	if wide == xla.Float32 {
+		one = uint64(math.Float32bits(1))
+	}
+	m := fb.BitcastConvert(fb.Or(fb.And(bits, c(it, math.Ldexp(1, mant)-1)), c(it, float64(one))), wide)
+	high := cmp(m, c(wide, math.Sqrt2), stablehlo.CompareGT)
+	m = fb.Select(high, fb.Multiply(m, c(wide, 0.5)), m)
+	e = fb.Select(high, fb.Add(e, c(it, 1)), e)
+	y := fb.Add(fb.Convert(e, wide), fb.Divide(fb.Log(m), c(wide, math.Ln2)))
+	finite := fb.And(cmp(x, c(wide, 0), stablehlo.CompareGT), cmp(x, c(wide, math.Inf(1)), stablehlo.CompareLT))
+	y = fb.Select(finite, y, fb.Log(x))
+	if dt != wide {
+		y = fb.Convert(y, dt)
+	}
+	return y
 }

@@ -67,12 +67,16 @@ import (
 //	program_id       -> i32 scalar     Axis int
 //	num_programs     -> i32 scalar     Axis int
 //	neg exp log tanh erf sqrt rsqrt abs floor ceil sin cos logistic not
-//	log1p expm1 tan round sign
+//	log1p expm1 tan round sign exp2 log2 asin acos atan sinh cosh asinh acosh
+//	atanh cbrt erf_inv popcnt clz
 //	                 x -> r            (unary elementwise; "not" on bool/int; round
 //	                                   halves to even; sign on ints and floats: -1, 0, 1,
-//	                                   a float's ±0 and NaN kept)
-//	add sub mul div rem max min pow and or xor
-//	                 x, y -> r         (binary elementwise, same types)
+//	                                   a float's ±0 and NaN kept; popcnt, clz on ints,
+//	                                   counts in r's dtype)
+//	is_finite        x -> bool r       (floats: neither ±inf nor NaN)
+//	add sub mul div rem max min pow and or xor atan2
+//	                 x, y -> r         (binary elementwise, same types; atan2(y, x) is
+//	                                   the angle of the point (x, y))
 //	shl shr          x, y -> r         (integers; shr is arithmetic for signed, logical for
 //	                                   unsigned dtypes; an amount y outside [0, bits), read as
 //	                                   unsigned, gives 0, or for shr of a signed x its sign fill)

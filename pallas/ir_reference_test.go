@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"math"
 	"math/big"
+	"math/bits"
 	"reflect"
 	"slices"
 
@@ -370,9 +371,16 @@ func (e *zeval) runOp(op *Op) {
 			res.i[0] = e.p.Grid[op.Attrs.Axis]
 		}
 	case "neg", "exp", "log", "tanh", "erf", "sqrt", "rsqrt", "abs", "floor", "ceil", "sin", "cos", "logistic", "not",
-		"log1p", "expm1", "tan", "round", "sign":
+		"log1p", "expm1", "tan", "round", "sign", "exp2", "log2", "asin", "acos", "atan", "sinh", "cosh",
+		"asinh", "acosh", "atanh", "cbrt", "erf_inv", "popcnt", "clz":
 		res = e.unary(op.Name, e.val(op.Operands[0]))
-	case "add", "sub", "mul", "div", "rem", "max", "min", "pow", "and", "or", "xor", "shl", "shr":
+	case "is_finite":
+		x := e.val(op.Operands[0])
+		res = newZT(xla.Bool, x.shape)
+		for i := range x.f {
+			res.b[i] = !math.IsInf(x.f[i], 0) && !math.IsNaN(x.f[i])
+		}
+	case "add", "sub", "mul", "div", "rem", "max", "min", "pow", "and", "or", "xor", "shl", "shr", "atan2":
 		switch {
 		case op.Name == "add" && refZeroConst(op.Operands[0]):
 			res = e.val(op.Operands[1]).clone() // 0 + x is x, -0 kept
@@ -626,6 +634,30 @@ func (e *zeval) unary(name string, x *zt) *zt {
 				y = math.Tan(v)
 			case "round":
 				y = math.RoundToEven(v)
+			case "exp2":
+				y = math.Exp2(v)
+			case "log2":
+				y = math.Log2(v)
+			case "asin":
+				y = math.Asin(v)
+			case "acos":
+				y = math.Acos(v)
+			case "atan":
+				y = math.Atan(v)
+			case "sinh":
+				y = math.Sinh(v)
+			case "cosh":
+				y = math.Cosh(v)
+			case "asinh":
+				y = math.Asinh(v)
+			case "acosh":
+				y = math.Acosh(v)
+			case "atanh":
+				y = math.Atanh(v)
+			case "cbrt":
+				y = math.Cbrt(v)
+			case "erf_inv":
+				y = math.Erfinv(v)
 			case "sign": // contract: ±0 and NaN are kept
 				y = v
 				if v > 0 {
@@ -650,6 +682,14 @@ func (e *zeval) unary(name string, x *zt) *zt {
 				}
 			case "not": // contract: bitwise on integers
 				y = ^v
+			case "popcnt", "clz": // contract: of the dtype's bits
+				w := x.dt.Bits()
+				u := uint64(v) & (^uint64(0) >> (64 - w))
+				if name == "popcnt" {
+					y = int64(bits.OnesCount64(u))
+				} else {
+					y = int64(bits.LeadingZeros64(u) - (64 - w))
+				}
 			case "sign":
 				y = 0
 				if icmp(x.dt, v, 0) > 0 {
@@ -713,6 +753,8 @@ func (e *zeval) binary(name string, x, y *zt) *zt {
 				v = fmin(a, b)
 			case "pow":
 				v = math.Pow(a, b)
+			case "atan2":
+				v = math.Atan2(a, b)
 			default:
 				zfail("%s on %v", name, x.dt)
 			}

@@ -850,6 +850,70 @@ func (v *Value) Round() *Value { return v.unary("round", notFloat) }
 // keeps its sign and NaN stays NaN (jnp.sign).
 func (v *Value) Sign() *Value { return v.unary("sign", notNumber) }
 
+// Exp2 is 2**v.
+func (v *Value) Exp2() *Value { return v.unary("exp2", notFloat) }
+
+// Log2 is the base-2 logarithm of v.
+func (v *Value) Log2() *Value { return v.unary("log2", notFloat) }
+
+// Asin is the arcsine of v, in [-π/2, π/2] (NaN outside [-1, 1]).
+func (v *Value) Asin() *Value { return v.unary("asin", notFloat) }
+
+// Acos is the arccosine of v, in [0, π] (NaN outside [-1, 1]).
+func (v *Value) Acos() *Value { return v.unary("acos", notFloat) }
+
+// Atan is the arctangent of v, in [-π/2, π/2].
+func (v *Value) Atan() *Value { return v.unary("atan", notFloat) }
+
+// Atan2 is the angle of the point (x, v), in [-π, π], as jnp.arctan2(v, x):
+// v is the y coordinate.
+func (v *Value) Atan2(x any) *Value { return v.binary("atan2", x, notFloat) }
+
+// Sinh is the hyperbolic sine of v.
+func (v *Value) Sinh() *Value { return v.unary("sinh", notFloat) }
+
+// Cosh is the hyperbolic cosine of v.
+func (v *Value) Cosh() *Value { return v.unary("cosh", notFloat) }
+
+// Asinh is the inverse hyperbolic sine of v.
+func (v *Value) Asinh() *Value { return v.unary("asinh", notFloat) }
+
+// Acosh is the inverse hyperbolic cosine of v (NaN below 1).
+func (v *Value) Acosh() *Value { return v.unary("acosh", notFloat) }
+
+// Atanh is the inverse hyperbolic tangent of v (±inf at ±1, NaN beyond).
+func (v *Value) Atanh() *Value { return v.unary("atanh", notFloat) }
+
+// Cbrt is the cube root of v (negative for negative v).
+func (v *Value) Cbrt() *Value { return v.unary("cbrt", notFloat) }
+
+// ErfInv is the inverse of Erf: the x in (-inf, inf) with erf(x) = v, for v
+// in [-1, 1] (±inf at ±1, NaN beyond).
+func (v *Value) ErfInv() *Value { return v.unary("erf_inv", notFloat) }
+
+// IsFinite is a bool block, true where v is neither infinite nor NaN
+// (jnp.isfinite; floats).
+func (v *Value) IsFinite() *Value {
+	k := kernelOf("is_finite", "operand 0", v)
+	t := Type{DType: xla.Bool, Shape: v.Type.Shape}
+	if !k.check("is_finite", v) {
+		return k.placeholder(t)
+	}
+	if notFloat(v.Type.DType) {
+		k.failf("is_finite", "%s", notDefinedOn(v.Type.DType, notFloat))
+		return k.placeholder(t)
+	}
+	return k.emit("is_finite", []*Value{v}, []Type{t}, Attrs{}).Results[0]
+}
+
+// PopCount is the number of bits set in each element of v, of v's dtype
+// (lax.population_count; integers).
+func (v *Value) PopCount() *Value { return v.unary("popcnt", notInt) }
+
+// CountLeadingZeros is the number of zero bits above the highest set bit
+// of each element of v (the width for 0), of v's dtype (lax.clz; integers).
+func (v *Value) CountLeadingZeros() *Value { return v.unary("clz", notInt) }
+
 // Clip is v limited to [lo, hi]: Max(lo) then Min(hi), as jnp.clip (a nil
 // bound is no limit on that side).
 func (v *Value) Clip(lo, hi any) *Value {
@@ -1257,7 +1321,9 @@ var combineOps = map[string]bool{
 	"const": true, "convert": true, "bitcast": true, "select": true, "cmp": true,
 	"neg": true, "abs": true, "exp": true, "log": true, "tanh": true, "erf": true, "sqrt": true, "rsqrt": true,
 	"floor": true, "ceil": true, "sin": true, "cos": true, "logistic": true, "not": true, "log1p": true,
-	"expm1": true, "tan": true, "round": true, "sign": true,
+	"expm1": true, "tan": true, "round": true, "sign": true, "exp2": true, "log2": true, "asin": true,
+	"acos": true, "atan": true, "sinh": true, "cosh": true, "asinh": true, "acosh": true, "atanh": true,
+	"cbrt": true, "erf_inv": true, "is_finite": true, "popcnt": true, "clz": true, "atan2": true,
 	"add": true, "sub": true, "mul": true, "div": true, "rem": true, "max": true, "min": true, "pow": true,
 	"and": true, "or": true, "xor": true, "shl": true, "shr": true,
 	"broadcast_in_dim": true, "reshape": true, // of scalars: themselves

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"math/big"
+	"math/bits"
 	"reflect"
 	"slices"
 	"strconv"
@@ -288,6 +289,17 @@ var tevLib = map[string]func(float64) float64{
 	"exp": math.Exp, "log": math.Log, "tanh": math.Tanh, "erf": math.Erf, "sqrt": math.Sqrt,
 	"rsqrt": func(x float64) float64 { return 1 / math.Sqrt(x) }, "sin": math.Sin, "cos": math.Cos,
 	"log1p": math.Log1p, "expm1": math.Expm1, "tan": math.Tan, "rint": math.RoundToEven,
+	"exp2": math.Exp2, "log2": math.Log2, "asin": math.Asin, "acos": math.Acos, "atan": math.Atan,
+	"sinh": math.Sinh, "cosh": math.Cosh, "asinh": math.Asinh, "acosh": math.Acosh, "atanh": math.Atanh,
+	"cbrt": math.Cbrt, "erfinv": math.Erfinv,
+}
+
+// tevIntLib are libdevice's integer bit counts, each into an i32.
+var tevIntLib = map[string]func(int64) int64{
+	"__nv_popc":   func(x int64) int64 { return int64(bits.OnesCount32(uint32(x))) },
+	"__nv_popcll": func(x int64) int64 { return int64(bits.OnesCount64(uint64(x))) },
+	"__nv_clz":    func(x int64) int64 { return int64(bits.LeadingZeros32(uint32(x))) },
+	"__nv_clzll":  func(x int64) int64 { return int64(bits.LeadingZeros64(uint64(x))) },
 }
 
 func (m *tevMachine) op(op *ttOp) []*tevVal {
@@ -504,9 +516,19 @@ func (m *tevMachine) op(op *ttOp) []*tevVal {
 		if rt.elem == "f64" {
 			base = strings.TrimPrefix(sym, "__nv_")
 		}
-		if base == "pow" || base == "fmod" {
+		if fn := tevIntLib[sym]; fn != nil {
+			x := in(0)
+			if x.t.elem != map[bool]string{true: "i64", false: "i32"}[strings.HasSuffix(sym, "ll")] {
+				tevFail("%s of %s", sym, x.t.elem)
+			}
+			for k := range res.i {
+				res.i[k] = fn(x.i[k])
+			}
+			break
+		}
+		if base == "pow" || base == "fmod" || base == "atan2" {
 			x, y := in(0), in(1)
-			fn := map[string]func(a, b float64) float64{"pow": math.Pow, "fmod": math.Mod}[base]
+			fn := map[string]func(a, b float64) float64{"pow": math.Pow, "fmod": math.Mod, "atan2": math.Atan2}[base]
 			for k := range res.f {
 				res.f[k] = round(fn(x.f[k], y.f[k]), rt.elem)
 			}

@@ -660,6 +660,10 @@ func (e *fzEnv) node(n *fzNode) {
 			"floor": (*Value).Floor, "ceil": (*Value).Ceil, "sin": (*Value).Sin, "cos": (*Value).Cos,
 			"logistic": (*Value).Sigmoid, "not": (*Value).Not, "log1p": (*Value).Log1p,
 			"expm1": (*Value).Expm1, "tan": (*Value).Tan, "round": (*Value).Round, "sign": (*Value).Sign,
+			"exp2": (*Value).Exp2, "log2": (*Value).Log2, "atan": (*Value).Atan, "asinh": (*Value).Asinh,
+			"sinh": (*Value).Sinh, "cosh": (*Value).Cosh, "cbrt": (*Value).Cbrt, "acosh": (*Value).Acosh,
+			"asin": (*Value).Asin, "acos": (*Value).Acos, "atanh": (*Value).Atanh, "erf_inv": (*Value).ErfInv,
+			"popcnt": (*Value).PopCount, "clz": (*Value).CountLeadingZeros,
 		}[n.op]
 		r = f(x(0))
 	case "binary":
@@ -1008,6 +1012,8 @@ func fzUnary(op string, dt xla.DType, x fzInfo) fzInfo {
 			r.ea = math.Inf(1) // never generated: a last-bit difference can move a whole unit
 		}
 		return r
+	case "popcnt", "clz":
+		return fzInfo{lo: 0, hi: float64(dt.Bits())}
 	case "not":
 		if dt.IsBool() {
 			return fzInfo{lo: 0, hi: 1}
@@ -1062,6 +1068,42 @@ func fzUnary(op string, dt xla.DType, x fzInfo) fzInfo {
 			return fzInfo{lo: r.lo, hi: r.hi, ea: math.Inf(1)}
 		}
 		return fzLib(dt, fzInfo{lo: r.lo, hi: r.hi, ea: -math.Log1p(-d) * 1.01})
+	case "log2": // log's bounds over ln 2
+		f := fzUnary("log", dt, x)
+		f.lo, f.hi, f.ea = f.lo/math.Ln2, f.hi/math.Ln2, f.ea/math.Ln2
+		return f
+	case "exp2": // exp of x·ln 2
+		mono(math.Exp2)
+		out := fzInfo{lo: r.lo, hi: r.hi}
+		if !x.exact() {
+			out.er = math.Expm1(x.abs()*math.Ln2) * 1.01
+		}
+		return fzLib(dt, out)
+	case "atan", "asinh":
+		mono(map[string]func(float64) float64{"atan": math.Atan, "asinh": math.Asinh}[op])
+		return lip(1)
+	case "sinh", "cosh": // of |x| <= 3
+		if op == "sinh" {
+			mono(math.Sinh)
+		} else {
+			r.lo, r.hi = math.Cosh(math.Min(math.Abs(x.lo), math.Abs(x.hi))), math.Cosh(math.Max(-x.lo, x.hi))
+			if x.lo <= 0 && x.hi >= 0 {
+				r.lo = 1
+			}
+		}
+		return lip(math.Cosh(math.Max(-x.lo, x.hi)))
+	case "cbrt": // of x >= 0.25
+		mono(math.Cbrt)
+		return lip(1 / (3 * math.Pow(x.lo, 2.0/3)))
+	case "acosh": // of x >= 1.5
+		mono(math.Acosh)
+		return lip(1 / math.Sqrt(x.lo*x.lo-1))
+	case "asin", "atanh", "erf_inv": // of |x| <= 0.5
+		mono(map[string]func(float64) float64{"asin": math.Asin, "atanh": math.Atanh, "erf_inv": math.Erfinv}[op])
+		return lip(1.34) // the largest slope there: atanh's 4/3
+	case "acos": // of |x| <= 0.5, decreasing
+		r.lo, r.hi = math.Acos(x.hi), math.Acos(x.lo)
+		return lip(1.16)
 	case "tanh":
 		mono(math.Tanh)
 		return lip(1)
@@ -2856,10 +2898,11 @@ func (g *fzGen) unary() int {
 	case dt.IsBool():
 		return g.un("not", x)
 	case !dt.IsFloat():
-		return g.un([]string{"neg", "abs", "not", "sign"}[g.intn(4)], x)
+		return g.un([]string{"neg", "abs", "not", "sign", "popcnt", "clz"}[g.intn(6)], x)
 	}
 	ops := []string{"neg", "abs", "floor", "ceil", "exp", "log", "tanh", "erf", "sqrt", "rsqrt", "sin", "cos", "logistic",
-		"log1p", "expm1", "tan", "round", "sign"}
+		"log1p", "expm1", "tan", "round", "sign", "exp2", "log2", "atan", "asinh", "sinh", "cosh", "cbrt", "acosh",
+		"asin", "acos", "atanh", "erf_inv"}
 	op := ops[g.intn(len(ops))]
 	if !g.exact(x) {
 		x = g.bound(x, 64)
@@ -2869,21 +2912,31 @@ func (g *fzGen) unary() int {
 		if !g.exact(x) {
 			op = "abs"
 		}
-	case "exp", "expm1":
+	case "exp", "expm1", "exp2":
 		if g.info[x].hi > 3 {
 			x = g.binS("min", x, 3.0)
 		}
+	case "sinh", "cosh":
+		x = g.bound(x, 3)
+	case "asin", "acos", "atanh", "erf_inv":
+		x = g.bound(x, 0.5)
+	case "cbrt", "acosh":
+		off := 0.25
+		if op == "acosh" {
+			off = 1.5
+		}
+		x = g.binS("add", g.un("abs", x), off)
 	case "log1p":
 		x = g.un("abs", x)
 	case "tan":
 		x = g.bound(x, 1)
-	case "log", "sqrt", "rsqrt":
+	case "log", "log2", "sqrt", "rsqrt":
 		off := 0.5
-		if op != "log" {
+		if op != "log" && op != "log2" {
 			off = 0.25
 		}
 		x = g.binS("add", g.un("abs", x), off)
-	case "tanh", "erf", "sin", "cos", "logistic":
+	case "tanh", "erf", "sin", "cos", "logistic", "atan", "asinh":
 		x = g.bound(x, 16)
 	}
 	return g.un(op, x)

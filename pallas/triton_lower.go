@@ -842,6 +842,8 @@ var unaryLib = map[string]string{
 	"exp": "exp", "log": "log", "tanh": "tanh", "erf": "erf", "sqrt": "sqrt",
 	"rsqrt": "rsqrt", "sin": "sin", "cos": "cos", "log1p": "log1p", "expm1": "expm1", "tan": "tan",
 	"round": "rint", // to nearest, halves to even
+	"exp2":  "exp2", "log2": "log2", "asin": "asin", "acos": "acos", "atan": "atan", "sinh": "sinh",
+	"cosh": "cosh", "asinh": "asinh", "acosh": "acosh", "atanh": "atanh", "cbrt": "cbrt", "erf_inv": "erfinv",
 }
 
 func (l *ttLower) op(op *Op) {
@@ -899,8 +901,18 @@ func (l *ttLower) op(op *Op) {
 		}
 	case "floor", "ceil":
 		set(b.emit1("math."+op.Name, []*ttVal{in(0)}, rt))
-	case "exp", "log", "tanh", "erf", "sqrt", "rsqrt", "sin", "cos", "log1p", "expm1", "tan", "round":
+	case "exp", "log", "tanh", "erf", "sqrt", "rsqrt", "sin", "cos", "log1p", "expm1", "tan", "round",
+		"exp2", "log2", "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh", "cbrt", "erf_inv":
 		set(l.libdevice(op, unaryLib[op.Name], in(0)))
+	case "atan2":
+		set(l.libdevice(op, "atan2", in(0), in(1)))
+	case "is_finite":
+		// |x| < inf: false for ±inf and NaN (an unordered compare).
+		x := in(0)
+		abs := b.emit1("math.absf", []*ttVal{x}, x.t)
+		set(b.cmp("arith.cmpf", "olt", abs, b.floatConst(math.Inf(1), x.t)))
+	case "popcnt", "clz":
+		set(l.bitCount(op, in(0), dt, rt))
 	case "sign":
 		// 1 above zero, -1 below, else x itself: ±0 and NaN (floats) kept.
 		x := in(0)
@@ -1185,6 +1197,35 @@ func (l *ttLower) libdevice(op *Op, name string, xs ...*ttVal) *ttVal {
 	}
 	return b.emit1("tt.extern_elementwise", xs, t,
 		strAttr("libname", ""), strAttr("libpath", ""), ttAttr{name: "pure", text: "true", val: true}, strAttr("symbol", sym))
+}
+
+// bitCount lowers popcnt and clz to libdevice's __nv_popc and __nv_clz (32
+// bits) or __nv_popcll and __nv_clzll (64 bits), which count into an i32;
+// 8- and 16-bit values are counted zero-extended to 32 bits (clz then less
+// the 32-bits-minus-width zeros the extension added).
+func (l *ttLower) bitCount(op *Op, x *ttVal, dt xla.DType, rt ttType) *ttVal {
+	b := l.b
+	name := map[string]string{"popcnt": "popc", "clz": "clz"}[op.Name]
+	bits := dt.Bits()
+	i32 := ttType{elem: "i32", shape: rt.shape}
+	switch {
+	case bits < 32:
+		x = b.cast("arith.extui", x, "i32")
+	case bits == 64:
+		name += "ll"
+	}
+	n := b.emit1("tt.extern_elementwise", []*ttVal{x}, i32,
+		strAttr("libname", ""), strAttr("libpath", ""), ttAttr{name: "pure", text: "true", val: true}, strAttr("symbol", "__nv_"+name))
+	switch {
+	case bits < 32:
+		if op.Name == "clz" {
+			n = b.emit1("arith.subi", []*ttVal{n, b.intConst(int64(32-bits), i32)}, i32)
+		}
+		n = b.cast("arith.trunci", n, rt.elem)
+	case bits == 64:
+		n = b.cast("arith.extui", n, "i64")
+	}
+	return n
 }
 
 // convert changes x from dtype from to dtype to (XLA's rules: float to int

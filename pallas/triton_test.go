@@ -564,6 +564,7 @@ func tritonCases() []tritonCase {
 	cases = append(cases, dsdTilesCase(false), dsdTilesCase(true))
 	cases = append(cases, atomicCases()...)
 	cases = append(cases, mathCases()...)
+	cases = append(cases, moreMathCase())
 	cases = append(cases, scanCases()...)
 	cases = append(cases, condCases()...)
 	cases = append(cases, concatCases()...)
