@@ -90,7 +90,7 @@ func atomicCases() []tritonCase {
 	}
 	h := histogramCase(x, 5, 16)
 	h.name = "atomic_histogram"
-	return []tritonCase{h, splitKCase(16, 16, 64, 16)}
+	return []tritonCase{h, splitKCase(16, 16, 64, 16), casClaimCase()}
 }
 
 // TestAtomicSplitK: the split-K product against Go's.

@@ -213,6 +213,36 @@ func ExampleAtomicAdd() {
 	// Output: [5 3 4 1 3] <nil>
 }
 
+// Programs insert keys into an 8-slot hash table (key mod 8), each lane
+// claiming its slot with a compare-and-swap that expects it empty (-1).
+// Which key wins a slot depends on the programs' order on a GPU, so the
+// call says any order is right; interpret mode runs the grid in order, and
+// the first key of each slot wins.
+func ExampleAtomicCas() {
+	insert := func(k *pallas.Kernel, refs []*pallas.Ref) {
+		keys, table := refs[0], refs[2]
+		key := keys.Load()
+		pallas.AtomicCas(table, []any{key.Rem(8)}, -1, key, nil)
+	}
+	keys := i32Tensor([]int32{3, 11, 4, 19, 12, 7, 27, 5}, 8)
+	data, err := runOne(func(fb *stablehlo.FuncBuilder) []*stablehlo.Value {
+		empty := fb.SplatOf(xla.Int32, -1, 8)
+		return pallas.Call(fb, insert, pallas.CallSpec{
+			Name:      "insert",
+			OutShapes: []xla.Shape{xla.MakeShape(xla.Int32, 8)},
+			Grid:      []int64{2},
+			InSpecs: []*pallas.BlockSpec{
+				{BlockShape: []int64{4}, IndexMap: func(g []*pallas.Value, _ []*pallas.Ref) []any { return []any{g[0]} }},
+				nil, // the empty table, whole
+			},
+			InputOutputAliases: map[int]int{1: 0},
+			CompilerParams:     pallas.CompilerParams{OrderDependentAtomics: true},
+		}, fb.Arg(0), empty)
+	}, keys)
+	fmt.Println(data, err)
+	// Output: [-1 -1 -1 3 4 5 -1 7] <nil>
+}
+
 // A row-wise layer norm, one program a row: Mean, Var and Rsqrt of the
 // loaded row (JAX's jnp.mean, jnp.var and lax.rsqrt), and a running total
 // with Cumsum.

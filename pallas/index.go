@@ -67,38 +67,38 @@ func Store(ref *Ref, idx []any, value any, mask *Value) {
 // See docs/pallas.md ("Atomic updates") for the order of updates and
 // what the race check allows.
 func AtomicAdd(ref *Ref, idx []any, value any, mask *Value) *Value {
-	return kernelOfRef("atomic_add", ref).atomic("add", ref, idx, value, mask)
+	return kernelOfRef("atomic_add", ref).atomic("add", ref, idx, nil, value, mask)
 }
 
 // AtomicMax replaces ref's elements at idx by their maximum with value, as
 // AtomicAdd (32- and 64-bit integers, unsigned refs compared unsigned; f32
 // and f64, -0 below +0, with NaN unspecified on a GPU).
 func AtomicMax(ref *Ref, idx []any, value any, mask *Value) *Value {
-	return kernelOfRef("atomic_max", ref).atomic("max", ref, idx, value, mask)
+	return kernelOfRef("atomic_max", ref).atomic("max", ref, idx, nil, value, mask)
 }
 
 // AtomicMin replaces ref's elements at idx by their minimum with value, as
 // AtomicMax.
 func AtomicMin(ref *Ref, idx []any, value any, mask *Value) *Value {
-	return kernelOfRef("atomic_min", ref).atomic("min", ref, idx, value, mask)
+	return kernelOfRef("atomic_min", ref).atomic("min", ref, idx, nil, value, mask)
 }
 
 // AtomicAnd is the bitwise and of ref's elements at idx with value, as
 // AtomicAdd (32- and 64-bit integers).
 func AtomicAnd(ref *Ref, idx []any, value any, mask *Value) *Value {
-	return kernelOfRef("atomic_and", ref).atomic("and", ref, idx, value, mask)
+	return kernelOfRef("atomic_and", ref).atomic("and", ref, idx, nil, value, mask)
 }
 
 // AtomicOr is the bitwise or of ref's elements at idx with value, as
 // AtomicAnd.
 func AtomicOr(ref *Ref, idx []any, value any, mask *Value) *Value {
-	return kernelOfRef("atomic_or", ref).atomic("or", ref, idx, value, mask)
+	return kernelOfRef("atomic_or", ref).atomic("or", ref, idx, nil, value, mask)
 }
 
 // AtomicXor is the bitwise exclusive or of ref's elements at idx with
 // value, as AtomicAnd.
 func AtomicXor(ref *Ref, idx []any, value any, mask *Value) *Value {
-	return kernelOfRef("atomic_xor", ref).atomic("xor", ref, idx, value, mask)
+	return kernelOfRef("atomic_xor", ref).atomic("xor", ref, idx, nil, value, mask)
 }
 
 // AtomicXchg stores value into ref at idx and returns what was there, as
@@ -106,7 +106,22 @@ func AtomicXor(ref *Ref, idx []any, value any, mask *Value) *Value {
 // result in memory depends on the order of the updates, so on a GPU two
 // programs may not exchange the same element (the race check refuses it).
 func AtomicXchg(ref *Ref, idx []any, value any, mask *Value) *Value {
-	return kernelOfRef("atomic_xchg", ref).atomic("xchg", ref, idx, value, mask)
+	return kernelOfRef("atomic_xchg", ref).atomic("xchg", ref, idx, nil, value, mask)
+}
+
+// AtomicCas is a compare-and-swap of ref's elements at idx, as
+// pl.atomic_cas: each element the mask keeps that holds cmp becomes value
+// (floats compare their bits: -0 is not +0, a NaN matches its own bits);
+// it returns the elements' values before it (zero where the mask is
+// false), so a lane won where its old value equals cmp. 32- and 64-bit
+// integers, f32 and f64. The winner among programs that swap one element
+// depends on their order: the race check takes that only under
+// CompilerParams.OrderDependentAtomics (a lock-free claim of a slot, a
+// first-come index); lanes of one update that reach one element swap in
+// row-major order in interpret mode and on the evaluator, in some order on
+// a GPU.
+func AtomicCas(ref *Ref, idx []any, cmp, value any, mask *Value) *Value {
+	return kernelOfRef("atomic_cas", ref).atomic("cas", ref, idx, cmp, value, mask)
 }
 
 // kernelOfRef is the trace of ref (see kernelOf).
@@ -470,6 +485,7 @@ var atomicKinds = map[string]func(xla.DType) bool{
 	"or":   atomicInt,
 	"xor":  atomicInt,
 	"xchg": atomicWord,
+	"cas":  atomicWord,
 }
 
 // atomicInt reports whether dt is a 32- or 64-bit integer.
@@ -482,7 +498,9 @@ func atomicWord(dt xla.DType) bool {
 	return atomicInt(dt) || dt == xla.Float32 || dt == xla.Float64
 }
 
-func (k *Kernel) atomic(kind string, ref *Ref, idx []any, value any, mask *Value) *Value {
+// atomic traces an atomic update of kind; cmp is the compared value of a
+// cas (nil for the others).
+func (k *Kernel) atomic(kind string, ref *Ref, idx []any, cmp, value any, mask *Value) *Value {
 	op := "atomic_" + kind
 	t := Type{DType: ref.v.Type.DType}
 	if k.st.err != nil {
@@ -518,6 +536,13 @@ func (k *Kernel) atomic(kind string, ref *Ref, idx []any, value any, mask *Value
 		ops = append(ops, m)
 		ix.HasMask = true
 	}
+	if kind == "cas" { // the compared value comes last
+		c, ok := k.valueOperand(op, "cmp", cmp, t.DType, ix.Shape)
+		if !ok {
+			return k.placeholder(t)
+		}
+		ops = append(ops, c)
+	}
 	return k.emit("atomic", ops, []Type{t}, Attrs{Kind: kind, Indexer: ix}).Results[0]
 }
 
@@ -526,7 +551,7 @@ func atomicDTypes(kind string) string {
 	switch kind {
 	case "add":
 		return "32- and 64-bit integers, f16, bf16, f32 and f64"
-	case "xchg", "max", "min":
+	case "xchg", "cas", "max", "min":
 		return "32- and 64-bit integers, f32 and f64"
 	}
 	return "32- and 64-bit integers (a bitwise update)"

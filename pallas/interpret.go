@@ -1953,11 +1953,18 @@ func (l *interp) atomic(fb *stablehlo.FuncBuilder, op *Op, e *env) (*stablehlo.V
 		}
 		return v // xchg
 	}
+	var cmp *stablehlo.Value
+	if op.Attrs.Kind == "cas" {
+		cmp = e.vals[op.Operands[len(op.Operands)-1]]
+	}
 	zero := fb.SplatOf(t.DType, 0, t.Shape...)
 	if len(dims) == 0 {
 		// A scalar ref: one element, updated unless masked off.
 		old := fb.Reshape(ref)
 		next := combine(fb, old, fb.Reshape(val))
+		if cmp != nil {
+			next = fb.Select(bitsEqual(fb, old, fb.Reshape(cmp)), next, old)
+		}
 		if mask != nil {
 			next = fb.Select(fb.Reshape(mask), next, old)
 		}
@@ -1974,11 +1981,20 @@ func (l *interp) atomic(fb *stablehlo.FuncBuilder, op *Op, e *env) (*stablehlo.V
 	if (Type{Shape: dims}).Size() == 0 || t.Size() == 0 {
 		return zero, nil // nothing to update
 	}
-	old := gatherElements(fb, ref, idx, t.Shape)
 	keep := ok
 	if mask != nil {
 		keep = fb.And(ok, mask)
 	}
+	if cmp != nil {
+		next, old := casLanes(fb, ref, idx, keep, cmp, val, t)
+		old = l.maskPadding(fb, op, e, slot, old, idx)
+		if mask != nil {
+			old = fb.Select(mask, old, zero)
+		}
+		e.state[slot] = next
+		return old, nil
+	}
+	old := gatherElements(fb, ref, idx, t.Shape)
 	if n := t.Size(); ix.HasArrays() && n > 1 && l.usesOf()[op.Results[0]] {
 		if n > maxSequencedLanes {
 			return nil, l.opErr(op, "interpret mode sequences the repeated indices of an update whose old values are used "+
@@ -1992,6 +2008,59 @@ func (l *interp) atomic(fb *stablehlo.FuncBuilder, op *Op, e *env) (*stablehlo.V
 	}
 	e.state[slot] = scatterElements(fb, ref, idx, keep, val, dims, t.Shape, combine)
 	return old, nil
+}
+
+// casLanes is a compare-and-swap of the elements of ref at idx by the
+// lanes keep marks, one lane after another in row-major order (a
+// stablehlo.while over them): a lane whose element has cmp's bits writes
+// its value, and sees what the lanes before it left. It returns the ref
+// after the update and each lane's old value (of the lanes keep drops,
+// the value at their clamped index, masked by the caller).
+func casLanes(fb *stablehlo.FuncBuilder, ref *stablehlo.Value, idx []*stablehlo.Value, keep, cmp, val *stablehlo.Value, t Type) (next, old *stablehlo.Value) {
+	n := t.Size()
+	flat := func(x *stablehlo.Value) *stablehlo.Value { return fb.Reshape(x, n) }
+	flatIdx := make([]*stablehlo.Value, len(idx))
+	for d, x := range idx {
+		flatIdx[d] = flat(x)
+	}
+	keep, cmp, val = flat(keep), flat(cmp), flat(val)
+	ones := make([]int64, len(idx))
+	for d := range ones {
+		ones[d] = 1
+	}
+	init := []*stablehlo.Value{fb.ScalarOf(xla.Int32, 0), ref, fb.SplatOf(t.DType, 0, n)}
+	res := fb.While(init, func(b *stablehlo.FuncBuilder, a []*stablehlo.Value) *stablehlo.Value {
+		return b.Compare(a[0], b.ScalarOf(xla.Int32, float64(n)), stablehlo.CompareLT, stablehlo.CompareAuto)
+	}, func(b *stablehlo.FuncBuilder, a []*stablehlo.Value) []*stablehlo.Value {
+		i, r, olds := a[0], a[1], a[2]
+		lane := func(x *stablehlo.Value) *stablehlo.Value {
+			return b.Reshape(b.DynamicSlice(x, []*stablehlo.Value{i}, []int64{1}))
+		}
+		pos := make([]*stablehlo.Value, len(flatIdx))
+		for d, x := range flatIdx {
+			pos[d] = lane(x)
+		}
+		cur := b.Reshape(b.DynamicSlice(r, pos, ones))
+		swap := b.And(lane(keep), bitsEqual(b, cur, lane(cmp)))
+		put := b.Select(swap, lane(val), cur)
+		r = b.DynamicUpdateSlice(r, b.Reshape(put, ones...), pos)
+		olds = b.DynamicUpdateSlice(olds, b.Reshape(cur, 1), []*stablehlo.Value{i})
+		return []*stablehlo.Value{b.Add(i, b.ScalarOf(xla.Int32, 1)), r, olds}
+	})
+	return res[1], fb.Reshape(res[2], t.Shape...)
+}
+
+// bitsEqual is x == y for integers and, for floats, the equality of their
+// bits (a compare-and-swap's: -0 is not +0, a NaN equals its own bits).
+func bitsEqual(fb *stablehlo.FuncBuilder, x, y *stablehlo.Value) *stablehlo.Value {
+	if t, ok := x.TensorType(); ok && t.DType.IsFloat() {
+		ib := xla.Int32
+		if t.DType.Bits() == 64 {
+			ib = xla.Int64
+		}
+		x, y = fb.BitcastConvert(x, ib), fb.BitcastConvert(y, ib)
+	}
+	return fb.Compare(x, y, stablehlo.CompareEQ, stablehlo.CompareAuto)
 }
 
 // maxSequencedLanes bounds the lanes of an atomic update whose repeated

@@ -116,10 +116,12 @@ import (
 //	                                   transposes of the last two dims)
 //	load             ref, idx... [, mask [, other]] -> r      Indexer Indexer
 //	store            ref, idx..., value [, mask] -> (none)    Indexer Indexer
-//	atomic           ref, idx..., value [, mask] -> r         Kind string (add|max|min|and|or|xor|xchg),
+//	atomic           ref, idx..., value [, mask] [, cmp] -> r  Kind string (add|max|min|and|or|xor|xchg|cas),
 //	                                   Indexer Indexer: each element the mask keeps becomes
 //	                                   old+value (max, min, and, or, xor of the two; value for
-//	                                   xchg); r is old (zero where the mask is false). Elements
+//	                                   xchg; for cas, whose last operand is cmp, value where old
+//	                                   has cmp's bits, else old); r is old (zero where the mask
+//	                                   is false). Elements
 //	                                   an index array repeats get every update, in some order
 //	                                   (interpret mode and the evaluators: row-major, float max
 //	                                   and min the lanes of values whose sign bit is clear

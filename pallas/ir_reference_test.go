@@ -1319,17 +1319,39 @@ func (e *zeval) atomic(op *Op) *zt {
 		at := ravel(coord, ref.buf.shape)
 		o, v := newZT(val.dt, nil), newZT(val.dt, nil)
 		o.copyElem(0, ref.buf, at)
+		v.copyElem(0, val, i)
+		swap := true
+		if op.Attrs.Kind == "cas" { // contract: cmp is the last operand; floats compare bits
+			c := e.val(op.Operands[len(op.Operands)-1])
+			if o.f != nil {
+				w := val.dt.Bits()
+				swap = zfloatBits(o.f[0], w) == zfloatBits(c.f[i], w)
+			} else {
+				swap = o.i[0] == c.i[i]
+			}
+		}
 		if ref.inside != nil && !ref.inside[at] {
 			padValue(o, 0) // contract: an edge block's padding reads as a load does
 		}
-		v.copyElem(0, val, i)
 		old.copyElem(i, o, 0)
-		if op.Attrs.Kind != "xchg" {
+		switch op.Attrs.Kind {
+		case "xchg", "cas":
+		default:
 			v = e.binary(op.Attrs.Kind, o, v)
 		}
-		ref.buf.copyElem(at, v, 0)
+		if swap {
+			ref.buf.copyElem(at, v, 0)
+		}
 	}
 	return old
+}
+
+// zfloatBits are f's bits as a float of w bits (32 or 64).
+func zfloatBits(f float64, w int) uint64 {
+	if w == 32 {
+		return uint64(math.Float32bits(float32(f)))
+	}
+	return math.Float64bits(f)
 }
 
 // b2iCmp orders false before true.

@@ -510,6 +510,8 @@ func (m *tevMachine) op(op *ttOp) []*tevVal {
 		}
 	case name == "tt.atomic_rmw":
 		m.atomic(op, in(0), in(1), res)
+	case name == "tt.atomic_cas":
+		m.atomicCas(op, in(0), in(1), in(2), res)
 	case name == "tt.extern_elementwise":
 		sym := op.attr("symbol").(string)
 		base := strings.TrimSuffix(strings.TrimPrefix(sym, "__nv_"), "f")
@@ -796,6 +798,14 @@ func (m *tevMachine) op(op *ttOp) []*tevVal {
 		}
 	case name == "arith.select":
 		c, x, y := in(0), in(1), in(2)
+		if strings.HasPrefix(rt.elem, "!tt.ptr") {
+			// Pointers into two buffers would need a buffer per lane (a
+			// cas's masked lanes point at the first element of their own).
+			if x.buf != y.buf {
+				tevFail("arith.select of pointers into arguments %d and %d", x.buf, y.buf)
+			}
+			res.buf = x.buf
+		}
 		for k := 0; k < res.n(); k++ {
 			ck := c.i[0]
 			if len(c.i) > 1 {
@@ -986,6 +996,54 @@ func (m *tevMachine) atomic(op *ttOp, p, x, res *tevVal) {
 		b.i[a] = intLit(intRMW(rmw, old, x.i[k], bits, x.t.elem), bits)
 		res.i[k] = old
 	}
+}
+
+// atomicCas is tt.atomic_cas: lane after lane (row-major), an element
+// that holds cmp's bits becomes x; each lane gets the element's value
+// before it. It commutes with no other update: one after another update of
+// the buffer with no gpu.barrier between is an error.
+func (m *tevMachine) atomicCas(op *ttOp, p, cmp, x, res *tevVal) {
+	b := m.bufs[p.buf]
+	m.checkElem(op.name, p, b, x.t.elem)
+	if m.since[b]&(1|2) != 0 {
+		tevFail("program %v swaps argument %d atomically after loading or storing it with no gpu.barrier between", m.pid, p.buf)
+	}
+	if op.attr("sem") != int64(4) || op.attr("scope") != int64(1) {
+		tevFail("tt.atomic_cas with sem %v, scope %v", op.attr("sem"), op.attr("scope"))
+	}
+	if m.since[b]&4 != 0 {
+		tevFail("program %v swaps argument %d after another atomic update of it with no gpu.barrier between", m.pid, p.buf)
+	}
+	m.since[b] |= 4
+	m.atomOp[b] = -1 // no atomic_rmw code: nothing commutes with it
+	bits := x.t.bits()
+	for k := 0; k < x.n(); k++ {
+		a := p.i[k]
+		if a < 0 || int(a) >= max(len(b.f), len(b.i)) {
+			tevFail("program %v swaps element %d of argument %d (size %d)", m.pid, a, p.buf, max(len(b.f), len(b.i)))
+		}
+		if b.f != nil {
+			old := b.f[a]
+			if floatBits(old, bits) == floatBits(cmp.f[k], bits) {
+				b.f[a] = x.f[k]
+			}
+			res.f[k] = old
+			continue
+		}
+		old := b.i[a]
+		if uint64(old)&mask(bits) == uint64(cmp.i[k])&mask(bits) {
+			b.i[a] = x.i[k]
+		}
+		res.i[k] = old
+	}
+}
+
+// floatBits are the bits of f as a float of the given width (32 or 64).
+func floatBits(f float64, bits int) uint64 {
+	if bits == 32 {
+		return uint64(math.Float32bits(float32(f)))
+	}
+	return math.Float64bits(f)
 }
 
 // intRMW is integer atomic_rmw code rmw of old with v (bits wide; elem

@@ -314,7 +314,7 @@ type hazard struct {
 	// aligned op (alignedStore); nil otherwise.
 	by *Op
 	// atom is, with hzAtomic, the kind of every atomic update since the
-	// barrier when they all commute (one kind other than xchg, their old
+	// barrier when they all commute (one kind other than xchg and cas, their old
 	// values unused: atomKey), else "*": a later update that does not
 	// commute with them waits, as two updates of an element may fall to
 	// different threads.
@@ -382,9 +382,9 @@ func (h hazard) merge(o hazard) hazard {
 }
 
 // atomKey is atomic update op's kind when it commutes with other updates
-// of that kind (not xchg, its old values unused), else "*".
+// of that kind (not xchg or cas, its old values unused), else "*".
 func (l *ttLower) atomKey(op *Op) string {
-	if op.Attrs.Kind == "xchg" || l.live[op.Results[0]] {
+	if !commutes(op.Attrs.Kind) || l.live[op.Results[0]] {
 		return "*"
 	}
 	return op.Attrs.Kind
@@ -1964,7 +1964,9 @@ func (l *ttLower) atomic(op *Op, rt ttType) *ttVal {
 	ptrs, mask, ref, rest, padded := l.address(op)
 	l.access(ref, hzAtomic, op)
 	var x *ttVal
-	if kind := op.Attrs.Kind; (kind == "max" || kind == "min") && ref.info.DType.IsFloat() {
+	if kind := op.Attrs.Kind; kind == "cas" {
+		x = l.cas(ptrs, mask, ref, l.v(op, rest[len(rest)-1]), l.v(op, rest[0]), rt)
+	} else if (kind == "max" || kind == "min") && ref.info.DType.IsFloat() {
 		x = l.floatMaxMin(kind, ptrs, l.v(op, rest[0]), mask, rt)
 	} else {
 		ops := []*ttVal{ptrs, l.v(op, rest[0])}
@@ -1987,6 +1989,23 @@ func (l *ttLower) atomic(op *Op, rt ttType) *ttVal {
 		x = b.emit1("arith.select", []*ttVal{l.v(op, rest[1]), x, zero}, rt)
 	}
 	return x
+}
+
+// cas is tt.atomic_cas of v at ptrs where they hold cmp. The op has no
+// mask: the lanes mask drops (outside the array, or the user's) swap
+// cmp for cmp at the array's first element instead, which leaves it as
+// it was whatever it holds; their old values are selected away after.
+func (l *ttLower) cas(ptrs, mask *ttVal, ref *ttRef, cmp, v *ttVal, rt ttType) *ttVal {
+	b := l.b
+	if mask != nil {
+		first := ref.ptr
+		if !rt.scalar() {
+			first = b.emit1("tt.splat", []*ttVal{ref.ptr}, ptrs.t)
+		}
+		ptrs = b.emit1("arith.select", []*ttVal{mask, ptrs, first}, ptrs.t)
+		v = b.emit1("arith.select", []*ttVal{mask, v, cmp}, rt)
+	}
+	return b.emit1("tt.atomic_cas", []*ttVal{ptrs, cmp, v}, rt, i32Attr("scope", 1), i32Attr("sem", 4))
 }
 
 // floatMaxMin is an atomic max or min of floats v at ptrs (where mask

@@ -280,14 +280,14 @@ func atomicHint(err error, updated bool) error {
 		return err
 	}
 	c := *e
-	c.Msg += ". (The check takes atomic updates of an output that are all of one kind other than xchg, " +
+	c.Msg += ". (The check takes atomic updates of an output that are all of one kind other than xchg and cas, " +
 		"their old values unused, with no load or store of it beside them; others it checks as a load and a store.)"
 	return &c
 }
 
 // commutingUpdates reports whether the atomic updates as of ref i leave
 // it the same whatever order the programs run them in: all of one kind
-// other than xchg, their old values unused, and no load or store of the
+// other than xchg and cas, their old values unused, and no load or store of the
 // ref (or load of the input aliased to it) beside them (live: liveValues).
 func commutingUpdates(p *Program, i int, as, stores []*Op, loads map[int][]*Op, live map[*Value]bool, anyOrder bool) bool {
 	if len(stores) > 0 || len(loads[i]) > 0 {
@@ -302,12 +302,16 @@ func commutingUpdates(p *Program, i int, as, stores []*Op, loads map[int][]*Op, 
 		return true // the caller takes what order the programs run in
 	}
 	for _, a := range as {
-		if a.Attrs.Kind == "xchg" || a.Attrs.Kind != as[0].Attrs.Kind || live[a.Results[0]] {
+		if !commutes(a.Attrs.Kind) || a.Attrs.Kind != as[0].Attrs.Kind || live[a.Results[0]] {
 			return false
 		}
 	}
 	return true
 }
+
+// commutes reports whether atomic updates of kind leave the same values
+// in memory in any order (all but xchg and cas).
+func commutes(kind string) bool { return kind != "xchg" && kind != "cas" }
 
 // collapsed is grid with the axes not in used (axisBit bits) of one
 // step: the grid an index map that ignores them tells programs apart on.
@@ -481,7 +485,7 @@ func (x accesses) updatesFromMemory(p *Program, i int, as []*Op, mem map[*Value]
 			}
 			return &Error{Kernel: p.Name, Op: "triton", Msg: fmt.Sprintf(
 				"%s: the %s at %s is at a position computed %s in a block several programs share, and does not "+
-					"commute with the output's other updates (another kind, xchg, its old values used, or loads or stores of the output "+
+					"commute with the output's other updates (another kind, xchg or cas, its old values used, or loads or stores of the output "+
 					"beside it): two programs may reach the same elements, in any order on a GPU. Make the output's updates commute, "+
 					"give each program its own block, or compute the position from program ids with integer arithmetic", p.Refs[i], accessName(a), a.Loc, from)}
 		}
@@ -1047,6 +1051,9 @@ func accessAxes(body *Region, written map[*Value]bool, blockAxes map[*Value]uint
 			at := 1 + ix.NumOperands // load: the mask follows the indices
 			if op.Name != "load" {
 				x.val[op] = deps[op.Operands[at]] | ctl
+				if op.Name == "atomic" && op.Attrs.Kind == "cas" { // what a cas writes depends on cmp too
+					x.val[op] |= deps[op.Operands[len(op.Operands)-1]]
+				}
 				at++ // store, atomic: the mask follows the value
 			}
 			x.pos[op] = idx &^ (readsWritten | loopVarying)
