@@ -113,12 +113,61 @@ func TestDotBatchedMisuse(t *testing.T) {
 	z := func(k *Kernel, dims ...int64) *Value { return k.Zeros(xla.Float32, dims...) }
 	runMisuseCases(t, []misuseCase{
 		{name: "ranks differ", kernel: func(k *Kernel, r []*Ref) { Dot(z(k, 2, 4, 4), z(k, 4, 4), xla.Float32) }, spec: spec,
-			want: []string{"dot at dot_batched_test.go:", "operands must be both 2-D (matrices) or both 3-D (batches of them), got f32[2,4,4] and f32[4,4]"}},
-		{name: "4-D", kernel: func(k *Kernel, r []*Ref) { Dot(z(k, 1, 2, 4, 4), z(k, 1, 2, 4, 4), xla.Float32) }, spec: spec,
-			want: []string{"operands must be both 2-D (matrices) or both 3-D"}},
+			want: []string{"dot at dot_batched_test.go:", "operands must be both 2-D (matrices) or both of one rank above 2 (batches of them), got f32[2,4,4] and f32[4,4]"}},
+		{name: "1-D", kernel: func(k *Kernel, r []*Ref) { Dot(z(k, 4), z(k, 4), xla.Float32) }, spec: spec,
+			want: []string{"operands must be both 2-D (matrices) or both of one rank above 2"}},
+		{name: "4-D batches differ", kernel: func(k *Kernel, r []*Ref) { Dot(z(k, 2, 2, 4, 4), z(k, 1, 4, 4, 4), xla.Float32) }, spec: spec,
+			want: []string{"dot at dot_batched_test.go:", "batch dims differ: f32[2,2,4,4] and f32[1,4,4,4]"}},
+		{name: "4-D contracting dims differ", kernel: func(k *Kernel, r []*Ref) { Dot(z(k, 2, 2, 4, 8), z(k, 2, 2, 4, 4), xla.Float32) }, spec: spec,
+			want: []string{"dot at dot_batched_test.go:", "contracting dims differ: f32[2,2,4,8] and f32[2,2,4,4]"}},
 		{name: "batches differ", kernel: func(k *Kernel, r []*Ref) { Dot(z(k, 2, 4, 4), z(k, 3, 4, 4), xla.Float32) }, spec: spec,
 			want: []string{"dot at dot_batched_test.go:", "batch dims differ: f32[2,4,4] and f32[3,4,4]"}},
 		{name: "contracting dims differ", kernel: func(k *Kernel, r []*Ref) { Dot(z(k, 2, 4, 8), z(k, 2, 4, 4), xla.Float32) }, spec: spec,
 			want: []string{"contracting dims differ: f32[2,4,8] and f32[2,4,4]"}},
 	})
+}
+
+// TestDotFourD: operands of 4 dims [b,h,m,k] by [b,h,k,n] (attention's
+// batch and heads) give a product per (b, h), as jnp.matmul; 5 dims too;
+// a transposed operand; on every backend against Go; on Triton one 3-D
+// tt.dot over the folded batch.
+func TestDotFourD(t *testing.T) {
+	const bb, h, m, kk, n = 2, 2, 16, 16, 16
+	a := fTensor([]int64{bb, h, m, kk}, func(i int) float64 { return math.Sin(float64(i)) })
+	b := fTensor([]int64{bb, h, kk, n}, func(i int) float64 { return math.Cos(float64(5 * i)) })
+	c := tritonCase{name: "dot_4d", kernel: func(k *Kernel, r []*Ref) {
+		x, y := r[0].Load(), r[1].Load()
+		r[2].Store(Dot(x, y, xla.Float32))
+		r[3].Store(DotTransposed(x, x, false, true, xla.Float32))
+		x5 := x.Reshape(1, bb, h, m, kk)
+		r[4].Store(Dot(x5, y.Reshape(1, bb, h, kk, n), xla.Float32).Reshape(bb, h, m, n))
+	}, spec: CallSpec{Name: "dot_4d", OutShapes: []xla.Shape{xla.MakeShape(xla.Float32, bb, h, m, n),
+		xla.MakeShape(xla.Float32, bb, h, m, m), xla.MakeShape(xla.Float32, bb, h, m, n)}},
+		args: []*interpreter.Tensor{a, b}}
+	av, bv := a.Data.([]float32), b.Data.([]float32)
+	want := [2][]float64{make([]float64, bb*h*m*n), make([]float64, bb*h*m*m)}
+	for p := 0; p < bb*h; p++ {
+		for i := 0; i < m; i++ {
+			for j := 0; j < n; j++ {
+				var s, st float64
+				for l := 0; l < kk; l++ {
+					s += float64(av[p*m*kk+i*kk+l]) * float64(bv[p*kk*n+l*n+j])
+					st += float64(av[p*m*kk+i*kk+l]) * float64(av[p*m*kk+j*kk+l])
+				}
+				want[0][p*m*n+i*n+j], want[1][p*m*m+i*m+j] = s, st
+			}
+		}
+	}
+	checkEveryBackend(t, c, func(backend string, got []*interpreter.Tensor) {
+		for o, w := range [][]float64{want[0], want[1], want[0]} {
+			for j, g := range floats(got[o]) {
+				require.InDelta(t, w[j], g, 1e-4*math.Max(1, math.Abs(w[j])), "%s: output %d element %d", backend, o, j)
+			}
+		}
+	})
+	p, err := Trace(c.kernel, c.spec, argTypes(c.args))
+	require.NoError(t, err)
+	k, err := LowerTriton(p, CompilerParams{})
+	require.NoError(t, err)
+	require.Regexp(t, `"tt.dot"\(%\w+, %\w+, %\w+\) <\{inputPrecision = 2 : i32\}> : \(tensor<4x16x16xf32>, tensor<4x16x16xf32>, tensor<4x16x16xf32>\) -> tensor<4x16x16xf32>`, k.IR)
 }

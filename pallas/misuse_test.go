@@ -381,7 +381,7 @@ func TestMisuseKernelOps(t *testing.T) {
 		{name: "dot of mismatched shapes", kernel: func(k *Kernel, r []*Ref) { Dot(f(k, 2, 3), f(k, 2, 3), xla.Invalid) }, spec: spec,
 			want: []string{"dot at misuse_test.go:", "contracting dims differ: f32[2,3] and f32[2,3]"}},
 		{name: "dot of mismatched ranks", kernel: func(k *Kernel, r []*Ref) { Dot(f(k, 2, 2), f(k, 2), xla.Invalid) }, spec: spec,
-			want: []string{"dot at misuse_test.go:", "operands must be both 2-D (matrices) or both 3-D (batches of them), got f32[2,2] and f32[2]"}},
+			want: []string{"dot at misuse_test.go:", "operands must be both 2-D (matrices) or both of one rank above 2 (batches of them), got f32[2,2] and f32[2]"}},
 		{name: "dot of mismatched dtypes", kernel: func(k *Kernel, r []*Ref) { Dot(f(k, 2, 2), k.Zeros(xla.Int32, 2, 2), xla.Invalid) }, spec: spec,
 			want: []string{"dot at misuse_test.go:", "operand dtypes differ"}},
 		{name: "dot into bool", kernel: func(k *Kernel, r []*Ref) { Dot(f(k, 2, 2), f(k, 2, 2), xla.Bool) }, spec: spec,

@@ -1797,13 +1797,16 @@ func Stack(axis int, vs ...*Value) *Value {
 // Dot is the matrix product a[m,k] @ b[k,n] accumulated in preferred
 // (xla.Invalid: the operands' dtype), as jnp.dot with
 // preferred_element_type; of 3-D operands a[b,m,k] and b[b,k,n], the
-// batch of b products r[b,m,n] (jnp.matmul, einsum "bmk,bkn->bmn").
+// batch of b products r[b,m,n] (jnp.matmul, einsum "bmk,bkn->bmn"); of
+// 4-D and more, a product per index of the leading dims ("bhmk,bhkn->bhmn",
+// folded into one batch dim).
 func Dot(a, b *Value, preferred xla.DType) *Value {
 	return DotTransposed(a, b, false, false, preferred)
 }
 
 // DotTransposed is Dot with a given as [k,m] (transA) and/or b as [n,k]
-// (transB); of 3-D operands the last two dims are those ([b,k,m], [b,n,k]).
+// (transB); of batched operands the last two dims are those ([b,k,m],
+// [b,n,k]).
 func DotTransposed(a, b *Value, transA, transB bool, preferred xla.DType) *Value {
 	k := kernelOf("dot", "operand 0", a)
 	if !k.check("dot", a, b) {
@@ -1814,17 +1817,14 @@ func DotTransposed(a, b *Value, transA, transB bool, preferred xla.DType) *Value
 		return k.placeholder(Type{DType: preferred})
 	}
 	r := a.Type.Rank()
-	if r != b.Type.Rank() || r != 2 && r != 3 {
-		k.failf("dot", "operands must be both 2-D (matrices) or both 3-D (batches of them), got %s and %s", a.Type, b.Type)
+	if r != b.Type.Rank() || r < 2 {
+		k.failf("dot", "operands must be both 2-D (matrices) or both of one rank above 2 (batches of them), got %s and %s", a.Type, b.Type)
 		return k.placeholder(Type{DType: preferred})
 	}
-	var batch []int64
-	if r == 3 {
-		if a.Type.Shape[0] != b.Type.Shape[0] {
-			k.failf("dot", "batch dims differ: %s and %s", a.Type, b.Type)
-			return k.placeholder(Type{DType: preferred})
-		}
-		batch = a.Type.Shape[:1]
+	batch := a.Type.Shape[:r-2]
+	if !slices.Equal(batch, b.Type.Shape[:r-2]) {
+		k.failf("dot", "batch dims differ: %s and %s", a.Type, b.Type)
+		return k.placeholder(Type{DType: preferred})
 	}
 	as, bs := a.Type.Shape[r-2:], b.Type.Shape[r-2:]
 	if a.Type.DType != b.Type.DType {
@@ -1855,6 +1855,17 @@ func DotTransposed(a, b *Value, transA, transB bool, preferred xla.DType) *Value
 	if ka != kb {
 		k.failf("dot", "contracting dims differ: %s and %s", a.Type, b.Type)
 		return k.placeholder(t)
+	}
+	if r > 3 {
+		// Batch dims [b1, b2, ...] fold into one ([b1·b2·..., m, k]): a
+		// product per leading index, as jnp.matmul of 4-D operands (the
+		// heads of a batch).
+		nb := int64(1)
+		for _, d := range batch {
+			nb *= d
+		}
+		y := DotTransposed(a.Reshape(append([]int64{nb}, as...)...), b.Reshape(append([]int64{nb}, bs...)...), transA, transB, preferred)
+		return y.Reshape(t.Shape...)
 	}
 	return k.emit("dot", []*Value{a, b}, []Type{t}, Attrs{TransA: transA, TransB: transB}).Results[0]
 }
