@@ -154,31 +154,48 @@ func TestSplitMisuse(t *testing.T) {
 	assert.Equal(t, []float32{4, 5, 0, 1}, got[0].Data.([]float32)[:4])
 }
 
-// SliceAxis: aligned parts on every backend (the Triton form halves the
-// value), any part in interpret mode, and Triton's refusal of a part it
-// cannot halve down to.
-func TestSliceAxis(t *testing.T) {
+// sliceAxisCase takes parts of a [4,16] block with SliceAxis (aligned,
+// unaligned) and with DynamicSliceAxis and DynamicIndex at positions from
+// the program id (one clamped at each end): part of tritonCases.
+func sliceAxisCase() tritonCase {
 	rows := func(n int64) *BlockSpec {
 		return &BlockSpec{BlockShape: []int64{4, n}, IndexMap: blockMap(func(g []*Value) []any { return []any{g[0], 0} })}
 	}
-	x := fTensor([]int64{8, 16}, func(i int) float64 { return float64(i) })
-	c := tritonCase{
+	f32 := func(n int64) xla.Shape { return xla.MakeShape(xla.Float32, 8, n) }
+	return tritonCase{
 		name: "slice_axis",
 		kernel: func(k *Kernel, r []*Ref) {
 			v := r[0].Load()
 			r[1].Store(v.SliceAxis(1, 12, 16))
 			r[2].Store(v.SliceAxis(-1, 6, 8))
 			r[3].Store(v.SliceAxis(0, 2, 4).Sum(0).Reshape(1, 16).BroadcastTo(4, 16))
+			// Unaligned parts (a gather on Triton): columns 3..6, rows 1..2.
+			r[4].Store(v.SliceAxis(1, 3, 7))
+			r[5].Store(v.SliceAxis(0, 1, 3).Sum(0).Reshape(1, 16).BroadcastTo(4, 16))
+			// Dynamic: columns from 11·pid+2 (program 1's 13 clamped to 8),
+			// row 3·pid-1 (program 0's -1 clamped to 0).
+			p := k.ProgramID(0)
+			r[6].Store(v.DynamicSliceAxis(1, p.Mul(11).Add(2), 8))
+			r[7].Store(v.DynamicIndex(0, p.Mul(3).Sub(1)).Reshape(1, 16).BroadcastTo(4, 16))
 		},
 		spec: CallSpec{
 			Name:      "slice_axis",
-			OutShapes: []xla.Shape{xla.MakeShape(xla.Float32, 8, 4), xla.MakeShape(xla.Float32, 8, 2), xla.MakeShape(xla.Float32, 8, 16)},
+			OutShapes: []xla.Shape{f32(4), f32(2), f32(16), f32(4), f32(16), f32(8), f32(16)},
 			Grid:      []int64{2},
 			InSpecs:   []*BlockSpec{rows(16)},
-			OutSpecs:  []*BlockSpec{rows(4), rows(2), rows(16)},
+			OutSpecs:  []*BlockSpec{rows(4), rows(2), rows(16), rows(4), rows(16), rows(8), rows(16)},
 		},
-		args: []*interpreter.Tensor{x},
+		args: []*interpreter.Tensor{fTensor([]int64{8, 16}, func(i int) float64 { return float64(i) })},
 	}
+}
+
+// SliceAxis: aligned parts on every backend (the Triton form halves the
+// value), unaligned ones of a power-of-two size (a gather on Triton), any
+// part in interpret mode, and Triton's refusal of a part of three;
+// DynamicSliceAxis and DynamicIndex with clamped positions.
+func TestSliceAxis(t *testing.T) {
+	c := sliceAxisCase()
+	x := c.args[0]
 	checkEveryBackend(t, c, func(backend string, got []*interpreter.Tensor) {
 		for row := 0; row < 8; row++ {
 			g := row / 4
@@ -190,6 +207,18 @@ func TestSliceAxis(t *testing.T) {
 			}
 			for j := 0; j < 16; j++ {
 				require.Equal(t, float32((4*g+2)*16+j+(4*g+3)*16+j), got[2].Data.([]float32)[row*16+j], backend)
+				require.Equal(t, float32((4*g+1)*16+j+(4*g+2)*16+j), got[4].Data.([]float32)[row*16+j], backend)
+			}
+			for j := 0; j < 4; j++ {
+				require.Equal(t, float32(row*16+3+j), got[3].Data.([]float32)[row*4+j], backend)
+			}
+			start := []int{2, 8}[g]
+			for j := 0; j < 8; j++ {
+				require.Equal(t, float32(row*16+start+j), got[5].Data.([]float32)[row*8+j], "%s: dynamic slice", backend)
+			}
+			at := []int{0, 2}[g]
+			for j := 0; j < 16; j++ {
+				require.Equal(t, float32((4*g+at)*16+j), got[6].Data.([]float32)[row*16+j], "%s: dynamic index", backend)
 			}
 		}
 	})
@@ -212,8 +241,18 @@ func TestSliceAxis(t *testing.T) {
 			want: []string{"elements [3, 2) of axis 0"}},
 		{name: "bad axis", kernel: func(k *Kernel, r []*Ref) { z(k).SliceAxis(2, 0, 1) }, spec: spec,
 			want: []string{"slice at split_test.go:", "bad axis 2 for rank 2"}},
-		{name: "an unaligned part on Triton", kernel: func(k *Kernel, r []*Ref) { r[0].Store(z(k).SliceAxis(1, 2, 6)) },
+		{name: "a dynamic slice too long", kernel: func(k *Kernel, r []*Ref) { z(k).DynamicSliceAxis(1, 0, 9) }, spec: spec,
+			want: []string{"dynamic_slice at split_test.go:", "9 elements of axis 1 of f32[4,8] (1 <= size <= 8)"}},
+		{name: "an empty dynamic slice", kernel: func(k *Kernel, r []*Ref) { z(k).DynamicSliceAxis(0, 0, 0) }, spec: spec,
+			want: []string{"0 elements of axis 0"}},
+		{name: "a float start", kernel: func(k *Kernel, r []*Ref) { z(k).DynamicSliceAxis(0, 1.5, 2) }, spec: spec,
+			want: []string{"dynamic_slice at split_test.go:", "want an integer, got the Go float64 1.5"}},
+		{name: "a vector index", kernel: func(k *Kernel, r []*Ref) { z(k).DynamicIndex(1, k.Zeros(xla.Int32, 2)) }, spec: spec,
+			want: []string{"dynamic_slice at split_test.go:", "want an integer scalar, got i32[2]"}},
+		{name: "a dynamic index's bad axis", kernel: func(k *Kernel, r []*Ref) { z(k).DynamicIndex(-3, 0) }, spec: spec,
+			want: []string{"bad axis -3 for rank 2"}},
+		{name: "a part of three on Triton", kernel: func(k *Kernel, r []*Ref) { r[0].Store(z(k).SliceAxis(1, 2, 5).Sum(1).Reshape(4, 1).BroadcastTo(4, 4)) },
 			spec: CallSpec{OutShapes: spec.OutShapes, Backend: Triton},
-			want: []string{"triton: slice at split_test.go:", "aligned part of a block", "not elements [2, 6) of axis 1"}},
+			want: []string{"triton: slice at split_test.go:", "power-of-two dims"}},
 	})
 }

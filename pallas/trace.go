@@ -1764,6 +1764,52 @@ func (v *Value) SliceAxis(axis int, start, stop int64) *Value {
 	return k.emit("slice", []*Value{v}, []Type{{DType: v.Type.DType, Shape: shape}}, Attrs{Axis: axis, Start: start}).Results[0]
 }
 
+// DynamicSliceAxis is size elements of v along axis (negative counts
+// from the end) from start, a scalar that may be computed in the kernel,
+// as lax.dynamic_slice_in_dim: start is clamped to [0, n-size], so the
+// part always lies inside v. A gather of positions start, start+1, ...
+// (TakeAlongAxis) on every backend.
+func (v *Value) DynamicSliceAxis(axis int, start any, size int64) *Value {
+	k := kernelOf("dynamic_slice", "operand 0", v)
+	if !k.check("dynamic_slice", v) {
+		return v
+	}
+	r, asked := len(v.Type.Shape), axis
+	axis, ok := oneAxis(axis, r)
+	if !ok {
+		k.failf("dynamic_slice", "bad axis %d for rank %d", asked, r)
+		return k.placeholder(v.Type)
+	}
+	shape := slices.Clone(v.Type.Shape)
+	n := shape[axis]
+	shape[axis] = size
+	if size < 1 || size > n {
+		k.failf("dynamic_slice", "%d elements of axis %d of %s (1 <= size <= %d)", size, asked, v.Type, n)
+		return k.placeholder(Type{DType: v.Type.DType, Shape: shape})
+	}
+	s, ok := k.intScalar("dynamic_slice", start)
+	if !ok {
+		return k.placeholder(Type{DType: v.Type.DType, Shape: shape})
+	}
+	s = s.Max(0).Min(n - size)
+	idx := k.Iota(xla.Int32, axis, shape...).Add(s)
+	return TakeAlongAxis(v, idx, axis)
+}
+
+// DynamicIndex is element i of v along axis, that dim dropped, as
+// lax.dynamic_index_in_dim(v, i, axis, keepdims=False) (v[i] for axis
+// 0): i is a scalar that may be computed in the kernel, clamped to [0,
+// n-1] (a negative i does not count from the end).
+func (v *Value) DynamicIndex(axis int, i any) *Value {
+	x := v.DynamicSliceAxis(axis, i, 1)
+	r := len(v.Type.Shape)
+	a, ok := oneAxis(axis, r)
+	if !ok || len(x.Type.Shape) != r {
+		return x // the error is in the trace
+	}
+	return x.Reshape(slices.Delete(slices.Clone(x.Type.Shape), a, a+1)...)
+}
+
 // Stack joins vs, of one type, along a new axis (negative counts from
 // the end of the result's dims), as jnp.stack: each becomes one slice of
 // the result along it.

@@ -1393,15 +1393,24 @@ func (l *ttLower) concatenate(op *Op) *ttVal {
 }
 
 // slice takes elements [Start, Start+size) of op's operand along its
-// axis by halving the operand (tt.split) until it is that size: Triton
-// has no other way to take part of a tensor, so the part must be aligned
-// (a power-of-two size, Start a multiple of it), as Split's parts are.
+// axis. An aligned part (a power-of-two size at a multiple of it, as
+// Split's parts are) halves the operand (tt.split) until it is that size,
+// which moves no data; another part of a power-of-two size gathers its
+// elements (tt.gather at Start, Start+1, ...), a shuffle among the
+// threads. A part of another size has no Triton tensor to hold it.
 func (l *ttLower) slice(op *Op) *ttVal {
 	x := l.v(op, op.Operands[0])
 	axis, start := op.Attrs.Axis, op.Attrs.Start
 	size := op.Results[0].Type.Shape[axis]
-	if size&(size-1) != 0 || start%size != 0 {
-		l.fail(op, "Triton takes an aligned part of a block (a power-of-two size at a multiple of it, halving with tt.split), not elements [%d, %d) of axis %d", start, start+size, axis)
+	if size&(size-1) != 0 {
+		l.fail(op, "elements [%d, %d) of axis %d: Triton tensors need power-of-two dims", start, start+size, axis)
+	}
+	if start%size != 0 {
+		b := l.b
+		rt := l.typeOf(op, op.Results[0].Type)
+		rng := b.emit1("tt.make_range", nil, ttType{elem: "i32", shape: []int64{size}}, i32Attr("end", size), i32Attr("start", 0))
+		rng = b.addI(rng, b.intConst(start, rng.t))
+		return b.emit1("tt.gather", []*ttVal{x, b.place(rng, axis, rt.shape)}, rt, i32Attr("axis", int64(axis)))
 	}
 	for x.t.shape[axis] > size {
 		h := x.t.shape[axis] / 2

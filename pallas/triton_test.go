@@ -568,7 +568,7 @@ func tritonCases() []tritonCase {
 	cases = append(cases, scanCases()...)
 	cases = append(cases, condCases()...)
 	cases = append(cases, concatCases()...)
-	cases = append(cases, dotBatchedCase(), splitCase(), gatherCase(), assocScanCase())
+	cases = append(cases, dotBatchedCase(), splitCase(), sliceAxisCase(), gatherCase(), assocScanCase())
 	cases = append(cases, topKCases()...)
 	cases = append(cases, attentionCase(false), attentionCase(true))
 	return append(cases, tritonDTypeCases()...)
