@@ -934,8 +934,12 @@ func (v *Value) Clip(lo, hi any) *Value {
 	return v
 }
 
-// Bitcast reads v's bits as dtype, of the same width (lax.bitcast_convert_type
-// between types of one size; bools are not bits).
+// Bitcast reads v's bits as dtype, as lax.bitcast_convert_type (bools are
+// not bits). Types of one width keep the shape; to a narrower type each
+// element becomes a new last dim of its parts, lowest bits first (f32 to
+// u8: [n] to [n, 4]); to a wider type the last dim, which must hold as
+// many parts, joins into one element (the reverse). Types of 8 to 64 bits;
+// the parts are shifts, truncations and Stack on every backend.
 func (v *Value) Bitcast(dtype xla.DType) *Value {
 	k := kernelOf("bitcast", "operand 0", v)
 	if !k.check("bitcast", v) {
@@ -944,16 +948,67 @@ func (v *Value) Bitcast(dtype xla.DType) *Value {
 	from := v.Type.DType
 	switch {
 	case !dtype.Valid() || dtype.IsComplex() || dtype.IsBool() || from.IsComplex() || from.IsBool():
-		k.failf("bitcast", "bitcast from %s to %s: only integer and float types of one width", dtypeName(from), dtypeName(dtype))
+		k.failf("bitcast", "bitcast from %s to %s: only integer and float types", dtypeName(from), dtypeName(dtype))
 		return k.placeholder(v.Type)
 	case dtype.Bits() != from.Bits():
-		k.failf("bitcast", "bitcast from %s (%d bits) to %s (%d bits): the widths differ", dtypeName(from), from.Bits(), dtypeName(dtype), dtype.Bits())
-		return k.placeholder(Type{DType: dtype, Shape: v.Type.Shape})
+		return k.bitcastWidth(v, dtype)
 	case dtype == from:
 		return v
 	}
 	return k.emit("bitcast", []*Value{v}, []Type{{DType: dtype, Shape: v.Type.Shape}}, Attrs{}).Results[0]
 }
+
+// bitcastWidth is Bitcast between types of different widths, of
+// unsigned integers' shifts: a wide element's parts are its bits shifted
+// down and truncated, stacked along a new last dim; narrow parts are
+// widened, shifted up and or-ed together.
+func (k *Kernel) bitcastWidth(v *Value, dtype xla.DType) *Value {
+	from := v.Type.DType
+	fw, tw := from.Bits(), dtype.Bits()
+	uf, okF := unsignedOf[fw]
+	ut, okT := unsignedOf[tw]
+	shape := slices.Clone(v.Type.Shape)
+	if fw > tw {
+		shape = append(shape, int64(fw/tw))
+	} else if len(shape) > 0 {
+		shape = shape[:len(shape)-1]
+	}
+	bad := Type{DType: dtype, Shape: shape}
+	if !okF || !okT {
+		k.failf("bitcast", "bitcast from %s (%d bits) to %s (%d bits): types of different widths need 8, 16, 32 or 64 bits", dtypeName(from), fw, dtypeName(dtype), tw)
+		return k.placeholder(bad)
+	}
+	bits := v.Bitcast(uf)
+	if fw > tw {
+		parts := make([]*Value, fw/tw)
+		for j := range parts {
+			p := bits
+			if j > 0 {
+				p = p.Shr(j * tw)
+			}
+			parts[j] = p.Astype(ut).Bitcast(dtype)
+		}
+		return Stack(-1, parts...)
+	}
+	n := int64(tw / fw)
+	if r := len(v.Type.Shape); r == 0 || v.Type.Shape[r-1] != n {
+		k.failf("bitcast", "bitcast of %s to %s (%d bits) joins the %d parts of its last dim into one element: the last dim must be %d", v.Type, dtypeName(dtype), tw, n, n)
+		return k.placeholder(bad)
+	}
+	var acc *Value
+	for j, p := range Split(bits, -1, int(n)) {
+		p = p.Reshape(shape...).Astype(ut)
+		if j > 0 {
+			p = p.Shl(j * fw)
+			p = acc.Or(p)
+		}
+		acc = p
+	}
+	return acc.Bitcast(dtype)
+}
+
+// unsignedOf is the unsigned integer type of each width.
+var unsignedOf = map[int]xla.DType{8: xla.Uint8, 16: xla.Uint16, 32: xla.Uint32, 64: xla.Uint64}
 
 // Not is logical (bool) or bitwise (integer) negation.
 func (v *Value) Not() *Value { return v.unary("not", notIntegral) }

@@ -570,6 +570,7 @@ func tritonCases() []tritonCase {
 	cases = append(cases, concatCases()...)
 	cases = append(cases, dotBatchedCase(), splitCase(), sliceAxisCase(), gatherCase(), assocScanCase())
 	cases = append(cases, topKCases()...)
+	cases = append(cases, bitcastWidthCases()...)
 	cases = append(cases, attentionCase(false), attentionCase(true))
 	return append(cases, tritonDTypeCases()...)
 }
