@@ -1190,24 +1190,8 @@ func (l *interp) op(fb *stablehlo.FuncBuilder, op *Op, e *env) error {
 		set(fb.Power(fb.SplatOf(t.DType, 2, hloDims(t)...), in(0)))
 	case "log2":
 		set(log2Exact(fb, in(0), t.DType, hloDims(t)))
-	case "asin":
-		set(chlo.Asin(fb, in(0)))
-	case "acos":
-		set(chlo.Acos(fb, in(0)))
-	case "atan":
-		set(chlo.Atan(fb, in(0)))
-	case "sinh":
-		set(chlo.Sinh(fb, in(0)))
-	case "cosh":
-		set(chlo.Cosh(fb, in(0)))
-	case "asinh":
-		set(chlo.Asinh(fb, in(0)))
-	case "acosh":
-		set(chlo.Acosh(fb, in(0)))
-	case "atanh":
-		set(chlo.Atanh(fb, in(0)))
-	case "erf_inv":
-		set(chlo.ErfInv(fb, in(0)))
+	case "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh", "erf_inv":
+		set(chloUnary[op.Name](fb, in(0))) // as JAX lowers them
 	case "cbrt":
 		set(fb.Cbrt(in(0)))
 	case "is_finite":
@@ -2676,6 +2660,12 @@ func scanWindow(fb *stablehlo.FuncBuilder, x *stablehlo.Value, t Type, kind stri
 	return fb.ReduceWindow([]*stablehlo.Value{x}, []*stablehlo.Value{init}, w, func(rb *stablehlo.FuncBuilder, args []*stablehlo.Value) []*stablehlo.Value {
 		return []*stablehlo.Value{combine(rb, args[0], args[1])}
 	})[0]
+}
+
+// chloUnary are the unary ops interpret mode emits as CHLO ops.
+var chloUnary = map[string]func(*stablehlo.FuncBuilder, *stablehlo.Value) *stablehlo.Value{
+	"asin": chlo.Asin, "acos": chlo.Acos, "atan": chlo.Atan, "sinh": chlo.Sinh, "cosh": chlo.Cosh,
+	"asinh": chlo.Asinh, "acosh": chlo.Acosh, "atanh": chlo.Atanh, "erf_inv": chlo.ErfInv,
 }
 
 // log2Exact is log2(x) as e + log(m)/ln 2 for x = m·2^e, m in [√½, √2)

@@ -1792,19 +1792,14 @@ func TakeAlongAxis(x, idx *Value, axis int) *Value {
 
 // SliceAxis is elements [start, stop) of v along axis (negative counts
 // from the end; start and stop do not), the other dims whole, as
-// v[:, start:stop] (lax.slice_in_dim). On Triton the part must be aligned,
-// a power-of-two size at a multiple of it (Triton takes parts of a tensor
-// only by halving it): Split's parts are; others are an error at build
-// time there.
+// v[:, start:stop] (lax.slice_in_dim). On Triton the part must have a
+// power-of-two size: an aligned one (at a multiple of its size, as Split's
+// parts are) halves v, another is gathered.
 func (v *Value) SliceAxis(axis int, start, stop int64) *Value {
 	k := kernelOf("slice", "operand 0", v)
-	if !k.check("slice", v) {
-		return v
-	}
-	r, asked := len(v.Type.Shape), axis
-	axis, ok := oneAxis(axis, r)
+	asked := axis
+	axis, ok := k.valueAxis("slice", v, axis)
 	if !ok {
-		k.failf("slice", "bad axis %d for rank %d", asked, r)
 		return k.placeholder(v.Type)
 	}
 	if d := v.Type.Shape[axis]; start < 0 || stop < start || stop > d {
@@ -1819,6 +1814,20 @@ func (v *Value) SliceAxis(axis int, start, stop int64) *Value {
 	return k.emit("slice", []*Value{v}, []Type{{DType: v.Type.DType, Shape: shape}}, Attrs{Axis: axis, Start: start}).Results[0]
 }
 
+// valueAxis is axis of v for op (negative counts from the end), false
+// (the error recorded) when v is not a value of the trace or the axis is
+// outside its rank.
+func (k *Kernel) valueAxis(op string, v *Value, axis int) (int, bool) {
+	if !k.check(op, v) {
+		return 0, false
+	}
+	a, ok := oneAxis(axis, len(v.Type.Shape))
+	if !ok {
+		k.failf(op, "bad axis %d for rank %d", axis, len(v.Type.Shape))
+	}
+	return a, ok
+}
+
 // DynamicSliceAxis is size elements of v along axis (negative counts
 // from the end) from start, a scalar that may be computed in the kernel,
 // as lax.dynamic_slice_in_dim: start is clamped to [0, n-size], so the
@@ -1826,13 +1835,9 @@ func (v *Value) SliceAxis(axis int, start, stop int64) *Value {
 // (TakeAlongAxis) on every backend.
 func (v *Value) DynamicSliceAxis(axis int, start any, size int64) *Value {
 	k := kernelOf("dynamic_slice", "operand 0", v)
-	if !k.check("dynamic_slice", v) {
-		return v
-	}
-	r, asked := len(v.Type.Shape), axis
-	axis, ok := oneAxis(axis, r)
+	asked := axis
+	axis, ok := k.valueAxis("dynamic_slice", v, axis)
 	if !ok {
-		k.failf("dynamic_slice", "bad axis %d for rank %d", asked, r)
 		return k.placeholder(v.Type)
 	}
 	shape := slices.Clone(v.Type.Shape)
