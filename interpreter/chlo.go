@@ -39,8 +39,8 @@ var chloUnaryOps = map[string]chloUnary{
 	"chlo.digamma":    {real: special.Digamma},
 	"chlo.bessel_i1e": {real: special.BesselI1e},
 	"chlo.tan":        {real: math.Tan, cplx: special.Tan},
-	"chlo.sinh":       {real: chloSinh, cplx: special.Sinh},
-	"chlo.cosh":       {real: chloCosh, cplx: special.Cosh},
+	"chlo.sinh":       {real: special.RealSinh, cplx: special.Sinh},
+	"chlo.cosh":       {real: special.RealCosh, cplx: special.Cosh},
 	"chlo.asin":       {real: special.RealAsin, cplx: special.Asin},
 	"chlo.acos":       {real: special.RealAcos, cplx: special.Acos},
 	"chlo.atan":       {real: math.Atan, cplx: special.Atan},
@@ -80,25 +80,6 @@ func init() {
 		registerInPlaceKernel(name, chloBinaryKernel(name, f))
 		mustRegister(RegisterOpCheck(name, chloCheckBinaryFloat))
 	}
-}
-
-// chloSinh is sinh without the early overflow of math.Sinh (which computes
-// e^|x|/2 and overflows for 709.78 < |x| < 710.48).
-func chloSinh(x float64) float64 {
-	if a := math.Abs(x); a > 700 && !math.IsInf(a, 0) {
-		h := math.Exp(a / 2)
-		return math.Copysign(h/2*h, x)
-	}
-	return math.Sinh(x)
-}
-
-// chloCosh is cosh without math.Cosh's early overflow.
-func chloCosh(x float64) float64 {
-	if a := math.Abs(x); a > 700 && !math.IsInf(a, 0) {
-		h := math.Exp(a / 2)
-		return h / 2 * h
-	}
-	return math.Cosh(x)
 }
 
 func chloConj(z complex128) complex128 { return complex(real(z), -imag(z)) }

@@ -340,3 +340,29 @@ func TestAtomicCasVmap(t *testing.T) {
 	assert.Equal(t, wantMem, ints(t, tt[0]), "triton: memory")
 	assert.Equal(t, wantOld, ints(t, tt[1]), "triton: old values")
 }
+
+// TestAtomicCasEmptyArray: a cas on an array of no elements (every lane
+// masked off, as it must be there) swaps nothing and reads zeros on every
+// backend; the Triton kernel has no tt.atomic_cas, whose masked lanes
+// would otherwise point at an element that does not exist (found in
+// review).
+func TestAtomicCasEmptyArray(t *testing.T) {
+	c := tritonCase{name: "cas_empty", kernel: func(k *Kernel, r []*Ref) {
+		r[2].Store(AtomicCas(r[1], []any{k.Arange(4)}, 0, 1, k.Zeros(xla.Bool, 4)))
+	}, spec: CallSpec{Name: "cas_empty", Grid: []int64{1}, OutShapes: []xla.Shape{xla.MakeShape(xla.Int32, 0), xla.MakeShape(xla.Int32, 4)},
+		InputOutputAliases: map[int]int{0: 0}},
+		args: []*interpreter.Tensor{intTensor(xla.Int32, []int64{0}, nil)}}
+	out, err := runCall(c.kernel, c.spec, c.args...)
+	require.NoError(t, err)
+	assert.Equal(t, []int64{0, 0, 0, 0}, ints(t, out[1]), "interpret")
+	got, err := EvalTriton(c.kernel, c.spec, c.args...)
+	require.NoError(t, err)
+	assert.Equal(t, []int64{0, 0, 0, 0}, ints(t, got[1]), "triton")
+	spec := c.spec
+	spec.Backend = Triton
+	p, err := Trace(c.kernel, spec, argTypes(c.args))
+	require.NoError(t, err)
+	k, err := LowerTriton(p, CompilerParams{})
+	require.NoError(t, err)
+	assert.NotContains(t, k.IR, "tt.atomic_cas")
+}

@@ -185,6 +185,10 @@ import (
 // Stability: this file is the contract with the Triton and Mosaic
 // lowerings. Changes are additive only and listed here:
 //
+//	2026-11-28: the unary ops exp2 ... clz and is_finite, the binary
+//	atan2; the atomic op's cas kind (its cmp the last operand); slices of
+//	any part; dots of more than three dims fold their batch dims in the
+//	trace (the dot op stays 2-D or 3-D).
 //	2026-11-28: the scan op (cumulative sums, products, maxima and
 //	minima along one axis); its Reverse attribute; the when op's else
 //	region and results (Kernel.Cond); the concatenate, slice, gather and

@@ -15,6 +15,7 @@ import (
 	"reflect"
 	"slices"
 
+	"github.com/halo-ml/halo/internal/special"
 	"github.com/halo-ml/halo/interpreter"
 	"github.com/halo-ml/halo/xla"
 )
@@ -603,9 +604,9 @@ func (e *zeval) unary(name string, x *zt) *zt {
 			case "neg":
 				y = -v
 			case "exp":
-				y = math.Exp(v)
+				y = special.RealExp(v)
 			case "log":
-				y = math.Log(v)
+				y = special.RealLog(v)
 			case "tanh":
 				y = math.Tanh(v)
 			case "erf":
@@ -637,17 +638,17 @@ func (e *zeval) unary(name string, x *zt) *zt {
 			case "exp2":
 				y = math.Exp2(v)
 			case "log2":
-				y = math.Log2(v)
+				y = special.RealLog2(v)
 			case "asin":
-				y = math.Asin(v)
+				y = special.RealAsin(v)
 			case "acos":
-				y = math.Acos(v)
+				y = special.RealAcos(v)
 			case "atan":
 				y = math.Atan(v)
 			case "sinh":
-				y = math.Sinh(v)
+				y = special.RealSinh(v)
 			case "cosh":
-				y = math.Cosh(v)
+				y = special.RealCosh(v)
 			case "asinh":
 				y = math.Asinh(v)
 			case "acosh":
@@ -657,7 +658,7 @@ func (e *zeval) unary(name string, x *zt) *zt {
 			case "cbrt":
 				y = math.Cbrt(v)
 			case "erf_inv":
-				y = math.Erfinv(v)
+				y = special.ErfInv(v)
 			case "sign": // contract: ±0 and NaN are kept
 				y = v
 				if v > 0 {
@@ -752,9 +753,9 @@ func (e *zeval) binary(name string, x, y *zt) *zt {
 			case "min":
 				v = fmin(a, b)
 			case "pow":
-				v = math.Pow(a, b)
+				v = special.RealPow(a, b)
 			case "atan2":
-				v = math.Atan2(a, b)
+				v = special.Atan2(a, b)
 			default:
 				zfail("%s on %v", name, x.dt)
 			}

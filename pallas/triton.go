@@ -78,7 +78,9 @@ import (
 //   - An atomic update is tt.atomic_rmw (acquire-release, GPU scope) at
 //     the pointers and mask of a store; its old values are selected to
 //     zero where the kernel's mask is false and to the pad value in an
-//     edge block's padding, as a load's.
+//     edge block's padding, as a load's. A compare-and-swap is
+//     tt.atomic_cas, which has no mask: masked-off lanes swap cmp for cmp
+//     at the array's first element (none at all for an empty array).
 //   - A load from a ref the program stored to or updated atomically, a
 //     store to a ref it accessed, or an atomic update of a ref it loaded,
 //     stored or updated in a way the update does not commute with, first

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/halo-ml/halo/internal/special"
 	"github.com/halo-ml/halo/interpreter"
 	"github.com/halo-ml/halo/stablehlo"
 	"github.com/halo-ml/halo/xla"
@@ -285,13 +286,17 @@ func parseLit(lit string, t ttType) (float64, int64) {
 	return 0, i
 }
 
+// tevLib are libdevice's float functions, computed in float64 (then
+// rounded to the call's type): Go's math, or internal/special's forms
+// where math is inaccurate (exp near its overflow, log of subnormals,
+// sinh and cosh past 709.78, asin and acos near ±1, log2 near 1).
 var tevLib = map[string]func(float64) float64{
-	"exp": math.Exp, "log": math.Log, "tanh": math.Tanh, "erf": math.Erf, "sqrt": math.Sqrt,
+	"exp": special.RealExp, "log": special.RealLog, "tanh": math.Tanh, "erf": math.Erf, "sqrt": math.Sqrt,
 	"rsqrt": func(x float64) float64 { return 1 / math.Sqrt(x) }, "sin": math.Sin, "cos": math.Cos,
 	"log1p": math.Log1p, "expm1": math.Expm1, "tan": math.Tan, "rint": math.RoundToEven,
-	"exp2": math.Exp2, "log2": math.Log2, "asin": math.Asin, "acos": math.Acos, "atan": math.Atan,
-	"sinh": math.Sinh, "cosh": math.Cosh, "asinh": math.Asinh, "acosh": math.Acosh, "atanh": math.Atanh,
-	"cbrt": math.Cbrt, "erfinv": math.Erfinv,
+	"exp2": math.Exp2, "log2": special.RealLog2, "asin": special.RealAsin, "acos": special.RealAcos, "atan": math.Atan,
+	"sinh": special.RealSinh, "cosh": special.RealCosh, "asinh": math.Asinh, "acosh": math.Acosh, "atanh": math.Atanh,
+	"cbrt": math.Cbrt, "erfinv": special.ErfInv,
 }
 
 // tevIntLib are libdevice's integer bit counts, each into an i32.
@@ -530,7 +535,7 @@ func (m *tevMachine) op(op *ttOp) []*tevVal {
 		}
 		if base == "pow" || base == "fmod" || base == "atan2" {
 			x, y := in(0), in(1)
-			fn := map[string]func(a, b float64) float64{"pow": math.Pow, "fmod": math.Mod, "atan2": math.Atan2}[base]
+			fn := map[string]func(a, b float64) float64{"pow": special.RealPow, "fmod": math.Mod, "atan2": special.Atan2}[base]
 			for k := range res.f {
 				res.f[k] = round(fn(x.f[k], y.f[k]), rt.elem)
 			}

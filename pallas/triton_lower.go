@@ -1764,13 +1764,12 @@ func (l *ttLower) floatDivRem(name string, x, y *ttVal, rt ttType) *ttVal {
 	return b.emit1("arith.divf", []*ttVal{x, y}, rt)
 }
 
-// address computes the pointers and the mask (nil: none) of a load or
-// store; rest are the operands after the indices.
-// address returns the pointers of a load or store, its mask (the padding
-// of edge blocks and the kernel's mask, nil when there is neither),
-// whether the mask includes padding, and the op's operands after the
+// address returns the pointers of a load, store or atomic update, its
+// mask (the padding of edge blocks and the kernel's mask, nil when there
+// is neither), the padding's part of it (the lanes inside the array; nil
+// when the block has no padding), and the op's operands after the
 // indices.
-func (l *ttLower) address(op *Op) (ptrs, mask *ttVal, ref *ttRef, rest []*Value, padded bool) {
+func (l *ttLower) address(op *Op) (ptrs, mask, inside *ttVal, ref *ttRef, rest []*Value) {
 	b := l.b
 	ref = l.refs[op.Operands[0]]
 	if ref == nil {
@@ -1856,7 +1855,7 @@ func (l *ttLower) address(op *Op) (ptrs, mask *ttVal, ref *ttRef, rest []*Value,
 		pt := p.t.with(shape)
 		p = b.emit1("tt.addptr", []*ttVal{b.emit1("tt.splat", []*ttVal{p}, pt), tensor}, pt)
 	}
-	padded = mask != nil
+	inside = mask
 	if ix.HasMask {
 		var m *Value
 		if op.Name == "load" {
@@ -1866,12 +1865,13 @@ func (l *ttLower) address(op *Op) (ptrs, mask *ttVal, ref *ttRef, rest []*Value,
 		}
 		mask = b.andI(mask, l.v(op, m))
 	}
-	return p, mask, ref, rest, padded
+	return p, mask, inside, ref, rest
 }
 
 func (l *ttLower) load(op *Op, rt ttType) *ttVal {
 	b := l.b
-	ptrs, mask, ref, rest, padded := l.address(op)
+	ptrs, mask, inside, ref, rest := l.address(op)
+	padded := inside != nil
 	mt, _ := ttMemElem(ref.info.DType)
 	t := rt.as(mt)
 	var x *ttVal
@@ -1909,7 +1909,7 @@ func (l *ttLower) load(op *Op, rt ttType) *ttVal {
 
 func (l *ttLower) store(op *Op) {
 	b := l.b
-	ptrs, mask, ref, rest, _ := l.address(op)
+	ptrs, mask, _, ref, rest := l.address(op)
 	x := l.v(op, rest[0])
 	if mt, _ := ttMemElem(ref.info.DType); mt != x.t.elem {
 		x = b.cast("arith.extui", x, mt)
@@ -1970,7 +1970,8 @@ func atomicRMW(kind string, dt xla.DType) int64 {
 // mode's pad value, as a load's.
 func (l *ttLower) atomic(op *Op, rt ttType) *ttVal {
 	b := l.b
-	ptrs, mask, ref, rest, padded := l.address(op)
+	ptrs, mask, inside, ref, rest := l.address(op)
+	padded := inside != nil
 	l.access(ref, hzAtomic, op)
 	var x *ttVal
 	if kind := op.Attrs.Kind; kind == "cas" {
@@ -2001,11 +2002,17 @@ func (l *ttLower) atomic(op *Op, rt ttType) *ttVal {
 }
 
 // cas is tt.atomic_cas of v at ptrs where they hold cmp. The op has no
-// mask: the lanes mask drops (outside the array, or the user's) swap
-// cmp for cmp at the array's first element instead, which leaves it as
-// it was whatever it holds; their old values are selected away after.
+// mask: a lane the mask drops swaps cmp for cmp at the array's first
+// element instead, which leaves it as it was whatever it holds (its own
+// element may lie outside the array: a kernel's mask often guards a
+// position computed past the end); the caller selects the old values
+// away. An array of no elements has none to swap: every lane is masked
+// there, and no cas is emitted.
 func (l *ttLower) cas(ptrs, mask *ttVal, ref *ttRef, cmp, v *ttVal, rt ttType) *ttVal {
 	b := l.b
+	if slices.Contains(ref.info.ArrayShape, 0) {
+		return b.numConst(0, rt)
+	}
 	if mask != nil {
 		first := ref.ptr
 		if !rt.scalar() {

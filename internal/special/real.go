@@ -32,6 +32,41 @@ func RealExp(x float64) float64 {
 	return math.Exp(x)
 }
 
+// RealSinh is sinh x without the early overflow of math.Sinh, which
+// computes e^|x|/2 and overflows for 709.78 < |x| < 710.48.
+func RealSinh(x float64) float64 {
+	if a := math.Abs(x); a > 700 && !math.IsInf(a, 0) {
+		h := math.Exp(a / 2)
+		return math.Copysign(h/2*h, x)
+	}
+	return math.Sinh(x)
+}
+
+// RealCosh is cosh x without math.Cosh's early overflow.
+func RealCosh(x float64) float64 {
+	if a := math.Abs(x); a > 700 && !math.IsInf(a, 0) {
+		h := math.Exp(a / 2)
+		return h / 2 * h
+	}
+	return math.Cosh(x)
+}
+
+// RealLog2 is log₂ x as e + log(m)/ln 2 for x = m·2^e with m in [√½, √2):
+// exact at powers of two and accurate near 1, where math.Log2's
+// log(frac)/ln 2 + exp for frac in [½, 1) cancels (log2(1+2⁻²³) was off
+// by millions of ulps).
+func RealLog2(x float64) float64 {
+	if !(x > 0) || math.IsInf(x, 1) {
+		return math.Log2(x) // NaN, -Inf at 0, +Inf
+	}
+	m, e := math.Frexp(x)
+	if m < math.Sqrt2/2 {
+		m *= 2
+		e--
+	}
+	return float64(e) + RealLog(m)/math.Ln2
+}
+
 // LogHypot is log √(x² + y²) without the overflow of the sum for huge x
 // or y (log|1.5e308 + 1.5e308i| is 709.95, not +Inf) or its loss of bits
 // for subnormal ones: the parts are scaled by a power of two first. Near

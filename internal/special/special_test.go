@@ -458,6 +458,35 @@ func TestHyperbolicBeyond700(t *testing.T) {
 	assert.True(t, math.IsInf(real(Sinh(complex(711, 0))), 1))
 }
 
+// TestRealSinhCoshLog2: real sinh and cosh finite past math.Sinh's
+// overflow at 709.78, and log₂ exact at powers of two and accurate near 1
+// (the values to 200 bits, mpmath).
+func TestRealSinhCoshLog2(t *testing.T) {
+	for _, c := range []struct{ x, sinh, cosh float64 }{
+		{709.6, 7.487457372484647e+307, 7.487457372484647e+307},
+		{710.4, 1.6663642832806496e+308, 1.6663642832806496e+308},
+		{-709.6, -7.487457372484647e+307, 7.487457372484647e+307},
+		{1.5, 2.1292794550948173, 2.352409615243247},
+	} {
+		assert.InDelta(t, c.sinh, RealSinh(c.x), 4e-16*math.Abs(c.sinh), "sinh(%v)", c.x)
+		assert.InDelta(t, c.cosh, RealCosh(c.x), 4e-16*c.cosh, "cosh(%v)", c.x)
+	}
+	assert.True(t, math.IsInf(RealSinh(711), 1))
+	assert.True(t, math.IsInf(RealSinh(-711), -1))
+	for _, c := range []struct{ x, log2 float64 }{
+		{1 + 0x1p-23, 1.7198264061184464e-07}, {0.999, -0.0014434168696687186}, {3, 1.584962500721156},
+		{1e308, 1023.1538532253076}, {1 - 0x1p-53, -1.6017132519074588e-16}, {math.Sqrt2 / 2, -0.4999999999999999},
+	} {
+		assert.InDelta(t, c.log2, RealLog2(c.x), 4e-16*math.Abs(c.log2), "log2(%v)", c.x)
+	}
+	for k := -1074; k <= 1023; k++ {
+		require.Equal(t, float64(k), RealLog2(math.Ldexp(1, k)), "log2(2^%d)", k)
+	}
+	assert.True(t, math.IsNaN(RealLog2(-1)))
+	assert.True(t, math.IsInf(RealLog2(0), -1))
+	assert.True(t, math.IsInf(RealLog2(math.Inf(1)), 1))
+}
+
 func TestRealAcosAsin(t *testing.T) {
 	// acos(0.99999994) to 300 bits: 3.464101631546588e-4.
 	assert.InDelta(t, 3.464101631546588e-4, RealAcos(0.99999994), 1e-19)
