@@ -747,6 +747,55 @@ func (v *Value) Or(y any) *Value { return v.binary("or", y, notIntegral) }
 // Xor is logical/bitwise xor.
 func (v *Value) Xor(y any) *Value { return v.binary("xor", y, notIntegral) }
 
+// Sub is x - y where x (or y) may be a Go number: 1 - v is Sub(1, v).
+// It and the functions after it are the ops whose order matters, for a
+// number on the left; the other side must be a kernel value, whose dtype
+// the number takes.
+func Sub(x, y any) *Value { return numberLeft("sub", x, y, (*Value).Sub) }
+
+// Div is x / y where x may be a Go number (see Sub).
+func Div(x, y any) *Value { return numberLeft("div", x, y, (*Value).Div) }
+
+// Rem is the remainder of x / y where x may be a Go number (see Sub).
+func Rem(x, y any) *Value { return numberLeft("rem", x, y, (*Value).Rem) }
+
+// FloorDiv is x // y where x may be a Go number (see Sub).
+func FloorDiv(x, y any) *Value { return numberLeft("floordiv", x, y, (*Value).FloorDiv) }
+
+// Mod is x % y, Python's, where x may be a Go number (see Sub).
+func Mod(x, y any) *Value { return numberLeft("mod", x, y, (*Value).Mod) }
+
+// Pow is x ** y where x may be a Go number: 2 ** v is Pow(2.0, v).
+func Pow(x, y any) *Value { return numberLeft("pow", x, y, (*Value).Pow) }
+
+// Atan2 is the angle of the point (x, y) where y, the first argument, may
+// be a Go number (see Sub and Value.Atan2).
+func Atan2(y, x any) *Value { return numberLeft("atan2", y, x, (*Value).Atan2) }
+
+// Shl is x << n where x may be a Go number: 1 << n is Shl(1, n).
+func Shl(x, n any) *Value { return numberLeft("shl", x, n, (*Value).Shl) }
+
+// Shr is x >> n where x may be a Go number (see Value.Shr).
+func Shr(x, n any) *Value { return numberLeft("shr", x, n, (*Value).Shr) }
+
+// numberLeft is method f of x with argument y, x made a constant of y's
+// dtype first when it is a Go number.
+func numberLeft(op string, x, y any, f func(*Value, any) *Value) *Value {
+	if v, ok := x.(*Value); ok {
+		return f(v, y)
+	}
+	w, ok := y.(*Value)
+	if !ok || w == nil {
+		panic(misuse{op, "neither operand is a kernel value (*pallas.Value): one side must be"})
+	}
+	k := kernelOf(op, "operand 1", w)
+	a, ok := k.asValueOf(op, "operand 0", x, w.Type.DType)
+	if !ok {
+		return k.placeholder(w.Type)
+	}
+	return f(a, w)
+}
+
 func (v *Value) cmp(dir string, y any) *Value {
 	k := kernelOf("cmp", "operand 0", v)
 	a, b, ok := k.binaryOperands("cmp", v, y, "operand 0", "operand 1")
