@@ -11,7 +11,8 @@ import (
 // time, when the map is integer arithmetic on the grid indices: consts,
 // ProgramID and NumPrograms, integer add, sub, mul, div, rem, max, min,
 // neg, abs, and, or, xor, not, comparisons, select, integer and boolean
-// converts, and reshapes and broadcasts of scalars. A map that reads
+// converts, and reshapes and broadcasts of scalars, and scalars picked
+// from small blocks of such values (tapeMask). A map that reads
 // prefetched data or does anything else is not computable (ok false).
 type mapEval struct {
 	t      *tape
@@ -116,18 +117,23 @@ type tape struct {
 	regs  int
 	deps  []uint64
 	reg   map[*Value]int // -1: not computable
+	// maskCost is the work of a run's mask tapes (tapeMask), beyond one
+	// step an op.
+	maskCost int
 }
 
 // tapeOp is one step of a tape: op computed from registers args (kind
 // tapeEval), a constant (tapeConst), the sum or difference of two
-// registers without wrapping (tapeAdd, tapeSub), or whether a register
-// is 0 (tapeNot).
+// registers without wrapping (tapeAdd, tapeSub), whether a register is 0
+// (tapeNot), or the one element of a mask tape (tapeMask: a scalar picked
+// from a block, by a gather, slice, concatenation or reduction).
 type tapeOp struct {
 	kind uint8
 	op   *Op
 	imm  int64
 	args [3]int
 	out  int
+	mask *maskTape
 }
 
 const (
@@ -136,7 +142,12 @@ const (
 	tapeAdd
 	tapeSub
 	tapeNot
+	tapeMask
 )
+
+// maxTapeMaskCost bounds the work of a mask tape a tape computes a scalar
+// with, a run (the blocks it computes elements of).
+const maxTapeMaskCost = 1 << 14
 
 // newTape starts a tape over grid; known are the axes whose program id
 // it computes (nil: every axis).
@@ -192,9 +203,10 @@ func (t *tape) compile(v *Value) int {
 	t.reg[v] = -1 // also while its operands are compiled
 	if sel, ys, ok := condSelect(v); ok && scalarLike(v.Type) {
 		op, operands = sel, ys // a Cond's result: a select of what its branches yield
-	} else if op == nil || !evaluableOp(op) || len(op.Operands) > 3 ||
-		op.Name == "program_id" && t.known != nil && (op.Attrs.Axis >= len(t.known) || !t.known[op.Attrs.Axis]) {
+	} else if op != nil && op.Name == "program_id" && t.known != nil && (op.Attrs.Axis >= len(t.known) || !t.known[op.Attrs.Axis]) {
 		return -1
+	} else if op == nil || !evaluableOp(op) || len(op.Operands) > 3 {
+		return t.viaMask(v)
 	} else {
 		operands = op.Operands
 	}
@@ -212,6 +224,30 @@ func (t *tape) compile(v *Value) int {
 	t.ops = append(t.ops, to)
 	t.reg[v] = to.out
 	return to.out
+}
+
+// viaMask computes v, an integer or boolean scalar the tape's own ops do
+// not (an element of a block that a gather, slice, concatenation or
+// reduction picks: DynamicIndex(i) of an iota), as the one element of a
+// mask tape over t's registers; -1 when that does not compute it either,
+// or would cost more than maxTapeMaskCost a run.
+func (t *tape) viaMask(v *Value) int {
+	if v.Def == nil || !scalarLike(v.Type) || !(v.Type.DType.IsInt() || v.Type.DType.IsBool()) {
+		return -1
+	}
+	mt, ok := newMaskTape(t, v)
+	if !ok || mt.cost > maxTapeMaskCost {
+		return -1
+	}
+	var deps uint64
+	for _, r := range mt.uses {
+		deps |= t.deps[r]
+	}
+	out := t.newReg(deps)
+	t.ops = append(t.ops, tapeOp{kind: tapeMask, mask: mt, out: out})
+	t.maskCost += mt.cost
+	t.reg[v] = out
+	return out
 }
 
 // condSelect describes v, when it is a result of a Cond (a when with an
@@ -243,6 +279,8 @@ func (t *tape) run(regs []int64, g []int64) {
 			regs[o.out] = regs[o.args[0]] - regs[o.args[1]]
 		case tapeNot:
 			regs[o.out] = b2i(regs[o.args[0]] == 0)
+		case tapeMask:
+			regs[o.out] = o.mask.run(regs)[0]
 		default:
 			regs[o.out] = evalOp(o.op, regs[o.args[0]], regs[o.args[1]], regs[o.args[2]], t.grid, g)
 		}

@@ -373,9 +373,10 @@ func mathCases() []tritonCase {
 // TestRaceCheckFollowsSignAndBitcast: the race check computes block
 // indices and positions through Sign and integer Bitcast (it judged them
 // by dependence alone, and took g.Sign(), which sends programs 1 to 3 to
-// block 1: found in review), and refuses an output index map that goes
-// through an op it does not compute while reading no data (a reduction),
-// as it refuses one through floats.
+// block 1: found in review), computes them through a small reduction,
+// and refuses an output index map that goes through an op it does not
+// compute while reading no data (a reduction past its bound), as it
+// refuses one through floats.
 func TestRaceCheckFollowsSignAndBitcast(t *testing.T) {
 	x := fTensor([]int64{16}, func(i int) float64 { return float64(i) })
 	blocks := func(grid int64, m func(g *Value) *Value) tritonCase {
@@ -393,7 +394,12 @@ func TestRaceCheckFollowsSignAndBitcast(t *testing.T) {
 		assert.Contains(t, err.Error(), "its index map sends grid points (1) and (2) to the same block (1)", name)
 		require.NoError(t, lowerTritonErr(t, blocks(2, m)), "%s: programs 0 and 1 get blocks 0 and 1", name)
 	}
+	// Through a small reduction: computed (0, 2, 2, 2); through one past
+	// the check's bound for a scalar (2^14 elements): refused unfollowed.
 	err := lowerTritonErr(t, blocks(4, func(g *Value) *Value { return g.Min(1).BroadcastTo(2).Sum() }))
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "its index map sends grid points (1) and (2) to the same block (2)")
+	err = lowerTritonErr(t, blocks(4, func(g *Value) *Value { return g.Min(1).BroadcastTo(1 << 15).Sum().Div(1 << 15) }))
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "its index map computes block indices through reduce at math_ops_test.go:")
 

@@ -1,6 +1,7 @@
 package pallas
 
 import (
+	"fmt"
 	"math"
 	"testing"
 
@@ -70,5 +71,28 @@ func TestNumberOnTheLeftMisuse(t *testing.T) {
 			want: []string{"div at number_left_test.go:", "operand 0: a Ref is not a value; read it with Load"}},
 		{name: "a nil value on the left", kernel: func(k *Kernel, r []*Ref) { var v *Value; Pow(v, 2.0) }, spec: spec,
 			want: []string{"pow", "operand 0 is nil"}},
+		{name: "a nil value on the right", kernel: func(k *Kernel, r []*Ref) { var v *Value; Sub(1, v) }, spec: spec,
+			want: []string{"sub", "operand 1 is nil", "number_left_test.go:"}},
+		{name: "a ref on the right", kernel: func(k *Kernel, r []*Ref) { Sub(1.0, r[0]) }, spec: spec,
+			want: []string{"sub", "operand 1: a Ref is not a value; read it with Load", "number_left_test.go:"}},
 	})
+}
+
+// TestNumberOnTheLeftAfterTheTrace: a value kept past its Call names the
+// op it was given to (not the constant made for the number).
+func TestNumberOnTheLeftAfterTheTrace(t *testing.T) {
+	var kept *Value
+	_, err := runCall(func(k *Kernel, r []*Ref) {
+		kept = r[0].Load()
+		r[1].Store(kept)
+	}, CallSpec{OutShapes: []xla.Shape{xla.MakeShape(xla.Float32, 4)}}, fTensor([]int64{4}, func(i int) float64 { return 1 }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		r := recover()
+		assert.Contains(t, fmt.Sprint(r), "sub: uses a Value, Ref or Kernel of a kernel or index map whose trace has ended")
+	}()
+	Sub(1.0, kept)
+	t.Error("no panic")
 }

@@ -1,6 +1,7 @@
 package pallas
 
 import (
+	"math"
 	"strings"
 	"testing"
 
@@ -173,7 +174,7 @@ func sliceAxisCase() tritonCase {
 			r[4].Store(v.SliceAxis(1, 3, 7))
 			r[5].Store(v.SliceAxis(0, 1, 3).Sum(0).Reshape(1, 16).BroadcastTo(4, 16))
 			// Dynamic: columns from 11·pid+2 (program 1's 13 clamped to 8),
-			// row 3·pid-1 (program 0's -1 clamped to 0).
+			// row 3·pid-1 (program 0's -1 the last row, 3, as in JAX).
 			p := k.ProgramID(0)
 			r[6].Store(v.DynamicSliceAxis(1, p.Mul(11).Add(2), 8))
 			r[7].Store(v.DynamicIndex(0, p.Mul(3).Sub(1)).Reshape(1, 16).BroadcastTo(4, 16))
@@ -187,6 +188,33 @@ func sliceAxisCase() tritonCase {
 		},
 		args: []*interpreter.Tensor{fTensor([]int64{8, 16}, func(i int) float64 { return float64(i) })},
 	}
+}
+
+// TestDynamicSliceStarts: starts as JAX takes them: a negative one counts
+// from the end, then clamped into the axis; Go constants of any size (one
+// past i32 clamped too, not refused) and computed values (i64 beyond i32,
+// below -n) alike, on every backend.
+func TestDynamicSliceStarts(t *testing.T) {
+	x := fTensor([]int64{16}, func(i int) float64 { return float64(i) })
+	starts := []any{-3, int64(1) << 40, uint64(math.MaxUint64), -100, 5}
+	want := [][]float32{{13, 14}, {14, 15}, {14, 15}, {0, 1}, {5, 6}}
+	c := tritonCase{name: "dynamic_starts", kernel: func(k *Kernel, r []*Ref) {
+		v := r[0].Load()
+		for i, s := range starts {
+			r[1].Store(v.DynamicSliceAxis(0, s, 2), DS(2*i, 2))
+		}
+		big := k.Const(xla.Int64, int64(1)<<40)
+		r[1].Store(v.DynamicSliceAxis(0, big, 2), DS(10, 2))
+		r[1].Store(v.DynamicSliceAxis(0, big.Neg(), 2), DS(12, 2))
+		r[1].Store(v.DynamicIndex(0, k.Const(xla.Int8, -1)).BroadcastTo(2), DS(14, 2))
+	}, spec: CallSpec{OutShapes: []xla.Shape{xla.MakeShape(xla.Float32, 16)}}, args: []*interpreter.Tensor{x}}
+	checkEveryBackend(t, c, func(backend string, outs []*interpreter.Tensor) {
+		got := outs[0].Data.([]float32)
+		for i, w := range want {
+			assert.Equal(t, w, got[2*i:2*i+2], "%s: start %v", backend, starts[i])
+		}
+		assert.Equal(t, []float32{14, 15, 0, 1, 15, 15}, got[10:], backend)
+	})
 }
 
 // SliceAxis: aligned parts on every backend (the Triton form halves the
@@ -216,7 +244,7 @@ func TestSliceAxis(t *testing.T) {
 			for j := 0; j < 8; j++ {
 				require.Equal(t, float32(row*16+start+j), got[5].Data.([]float32)[row*8+j], "%s: dynamic slice", backend)
 			}
-			at := []int{0, 2}[g]
+			at := []int{3, 2}[g]
 			for j := 0; j < 16; j++ {
 				require.Equal(t, float32((4*g+at)*16+j), got[6].Data.([]float32)[row*16+j], "%s: dynamic index", backend)
 			}
@@ -245,14 +273,67 @@ func TestSliceAxis(t *testing.T) {
 			want: []string{"dynamic_slice at split_test.go:", "9 elements of axis 1 of f32[4,8] (1 <= size <= 8)"}},
 		{name: "an empty dynamic slice", kernel: func(k *Kernel, r []*Ref) { z(k).DynamicSliceAxis(0, 0, 0) }, spec: spec,
 			want: []string{"0 elements of axis 0"}},
+		{name: "an index into no elements", kernel: func(k *Kernel, r []*Ref) { k.Zeros(xla.Float32, 0, 4).DynamicIndex(0, 0) }, spec: spec,
+			want: []string{"dynamic_index at split_test.go:", "axis 0 of f32[0,4] has no elements"}},
 		{name: "a float start", kernel: func(k *Kernel, r []*Ref) { z(k).DynamicSliceAxis(0, 1.5, 2) }, spec: spec,
 			want: []string{"dynamic_slice at split_test.go:", "want an integer, got the Go float64 1.5"}},
 		{name: "a vector index", kernel: func(k *Kernel, r []*Ref) { z(k).DynamicIndex(1, k.Zeros(xla.Int32, 2)) }, spec: spec,
-			want: []string{"dynamic_slice at split_test.go:", "want an integer scalar, got i32[2]"}},
+			want: []string{"dynamic_index at split_test.go:", "want an integer scalar, got i32[2]"}},
 		{name: "a dynamic index's bad axis", kernel: func(k *Kernel, r []*Ref) { z(k).DynamicIndex(-3, 0) }, spec: spec,
 			want: []string{"bad axis -3 for rank 2"}},
 		{name: "a part of three on Triton", kernel: func(k *Kernel, r []*Ref) { r[0].Store(z(k).SliceAxis(1, 2, 5).Sum(1).Reshape(4, 1).BroadcastTo(4, 4)) },
 			spec: CallSpec{OutShapes: spec.OutShapes, Backend: Triton},
 			want: []string{"triton: slice at split_test.go:", "power-of-two dims"}},
 	})
+}
+
+// TestRaceCheckThroughGathers: positions picked from a block by
+// DynamicIndex, DynamicSliceAxis, SliceAxis, a narrowing Bitcast (a
+// gather, slice or concatenation, then a reduction or reshape to a
+// scalar) are computed at build time, as positions in plain integer
+// arithmetic are: programs that store the same elements are refused as a
+// race, loads outside the array as out of bounds, and distinct positions
+// pass (found in review: they were judged by dependence alone).
+func TestRaceCheckThroughGathers(t *testing.T) {
+	x := fTensor([]int64{16}, func(i int) float64 { return float64(i) })
+	store := func(pos func(k *Kernel, p *Value) *Value) tritonCase {
+		return tritonCase{name: "gathered_pos", kernel: func(k *Kernel, r []*Ref) {
+			r[1].Store(r[0].Load(DS(0, 2)), DS(pos(k, k.ProgramID(0)), 2))
+		}, spec: CallSpec{Name: "gathered_pos", Grid: []int64{8}, OutShapes: []xla.Shape{xla.MakeShape(xla.Float32, 16)}},
+			args: []*interpreter.Tensor{x}}
+	}
+	races := map[string]func(k *Kernel, p *Value) *Value{
+		"dynamic index": func(k *Kernel, p *Value) *Value { return k.Iota(xla.Int32, 0, 4).Mul(2).DynamicIndex(0, p) },
+		"dynamic slice": func(k *Kernel, p *Value) *Value {
+			return k.Iota(xla.Int32, 0, 8).Mul(2).DynamicSliceAxis(0, p, 4).ReduceMin(0)
+		},
+		"unaligned slice": func(k *Kernel, p *Value) *Value {
+			return k.Iota(xla.Int32, 0, 16).SliceAxis(0, 3, 7).DynamicIndex(0, p).Sub(3).Mul(2)
+		},
+		"bitcast bytes": func(k *Kernel, p *Value) *Value { return p.Bitcast(xla.Uint8).DynamicIndex(0, 1).Astype(xla.Int32) },
+	}
+	for name, pos := range races {
+		t.Run(name, func(t *testing.T) {
+			err := lowerTritonErr(t, store(pos))
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), "both reach its element")
+			assert.Contains(t, err.Error(), "(positions computed at build time)")
+		})
+	}
+	// Distinct positions: program p stores elements 2p and 2p+1.
+	ok := store(func(k *Kernel, p *Value) *Value { return k.Iota(xla.Int32, 0, 8).Mul(2).DynamicIndex(0, p) })
+	require.NoError(t, lowerTritonErr(t, ok))
+	got, err := EvalTriton(ok.kernel, ok.spec, ok.args...)
+	require.NoError(t, err)
+	assert.Equal(t, []float32{0, 1, 0, 1}, got[0].Data.([]float32)[:4])
+
+	// A load past the array's end through a gathered start.
+	oob := tritonCase{name: "gathered_load", kernel: func(k *Kernel, r []*Ref) {
+		at := k.Iota(xla.Int32, 0, 8).Mul(4).DynamicIndex(0, k.ProgramID(0))
+		r[1].Store(r[0].Load(DS(at, 2)), DS(k.ProgramID(0).Mul(2), 2))
+	}, spec: CallSpec{Name: "gathered_load", Grid: []int64{8}, OutShapes: []xla.Shape{xla.MakeShape(xla.Float32, 16)}},
+		args: []*interpreter.Tensor{x}}
+	err = lowerTritonErr(t, oob)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "outside the array")
 }

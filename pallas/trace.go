@@ -785,10 +785,17 @@ func numberLeft(op string, x, y any, f func(*Value, any) *Value) *Value {
 		return f(v, y)
 	}
 	w, ok := y.(*Value)
-	if !ok || w == nil {
+	switch {
+	case ok && w == nil:
+		panic(misuse{op, "operand 1 is nil"})
+	case !ok:
+		if _, ref := y.(*Ref); ref {
+			panic(misuse{op, "operand 1: a Ref is not a value; read it with Load"})
+		}
 		panic(misuse{op, "neither operand is a kernel value (*pallas.Value): one side must be"})
 	}
 	k := kernelOf(op, "operand 1", w)
+	k.live(op)
 	a, ok := k.asValueOf(op, "operand 0", x, w.Type.DType)
 	if !ok {
 		return k.placeholder(w.Type)
@@ -1879,44 +1886,69 @@ func (k *Kernel) valueAxis(op string, v *Value, axis int) (int, bool) {
 
 // DynamicSliceAxis is size elements of v along axis (negative counts
 // from the end) from start, a scalar that may be computed in the kernel,
-// as lax.dynamic_slice_in_dim: start is clamped to [0, n-size], so the
+// as lax.dynamic_slice_in_dim: a negative start counts from the end of the
+// axis (start + n), and the start is then clamped to [0, n-size], so the
 // part always lies inside v. A gather of positions start, start+1, ...
 // (TakeAlongAxis) on every backend.
 func (v *Value) DynamicSliceAxis(axis int, start any, size int64) *Value {
-	k := kernelOf("dynamic_slice", "operand 0", v)
-	asked := axis
-	axis, ok := k.valueAxis("dynamic_slice", v, axis)
-	if !ok {
-		return k.placeholder(v.Type)
-	}
-	shape := slices.Clone(v.Type.Shape)
-	n := shape[axis]
-	shape[axis] = size
-	if size < 1 || size > n {
-		k.failf("dynamic_slice", "%d elements of axis %d of %s (1 <= size <= %d)", size, asked, v.Type, n)
-		return k.placeholder(Type{DType: v.Type.DType, Shape: shape})
-	}
-	s, ok := k.intScalar("dynamic_slice", start)
-	if !ok {
-		return k.placeholder(Type{DType: v.Type.DType, Shape: shape})
-	}
-	s = s.Max(0).Min(n - size)
-	idx := k.Iota(xla.Int32, axis, shape...).Add(s)
-	return TakeAlongAxis(v, idx, axis)
+	return v.dynamicSlice("dynamic_slice", axis, start, size)
 }
 
 // DynamicIndex is element i of v along axis, that dim dropped, as
 // lax.dynamic_index_in_dim(v, i, axis, keepdims=False) (v[i] for axis
-// 0): i is a scalar that may be computed in the kernel, clamped to [0,
-// n-1] (a negative i does not count from the end).
+// 0): i is a scalar that may be computed in the kernel; a negative i
+// counts from the end, and i is then clamped to [0, n-1].
 func (v *Value) DynamicIndex(axis int, i any) *Value {
-	x := v.DynamicSliceAxis(axis, i, 1)
+	x := v.dynamicSlice("dynamic_index", axis, i, 1)
 	r := len(v.Type.Shape)
 	a, ok := oneAxis(axis, r)
 	if !ok || len(x.Type.Shape) != r {
 		return x // the error is in the trace
 	}
 	return x.Reshape(slices.Delete(slices.Clone(x.Type.Shape), a, a+1)...)
+}
+
+// dynamicSlice is DynamicSliceAxis for op (DynamicIndex names its own).
+func (v *Value) dynamicSlice(op string, axis int, start any, size int64) *Value {
+	k := kernelOf(op, "operand 0", v)
+	asked := axis
+	axis, ok := k.valueAxis(op, v, axis)
+	if !ok {
+		return k.placeholder(v.Type)
+	}
+	shape := slices.Clone(v.Type.Shape)
+	n := shape[axis]
+	shape[axis] = size
+	out := Type{DType: v.Type.DType, Shape: shape}
+	switch {
+	case n == 0:
+		k.failf(op, "axis %d of %s has no elements", asked, v.Type)
+	case size < 1 || size > n:
+		k.failf(op, "%d elements of axis %d of %s (1 <= size <= %d)", size, asked, v.Type, n)
+	case n > math.MaxInt32:
+		k.failf(op, "axis %d of %s is longer than i32 positions reach", asked, v.Type)
+	}
+	if k.st.err != nil {
+		return k.placeholder(out)
+	}
+	// A Go number is known now: counted from the end and clamped here
+	// (one outside i32 would not convert).
+	if c, known, err := staticInt(start); known {
+		if err != nil { // above MaxInt64
+			c = n - size
+		}
+		if c < 0 {
+			c += n
+		}
+		start = min(max(c, 0), n-size)
+	}
+	s, ok := k.intScalar(op, start)
+	if !ok {
+		return k.placeholder(out)
+	}
+	s = Where(s.Lt(0), s.Add(n), s).Max(0).Min(n - size)
+	idx := k.Iota(xla.Int32, axis, shape...).Add(s)
+	return TakeAlongAxis(v, idx, axis)
 }
 
 // Stack joins vs, of one type, along a new axis (negative counts from

@@ -1430,7 +1430,9 @@ func setInts[T anyInt](d []T, src []int64) {
 // orders, except outputs that float atomic adds update (their sums round
 // in the order the programs run); with
 // CompilerParams.OrderDependentAtomics the orders are not compared. f16 and bf16 round after each op,
-// as on a GPU; math functions are Go's, not libdevice's. The
+// as on a GPU; math functions are Go's (internal/special's where Go's are
+// inaccurate), not libdevice's; floats are kept as float64, so a
+// signalling NaN comes back quieted (its bits differ from a GPU's). The
 // evaluator is what halo's own tests check every Triton kernel with; a run
 // takes time in proportion to the grid times the block sizes (a model of
 // the ops, not a fast path): EvalTritonContext can be stopped.

@@ -411,7 +411,7 @@ func newSite(p *Program, a *Op, info *RefInfo, m *Region, outer []*Op, in *Regio
 	for _, l := range s.loops {
 		s.uses |= deps(l.lo) | deps(l.hi)
 	}
-	s.cost += len(t.ops) + 4
+	s.cost += len(t.ops) + t.maskCost + 4
 	s.regs = make([]int64, t.regs)
 	s.lo, s.hi = make([]int64, len(info.ArrayShape)), make([]int64, len(info.ArrayShape))
 	s.mlo, s.mhi = make([]int64, len(ix.Shape)), make([]int64, len(ix.Shape))

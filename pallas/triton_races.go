@@ -69,7 +69,8 @@ import (
 // p % 2, windows wider than their stride, o[(p+i) % n] in a loop over i);
 // where that covers every access of an output on the whole grid its
 // verdict is final and the rules above are not applied to the output.
-// Accesses at loaded or carried positions (or computed through floats),
+// Accesses at loaded or carried positions (or computed through floats, or
+// a scalar picked from a block larger than the tape computes: tapeMask),
 // in blocks an index map picks from prefetched data, or under masks that
 // read loaded data (scatter-adds written as a load, an add and a store
 // at prefetched indices with repeats, say: AtomicAdd is the race-free

@@ -202,10 +202,18 @@ func TestTritonRaceCheckFourthReview(t *testing.T) {
 		}),
 		"reduced position": update("reduced_pos", 4, func(k *Kernel, r []*Ref) {
 			p := k.ProgramID(0)
-			at := k.Arange(4).Lt(p).Astype(xla.Int32).Sum().Div(2)
+			at := k.Arange(1 << 15).Lt(p).Astype(xla.Int32).Sum().Div(2) // past the bound for computing a scalar
 			AtomicXchg(r[1], []any{DS(at, 1)}, p.Add(1).BroadcastTo(1), nil)
 		}),
 	}
+	// A small reduction's position is computed: programs 0 and 1 both
+	// reach element 0.
+	small := update("reduced_pos", 4, func(k *Kernel, r []*Ref) {
+		p := k.ProgramID(0)
+		at := k.Arange(4).Lt(p).Astype(xla.Int32).Sum().Div(2)
+		AtomicXchg(r[1], []any{DS(at, 1)}, p.Add(1).BroadcastTo(1), nil)
+	})
+	require.ErrorContains(t, lowerTritonErr(t, small), "grid points (0) and (1) both reach its element (0)")
 	for name, c := range refused {
 		t.Run(name, func(t *testing.T) {
 			checkErr, outs, back := tevOrders(t, c)
