@@ -147,11 +147,7 @@ func assertSameFloats(t *testing.T, want, got []float64, msg string, args ...any
 // are selected to zero after. mlir-opt parses it.
 func TestAtomicCasTTIR(t *testing.T) {
 	c, _ := casLanesCase(xla.Int32)
-	spec := c.spec
-	spec.Backend = Triton
-	p, err := Trace(c.kernel, spec, argTypes(c.args))
-	require.NoError(t, err)
-	k, err := LowerTriton(p, CompilerParams{})
+	k, err := lowerTritonCase(t, c)
 	require.NoError(t, err)
 	require.Regexp(t, `"tt.atomic_cas"\(%\w+, %\w+, %\w+\) <\{scope = 1 : i32, sem = 4 : i32\}> : \(tensor<16x!tt.ptr<i32>>, tensor<16xi32>, tensor<16xi32>\) -> tensor<16xi32>`, k.IR)
 	require.Regexp(t, `arith.select %\w+, %\w+, %\w+ : tensor<16xi1>, tensor<16x!tt.ptr<i32>>`, k.IR)
@@ -358,11 +354,7 @@ func TestAtomicCasEmptyArray(t *testing.T) {
 	got, err := EvalTriton(c.kernel, c.spec, c.args...)
 	require.NoError(t, err)
 	assert.Equal(t, []int64{0, 0, 0, 0}, ints(t, got[1]), "triton")
-	spec := c.spec
-	spec.Backend = Triton
-	p, err := Trace(c.kernel, spec, argTypes(c.args))
-	require.NoError(t, err)
-	k, err := LowerTriton(p, CompilerParams{})
+	k, err := lowerTritonCase(t, c)
 	require.NoError(t, err)
 	assert.NotContains(t, k.IR, "tt.atomic_cas")
 }

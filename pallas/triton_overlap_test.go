@@ -239,12 +239,18 @@ func assertRefusedRace(t *testing.T, c tritonCase, want string) {
 // it is backend-neutral) and returns LowerTriton's error.
 func lowerTritonErr(t *testing.T, c tritonCase) error {
 	t.Helper()
+	_, err := lowerTritonCase(t, c)
+	return err
+}
+
+// lowerTritonCase is c traced for the Triton backend and lowered.
+func lowerTritonCase(t *testing.T, c tritonCase) (*TritonKernel, error) {
+	t.Helper()
 	spec := c.spec
 	spec.Backend = Triton
 	p, err := Trace(c.kernel, spec, argTypes(c.args))
 	require.NoError(t, err, "tracing is backend-neutral")
-	_, err = LowerTriton(p, CompilerParams{})
-	return err
+	return LowerTriton(p, CompilerParams{})
 }
 
 // Kernels a review of the computed check found it judged wrongly (fixed
