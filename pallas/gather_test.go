@@ -11,9 +11,10 @@ import (
 )
 
 // TakeAlongAxis (jnp.take_along_axis, clip mode): a permutation of each
-// row, rows picked along the first axis with positions outside clamped,
-// a lookup at positions computed from the data, and positions of i8, u8
-// and i64 (clamped in their own type). gatherCase is part of tritonCases
+// row, rows picked along the first axis with positions outside clamped
+// (negative ones counted from the end first, as in JAX), a lookup at
+// positions computed from the data, and positions of i8, u8 and i64
+// (saturated into i32 first: none wraps). gatherCase is part of tritonCases
 // (interpret mode against the TTIR evaluator in both program orders,
 // mlir-opt, the IR reference evaluator, a real GPU with HALO_PLUGIN);
 // TestTakeAlongAxis checks it against Go.
@@ -21,8 +22,8 @@ import (
 // gatherKernel gets a (4, 16) block v and stores: out 0 v[i, (5j+3) % 16];
 // out 1 v[clamp(3i-2), j]; out 2 v[i, clamp(int(8·v[i,j]))]; out 3 the
 // same through i8 positions 20j - 40 (many past the row); out 4 through
-// u8 positions 16j; out 5 through i64 positions j·2^40 - 1 (i64's own
-// clamp, none wraps in i32).
+// u8 positions 16j; out 5 through i64 positions j·2^40 - 1 (-1, the
+// last, then saturated: none wraps in i32).
 func gatherKernel(k *Kernel, r []*Ref) {
 	v := r[0].Load()
 	row := k.Iota(xla.Int32, 1, 4, 16)
@@ -54,7 +55,12 @@ func gatherCase() tritonCase {
 func TestTakeAlongAxis(t *testing.T) {
 	c := gatherCase()
 	x := c.args[0].Data.([]float32)
-	clamp := func(p, n int64) int64 { return max(0, min(p, n-1)) }
+	clamp := func(p, n int64) int64 { // as JAX: a negative position counts from the end, then clipped
+		if p < 0 {
+			p += n
+		}
+		return max(0, min(p, n-1))
+	}
 	want := make([][]float32, 6)
 	for o := range want {
 		want[o] = make([]float32, 8*16)

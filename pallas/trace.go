@@ -1801,9 +1801,9 @@ func Split(v *Value, axis int, n int) []*Value {
 // at the positions idx holds, as jnp.take_along_axis(x, idx, axis) in
 // "clip" mode: the result has idx's shape and element i is x at i with
 // its coordinate along axis replaced by idx[i]. idx is an integer value
-// of x's rank whose dims other than axis are x's; positions outside the
-// axis are clamped into it (a negative one to 0: it does not count from
-// the end). On Triton it is one tt.gather.
+// of x's rank whose dims other than axis are x's; a negative position
+// counts from the end (-1 is the last), and positions still outside the
+// axis are clamped into it. On Triton it is one tt.gather.
 func TakeAlongAxis(x, idx *Value, axis int) *Value {
 	k := kernelOf("take_along_axis", "operand 0", x)
 	if !k.check("take_along_axis", x, idx) {
@@ -1833,17 +1833,19 @@ func TakeAlongAxis(x, idx *Value, axis int) *Value {
 		k.failf("take_along_axis", "axis %d of %s has no elements to take", axis, x.Type)
 		return k.placeholder(out)
 	}
-	// Clamped in idx's own type (so that no conversion wraps or
-	// saturates first), then i32.
-	dt := idx.Type.DType
-	if !dt.IsUnsigned() {
-		idx = idx.Max(0)
+	if n > math.MaxInt32 {
+		k.failf("take_along_axis", "axis %d of %s is longer than i32 positions reach", axis, x.Type)
+		return k.placeholder(out)
 	}
-	if dt.Bits() >= 64 || n-1 <= int64(1)<<(dt.Bits()-1)-1 || dt.IsUnsigned() && n-1 <= int64(1)<<dt.Bits()-1 {
-		idx = idx.Min(n - 1)
+	// In i32, saturated first (asIndex: no position wraps); a negative
+	// one counts from the end, as in JAX (p + n stays in i32), then all
+	// are clamped into the axis.
+	p := k.asIndex(idx)
+	if !idx.Type.DType.IsUnsigned() {
+		p = Where(p.Lt(0), p.Add(n), p).Max(0)
 	}
-	idx = idx.Astype(xla.Int32)
-	return k.emit("gather", []*Value{x, idx}, []Type{out}, Attrs{Axis: axis}).Results[0]
+	p = p.Min(n - 1)
+	return k.emit("gather", []*Value{x, p}, []Type{out}, Attrs{Axis: axis}).Results[0]
 }
 
 // SliceAxis is elements [start, stop) of v along axis (negative counts
