@@ -1190,7 +1190,7 @@ func (l *interp) op(fb *stablehlo.FuncBuilder, op *Op, e *env) error {
 		set(fb.Power(fb.SplatOf(t.DType, 2, hloDims(t)...), in(0)))
 	case "log2":
 		set(log2Exact(fb, in(0), t.DType, hloDims(t)))
-	case "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh", "erf_inv":
+	case "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh", "erf_inv", "erfc", "lgamma":
 		set(chloUnary[op.Name](fb, in(0))) // as JAX lowers them
 	case "cbrt":
 		set(fb.Cbrt(in(0)))
@@ -2666,6 +2666,7 @@ func scanWindow(fb *stablehlo.FuncBuilder, x *stablehlo.Value, t Type, kind stri
 var chloUnary = map[string]func(*stablehlo.FuncBuilder, *stablehlo.Value) *stablehlo.Value{
 	"asin": chlo.Asin, "acos": chlo.Acos, "atan": chlo.Atan, "sinh": chlo.Sinh, "cosh": chlo.Cosh,
 	"asinh": chlo.Asinh, "acosh": chlo.Acosh, "atanh": chlo.Atanh, "erf_inv": chlo.ErfInv,
+	"erfc": chlo.Erfc, "lgamma": chlo.Lgamma,
 }
 
 // log2Exact is log2(x) as e + log(m)/ln 2 for x = m·2^e, m in [√½, √2)

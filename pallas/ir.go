@@ -68,7 +68,7 @@ import (
 //	num_programs     -> i32 scalar     Axis int
 //	neg exp log tanh erf sqrt rsqrt abs floor ceil sin cos logistic not
 //	log1p expm1 tan round sign exp2 log2 asin acos atan sinh cosh asinh acosh
-//	atanh cbrt erf_inv popcnt clz
+//	atanh cbrt erf_inv erfc lgamma popcnt clz
 //	                 x -> r            (unary elementwise; "not" on bool/int; round
 //	                                   halves to even; sign on ints and floats: -1, 0, 1,
 //	                                   a float's ±0 and NaN kept; popcnt, clz on ints,
@@ -185,7 +185,7 @@ import (
 // Stability: this file is the contract with the Triton and Mosaic
 // lowerings. Changes are additive only and listed here:
 //
-//	2026-11-28: the unary ops exp2 ... clz and is_finite, the binary
+//	2026-11-28: the unary ops exp2 ... clz, erfc, lgamma and is_finite, the binary
 //	atan2; the atomic op's cas kind (its cmp the last operand); slices of
 //	any part; dots of more than three dims fold their batch dims in the
 //	trace (the dot op stays 2-D or 3-D).

@@ -373,7 +373,7 @@ func (e *zeval) runOp(op *Op) {
 		}
 	case "neg", "exp", "log", "tanh", "erf", "sqrt", "rsqrt", "abs", "floor", "ceil", "sin", "cos", "logistic", "not",
 		"log1p", "expm1", "tan", "round", "sign", "exp2", "log2", "asin", "acos", "atan", "sinh", "cosh",
-		"asinh", "acosh", "atanh", "cbrt", "erf_inv", "popcnt", "clz":
+		"asinh", "acosh", "atanh", "cbrt", "erf_inv", "erfc", "lgamma", "popcnt", "clz":
 		res = e.unary(op.Name, e.val(op.Operands[0]))
 	case "is_finite":
 		x := e.val(op.Operands[0])
@@ -659,6 +659,10 @@ func (e *zeval) unary(name string, x *zt) *zt {
 				y = math.Cbrt(v)
 			case "erf_inv":
 				y = special.ErfInv(v)
+			case "erfc":
+				y = math.Erfc(v)
+			case "lgamma":
+				y = special.Lgamma(v)
 			case "sign": // contract: ±0 and NaN are kept
 				y = v
 				if v > 0 {

@@ -36,6 +36,8 @@ var moreMath = []struct {
 	{"atanh", (*Value).Atanh, math.Atanh, []float64{0, 1e-6, -1e-6, 0.5, -0.5, 0.9, -0.9, 0.99, 1, -1, 2, 0.1, -0.1, 0.25, 0.75, -0.75}},
 	{"cbrt", (*Value).Cbrt, math.Cbrt, []float64{0, 1, -1, 8, -8, 27, 1e-3, 1e-9, -1e-9, 2, 3, 1e6, -1e6, 0.5, math.Inf(1), math.Copysign(0, -1)}},
 	{"erf_inv", (*Value).ErfInv, special.ErfInv, []float64{0, 0.5, -0.5, 0.9, -0.9, 0.99, -0.99, 1e-6, 0.1, -0.1, 0.3, 0.7, 1, -1, 0.999, 2}},
+	{"erfc", (*Value).Erfc, math.Erfc, []float64{0, 0.5, -0.5, 1, -1, 2, -2, 3, 5, 9, 0.1, -3, 30, 1e-6, 0.25, 4}},
+	{"lgamma", (*Value).Lgamma, special.Lgamma, []float64{1, 2, 0.5, 3.5, 10, 100, 0.1, 1e-3, -0.5, -1.5, 2.5, 1.5, 20, 0, -1, 5}},
 }
 
 // ulpOf is the unit in the last place at 1 of each float dtype.
@@ -257,7 +259,8 @@ func TestMoreMathErrors(t *testing.T) {
 // float op in f32 (and a few in bf16), atan2, is_finite, the bit counts of
 // i8, i32 and i64.
 func moreMathCase() tritonCase {
-	x := fTensor([]int64{12, 16}, func(i int) float64 { return moreMath[i/16].in[i%16] })
+	rows := int64(len(moreMath))
+	x := fTensor([]int64{rows, 16}, func(i int) float64 { return moreMath[i/16].in[i%16] })
 	xb := floatTensor(xla.BFloat16, []int64{16}, func(i int) float64 { return moreMath[0].in[i] })
 	n := intTensor(xla.Int32, []int64{16}, func(i int) int64 { return int64(int32(uint32(i * 0x9e3779b1))) })
 	f32 := func(dims ...int64) xla.Shape { return xla.MakeShape(xla.Float32, dims...) }
@@ -275,7 +278,7 @@ func moreMathCase() tritonCase {
 			r[6].Store(m.PopCount().Add(m.CountLeadingZeros()).Add(m.Astype(xla.Int8).PopCount().Astype(xla.Int32)).
 				Add(m.Astype(xla.Int64).Mul(int64(1) << 33).CountLeadingZeros().Astype(xla.Int32)))
 		},
-		spec: CallSpec{Name: "math_more", OutShapes: []xla.Shape{f32(12, 16), xla.MakeShape(xla.BFloat16, 16), f32(16), xla.MakeShape(xla.Int32, 16)}},
+		spec: CallSpec{Name: "math_more", OutShapes: []xla.Shape{f32(rows, 16), xla.MakeShape(xla.BFloat16, 16), f32(16), xla.MakeShape(xla.Int32, 16)}},
 		args: []*interpreter.Tensor{x, xb, n},
 	}
 }

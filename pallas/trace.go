@@ -943,6 +943,13 @@ func (v *Value) Atanh() *Value { return v.unary("atanh", notFloat) }
 // Cbrt is the cube root of v (negative for negative v).
 func (v *Value) Cbrt() *Value { return v.unary("cbrt", notFloat) }
 
+// Erfc is 1 - erf(v), accurate where erf(v) is near 1 (large v).
+func (v *Value) Erfc() *Value { return v.unary("erfc", notFloat) }
+
+// Lgamma is the logarithm of the absolute value of the gamma function of
+// v (lax.lgamma; +inf at 0 and the negative integers).
+func (v *Value) Lgamma() *Value { return v.unary("lgamma", notFloat) }
+
 // ErfInv is the inverse of Erf: the x in (-inf, inf) with erf(x) = v, for v
 // in [-1, 1] (±inf at ±1, NaN beyond).
 func (v *Value) ErfInv() *Value { return v.unary("erf_inv", notFloat) }
@@ -1435,6 +1442,7 @@ var combineOps = map[string]bool{
 	"expm1": true, "tan": true, "round": true, "sign": true, "exp2": true, "log2": true, "asin": true,
 	"acos": true, "atan": true, "sinh": true, "cosh": true, "asinh": true, "acosh": true, "atanh": true,
 	"cbrt": true, "erf_inv": true, "is_finite": true, "popcnt": true, "clz": true, "atan2": true,
+	"erfc": true, "lgamma": true,
 	"add": true, "sub": true, "mul": true, "div": true, "rem": true, "max": true, "min": true, "pow": true,
 	"and": true, "or": true, "xor": true, "shl": true, "shr": true,
 	"broadcast_in_dim": true, "reshape": true, // of scalars: themselves

@@ -296,7 +296,7 @@ var tevLib = map[string]func(float64) float64{
 	"log1p": math.Log1p, "expm1": math.Expm1, "tan": math.Tan, "rint": math.RoundToEven,
 	"exp2": math.Exp2, "log2": special.RealLog2, "asin": special.RealAsin, "acos": special.RealAcos, "atan": math.Atan,
 	"sinh": special.RealSinh, "cosh": special.RealCosh, "asinh": math.Asinh, "acosh": math.Acosh, "atanh": math.Atanh,
-	"cbrt": math.Cbrt, "erfinv": special.ErfInv,
+	"cbrt": math.Cbrt, "erfinv": special.ErfInv, "erfc": math.Erfc, "lgamma": special.Lgamma,
 }
 
 // tevIntLib are libdevice's integer bit counts, each into an i32.

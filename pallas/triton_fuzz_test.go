@@ -663,6 +663,7 @@ func (e *fzEnv) node(n *fzNode) {
 			"exp2": (*Value).Exp2, "log2": (*Value).Log2, "atan": (*Value).Atan, "asinh": (*Value).Asinh,
 			"sinh": (*Value).Sinh, "cosh": (*Value).Cosh, "cbrt": (*Value).Cbrt, "acosh": (*Value).Acosh,
 			"asin": (*Value).Asin, "acos": (*Value).Acos, "atanh": (*Value).Atanh, "erf_inv": (*Value).ErfInv,
+			"erfc":   (*Value).Erfc,
 			"popcnt": (*Value).PopCount, "clz": (*Value).CountLeadingZeros,
 		}[n.op]
 		r = f(x(0))
@@ -1109,6 +1110,9 @@ func fzUnary(op string, dt xla.DType, x fzInfo) fzInfo {
 		return lip(1)
 	case "erf":
 		mono(math.Erf)
+		return lip(1.13)
+	case "erfc": // decreasing
+		r.lo, r.hi = math.Erfc(x.hi), math.Erfc(x.lo)
 		return lip(1.13)
 	case "logistic":
 		mono(func(v float64) float64 { return 1 / (1 + math.Exp(-v)) })
@@ -2902,7 +2906,7 @@ func (g *fzGen) unary() int {
 	}
 	ops := []string{"neg", "abs", "floor", "ceil", "exp", "log", "tanh", "erf", "sqrt", "rsqrt", "sin", "cos", "logistic",
 		"log1p", "expm1", "tan", "round", "sign", "exp2", "log2", "atan", "asinh", "sinh", "cosh", "cbrt", "acosh",
-		"asin", "acos", "atanh", "erf_inv"}
+		"asin", "acos", "atanh", "erf_inv", "erfc"}
 	op := ops[g.intn(len(ops))]
 	if !g.exact(x) {
 		x = g.bound(x, 64)
@@ -2936,7 +2940,7 @@ func (g *fzGen) unary() int {
 			off = 0.25
 		}
 		x = g.binS("add", g.un("abs", x), off)
-	case "tanh", "erf", "sin", "cos", "logistic", "atan", "asinh":
+	case "tanh", "erf", "erfc", "sin", "cos", "logistic", "atan", "asinh":
 		x = g.bound(x, 16)
 	}
 	return g.un(op, x)

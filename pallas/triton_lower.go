@@ -844,6 +844,7 @@ var unaryLib = map[string]string{
 	"round": "rint", // to nearest, halves to even
 	"exp2":  "exp2", "log2": "log2", "asin": "asin", "acos": "acos", "atan": "atan", "sinh": "sinh",
 	"cosh": "cosh", "asinh": "asinh", "acosh": "acosh", "atanh": "atanh", "cbrt": "cbrt", "erf_inv": "erfinv",
+	"erfc": "erfc", "lgamma": "lgamma",
 }
 
 func (l *ttLower) op(op *Op) {
@@ -902,7 +903,7 @@ func (l *ttLower) op(op *Op) {
 	case "floor", "ceil":
 		set(b.emit1("math."+op.Name, []*ttVal{in(0)}, rt))
 	case "exp", "log", "tanh", "erf", "sqrt", "rsqrt", "sin", "cos", "log1p", "expm1", "tan", "round",
-		"exp2", "log2", "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh", "cbrt", "erf_inv":
+		"exp2", "log2", "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh", "cbrt", "erf_inv", "erfc", "lgamma":
 		set(l.libdevice(op, unaryLib[op.Name], in(0)))
 	case "atan2":
 		set(l.libdevice(op, "atan2", in(0), in(1)))

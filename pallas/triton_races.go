@@ -920,7 +920,7 @@ var spreadOps = map[string]bool{
 	"ceil": true, "sin": true, "cos": true, "logistic": true, "log1p": true, "expm1": true, "tan": true,
 	"round": true, "sign": true, "bitcast": true, "exp2": true, "log2": true, "asin": true, "acos": true,
 	"atan": true, "atan2": true, "sinh": true, "cosh": true, "asinh": true, "acosh": true, "atanh": true,
-	"cbrt": true, "erf_inv": true, "is_finite": true, "popcnt": true, "clz": true,
+	"cbrt": true, "erf_inv": true, "is_finite": true, "popcnt": true, "clz": true, "erfc": true, "lgamma": true,
 }
 
 // apart returns the grid axes on which two programs that both run access
