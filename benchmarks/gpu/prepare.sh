@@ -20,6 +20,7 @@ build dsd ./examples/pallas_dsd
 build masked ./examples/pallas_masked_matmul
 build attention ./examples/pallas_attention
 build ssm ./examples/pallas_ssm
+build quant ./examples/pallas_quant_matmul
 # Which build this is, for run.sh's machine.log.
 git describe --always --dirty >.device/VERSION 2>/dev/null || echo unknown >.device/VERSION
 ls -l .device

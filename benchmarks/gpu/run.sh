@@ -124,7 +124,7 @@ masked_configs=${HALO_MASKED_CONFIGS:-"bm=128,bn=256,bk=64,warps=8,stages=3,grou
 # hand-written Pallas kernels and the bounds checks on the GPU (a timing
 # call after a full one).
 if [ "${HALO_GPU_PROFILE:-}" != only ]; then
-  for t in add matmul dsd masked attention ssm; do
+  for t in add matmul dsd masked attention ssm quant; do
     gotest tests.log 60 "$bin/$t.test" OnPlugin
   done
   # 69 kernels on 2026-11-28, twice the 34 the 60 s were first set for.
