@@ -1101,11 +1101,11 @@ func (l *interp) hoist(op *Op, e *env, key string) error {
 
 // builderErr is a StableHLO builder's error while lowering op.
 func (l *interp) builderErr(op *Op, err error) error {
-	return &Error{Kernel: l.p.Name, Op: op.Name, Loc: op.Loc, Msg: "interpret lowering: " + err.Error(), Err: err}
+	return &Error{Kernel: l.p.Name, Op: op.label(), Loc: op.Loc, Msg: "interpret lowering: " + err.Error(), Err: err}
 }
 
 func (l *interp) opErr(op *Op, format string, args ...any) error {
-	return &Error{Kernel: l.p.Name, Op: op.Name, Loc: op.Loc, Msg: fmt.Sprintf(format, args...)}
+	return &Error{Kernel: l.p.Name, Op: op.label(), Loc: op.Loc, Msg: fmt.Sprintf(format, args...)}
 }
 
 func hloDims(t Type) []int64 { return append([]int64{}, t.Shape...) }

@@ -359,6 +359,9 @@ type Op struct {
 	Attrs    Attrs     // the attributes its name uses
 	Regions  []*Region // the bodies of when, for and while
 	Loc      Loc       // the user's file:line
+	// Via is the function the user called that made the op as one of its
+	// parts ("top_k" for a concatenate TopK emitted), or "".
+	Via string
 
 	region *Region // the region holding the op
 }
@@ -385,6 +388,15 @@ type Attrs struct {
 type Loc struct {
 	File string // the file's base name
 	Line int
+}
+
+// label is the op's name for errors: "concatenate in top_k" for a part
+// of a function built of other ops.
+func (op *Op) label() string {
+	if op.Via != "" && op.Via != op.Name {
+		return op.Name + " in " + op.Via
+	}
+	return op.Name
 }
 
 // String is "file.go:12", or "unknown location".

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/halo-ml/halo/interpreter"
 	"github.com/halo-ml/halo/stablehlo"
 	"github.com/halo-ml/halo/xla"
 )
@@ -1101,4 +1102,32 @@ func TestKernelNameNotUTF8(t *testing.T) {
 	p, err := Trace(kernel, spec, []stablehlo.TensorType{f32t(4)})
 	require.NoError(t, err)
 	require.Equal(t, be.Kernel, p.Name)
+}
+
+// TestCompositeErrorsNameTheFunction: an error in an op that a function
+// built of other ops made names that function too ("concatenate in
+// top_k"), at the user's line, at trace time and when lowering.
+func TestCompositeErrorsNameTheFunction(t *testing.T) {
+	x := fTensor([]int64{4, 16}, func(i int) float64 { return float64(i % 7) })
+	topK := tritonCase{name: "topk", kernel: func(k *Kernel, r []*Ref) {
+		v, _ := TopK(r[0].Load(), 3)
+		r[1].Store(v.Sum(1))
+	}, spec: CallSpec{Name: "topk", OutShapes: []xla.Shape{xla.MakeShape(xla.Float32, 4)}}, args: []*interpreter.Tensor{x}}
+	err := lowerTritonErr(t, topK)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "triton: concatenate in top_k at misuse_test.go:")
+	assert.Contains(t, err.Error(), "f32[4,3]: Triton tensors need power-of-two dims")
+
+	_, err = runCall(func(k *Kernel, r []*Ref) {
+		k.Zeros(xla.Float64, 1<<61).Bitcast(xla.Uint8)
+	}, CallSpec{OutShapes: []xla.Shape{xla.MakeShape(xla.Float32, 4)}})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "in bitcast at misuse_test.go:")
+
+	// The function's own checks name it alone.
+	_, err = runCall(func(k *Kernel, r []*Ref) { TopK(k.Zeros(xla.Float32, 4), 5) },
+		CallSpec{OutShapes: []xla.Shape{xla.MakeShape(xla.Float32, 4)}})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "top_k at misuse_test.go:")
+	assert.NotContains(t, err.Error(), " in top_k")
 }

@@ -88,6 +88,21 @@ type Kernel struct {
 	// done is set when the trace has ended: its Kernel, Values and Refs
 	// may not make ops any more (see misuse).
 	done bool
+	// via names the function the user called whose ops are being traced
+	// (TopK, a Bitcast of another width), when it is built of other ops:
+	// errors say "concatenate in top_k" (Op.Via).
+	via string
+}
+
+// within makes the ops traced until the returned func runs parts of
+// name (Op.Via), unless an outer function already names them: the
+// function the user called is the one errors name.
+func (k *Kernel) within(name string) func() {
+	if k.via != "" {
+		return func() {}
+	}
+	k.via = name
+	return func() { k.via = "" }
 }
 
 // Ref is a kernel argument that can be read and written: a block of an
@@ -150,6 +165,9 @@ func (k *Kernel) failf(op string, format string, args ...any) {
 	if k.st.err != nil {
 		return
 	}
+	if k.via != "" && k.via != op {
+		op += " in " + k.via
+	}
 	k.st.err = &Error{Kernel: k.st.name, Op: op, Loc: callerLoc(), Msg: fmt.Sprintf(format, args...)}
 }
 
@@ -189,7 +207,7 @@ func (k *Kernel) newValue(t Type, def *Op) *Value {
 // emit appends an op with the given result types to the current region.
 func (k *Kernel) emit(name string, operands []*Value, results []Type, attrs Attrs, regions ...*Region) *Op {
 	k.live(name)
-	op := &Op{Name: name, Operands: operands, Attrs: attrs, Regions: regions, Loc: callerLoc()}
+	op := &Op{Name: name, Operands: operands, Attrs: attrs, Regions: regions, Loc: callerLoc(), Via: k.via}
 	for _, t := range results {
 		// Every result shape (indexed, broadcast, dot) fits int64: the
 		// lowerings count elements (found in review: a masked slice of
@@ -696,6 +714,7 @@ func (v *Value) Mod(y any) *Value { return v.floorDivMod("mod", y) }
 // Rem, as jnp.floor_divide and jnp.remainder do from lax.div and lax.rem.
 func (v *Value) floorDivMod(name string, y any) *Value {
 	k := kernelOf(name, "operand 0", v)
+	defer k.within(name)()
 	x, d, ok := k.typedOperands(name, v, y, notNumber)
 	if !ok {
 		return k.placeholder(x.Type)
@@ -981,6 +1000,7 @@ func (v *Value) CountLeadingZeros() *Value { return v.unary("clz", notInt) }
 // bound is no limit on that side).
 func (v *Value) Clip(lo, hi any) *Value {
 	k := kernelOf("clip", "operand 0", v)
+	defer k.within("clip")()
 	for _, b := range []struct {
 		op    string
 		bound any
@@ -1026,6 +1046,7 @@ func (v *Value) Bitcast(dtype xla.DType) *Value {
 // down and truncated, stacked along a new last dim; narrow parts are
 // widened, shifted up and or-ed together.
 func (k *Kernel) bitcastWidth(v *Value, dtype xla.DType) *Value {
+	defer k.within("bitcast")()
 	from := v.Type.DType
 	fw, tw := from.Bits(), dtype.Bits()
 	uf, okF := unsignedOf[fw]
@@ -1268,6 +1289,7 @@ func (v *Value) Var(axes ...int) *Value { return v.moment("var", axes) }
 // moment is Mean ("mean") or Var ("var") of v along axes.
 func (v *Value) moment(name string, axes []int) *Value {
 	k := kernelOf(name, "operand 0", v)
+	defer k.within(name)()
 	if !k.check(name, v) {
 		return v
 	}
@@ -1567,6 +1589,7 @@ func AssociativeScan(axis int, order ScanOrder, combine func(a, b []*Value) []*V
 // it alike; on Triton k is a power of two, as every block dim.
 func TopK(x *Value, k int) (values, indices *Value) {
 	kern := kernelOf("top_k", "operand 0", x)
+	defer kern.within("top_k")()
 	placeholders := func() (*Value, *Value) {
 		shape := slices.Clone(x.Type.Shape)
 		if len(shape) > 0 {
@@ -1650,6 +1673,7 @@ func (v *Value) Argmin(axis int) *Value { return v.argReduce("argmin", axis) }
 // where an element meets it (or is NaN), so that every backend runs it.
 func (v *Value) argReduce(kind string, axis int) *Value {
 	k := kernelOf(kind, "operand 0", v)
+	defer k.within(kind)()
 	if !k.check(kind, v) {
 		return v
 	}
@@ -1767,6 +1791,7 @@ func Concatenate(axis int, vs ...*Value) *Value {
 // value with tt.split.
 func Split(v *Value, axis int, n int) []*Value {
 	k := kernelOf("split", "operand 0", v)
+	defer k.within("split")()
 	placeholders := func() []*Value {
 		// After an error: no more than a few (a huge n of parts that do
 		// not divide would allocate them all).
@@ -1814,6 +1839,7 @@ func Split(v *Value, axis int, n int) []*Value {
 // axis are clamped into it. On Triton it is one tt.gather.
 func TakeAlongAxis(x, idx *Value, axis int) *Value {
 	k := kernelOf("take_along_axis", "operand 0", x)
+	defer k.within("take_along_axis")()
 	if !k.check("take_along_axis", x, idx) {
 		return k.placeholder(x.Type)
 	}
@@ -1921,6 +1947,7 @@ func (v *Value) DynamicIndex(axis int, i any) *Value {
 // dynamicSlice is DynamicSliceAxis for op (DynamicIndex names its own).
 func (v *Value) dynamicSlice(op string, axis int, start any, size int64) *Value {
 	k := kernelOf(op, "operand 0", v)
+	defer k.within(op)()
 	asked := axis
 	axis, ok := k.valueAxis(op, v, axis)
 	if !ok {
@@ -1969,6 +1996,7 @@ func Stack(axis int, vs ...*Value) *Value {
 		panic(misuse{"stack", "no values to stack"})
 	}
 	k := kernelOf("stack", "operand 0", vs[0])
+	defer k.within("stack")()
 	if !k.check("stack", vs...) {
 		return k.placeholder(vs[0].Type)
 	}
@@ -2061,6 +2089,7 @@ func DotTransposed(a, b *Value, transA, transB bool, preferred xla.DType) *Value
 		for _, d := range batch {
 			nb *= d
 		}
+		defer k.within("dot")()
 		y := DotTransposed(a.Reshape(append([]int64{nb}, as...)...), b.Reshape(append([]int64{nb}, bs...)...), transA, transB, preferred)
 		return y.Reshape(t.Shape...)
 	}

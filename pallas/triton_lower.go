@@ -552,7 +552,7 @@ type ttFail struct{ err *Error }
 func (l *ttLower) fail(op *Op, format string, args ...any) {
 	e := &Error{Kernel: l.p.Name, Op: "triton", Msg: fmt.Sprintf(format, args...)}
 	if op != nil {
-		e.Op = "triton: " + op.Name
+		e.Op = "triton: " + op.label()
 		e.Loc = op.Loc
 	}
 	panic(ttFail{e})
