@@ -33,6 +33,9 @@ func newMapEval(m *Region, grid []int64) (*mapEval, bool) {
 	if e.in, e.yields, ok = t.compileMap(m); !ok {
 		return nil, false
 	}
+	if points := gridSteps(grid); t.maskCost > 0 && (points < 0 || min(points, 2*maxMapPoints)*int64(t.maskCost) > maxMapMaskWork) {
+		return nil, false
+	}
 	e.regs = make([]int64, t.regs)
 	return e, true
 }
@@ -146,8 +149,13 @@ const (
 )
 
 // maxTapeMaskCost bounds the work of a mask tape a tape computes a scalar
-// with, a run (the blocks it computes elements of).
-const maxTapeMaskCost = 1 << 14
+// with, a run, and the elements of the values it computes.
+const maxTapeMaskCost = 1 << 12
+
+// maxMapMaskWork bounds the work of an index map's mask tapes over the
+// grid points the checks visit (sharedBlock): a map past it is not
+// computable.
+const maxMapMaskWork = 1 << 22
 
 // newTape starts a tape over grid; known are the axes whose program id
 // it computes (nil: every axis).
@@ -235,7 +243,7 @@ func (t *tape) viaMask(v *Value) int {
 	if v.Def == nil || !scalarLike(v.Type) || !(v.Type.DType.IsInt() || v.Type.DType.IsBool()) {
 		return -1
 	}
-	mt, ok := newMaskTape(t, v)
+	mt, ok := newMaskTapeWithin(t, v, maxTapeMaskCost)
 	if !ok || mt.cost > maxTapeMaskCost {
 		return -1
 	}

@@ -337,3 +337,39 @@ func TestRaceCheckThroughGathers(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "outside the array")
 }
+
+// TestRaceCheckGatheredScalarsBounded: the scalars the checks pick from
+// blocks stay within bounds (found in review): a program id of an axis the
+// check does not fix, inside such a block, is left uncomputed (it
+// crashed the check), so the refusal is the one without it; an index map
+// through a gather of a large cumulative sum over a 65,536-program grid
+// is refused as not followed (it was evaluated at every point); a
+// position picked from a block past the bound is judged by dependence.
+func TestRaceCheckGatheredScalarsBounded(t *testing.T) {
+	const g1 = 1 << 17
+	x := fTensor([]int64{8 * g1}, func(i int) float64 { return float64(i % 64) })
+	pinned := tritonCase{name: "pinned_mask", kernel: func(k *Kernel, r []*Ref) {
+		x, o := r[0], r[1]
+		p0, p1 := k.ProgramID(0), k.ProgramID(1)
+		at := k.Iota(xla.Int32, 0, 4).Mul(2).DynamicIndex(0, p0.Add(p1.Mul(0)))
+		o.Store(x.Load(DS(at, 2)), DS(at, 2))
+		k.When(p0.Eq(0), func() { o.Store(k.Full(xla.Float32, -5.0, 1), DS(1, 1)) })
+	}, spec: CallSpec{Name: "pinned_mask", Grid: []int64{4, g1}, OutShapes: []xla.Shape{xla.MakeShape(xla.Float32, 8*g1)},
+		InSpecs:  []*BlockSpec{{BlockShape: []int64{8}, IndexMap: blockMap(func(g []*Value) []any { return []any{g[1]} })}},
+		OutSpecs: []*BlockSpec{{BlockShape: []int64{8}, IndexMap: blockMap(func(g []*Value) []any { return []any{g[1]} })}}},
+		args: []*interpreter.Tensor{x}}
+	err := lowerTritonErr(t, pinned)
+	require.Error(t, err)
+	assert.NotContains(t, err.Error(), "internal error")
+	assert.Contains(t, err.Error(), "is not inside that program's own")
+
+	big := tritonCase{name: "big_map", kernel: func(k *Kernel, r []*Ref) {
+		r[0].Store(k.Full(xla.Float32, 1.0, 4))
+	}, spec: CallSpec{Name: "big_map", Grid: []int64{1 << 16}, OutShapes: []xla.Shape{xla.MakeShape(xla.Float32, 4<<16)},
+		OutSpecs: []*BlockSpec{{BlockShape: []int64{4}, IndexMap: blockMap(func(g []*Value) []any {
+			return []any{g[0].BroadcastTo(8192).Cumsum(0).DynamicIndex(0, 0).Sub(g[0]).Add(g[0])}
+		})}}}}
+	err = lowerTritonErr(t, big)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "which the race check cannot follow")
+}

@@ -1836,7 +1836,8 @@ func Split(v *Value, axis int, n int) []*Value {
 // its coordinate along axis replaced by idx[i]. idx is an integer value
 // of x's rank whose dims other than axis are x's; a negative position
 // counts from the end (-1 is the last), and positions still outside the
-// axis are clamped into it. On Triton it is one tt.gather.
+// axis are clamped into it; positions beyond i32 saturate first (JAX
+// wraps them into i32). On Triton it is one tt.gather.
 func TakeAlongAxis(x, idx *Value, axis int) *Value {
 	k := kernelOf("take_along_axis", "operand 0", x)
 	defer k.within("take_along_axis")()

@@ -25,6 +25,10 @@ type maskTape struct {
 	// computed once, in fixed: per run, its lo then its hi.
 	constant bool
 	fixed    [][]int64
+	// limit, when above 0, bounds the elements of the values compiled
+	// (total), checked before each is made: a scalar's tape (viaMask)
+	// gives up on large blocks at once.
+	limit, total int64
 }
 
 // maskNode is one value of a mask's computation with its elements, row
@@ -72,12 +76,18 @@ const maxMaskElements = 1 << 20
 // newMaskTape compiles mask m against tape t; ok is false when m is not
 // computable at build time (or too large to compute).
 func newMaskTape(t *tape, m *Value) (*maskTape, bool) {
+	return newMaskTapeWithin(t, m, 0)
+}
+
+// newMaskTapeWithin is newMaskTape, giving up when the values it computes
+// would hold more than limit elements in all (0: no limit).
+func newMaskTapeWithin(t *tape, m *Value, limit int64) (*maskTape, bool) {
 	shape := m.Type.Shape
 	size := maskElements(shape)
 	if size < 0 {
 		return nil, false
 	}
-	mt := &maskTape{node: map[*Value]int{}, shape: shape}
+	mt := &maskTape{node: map[*Value]int{}, shape: shape, limit: limit}
 	mt.out = mt.compile(t, m)
 	if mt.out < 0 || int64(len(mt.nodes[mt.out].val)) != size && len(mt.nodes[mt.out].val) != 1 {
 		return nil, false
@@ -171,6 +181,11 @@ func (mt *maskTape) build(t *tape, v *Value) int {
 	dt := v.Type.DType
 	if maskElements(v.Type.Shape) < 0 {
 		return -1 // a value larger than the mask, broadcast to no elements
+	}
+	if mt.limit > 0 {
+		if mt.total += maskElements(v.Type.Shape); mt.total > mt.limit {
+			return -1
+		}
 	}
 	if op != nil && op.Name == "assoc_scan" {
 		return mt.assocScan(t, op, v)
@@ -331,6 +346,9 @@ func (mt *maskTape) build(t *tape, v *Value) int {
 	}
 	if !evaluable[op.Name] || op.Name == "const" || len(op.Operands) > 3 {
 		return -1 // a const here is a float: integer ones are uniform
+	}
+	if op.Name == "program_id" || op.Name == "num_programs" {
+		return -1 // not uniform: an axis the tape does not know (evalScalar's)
 	}
 	n := maskNode{kind: maskElem, op: op, args: [3]int{-1, -1, -1}, val: make([]int64, int(maskElements(shape)))}
 	for i, o := range op.Operands {

@@ -32,9 +32,13 @@ type Shape struct {
 	BM, BN, BK     int64
 }
 
-// check reports a shape the kernel does not take.
+// check reports a shape the kernel does not take. (On Triton the blocks'
+// dims, BK/8 and the scale rows a step reads must be powers of two too:
+// the lowering says so.)
 func (s Shape) check() error {
 	switch {
+	case min(s.M, s.N, s.K, s.Group, s.BM, s.BN, s.BK) <= 0:
+		return fmt.Errorf("shape %+v: every size must be positive", s)
 	case s.M%s.BM != 0 || s.N%s.BN != 0 || s.K%s.BK != 0:
 		return fmt.Errorf("blocks %dx%d, K steps of %d do not divide %dx%d, K %d", s.BM, s.BN, s.BK, s.M, s.N, s.K)
 	case s.BK%8 != 0:

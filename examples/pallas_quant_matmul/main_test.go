@@ -134,3 +134,13 @@ func TestQuantOnPlugin(t *testing.T) {
 	}
 	require.NoError(t, plugintest.Close(got[0].Data.([]float32), wf, 1e-3))
 }
+
+// TestQuantShapesNotPositive: zero or negative sizes are an error, not a
+// division by zero.
+func TestQuantShapesNotPositive(t *testing.T) {
+	for _, s := range []Shape{{M: 16, N: 16, K: 64, Group: 8, BM: 0, BN: 16, BK: 8}, {M: 16, N: 16, K: -64, Group: 8, BM: 16, BN: 16, BK: -8}} {
+		_, err := buildQuant(s, pallas.Interpret)
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), "every size must be positive")
+	}
+}
