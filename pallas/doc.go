@@ -32,7 +32,9 @@
 //
 // The package's examples show a first kernel (Example), the traced IR
 // (ExampleTrace), masked loads and stores, scalar prefetch driving index
-// maps, Vmap, bounds-check errors, atomic updates (ExampleAtomicAdd) and
+// maps, Vmap, bounds-check errors, atomic updates (ExampleAtomicAdd, a
+// hash table's slots claimed with ExampleAtomicCas), joins and splits,
+// scans of one's own (ExampleAssociativeScan), Cond and
 // the Triton lowering.
 //
 // docs/pallas.md in the repository is the guide: the kernel language next
