@@ -243,6 +243,23 @@ func ExampleAtomicCas() {
 	// Output: [-1 -1 -1 3 4 5 -1 7] <nil>
 }
 
+// Attention's scores q·kᵀ with Einsum, as jnp.einsum("qd,kd->qk", q, k):
+// the letters name the dims, d (in both inputs, not the output) is summed.
+func ExampleEinsum() {
+	scores := func(k *pallas.Kernel, refs []*pallas.Ref) {
+		q, keys, out := refs[0], refs[1], refs[2]
+		out.Store(pallas.Einsum("qd,kd->qk", q.Load(), keys.Load(), xla.Float32))
+	}
+	q := f32Tensor([]float32{1, 0, 0, 1, 1, 1, 0, 0}, 2, 4)
+	keys := f32Tensor([]float32{1, 2, 3, 4, 0, 1, 0, 1, 2, 0, 0, 0}, 3, 4)
+	data, err := runOne(func(fb *stablehlo.FuncBuilder) []*stablehlo.Value {
+		return pallas.Call(fb, scores, pallas.CallSpec{Name: "scores", OutShapes: []xla.Shape{xla.MakeShape(xla.Float32, 2, 3)}},
+			fb.Arg(0), fb.Arg(1))
+	}, q, keys)
+	fmt.Println(data, err)
+	// Output: [5 1 2 3 1 2] <nil>
+}
+
 // A row-wise layer norm, one program a row: Mean, Var and Rsqrt of the
 // loaded row (JAX's jnp.mean, jnp.var and lax.rsqrt), and a running total
 // with Cumsum.

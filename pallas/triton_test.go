@@ -571,6 +571,7 @@ func tritonCases() []tritonCase {
 	cases = append(cases, dotBatchedCase(), splitCase(), sliceAxisCase(), gatherCase(), assocScanCase())
 	cases = append(cases, topKCases()...)
 	cases = append(cases, bitcastWidthCases()...)
+	cases = append(cases, einsumCase())
 	cases = append(cases, attentionCase(false), attentionCase(true))
 	return append(cases, tritonDTypeCases()...)
 }
