@@ -15,7 +15,7 @@ import (
 // name its dims (one letter a dim, no letter twice in an operand, no
 // "..."); a letter in both operands and in the output is a batch dim, in
 // both but not the output summed (contracted), in one operand only kept
-// (or summed first when the output lacks it). The output's letters must
+// (or summed first, in preferred, when the output lacks it). The output's letters must
 // come from the operands. It is transposes and reshapes around one Dot
 // (batched over the batch dims), so on Triton one tt.dot.
 func Einsum(spec string, a, b *Value, preferred xla.DType) *Value {
@@ -75,7 +75,10 @@ func Einsum(spec string, a, b *Value, preferred xla.DType) *Value {
 			return fail("the output's %q is in neither operand", c)
 		}
 	}
-	// Letters of one operand that the output lacks are summed first.
+	// Letters of one operand that the output lacks are summed first, in
+	// the preferred type (as JAX does: an i8 sum would wrap, a bf16 one
+	// round); the other operand then takes the sum's type for the Dot.
+	var summed xla.DType
 	sumLone := func(v *Value, s, other string) (*Value, string) {
 		var axes []int
 		kept := ""
@@ -89,10 +92,23 @@ func Einsum(spec string, a, b *Value, preferred xla.DType) *Value {
 		if len(axes) == 0 {
 			return v, s
 		}
-		return v.Sum(axes...), kept
+		if preferred.Valid() && v.Type.DType != preferred {
+			v = v.Astype(preferred)
+		}
+		v = v.Sum(axes...)
+		summed = v.Type.DType
+		return v, kept
 	}
 	a, sa = sumLone(a, sa, sb)
 	b, sb = sumLone(b, sb, sa)
+	if summed.Valid() {
+		if a.Type.DType != summed {
+			a = a.Astype(summed)
+		}
+		if b.Type.DType != summed {
+			b = b.Astype(summed)
+		}
+	}
 	for _, c := range sa {
 		if strings.ContainsRune(sb, c) && !strings.ContainsRune(out, c) {
 			contract = append(contract, c)

@@ -154,3 +154,32 @@ func einsumCase() tritonCase {
 	}, spec: CallSpec{Name: "einsum", OutShapes: []xla.Shape{xla.MakeShape(xla.Float32, 2, 2, 16, 16), xla.MakeShape(xla.Float32, 32, 32)}},
 		args: []*interpreter.Tensor{q, m}}
 }
+
+// TestEinsumSumsInPreferred: a letter of one operand that the output
+// lacks is summed in the preferred type, as JAX does (found in review):
+// i8 values summed into i32 do not wrap, bf16 ones into f32 keep their
+// low bits; bool operands count in i32.
+func TestEinsumSumsInPreferred(t *testing.T) {
+	a8 := intTensor(xla.Int8, []int64{16, 16, 4}, func(int) int64 { return 100 })
+	b8 := intTensor(xla.Int8, []int64{16, 16}, func(int) int64 { return 1 })
+	ab := floatTensor(xla.BFloat16, []int64{16, 16, 2}, func(i int) float64 { return []float64{1, 1.0 / 256}[i%2] })
+	bb := floatTensor(xla.BFloat16, []int64{16, 16}, func(int) float64 { return 1 })
+	c := tritonCase{name: "einsum_sums", kernel: func(k *Kernel, r []*Ref) {
+		r[4].Store(Einsum("mkx,kn->mn", r[0].Load(), r[1].Load(), xla.Int32))
+		r[5].Store(Einsum("mkx,kn->mn", r[2].Load(), r[3].Load(), xla.Float32))
+		t := k.Iota(xla.Int32, 2, 16, 16, 2).Eq(0)
+		r[6].Store(Einsum("mkx,kn->mn", t, r[1].Load().Gt(0), xla.Invalid))
+	}, spec: CallSpec{Name: "einsum_sums", OutShapes: []xla.Shape{xla.MakeShape(xla.Int32, 16, 16), xla.MakeShape(xla.Float32, 16, 16),
+		xla.MakeShape(xla.Int32, 16, 16)}}, args: []*interpreter.Tensor{a8, b8, ab, bb}}
+	checkEveryBackend(t, c, func(backend string, outs []*interpreter.Tensor) {
+		for i, v := range ints(t, outs[0]) {
+			require.Equal(t, int64(16*400), v, "%s: i8 element %d", backend, i)
+		}
+		for i, v := range floats(outs[1]) {
+			require.Equal(t, 16*(1+1.0/256), v, "%s: bf16 element %d", backend, i)
+		}
+		for i, v := range ints(t, outs[2]) {
+			require.Equal(t, int64(16), v, "%s: bool element %d", backend, i)
+		}
+	})
+}
