@@ -985,6 +985,17 @@ type frame struct {
 	vals []Value
 }
 
+// RunModule compiles m's function main (as Compile) and runs it once on
+// args on the default device (as Program.Run): the two steps of a
+// program that runs once.
+func RunModule(ctx context.Context, m *stablehlo.Module, main string, args ...Value) ([]Value, error) {
+	p, err := Compile(m, main)
+	if err != nil {
+		return nil, err
+	}
+	return p.Run(ctx, Device{}, args)
+}
+
 // Run executes the program's main function on one device. It returns
 // ctx's error soon after ctx ends, also in the middle of a long op: the
 // kernels that can take long (loops, products, convolutions, sorts,

@@ -114,9 +114,7 @@ func interpreterBitcast(t *testing.T, x *interpreter.Tensor, dtype xla.DType) *i
 	fb.Return(fb.BitcastConvert(fb.Arg(0), dtype))
 	m, err := b.Build()
 	require.NoError(t, err)
-	p, err := interpreter.Compile(m, "main")
-	require.NoError(t, err)
-	res, err := p.Run(context.Background(), interpreter.Device{}, []interpreter.Value{x})
+	res, err := interpreter.RunModule(context.Background(), m, "main", x)
 	require.NoError(t, err)
 	return res[0].(*interpreter.Tensor)
 }

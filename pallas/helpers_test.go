@@ -30,15 +30,11 @@ func runCallCtx(ctx context.Context, kernel KernelFunc, spec CallSpec, args ...*
 	if err != nil {
 		return nil, err
 	}
-	p, err := interpreter.Compile(m, "main")
-	if err != nil {
-		return nil, err
-	}
 	vals := make([]interpreter.Value, len(args))
 	for i, a := range args {
 		vals[i] = a
 	}
-	res, err := p.Run(ctx, interpreter.Device{}, vals)
+	res, err := interpreter.RunModule(ctx, m, "main", vals...)
 	if err != nil {
 		return nil, err
 	}

@@ -689,7 +689,7 @@ func (e *zeval) unary(name string, x *zt) *zt {
 				y = ^v
 			case "popcnt", "clz": // contract: of the dtype's bits
 				w := x.dt.Bits()
-				u := uint64(v) & (^uint64(0) >> (64 - w))
+				u := uint64(v) & mask(w)
 				if name == "popcnt" {
 					y = int64(bits.OnesCount64(u))
 				} else {
@@ -1330,7 +1330,7 @@ func (e *zeval) atomic(op *Op) *zt {
 			c := e.val(op.Operands[len(op.Operands)-1])
 			if o.f != nil {
 				w := val.dt.Bits()
-				swap = zfloatBits(o.f[0], w) == zfloatBits(c.f[i], w)
+				swap = floatBits(o.f[0], w) == floatBits(c.f[i], w)
 			} else {
 				swap = o.i[0] == c.i[i]
 			}
@@ -1349,14 +1349,6 @@ func (e *zeval) atomic(op *Op) *zt {
 		}
 	}
 	return old
-}
-
-// zfloatBits are f's bits as a float of w bits (32 or 64).
-func zfloatBits(f float64, w int) uint64 {
-	if w == 32 {
-		return uint64(math.Float32bits(float32(f)))
-	}
-	return math.Float64bits(f)
 }
 
 // b2iCmp orders false before true.

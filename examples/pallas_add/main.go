@@ -44,15 +44,11 @@ func add(x, y []int32) ([]int32, error) {
 	if err != nil {
 		return nil, err
 	}
-	p, err := interpreter.Compile(m, "main")
-	if err != nil {
-		return nil, err
-	}
 	tx := interpreter.NewTensor(xla.MakeShape(xla.Int32, 8))
 	ty := interpreter.NewTensor(xla.MakeShape(xla.Int32, 8))
 	copy(tx.Data.([]int32), x)
 	copy(ty.Data.([]int32), y)
-	out, err := p.Run(context.Background(), interpreter.Device{}, []interpreter.Value{tx, ty})
+	out, err := interpreter.RunModule(context.Background(), m, "main", tx, ty)
 	if err != nil {
 		return nil, err
 	}

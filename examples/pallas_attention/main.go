@@ -124,15 +124,11 @@ func buildDenseAttention(s Shape, dt xla.DType) (*stablehlo.Module, error) {
 
 // run compiles mod on the built-in interpreter and runs it on args.
 func run(mod *stablehlo.Module, args ...*interpreter.Tensor) (*interpreter.Tensor, error) {
-	p, err := interpreter.Compile(mod, "main")
-	if err != nil {
-		return nil, err
-	}
 	vals := make([]interpreter.Value, len(args))
 	for i, a := range args {
 		vals[i] = a
 	}
-	out, err := p.Run(context.Background(), interpreter.Device{}, vals)
+	out, err := interpreter.RunModule(context.Background(), mod, "main", vals...)
 	if err != nil {
 		return nil, err
 	}

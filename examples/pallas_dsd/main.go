@@ -541,11 +541,7 @@ func RunDSDRows(s *BlockCOO, y []float32, n, bn int64) ([]float32, error) {
 // runF32 compiles m, runs it on the interpreter and returns its f32
 // result.
 func runF32(m *stablehlo.Module, args []interpreter.Value) ([]float32, error) {
-	p, err := interpreter.Compile(m, "main")
-	if err != nil {
-		return nil, err
-	}
-	out, err := p.Run(context.Background(), interpreter.Device{}, args)
+	out, err := interpreter.RunModule(context.Background(), m, "main", args...)
 	if err != nil {
 		return nil, err
 	}

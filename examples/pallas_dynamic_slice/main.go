@@ -51,15 +51,11 @@ func blockDynamicSlice(x []int32, rows, cols int64, starts [2]int32, size0, size
 	if err != nil {
 		return nil, err
 	}
-	p, err := interpreter.Compile(m, "main")
-	if err != nil {
-		return nil, err
-	}
 	tx := interpreter.NewTensor(xla.MakeShape(xla.Int32, rows, cols))
 	copy(tx.Data.([]int32), x)
 	ts := interpreter.NewTensor(xla.MakeShape(xla.Int32, 2))
 	copy(ts.Data.([]int32), starts[:])
-	out, err := p.Run(context.Background(), interpreter.Device{}, []interpreter.Value{tx, ts})
+	out, err := interpreter.RunModule(context.Background(), m, "main", tx, ts)
 	if err != nil {
 		return nil, err
 	}

@@ -326,11 +326,7 @@ func RunMaskedMatmulBlocks(mask, x, y []float32, m, k, n, bm, bn, bk int64) ([]f
 // runF32 compiles mod, runs it on the interpreter and returns its f32
 // result.
 func runF32(mod *stablehlo.Module, args []interpreter.Value) ([]float32, error) {
-	p, err := interpreter.Compile(mod, "main")
-	if err != nil {
-		return nil, err
-	}
-	out, err := p.Run(context.Background(), interpreter.Device{}, args)
+	out, err := interpreter.RunModule(context.Background(), mod, "main", args...)
 	if err != nil {
 		return nil, err
 	}

@@ -84,15 +84,11 @@ func matmul(x, y []float32, m, kk, n, bm, bn, bk int64, act Activation) ([]float
 	if err != nil {
 		return nil, err
 	}
-	p, err := interpreter.Compile(mod, "main")
-	if err != nil {
-		return nil, err
-	}
 	tx := interpreter.NewTensor(xla.MakeShape(xla.Float32, m, kk))
 	ty := interpreter.NewTensor(xla.MakeShape(xla.Float32, kk, n))
 	copy(tx.Data.([]float32), x)
 	copy(ty.Data.([]float32), y)
-	out, err := p.Run(context.Background(), interpreter.Device{}, []interpreter.Value{tx, ty})
+	out, err := interpreter.RunModule(context.Background(), mod, "main", tx, ty)
 	if err != nil {
 		return nil, err
 	}
