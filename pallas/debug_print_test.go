@@ -4,11 +4,14 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"sort"
 	"strings"
 	"sync"
 	"testing"
 
 	"github.com/halo-ml/halo/effects"
+	"github.com/halo-ml/halo/internal/mliropt"
+	"github.com/halo-ml/halo/internal/plugintest"
 	"github.com/halo-ml/halo/interpreter"
 	"github.com/halo-ml/halo/pjrt"
 	"github.com/halo-ml/halo/stablehlo"
@@ -187,8 +190,121 @@ func TestDebugPrintMisuse(t *testing.T) {
 	p, err := Trace(func(k *Kernel, r []*Ref) { k.DebugPrint("x"); r[0].Store(0.0) }, CallSpec{OutShapes: one}, nil)
 	require.NoError(t, err)
 	assert.True(t, strings.Contains(p.String(), `debug_print {"x"}`), p.String())
-	_, err = LowerTriton(p, CompilerParams{})
-	require.Error(t, err)
-	assert.Contains(t, err.Error(), "debug_print at debug_print_test.go:")
-	assert.Contains(t, err.Error(), "prints in interpret mode only")
+	k, err := LowerTriton(p, CompilerParams{})
+	require.NoError(t, err)
+	assert.Contains(t, k.IR, `"tt.print"() <{hex = false, isSigned = array<i32>, prefix = " x"}> : () -> ()`)
+
+	// What a Triton print cannot place is an error at the print's line.
+	for _, c := range []struct{ format, want string }{
+		{"x=%v!", `the text "!" after the last verb of "x=%v!" has nowhere to go`},
+		{"%[1]v", "argument indexes"},
+	} {
+		p, err := Trace(func(k *Kernel, r []*Ref) {
+			k.DebugPrint(c.format, r[0].Load())
+		}, CallSpec{OutShapes: one}, nil)
+		require.NoError(t, err, c.format)
+		_, err = LowerTriton(p, CompilerParams{})
+		require.Error(t, err, c.format)
+		assert.Contains(t, err.Error(), "triton: debug_print")
+		assert.Contains(t, err.Error(), "debug_print_test.go:")
+		assert.Contains(t, err.Error(), c.want)
+	}
+}
+
+// printingCase is a Triton kernel that prints floats, a program id, u8
+// and i8 values and, in its last program, a line of no values.
+func printingCase(t *testing.T) tritonCase {
+	spec := CallSpec{
+		Name:      "printing",
+		OutShapes: []xla.Shape{xla.MakeShape(xla.Float32, 4)},
+		Grid:      []int64{2},
+		InSpecs:   []*BlockSpec{{BlockShape: []int64{2}, IndexMap: func(g []*Value, _ []*Ref) []any { return []any{g[0]} }}},
+		OutSpecs:  []*BlockSpec{{BlockShape: []int64{2}, IndexMap: func(g []*Value, _ []*Ref) []any { return []any{g[0]} }}},
+	}
+	kernel := func(k *Kernel, r []*Ref) {
+		x := r[0].Load()
+		i := k.ProgramID(0)
+		k.DebugPrint(`x "%.2f" at %v, big:%d small %v`+"\n", x, i, x.Astype(xla.Uint8).Add(uint8(254)), i.Sub(2).Astype(xla.Int8))
+		k.When(i.Eq(1), func() { k.DebugPrint("last%%") })
+		r[1].Store(x.Mul(2))
+	}
+	return tritonCase{name: "printing", kernel: kernel, spec: spec, args: []*interpreter.Tensor{tensor(t, xla.Float32, []float32{1.5, -2, 3.25, 4}, 4)}}
+}
+
+// printedLines is what printingCase prints on a GPU, each line once, in
+// the evaluator's order.
+const printedLines = `pid (0, 0, 0) idx (0) x " 1.500000
+pid (0, 0, 0) idx (1) x " -2.000000
+pid (0, 0, 0) idx () " at 0
+pid (0, 0, 0) idx (0) , big: 255
+pid (0, 0, 0) idx (1) , big: 254
+pid (0, 0, 0) idx () small -2
+pid (1, 0, 0) idx (0) x " 3.250000
+pid (1, 0, 0) idx (1) x " 4.000000
+pid (1, 0, 0) idx () " at 1
+pid (1, 0, 0) idx (0) , big: 1
+pid (1, 0, 0) idx (1) , big: 2
+pid (1, 0, 0) idx () small -1
+pid (1, 0, 0) last%
+`
+
+// TestDebugPrintTriton: a print in a Triton kernel is one tt.print per
+// value, led by the format's text before the value's verb; the evaluator
+// prints its lines as a GPU does, an element a line, in the first of its
+// two runs only. mlir-opt parses the kernel.
+func TestDebugPrintTriton(t *testing.T) {
+	c := printingCase(t)
+	tk, err := lowerTritonCase(t, c)
+	require.NoError(t, err)
+	for _, want := range []string{
+		`<{hex = false, isSigned = array<i32: 0>, prefix = " x \22 "}> : (tensor<2xf32>) -> ()`,
+		`<{hex = false, isSigned = array<i32: 1>, prefix = " \22 at "}> : (i32) -> ()`,
+		`<{hex = false, isSigned = array<i32: 0>, prefix = " , big: "}> : (tensor<2xi8>) -> ()`,
+		`<{hex = false, isSigned = array<i32: 1>, prefix = " small "}> : (i8) -> ()`,
+		`<{hex = false, isSigned = array<i32>, prefix = " last%"}> : () -> ()`,
+	} {
+		assert.Contains(t, tk.IR, want)
+	}
+	if opt := mliropt.Path(); opt != "" {
+		_, err = mliropt.Run(opt, tk.IR)
+		require.NoError(t, err, "--- input ---\n%s", tk.IR)
+	}
+
+	var out bytes.Buffer
+	c.spec.CompilerParams.DebugOutput = &out
+	outs, err := EvalTriton(c.kernel, c.spec, c.args...)
+	require.NoError(t, err)
+	assert.Equal(t, []float32{3, -4, 6.5, 8}, outs[0].Data)
+	assert.Equal(t, printedLines, out.String())
+
+	// The custom call of a printing kernel has a side effect: XLA keeps it
+	// even when its results go unused.
+	assert.Contains(t, c.module(t, Triton).String(), "has_side_effect = true")
+}
+
+// TestDebugPrintRealPlugin runs printingCase as a Triton kernel through a
+// real XLA GPU plugin (HALO_PLUGIN), with the process's standard output,
+// where the GPU's printf writes, read through a pipe: each thread prints
+// the elements it holds, in any order, so the distinct lines are compared
+// with the evaluator's. Without HALO_PLUGIN it skips.
+func TestDebugPrintRealPlugin(t *testing.T) {
+	c := plugintest.Open(t, "see a Triton kernel print on a GPU")
+	tc := printingCase(t)
+	want, err := EvalTriton(tc.kernel, tc.spec, tc.args...)
+	require.NoError(t, err)
+	var got []*interpreter.Tensor
+	printed := captureStdout(t, func() { got = runOnPlugin(t, c, tc, Triton, want) })
+	assert.Equal(t, want[0].Data, got[0].Data)
+	lines := map[string]bool{}
+	for _, l := range strings.Split(strings.TrimSuffix(printed, "\n"), "\n") {
+		lines[l] = true
+	}
+	var distinct []string
+	for l := range lines {
+		distinct = append(distinct, l)
+	}
+	wantLines := strings.Split(strings.TrimSuffix(printedLines, "\n"), "\n")
+	sort.Strings(distinct)
+	sort.Strings(wantLines)
+	assert.Equal(t, wantLines, distinct, "printed:\n%s", printed)
 }

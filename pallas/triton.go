@@ -159,15 +159,6 @@ func checkedTritonFunc(p *Program, params CompilerParams) (f *ttFunc, grid [3]in
 	if err := p.check(); err != nil {
 		return fail(err)
 	}
-	var print *Op
-	eachOp(p.Body, func(op *Op) {
-		if print == nil && op.Name == "debug_print" {
-			print = op
-		}
-	})
-	if print != nil {
-		return fail(&Error{Kernel: p.Name, Op: "debug_print", Loc: print.Loc, Msg: "prints in interpret mode only, not in a Triton kernel: debug the kernel in interpret mode, then remove the print"})
-	}
 	warps, stages = params.NumWarps, params.NumStages
 	if warps == 0 {
 		warps = DefaultNumWarps
@@ -300,8 +291,9 @@ func lowerTriton(fb *stablehlo.FuncBuilder, p *Program, c *CallSpec, operands []
 	}
 	// Operand and result layouts are given together: a call without
 	// operands has an empty (not a missing) operand layout list.
+	// A kernel that prints is kept even when its results go unused.
 	cfg := stablehlo.CustomCallConfig{Attrs: []stablehlo.NamedAttr{{Name: "mhlo.backend_config", Value: k.BackendConfig()}},
-		OperandLayouts: [][]int64{}}
+		OperandLayouts: [][]int64{}, HasSideEffect: prints(p.Body)}
 	for _, o := range operands {
 		t, _ := o.TensorType()
 		cfg.OperandLayouts = append(cfg.OperandLayouts, rowMajor(len(t.Dims)))

@@ -58,7 +58,7 @@ func evalWithoutBarriers(t *testing.T, c tritonCase) error {
 		e, _ := ttMemElem(s.DType)
 		bufs = append(bufs, toBuf(t, interpreter.NewTensor(s), e))
 	}
-	return tevRunOrder(context.Background(), f, grid, bufs, false)
+	return tevRunOrder(context.Background(), f, grid, bufs, false, nil)
 }
 
 // lowerCaseFunc traces test case c and lowers it to its TTIR function.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"math/big"
 	"math/bits"
@@ -70,6 +71,8 @@ type tevMachine struct {
 	// atomOp is, per buffer with atomic updates since the barrier (since
 	// bit 4), their atomic_rmw_op.
 	atomOp map[*tevBuf]int64
+	// out takes tt.print's lines (nil: dropped).
+	out io.Writer
 }
 
 // tevOwner is the thread that stored an element: a tt.store and the
@@ -84,8 +87,9 @@ type tevError struct{ msg string }
 func tevFail(format string, args ...any) { panic(tevError{fmt.Sprintf(format, args...)}) }
 
 // tevRunOrder executes f on every program of grid, in row-major order or
-// reversed (a GPU runs them in any order), stopping when ctx ends.
-func tevRunOrder(ctx context.Context, f *ttFunc, grid [3]int64, bufs []*tevBuf, reverse bool) (err error) {
+// reversed (a GPU runs them in any order), stopping when ctx ends; its
+// prints go to out (nil: nowhere).
+func tevRunOrder(ctx context.Context, f *ttFunc, grid [3]int64, bufs []*tevBuf, reverse bool, out io.Writer) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			if e, ok := r.(tevError); ok {
@@ -111,7 +115,7 @@ func tevRunOrder(ctx context.Context, f *ttFunc, grid [3]int64, bufs []*tevBuf, 
 					return fmt.Errorf("pallas: EvalTriton: %w", err)
 				}
 				x, y, z := at(xi, grid[0]), at(yi, grid[1]), at(zi, grid[2])
-				m := &tevMachine{bufs: bufs, pid: [3]int64{x, y, z}, vals: map[*ttVal]*tevVal{}, since: map[*tevBuf]uint8{}, owners: map[*tevBuf]map[int64]tevOwner{}, atomOp: map[*tevBuf]int64{}}
+				m := &tevMachine{bufs: bufs, pid: [3]int64{x, y, z}, vals: map[*ttVal]*tevVal{}, since: map[*tevBuf]uint8{}, owners: map[*tevBuf]map[int64]tevOwner{}, atomOp: map[*tevBuf]int64{}, out: out}
 				for i, a := range f.body.args {
 					m.vals[a] = &tevVal{t: a.t, i: []int64{0}, buf: i}
 				}
@@ -323,6 +327,8 @@ func (m *tevMachine) op(op *ttOp) []*tevVal {
 	switch {
 	case name == "tt.return":
 		return []*tevVal{}
+	case name == "tt.print":
+		m.print(op)
 	case name == "scf.yield" || name == "tt.reduce.return" || name == "tt.scan.return":
 		out := make([]*tevVal, len(op.operands))
 		for i := range op.operands {
@@ -1462,14 +1468,14 @@ func EvalTritonContext(ctx context.Context, kernel KernelFunc, spec CallSpec, ar
 	if err != nil {
 		return nil, err
 	}
-	outs, err := evalTritonRun(ctx, p, f, grid, args, false)
+	outs, err := evalTritonRun(ctx, p, f, grid, args, false, debugWriter{spec.CompilerParams.DebugOutput})
 	if err != nil {
 		return nil, err
 	}
 	if grid[0]*grid[1]*grid[2] <= 1 {
 		return outs, nil
 	}
-	back, err := evalTritonRun(ctx, p, f, grid, args, true)
+	back, err := evalTritonRun(ctx, p, f, grid, args, true, nil) // prints once, in the first run
 	if err != nil || spec.CompilerParams.OrderDependentAtomics {
 		return outs, err // the outputs may depend on the order: asked for
 	}
@@ -1486,7 +1492,7 @@ func EvalTritonContext(ctx context.Context, kernel KernelFunc, spec CallSpec, ar
 // evalTritonRun runs f, p's Triton kernel, over grid on copies of args
 // with the programs in row-major order or reversed, and returns the
 // outputs (starting as their aliased operand, else NaN / -1).
-func evalTritonRun(ctx context.Context, p *Program, f *ttFunc, grid [3]int64, args []*interpreter.Tensor, reverse bool) (outs []*interpreter.Tensor, err error) {
+func evalTritonRun(ctx context.Context, p *Program, f *ttFunc, grid [3]int64, args []*interpreter.Tensor, reverse bool, out io.Writer) (outs []*interpreter.Tensor, err error) {
 	defer func() {
 		if r := recover(); r != nil { // a bug of the evaluator, said as an error rather than a crash
 			outs, err = nil, &Error{Kernel: p.Name, Op: "triton", Msg: fmt.Sprintf("the evaluator failed (a bug in halo): %v", r)}
@@ -1527,7 +1533,7 @@ func evalTritonRun(ctx context.Context, p *Program, f *ttFunc, grid [3]int64, ar
 		}
 		bufs = append(bufs, b)
 	}
-	if err := tevRunOrder(ctx, f, grid, bufs, reverse); err != nil {
+	if err := tevRunOrder(ctx, f, grid, bufs, reverse, out); err != nil {
 		if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
 			return nil, err
 		}
@@ -1585,4 +1591,54 @@ func sameTensorBits(a, b *interpreter.Tensor) bool {
 		return true
 	}
 	return reflect.DeepEqual(a.Data, b.Data)
+}
+
+// print writes a tt.print's lines as a GPU does, one per element (or one
+// line for a print of no values, once per program rather than per thread),
+// in row-major order rather than the threads' order.
+func (m *tevMachine) print(op *ttOp) {
+	if m.out == nil {
+		return
+	}
+	prefix, _ := op.attr("prefix").(string)
+	signed, _ := op.attr("isSigned").([]int64)
+	var b strings.Builder
+	pid := fmt.Sprintf("pid (%d, %d, %d)", m.pid[0], m.pid[1], m.pid[2])
+	if len(op.operands) == 0 {
+		b.WriteString(pid + prefix + "\n")
+	}
+	for i := range op.operands {
+		x := m.get(op.operands[i])
+		shape := op.operands[i].t.shape
+		widths := make([]int, len(shape))
+		for d, n := range shape {
+			widths[d] = len(strconv.FormatInt(n-1, 10)) // digits of the largest index
+		}
+		tag := ""
+		if len(op.operands) > 1 {
+			tag = fmt.Sprintf("(operand %d) ", i)
+		}
+		eachIndex(shape, func(k int, idx []int64) {
+			b.WriteString(pid + " idx (")
+			for d, v := range idx {
+				if d > 0 {
+					b.WriteString(", ")
+				}
+				fmt.Fprintf(&b, "%*d", widths[d], v)
+			}
+			b.WriteString(")" + prefix + tag)
+			switch {
+			case x.f != nil:
+				fmt.Fprintf(&b, "%f", x.f[k])
+			case i < len(signed) && signed[i] != 0:
+				fmt.Fprintf(&b, "%d", x.i[k])
+			default:
+				fmt.Fprintf(&b, "%d", uint64(x.i[k])&mask(op.operands[i].t.bits()))
+			}
+			b.WriteString("\n")
+		})
+	}
+	if _, err := io.WriteString(m.out, b.String()); err != nil {
+		tevFail("printing: %v", err)
+	}
 }

@@ -94,10 +94,34 @@ func i32ArrayAttr(name string, vs []int64) ttAttr {
 	for i, v := range vs {
 		parts[i] = fmt.Sprint(v)
 	}
+	if len(vs) == 0 {
+		return ttAttr{name: name, text: "array<i32>", val: []int64{}}
+	}
 	return ttAttr{name: name, text: "array<i32: " + strings.Join(parts, ", ") + ">", val: clone(vs)}
 }
 
-func strAttr(name, v string) ttAttr { return ttAttr{name: name, text: strconv.Quote(v), val: v} }
+func strAttr(name, v string) ttAttr { return ttAttr{name: name, text: mlirString(v), val: v} }
+
+func boolAttr(name string, v bool) ttAttr {
+	return ttAttr{name: name, text: strconv.FormatBool(v), val: v}
+}
+
+// mlirString is s as an MLIR string literal: printable ASCII as is, other
+// bytes (quotes, backslashes, newlines, UTF-8) as \XX hex escapes.
+func mlirString(s string) string {
+	var b strings.Builder
+	b.WriteByte('"')
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c >= 0x20 && c < 0x7F && c != '"' && c != '\\' {
+			b.WriteByte(c)
+		} else {
+			fmt.Fprintf(&b, "\\%02X", c)
+		}
+	}
+	b.WriteByte('"')
+	return b.String()
+}
 
 // ttOp is one operation. For arith.cmpi/cmpf pred holds the predicate.
 type ttOp struct {

@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/halo-ml/halo/xla"
 )
@@ -1062,6 +1063,8 @@ func (l *ttLower) op(op *Op) {
 		l.forOp(op)
 	case "while":
 		l.whileOp(op)
+	case "debug_print":
+		l.debugPrint(op)
 	default:
 		l.fail(op, "op %q has no Triton lowering", op.Name)
 	}
@@ -1197,7 +1200,7 @@ func (l *ttLower) libdevice(op *Op, name string, xs ...*ttVal) *ttVal {
 		l.fail(op, "%s is not defined on %s", op.Name, t.elem)
 	}
 	return b.emit1("tt.extern_elementwise", xs, t,
-		strAttr("libname", ""), strAttr("libpath", ""), ttAttr{name: "pure", text: "true", val: true}, strAttr("symbol", sym))
+		strAttr("libname", ""), strAttr("libpath", ""), boolAttr("pure", true), strAttr("symbol", sym))
 }
 
 // bitCount lowers popcnt and clz to libdevice's __nv_popc and __nv_clz (32
@@ -1216,7 +1219,7 @@ func (l *ttLower) bitCount(op *Op, x *ttVal, dt xla.DType, rt ttType) *ttVal {
 		name += "ll"
 	}
 	n := b.emit1("tt.extern_elementwise", []*ttVal{x}, i32,
-		strAttr("libname", ""), strAttr("libpath", ""), ttAttr{name: "pure", text: "true", val: true}, strAttr("symbol", "__nv_"+name))
+		strAttr("libname", ""), strAttr("libpath", ""), boolAttr("pure", true), strAttr("symbol", "__nv_"+name))
 	switch {
 	case bits < 32:
 		if op.Name == "clz" {
@@ -1758,7 +1761,7 @@ func (l *ttLower) floatDivRem(name string, x, y *ttVal, rt ttType) *ttVal {
 			sym += "f"
 		}
 		return b.emit1("tt.extern_elementwise", []*ttVal{x, y}, rt,
-			strAttr("libname", ""), strAttr("libpath", ""), ttAttr{name: "pure", text: "true", val: true}, strAttr("symbol", sym))
+			strAttr("libname", ""), strAttr("libpath", ""), boolAttr("pure", true), strAttr("symbol", sym))
 	case rt.elem == "f32":
 		return b.emit1("tt.precise_divf", []*ttVal{x, y}, rt)
 	}
@@ -2171,4 +2174,80 @@ func (l *ttLower) whileOp(op *Op) {
 	for i, res := range op.Results {
 		l.set(res, loop.results[i])
 	}
+}
+
+// debugPrint lowers a print to one tt.print per value, led by the text
+// of the format before the value's verb. A GPU prints each element on
+// its own line, from the thread that holds it,
+//
+//	pid (x, y, z) idx (i, j) text element
+//
+// with the element as C's printf %f, %i or %u writes it, so the format's
+// verbs only mark where the values go. A print of no values prints its
+// text once per thread.
+func (l *ttLower) debugPrint(op *Op) {
+	texts, err := printTexts(op.Attrs.Format, len(op.Operands))
+	if err != nil {
+		l.fail(op, "%v", err)
+	}
+	if len(op.Operands) == 0 {
+		l.b.emit("tt.print", nil, nil, boolAttr("hex", false), i32ArrayAttr("isSigned", nil), strAttr("prefix", " "+texts[0]))
+		return
+	}
+	for i, x := range op.Operands {
+		signed := int64(0)
+		if dt := x.Type.DType; !dt.IsFloat() && !dt.IsUnsigned() && !dt.IsBool() {
+			signed = 1
+		}
+		prefix := " "
+		if t := strings.TrimSpace(texts[i]); t != "" {
+			prefix = " " + t + " "
+		}
+		l.b.emit("tt.print", []*ttVal{l.v(op, x)}, nil, boolAttr("hex", false), i32ArrayAttr("isSigned", []int64{signed}), strAttr("prefix", prefix))
+	}
+}
+
+// printTexts splits a DebugPrint format of n values into the text before
+// each value's verb (with %% as %), and for a format of no values its
+// whole text. A Triton print cannot apply the verbs, nor place text after
+// the last value, nor take a width or an argument index from the values.
+func printTexts(format string, n int) ([]string, error) {
+	var texts []string
+	var cur strings.Builder
+	for i := 0; i < len(format); i++ {
+		c := format[i]
+		if c != '%' {
+			cur.WriteByte(c)
+			continue
+		}
+		if i+1 < len(format) && format[i+1] == '%' {
+			cur.WriteByte('%')
+			i++
+			continue
+		}
+		j := i + 1
+		for j < len(format) && strings.IndexByte("+-# 0123456789.", format[j]) >= 0 {
+			j++
+		}
+		if j < len(format) && format[j] == '[' {
+			return nil, fmt.Errorf("a Triton print cannot take %q's argument indexes (%%[n]): each value prints after the text before its verb", format)
+		}
+		if j >= len(format) {
+			return nil, fmt.Errorf("format %q ends in a lone %%", format)
+		}
+		_, size := utf8.DecodeRuneInString(format[j:])
+		texts = append(texts, cur.String())
+		cur.Reset()
+		i = j + size - 1
+	}
+	if n == 0 {
+		return []string{cur.String()}, nil
+	}
+	if len(texts) != n {
+		return nil, fmt.Errorf("format %q has %d verbs for %d values", format, len(texts), n)
+	}
+	if t := strings.TrimSpace(cur.String()); t != "" {
+		return nil, fmt.Errorf("a Triton print prints each element on its own line after the text before its verb: the text %q after the last verb of %q has nowhere to go", t, format)
+	}
+	return texts, nil
 }

@@ -740,11 +740,11 @@ func tevOrders(t *testing.T, c tritonCase) (checkErr error, outs, back []*interp
 	checkErr = checkParallelPrograms(p)
 	f, grid, err := lowerTritonFunc(p)
 	require.NoError(t, err)
-	outs, err = evalTritonRun(context.Background(), p, f, grid, c.args, false)
+	outs, err = evalTritonRun(context.Background(), p, f, grid, c.args, false, nil)
 	require.NoError(t, err)
 	back = outs
 	if grid[0]*grid[1]*grid[2] > 1 {
-		back, err = evalTritonRun(context.Background(), p, f, grid, c.args, true)
+		back, err = evalTritonRun(context.Background(), p, f, grid, c.args, true, nil)
 		require.NoError(t, err)
 	}
 	return checkErr, outs, back
@@ -1598,7 +1598,7 @@ func TestTritonRefusesRaces(t *testing.T) {
 				} else {
 					bufs = append(bufs, bufs[0])
 				}
-				require.NoError(t, tevRunOrder(context.Background(), f, grid, bufs, reverse))
+				require.NoError(t, tevRunOrder(context.Background(), f, grid, bufs, reverse, nil))
 				return append([]float64(nil), bufs[len(bufs)-1].f...)
 			}
 			assert.NotEqual(t, run(false), run(true))

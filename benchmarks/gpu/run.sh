@@ -129,6 +129,8 @@ if [ "${HALO_GPU_PROFILE:-}" != only ]; then
   done
   # 75 kernels on 2026-11-28 (eleventh session), over twice the 34 the 60 s were first set for.
   gotest tests.log 120 "$bin/pallas.test" 'TritonRealPlugin/triton/'
+  # tt.print's lines, read from the process's standard output (2026-11-28, not yet run).
+  gotest tests.log 30 "$bin/pallas.test" 'DebugPrintRealPlugin'
   # Alone in its process: interpret mode's checks without Register (the
   # handler Client.Compile registers because pallas declares it), then
   # the same kernels serialized and loaded in a fresh child process
