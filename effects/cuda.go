@@ -7,6 +7,8 @@ import (
 	"unsafe"
 
 	"github.com/ebitengine/purego"
+
+	"github.com/halo-ml/halo/internal/dl"
 )
 
 // On GPU plugins a callback's operands and results are device memory:
@@ -24,7 +26,7 @@ var cuda struct {
 
 func loadCUDA() error {
 	cuda.once.Do(func() {
-		lib, err := purego.Dlopen("libcuda.so.1", purego.RTLD_NOW|purego.RTLD_GLOBAL)
+		lib, err := dl.Open("libcuda.so.1", true)
 		if err != nil {
 			cuda.err = fmt.Errorf("loading the CUDA driver (libcuda.so.1) to copy callback operands: %w", err)
 			return
@@ -33,7 +35,7 @@ func loadCUDA() error {
 			name string
 			p    *uintptr
 		}{{"cuMemcpyDtoHAsync_v2", &cuda.dtoh}, {"cuMemcpyHtoDAsync_v2", &cuda.htod}, {"cuStreamSynchronize", &cuda.streamSyn}} {
-			fn, err := purego.Dlsym(lib, s.name)
+			fn, err := dl.Sym(lib, s.name)
 			if err != nil {
 				cuda.err = fmt.Errorf("CUDA driver has no %s: %w", s.name, err)
 				return

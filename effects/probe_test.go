@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/halo-ml/halo/internal/dl"
 	"github.com/halo-ml/halo/internal/testplugin"
 	"github.com/halo-ml/halo/pjrt"
 )
@@ -20,10 +21,10 @@ import (
 // first compile. The conformance plugin counts such fulfilments.
 func TestAliasBufferProbeIsNotCancelled(t *testing.T) {
 	path := testplugin.Build(t)
-	lib, err := purego.Dlopen(path, purego.RTLD_NOW|purego.RTLD_LOCAL)
+	lib, err := dl.Open(path, false)
 	require.NoError(t, err)
 	counter := func(name string) int64 {
-		sym, err := purego.Dlsym(lib, "conformance_counter")
+		sym, err := dl.Sym(lib, "conformance_counter")
 		require.NoError(t, err)
 		p := append([]byte(name), 0)
 		r, _, _ := purego.SyscallN(sym, uintptr(unsafe.Pointer(&p[0])))

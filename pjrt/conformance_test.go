@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/halo-ml/halo/internal/dl"
 	"github.com/halo-ml/halo/internal/testplugin"
 	"github.com/halo-ml/halo/pjrt/backend"
 	"github.com/halo-ml/halo/xla"
@@ -30,13 +31,13 @@ type conformance struct {
 
 func openConformance(t testing.TB) *conformance {
 	path := testplugin.Build(t)
-	lib, err := purego.Dlopen(path, purego.RTLD_NOW|purego.RTLD_LOCAL)
+	lib, err := dl.Open(path, false)
 	require.NoError(t, err)
 	return &conformance{t: t, path: path, lib: lib}
 }
 
 func (c *conformance) sym(name string) uintptr {
-	s, err := purego.Dlsym(c.lib, name)
+	s, err := dl.Sym(c.lib, name)
 	require.NoError(c.t, err, "conformance plugin lacks %s", name)
 	return s
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/ebitengine/purego"
 
 	"github.com/halo-ml/halo/internal/capi"
+	"github.com/halo-ml/halo/internal/dl"
 	"github.com/halo-ml/halo/pjrt/backend"
 )
 
@@ -45,11 +46,11 @@ func loadCPlugin(path string) (*cPlugin, error) {
 	if _, err := os.Stat(path); err != nil {
 		return nil, fmt.Errorf("pjrt: plugin %s: %w", path, err)
 	}
-	lib, err := purego.Dlopen(path, purego.RTLD_NOW|purego.RTLD_LOCAL)
+	lib, err := dl.Open(path, false)
 	if err != nil {
 		return nil, fmt.Errorf("pjrt: cannot load plugin %s: %v", path, err)
 	}
-	sym, err := purego.Dlsym(lib, "GetPjrtApi")
+	sym, err := dl.Sym(lib, "GetPjrtApi")
 	if err != nil || sym == 0 {
 		return nil, fmt.Errorf("pjrt: %s is not a PJRT plugin: it has no GetPjrtApi symbol", path)
 	}

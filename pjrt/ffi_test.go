@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/halo-ml/halo/internal/dl"
 	"github.com/halo-ml/halo/internal/testplugin"
 	"github.com/halo-ml/halo/interpreter"
 	"github.com/halo-ml/halo/pjrt/backend"
@@ -140,7 +141,7 @@ func asFloat32(b []byte) []float32 {
 
 // loadLib dlopens a conformance plugin file for its inspection functions.
 func loadLib(path string) (uintptr, error) {
-	return purego.Dlopen(path, purego.RTLD_NOW|purego.RTLD_LOCAL)
+	return dl.Open(path, false)
 }
 
 func TestFFIUserData(t *testing.T) {

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/ebitengine/purego"
+	"github.com/halo-ml/halo/internal/dl"
 )
 
 // noGPUNote is the reason given when no NVIDIA GPU is visible.
@@ -160,7 +160,7 @@ var preloaded struct {
 // not be loaded (the others stay loaded), and callers usually only report it.
 func preloadNVIDIALibraries(dirs []string) (loaded []string, err error) {
 	return preloadLibraries(dirs, func(path string) error {
-		_, err := purego.Dlopen(path, purego.RTLD_NOW|purego.RTLD_GLOBAL)
+		_, err := dl.Open(path, true)
 		return err
 	})
 }

@@ -6,10 +6,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ebitengine/purego"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/halo-ml/halo/internal/dl"
 	"github.com/halo-ml/halo/internal/testplugin"
 	"github.com/halo-ml/halo/xla"
 )
@@ -20,7 +20,7 @@ func openRefusing(t *testing.T, args string) (*conformance, *Client) {
 	t.Helper()
 	path := testplugin.Copy(t, testplugin.Build(t))
 	t.Setenv("CONFORMANCE_REQUIRE_LARGER", args)
-	lib, err := purego.Dlopen(path, purego.RTLD_NOW|purego.RTLD_LOCAL)
+	lib, err := dl.Open(path, false)
 	require.NoError(t, err)
 	c := &conformance{t: t, path: path, lib: lib}
 	return c, c.client(t)

@@ -11,11 +11,13 @@ import (
 	"unsafe"
 
 	"github.com/ebitengine/purego"
+
+	"github.com/halo-ml/halo/internal/dl"
 )
 
 func dlopen(t *testing.T, path string) uintptr {
 	t.Helper()
-	lib, err := purego.Dlopen(path, purego.RTLD_NOW|purego.RTLD_LOCAL)
+	lib, err := dl.Open(path, false)
 	if err != nil {
 		t.Fatalf("dlopen %s: %v", path, err)
 	}
@@ -98,7 +100,7 @@ func TestCopyLoadsAsSeparateInstance(t *testing.T) {
 
 func TestBuildNoGetAPI(t *testing.T) {
 	lib := dlopen(t, BuildNoGetAPI(t))
-	if _, err := purego.Dlsym(lib, "GetPjrtApi"); err == nil {
+	if _, err := dl.Sym(lib, "GetPjrtApi"); err == nil {
 		t.Error("the nogetapi library exports GetPjrtApi")
 	}
 	var notPJRT func() int32
