@@ -883,6 +883,11 @@ func traceIndexMap(st *traceState, p *Program, f, user IndexMapFunc, ref RefInfo
 		if c, ok, err := staticInt(e); ok && (err != nil || c < 0 || c >= nb) {
 			return nil, outside(e)
 		}
+		switch e.(type) {
+		case SliceIndex, DSIndex, allIndex:
+			return nil, &Error{Kernel: st.name, Op: what, Loc: loc, Msg: fmt.Sprintf(
+				"block index of dim %d is a ref index (%s): an index map returns which block, a number; Slice, DS and All index a Ref in the kernel", d-ref.batchDims, refIndexName(e))}
+		}
 		v, ok := k.intScalar(what, e)
 		if !ok {
 			if st.err != nil && st.err.Op == what {

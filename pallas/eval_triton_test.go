@@ -84,4 +84,8 @@ func TestEvalTritonContext(t *testing.T) {
 	got, err := EvalTritonContext(context.Background(), c.kernel, c.spec, c.args...)
 	require.NoError(t, err)
 	assert.Len(t, got, 1)
+	// A nil context never ends (it crashed the evaluator: review).
+	again, err := EvalTritonContext(nil, c.kernel, c.spec, c.args...)
+	require.NoError(t, err)
+	assert.True(t, sameBits(got[0], again[0]))
 }

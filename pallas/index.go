@@ -590,3 +590,14 @@ func (k *Kernel) store(ref *Ref, idx []any, value any, mask *Value) {
 	}
 	k.emit("store", ops, nil, Attrs{Indexer: ix})
 }
+
+// refIndexName names a Slice, DS or All index as the kernel wrote it.
+func refIndexName(e any) string {
+	switch x := e.(type) {
+	case SliceIndex:
+		return fmt.Sprintf("Slice(%d, %d)", x.Start, x.Stop)
+	case DSIndex:
+		return fmt.Sprintf("DS(..., %d)", x.Size)
+	}
+	return "All"
+}

@@ -1447,8 +1447,11 @@ func EvalTriton(kernel KernelFunc, spec CallSpec, args ...*interpreter.Tensor) (
 }
 
 // EvalTritonContext is EvalTriton stopping, with ctx's error, when ctx
-// ends (it looks between programs).
+// ends (it looks between programs); a nil ctx never ends.
 func EvalTritonContext(ctx context.Context, kernel KernelFunc, spec CallSpec, args ...*interpreter.Tensor) ([]*interpreter.Tensor, error) {
+	if ctx == nil {
+		ctx = context.Background()
+	}
 	types := make([]stablehlo.TensorType, len(args))
 	for i, a := range args {
 		if a == nil {

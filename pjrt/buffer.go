@@ -362,6 +362,9 @@ func (b *Buffer) ToHost(ctx context.Context, dst []byte) error {
 	if b == nil {
 		return b.enter() // the nil buffer's error
 	}
+	if ctx == nil {
+		ctx = context.Background() // as a copy that cannot be cut short
+	}
 	if w, ok := b.b.(backend.HostCopyWaiter); ok && ctx.Done() == nil && !forceReadyCallback {
 		done, err := b.blockInPlugin(func() (func() error, error) {
 			dst, err := b.hostDst(dst)

@@ -413,3 +413,29 @@ func TestBytesPrefixOfNothingReturnsTheBuffersError(t *testing.T) {
 	assert.NotNil(t, got)
 	assert.Empty(t, got)
 }
+
+// TestHostCopiesTakeNilContext: ToHost, Bytes and BytesPrefix wait on a
+// nil context as on context.Background, on a plugin that blocks in its
+// own wait (ToHost called ctx.Done on nil and crashed, found in review)
+// and on the interpreter.
+func TestHostCopiesTakeNilContext(t *testing.T) {
+	interp, err := Open("interpreter")
+	require.NoError(t, err)
+	t.Cleanup(func() { interp.Close() })
+	for name, cl := range map[string]*Client{"conformance": openConformance(t).client(t), "interpreter": interp} {
+		t.Run(name, func(t *testing.T) {
+			b, err := BufferFrom(cl, []float32{1, 2, 3, 4}, []int64{4})
+			require.NoError(t, err)
+			defer b.Close()
+			dst := make([]byte, 16)
+			require.NoError(t, b.ToHost(nil, dst))
+			assert.Equal(t, []float32{1, 2, 3, 4}, asFloat32(dst))
+			all, err := b.Bytes(nil)
+			require.NoError(t, err)
+			assert.Equal(t, dst, all)
+			head, err := b.BytesPrefix(nil, 8)
+			require.NoError(t, err)
+			assert.Equal(t, dst[:8], head)
+		})
+	}
+}
