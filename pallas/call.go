@@ -126,8 +126,9 @@ type CompilerParams struct {
 	NoBoundsChecks bool
 	// NumWarps and NumStages are Triton's launch settings (0: defaults).
 	NumWarps, NumStages int
-	// DebugOutput is where Kernel.DebugPrint writes in interpret mode
-	// (os.Stdout when nil).
+	// DebugOutput is where Kernel.DebugPrint writes in interpret mode and
+	// under EvalTriton (os.Stdout when nil); a GPU's prints go to the
+	// process's standard output.
 	DebugOutput io.Writer
 	// OrderDependentAtomics lets the Triton lowering take atomic updates
 	// whose outcome depends on the order the programs run in (an
