@@ -319,7 +319,13 @@ func inferPad(t, v TensorType, lo, hi, interior []int64) (TensorType, error) {
 	return TensorType{DType: t.DType, Dims: dims}, nil
 }
 
-func inferGather(operand, indices TensorType, dn GatherDimensionNumbers, sliceSizes []int64) (TensorType, error) {
+// inferGather checks a gather of operand at indices by the dimension
+// numbers dn and slice sizes (gather's slice_sizes, or the value of
+// dynamic_gather's constant slice_sizes operand) and gives its result
+// type. With sizesKnown false (dynamic_gather's slice_sizes operand is not
+// a constant) sliceSizes is ignored: the rules of dn that do not depend on
+// the sizes are checked, and the result's offset dimensions are dynamic.
+func inferGather(operand, indices TensorType, dn GatherDimensionNumbers, sliceSizes []int64, sizesKnown bool) (TensorType, error) {
 	var zero TensorType
 	if !indices.DType.IsInt() {
 		return zero, fmt.Errorf("start_indices must be integers")
@@ -328,13 +334,20 @@ func inferGather(operand, indices TensorType, dn GatherDimensionNumbers, sliceSi
 	if ivd < 0 || ivd > int64(indices.Rank()) {
 		return zero, fmt.Errorf("index_vector_dim %d out of range [0, %d]", ivd, indices.Rank())
 	}
-	if len(sliceSizes) != operand.Rank() {
-		return zero, fmt.Errorf("slice_sizes has %d entries, operand rank is %d", len(sliceSizes), operand.Rank())
-	}
-	for i, s := range sliceSizes {
-		if s < 0 || (operand.Dims[i] != DynamicDim && s > operand.Dims[i]) {
-			return zero, fmt.Errorf("slice size %d out of range [0, %d] in dimension %d", s, operand.Dims[i], i)
+	if sizesKnown {
+		if len(sliceSizes) != operand.Rank() {
+			return zero, fmt.Errorf("slice_sizes has %d entries, operand rank is %d", len(sliceSizes), operand.Rank())
 		}
+		for i, s := range sliceSizes {
+			if s < 0 || (operand.Dims[i] != DynamicDim && s > operand.Dims[i]) {
+				return zero, fmt.Errorf("slice size %d out of range [0, %d] in dimension %d", s, operand.Dims[i], i)
+			}
+		}
+	} else {
+		// Unknown sizes are DynamicDim: the checks below that compare a
+		// size pass (DynamicDim is not above 1), and the result's offset
+		// dimensions are dynamic.
+		sliceSizes = slices.Repeat([]int64{DynamicDim}, operand.Rank())
 	}
 	if err := checkSorted("offset_dims", dn.OffsetDims); err != nil {
 		return zero, err
@@ -425,6 +438,18 @@ func inferGather(operand, indices TensorType, dn GatherDimensionNumbers, sliceSi
 		}
 	}
 	return TensorType{DType: operand.DType, Dims: dims}, nil
+}
+
+// inferDynamicGather checks dynamic_gather, a gather whose slice sizes
+// are its operand of type sizesType: a 1-D integer tensor of one entry
+// per operand dimension. sizes is that operand's value where a constant
+// defines it (known); otherwise only the rules that do not depend on the
+// sizes are checked (see inferGather).
+func inferDynamicGather(operand, indices, sizesType TensorType, dn GatherDimensionNumbers, sizes []int64, known bool) (TensorType, error) {
+	if sizesType.Rank() != 1 || !sizesType.DType.IsInt() || !dimEq(sizesType.Dims[0], int64(operand.Rank())) {
+		return TensorType{}, fmt.Errorf("slice_sizes must be a 1-D integer tensor of %d elements, got %s", operand.Rank(), sizesType)
+	}
+	return inferGather(operand, indices, dn, sizes, known)
 }
 
 func inferScatter(inputs []TensorType, indices TensorType, updates []TensorType, dn ScatterDimensionNumbers) error {

@@ -14,9 +14,11 @@ import (
 // fft, cholesky, triangular_solve, reduce, reduce_window,
 // select_and_scatter, sort, map, while, tuples, collectives with explicit
 // groups, constants), and checks their operands and attributes as the
-// builder does. known is false for ops it does not infer (custom_call,
-// dynamic ops, ops of other dialects ...). Verify uses it to check ops
-// built by hand.
+// builder does. Of dynamic_gather, whose slice sizes an operand holds, it
+// gives the shape that operand's value gives where a constant defines it,
+// dynamic dimensions otherwise (after checking the rest). known is false
+// for ops it does not infer (custom_call, other dynamic ops, ops of other
+// dialects ...). Verify uses it to check ops built by hand.
 func InferResultTypes(op *Op) (types []Type, known bool, err error) {
 	ts := make([]TensorType, len(op.Operands))
 	allTensors := true
@@ -221,7 +223,14 @@ func InferResultTypes(op *Op) (types []Type, known bool, err error) {
 		if !allTensors || len(ts) != 2 || !ok {
 			return nil, false, nil
 		}
-		return one(inferGather(ts[0], ts[1], dn, i64s("slice_sizes")))
+		return one(inferGather(ts[0], ts[1], dn, i64s("slice_sizes"), true))
+	case "dynamic_gather":
+		dn, ok := op.Attr("dimension_numbers").(GatherDimensionNumbers)
+		if !allTensors || len(ts) != 3 || !ok {
+			return nil, false, nil
+		}
+		sizes, known := constantInts(op.Operands[2])
+		return one(inferDynamicGather(ts[0], ts[1], ts[2], dn, sizes, known))
 	case "dot_general":
 		dn, ok := op.Attr("dot_dimension_numbers").(DotDimensionNumbers)
 		if !allTensors || len(ts) != 2 || !ok || len(op.Results) != 1 {
@@ -423,6 +432,21 @@ func bodyElemTypes(op *Op, n int) []xla.DType {
 		out[i] = t.DType
 	}
 	return out
+}
+
+// constantInts is the value of v where a stablehlo.constant of integers
+// defines it; false for any other value (an argument, another op's
+// result, a splat too large to expand).
+func constantInts(v *Value) ([]int64, bool) {
+	if v == nil || v.op == nil || v.op.Name != "stablehlo.constant" {
+		return nil, false
+	}
+	a, ok := v.op.Attr("value").(DenseElementsAttr)
+	if !ok || !a.Type.DType.IsInt() {
+		return nil, false
+	}
+	vals, err := a.Int64s()
+	return vals, err == nil
 }
 
 // resultTensor is op's result i's tensor type, false when it has none (a

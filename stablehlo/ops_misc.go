@@ -403,12 +403,14 @@ func (fb *FuncBuilder) DynamicGather(x, startIndices, sliceSizes *Value, dn Gath
 	if !ok {
 		return deadValue(result)
 	}
-	if err := fb.check1DInts(ts[2], ts[0].Rank()); err != "" {
-		fb.fail(name, ops, "slice_sizes %s", err)
+	sizes, known := constantInts(sliceSizes)
+	rt, err := inferDynamicGather(ts[0], ts[1], ts[2], dn, sizes, known)
+	if err != nil {
+		fb.fail(name, ops, "%v", err)
 		return deadValue(result)
 	}
-	if !ts[1].DType.IsInt() || result.DType != ts[0].DType {
-		fb.fail(name, ops, "start_indices must be integers and the result of the operand's element type")
+	if !TypesCompatible(rt, result) {
+		fb.fail(name, ops, "result type %s, the operands give %s", result, rt)
 		return deadValue(result)
 	}
 	return fb.emit1(name, ops, result,

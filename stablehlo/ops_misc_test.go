@@ -273,6 +273,33 @@ func TestDynamicOps(t *testing.T) {
 				return f.DynamicGather(a[0], a[1], a[2], GatherDimensionNumbers{OffsetDims: []int64{2, 3}, CollapsedSliceDims: []int64{0},
 					StartIndexMap: []int64{0, 2}, IndexVectorDim: 2}, false, i64(2, 3, 2, 2))
 			}, want: i64(2, 3, 2, 2)},
+		// Gather's rules for the dimension numbers (found in review: these
+		// were built, and refused only by the interpreter's run).
+		{name: "dynamic_gather/offset_dims", op: "stablehlo.dynamic_gather", args: []Type{i64(3, 4, 2), i64(2, 3, 2), i64(3)},
+			build: func(f *FuncBuilder, a []*Value) *Value {
+				return f.DynamicGather(a[0], a[1], a[2], GatherDimensionNumbers{OffsetDims: []int64{1, 1, 4}, CollapsedSliceDims: []int64{0},
+					StartIndexMap: []int64{0, 2}, IndexVectorDim: 2}, false, i64(2, 3, 2, 2))
+			}, wantErr: "offset_dims must be sorted and unique, got [1 1 4]"},
+		{name: "dynamic_gather/batching", op: "stablehlo.dynamic_gather", args: []Type{i64(3, 4, 2), i64(2, 3, 2), i64(3)},
+			build: func(f *FuncBuilder, a []*Value) *Value {
+				return f.DynamicGather(a[0], a[1], a[2], GatherDimensionNumbers{OffsetDims: []int64{2, 3}, CollapsedSliceDims: []int64{0},
+					OperandBatchingDims: []int64{1}, StartIndicesBatchingDims: []int64{4, -2}, StartIndexMap: []int64{0, 2}, IndexVectorDim: 2}, false, i64(2, 3, 2, 2))
+			}, wantErr: "start_indices_batching_dims: dimension 4 out of range [0, 3)"},
+		{name: "dynamic_gather/start_index_map", op: "stablehlo.dynamic_gather", args: []Type{i64(3, 4, 2), i64(2, 3, 2), i64(3)},
+			build: func(f *FuncBuilder, a []*Value) *Value {
+				return f.DynamicGather(a[0], a[1], a[2], GatherDimensionNumbers{OffsetDims: []int64{2, 3}, CollapsedSliceDims: []int64{0},
+					StartIndexMap: []int64{0, -1}, IndexVectorDim: 2}, false, i64(2, 3, 2, 2))
+			}, wantErr: "start_index_map: dimension -1 out of range [0, 3)"},
+		{name: "dynamic_gather/result-rank", op: "stablehlo.dynamic_gather", args: []Type{i64(3, 4, 2), i64(2, 3, 2), i64(3)},
+			build: func(f *FuncBuilder, a []*Value) *Value {
+				return f.DynamicGather(a[0], a[1], a[2], GatherDimensionNumbers{OffsetDims: []int64{2, 3}, CollapsedSliceDims: []int64{0},
+					StartIndexMap: []int64{0, 2}, IndexVectorDim: 2}, false, i64(2, 3, 2))
+			}, wantErr: "result type tensor<2x3x2xi64>, the operands give tensor<2x3x?x?xi64>"},
+		{name: "dynamic_gather/slice_sizes-type", op: "stablehlo.dynamic_gather", args: []Type{i64(3, 4, 2), i64(2, 3, 2), i64(2)},
+			build: func(f *FuncBuilder, a []*Value) *Value {
+				return f.DynamicGather(a[0], a[1], a[2], GatherDimensionNumbers{OffsetDims: []int64{2, 3}, CollapsedSliceDims: []int64{0},
+					StartIndexMap: []int64{0, 2}, IndexVectorDim: 2}, false, i64(2, 3, 2, 2))
+			}, wantErr: "slice_sizes must be a 1-D integer tensor of 3 elements, got tensor<2xi64>"},
 		{name: "dynamic_conv", op: "stablehlo.dynamic_conv", args: []Type{i64(1, 4, 4, 1), i64(3, 3, 1, 1), i64(2, 2)},
 			build: func(f *FuncBuilder, a []*Value) *Value {
 				return f.DynamicConv(a[0], a[1], a[2], ConvConfig{WindowStrides: []int64{4, 4}, LhsDilation: []int64{2, 2},

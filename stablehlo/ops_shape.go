@@ -289,7 +289,7 @@ func (fb *FuncBuilder) Gather(x, startIndices *Value, dn GatherDimensionNumbers,
 	if !ok {
 		return deadValue(nil)
 	}
-	rt, err := inferGather(ts[0], ts[1], dn, sliceSizes)
+	rt, err := inferGather(ts[0], ts[1], dn, sliceSizes, true)
 	if err != nil {
 		fb.fail(name, ops, "%v", err)
 		return deadValue(nil)

@@ -269,3 +269,42 @@ func TestBuilderRefusesMistypedAttrs(t *testing.T) {
 	_, err := b.Build()
 	assert.NoError(t, err)
 }
+
+// TestVerifyDynamicGather: Verify checks dynamic_gather's dimension
+// numbers by gather's rules, its slice_sizes operand's type and, where a
+// constant gives it, the sizes and the result type (found in review: a
+// start_index_map of 2 entries for index vectors of 1 passed Verify and
+// was refused only by the interpreter's run).
+func TestVerifyDynamicGather(t *testing.T) {
+	const (
+		idx   = `%k = stablehlo.constant dense<[1]> : tensor<1xi32>` + "\n  "
+		sizes = `%z = stablehlo.constant dense<[1, 3]> : tensor<2xi64>` + "\n  "
+		iota  = `%z = "stablehlo.iota"() {iota_dimension = 0 : i64} : () -> tensor<2xi64>` + "\n  "
+		dg    = `%0 = "stablehlo.dynamic_gather"(%a, %k, %z) {dimension_numbers = #stablehlo.gather<`
+		ty    = ` : (tensor<2x3xf32>, tensor<1xi32>, tensor<2xi64>) -> `
+	)
+	for _, c := range []verifyCase{
+		{"ok", idx + sizes + dg + `offset_dims = [0], collapsed_slice_dims = [0], start_index_map = [0], index_vector_dim = 0>}` + ty + `tensor<3xf32>`, ""},
+		{"ok non-constant sizes", idx + iota + dg + `offset_dims = [0], collapsed_slice_dims = [0], start_index_map = [0], index_vector_dim = 0>}` + ty + `tensor<3xf32>`, ""},
+		{"start_index_map length", idx + sizes + dg + `offset_dims = [0], collapsed_slice_dims = [0], start_index_map = [0, -1], index_vector_dim = 0>}` + ty + `tensor<3xf32>`,
+			"stablehlo.dynamic_gather(tensor<2x3xf32>, tensor<1xi32>, tensor<2xi64>) (line 4): start_index_map has 2 entries, index vectors have 1"},
+		{"start_index_map length, non-constant sizes", idx + iota + dg + `offset_dims = [0], collapsed_slice_dims = [0], start_index_map = [0, -1], index_vector_dim = 0>}` + ty + `tensor<3xf32>`,
+			"start_index_map has 2 entries, index vectors have 1"},
+		{"offset_dims repeated", idx + iota + dg + `offset_dims = [1, 1, 4], collapsed_slice_dims = [0], start_index_map = [0], index_vector_dim = 0>}` + ty + `tensor<3xf32>`,
+			"offset_dims must be sorted and unique, got [1 1 4]"},
+		{"start_indices_batching_dims range", idx + iota + dg + `offset_dims = [0], operand_batching_dims = [0], start_indices_batching_dims = [4], start_index_map = [1], index_vector_dim = 0>}` + ty + `tensor<3xf32>`,
+			"start_indices_batching_dims: dimension 4 out of range [0, 1)"},
+		{"collapsed dim of size 3", idx + sizes + dg + `offset_dims = [0], collapsed_slice_dims = [1], start_index_map = [0], index_vector_dim = 0>}` + ty + `tensor<1xf32>`,
+			"collapsed dimension 1 has slice size 3 > 1"},
+		{"slice size out of range", idx + `%z = stablehlo.constant dense<[1, 4]> : tensor<2xi64>` + "\n  " + dg + `offset_dims = [0], collapsed_slice_dims = [0], start_index_map = [0], index_vector_dim = 0>}` + ty + `tensor<4xf32>`,
+			"slice size 4 out of range [0, 3] in dimension 1"},
+		{"slice_sizes type", idx + `%z = stablehlo.constant dense<[1.0, 3.0]> : tensor<2xf32>` + "\n  " + dg + `offset_dims = [0], collapsed_slice_dims = [0], start_index_map = [0], index_vector_dim = 0>} : (tensor<2x3xf32>, tensor<1xi32>, tensor<2xf32>) -> tensor<3xf32>`,
+			"slice_sizes must be a 1-D integer tensor of 2 elements, got tensor<2xf32>"},
+		{"result type", idx + sizes + dg + `offset_dims = [0], collapsed_slice_dims = [0], start_index_map = [0], index_vector_dim = 0>}` + ty + `tensor<2xf32>`,
+			"result 0 is tensor<2xf32>, want tensor<3xf32>"},
+		{"result rank, non-constant sizes", idx + iota + dg + `offset_dims = [0], collapsed_slice_dims = [0], start_index_map = [0], index_vector_dim = 0>}` + ty + `tensor<3x1xf32>`,
+			"result 0 is tensor<3x1xf32>, want tensor<?xf32>"},
+	} {
+		verifyOne(t, c)
+	}
+}
