@@ -452,6 +452,43 @@ func inferDynamicGather(operand, indices, sizesType TensorType, dn GatherDimensi
 	return inferGather(operand, indices, dn, sizes, known)
 }
 
+// inferTorchIndexSelect gives the result type of torch_index_select:
+// operand.shape[:dim] + index.shape[batch_dims:] + operand.shape[dim+1:],
+// with result[p, q, s] = operand[p, index[p[:batch_dims], q], s]. A
+// negative dim or batch_dims counts from the end of the operand's or the
+// index's dimensions (as in PyTorch). The first batch_dims dimensions of
+// operand and index must agree, and a non-empty result cannot select from
+// an empty dimension dim.
+func inferTorchIndexSelect(operand, index TensorType, dim, batchDims int64) (TensorType, error) {
+	var zero TensorType
+	if !index.DType.IsInt() {
+		return zero, fmt.Errorf("index must be an integer tensor, got %s", index)
+	}
+	r, ir := int64(operand.Rank()), int64(index.Rank())
+	d, bd := dim, batchDims
+	if d < 0 {
+		d += r
+	}
+	if bd < 0 {
+		bd += ir
+	}
+	if bd < 0 || bd > ir || d < bd || d >= r {
+		return zero, fmt.Errorf("dim %d and batch_dims %d out of range: want 0 <= batch_dims <= dim < %d (the operand's rank) and batch_dims <= %d (the index's rank)", dim, batchDims, r, ir)
+	}
+	for i := range bd {
+		if !dimEq(operand.Dims[i], index.Dims[i]) {
+			return zero, fmt.Errorf("batch dimension %d differs: operand %s, index %s", i, operand, index)
+		}
+	}
+	dims := append(slices.Clone(operand.Dims[:d]), index.Dims[bd:]...)
+	dims = append(dims, operand.Dims[d+1:]...)
+	rt := TensorType{DType: operand.DType, Dims: dims}
+	if operand.Dims[d] == 0 && rt.Size() != 0 && !slices.Contains(dims, DynamicDim) {
+		return zero, fmt.Errorf("cannot select from dimension %d of %s: it is empty, and the result %s is not", d, operand, rt)
+	}
+	return rt, nil
+}
+
 func inferScatter(inputs []TensorType, indices TensorType, updates []TensorType, dn ScatterDimensionNumbers) error {
 	if len(inputs) == 0 || len(inputs) != len(updates) {
 		return fmt.Errorf("needs as many updates as inputs (at least one), got %d and %d", len(inputs), len(updates))

@@ -13,12 +13,13 @@ import (
 // clamp, shape manipulation (broadcast among them), gather, scatter, dot_general, convolution,
 // fft, cholesky, triangular_solve, reduce, reduce_window,
 // select_and_scatter, sort, map, while, tuples, collectives with explicit
-// groups, constants), and checks their operands and attributes as the
-// builder does. Of dynamic_gather, whose slice sizes an operand holds, it
-// gives the shape that operand's value gives where a constant defines it,
-// dynamic dimensions otherwise (after checking the rest). known is false
-// for ops it does not infer (custom_call, other dynamic ops, ops of other
-// dialects ...). Verify uses it to check ops built by hand.
+// groups, constants, torch_index_select), and checks their operands and
+// attributes as the builder does. Of dynamic_gather, whose slice sizes an
+// operand holds, it gives the shape that operand's value gives where a
+// constant defines it, dynamic dimensions otherwise (after checking the
+// rest). known is false for ops it does not infer (custom_call, other
+// dynamic ops, ops of other dialects ...). Verify uses it to check ops
+// built by hand.
 func InferResultTypes(op *Op) (types []Type, known bool, err error) {
 	ts := make([]TensorType, len(op.Operands))
 	allTensors := true
@@ -231,6 +232,11 @@ func InferResultTypes(op *Op) (types []Type, known bool, err error) {
 		}
 		sizes, known := constantInts(op.Operands[2])
 		return one(inferDynamicGather(ts[0], ts[1], ts[2], dn, sizes, known))
+	case "torch_index_select":
+		if !allTensors || len(ts) != 2 {
+			return nil, false, nil
+		}
+		return one(inferTorchIndexSelect(ts[0], ts[1], intAttr("dim", 0), intAttr("batch_dims", 0)))
 	case "dot_general":
 		dn, ok := op.Attr("dot_dimension_numbers").(DotDimensionNumbers)
 		if !allTensors || len(ts) != 2 || !ok || len(op.Results) != 1 {

@@ -500,18 +500,17 @@ func (fb *FuncBuilder) TorchIndexSelect(x, index *Value, dim, batchDims int64) *
 		return deadValue(nil)
 	}
 	xt, it := ts[0], ts[1]
+	rt, err := inferTorchIndexSelect(xt, it, dim, batchDims)
+	if err != nil {
+		fb.fail(name, ops, "%v", err)
+		return deadValue(nil)
+	}
 	if dim < 0 { // negative: counted from the end, as in PyTorch
 		dim += int64(xt.Rank())
 	}
 	if batchDims < 0 {
 		batchDims += int64(it.Rank())
 	}
-	if !it.DType.IsInt() || dim < batchDims || dim >= int64(xt.Rank()) || batchDims < 0 || batchDims > int64(it.Rank()) {
-		fb.fail(name, ops, "need integer indices and batch_dims <= dim < rank")
-		return deadValue(nil)
-	}
-	dims := append(slices.Clone(xt.Dims[:dim]), it.Dims[batchDims:]...)
-	dims = append(dims, xt.Dims[dim+1:]...)
-	return fb.emit1(name, ops, Tensor(xt.DType, dims...),
+	return fb.emit1(name, ops, rt,
 		NamedAttr{Name: "dim", Value: I64Attr(dim)}, NamedAttr{Name: "batch_dims", Value: I64Attr(batchDims)})
 }

@@ -187,6 +187,15 @@ func TestLinalgOps(t *testing.T) {
 		{name: "torch_index_select", op: "stablehlo.torch_index_select", args: []Type{f32(8, 128, 3072, 64), i32(8, 16, 1024)},
 			build: func(f *FuncBuilder, a []*Value) *Value { return f.TorchIndexSelect(a[0], a[1], 2, 1) },
 			want:  f32(8, 128, 16, 1024, 64)},
+		{name: "torch_index_select/batch-dims", op: "stablehlo.torch_index_select", args: []Type{f32(2, 3), i32(5)},
+			build:   func(f *FuncBuilder, a []*Value) *Value { return f.TorchIndexSelect(a[0], a[1], 1, 1) },
+			wantErr: "batch dimension 0 differs: operand tensor<2x3xf32>, index tensor<5xi32>"},
+		{name: "torch_index_select/empty-dim", op: "stablehlo.torch_index_select", args: []Type{Tensor(xla.Complex64, 2, 0, 1), i32(3)},
+			build:   func(f *FuncBuilder, a []*Value) *Value { return f.TorchIndexSelect(a[0], a[1], 1, 0) },
+			wantErr: "cannot select from dimension 1 of tensor<2x0x1xcomplex<f32>>: it is empty"},
+		{name: "torch_index_select/range", op: "stablehlo.torch_index_select", args: []Type{f32(2, 3), i32(2, 4)},
+			build:   func(f *FuncBuilder, a []*Value) *Value { return f.TorchIndexSelect(a[0], a[1], 0, 1) },
+			wantErr: "dim 0 and batch_dims 1 out of range"},
 	}
 	runOpCases(t, cases)
 }

@@ -308,3 +308,43 @@ func TestVerifyDynamicGather(t *testing.T) {
 		verifyOne(t, c)
 	}
 }
+
+// TestVerifyTorchIndexSelect: Verify checks torch_index_select's dim and
+// batch_dims, that the leading batch_dims dimensions of operand and index
+// agree, a selection from an empty dimension into a non-empty result, and
+// the result type (found in review: mismatched batch dimensions and a
+// selection from a dimension of size 0 passed Verify and were refused
+// only by the interpreter's run).
+func TestVerifyTorchIndexSelect(t *testing.T) {
+	const (
+		k2  = `%k = stablehlo.constant dense<[0, 2]> : tensor<2xi32>` + "\n  "
+		k24 = `%k = stablehlo.constant dense<1> : tensor<2x4xi32>` + "\n  "
+		k5  = `%k = stablehlo.constant dense<1> : tensor<5xi32>` + "\n  "
+		tis = `%0 = "stablehlo.torch_index_select"`
+	)
+	for _, c := range []verifyCase{
+		{"ok", k2 + tis + `(%a, %k) {dim = 1 : i64, batch_dims = 0 : i64} : (tensor<2x3xf32>, tensor<2xi32>) -> tensor<2x2xf32>`, ""},
+		{"ok batch", k24 + tis + `(%a, %k) {dim = 1 : i64, batch_dims = 1 : i64} : (tensor<2x3xf32>, tensor<2x4xi32>) -> tensor<2x4xf32>`, ""},
+		{"ok negative dim", k24 + tis + `(%a, %k) {dim = -1 : i64, batch_dims = -1 : i64} : (tensor<2x3xf32>, tensor<2x4xi32>) -> tensor<2x4xf32>`, ""},
+		{"batch dims differ", k5 + tis + `(%a, %k) {dim = 1 : i64, batch_dims = 1 : i64} : (tensor<2x3xf32>, tensor<5xi32>) -> tensor<2xf32>`,
+			"stablehlo.torch_index_select(tensor<2x3xf32>, tensor<5xi32>) (line 3): batch dimension 0 differs: operand tensor<2x3xf32>, index tensor<5xi32>"},
+		{"dim out of range", k2 + tis + `(%a, %k) {dim = 2 : i64, batch_dims = 0 : i64} : (tensor<2x3xf32>, tensor<2xi32>) -> tensor<2x3x2xf32>`,
+			"dim 2 and batch_dims 0 out of range"},
+		{"batch_dims above dim", k24 + tis + `(%a, %k) {dim = 0 : i64, batch_dims = 1 : i64} : (tensor<2x3xf32>, tensor<2x4xi32>) -> tensor<4x3xf32>`,
+			"dim 0 and batch_dims 1 out of range"},
+		{"batch_dims above index rank", k2 + tis + `(%a, %k) {dim = 1 : i64, batch_dims = 2 : i64} : (tensor<2x3xf32>, tensor<2xi32>) -> tensor<2xf32>`,
+			"dim 1 and batch_dims 2 out of range"},
+		{"float index", tis + `(%a, %s) {dim = 1 : i64, batch_dims = 0 : i64} : (tensor<2x3xf32>, tensor<f32>) -> tensor<2xf32>`,
+			"index must be an integer tensor, got tensor<f32>"},
+		{"result type", k2 + tis + `(%a, %k) {dim = 1 : i64, batch_dims = 0 : i64} : (tensor<2x3xf32>, tensor<2xi32>) -> tensor<2x3xf32>`,
+			"result 0 is tensor<2x3xf32>, want tensor<2x2xf32>"},
+		{"empty dim", `%e = stablehlo.constant dense<> : tensor<2x0x1xcomplex<f32>>
+  ` + k2 + tis + `(%e, %k) {dim = 1 : i64, batch_dims = 0 : i64} : (tensor<2x0x1xcomplex<f32>>, tensor<2xi32>) -> tensor<2x2x1xcomplex<f32>>`,
+			"cannot select from dimension 1 of tensor<2x0x1xcomplex<f32>>: it is empty, and the result tensor<2x2x1xcomplex<f32>> is not"},
+		{"empty dim, empty result", `%e = stablehlo.constant dense<> : tensor<2x0x1xcomplex<f32>>
+  %k = stablehlo.constant dense<> : tensor<0xi32>
+  ` + tis + `(%e, %k) {dim = 1 : i64, batch_dims = 0 : i64} : (tensor<2x0x1xcomplex<f32>>, tensor<0xi32>) -> tensor<2x0x1xcomplex<f32>>`, ""},
+	} {
+		verifyOne(t, c)
+	}
+}
