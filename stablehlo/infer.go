@@ -489,6 +489,47 @@ func inferTorchIndexSelect(operand, index TensorType, dim, batchDims int64) (Ten
 	return rt, nil
 }
 
+// checkRng checks rng's a and b: scalars of one integer, boolean or float
+// type, floats for a NORMAL distribution.
+func checkRng(a, b TensorType, distribution string) error {
+	if a.Rank() != 0 || !TypesEqual(a, b) {
+		return fmt.Errorf("a and b must be scalars of one type, got %s and %s", a, b)
+	}
+	if dtypeClasses[a.DType]&(clsIntOrBool|clsFloat) == 0 {
+		return fmt.Errorf("a and b must be integer, boolean or float, got %s", a.DType)
+	}
+	if distribution == string(RngNormal) && !a.DType.IsFloat() {
+		return fmt.Errorf("NORMAL needs float operands, got %s", a.DType)
+	}
+	return nil
+}
+
+// inferRng checks rng's operands and gives its result type: a's element
+// type, of the shape the shape operand (of type shapeType) holds. dims is
+// that operand's value where a constant defines it (known); otherwise the
+// result has as many dynamic dimensions as shapeType has elements (false
+// when that number is not known either, or is past maxExpandedSplat).
+func inferRng(a, b, shapeType TensorType, distribution string, dims []int64, known bool) (TensorType, bool, error) {
+	if err := checkRng(a, b, distribution); err != nil {
+		return TensorType{}, true, err
+	}
+	if shapeType.Rank() != 1 || !shapeType.DType.IsInt() {
+		return TensorType{}, true, fmt.Errorf("shape must be a 1-D integer tensor, got %s", shapeType)
+	}
+	if known {
+		rt := TensorType{DType: a.DType, Dims: dims}
+		if err := checkSizedType("dimension", dims, rt); err != nil {
+			return TensorType{}, true, err
+		}
+		return rt, true, nil
+	}
+	n := shapeType.Dims[0]
+	if n == DynamicDim || n > maxExpandedSplat {
+		return TensorType{}, false, nil
+	}
+	return TensorType{DType: a.DType, Dims: slices.Repeat([]int64{DynamicDim}, int(n))}, true, nil
+}
+
 func inferScatter(inputs []TensorType, indices TensorType, updates []TensorType, dn ScatterDimensionNumbers) error {
 	if len(inputs) == 0 || len(inputs) != len(updates) {
 		return fmt.Errorf("needs as many updates as inputs (at least one), got %d and %d", len(inputs), len(updates))

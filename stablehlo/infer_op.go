@@ -14,10 +14,10 @@ import (
 // fft, cholesky, triangular_solve, reduce, reduce_window,
 // select_and_scatter, sort, map, while, tuples, collectives with explicit
 // groups, constants, torch_index_select), and checks their operands and
-// attributes as the builder does. Of dynamic_gather, whose slice sizes an
-// operand holds, it gives the shape that operand's value gives where a
-// constant defines it, dynamic dimensions otherwise (after checking the
-// rest). known is false for ops it does not infer (custom_call, other
+// attributes as the builder does. Of dynamic_gather and rng, whose result
+// shapes an operand holds, it gives the shape that operand's value gives
+// where a constant defines it, dynamic dimensions otherwise (after checking
+// the rest). known is false for ops it does not infer (custom_call, other
 // dynamic ops, ops of other dialects ...). Verify uses it to check ops
 // built by hand.
 func InferResultTypes(op *Op) (types []Type, known bool, err error) {
@@ -237,6 +237,17 @@ func InferResultTypes(op *Op) (types []Type, known bool, err error) {
 			return nil, false, nil
 		}
 		return one(inferTorchIndexSelect(ts[0], ts[1], intAttr("dim", 0), intAttr("batch_dims", 0)))
+	case "rng":
+		dist, ok := op.Attr("rng_distribution").(EnumAttr)
+		if !allTensors || len(ts) != 3 || !ok {
+			return nil, false, nil
+		}
+		dims, known := constantInts(op.Operands[2])
+		t, inferred, err := inferRng(ts[0], ts[1], ts[2], dist.Value, dims, known)
+		if !inferred || err != nil {
+			return nil, inferred, err
+		}
+		return []Type{t}, true, nil
 	case "dot_general":
 		dn, ok := op.Attr("dot_dimension_numbers").(DotDimensionNumbers)
 		if !allTensors || len(ts) != 2 || !ok || len(op.Results) != 1 {

@@ -63,7 +63,7 @@ func (fb *FuncBuilder) Rng(a, b *Value, distribution RngDistribution, dims ...in
 	ops := []*Value{a, b}
 	at, ok1 := a.TensorType()
 	bt, ok2 := b.TensorType()
-	if !ok1 || !ok2 || at.Rank() != 0 || !TypesEqual(at, bt) {
+	if !ok1 || !ok2 {
 		fb.fail(name, ops, "a and b must be scalars of one type")
 		return deadValue(nil)
 	}
@@ -71,8 +71,8 @@ func (fb *FuncBuilder) Rng(a, b *Value, distribution RngDistribution, dims ...in
 		fb.fail(name, ops, "invalid rng_distribution %q", distribution)
 		return deadValue(nil)
 	}
-	if distribution == RngNormal && !at.DType.IsFloat() {
-		fb.fail(name, ops, "NORMAL needs float operands")
+	if err := checkRng(at, bt, string(distribution)); err != nil {
+		fb.fail(name, ops, "%v", err)
 		return deadValue(nil)
 	}
 	rt := Tensor(at.DType, dims...)

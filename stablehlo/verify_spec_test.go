@@ -348,3 +348,41 @@ func TestVerifyTorchIndexSelect(t *testing.T) {
 		verifyOne(t, c)
 	}
 }
+
+// TestVerifyRng: Verify checks rng's operands by the spec (scalars of one
+// integer, boolean or float type; floats for NORMAL; a 1-D integer shape)
+// and its result against them (found in review: complex operands passed
+// Verify and the builder and were refused only by the interpreter's run).
+func TestVerifyRng(t *testing.T) {
+	const shape = `%sh = stablehlo.constant dense<[2, 3]> : tensor<2xi64>` + "\n  "
+	for _, c := range []verifyCase{
+		{"ok", shape + `%0 = stablehlo.rng %s, %s, %sh, distribution = NORMAL : (tensor<f32>, tensor<f32>, tensor<2xi64>) -> tensor<2x3xf32>`, ""},
+		{"ok bool", `%t = stablehlo.constant dense<true> : tensor<i1>
+  ` + shape + `%0 = stablehlo.rng %t, %t, %sh, distribution = UNIFORM : (tensor<i1>, tensor<i1>, tensor<2xi64>) -> tensor<2x3xi1>`, ""},
+		{"ok non-constant shape", `%sh = "stablehlo.iota"() {iota_dimension = 0 : i64} : () -> tensor<2xi64>
+  %0 = stablehlo.rng %s, %s, %sh, distribution = UNIFORM : (tensor<f32>, tensor<f32>, tensor<2xi64>) -> tensor<2x3xf32>`, ""},
+		{"complex", `%z = stablehlo.constant dense<(0.0, 0.0)> : tensor<complex<f32>>
+  %sh = stablehlo.constant dense<[2]> : tensor<1xi64>
+  %0 = stablehlo.rng %z, %z, %sh, distribution = UNIFORM : (tensor<complex<f32>>, tensor<complex<f32>>, tensor<1xi64>) -> tensor<2xcomplex<f32>>`,
+			"stablehlo.rng(tensor<complex<f32>>, tensor<complex<f32>>, tensor<1xi64>) (line 4): a and b must be integer, boolean or float, got complex<f32>"},
+		{"normal int", `%n = stablehlo.constant dense<1> : tensor<i32>
+  ` + shape + `%0 = stablehlo.rng %n, %n, %sh, distribution = NORMAL : (tensor<i32>, tensor<i32>, tensor<2xi64>) -> tensor<2x3xi32>`,
+			"NORMAL needs float operands, got i32"},
+		{"a not a scalar", shape + `%0 = stablehlo.rng %a, %s, %sh, distribution = UNIFORM : (tensor<2x3xf32>, tensor<f32>, tensor<2xi64>) -> tensor<2x3xf32>`,
+			"a and b must be scalars of one type, got tensor<2x3xf32> and tensor<f32>"},
+		{"shape type", `%0 = stablehlo.rng %s, %s, %s, distribution = UNIFORM : (tensor<f32>, tensor<f32>, tensor<f32>) -> tensor<2x3xf32>`,
+			"shape must be a 1-D integer tensor, got tensor<f32>"},
+		{"result shape", shape + `%0 = stablehlo.rng %s, %s, %sh, distribution = UNIFORM : (tensor<f32>, tensor<f32>, tensor<2xi64>) -> tensor<3x2xf32>`,
+			"result 0 is tensor<3x2xf32>, want tensor<2x3xf32>"},
+		{"result element type", shape + `%0 = stablehlo.rng %s, %s, %sh, distribution = UNIFORM : (tensor<f32>, tensor<f32>, tensor<2xi64>) -> tensor<2x3xf64>`,
+			"result 0 is tensor<2x3xf64>, want tensor<2x3xf32>"},
+		{"result rank, non-constant shape", `%sh = "stablehlo.iota"() {iota_dimension = 0 : i64} : () -> tensor<2xi64>
+  %0 = stablehlo.rng %s, %s, %sh, distribution = UNIFORM : (tensor<f32>, tensor<f32>, tensor<2xi64>) -> tensor<6xf32>`,
+			"result 0 is tensor<6xf32>, want tensor<?x?xf32>"},
+		{"negative shape", `%sh = stablehlo.constant dense<[-2]> : tensor<1xi64>
+  %0 = stablehlo.rng %s, %s, %sh, distribution = UNIFORM : (tensor<f32>, tensor<f32>, tensor<1xi64>) -> tensor<?xf32>`,
+			"negative dimension -2"},
+	} {
+		verifyOne(t, c)
+	}
+}
