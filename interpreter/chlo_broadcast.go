@@ -157,6 +157,10 @@ func chloCheckBroadcast(op *stablehlo.Op) error {
 		if !a.IsFloat() && !a.IsComplex() {
 			return ewDTypeError(op, a)
 		}
+	case "chlo.broadcast_remainder":
+		if err := ewRemainderType(op, a); err != nil {
+			return err
+		}
 	}
 	if op.Name != "chlo.broadcast_compare" && op.Name != "chlo.broadcast_complex" && rt.DType != a {
 		return fmt.Errorf("result element type %v differs from the operands' %v", rt.DType, a)

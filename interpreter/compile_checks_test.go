@@ -441,3 +441,43 @@ func TestCompileNamesNestedModules(t *testing.T) {
 	_, err = Compile(m, "other")
 	require.EqualError(t, err, "interpreter: module has no function @other to run")
 }
+
+// TestCompileRefusesComplexRemainder: the spec admits complex operands of
+// remainder (Verify takes them) but leaves their semantics TBD, so the
+// interpreter refuses them when it compiles, not when the op runs (found
+// in review: Compile passed them and Run said the op was not defined).
+func TestCompileRefusesComplexRemainder(t *testing.T) {
+	for _, c := range []struct{ src, want string }{
+		{`func.func @main(%a: tensor<2xcomplex<f32>>) -> tensor<2xcomplex<f32>> {
+  %0 = stablehlo.remainder %a, %a : tensor<2xcomplex<f32>>
+  return %0 : tensor<2xcomplex<f32>>
+}`, "interpreter: @main: stablehlo.remainder (line 2): stablehlo.remainder is not defined for element type complex<f32>: the StableHLO spec admits complex operands but leaves their remainder undefined"},
+		// In a reduction's body.
+		{`func.func @main(%a: tensor<4xcomplex<f64>>, %z: tensor<complex<f64>>) -> tensor<complex<f64>> {
+  %r = stablehlo.reduce(%a init: %z) across dimensions = [0] : (tensor<4xcomplex<f64>>, tensor<complex<f64>>) -> tensor<complex<f64>>
+   reducer(%x: tensor<complex<f64>>, %y: tensor<complex<f64>>) {
+    %m = stablehlo.remainder %x, %y : tensor<complex<f64>>
+    stablehlo.return %m : tensor<complex<f64>>
+  }
+  return %r : tensor<complex<f64>>
+}`, "stablehlo.remainder (line 4): stablehlo.remainder is not defined for element type complex<f64>"},
+		{`func.func @main(%a: tensor<2xcomplex<f64>>, %b: tensor<complex<f64>>) -> tensor<2xcomplex<f64>> {
+  %0 = "chlo.broadcast_remainder"(%a, %b) : (tensor<2xcomplex<f64>>, tensor<complex<f64>>) -> tensor<2xcomplex<f64>>
+  return %0 : tensor<2xcomplex<f64>>
+}`, "chlo.broadcast_remainder (line 2): chlo.broadcast_remainder is not defined for element type complex<f64>"},
+	} {
+		m, err := stablehlo.Parse([]byte(c.src))
+		require.NoError(t, err)
+		require.NoError(t, m.Verify(), "the spec admits complex remainder")
+		_, err = Compile(m, "")
+		assert.ErrorContains(t, err, c.want)
+	}
+	// Real remainders still compile.
+	m, err := stablehlo.Parse([]byte(`func.func @main(%a: tensor<2xf32>) -> tensor<2xf32> {
+  %0 = stablehlo.remainder %a, %a : tensor<2xf32>
+  return %0 : tensor<2xf32>
+}`))
+	require.NoError(t, err)
+	_, err = Compile(m, "")
+	assert.NoError(t, err)
+}
