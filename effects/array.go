@@ -118,7 +118,8 @@ func Values[T pjrt.Element](a Array) ([]T, error) {
 // is written as interpreter.FormatElement writes it, as Tensor.String and
 // halo run print results: the element's value (-1 for an i4 whose host
 // byte is 0xff, 0.1015625 for that f8E4M3FN value), complex numbers as
-// (1-2i).
+// (1-2i). An array of no elements shows three of its empty rows at each
+// end of a dim longer than seven, "..." between.
 func (a Array) String() string {
 	t := a.decoded()
 	if t == nil {
@@ -190,10 +191,18 @@ func (a Array) decoded() *interpreter.Tensor {
 	return t
 }
 
+// emptyEdge is how many of the empty rows at each end of a dim an array
+// of no elements shows, when the dim is longer than twice that and one.
+const emptyEdge = 3
+
 // writeElems writes the elements of a (whose shape is valid) to b, each
 // with elem given its row-major index, nested in brackets as Go prints
-// slices.
+// slices. An array of no elements shows "[[] [] [] ... [] [] []]" for a
+// long dim (emptyEdge rows at each end): its text is bounded, as it is by
+// the data of an array of elements, whatever its dims ([2^40, 0] would
+// otherwise be 2^41 bytes of brackets).
 func (a Array) writeElems(b *strings.Builder, elem func(i int)) {
+	empty := a.Shape().Size() == 0
 	idx := 0
 	var rec func(dim int)
 	rec = func(dim int) {
@@ -203,9 +212,15 @@ func (a Array) writeElems(b *strings.Builder, elem func(i int)) {
 			return
 		}
 		b.WriteByte('[')
-		for i := int64(0); i < a.Dims[dim]; i++ {
+		n := a.Dims[dim]
+		for i := int64(0); i < n; i++ {
 			if i > 0 {
 				b.WriteByte(' ')
+			}
+			if empty && n > 2*emptyEdge+1 && i == emptyEdge {
+				b.WriteString("...")
+				i = n - emptyEdge - 1
+				continue
 			}
 			rec(dim + 1)
 		}

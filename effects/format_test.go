@@ -51,6 +51,15 @@ func TestArrayFormat(t *testing.T) {
 		{"%b", must(ArrayOf([]int64{5}, 1)), "[101]"},
 		{"%q", must(ArrayOf([]int32{'a'}, 1)), "['a']"},
 		{"%d", matrix, "[[1 2] [3 4]]"},
+		// An array of no elements prints as Go prints such nested slices,
+		// but a long dim shows three rows at each end: the text of an
+		// [2^40, 0] array filled memory (review).
+		{"%v", Array{DType: xla.Float32, Dims: []int64{2, 0}}, "[[] []]"},
+		{"%v", Array{DType: xla.Float32, Dims: []int64{7, 0}}, "[[] [] [] [] [] [] []]"},
+		{"%v", Array{DType: xla.Float32, Dims: []int64{8, 0}}, "[[] [] [] ... [] [] []]"},
+		{"%d", Array{DType: xla.Int32, Dims: []int64{1 << 40, 0}}, "[[] [] [] ... [] [] []]"},
+		{"%v", Array{DType: xla.Float32, Dims: []int64{1 << 40, 2, 0}}, "[[[] []] [[] []] [[] []] ... [[] []] [[] []] [[] []]]"},
+		{"%v", Array{DType: xla.Float32, Dims: []int64{0, 1 << 40}}, "[]"},
 		{"%.3f", floats, "[1.000 2.000]"},
 		{"%g", must(ArrayOf([]float64{0.5})), "0.5"},
 		{"%8.2e", floats, "[1.00e+00 2.00e+00]"},

@@ -24,6 +24,8 @@ type Buffer struct {
 	g     guard      // Close releases b after the calls in progress
 	mu    sync.Mutex // guards ready
 	ready *Event
+	// aliasOf is the fulfillment of an alias buffer (CreateAliasBuffer).
+	aliasOf *AliasFulfillment
 }
 
 // newBuffer wraps and tracks a backend buffer.

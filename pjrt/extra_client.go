@@ -195,7 +195,14 @@ type AliasFulfillment struct {
 	alias backend.Buffer // the buffer it fulfils
 	// closed: Client.Close cancelled it.
 	closed bool
+	// src is the alias buffer it was fulfilled with, if any (guarded by
+	// aliasChains): a chain of them must not come back to an alias.
+	src *Buffer
 }
+
+// aliasChains guards AliasFulfillment.src: finding a cycle and closing
+// one are one step.
+var aliasChains sync.Mutex
 
 // CreateAliasBuffer makes a buffer now whose data is provided later by
 // AliasFulfillment.Fulfill (or replaced by an error with Fail); one of
@@ -235,11 +242,34 @@ func (c *Client) CreateAliasBuffer(shape xla.Shape, opts ...BufferOption) (*Buff
 	if err := c.track(af); err != nil {
 		return nil, nil, err
 	}
+	w.aliasOf = af
 	return w, af, nil
 }
 
 func (f *AliasFulfillment) finish(src *Buffer, code int, msg string) error {
+	// An alias fulfilled with an alias is a link of a chain that must not
+	// come back to f (a1 fulfilled with a2, then a2 with a1, waits for
+	// ever); the link is noted before the fulfillment, so that a call on
+	// another goroutine sees it, and undone if the fulfillment fails.
+	link := src != nil && src.aliasOf != nil
+	var prev *Buffer
+	if link {
+		aliasChains.Lock()
+		for x := src; x != nil; x = x.aliasOf.src { // each link is an alias buffer
+			if x.aliasOf == f {
+				aliasChains.Unlock()
+				return errorf(InvalidArgument, "PJRT_Client_FulfillAliasBuffer", "an alias buffer cannot be fulfilled with itself, nor with an alias buffer fulfilled (directly or through others) with it: its readiness would wait for itself")
+			}
+		}
+		prev, f.src = f.src, src
+		aliasChains.Unlock()
+	}
 	if err := f.finishLocked(src, code, msg); err != nil {
+		if link {
+			aliasChains.Lock()
+			f.src = prev
+			aliasChains.Unlock()
+		}
 		return err
 	}
 	f.c.release(f) // Close is then a no-op
@@ -260,8 +290,7 @@ func (f *AliasFulfillment) finishLocked(src *Buffer, code int, msg string) error
 		if src.c != f.c {
 			return errorf(InvalidArgument, "PJRT_Client_FulfillAliasBuffer", "the source buffer belongs to another client")
 		}
-		if src.b == f.alias {
-			// Its readiness would wait for itself.
+		if src.b == f.alias { // a handle other than CreateAliasBuffer's (finish checks that one)
 			return errorf(InvalidArgument, "PJRT_Client_FulfillAliasBuffer", "an alias buffer cannot be fulfilled with itself")
 		}
 		if err := src.enter(); err != nil {
@@ -277,7 +306,11 @@ func (f *AliasFulfillment) finishLocked(src *Buffer, code int, msg string) error
 	return nil
 }
 
-// Fulfill makes the alias buffer hold src's data (same shape).
+// Fulfill makes the alias buffer hold src's data (same shape). src may be
+// another alias buffer, but not this one nor one that alias buffers
+// fulfil, in a chain, with this one (an error: its readiness would wait
+// for itself); a src computed from this alias buffer waits for ever too,
+// and that, Fulfill cannot see.
 func (f *AliasFulfillment) Fulfill(src *Buffer) error {
 	if src == nil {
 		return errorf(InvalidArgument, "PJRT_Client_FulfillAliasBuffer", "source buffer is nil")
