@@ -531,23 +531,56 @@ type Memory struct {
 	b backend.Memory
 }
 
-// ID is the memory's id.
-func (m *Memory) ID() int { return m.b.ID() }
+// ID is the memory's id (-1 for a nil memory).
+func (m *Memory) ID() int {
+	if m == nil {
+		return -1
+	}
+	return m.b.ID()
+}
 
-// Kind is the memory kind, e.g. "device" or "pinned_host".
-func (m *Memory) Kind() string { return m.b.Kind() }
+// Kind is the memory kind, e.g. "device" or "pinned_host" ("" for a nil
+// memory).
+func (m *Memory) Kind() string {
+	if m == nil {
+		return ""
+	}
+	return m.b.Kind()
+}
 
-// KindID is the plugin's numeric id of the kind (-1 if unknown).
-func (m *Memory) KindID() int { return m.b.KindID() }
+// KindID is the plugin's numeric id of the kind (-1 if unknown, and for a
+// nil memory).
+func (m *Memory) KindID() int {
+	if m == nil {
+		return -1
+	}
+	return m.b.KindID()
+}
 
-// DebugString is the plugin's verbose description.
-func (m *Memory) DebugString() string { return m.b.DebugString() }
+// DebugString is the plugin's verbose description ("Memory(nil)" for a
+// nil memory).
+func (m *Memory) DebugString() string {
+	if m == nil {
+		return "Memory(nil)"
+	}
+	return m.b.DebugString()
+}
 
-// String is the plugin's short description.
-func (m *Memory) String() string { return m.b.String() }
+// String is the plugin's short description ("Memory(nil)" for a nil
+// memory).
+func (m *Memory) String() string {
+	if m == nil {
+		return "Memory(nil)"
+	}
+	return m.b.String()
+}
 
-// Devices returns the devices that can address the memory.
+// Devices returns the devices that can address the memory (none for a nil
+// memory).
 func (m *Memory) Devices() []*Device {
+	if m == nil {
+		return nil
+	}
 	var out []*Device
 	for _, d := range m.b.Devices() {
 		out = append(out, m.c.lookupDevice(d))

@@ -45,9 +45,9 @@ func HLO(code []byte) Program { return Program{Code: code, Format: "hlo"} }
 // Executable is a compiled program loaded on a client's devices. It is
 // safe for concurrent use.
 type Executable struct {
-	compiledDetails
-	c *Client
-	b backend.Executable
+	c        *Client
+	b        backend.Executable
+	compiled compiledDetails // queries of the compiled program (see details)
 
 	g       guard      // Close releases b after the calls in progress
 	mu      sync.Mutex // guards outputs
@@ -138,7 +138,7 @@ func (c *Client) newExecutable(b backend.Executable) (*Executable, error) {
 		return nil, err
 	}
 	e := &Executable{c: c, b: b, g: guard{c: c, x: b}}
-	e.compiledDetails = compiledDetails{enter: e.enter, exit: e.exit, prog: b, plugin: c.plugin}
+	e.compiled = compiledDetails{enter: e.enter, exit: e.exit, prog: b, plugin: c.plugin}
 	runtime.AddCleanup(e, func(b backend.Executable) { c.release(b) }, b)
 	return e, nil
 }

@@ -45,8 +45,11 @@ func namedValueMap(nvs []backend.NamedValue) map[string]any {
 
 // Extensions names the PJRT extensions the plugin offers, e.g. "FFI",
 // "Gpu_Custom_Call", "Layouts", "MemoryDescriptions" (nil for backends
-// without extensions).
+// without extensions and for a nil plugin).
 func (p *Plugin) Extensions() []string {
+	if p == nil {
+		return nil
+	}
 	if l, ok := p.b.(backend.ExtensionLister); ok {
 		return l.Extensions()
 	}

@@ -62,6 +62,9 @@ func (c *Client) NewAsyncTransfer(shapes []xla.Shape, opts ...BufferOption) (*As
 // enter begins a call on the transfer's buffer i (ErrClosed once it or
 // its client is closed); exit must follow.
 func (t *AsyncTransfer) enter(op string, i int) error {
+	if t == nil {
+		return errorf(InvalidArgument, "AsyncTransfer", "async transfer is nil")
+	}
 	if i < 0 || i >= len(t.shapes) {
 		return errorf(InvalidArgument, op, "buffer index %d out of range [0, %d)", i, len(t.shapes))
 	}

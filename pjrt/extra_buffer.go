@@ -141,8 +141,23 @@ func (b *Buffer) CopyRawToHostLater(offset, size int64) (*RawCopy, error) {
 	})
 }
 
-// Done fires when the copy has been written (or has failed).
-func (r *RawCopy) Done() *Event { return r.done }
+// Done fires when the copy has been written (or has failed). A nil copy's
+// is a nil *Event: its Done channel is closed, and Err and Await report
+// the nil event (Provide and Cancel report the nil copy).
+func (r *RawCopy) Done() *Event {
+	if r == nil {
+		return nil
+	}
+	return r.done
+}
+
+// check returns the error of a call on a nil copy.
+func (r *RawCopy) check() error {
+	if r == nil {
+		return errorf(InvalidArgument, "RawCopy", "raw copy is nil")
+	}
+	return nil
+}
 
 func (r *RawCopy) finish(dst []byte, code int, msg string) error {
 	if err := r.c.enter(); err != nil {
@@ -171,6 +186,9 @@ func (r *RawCopy) settle(dst []byte, code int, msg string, quiet bool) error {
 // Provide gives the destination (at least the copy's size); it must not be
 // touched until Done fires.
 func (r *RawCopy) Provide(dst []byte) error {
+	if err := r.check(); err != nil {
+		return err
+	}
 	if int64(len(dst)) < r.size {
 		return errorf(InvalidArgument, "PJRT_Buffer_CopyRawToHostFuture", "destination has %d bytes, the copy needs %d", len(dst), r.size)
 	}
@@ -179,6 +197,9 @@ func (r *RawCopy) Provide(dst []byte) error {
 
 // Cancel abandons the copy; Done fires with err (Cancelled when nil).
 func (r *RawCopy) Cancel(err error) error {
+	if cerr := r.check(); cerr != nil {
+		return cerr
+	}
 	code, msg := errorCode(err)
 	if code == 0 {
 		code, msg = int(Cancelled), "raw copy cancelled"
@@ -220,6 +241,9 @@ type ControlDependency struct {
 // Ready says the dependency has finished; err (may be nil) becomes the
 // new buffer's error. It may be called once.
 func (d *ControlDependency) Ready(err error) error {
+	if d == nil {
+		return errorf(InvalidArgument, "ControlDependency", "control dependency is nil")
+	}
 	if err := d.c.enter(); err != nil {
 		return err // Client.Close cancelled the dependency
 	}

@@ -246,6 +246,14 @@ func (c *Client) CreateAliasBuffer(shape xla.Shape, opts ...BufferOption) (*Buff
 	return w, af, nil
 }
 
+// check returns the error of a call on a nil fulfillment.
+func (f *AliasFulfillment) check() error {
+	if f == nil {
+		return errorf(InvalidArgument, "AliasFulfillment", "alias fulfillment is nil")
+	}
+	return nil
+}
+
 func (f *AliasFulfillment) finish(src *Buffer, code int, msg string) error {
 	// An alias fulfilled with an alias is a link of a chain that must not
 	// come back to f (a1 fulfilled with a2, then a2 with a1, waits for
@@ -312,6 +320,9 @@ func (f *AliasFulfillment) finishLocked(src *Buffer, code int, msg string) error
 // for itself); a src computed from this alias buffer waits for ever too,
 // and that, Fulfill cannot see.
 func (f *AliasFulfillment) Fulfill(src *Buffer) error {
+	if err := f.check(); err != nil {
+		return err
+	}
 	if src == nil {
 		return errorf(InvalidArgument, "PJRT_Client_FulfillAliasBuffer", "source buffer is nil")
 	}
@@ -321,6 +332,9 @@ func (f *AliasFulfillment) Fulfill(src *Buffer) error {
 // Fail makes the alias buffer's readiness carry err with its code (that
 // of a *pjrt.Error or a Code; Unknown for others and for nil).
 func (f *AliasFulfillment) Fail(err error) error {
+	if cerr := f.check(); cerr != nil {
+		return cerr
+	}
 	code, msg := errorCode(err)
 	if code == 0 {
 		code, msg = int(Unknown), "alias buffer failed"

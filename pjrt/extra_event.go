@@ -25,6 +25,9 @@ type UserEvent struct {
 
 // NewUserEvent creates an event to be completed with Set.
 func (p *Plugin) NewUserEvent() (*UserEvent, error) {
+	if err := p.check(); err != nil {
+		return nil, err
+	}
 	x, ok := p.b.(backend.EventCreator)
 	if !ok {
 		return nil, notSupported("PJRT_Event_Create", "user events", p)
@@ -38,12 +41,22 @@ func (p *Plugin) NewUserEvent() (*UserEvent, error) {
 	return u, nil
 }
 
-// Event fires when Set is called, with Set's error.
-func (u *UserEvent) Event() *Event { return u.ev }
+// Event fires when Set is called, with Set's error. A nil user event's is
+// a nil *Event: its Done channel is closed, and Err and Await report the
+// nil event.
+func (u *UserEvent) Event() *Event {
+	if u == nil {
+		return nil
+	}
+	return u.ev
+}
 
 // Set completes the event, successfully when err is nil. It may be called
 // once.
 func (u *UserEvent) Set(err error) error {
+	if u == nil {
+		return errorf(InvalidArgument, "UserEvent", "user event is nil")
+	}
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	if u.closed {

@@ -15,7 +15,11 @@ type CompiledMemoryStats = backend.CompiledMemoryStats
 type LogicalDeviceID = backend.LogicalDeviceID
 
 // compiledDetails gives Executable and UnloadedExecutable the queries of a
-// compiled program (PJRT_Executable_*).
+// compiled program (PJRT_Executable_*), which the two types export as
+// wrappers documented there. It is a field, not embedded: a method
+// promoted through a nil *Executable would dereference it before any of
+// its code ran, where the wrappers report the nil executable (see
+// Executable.details).
 type compiledDetails struct {
 	enter  func() error // begins a call: ErrClosed once the program (or its client) is closed
 	exit   func()       // ends it
@@ -47,7 +51,6 @@ func (d compiledDetails) details(op string) (x backend.ExecutableDetails, done f
 	return x, d.exit, nil
 }
 
-// Name is the executable's name (usually the module's).
 func (d compiledDetails) Name() (string, error) {
 	if err := d.enter(); err != nil {
 		return "", err
@@ -56,7 +59,6 @@ func (d compiledDetails) Name() (string, error) {
 	return d.prog.Name()
 }
 
-// NumReplicas is the number of replicas it was compiled for.
 func (d compiledDetails) NumReplicas() (int, error) {
 	if err := d.enter(); err != nil {
 		return 0, err
@@ -65,7 +67,6 @@ func (d compiledDetails) NumReplicas() (int, error) {
 	return d.prog.NumReplicas()
 }
 
-// NumPartitions is the number of partitions it was compiled for.
 func (d compiledDetails) NumPartitions() (int, error) {
 	if err := d.enter(); err != nil {
 		return 0, err
@@ -74,7 +75,6 @@ func (d compiledDetails) NumPartitions() (int, error) {
 	return d.prog.NumPartitions()
 }
 
-// Fingerprint identifies the compiled code (for caches).
 func (d compiledDetails) Fingerprint() (string, error) {
 	if err := d.enter(); err != nil {
 		return "", err
@@ -83,7 +83,6 @@ func (d compiledDetails) Fingerprint() (string, error) {
 	return d.prog.Fingerprint()
 }
 
-// Serialize returns bytes Client.DeserializeAndLoad accepts.
 func (d compiledDetails) Serialize() ([]byte, error) {
 	if err := d.enter(); err != nil {
 		return nil, err
@@ -101,7 +100,6 @@ func outputsOf(outs []backend.OutputInfo) []Output {
 	return res
 }
 
-// SizeOfGeneratedCode is the size of the compiled code in bytes.
 func (d compiledDetails) SizeOfGeneratedCode() (int64, error) {
 	x, done, err := d.details("PJRT_Executable_SizeOfGeneratedCodeInBytes")
 	if err != nil {
@@ -111,8 +109,6 @@ func (d compiledDetails) SizeOfGeneratedCode() (int64, error) {
 	return x.SizeOfGeneratedCode()
 }
 
-// CostAnalysis returns the compiler's cost estimates, e.g. "flops" and
-// "bytes accessed" (values as in Plugin.Attributes).
 func (d compiledDetails) CostAnalysis() (map[string]any, error) {
 	x, done, err := d.details("PJRT_Executable_GetCostAnalysis")
 	if err != nil {
@@ -126,7 +122,6 @@ func (d compiledDetails) CostAnalysis() (map[string]any, error) {
 	return namedValueMap(nvs), nil
 }
 
-// CompiledMemoryStats returns the memory the program needs.
 func (d compiledDetails) CompiledMemoryStats() (CompiledMemoryStats, error) {
 	x, done, err := d.details("PJRT_Executable_GetCompiledMemoryStats")
 	if err != nil {
@@ -136,8 +131,6 @@ func (d compiledDetails) CompiledMemoryStats() (CompiledMemoryStats, error) {
 	return x.CompiledMemoryStats()
 }
 
-// OptimizedProgram returns the program after the compiler's optimizations
-// (usually an HloModuleProto, format "hlo").
 func (d compiledDetails) OptimizedProgram() (Program, error) {
 	x, done, err := d.details("PJRT_Executable_OptimizedProgram")
 	if err != nil {
@@ -151,8 +144,6 @@ func (d compiledDetails) OptimizedProgram() (Program, error) {
 	return Program{Code: code, Format: format}, nil
 }
 
-// CompileOptions returns the options the program was compiled with,
-// decoded (fields halo does not model are dropped).
 func (d compiledDetails) CompileOptions() (xla.CompileOptions, error) {
 	x, done, err := d.details("PJRT_Executable_GetCompileOptions")
 	if err != nil {
@@ -166,7 +157,6 @@ func (d compiledDetails) CompileOptions() (xla.CompileOptions, error) {
 	return xla.UnmarshalCompileOptions(raw)
 }
 
-// ParameterMemoryKinds are the memory kinds of the program's parameters.
 func (d compiledDetails) ParameterMemoryKinds() ([]string, error) {
 	x, done, err := d.details("PJRT_Executable_ParameterMemoryKinds")
 	if err != nil {
@@ -176,7 +166,6 @@ func (d compiledDetails) ParameterMemoryKinds() ([]string, error) {
 	return x.ParameterMemoryKinds()
 }
 
-// OutputLayouts are the serialized layouts of the outputs (Layouts extension).
 func (d compiledDetails) OutputLayouts() ([][]byte, error) {
 	x, done, err := d.details("PJRT_Layouts_PJRT_Executable_GetOutputLayouts")
 	if err != nil {
@@ -186,8 +175,6 @@ func (d compiledDetails) OutputLayouts() ([][]byte, error) {
 	return x.OutputLayouts()
 }
 
-// ParameterLayouts are the serialized layouts of the parameters (Layouts
-// extension).
 func (d compiledDetails) ParameterLayouts() ([][]byte, error) {
 	x, done, err := d.details("PJRT_Layouts_PJRT_Executable_GetParameterLayouts")
 	if err != nil {
@@ -195,6 +182,130 @@ func (d compiledDetails) ParameterLayouts() ([][]byte, error) {
 	}
 	defer done()
 	return x.ParameterLayouts()
+}
+
+// details are e's compiled-program queries; a nil e's report the nil
+// executable.
+func (e *Executable) details() compiledDetails {
+	if e == nil {
+		return compiledDetails{enter: e.enter}
+	}
+	return e.compiled
+}
+
+// Name is the executable's name (usually the module's).
+func (e *Executable) Name() (string, error) { return e.details().Name() }
+
+// NumReplicas is the number of replicas it was compiled for.
+func (e *Executable) NumReplicas() (int, error) { return e.details().NumReplicas() }
+
+// NumPartitions is the number of partitions it was compiled for.
+func (e *Executable) NumPartitions() (int, error) { return e.details().NumPartitions() }
+
+// Fingerprint identifies the compiled code (for caches).
+func (e *Executable) Fingerprint() (string, error) { return e.details().Fingerprint() }
+
+// Serialize returns bytes Client.DeserializeAndLoad accepts.
+func (e *Executable) Serialize() ([]byte, error) { return e.details().Serialize() }
+
+// SizeOfGeneratedCode is the size of the compiled code in bytes.
+func (e *Executable) SizeOfGeneratedCode() (int64, error) { return e.details().SizeOfGeneratedCode() }
+
+// CostAnalysis returns the compiler's cost estimates, e.g. "flops" and
+// "bytes accessed" (values as in Plugin.Attributes).
+func (e *Executable) CostAnalysis() (map[string]any, error) { return e.details().CostAnalysis() }
+
+// CompiledMemoryStats returns the memory the program needs.
+func (e *Executable) CompiledMemoryStats() (CompiledMemoryStats, error) {
+	return e.details().CompiledMemoryStats()
+}
+
+// OptimizedProgram returns the program after the compiler's optimizations
+// (usually an HloModuleProto, format "hlo").
+func (e *Executable) OptimizedProgram() (Program, error) { return e.details().OptimizedProgram() }
+
+// CompileOptions returns the options the program was compiled with,
+// decoded (fields halo does not model are dropped).
+func (e *Executable) CompileOptions() (xla.CompileOptions, error) {
+	return e.details().CompileOptions()
+}
+
+// ParameterMemoryKinds are the memory kinds of the program's parameters.
+func (e *Executable) ParameterMemoryKinds() ([]string, error) {
+	return e.details().ParameterMemoryKinds()
+}
+
+// OutputLayouts are the serialized layouts of the outputs (Layouts extension).
+func (e *Executable) OutputLayouts() ([][]byte, error) { return e.details().OutputLayouts() }
+
+// ParameterLayouts are the serialized layouts of the parameters (Layouts
+// extension).
+func (e *Executable) ParameterLayouts() ([][]byte, error) { return e.details().ParameterLayouts() }
+
+// details are u's compiled-program queries; a nil u's report the nil
+// executable.
+func (u *UnloadedExecutable) details() compiledDetails {
+	if u == nil {
+		return compiledDetails{enter: u.enter}
+	}
+	return u.compiled
+}
+
+// Name is the executable's name (usually the module's).
+func (u *UnloadedExecutable) Name() (string, error) { return u.details().Name() }
+
+// NumReplicas is the number of replicas it was compiled for.
+func (u *UnloadedExecutable) NumReplicas() (int, error) { return u.details().NumReplicas() }
+
+// NumPartitions is the number of partitions it was compiled for.
+func (u *UnloadedExecutable) NumPartitions() (int, error) { return u.details().NumPartitions() }
+
+// Fingerprint identifies the compiled code (for caches).
+func (u *UnloadedExecutable) Fingerprint() (string, error) { return u.details().Fingerprint() }
+
+// Serialize returns bytes Client.DeserializeAndLoad accepts.
+func (u *UnloadedExecutable) Serialize() ([]byte, error) { return u.details().Serialize() }
+
+// SizeOfGeneratedCode is the size of the compiled code in bytes.
+func (u *UnloadedExecutable) SizeOfGeneratedCode() (int64, error) {
+	return u.details().SizeOfGeneratedCode()
+}
+
+// CostAnalysis returns the compiler's cost estimates, e.g. "flops" and
+// "bytes accessed" (values as in Plugin.Attributes).
+func (u *UnloadedExecutable) CostAnalysis() (map[string]any, error) {
+	return u.details().CostAnalysis()
+}
+
+// CompiledMemoryStats returns the memory the program needs.
+func (u *UnloadedExecutable) CompiledMemoryStats() (CompiledMemoryStats, error) {
+	return u.details().CompiledMemoryStats()
+}
+
+// OptimizedProgram returns the program after the compiler's optimizations
+// (usually an HloModuleProto, format "hlo").
+func (u *UnloadedExecutable) OptimizedProgram() (Program, error) {
+	return u.details().OptimizedProgram()
+}
+
+// CompileOptions returns the options the program was compiled with,
+// decoded (fields halo does not model are dropped).
+func (u *UnloadedExecutable) CompileOptions() (xla.CompileOptions, error) {
+	return u.details().CompileOptions()
+}
+
+// ParameterMemoryKinds are the memory kinds of the program's parameters.
+func (u *UnloadedExecutable) ParameterMemoryKinds() ([]string, error) {
+	return u.details().ParameterMemoryKinds()
+}
+
+// OutputLayouts are the serialized layouts of the outputs (Layouts extension).
+func (u *UnloadedExecutable) OutputLayouts() ([][]byte, error) { return u.details().OutputLayouts() }
+
+// ParameterLayouts are the serialized layouts of the parameters (Layouts
+// extension).
+func (u *UnloadedExecutable) ParameterLayouts() ([][]byte, error) {
+	return u.details().ParameterLayouts()
 }
 
 // loaded begins a call on the executable as LoadedExecutableDetails; the

@@ -50,6 +50,9 @@ func (c *Client) Topology() (*Topology, error) {
 }
 
 func (p *Plugin) topologyCreator(op string) (backend.TopologyCreator, error) {
+	if err := p.check(); err != nil {
+		return nil, err
+	}
 	x, ok := p.b.(backend.TopologyCreator)
 	if !ok {
 		return nil, notSupported(op, "standalone topologies", p)
@@ -102,7 +105,12 @@ func (p *Plugin) DeserializeTopology(data []byte) (*Topology, error) {
 
 // enter begins a call on the topology (ErrClosed once it or its client is
 // closed; a client's Close waits for the call); exit must follow.
-func (t *Topology) enter() error { return t.g.enter() }
+func (t *Topology) enter() error {
+	if t == nil {
+		return errorf(InvalidArgument, "Topology", "topology is nil")
+	}
+	return t.g.enter()
+}
 
 // exit ends a call begun by enter.
 func (t *Topology) exit() { t.g.exit() }
@@ -222,10 +230,10 @@ func (t *Topology) Close() error {
 // on a client (PJRT_Compile): serialize it for later, inspect it, or load
 // it with Client.Load. Close releases it.
 type UnloadedExecutable struct {
-	compiledDetails
-	plugin *Plugin
-	b      backend.CompiledProgram
-	g      guard // Close releases b after the calls in progress
+	plugin   *Plugin
+	b        backend.CompiledProgram
+	compiled compiledDetails // queries of the compiled program (see details)
+	g        guard           // Close releases b after the calls in progress
 }
 
 // Compile compiles a program for the topology without loading it (ahead of
@@ -259,14 +267,19 @@ func (t *Topology) Compile(p Program, opts *xla.CompileOptions) (*UnloadedExecut
 		return nil, err
 	}
 	u := &UnloadedExecutable{plugin: t.plugin, b: b, g: guard{x: b}}
-	u.compiledDetails = compiledDetails{enter: u.enter, exit: u.exit, prog: b, plugin: t.plugin}
+	u.compiled = compiledDetails{enter: u.enter, exit: u.exit, prog: b, plugin: t.plugin}
 	runtime.AddCleanup(u, func(b backend.CompiledProgram) { b.Close() }, b)
 	return u, nil
 }
 
 // enter begins a call on the executable (ErrClosed once closed); exit
 // must follow.
-func (u *UnloadedExecutable) enter() error { return u.g.enter() }
+func (u *UnloadedExecutable) enter() error {
+	if u == nil {
+		return errorf(InvalidArgument, "UnloadedExecutable", "unloaded executable is nil")
+	}
+	return u.g.enter()
+}
 
 // exit ends a call begun by enter.
 func (u *UnloadedExecutable) exit() { u.g.exit() }

@@ -77,6 +77,9 @@ func FFICallbackID(target string) int64 {
 // Go function for every plugin.
 func (p *Plugin) RegisterFFIHandler(target, platform string, h FFIHandler, traits FFITraits) error {
 	const op = "PJRT_FFI_Register_Handler"
+	if err := p.check(); err != nil {
+		return err
+	}
 	if target == "" {
 		return errorf(InvalidArgument, op, "empty target name")
 	}
@@ -126,6 +129,9 @@ func runHandler(target string, h FFIHandler, f *FFICallFrame) (err error) {
 // FFICallFrame.UserData. The same name gets the same id.
 func (p *Plugin) RegisterFFIType(name string) (int64, error) {
 	const op = "PJRT_FFI_Type_Register"
+	if err := p.check(); err != nil {
+		return 0, err
+	}
 	if name == "" {
 		return 0, errorf(InvalidArgument, op, "empty type name")
 	}

@@ -69,6 +69,9 @@ type ffiRegistration struct {
 // platform, from any package or from Client.Compile's registration of
 // declared handlers, return the first call's result and register nothing.
 func (p *Plugin) EnsureFFIHandler(target, platform string, h FFIHandler, traits FFITraits) error {
+	if err := p.check(); err != nil {
+		return err
+	}
 	r, _ := p.ffi.LoadOrStore(target+"\x00"+platform, &ffiRegistration{})
 	reg := r.(*ffiRegistration)
 	reg.once.Do(func() { reg.err = p.RegisterFFIHandler(target, platform, h, traits) })

@@ -28,6 +28,9 @@ const gpuExtensionV2FromMinor = 55
 // an execute function, so other stages are an error there.
 func (p *Plugin) RegisterGPUCustomCall(name string, apiVersion int, h GPUCustomCallHandlers) error {
 	const op = "PJRT_Gpu_Register_Custom_Call"
+	if err := p.check(); err != nil {
+		return err
+	}
 	if name == "" {
 		return errorf(InvalidArgument, op, "empty custom-call name")
 	}

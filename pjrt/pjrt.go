@@ -33,29 +33,61 @@ type Plugin struct {
 // for calls in progress while one runs.
 var handlersRunning atomic.Int64
 
+// check returns the error of a call on a nil plugin.
+func (p *Plugin) check() error {
+	if p == nil {
+		return errorf(InvalidArgument, "Plugin", "plugin is nil")
+	}
+	return nil
+}
+
 // Name is the plugin's short name ("cpu", "cuda", "interpreter") or the
-// base name of its file.
-func (p *Plugin) Name() string { return p.name }
+// base name of its file ("" for a nil plugin).
+func (p *Plugin) Name() string {
+	if p == nil {
+		return ""
+	}
+	return p.name
+}
 
-// Path is the shared library the plugin was loaded from ("" for built-ins).
-func (p *Plugin) Path() string { return p.path }
+// Path is the shared library the plugin was loaded from ("" for built-ins
+// and a nil plugin).
+func (p *Plugin) Path() string {
+	if p == nil {
+		return ""
+	}
+	return p.path
+}
 
-// Version is the PJRT C API version the plugin implements.
-func (p *Plugin) Version() (major, minor int) { return p.b.Version() }
+// Version is the PJRT C API version the plugin implements (0.0 for a nil
+// plugin).
+func (p *Plugin) Version() (major, minor int) {
+	if p == nil {
+		return 0, 0
+	}
+	return p.b.Version()
+}
 
 // Attributes returns the plugin attributes (xla_version,
 // stablehlo_current_version, stablehlo_minimum_version ...). Values are
-// string, int64, []int64, float32 or bool.
+// string, int64, []int64, float32 or bool. A nil plugin has none.
 func (p *Plugin) Attributes() map[string]any {
 	out := map[string]any{}
+	if p == nil {
+		return out
+	}
 	for _, a := range p.b.Attributes() {
 		out[a.Name] = a.Value
 	}
 	return out
 }
 
-// String describes the plugin: name, PJRT version and path.
+// String describes the plugin: name, PJRT version and path ("Plugin(nil)"
+// for a nil plugin).
 func (p *Plugin) String() string {
+	if p == nil {
+		return "Plugin(nil)"
+	}
 	ma, mi := p.Version()
 	if p.path == "" {
 		return fmt.Sprintf("%s (PJRT %d.%d, built in)", p.name, ma, mi)
@@ -282,6 +314,9 @@ func firstOf[T any](cands []PluginInfo, none string, use func(*Plugin) (T, error
 
 // NewClient creates a client of the plugin.
 func (p *Plugin) NewClient(options ...Option) (*Client, error) {
+	if err := p.check(); err != nil {
+		return nil, err
+	}
 	nvs := make([]backend.NamedValue, len(options))
 	for i, o := range options {
 		switch o.Value.(type) {
