@@ -110,10 +110,18 @@ func DefaultCompileOptions() CompileOptions {
 // r of computation c. Every row has one entry per computation.
 type DeviceAssignment [][]int64
 
+// MaxDefaultDevices is the most devices DefaultDeviceAssignment lays out.
+const MaxDefaultDevices = 1 << 24
+
 // DefaultDeviceAssignment returns XLA's default assignment: replica r of
-// computation c runs on device c*replicas + r.
+// computation c runs on device c*replicas + r. It is nil for a negative
+// count, and for more than MaxDefaultDevices devices in all (far more than
+// any machine has; such a table would fill memory).
 func DefaultDeviceAssignment(replicas, computations int) DeviceAssignment {
 	if replicas < 0 || computations < 0 {
+		return nil
+	}
+	if computations > 0 && replicas > MaxDefaultDevices/computations {
 		return nil
 	}
 	d := make(DeviceAssignment, replicas)
@@ -147,14 +155,15 @@ func (d DeviceAssignment) Validate() error {
 	if len(d) > math.MaxInt32 || len(d[0]) > math.MaxInt32 {
 		return fmt.Errorf("xla: device assignment of %dx%d is too large", len(d), len(d[0]))
 	}
-	// Every row's length first: the map is sized for the whole grid,
-	// which a ragged one does not have.
+	// Every row's length first: a ragged grid is named as such.
 	for r, row := range d {
 		if len(row) != len(d[0]) {
 			return fmt.Errorf("xla: device assignment is ragged: replica %d has %d computations, replica 0 has %d", r, len(row), len(d[0]))
 		}
 	}
-	seen := make(map[int64][2]int, len(d)*len(d[0]))
+	// Sized for the grid up to a bound: a duplicate in a large grid of one
+	// repeated row is found after a few ids, not after a table for all.
+	seen := make(map[int64][2]int, min(len(d)*len(d[0]), 1<<12))
 	for r, row := range d {
 		for c, id := range row {
 			if id < 0 {
@@ -455,7 +464,10 @@ func appendPackedBools(b []byte, n protowire.Number, vs []bool) []byte {
 // value, so DeviceOrdinal is 0 (not -1) and the counts are 0 when absent.
 // Marshal always writes them, so Marshal then UnmarshalCompileOptions gives
 // back equal options. Repeated scalars are accepted packed or unpacked.
-// Override values come back as string, bool, int64 or float64.
+// Override values come back as string, bool, int64 or float64. The
+// options are decoded, not checked: Marshal (and so a compile) refuses a
+// device assignment that DeviceAssignment.Validate refuses, or one whose
+// grid is not NumReplicas x NumPartitions.
 func UnmarshalCompileOptions(data []byte) (CompileOptions, error) {
 	var o CompileOptions
 	err := walkFields(data, "CompileOptionsProto", func(n protowire.Number, typ protowire.Type, v []byte, x uint64) error {

@@ -508,6 +508,29 @@ func TestDeviceAssignment(t *testing.T) {
 	runtime.ReadMemStats(&after)
 	assert.ErrorContains(t, err, "ragged")
 	assert.Less(t, after.TotalAlloc-before.TotalAlloc, uint64(16<<20), "bytes allocated")
+
+	// Nor for a square one of one repeated row: its duplicate is the
+	// second id (a map for 8192^2 ids took 3.4 GB: review).
+	row := make([]int64, 8192)
+	for i := range row {
+		row[i] = int64(i)
+	}
+	square := make(DeviceAssignment, len(row))
+	for r := range square {
+		square[r] = row
+	}
+	runtime.ReadMemStats(&before)
+	err = square.Validate()
+	runtime.ReadMemStats(&after)
+	assert.ErrorContains(t, err, "uses device 0 twice")
+	assert.Less(t, after.TotalAlloc-before.TotalAlloc, uint64(16<<20), "bytes allocated")
+
+	// A default assignment too large for memory is nil, as a negative one
+	// (it crashed the process: review).
+	for _, c := range [][2]int{{math.MaxInt64, 2}, {1 << 40, 1}, {1 << 32, 1 << 32}, {3, 3037000500}, {MaxDefaultDevices + 1, 1}} {
+		assert.Nil(t, DefaultDeviceAssignment(c[0], c[1]), "%d x %d", c[0], c[1])
+	}
+	assert.Len(t, DefaultDeviceAssignment(1<<10, 1<<4), 1<<10)
 }
 
 func FuzzUnmarshalCompileOptions(f *testing.F) {

@@ -22,7 +22,9 @@ func MakeShape(dtype DType, dims ...int64) Shape {
 // Rank is the number of dimensions.
 func (s Shape) Rank() int { return len(s.Dims) }
 
-// Size is the number of elements (1 for a scalar).
+// Size is the number of elements (1 for a scalar) of a shape Validate
+// accepts; of another (negative or dynamic dims, a product past int64)
+// the number means nothing.
 func (s Shape) Size() int64 {
 	n := int64(1)
 	for _, d := range s.Dims {
@@ -31,7 +33,8 @@ func (s Shape) Size() int64 {
 	return n
 }
 
-// HostBytes is the size of the array in a dense row-major host buffer.
+// HostBytes is the size of the array in a dense row-major host buffer,
+// for a shape Validate accepts (it checks that the bytes fit in an int64).
 func (s Shape) HostBytes() int64 { return s.Size() * int64(s.DType.HostBytes()) }
 
 // Equal reports whether s and o have the same element type and dimensions.

@@ -40,12 +40,15 @@ type checkOptions struct {
 	jobs    int
 }
 
+// checkSynopsis is halo check's arguments, for its usage lines.
+const checkSynopsis = "[-run REGEXP] [-timeout D] [-j N] FILE.mlir..."
+
 func checkCommand(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("check", flag.ContinueOnError)
 	run := fs.String("run", "", "run only functions whose name matches this regular expression")
 	timeout := fs.Duration("timeout", time.Minute, "time limit per function")
 	jobs := fs.Int("j", 0, "files checked at once (0: GOMAXPROCS)")
-	files, code := parseArgs(fs, command{"check", "[-run REGEXP] [-timeout D] [-j N] FILE.mlir...",
+	files, code := parseArgs(fs, command{"check", checkSynopsis,
 		"Runs every public function without arguments of each module (modules are separated by lines \"// -----\")\n" +
 			"of each file on the interpreter, with check.* ops and @check.* custom calls as assertions."}, args, stdout, stderr)
 	if code >= 0 {
@@ -53,6 +56,7 @@ func checkCommand(args []string, stdout, stderr io.Writer) int {
 	}
 	if len(files) == 0 {
 		fmt.Fprintln(stderr, "halo check: want one or more FILE.mlir")
+		fmt.Fprintln(stderr, "usage: halo check "+checkSynopsis)
 		return 2
 	}
 	if *timeout <= 0 {
@@ -180,6 +184,13 @@ func checkFile(path string, opts checkOptions) []checkResult {
 	}
 	if bytes.HasPrefix(text, mlirBytecode) {
 		return []checkResult{{where: path, err: errors.New("MLIR bytecode: halo check reads StableHLO text (print the module, or deserialize it with stablehlo-translate --deserialize)")}}
+	}
+	// Nothing to run is a failure of the file, as halo run says it.
+	switch {
+	case len(bytes.TrimSpace(text)) == 0:
+		return []checkResult{{where: path, err: errors.New("the file is empty")}}
+	case len(bytes.TrimSpace(stripComments(text))) == 0:
+		return []checkResult{{where: path, err: errors.New("the file holds only comments")}}
 	}
 	var out []checkResult
 	chunks, total := splitModules(text)

@@ -239,6 +239,16 @@ func TestCheckArguments(t *testing.T) {
 	assert.Equal(t, 0, code)
 	assert.Contains(t, errOut, "matches -run x")
 
+	// An empty file, or one of comments, fails as halo run says (it
+	// passed, with "nothing to check": review), beside a good one too.
+	empty := writeMLIR(t, "  \n")
+	comments := writeMLIR(t, "// just a note\n")
+	code, out, _ = runCLI("check", empty, comments, file)
+	assert.Equal(t, 1, code, out)
+	assert.Contains(t, out, "FAIL "+empty+": the file is empty")
+	assert.Contains(t, out, "FAIL "+comments+": the file holds only comments")
+	assert.Contains(t, out, "0 passed, 2 failed")
+
 	// A check in a nested module is not skipped in silence: the file
 	// fails, saying why (it used to pass, with "nothing to check").
 	nested := writeMLIR(t, "module {\n  module @tests {\n    func.func @must_fail() {\n"+

@@ -107,7 +107,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	case "check":
 		return checkCommand(rest, stdout, stderr)
 	case "help", "-h", "-help", "--help":
-		if len(rest) > 0 && name == "help" {
+		if len(rest) > 0 && name == "help" && !isHelpFlag(rest[0]) {
 			_, ok := commands[rest[0]]
 			switch {
 			case !ok && rest[0] != "check" && rest[0] != "help":
@@ -127,8 +127,19 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	cmd, ok := commands[name]
 	if !ok {
-		fmt.Fprintf(stderr, "halo: unknown command %q\n", name)
+		if strings.HasPrefix(name, "-") {
+			fmt.Fprintf(stderr, "halo: %s before a command: flags go after it (halo run -plugin cpu FILE.mlir)\n", name)
+		} else {
+			fmt.Fprintf(stderr, "halo: unknown command %q\n", name)
+		}
 		usage(stderr)
+		return 2
+	}
+	// wrongCount says a command got too many or too few arguments, and
+	// how it is used.
+	wrongCount := func(format string, args ...any) int {
+		fmt.Fprintf(stderr, "halo %s: %s\n", name, fmt.Sprintf(format, args...))
+		fmt.Fprintf(stderr, "usage: halo %s %s\n", cmd.name, cmd.synopsis)
 		return 2
 	}
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
@@ -155,8 +166,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	switch name {
 	case "devices", "demo":
 		if len(files) > 0 {
-			fmt.Fprintf(stderr, "halo %s: takes no arguments, got %q\n", name, files)
-			return 2
+			return wrongCount("takes no arguments, got %q", files)
 		}
 		if name == "devices" {
 			err = devices(stdout, *plugin)
@@ -165,8 +175,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 	case "run":
 		if len(files) != 1 {
-			fmt.Fprintf(stderr, "halo run: want exactly one FILE.mlir, got %d arguments\n", len(files))
-			return 2
+			return wrongCount("want exactly one FILE.mlir, got %d arguments", len(files))
 		}
 		if *timeout < 0 {
 			fmt.Fprintf(stderr, "halo run: -timeout %v is negative\n", *timeout)
@@ -175,8 +184,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		err = runFile(stdout, stderr, *plugin, files[0], *timeout)
 	case "bench":
 		if len(files) != 1 {
-			fmt.Fprintf(stderr, "halo bench: want exactly one FILE.mlir, got %d arguments\n", len(files))
-			return 2
+			return wrongCount("want exactly one FILE.mlir, got %d arguments", len(files))
 		}
 		if *runs < 0 || *budget < 0 || *timeout < 0 {
 			fmt.Fprintln(stderr, "halo bench: -n, -time and -timeout must not be negative")
@@ -189,4 +197,13 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	return 0
+}
+
+// isHelpFlag reports whether a is one of the spellings of -h.
+func isHelpFlag(a string) bool {
+	switch a {
+	case "-h", "-help", "--help", "--h":
+		return true
+	}
+	return false
 }

@@ -30,6 +30,23 @@ func TestUsageErrors(t *testing.T) {
 	code, _, errOut = runCLI("run")
 	assert.Equal(t, 2, code)
 	assert.Contains(t, errOut, "FILE.mlir")
+	// A wrong argument count shows the command's usage line (review).
+	for _, args := range [][]string{{"run"}, {"bench", "a", "b"}, {"devices", "x"}, {"check"}} {
+		code, _, errOut = runCLI(args...)
+		assert.Equal(t, 2, code, args)
+		assert.Contains(t, errOut, "usage: halo "+args[0]+" ", args)
+	}
+	// A flag before the command is said to be one.
+	code, _, errOut = runCLI("-plugin", "cpu", "demo")
+	assert.Equal(t, 2, code)
+	assert.Contains(t, errOut, "-plugin before a command: flags go after it")
+	// halo help -h is halo help.
+	for _, h := range []string{"-h", "--help"} {
+		code, out, errOut := runCLI("help", h)
+		assert.Equal(t, 0, code, h)
+		assert.Contains(t, out, "usage: halo", h)
+		assert.Empty(t, errOut, h)
+	}
 }
 
 func TestDevicesWithPlugin(t *testing.T) {
