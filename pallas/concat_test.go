@@ -183,6 +183,11 @@ func TestConcatenateMisuse(t *testing.T) {
 		{name: "three blocks on Triton", kernel: func(k *Kernel, r []*Ref) {
 			r[0].Store(Concatenate(0, f(k), k.Zeros(xla.Float32, 2, 4), k.Zeros(xla.Float32, 2, 4)))
 		}, spec: tri, want: []string{"triton: concatenate at concat_test.go:", "power-of-two count of blocks", "not 3"}},
+		{name: "three equal blocks on Triton", kernel: func(k *Kernel, r []*Ref) {
+			// The count is named, not only the result's shape (review).
+			z := k.Zeros(xla.Float32, 4, 4)
+			r[0].Store(Concatenate(0, z, z, z).SliceAxis(0, 0, 8))
+		}, spec: tri, want: []string{"triton: concatenate at concat_test.go:", "power-of-two count of blocks", "not 3"}},
 		{name: "unequal blocks on Triton", kernel: func(k *Kernel, r []*Ref) {
 			z := func(n int64) *Value { return k.Zeros(xla.Float32, n, 4) }
 			r[0].Store(Concatenate(0, z(1), z(1), z(2), z(4)))

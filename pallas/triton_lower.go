@@ -848,7 +848,24 @@ var unaryLib = map[string]string{
 	"erfc": "erfc", "lgamma": "lgamma",
 }
 
+// checkConcatenate refuses a concatenate tt.join cannot make: parts of
+// several shapes, or a count other than a power of two (before the
+// result's shape is checked, so that the error says why).
+func (l *ttLower) checkConcatenate(op *Op) {
+	if n := len(op.Operands); n&(n-1) != 0 {
+		l.fail(op, "Triton concatenates a power-of-two count of blocks (pairs joined by tt.join), not %d: concatenate pairs, or store the parts into one ref at their offsets", n)
+	}
+	for _, o := range op.Operands {
+		if !sameShape(o.Type.Shape, op.Operands[0].Type.Shape) {
+			l.fail(op, "Triton concatenates blocks of one shape (tt.join pairs them), not %s and %s: store the parts into one ref", op.Operands[0].Type, o.Type)
+		}
+	}
+}
+
 func (l *ttLower) op(op *Op) {
+	if op.Name == "concatenate" {
+		l.checkConcatenate(op)
+	}
 	in := func(i int) *ttVal { return l.v(op, op.Operands[i]) }
 	b := l.b
 	var rt ttType
@@ -1357,17 +1374,10 @@ func (l *ttLower) reduceAxis(x *ttVal, axis int, kind string, dt xla.DType) *ttV
 // two tensors of one shape along a new last dim: moved before the axis
 // (tt.trans) and merged into it (tt.reshape), that is the pair end to
 // end. Triton has no other way to join tensors in order, so the operands
-// must be of one shape, a power-of-two count of them.
+// must be of one shape, a power-of-two count of them (checkConcatenate).
 func (l *ttLower) concatenate(op *Op) *ttVal {
-	n := len(op.Operands)
-	if n&(n-1) != 0 {
-		l.fail(op, "Triton concatenates a power-of-two count of blocks (pairs joined by tt.join), not %d: concatenate pairs, or store the parts into one ref", n)
-	}
-	parts := make([]*ttVal, n)
+	parts := make([]*ttVal, len(op.Operands))
 	for i, o := range op.Operands {
-		if !sameShape(o.Type.Shape, op.Operands[0].Type.Shape) {
-			l.fail(op, "Triton concatenates blocks of one shape (tt.join pairs them), not %s and %s: store the parts into one ref", op.Operands[0].Type, o.Type)
-		}
 		parts[i] = l.v(op, o)
 	}
 	axis := int64(op.Attrs.Axis)
