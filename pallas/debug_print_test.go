@@ -286,14 +286,24 @@ func TestDebugPrintTriton(t *testing.T) {
 // real XLA GPU plugin (HALO_PLUGIN), with the process's standard output,
 // where the GPU's printf writes, read through a pipe: each thread prints
 // the elements it holds, in any order, so the distinct lines are compared
-// with the evaluator's. Without HALO_PLUGIN it skips.
+// with the evaluator's. CUDA writes a kernel's prints out at the next
+// launch, synchronization or context teardown, not at every wait: a
+// second, silent kernel and closing the client come before the pipe is
+// read. Without HALO_PLUGIN it skips.
 func TestDebugPrintRealPlugin(t *testing.T) {
 	c := plugintest.Open(t, "see a Triton kernel print on a GPU")
 	tc := printingCase(t)
 	want, err := EvalTriton(tc.kernel, tc.spec, tc.args...)
 	require.NoError(t, err)
+	silent := tritonCases()[0]
+	silentWant, err := runCall(silent.kernel, silent.spec, silent.args...)
+	require.NoError(t, err)
 	var got []*interpreter.Tensor
-	printed := captureStdout(t, func() { got = runOnPlugin(t, c, tc, Triton, want) })
+	printed := captureStdout(t, func() {
+		got = runOnPlugin(t, c, tc, Triton, want)
+		runOnPlugin(t, c, silent, Triton, silentWant)
+		require.NoError(t, c.Close())
+	})
 	assert.Equal(t, want[0].Data, got[0].Data)
 	lines := map[string]bool{}
 	for _, l := range strings.Split(strings.TrimSuffix(printed, "\n"), "\n") {
