@@ -355,13 +355,14 @@ func handle(frame *pjrt.FFICallFrame) error {
 		}
 		args = append(args, Array{DType: b.DType, Dims: append([]int64(nil), b.Dims...), Data: data})
 	}
-	res, err := call(f, args)
+	s := streamOf(frame)
+	res, err := call(f, args, s)
 	if err == nil {
 		err = writeResults(dev, f, frame.Rets, res)
 	}
 	if err != nil {
 		cerr := &CallbackError{Callback: f.Name, Err: err}
-		if s := streamOf(frame); s != nil {
+		if s != nil {
 			s.recordCallback(cerr)
 		}
 		return cerr
@@ -369,8 +370,9 @@ func handle(frame *pjrt.FFICallFrame) error {
 	return nil
 }
 
-// call runs f.Fn, turning a panic into a *PanicError.
-func call(f *hostFunc, args []Array) (res []Array, err error) {
+// call runs f.Fn, turning a panic into a *PanicError. While it runs, its
+// goroutine is one of s's callbacks (s nil: of no stream's).
+func call(f *hostFunc, args []Array, s *Stream) (res []Array, err error) {
 	// The function runs on a goroutine of its own, so that one calling
 	// runtime.Goexit (t.FailNow in a test, say) ends that goroutine and
 	// fails its call instead of the backend's thread that called the
@@ -386,6 +388,11 @@ func call(f *hostFunc, args []Array) (res []Array, err error) {
 			}
 			close(done)
 		}()
+		if s != nil { // ended before done is closed, panic or not
+			g := goroutineID()
+			s.callbackStarted(g)
+			defer s.callbackEnded(g)
+		}
 		res, err = f.Fn(args)
 		returned = true
 	}()

@@ -1,6 +1,7 @@
 package effects
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -46,6 +47,13 @@ type Stream struct {
 	// chain's relay goroutine has handed on its last token and released
 	// what it held.
 	relayIdle chan struct{}
+
+	// callbacks are the goroutines running this stream's callbacks now
+	// (goroutine id -> how many), apart from mu (a callback may run while
+	// a dispatch holds mu): a Barrier or Close from one of them would
+	// wait for the computation that runs it.
+	cbMu      sync.Mutex
+	callbacks map[uint64]int
 
 	// errs holds the first error since the last Barrier, apart from mu:
 	// callbacks record errors while a dispatch may hold mu (a backend may
@@ -283,10 +291,10 @@ func Barrier(ctx context.Context) error { return Default().Barrier(ctx) }
 
 // BarrierAll waits for the effects of every stream and returns the first
 // callback error of any (each stream's is cleared), streams their
-// goroutines dropped while work dispatched on them ran included. A
-// callback must not call it: it would wait for its own computation,
-// until ctx ends (as Stream.Barrier and Stream.Close on the callback's
-// own stream would).
+// goroutines dropped while work dispatched on them ran included. Called
+// by a callback, it would wait for the callback's own computation: the
+// callback's stream returns an error saying so (as Stream.Barrier and
+// Stream.Close do there), after the other streams were waited for.
 func BarrierAll(ctx context.Context) error {
 	var first error
 	live, gone := liveStreams()
@@ -744,15 +752,19 @@ func closedError(err error) error {
 // callback failed, else the error of a computation with effects that
 // failed (not one cut short by closing its client: its effects are not
 // coming). Barriers of several goroutines each wait for all of it (one of
-// them returns an error). It returns ctx's error if ctx ends first. A callback of a
-// computation of s must not call it: it would wait for that computation,
-// so for itself, until ctx ends.
+// them returns an error). It returns ctx's error if ctx ends first.
+// Called by a callback of a computation of s (on the callback's own
+// goroutine), it would wait for that computation, so for itself: it
+// returns an error saying so at once.
 func (s *Stream) Barrier(ctx context.Context) error {
 	if err := s.check("Barrier"); err != nil {
 		return err
 	}
 	if ctx == nil {
 		return errors.New("effects: Barrier: nil context")
+	}
+	if err := s.notFromOwnCallback("Barrier"); err != nil {
+		return err
 	}
 	s.mu.Lock()
 	var wait []*pjrt.Event
@@ -822,7 +834,8 @@ func (s *Stream) takeFired(fired []*pjrt.Event) {
 // starts a new chain (every earlier one has finished). If ctx ends first
 // it returns ctx's error and releases nothing. Computations dispatched
 // while Close runs are not waited for (they finish, their callbacks run),
-// nor ordered against the later ones.
+// nor ordered against the later ones. Called by a callback of a
+// computation of s, it is an error, as Barrier is.
 func (s *Stream) Close(ctx context.Context) error {
 	// The relays of the computations dispatched before Close: Barrier
 	// waits for those computations, and then for the relays to release
@@ -830,6 +843,9 @@ func (s *Stream) Close(ctx context.Context) error {
 	// waited for.
 	var before map[*chain]uint64
 	if s.check("Close") == nil {
+		if err := s.notFromOwnCallback("Close"); err != nil {
+			return err
+		}
 		s.mu.Lock()
 		before = make(map[*chain]uint64, len(s.chains))
 		for _, ch := range s.chains {
@@ -948,4 +964,61 @@ func (t *tokenSource) fresh(dev *pjrt.Device) (*pjrt.Buffer, error) {
 		return nil, err
 	}
 	return x.Outputs[0][0], nil
+}
+
+// callbackStarted and callbackEnded bracket a callback of s running on
+// goroutine g.
+func (s *Stream) callbackStarted(g uint64) {
+	s.cbMu.Lock()
+	defer s.cbMu.Unlock()
+	if s.callbacks == nil {
+		s.callbacks = map[uint64]int{}
+	}
+	s.callbacks[g]++
+}
+
+func (s *Stream) callbackEnded(g uint64) {
+	s.cbMu.Lock()
+	defer s.cbMu.Unlock()
+	if s.callbacks[g]--; s.callbacks[g] == 0 {
+		delete(s.callbacks, g)
+	}
+}
+
+// notFromOwnCallback refuses op (Barrier, Close) called by a callback of
+// s: it would wait for the computation that runs the callback, so for
+// itself, until its context ended (for ever with context.Background).
+func (s *Stream) notFromOwnCallback(op string) error {
+	s.cbMu.Lock()
+	n := len(s.callbacks)
+	s.cbMu.Unlock()
+	if n == 0 {
+		return nil // the common case costs no goroutine id
+	}
+	g := goroutineID()
+	s.cbMu.Lock()
+	defer s.cbMu.Unlock()
+	if s.callbacks[g] > 0 {
+		return fmt.Errorf("effects: %s called by a callback of a computation of this stream: it would wait for that computation, so for itself (call it after the computation, from outside its callbacks)", op)
+	}
+	return nil
+}
+
+// goroutineID is the running goroutine's id, as its stack trace's first
+// line ("goroutine 42 [running]:") gives it; 0 if that cannot be read.
+func goroutineID() uint64 {
+	var buf [64]byte
+	b := buf[:runtime.Stack(buf[:], false)]
+	b, ok := bytes.CutPrefix(b, []byte("goroutine "))
+	if !ok {
+		return 0
+	}
+	var id uint64
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			break
+		}
+		id = id*10 + uint64(c-'0')
+	}
+	return id
 }

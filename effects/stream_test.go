@@ -1,6 +1,7 @@
 package effects
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"runtime"
@@ -374,5 +375,45 @@ func TestCallbackFailureReportedOnce(t *testing.T) {
 				assert.NoError(t, s.Barrier(ctxT(t)), "reported once")
 			})
 		}
+	}
+}
+
+// A callback that calls Barrier or Close on its own stream would wait for
+// the computation running it, so for itself: each is an error at once
+// (each hung until its context ended: review), on an asynchronous backend
+// and on one that runs the computation, callbacks included, inside
+// Execute. Another stream's Barrier from the callback is fine.
+func TestBarrierFromOwnCallback(t *testing.T) {
+	for name, open := range map[string]func(*testing.T) *pjrt.Client{
+		"interpreter": func(t *testing.T) *pjrt.Client { return openInterpreter(t, 1) },
+		"synchronous": openSync,
+	} {
+		t.Run(name, func(t *testing.T) {
+			c := open(t)
+			s, other := NewStream(), NewStream()
+			var barrierErr, closeErr, allErr, otherErr error
+			exe := compile(t, c, callbackProgram(t, Ordered("log"), "waits", func() error {
+				ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+				defer cancel()
+				barrierErr = s.Barrier(ctx)
+				closeErr = s.Close(ctx)
+				allErr = BarrierAll(ctx)
+				otherErr = other.Barrier(ctx)
+				return nil
+			}))
+			_, err := s.Execute(exe)
+			require.NoError(t, err)
+			require.NoError(t, s.Barrier(ctxT(t)))
+			for _, c := range []struct {
+				err  error
+				want string
+			}{{barrierErr, "effects: Barrier called by"}, {closeErr, "effects: Close called by"}, {allErr, "effects: Barrier called by"}} {
+				require.Error(t, c.err, c.want)
+				assert.Contains(t, c.err.Error(), c.want+" a callback of a computation of this stream")
+			}
+			assert.NoError(t, otherErr)
+			// Outside the callback, the same calls work.
+			require.NoError(t, s.Close(ctxT(t)))
+		})
 	}
 }
