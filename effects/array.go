@@ -192,18 +192,23 @@ func (a Array) decoded() *interpreter.Tensor {
 }
 
 // emptyEdge is how many of the empty rows at each end of a dim an array
-// of no elements shows, when the dim is longer than twice that and one.
-const emptyEdge = 3
+// of no elements shows, when the dim is longer than twice that and one;
+// emptyBudget is how many empty rows ("[]") it shows in all.
+const (
+	emptyEdge   = 3
+	emptyBudget = 64
+)
 
 // writeElems writes the elements of a (whose shape is valid) to b, each
 // with elem given its row-major index, nested in brackets as Go prints
 // slices. An array of no elements shows "[[] [] [] ... [] [] []]" for a
-// long dim (emptyEdge rows at each end): its text is bounded, as it is by
-// the data of an array of elements, whatever its dims ([2^40, 0] would
-// otherwise be 2^41 bytes of brackets).
+// long dim (emptyEdge rows at each end), and "..." for the rest once it
+// has shown emptyBudget empty rows: its text is bounded, as it is by the
+// data of an array of elements, whatever its dims ([2^40, 0] would
+// otherwise be 2^41 bytes of brackets, and [7, 7, ..., 0] 7^rank).
 func (a Array) writeElems(b *strings.Builder, elem func(i int)) {
 	empty := a.Shape().Size() == 0
-	idx := 0
+	idx, shown := 0, 0
 	var rec func(dim int)
 	rec = func(dim int) {
 		if dim == len(a.Dims) {
@@ -211,14 +216,22 @@ func (a Array) writeElems(b *strings.Builder, elem func(i int)) {
 			idx++
 			return
 		}
-		b.WriteByte('[')
 		n := a.Dims[dim]
+		if empty && n == 0 {
+			b.WriteString("[]")
+			shown++
+			return
+		}
+		b.WriteByte('[')
 		for i := int64(0); i < n; i++ {
 			if i > 0 {
 				b.WriteByte(' ')
 			}
-			if empty && n > 2*emptyEdge+1 && i == emptyEdge {
+			if empty && (shown >= emptyBudget || n > 2*emptyEdge+1 && i == emptyEdge) {
 				b.WriteString("...")
+				if shown >= emptyBudget {
+					break
+				}
 				i = n - emptyEdge - 1
 				continue
 			}

@@ -60,6 +60,10 @@ func TestArrayFormat(t *testing.T) {
 		{"%d", Array{DType: xla.Int32, Dims: []int64{1 << 40, 0}}, "[[] [] [] ... [] [] []]"},
 		{"%v", Array{DType: xla.Float32, Dims: []int64{1 << 40, 2, 0}}, "[[[] []] [[] []] [[] []] ... [[] []] [[] []] [[] []]]"},
 		{"%v", Array{DType: xla.Float32, Dims: []int64{0, 1 << 40}}, "[]"},
+		// ... and at most 64 empty rows in all ([7, 7, ..., 0] was 7^rank).
+		{"%v", Array{DType: xla.Float32, Dims: []int64{7, 7, 7, 0}},
+			"[[" + strings.TrimSuffix(strings.Repeat("[[] [] [] [] [] [] []] ", 7), " ") + "] " +
+				"[" + strings.Repeat("[[] [] [] [] [] [] []] ", 2) + "[[] ...] ...] ...]"},
 		{"%.3f", floats, "[1.000 2.000]"},
 		{"%g", must(ArrayOf([]float64{0.5})), "0.5"},
 		{"%8.2e", floats, "[1.00e+00 2.00e+00]"},

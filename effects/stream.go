@@ -292,12 +292,17 @@ func Barrier(ctx context.Context) error { return Default().Barrier(ctx) }
 // BarrierAll waits for the effects of every stream and returns the first
 // callback error of any (each stream's is cleared), streams their
 // goroutines dropped while work dispatched on them ran included. Called
-// by a callback, it would wait for the callback's own computation: the
-// callback's stream returns an error saying so (as Stream.Barrier and
-// Stream.Close do there), after the other streams were waited for.
+// by a callback, it would wait for the callback's own computation: it
+// returns an error saying so at once, before waiting for any stream or
+// clearing its error (as Stream.Barrier and Stream.Close do).
 func BarrierAll(ctx context.Context) error {
 	var first error
 	live, gone := liveStreams()
+	for _, s := range live {
+		if err := s.notFromOwnCallback("BarrierAll"); err != nil {
+			return err
+		}
+	}
 	for _, s := range live {
 		if err := s.Barrier(ctx); err != nil && first == nil {
 			first = err

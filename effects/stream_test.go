@@ -407,7 +407,7 @@ func TestBarrierFromOwnCallback(t *testing.T) {
 			for _, c := range []struct {
 				err  error
 				want string
-			}{{barrierErr, "effects: Barrier called by"}, {closeErr, "effects: Close called by"}, {allErr, "effects: Barrier called by"}} {
+			}{{barrierErr, "effects: Barrier called by"}, {closeErr, "effects: Close called by"}, {allErr, "effects: BarrierAll called by"}} {
 				require.Error(t, c.err, c.want)
 				assert.Contains(t, c.err.Error(), c.want+" a callback of a computation of this stream")
 			}

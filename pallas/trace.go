@@ -2188,11 +2188,11 @@ func (k *Kernel) runRegion(argTypes []Type, body func(args []*Value) []*Value) *
 // is a host callback: run the program through effects.Compile (the
 // interpreter's plain Compile has no callbacks). In a Triton kernel it is
 // the GPU's printf (tt.print): each element prints on its own line, as
-// "pid (x, y, z) idx (i, j) text element", text being the format's words
-// before the value's verb (the verbs only place the values: floats print
-// as %f, integers in decimal), from every thread holding it and in any
-// order, to the process's standard output; no text may follow the last
-// verb.
+// "pid (x, y, z) idx (i, j) text element", the launch's program ids then
+// the format's words before the value's verb (the verbs only place the
+// values: floats print as %f, integers in decimal), from every thread
+// holding it and in any order, to the process's standard output; no text
+// may follow the last verb, nor hold a %.
 func (k *Kernel) DebugPrint(format string, values ...*Value) {
 	k.live("debug_print")
 	if !k.check("debug_print", values...) {

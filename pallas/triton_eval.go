@@ -1632,7 +1632,7 @@ func (m *tevMachine) print(op *ttOp) {
 			b.WriteString(")" + prefix + tag)
 			switch {
 			case x.f != nil:
-				fmt.Fprintf(&b, "%f", x.f[k])
+				b.WriteString(printfF(x.f[k]))
 			case i < len(signed) && signed[i] != 0:
 				fmt.Fprintf(&b, "%d", x.i[k])
 			default:
@@ -1644,4 +1644,19 @@ func (m *tevMachine) print(op *ttOp) {
 	if _, err := io.WriteString(m.out, b.String()); err != nil {
 		tevFail("printing: %v", err)
 	}
+}
+
+// printfF is f as C's printf %f writes it ("nan", "inf", "-inf" where Go
+// would write NaN, +Inf, -Inf).
+func printfF(f float64) string {
+	switch {
+	case math.IsNaN(f):
+		return "nan"
+	case math.IsInf(f, 0):
+		if f < 0 {
+			return "-inf"
+		}
+		return "inf"
+	}
+	return strconv.FormatFloat(f, 'f', 6, 64)
 }

@@ -2245,13 +2245,28 @@ func printTexts(format string, n int) ([]string, error) {
 		if j >= len(format) {
 			return nil, fmt.Errorf("format %q ends in a lone %%", format)
 		}
+		if format[j] == '%' { // %5% is a literal % too
+			cur.WriteByte('%')
+			i = j
+			continue
+		}
 		_, size := utf8.DecodeRuneInString(format[j:])
 		texts = append(texts, cur.String())
 		cur.Reset()
 		i = j + size - 1
 	}
 	if n == 0 {
-		return []string{cur.String()}, nil
+		texts = []string{cur.String()}
+	}
+	for _, t := range texts {
+		if strings.Contains(t, "%") {
+			// Triton writes the text into the GPU's printf format, where a
+			// % would read an argument that is not there.
+			return nil, fmt.Errorf("a Triton print's text cannot hold %% (Triton puts it in printf's format): write it without, in %q", format)
+		}
+	}
+	if n == 0 {
+		return texts, nil
 	}
 	if len(texts) != n {
 		return nil, fmt.Errorf("format %q has %d verbs for %d values", format, len(texts), n)

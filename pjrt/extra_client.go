@@ -193,11 +193,14 @@ type AliasFulfillment struct {
 	done  bool
 	b     backend.AliasFulfiller
 	alias backend.Buffer // the buffer it fulfils
+	shape xla.Shape      // its shape
 	// closed: Client.Close cancelled it.
 	closed bool
-	// src is the alias buffer it was fulfilled with, if any (guarded by
-	// aliasChains): a chain of them must not come back to an alias.
-	src *Buffer
+	// src is the fulfillment of the alias buffer it was fulfilled with, if
+	// any (guarded by aliasChains): a chain of them must not come back to
+	// an alias. (Not the source *Buffer: that would keep it from being
+	// collected.)
+	src *AliasFulfillment
 }
 
 // aliasChains guards AliasFulfillment.src: finding a cycle and closing
@@ -238,7 +241,7 @@ func (c *Client) CreateAliasBuffer(shape xla.Shape, opts ...BufferOption) (*Buff
 		f.Fulfill(nil, int(Cancelled), "client closed")
 		return nil, nil, err
 	}
-	af := &AliasFulfillment{c: c, b: f, alias: b}
+	af := &AliasFulfillment{c: c, b: f, alias: b, shape: w.shape}
 	if err := c.track(af); err != nil {
 		return nil, nil, err
 	}
@@ -257,31 +260,44 @@ func (f *AliasFulfillment) check() error {
 func (f *AliasFulfillment) finish(src *Buffer, code int, msg string) error {
 	// An alias fulfilled with an alias is a link of a chain that must not
 	// come back to f (a1 fulfilled with a2, then a2 with a1, waits for
-	// ever); the link is noted before the fulfillment, so that a call on
-	// another goroutine sees it, and undone if the fulfillment fails.
-	link := src != nil && src.aliasOf != nil
-	var prev *Buffer
-	if link {
+	// ever). The link is noted before the fulfillment, so that a call on
+	// another goroutine closing the cycle sees it, and undone if the
+	// fulfillment fails; what is known to fail (f already fulfilled,
+	// closed, or of another shape than src) is not noted.
+	var link *AliasFulfillment
+	if src != nil && src.aliasOf != nil && f.mayTake(src) {
+		link = src.aliasOf
 		aliasChains.Lock()
-		for x := src; x != nil; x = x.aliasOf.src { // each link is an alias buffer
-			if x.aliasOf == f {
+		for a := link; a != nil; a = a.src {
+			if a == f {
 				aliasChains.Unlock()
 				return errorf(InvalidArgument, "PJRT_Client_FulfillAliasBuffer", "an alias buffer cannot be fulfilled with itself, nor with an alias buffer fulfilled (directly or through others) with it: its readiness would wait for itself")
 			}
 		}
-		prev, f.src = f.src, src
+		f.src = link
 		aliasChains.Unlock()
 	}
 	if err := f.finishLocked(src, code, msg); err != nil {
-		if link {
+		if link != nil {
 			aliasChains.Lock()
-			f.src = prev
+			f.src = nil
 			aliasChains.Unlock()
 		}
 		return err
 	}
 	f.c.release(f) // Close is then a no-op
 	return nil
+}
+
+// mayTake reports whether f, not yet fulfilled nor closed, may be
+// fulfilled with src, of the alias buffer's shape, as far as halo can tell
+// before asking the plugin.
+func (f *AliasFulfillment) mayTake(src *Buffer) bool {
+	f.mu.Lock()
+	open := !f.done && !f.closed
+	f.mu.Unlock()
+	return open && src.c == f.c && src.b != f.alias &&
+		src.shape.Equal(f.shape)
 }
 
 func (f *AliasFulfillment) finishLocked(src *Buffer, code int, msg string) error {

@@ -121,7 +121,8 @@ func DefaultDeviceAssignment(replicas, computations int) DeviceAssignment {
 	if replicas < 0 || computations < 0 {
 		return nil
 	}
-	if computations > 0 && replicas > MaxDefaultDevices/computations {
+	if replicas > MaxDefaultDevices || computations > MaxDefaultDevices ||
+		(computations > 0 && replicas > MaxDefaultDevices/computations) {
 		return nil
 	}
 	d := make(DeviceAssignment, replicas)
@@ -163,7 +164,11 @@ func (d DeviceAssignment) Validate() error {
 	}
 	// Sized for the grid up to a bound: a duplicate in a large grid of one
 	// repeated row is found after a few ids, not after a table for all.
-	seen := make(map[int64][2]int, min(len(d)*len(d[0]), 1<<12))
+	hint := 1 << 12
+	if len(d) <= hint/len(d[0]) { // no product that overflows an int
+		hint = len(d) * len(d[0])
+	}
+	seen := make(map[int64][2]int, hint)
 	for r, row := range d {
 		for c, id := range row {
 			if id < 0 {

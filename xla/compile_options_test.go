@@ -527,7 +527,7 @@ func TestDeviceAssignment(t *testing.T) {
 
 	// A default assignment too large for memory is nil, as a negative one
 	// (it crashed the process: review).
-	for _, c := range [][2]int{{math.MaxInt64, 2}, {1 << 40, 1}, {1 << 32, 1 << 32}, {3, 3037000500}, {MaxDefaultDevices + 1, 1}} {
+	for _, c := range [][2]int{{math.MaxInt64, 2}, {1 << 40, 1}, {1 << 32, 1 << 32}, {3, 3037000500}, {MaxDefaultDevices + 1, 1}, {1 << 40, 0}, {0, 1 << 40}} {
 		assert.Nil(t, DefaultDeviceAssignment(c[0], c[1]), "%d x %d", c[0], c[1])
 	}
 	assert.Len(t, DefaultDeviceAssignment(1<<10, 1<<4), 1<<10)
