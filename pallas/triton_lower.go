@@ -2218,37 +2218,30 @@ func (l *ttLower) debugPrint(op *Op) {
 }
 
 // printTexts splits a DebugPrint format of n values into the text before
-// each value's verb (with %% as %), and for a format of no values its
-// whole text. A Triton print cannot apply the verbs, nor place text after
-// the last value, nor take a width or an argument index from the values.
+// each value's verb, and for a format of no values its whole text. A
+// Triton print cannot apply the verbs, nor place text after the last
+// value, nor take an argument index, nor print a % (%% is refused).
 func printTexts(format string, n int) ([]string, error) {
 	var texts []string
 	var cur strings.Builder
 	for i := 0; i < len(format); i++ {
-		c := format[i]
-		if c != '%' {
-			cur.WriteByte(c)
-			continue
-		}
-		if i+1 < len(format) && format[i+1] == '%' {
-			cur.WriteByte('%')
-			i++
+		if format[i] != '%' {
+			cur.WriteByte(format[i])
 			continue
 		}
 		j := i + 1
 		for j < len(format) && strings.IndexByte("+-# 0123456789.", format[j]) >= 0 {
 			j++
 		}
-		if j < len(format) && format[j] == '[' {
-			return nil, fmt.Errorf("a Triton print cannot take %q's argument indexes (%%[n]): each value prints after the text before its verb", format)
-		}
-		if j >= len(format) {
+		switch {
+		case j >= len(format):
 			return nil, fmt.Errorf("format %q ends in a lone %%", format)
-		}
-		if format[j] == '%' { // %5% is a literal % too
-			cur.WriteByte('%')
-			i = j
-			continue
+		case format[j] == '[':
+			return nil, fmt.Errorf("a Triton print cannot take %q's argument indexes (%%[n]): each value prints after the text before its verb", format)
+		case format[j] == '%': // %% or %5%: a literal %
+			// Triton writes the text into the GPU's printf format, where a
+			// % would read an argument that is not there.
+			return nil, fmt.Errorf("a Triton print's text cannot hold %% (Triton puts it in printf's format): write it without, in %q", format)
 		}
 		_, size := utf8.DecodeRuneInString(format[j:])
 		texts = append(texts, cur.String())
@@ -2256,17 +2249,7 @@ func printTexts(format string, n int) ([]string, error) {
 		i = j + size - 1
 	}
 	if n == 0 {
-		texts = []string{cur.String()}
-	}
-	for _, t := range texts {
-		if strings.Contains(t, "%") {
-			// Triton writes the text into the GPU's printf format, where a
-			// % would read an argument that is not there.
-			return nil, fmt.Errorf("a Triton print's text cannot hold %% (Triton puts it in printf's format): write it without, in %q", format)
-		}
-	}
-	if n == 0 {
-		return texts, nil
+		return []string{cur.String()}, nil
 	}
 	if len(texts) != n {
 		return nil, fmt.Errorf("format %q has %d verbs for %d values", format, len(texts), n)

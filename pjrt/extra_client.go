@@ -289,34 +289,42 @@ func (f *AliasFulfillment) finish(src *Buffer, code int, msg string) error {
 	return nil
 }
 
-// mayTake reports whether f, not yet fulfilled nor closed, may be
-// fulfilled with src, of the alias buffer's shape, as far as halo can tell
-// before asking the plugin.
+// mayTake reports whether f may be fulfilled with src, of the alias
+// buffer's shape, as far as halo can tell before asking the plugin.
 func (f *AliasFulfillment) mayTake(src *Buffer) bool {
 	f.mu.Lock()
-	open := !f.done && !f.closed
+	err := f.refusal(src)
 	f.mu.Unlock()
-	return open && src.c == f.c && src.b != f.alias &&
-		src.shape.Equal(f.shape)
+	return err == nil && src.shape.Equal(f.shape)
+}
+
+// refusal is why f cannot be fulfilled with src (nil for an error) now,
+// with f.mu held: closed, already fulfilled, or src of another client or
+// the alias itself.
+func (f *AliasFulfillment) refusal(src *Buffer) error {
+	switch {
+	case f.closed:
+		return ErrClosed
+	case f.done:
+		return errorf(FailedPrecondition, "PJRT_Client_FulfillAliasBuffer", "the alias buffer was already fulfilled")
+	case src == nil:
+		return nil
+	case src.c != f.c:
+		return errorf(InvalidArgument, "PJRT_Client_FulfillAliasBuffer", "the source buffer belongs to another client")
+	case src.b == f.alias:
+		return errorf(InvalidArgument, "PJRT_Client_FulfillAliasBuffer", "an alias buffer cannot be fulfilled with itself")
+	}
+	return nil
 }
 
 func (f *AliasFulfillment) finishLocked(src *Buffer, code int, msg string) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if f.closed {
-		return ErrClosed
-	}
-	if f.done {
-		return errorf(FailedPrecondition, "PJRT_Client_FulfillAliasBuffer", "the alias buffer was already fulfilled")
+	if err := f.refusal(src); err != nil {
+		return err
 	}
 	var bs backend.Buffer
 	if src != nil {
-		if src.c != f.c {
-			return errorf(InvalidArgument, "PJRT_Client_FulfillAliasBuffer", "the source buffer belongs to another client")
-		}
-		if src.b == f.alias { // a handle other than CreateAliasBuffer's (finish checks that one)
-			return errorf(InvalidArgument, "PJRT_Client_FulfillAliasBuffer", "an alias buffer cannot be fulfilled with itself")
-		}
 		if err := src.enter(); err != nil {
 			return err
 		}
